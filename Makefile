@@ -1,0 +1,118 @@
+# pyprof top-level Makefile. See README.md for the targets.
+#
+#   make            build/libpyprof.so, build/pyprof-collector, build/pyprof
+#   make check      the whole test suite (what CI and the README run)
+#   make check-quick unit tests and one smoke test
+#   make bench      benchmarks (figures for README.md)
+#   make deps       install the Debian packages the build and tests need
+#   make install    PREFIX=/usr/local by default; runs ldconfig
+
+PREFIX ?= /usr/local
+BUILD  := build
+CC     ?= cc
+
+WARN   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+          -Wformat=2 -Werror
+OPT    ?= -O2 -g -fno-omit-frame-pointer
+CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE
+ifdef SANITIZE
+CFLAGS_COMMON += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+LDSAN := -fsanitize=$(SANITIZE)
+endif
+
+# The injected library: no sanitizers, hidden symbols, static TLS.
+PRELOAD_CFLAGS := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE -fPIC \
+          -fvisibility=hidden -ftls-model=initial-exec
+PRELOAD_SRC  := $(wildcard preload/*.c)
+PRELOAD_OBJ  := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload/%.o)
+PRELOAD_LIBS := -ldl -lpthread -lrt
+
+PROTO_C := $(BUILD)/gen/profile.pb-c.c
+PROTO_H := $(BUILD)/gen/profile.pb-c.h
+COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
+COLL_SRC := $(filter-out $(COLL_MAINS),$(wildcard collector/*.c))
+COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o
+COLL_CFLAGS := $(CFLAGS_COMMON) -I$(BUILD)/gen -Icollector
+COLL_LIBS := -lprotobuf-c -lz -lm
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+all: $(BUILD)/libpyprof.so $(BUILD)/pyprof-collector $(BUILD)/pyprof
+
+$(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/preload
+	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(BUILD)/libpyprof.so: $(PRELOAD_OBJ)
+	$(CC) -shared -o $@ $^ $(PRELOAD_LIBS) -Wl,-z,now -Wl,--version-script=preload/exports.map
+
+$(BUILD)/libpreload.a: $(PRELOAD_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(PROTO_C) $(PROTO_H): proto/profile.proto | $(BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/profile.proto
+
+$(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
+	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+	$(CC) $(COLL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libcollector.a: $(COLL_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/pyprof-collector: $(BUILD)/collector/main_collector.o $(BUILD)/libcollector.a
+	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
+
+$(BUILD)/pyprof: $(BUILD)/collector/main_pyprof.o $(BUILD)/libcollector.a
+	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
+
+# Unit tests link against the collector archive and the preload archive.
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libcollector.a $(BUILD)/libpreload.a | $(BUILD)/tests
+	$(CC) $(COLL_CFLAGS) -Ipreload -Itests/unit $< -o $@ $(BUILD)/libcollector.a $(BUILD)/libpreload.a $(COLL_LIBS) $(PRELOAD_LIBS) $(LDSAN)
+
+unit: $(UNIT_BIN)
+
+$(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests:
+	mkdir -p $@
+
+check: all unit
+	tests/run
+
+check-quick: all unit
+	QUICK=1 tests/run
+
+bench: all
+	tests/bench/run
+
+# Signal-context objects may call only what this list allows.
+check-sigsafe: $(PRELOAD_OBJ)
+	tools/check-sigsafe $(BUILD)/preload/sig_*.o
+
+asan:
+	$(MAKE) SANITIZE=address BUILD=build-asan all unit
+ubsan:
+	$(MAKE) SANITIZE=undefined BUILD=build-ubsan all unit
+
+release:
+	$(MAKE) OPT="-O2 -DNDEBUG"
+
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
+	  protobuf-c-compiler bats golang-go python3 python3-numpy procps
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(BUILD)/pyprof $(BUILD)/pyprof-collector $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/libpyprof.so $(DESTDIR)$(PREFIX)/lib/
+	-[ -z "$(DESTDIR)" ] && ldconfig
+
+clean:
+	rm -rf build build-asan build-ubsan
+
+format:
+	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
+
+.PHONY: all unit check check-quick bench check-sigsafe asan ubsan release deps install clean format

@@ -1,0 +1,246 @@
+/*
+ * wire.h - the pyprof wire protocol, and nothing else.
+ *
+ * This is the only contract between libpyprof.so (preload/) and the
+ * collector (collector/). The library encodes, the collector decodes and
+ * validates; both use the inline codec at the bottom of this file. Nothing
+ * here allocates or touches global state, so both sides may use it from any
+ * thread (the library uses it on its agent thread only, never in a signal
+ * handler).
+ *
+ * Stream. A client connects to the collector's Unix stream socket and sends
+ * a sequence of frames; the first is HELLO, exactly once. Every frame is
+ *
+ *     u32 little-endian  word = type | (payload_len << 8)
+ *     payload_len bytes  payload
+ *
+ * so a frame is at most 4 + WIRE_MAX_PAYLOAD bytes. The payload is a
+ * sequence of unsigned LEB128 varints (at most 10 bytes, value < 2^64) and
+ * byte strings (varint length, then the bytes). A frame whose payload has
+ * bytes left over, or runs out early, is malformed.
+ *
+ * Definitions before use. Strings, functions, locations, stack nodes and
+ * threads are defined once per connection and then referred to by id. Ids
+ * of each kind are dense and assigned in order: the first STRING defines id
+ * 1, the next id 2, and so on (THREAD may also redefine an existing ref, to
+ * rename it). Id 0 means "none" where a field allows it. A definition with
+ * any other id, or a reference to an id not yet defined, is a protocol error.
+ * A reconnecting client starts over: HELLO, then every definition again from
+ * id 1 (the library keeps its ids for the life of the process, so this is a
+ * replay), then new data.
+ *
+ * Stacks are a trie. A NODE is (parent node, location): parent 0 is the
+ * root, and a parent must already be defined, so the trie has no cycles. A
+ * sample names its leaf node; the stack is the path from that leaf to the
+ * root (pprof order: leaf first). Deep recursion that varies only at the
+ * leaf costs one new node per new leaf.
+ *
+ * Any malformed frame ends the connection: the collector logs why, drops
+ * that client's connection, and keeps the data it had already accepted.
+ *
+ * Worked example: the bytes of a STRING frame defining id 1 = "main".
+ *
+ *     02 06 00 00    type 2 (STRING), payload_len 6
+ *     01             id 1
+ *     04 6d 61 69 6e length 4, "main"
+ */
+#ifndef PYPROF_WIRE_H
+#define PYPROF_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define WIRE_MAGIC "PYPROF"           /* first bytes of HELLO's payload */
+#define WIRE_MAGIC_LEN 6
+#define WIRE_VERSION 1
+
+/* Hard limits. The collector rejects anything beyond them. */
+#define WIRE_HDR_LEN 4
+#define WIRE_MAX_PAYLOAD (1u << 20)    /* 1 MiB */
+#define WIRE_MAX_STRING 65536          /* bytes in one string */
+#define WIRE_MAX_IDS (1u << 24)        /* ids of one kind on one connection */
+#define WIRE_MAX_DEPTH 8192            /* nodes from a leaf to the root */
+#define WIRE_MAX_ARGS 1024             /* argv entries in HELLO */
+
+enum wire_type {
+	WIRE_HELLO = 1,    /* tagged fields, see below                         */
+	WIRE_STRING = 2,   /* id, bytes (UTF-8)                                */
+	WIRE_FUNCTION = 3, /* id, name sid, system_name sid, filename sid,
+	                      start_line                                       */
+	WIRE_LOCATION = 4, /* id, function id, line                            */
+	WIRE_NODE = 5,     /* id, parent node id (0 = root), location id       */
+	WIRE_THREAD = 6,   /* ref, os tid, name sid (0 = unnamed)              */
+	WIRE_SAMPLES = 7,  /* base_ns, then records until the payload ends:
+	                      node, thread ref, dt_ns, count, value, flags     */
+	WIRE_LOST = 8,     /* reason, samples, value                           */
+	WIRE_BYE = 9,      /* tagged fields: clean end of the process's data   */
+	WIRE_TYPE_MAX = 9
+};
+
+/*
+ * HELLO and BYE payloads: the magic (HELLO only), then fields until the
+ * payload ends, each as varint key = tag << 1 | kind, with kind 0 a varint
+ * value and kind 1 a byte string. Unknown tags are skipped, so fields can be
+ * added without a new protocol version. A tag may repeat only where noted.
+ */
+enum wire_hello_tag {
+	WIRE_H_VERSION = 1,      /* varint: WIRE_VERSION (required, first)   */
+	WIRE_H_PID = 2,          /* varint (required)                        */
+	WIRE_H_PPID = 3,         /* varint                                   */
+	WIRE_H_START_UNIX_NS = 4,/* varint: process start, Unix epoch ns     */
+	WIRE_H_START_MONO_NS = 5,/* varint: the same instant, CLOCK_MONOTONIC */
+	WIRE_H_MODE = 6,         /* varint: enum wire_mode                   */
+	WIRE_H_PERIOD_NS = 7,    /* varint: sampling period asked for        */
+	WIRE_H_MAX_DEPTH = 8,    /* varint                                   */
+	WIRE_H_PYVERSION = 9,    /* bytes: e.g. "3.11.7"                     */
+	WIRE_H_EXE = 10,         /* bytes: /proc/self/exe                    */
+	WIRE_H_ARG = 11,         /* bytes: one argv entry; repeats, in order */
+	WIRE_H_CONN_SEQ = 12,    /* varint: 0 first connection, 1.. reconnects */
+	WIRE_H_UID = 13,         /* varint: the client's uid (informative)   */
+	WIRE_H_ACHIEVED_NS = 14, /* varint: period actually achieved, if it
+	                            differs from the one asked for           */
+	WIRE_H_COMM = 15         /* bytes: process name (/proc/self/comm)   */
+};
+
+enum wire_bye_tag {
+	WIRE_B_SAMPLES = 1,      /* varint: samples taken in the process     */
+	WIRE_B_LOST = 2,         /* varint: samples lost, all reasons        */
+	WIRE_B_END_MONO_NS = 3,  /* varint: when the process stopped sampling */
+	WIRE_B_HANDLER_N = 4,    /* varint: signal handler runs measured     */
+	WIRE_B_HANDLER_NS = 5,   /* varint: total ns spent in those runs     */
+	WIRE_B_FAULTS = 6        /* varint: guarded reads that faulted       */
+};
+
+enum wire_mode {
+	WIRE_MODE_CPU = 0,
+	WIRE_MODE_WALL = 1
+};
+
+/* SAMPLES record flags; the collector turns them into labels. */
+enum wire_sample_flag {
+	WIRE_SF_TRUNCATED = 1u << 0, /* stack deeper than max_depth; the root
+	                                side was cut and marked               */
+	WIRE_SF_OFF_CPU = 1u << 1,   /* wall mode: thread was not running    */
+	WIRE_SF_GIL = 1u << 2,       /* thread held the GIL                  */
+	WIRE_SF_GIL_KNOWN = 1u << 3, /* WIRE_SF_GIL is meaningful            */
+	WIRE_SF_NATIVE = 1u << 4,    /* interrupted outside the interpreter  */
+	WIRE_SF_NATIVE_KNOWN = 1u << 5
+};
+
+/* LOST reasons: why samples never became stacks. */
+enum wire_lost_reason {
+	WIRE_LOST_RING_FULL = 1,   /* the handler found no room             */
+	WIRE_LOST_FAULT = 2,       /* a guarded read faulted mid-walk       */
+	WIRE_LOST_BUFFER = 3,      /* the agent's outgoing buffer was full,
+	                              or the collector was away too long    */
+	WIRE_LOST_INVALID = 4,     /* the stack failed validation           */
+	WIRE_LOST_NO_THREAD = 5,   /* no Python thread state for the thread */
+	WIRE_LOST_REASON_MAX = 5
+};
+
+/* ---- codec ---------------------------------------------------------- */
+
+/* A write cursor over caller-owned memory. On overflow it stops writing
+ * and sets ok = 0; check ok once at the end. */
+struct wire_out {
+	uint8_t *p, *end;
+	int ok;
+};
+
+static inline void wire_put_u8(struct wire_out *w, uint8_t v)
+{
+	if (w->p < w->end)
+		*w->p++ = v;
+	else
+		w->ok = 0;
+}
+
+static inline void wire_put_varint(struct wire_out *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		wire_put_u8(w, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	wire_put_u8(w, (uint8_t)v);
+}
+
+static inline void wire_put_bytes(struct wire_out *w, const void *s, size_t n)
+{
+	wire_put_varint(w, n);
+	if ((size_t)(w->end - w->p) < n) {
+		w->ok = 0;
+		w->p = w->end;
+		return;
+	}
+	memcpy(w->p, s, n);
+	w->p += n;
+}
+
+static inline void wire_put_hdr_at(uint8_t *at, unsigned type, size_t len)
+{
+	uint32_t word = (uint32_t)type | ((uint32_t)len << 8);
+	at[0] = (uint8_t)word;
+	at[1] = (uint8_t)(word >> 8);
+	at[2] = (uint8_t)(word >> 16);
+	at[3] = (uint8_t)(word >> 24);
+}
+
+static inline void wire_get_hdr(const uint8_t *at, unsigned *type,
+				size_t *len)
+{
+	uint32_t word = (uint32_t)at[0] | (uint32_t)at[1] << 8 |
+			(uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+	*type = word & 0xff;
+	*len = word >> 8;
+}
+
+/* A read cursor over one frame's payload. On malformed input it sets
+ * ok = 0 and every later read returns 0 / NULL. */
+struct wire_in {
+	const uint8_t *p, *end;
+	int ok;
+};
+
+static inline uint64_t wire_get_varint(struct wire_in *r)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end)
+			break;
+		uint8_t b = *r->p++;
+		if (shift == 63 && b > 1)
+			break; /* would overflow 64 bits */
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->ok = 0;
+	r->p = r->end;
+	return 0;
+}
+
+/* Returns a pointer into the payload (not NUL-terminated) and its length
+ * in *n, or NULL with ok = 0 if it runs past the end or over max. */
+static inline const uint8_t *wire_get_bytes(struct wire_in *r, size_t *n,
+					    size_t max)
+{
+	uint64_t len = wire_get_varint(r);
+	if (!r->ok || len > max || len > (uint64_t)(r->end - r->p)) {
+		r->ok = 0;
+		r->p = r->end;
+		*n = 0;
+		return NULL;
+	}
+	const uint8_t *s = r->p;
+	r->p += len;
+	*n = (size_t)len;
+	return s;
+}
+
+static inline int wire_at_end(const struct wire_in *r)
+{
+	return r->p >= r->end;
+}
+
+#endif /* PYPROF_WIRE_H */
