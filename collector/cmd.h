@@ -1,0 +1,121 @@
+/*
+ * cmd.h - the pyprof command's subcommands, and the small helpers they share.
+ *
+ * main_pyprof.c owns the dispatch: it looks the first argument up in a
+ * table of struct cmd and calls that entry's run() with the remaining
+ * arguments (argv[0] is the subcommand's name, as for main). Each
+ * subcommand lives in its own cmd_<name>.c and adds one row to the table;
+ * `record` is the first, `top`, `flamegraph`, `convert`, `diff` and `ctl`
+ * come later. The helpers in cmd_util.c (finding our own files, parsing
+ * option values, temporary directories) are shared by all of them.
+ *
+ * Runs in the pyprof process only, single-threaded, from main(). Messages
+ * go through log.h with the prefix "pyprof".
+ */
+#ifndef PYPROF_CMD_H
+#define PYPROF_CMD_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifndef PYPROF_VERSION
+#define PYPROF_VERSION "0.1.0"
+#endif
+
+/*
+ * Exit codes of the pyprof command (listed in README.md). A subcommand that
+ * runs a COMMAND exits with COMMAND's status (128+N if a signal N killed
+ * it); these three are pyprof's own, chosen like env(1) and timeout(1) so
+ * they rarely collide with a program's.
+ */
+#define CMD_EXIT_FAIL 125     /* pyprof failed before running COMMAND:
+                                 bad option, missing file, collector did
+                                 not start                            */
+#define CMD_EXIT_NOEXEC 126   /* COMMAND found but could not be run   */
+#define CMD_EXIT_NOTFOUND 127 /* COMMAND not found                    */
+
+/* The longest path a helper builds; longer ones are errors (-ENAMETOOLONG). */
+#define CMD_PATH_MAX 4096
+
+struct cmd {
+	const char *name;    /* as typed: "record"                        */
+	const char *summary; /* one line for `pyprof --help`              */
+	/* Runs the subcommand; argv[0] is its name, argv[argc] is NULL.
+	 * Returns the process's exit status. */
+	int (*run)(int argc, char **argv);
+	/* Prints the subcommand's help text to out. */
+	void (*usage)(FILE *out);
+};
+
+/* ---- subcommands (one cmd_<name>.c each) ------------------------------ */
+
+/* cmd_record.c: `pyprof record [OPTIONS] [--] COMMAND [ARGS...]`. */
+int cmd_record(int argc, char **argv);
+void cmd_record_usage(FILE *out);
+
+/* ---- shared helpers (cmd_util.c) -------------------------------------- */
+
+/*
+ * Writes the directory that holds the running executable (from
+ * /proc/self/exe, symlinks resolved) into buf of size n. Returns 0,
+ * -ENAMETOOLONG, or the negative errno of readlink.
+ */
+int cmd_self_dir(char *buf, size_t n);
+
+/*
+ * Looks for a file named rel[i] (relative to dir) for i = 0.. until rel is
+ * NULL, and writes the canonical absolute path of the first regular file
+ * found into out (size n). Returns 0, or -ENOENT if none exists.
+ */
+int cmd_find_beside(const char *dir, const char *const *rel, char *out,
+		    size_t n);
+
+/*
+ * Finds COMMAND the way execvp(3) will: a name containing '/' is taken as
+ * a path; otherwise each directory of $PATH (default "/bin:/usr/bin") is
+ * tried. Returns 0 when an executable regular file was found, -EACCES when
+ * a file exists but cannot be executed (or is a directory), -ENOENT when
+ * none exists. Used so that "not found" is reported before any collector
+ * is started.
+ */
+int cmd_find_command(const char *name);
+
+/*
+ * Parses s as a plain decimal integer (digits only, no sign or spaces) in
+ * [lo, hi]. Returns 0 and stores it in *out, -EINVAL if s is not such a
+ * number, -ERANGE if it is out of range.
+ */
+int cmd_parse_uint(const char *s, unsigned long lo, unsigned long hi,
+		   unsigned long *out);
+
+/* What the collector writes to its --summary file at exit. */
+struct cmd_summary {
+	unsigned long long n_processes;
+	unsigned long long n_samples;
+	unsigned long long n_lost;
+};
+
+/*
+ * Parses a summary text such as "processes=1 samples=1234 lost=0\n":
+ * whitespace-separated key=value pairs; unknown keys are ignored, so the
+ * collector may add some. Returns 0 if all three known keys were found,
+ * -EINVAL otherwise (*out then holds whatever was parsed).
+ */
+int cmd_summary_parse(const char *text, struct cmd_summary *out);
+
+/*
+ * Creates a private (0700) temporary directory named pyprof.XXXXXX under
+ * $TMPDIR, or /tmp when $TMPDIR is unset, not absolute, or so long that a
+ * socket path inside it would not fit in sun_path. Writes its path into out
+ * (size n). Returns 0 or a negative errno.
+ */
+int cmd_make_tmpdir(char *out, size_t n);
+
+/*
+ * Removes dir and the files directly inside it (the temporary directory
+ * holds only files). Returns 0 or the first negative errno met; carries on
+ * past errors.
+ */
+int cmd_remove_tmpdir(const char *dir);
+
+#endif /* PYPROF_CMD_H */

@@ -1,0 +1,107 @@
+/*
+ * main_pyprof.c - the `pyprof` command: global options and the dispatch to
+ * subcommands.
+ *
+ * `pyprof SUBCOMMAND [ARGS...]` looks SUBCOMMAND up in the table below and
+ * hands it the rest of argv; each subcommand is a struct cmd (cmd.h)
+ * living in its own cmd_<name>.c. To add one (top, flamegraph, convert,
+ * diff, ctl), write cmd_<name>.c, declare it in cmd.h and add a row here:
+ * --help, `pyprof help NAME` and `pyprof NAME --help` then work for it.
+ *
+ * Runs single-threaded in the pyprof process. Exit codes: see cmd.h and
+ * README.md.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+
+static const struct cmd cmds[] = {
+	{ "record", "run a command under the profiler and write a profile",
+	  cmd_record, cmd_record_usage },
+};
+
+#define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct cmd *cmd_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_CMDS; i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out,
+		"Usage: pyprof COMMAND [OPTIONS] [ARGS...]\n"
+		"\n"
+		"A sampling profiler for CPython: preloads libpyprof.so into "
+		"Python\nprocesses and writes pprof profiles.\n"
+		"\n"
+		"Commands:\n");
+	for (i = 0; i < N_CMDS; i++)
+		fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  -h, --help     this text; `pyprof COMMAND --help` for one "
+		"command\n"
+		"  -V, --version  print the version\n"
+		"\n"
+		"Example:\n"
+		"  pyprof record -o app.pb.gz -- python3 app.py\n"
+		"  go tool pprof -top app.pb.gz\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	const char *name;
+
+	log_set_prefix("pyprof");
+	if (argc < 2) {
+		usage(stderr);
+		return CMD_EXIT_FAIL;
+	}
+	name = argv[1];
+	if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(name, "-V") || !strcmp(name, "--version")) {
+		printf("pyprof %s\n", PYPROF_VERSION);
+		return 0;
+	}
+	if (!strcmp(name, "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		c = cmd_lookup(argv[2]);
+		if (!c) {
+			log_error("unknown command '%s' (see pyprof --help)",
+				  argv[2]);
+			return CMD_EXIT_FAIL;
+		}
+		c->usage(stdout);
+		return 0;
+	}
+	c = cmd_lookup(name);
+	if (!c) {
+		if (name[0] == '-')
+			log_error("unknown option '%s' (see pyprof --help)",
+				  name);
+		else
+			log_error("unknown command '%s' (see pyprof --help)",
+				  name);
+		return CMD_EXIT_FAIL;
+	}
+	fflush(stdout);
+	return c->run(argc - 1, argv + 1);
+}
