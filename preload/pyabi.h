@@ -25,6 +25,7 @@
 #ifndef PYPROF_PYABI_H
 #define PYPROF_PYABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* How a thread's frames are chained. */
@@ -66,6 +67,13 @@ struct pyabi {
 	int lines_kind;              /* enum pyabi_lines_kind                 */
 	int str_kind;                /* enum pyabi_str_kind                   */
 
+	/* _PyRuntimeState (3.7+): interpreters.head, the list of interpreters.
+	 * Added for the walker: from _PyRuntime (dlsym) it reaches every
+	 * interpreter without calling into CPython. PYABI_NONE on 2.7 and 3.6,
+	 * where the head is a static in pystate.c: use PyInterpreterState_Head().
+	 */
+	int rt_interp_head;
+
 	/* PyInterpreterState */
 	int interp_next;             /* PyInterpreterState *next              */
 	int interp_tstate_head;      /* tstate_head / threads.head            */
@@ -74,7 +82,7 @@ struct pyabi {
 	int ts_next;                 /* PyThreadState *next                   */
 	int ts_interp;               /* PyInterpreterState *interp            */
 	int ts_thread_id;            /* unsigned long thread_id (pthread_t)   */
-	int ts_native_thread_id;     /* 3.8+: OS tid; else PYABI_NONE         */
+	int ts_native_thread_id;     /* 3.11+: OS tid (gettid); else NONE     */
 	int ts_frame;                /* <= 3.10 frame, 3.13+ current_frame;
 	                                PYABI_NONE on 3.11-3.12               */
 	int ts_cframe;               /* 3.11-3.12 cframe; else PYABI_NONE     */
@@ -105,9 +113,11 @@ struct pyabi {
 	int var_size;                /* offsetof(PyVarObject, ob_size)        */
 	int bytes_sval;              /* offsetof(PyBytesObject, ob_sval)      */
 
-	/* PEP 393 unicode (3.x) */
+	/* PEP 393 unicode (3.x). Bit positions count from the first byte of
+	 * the 4-byte state bitfield: bit n is bit n % 8 of byte n / 8, which
+	 * is how pycode_read_str assembles it (independent of host order). */
 	int u_length;                /* PyASCIIObject.length                  */
-	int u_state;                 /* the state bitfield's first byte       */
+	int u_state;                 /* offset of the state bitfield          */
 	int u_kind_shift;            /* bit position of kind (3 bits)         */
 	int u_compact_bit;           /* bit position of compact               */
 	int u_ascii_bit;             /* bit position of ascii                 */
@@ -124,5 +134,24 @@ extern const struct pyabi pyabi_table[];
  * table. Any thread; no side effects.
  */
 const struct pyabi *pyabi_find(int major, int minor);
+
+/*
+ * 3.13+: checks abi against the _Py_DebugOffsets block that _PyRuntime
+ * starts with. runtime is &_PyRuntime in the interpreter's memory; every
+ * access goes through read(dst, src, n), which returns 0 on success and
+ * non-zero if src could not be read (guard_copy fits). Compares the
+ * cookie "xdebugpy", the version's major.minor, free_threaded == 0, and
+ * each offset the block shares with struct pyabi (interpreter list,
+ * thread state, frame, code object, object header, bytes, unicode).
+ *
+ * Returns 0 when everything agrees, and also for versions before 3.13,
+ * which have no block (nothing is read); -EPROTO on the first mismatch,
+ * described in why (NUL-terminated, truncated to why_len; why may be
+ * NULL); -EFAULT when a read fails; -EINVAL for a NULL abi or runtime.
+ * Constructor or agent thread; reads about 600 bytes.
+ */
+int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
+			      int (*read)(void *dst, const void *src, size_t n),
+			      char *why, size_t why_len);
 
 #endif /* PYPROF_PYABI_H */

@@ -1,0 +1,354 @@
+/*
+ * pyabi_probe.c - print one CPython version's struct pyabi row.
+ *
+ * Compiled by tools/gen-pyabi once per installed interpreter, against that
+ * interpreter's own headers (internal ones included, hence Py_BUILD_CORE),
+ * and run once; it prints a C initializer for preload/pyabi_table.h on
+ * stdout. It is never linked into pyprof and never linked against
+ * libpython: everything it prints is an offsetof, a sizeof, an enum value
+ * from the headers, or a bit position found by setting a bitfield in a
+ * zeroed struct on this machine. Nothing is typed in by hand.
+ *
+ * Usage: pyabi_probe row     the struct pyabi initializer
+ *        pyabi_probe dbg     the _Py_DebugOffsets layout row (3.13+ only)
+ *
+ * The header set differs per version (see the #if ladder below); when a
+ * new CPython moves a struct, add its header there and the field names to
+ * the matching branch, then re-run tools/gen-pyabi.
+ */
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <frameobject.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 7
+#include "internal/pystate.h"
+#elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 8
+#include "internal/pycore_pystate.h"
+#elif PY_MAJOR_VERSION == 3 && (PY_MINOR_VERSION == 9 || PY_MINOR_VERSION == 10)
+#include "internal/pycore_interp.h"
+#include "internal/pycore_runtime.h"
+#elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 11
+#include "internal/pycore_code.h"
+#include "internal/pycore_frame.h"
+#include "internal/pycore_interp.h"
+#include "internal/pycore_runtime.h"
+#endif
+
+/* The table describes release builds only: debug and free-threaded builds
+ * change PyObject's header, so they must never share a row. */
+#if defined(Py_DEBUG) || defined(Py_TRACE_REFS) || defined(Py_GIL_DISABLED)
+#error "pyabi_probe: debug or free-threaded build; pyprof has no row for it"
+#endif
+
+#define PY_AT_LEAST(maj, min)                                              \
+	(PY_MAJOR_VERSION > (maj) ||                                       \
+	 (PY_MAJOR_VERSION == (maj) && PY_MINOR_VERSION >= (min)))
+
+/* One initializer line: `.name = value, /+ why +/`. */
+static void emit(const char *name, long value, const char *why)
+{
+	char lhs[64];
+
+	snprintf(lhs, sizeof(lhs), ".%s = %ld,", name, value);
+	printf("\t\t%-34s /* %s */\n", lhs, why);
+}
+
+static void emit_sym(const char *name, const char *sym, const char *why)
+{
+	char lhs[64];
+
+	snprintf(lhs, sizeof(lhs), ".%s = %s,", name, sym);
+	printf("\t\t%-34s /* %s */\n", lhs, why);
+}
+
+static void none(const char *name, const char *why)
+{
+	emit_sym(name, "PYABI_NONE", why);
+}
+
+#define OFF(name, type, member) emit(name, (long)offsetof(type, member), #type "." #member)
+
+#if PY_MAJOR_VERSION >= 3
+/*
+ * Bit position of a PyASCIIObject.state bitfield, counted from the first
+ * byte of `state`: bit n is bit n % 8 of byte n / 8. Found by setting the
+ * field in a zeroed object and looking for the bit; the width is checked
+ * by setting every bit of the field.
+ */
+static int find_bit(const unsigned char *p, size_t n, int width, int want_width)
+{
+	int first = -1, count = 0;
+	size_t i;
+	int b;
+
+	for (i = 0; i < n; i++)
+		for (b = 0; b < 8; b++)
+			if (p[i] >> b & 1) {
+				if (first < 0)
+					first = (int)(i * 8) + b;
+				count++;
+			}
+	if (width == 1 && count != 1)
+		first = -1;
+	if (want_width && count != want_width)
+		first = -1;
+	return first;
+}
+
+#define STATE_BIT(field, value, want)                                      \
+	do {                                                               \
+		PyASCIIObject a;                                           \
+		memset(&a, 0, sizeof(a));                                  \
+		a.state.field = (value);                                   \
+		bit = find_bit((const unsigned char *)&a.state,            \
+			       sizeof(a.state), (value) == 1, (want));     \
+		if (bit < 0) {                                             \
+			fprintf(stderr, "pyabi_probe: cannot place "       \
+				"state." #field "\n");                     \
+			exit(1);                                           \
+		}                                                          \
+	} while (0)
+#endif
+
+static void row(void)
+{
+	printf("\t{ /* %d.%d, from the headers of %s */\n", PY_MAJOR_VERSION,
+	       PY_MINOR_VERSION, PY_VERSION);
+	emit("major", PY_MAJOR_VERSION, "PY_MAJOR_VERSION");
+	emit("minor", PY_MINOR_VERSION, "PY_MINOR_VERSION");
+#if PY_AT_LEAST(3, 11)
+	emit_sym("frame_kind", "PYABI_FRAME_INTERP", "_PyInterpreterFrame chain");
+#else
+	emit_sym("frame_kind", "PYABI_FRAME_OBJECT", "PyFrameObject chain");
+#endif
+#if PY_AT_LEAST(3, 13)
+	emit_sym("lasti_kind", "PYABI_LASTI_NEXT", "_PyInterpreterFrame.instr_ptr");
+#elif PY_AT_LEAST(3, 11)
+	emit_sym("lasti_kind", "PYABI_LASTI_PREV", "_PyInterpreterFrame.prev_instr");
+#elif PY_AT_LEAST(3, 10)
+	emit_sym("lasti_kind", "PYABI_LASTI_UNITS", "int f_lasti, code units");
+#else
+	emit_sym("lasti_kind", "PYABI_LASTI_BYTES", "int f_lasti, bytes");
+#endif
+#if PY_AT_LEAST(3, 11)
+	emit_sym("lines_kind", "PYABI_LINES_311", "co_linetable, location table");
+#elif PY_AT_LEAST(3, 10)
+	emit_sym("lines_kind", "PYABI_LINES_310", "co_linetable, PEP 626");
+#elif PY_AT_LEAST(3, 6)
+	emit_sym("lines_kind", "PYABI_LINES_LNOTAB", "co_lnotab, signed line deltas");
+#else
+	emit_sym("lines_kind", "PYABI_LINES_LNOTAB27", "co_lnotab, unsigned line deltas");
+#endif
+#if PY_MAJOR_VERSION >= 3
+	emit_sym("str_kind", "PYABI_STR_UNICODE", "PEP 393 PyUnicodeObject");
+#else
+	emit_sym("str_kind", "PYABI_STR_BYTES", "PyStringObject");
+#endif
+
+	/* The runtime's interpreter list. */
+#if PY_AT_LEAST(3, 7)
+	OFF("rt_interp_head", _PyRuntimeState, interpreters.head);
+#else
+	none("rt_interp_head", "no _PyRuntime: static interp_head in pystate.c");
+#endif
+	OFF("interp_next", PyInterpreterState, next);
+#if PY_AT_LEAST(3, 11)
+	OFF("interp_tstate_head", PyInterpreterState, threads.head);
+#else
+	OFF("interp_tstate_head", PyInterpreterState, tstate_head);
+#endif
+
+	/* Thread states. */
+	OFF("ts_next", PyThreadState, next);
+	OFF("ts_interp", PyThreadState, interp);
+	OFF("ts_thread_id", PyThreadState, thread_id);
+#if PY_AT_LEAST(3, 11)
+	OFF("ts_native_thread_id", PyThreadState, native_thread_id);
+#else
+	none("ts_native_thread_id", "added in 3.11");
+#endif
+#if PY_AT_LEAST(3, 13)
+	OFF("ts_frame", PyThreadState, current_frame);
+	none("ts_cframe", "_PyCFrame removed in 3.13");
+	none("cframe_current_frame", "_PyCFrame removed in 3.13");
+#elif PY_AT_LEAST(3, 11)
+	none("ts_frame", "reached through cframe on 3.11-3.12");
+	OFF("ts_cframe", PyThreadState, cframe);
+	OFF("cframe_current_frame", _PyCFrame, current_frame);
+#else
+	OFF("ts_frame", PyThreadState, frame);
+	none("ts_cframe", "no _PyCFrame before 3.11");
+	none("cframe_current_frame", "no _PyCFrame before 3.11");
+#endif
+
+	/* Frames. */
+#if PY_AT_LEAST(3, 11)
+	OFF("f_back", _PyInterpreterFrame, previous);
+#if PY_AT_LEAST(3, 13)
+	OFF("f_code", _PyInterpreterFrame, f_executable);
+	OFF("f_lasti", _PyInterpreterFrame, instr_ptr);
+#else
+	OFF("f_code", _PyInterpreterFrame, f_code);
+	OFF("f_lasti", _PyInterpreterFrame, prev_instr);
+#endif
+#if PY_AT_LEAST(3, 12)
+	none("f_is_entry", "is_entry replaced by FRAME_OWNED_BY_CSTACK shims");
+#else
+	OFF("f_is_entry", _PyInterpreterFrame, is_entry);
+#endif
+	OFF("f_owner", _PyInterpreterFrame, owner);
+	emit("owner_generator", FRAME_OWNED_BY_GENERATOR, "enum _frameowner FRAME_OWNED_BY_GENERATOR");
+#if PY_AT_LEAST(3, 12)
+	emit("owner_cstack", FRAME_OWNED_BY_CSTACK, "enum _frameowner FRAME_OWNED_BY_CSTACK");
+#else
+	none("owner_cstack", "no C-stack shim frames before 3.12");
+#endif
+#else
+	OFF("f_back", PyFrameObject, f_back);
+	OFF("f_code", PyFrameObject, f_code);
+	OFF("f_lasti", PyFrameObject, f_lasti);
+	none("f_is_entry", "frame objects: one per Python call");
+	none("f_owner", "frame objects have no owner");
+	none("owner_generator", "frame objects have no owner");
+	none("owner_cstack", "no C-stack shim frames before 3.12");
+#endif
+	none("owner_skip2", "3.14+: FRAME_OWNED_BY_INTERPRETER");
+	emit("code_ref_tag_mask", 0, "3.14+: _PyStackRef tag bits");
+
+	/* Code objects. */
+	OFF("co_filename", PyCodeObject, co_filename);
+	OFF("co_name", PyCodeObject, co_name);
+#if PY_AT_LEAST(3, 11)
+	OFF("co_qualname", PyCodeObject, co_qualname);
+#else
+	none("co_qualname", "added in 3.11");
+#endif
+	OFF("co_firstlineno", PyCodeObject, co_firstlineno);
+#if PY_AT_LEAST(3, 10)
+	OFF("co_linetable", PyCodeObject, co_linetable);
+#else
+	OFF("co_linetable", PyCodeObject, co_lnotab);
+#endif
+#if PY_AT_LEAST(3, 11)
+	OFF("co_code_adaptive", PyCodeObject, co_code_adaptive);
+	OFF("co_firsttraceable", PyCodeObject, _co_firsttraceable);
+#else
+	none("co_code_adaptive", "bytecode is a separate bytes object");
+	none("co_firsttraceable", "added in 3.11");
+#endif
+
+	/* Objects. */
+	OFF("ob_type", PyObject, ob_type);
+	OFF("var_size", PyVarObject, ob_size);
+#if PY_MAJOR_VERSION >= 3
+	OFF("bytes_sval", PyBytesObject, ob_sval);
+#else
+	OFF("bytes_sval", PyStringObject, ob_sval);
+#endif
+
+	/* PEP 393 unicode. */
+#if PY_MAJOR_VERSION >= 3
+	{
+		int bit;
+
+		OFF("u_length", PyASCIIObject, length);
+		OFF("u_state", PyASCIIObject, state);
+		STATE_BIT(kind, 1, 0);
+		{
+			int base = bit;
+
+			STATE_BIT(kind, 7, 3);
+			if (bit != base) {
+				fprintf(stderr, "pyabi_probe: kind bits\n");
+				exit(1);
+			}
+		}
+		emit("u_kind_shift", bit, "PyASCIIObject.state.kind, 3 bits");
+		STATE_BIT(compact, 1, 1);
+		emit("u_compact_bit", bit, "PyASCIIObject.state.compact");
+		STATE_BIT(ascii, 1, 1);
+		emit("u_ascii_bit", bit, "PyASCIIObject.state.ascii");
+		emit("u_ascii_size", (long)sizeof(PyASCIIObject), "sizeof(PyASCIIObject)");
+		emit("u_compact_size", (long)sizeof(PyCompactUnicodeObject),
+		     "sizeof(PyCompactUnicodeObject)");
+		OFF("u_data_any", PyUnicodeObject, data.any);
+	}
+#else
+	none("u_length", "2.7 names are PyStringObject");
+	none("u_state", "2.7 names are PyStringObject");
+	none("u_kind_shift", "2.7 names are PyStringObject");
+	none("u_compact_bit", "2.7 names are PyStringObject");
+	none("u_ascii_bit", "2.7 names are PyStringObject");
+	none("u_ascii_size", "2.7 names are PyStringObject");
+	none("u_compact_size", "2.7 names are PyStringObject");
+	none("u_data_any", "2.7 names are PyStringObject");
+#endif
+	printf("\t},\n");
+}
+
+#if PY_AT_LEAST(3, 13)
+#define DBG(name, member) emit(name, (long)offsetof(_Py_DebugOffsets, member), "_Py_DebugOffsets." #member)
+
+/* Where, inside _Py_DebugOffsets, each offset that pyabi_check_debug_offsets
+ * compares sits. _PyRuntime must start with it for the check to work. */
+static void dbg(void)
+{
+	if (offsetof(_PyRuntimeState, debug_offsets) != 0) {
+		fprintf(stderr, "pyabi_probe: _PyRuntime does not start with _Py_DebugOffsets\n");
+		exit(1);
+	}
+	printf("\t{ /* %d.%d, from the headers of %s */\n", PY_MAJOR_VERSION,
+	       PY_MINOR_VERSION, PY_VERSION);
+	emit("major", PY_MAJOR_VERSION, "PY_MAJOR_VERSION");
+	emit("minor", PY_MINOR_VERSION, "PY_MINOR_VERSION");
+	DBG("cookie", cookie);
+	DBG("version", version);
+	DBG("free_threaded", free_threaded);
+	DBG("rt_interp_head", runtime_state.interpreters_head);
+	DBG("interp_next", interpreter_state.next);
+	DBG("interp_tstate_head", interpreter_state.threads_head);
+	DBG("ts_next", thread_state.next);
+	DBG("ts_interp", thread_state.interp);
+	DBG("ts_frame", thread_state.current_frame);
+	DBG("ts_thread_id", thread_state.thread_id);
+	DBG("ts_native_thread_id", thread_state.native_thread_id);
+	DBG("f_back", interpreter_frame.previous);
+	DBG("f_code", interpreter_frame.executable);
+	DBG("f_lasti", interpreter_frame.instr_ptr);
+	DBG("f_owner", interpreter_frame.owner);
+	DBG("co_filename", code_object.filename);
+	DBG("co_name", code_object.name);
+	DBG("co_qualname", code_object.qualname);
+	DBG("co_linetable", code_object.linetable);
+	DBG("co_firstlineno", code_object.firstlineno);
+	DBG("co_code_adaptive", code_object.co_code_adaptive);
+	DBG("ob_type", pyobject.ob_type);
+	DBG("var_size", bytes_object.ob_size);
+	DBG("bytes_sval", bytes_object.ob_sval);
+	DBG("u_state", unicode_object.state);
+	DBG("u_length", unicode_object.length);
+	DBG("u_ascii_size", unicode_object.asciiobject_size);
+	printf("\t},\n");
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "row") == 0) {
+		row();
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "dbg") == 0) {
+#if PY_AT_LEAST(3, 13)
+		dbg();
+#endif
+		return 0;
+	}
+	fprintf(stderr, "usage: pyabi_probe row|dbg\n");
+	return 2;
+}
