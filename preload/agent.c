@@ -1,0 +1,426 @@
+/*
+ * agent.c - see agent.h. Everything here runs on the agent thread, except
+ * agent_start/agent_stop (constructor, destructor) and the fork hook.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "intern.h"
+#include "log.h"
+#include "pyprof/wire.h"
+#include "sampler.h"
+#include "symbolize.h"
+#include "threads.h"
+#include "transport.h"
+
+#define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
+
+struct agent {
+	const struct config *cfg;
+	struct agent_info *info;
+	pthread_t thread;
+	int started;
+	int wake_fd;
+	int stop;                  /* set by agent_stop (atomic)           */
+	struct intern in;
+	struct symbolizer *sym;
+	struct transport tr;
+	int sampling;              /* timers armed                         */
+	int finalized;             /* interpreter went away after init     */
+
+	/* the SAMPLES frame being built */
+	uint8_t *batch;
+	struct wire_out w;
+	uint64_t batch_prev_ns;
+	int batch_n;
+
+	uint32_t *nodes_tmp;       /* location ids of one stack            */
+	uint32_t loc_no_frame, loc_non_python;
+	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
+	unsigned long n_samples;
+	unsigned long lost_ring_seen;
+};
+
+static struct agent ag;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void put_tag_varint(struct wire_out *w, unsigned tag, uint64_t v)
+{
+	wire_put_varint(w, (uint64_t)tag << 1);
+	wire_put_varint(w, v);
+}
+
+static void put_tag_bytes(struct wire_out *w, unsigned tag, const void *s,
+			  size_t n)
+{
+	wire_put_varint(w, (uint64_t)tag << 1 | 1);
+	wire_put_bytes(w, s, n);
+}
+
+static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
+{
+	struct agent *a = arg;
+	const struct agent_info *inf = a->info;
+	struct wire_out w = {buf + WIRE_HDR_LEN, buf + cap, 1};
+	for (size_t i = 0; i < WIRE_MAGIC_LEN; i++)
+		wire_put_u8(&w, (uint8_t)WIRE_MAGIC[i]);
+	put_tag_varint(&w, WIRE_H_VERSION, WIRE_VERSION);
+	put_tag_varint(&w, WIRE_H_PID, (uint64_t)getpid());
+	put_tag_varint(&w, WIRE_H_PPID, (uint64_t)getppid());
+	put_tag_varint(&w, WIRE_H_START_UNIX_NS, inf->start_unix_ns);
+	put_tag_varint(&w, WIRE_H_START_MONO_NS, inf->start_mono_ns);
+	put_tag_varint(&w, WIRE_H_MODE, (uint64_t)a->cfg->mode);
+	put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
+	put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
+	put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
+		      strlen(inf->pyversion));
+	put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
+	put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
+	size_t budget = cap / 2; /* keep HELLO well under its buffer */
+	for (size_t off = 0, n = 0; off < inf->args_len && n < WIRE_MAX_ARGS;
+	     n++) {
+		size_t l = strlen(inf->args + off);
+		if ((size_t)(w.p - buf) + l > budget)
+			break;
+		put_tag_bytes(&w, WIRE_H_ARG, inf->args + off, l);
+		off += l + 1;
+	}
+	put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
+	put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
+	if (!w.ok)
+		return 0;
+	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
+	wire_put_hdr_at(buf, WIRE_HELLO, n);
+	return n + WIRE_HDR_LEN;
+}
+
+static void count_lost(int reason, uint64_t samples, uint64_t value)
+{
+	ag.lost[reason][0] += samples;
+	ag.lost[reason][1] += value;
+}
+
+/* Ends the SAMPLES frame under construction and queues it. */
+static void flush_batch(void)
+{
+	if (!ag.batch_n)
+		return;
+	size_t n = (size_t)(ag.w.p - ag.batch) - WIRE_HDR_LEN;
+	wire_put_hdr_at(ag.batch, WIRE_SAMPLES, n);
+	transport_put_defs(&ag.tr, &ag.in);
+	if (transport_put_data(&ag.tr, ag.batch, n + WIRE_HDR_LEN) < 0) {
+		/* no room: the samples in this batch are lost */
+		struct wire_in r = {ag.batch + WIRE_HDR_LEN,
+				    ag.batch + WIRE_HDR_LEN + n, 1};
+		wire_get_varint(&r);
+		while (r.ok && !wire_at_end(&r)) {
+			wire_get_varint(&r);
+			wire_get_varint(&r);
+			wire_get_varint(&r);
+			uint64_t count = wire_get_varint(&r);
+			uint64_t value = wire_get_varint(&r);
+			wire_get_varint(&r);
+			count_lost(WIRE_LOST_BUFFER, count, value);
+		}
+	}
+	ag.batch_n = 0;
+}
+
+static void add_to_batch(uint32_t node, uint32_t thread,
+			 const struct raw_sample *s, uint32_t flags)
+{
+	if (ag.batch_n && (size_t)(ag.w.end - ag.w.p) < 64)
+		flush_batch();
+	if (!ag.batch_n) {
+		ag.w = (struct wire_out){ag.batch + WIRE_HDR_LEN,
+					 ag.batch + WIRE_HDR_LEN + BATCH_CAP, 1};
+		wire_put_varint(&ag.w, s->time_ns);
+		ag.batch_prev_ns = s->time_ns;
+	}
+	/* Samples of different threads can arrive a little out of order;
+	 * the wire wants unsigned deltas, so clamp (error: microseconds). */
+	uint64_t dt = s->time_ns > ag.batch_prev_ns
+			      ? s->time_ns - ag.batch_prev_ns
+			      : 0;
+	if (s->time_ns > ag.batch_prev_ns)
+		ag.batch_prev_ns = s->time_ns;
+	wire_put_varint(&ag.w, node);
+	wire_put_varint(&ag.w, thread);
+	wire_put_varint(&ag.w, dt);
+	wire_put_varint(&ag.w, s->weight);
+	wire_put_varint(&ag.w, s->value_ns);
+	wire_put_varint(&ag.w, flags);
+	ag.batch_n++;
+	ag.n_samples += s->weight;
+}
+
+static void on_sample(const void *payload, size_t len, void *arg)
+{
+	(void)arg;
+	const struct raw_sample *s = payload;
+	if (len < sizeof *s ||
+	    len < sizeof *s + s->n_frames * sizeof(struct raw_frame))
+		return;
+	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
+	if (s->flags & SAMPLE_FAULT) {
+		count_lost(WIRE_LOST_FAULT, s->weight, s->value_ns);
+		return;
+	}
+	if (s->flags & SAMPLE_INVALID) {
+		count_lost(WIRE_LOST_INVALID, s->weight, s->value_ns);
+		return;
+	}
+	uint32_t node = 0;
+	if (s->flags & SAMPLE_NO_TSTATE) {
+		if (!ag.loc_non_python)
+			ag.loc_non_python = symbolize_pseudo(
+				ag.sym, "[non-Python thread]");
+		node = intern_node(&ag.in, 0, ag.loc_non_python);
+	} else if (s->n_frames == 0) {
+		if (!ag.loc_no_frame)
+			ag.loc_no_frame =
+				symbolize_pseudo(ag.sym, "[no Python frame]");
+		node = intern_node(&ag.in, 0, ag.loc_no_frame);
+	} else {
+		/* frames are leaf first; the trie grows from the root */
+		for (int i = s->n_frames - 1; i >= 0; i--) {
+			uint32_t loc = symbolize_frame(ag.sym, &fr[i]);
+			node = loc ? intern_node(&ag.in, node, loc) : 0;
+			if (!node)
+				break;
+		}
+	}
+	if (!node) {
+		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+		return;
+	}
+	int changed;
+	uint32_t thread = intern_thread(&ag.in, (int)s->tid, 0, &changed);
+	if (!thread) {
+		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+		return;
+	}
+	uint32_t flags = 0;
+	if (s->flags & SAMPLE_TRUNCATED)
+		flags |= WIRE_SF_TRUNCATED;
+	add_to_batch(node, thread, s, flags);
+}
+
+static void put_lost(void)
+{
+	unsigned long ring = __atomic_load_n(&sampler.n_lost_ring,
+					     __ATOMIC_RELAXED);
+	if (ring > ag.lost_ring_seen) {
+		count_lost(WIRE_LOST_RING_FULL, ring - ag.lost_ring_seen,
+			   (ring - ag.lost_ring_seen) * sampler.period_ns);
+		ag.lost_ring_seen = ring;
+	}
+	for (int r = 1; r <= WIRE_LOST_REASON_MAX; r++) {
+		if (!ag.lost[r][0])
+			continue;
+		uint8_t buf[64];
+		struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
+		wire_put_varint(&w, (uint64_t)r);
+		wire_put_varint(&w, ag.lost[r][0]);
+		wire_put_varint(&w, ag.lost[r][1]);
+		size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
+		wire_put_hdr_at(buf, WIRE_LOST, n);
+		/* if even this does not fit, keep counting and retry later */
+		if (transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN) == 0)
+			ag.lost[r][0] = ag.lost[r][1] = 0;
+	}
+}
+
+static void drain(void)
+{
+	ring_drain(&sampler.ring, on_sample, NULL);
+	flush_batch();
+	put_lost();
+	transport_put_defs(&ag.tr, &ag.in);
+}
+
+static void put_bye(void)
+{
+	uint8_t buf[128];
+	struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
+	uint64_t lost = 0;
+	for (int r = 1; r <= WIRE_LOST_REASON_MAX; r++)
+		lost += ag.lost[r][0];
+	put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
+	put_tag_varint(&w, WIRE_B_LOST, lost);
+	put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
+	put_tag_varint(&w, WIRE_B_HANDLER_N,
+		       __atomic_load_n(&sampler.n_handler_runs,
+				       __ATOMIC_RELAXED));
+	put_tag_varint(&w, WIRE_B_HANDLER_NS,
+		       __atomic_load_n(&sampler.n_handler_ns,
+				       __ATOMIC_RELAXED));
+	put_tag_varint(&w, WIRE_B_FAULTS,
+		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
+	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
+	wire_put_hdr_at(buf, WIRE_BYE, n);
+	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
+}
+
+static void start_sampling(void)
+{
+	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
+	threads_start();
+	ag.sampling = 1;
+	plog_info("sampling at %d Hz, %d thread(s) armed", ag.cfg->hz,
+		  threads_armed());
+}
+
+static void stop_sampling(void)
+{
+	if (!ag.sampling)
+		return;
+	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
+	threads_stop();
+	ag.sampling = 0;
+}
+
+static void *agent_main(void *arg)
+{
+	(void)arg;
+	uint64_t last_scan = 0;
+	int was_initialized = 0;
+
+	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0},
+				      {ag.tr.fd, POLLIN, 0}};
+		if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
+			p[1].events |= POLLOUT;
+		poll(p, ag.tr.fd >= 0 ? 2 : 1, AGENT_TICK_MS);
+		if (p[0].revents & POLLIN) {
+			uint64_t v;
+			ssize_t r = read(ag.wake_fd, &v, sizeof v);
+			(void)r;
+		}
+		uint64_t now = mono_ns();
+		int init = sampler.is_initialized();
+		if (init && !was_initialized && !ag.finalized) {
+			was_initialized = 1;
+			start_sampling();
+		} else if (!init && was_initialized && !ag.finalized) {
+			ag.finalized = 1;
+			stop_sampling();
+			plog_debug("interpreter finalized: sampling stopped");
+		}
+		if (!was_initialized)
+			continue; /* nothing to say before Python runs */
+		if (ag.sampling && now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
+			threads_scan();
+			last_scan = now;
+		}
+		drain();
+		transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
+		transport_pump(&ag.tr, now);
+	}
+
+	/* Final: no more samples, then everything we have, then BYE. */
+	stop_sampling();
+	if (was_initialized) {
+		drain();
+		put_bye();
+		uint64_t deadline = mono_ns() + AGENT_EXIT_WAIT_MS * 1000000ull;
+		for (;;) {
+			uint64_t now = mono_ns();
+			transport_connect(&ag.tr, now, build_hello, &ag,
+					  &ag.in);
+			transport_pump(&ag.tr, now);
+			if ((ag.tr.fd >= 0 && !transport_pending(&ag.tr)) ||
+			    now >= deadline)
+				break;
+			struct pollfd p = {ag.tr.fd, POLLOUT, 0};
+			if (ag.tr.fd >= 0)
+				poll(&p, 1, 10);
+			else
+				usleep(10000);
+		}
+		if (transport_pending(&ag.tr))
+			plog_warn("exiting with %zu bytes not sent to the "
+				  "collector",
+				  transport_pending(&ag.tr));
+	}
+	return NULL;
+}
+
+int agent_start(const struct config *c, struct agent_info *info)
+{
+	int rc = 0;
+	sigset_t all, old;
+
+	memset(&ag, 0, sizeof ag);
+	ag.cfg = c;
+	ag.info = info;
+	ag.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
+	ag.sym = symbolize_new(&ag.in);
+	if (ag.wake_fd < 0 || !ag.batch || !ag.sym) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	transport_init(&ag.tr, c->socket);
+
+	/* The agent inherits a mask with every signal blocked, so no signal
+	 * of the application's is ever delivered to it; the caller's mask is
+	 * restored right after. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&ag.thread, NULL, agent_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		ag.started = 1;
+out:
+	if (rc < 0) {
+		if (ag.wake_fd >= 0)
+			close(ag.wake_fd);
+		free(ag.batch);
+		symbolize_free(ag.sym);
+		memset(&ag, 0, sizeof ag);
+	}
+	return rc;
+}
+
+void agent_stop(void)
+{
+	if (!ag.started)
+		return;
+	ag.started = 0;
+	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
+	uint64_t one = 1;
+	ssize_t r = write(ag.wake_fd, &one, sizeof one);
+	(void)r;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += AGENT_EXIT_WAIT_MS / 1000 + 1;
+	if (pthread_timedjoin_np(ag.thread, NULL, &deadline) != 0)
+		plog_warn("agent did not finish in time");
+}
+
+void agent_after_fork_child(void)
+{
+	/* The agent thread does not exist here. Close the parent's socket
+	 * (closing our copy does not affect the parent's connection). */
+	if (ag.tr.fd >= 0)
+		close(ag.tr.fd);
+	ag.tr.fd = -1;
+	ag.started = 0;
+}

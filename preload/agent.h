@@ -1,0 +1,47 @@
+/*
+ * agent.h - the library's one background thread.
+ *
+ * The agent waits for the interpreter to be initialized, arms the thread
+ * timers, then every AGENT_TICK_MS drains the sample ring, names new code
+ * objects (symbolize.c), interns stacks (intern.c) and streams them to the
+ * collector (transport.c). When the interpreter finalizes it stops the
+ * timers, so no sample touches a finalized interpreter. At exit it drains
+ * what is left, sends BYE and waits up to AGENT_EXIT_WAIT_MS for the bytes
+ * to leave.
+ *
+ * It runs with every signal blocked, never takes the GIL and never calls
+ * the Python C API (the application may be deadlocked on the GIL and we must
+ * still work); it reads interpreter memory only through guard_copy().
+ */
+#ifndef PYPROF_AGENT_H
+#define PYPROF_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define AGENT_TICK_MS 20
+#define AGENT_SCAN_MS 200
+#define AGENT_EXIT_WAIT_MS 2000
+
+/* What the agent says about the process in HELLO. */
+struct agent_info {
+	char pyversion[32];
+	char exe[4096];
+	char comm[64];
+	char *args;      /* NUL-separated argv, n_args entries */
+	size_t args_len;
+	uint64_t start_unix_ns, start_mono_ns;
+};
+
+/* Starts the agent thread (constructor). 0 or -errno. */
+int agent_start(const struct config *c, struct agent_info *info);
+
+/* Stops it: final drain, BYE, bounded wait (destructor). Idempotent. */
+void agent_stop(void);
+
+/* Fork child: the agent thread did not survive; forget it. */
+void agent_after_fork_child(void);
+
+#endif /* PYPROF_AGENT_H */

@@ -1,0 +1,117 @@
+/*
+ * config.c - PYPROF_* environment variables (see config.h and README.md).
+ *
+ * Every variable has one accepted form and one error line that says what
+ * it accepts; the first bad variable turns profiling off and the program
+ * runs as if pyprof were not there. Constructor only.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "pyprof/defaults.h"
+
+int config_parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int bad(const char *var, const char *val, const char *accepts)
+{
+	plog_always("%s=\"%.64s\" is not valid: %s; profiling is off", var,
+		    val, accepts);
+	return -EINVAL;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
+	    !strcasecmp(s, "on")) {
+		*out = 1;
+		return 0;
+	}
+	if (!*s || !strcmp(s, "0") || !strcasecmp(s, "false") ||
+	    !strcasecmp(s, "no") || !strcasecmp(s, "off")) {
+		*out = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int config_load(struct config *c)
+{
+	const char *v;
+	long n;
+
+	memset(c, 0, sizeof *c);
+	c->hz = PYPROF_DEFAULT_HZ;
+	c->mode = CONFIG_MODE_CPU;
+	c->max_depth = PYPROF_DEFAULT_MAX_DEPTH;
+	c->log_level = PLOG_OFF;
+
+	if ((v = getenv("PYPROF_LOG"))) {
+		static const char *const names[] = {"off", "error", "warn",
+						    "info", "debug"};
+		int found = -1;
+		for (int i = 0; i < 5; i++)
+			if (!strcasecmp(v, names[i]))
+				found = i;
+		if (!strcmp(v, "0"))
+			found = PLOG_OFF;
+		else if (!strcmp(v, "1"))
+			found = PLOG_INFO;
+		if (found < 0)
+			return bad("PYPROF_LOG", v,
+				   "expected off, error, warn, info, debug, "
+				   "0 or 1");
+		c->log_level = found;
+	}
+	if ((v = getenv("PYPROF_DISABLE")) &&
+	    parse_bool(v, &c->disabled) < 0)
+		return bad("PYPROF_DISABLE", v,
+			   "expected 1/true/yes/on or 0/false/no/off");
+	if ((v = getenv("PYPROF_HZ"))) {
+		if (config_parse_int(v, 1, PYPROF_MAX_HZ, &n) < 0)
+			return bad("PYPROF_HZ", v,
+				   "expected a whole number of samples per "
+				   "second from 1 to 10000");
+		c->hz = (int)n;
+	}
+	if ((v = getenv("PYPROF_MODE"))) {
+		if (!strcmp(v, "cpu"))
+			c->mode = CONFIG_MODE_CPU;
+		else
+			return bad("PYPROF_MODE", v, "expected cpu");
+	}
+	if ((v = getenv("PYPROF_MAX_DEPTH"))) {
+		if (config_parse_int(v, 1, PYPROF_MAX_MAX_DEPTH, &n) < 0)
+			return bad("PYPROF_MAX_DEPTH", v,
+				   "expected a whole number of frames from 1 "
+				   "to 4096");
+		c->max_depth = (int)n;
+	}
+	if ((v = getenv("PYPROF_SOCKET")) && *v) {
+		if (v[0] != '/' || strlen(v) >= sizeof c->socket)
+			return bad("PYPROF_SOCKET", v,
+				   "expected an absolute path shorter than "
+				   "108 bytes");
+		strcpy(c->socket, v);
+	} else if (pyprof_default_socket(c->socket, sizeof c->socket) < 0) {
+		return bad("XDG_RUNTIME_DIR", getenv("XDG_RUNTIME_DIR"),
+			   "the default socket path under it is longer than "
+			   "108 bytes; set PYPROF_SOCKET");
+	}
+	return 0;
+}

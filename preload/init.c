@@ -1,0 +1,216 @@
+/*
+ * init.c - the constructor and destructor of libpyprof.so.
+ *
+ * The constructor runs in every process that has the library preloaded,
+ * before main(). It decides, in this order:
+ *   1. is this CPython? (dlsym of libpython's entry points in the global
+ *      scope: found for a shared libpython and for a python executable that
+ *      links it statically and exports its symbols). If not: return at once,
+ *      having changed nothing and printed nothing.
+ *   2. is the configuration valid? (config.c; a bad value prints one line
+ *      and leaves profiling off)
+ *   3. is this a CPython version we know? (pyabi.c; if not, one line, and
+ *      off: we never guess a layout)
+ * Then it installs the fault guard and the SIGPROF handler, registers the
+ * fork handlers and starts the agent, which waits for the interpreter to be
+ * initialized before arming any timer (Python is not initialized yet when
+ * constructors run).
+ *
+ * LD_PRELOAD is left in the environment on purpose: Python children
+ * (subprocess, multiprocessing spawn) are profiled too, and non-Python
+ * children stay inert at step 1.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "config.h"
+#include "guard.h"
+#include "log.h"
+#include "pyabi.h"
+#include "sampler.h"
+#include "threads.h"
+
+#define RING_BYTES (4u << 20)
+
+static struct config cfg;
+static struct agent_info info;
+static int active;
+
+static void read_args(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == cap) {
+			if (cap >= (1u << 20))
+				break;
+			char *nb = realloc(buf, cap * 2);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	info.args = buf;
+	info.args_len = len;
+}
+
+static void read_identity(const char *pyver)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	info.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u +
+			     (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	info.start_mono_ns = (uint64_t)ts.tv_sec * 1000000000u +
+			     (uint64_t)ts.tv_nsec;
+	ssize_t n = readlink("/proc/self/exe", info.exe, sizeof info.exe - 1);
+	info.exe[n > 0 ? n : 0] = 0;
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, info.comm, sizeof info.comm - 1);
+		info.comm[n > 0 ? n : 0] = 0;
+		char *nl = strchr(info.comm, '\n');
+		if (nl)
+			*nl = 0;
+		close(fd);
+	}
+	size_t i = 0;
+	while (pyver[i] && pyver[i] != ' ' && i < sizeof info.pyversion - 1) {
+		info.pyversion[i] = pyver[i];
+		i++;
+	}
+	info.pyversion[i] = 0;
+	read_args();
+}
+
+static void fork_prepare(void)
+{
+}
+
+static void fork_parent(void)
+{
+}
+
+/* The child is a new process with one thread. Until the issue on many
+ * processes lands, it stays quiet: no timers (they were not inherited
+ * anyway), no agent, the parent's socket closed. */
+static void fork_child(void)
+{
+	if (!active)
+		return;
+	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
+	threads_after_fork_child();
+	agent_after_fork_child();
+	ring_reset(&sampler.ring);
+	active = 0;
+}
+
+/* Parses "3.11.7 (main, ...)" into major and minor. */
+static int parse_version(const char *v, int *major, int *minor)
+{
+	char *end;
+	long ma = strtol(v, &end, 10);
+	if (end == v || *end != '.')
+		return -EINVAL;
+	long mi = strtol(end + 1, &end, 10);
+	if (ma < 2 || ma > 9 || mi < 0 || mi > 99)
+		return -EINVAL;
+	*major = (int)ma;
+	*minor = (int)mi;
+	return 0;
+}
+
+__attribute__((constructor)) static void pyprof_init(void)
+{
+	const char *(*get_version)(void) =
+		(const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+	void *(*interp_head)(void) =
+		(void *(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Head");
+	int (*is_init)(void) =
+		(int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+	void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+	int major, minor, rc;
+
+	if (!get_version || !interp_head || !is_init || !code_type)
+		return; /* not CPython: stay inert, silently */
+	if (config_load(&cfg) < 0)
+		return;
+	plog_level = cfg.log_level;
+	if (cfg.disabled) {
+		plog_info("PYPROF_DISABLE is set: profiling is off");
+		return;
+	}
+	const char *version = get_version();
+	if (!version || parse_version(version, &major, &minor) < 0) {
+		plog_always("cannot tell this Python's version; profiling is "
+			    "off");
+		return;
+	}
+	/* Debug builds (Py_REF_DEBUG) lay objects out differently. */
+	if (dlsym(RTLD_DEFAULT, "_Py_NegativeRefcount") ||
+	    dlsym(RTLD_DEFAULT, "_Py_RefTotal")) {
+		plog_always("Python %d.%d is a debug build, which pyprof does "
+			    "not support; profiling is off",
+			    major, minor);
+		return;
+	}
+	const struct pyabi *abi = pyabi_find(major, minor);
+	if (!abi) {
+		plog_always("Python %d.%d is not supported by this pyprof; "
+			    "profiling is off",
+			    major, minor);
+		return;
+	}
+
+	sampler.abi = abi;
+	sampler.max_depth = cfg.max_depth;
+	sampler.period_ns = 1000000000ull / (uint64_t)cfg.hz;
+	sampler.interp_head = interp_head;
+	sampler.is_initialized = is_init;
+	sampler.code_type = (uintptr_t)code_type;
+	if ((rc = ring_init(&sampler.ring, RING_BYTES)) < 0) {
+		plog_error("cannot map the sample ring: %s", strerror(-rc));
+		return;
+	}
+	read_identity(version);
+	if ((rc = guard_install()) < 0 ||
+	    (rc = guard_take_sigprof(sig_prof_handler)) < 0) {
+		plog_error("cannot install signal handlers: %s",
+			   strerror(-rc));
+		return;
+	}
+	threads_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if ((rc = agent_start(&cfg, &info)) < 0) {
+		plog_error("cannot start the agent thread: %s", strerror(-rc));
+		return;
+	}
+	active = 1;
+	plog_info("Python %d.%d, %d Hz, socket %s", major, minor, cfg.hz,
+		  cfg.socket);
+}
+
+__attribute__((destructor)) static void pyprof_fini(void)
+{
+	if (!active)
+		return;
+	active = 0;
+	agent_stop();
+}

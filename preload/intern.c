@@ -1,0 +1,231 @@
+/*
+ * intern.c - see intern.h. Open addressing with linear probing, load
+ * factor at most 1/2; keys are two 64-bit words hashed together. Agent
+ * thread only.
+ */
+#include "intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x7F4A7C15ull) *
+						       0xC2B2AE3D27D4EB4Full;
+	h ^= h >> 32;
+	h *= 0xD6E8FEB86659FD93ull;
+	return h ^ (h >> 32);
+}
+
+uint32_t imap_get(const struct imap *m, uint64_t a, uint64_t b)
+{
+	if (!m->cap)
+		return 0;
+	uint32_t i = (uint32_t)mix(a, b) & (m->cap - 1);
+	while (m->vals[i]) {
+		if (m->keys[2 * i] == a && m->keys[2 * i + 1] == b)
+			return m->vals[i];
+		i = (i + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+static int grow(struct imap *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : 1024;
+	uint64_t *keys = calloc((size_t)cap * 2, sizeof *keys);
+	uint32_t *vals = calloc(cap, sizeof *vals);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (uint32_t j = 0; j < m->cap; j++) {
+		if (!m->vals[j])
+			continue;
+		uint64_t a = m->keys[2 * j], b = m->keys[2 * j + 1];
+		uint32_t i = (uint32_t)mix(a, b) & (cap - 1);
+		while (vals[i])
+			i = (i + 1) & (cap - 1);
+		keys[2 * i] = a;
+		keys[2 * i + 1] = b;
+		vals[i] = m->vals[j];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+	return 0;
+}
+
+int imap_put(struct imap *m, uint64_t a, uint64_t b, uint32_t v)
+{
+	if ((m->n + 1) * 2 > m->cap && grow(m) < 0)
+		return -ENOMEM;
+	uint32_t i = (uint32_t)mix(a, b) & (m->cap - 1);
+	while (m->vals[i]) {
+		if (m->keys[2 * i] == a && m->keys[2 * i + 1] == b) {
+			m->vals[i] = v;
+			return 0;
+		}
+		i = (i + 1) & (m->cap - 1);
+	}
+	m->keys[2 * i] = a;
+	m->keys[2 * i + 1] = b;
+	m->vals[i] = v;
+	m->n++;
+	return 0;
+}
+
+void imap_free(struct imap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+/* Makes room for one more element in a dense array. */
+static int reserve(void **arr, uint32_t *cap, uint32_t n, size_t elem)
+{
+	if (n >= INTERN_MAX_IDS)
+		return -ENOSPC;
+	if (n < *cap)
+		return 0;
+	uint32_t nc = *cap ? *cap * 2 : 256;
+	void *p = realloc(*arr, (size_t)nc * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+static uint64_t str_hash(const char *s, size_t len, uint64_t seed)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ seed;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+uint32_t intern_str(struct intern *in, const char *s, size_t len)
+{
+	/* Key: two independent 64-bit hashes of the bytes. A byte compare
+	 * confirms a hit, so a (128-bit) collision can never merge two
+	 * strings; it only makes the newer one fail to intern. */
+	uint64_t a = str_hash(s, len, 0) ^ len;
+	uint64_t b = str_hash(s, len, 0x5bd1e995);
+	uint32_t id = imap_get(&in->str_map, a, b);
+	if (id) {
+		struct istr *e = &in->strs[id - 1];
+		return e->len == len && !memcmp(e->s, s, len) ? id : 0;
+	}
+	if (reserve((void **)&in->strs, &in->cap_strs, in->n_strs,
+		    sizeof *in->strs) < 0)
+		return 0;
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, s, len);
+	copy[len] = 0;
+	id = in->n_strs + 1;
+	if (imap_put(&in->str_map, a, b, id) < 0) {
+		free(copy);
+		return 0;
+	}
+	in->strs[in->n_strs++] = (struct istr){copy, (uint32_t)len};
+	return id;
+}
+
+uint32_t intern_func(struct intern *in, uint32_t name, uint32_t system_name,
+		     uint32_t filename, int32_t start_line)
+{
+	uint64_t a = (uint64_t)name << 32 | system_name;
+	uint64_t b = (uint64_t)filename << 32 | (uint32_t)start_line;
+	uint32_t id = imap_get(&in->func_map, a, b);
+	if (id)
+		return id;
+	if (reserve((void **)&in->funcs, &in->cap_funcs, in->n_funcs,
+		    sizeof *in->funcs) < 0)
+		return 0;
+	id = in->n_funcs + 1;
+	if (imap_put(&in->func_map, a, b, id) < 0)
+		return 0;
+	in->funcs[in->n_funcs++] =
+		(struct ifunc){name, system_name, filename, start_line};
+	return id;
+}
+
+uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line)
+{
+	uint32_t id = imap_get(&in->loc_map, func, (uint32_t)line);
+	if (id)
+		return id;
+	if (reserve((void **)&in->locs, &in->cap_locs, in->n_locs,
+		    sizeof *in->locs) < 0)
+		return 0;
+	id = in->n_locs + 1;
+	if (imap_put(&in->loc_map, func, (uint32_t)line, id) < 0)
+		return 0;
+	in->locs[in->n_locs++] = (struct iloc){func, line};
+	return id;
+}
+
+uint32_t intern_node(struct intern *in, uint32_t parent, uint32_t loc)
+{
+	uint32_t id = imap_get(&in->node_map, parent, loc);
+	if (id)
+		return id;
+	if (reserve((void **)&in->nodes, &in->cap_nodes, in->n_nodes,
+		    sizeof *in->nodes) < 0)
+		return 0;
+	id = in->n_nodes + 1;
+	if (imap_put(&in->node_map, parent, loc, id) < 0)
+		return 0;
+	in->nodes[in->n_nodes++] = (struct inode){parent, loc};
+	return id;
+}
+
+uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
+		       int *changed)
+{
+	uint32_t id = imap_get(&in->thread_map, (uint64_t)(unsigned)tid, 0);
+	*changed = 0;
+	if (id) {
+		if (in->threads[id - 1].name != name) {
+			in->threads[id - 1].name = name;
+			*changed = 1;
+		}
+		return id;
+	}
+	if (reserve((void **)&in->threads, &in->cap_threads, in->n_threads,
+		    sizeof *in->threads) < 0)
+		return 0;
+	id = in->n_threads + 1;
+	if (imap_put(&in->thread_map, (uint64_t)(unsigned)tid, 0, id) < 0)
+		return 0;
+	in->threads[in->n_threads++] = (struct ithread){tid, name};
+	*changed = 1;
+	return id;
+}
+
+void intern_free(struct intern *in)
+{
+	for (uint32_t i = 0; i < in->n_strs; i++)
+		free(in->strs[i].s);
+	free(in->strs);
+	free(in->funcs);
+	free(in->locs);
+	free(in->nodes);
+	free(in->threads);
+	imap_free(&in->str_map);
+	imap_free(&in->func_map);
+	imap_free(&in->loc_map);
+	imap_free(&in->node_map);
+	imap_free(&in->thread_map);
+	memset(in, 0, sizeof *in);
+}

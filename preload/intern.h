@@ -1,0 +1,63 @@
+/*
+ * intern.h - the agent's dictionaries: strings, functions, locations, stack
+ * nodes and threads, each numbered densely from 1 in order of first use,
+ * as the wire protocol wants (include/pyprof/wire.h).
+ *
+ * Ids last for the life of the process, so that after a reconnect the
+ * agent can replay every definition from id 1 (transport.c). Agent thread
+ * only; no locking. Memory grows with the number of distinct things seen
+ * and is capped (INTERN_MAX_IDS per kind): past the cap, lookups fail and
+ * the caller counts the sample as lost.
+ */
+#ifndef PYPROF_INTERN_H
+#define PYPROF_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define INTERN_MAX_IDS (1u << 22)
+
+/* A map from a 128-bit key to a 32-bit value (never 0). */
+struct imap {
+	uint64_t *keys; /* 2 words per slot */
+	uint32_t *vals; /* 0 = empty        */
+	uint32_t cap, n;
+};
+
+/* Returns the value for (a, b), or 0 if absent. */
+uint32_t imap_get(const struct imap *m, uint64_t a, uint64_t b);
+/* Sets (a, b) -> v (v != 0). 0 or -ENOMEM. */
+int imap_put(struct imap *m, uint64_t a, uint64_t b, uint32_t v);
+void imap_free(struct imap *m);
+
+struct istr { char *s; uint32_t len; };
+struct ifunc { uint32_t name, system_name, filename; int32_t start_line; };
+struct iloc { uint32_t func; int32_t line; };
+struct inode { uint32_t parent, loc; };
+struct ithread { int tid; uint32_t name; };
+
+struct intern {
+	struct imap str_map, func_map, loc_map, node_map, thread_map;
+	struct istr *strs;      /* [id - 1] */
+	struct ifunc *funcs;
+	struct iloc *locs;
+	struct inode *nodes;
+	struct ithread *threads;
+	uint32_t n_strs, n_funcs, n_locs, n_nodes, n_threads;
+	uint32_t cap_strs, cap_funcs, cap_locs, cap_nodes, cap_threads;
+};
+
+/* Each returns the id (>= 1), or 0 when out of memory or over the cap. */
+uint32_t intern_str(struct intern *in, const char *s, size_t len);
+uint32_t intern_func(struct intern *in, uint32_t name, uint32_t system_name,
+		     uint32_t filename, int32_t start_line);
+uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line);
+uint32_t intern_node(struct intern *in, uint32_t parent, uint32_t loc);
+/* Threads are keyed by tid; a new name updates the entry (returns its id
+ * and sets *changed). */
+uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
+		       int *changed);
+
+void intern_free(struct intern *in);
+
+#endif /* PYPROF_INTERN_H */

@@ -1,0 +1,95 @@
+/*
+ * sampler.h - the state shared by the signal handler, the frame walker and
+ * the agent, and the layout of one raw sample in the ring.
+ *
+ * Written by the constructor and the agent before sampling starts (abi,
+ * function pointers, max_depth, period); afterwards only `active` changes
+ * (agent thread, atomically) and the counters grow (relaxed atomics). The
+ * handler reads everything else without synchronization: it was published
+ * before the first timer was armed (timer_create is a system call, which
+ * orders it).
+ */
+#ifndef PYPROF_SAMPLER_H
+#define PYPROF_SAMPLER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "pyabi.h"
+#include "ring.h"
+
+/* One frame as the handler saw it. The agent turns it into a location. */
+struct raw_frame {
+	uint64_t code;   /* code object address                          */
+	uint32_t offset; /* byte offset of the instruction in the code   */
+	uint32_t fp;     /* fingerprint of (name, filename, firstlineno) */
+};
+
+enum sample_flag {
+	SAMPLE_TRUNCATED = 1 << 0, /* more frames than max_depth             */
+	SAMPLE_FAULT = 1 << 1,     /* a guarded read faulted; no frames      */
+	SAMPLE_NO_TSTATE = 1 << 2, /* thread has no Python thread state      */
+	SAMPLE_INVALID = 1 << 3    /* frame chain failed validation          */
+};
+
+/* A raw sample in the ring; n_frames raw_frames follow, leaf first. */
+struct raw_sample {
+	uint64_t time_ns;  /* CLOCK_MONOTONIC                            */
+	uint64_t value_ns; /* time this sample stands for                 */
+	uint64_t tstate;   /* PyThreadState address, 0 if none            */
+	uint32_t tid;      /* OS thread id                                */
+	uint32_t weight;   /* periods this sample stands for (1+overrun)  */
+	uint16_t n_frames;
+	uint16_t flags;    /* enum sample_flag                            */
+	uint32_t reserved;
+};
+
+struct sampler {
+	const struct pyabi *abi;
+	struct ring ring;
+	int max_depth;
+	uint64_t period_ns;
+	void *(*interp_head)(void);     /* PyInterpreterState_Head     */
+	int (*is_initialized)(void);    /* Py_IsInitialized            */
+	uintptr_t code_type;            /* &PyCode_Type                */
+	int active;                     /* handler may sample (atomic) */
+
+	/* counters, relaxed atomics */
+	unsigned long n_samples;        /* records committed           */
+	unsigned long n_lost_ring;      /* samples (weights) lost: full */
+	unsigned long n_handler_runs;
+	unsigned long n_handler_ns;
+};
+
+extern struct sampler sampler;
+
+/* Fingerprint used by both the walker and the symbolizer. */
+static inline uint32_t sampler_fp(uint64_t name, uint64_t file, uint32_t line)
+{
+	uint64_t h = name * 0x9E3779B97F4A7C15ull;
+	h ^= (file + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+	h ^= (uint64_t)line * 0x165667B19E3779F9ull;
+	h ^= h >> 29;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/*
+ * Walks the frames of thread state ts into out[0..max), leaf first.
+ * Returns the number written; sets *flags (SAMPLE_TRUNCATED,
+ * SAMPLE_INVALID). Reads interpreter memory directly: the caller MUST have
+ * armed the fault guard (guard_jmp) around the call. Async-signal-safe.
+ */
+int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
+			uint16_t *flags);
+
+/*
+ * The thread state of the calling thread, found by walking the
+ * interpreters' thread lists (cached per thread). 0 if none. Guard armed
+ * by the caller. Async-signal-safe.
+ */
+uintptr_t frames_find_tstate_sigsafe(void);
+
+/* The SIGPROF handler (sig_handler.c). */
+void sig_prof_handler(int sig, siginfo_t *si, void *uc);
+
+#endif /* PYPROF_SAMPLER_H */

@@ -1,0 +1,162 @@
+/*
+ * sig_frames.c - the guarded walk of a CPython thread's frames.
+ *
+ * ASYNC-SIGNAL-SAFE: runs in the SIGPROF handler (and on the agent thread
+ * for wall-clock sampling). No malloc, stdio, locks or lazily initialised
+ * thread-locals. Every load from interpreter memory is a plain volatile
+ * load made while the caller's fault guard is armed: a fault jumps back to
+ * the caller, which drops the sample.
+ *
+ * Interpreter memory is not trusted: the walk is bounded (max frames kept,
+ * and a cap on frames skipped), stops at a self-link, and checks the
+ * code object's type where the version lets a frame hold something else.
+ *
+ * Per-version rules (see pyabi.h for the offsets):
+ *   <= 3.10  tstate->frame, PyFrameObject chain by f_back; f_lasti is a
+ *            byte offset (<= 3.9) or a code-unit index (3.10); -1 before
+ *            the first instruction.
+ *   3.11-12  tstate->cframe->current_frame, _PyInterpreterFrame chain by
+ *            previous; prev_instr points into the code's inline bytecode.
+ *            Incomplete frames (not a generator's, prev_instr before
+ *            _co_firsttraceable) have not started: skip them, as CPython's
+ *            own tracebacks do. 3.12: owner CSTACK marks a shim frame.
+ *   3.13+    tstate->current_frame; f_executable may be any object: keep
+ *            only code objects; instr_ptr points into the bytecode.
+ *   3.14     f_executable is a tagged _PyStackRef (code_ref_tag_mask).
+ */
+#include <pthread.h>
+
+#include "sampler.h"
+
+#define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
+#define RD_I32(a) (*(volatile int32_t *)(uintptr_t)(a))
+#define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
+
+/* Most frames a walk may skip (shims, incomplete frames) before it gives
+ * up on a chain that seems to go on forever. */
+#define SKIP_LIMIT 4096
+#define MAX_INTERPS 64
+#define MAX_THREADS_WALKED 100000
+
+static __thread uintptr_t cached_ts;
+
+static uintptr_t first_frame(const struct pyabi *a, uintptr_t ts)
+{
+	if (a->ts_cframe != PYABI_NONE) {
+		uintptr_t cf = RD_PTR(ts + a->ts_cframe);
+		return cf ? RD_PTR(cf + a->cframe_current_frame) : 0;
+	}
+	return RD_PTR(ts + a->ts_frame);
+}
+
+static void fingerprint(const struct pyabi *a, uintptr_t code,
+			struct raw_frame *f)
+{
+	uintptr_t name = RD_PTR(code + (a->co_qualname != PYABI_NONE
+						? a->co_qualname
+						: a->co_name));
+	uintptr_t file = RD_PTR(code + a->co_filename);
+	uint32_t line = (uint32_t)RD_I32(code + a->co_firstlineno);
+	f->fp = sampler_fp(name, file, line);
+}
+
+int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
+			uint16_t *flags)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t frame = first_frame(a, ts);
+	int n = 0, skipped = 0;
+
+	while (frame) {
+		uintptr_t code, next;
+		int64_t off;
+
+		if (n >= max) {
+			*flags |= SAMPLE_TRUNCATED;
+			break;
+		}
+		if (a->frame_kind == PYABI_FRAME_OBJECT) {
+			code = RD_PTR(frame + a->f_code);
+			next = RD_PTR(frame + a->f_back);
+			off = RD_I32(frame + a->f_lasti);
+			if (a->lasti_kind == PYABI_LASTI_UNITS)
+				off *= 2;
+		} else {
+			next = RD_PTR(frame + a->f_back);
+			int owner = a->f_owner != PYABI_NONE
+					    ? RD_U8(frame + a->f_owner)
+					    : -1;
+			if (owner >= 0 && (owner == a->owner_cstack ||
+					   owner == a->owner_skip2))
+				goto skip;
+			code = RD_PTR(frame + a->f_code) &
+			       ~(uintptr_t)a->code_ref_tag_mask;
+			if (!code)
+				goto skip;
+			if (a->lasti_kind == PYABI_LASTI_NEXT &&
+			    RD_PTR(code + a->ob_type) != sampler.code_type)
+				goto skip;
+			uintptr_t start = code + (uintptr_t)a->co_code_adaptive;
+			off = (int64_t)(RD_PTR(frame + a->f_lasti) - start);
+			if (a->co_firsttraceable != PYABI_NONE &&
+			    owner != a->owner_generator &&
+			    off < 2 * (int64_t)RD_I32(code +
+						      a->co_firsttraceable))
+				goto skip;
+		}
+		if (!code) {
+			*flags |= SAMPLE_INVALID;
+			break;
+		}
+		if (off < 0)
+			off = 0;
+		if (off > 0x7fffffff) {
+			*flags |= SAMPLE_INVALID;
+			break;
+		}
+		out[n].code = code;
+		out[n].offset = (uint32_t)off;
+		fingerprint(a, code, &out[n]);
+		n++;
+		if (next == frame) {
+			*flags |= SAMPLE_INVALID;
+			break;
+		}
+		frame = next;
+		continue;
+skip:
+		if (++skipped > SKIP_LIMIT || next == frame) {
+			*flags |= SAMPLE_INVALID;
+			break;
+		}
+		frame = next;
+	}
+	return n;
+}
+
+uintptr_t frames_find_tstate_sigsafe(void)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t self = (uintptr_t)pthread_self();
+	uintptr_t ts = cached_ts;
+	if (ts && RD_PTR(ts + a->ts_thread_id) == self)
+		return ts;
+	cached_ts = 0;
+	uintptr_t interp = (uintptr_t)sampler.interp_head();
+	int walked = 0;
+	for (int i = 0; interp && i < MAX_INTERPS; i++) {
+		for (ts = RD_PTR(interp + a->interp_tstate_head);
+		     ts && walked < MAX_THREADS_WALKED; walked++) {
+			if (RD_PTR(ts + a->ts_thread_id) == self) {
+				cached_ts = ts;
+				return ts;
+			}
+			uintptr_t nx = RD_PTR(ts + a->ts_next);
+			if (nx == ts)
+				break;
+			ts = nx;
+		}
+		interp = RD_PTR(interp + a->interp_next);
+	}
+	return 0;
+}

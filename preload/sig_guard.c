@@ -1,0 +1,164 @@
+/*
+ * sig_guard.c - the SIGSEGV/SIGBUS guard and signal chaining.
+ *
+ * ASYNC-SIGNAL-SAFE: everything in this file runs, or may run, in signal
+ * context. No malloc, stdio, locks or lazily initialised thread-locals;
+ * errno saved and restored where a system call could change it. Only
+ * guard_install() and guard_take_sigprof() run outside (constructor).
+ *
+ * The guard: a thread that reads interpreter memory arms guard_jmp with a
+ * sigsetjmp(…, 0) buffer. A fault on that thread jumps back; the region's
+ * owner reports one failed read. We install the handler with SA_NODEFER so
+ * that jumping out of it leaves SIGSEGV unblocked without the cost of a
+ * signal-mask system call per region, and SA_ONSTACK so that a real stack
+ * overflow in the application still reaches an alternate stack (Python's
+ * faulthandler sets one up).
+ */
+#include "guard.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread sigjmp_buf *guard_jmp;
+unsigned long guard_faults;
+struct sigaction guard_app_act[GUARD_NSIG];
+volatile int guard_owned[GUARD_NSIG];
+
+static int sig_index(int sig)
+{
+	return sig == SIGSEGV ? GUARD_SEGV : sig == SIGBUS ? GUARD_BUS : GUARD_PROF;
+}
+
+void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
+			 void *uc)
+{
+	struct sigaction *a = &guard_app_act[which];
+	int saved = errno;
+
+	if (!(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_IGN) {
+		/* The kernel cannot ignore a fault it raised: a synchronous
+		 * SIGSEGV/SIGBUS with SIG_IGN still kills the process. */
+		if (which == GUARD_PROF || si->si_code <= 0)
+			goto out;
+	}
+	if ((a->sa_flags & SA_SIGINFO) || (a->sa_handler != SIG_DFL &&
+					   a->sa_handler != SIG_IGN)) {
+		sigset_t mask = a->sa_mask;
+		if (!(a->sa_flags & SA_NODEFER))
+			sigaddset(&mask, sig);
+		if (a->sa_flags & SA_RESETHAND) {
+			struct sigaction copy = *a;
+			memset(a, 0, sizeof *a);
+			a->sa_handler = SIG_DFL;
+			pthread_sigmask(SIG_BLOCK, &mask, NULL);
+			errno = saved;
+			if (copy.sa_flags & SA_SIGINFO)
+				copy.sa_sigaction(sig, si, uc);
+			else
+				copy.sa_handler(sig);
+			return;
+		}
+		pthread_sigmask(SIG_BLOCK, &mask, NULL);
+		errno = saved;
+		if (a->sa_flags & SA_SIGINFO)
+			a->sa_sigaction(sig, si, uc);
+		else
+			a->sa_handler(sig);
+		return;
+	}
+	/* Default action: give the signal back to the kernel. For a fault,
+	 * returning re-executes the faulting instruction, which now takes
+	 * the default action with the original siginfo (and core dump). For a
+	 * sent signal, send it again. */
+	{
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		guard_owned[which] = 0;
+		guard_real_sigaction(sig, &dfl, NULL);
+		if (which == GUARD_PROF || si->si_code <= 0) {
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, sig);
+			syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+			pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+		}
+	}
+out:
+	errno = saved;
+}
+
+static void guard_handler(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *jb = guard_jmp;
+	if (jb) {
+		guard_jmp = NULL;
+		__atomic_fetch_add(&guard_faults, 1, __ATOMIC_RELAXED);
+		siglongjmp(*jb, 1);
+	}
+	guard_chain_sigsafe(sig_index(sig), sig, si, uc);
+}
+
+/* Kept out of line so that the sigsetjmp frame is this function's own. */
+__attribute__((noinline)) int guard_copy(void *dst, const void *src, size_t n)
+{
+	sigjmp_buf jb;
+	sigjmp_buf *volatile prev = guard_jmp;
+	if (sigsetjmp(jb, 0)) {
+		guard_jmp = prev;
+		return -EFAULT;
+	}
+	guard_jmp = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	const volatile unsigned char *s = src;
+	unsigned char *d = dst;
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	guard_jmp = prev;
+	return 0;
+}
+
+uint64_t guard_read_u64(uintptr_t addr, int *ok)
+{
+	uint64_t v;
+	if (guard_copy(&v, (const void *)addr, sizeof v) < 0) {
+		*ok = 0;
+		return 0;
+	}
+	return v;
+}
+
+static int take(int sig, void (*handler)(int, siginfo_t *, void *),
+		int flags)
+{
+	struct sigaction sa, old;
+	int which = sig_index(sig);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | flags;
+	sigemptyset(&sa.sa_mask);
+	if (guard_real_sigaction(sig, NULL, &old) < 0)
+		return -errno;
+	guard_app_act[which] = old;
+	if (guard_real_sigaction(sig, &sa, NULL) < 0)
+		return -errno;
+	__atomic_store_n(&guard_owned[which], 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int guard_install(void)
+{
+	int rc = take(SIGSEGV, guard_handler, SA_NODEFER | SA_ONSTACK);
+	if (rc == 0)
+		rc = take(SIGBUS, guard_handler, SA_NODEFER | SA_ONSTACK);
+	return rc;
+}
+
+int guard_take_sigprof(void (*handler)(int, siginfo_t *, void *))
+{
+	return take(SIGPROF, handler, SA_RESTART | SA_ONSTACK);
+}

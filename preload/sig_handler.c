@@ -1,0 +1,102 @@
+/*
+ * sig_handler.c - the SIGPROF handler: one sample of the interrupted thread.
+ *
+ * ASYNC-SIGNAL-SAFE: runs on whatever application thread the per-thread
+ * timer interrupted. No malloc, stdio, locks or lazily initialised
+ * thread-locals (our thread-locals are initial-exec); errno saved and
+ * restored. Bounded work: one thread-list walk at most (cached), one frame
+ * walk of at most max_depth frames, copied straight into the ring.
+ *
+ * A SIGPROF that is not from one of our timers (its si_value is not our
+ * cookie) belongs to the application and goes to its handler, if any.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "sampler.h"
+
+struct sampler sampler;
+
+static __thread int in_handler;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sig_prof_handler(int sig, siginfo_t *si, void *uc)
+{
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &sampler) {
+		guard_chain_sigsafe(GUARD_PROF, sig, si, uc);
+		return;
+	}
+	int saved_errno = errno;
+	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
+		goto out;
+	in_handler = 1;
+
+	uint64_t t0 = mono_ns();
+	uint32_t weight = 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	if (weight > 100000)
+		weight = 100000;
+	if (!sampler.is_initialized())
+		goto done; /* starting up or finalizing: nothing to read */
+
+	size_t cap = sizeof(struct raw_sample) +
+		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+	struct raw_sample *volatile rec = ring_reserve_sigsafe(&sampler.ring, cap);
+	if (!rec) {
+		__atomic_fetch_add(&sampler.n_lost_ring, weight,
+				   __ATOMIC_RELAXED);
+		goto done;
+	}
+	rec->time_ns = t0;
+	rec->value_ns = weight * sampler.period_ns;
+	rec->tid = (uint32_t)syscall(SYS_gettid);
+	rec->weight = weight;
+	rec->n_frames = 0;
+	rec->flags = 0;
+	rec->tstate = 0;
+	rec->reserved = 0;
+
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 0)) {
+		/* a read faulted: the guard has disarmed itself */
+		rec->n_frames = 0;
+		rec->flags |= SAMPLE_FAULT;
+	} else {
+		guard_jmp = &jb;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		uintptr_t ts = frames_find_tstate_sigsafe();
+		if (!ts) {
+			rec->flags |= SAMPLE_NO_TSTATE;
+		} else {
+			uint16_t flags = 0;
+			rec->tstate = ts;
+			int n = frames_walk_sigsafe(
+				ts, (struct raw_frame *)(rec + 1),
+				sampler.max_depth, &flags);
+			rec->n_frames = (uint16_t)n;
+			rec->flags |= flags;
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		guard_jmp = NULL;
+	}
+	ring_commit_sigsafe(rec, cap,
+			    sizeof(struct raw_sample) +
+				    rec->n_frames * sizeof(struct raw_frame));
+	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
+done:
+	__atomic_fetch_add(&sampler.n_handler_ns, mono_ns() - t0,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sampler.n_handler_runs, 1, __ATOMIC_RELAXED);
+	in_handler = 0;
+out:
+	errno = saved_errno;
+}

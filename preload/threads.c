@@ -1,0 +1,297 @@
+/*
+ * threads.c - per-thread CPU timers and the pthread_create wrapper; see
+ * threads.h for the table and who may touch a slot.
+ */
+#include "threads.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sampler.h"
+
+enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
+
+struct slot {
+	int tid;       /* 0 when free; CAS to claim                     */
+	int state;     /* enum above, atomic                            */
+	timer_t timer; /* valid in ARMED, written before the release    */
+	int seen;      /* agent scratch: present in the last scan       */
+};
+
+static struct slot slots[THREADS_MAX];
+static int running;  /* timers may be armed (atomic)                */
+static pthread_key_t exit_key;
+static int key_ok;
+
+static int gettid_(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/* The CPU-time clock of any thread of ours, by tid (as glibc's
+ * pthread_getcpuclockid computes it: ~tid << 3 | CPUCLOCK_PERTHREAD |
+ * CPUCLOCK_SCHED). Works for threads we have no pthread_t for. */
+static clockid_t tid_cpu_clock(int tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+}
+
+static uint64_t rand_below(uint64_t n)
+{
+	static uint64_t state;
+	uint64_t x = __atomic_add_fetch(&state, 0x9E3779B97F4A7C15ull,
+					__ATOMIC_RELAXED);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x ^= (uint64_t)ts.tv_nsec * 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 31;
+	x *= 0x94D049BB133111EBull;
+	x ^= x >> 29;
+	return n ? x % n : 0;
+}
+
+static int arm_timer(int tid, timer_t *out)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_value.sival_ptr = &sampler;
+	sev._sigev_un._tid = tid;
+	if (timer_create(tid_cpu_clock(tid), &sev, out) < 0)
+		return -errno;
+	uint64_t period = sampler.period_ns;
+	uint64_t first = 1 + rand_below(period);
+	struct itimerspec its = {
+		.it_interval = {(time_t)(period / 1000000000u),
+				(long)(period % 1000000000u)},
+		.it_value = {(time_t)(first / 1000000000u),
+			     (long)(first % 1000000000u)},
+	};
+	if (timer_settime(*out, 0, &its, NULL) < 0) {
+		int e = errno;
+		timer_delete(*out);
+		return -e;
+	}
+	return 0;
+}
+
+static struct slot *find(int tid)
+{
+	unsigned h = (unsigned)tid * 2654435761u;
+	for (unsigned i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[(h + i) % THREADS_MAX];
+		int t = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (t == tid)
+			return s;
+		if (t == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Claims a slot for tid; NULL if tid has one already or the table is
+ * full. Slots are never removed from the middle of a probe chain: a freed
+ * slot keeps tid = -1 (a tombstone) until threads_stop. */
+static struct slot *claim(int tid)
+{
+	unsigned h = (unsigned)tid * 2654435761u;
+	if (find(tid))
+		return NULL;
+	for (unsigned i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[(h + i) % THREADS_MAX];
+		int t = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (t == tid)
+			return NULL;
+		if (t == 0 || t == -1) {
+			if (__atomic_compare_exchange_n(&s->tid, &t, tid, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				__atomic_store_n(&s->state, SLOT_CLAIMED,
+						 __ATOMIC_RELEASE);
+				return s;
+			}
+			if (t == tid)
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Arms a claimed slot; undoes the claim on failure or if the owner went
+ * away meanwhile. */
+static void arm_slot(struct slot *s, int tid)
+{
+	timer_t t;
+	if (arm_timer(tid, &t) < 0) {
+		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+		return;
+	}
+	s->timer = t;
+	int expect = SLOT_CLAIMED;
+	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* the thread exited while we armed: retire it ourselves */
+		timer_delete(t);
+		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Deletes the slot's timer if we win it. */
+static void retire(struct slot *s)
+{
+	int expect = SLOT_ARMED;
+	if (__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		timer_delete(s->timer);
+		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+	} else if (expect == SLOT_CLAIMED) {
+		/* arm_slot will see DYING and clean up */
+		__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
+					    __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	}
+}
+
+static void on_thread_exit(void *arg)
+{
+	(void)arg;
+	struct slot *s = find(gettid_());
+	if (s)
+		retire(s);
+}
+
+static void register_self(void)
+{
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
+	int tid = gettid_();
+	struct slot *s = claim(tid);
+	if (s)
+		arm_slot(s, tid);
+	if (key_ok)
+		pthread_setspecific(exit_key, (void *)1);
+}
+
+int threads_init(void)
+{
+	if (pthread_key_create(&exit_key, on_thread_exit) == 0)
+		key_ok = 1;
+	return 0;
+}
+
+void threads_scan(void)
+{
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	for (int i = 0; i < THREADS_MAX; i++)
+		slots[i].seen = 0;
+	int self = gettid_();
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int tid = atoi(e->d_name);
+		if (tid <= 0 || tid == self)
+			continue; /* the agent itself is never sampled */
+		struct slot *s = find(tid);
+		if (!s) {
+			s = claim(tid);
+			if (s)
+				arm_slot(s, tid);
+			s = find(tid);
+		}
+		if (s)
+			s->seen = 1;
+	}
+	closedir(d);
+	for (int i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[i];
+		if (s->tid > 0 && !s->seen &&
+		    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_ARMED)
+			retire(s);
+	}
+}
+
+void threads_start(void)
+{
+	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
+	threads_scan();
+}
+
+void threads_stop(void)
+{
+	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (slots[i].tid > 0)
+			retire(&slots[i]);
+}
+
+void threads_after_fork_child(void)
+{
+	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+	memset(slots, 0, sizeof slots);
+}
+
+int threads_armed(void)
+{
+	int n = 0;
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (__atomic_load_n(&slots[i].state, __ATOMIC_RELAXED) ==
+		    SLOT_ARMED)
+			n++;
+	return n;
+}
+
+/* ---- pthread_create wrapper ------------------------------------------ */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct start st = *(struct start *)p;
+	free(p);
+	register_self();
+	return st.fn(st.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+
+__attribute__((visibility("default"))) int
+pthread_create(pthread_t *th, const pthread_attr_t *attr,
+	       void *(*fn)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	if (!real)
+		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return real(th, attr, fn, arg);
+	struct start *st = malloc(sizeof *st);
+	if (!st)
+		return real(th, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	int rc = real(th, attr, trampoline, st);
+	if (rc)
+		free(st);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * threads.h - one CPU-time timer per thread.
+ *
+ * Each thread of the process gets a POSIX timer on its own CPU-time clock
+ * (CLOCK_THREAD_CPUTIME_ID for that thread) that delivers SIGPROF to that
+ * thread only (SIGEV_THREAD_ID), with a random first expiry in (0, period]
+ * so that short-lived and mostly idle threads are sampled without bias.
+ * A process-wide setitimer would lose and misattribute samples once more
+ * than a couple of threads burn CPU (Go issue 35057).
+ *
+ * Threads are found two ways: the pthread_create wrapper arms a timer in
+ * each new thread as it starts (so that short threads are seen), and the
+ * agent scans /proc/self/task (threads_scan) for any thread the wrapper did
+ * not see, and to retire timers of threads that are gone.
+ *
+ * The table: a fixed array of slots claimed by CAS on tid. Slot states:
+ *   FREE -> CLAIMED (by the thread itself or by the agent) -> ARMED
+ *   ARMED -> FREE when the owner deletes the timer (thread exit or scan)
+ * Who may delete: whoever moves the slot from ARMED to DYING by CAS.
+ * Contexts: pthread_create wrapper and key destructor on application
+ * threads (lock-free, no allocation besides the wrapper's one malloc);
+ * everything else on the agent thread.
+ */
+#ifndef PYPROF_THREADS_H
+#define PYPROF_THREADS_H
+
+#include <stdint.h>
+
+#define THREADS_MAX 8192
+
+/* Prepares the table (constructor). 0 or -errno. */
+int threads_init(void);
+
+/* Starts timers: arms the calling context's view of all threads (agent). */
+void threads_start(void);
+
+/* Deletes every timer and stops arming new ones (agent, or at exit). */
+void threads_stop(void);
+
+/* Agent: arms threads the wrapper did not see, retires vanished ones. */
+void threads_scan(void);
+
+/* Fork child: forget the parent's timers (they were not inherited). */
+void threads_after_fork_child(void);
+
+/* Number of armed timers (for logs and tests). */
+int threads_armed(void);
+
+#endif /* PYPROF_THREADS_H */

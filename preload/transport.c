@@ -1,0 +1,342 @@
+/*
+ * transport.c - see transport.h. Agent thread only.
+ */
+#include "transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pyprof/wire.h"
+
+#define BACKOFF_MIN_NS 50000000ull
+#define BACKOFF_MAX_NS 1000000000ull
+
+void transport_init(struct transport *t, const char *path)
+{
+	memset(t, 0, sizeof *t);
+	t->fd = -1;
+	strncpy(t->path, path, sizeof t->path - 1);
+	t->backoff_ns = BACKOFF_MIN_NS;
+}
+
+void transport_fini(struct transport *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->buf);
+	free(t->marks);
+	memset(t, 0, sizeof *t);
+	t->fd = -1;
+}
+
+size_t transport_pending(const struct transport *t)
+{
+	return t->len - t->off;
+}
+
+static int ensure(struct transport *t, size_t more)
+{
+	if (t->len + more <= t->cap)
+		return 0;
+	if (t->off > 0) { /* compact first */
+		size_t shift = t->off;
+		memmove(t->buf, t->buf + shift, t->len - shift);
+		t->len -= shift;
+		t->off = 0;
+		for (size_t i = t->first_mark; i < t->n_marks; i++)
+			t->marks[i].start -= shift;
+		memmove(t->marks, t->marks + t->first_mark,
+			(t->n_marks - t->first_mark) * sizeof *t->marks);
+		t->n_marks -= t->first_mark;
+		t->first_mark = 0;
+		if (t->len + more <= t->cap)
+			return 0;
+	}
+	size_t nc = t->cap ? t->cap : 65536;
+	while (nc < t->len + more)
+		nc *= 2;
+	uint8_t *p = realloc(t->buf, nc);
+	if (!p)
+		return -ENOMEM;
+	t->buf = p;
+	t->cap = nc;
+	return 0;
+}
+
+static int put_bytes(struct transport *t, const void *p, size_t n)
+{
+	if (ensure(t, n) < 0)
+		return -ENOMEM;
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+	return 0;
+}
+
+/* Encodes one definition frame with a payload built by the caller. */
+static int put_frame(struct transport *t, unsigned type,
+		     const uint8_t *payload, size_t n)
+{
+	uint8_t hdr[WIRE_HDR_LEN];
+	wire_put_hdr_at(hdr, type, n);
+	if (ensure(t, WIRE_HDR_LEN + n) < 0)
+		return -ENOMEM;
+	put_bytes(t, hdr, sizeof hdr);
+	put_bytes(t, payload, n);
+	return 0;
+}
+
+static int put_def(struct transport *t, const struct intern *in, int kind,
+		   uint32_t id)
+{
+	uint8_t tmp[WIRE_MAX_STRING + 32];
+	struct wire_out w = {tmp, tmp + sizeof tmp, 1};
+	unsigned type = 0;
+	wire_put_varint(&w, id);
+	switch (kind) {
+	case 0: {
+		const struct istr *e = &in->strs[id - 1];
+		size_t n = e->len > WIRE_MAX_STRING ? WIRE_MAX_STRING : e->len;
+		wire_put_bytes(&w, e->s, n);
+		type = WIRE_STRING;
+		break;
+	}
+	case 1: {
+		const struct ifunc *e = &in->funcs[id - 1];
+		wire_put_varint(&w, e->name);
+		wire_put_varint(&w, e->system_name);
+		wire_put_varint(&w, e->filename);
+		wire_put_varint(&w, (uint32_t)(e->start_line < 0 ? 0
+								 : e->start_line));
+		type = WIRE_FUNCTION;
+		break;
+	}
+	case 2: {
+		const struct iloc *e = &in->locs[id - 1];
+		wire_put_varint(&w, e->func);
+		wire_put_varint(&w, (uint32_t)(e->line < 0 ? 0 : e->line));
+		type = WIRE_LOCATION;
+		break;
+	}
+	case 3: {
+		const struct inode *e = &in->nodes[id - 1];
+		wire_put_varint(&w, e->parent);
+		wire_put_varint(&w, e->loc);
+		type = WIRE_NODE;
+		break;
+	}
+	case 4: {
+		const struct ithread *e = &in->threads[id - 1];
+		wire_put_varint(&w, (uint64_t)(unsigned)e->tid);
+		wire_put_varint(&w, e->name);
+		type = WIRE_THREAD;
+		break;
+	}
+	}
+	if (!w.ok)
+		return -EINVAL;
+	return put_frame(t, type, tmp, (size_t)(w.p - tmp));
+}
+
+int transport_put_defs(struct transport *t, const struct intern *in)
+{
+	const uint32_t counts[5] = {in->n_strs, in->n_funcs, in->n_locs,
+				    in->n_nodes, in->n_threads};
+	if (t->fd < 0)
+		return 0;
+	for (int k = 0; k < 5; k++)
+		while (t->sent[k] < counts[k]) {
+			int rc = put_def(t, in, k, t->sent[k] + 1);
+			if (rc == -ENOMEM)
+				return rc;
+			t->sent[k]++;
+		}
+	return 0;
+}
+
+int transport_put_thread(struct transport *t, const struct intern *in,
+			 uint32_t ref)
+{
+	if (t->fd < 0 || ref > t->sent[4])
+		return 0; /* sent with the next replay or batch */
+	return put_def(t, in, 4, ref);
+}
+
+int transport_put_data(struct transport *t, const uint8_t *frame,
+		       size_t len)
+{
+	if (t->data_bytes + len > TRANSPORT_DATA_CAP)
+		return -ENOSPC;
+	if (t->n_marks == t->cap_marks) {
+		/* compact marks already sent before growing */
+		if (t->first_mark) {
+			memmove(t->marks, t->marks + t->first_mark,
+				(t->n_marks - t->first_mark) *
+					sizeof *t->marks);
+			t->n_marks -= t->first_mark;
+			t->first_mark = 0;
+		}
+		if (t->n_marks == t->cap_marks) {
+			size_t nc = t->cap_marks ? t->cap_marks * 2 : 256;
+			void *p = realloc(t->marks, nc * sizeof *t->marks);
+			if (!p)
+				return -ENOMEM;
+			t->marks = p;
+			t->cap_marks = nc;
+		}
+	}
+	if (ensure(t, len) < 0)
+		return -ENOMEM;
+	t->marks[t->n_marks++] = (struct tmark){t->len, len};
+	put_bytes(t, frame, len);
+	t->data_bytes += len;
+	return 0;
+}
+
+/* Forgets the data frames that have been sent completely. */
+static void retire_sent(struct transport *t)
+{
+	while (t->first_mark < t->n_marks) {
+		struct tmark *m = &t->marks[t->first_mark];
+		if (m->start + m->len > t->off)
+			break;
+		t->data_bytes -= m->len;
+		t->first_mark++;
+	}
+	if (t->off == t->len) {
+		t->off = t->len = 0;
+		t->n_marks = t->first_mark = 0;
+	}
+}
+
+/* Keeps only unsent data frames, whole, at the start of the buffer. */
+static void disconnect(struct transport *t, uint64_t now_ns, const char *why)
+{
+	plog_info("collector connection lost (%s); will reconnect", why);
+	close(t->fd);
+	t->fd = -1;
+	memset(t->sent, 0, sizeof t->sent);
+	size_t w = 0, nm = 0;
+	for (size_t i = t->first_mark; i < t->n_marks; i++) {
+		struct tmark m = t->marks[i];
+		memmove(t->buf + w, t->buf + m.start, m.len);
+		t->marks[nm++] = (struct tmark){w, m.len};
+		w += m.len;
+	}
+	t->len = w;
+	t->off = 0;
+	t->n_marks = nm;
+	t->first_mark = 0;
+	t->next_try_ns = now_ns + t->backoff_ns;
+}
+
+int transport_connect(struct transport *t, uint64_t now_ns,
+		      size_t (*hello)(uint8_t *buf, size_t cap, uint32_t seq,
+				      void *arg),
+		      void *arg, const struct intern *in)
+{
+	if (t->fd >= 0 || now_ns < t->next_try_ns)
+		return 0;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto retry;
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, t->path, sizeof sa.sun_path - 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		goto retry;
+	}
+	/* Rebuild the buffer: HELLO, every definition, then the kept data. */
+	uint8_t hbuf[16384];
+	size_t hn = hello(hbuf, sizeof hbuf, t->conn_seq, arg);
+	size_t keep = t->len - t->off;
+	uint8_t *data = malloc(keep ? keep : 1);
+	if (!data || !hn) {
+		free(data);
+		close(fd);
+		goto retry;
+	}
+	memcpy(data, t->buf + t->off, keep);
+	size_t base_mark = t->first_mark;
+	size_t data_start = t->off;
+	t->len = t->off = 0;
+	t->fd = fd;
+	memset(t->sent, 0, sizeof t->sent);
+	if (put_bytes(t, hbuf, hn) < 0 || transport_put_defs(t, in) < 0) {
+		free(data);
+		close(fd);
+		t->fd = -1;
+		goto retry;
+	}
+	size_t shift_to = t->len;
+	if (put_bytes(t, data, keep) < 0) {
+		free(data);
+		close(fd);
+		t->fd = -1;
+		goto retry;
+	}
+	free(data);
+	size_t nm = 0;
+	for (size_t i = base_mark; i < t->n_marks; i++) {
+		struct tmark m = t->marks[i];
+		t->marks[nm++] = (struct tmark){m.start - data_start + shift_to,
+						m.len};
+	}
+	t->n_marks = nm;
+	t->first_mark = 0;
+	t->conn_seq++;
+	t->backoff_ns = BACKOFF_MIN_NS;
+	plog_info("connected to the collector at %s", t->path);
+	return 1;
+retry:
+	t->next_try_ns = now_ns + t->backoff_ns;
+	t->backoff_ns *= 2;
+	if (t->backoff_ns > BACKOFF_MAX_NS)
+		t->backoff_ns = BACKOFF_MAX_NS;
+	return 0;
+}
+
+void transport_pump(struct transport *t, uint64_t now_ns)
+{
+	if (t->fd < 0)
+		return;
+	uint8_t sink[4096];
+	for (;;) {
+		ssize_t r = recv(t->fd, sink, sizeof sink, MSG_DONTWAIT);
+		if (r > 0)
+			continue; /* nothing is sent to us yet: discard */
+		if (r == 0) {
+			disconnect(t, now_ns, "closed by the collector");
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			disconnect(t, now_ns, strerror(errno));
+			return;
+		}
+		break;
+	}
+	while (t->off < t->len) {
+		ssize_t w = send(t->fd, t->buf + t->off, t->len - t->off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			t->off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		disconnect(t, now_ns, w < 0 ? strerror(errno) : "short send");
+		return;
+	}
+	retire_sent(t);
+}

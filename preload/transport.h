@@ -1,0 +1,79 @@
+/*
+ * transport.h - the agent's connection to the collector, and its buffer.
+ *
+ * The buffer holds bytes for the current connection: HELLO and definition
+ * frames (which belong to one connection and are regenerated for the next)
+ * and data frames (SAMPLES, LOST, BYE), which must survive a reconnect. The
+ * buffer marks where each data frame starts; when the connection breaks,
+ * every data frame not fully sent is kept (whole: the collector discards a
+ * partial frame) and everything else is dropped. On the next connection the
+ * agent sends HELLO, replays every definition from id 1, then the kept
+ * data. Data waiting while no collector listens is capped
+ * (TRANSPORT_DATA_CAP); beyond it the caller drops samples and counts them.
+ *
+ * Sockets are non-blocking and sends use MSG_NOSIGNAL: no application
+ * thread ever waits on the collector, and a vanished collector raises no
+ * SIGPIPE. Reconnects back off from 50 ms to 1 s.
+ *
+ * Agent thread only.
+ */
+#ifndef PYPROF_TRANSPORT_H
+#define PYPROF_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intern.h"
+
+#define TRANSPORT_DATA_CAP (16u << 20)
+
+struct transport {
+	char path[108];
+	int fd;                 /* -1 when not connected                 */
+	uint32_t conn_seq;      /* connections made so far               */
+	uint64_t next_try_ns;   /* CLOCK_MONOTONIC of the next attempt   */
+	uint64_t backoff_ns;
+
+	uint8_t *buf;           /* pending bytes [off, len)              */
+	size_t len, off, cap;
+	struct tmark { size_t start, len; } *marks; /* data frames in buf */
+	size_t n_marks, cap_marks, first_mark;
+	size_t data_bytes;      /* bytes of data frames in buf           */
+
+	uint32_t sent[5];       /* definitions sent on this connection:
+	                           strings, funcs, locs, nodes, threads   */
+	uint32_t thread_gen;    /* renames to resend                     */
+};
+
+void transport_init(struct transport *t, const char *path);
+void transport_fini(struct transport *t);
+
+/* Tries to connect if it is time. hello(buf, cap, conn_seq) writes the
+ * HELLO frame and returns its length (0 on failure). Returns 1 when a new
+ * connection was made, else 0. */
+int transport_connect(struct transport *t, uint64_t now_ns,
+		      size_t (*hello)(uint8_t *buf, size_t cap, uint32_t seq,
+				      void *arg),
+		      void *arg, const struct intern *in);
+
+/* Appends frames for definitions made since the last call (connected
+ * only; when disconnected they wait for the replay). 0 or -ENOMEM. */
+int transport_put_defs(struct transport *t, const struct intern *in);
+
+/* Marks one thread's definition for resending (it was renamed). */
+int transport_put_thread(struct transport *t, const struct intern *in,
+			 uint32_t ref);
+
+/* Appends one whole data frame (header included). -ENOSPC when the data
+ * cap is reached (the frame is not queued), -ENOMEM. */
+int transport_put_data(struct transport *t, const uint8_t *frame,
+		       size_t len);
+
+/* Sends what it can without blocking; reads and discards what the
+ * collector sent. Drops the connection on error or EOF. */
+void transport_pump(struct transport *t, uint64_t now_ns);
+
+/* Bytes still to send. */
+size_t transport_pending(const struct transport *t);
+
+#endif /* PYPROF_TRANSPORT_H */
