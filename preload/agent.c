@@ -278,6 +278,20 @@ static void put_bye(void)
 	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
 }
 
+unsigned long sampler_handler_quantile(double q)
+{
+	unsigned long total = 0, seen = 0;
+	for (int i = 0; i < SAMPLER_HIST_N; i++)
+		total += __atomic_load_n(&sampler.hist[i], __ATOMIC_RELAXED);
+	for (int i = 0; i < SAMPLER_HIST_N; i++) {
+		seen += __atomic_load_n(&sampler.hist[i], __ATOMIC_RELAXED);
+		if (total && (double)seen >= q * (double)total)
+			return (unsigned long)i * SAMPLER_HIST_NS +
+			       SAMPLER_HIST_NS / 2;
+	}
+	return 0;
+}
+
 static void start_sampling(void)
 {
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
@@ -354,6 +368,20 @@ static void *agent_main(void *arg)
 			else
 				usleep(10000);
 		}
+		unsigned long runs = __atomic_load_n(&sampler.n_handler_runs,
+						     __ATOMIC_RELAXED);
+		unsigned long ns = __atomic_load_n(&sampler.n_handler_ns,
+						   __ATOMIC_RELAXED);
+		unsigned long n_code, n_unknown;
+		symbolize_stats(ag.sym, &n_code, &n_unknown);
+		plog_info("handler: %lu runs, %lu ns mean, %lu ns median, "
+			  "%lu ns p90; %lu samples sent; %lu faulted reads; "
+			  "%lu code objects named, %lu frames unknown",
+			  runs, runs ? ns / runs : 0,
+			  sampler_handler_quantile(0.5),
+			  sampler_handler_quantile(0.9), ag.n_samples,
+			  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED),
+			  n_code, n_unknown);
 		if (transport_pending(&ag.tr))
 			plog_warn("exiting with %zu bytes not sent to the "
 				  "collector",

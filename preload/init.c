@@ -38,7 +38,7 @@
 #include "sampler.h"
 #include "threads.h"
 
-#define RING_BYTES (4u << 20)
+#define RING_BYTES (1u << 20)
 
 static struct config cfg;
 static struct agent_info info;
@@ -117,6 +117,7 @@ static void fork_child(void)
 		return;
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	threads_after_fork_child();
+	sig_handler_after_fork_child();
 	agent_after_fork_child();
 	ring_reset(&sampler.ring);
 	active = 0;

@@ -44,6 +44,9 @@ struct raw_sample {
 	uint32_t reserved;
 };
 
+#define SAMPLER_HIST_N 128
+#define SAMPLER_HIST_NS 100
+
 struct sampler {
 	const struct pyabi *abi;
 	struct ring ring;
@@ -59,6 +62,9 @@ struct sampler {
 	unsigned long n_lost_ring;      /* samples (weights) lost: full */
 	unsigned long n_handler_runs;
 	unsigned long n_handler_ns;
+	/* handler time histogram: SAMPLER_HIST_NS-wide buckets, last one
+	 * open-ended (medians for the benchmarks: means are noisy in VMs) */
+	unsigned long hist[SAMPLER_HIST_N];
 };
 
 extern struct sampler sampler;
@@ -91,5 +97,11 @@ uintptr_t frames_find_tstate_sigsafe(void);
 
 /* The SIGPROF handler (sig_handler.c). */
 void sig_prof_handler(int sig, siginfo_t *si, void *uc);
+
+/* The q-quantile (0..1) of handler times in ns, from the histogram. */
+unsigned long sampler_handler_quantile(double q);
+
+/* Fork child: the surviving thread has a new tid. */
+void sig_handler_after_fork_child(void);
 
 #endif /* PYPROF_SAMPLER_H */

@@ -65,6 +65,8 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 {
 	const struct pyabi *a = sampler.abi;
 	uintptr_t frame = first_frame(a, ts);
+	uintptr_t prev_code = 0;
+	uint32_t prev_fp = 0;
 	int n = 0, skipped = 0;
 
 	while (frame) {
@@ -116,7 +118,13 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 		}
 		out[n].code = code;
 		out[n].offset = (uint32_t)off;
-		fingerprint(a, code, &out[n]);
+		if (code == prev_code) {
+			out[n].fp = prev_fp; /* recursion: same object */
+		} else {
+			fingerprint(a, code, &out[n]);
+			prev_code = code;
+			prev_fp = out[n].fp;
+		}
 		n++;
 		if (next == frame) {
 			*flags |= SAMPLE_INVALID;

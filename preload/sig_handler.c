@@ -22,6 +22,12 @@
 struct sampler sampler;
 
 static __thread int in_handler;
+static __thread uint32_t my_tid; /* cached: gettid costs a system call */
+
+void sig_handler_after_fork_child(void)
+{
+	my_tid = 0;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -50,7 +56,9 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 
 	size_t cap = sizeof(struct raw_sample) +
 		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
-	struct raw_sample *volatile rec = ring_reserve_sigsafe(&sampler.ring, cap);
+	uint64_t pos;
+	struct raw_sample *volatile rec =
+		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
 	if (!rec) {
 		__atomic_fetch_add(&sampler.n_lost_ring, weight,
 				   __ATOMIC_RELAXED);
@@ -58,7 +66,9 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	}
 	rec->time_ns = t0;
 	rec->value_ns = weight * sampler.period_ns;
-	rec->tid = (uint32_t)syscall(SYS_gettid);
+	if (!my_tid)
+		my_tid = (uint32_t)syscall(SYS_gettid);
+	rec->tid = my_tid;
 	rec->weight = weight;
 	rec->n_frames = 0;
 	rec->flags = 0;
@@ -88,13 +98,17 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		guard_jmp = NULL;
 	}
-	ring_commit_sigsafe(rec, cap,
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
 				    rec->n_frames * sizeof(struct raw_frame));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
-done:
-	__atomic_fetch_add(&sampler.n_handler_ns, mono_ns() - t0,
-			   __ATOMIC_RELAXED);
+done:;
+	uint64_t dt = mono_ns() - t0;
+	uint64_t b = dt / SAMPLER_HIST_NS;
+	__atomic_fetch_add(&sampler.hist[b < SAMPLER_HIST_N ? b
+							    : SAMPLER_HIST_N - 1],
+			   1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sampler.n_handler_ns, dt, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_handler_runs, 1, __ATOMIC_RELAXED);
 	in_handler = 0;
 out:
