@@ -1,0 +1,59 @@
+/*
+ * agg.h - one process's aggregate: (leaf node, thread, flags) -> (count,
+ * value).
+ *
+ * Every SAMPLES record a client sends ends here (proc.c calls agg_add once
+ * per record), so this is the collector's hot path: goal over one million
+ * records a second on one core with the rest of ingest. Keys are
+ * collector-wide node ids (symtab.h), the process's own thread index
+ * (proc.c) and the wire's sample flags. The pprof builder walks the
+ * entries with agg_next.
+ *
+ * Counts and values saturate at UINT64_MAX instead of wrapping (a hostile
+ * client must not be able to turn a total negative).
+ *
+ * Single-threaded (the collector's loop thread).
+ */
+#ifndef PYPROF_AGG_H
+#define PYPROF_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct agg;
+
+/* One key and its sums. Read-only outside agg.c. */
+struct agg_entry {
+	uint32_t node; /* leaf node id, never 0 */
+	uint32_t thread;
+	uint32_t flags;
+	uint32_t unused_;
+	uint64_t count;
+	uint64_t value;
+};
+
+/* An empty aggregate, or NULL (ENOMEM). */
+struct agg *agg_new(void);
+void agg_free(struct agg *a);
+
+/* Adds count and value to key (node, thread, flags); node must not be 0.
+ * Returns 0, or -ENOMEM when the table could not grow (nothing added). */
+int agg_add(struct agg *a, uint32_t node, uint32_t thread, uint32_t flags,
+	    uint64_t count, uint64_t value);
+
+/* Iteration: start with *pos = 0; returns the next entry or NULL at the
+ * end. Any agg_add or agg_clear invalidates the walk. */
+const struct agg_entry *agg_next(const struct agg *a, size_t *pos);
+
+/* Distinct keys held. */
+size_t agg_len(const struct agg *a);
+/* Sums of every count and every value added (saturating). */
+uint64_t agg_total_count(const struct agg *a);
+uint64_t agg_total_value(const struct agg *a);
+/* Bytes held. */
+size_t agg_mem(const struct agg *a);
+
+/* Empties the aggregate and returns its table to the initial size. */
+void agg_clear(struct agg *a);
+
+#endif /* PYPROF_AGG_H */

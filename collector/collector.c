@@ -1,0 +1,435 @@
+/*
+ * collector.c - wiring of the collector (see collector.h): the listener,
+ * client connections, the signal fd and the outputs, on one loop.
+ *
+ * Connections are kept in a table indexed by fd, which is how shutdown
+ * finds them all to drain. When a connection ends, its process may have no
+ * connection left: then the --output-dir profile is written at once and
+ * the process is freed (or kept for --output). Writes are synchronous on
+ * the loop thread (fileio.h says why that is acceptable for now).
+ */
+#include "collector.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "fileio.h"
+#include "listener.h"
+#include "log.h"
+#include "loop.h"
+#include "pprof.h"
+#include "proc.h"
+#include "pyprof/defaults.h"
+#include "pyprof/wire.h"
+#include "symtab.h"
+
+#define ACCEPTS_PER_EVENT 64
+#define ACCEPT_PAUSE_NS (100 * 1000000ull) /* after EMFILE and friends */
+#define MAX_NAME_TRIES 1000
+
+struct collector {
+	const struct collector_opts *opts;
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct listener *lis;
+	int sigfd;
+	struct conn **conns; /* by fd */
+	size_t conns_cap;
+	size_t n_conns;
+	int failed; /* an output could not be written */
+};
+
+/* ---- per-process profiles -------------------------------------------------- */
+
+/* comm reduced to [A-Za-z0-9_.-], not starting with '.', at most 64
+ * characters; "python" if nothing is left. */
+static void file_stem(const char *comm, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *s = comm; *s && n + 1 < cap && n < 64; s++) {
+		char ch = *s;
+		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+			 (ch == '.' && n > 0);
+		out[n++] = ok ? ch : '_';
+	}
+	out[n] = 0;
+	if (n == 0 || strspn(out, "_") == n)
+		snprintf(out, cap, "python");
+}
+
+static void write_proc_profile(struct collector *c, struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	const struct proc *one[1] = { p };
+	struct pprof_stats stats;
+	char stem[72], stamp[32], path[4096];
+	void *data = NULL;
+	size_t len = 0;
+	struct tm tm;
+	time_t t = (time_t)(in->start_unix_ns / 1000000000u);
+	int rc;
+
+	file_stem(symtab_string(c->st, in->comm_sid), stem, sizeof(stem));
+	if (!localtime_r(&t, &tm) ||
+	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm) == 0)
+		snprintf(stamp, sizeof(stamp), "%lld", (long long)t);
+	rc = pprof_build(c->st, one, 1, &data, &len, &stats);
+	if (rc < 0) {
+		log_error("pid %" PRIu64 ": cannot build its profile: %s",
+			  in->pid, strerror(-rc));
+		goto out;
+	}
+	for (int i = 0; i < MAX_NAME_TRIES; i++) {
+		char suffix[16] = "";
+		if (i > 0)
+			snprintf(suffix, sizeof(suffix), ".%d", i);
+		snprintf(path, sizeof(path), "%s/%s.%" PRIu64 ".%s%s.pb.gz",
+			 c->opts->output_dir, stem, in->pid, stamp, suffix);
+		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
+		if (rc != -EEXIST)
+			break;
+	}
+	if (rc < 0) {
+		log_error("pid %" PRIu64 ": cannot write its profile %s: %s",
+			  in->pid, path, strerror(-rc));
+		goto out;
+	}
+	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (pid %"
+		 PRIu64 ")", path, stats.samples, stats.lost, in->pid);
+out:
+	if (rc < 0)
+		c->failed = 1;
+	free(data);
+}
+
+/* A process has no connection left. */
+static void proc_ended(struct collector *c, struct proc *p)
+{
+	if (c->opts->output_dir)
+		write_proc_profile(c, p);
+	if (!c->opts->output_file)
+		procs_remove(c->reg, p);
+}
+
+/* ---- connections ------------------------------------------------------------ */
+
+static void close_conn(struct collector *c, struct conn *conn)
+{
+	int fd = conn_fd(conn);
+	struct proc *p;
+
+	loop_del_fd(c->loop, fd);
+	c->conns[fd] = NULL;
+	c->n_conns--;
+	p = conn_free(conn);
+	if (p)
+		proc_ended(c, p);
+}
+
+static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct collector *c = arg;
+	(void)loop;
+	(void)events; /* errors and hang-ups surface as read results */
+	if (conn_read(c->conns[fd], 0))
+		close_conn(c, c->conns[fd]);
+}
+
+static int track_conn(struct collector *c, int fd, struct conn *conn)
+{
+	if ((size_t)fd >= c->conns_cap) {
+		size_t cap = c->conns_cap ? c->conns_cap : 64;
+		while (cap <= (size_t)fd)
+			cap *= 2;
+		struct conn **v = realloc(c->conns, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->conns_cap, 0,
+		       (cap - c->conns_cap) * sizeof(*v));
+		c->conns = v;
+		c->conns_cap = cap;
+	}
+	c->conns[fd] = conn;
+	c->n_conns++;
+	return 0;
+}
+
+static void on_accept_resume(struct loop *loop, struct loop_timer *t,
+			     void *arg)
+{
+	struct collector *c = arg;
+	(void)t;
+	loop_mod_fd(loop, listener_fd(c->lis), EPOLLIN);
+}
+
+static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
+{
+	struct conn *conn;
+	int rc;
+
+	if (uid != geteuid()) {
+		log_warn("refused client pid %d: uid %u is not ours (%u)",
+			 (int)pid, (unsigned)uid, (unsigned)geteuid());
+		close(fd);
+		return;
+	}
+	conn = conn_new(fd, pid, uid, c->reg);
+	if (!conn) {
+		log_error("client pid %d: out of memory; closing", (int)pid);
+		close(fd);
+		return;
+	}
+	if ((rc = track_conn(c, fd, conn)) < 0 ||
+	    (rc = loop_add_fd(c->loop, fd, EPOLLIN, on_conn, c)) < 0) {
+		log_error("client pid %d: cannot watch its socket: %s",
+			  (int)pid, strerror(-rc));
+		if (c->conns_cap > (size_t)fd && c->conns[fd] == conn) {
+			c->conns[fd] = NULL;
+			c->n_conns--;
+		}
+		conn_free(conn);
+		return;
+	}
+	log_debug("client pid %d connected", (int)pid);
+}
+
+static void on_listener(struct loop *loop, int lfd, uint32_t events,
+			void *arg)
+{
+	struct collector *c = arg;
+	(void)events;
+	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		int fd;
+		pid_t pid;
+		uid_t uid;
+		int rc = listener_accept(c->lis, &fd, &pid, &uid);
+		if (rc == -EAGAIN)
+			return;
+		if (rc == -EINTR || rc == -ECONNABORTED)
+			continue;
+		if (rc < 0) {
+			/* Out of fds or memory: the pending client stays
+			 * queued, and level-triggered epoll would spin on
+			 * it, so pause accepting for a moment. */
+			log_warn("accept: %s; pausing new connections for "
+				 "100 ms", strerror(-rc));
+			if (loop_mod_fd(loop, lfd, 0) == 0 &&
+			    !loop_add_timer(loop, ACCEPT_PAUSE_NS, 0,
+					    on_accept_resume, c))
+				loop_mod_fd(loop, lfd, EPOLLIN);
+			return;
+		}
+		accept_one(c, fd, pid, uid);
+	}
+}
+
+static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct signalfd_siginfo si;
+	(void)events;
+	(void)arg;
+	if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	log_info("%s received: writing profiles and exiting",
+		 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+	loop_stop(loop);
+}
+
+/* ---- shutdown outputs --------------------------------------------------------- */
+
+static int write_merged(struct collector *c)
+{
+	const char *path = c->opts->output_file;
+	const struct proc **list = NULL;
+	struct pprof_stats stats;
+	size_t n = 0;
+	unsigned mode = 0;
+	int rc = -ENOMEM;
+
+	list = calloc(procs_len(c->reg) + 1, sizeof(*list));
+	if (!list)
+		goto out;
+	for (struct proc *p = procs_first(c->reg); p; p = proc_next(p)) {
+		const struct proc_info *in = proc_info(p);
+		if (n == 0)
+			mode = in->mode;
+		if (in->mode != mode) {
+			log_warn("pid %" PRIu64 " ran in %s mode, unlike the "
+				 "first process (%s mode): left out of %s",
+				 in->pid, in->mode == WIRE_MODE_WALL ? "wall"
+								    : "cpu",
+				 mode == WIRE_MODE_WALL ? "wall" : "cpu", path);
+			continue;
+		}
+		list[n++] = p;
+	}
+	rc = pprof_write(c->st, list, n, path, FILEIO_REPLACE, &stats);
+	if (rc < 0) {
+		log_error("cannot write %s: %s", path, strerror(-rc));
+		goto out;
+	}
+	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, from %zu "
+		 "processes", path, stats.samples, stats.lost, n);
+out:
+	free(list);
+	return rc;
+}
+
+static int write_summary(struct collector *c)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line),
+			 "processes=%" PRIu64 " samples=%" PRIu64
+			 " lost=%" PRIu64 "\n",
+			 procs_n_seen(c->reg), procs_total_samples(c->reg),
+			 procs_total_lost(c->reg));
+	int rc = file_write_atomic(c->opts->summary_file, line, (size_t)n,
+				   FILEIO_REPLACE);
+	if (rc < 0)
+		log_error("cannot write %s: %s", c->opts->summary_file,
+			  strerror(-rc));
+	return rc;
+}
+
+/* Stops listening, takes in what every client already sent, closes them
+ * (which writes per-process profiles), then the merged profile and the
+ * summary. */
+static void shut_down(struct collector *c)
+{
+	listener_close(c->lis);
+	c->lis = NULL;
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		struct conn *conn = c->conns[fd];
+		if (!conn)
+			continue;
+		conn_read(conn, 1);
+		close_conn(c, conn);
+	}
+	if (c->opts->output_file && write_merged(c) < 0)
+		c->failed = 1;
+	if (c->opts->summary_file && write_summary(c) < 0)
+		c->failed = 1;
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static int setup_signals(struct collector *c)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	/* Blocked, they wait in the signalfd for the loop to read them. */
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	c->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (c->sigfd < 0)
+		return -errno;
+	/* A client that vanishes must not kill us when we write to it
+	 * (control messages, later). */
+	signal(SIGPIPE, SIG_IGN);
+	return loop_add_fd(c->loop, c->sigfd, EPOLLIN, on_signal, c);
+}
+
+/* Many clients at once need many fds; the soft limit is often 1024. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		log_warn("--ready-fd %d: %s", fd, strerror(errno));
+	close(fd);
+}
+
+int collector_run(const struct collector_opts *opts)
+{
+	struct collector c = { .opts = opts, .sigfd = -1 };
+	char def_path[256], err[LISTENER_ERR_LEN];
+	const char *path = opts->socket_path;
+	int rc;
+
+	if (!path) {
+		if (pyprof_default_socket(def_path, sizeof(def_path)) < 0) {
+			log_error("the default socket path is too long; use "
+				  "--socket");
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
+		path = def_path;
+	}
+	raise_fd_limit();
+	rc = -ENOMEM;
+	c.loop = loop_new();
+	c.st = symtab_new();
+	c.reg = c.st ? procs_new(c.st) : NULL;
+	if (!c.loop || !c.reg) {
+		log_error("out of memory");
+		goto out;
+	}
+	if (opts->output_dir && (rc = file_mkdirs(opts->output_dir, 0777)) < 0) {
+		log_error("cannot create output directory %s: %s",
+			  opts->output_dir, strerror(-rc));
+		goto out;
+	}
+	if ((rc = setup_signals(&c)) < 0) {
+		log_error("cannot set up signal handling: %s", strerror(-rc));
+		goto out;
+	}
+	if ((rc = listener_open(path, &c.lis, err)) < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	if ((rc = loop_add_fd(c.loop, listener_fd(c.lis), EPOLLIN,
+			      on_listener, &c)) < 0) {
+		log_error("cannot watch the listening socket: %s",
+			  strerror(-rc));
+		goto out;
+	}
+	log_info("listening on %s%s%s%s%s", path,
+		 opts->output_dir ? "; profiles go to " : "",
+		 opts->output_dir ? opts->output_dir : "",
+		 opts->output_file ? "; merged profile at exit: " : "",
+		 opts->output_file ? opts->output_file : "");
+	signal_ready(opts->ready_fd);
+	if ((rc = loop_run(c.loop)) < 0) {
+		log_error("event loop: %s", strerror(-rc));
+		c.failed = 1;
+	}
+	shut_down(&c);
+	rc = c.failed ? -EIO : 0;
+out:
+	if (c.lis)
+		listener_close(c.lis);
+	if (c.conns) {
+		for (size_t fd = 0; fd < c.conns_cap; fd++)
+			if (c.conns[fd])
+				close_conn(&c, c.conns[fd]);
+		free(c.conns);
+	}
+	procs_free(c.reg);
+	symtab_free(c.st);
+	if (c.sigfd >= 0)
+		close(c.sigfd);
+	loop_free(c.loop);
+	return rc;
+}

@@ -1,0 +1,649 @@
+/*
+ * conn.c - framing and decoding for one client connection (see conn.h).
+ *
+ * Layout of the read buffer: bytes [off, len) are received and not yet
+ * consumed; whole frames are handled in place (no copy), and the tail of a
+ * partial frame is moved to the front before the next read. A frame header
+ * is checked as soon as its 4 bytes arrive, so an oversized length is
+ * rejected without waiting for (or buffering) its payload.
+ *
+ * Decoding uses wire.h's cursor: each handler reads its fields, then
+ * checks that the cursor is still ok (the payload did not end early) and
+ * at the end (nothing left over), and only then applies the frame, so a
+ * malformed frame changes nothing. SAMPLES is decoded twice, once to check
+ * every record and once to add them; the second pass costs less than a
+ * partly applied frame would in confusion.
+ *
+ * Example: a SAMPLES frame with base_ns 1000 and one record (node 3,
+ * thread 1, dt 5, count 1, value 10000000, flags 0):
+ *
+ *     07 0b 00 00        type 7, payload 11 bytes
+ *     e8 07              base_ns 1000
+ *     03 01 05 01        node 3, thread 1, dt_ns 5, count 1
+ *     80 ad e2 04 00     value 10000000, flags 0
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc.h"
+#include "pyprof/wire.h"
+
+#define CONN_BUF_INIT (16u << 10)
+#define CONN_BUF_BUSY (256u << 10)
+#define CONN_READS_PER_EVENT 4
+#define CONN_BATCH 256 /* SAMPLES records decoded per proc call */
+
+enum conn_state {
+	CONN_WANT_HELLO,
+	CONN_ACTIVE,
+	CONN_AFTER_BYE
+};
+
+struct conn {
+	int fd;
+	pid_t peer_pid;
+	uid_t peer_uid;
+	enum conn_state state;
+	struct procs *reg;
+	struct proc_session *session;
+	uint64_t pid;          /* from HELLO, for log lines */
+	uint8_t *buf;
+	size_t off, len, cap;
+	const char *end_why;   /* for the disconnect line */
+	uint64_t n_frames;
+};
+
+static const char *const type_names[] = {
+	[WIRE_HELLO] = "HELLO",       [WIRE_STRING] = "STRING",
+	[WIRE_FUNCTION] = "FUNCTION", [WIRE_LOCATION] = "LOCATION",
+	[WIRE_NODE] = "NODE",         [WIRE_THREAD] = "THREAD",
+	[WIRE_SAMPLES] = "SAMPLES",   [WIRE_LOST] = "LOST",
+	[WIRE_BYE] = "BYE",
+};
+
+struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
+		      struct procs *reg)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->buf = malloc(CONN_BUF_INIT);
+	if (!c->buf) {
+		free(c);
+		return NULL;
+	}
+	c->cap = CONN_BUF_INIT;
+	c->fd = fd;
+	c->peer_pid = peer_pid;
+	c->peer_uid = peer_uid;
+	c->reg = reg;
+	c->state = CONN_WANT_HELLO;
+	return c;
+}
+
+int conn_fd(const struct conn *c)
+{
+	return c->fd;
+}
+
+struct proc *conn_free(struct conn *c)
+{
+	struct proc *p = NULL;
+	if (!c)
+		return NULL;
+	if (c->session) {
+		log_info("pid %" PRIu64 " disconnected (%s): %" PRIu64
+			 " samples, %" PRIu64 " lost",
+			 c->pid, c->end_why ? c->end_why : "closed",
+			 proc_session_samples(c->session),
+			 proc_session_lost(c->session));
+		p = proc_session_close(c->session);
+	}
+	close(c->fd);
+	free(c->buf);
+	free(c);
+	return p;
+}
+
+/* One line for a connection that broke the protocol. */
+static void reject(struct conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void reject(struct conn *c, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (c->session)
+		log_warn("pid %" PRIu64 ": protocol error: %s; closing "
+			 "connection", c->pid, why);
+	else
+		log_warn("client pid %d (uid %u): protocol error: %s; "
+			 "closing connection", (int)c->peer_pid,
+			 (unsigned)c->peer_uid, why);
+	c->end_why = "protocol error";
+}
+
+/* After reading a frame's fields: it must have been long enough and have
+ * nothing left over. */
+static int check_end(struct conn *c, const struct wire_in *r, unsigned type)
+{
+	if (!r->ok) {
+		reject(c, "%s frame: payload ends early or a field is "
+			  "malformed", type_names[type]);
+		return -EPROTO;
+	}
+	if (!wire_at_end(r)) {
+		reject(c, "%s frame: %td bytes left over after its fields",
+		       type_names[type], r->end - r->p);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* A proc_* call failed: log its reason. */
+static int proc_failed(struct conn *c, int rc, const char *err)
+{
+	if (rc == -ENOMEM) {
+		log_error("pid %" PRIu64 ": %s; closing connection", c->pid,
+			  err);
+		c->end_why = "out of memory";
+	} else {
+		reject(c, "%s", err);
+	}
+	return rc;
+}
+
+/* ---- HELLO and BYE: tagged fields ---------------------------------------- */
+
+/* Reads one tagged field's key and value: *is_bytes tells which of *v or
+ * (*s, *n) holds it. Returns 0, or -EPROTO when the cursor broke. */
+static int get_field(struct wire_in *r, uint64_t *tag, int *is_bytes,
+		     uint64_t *v, const uint8_t **s, size_t *n)
+{
+	uint64_t key = wire_get_varint(r);
+	*tag = key >> 1;
+	*is_bytes = (int)(key & 1);
+	if (*is_bytes)
+		*s = wire_get_bytes(r, n, WIRE_MAX_STRING);
+	else
+		*v = wire_get_varint(r);
+	return r->ok ? 0 : -EPROTO;
+}
+
+static int hello_bytes_tag(uint64_t tag)
+{
+	return tag == WIRE_H_PYVERSION || tag == WIRE_H_EXE ||
+	       tag == WIRE_H_ARG || tag == WIRE_H_COMM;
+}
+
+static const char *mode_name(uint64_t mode)
+{
+	return mode == WIRE_MODE_WALL ? "wall" : "cpu";
+}
+
+static uint64_t hz_of(uint64_t period_ns)
+{
+	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
+}
+
+static void log_connect(struct conn *c, const struct proc_hello *h,
+			int resumed)
+{
+	char exe[256], pyv[64], comm[64];
+	log_printable(exe, sizeof(exe), (const char *)h->exe.p, h->exe.len);
+	log_printable(pyv, sizeof(pyv), (const char *)h->pyversion.p,
+		      h->pyversion.len);
+	log_printable(comm, sizeof(comm), (const char *)h->comm.p,
+		      h->comm.len);
+	log_info("pid %" PRIu64 " connected: %s (%s), Python %s, %s mode at "
+		 "%" PRIu64 " Hz%s",
+		 h->pid, exe[0] ? exe : "?", comm[0] ? comm : "?",
+		 pyv[0] ? pyv : "?", mode_name(h->mode), hz_of(h->period_ns),
+		 resumed ? ", reconnected: continuing its profile" : "");
+	if (h->achieved_ns && h->achieved_ns != h->period_ns)
+		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
+			 " Hz, achieved %" PRIu64 " Hz",
+			 h->pid, hz_of(h->period_ns), hz_of(h->achieved_ns));
+	if (h->pid != (uint64_t)c->peer_pid)
+		log_debug("pid %" PRIu64 ": the socket says pid %d (another "
+			  "pid namespace?)", h->pid, (int)c->peer_pid);
+}
+
+static int on_hello(struct conn *c, struct wire_in *r)
+{
+	struct proc_hello h = { 0 };
+	struct proc_bytes *args = NULL;
+	size_t args_cap = 0;
+	uint64_t seen = 0; /* bit per tag < 64 already read */
+	char err[PROC_ERR_LEN];
+	int resumed, rc = -EPROTO;
+
+	if (c->state != CONN_WANT_HELLO) {
+		reject(c, "second HELLO on one connection");
+		goto out;
+	}
+	if ((size_t)(r->end - r->p) < WIRE_MAGIC_LEN ||
+	    memcmp(r->p, WIRE_MAGIC, WIRE_MAGIC_LEN) != 0) {
+		reject(c, "HELLO without the " WIRE_MAGIC " magic");
+		goto out;
+	}
+	r->p += WIRE_MAGIC_LEN;
+	while (!wire_at_end(r)) {
+		uint64_t tag, v = 0;
+		const uint8_t *s = NULL;
+		size_t n = 0;
+		int is_bytes;
+
+		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0) {
+			reject(c, "HELLO: a field is malformed or longer "
+				  "than the frame (or than %d bytes)",
+			       WIRE_MAX_STRING);
+			goto out;
+		}
+		if (seen == 0 && tag != WIRE_H_VERSION) {
+			reject(c, "HELLO must start with VERSION (got tag "
+				  "%" PRIu64 ")", tag);
+			goto out;
+		}
+		if (tag == 0 || tag > WIRE_H_COMM)
+			continue; /* unknown: skipped, as wire.h promises */
+		if (is_bytes != hello_bytes_tag(tag)) {
+			reject(c, "HELLO tag %" PRIu64 " has the wrong kind",
+			       tag);
+			goto out;
+		}
+		if (tag != WIRE_H_ARG && (seen & (1ull << tag))) {
+			reject(c, "HELLO tag %" PRIu64 " repeated", tag);
+			goto out;
+		}
+		seen |= 1ull << tag;
+		switch (tag) {
+		case WIRE_H_VERSION:
+			h.version = v;
+			if (v != WIRE_VERSION) {
+				reject(c, "protocol version %" PRIu64
+					  " not supported (this collector "
+					  "speaks %d)", v, WIRE_VERSION);
+				goto out;
+			}
+			break;
+		case WIRE_H_PID: h.pid = v; break;
+		case WIRE_H_PPID: h.ppid = v; break;
+		case WIRE_H_START_UNIX_NS:
+			h.start_unix_ns = v;
+			h.has_start_unix = 1;
+			break;
+		case WIRE_H_START_MONO_NS:
+			h.start_mono_ns = v;
+			h.has_start_mono = 1;
+			break;
+		case WIRE_H_MODE: h.mode = v; break;
+		case WIRE_H_PERIOD_NS: h.period_ns = v; break;
+		case WIRE_H_MAX_DEPTH: h.max_depth = v; break;
+		case WIRE_H_PYVERSION: h.pyversion = (struct proc_bytes){ s, n }; break;
+		case WIRE_H_EXE: h.exe = (struct proc_bytes){ s, n }; break;
+		case WIRE_H_COMM: h.comm = (struct proc_bytes){ s, n }; break;
+		case WIRE_H_CONN_SEQ: h.conn_seq = v; break;
+		case WIRE_H_UID: h.uid = v; break;
+		case WIRE_H_ACHIEVED_NS: h.achieved_ns = v; break;
+		case WIRE_H_ARG:
+			if (h.n_args == WIRE_MAX_ARGS) {
+				reject(c, "HELLO: more than %d ARG fields",
+				       WIRE_MAX_ARGS);
+				goto out;
+			}
+			if (h.n_args == args_cap) {
+				size_t cap = args_cap ? 2 * args_cap : 16;
+				struct proc_bytes *a =
+					realloc(args, cap * sizeof(*a));
+				if (!a) {
+					rc = -ENOMEM;
+					log_error("client pid %d: out of "
+						  "memory", (int)c->peer_pid);
+					goto out;
+				}
+				args = a;
+				args_cap = cap;
+			}
+			args[h.n_args++] = (struct proc_bytes){ s, n };
+			break;
+		}
+	}
+	if (!(seen & (1ull << WIRE_H_VERSION))) {
+		reject(c, "HELLO without VERSION");
+		goto out;
+	}
+	if (!(seen & (1ull << WIRE_H_PID)) || h.pid == 0 ||
+	    h.pid > INT32_MAX) {
+		reject(c, "HELLO without a valid PID");
+		goto out;
+	}
+	if (h.mode != WIRE_MODE_CPU && h.mode != WIRE_MODE_WALL) {
+		reject(c, "HELLO: unknown mode %" PRIu64, h.mode);
+		goto out;
+	}
+	h.args = args;
+	rc = proc_session_open(c->reg, &h, &c->session, &resumed, err);
+	if (rc < 0) {
+		log_error("client pid %d: %s", (int)c->peer_pid, err);
+		goto out;
+	}
+	c->pid = h.pid;
+	c->state = CONN_ACTIVE;
+	log_connect(c, &h, resumed);
+	rc = 0;
+out:
+	free(args);
+	return rc;
+}
+
+static int on_bye(struct conn *c, struct wire_in *r)
+{
+	struct proc_bye b = { 0 };
+	while (!wire_at_end(r)) {
+		uint64_t tag, v = 0;
+		const uint8_t *s;
+		size_t n;
+		int is_bytes;
+		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0)
+			return check_end(c, r, WIRE_BYE);
+		if (is_bytes)
+			continue; /* no BYE field is bytes yet: unknown */
+		switch (tag) {
+		case WIRE_B_SAMPLES: b.samples = v; b.has_samples = 1; break;
+		case WIRE_B_LOST: b.lost = v; b.has_lost = 1; break;
+		case WIRE_B_END_MONO_NS:
+			b.end_mono_ns = v;
+			b.has_end_mono = 1;
+			break;
+		case WIRE_B_HANDLER_N: b.handler_n = v; break;
+		case WIRE_B_HANDLER_NS: b.handler_ns = v; break;
+		case WIRE_B_FAULTS: b.faults = v; break;
+		default: break;
+		}
+	}
+	proc_set_bye(c->session, &b);
+	c->state = CONN_AFTER_BYE;
+	log_debug("pid %" PRIu64 ": BYE: %" PRIu64 " samples taken, %" PRIu64
+		  " lost, %" PRIu64 " faulted reads, handler %" PRIu64
+		  " ns in %" PRIu64 " runs", c->pid, b.samples, b.lost,
+		  b.faults, b.handler_ns, b.handler_n);
+	return 0;
+}
+
+/* ---- definitions and data ---------------------------------------------- */
+
+static int on_def(struct conn *c, struct wire_in *r, unsigned type)
+{
+	char err[PROC_ERR_LEN];
+	uint64_t a, b, d, e;
+	const uint8_t *s;
+	size_t n;
+	int rc;
+
+	switch (type) {
+	case WIRE_STRING:
+		a = wire_get_varint(r);
+		s = wire_get_bytes(r, &n, WIRE_MAX_STRING);
+		if (!r->ok) {
+			reject(c, "STRING frame: payload ends early or the "
+				  "string is longer than %d bytes",
+			       WIRE_MAX_STRING);
+			return -EPROTO;
+		}
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_string(c->session, a, s, n, err);
+		break;
+	case WIRE_FUNCTION:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		e = wire_get_varint(r);
+		uint64_t line = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_function(c->session, a, b, d, e, line, err);
+		break;
+	case WIRE_LOCATION:
+	case WIRE_NODE:
+	case WIRE_THREAD:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		if (type == WIRE_LOCATION)
+			rc = proc_def_location(c->session, a, b, d, err);
+		else if (type == WIRE_NODE)
+			rc = proc_def_node(c->session, a, b, d, err);
+		else
+			rc = proc_def_thread(c->session, a, b, d, err);
+		break;
+	case WIRE_LOST:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_add_lost(c->session, a, b, d, err);
+		break;
+	default:
+		return -EPROTO; /* not reached: the caller filters types */
+	}
+	return rc < 0 ? proc_failed(c, rc, err) : 0;
+}
+
+/* Decodes up to CONN_BATCH records from r into recs; *n gets how many.
+ * Returns -EPROTO if a record is cut short. */
+static int decode_records(struct wire_in *r, struct proc_sample *recs,
+			  size_t *n)
+{
+	size_t i = 0;
+	while (i < CONN_BATCH && !wire_at_end(r)) {
+		struct proc_sample *s = &recs[i++];
+		s->node = wire_get_varint(r);
+		s->thread = wire_get_varint(r);
+		s->dt_ns = wire_get_varint(r);
+		s->count = wire_get_varint(r);
+		s->value = wire_get_varint(r);
+		s->flags = wire_get_varint(r);
+	}
+	*n = i;
+	return r->ok ? 0 : -EPROTO;
+}
+
+static int on_samples(struct conn *c, struct wire_in *r)
+{
+	struct proc_sample recs[CONN_BATCH];
+	char err[PROC_ERR_LEN];
+	struct wire_in start;
+	uint64_t base, index = 0;
+	size_t n;
+	int rc;
+
+	base = wire_get_varint(r);
+	if (!r->ok) {
+		reject(c, "SAMPLES frame: no base_ns");
+		return -EPROTO;
+	}
+	start = *r;
+	/* Pass 1: every record must decode and be valid. */
+	while (!wire_at_end(r)) {
+		if (decode_records(r, recs, &n) < 0) {
+			reject(c, "SAMPLES record %" PRIu64 ": cut short or "
+				  "malformed", index + (n ? n - 1 : 0));
+			return -EPROTO;
+		}
+		rc = proc_check_samples(c->session, recs, n, index, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+		index += n;
+	}
+	/* Pass 2: add them. */
+	*r = start;
+	while (!wire_at_end(r)) {
+		decode_records(r, recs, &n);
+		rc = proc_add_samples(c->session, base, recs, n, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+	}
+	return 0;
+}
+
+static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
+		    size_t len)
+{
+	struct wire_in r = { payload, payload + len, 1 };
+
+	c->n_frames++;
+	if (type == WIRE_HELLO)
+		return on_hello(c, &r);
+	if (c->state == CONN_WANT_HELLO) {
+		reject(c, "%s frame before HELLO", type_names[type]);
+		return -EPROTO;
+	}
+	if (c->state == CONN_AFTER_BYE) {
+		reject(c, "%s frame after BYE", type_names[type]);
+		return -EPROTO;
+	}
+	switch (type) {
+	case WIRE_SAMPLES:
+		return on_samples(c, &r);
+	case WIRE_BYE:
+		return on_bye(c, &r);
+	default:
+		return on_def(c, &r, type);
+	}
+}
+
+/* ---- reading and framing -------------------------------------------------- */
+
+/* Handles every whole frame in the buffer. Returns 0, or -EPROTO (logged)
+ * if one was malformed. */
+static int parse_frames(struct conn *c)
+{
+	while (c->len - c->off >= WIRE_HDR_LEN) {
+		unsigned type;
+		size_t plen;
+		int rc;
+
+		wire_get_hdr(c->buf + c->off, &type, &plen);
+		if (type == 0 || type > WIRE_TYPE_MAX) {
+			reject(c, "unknown frame type %u (header %02x %02x "
+				  "%02x %02x)", type, c->buf[c->off],
+			       c->buf[c->off + 1], c->buf[c->off + 2],
+			       c->buf[c->off + 3]);
+			return -EPROTO;
+		}
+		if (plen > WIRE_MAX_PAYLOAD) {
+			reject(c, "%s frame of %zu bytes, over the limit of %u",
+			       type_names[type], plen, WIRE_MAX_PAYLOAD);
+			return -EPROTO;
+		}
+		if (c->len - c->off < WIRE_HDR_LEN + plen)
+			break;
+		rc = on_frame(c, type, c->buf + c->off + WIRE_HDR_LEN, plen);
+		if (rc < 0)
+			return rc;
+		c->off += WIRE_HDR_LEN + plen;
+	}
+	return 0;
+}
+
+/* Makes room to read: moves the unconsumed tail to the front and grows
+ * the buffer to hold the pending frame, or to the busy size when the last
+ * read filled it. */
+static int make_room(struct conn *c, int was_full)
+{
+	size_t want = c->cap;
+	if (c->off > 0) {
+		memmove(c->buf, c->buf + c->off, c->len - c->off);
+		c->len -= c->off;
+		c->off = 0;
+	}
+	if (c->len >= WIRE_HDR_LEN) {
+		unsigned type;
+		size_t plen;
+		wire_get_hdr(c->buf, &type, &plen);
+		/* parse_frames has checked plen against the limit. */
+		if (WIRE_HDR_LEN + plen > want)
+			want = WIRE_HDR_LEN + plen;
+	}
+	if (was_full && want < CONN_BUF_BUSY)
+		want = CONN_BUF_BUSY;
+	if (want > c->cap) {
+		uint8_t *b = realloc(c->buf, want);
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = want;
+	}
+	return 0;
+}
+
+/* The peer closed its end. A partial frame left over is a truncated
+ * frame. */
+static void on_eof(struct conn *c)
+{
+	size_t left = c->len - c->off;
+	if (left > 0) {
+		reject(c, "connection closed in the middle of a frame (%zu "
+			  "bytes of it received)", left);
+		c->end_why = "truncated frame";
+		return;
+	}
+	if (c->state == CONN_WANT_HELLO)
+		log_info("client pid %d closed its connection without a "
+			 "HELLO", (int)c->peer_pid);
+	if (!c->end_why)
+		c->end_why = c->state == CONN_AFTER_BYE ? "clean" : "EOF";
+}
+
+int conn_read(struct conn *c, int drain)
+{
+	int was_full = 0;
+	for (int i = 0; drain || i < CONN_READS_PER_EVENT; i++) {
+		ssize_t n;
+		if (make_room(c, was_full) < 0) {
+			log_error("pid %" PRIu64 ": out of memory for the "
+				  "read buffer; closing connection", c->pid);
+			c->end_why = "out of memory";
+			return 1;
+		}
+		n = read(c->fd, c->buf + c->len, c->cap - c->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			log_warn("pid %" PRIu64 ": read: %s; closing "
+				 "connection", c->session ? c->pid :
+				 (uint64_t)c->peer_pid, strerror(errno));
+			c->end_why = "read error";
+			return 1;
+		}
+		if (n == 0) {
+			on_eof(c);
+			return 1;
+		}
+		was_full = (size_t)n == c->cap - c->len;
+		c->len += (size_t)n;
+		if (parse_frames(c) < 0)
+			return 1;
+		if (c->off == c->len)
+			c->off = c->len = 0;
+	}
+	return 0;
+}

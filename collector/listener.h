@@ -1,0 +1,44 @@
+/*
+ * listener.h - the collector's listening Unix socket: safe creation,
+ * refusal to start twice, and accepting clients with their credentials.
+ *
+ * Security model (DESIGN.md "The collector"): the socket is mode 0600 in a
+ * directory we create with mode 0700, and every client's uid is checked
+ * with SO_PEERCRED by the caller (collector.c). Starting on a path where a
+ * live collector answers is refused; a dead collector's socket file is
+ * removed and replaced.
+ *
+ * Used from main() setup and from the loop thread.
+ */
+#ifndef PYPROF_LISTENER_H
+#define PYPROF_LISTENER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct listener;
+
+#define LISTENER_ERR_LEN 512
+
+/* Binds and listens on path. Creates the missing parent directories with
+ * mode 0700; refuses a directory that another user could tamper with
+ * (owned by someone other than us or root, or writable by others without
+ * the sticky bit); refuses when a collector already answers on path;
+ * removes a stale socket file. The socket is non-blocking and mode 0600.
+ * Returns 0 and the listener in *out, or a negative errno with the reason
+ * in err (LISTENER_ERR_LEN bytes): -EADDRINUSE when a collector answers. */
+int listener_open(const char *path, struct listener **out, char *err);
+
+/* Stops listening, closes the socket, and unlinks the socket file if it is
+ * still the one we created. NULL is fine. */
+void listener_close(struct listener *l);
+
+int listener_fd(const struct listener *l);
+const char *listener_path(const struct listener *l);
+
+/* Accepts one pending client: a non-blocking, close-on-exec fd in *fd and
+ * the peer's credentials. Returns 0, -EAGAIN when none is pending, or
+ * another negative errno (-EMFILE...). */
+int listener_accept(struct listener *l, int *fd, pid_t *pid, uid_t *uid);
+
+#endif /* PYPROF_LISTENER_H */

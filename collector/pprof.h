@@ -1,0 +1,62 @@
+/*
+ * pprof.h - turning processes' aggregates into a pprof profile file.
+ *
+ * One builder serves every output: a process's own profile when it ends
+ * (--output-dir), the merged profile of all processes (--output), and
+ * later the --period/--merge writes and the HTTP /debug/pprof/profile
+ * answers. It follows Go's CPU-profile conventions (runtime/pprof):
+ *
+ *   sample_type  [samples/count, cpu/nanoseconds]  (wall/nanoseconds in
+ *                wall mode); period_type cpu|wall/nanoseconds; period =
+ *                the first process's sampling period
+ *   sample       one per aggregate key, values [count, value], locations
+ *                leaf first; labels pid, thread_id (numbers), thread_name,
+ *                and from the flags cpu_state (wall mode only), gil,
+ *                native (strings); a truncated stack gets a root-side
+ *                "[truncated]" frame
+ *   lost samples one sample per process and reason on a pseudo-frame such
+ *                as "[lost: ring full]", labelled with pid
+ *   mapping      one, for the first process's executable, with
+ *                has_functions/filenames/line_numbers set so that pprof
+ *                does not try to symbolize addresses
+ *   time_nanos   earliest process start; duration_nanos up to the latest
+ *                sample or BYE
+ *   comment      per process: command line, executable, Python version,
+ *                mode and rate, and the achieved rate when it differs
+ *
+ * The caller chooses the processes; they must all have the same mode
+ * (the first one's is used). Runs on the collector's loop thread; memory
+ * is proportional to the distinct stacks times their depth, and is freed
+ * before returning.
+ */
+#ifndef PYPROF_PPROF_H
+#define PYPROF_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symtab;
+struct proc;
+
+struct pprof_stats {
+	uint64_t samples;  /* sum of sample counts written */
+	uint64_t lost;     /* sum of lost samples written */
+	size_t n_samples;  /* Sample messages (distinct stacks + lost) */
+	size_t bytes;      /* gzipped size */
+};
+
+/* Builds the gzipped profile of procs[0..n) (n >= 1) whose ids refer to
+ * st. On success *out is a malloc'd buffer of *out_len bytes that the
+ * caller frees. stats may be NULL. 0 or -ENOMEM (or -EIO if zlib
+ * fails). */
+int pprof_build(const struct symtab *st, const struct proc *const *procs,
+		size_t n, void **out, size_t *out_len,
+		struct pprof_stats *stats);
+
+/* pprof_build, then file_write_atomic(path, how) (fileio.h). 0 or a
+ * negative errno; -EEXIST only with FILEIO_NOREPLACE. */
+int pprof_write(const struct symtab *st, const struct proc *const *procs,
+		size_t n, const char *path, int how,
+		struct pprof_stats *stats);
+
+#endif /* PYPROF_PPROF_H */

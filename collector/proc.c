@@ -1,0 +1,717 @@
+/*
+ * proc.c - per-process state and per-connection id maps (see proc.h).
+ *
+ * A session maps each kind of connection id to a collector-wide id with a
+ * dense array (entry i is connection id i), so resolving a sample's node
+ * and thread is two array reads. Definitions go through symtab.c, which
+ * dedupes them across sessions and processes. A process's threads are
+ * (tid, name) pairs interned in the process: a THREAD frame that renames a
+ * ref points the ref at a new pair, so samples taken before the rename
+ * keep the old name.
+ *
+ * Every check happens before any state changes, so a rejected frame
+ * leaves nothing behind (SAMPLES frames are checked whole by conn.c first,
+ * see proc_check_samples).
+ *
+ * Runs on the collector's loop thread; proc_add_samples is on the hot
+ * path (one call per batch of records).
+ */
+#include "proc.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agg.h"
+#include "idhash.h"
+#include "symtab.h"
+
+/* A definition costs at least this many bytes of budget, so that empty
+ * strings or millions of tiny definitions are still counted. */
+#define PROC_DEF_COST 16
+
+#define FLAGS_KNOWN                                                          \
+	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |                 \
+	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN)
+
+/* Connection id -> collector-wide id; v[0] unused, v[1..n] defined. */
+struct idmap {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+struct proc_thread {
+	uint64_t tid;
+	uint32_t name_sid;
+};
+
+struct proc {
+	struct procs *reg;
+	struct proc *prev, *next; /* registry list, in connect order */
+	struct proc_info info;
+	struct agg *agg;
+	struct proc_thread *threads; /* [1..n_threads] */
+	uint32_t n_threads;
+	size_t threads_cap;
+	struct idhash thread_hash;
+	uint64_t lost_samples[WIRE_LOST_REASON_MAX + 1];
+	uint64_t lost_value[WIRE_LOST_REASON_MAX + 1];
+	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
+	uint64_t heard_unix_ns; /* collector's clock at the last frame */
+	unsigned n_sessions;
+};
+
+struct proc_session {
+	struct proc *proc;
+	struct idmap strings, functions, locations, nodes, threads;
+	uint64_t def_bytes;
+	uint64_t n_samples, n_lost;
+};
+
+struct procs {
+	struct symtab *st;
+	struct proc *head, *tail;
+	size_t n;
+	uint64_t n_seen, total_samples, total_lost;
+};
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* ---- id maps ------------------------------------------------------------ */
+
+static void idmap_fini(struct idmap *m)
+{
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
+static int idmap_push(struct idmap *m, uint32_t gid)
+{
+	if (m->n + 1 >= m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		uint32_t *v = realloc(m->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[++m->n] = gid;
+	return 0;
+}
+
+static int idmap_has(const struct idmap *m, uint64_t id)
+{
+	return id >= 1 && id <= m->n;
+}
+
+/* A new definition must take the next id. */
+static int check_new_id(const struct idmap *m, uint64_t id, const char *kind,
+			char *err)
+{
+	if (id > WIRE_MAX_IDS) {
+		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64
+			 " over the limit of %u ids", kind, id, WIRE_MAX_IDS);
+		return -EPROTO;
+	}
+	if (id != m->n + 1) {
+		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64
+			 " out of order (expected %zu)", kind, id, m->n + 1);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int charge(struct proc_session *s, size_t bytes, char *err)
+{
+	uint64_t cost = (uint64_t)bytes + PROC_DEF_COST;
+	if (s->def_bytes + cost > PROC_MAX_DEF_BYTES) {
+		snprintf(err, PROC_ERR_LEN,
+			 "definitions exceed the limit of %u MiB",
+			 PROC_MAX_DEF_BYTES >> 20);
+		return -EPROTO;
+	}
+	s->def_bytes += cost;
+	return 0;
+}
+
+static int oom(char *err)
+{
+	snprintf(err, PROC_ERR_LEN, "out of memory");
+	return -ENOMEM;
+}
+
+/* ---- registry ----------------------------------------------------------- */
+
+struct procs *procs_new(struct symtab *st)
+{
+	struct procs *reg = calloc(1, sizeof(*reg));
+	if (!reg)
+		return NULL;
+	reg->st = st;
+	return reg;
+}
+
+static void proc_free(struct proc *p)
+{
+	agg_free(p->agg);
+	free(p->threads);
+	idhash_fini(&p->thread_hash);
+	free(p->info.arg_sids);
+	free(p);
+}
+
+void procs_free(struct procs *reg)
+{
+	if (!reg)
+		return;
+	struct proc *p = reg->head;
+	while (p) {
+		struct proc *next = p->next;
+		assert(p->n_sessions == 0);
+		proc_free(p);
+		p = next;
+	}
+	free(reg);
+}
+
+struct proc *procs_first(const struct procs *reg)
+{
+	return reg->head;
+}
+
+struct proc *proc_next(const struct proc *p)
+{
+	return p->next;
+}
+
+size_t procs_len(const struct procs *reg)
+{
+	return reg->n;
+}
+
+uint64_t procs_n_seen(const struct procs *reg)
+{
+	return reg->n_seen;
+}
+
+uint64_t procs_total_samples(const struct procs *reg)
+{
+	return reg->total_samples;
+}
+
+uint64_t procs_total_lost(const struct procs *reg)
+{
+	return reg->total_lost;
+}
+
+void procs_remove(struct procs *reg, struct proc *p)
+{
+	assert(p->n_sessions == 0 && p->reg == reg);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		reg->head = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		reg->tail = p->prev;
+	reg->n--;
+	proc_free(p);
+	if (reg->n == 0)
+		symtab_clear(reg->st);
+}
+
+/* Copies HELLO's facts into a new process. */
+static int proc_create(struct procs *reg, const struct proc_hello *h,
+		       struct proc **out)
+{
+	struct symtab *st = reg->st;
+	struct proc *p = calloc(1, sizeof(*p));
+	int err = -ENOMEM;
+
+	if (!p)
+		goto out;
+	idhash_init(&p->thread_hash);
+	p->reg = reg;
+	p->agg = agg_new();
+	if (!p->agg)
+		goto out;
+	p->info.pid = h->pid;
+	p->info.ppid = h->ppid;
+	p->info.uid = h->uid;
+	p->info.start_unix_ns =
+		h->has_start_unix ? h->start_unix_ns : now_unix_ns();
+	p->info.start_mono_ns = h->start_mono_ns;
+	p->info.has_start_mono = h->has_start_mono;
+	p->info.mode = (unsigned)h->mode;
+	p->info.period_ns = h->period_ns;
+	p->info.achieved_ns = h->achieved_ns;
+	p->info.max_depth = h->max_depth;
+	if ((err = symtab_intern_string(st, h->exe.p, h->exe.len,
+					&p->info.exe_sid)) < 0 ||
+	    (err = symtab_intern_string(st, h->comm.p, h->comm.len,
+					&p->info.comm_sid)) < 0 ||
+	    (err = symtab_intern_string(st, h->pyversion.p, h->pyversion.len,
+					&p->info.pyversion_sid)) < 0)
+		goto out;
+	if (h->n_args) {
+		err = -ENOMEM;
+		p->info.arg_sids = calloc(h->n_args, sizeof(uint32_t));
+		if (!p->info.arg_sids)
+			goto out;
+		for (size_t i = 0; i < h->n_args; i++) {
+			err = symtab_intern_string(st, h->args[i].p,
+						   h->args[i].len,
+						   &p->info.arg_sids[i]);
+			if (err < 0)
+				goto out;
+		}
+		p->info.n_args = h->n_args;
+	}
+	p->heard_unix_ns = now_unix_ns();
+	err = 0;
+out:
+	if (err && p) {
+		proc_free(p);
+		p = NULL;
+	}
+	*out = p;
+	return err;
+}
+
+static struct proc *proc_find(const struct procs *reg,
+			      const struct proc_hello *h)
+{
+	if (!h->has_start_unix)
+		return NULL; /* no reliable identity to resume on */
+	for (struct proc *p = reg->head; p; p = p->next)
+		if (p->info.pid == h->pid &&
+		    p->info.start_unix_ns == h->start_unix_ns)
+			return p;
+	return NULL;
+}
+
+int proc_session_open(struct procs *reg, const struct proc_hello *h,
+		      struct proc_session **out, int *resumed, char *err)
+{
+	struct proc_session *s = calloc(1, sizeof(*s));
+	struct proc *p;
+	int rc;
+
+	*out = NULL;
+	*resumed = 0;
+	if (!s)
+		return oom(err);
+	p = proc_find(reg, h);
+	if (p) {
+		*resumed = 1;
+	} else {
+		rc = proc_create(reg, h, &p);
+		if (rc < 0) {
+			free(s);
+			return oom(err);
+		}
+		p->prev = reg->tail;
+		if (reg->tail)
+			reg->tail->next = p;
+		else
+			reg->head = p;
+		reg->tail = p;
+		reg->n++;
+		reg->n_seen++;
+	}
+	p->n_sessions++;
+	p->info.n_connects++;
+	s->proc = p;
+	*out = s;
+	return 0;
+}
+
+struct proc *proc_session_close(struct proc_session *s)
+{
+	struct proc *p;
+	if (!s)
+		return NULL;
+	p = s->proc;
+	idmap_fini(&s->strings);
+	idmap_fini(&s->functions);
+	idmap_fini(&s->locations);
+	idmap_fini(&s->nodes);
+	idmap_fini(&s->threads);
+	free(s);
+	assert(p->n_sessions > 0);
+	return --p->n_sessions == 0 ? p : NULL;
+}
+
+struct proc *proc_session_proc(const struct proc_session *s)
+{
+	return s->proc;
+}
+
+uint64_t proc_session_samples(const struct proc_session *s)
+{
+	return s->n_samples;
+}
+
+uint64_t proc_session_lost(const struct proc_session *s)
+{
+	return s->n_lost;
+}
+
+/* ---- definitions -------------------------------------------------------- */
+
+int proc_def_string(struct proc_session *s, uint64_t id, const uint8_t *p,
+		    size_t len, char *err)
+{
+	uint32_t sid;
+	int rc;
+
+	if ((rc = check_new_id(&s->strings, id, "STRING", err)) < 0 ||
+	    (rc = charge(s, len, err)) < 0)
+		return rc;
+	if (symtab_intern_string(s->proc->reg->st, p, len, &sid) < 0 ||
+	    idmap_push(&s->strings, sid) < 0)
+		return oom(err);
+	return 0;
+}
+
+static int check_ref(const struct idmap *m, uint64_t ref, const char *kind,
+		     uint64_t id, const char *field, const char *what,
+		     char *err)
+{
+	if (idmap_has(m, ref))
+		return 0;
+	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64
+		 " is not a defined %s", kind, id, field, ref, what);
+	return -EPROTO;
+}
+
+static int check_line(uint64_t line, const char *kind, uint64_t id,
+		      const char *field, char *err)
+{
+	if (line <= INT32_MAX)
+		return 0;
+	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64
+		 " is out of range", kind, id, field, line);
+	return -EPROTO;
+}
+
+int proc_def_function(struct proc_session *s, uint64_t id, uint64_t name,
+		      uint64_t system_name, uint64_t filename,
+		      uint64_t start_line, char *err)
+{
+	const struct idmap *str = &s->strings;
+	uint32_t fid;
+	int rc;
+
+	if ((rc = check_new_id(&s->functions, id, "FUNCTION", err)) < 0 ||
+	    (rc = check_ref(str, name, "FUNCTION", id, "name", "string",
+			    err)) < 0 ||
+	    (rc = check_ref(str, system_name, "FUNCTION", id, "system_name",
+			    "string", err)) < 0 ||
+	    (rc = check_ref(str, filename, "FUNCTION", id, "filename",
+			    "string", err)) < 0 ||
+	    (rc = check_line(start_line, "FUNCTION", id, "start_line",
+			     err)) < 0 ||
+	    (rc = charge(s, 0, err)) < 0)
+		return rc;
+	if (symtab_intern_function(s->proc->reg->st, str->v[name],
+				   str->v[system_name], str->v[filename],
+				   (int64_t)start_line, &fid) < 0 ||
+	    idmap_push(&s->functions, fid) < 0)
+		return oom(err);
+	return 0;
+}
+
+int proc_def_location(struct proc_session *s, uint64_t id, uint64_t function,
+		      uint64_t line, char *err)
+{
+	uint32_t lid;
+	int rc;
+
+	if ((rc = check_new_id(&s->locations, id, "LOCATION", err)) < 0 ||
+	    (rc = check_ref(&s->functions, function, "LOCATION", id,
+			    "function", "function", err)) < 0 ||
+	    (rc = check_line(line, "LOCATION", id, "line", err)) < 0 ||
+	    (rc = charge(s, 0, err)) < 0)
+		return rc;
+	if (symtab_intern_location(s->proc->reg->st,
+				   s->functions.v[function], (int64_t)line,
+				   &lid) < 0 ||
+	    idmap_push(&s->locations, lid) < 0)
+		return oom(err);
+	return 0;
+}
+
+int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
+		  uint64_t location, char *err)
+{
+	struct symtab *st = s->proc->reg->st;
+	uint32_t gparent, nid;
+	int rc;
+
+	if ((rc = check_new_id(&s->nodes, id, "NODE", err)) < 0)
+		return rc;
+	/* Parents must already be defined, which also rules out a node
+	 * being its own ancestor: the trie cannot have a cycle. */
+	if (parent != 0 && (rc = check_ref(&s->nodes, parent, "NODE", id,
+					   "parent", "node", err)) < 0)
+		return rc;
+	if ((rc = check_ref(&s->locations, location, "NODE", id, "location",
+			    "location", err)) < 0)
+		return rc;
+	gparent = parent ? s->nodes.v[parent] : 0;
+	if (symtab_node_depth(st, gparent) + 1 > WIRE_MAX_DEPTH) {
+		snprintf(err, PROC_ERR_LEN, "NODE %" PRIu64
+			 ": stack deeper than %u frames", id, WIRE_MAX_DEPTH);
+		return -EPROTO;
+	}
+	if ((rc = charge(s, 0, err)) < 0)
+		return rc;
+	if (symtab_intern_node(st, gparent, s->locations.v[location], &nid) <
+		    0 ||
+	    idmap_push(&s->nodes, nid) < 0)
+		return oom(err);
+	return 0;
+}
+
+struct thread_key {
+	const struct proc *p;
+	uint64_t tid;
+	uint32_t name_sid;
+};
+
+static int thread_eq(const void *ctx, uint32_t idx)
+{
+	const struct thread_key *k = ctx;
+	const struct proc_thread *t = &k->p->threads[idx];
+	return t->tid == k->tid && t->name_sid == k->name_sid;
+}
+
+/* The process's thread number for (tid, name), added if new. */
+static int proc_thread_intern(struct proc *p, uint64_t tid, uint32_t name_sid,
+			      uint32_t *idx)
+{
+	struct thread_key key = { p, tid, name_sid };
+	uint64_t h = idhash_combine(idhash_mix(tid), name_sid);
+	uint32_t i = idhash_find(&p->thread_hash, h, thread_eq, &key);
+	if (i) {
+		*idx = i;
+		return 0;
+	}
+	if ((size_t)p->n_threads + 1 >= p->threads_cap) {
+		size_t cap = p->threads_cap ? 2 * p->threads_cap : 16;
+		struct proc_thread *t = realloc(p->threads, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		p->threads = t;
+		p->threads_cap = cap;
+	}
+	i = p->n_threads + 1;
+	if (idhash_insert(&p->thread_hash, h, i) < 0)
+		return -ENOMEM;
+	p->threads[i] = (struct proc_thread){ tid, name_sid };
+	p->n_threads = i;
+	*idx = i;
+	return 0;
+}
+
+int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
+		    uint64_t name, char *err)
+{
+	uint32_t idx;
+	int rc;
+
+	/* A ref is either the next one (a new thread) or an existing one
+	 * (a rename). */
+	if (!idmap_has(&s->threads, ref) &&
+	    (rc = check_new_id(&s->threads, ref, "THREAD", err)) < 0)
+		return rc;
+	if (tid == 0 || tid > INT32_MAX) {
+		snprintf(err, PROC_ERR_LEN, "THREAD %" PRIu64
+			 ": tid %" PRIu64 " is out of range", ref, tid);
+		return -EPROTO;
+	}
+	if (name != 0 && (rc = check_ref(&s->strings, name, "THREAD", ref,
+					 "name", "string", err)) < 0)
+		return rc;
+	if ((rc = charge(s, 0, err)) < 0)
+		return rc;
+	if (proc_thread_intern(s->proc, tid, name ? s->strings.v[name] : 0,
+			       &idx) < 0)
+		return oom(err);
+	if (ref <= s->threads.n) {
+		s->threads.v[ref] = idx;
+		return 0;
+	}
+	if (idmap_push(&s->threads, idx) < 0)
+		return oom(err);
+	return 0;
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+int proc_check_samples(const struct proc_session *s,
+		       const struct proc_sample *recs, size_t n,
+		       uint64_t first_index, char *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_sample *r = &recs[i];
+		const char *why;
+		if (r->node - 1 >= s->nodes.n) /* also catches node 0 */
+			why = "node is not a defined node";
+		else if (r->thread - 1 >= s->threads.n)
+			why = "thread is not a defined thread ref";
+		else if (r->flags & ~(uint64_t)FLAGS_KNOWN)
+			why = "unknown flag bits";
+		else if (r->count > INT64_MAX || r->value > INT64_MAX)
+			why = "count or value out of range";
+		else
+			continue;
+		snprintf(err, PROC_ERR_LEN,
+			 "SAMPLES record %" PRIu64 " (node %" PRIu64
+			 ", thread %" PRIu64 ", flags %#" PRIx64 "): %s",
+			 first_index + i, r->node, r->thread, r->flags, why);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Flags as they key the aggregate: bits that carry no information are
+ * cleared, so they do not split one stack into several keys. */
+static uint32_t norm_flags(uint64_t f, unsigned mode)
+{
+	if (!(f & WIRE_SF_GIL_KNOWN))
+		f &= ~(uint64_t)WIRE_SF_GIL;
+	if (!(f & WIRE_SF_NATIVE_KNOWN))
+		f &= ~(uint64_t)WIRE_SF_NATIVE;
+	if (mode != WIRE_MODE_WALL)
+		f &= ~(uint64_t)WIRE_SF_OFF_CPU;
+	return (uint32_t)f;
+}
+
+int proc_add_samples(struct proc_session *s, uint64_t base_ns,
+		     const struct proc_sample *recs, size_t n, char *err)
+{
+	struct proc *p = s->proc;
+	const uint32_t *nodes = s->nodes.v, *threads = s->threads.v;
+	unsigned mode = p->info.mode;
+	uint64_t count = 0, max_dt = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_sample *r = &recs[i];
+		assert(r->node - 1 < s->nodes.n &&
+		       r->thread - 1 < s->threads.n);
+		if (agg_add(p->agg, nodes[r->node], threads[r->thread],
+			    norm_flags(r->flags, mode), r->count,
+			    r->value) < 0)
+			return oom(err);
+		count = sat_add(count, r->count);
+		if (r->dt_ns > max_dt)
+			max_dt = r->dt_ns;
+	}
+	if (n > 0) {
+		/* Each record's time is base_ns + dt_ns on the client's
+		 * CLOCK_MONOTONIC. */
+		uint64_t t = sat_add(base_ns, max_dt);
+		if (t > p->max_mono_ns)
+			p->max_mono_ns = t;
+	}
+	s->n_samples = sat_add(s->n_samples, count);
+	p->info.n_samples = sat_add(p->info.n_samples, count);
+	p->reg->total_samples = sat_add(p->reg->total_samples, count);
+	p->heard_unix_ns = now_unix_ns();
+	return 0;
+}
+
+int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
+		  uint64_t value, char *err)
+{
+	struct proc *p = s->proc;
+	if (reason < 1 || reason > WIRE_LOST_REASON_MAX) {
+		snprintf(err, PROC_ERR_LEN, "LOST: unknown reason %" PRIu64,
+			 reason);
+		return -EPROTO;
+	}
+	if (samples > INT64_MAX || value > INT64_MAX) {
+		snprintf(err, PROC_ERR_LEN,
+			 "LOST: samples or value out of range");
+		return -EPROTO;
+	}
+	p->lost_samples[reason] = sat_add(p->lost_samples[reason], samples);
+	p->lost_value[reason] = sat_add(p->lost_value[reason], value);
+	s->n_lost = sat_add(s->n_lost, samples);
+	p->info.n_lost = sat_add(p->info.n_lost, samples);
+	p->reg->total_lost = sat_add(p->reg->total_lost, samples);
+	p->heard_unix_ns = now_unix_ns();
+	return 0;
+}
+
+void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
+{
+	struct proc *p = s->proc;
+	p->info.has_bye = 1;
+	p->info.bye = *bye;
+	if (bye->has_end_mono && bye->end_mono_ns > p->max_mono_ns)
+		p->max_mono_ns = bye->end_mono_ns;
+	p->heard_unix_ns = now_unix_ns();
+}
+
+/* ---- readers ------------------------------------------------------------ */
+
+const struct proc_info *proc_info(const struct proc *p)
+{
+	return &p->info;
+}
+
+const struct agg *proc_agg(const struct proc *p)
+{
+	return p->agg;
+}
+
+uint32_t proc_n_threads(const struct proc *p)
+{
+	return p->n_threads;
+}
+
+void proc_thread(const struct proc *p, uint32_t idx, uint64_t *tid,
+		 uint32_t *name_sid)
+{
+	assert(idx >= 1 && idx <= p->n_threads);
+	*tid = p->threads[idx].tid;
+	*name_sid = p->threads[idx].name_sid;
+}
+
+void proc_lost(const struct proc *p, unsigned reason, uint64_t *samples,
+	       uint64_t *value)
+{
+	assert(reason >= 1 && reason <= WIRE_LOST_REASON_MAX);
+	*samples = p->lost_samples[reason];
+	*value = p->lost_value[reason];
+}
+
+uint64_t proc_end_unix_ns(const struct proc *p)
+{
+	const struct proc_info *in = &p->info;
+	if (in->has_start_mono && p->max_mono_ns >= in->start_mono_ns)
+		return sat_add(in->start_unix_ns,
+			       p->max_mono_ns - in->start_mono_ns);
+	return p->heard_unix_ns > in->start_unix_ns ? p->heard_unix_ns
+						    : in->start_unix_ns;
+}

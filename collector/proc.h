@@ -1,0 +1,179 @@
+/*
+ * proc.h - per-process state: what each profiled process told us, its
+ * threads, its aggregate and lost counts, and the id maps of each of its
+ * connections ("sessions").
+ *
+ * A process is keyed by (pid, start_unix_ns) from its HELLO. A client that
+ * reconnects (HELLO with CONN_SEQ > 0, or simply the same key) while the
+ * collector still holds that process gets a new session on the same
+ * process: the client replays its definitions from id 1, so the session's
+ * id maps start empty, while the aggregate carries on.
+ *
+ * Who calls what: conn.c decodes frames and calls the proc_session_* and
+ * proc_def_* / proc_add_* functions; they check every id and value against
+ * the session's maps (wire.h's rules: dense ids in order, definitions
+ * before use, node depth) and on a violation return -EPROTO with the reason
+ * in err, changing nothing. collector.c decides when a process with no
+ * session left is written and removed; pprof.c reads processes through the
+ * accessors below.
+ *
+ * Single-threaded (the collector's loop thread).
+ */
+#ifndef PYPROF_PROC_H
+#define PYPROF_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pyprof/wire.h"
+
+struct agg;
+struct symtab;
+struct procs;
+struct proc;
+struct proc_session;
+
+#define PROC_ERR_LEN 160
+
+/* Limit on what one connection may define (string bytes plus a fixed cost
+ * per definition), so one client cannot take all the collector's memory.
+ * A large application defines a few MiB. */
+#define PROC_MAX_DEF_BYTES (256u << 20)
+
+/* A byte string inside a frame being decoded. */
+struct proc_bytes {
+	const uint8_t *p;
+	size_t len;
+};
+
+/* HELLO as decoded by conn.c; the bytes point into the frame and are
+ * copied by proc_session_open. */
+struct proc_hello {
+	uint64_t version, pid, ppid, uid;
+	uint64_t start_unix_ns, start_mono_ns;
+	int has_start_unix, has_start_mono;
+	uint64_t mode, period_ns, achieved_ns, max_depth, conn_seq;
+	struct proc_bytes pyversion, exe, comm;
+	const struct proc_bytes *args;
+	size_t n_args;
+};
+
+/* BYE fields; absent ones are 0 with has_ unset. */
+struct proc_bye {
+	uint64_t samples, lost, end_mono_ns, handler_n, handler_ns, faults;
+	int has_samples, has_lost, has_end_mono;
+};
+
+/* One SAMPLES record as sent (ids are the connection's). */
+struct proc_sample {
+	uint64_t node, thread, dt_ns, count, value, flags;
+};
+
+/* What a process said about itself and what we received from it. Owned by
+ * proc.c; read-only for others through proc_info(). Strings are symtab
+ * ids. */
+struct proc_info {
+	uint64_t pid, ppid, uid;
+	uint64_t start_unix_ns;  /* from HELLO, else when it connected */
+	uint64_t start_mono_ns;  /* its CLOCK_MONOTONIC at start_unix_ns */
+	int has_start_mono;
+	unsigned mode;           /* enum wire_mode */
+	uint64_t period_ns;      /* asked for; 0 if not sent */
+	uint64_t achieved_ns;    /* 0 if not sent */
+	uint64_t max_depth;
+	uint32_t exe_sid, comm_sid, pyversion_sid;
+	uint32_t *arg_sids;
+	size_t n_args;
+	uint64_t n_samples;      /* sum of SAMPLES counts accepted */
+	uint64_t n_lost;         /* sum of LOST sample counts */
+	uint64_t n_connects;     /* sessions opened so far */
+	int has_bye;
+	struct proc_bye bye;     /* the last BYE */
+};
+
+/* ---- the registry ----------------------------------------------------- */
+
+/* An empty registry whose processes intern into st (st outlives it), or
+ * NULL (ENOMEM). */
+struct procs *procs_new(struct symtab *st);
+/* Frees every process. All sessions must have been closed. */
+void procs_free(struct procs *reg);
+
+/* Processes in the order they first connected; NULL at the end. */
+struct proc *procs_first(const struct procs *reg);
+struct proc *proc_next(const struct proc *p);
+/* Live processes held. */
+size_t procs_len(const struct procs *reg);
+/* Counters over the registry's whole life, removed processes included. */
+uint64_t procs_n_seen(const struct procs *reg);
+uint64_t procs_total_samples(const struct procs *reg);
+uint64_t procs_total_lost(const struct procs *reg);
+
+/* Unlinks and frees p, which must have no session. When the registry
+ * becomes empty the shared symtab is cleared (nothing refers to it). */
+void procs_remove(struct procs *reg, struct proc *p);
+
+/* ---- sessions: one per connection ----------------------------------- */
+
+/* Starts a session for a validated HELLO: finds the process with the
+ * same (pid, start_unix_ns), or creates it. *out is owned by the caller
+ * until proc_session_close. *resumed is set to 1 when an existing process
+ * continues. 0 or -ENOMEM (err says so). */
+int proc_session_open(struct procs *reg, const struct proc_hello *h,
+		      struct proc_session **out, int *resumed, char *err);
+/* Ends the session and frees it. Returns its process if no other session
+ * holds it any more (the caller decides whether to write and remove it),
+ * else NULL. */
+struct proc *proc_session_close(struct proc_session *s);
+struct proc *proc_session_proc(const struct proc_session *s);
+/* Samples and lost samples received on this session. */
+uint64_t proc_session_samples(const struct proc_session *s);
+uint64_t proc_session_lost(const struct proc_session *s);
+
+/* Definitions. Each returns 0, -EPROTO (err says which rule the frame
+ * broke; nothing changed), or -ENOMEM. err has PROC_ERR_LEN bytes. */
+int proc_def_string(struct proc_session *s, uint64_t id, const uint8_t *p,
+		    size_t len, char *err);
+int proc_def_function(struct proc_session *s, uint64_t id, uint64_t name,
+		      uint64_t system_name, uint64_t filename,
+		      uint64_t start_line, char *err);
+int proc_def_location(struct proc_session *s, uint64_t id, uint64_t function,
+		      uint64_t line, char *err);
+int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
+		  uint64_t location, char *err);
+int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
+		    uint64_t name, char *err);
+
+/* Samples, in two steps so that a SAMPLES frame is taken whole or not at
+ * all: proc_check_samples validates records (call it on every record of
+ * the frame first), proc_add_samples adds checked records. Record i of
+ * the batch is reported as first_index + i. 0, -EPROTO or -ENOMEM. */
+int proc_check_samples(const struct proc_session *s,
+		       const struct proc_sample *recs, size_t n,
+		       uint64_t first_index, char *err);
+int proc_add_samples(struct proc_session *s, uint64_t base_ns,
+		     const struct proc_sample *recs, size_t n, char *err);
+
+/* reason is enum wire_lost_reason. 0 or -EPROTO. */
+int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
+		  uint64_t value, char *err);
+void proc_set_bye(struct proc_session *s, const struct proc_bye *bye);
+
+/* ---- reading a process (pprof.c, collector.c) ------------------------- */
+
+const struct proc_info *proc_info(const struct proc *p);
+const struct agg *proc_agg(const struct proc *p);
+/* Threads are numbered 1..proc_n_threads; the agg's thread field is this
+ * number. */
+uint32_t proc_n_threads(const struct proc *p);
+void proc_thread(const struct proc *p, uint32_t idx, uint64_t *tid,
+		 uint32_t *name_sid);
+/* Lost samples for a reason in 1..WIRE_LOST_REASON_MAX. */
+void proc_lost(const struct proc *p, unsigned reason, uint64_t *samples,
+	       uint64_t *value);
+/* The process's last sign of life in Unix ns: its latest sample or BYE
+ * end time converted with HELLO's clock pair, else when the collector
+ * last heard from it. */
+uint64_t proc_end_unix_ns(const struct proc *p);
+
+#endif /* PYPROF_PROC_H */

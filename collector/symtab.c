@@ -1,0 +1,461 @@
+/*
+ * symtab.c - collector-wide interning of strings, functions, locations and
+ * stack nodes (see symtab.h).
+ *
+ * Each kind is a dense array indexed by id (slot 0 unused) plus an idhash
+ * to find an existing equal entry. Strings live back to back in one arena,
+ * each NUL-terminated, found by offset. Called only for definition frames:
+ * a busy client defines a few thousand of each and then sends samples that
+ * name them, so none of this is on the per-sample path.
+ */
+#include "symtab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idhash.h"
+#include "pyprof/wire.h"
+
+#define SYMTAB_MAX_ID (UINT32_MAX - 1)
+
+struct symtab_func {
+	uint32_t name, system_name, filename;
+	int64_t start_line;
+};
+
+struct symtab_loc {
+	uint32_t fid;
+	int64_t line;
+};
+
+struct symtab_node {
+	uint32_t parent, lid, depth;
+};
+
+struct symtab {
+	/* strings: arena bytes, and offset of string i at str_off[i] */
+	char *arena;
+	size_t arena_len, arena_cap;
+	uint64_t *str_off;
+	uint32_t n_str;
+	size_t str_cap;
+	struct idhash str_hash;
+
+	struct symtab_func *funcs;
+	uint32_t n_funcs;
+	size_t funcs_cap;
+	struct idhash func_hash;
+
+	struct symtab_loc *locs;
+	uint32_t n_locs;
+	size_t locs_cap;
+	struct idhash loc_hash;
+
+	struct symtab_node *nodes;
+	uint32_t n_nodes;
+	size_t nodes_cap;
+	struct idhash node_hash;
+};
+
+/* Makes room for index `need` in an array of elem-sized entries. */
+static int reserve(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need < *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+	while (c <= need)
+		c *= 2;
+	void *p = realloc(*arr, c * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+struct symtab *symtab_new(void)
+{
+	struct symtab *st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	idhash_init(&st->str_hash);
+	idhash_init(&st->func_hash);
+	idhash_init(&st->loc_hash);
+	idhash_init(&st->node_hash);
+	return st;
+}
+
+void symtab_clear(struct symtab *st)
+{
+	free(st->arena);
+	free(st->str_off);
+	free(st->funcs);
+	free(st->locs);
+	free(st->nodes);
+	idhash_fini(&st->str_hash);
+	idhash_fini(&st->func_hash);
+	idhash_fini(&st->loc_hash);
+	idhash_fini(&st->node_hash);
+	memset(st, 0, sizeof(*st));
+}
+
+void symtab_free(struct symtab *st)
+{
+	if (!st)
+		return;
+	symtab_clear(st);
+	free(st);
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* Length of the well-formed UTF-8 sequence starting at s[0] (len > 0
+ * bytes available), or 0 if it is malformed. NUL counts as malformed:
+ * protobuf-c would cut the string there. */
+static size_t utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+	if (c == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* Overlong forms, UTF-16 surrogates and values past U+10FFFF are
+	 * excluded by narrowing the range of the second byte. */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (len < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+static int utf8_clean(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		if (s[i] >= 0x01 && s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t n = utf8_seq(s + i, len - i);
+		if (n == 0)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+/* A copy of s with each malformed byte replaced by U+FFFD (EF BF BD), in
+ * a new buffer (up to 3 * len bytes) stored in *out, length in *out_len. */
+static int utf8_repair(const unsigned char *s, size_t len, char **out,
+		       size_t *out_len)
+{
+	char *buf = malloc(3 * len + 1);
+	size_t o = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq(s + i, len - i);
+		if (n == 0) {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(buf + o, s + i, n);
+			o += n;
+			i += n;
+		}
+	}
+	*out = buf;
+	*out_len = o;
+	return 0;
+}
+
+struct str_key {
+	const struct symtab *st;
+	const char *s;
+	size_t len;
+};
+
+static int str_eq(const void *ctx, uint32_t id)
+{
+	const struct str_key *k = ctx;
+	const struct symtab *st = k->st;
+	size_t len = st->str_off[id + 1] - st->str_off[id] - 1;
+	return len == k->len && memcmp(st->arena + st->str_off[id], k->s,
+				       len) == 0;
+}
+
+static int intern_clean(struct symtab *st, const char *s, size_t len,
+			uint32_t *sid)
+{
+	struct str_key key = { st, s, len };
+	uint64_t h = idhash_bytes(s, len);
+	uint32_t id;
+	int err;
+
+	id = idhash_find(&st->str_hash, h, str_eq, &key);
+	if (id) {
+		*sid = id;
+		return 0;
+	}
+	if (st->n_str >= SYMTAB_MAX_ID)
+		return -E2BIG;
+	id = st->n_str + 1;
+	/* str_off[id + 1] marks the end of string id. */
+	err = reserve((void **)&st->str_off, &st->str_cap, (size_t)id + 1,
+		      sizeof(*st->str_off));
+	if (err)
+		return err;
+	if (st->arena_len + len + 1 > st->arena_cap) {
+		size_t cap = st->arena_cap ? st->arena_cap : 4096;
+		while (cap < st->arena_len + len + 1)
+			cap *= 2;
+		char *a = realloc(st->arena, cap);
+		if (!a)
+			return -ENOMEM;
+		st->arena = a;
+		st->arena_cap = cap;
+	}
+	if ((err = idhash_insert(&st->str_hash, h, id)) < 0)
+		return err;
+	if (id == 1)
+		st->str_off[1] = st->arena_len;
+	memcpy(st->arena + st->arena_len, s, len);
+	st->arena[st->arena_len + len] = 0;
+	st->arena_len += len + 1;
+	st->str_off[id + 1] = st->arena_len;
+	st->n_str = id;
+	*sid = id;
+	return 0;
+}
+
+int symtab_intern_string(struct symtab *st, const void *s, size_t len,
+			 uint32_t *sid)
+{
+	char *fixed = NULL;
+	size_t fixed_len;
+	int err;
+
+	if (utf8_clean(s, len))
+		return intern_clean(st, s, len, sid);
+	err = utf8_repair(s, len, &fixed, &fixed_len);
+	if (err)
+		goto out;
+	err = intern_clean(st, fixed, fixed_len, sid);
+out:
+	free(fixed);
+	return err;
+}
+
+const char *symtab_string(const struct symtab *st, uint32_t sid)
+{
+	if (sid == 0)
+		return "";
+	return st->arena + st->str_off[sid];
+}
+
+/* ---- functions, locations, nodes ---------------------------------------- */
+
+struct func_key {
+	const struct symtab *st;
+	struct symtab_func f;
+};
+
+static int func_eq(const void *ctx, uint32_t id)
+{
+	const struct func_key *k = ctx;
+	const struct symtab_func *f = &k->st->funcs[id];
+	return f->name == k->f.name && f->system_name == k->f.system_name &&
+	       f->filename == k->f.filename &&
+	       f->start_line == k->f.start_line;
+}
+
+int symtab_intern_function(struct symtab *st, uint32_t name_sid,
+			   uint32_t system_name_sid, uint32_t filename_sid,
+			   int64_t start_line, uint32_t *fid)
+{
+	struct func_key key = {
+		st, { name_sid, system_name_sid, filename_sid, start_line }
+	};
+	uint64_t h = idhash_combine(idhash_combine(idhash_mix(name_sid),
+						   system_name_sid),
+				    idhash_combine(filename_sid,
+						   (uint64_t)start_line));
+	uint32_t id;
+	int err;
+
+	id = idhash_find(&st->func_hash, h, func_eq, &key);
+	if (!id) {
+		if (st->n_funcs >= SYMTAB_MAX_ID)
+			return -E2BIG;
+		id = st->n_funcs + 1;
+		err = reserve((void **)&st->funcs, &st->funcs_cap, id,
+			      sizeof(*st->funcs));
+		if (!err)
+			err = idhash_insert(&st->func_hash, h, id);
+		if (err)
+			return err;
+		st->funcs[id] = key.f;
+		st->n_funcs = id;
+	}
+	*fid = id;
+	return 0;
+}
+
+void symtab_function(const struct symtab *st, uint32_t fid,
+		     uint32_t *name_sid, uint32_t *system_name_sid,
+		     uint32_t *filename_sid, int64_t *start_line)
+{
+	const struct symtab_func *f = &st->funcs[fid];
+	*name_sid = f->name;
+	*system_name_sid = f->system_name;
+	*filename_sid = f->filename;
+	*start_line = f->start_line;
+}
+
+struct loc_key {
+	const struct symtab *st;
+	struct symtab_loc l;
+};
+
+static int loc_eq(const void *ctx, uint32_t id)
+{
+	const struct loc_key *k = ctx;
+	const struct symtab_loc *l = &k->st->locs[id];
+	return l->fid == k->l.fid && l->line == k->l.line;
+}
+
+int symtab_intern_location(struct symtab *st, uint32_t fid, int64_t line,
+			   uint32_t *lid)
+{
+	struct loc_key key = { st, { fid, line } };
+	uint64_t h = idhash_combine(idhash_mix(fid), (uint64_t)line);
+	uint32_t id;
+	int err;
+
+	id = idhash_find(&st->loc_hash, h, loc_eq, &key);
+	if (!id) {
+		if (st->n_locs >= SYMTAB_MAX_ID)
+			return -E2BIG;
+		id = st->n_locs + 1;
+		err = reserve((void **)&st->locs, &st->locs_cap, id,
+			      sizeof(*st->locs));
+		if (!err)
+			err = idhash_insert(&st->loc_hash, h, id);
+		if (err)
+			return err;
+		st->locs[id] = key.l;
+		st->n_locs = id;
+	}
+	*lid = id;
+	return 0;
+}
+
+void symtab_location(const struct symtab *st, uint32_t lid, uint32_t *fid,
+		     int64_t *line)
+{
+	*fid = st->locs[lid].fid;
+	*line = st->locs[lid].line;
+}
+
+struct node_key {
+	const struct symtab *st;
+	uint32_t parent, lid;
+};
+
+static int node_eq(const void *ctx, uint32_t id)
+{
+	const struct node_key *k = ctx;
+	const struct symtab_node *n = &k->st->nodes[id];
+	return n->parent == k->parent && n->lid == k->lid;
+}
+
+int symtab_intern_node(struct symtab *st, uint32_t parent, uint32_t lid,
+		       uint32_t *nid)
+{
+	struct node_key key = { st, parent, lid };
+	uint64_t h = idhash_combine(idhash_mix(parent), lid);
+	uint32_t id, depth;
+	int err;
+
+	id = idhash_find(&st->node_hash, h, node_eq, &key);
+	if (!id) {
+		depth = parent ? st->nodes[parent].depth + 1 : 1;
+		if (depth > WIRE_MAX_DEPTH)
+			return -ELOOP;
+		if (st->n_nodes >= SYMTAB_MAX_ID)
+			return -E2BIG;
+		id = st->n_nodes + 1;
+		err = reserve((void **)&st->nodes, &st->nodes_cap, id,
+			      sizeof(*st->nodes));
+		if (!err)
+			err = idhash_insert(&st->node_hash, h, id);
+		if (err)
+			return err;
+		st->nodes[id] = (struct symtab_node){ parent, lid, depth };
+		st->n_nodes = id;
+	}
+	*nid = id;
+	return 0;
+}
+
+void symtab_node(const struct symtab *st, uint32_t nid, uint32_t *parent,
+		 uint32_t *lid)
+{
+	*parent = st->nodes[nid].parent;
+	*lid = st->nodes[nid].lid;
+}
+
+uint32_t symtab_node_depth(const struct symtab *st, uint32_t nid)
+{
+	return nid ? st->nodes[nid].depth : 0;
+}
+
+uint32_t symtab_n_strings(const struct symtab *st)
+{
+	return st->n_str;
+}
+
+uint32_t symtab_n_functions(const struct symtab *st)
+{
+	return st->n_funcs;
+}
+
+uint32_t symtab_n_locations(const struct symtab *st)
+{
+	return st->n_locs;
+}
+
+uint32_t symtab_n_nodes(const struct symtab *st)
+{
+	return st->n_nodes;
+}
+
+size_t symtab_bytes(const struct symtab *st)
+{
+	return st->arena_cap + st->str_cap * sizeof(*st->str_off) +
+	       st->funcs_cap * sizeof(*st->funcs) +
+	       st->locs_cap * sizeof(*st->locs) +
+	       st->nodes_cap * sizeof(*st->nodes) +
+	       idhash_mem(&st->str_hash) + idhash_mem(&st->func_hash) +
+	       idhash_mem(&st->loc_hash) + idhash_mem(&st->node_hash);
+}

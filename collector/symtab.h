@@ -1,0 +1,79 @@
+/*
+ * symtab.h - the collector-wide symbol tables: strings, functions,
+ * locations and stack nodes, each interned once for all processes.
+ *
+ * Clients define these per connection with their own ids (wire.h); proc.c
+ * maps each connection id to the collector-wide id returned here, so a
+ * reconnecting client's replay, or 32 workers running the same code, cost
+ * one entry each. Aggregates (agg.h) and the pprof builder (pprof.h) speak
+ * only collector-wide ids. Ids of each kind are dense and start at 1; 0
+ * means none.
+ *
+ * Memory: entries are never freed one by one. symtab_clear drops them all;
+ * the collector calls it when it holds no process any more, which bounds a
+ * long-running collector's memory by what its live processes use (a
+ * mark-and-compact pass can come later, see issue 5).
+ *
+ * Single-threaded (the collector's loop thread). Fed by definition frames,
+ * which are rare next to samples.
+ */
+#ifndef PYPROF_SYMTAB_H
+#define PYPROF_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symtab;
+
+/* An empty table, or NULL (ENOMEM). */
+struct symtab *symtab_new(void);
+void symtab_free(struct symtab *st);
+/* Forgets every entry and frees their memory; ids restart at 1. Only call
+ * it when nothing holds an id. */
+void symtab_clear(struct symtab *st);
+
+/* Interns len bytes (not NUL-terminated; may contain anything): invalid
+ * UTF-8 and NUL bytes are replaced with U+FFFD first, because pprof
+ * string tables are UTF-8 and protobuf-c strings are NUL-terminated.
+ * Stores the id in *sid. 0, -ENOMEM, or -E2BIG past 2^32-2 strings. */
+int symtab_intern_string(struct symtab *st, const void *s, size_t len,
+			 uint32_t *sid);
+/* The NUL-terminated string for sid ("" for 0). sid must exist. The
+ * pointer is valid until the next symtab_intern_string or symtab_clear. */
+const char *symtab_string(const struct symtab *st, uint32_t sid);
+
+/* Interns a function; every sid must exist. 0, -ENOMEM or -E2BIG. */
+int symtab_intern_function(struct symtab *st, uint32_t name_sid,
+			   uint32_t system_name_sid, uint32_t filename_sid,
+			   int64_t start_line, uint32_t *fid);
+/* The fields of function fid, which must exist. */
+void symtab_function(const struct symtab *st, uint32_t fid,
+		     uint32_t *name_sid, uint32_t *system_name_sid,
+		     uint32_t *filename_sid, int64_t *start_line);
+
+/* Interns a location (function fid, line); fid must exist. */
+int symtab_intern_location(struct symtab *st, uint32_t fid, int64_t line,
+			   uint32_t *lid);
+void symtab_location(const struct symtab *st, uint32_t lid, uint32_t *fid,
+		     int64_t *line);
+
+/* Interns the stack node (parent, location): parent 0 is the root, else it
+ * must exist; lid must exist. A node's depth is its parent's plus one (a
+ * root child has depth 1). Returns 0, -ENOMEM, or -ELOOP if the depth
+ * would pass WIRE_MAX_DEPTH. */
+int symtab_intern_node(struct symtab *st, uint32_t parent, uint32_t lid,
+		       uint32_t *nid);
+/* Parent (0 at the root) and location of node nid, which must exist. */
+void symtab_node(const struct symtab *st, uint32_t nid, uint32_t *parent,
+		 uint32_t *lid);
+uint32_t symtab_node_depth(const struct symtab *st, uint32_t nid);
+
+/* How many entries of each kind exist: the largest id of that kind. */
+uint32_t symtab_n_strings(const struct symtab *st);
+uint32_t symtab_n_functions(const struct symtab *st);
+uint32_t symtab_n_locations(const struct symtab *st);
+uint32_t symtab_n_nodes(const struct symtab *st);
+/* Bytes held, for statistics. */
+size_t symtab_bytes(const struct symtab *st);
+
+#endif /* PYPROF_SYMTAB_H */
