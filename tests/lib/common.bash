@@ -1,0 +1,312 @@
+# tests/lib/common.bash - helpers shared by the end-to-end tests (bats).
+#
+# Every tests/e2e/*.bats file starts with `load ../lib/common` and calls
+# common_setup / common_teardown from its setup / teardown. What it gives:
+#
+#   paths      PP_ROOT PP_BUILD PP_LIB PP_COLLECTOR PP_PYPROF PP_TARGETS
+#              (PYPROF_BUILD=dir selects another build, e.g. build-asan)
+#   per test   T (the test's own temp dir), SOCK (a short socket path),
+#              OUT (the collector's --output-dir)
+#   collector  collector_start [ARGS], collector_stop, collector_kill
+#   running    profiled CMD... (LD_PRELOAD + PYPROF_SOCKET), run_capture
+#              NAME CMD... (stdout/stderr to files, sets RC and PID),
+#              start_in_pgrp (for Ctrl-C), wait_for_line
+#   profiles   wait_profile PID, pprof_raw/-traces/-top FILE, shares ...
+#              (tests/lib/pprof_shares.py), cached_profile
+#   pythons    for_each_python FN: runs FN NAME EXE KIND for every
+#              interpreter in tests/lib/pythons.sh, reports each, and fails
+#              if any failed or is missing
+#   checks     fail, assert_same_file, marker_line
+#
+# The tests run as the bats shell does (set -e); helpers return non-zero on
+# failure after printing why, so a failure shows its cause in bats' output.
+
+PP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PP_BUILD=${PYPROF_BUILD:-$PP_ROOT/build}
+case $PP_BUILD in /*) ;; *) PP_BUILD=$PP_ROOT/$PP_BUILD ;; esac
+PP_LIB=$PP_BUILD/libpyprof.so
+PP_COLLECTOR=$PP_BUILD/pyprof-collector
+PP_PYPROF=$PP_BUILD/pyprof
+PP_TARGETS=$PP_ROOT/tests/targets
+PP_SHARES=$PP_ROOT/tests/lib/pprof_shares.py
+# Helpers run on Debian's python3, never under LD_PRELOAD.
+if [[ -x /usr/bin/python3 ]]; then
+	PP_HOST_PYTHON=/usr/bin/python3
+else
+	PP_HOST_PYTHON=python3
+fi
+
+# shellcheck source=tests/lib/pythons.sh
+source "$PP_ROOT/tests/lib/pythons.sh"
+
+# ---- per-test setup ----------------------------------------------------
+
+common_setup() {
+	local v
+	T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
+	# sun_path holds 108 bytes: keep sockets out of bats' deep tmp dirs.
+	SOCKDIR=$(mktemp -d /tmp/pyprof-test.XXXXXX)
+	SOCK=$SOCKDIR/c.sock
+	OUT=$T/profiles
+	mkdir -p "$OUT"
+	COLLECTOR_PID=
+	# The caller's own PYPROF_* settings must not leak into the tests.
+	for v in $(compgen -e PYPROF_); do
+		case $v in PYPROF_TEST_* | PYPROF_BUILD) ;; *) unset "$v" ;; esac
+	done
+	ulimit -c 0 # crash tests must not leave cores
+	export LC_ALL=C
+}
+
+common_teardown() {
+	if [[ -n ${COLLECTOR_PID:-} ]]; then
+		collector_kill
+	fi
+	rm -rf "${SOCKDIR:-/nonexistent}"
+}
+
+# ---- checks ------------------------------------------------------------
+
+fail() {
+	echo "FAIL: $*" >&2
+	return 1
+}
+
+# assert_same_file EXPECTED ACTUAL WHAT: byte-identical, or a diff.
+assert_same_file() {
+	if ! cmp -s "$1" "$2"; then
+		echo "FAIL: $3 differs (- without the library, + with it):" >&2
+		diff -u "$1" "$2" | head -40 >&2 || true
+		return 1
+	fi
+}
+
+# assert_eq EXPECTED ACTUAL WHAT
+assert_eq() {
+	if [[ "$1" != "$2" ]]; then
+		echo "FAIL: $3: expected '$1', got '$2'" >&2
+		return 1
+	fi
+}
+
+# marker_line FILE TAG: the number of the line tagged "# @TAG".
+marker_line() {
+	local n
+	n=$(grep -n -E "# @$2\$" "$1" | cut -d: -f1)
+	if [[ -z $n || $n == *$'\n'* ]]; then
+		fail "marker @$2 not found exactly once in $1"
+		return 1
+	fi
+	echo "$n"
+}
+
+# ---- the collector -----------------------------------------------------
+
+# collector_start [ARGS]: a collector on $SOCK writing into $OUT; waits
+# until the socket exists. Its log is $T/collector.log.
+collector_start() {
+	local i
+	[[ -x $PP_COLLECTOR ]] || fail "$PP_COLLECTOR not built"
+	"$PP_COLLECTOR" --socket "$SOCK" --output-dir "$OUT" "$@" \
+		>>"$T/collector.log" 2>&1 &
+	COLLECTOR_PID=$!
+	for ((i = 0; i < 200; i++)); do
+		[[ -S $SOCK ]] && return 0
+		if ! kill -0 "$COLLECTOR_PID" 2>/dev/null; then
+			wait "$COLLECTOR_PID" || true
+			COLLECTOR_PID=
+			cat "$T/collector.log" >&2
+			fail "the collector exited before creating $SOCK"
+			return 1
+		fi
+		sleep 0.05
+	done
+	fail "the collector did not create $SOCK within 10 s"
+}
+
+# collector_stop: SIGTERM (it writes what it holds), wait, return its
+# status.
+collector_stop() {
+	local pid=$COLLECTOR_PID rc=0
+	[[ -n $pid ]] || return 0
+	COLLECTOR_PID=
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" || rc=$?
+	if ((rc != 0)); then
+		echo "collector exited with status $rc; its log:" >&2
+		cat "$T/collector.log" >&2
+	fi
+	return $rc
+}
+
+# collector_kill: SIGKILL, no questions.
+collector_kill() {
+	local pid=$COLLECTOR_PID
+	[[ -n $pid ]] || return 0
+	COLLECTOR_PID=
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# ---- running programs --------------------------------------------------
+
+# profiled CMD...: CMD with the library preloaded, streaming to $SOCK. Other
+# PYPROF_* variables come from the caller (`PYPROF_HZ=250 profiled ...`).
+profiled() {
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SOCK "$@"
+}
+
+# run_capture NAME CMD...: runs CMD with stdout in $T/NAME.out, stderr in
+# $T/NAME.err; sets RC (exit status, 128+N for signal N) and PID.
+run_capture() {
+	local name=$1
+	shift
+	"$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null &
+	PID=$!
+	RC=0
+	wait "$PID" || RC=$?
+}
+
+# start_in_pgrp OUT ERR CMD...: starts CMD in the background in a process
+# group of its own (PID = its pgid), as a shell with job control would, so
+# that `kill -INT -- -$PID` acts like Ctrl-C on a terminal. Without job
+# control bash would start it with SIGINT ignored.
+start_in_pgrp() {
+	local out=$1 err=$2
+	shift 2
+	set -m
+	"$@" >"$out" 2>"$err" </dev/null &
+	PID=$!
+	set +m
+}
+
+# wait_for_line FILE REGEX [SECONDS]: until a line of FILE matches.
+wait_for_line() {
+	local i secs=${3:-10}
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no line matching '$2' in $1 after ${secs}s"
+}
+
+# ---- profiles ----------------------------------------------------------
+
+# wait_profile PID [SECONDS]: prints the path of the profile the collector
+# wrote for PID (<comm>.<pid>.<time>.pb.gz in $OUT), waiting up to SECONDS
+# (default 15) for it to appear.
+wait_profile() {
+	local pid=$1 secs=${2:-15} i f
+	for ((i = 0; i < secs * 20; i++)); do
+		for f in "$OUT"/*."$pid".*.pb.gz; do
+			if [[ -f $f ]]; then
+				echo "$f"
+				return 0
+			fi
+		done
+		sleep 0.05
+	done
+	echo "no profile for pid $pid in $OUT after ${secs}s; it holds:" >&2
+	ls -la "$OUT" >&2
+	[[ -f $T/collector.log ]] && tail -20 "$T/collector.log" >&2
+	return 1
+}
+
+# go tool pprof views. -symbolize=none: our profiles carry their own names.
+pprof_raw() { go tool pprof -symbolize=none -raw "$1"; }
+pprof_traces() { go tool pprof -symbolize=none -traces "$1"; }
+pprof_top() { go tool pprof -symbolize=none -top "$1"; }
+
+# shares SUBCOMMAND ARGS...: tests/lib/pprof_shares.py (see its header).
+shares() { "$PP_HOST_PYTHON" "$PP_SHARES" "$@"; }
+
+# cached_profile KEY CMD...: runs CMD (a python program) under the
+# library once per bats file for each KEY, and prints the path of its
+# profile; later tests in the same file reuse it. The program's stdout is
+# kept beside it as PROFILE.stdout. Needs a running collector: call
+# collector_start in the test (or setup) before for_each_python, whose
+# subshells cannot start one that teardown would know about.
+cached_profile() {
+	local key=$1 dir=$BATS_FILE_TMPDIR/cache f
+	shift
+	mkdir -p "$dir"
+	if [[ -f $dir/$key.error ]]; then
+		cat "$dir/$key.error" >&2
+		return 1
+	fi
+	if [[ ! -f $dir/$key.pb.gz ]]; then
+		if ! profile_once "$dir/$key" "$@" 2>"$dir/$key.error"; then
+			cat "$dir/$key.error" >&2
+			return 1
+		fi
+		rm -f "$dir/$key.error"
+	fi
+	echo "$dir/$key.pb.gz"
+}
+
+# profile_once PREFIX CMD...: runs CMD profiled, copies its profile to
+# PREFIX.pb.gz and its stdout to PREFIX.pb.gz.stdout.
+profile_once() {
+	local prefix=$1 f
+	shift
+	if [[ -z $COLLECTOR_PID ]]; then
+		echo "profile_once: start the collector first" >&2
+		return 1
+	fi
+	run_capture once profiled "$@"
+	if ((RC != 0)); then
+		echo "'$*' exited with status $RC under the library; stderr:" >&2
+		cat "$T/once.err" >&2
+		return 1
+	fi
+	f=$(wait_profile "$PID") || return 1
+	cp "$f" "$prefix.pb.gz"
+	cp "$T/once.out" "$prefix.pb.gz.stdout"
+}
+
+# ---- interpreters ------------------------------------------------------
+
+# for_each_python FN [ARGS]: calls FN NAME EXE KIND [ARGS] for every
+# interpreter selected by PYPROF_TEST_PYTHONS, each in a subshell with
+# set -e, so one interpreter's failure does not hide the others'. Fails if
+# any call failed or any requested interpreter is missing.
+for_each_python() {
+	local fn=$1 name exe kind rc bad=() n=0 outer=${COLLECTOR_PID:-}
+	shift
+	while read -r name exe kind; do
+		n=$((n + 1))
+		echo "== $name ($kind) $exe"
+		if [[ $kind == missing ]]; then
+			echo "   interpreter $name not found (PYPROF_TEST_PYTHONS=" \
+				"'${PYPROF_TEST_PYTHONS:-default}')"
+			bad+=("$name:missing")
+			continue
+		fi
+		set +e
+		(
+			set -e
+			# A collector this subshell started dies with it.
+			trap 'if [[ -n ${COLLECTOR_PID:-} && $COLLECTOR_PID != "$outer" ]]; then collector_kill; fi' EXIT
+			"$fn" "$name" "$exe" "$kind" "$@"
+		)
+		rc=$?
+		set -e
+		if ((rc != 0)); then
+			echo "   -> FAILED on $name"
+			bad+=("$name")
+		fi
+	done < <(pyprof_pythons)
+	if ((n == 0)); then
+		fail "no interpreter selected"
+		return 1
+	fi
+	if ((${#bad[@]})); then
+		fail "failed for: ${bad[*]}"
+		return 1
+	fi
+}
+
+# python_major_minor EXE: "3.11", "2.7".
+python_major_minor() {
+	"$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'
+}

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""pprof_shares.py - read a profile through the real `go tool pprof -raw`
+and answer the questions the end-to-end tests ask about it.
+
+The decoding is Go's (an independent reader of the pprof format); this
+script only parses the text that `go tool pprof -raw` prints (pprof's
+Profile.String(): "Samples:" lines of values and location ids, leaf first,
+then "Locations" lines "ID: 0xADDR [M=N] NAME FILE:LINE s=START").
+
+INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
+-raw`) or a file already holding that text. Subcommands:
+
+  funcs INPUT                  per function: cumulative and flat share of
+                               all samples, samples, file, start line
+  lines INPUT FUNC             where FUNC's samples are: line, count, share;
+                               and how often FUNC was the leaf
+  folded INPUT [--lines]       folded stacks, root first: "a;b;c COUNT"
+  labels INPUT KEY             label KEY's values and their sample counts
+  compare INPUT TRUTH --tol PP  shares among TRUTH's functions (TRUTH: JSON
+                               with {"shares": {func: fraction}}) against
+                               the profile's; fails if any differs by more
+                               than PP percentage points
+  expect-line INPUT FUNC LINE [--min F] [--min-share S]
+                               fails unless at least F (default 0.9) of
+                               FUNC's samples are at LINE with FUNC as the
+                               leaf, and FUNC has at least S of all samples
+  summary INPUT                sample types, totals, period, comments
+
+A sample's weight is its samples/count value (the first value if there is
+no such type). "Cumulative" counts a sample once for every function that
+appears anywhere in its stack. Exit status 0, or 1 when a check fails, 2 on
+bad input. Python 3.5+ (the system python3), never run under LD_PRELOAD.
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+
+SAMPLE_RE = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):\s*((?:\d+\s*)*)$")
+LABEL_RE = re.compile(r"(\S+?):\[(.*?)\](?=\s|$)")
+LOC_RE = re.compile(r"^\s*(\d+): (0x[0-9a-fA-F]+) (?:M=\d+ )?(?:\[F\] )?(.*)$")
+CONT_RE = re.compile(r"^ {13}(\S.*)$")
+LINE_RE = re.compile(r"^(.*) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
+
+
+class Frame(object):
+    __slots__ = ("name", "file", "line", "start")
+
+    def __init__(self, name, file, line, start):
+        self.name, self.file, self.line, self.start = name, file, line, start
+
+
+class Profile(object):
+    def __init__(self):
+        self.comments = []
+        self.period_type = None
+        self.period = None
+        self.sample_types = []
+        self.samples = []  # (values, [loc ids], {label: value})
+        self.locations = {}  # id -> [Frame], innermost first
+
+    def weight_index(self):
+        for i, t in enumerate(self.sample_types):
+            if t.replace("[dflt]", "") == "samples/count":
+                return i
+        return 0
+
+    def stacks(self):
+        """Yields (weight, [Frame] leaf first, labels)."""
+        wi = self.weight_index()
+        for values, locs, labels in self.samples:
+            frames = []
+            for lid in locs:
+                frames.extend(self.locations.get(lid, [Frame("??", "", 0, 0)]))
+            yield values[wi], frames, labels
+
+    def total(self):
+        return sum(w for w, _, _ in self.stacks())
+
+
+def parse_raw(text):
+    p = Profile()
+    section = None
+    last_loc = None
+    for line in text.splitlines():
+        if line.startswith("Comment: "):
+            p.comments.append(line[len("Comment: "):])
+            continue
+        if line.startswith("PeriodType: "):
+            p.period_type = line[len("PeriodType: "):]
+            continue
+        if line.startswith("Period: "):
+            p.period = int(line[len("Period: "):])
+            continue
+        if line == "Samples:":
+            section = "samples-header"
+            continue
+        if line == "Locations":
+            section = "locations"
+            continue
+        if line == "Mappings":
+            section = "mappings"
+            continue
+        if section == "samples-header":
+            p.sample_types = line.split()
+            section = "samples"
+            continue
+        if section == "samples":
+            m = SAMPLE_RE.match(line)
+            if m:
+                values = [int(v) for v in m.group(1).split()]
+                locs = [int(v) for v in m.group(2).split()]
+                p.samples.append((values, locs, {}))
+                continue
+            if p.samples and line.strip():
+                for k, v in LABEL_RE.findall(line.strip()):
+                    p.samples[-1][2][k] = v
+            continue
+        if section == "locations":
+            m = LOC_RE.match(line)
+            if m:
+                last_loc = int(m.group(1))
+                p.locations[last_loc] = []
+                rest = m.group(3)
+            else:
+                m = CONT_RE.match(line)
+                if not m or last_loc is None:
+                    continue
+                rest = m.group(1)
+            lm = LINE_RE.match(rest)
+            if lm:
+                p.locations[last_loc].append(
+                    Frame(lm.group(1), lm.group(2), int(lm.group(3)),
+                          int(lm.group(4))))
+            elif rest.strip():
+                p.locations[last_loc].append(Frame(rest.strip(), "", 0, 0))
+    if not p.sample_types:
+        raise ValueError("no 'Samples:' section: not `go tool pprof -raw` "
+                         "output")
+    return p
+
+
+def load(path):
+    with open(path, "rb") as f:
+        head = f.read(2)
+    if head == b"\x1f\x8b" or not _looks_textual(path):
+        out = subprocess.run(
+            ["go", "tool", "pprof", "-symbolize=none", "-raw", path],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if out.returncode != 0:
+            raise ValueError("go tool pprof -raw %s failed: %s"
+                             % (path, out.stderr.decode("utf-8", "replace")))
+        text = out.stdout.decode("utf-8", "replace")
+    else:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    return parse_raw(text)
+
+
+def _looks_textual(path):
+    with open(path, "rb") as f:
+        chunk = f.read(512)
+    return b"\0" not in chunk and (b"Samples:" in chunk or
+                                   b"PeriodType" in chunk or
+                                   b"Period:" in chunk or
+                                   chunk.startswith(b"Comment"))
+
+
+def func_table(p):
+    """name -> [cum, flat, file, start]"""
+    table = collections.OrderedDict()
+    for w, frames, _ in p.stacks():
+        seen = set()
+        for i, fr in enumerate(frames):
+            row = table.setdefault(fr.name, [0, 0, fr.file, fr.start])
+            if fr.name not in seen:
+                row[0] += w
+                seen.add(fr.name)
+            if i == 0:
+                row[1] += w
+    return table
+
+
+def cum_under(p, names):
+    """Samples whose stack contains each name, and any of them."""
+    per = dict((n, 0) for n in names)
+    anyof = 0
+    for w, frames, _ in p.stacks():
+        present = set(fr.name for fr in frames) & set(names)
+        for n in present:
+            per[n] += w
+        if present:
+            anyof += w
+    return per, anyof
+
+
+def func_lines(p, name):
+    """Line histogram of FUNC's innermost frame, and leaf counts."""
+    lines = collections.Counter()
+    leaf = collections.Counter()
+    n = 0
+    for w, frames, _ in p.stacks():
+        for i, fr in enumerate(frames):
+            if fr.name == name:
+                lines[fr.line] += w
+                if i == 0:
+                    leaf[fr.line] += w
+                n += w
+                break
+    return n, lines, leaf
+
+
+def cmd_funcs(p, args):
+    total = p.total() or 1
+    table = func_table(p)
+    print("%8s %8s %8s  %s" % ("cum%", "flat%", "samples", "function"))
+    for name, (cum, flat, file, start) in sorted(
+            table.items(), key=lambda kv: -kv[1][0]):
+        print("%7.2f%% %7.2f%% %8d  %s %s:%d" % (
+            100.0 * cum / total, 100.0 * flat / total, cum, name, file,
+            start))
+    return 0
+
+
+def cmd_lines(p, args):
+    n, lines, leaf = func_lines(p, args.func)
+    total = p.total()
+    print("function %s: %d of %d samples" % (args.func, n, total))
+    for line, c in sorted(lines.items(), key=lambda kv: -kv[1]):
+        print("  line %5d: %6d  %6.2f%%  (leaf %d)" % (
+            line, c, 100.0 * c / n, leaf[line]))
+    return 0 if n else 1
+
+
+def cmd_folded(p, args):
+    agg = collections.Counter()
+    for w, frames, _ in p.stacks():
+        parts = []
+        for fr in reversed(frames):
+            parts.append("%s:%d" % (fr.name, fr.line) if args.lines
+                         else fr.name)
+        agg[";".join(parts)] += w
+    for stack, c in sorted(agg.items(), key=lambda kv: -kv[1]):
+        print("%s %d" % (stack, c))
+    return 0
+
+
+def cmd_labels(p, args):
+    agg = collections.Counter()
+    for w, _, labels in p.stacks():
+        agg[labels.get(args.key, "<none>")] += w
+    for v, c in sorted(agg.items(), key=lambda kv: -kv[1]):
+        print("%s %d" % (v, c))
+    return 0
+
+
+def cmd_compare(p, args):
+    with open(args.truth) as f:
+        truth = json.load(f)["shares"]
+    names = sorted(truth)
+    per, anyof = cum_under(p, names)
+    tsum = float(sum(truth.values()))
+    ok = True
+    print("%-16s %8s %8s %8s %8s" % ("function", "program", "profile",
+                                     "diff", "samples"))
+    for n in names:
+        want = 100.0 * truth[n] / tsum
+        got = 100.0 * per[n] / anyof if anyof else 0.0
+        bad = abs(got - want) > args.tol
+        ok = ok and not bad
+        print("%-16s %7.2f%% %7.2f%% %+7.2f %8d%s" % (
+            n, want, got, got - want, per[n],
+            "  <-- off by more than %g points" % args.tol if bad else ""))
+    print("samples under these functions: %d of %d" % (anyof, p.total()))
+    if anyof < args.min_samples:
+        print("too few samples (want at least %d)" % args.min_samples)
+        ok = False
+    return 0 if ok else 1
+
+
+def cmd_expect_line(p, args):
+    n, lines, leaf = func_lines(p, args.func)
+    total = p.total()
+    ok = True
+    at = leaf[args.line]
+    share = float(n) / total if total else 0.0
+    print("function %s: %d of %d samples (%.1f%%); at line %d as leaf: "
+          "%d (%.1f%%)" % (args.func, n, total, 100 * share, args.line, at,
+                           100.0 * at / n if n else 0.0))
+    for line, c in sorted(lines.items(), key=lambda kv: -kv[1]):
+        print("  line %5d: %6d (leaf %d)" % (line, c, leaf[line]))
+    if n == 0 or share < args.min_share:
+        print("expected %s to have at least %.0f%% of all samples"
+              % (args.func, 100 * args.min_share))
+        ok = False
+    elif float(at) / n < args.min:
+        print("expected at least %.0f%% of %s's samples at line %d with "
+              "%s as the leaf" % (100 * args.min, args.func, args.line,
+                                  args.func))
+        ok = False
+    return 0 if ok else 1
+
+
+def cmd_summary(p, args):
+    print("sample types: %s" % " ".join(p.sample_types))
+    print("period type: %s" % p.period_type)
+    print("period: %s" % p.period)
+    print("samples: %d in %d stacks" % (p.total(), len(p.samples)))
+    print("locations: %d" % len(p.locations))
+    for c in p.comments:
+        print("comment: %s" % c)
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd")
+    s = sub.add_parser("funcs")
+    s.add_argument("input")
+    s = sub.add_parser("lines")
+    s.add_argument("input")
+    s.add_argument("func")
+    s = sub.add_parser("folded")
+    s.add_argument("input")
+    s.add_argument("--lines", action="store_true")
+    s = sub.add_parser("labels")
+    s.add_argument("input")
+    s.add_argument("key")
+    s = sub.add_parser("compare")
+    s.add_argument("input")
+    s.add_argument("truth")
+    s.add_argument("--tol", type=float, default=3.0)
+    s.add_argument("--min-samples", type=int, default=50)
+    s = sub.add_parser("expect-line")
+    s.add_argument("input")
+    s.add_argument("func")
+    s.add_argument("line", type=int)
+    s.add_argument("--min", type=float, default=0.9)
+    s.add_argument("--min-share", type=float, default=0.1)
+    s = sub.add_parser("summary")
+    s.add_argument("input")
+    args = ap.parse_args(argv)
+    if not args.cmd:
+        ap.print_help()
+        return 2
+    try:
+        p = load(args.input)
+    except (OSError, ValueError) as e:
+        print("pprof_shares.py: %s" % e, file=sys.stderr)
+        return 2
+    return {
+        "funcs": cmd_funcs, "lines": cmd_lines, "folded": cmd_folded,
+        "labels": cmd_labels, "compare": cmd_compare,
+        "expect-line": cmd_expect_line, "summary": cmd_summary,
+    }[args.cmd](p, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,116 @@
+# tests/lib/pythons.sh - which CPython interpreters the tests run against.
+#
+# Sourced by tests/lib/common.bash (and so by every bats file), or run as a
+# script to see the list. pyprof_pythons prints one line per interpreter:
+#
+#     NAME PATH KIND
+#
+# NAME is the version ("3.11.7") or "system"; PATH the executable; KIND
+# "shared" (libpython is a shared library the executable loads) or
+# "static" (libpython linked into the executable, like Debian's python3).
+# A requested interpreter that does not exist is printed as
+#
+#     NAME - missing
+#
+# and the tests that iterate over interpreters FAIL on it: a test that found
+# no interpreter must not pass.
+#
+# Selection: PYPROF_TEST_PYTHONS, a space- or comma-separated list of
+#   3.11      pyenv's newest 3.11.x      3.11.7    exactly that version
+#   system    Debian's /usr/bin/python3  all       every pyenv version + system
+# Default "3.11 system" (the spine issue: shared and static libpython).
+# pyenv is asked for its root and versions (`pyenv root`,
+# `pyenv versions --bare`); no path to an interpreter is written here.
+
+# Finds the pyenv executable: on PATH, else in $PYENV_ROOT or pyenv's
+# standard install location.
+pyprof_pyenv() {
+	local p
+	for p in "$(command -v pyenv 2>/dev/null)" \
+		"${PYENV_ROOT:+$PYENV_ROOT/bin/pyenv}" "$HOME/.pyenv/bin/pyenv"; do
+		if [[ -n $p && -x $p ]]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# KIND of an interpreter executable: does it load libpython?
+pyprof_python_kind() {
+	local exe=$1
+	if command -v readelf >/dev/null 2>&1; then
+		if readelf -d "$exe" 2>/dev/null | grep -q 'NEEDED.*libpython'; then
+			echo shared
+		else
+			echo static
+		fi
+	elif ldd "$exe" 2>/dev/null | grep -q libpython; then
+		echo shared
+	else
+		echo static
+	fi
+}
+
+# The executable inside a pyenv version directory: bin/pythonX.Y, else
+# bin/python.
+pyprof_pyenv_exe() {
+	local dir=$1 ver=$2 mm
+	mm=$(echo "$ver" | cut -d. -f1,2)
+	if [[ -x $dir/bin/python$mm ]]; then
+		echo "$dir/bin/python$mm"
+	elif [[ -x $dir/bin/python ]]; then
+		echo "$dir/bin/python"
+	else
+		return 1
+	fi
+}
+
+pyprof_pythons() {
+	local want=${PYPROF_TEST_PYTHONS:-3.11 system}
+	local pyenv root versions tok v best exe
+	want=${want//,/ }
+
+	pyenv=$(pyprof_pyenv) || pyenv=
+	root=
+	versions=
+	if [[ -n $pyenv ]]; then
+		root=$("$pyenv" root 2>/dev/null) || root=
+		# Plain CPython versions only (no envs, no pypy).
+		versions=$("$pyenv" versions --bare 2>/dev/null |
+			grep -E '^[0-9]+\.[0-9]+\.[0-9]+$' | sort -V) || versions=
+	fi
+	if [[ $want == all ]]; then
+		want="$versions system"
+	fi
+
+	for tok in $want; do
+		if [[ $tok == system ]]; then
+			# Debian's own package, not whatever python3 is on PATH.
+			exe=/usr/bin/python3
+			if [[ -x $exe ]]; then
+				echo "system $exe $(pyprof_python_kind "$exe")"
+			else
+				echo "system - missing"
+			fi
+			continue
+		fi
+		best=
+		for v in $versions; do
+			if [[ $v == "$tok" || $v == "$tok".* ]]; then
+				best=$v # sorted: the last match is the newest
+			fi
+		done
+		if [[ -n $best && -n $root ]] &&
+			exe=$(pyprof_pyenv_exe "$root/versions/$best" "$best"); then
+			echo "$best $exe $(pyprof_python_kind "$exe")"
+		else
+			echo "$tok - missing"
+		fi
+	done
+}
+
+# Run as a script: print the list.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	pyprof_pythons
+fi
