@@ -113,11 +113,17 @@ out:
 	free(data);
 }
 
-/* A process has no connection left. */
+/* A process has no connection left. One that sent nothing (no sample,
+ * no loss) gets no file: a busy host starts many short Python processes
+ * that never run long enough to be sampled. */
 static void proc_ended(struct collector *c, struct proc *p)
 {
-	if (c->opts->output_dir)
+	const struct proc_info *in = proc_info(p);
+	if (c->opts->output_dir && (in->n_samples || in->n_lost))
 		write_proc_profile(c, p);
+	else if (c->opts->output_dir)
+		log_info("pid %" PRIu64 ": no samples, no profile written",
+			 in->pid);
 	if (!c->opts->output_file)
 		procs_remove(c->reg, p);
 }

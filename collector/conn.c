@@ -495,7 +495,7 @@ static int on_samples(struct conn *c, struct wire_in *r)
 	*r = start;
 	while (!wire_at_end(r)) {
 		decode_records(r, recs, &n);
-		rc = proc_add_samples(c->session, base, recs, n, err);
+		rc = proc_add_samples(c->session, &base, recs, n, err);
 		if (rc < 0)
 			return proc_failed(c, rc, err);
 	}

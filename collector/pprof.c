@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "agg.h"
@@ -518,6 +519,13 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 				       hz_of(in->achieved_ns)));
 }
 
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- packing ---------------------------------------------------------------- */
 
 static int gzip_buf(const void *in, size_t in_len, void **out,
@@ -589,11 +597,11 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	if (!stats)
 		stats = &local;
 	*stats = (struct pprof_stats){ 0 };
-	if (n == 0)
-		return -EINVAL;
-	first = proc_info(procs[0]);
+	/* No process: a valid CPU profile with no samples, so that a caller
+	 * asking for a merged file always gets one. */
+	first = n ? proc_info(procs[0]) : NULL;
 	b.st = st;
-	b.mode = first->mode;
+	b.mode = first ? first->mode : WIRE_MODE_CPU;
 	idhash_init(&b.str_hash);
 	b.sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
 	b.fid_map = calloc((size_t)symtab_n_functions(st) + 1,
@@ -613,7 +621,7 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	vt_period.unit = vt_time.unit;
 
 	map.id = 1;
-	map.filename = sid_idx(&b, first->exe_sid);
+	map.filename = first ? sid_idx(&b, first->exe_sid) : 0;
 	map.has_functions = map.has_filenames = map.has_line_numbers = 1;
 
 	for (size_t i = 0; i < n && !b.oom; i++) {
@@ -646,10 +654,12 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	prof.function = (Function **)b.funcs.v;
 	prof.n_string_table = b.strs.n;
 	prof.string_table = (char **)b.strs.v;
+	if (n == 0)
+		start = end = now_unix_ns();
 	prof.time_nanos = clamp64(start);
 	prof.duration_nanos = end > start ? clamp64(end - start) : 0;
 	prof.period_type = &vt_period;
-	prof.period = clamp64(first->period_ns);
+	prof.period = first ? clamp64(first->period_ns) : 0;
 	prof.n_comment = b.n_comments;
 	prof.comment = b.comments;
 

@@ -45,10 +45,10 @@ struct pprof_stats {
 	size_t bytes;      /* gzipped size */
 };
 
-/* Builds the gzipped profile of procs[0..n) (n >= 1) whose ids refer to
- * st. On success *out is a malloc'd buffer of *out_len bytes that the
- * caller frees. stats may be NULL. 0 or -ENOMEM (or -EIO if zlib
- * fails). */
+/* Builds the gzipped profile of procs[0..n) whose ids refer to st; with
+ * n == 0, a CPU profile without samples. On success *out is a malloc'd
+ * buffer of *out_len bytes that the caller frees. stats may be NULL.
+ * 0 or -ENOMEM (or -EIO if zlib fails). */
 int pprof_build(const struct symtab *st, const struct proc *const *procs,
 		size_t n, void **out, size_t *out_len,
 		struct pprof_stats *stats);

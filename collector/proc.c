@@ -606,13 +606,13 @@ static uint32_t norm_flags(uint64_t f, unsigned mode)
 	return (uint32_t)f;
 }
 
-int proc_add_samples(struct proc_session *s, uint64_t base_ns,
+int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		     const struct proc_sample *recs, size_t n, char *err)
 {
 	struct proc *p = s->proc;
 	const uint32_t *nodes = s->nodes.v, *threads = s->threads.v;
 	unsigned mode = p->info.mode;
-	uint64_t count = 0, max_dt = 0;
+	uint64_t count = 0, t = *clock_ns;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_sample *r = &recs[i];
@@ -623,16 +623,11 @@ int proc_add_samples(struct proc_session *s, uint64_t base_ns,
 			    r->value) < 0)
 			return oom(err);
 		count = sat_add(count, r->count);
-		if (r->dt_ns > max_dt)
-			max_dt = r->dt_ns;
+		t = sat_add(t, r->dt_ns);
 	}
-	if (n > 0) {
-		/* Each record's time is base_ns + dt_ns on the client's
-		 * CLOCK_MONOTONIC. */
-		uint64_t t = sat_add(base_ns, max_dt);
-		if (t > p->max_mono_ns)
-			p->max_mono_ns = t;
-	}
+	*clock_ns = t;
+	if (n > 0 && t > p->max_mono_ns)
+		p->max_mono_ns = t;
 	s->n_samples = sat_add(s->n_samples, count);
 	p->info.n_samples = sat_add(p->info.n_samples, count);
 	p->reg->total_samples = sat_add(p->reg->total_samples, count);

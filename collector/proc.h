@@ -147,11 +147,16 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 /* Samples, in two steps so that a SAMPLES frame is taken whole or not at
  * all: proc_check_samples validates records (call it on every record of
  * the frame first), proc_add_samples adds checked records. Record i of
- * the batch is reported as first_index + i. 0, -EPROTO or -ENOMEM. */
+ * the batch is reported as first_index + i. 0, -EPROTO or -ENOMEM.
+ *
+ * *clock_ns is the frame's running time: set it to base_ns before the
+ * first batch of a frame; each record advances it by its dt_ns, the time
+ * since the previous record (the library's encoder, preload/agent.c,
+ * writes deltas from record to record; wire.h leaves this implicit). */
 int proc_check_samples(const struct proc_session *s,
 		       const struct proc_sample *recs, size_t n,
 		       uint64_t first_index, char *err);
-int proc_add_samples(struct proc_session *s, uint64_t base_ns,
+int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		     const struct proc_sample *recs, size_t n, char *err);
 
 /* reason is enum wire_lost_reason. 0 or -EPROTO. */

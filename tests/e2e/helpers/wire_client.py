@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""wire_client.py - a pyprof wire-protocol client for the collector's tests.
+
+Implements the encoding of include/pyprof/wire.h independently of the C
+codec (written from the header's prose: u32 LE word = type | len << 8,
+unsigned LEB128 varints, varint-length byte strings, HELLO/BYE tagged
+fields), so the tests check the collector against the contract, not
+against our own C helpers.
+
+Subcommands (all take --socket PATH):
+
+  good     a well-behaved client: HELLO, definitions, N samples over a
+           known set of stacks, optional LOST counts, BYE, close.
+           Functions are named <prefix>_main, <prefix>_work, <prefix>_leaf_a,
+           <prefix>_leaf_b, <prefix>_idle in file <prefix>.py.
+  send     send the bytes of a file (a malformed-stream fixture), then wait
+           for the collector to close the connection; prints
+           "closed-by-collector" or "still-open" (with --eof, shut down our
+           sending side first, as a client that died mid-frame would).
+  fixtures DIR   (re)write the malformed-stream fixtures into DIR; see
+           tests/data/wire/README.md.
+
+Exit status 0 on success, 1 on a socket error.
+"""
+import argparse
+import os
+import socket
+import struct
+import sys
+import time
+
+# ---- encoding (wire.h) -----------------------------------------------------
+
+HELLO, STRING, FUNCTION, LOCATION, NODE, THREAD, SAMPLES, LOST, BYE = range(1, 10)
+H_VERSION, H_PID, H_PPID, H_START_UNIX_NS, H_START_MONO_NS, H_MODE = 1, 2, 3, 4, 5, 6
+H_PERIOD_NS, H_MAX_DEPTH, H_PYVERSION, H_EXE, H_ARG, H_CONN_SEQ = 7, 8, 9, 10, 11, 12
+H_UID, H_ACHIEVED_NS, H_COMM = 13, 14, 15
+B_SAMPLES, B_LOST, B_END_MONO_NS = 1, 2, 3
+MAX_PAYLOAD = 1 << 20
+SF_TRUNCATED, SF_OFF_CPU, SF_GIL, SF_GIL_KNOWN, SF_NATIVE, SF_NATIVE_KNOWN = (
+    1, 2, 4, 8, 16, 32)
+
+
+def varint(v):
+    assert v >= 0
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def bstr(b):
+    if isinstance(b, str):
+        b = b.encode()
+    return varint(len(b)) + b
+
+
+def frame(ftype, payload):
+    return struct.pack("<I", ftype | (len(payload) << 8)) + payload
+
+
+def tag_varint(tag, v):
+    return varint(tag << 1) + varint(v)
+
+
+def tag_bytes(tag, b):
+    return varint(tag << 1 | 1) + bstr(b)
+
+
+def hello(pid, start_unix_ns, start_mono_ns, mode=0, period_ns=10_000_000,
+          exe="/usr/bin/python3", args=("python3", "app.py"), comm="python3",
+          pyversion="3.11.7", conn_seq=0, achieved_ns=None, version=1):
+    p = b"PYPROF"
+    p += tag_varint(H_VERSION, version)
+    p += tag_varint(H_PID, pid)
+    p += tag_varint(H_PPID, 1)
+    p += tag_varint(H_START_UNIX_NS, start_unix_ns)
+    p += tag_varint(H_START_MONO_NS, start_mono_ns)
+    p += tag_varint(H_MODE, mode)
+    p += tag_varint(H_PERIOD_NS, period_ns)
+    p += tag_varint(H_MAX_DEPTH, 1024)
+    p += tag_bytes(H_PYVERSION, pyversion)
+    p += tag_bytes(H_EXE, exe)
+    for a in args:
+        p += tag_bytes(H_ARG, a)
+    p += tag_varint(H_CONN_SEQ, conn_seq)
+    p += tag_varint(H_UID, os.getuid())
+    if achieved_ns is not None:
+        p += tag_varint(H_ACHIEVED_NS, achieved_ns)
+    p += tag_bytes(H_COMM, comm)
+    return frame(HELLO, p)
+
+
+def string(i, s):
+    return frame(STRING, varint(i) + bstr(s))
+
+
+def function(i, name, system_name, filename, start_line):
+    return frame(FUNCTION, varint(i) + varint(name) + varint(system_name) +
+                 varint(filename) + varint(start_line))
+
+
+def location(i, func, line):
+    return frame(LOCATION, varint(i) + varint(func) + varint(line))
+
+
+def node(i, parent, loc):
+    return frame(NODE, varint(i) + varint(parent) + varint(loc))
+
+
+def thread(ref, tid, name):
+    return frame(THREAD, varint(ref) + varint(tid) + varint(name))
+
+
+def samples(base_ns, records):
+    """records: (node, thread, dt_ns, count, value, flags) tuples."""
+    p = varint(base_ns)
+    for r in records:
+        p += b"".join(varint(x) for x in r)
+    return frame(SAMPLES, p)
+
+
+def lost(reason, count, value):
+    return frame(LOST, varint(reason) + varint(count) + varint(value))
+
+
+def bye(n_samples, n_lost, end_mono_ns):
+    return frame(BYE, tag_varint(B_SAMPLES, n_samples) +
+                 tag_varint(B_LOST, n_lost) +
+                 tag_varint(B_END_MONO_NS, end_mono_ns))
+
+
+# ---- the good client's program ---------------------------------------------
+
+class Program:
+    """Definitions for a tiny fake program and its stacks.
+
+    Stacks (root first):  main;work;leaf_a   main;work;leaf_b   main;idle
+    Nodes: 1 main, 2 main>work, 3 work>leaf_a, 4 work>leaf_b, 5 main>idle.
+    Threads: ref 1 = tid pid ("MainThread"), ref 2 = tid pid+1 ("worker-1").
+    """
+
+    LEAVES = (3, 4, 5)
+
+    def __init__(self, prefix, pid):
+        self.prefix = prefix
+        self.pid = pid
+
+    def definitions(self):
+        p = self.prefix
+        f = p + ".py"
+        names = ["%s_main" % p, "%s_work" % p, "%s_leaf_a" % p,
+                 "%s_leaf_b" % p, "%s_idle" % p]
+        out = [string(1, f), string(2, "MainThread"), string(3, "worker-1")]
+        for i, n in enumerate(names):
+            out.append(string(4 + i, n))
+        # function id i+1: name sid 4+i, system_name the same, file sid 1
+        for i in range(len(names)):
+            out.append(function(i + 1, 4 + i, 4 + i, 1, 10 * (i + 1)))
+        # location id i+1 is in function i+1, at line 10*(i+1)+2
+        for i in range(len(names)):
+            out.append(location(i + 1, i + 1, 10 * (i + 1) + 2))
+        out += [node(1, 0, 1), node(2, 1, 2), node(3, 2, 3), node(4, 2, 4),
+                node(5, 1, 5)]
+        out += [thread(1, self.pid, 2), thread(2, self.pid + 1, 3)]
+        return b"".join(out)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+
+
+def run_good(a):
+    now_unix = a.start_ns if a.start_ns else time.time_ns()
+    mono = time.monotonic_ns()
+    period = 1_000_000_000 // a.hz
+    prog = Program(a.prefix, a.pid)
+    s = connect(a.socket)
+    s.sendall(hello(a.pid, now_unix, mono, mode=1 if a.wall else 0,
+                    period_ns=period, comm=a.comm,
+                    args=("python3", a.prefix + ".py"),
+                    conn_seq=a.conn_seq,
+                    achieved_ns=(1_000_000_000 // a.achieved_hz
+                                 if a.achieved_hz else None)))
+    s.sendall(prog.definitions())
+    sent = 0
+    t = mono
+    while sent < a.samples:
+        n = min(a.batch, a.samples - sent)
+        recs = []
+        for k in range(n):
+            i = sent + k
+            flags = 0
+            if a.flags:
+                flags = SF_GIL_KNOWN | (SF_GIL if i % 2 else 0)
+            recs.append((Program.LEAVES[i % 3], 1 + (i % 2), period, 1,
+                         period, flags))
+        s.sendall(samples(t, recs))
+        t += n * period
+        sent += n
+        if a.pause_ms:
+            time.sleep(a.pause_ms / 1000)
+    n_lost = 0
+    for spec in a.lost or []:
+        reason, count = (int(x) for x in spec.split(":"))
+        s.sendall(lost(reason, count, count * period))
+        n_lost += count
+    if a.hold:
+        time.sleep(a.hold)
+    if not a.no_bye:
+        s.sendall(bye(a.samples, n_lost, t))
+    if a.keep_open:
+        # Stay connected until the collector closes us (at its shutdown).
+        s.settimeout(a.keep_open)
+        try:
+            while s.recv(4096):
+                pass
+        except socket.timeout:
+            pass
+    s.close()
+    print("sent %d samples" % a.samples)
+    return 0
+
+
+# ---- malformed streams -------------------------------------------------------
+
+def good_prefix(pid=4242):
+    """A valid start: HELLO and the Program's definitions."""
+    mono = 1_000_000_000
+    return (hello(pid, 1_700_000_000_000_000_000, mono, comm="badclient") +
+            Program("bad", pid).definitions())
+
+
+def fixtures():
+    """name -> (bytes, expected substring of the collector's log line,
+    needs_eof). Each is a whole stream from connect to close."""
+    p = good_prefix()
+    fx = {}
+    fx["garbage"] = (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                     "unknown frame type", False)
+    fx["zero-type"] = (struct.pack("<I", 0) + b"\0" * 8,
+                       "unknown frame type 0", False)
+    fx["oversized"] = (struct.pack("<I", SAMPLES | ((MAX_PAYLOAD + 1) << 8)),
+                       "over the limit", False)
+    fx["oversized-hello"] = (struct.pack("<I", HELLO | (0xFFFFFF << 8)) +
+                             b"PYPROF", "over the limit", False)
+    fx["wrong-version"] = (hello(4242, 1, 1, version=2),
+                           "protocol version 2 not supported", False)
+    fx["bad-magic"] = (frame(HELLO, b"PYPROX" + tag_varint(H_VERSION, 1)),
+                       "magic", False)
+    fx["no-hello"] = (string(1, "x"), "STRING frame before HELLO", False)
+    fx["two-hellos"] = (p + hello(4242, 1, 1), "second HELLO", False)
+    fx["truncated"] = (p + samples(1, [(3, 1, 0, 1, 1, 0)])[:-3],
+                       "in the middle of a frame", True)
+    fx["short-payload"] = (p + frame(NODE, varint(6) + varint(1)),
+                           "NODE frame: payload ends early", False)
+    fx["leftover"] = (p + frame(LOCATION, varint(6) + varint(1) + varint(1) +
+                                b"\x07"),
+                      "1 bytes left over", False)
+    fx["string-id-gap"] = (p + string(12, "x"),
+                           "STRING id 12 out of order (expected 9)", False)
+    fx["undefined-string"] = (p + function(6, 99, 4, 1, 1),
+                              "name 99 is not a defined string", False)
+    fx["undefined-function"] = (p + location(6, 77, 1),
+                                "function 77 is not a defined function",
+                                False)
+    fx["undefined-node"] = (p + samples(1, [(42, 1, 0, 1, 1, 0)]),
+                            "node is not a defined node", False)
+    fx["undefined-thread"] = (p + samples(1, [(3, 9, 0, 1, 1, 0)]),
+                              "thread is not a defined thread ref", False)
+    fx["forward-parent"] = (p + node(6, 7, 1),
+                            "parent 7 is not a defined node", False)
+    fx["self-parent"] = (p + node(6, 6, 1),
+                         "parent 6 is not a defined node", False)
+    # A cycle needs a node whose parent is defined later; define 6 -> 7
+    # and 7 -> 6: the first already fails, which is the point.
+    fx["cycle"] = (p + node(6, 7, 1) + node(7, 6, 1),
+                   "parent 7 is not a defined node", False)
+    deep = b"".join(node(6 + i, 5 + i if i else 1, 1) for i in range(8192))
+    fx["too-deep"] = (p + deep, "stack deeper than 8192 frames", False)
+    fx["long-string"] = (p + frame(STRING, varint(9) + bstr(b"a" * 65537)),
+                         "longer than 65536 bytes", False)
+    fx["bad-flags"] = (p + samples(1, [(3, 1, 0, 1, 1, 1 << 9)]),
+                       "unknown flag bits", False)
+    fx["bad-lost-reason"] = (p + lost(9, 1, 1), "LOST: unknown reason 9",
+                             False)
+    fx["after-bye"] = (p + bye(0, 0, 1) + string(9, "late"),
+                       "STRING frame after BYE", False)
+    fx["bad-varint"] = (p + frame(LOCATION, varint(6) + b"\xff" * 11),
+                        "LOCATION frame: payload ends early", False)
+    return fx
+
+
+def run_fixtures(a):
+    os.makedirs(a.dir, exist_ok=True)
+    for name, (data, expect, eof) in sorted(fixtures().items()):
+        with open(os.path.join(a.dir, name + ".bin"), "wb") as f:
+            f.write(data)
+        print("%s\t%s\t%s" % (name, "eof" if eof else "wait", expect))
+    return 0
+
+
+def run_send(a):
+    with open(a.file, "rb") as f:
+        data = f.read()
+    s = connect(a.socket)
+    try:
+        s.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the collector may close before reading it all: fine
+    if a.eof:
+        s.shutdown(socket.SHUT_WR)
+    s.settimeout(a.timeout)
+    try:
+        while True:
+            if not s.recv(4096):
+                print("closed-by-collector")
+                break
+    except socket.timeout:
+        print("still-open")
+    except ConnectionResetError:
+        print("closed-by-collector")
+    s.close()
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("good")
+    g.add_argument("--socket", required=True)
+    g.add_argument("--pid", type=int, default=os.getpid())
+    g.add_argument("--start-ns", type=int, default=0)
+    g.add_argument("--samples", type=int, default=300)
+    g.add_argument("--batch", type=int, default=100)
+    g.add_argument("--hz", type=int, default=100)
+    g.add_argument("--achieved-hz", type=int, default=0)
+    g.add_argument("--prefix", default="goodclient")
+    g.add_argument("--comm", default="goodclient")
+    g.add_argument("--conn-seq", type=int, default=0)
+    g.add_argument("--lost", action="append", help="REASON:COUNT")
+    g.add_argument("--wall", action="store_true")
+    g.add_argument("--flags", action="store_true",
+                   help="mark GIL held on odd samples")
+    g.add_argument("--pause-ms", type=float, default=0)
+    g.add_argument("--hold", type=float, default=0)
+    g.add_argument("--no-bye", action="store_true")
+    g.add_argument("--keep-open", type=float, default=0)
+    s = sub.add_parser("send")
+    s.add_argument("--socket", required=True)
+    s.add_argument("--eof", action="store_true")
+    s.add_argument("--timeout", type=float, default=5)
+    s.add_argument("file")
+    f = sub.add_parser("fixtures")
+    f.add_argument("dir")
+    a = ap.parse_args()
+    try:
+        return {"good": run_good, "send": run_send,
+                "fixtures": run_fixtures}[a.cmd](a)
+    except OSError as e:
+        print("wire_client: %s" % e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
