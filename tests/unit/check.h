@@ -29,14 +29,15 @@ static unsigned check_n_failed;
 		}                                                            \
 	} while (0)
 
-/* Like CHECK, but also returns from the calling function (which must return
- * int) when the check fails, for checks that later ones depend on. */
+/* Like CHECK, but also returns ret from the calling function when the
+ * check fails, for checks that later ones depend on. Leave ret empty in a
+ * void function: CHECK_OR_RETURN(p != NULL, "made p", ); */
 #define CHECK_OR_RETURN(expr, what, ret)                                     \
 	do {                                                                 \
 		unsigned check_before_ = check_n_failed;                     \
 		CHECK(expr, what);                                           \
 		if (check_n_failed != check_before_)                         \
-			return (ret);                                        \
+			return ret;                                          \
 	} while (0)
 
 static inline int check_summary(void)
