@@ -1,0 +1,85 @@
+#!/bin/sh
+# pyabi.sh - each interpreter's pyabi row, checked from inside it.
+#
+# For each interpreter (tests/versions/interpreters.sh; a missing one is a
+# failure):
+#   - pyabi_embed.c is compiled against that interpreter's headers and
+#     linked with its libpython: pyenv's shared library, or for an
+#     interpreter whose executable has libpython linked in statically
+#     (Debian's /usr/bin/python3) the static libpython from its LIBPL,
+#     the very archive that executable is built from;
+#   - it runs pyabi_frames.py and checks thread states, code objects, live
+#     stacks walked through the row against the C API, string decoding of
+#     every PEP 393 kind, and on 3.13+ _Py_DebugOffsets.
+# Then `tools/gen-pyabi --check` confirms the committed table is what these
+# interpreters' headers give today.
+#
+# Prints `ok VERSION: N checks` per interpreter; exits 1 on any failure.
+# SANITIZE=address builds the test programs with ASan (the embedded
+# interpreter is then ASan-instrumented only where we compiled it).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/versions/interpreters.sh"
+out=${BUILD:-$top/build}/versions
+mkdir -p "$out" || exit 1
+
+# How to compile and link against one interpreter: prints the include dir
+# on the first line and the link flags on the second.
+QUERY='
+import os, sysconfig
+g = sysconfig.get_config_var
+maps = open("/proc/self/maps").read()
+print(g("INCLUDEPY"))
+if "libpython" in maps:
+    d = g("LIBDIR")
+    print("-L%s -lpython%s%s -Wl,-rpath,%s %s %s" % (d, g("VERSION"), g("ABIFLAGS") or "",
+          d, g("LIBS") or "", g("SYSLIBS") or ""))
+else:
+    # A static libpython is not position-independent.
+    # Extension modules in lib-dynload resolve CPython symbols from the
+    # executable: LINKFORSHARED exports them.
+    print("-no-pie %s %s %s %s %s" % (os.path.join(g("LIBPL"), g("LIBRARY")), g("LIBS") or "",
+          g("SYSLIBS") or "", g("MODLIBS") or "", g("LINKFORSHARED") or ""))
+'
+
+list=$(versions_interpreters)
+status=$?
+rm -f "$out/pyabi-failed"
+echo "$list" | while read -r version exe; do
+	[ -n "$version" ] || continue
+	tag=$(echo "$version" | tr ':/' '__')
+	flags=$("$exe" -c "$QUERY") || { echo "FAIL $version: cannot query"; touch "$out/pyabi-failed"; continue; }
+	inc=$(echo "$flags" | sed -n 1p)
+	libs=$(echo "$flags" | sed -n 2p)
+	bin="$out/pyabi_embed-$tag"
+	# shellcheck disable=SC2046,SC2086
+	if ! ${CC:-cc} $(versions_cflags) -Wno-deprecated-declarations \
+		-isystem "$inc" -I"$top/include" -I"$top/preload" -I"$top/tests/unit" \
+		"$top/tests/versions/pyabi_embed.c" "$top/preload/pycode.c" \
+		"$top/preload/pyabi.c" -o "$bin" $libs -lpthread \
+		>"$out/pyabi-$tag.build" 2>&1; then
+		echo "FAIL $version: pyabi_embed does not build:"
+		sed 's/^/  /' "$out/pyabi-$tag.build"
+		touch "$out/pyabi-failed"
+		continue
+	fi
+	if "$bin" "$top/tests/versions/pyabi_frames.py" >"$out/pyabi-$tag.log" 2>&1; then
+		n=$(sed -n 's/^check: \([0-9]*\) passed.*/\1/p' "$out/pyabi-$tag.log")
+		echo "ok $version: $n checks"
+	else
+		echo "FAIL $version: pyabi_embed:"
+		grep -v '^frames:' "$out/pyabi-$tag.log" | head -40 | sed 's/^/  /'
+		touch "$out/pyabi-failed"
+	fi
+done
+if [ -e "$out/pyabi-failed" ]; then
+	status=1
+fi
+if ! "$top/tools/gen-pyabi" --check >"$out/gen-pyabi.diff" 2>&1; then
+	echo "FAIL preload/pyabi_table.h is not what tools/gen-pyabi gives here:"
+	sed 's/^/  /' "$out/gen-pyabi.diff" | head -40
+	status=1
+else
+	echo "ok preload/pyabi_table.h matches tools/gen-pyabi"
+fi
+exit $status
