@@ -34,7 +34,15 @@ enum pyabi_frame_kind {
 	PYABI_FRAME_INTERP = 2  /* >= 3.11: _PyInterpreterFrame               */
 };
 
-/* How a frame tells where it is in its code. */
+/*
+ * How a frame tells where it is in its code. In every case the byte offset
+ * handed to pycode_addr2line is used as is, never stepped back: for 3.11+
+ * it is the pointer minus (code + co_code_adaptive). tests/versions/pyabi.sh
+ * checks this against PyFrame_GetLineNumber for callers and callees; on
+ * 3.13 stepping back one unit puts callers on the wrong line. A negative
+ * offset (f_lasti == -1 before the first instruction, <= 3.10) means
+ * "not started": CPython then reports co_firstlineno.
+ */
 enum pyabi_lasti_kind {
 	PYABI_LASTI_BYTES = 1, /* <= 3.9: int f_lasti, a byte offset          */
 	PYABI_LASTI_UNITS = 2, /* 3.10: int f_lasti, in 2-byte code units     */

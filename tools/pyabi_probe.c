@@ -38,6 +38,11 @@
 #include "internal/pycore_interp.h"
 #include "internal/pycore_runtime.h"
 #endif
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 14
+/* Written ahead of time from the 3.14 sources, not yet compiled here:
+ * f_executable became a tagged _PyStackRef. */
+#include "internal/pycore_stackref.h"
+#endif
 
 /* The table describes release builds only: debug and free-threaded builds
  * change PyObject's header, so they must never share a row. */
@@ -217,8 +222,14 @@ static void row(void)
 	none("owner_generator", "frame objects have no owner");
 	none("owner_cstack", "no C-stack shim frames before 3.12");
 #endif
+#if PY_AT_LEAST(3, 14)
+	emit("owner_skip2", FRAME_OWNED_BY_INTERPRETER,
+	     "enum _frameowner FRAME_OWNED_BY_INTERPRETER, an entry sentinel");
+	emit("code_ref_tag_mask", (long)Py_TAG_BITS, "Py_TAG_BITS of f_executable");
+#else
 	none("owner_skip2", "3.14+: FRAME_OWNED_BY_INTERPRETER");
 	emit("code_ref_tag_mask", 0, "3.14+: _PyStackRef tag bits");
+#endif
 
 	/* Code objects. */
 	OFF("co_filename", PyCodeObject, co_filename);
