@@ -180,6 +180,21 @@ __attribute__((constructor)) static void pyprof_init(void)
 		return;
 	}
 
+	/* 3.13+: the interpreter describes its own layout; a row that
+	 * disagrees with it (a patched or unusual build) is not used. */
+	if (abi->major * 100 + abi->minor >= 313) {
+		void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+		char why[160] = "";
+		if (!runtime ||
+		    pyabi_check_debug_offsets(abi, runtime, guard_copy, why,
+					      sizeof why) != 0) {
+			plog_always("Python %d.%d does not match pyprof's "
+				    "layout table (%s); profiling is off",
+				    major, minor,
+				    runtime ? why : "no _PyRuntime");
+			return;
+		}
+	}
 	sampler.abi = abi;
 	sampler.max_depth = cfg.max_depth;
 	sampler.period_ns = 1000000000ull / (uint64_t)cfg.hz;

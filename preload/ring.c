@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ALIGN8(n) (((n) + 7) & ~(uint64_t)7)
+/* 16, the header size: a gap at the end of the array always fits a
+ * padding header */
+#define ALIGN16(n) (((n) + 15) & ~(uint64_t)15)
 
 int ring_init(struct ring *r, size_t cap)
 {
@@ -59,7 +61,7 @@ static void put_hdr(struct ring *r, uint8_t *at, uint64_t pos, uint64_t len,
 
 void *ring_reserve_sigsafe(struct ring *r, size_t len, uint64_t *pos)
 {
-	uint64_t need = ALIGN8(RING_HDR + (uint64_t)len);
+	uint64_t need = ALIGN16(RING_HDR + (uint64_t)len);
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 	uint64_t off, pad;
 
@@ -93,8 +95,8 @@ void ring_commit_sigsafe(struct ring *r, void *payload, uint64_t pos,
 			 size_t len, size_t used)
 {
 	uint8_t *rec = (uint8_t *)payload - RING_HDR;
-	uint64_t need = ALIGN8(RING_HDR + (uint64_t)len);
-	uint64_t actual = ALIGN8(RING_HDR + (uint64_t)used);
+	uint64_t need = ALIGN16(RING_HDR + (uint64_t)len);
+	uint64_t actual = ALIGN16(RING_HDR + (uint64_t)used);
 	if (actual > need)
 		actual = need;
 	if (need > actual) {
@@ -125,7 +127,7 @@ size_t ring_drain(struct ring *r,
 			break; /* a writer is still filling this record */
 		uint64_t len = ((uint32_t *)rec)[2];
 		uint64_t type = ((uint32_t *)rec)[3];
-		if (len < RING_HDR || (len & 7) ||
+		if (len < RING_HDR || (len & 15) ||
 		    len > r->cap - (tail & (r->cap - 1)))
 			break; /* cannot happen: our own writes */
 		if (type == RING_SAMPLE) {

@@ -8,7 +8,7 @@
  * Who reads: the agent thread only, through ring_drain().
  *
  * Layout: a power-of-two byte array (mmap'd and faulted in once, at
- *   start-up) holding 8-byte-aligned records. Each record starts with a
+ *   start-up) holding 16-byte-aligned records. Each record starts with a
  *   16-byte header: a 64-bit tag, then u32 len (the record's whole size,
  *   header included) and u32 type (RING_SAMPLE or RING_PAD). Positions
  *   (head, tail) are 64-bit byte counts that only grow, and a record is

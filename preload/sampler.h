@@ -18,6 +18,10 @@
 #include "pyabi.h"
 #include "ring.h"
 
+/* raw_frame.offset of a frame that has not run its first instruction;
+ * CPython reports co_firstlineno for it. */
+#define RAW_NOT_STARTED 0xffffffffu
+
 /* One frame as the handler saw it. The agent turns it into a location. */
 struct raw_frame {
 	uint64_t code;   /* code object address                          */

@@ -111,8 +111,8 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 			break;
 		}
 		if (off < 0)
-			off = 0;
-		if (off > 0x7fffffff) {
+			off = RAW_NOT_STARTED; /* <= 3.10: f_lasti -1 */
+		else if (off > 0x7fffffff) {
 			*flags |= SAMPLE_INVALID;
 			break;
 		}

@@ -201,8 +201,11 @@ uint32_t symbolize_frame(struct symbolizer *s, const struct raw_frame *f)
 	if (loc)
 		return loc;
 	const struct code_entry *e = &s->entries[idx - 1];
-	int line = pycode_addr2line(sampler.abi->lines_kind, e->table,
-				    e->table_len, e->firstlineno, f->offset);
+	int line = f->offset == RAW_NOT_STARTED
+			   ? e->firstlineno
+			   : pycode_addr2line(sampler.abi->lines_kind, e->table,
+					      e->table_len, e->firstlineno,
+					      f->offset);
 	if (line < 0)
 		line = e->firstlineno;
 	loc = intern_loc(s->in, e->func, line);
