@@ -36,6 +36,7 @@ struct agent {
 	struct symbolizer *sym;
 	struct transport tr;
 	int sampling;              /* timers armed                         */
+	int running;               /* agent state usable (atomic)          */
 	int finalized;             /* interpreter went away after init     */
 
 	/* the SAMPLES frame being built */
@@ -52,6 +53,12 @@ struct agent {
 };
 
 static struct agent ag;
+
+/* Serializes the agent's work (draining, naming, queueing) with the code
+ * object death hook, which drains on an application thread. Never held
+ * while waiting for anything but this lock; never taken in signal
+ * context. */
+static pthread_mutex_t ag_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t mono_ns(void)
 {
@@ -343,13 +350,16 @@ static void *agent_main(void *arg)
 			threads_scan();
 			last_scan = now;
 		}
+		pthread_mutex_lock(&ag_lock);
 		drain();
 		transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
 		transport_pump(&ag.tr, now);
+		pthread_mutex_unlock(&ag_lock);
 	}
 
 	/* Final: no more samples, then everything we have, then BYE. */
 	stop_sampling();
+	pthread_mutex_lock(&ag_lock);
 	if (was_initialized) {
 		drain();
 		put_bye();
@@ -387,7 +397,34 @@ static void *agent_main(void *arg)
 				  "collector",
 				  transport_pending(&ag.tr));
 	}
+	__atomic_store_n(&ag.running, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ag_lock);
 	return NULL;
+}
+
+void agent_code_dying(void)
+{
+	if (!__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE))
+		return;
+	/* Only samples already in the ring can name the dying object: a
+	 * code object that is being freed runs in no frame any more. */
+	if (__atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&sampler.ring.tail, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&ag_lock);
+	if (__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE))
+		ring_drain(&sampler.ring, on_sample, NULL);
+	pthread_mutex_unlock(&ag_lock);
+}
+
+void agent_fork_prepare(void)
+{
+	pthread_mutex_lock(&ag_lock);
+}
+
+void agent_fork_parent(void)
+{
+	pthread_mutex_unlock(&ag_lock);
 }
 
 int agent_start(const struct config *c, struct agent_info *info)
@@ -412,10 +449,13 @@ int agent_start(const struct config *c, struct agent_info *info)
 	 * restored right after. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ag.running = 1;
 	rc = -pthread_create(&ag.thread, NULL, agent_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc == 0)
 		ag.started = 1;
+	else
+		ag.running = 0;
 out:
 	if (rc < 0) {
 		if (ag.wake_fd >= 0)
@@ -451,4 +491,6 @@ void agent_after_fork_child(void)
 		close(ag.tr.fd);
 	ag.tr.fd = -1;
 	ag.started = 0;
+	ag.running = 0;
+	pthread_mutex_unlock(&ag_lock); /* taken in agent_fork_prepare */
 }

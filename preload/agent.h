@@ -41,7 +41,20 @@ int agent_start(const struct config *c, struct agent_info *info);
 /* Stops it: final drain, BYE, bounded wait (destructor). Idempotent. */
 void agent_stop(void);
 
-/* Fork child: the agent thread did not survive; forget it. */
+/* Fork: prepare takes the agent's lock so that no drain is half done in
+ * the child; parent releases it; the child forgets the agent (its thread
+ * did not survive) and releases it too. */
+void agent_fork_prepare(void);
+void agent_fork_parent(void);
 void agent_after_fork_child(void);
+
+/*
+ * Called when a code object is about to be freed, on the application
+ * thread that frees it (the GIL is held). Names every sample still in the
+ * ring while the object is alive, so that a module's code, freed right
+ * after the import that ran it, is not reported as "[unknown]". Returns at
+ * once when the ring is empty.
+ */
+void agent_code_dying(void);
 
 #endif /* PYPROF_AGENT_H */

@@ -102,10 +102,36 @@ static void read_identity(const char *pyver)
 
 static void fork_prepare(void)
 {
+	if (active)
+		agent_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	if (active)
+		agent_fork_parent();
+}
+
+/* The code object death hook: PyCode_Type.tp_dealloc, chained. The slot
+ * sits at the same offset in every CPython 2.7-3.14 (after ob_refcnt,
+ * ob_type, ob_size, tp_name, tp_basicsize, tp_itemsize). */
+#define TP_DEALLOC_OFFSET 48
+static void (*code_dealloc_orig)(void *);
+
+static void code_dealloc_hook(void *code)
+{
+	agent_code_dying();
+	code_dealloc_orig(code);
+}
+
+static void hook_code_dealloc(void *code_type)
+{
+	void (**slot)(void *) =
+		(void (**)(void *))((char *)code_type + TP_DEALLOC_OFFSET);
+	if (!*slot)
+		return;
+	code_dealloc_orig = *slot;
+	*slot = code_dealloc_hook;
 }
 
 /* The child is a new process with one thread. Until the issue on many
@@ -219,6 +245,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 		return;
 	}
 	active = 1;
+	hook_code_dealloc(code_type);
 	plog_info("Python %d.%d, %d Hz, socket %s", major, minor, cfg.hz,
 		  cfg.socket);
 }
