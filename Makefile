@@ -76,7 +76,7 @@ unit: $(UNIT_BIN)
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests:
 	mkdir -p $@
 
-check: all unit
+check: all unit check-sigsafe
 	tests/run
 
 check-quick: all unit
