@@ -204,6 +204,13 @@ def run_good(a):
         sent += n
         if a.pause_ms:
             time.sleep(a.pause_ms / 1000)
+        if a.wait_file and sent >= a.samples // 2:
+            # Half sent: stay connected until told to go on, so the
+            # test knows we are mid-stream while it does other things.
+            deadline = time.time() + 120
+            while not os.path.exists(a.wait_file) and time.time() < deadline:
+                time.sleep(0.02)
+            a.wait_file = None
     n_lost = 0
     for spec in a.lost or []:
         reason, count = (int(x) for x in spec.split(":"))
@@ -213,16 +220,17 @@ def run_good(a):
         time.sleep(a.hold)
     if not a.no_bye:
         s.sendall(bye(a.samples, n_lost, t))
+    print("sent %d samples" % a.samples, flush=True)
     if a.keep_open:
         # Stay connected until the collector closes us (at its shutdown).
         s.settimeout(a.keep_open)
         try:
             while s.recv(4096):
                 pass
+            print("closed-by-collector", flush=True)
         except socket.timeout:
-            pass
+            print("still-open", flush=True)
     s.close()
-    print("sent %d samples" % a.samples)
     return 0
 
 
@@ -348,6 +356,8 @@ def main():
                    help="mark GIL held on odd samples")
     g.add_argument("--pause-ms", type=float, default=0)
     g.add_argument("--hold", type=float, default=0)
+    g.add_argument("--wait-file", help="after half the samples, wait "
+                   "until this file exists")
     g.add_argument("--no-bye", action="store_true")
     g.add_argument("--keep-open", type=float, default=0)
     s = sub.add_parser("send")
