@@ -255,6 +255,8 @@ int symtab_intern_string(struct symtab *st, const void *s, size_t len,
 	size_t fixed_len;
 	int err;
 
+	if (len == 0)
+		s = ""; /* an absent field arrives as (NULL, 0) */
 	if (utf8_clean(s, len))
 		return intern_clean(st, s, len, sid);
 	err = utf8_repair(s, len, &fixed, &fixed_len);
