@@ -73,7 +73,11 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libcollector.a $(BU
 
 unit: $(UNIT_BIN)
 
-$(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests:
+# Benchmark programs (tests/bench/*.c): plain C, wire.h only.
+$(BUILD)/bench/%: tests/bench/%.c $(wildcard include/pyprof/*.h) | $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDSAN)
+
+$(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
 check: all unit check-sigsafe
@@ -82,7 +86,7 @@ check: all unit check-sigsafe
 check-quick: all unit
 	QUICK=1 tests/run
 
-bench: all
+bench: all $(BUILD)/bench/ingest
 	tests/bench/run
 
 # Signal-context objects may call only what this list allows.

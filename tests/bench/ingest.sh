@@ -1,0 +1,66 @@
+#!/bin/bash
+# tests/bench/ingest.sh - collector ingest rate on this machine.
+#
+# Starts build/pyprof-collector on a temporary socket, runs
+# build/bench/ingest (tests/bench/ingest.c) with 1, 8 and 64 clients, and
+# prints one line per run: samples per second end to end, and the
+# collector's CPU seconds with samples per collector CPU second (the
+# collector is single-threaded, so that is the one-core figure; goal over
+# 1M). The collector writes each client's profile when it disconnects, so
+# the time includes building and writing those profiles too.
+#
+#   tests/bench/ingest.sh [SAMPLES]      (default 20000000 per run)
+#   CLIENTS="1 8" tests/bench/ingest.sh
+#
+# Builds what it needs with make. Exits non-zero if a run failed.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${PYPROF_BUILD:-$top/build}
+case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+SAMPLES=${1:-20000000}
+CLIENTS=${CLIENTS:-1 8 64}
+
+make -C "$top" --no-print-directory -s "$BUILD/pyprof-collector" \
+	"$BUILD/bench/ingest" BUILD="$BUILD" >&2
+
+tmp=$(mktemp -d /tmp/ppbench.XXXXXX)
+cpid=
+cleanup() {
+	[[ -n $cpid ]] && kill "$cpid" 2>/dev/null && wait "$cpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+mkfifo "$tmp/ready"
+"$BUILD/pyprof-collector" --socket "$tmp/s/c.sock" --output-dir "$tmp/out" \
+	--summary "$tmp/summary" --log-level warn --ready-fd 3 \
+	3>"$tmp/ready" 2>"$tmp/log" &
+cpid=$!
+read -r -t 10 -n 1 byte <"$tmp/ready" || { cat "$tmp/log" >&2; exit 1; }
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, $(uname -r)"
+rc=0
+expect=0
+for n in $CLIENTS; do
+	"$BUILD/bench/ingest" --socket "$tmp/s/c.sock" --collector-pid "$cpid" \
+		--clients "$n" --samples "$SAMPLES" || rc=1
+	expect=$((expect + SAMPLES / n * n))
+done
+rss=$(awk '/VmHWM/ {print $2 " " $3}' "/proc/$cpid/status")
+echo "collector peak RSS: $rss"
+kill -TERM "$cpid"
+wait "$cpid" || rc=1
+cpid=
+# The collector must have counted every sample sent.
+got=$(sed -n 's/.*samples=\([0-9]*\).*/\1/p' "$tmp/summary")
+if [[ $got == "$expect" ]]; then
+	echo "collector counted $got samples: all of them"
+else
+	echo "collector counted $got samples, expected $expect" >&2
+	rc=1
+fi
+if [[ -s $tmp/log ]]; then
+	echo "collector warnings:" >&2
+	cat "$tmp/log" >&2
+fi
+exit $rc
