@@ -367,6 +367,28 @@ static void signal_ready(int fd)
 	close(fd);
 }
 
+/* The directory that will hold path must exist and be writable. */
+static int check_writable_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash;
+	if (!path)
+		return 0;
+	slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (access(dir, W_OK | X_OK) < 0) {
+		int e = errno;
+		log_error("cannot write %s: %s: %s", path, dir, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
 int collector_run(const struct collector_opts *opts)
 {
 	struct collector c = { .opts = opts, .sigfd = -1 };
@@ -397,6 +419,11 @@ int collector_run(const struct collector_opts *opts)
 			  opts->output_dir, strerror(-rc));
 		goto out;
 	}
+	/* Fail now, not after a whole run, if the files written at exit
+	 * cannot be. */
+	if ((rc = check_writable_dir(opts->output_file)) < 0 ||
+	    (rc = check_writable_dir(opts->summary_file)) < 0)
+		goto out;
 	if ((rc = setup_signals(&c)) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(-rc));
 		goto out;

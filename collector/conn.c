@@ -593,6 +593,19 @@ static int make_room(struct conn *c, int was_full)
 	return 0;
 }
 
+/* An empty buffer that grew for one big frame goes back to the busy
+ * size, so a long-lived client holds at most that between frames. */
+static void shrink(struct conn *c)
+{
+	if (c->cap > CONN_BUF_BUSY) {
+		uint8_t *b = realloc(c->buf, CONN_BUF_BUSY);
+		if (b) {
+			c->buf = b;
+			c->cap = CONN_BUF_BUSY;
+		}
+	}
+}
+
 /* The peer closed its end. A partial frame left over is a truncated
  * frame. */
 static void on_eof(struct conn *c)
@@ -642,8 +655,10 @@ int conn_read(struct conn *c, int drain)
 		c->len += (size_t)n;
 		if (parse_frames(c) < 0)
 			return 1;
-		if (c->off == c->len)
+		if (c->off == c->len) {
 			c->off = c->len = 0;
+			shrink(c);
+		}
 	}
 	return 0;
 }

@@ -349,3 +349,10 @@ assert_fact() {
 	run "$COLLECTOR" --socket "$T/file"
 	[[ $status == 1 && $output == *"not a socket"* ]] || fail "$status $output"
 }
+
+@test "an --output in a missing directory fails at start with status 1" {
+	run "$COLLECTOR" --socket "$SOCK" --output "$T/nodir/x.pb.gz"
+	[[ $status == 1 && $output == *"cannot write $T/nodir/x.pb.gz"* ]] ||
+		fail "$status $output"
+	[[ ! -e $SOCK ]] || fail "socket left behind"
+}
