@@ -472,7 +472,8 @@ static uint64_t hz_of(uint64_t period_ns)
 }
 
 /* Appends s to buf (cap bytes, NUL-terminated) without cutting a UTF-8
- * sequence in half. */
+ * sequence in half. Control characters become spaces: a `python -c`
+ * program's newlines would break pprof's one-comment-per-line output. */
 static void append_utf8(char *buf, size_t cap, size_t *len, const char *s)
 {
 	size_t n = strlen(s);
@@ -481,7 +482,10 @@ static void append_utf8(char *buf, size_t cap, size_t *len, const char *s)
 		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	}
-	memcpy(buf + *len, s, n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		buf[*len + i] = (ch < 0x20 || ch == 0x7f) ? ' ' : (char)ch;
+	}
 	*len += n;
 	buf[*len] = 0;
 }
