@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -626,8 +627,16 @@ static void on_eof(struct conn *c)
 
 int conn_read(struct conn *c, int drain)
 {
-	int was_full = 0;
-	for (int i = 0; drain || i < CONN_READS_PER_EVENT; i++) {
+	size_t budget = SIZE_MAX, total = 0;
+	int was_full = 0, queued;
+
+	/* Draining takes what is queued now (and one read more, to see an
+	 * end of stream), so a client that keeps sending cannot hold the
+	 * collector's shutdown forever. */
+	if (drain && ioctl(c->fd, FIONREAD, &queued) == 0 && queued >= 0)
+		budget = (size_t)queued;
+	for (int i = 0; drain ? total <= budget : i < CONN_READS_PER_EVENT;
+	     i++) {
 		ssize_t n;
 		if (make_room(c, was_full) < 0) {
 			log_error("pid %" PRIu64 ": out of memory for the "
@@ -653,6 +662,7 @@ int conn_read(struct conn *c, int drain)
 		}
 		was_full = (size_t)n == c->cap - c->len;
 		c->len += (size_t)n;
+		total += (size_t)n;
 		if (parse_frames(c) < 0)
 			return 1;
 		if (c->off == c->len) {

@@ -34,7 +34,8 @@ struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
 
 /* Reads and applies what the socket has. With drain == 0 it stops after a
  * fair share (a few reads) and relies on the loop calling it again; with
- * drain != 0 it reads until the socket would block (used at shutdown).
+ * drain != 0 it reads what was queued when called, until the socket
+ * would block (used at shutdown).
  * Returns 0 while the connection stays open, 1 once it is over (end of
  * stream, read error or protocol error; already logged): then the caller
  * calls conn_free. */
