@@ -71,8 +71,11 @@ enum wire_type {
 	WIRE_LOCATION = 4, /* id, function id, line                            */
 	WIRE_NODE = 5,     /* id, parent node id (0 = root), location id       */
 	WIRE_THREAD = 6,   /* ref, os tid, name sid (0 = unnamed)              */
-	WIRE_SAMPLES = 7,  /* base_ns, then records until the payload ends:
-	                      node, thread ref, dt_ns, count, value, flags     */
+	WIRE_SAMPLES = 7,  /* base_ns (CLOCK_MONOTONIC of the first record),
+	                      then records until the payload ends: node,
+	                      thread ref, dt_ns (time since the previous
+	                      record of this frame; 0 for the first), count,
+	                      value (ns), flags                               */
 	WIRE_LOST = 8,     /* reason, samples, value                           */
 	WIRE_BYE = 9,      /* tagged fields: clean end of the process's data   */
 	WIRE_TYPE_MAX = 9
