@@ -99,7 +99,7 @@ teardown() {
 	check() {
 		local exe=$2
 		"$PP_PYPROF" record -o "$T/term.pb.gz" -- "$exe" "$PP_TARGETS/spin.py" 30 \
-			>"$T/rec.out" 2>"$T/rec.err" </dev/null &
+			>"$T/rec.out" 2>"$T/rec.err" </dev/null 3>&- &
 		PID=$!
 		wait_for_line "$T/rec.out" '^spinning$' 15
 		sleep 0.5

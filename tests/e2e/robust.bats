@@ -22,7 +22,7 @@ teardown() {
 		rc_without=$RC
 		collector_start
 		profiled "$exe" "$PP_TARGETS/outputs.py" ok 3 \
-			>"$T/with.out" 2>"$T/with.err" </dev/null &
+			>"$T/with.out" 2>"$T/with.err" </dev/null 3>&- &
 		PID=$!
 		sleep 1
 		kill -0 "$PID" 2>/dev/null || fail "the program ended within 1 s"
@@ -54,7 +54,7 @@ teardown() {
 		local exe=$2 f
 		rm -f "$SOCK"
 		PYPROF_HZ=100 profiled "$exe" "$PP_TARGETS/phases.py" 1.5 1.5 \
-			>"$T/phases.out" 2>"$T/phases.err" </dev/null &
+			>"$T/phases.out" 2>"$T/phases.err" </dev/null 3>&- &
 		PID=$!
 		# early() takes the first 1.5 s of CPU; the collector comes at 2 s.
 		sleep 2

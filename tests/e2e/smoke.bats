@@ -57,7 +57,7 @@ calls_profile() {
 		((RC == 0)) || fail "calls.py exited with status $RC"
 		local f
 		f=$(wait_profile "$PID")
-		[[ $(basename "$f") =~ ^[^/]+\.$PID\.[0-9]+\.pb\.gz$ ]] ||
+		[[ $(basename "$f") =~ ^[^/]+\.$PID\.[0-9][0-9T]*\.pb\.gz$ ]] ||
 			fail "unexpected name $(basename "$f")"
 	}
 	for_each_python check
@@ -95,7 +95,7 @@ calls_profile() {
 		shares lines "$T/raw" outer | tee "$T/outer"
 		[[ $(sed -n 2p "$T/outer") == *"line $(printf %5d "$(marker_line "$CALLS" outer_call)"):"*"100.00%"* ]] ||
 			fail "outer is not always at its call line"
-		shares lines "$T/raw" '<module>' | tee "$T/module"
+		shares lines "$T/raw" '<module>' --file "$CALLS" | tee "$T/module"
 		grep -q "line $(printf %5d "$(marker_line "$CALLS" module_call)"):" "$T/module" ||
 			fail "<module> is never at its call line"
 		# The leaf is inside inner's loop (while, body, increment).

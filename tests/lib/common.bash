@@ -20,6 +20,8 @@
 #
 # The tests run as the bats shell does (set -e); helpers return non-zero on
 # failure after printing why, so a failure shows its cause in bats' output.
+# Anything started in the background closes fd 3 (3>&-): bats waits for
+# every holder of its TAP descriptor before it finishes a test.
 
 PP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PP_BUILD=${PYPROF_BUILD:-$PP_ROOT/build}
@@ -47,6 +49,8 @@ common_setup() {
 	# sun_path holds 108 bytes: keep sockets out of bats' deep tmp dirs.
 	SOCKDIR=$(mktemp -d /tmp/pyprof-test.XXXXXX)
 	SOCK=$SOCKDIR/c.sock
+	export PP_LIB PP_SOCK=$SOCK
+	PATH=$PP_ROOT/tests/lib/bin:$PATH
 	OUT=$T/profiles
 	mkdir -p "$OUT"
 	COLLECTOR_PID=
@@ -108,7 +112,7 @@ collector_start() {
 	local i
 	[[ -x $PP_COLLECTOR ]] || fail "$PP_COLLECTOR not built"
 	"$PP_COLLECTOR" --socket "$SOCK" --output-dir "$OUT" "$@" \
-		>>"$T/collector.log" 2>&1 &
+		>>"$T/collector.log" 2>&1 3>&- &
 	COLLECTOR_PID=$!
 	for ((i = 0; i < 200; i++)); do
 		[[ -S $SOCK ]] && return 0
@@ -150,18 +154,17 @@ collector_kill() {
 
 # ---- running programs --------------------------------------------------
 
-# profiled CMD...: CMD with the library preloaded, streaming to $SOCK. Other
-# PYPROF_* variables come from the caller (`PYPROF_HZ=250 profiled ...`).
-profiled() {
-	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SOCK "$@"
-}
+# profiled CMD...: CMD with the library preloaded, streaming to $SOCK. It
+# is tests/lib/bin/profiled (on PATH), which execs CMD, so that $! of
+# `profiled CMD &` is CMD's pid. Other PYPROF_* variables come from the
+# caller (`PYPROF_HZ=250 profiled ...`).
 
 # run_capture NAME CMD...: runs CMD with stdout in $T/NAME.out, stderr in
 # $T/NAME.err; sets RC (exit status, 128+N for signal N) and PID.
 run_capture() {
 	local name=$1
 	shift
-	"$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null &
+	"$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
 	PID=$!
 	RC=0
 	wait "$PID" || RC=$?
@@ -175,7 +178,7 @@ start_in_pgrp() {
 	local out=$1 err=$2
 	shift 2
 	set -m
-	"$@" >"$out" 2>"$err" </dev/null &
+	"$@" >"$out" 2>"$err" </dev/null 3>&- &
 	PID=$!
 	set +m
 }
@@ -285,8 +288,10 @@ for_each_python() {
 		set +e
 		(
 			set -e
-			# A collector this subshell started dies with it.
-			trap 'if [[ -n ${COLLECTOR_PID:-} && $COLLECTOR_PID != "$outer" ]]; then collector_kill; fi' EXIT
+			# A collector this subshell started dies with it. $outer is
+			# expanded now: the trap runs after the functions have
+			# returned, when for_each_python's locals are gone.
+			trap "if [[ -n \${COLLECTOR_PID:-} && \$COLLECTOR_PID != '$outer' ]]; then collector_kill; fi" EXIT
 			"$fn" "$name" "$exe" "$kind" "$@"
 		)
 		rc=$?

@@ -10,9 +10,9 @@ then "Locations" lines "ID: 0xADDR [M=N] NAME FILE:LINE s=START").
 INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
 -raw`) or a file already holding that text. Subcommands:
 
-  funcs INPUT                  per function: cumulative and flat share of
-                               all samples, samples, file, start line
-  lines INPUT FUNC             where FUNC's samples are: line, count, share;
+  funcs INPUT                  per function (name, file, start line):
+                               cumulative and flat share of all samples
+  lines INPUT FUNC [--file F]  where FUNC's samples are: line, count, share;
                                and how often FUNC was the leaf
   folded INPUT [--lines]       folded stacks, root first: "a;b;c COUNT"
   labels INPUT KEY             label KEY's values and their sample counts
@@ -20,7 +20,7 @@ INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
                                with {"shares": {func: fraction}}) against
                                the profile's; fails if any differs by more
                                than PP percentage points
-  expect-line INPUT FUNC LINE [--min F] [--min-share S]
+  expect-line INPUT FUNC LINE [--min F] [--min-share S] [--file F]
                                fails unless at least F (default 0.9) of
                                FUNC's samples are at LINE with FUNC as the
                                leaf, and FUNC has at least S of all samples
@@ -171,15 +171,17 @@ def _looks_textual(path):
 
 
 def func_table(p):
-    """name -> [cum, flat, file, start]"""
+    """(name, file, start) -> [cum, flat]. Functions are told apart by
+    file and start line too: every module has a "<module>"."""
     table = collections.OrderedDict()
     for w, frames, _ in p.stacks():
         seen = set()
         for i, fr in enumerate(frames):
-            row = table.setdefault(fr.name, [0, 0, fr.file, fr.start])
-            if fr.name not in seen:
+            key = (fr.name, fr.file, fr.start)
+            row = table.setdefault(key, [0, 0])
+            if key not in seen:
                 row[0] += w
-                seen.add(fr.name)
+                seen.add(key)
             if i == 0:
                 row[1] += w
     return table
@@ -198,14 +200,15 @@ def cum_under(p, names):
     return per, anyof
 
 
-def func_lines(p, name):
-    """Line histogram of FUNC's innermost frame, and leaf counts."""
+def func_lines(p, name, file=None):
+    """Line histogram of FUNC's innermost frame (in FILE, if given), and
+    how much of it was at the leaf."""
     lines = collections.Counter()
     leaf = collections.Counter()
     n = 0
     for w, frames, _ in p.stacks():
         for i, fr in enumerate(frames):
-            if fr.name == name:
+            if fr.name == name and (file is None or fr.file == file):
                 lines[fr.line] += w
                 if i == 0:
                     leaf[fr.line] += w
@@ -218,7 +221,7 @@ def cmd_funcs(p, args):
     total = p.total() or 1
     table = func_table(p)
     print("%8s %8s %8s  %s" % ("cum%", "flat%", "samples", "function"))
-    for name, (cum, flat, file, start) in sorted(
+    for (name, file, start), (cum, flat) in sorted(
             table.items(), key=lambda kv: -kv[1][0]):
         print("%7.2f%% %7.2f%% %8d  %s %s:%d" % (
             100.0 * cum / total, 100.0 * flat / total, cum, name, file,
@@ -227,7 +230,7 @@ def cmd_funcs(p, args):
 
 
 def cmd_lines(p, args):
-    n, lines, leaf = func_lines(p, args.func)
+    n, lines, leaf = func_lines(p, args.func, args.file)
     total = p.total()
     print("function %s: %d of %d samples" % (args.func, n, total))
     for line, c in sorted(lines.items(), key=lambda kv: -kv[1]):
@@ -283,7 +286,7 @@ def cmd_compare(p, args):
 
 
 def cmd_expect_line(p, args):
-    n, lines, leaf = func_lines(p, args.func)
+    n, lines, leaf = func_lines(p, args.func, args.file)
     total = p.total()
     ok = True
     at = leaf[args.line]
@@ -324,6 +327,7 @@ def main(argv):
     s = sub.add_parser("lines")
     s.add_argument("input")
     s.add_argument("func")
+    s.add_argument("--file", help="only FUNC's frames in this file")
     s = sub.add_parser("folded")
     s.add_argument("input")
     s.add_argument("--lines", action="store_true")
@@ -341,6 +345,7 @@ def main(argv):
     s.add_argument("line", type=int)
     s.add_argument("--min", type=float, default=0.9)
     s.add_argument("--min-share", type=float, default=0.1)
+    s.add_argument("--file", help="only FUNC's frames in this file")
     s = sub.add_parser("summary")
     s.add_argument("input")
     args = ap.parse_args(argv)
