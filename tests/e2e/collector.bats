@@ -291,9 +291,12 @@ assert_fact() {
 	# Open the way on purpose, so only SO_PEERCRED stands in between.
 	chmod 0711 "$T" "$T/run"
 	chmod 0666 "$SOCK"
-	# /usr/bin/python3: a pyenv shim under /root is not readable by nobody.
+	# /usr/bin/python3: a pyenv shim under /root is not readable by nobody;
+	# nor may the checkout be (a clone under /root), so run a copy.
+	cp "$ROOT/tests/e2e/helpers/wire_client.py" "$T/wire_client.py"
+	chmod 0644 "$T/wire_client.py"
 	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 \
-		"$ROOT/tests/e2e/helpers/wire_client.py" good --socket "$SOCK" \
+		"$T/wire_client.py" good --socket "$SOCK" \
 		--pid 5901 --samples 10 --comm other || true
 	wait_log "uid 65534 is not ours (0)"
 	grep -qE "refused client pid [0-9]+: uid 65534" "$T/log"
