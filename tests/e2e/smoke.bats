@@ -162,3 +162,27 @@ calls_profile() {
 	}
 	for_each_python check
 }
+
+@test "the library and the collector meet on the default socket" {
+	# The quick start's second form: no --socket, no PYPROF_SOCKET. A
+	# private XDG_RUNTIME_DIR keeps it away from a real user's collector.
+	export XDG_RUNTIME_DIR=$SOCKDIR/xdg
+	mkdir -m 0700 "$XDG_RUNTIME_DIR"
+	"$PP_COLLECTOR" --output-dir "$OUT" >"$T/collector.log" 2>&1 3>&- &
+	COLLECTOR_PID=$!
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[[ -S $XDG_RUNTIME_DIR/pyprof/collector.sock ]] && break
+		sleep 0.05
+	done
+	[[ -S $XDG_RUNTIME_DIR/pyprof/collector.sock ]] ||
+		fail "no socket at \$XDG_RUNTIME_DIR/pyprof/collector.sock: $(cat "$T/collector.log")"
+	check() {
+		LD_PRELOAD=$PP_LIB "$2" "$PP_TARGETS/calls.py" 0.3 \
+			>"$T/out" 2>"$T/err" </dev/null 3>&- &
+		PID=$!
+		wait "$PID" || fail "calls.py failed: $(cat "$T/err")"
+		wait_profile "$PID" >/dev/null
+	}
+	for_each_python check
+}

@@ -280,8 +280,8 @@ for_each_python() {
 		n=$((n + 1))
 		echo "== $name ($kind) $exe"
 		if [[ $kind == missing ]]; then
-			echo "   interpreter $name not found (PYPROF_TEST_PYTHONS=" \
-				"'${PYPROF_TEST_PYTHONS:-default}')"
+			echo "   interpreter $name not found" \
+				"(PYPROF_TEST_PYTHONS='${PYPROF_TEST_PYTHONS:-default}')"
 			bad+=("$name:missing")
 			continue
 		fi
