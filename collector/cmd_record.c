@@ -772,6 +772,9 @@ int cmd_record(int argc, char **argv)
 
 	ret = collector_start(&r);
 	if (ret) {
+		/* A collector that never got ready has nothing to write. */
+		if (r.coll_pid > 0)
+			kill(r.coll_pid, SIGKILL);
 		code = ret == -EINTR ? 128 + pending_sig : CMD_EXIT_FAIL;
 		goto out;
 	}
