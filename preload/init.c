@@ -175,8 +175,15 @@ __attribute__((constructor)) static void pyprof_init(void)
 	void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
 	int major, minor, rc;
 
-	if (!get_version || !interp_head || !is_init || !code_type)
+	if (!get_version || !interp_head || !is_init || !code_type) {
+		/* PyPy's C-API layer exports its own names; say why we stay
+		 * out, once (only if it does not even look like CPython). */
+		if (dlsym(RTLD_DEFAULT, "pypy_setup_home") &&
+		    config_load(&cfg) == 0 && !cfg.disabled)
+			plog_always("PyPy is not supported by pyprof (it "
+				    "profiles CPython); profiling is off");
 		return; /* not CPython: stay inert, silently */
+	}
 	if (config_load(&cfg) < 0)
 		return;
 	plog_level = cfg.log_level;
@@ -188,6 +195,15 @@ __attribute__((constructor)) static void pyprof_init(void)
 	if (!version || parse_version(version, &major, &minor) < 0) {
 		plog_always("cannot tell this Python's version; profiling is "
 			    "off");
+		return;
+	}
+	/* Free-threaded builds (3.13t+) have another object header and
+	 * per-thread bytecode: not supported yet. */
+	if (dlsym(RTLD_DEFAULT, "_Py_MergeZeroLocalRefcount") ||
+	    dlsym(RTLD_DEFAULT, "_Py_ExplicitMergeRefcount")) {
+		plog_always("Python %d.%d is a free-threaded build, which "
+			    "pyprof does not support yet; profiling is off",
+			    major, minor);
 		return;
 	}
 	/* Debug builds (Py_REF_DEBUG) lay objects out differently. */
