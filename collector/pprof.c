@@ -275,9 +275,16 @@ static uint64_t function_id(struct builder *b, uint32_t fid)
 	int64_t start;
 	if (!b->fid_map[fid]) {
 		symtab_function(b->st, fid, &name, &sys, &file, &start);
+		/* System name: "FILE:co_name". It must differ from the name:
+		 * where the two are equal, pprof takes the name for a C++ one
+		 * and strips anything in <...>, so "<module>", "<lambda>" or
+		 * "<listcomp>" would show up empty. */
+		int64_t sys_idx = sid_idx(b, sys);
+		if (file)
+			sys_idx = str_fmt(b, "%s:%s", symtab_string(b->st, file),
+					  symtab_string(b->st, sys));
 		b->fid_map[fid] = (uint32_t)new_function(
-			b, sid_idx(b, name), sid_idx(b, sys), sid_idx(b, file),
-			start);
+			b, sid_idx(b, name), sys_idx, sid_idx(b, file), start);
 	}
 	return b->fid_map[fid];
 }

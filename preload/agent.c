@@ -22,6 +22,7 @@
 #include "symbolize.h"
 #include "threads.h"
 #include "transport.h"
+#include "wall.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -226,6 +227,11 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	uint32_t flags = 0;
 	if (s->flags & SAMPLE_TRUNCATED)
 		flags |= WIRE_SF_TRUNCATED;
+	if (s->flags & SAMPLE_OFF_CPU)
+		flags |= WIRE_SF_OFF_CPU;
+	if (s->flags & SAMPLE_GIL_KNOWN)
+		flags |= WIRE_SF_GIL_KNOWN |
+			 (s->flags & SAMPLE_GIL ? WIRE_SF_GIL : 0);
 	add_to_batch(node, thread, s, flags);
 }
 
@@ -302,8 +308,16 @@ unsigned long sampler_handler_quantile(double q)
 static void start_sampling(void)
 {
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
-	threads_start();
 	ag.sampling = 1;
+	if (ag.cfg->mode == CONFIG_MODE_WALL) {
+		int rc = wall_start();
+		if (rc < 0)
+			plog_error("cannot start the wall-clock sampler: %s",
+				   strerror(-rc));
+		plog_info("wall-clock sampling at %d Hz", ag.cfg->hz);
+		return;
+	}
+	threads_start();
 	plog_info("sampling at %d Hz, %d thread(s) armed", ag.cfg->hz,
 		  threads_armed());
 }
@@ -313,7 +327,10 @@ static void stop_sampling(void)
 	if (!ag.sampling)
 		return;
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
-	threads_stop();
+	if (ag.cfg->mode == CONFIG_MODE_WALL)
+		wall_stop();
+	else
+		threads_stop();
 	ag.sampling = 0;
 }
 

@@ -92,8 +92,10 @@ int config_load(struct config *c)
 	if ((v = getenv("PYPROF_MODE"))) {
 		if (!strcmp(v, "cpu"))
 			c->mode = CONFIG_MODE_CPU;
+		else if (!strcmp(v, "wall"))
+			c->mode = CONFIG_MODE_WALL;
 		else
-			return bad("PYPROF_MODE", v, "expected cpu");
+			return bad("PYPROF_MODE", v, "expected cpu or wall");
 	}
 	if ((v = getenv("PYPROF_MAX_DEPTH"))) {
 		if (config_parse_int(v, 1, PYPROF_MAX_MAX_DEPTH, &n) < 0)

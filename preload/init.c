@@ -37,6 +37,8 @@
 #include "pyabi.h"
 #include "sampler.h"
 #include "threads.h"
+#include "tid.h"
+#include "wall.h"
 
 #define RING_BYTES (1u << 20)
 
@@ -143,6 +145,7 @@ static void fork_child(void)
 		return;
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	threads_after_fork_child();
+	wall_after_fork_child();
 	sig_handler_after_fork_child();
 	agent_after_fork_child();
 	ring_reset(&sampler.ring);
@@ -255,6 +258,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 		return;
 	}
 	threads_init();
+	tid_note_main();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if ((rc = agent_start(&cfg, &info)) < 0) {
 		plog_error("cannot start the agent thread: %s", strerror(-rc));

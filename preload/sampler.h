@@ -33,7 +33,10 @@ enum sample_flag {
 	SAMPLE_TRUNCATED = 1 << 0, /* more frames than max_depth             */
 	SAMPLE_FAULT = 1 << 1,     /* a guarded read faulted; no frames      */
 	SAMPLE_NO_TSTATE = 1 << 2, /* thread has no Python thread state      */
-	SAMPLE_INVALID = 1 << 3    /* frame chain failed validation          */
+	SAMPLE_INVALID = 1 << 3,   /* frame chain failed validation          */
+	SAMPLE_OFF_CPU = 1 << 4,   /* wall mode: thread was not running      */
+	SAMPLE_GIL = 1 << 5,       /* thread held the GIL                    */
+	SAMPLE_GIL_KNOWN = 1 << 6  /* SAMPLE_GIL is meaningful               */
 };
 
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first. */

@@ -1,0 +1,241 @@
+/*
+ * wall.c - the wall-clock sampler thread; see wall.h.
+ *
+ * Reads of interpreter memory happen with this thread's fault guard armed
+ * (one sigsetjmp per list walk and per stack walk), exactly like the
+ * signal handler's: a fault drops that sample or that tick.
+ */
+#include "wall.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "guard.h"
+#include "log.h"
+#include "sampler.h"
+#include "tid.h"
+
+#define WALL_MAX_THREADS 4096
+#define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
+#define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
+
+struct seen {
+	int tid;          /* 0 = free */
+	uint64_t cpu_ns;  /* thread CPU time at the previous tick */
+	uint64_t gen;     /* tick it was last seen at */
+};
+
+static pthread_t wall_thread;
+static int wall_running;       /* thread exists                         */
+static int wall_stop_flag;     /* asks it to leave (atomic)             */
+static struct seen seen[2 * WALL_MAX_THREADS];
+static uint64_t gen;
+
+struct found {
+	uintptr_t ts;
+	int tid;
+};
+static struct found found[WALL_MAX_THREADS];
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec t;
+	if (clock_gettime(c, &t) < 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static clockid_t tid_cpu_clock(int tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+}
+
+static struct seen *seen_slot(int tid)
+{
+	unsigned n = sizeof seen / sizeof seen[0];
+	unsigned h = (unsigned)tid * 2654435761u % n;
+	struct seen *free_slot = NULL;
+	for (unsigned i = 0; i < n; i++) {
+		struct seen *s = &seen[(h + i) % n];
+		if (s->tid == tid)
+			return s;
+		if (!s->tid || s->gen + 2 < gen) {
+			if (!free_slot)
+				free_slot = s;
+			if (!s->tid)
+				break;
+		}
+	}
+	if (free_slot) {
+		free_slot->tid = tid;
+		free_slot->cpu_ns = 0;
+		free_slot->gen = 0;
+	}
+	return free_slot;
+}
+
+/* Lists the Python threads: their states and OS ids. Returns how many,
+ * or -1 if a read faulted (the tick is skipped). */
+static int list_threads(void)
+{
+	const struct pyabi *a = sampler.abi;
+	sigjmp_buf jb;
+	volatile int n = 0;
+	if (sigsetjmp(jb, 0))
+		return -1;
+	guard_jmp = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uintptr_t interp = (uintptr_t)sampler.interp_head();
+	for (int i = 0; interp && i < 64; i++) {
+		uintptr_t ts = RD_PTR(interp + a->interp_tstate_head);
+		while (ts && n < WALL_MAX_THREADS) {
+			int tid = 0;
+			if (a->ts_native_thread_id != PYABI_NONE)
+				tid = (int)RD_I64(ts + a->ts_native_thread_id);
+			found[n].ts = ts;
+			found[n].tid = tid;
+			n = n + 1;
+			uintptr_t next = RD_PTR(ts + a->ts_next);
+			if (next == ts)
+				break;
+			ts = next;
+		}
+		interp = RD_PTR(interp + a->interp_next);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	guard_jmp = NULL;
+	return n;
+}
+
+static void sample_thread(uintptr_t ts, int tid, uint64_t now,
+			  uint64_t elapsed)
+{
+	uint16_t flags = 0;
+	if (tid > 0) {
+		struct seen *s = seen_slot(tid);
+		uint64_t cpu = clock_ns(tid_cpu_clock(tid));
+		if (s) {
+			/* first sight: no interval to judge; call it off */
+			if (!s->gen || cpu - s->cpu_ns < elapsed / 2)
+				flags |= SAMPLE_OFF_CPU;
+			s->cpu_ns = cpu;
+			s->gen = gen;
+		}
+	}
+	size_t cap = sizeof(struct raw_sample) +
+		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+	uint64_t pos;
+	struct raw_sample *volatile rec =
+		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
+	if (!rec) {
+		__atomic_fetch_add(&sampler.n_lost_ring, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	rec->time_ns = now;
+	rec->value_ns = elapsed;
+	rec->tstate = ts;
+	rec->tid = (uint32_t)(tid > 0 ? tid : 0);
+	rec->weight = 1;
+	rec->n_frames = 0;
+	rec->flags = flags;
+	rec->reserved = 0;
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 0)) {
+		rec->n_frames = 0;
+		rec->flags |= SAMPLE_FAULT;
+	} else {
+		guard_jmp = &jb;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		uint16_t wf = 0;
+		int n = frames_walk_sigsafe(ts, (struct raw_frame *)(rec + 1),
+					    sampler.max_depth, &wf);
+		rec->n_frames = (uint16_t)n;
+		rec->flags |= wf;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		guard_jmp = NULL;
+	}
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
+			    sizeof(struct raw_sample) +
+				    rec->n_frames * sizeof(struct raw_frame));
+	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t jitter(uint64_t period)
+{
+	static uint64_t x = 0x2545F4914F6CDD1Dull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	/* uniform in [period/2, 3*period/2): the mean stays the period */
+	return period / 2 + x % (period ? period : 1);
+}
+
+static void *wall_main(void *arg)
+{
+	(void)arg;
+	uint64_t last = clock_ns(CLOCK_MONOTONIC);
+	while (!__atomic_load_n(&wall_stop_flag, __ATOMIC_ACQUIRE)) {
+		uint64_t d = jitter(sampler.period_ns);
+		struct timespec ts = {(time_t)(d / 1000000000u),
+				      (long)(d % 1000000000u)};
+		nanosleep(&ts, NULL);
+		if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) ||
+		    !sampler.is_initialized())
+			continue;
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		uint64_t elapsed = now - last;
+		last = now;
+		gen++;
+		int n = list_threads();
+		for (int i = 0; i < n; i++) {
+			int tid = found[i].tid;
+			if (!tid) {
+				uintptr_t ident;
+				if (guard_copy(&ident,
+					       (void *)(found[i].ts +
+							sampler.abi->ts_thread_id),
+					       sizeof ident) == 0)
+					tid = tid_of(ident);
+			}
+			sample_thread(found[i].ts, tid, now, elapsed);
+		}
+	}
+	return NULL;
+}
+
+int wall_start(void)
+{
+	sigset_t all, old;
+	if (wall_running)
+		return 0;
+	if (tid_init() < 0)
+		plog_info("cannot map thread idents to tids: on-CPU state "
+			  "unknown before Python 3.11");
+	__atomic_store_n(&wall_stop_flag, 0, __ATOMIC_RELEASE);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&wall_thread, NULL, wall_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	wall_running = 1;
+	return 0;
+}
+
+void wall_stop(void)
+{
+	if (!wall_running)
+		return;
+	__atomic_store_n(&wall_stop_flag, 1, __ATOMIC_RELEASE);
+	pthread_join(wall_thread, NULL);
+	wall_running = 0;
+}
+
+void wall_after_fork_child(void)
+{
+	wall_running = 0;
+}
