@@ -23,6 +23,8 @@
 #include "threads.h"
 #include "transport.h"
 #include "wall.h"
+#include "names.h"
+#include "tid.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -46,7 +48,9 @@ struct agent {
 	uint64_t batch_prev_ns;
 	int batch_n;
 
-	uint32_t *nodes_tmp;       /* location ids of one stack            */
+	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
+	unsigned names_gen;        /* names table generation cached        */
+	uint64_t last_names;       /* when names were last requested       */
 	uint32_t loc_no_frame, loc_non_python;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
 	unsigned long n_samples;
@@ -178,6 +182,29 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 	ag.n_samples += s->weight;
 }
 
+/* The interned name of a thread (0 if unknown), cached per refresh of
+ * the names table. */
+static uint32_t thread_name(int tid)
+{
+	unsigned g = names_generation();
+	if (g != ag.names_gen) {
+		imap_free(&ag.name_cache);
+		ag.names_gen = g;
+	}
+	uint32_t v = imap_get(&ag.name_cache, (uint64_t)(unsigned)tid, 0);
+	if (v)
+		return v == UINT32_MAX ? 0 : v;
+	char buf[NAMES_LEN];
+	uint32_t sid = 0;
+	if (names_get(tid, buf, sizeof buf))
+		sid = intern_str(&ag.in, buf, strlen(buf));
+	else
+		names_request(); /* a new thread: ask now, not in 500 ms */
+	imap_put(&ag.name_cache, (uint64_t)(unsigned)tid, 0,
+		 sid ? sid : UINT32_MAX);
+	return sid;
+}
+
 static void on_sample(const void *payload, size_t len, void *arg)
 {
 	(void)arg;
@@ -219,11 +246,14 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		return;
 	}
 	int changed;
-	uint32_t thread = intern_thread(&ag.in, (int)s->tid, 0, &changed);
+	uint32_t thread = intern_thread(&ag.in, (int)s->tid,
+					thread_name((int)s->tid), &changed);
 	if (!thread) {
 		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
 		return;
 	}
+	if (changed) /* a rename: resend if the old name went out already */
+		transport_put_thread(&ag.tr, &ag.in, thread);
 	uint32_t flags = 0;
 	if (s->flags & SAMPLE_TRUNCATED)
 		flags |= WIRE_SF_TRUNCATED;
@@ -307,6 +337,9 @@ unsigned long sampler_handler_quantile(double q)
 
 static void start_sampling(void)
 {
+	if (tid_init() < 0)
+		plog_info("cannot map thread idents to tids: thread names and "
+			  "on-CPU state may be missing before Python 3.11");
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
 	ag.sampling = 1;
 	if (ag.cfg->mode == CONFIG_MODE_WALL) {
@@ -363,6 +396,11 @@ static void *agent_main(void *arg)
 		}
 		if (!was_initialized)
 			continue; /* nothing to say before Python runs */
+		if (ag.sampling && init &&
+		    now - ag.last_names >= NAMES_PERIOD_MS * 1000000ull) {
+			names_request();
+			ag.last_names = now;
+		}
 		if (ag.sampling && now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
 			threads_scan();
 			last_scan = now;

@@ -39,6 +39,7 @@
 #include "threads.h"
 #include "tid.h"
 #include "wall.h"
+#include "names.h"
 
 #define RING_BYTES (1u << 20)
 
@@ -146,6 +147,7 @@ static void fork_child(void)
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	threads_after_fork_child();
 	wall_after_fork_child();
+	names_after_fork_child();
 	sig_handler_after_fork_child();
 	agent_after_fork_child();
 	ring_reset(&sampler.ring);
@@ -259,6 +261,9 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	threads_init();
 	tid_note_main();
+	if (names_init(major) < 0)
+		plog_info("thread names unavailable: C API entry points "
+			  "missing");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if ((rc = agent_start(&cfg, &info)) < 0) {
 		plog_error("cannot start the agent thread: %s", strerror(-rc));

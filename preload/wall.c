@@ -212,9 +212,6 @@ int wall_start(void)
 	sigset_t all, old;
 	if (wall_running)
 		return 0;
-	if (tid_init() < 0)
-		plog_info("cannot map thread idents to tids: on-CPU state "
-			  "unknown before Python 3.11");
 	__atomic_store_n(&wall_stop_flag, 0, __ATOMIC_RELEASE);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
