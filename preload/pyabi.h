@@ -65,6 +65,21 @@ enum pyabi_str_kind {
 	PYABI_STR_UNICODE = 2  /* 3.x: PEP 393 compact/non-compact unicode     */
 };
 
+/*
+ * Where a thread outside the interpreter (no GIL, no C API, guarded reads
+ * only) learns which thread state holds the GIL; pyabi_gil_holder reads it.
+ * The exact semantics of each kind are documented there.
+ */
+enum pyabi_gil_kind {
+	PYABI_GIL_CURRENT_SYM = 1, /* 2.7, 3.6: the exported _PyThreadState_Current
+	                              (2.7 a PyThreadState *, 3.6 an atomic
+	                              address holding one)                     */
+	PYABI_GIL_RUNTIME = 2,     /* 3.7-3.11: _PyRuntime.gilstate.tstate_current */
+	PYABI_GIL_INTERP_PTR = 3   /* 3.12+: interp->ceval.gil, a pointer to a
+	                              struct _gil_runtime_state: locked and
+	                              last_holder                              */
+};
+
 /* An offset that does not exist in this version. */
 #define PYABI_NONE (-1)
 
@@ -95,6 +110,27 @@ struct pyabi {
 	                                PYABI_NONE on 3.11-3.12               */
 	int ts_cframe;               /* 3.11-3.12 cframe; else PYABI_NONE     */
 	int cframe_current_frame;    /* _PyCFrame.current_frame (3.11-3.12)   */
+
+	/* The GIL (pyabi_gil_holder). Offsets of atomic fields are those of
+	 * the value inside CPython's _Py_atomic_* wrapper (3.7-3.12), so the
+	 * reader reads a plain int32_t or pointer there. */
+	int gil_kind;                /* enum pyabi_gil_kind                   */
+	int rt_tstate_current;       /* 3.7-3.11: _PyRuntime.gilstate.
+	                                tstate_current; else NONE             */
+	int rt_gil;                  /* 3.7-3.11: _PyRuntime.ceval.gil, the
+	                                struct _gil_runtime_state; not used by
+	                                pyabi_gil_holder (see there), kept so
+	                                the tests can compare; else NONE      */
+	int interp_gil_ptr;          /* 3.12+: PyInterpreterState.ceval.gil, a
+	                                struct _gil_runtime_state *; else NONE */
+	int interp_gil;              /* 3.12+: PyInterpreterState._gil, the
+	                                interpreter's own GIL (ceval.gil points
+	                                here unless it shares the main one);
+	                                for the _Py_DebugOffsets check        */
+	int gil_locked;              /* 3.7+: _gil_runtime_state.locked, an
+	                                int: 1 held, 0 free, -1 not created   */
+	int gil_holder;              /* 3.7+: _gil_runtime_state.last_holder,
+	                                a PyThreadState *                     */
 
 	/* Frames: PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
 	int f_back;                  /* f_back / previous                     */
@@ -150,7 +186,8 @@ const struct pyabi *pyabi_find(int major, int minor);
  * non-zero if src could not be read (guard_copy fits). Compares the
  * cookie "xdebugpy", the version's major.minor, free_threaded == 0, and
  * each offset the block shares with struct pyabi (interpreter list,
- * thread state, frame, code object, object header, bytes, unicode).
+ * thread state, frame, code object, object header, bytes, unicode, and
+ * the interpreter's GIL: ceval.gil, _gil, _gil.locked, _gil.last_holder).
  *
  * Returns 0 when everything agrees, and also for versions before 3.13,
  * which have no block (nothing is read); -EPROTO on the first mismatch,
@@ -161,5 +198,67 @@ const struct pyabi *pyabi_find(int major, int minor);
 int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
 			      int (*read)(void *dst, const void *src, size_t n),
 			      char *why, size_t why_len);
+
+/*
+ * Which thread state holds the GIL right now, read from another thread
+ * that holds no GIL and calls no C API: every access goes through
+ * read(dst, src, n) (0 on success, non-zero when src cannot be read;
+ * guard_copy fits, memcpy in tests). Lock-free, no side effects, about
+ * three pointer-sized reads: fit for the wall sampler and for a signal
+ * handler alike.
+ *
+ *   runtime  &_PyRuntime (dlsym "_PyRuntime"); needed on 3.7-3.11, may be
+ *            0 otherwise (there is none on 2.7 and 3.6).
+ *   interp   the PyInterpreterState the thread in question belongs to
+ *            (its tstate's ts_interp); needed on 3.12+, where each
+ *            interpreter may have a GIL of its own (PEP 684).
+ *   cur_sym  &_PyThreadState_Current (dlsym); needed on 2.7 and 3.6, may
+ *            be 0 otherwise (3.7+ do not export it).
+ *
+ * On 0, *holder is the PyThreadState * (an address in the interpreter)
+ * holding the GIL, or 0 when nobody holds it. A thread "holds the GIL"
+ * when its tstate equals *holder. Per version:
+ *
+ *   2.7, 3.6 (PYABI_GIL_CURRENT_SYM): *cur_sym. PyThreadState_Swap sets it;
+ *     every release path (PyEval_SaveThread, the eval loop's periodic
+ *     switch, PyEval_ReleaseThread) swaps in NULL *before* releasing the
+ *     lock, and every acquire path swaps the tstate back *after* taking
+ *     it, so a non-NULL value is a thread that holds the GIL. 2.7 creates
+ *     the lock only when a second thread starts; until then the value
+ *     still says which thread runs Python code (NULL while it blocks in
+ *     Py_BEGIN_ALLOW_THREADS), which is what "holds the GIL" means there.
+ *   3.7-3.11 (PYABI_GIL_RUNTIME): _PyRuntime.gilstate.tstate_current, the
+ *     same variable moved into _PyRuntime with the same protocol (it is
+ *     what PyGILState_Check and _PyThreadState_GET read). The GIL's own
+ *     _PyRuntime.ceval.gil.{locked,last_holder} (rt_gil) are not used:
+ *     take_gil stores locked = 1 before it updates last_holder, so for a
+ *     moment a new holder is reported as the previous one, and a thread
+ *     that switches thread states under the GIL with PyThreadState_Swap
+ *     (sub-interpreters) keeps the old last_holder until it drops the GIL.
+ *     tstate_current is one aligned pointer written at the hand-over.
+ *   3.12+ (PYABI_GIL_INTERP_PTR): tstate_current is gone (a C thread-
+ *     local now), so: gil = interp->ceval.gil; then gil->locked; 0 means
+ *     free (*holder = 0); 1 means held by gil->last_holder. last_holder
+ *     alone says nothing: drop_gil leaves it set after the release (that is
+ *     how FORCE_SWITCHING sees whether another thread took over), hence
+ *     locked first. locked and last_holder are two reads, not a snapshot:
+ *     during a hand-over (and in take_gil's short window between storing
+ *     locked and last_holder) the answer may name the previous holder.
+ *
+ * In every version the answer is instantaneous: a thread that does not
+ * hold the GIL at the moment may be about to take it back, and a busy
+ * thread gives it up at each switch interval (5 ms) for a moment.
+ *
+ * Returns 0; -EINVAL for a NULL abi/read/holder or a missing runtime,
+ * interp or cur_sym that this version needs; -ENOTSUP when the row has no
+ * gil_kind; -EFAULT when a read fails; -ENOENT when there is no GIL to
+ * ask about (3.12+: interp->ceval.gil is NULL, before the GIL is created
+ * or after finalization freed it; locked == -1: not created yet);
+ * -EPROTO when locked is neither 0, 1 nor -1 (the row does not describe
+ * this process). *holder is set only on 0.
+ */
+int pyabi_gil_holder(const struct pyabi *abi, uintptr_t runtime, uintptr_t interp,
+		     uintptr_t cur_sym, int (*read)(void *dst, const void *src, size_t n),
+		     uintptr_t *holder);
 
 #endif /* PYPROF_PYABI_H */

@@ -38,6 +38,11 @@
 #include "internal/pycore_interp.h"
 #include "internal/pycore_runtime.h"
 #endif
+#if defined(EXPERIMENTAL_ISOLATED_SUBINTERPRETERS)
+/* 3.9-3.11 configure option: the GIL and the current thread state move into
+ * each interpreter, so _PyRuntime.gilstate/ceval.gil mean nothing. */
+#error "pyabi_probe: EXPERIMENTAL_ISOLATED_SUBINTERPRETERS build; no GIL in _PyRuntime"
+#endif
 #if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 14
 /* Written ahead of time from the 3.14 sources, not yet compiled here:
  * f_executable became a tagged _PyStackRef. */
@@ -120,6 +125,93 @@ static int find_bit(const unsigned char *p, size_t n, int width, int want_width)
 	} while (0)
 #endif
 
+#if PY_AT_LEAST(3, 7)
+/* Where the value of CPython's atomic wrappers sits. Up to 3.12 `locked`
+ * is a _Py_atomic_int and `last_holder`/`tstate_current` are
+ * _Py_atomic_address, structs of one member `_value` (an int, a uintptr_t);
+ * 3.13 made them a plain int and PyThreadState * read with
+ * _Py_atomic_load_*. Either way the reader wants the offset of the value
+ * itself, and its size must be what pyabi_gil_holder reads. */
+#if PY_AT_LEAST(3, 13)
+#define INT_VALUE(type, member) ((long)offsetof(type, member))
+#define ADDR_VALUE(type, member) ((long)offsetof(type, member))
+#else
+#define INT_VALUE(type, member)                                            \
+	((long)(offsetof(type, member) + offsetof(_Py_atomic_int, _value)))
+#define ADDR_VALUE(type, member)                                           \
+	((long)(offsetof(type, member) + offsetof(_Py_atomic_address, _value)))
+#endif
+
+static void check_size(const char *what, size_t got, size_t want)
+{
+	if (got != want) {
+		fprintf(stderr, "pyabi_probe: %s is %zu bytes, pyabi_gil_holder reads %zu\n",
+			what, got, want);
+		exit(1);
+	}
+}
+#endif
+
+/*
+ * Who holds the GIL, for pyabi_gil_holder (see pyabi.h for the semantics
+ * of each kind and why 3.7-3.11 read tstate_current rather than the GIL's
+ * own fields).
+ */
+static void gil(void)
+{
+#if PY_AT_LEAST(3, 7)
+	struct _gil_runtime_state g;
+
+	check_size("_gil_runtime_state.locked", sizeof(g.locked), sizeof(int32_t));
+	check_size("_gil_runtime_state.last_holder", sizeof(g.last_holder), sizeof(void *));
+#endif
+#if PY_AT_LEAST(3, 12)
+	emit_sym("gil_kind", "PYABI_GIL_INTERP_PTR", "interp->ceval.gil: locked + last_holder");
+	none("rt_tstate_current", "3.12 made the current tstate a C thread-local");
+	none("rt_gil", "3.12: the GIL lives in the interpreter (PEP 684)");
+	OFF("interp_gil_ptr", PyInterpreterState, ceval.gil);
+	OFF("interp_gil", PyInterpreterState, _gil);
+#elif PY_AT_LEAST(3, 7)
+	check_size("_PyRuntime.gilstate.tstate_current",
+		   sizeof(_PyRuntime.gilstate.tstate_current), sizeof(void *));
+	emit_sym("gil_kind", "PYABI_GIL_RUNTIME", "_PyRuntime.gilstate.tstate_current");
+	emit("rt_tstate_current", ADDR_VALUE(_PyRuntimeState, gilstate.tstate_current),
+	     "_PyRuntimeState.gilstate.tstate_current._value");
+	OFF("rt_gil", _PyRuntimeState, ceval.gil);
+	none("interp_gil_ptr", "3.12+: the GIL moved into the interpreter");
+	none("interp_gil", "3.12+: the GIL moved into the interpreter");
+#else
+#if PY_MAJOR_VERSION >= 3
+	/* 3.6: `_Py_atomic_address _PyThreadState_Current`; the sampler
+	 * reads the pointer at the symbol's address. */
+	if (offsetof(_Py_atomic_address, _value) != 0 ||
+	    sizeof(_PyThreadState_Current) != sizeof(void *)) {
+		fprintf(stderr, "pyabi_probe: _PyThreadState_Current is not one pointer\n");
+		exit(1);
+	}
+#else
+	if (sizeof(_PyThreadState_Current) != sizeof(void *)) {
+		fprintf(stderr, "pyabi_probe: _PyThreadState_Current is not one pointer\n");
+		exit(1);
+	}
+#endif
+	emit_sym("gil_kind", "PYABI_GIL_CURRENT_SYM", "exported _PyThreadState_Current");
+	none("rt_tstate_current", "no _PyRuntime before 3.7");
+	none("rt_gil", "GIL state is static in ceval_gil.h / ceval.c");
+	none("interp_gil_ptr", "3.12+: the GIL moved into the interpreter");
+	none("interp_gil", "3.12+: the GIL moved into the interpreter");
+#endif
+#if PY_AT_LEAST(3, 7)
+	emit("gil_locked", INT_VALUE(struct _gil_runtime_state, locked),
+	     "_gil_runtime_state.locked, int");
+	emit("gil_holder", ADDR_VALUE(struct _gil_runtime_state, last_holder),
+	     "_gil_runtime_state.last_holder");
+#else
+	none("gil_locked", "GIL state is static before 3.7");
+	none("gil_holder", "GIL state is static before 3.7");
+#endif
+}
+
 static void row(void)
 {
 	printf("\t{ /* %d.%d, from the headers of %s */\n", PY_MAJOR_VERSION,
@@ -190,6 +282,8 @@ static void row(void)
 	none("ts_cframe", "no _PyCFrame before 3.11");
 	none("cframe_current_frame", "no _PyCFrame before 3.11");
 #endif
+
+	gil();
 
 	/* Frames. */
 #if PY_AT_LEAST(3, 11)
@@ -323,6 +417,10 @@ static void dbg(void)
 	DBG("rt_interp_head", runtime_state.interpreters_head);
 	DBG("interp_next", interpreter_state.next);
 	DBG("interp_tstate_head", interpreter_state.threads_head);
+	DBG("interp_gil_ptr", interpreter_state.ceval_gil);
+	DBG("interp_gil", interpreter_state.gil_runtime_state);
+	DBG("interp_gil_locked", interpreter_state.gil_runtime_state_locked);
+	DBG("interp_gil_holder", interpreter_state.gil_runtime_state_holder);
 	DBG("ts_next", thread_state.next);
 	DBG("ts_interp", thread_state.interp);
 	DBG("ts_frame", thread_state.current_frame);
