@@ -371,6 +371,7 @@ static int on_bye(struct conn *c, struct wire_in *r)
 		case WIRE_B_HANDLER_N: b.handler_n = v; break;
 		case WIRE_B_HANDLER_NS: b.handler_ns = v; break;
 		case WIRE_B_FAULTS: b.faults = v; break;
+		case WIRE_B_ACHIEVED_NS: b.achieved_ns = v; break;
 		default: break;
 		}
 	}

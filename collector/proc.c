@@ -28,6 +28,7 @@
 
 #include "agg.h"
 #include "idhash.h"
+#include "log.h"
 #include "symtab.h"
 
 /* A definition costs at least this many bytes of budget, so that empty
@@ -663,6 +664,13 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
 	struct proc *p = s->proc;
 	p->info.has_bye = 1;
 	p->info.bye = *bye;
+	if (bye->achieved_ns && bye->achieved_ns != p->info.period_ns) {
+		p->info.achieved_ns = bye->achieved_ns;
+		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
+			 " Hz, achieved %" PRIu64 " Hz",
+			 p->info.pid, 1000000000u / p->info.period_ns,
+			 1000000000u / bye->achieved_ns);
+	}
 	if (bye->has_end_mono && bye->end_mono_ns > p->max_mono_ns)
 		p->max_mono_ns = bye->end_mono_ns;
 	p->heard_unix_ns = now_unix_ns();

@@ -61,6 +61,7 @@ struct proc_hello {
 /* BYE fields; absent ones are 0 with has_ unset. */
 struct proc_bye {
 	uint64_t samples, lost, end_mono_ns, handler_n, handler_ns, faults;
+	uint64_t achieved_ns;
 	int has_samples, has_lost, has_end_mono;
 };
 

@@ -51,6 +51,7 @@ struct agent {
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned names_gen;        /* names table generation cached        */
 	uint64_t last_names;       /* when names were last requested       */
+	uint64_t cpu_at_start;     /* application CPU when sampling began  */
 	uint32_t loc_no_frame, loc_non_python;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
 	unsigned long n_samples;
@@ -298,6 +299,34 @@ static void drain(void)
 	transport_put_defs(&ag.tr, &ag.in);
 }
 
+static uint64_t cpu_clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU mode: the application's CPU time (the process's, less this
+ * thread's) per signal actually handled, when it is more than 10% off the
+ * period asked for, else 0. Past the kernel tick, CPU timers deliver
+ * one signal per tick with an overrun count: the weights keep the totals
+ * right, but the resolution is the tick's, and this says so. */
+static uint64_t achieved_period_ns(void)
+{
+	if (ag.cfg->mode != CONFIG_MODE_CPU)
+		return 0;
+	uint64_t runs = __atomic_load_n(&sampler.n_handler_runs,
+					__ATOMIC_RELAXED);
+	uint64_t cpu = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
+		       cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - ag.cpu_at_start;
+	if (runs < 20 || cpu < 100000000u)
+		return 0; /* too little to tell */
+	uint64_t got = cpu / runs, want = sampler.period_ns;
+	if (got * 10 < want * 11 && got * 10 > want * 9)
+		return 0;
+	return got;
+}
+
 static void put_bye(void)
 {
 	uint8_t buf[128];
@@ -316,6 +345,9 @@ static void put_bye(void)
 				       __ATOMIC_RELAXED));
 	put_tag_varint(&w, WIRE_B_FAULTS,
 		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
+	uint64_t achieved = achieved_period_ns();
+	if (achieved)
+		put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
 	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
 	wire_put_hdr_at(buf, WIRE_BYE, n);
 	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
@@ -340,6 +372,8 @@ static void start_sampling(void)
 	if (tid_init() < 0)
 		plog_info("cannot map thread idents to tids: thread names and "
 			  "on-CPU state may be missing before Python 3.11");
+	ag.cpu_at_start = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
+			  cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
 	ag.sampling = 1;
 	if (ag.cfg->mode == CONFIG_MODE_WALL) {
@@ -350,8 +384,10 @@ static void start_sampling(void)
 		plog_info("wall-clock sampling at %d Hz", ag.cfg->hz);
 		return;
 	}
-	threads_start();
-	plog_info("sampling at %d Hz, %d thread(s) armed", ag.cfg->hz,
+	threads_start(ag.cfg->cpu_source);
+	plog_info("sampling at %d Hz with %s, %d thread(s) armed",
+		  ag.cfg->hz,
+		  threads_using_perf() ? "perf_event counters" : "CPU timers",
 		  threads_armed());
 }
 

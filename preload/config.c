@@ -97,6 +97,17 @@ int config_load(struct config *c)
 		else
 			return bad("PYPROF_MODE", v, "expected cpu or wall");
 	}
+	if ((v = getenv("PYPROF_CPU_SOURCE"))) {
+		if (!strcmp(v, "auto"))
+			c->cpu_source = CONFIG_SOURCE_AUTO;
+		else if (!strcmp(v, "timer"))
+			c->cpu_source = CONFIG_SOURCE_TIMER;
+		else if (!strcmp(v, "perf"))
+			c->cpu_source = CONFIG_SOURCE_PERF;
+		else
+			return bad("PYPROF_CPU_SOURCE", v,
+				   "expected auto, timer or perf");
+	}
 	if ((v = getenv("PYPROF_MAX_DEPTH"))) {
 		if (config_parse_int(v, 1, PYPROF_MAX_MAX_DEPTH, &n) < 0)
 			return bad("PYPROF_MAX_DEPTH", v,

@@ -11,12 +11,21 @@
 
 enum config_mode { CONFIG_MODE_CPU = 0, CONFIG_MODE_WALL = 1 };
 
+/* What interrupts a thread in CPU mode: auto picks perf_event counters
+ * past the kernel tick (rates over 250 Hz), CPU timers below. */
+enum config_source {
+	CONFIG_SOURCE_AUTO = 0,
+	CONFIG_SOURCE_TIMER = 1,
+	CONFIG_SOURCE_PERF = 2
+};
+
 struct config {
 	int disabled;     /* PYPROF_DISABLE set: stay inert               */
 	int hz;           /* PYPROF_HZ, 1..PYPROF_MAX_HZ                  */
 	int mode;         /* PYPROF_MODE, enum config_mode                */
 	int max_depth;    /* PYPROF_MAX_DEPTH, 1..PYPROF_MAX_MAX_DEPTH    */
 	int log_level;    /* PYPROF_LOG, enum plog_level                  */
+	int cpu_source;   /* PYPROF_CPU_SOURCE, enum config_source        */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

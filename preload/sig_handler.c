@@ -11,6 +11,8 @@
  * cookie) belongs to the application and goes to its handler, if any.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <setjmp.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -18,6 +20,7 @@
 
 #include "guard.h"
 #include "sampler.h"
+#include "threads.h"
 
 struct sampler sampler;
 
@@ -38,17 +41,25 @@ static uint64_t mono_ns(void)
 
 void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 {
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &sampler) {
+	int saved_errno = errno;
+	int from_perf = (si->si_code == POLL_HUP || si->si_code == POLL_IN) &&
+			threads_perf_fd_sigsafe(si->si_fd);
+	if (!from_perf &&
+	    (si->si_code != SI_TIMER || si->si_value.sival_ptr != &sampler)) {
+		errno = saved_errno;
 		guard_chain_sigsafe(GUARD_PROF, sig, si, uc);
 		return;
 	}
-	int saved_errno = errno;
+	if (from_perf) /* one overflow per refresh: arm the next one */
+		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
 		goto out;
 	in_handler = 1;
 
 	uint64_t t0 = mono_ns();
-	uint32_t weight = 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	uint32_t weight = from_perf ? 1
+			  : 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun
+							       : 0);
 	if (weight > 100000)
 		weight = 100000;
 	if (!sampler.is_initialized())

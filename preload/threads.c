@@ -5,6 +5,9 @@
 #include "threads.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -24,10 +28,93 @@ struct slot {
 	int tid;       /* 0 when free; CAS to claim                     */
 	int state;     /* enum above, atomic                            */
 	timer_t timer; /* valid in ARMED, written before the release    */
+	int perf_fd;   /* perf_event fd instead of the timer, or -1     */
 	int seen;      /* agent scratch: present in the last scan       */
 };
 
 static struct slot slots[THREADS_MAX];
+
+/* perf_event mode (rates past the kernel tick): decided at start. The
+ * bitmap marks our perf fds, so the handler can tell our signals from
+ * another fasync user's (only fds below 65536 are used for this). */
+static int use_perf;
+static int perf_failed_logged;
+#define PERF_FD_MAX 65536
+static uint8_t perf_fd_bits[PERF_FD_MAX / 8];
+
+int threads_perf_fd_sigsafe(int fd)
+{
+	return fd >= 0 && fd < PERF_FD_MAX &&
+	       (__atomic_load_n(&perf_fd_bits[fd / 8], __ATOMIC_RELAXED) &
+		(1u << (fd % 8)));
+}
+
+static void perf_mark(int fd, int on)
+{
+	if (fd < 0 || fd >= PERF_FD_MAX)
+		return;
+	if (on)
+		__atomic_fetch_or(&perf_fd_bits[fd / 8], (uint8_t)(1u << (fd % 8)),
+				  __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&perf_fd_bits[fd / 8],
+				   (uint8_t)~(1u << (fd % 8)),
+				   __ATOMIC_RELEASE);
+}
+
+/* A task-clock counter on thread tid that sends SIGPROF to that thread
+ * after every period of its CPU time.
+ * IOC_REFRESH(1) arms one overflow; the handler re-arms it. Returns the
+ * fd, or -errno. */
+static int perf_open(int tid, uint64_t period)
+{
+	struct perf_event_attr at;
+	memset(&at, 0, sizeof at);
+	at.type = PERF_TYPE_SOFTWARE;
+	at.size = sizeof at;
+	at.config = PERF_COUNT_SW_TASK_CLOCK;
+	at.sample_period = period;
+	at.disabled = 1;
+	at.exclude_hv = 1;
+	at.wakeup_events = 1;
+	/* Count the thread's time in the kernel too, as CPU timers do; where
+	 * that is not allowed (perf_event_paranoid 2 without CAP_PERFMON),
+	 * count user time only: system-call-heavy code is then sampled less,
+	 * and the achieved rate says so. */
+	int fd = (int)syscall(SYS_perf_event_open, &at, tid, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		at.exclude_kernel = 1;
+		fd = (int)syscall(SYS_perf_event_open, &at, tid, -1, -1,
+				  PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	struct f_owner_ex owner = {F_OWNER_TID, tid};
+	if (fd >= PERF_FD_MAX || fcntl(fd, F_SETFL, O_ASYNC) < 0 ||
+	    fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+		int e = fd >= PERF_FD_MAX ? EMFILE : errno;
+		close(fd);
+		return -e;
+	}
+	perf_mark(fd, 1);
+	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
+		int e = errno;
+		perf_mark(fd, 0);
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void perf_close(int fd)
+{
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	perf_mark(fd, 0);
+	close(fd);
+}
 static int running;  /* timers may be armed (atomic)                */
 static pthread_key_t exit_key;
 static int key_ok;
@@ -132,17 +219,34 @@ static struct slot *claim(int tid)
 static void arm_slot(struct slot *s, int tid)
 {
 	timer_t t;
+	s->perf_fd = -1;
+	if (use_perf) {
+		int fd = perf_open(tid, sampler.period_ns);
+		if (fd >= 0) {
+			s->perf_fd = fd;
+			goto armed;
+		}
+		if (!__atomic_exchange_n(&perf_failed_logged, 1,
+					 __ATOMIC_RELAXED))
+			plog_info("perf_event_open refused (%s): using CPU "
+				  "timers, at most one sample per kernel tick",
+				  strerror(-fd));
+	}
 	if (arm_timer(tid, &t) < 0) {
 		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
 		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
 		return;
 	}
 	s->timer = t;
+armed:;
 	int expect = SLOT_CLAIMED;
 	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		/* the thread exited while we armed: retire it ourselves */
-		timer_delete(t);
+		if (s->perf_fd >= 0)
+			perf_close(s->perf_fd);
+		else
+			timer_delete(s->timer);
 		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
 		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
 	}
@@ -154,7 +258,10 @@ static void retire(struct slot *s)
 	int expect = SLOT_ARMED;
 	if (__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		timer_delete(s->timer);
+		if (s->perf_fd >= 0)
+			perf_close(s->perf_fd);
+		else
+			timer_delete(s->timer);
 		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
 		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
 	} else if (expect == SLOT_CLAIMED) {
@@ -226,8 +333,13 @@ void threads_scan(void)
 	}
 }
 
-void threads_start(void)
+void threads_start(int source)
 {
+	/* Past the tick (250 Hz here) CPU timers cannot keep up: 4 ms of CPU
+	 * per signal at best. perf_event task-clock counters are not tied to
+	 * the tick. */
+	use_perf = source == CONFIG_SOURCE_PERF ||
+		   (source == CONFIG_SOURCE_AUTO && sampler.period_ns < 4000000);
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 	threads_scan();
 }
@@ -243,7 +355,17 @@ void threads_stop(void)
 void threads_after_fork_child(void)
 {
 	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+	/* the parent's counters: not ours to keep in this process */
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (slots[i].tid > 0 && slots[i].state == SLOT_ARMED &&
+		    slots[i].perf_fd >= 0)
+			perf_close(slots[i].perf_fd);
 	memset(slots, 0, sizeof slots);
+}
+
+int threads_using_perf(void)
+{
+	return use_perf && !perf_failed_logged;
 }
 
 int threads_armed(void)

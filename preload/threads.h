@@ -31,8 +31,8 @@
 /* Prepares the table (constructor). 0 or -errno. */
 int threads_init(void);
 
-/* Starts timers: arms the calling context's view of all threads (agent). */
-void threads_start(void);
+/* Starts sampling every thread (agent). source: enum config_source. */
+void threads_start(int source);
 
 /* Deletes every timer and stops arming new ones (agent, or at exit). */
 void threads_stop(void);
@@ -42,6 +42,12 @@ void threads_scan(void);
 
 /* Fork child: forget the parent's timers (they were not inherited). */
 void threads_after_fork_child(void);
+
+/* 1 if fd is one of our perf_event counters. Async-signal-safe. */
+int threads_perf_fd_sigsafe(int fd);
+
+/* 1 if the armed sources are perf_event counters (past the tick). */
+int threads_using_perf(void);
 
 /* Number of armed timers (for logs and tests). */
 int threads_armed(void);

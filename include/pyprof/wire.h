@@ -112,7 +112,10 @@ enum wire_bye_tag {
 	WIRE_B_END_MONO_NS = 3,  /* varint: when the process stopped sampling */
 	WIRE_B_HANDLER_N = 4,    /* varint: signal handler runs measured     */
 	WIRE_B_HANDLER_NS = 5,   /* varint: total ns spent in those runs     */
-	WIRE_B_FAULTS = 6        /* varint: guarded reads that faulted       */
+	WIRE_B_FAULTS = 6,       /* varint: guarded reads that faulted       */
+	WIRE_B_ACHIEVED_NS = 7   /* varint: sampling period achieved, when it
+	                            differs from the one asked for (CPU time
+	                            per signal actually delivered)           */
 };
 
 enum wire_mode {
