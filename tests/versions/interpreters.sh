@@ -55,3 +55,28 @@ versions_cflags() {
 	     "-Wmissing-prototypes -Wformat=2 -Werror -D_GNU_SOURCE" \
 	     "${SANITIZE:+-fsanitize=$SANITIZE -fno-omit-frame-pointer}"
 }
+
+# versions_embed_flags EXE: how to compile and link a program that embeds
+# EXE's interpreter. Prints the include directory on the first line and the
+# link flags on the second: pyenv's shared libpython, or for an interpreter
+# whose executable has libpython linked in statically (Debian's
+# /usr/bin/python3) the static libpython from its LIBPL, the very archive
+# that executable is built from.
+versions_embed_flags() {
+	"$1" -c '
+import os, sysconfig
+g = sysconfig.get_config_var
+maps = open("/proc/self/maps").read()
+print(g("INCLUDEPY"))
+if "libpython" in maps:
+    d = g("LIBDIR")
+    print("-L%s -lpython%s%s -Wl,-rpath,%s %s %s" % (d, g("VERSION"), g("ABIFLAGS") or "",
+          d, g("LIBS") or "", g("SYSLIBS") or ""))
+else:
+    # A static libpython is not position-independent.
+    # Extension modules in lib-dynload resolve CPython symbols from the
+    # executable: LINKFORSHARED exports them.
+    print("-no-pie %s %s %s %s %s" % (os.path.join(g("LIBPL"), g("LIBRARY")), g("LIBS") or "",
+          g("SYSLIBS") or "", g("MODLIBS") or "", g("LINKFORSHARED") or ""))
+'
+}

@@ -23,32 +23,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${BUILD:-$top/build}/versions
 mkdir -p "$out" || exit 1
 
-# How to compile and link against one interpreter: prints the include dir
-# on the first line and the link flags on the second.
-QUERY='
-import os, sysconfig
-g = sysconfig.get_config_var
-maps = open("/proc/self/maps").read()
-print(g("INCLUDEPY"))
-if "libpython" in maps:
-    d = g("LIBDIR")
-    print("-L%s -lpython%s%s -Wl,-rpath,%s %s %s" % (d, g("VERSION"), g("ABIFLAGS") or "",
-          d, g("LIBS") or "", g("SYSLIBS") or ""))
-else:
-    # A static libpython is not position-independent.
-    # Extension modules in lib-dynload resolve CPython symbols from the
-    # executable: LINKFORSHARED exports them.
-    print("-no-pie %s %s %s %s %s" % (os.path.join(g("LIBPL"), g("LIBRARY")), g("LIBS") or "",
-          g("SYSLIBS") or "", g("MODLIBS") or "", g("LINKFORSHARED") or ""))
-'
-
 list=$(versions_interpreters)
 status=$?
 rm -f "$out/pyabi-failed"
 echo "$list" | while read -r version exe; do
 	[ -n "$version" ] || continue
 	tag=$(echo "$version" | tr ':/' '__')
-	flags=$("$exe" -c "$QUERY") || { echo "FAIL $version: cannot query"; touch "$out/pyabi-failed"; continue; }
+	flags=$(versions_embed_flags "$exe") || { echo "FAIL $version: cannot query"; touch "$out/pyabi-failed"; continue; }
 	inc=$(echo "$flags" | sed -n 1p)
 	libs=$(echo "$flags" | sed -n 2p)
 	bin="$out/pyabi_embed-$tag"

@@ -25,8 +25,8 @@
  *      legacy PyUnicode_FromUnicode strings (3.3-3.11), every truncation
  *      size; the row's kind/compact/ascii bits against PyUnicode_KIND etc.
  *      On 2.7, byte strings. pycode_read_bytes on bytes objects.
- *   5. 3.13+: pyabi_check_debug_offsets against the live _PyRuntime, and
- *      that it notices a tampered block.
+ *   5. 3.13+: pyabi_check_debug_offsets against the live _PyRuntime
+ *      (GIL offsets included), and that it notices a tampered block or row.
  *
  * The reader is memcpy: everything read is live and owned by this process.
  * Output ends with check.h's `check: N passed, N failed`; exit 1 on failure.
@@ -691,6 +691,16 @@ static void check_debug_offsets(void)
 	rc = pyabi_check_debug_offsets(&bad, _PyRuntime, rd, why, sizeof(why));
 	CHECK(rc == -EPROTO && strstr(why, "thread_state.next"),
 	      "5.3 a wrong row offset is -EPROTO, named");
+	bad = *row;
+	bad.gil_locked += 4;
+	rc = pyabi_check_debug_offsets(&bad, _PyRuntime, rd, why, sizeof(why));
+	CHECK(rc == -EPROTO && strstr(why, "gil_runtime_state_locked"),
+	      "5.3 a wrong GIL offset is -EPROTO, named");
+	bad = *row;
+	bad.interp_gil_ptr = PYABI_NONE;
+	rc = pyabi_check_debug_offsets(&bad, _PyRuntime, rd, why, sizeof(why));
+	CHECK(rc == -EPROTO && strstr(why, "ceval_gil"),
+	      "5.3 a missing GIL offset is -EPROTO, named");
 	bad = *row;
 	bad.u_ascii_size = 48;
 	CHECK(pyabi_check_debug_offsets(&bad, _PyRuntime, rd, NULL, 0) == -EPROTO,
