@@ -52,6 +52,7 @@ struct agent {
 	unsigned names_gen;        /* names table generation cached        */
 	uint64_t last_names;       /* when names were last requested       */
 	uint64_t cpu_at_start;     /* application CPU when sampling began  */
+	unsigned start_delay_ms;   /* fork child: wait before starting     */
 	uint32_t loc_no_frame, loc_non_python;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
 	unsigned long n_samples;
@@ -409,6 +410,11 @@ static void *agent_main(void *arg)
 	uint64_t last_scan = 0;
 	int was_initialized = 0;
 
+	if (ag.start_delay_ms) {
+		struct timespec d = {0, (long)ag.start_delay_ms * 1000000L};
+		nanosleep(&d, NULL);
+	}
+
 	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0},
 				      {ag.tr.fd, POLLIN, 0}};
@@ -574,14 +580,50 @@ void agent_stop(void)
 		plog_warn("agent did not finish in time");
 }
 
-void agent_after_fork_child(void)
+void agent_after_fork_child(int follow)
 {
-	/* The agent thread does not exist here. Close the parent's socket
-	 * (closing our copy does not affect the parent's connection). */
-	if (ag.tr.fd >= 0)
-		close(ag.tr.fd);
-	ag.tr.fd = -1;
+	/* The agent thread does not exist here, and its lock was taken in
+	 * agent_fork_prepare by the forking thread: make it fresh. */
+	pthread_mutex_init(&ag_lock, NULL);
 	ag.started = 0;
 	ag.running = 0;
-	pthread_mutex_unlock(&ag_lock); /* taken in agent_fork_prepare */
+	/* The parent's connection and the data waiting in it are the
+	 * parent's: drop our copies (closing the fd does not touch the
+	 * parent's connection). The eventfd is shared with the parent's
+	 * agent: take a new one. Interned tables and named code objects stay
+	 * valid (the memory is a copy) and are replayed on our connection. */
+	transport_fini(&ag.tr);
+	transport_init(&ag.tr, ag.cfg->socket);
+	if (ag.wake_fd >= 0)
+		close(ag.wake_fd);
+	ag.wake_fd = -1;
+	memset(ag.lost, 0, sizeof ag.lost);
+	ag.n_samples = 0;
+	ag.lost_ring_seen = 0;
+	ag.batch_n = 0;
+	ag.sampling = 0;
+	ag.finalized = 0;
+	ag.last_names = 0;
+	ag.stop = 0;
+	imap_free(&ag.name_cache);
+	ag.names_gen = 0;
+	if (!follow)
+		return;
+	ag.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ag.wake_fd < 0)
+		return;
+	/* Most forked children of a Python program exec at once
+	 * (subprocess): the agent waits a moment before it arms anything,
+	 * and an exec ends it silently. */
+	ag.start_delay_ms = AGENT_CHILD_DELAY_MS;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ag.running = 1;
+	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		ag.started = 1;
+	else
+		ag.running = 0;
 }

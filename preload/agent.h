@@ -24,6 +24,7 @@
 #define AGENT_TICK_MS 20
 #define AGENT_SCAN_MS 200
 #define AGENT_EXIT_WAIT_MS 2000
+#define AGENT_CHILD_DELAY_MS 20
 
 /* What the agent says about the process in HELLO. */
 struct agent_info {
@@ -42,11 +43,13 @@ int agent_start(const struct config *c, struct agent_info *info);
 void agent_stop(void);
 
 /* Fork: prepare takes the agent's lock so that no drain is half done in
- * the child; parent releases it; the child forgets the agent (its thread
- * did not survive) and releases it too. */
+ * the child; parent releases it. The child is a new process: it forgets
+ * the parent's connection and queued data and, if follow is set, starts
+ * its own agent (which re-arms sampling for the one thread that survived
+ * and connects with a HELLO naming its parent). */
 void agent_fork_prepare(void);
 void agent_fork_parent(void);
-void agent_after_fork_child(void);
+void agent_after_fork_child(int follow);
 
 /*
  * Called when a code object is about to be freed, on the application

@@ -82,6 +82,11 @@ int config_load(struct config *c)
 	    parse_bool(v, &c->disabled) < 0)
 		return bad("PYPROF_DISABLE", v,
 			   "expected 1/true/yes/on or 0/false/no/off");
+	c->children = 1;
+	if ((v = getenv("PYPROF_CHILDREN")) &&
+	    parse_bool(v, &c->children) < 0)
+		return bad("PYPROF_CHILDREN", v,
+			   "expected 1/true/yes/on or 0/false/no/off");
 	if ((v = getenv("PYPROF_HZ"))) {
 		if (config_parse_int(v, 1, PYPROF_MAX_HZ, &n) < 0)
 			return bad("PYPROF_HZ", v,

@@ -26,6 +26,7 @@ struct config {
 	int max_depth;    /* PYPROF_MAX_DEPTH, 1..PYPROF_MAX_MAX_DEPTH    */
 	int log_level;    /* PYPROF_LOG, enum plog_level                  */
 	int cpu_source;   /* PYPROF_CPU_SOURCE, enum config_source        */
+	int children;     /* PYPROF_CHILDREN: follow forked children      */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

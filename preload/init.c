@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -46,6 +47,7 @@
 static struct config cfg;
 static struct agent_info info;
 static int active;
+static pid_t active_pid; /* the process the agent belongs to */
 
 static void read_args(void)
 {
@@ -137,21 +139,109 @@ static void hook_code_dealloc(void *code_type)
 	*slot = code_dealloc_hook;
 }
 
-/* The child is a new process with one thread. Until the issue on many
- * processes lands, it stays quiet: no timers (they were not inherited
- * anyway), no agent, the parent's socket closed. */
+/* The child is a new process with one thread: its timers were not
+ * inherited, its perf counters and ring are the parent's. Reset all that
+ * and start a new agent (unless PYPROF_CHILDREN=0), which profiles the
+ * child as a process of its own. A child that execs at once (subprocess)
+ * is profiled by the library loaded into the new program instead. */
 static void fork_child(void)
 {
 	if (!active)
 		return;
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
-	threads_after_fork_child();
+	int cpu_follow = cfg.children && cfg.mode == CONFIG_MODE_CPU;
+	/* the ring and the counters are the parent's */
+	ring_reset(&sampler.ring);
+	sampler.n_samples = sampler.n_lost_ring = 0;
+	sampler.n_handler_runs = sampler.n_handler_ns = 0;
+	memset(sampler.hist, 0, sizeof sampler.hist);
+	sig_handler_after_fork_child();
 	wall_after_fork_child();
 	names_after_fork_child();
-	sig_handler_after_fork_child();
-	agent_after_fork_child();
-	ring_reset(&sampler.ring);
-	active = 0;
+	threads_after_fork_child(cpu_follow);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	info.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u +
+			     (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	info.start_mono_ns = (uint64_t)ts.tv_sec * 1000000000u +
+			     (uint64_t)ts.tv_nsec;
+	active_pid = getpid();
+	if (cpu_follow)
+		__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
+	agent_after_fork_child(cfg.children);
+	if (!cfg.children)
+		active = 0;
+}
+
+/* os._exit() and multiprocessing's children end with _exit(), which runs
+ * no destructor: flush first, as at a normal exit. Only in the process
+ * that owns the agent: a vfork child shares our memory and must not
+ * touch it (its pid differs). */
+static void (*real_exit)(int);
+static void (*real_Exit)(int);
+
+static void flush_before_exit(void)
+{
+	if (active && getpid() == active_pid) {
+		active = 0;
+		agent_stop();
+	}
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	flush_before_exit();
+	if (real_exit)
+		real_exit(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	flush_before_exit();
+	if (real_Exit)
+		real_Exit(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+/* PYPROF_CHILDREN=0: programs this process execs must not load us. Takes
+ * our entry (any path ending in libpyprof.so) out of LD_PRELOAD, keeping
+ * the others. Constructor only (single-threaded: setenv is safe). */
+static void drop_from_preload(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+	if (!v)
+		return;
+	char out[4096];
+	size_t n = 0;
+	const char *p = v;
+	while (*p) {
+		size_t len = strcspn(p, " :");
+		size_t base = len;
+		while (base > 0 && p[base - 1] != '/')
+			base--;
+		int ours = len - base == strlen("libpyprof.so") &&
+			   !strncmp(p + base, "libpyprof.so", len - base);
+		if (!ours && len && n + len + 2 < sizeof out) {
+			if (n)
+				out[n++] = ' ';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p += len;
+		while (*p == ' ' || *p == ':')
+			p++;
+	}
+	out[n] = 0;
+	if (n)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
 }
 
 /* Parses "3.11.7 (main, ...)" into major and minor. */
@@ -171,6 +261,8 @@ static int parse_version(const char *v, int *major, int *minor)
 
 __attribute__((constructor)) static void pyprof_init(void)
 {
+	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	real_Exit = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
 	const char *(*get_version)(void) =
 		(const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
 	void *(*interp_head)(void) =
@@ -192,6 +284,8 @@ __attribute__((constructor)) static void pyprof_init(void)
 	if (config_load(&cfg) < 0)
 		return;
 	plog_level = cfg.log_level;
+	if (!cfg.children)
+		drop_from_preload();
 	if (cfg.disabled) {
 		plog_info("PYPROF_DISABLE is set: profiling is off");
 		return;
@@ -270,6 +364,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 		return;
 	}
 	active = 1;
+	active_pid = getpid();
 	hook_code_dealloc(code_type);
 	plog_info("Python %d.%d, %d Hz, socket %s", major, minor, cfg.hz,
 		  cfg.socket);

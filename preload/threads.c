@@ -352,7 +352,7 @@ void threads_stop(void)
 			retire(&slots[i]);
 }
 
-void threads_after_fork_child(void)
+void threads_after_fork_child(int follow)
 {
 	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
 	/* the parent's counters: not ours to keep in this process */
@@ -361,6 +361,13 @@ void threads_after_fork_child(void)
 		    slots[i].perf_fd >= 0)
 			perf_close(slots[i].perf_fd);
 	memset(slots, 0, sizeof slots);
+	if (follow) {
+		__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
+		int tid = gettid_();
+		struct slot *s = claim(tid);
+		if (s)
+			arm_slot(s, tid);
+	}
 }
 
 int threads_using_perf(void)

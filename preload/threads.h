@@ -40,8 +40,10 @@ void threads_stop(void);
 /* Agent: arms threads the wrapper did not see, retires vanished ones. */
 void threads_scan(void);
 
-/* Fork child: forget the parent's timers (they were not inherited). */
-void threads_after_fork_child(void);
+/* Fork child: forget the parent's timers (they were not inherited) and
+ * counters; with follow set (CPU mode), arm the surviving thread at once,
+ * so that the child's first moments are sampled too. */
+void threads_after_fork_child(int follow);
 
 /* 1 if fd is one of our perf_event counters. Async-signal-safe. */
 int threads_perf_fd_sigsafe(int fd);

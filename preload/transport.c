@@ -164,7 +164,9 @@ int transport_put_thread(struct transport *t, const struct intern *in,
 {
 	if (t->fd < 0 || ref > t->sent[4])
 		return 0; /* sent with the next replay or batch */
-	return put_def(t, in, 4, ref);
+	/* the new name may be a string not sent yet: definitions first */
+	int rc = transport_put_defs(t, in);
+	return rc < 0 ? rc : put_def(t, in, 4, ref);
 }
 
 int transport_put_data(struct transport *t, const uint8_t *frame,
