@@ -75,7 +75,8 @@ enum wire_type {
 	                      then records until the payload ends: node,
 	                      thread ref, dt_ns (time since the previous
 	                      record of this frame; 0 for the first), count,
-	                      value (ns), flags                               */
+	                      value (ns), flags, and the opcode if flags has
+	                      WIRE_SF_OPCODE                                  */
 	WIRE_LOST = 8,     /* reason, samples, value                           */
 	WIRE_BYE = 9,      /* tagged fields: clean end of the process's data   */
 	WIRE_TYPE_MAX = 9
@@ -131,7 +132,13 @@ enum wire_sample_flag {
 	WIRE_SF_GIL = 1u << 2,       /* thread held the GIL                  */
 	WIRE_SF_GIL_KNOWN = 1u << 3, /* WIRE_SF_GIL is meaningful            */
 	WIRE_SF_NATIVE = 1u << 4,    /* interrupted outside the interpreter  */
-	WIRE_SF_NATIVE_KNOWN = 1u << 5
+	WIRE_SF_NATIVE_KNOWN = 1u << 5,
+	WIRE_SF_OPCODE = 1u << 6     /* one more varint follows the flags:
+	                                the opcode byte executing in the
+	                                innermost Python frame (as stored in
+	                                the code, so 3.11+ shows specialized
+	                                opcodes); names per version are the
+	                                reader's business (PYPROF_OPCODES)  */
 };
 
 /* LOST reasons: why samples never became stacks. */
