@@ -261,6 +261,9 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		flags |= WIRE_SF_TRUNCATED;
 	if (s->flags & SAMPLE_OFF_CPU)
 		flags |= WIRE_SF_OFF_CPU;
+	if (s->flags & SAMPLE_NATIVE_KNOWN)
+		flags |= WIRE_SF_NATIVE_KNOWN |
+			 (s->flags & SAMPLE_NATIVE ? WIRE_SF_NATIVE : 0);
 	if (s->flags & SAMPLE_GIL_KNOWN)
 		flags |= WIRE_SF_GIL_KNOWN |
 			 (s->flags & SAMPLE_GIL ? WIRE_SF_GIL : 0);

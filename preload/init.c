@@ -40,6 +40,7 @@
 #include "threads.h"
 #include "tid.h"
 #include "wall.h"
+#include "maps.h"
 #include "names.h"
 
 #define RING_BYTES (1u << 20)
@@ -355,6 +356,9 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	threads_init();
 	tid_note_main();
+	if (maps_init((const void *)is_init) < 0)
+		plog_info("cannot locate the interpreter's code: no native "
+			  "label");
 	if (names_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");

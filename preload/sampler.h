@@ -36,7 +36,9 @@ enum sample_flag {
 	SAMPLE_INVALID = 1 << 3,   /* frame chain failed validation          */
 	SAMPLE_OFF_CPU = 1 << 4,   /* wall mode: thread was not running      */
 	SAMPLE_GIL = 1 << 5,       /* thread held the GIL                    */
-	SAMPLE_GIL_KNOWN = 1 << 6  /* SAMPLE_GIL is meaningful               */
+	SAMPLE_GIL_KNOWN = 1 << 6, /* SAMPLE_GIL is meaningful               */
+	SAMPLE_NATIVE = 1 << 7,    /* interrupted outside the interpreter    */
+	SAMPLE_NATIVE_KNOWN = 1 << 8
 };
 
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first. */

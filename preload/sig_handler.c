@@ -16,9 +16,11 @@
 #include <setjmp.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "guard.h"
+#include "maps.h"
 #include "sampler.h"
 #include "threads.h"
 
@@ -85,6 +87,12 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	rec->flags = 0;
 	rec->tstate = 0;
 	rec->reserved = 0;
+	/* where the thread was interrupted: in the interpreter, or in
+	 * native code (an extension, libc...) */
+	int in_py = maps_in_python_sigsafe(
+		(uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
+	if (in_py >= 0)
+		rec->flags |= SAMPLE_NATIVE_KNOWN | (in_py ? 0 : SAMPLE_NATIVE);
 
 	sigjmp_buf jb;
 	if (sigsetjmp(jb, 0)) {
