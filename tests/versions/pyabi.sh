@@ -44,7 +44,9 @@ echo "$list" | while read -r version exe; do
 		touch "$out/pyabi-failed"
 		continue
 	fi
-	if "$bin" "$top/tests/versions/pyabi_frames.py" >"$out/pyabi-$tag.log" 2>&1; then
+	# The embedded interpreter is never finalized: its memory is not a leak.
+	if ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+		"$bin" "$top/tests/versions/pyabi_frames.py" >"$out/pyabi-$tag.log" 2>&1; then
 		n=$(sed -n 's/^check: \([0-9]*\) passed.*/\1/p' "$out/pyabi-$tag.log")
 		echo "ok $version: $n checks"
 	else
