@@ -219,7 +219,7 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		count_lost(WIRE_LOST_FAULT, s->weight, s->value_ns);
 		return;
 	}
-	if (s->flags & SAMPLE_INVALID) {
+	if ((s->flags & SAMPLE_INVALID) || !s->tid) {
 		count_lost(WIRE_LOST_INVALID, s->weight, s->value_ns);
 		return;
 	}

@@ -64,6 +64,9 @@ struct sampler {
 	void *(*interp_head)(void);     /* PyInterpreterState_Head     */
 	int (*is_initialized)(void);    /* Py_IsInitialized            */
 	uintptr_t code_type;            /* &PyCode_Type                */
+	uintptr_t runtime;              /* &_PyRuntime (3.7+) or 0     */
+	uintptr_t cur_tstate_sym;       /* &_PyThreadState_Current
+	                                   (2.7, 3.6) or 0             */
 	int active;                     /* handler may sample (atomic) */
 
 	/* counters, relaxed atomics */

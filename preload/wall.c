@@ -34,9 +34,11 @@ static int wall_running;       /* thread exists                         */
 static int wall_stop_flag;     /* asks it to leave (atomic)             */
 static struct seen seen[2 * WALL_MAX_THREADS];
 static uint64_t gen;
+static int gil_logged;
 
 struct found {
 	uintptr_t ts;
+	uintptr_t interp;
 	int tid;
 };
 static struct found found[WALL_MAX_THREADS];
@@ -97,6 +99,7 @@ static int list_threads(void)
 			if (a->ts_native_thread_id != PYABI_NONE)
 				tid = (int)RD_I64(ts + a->ts_native_thread_id);
 			found[n].ts = ts;
+			found[n].interp = interp;
 			found[n].tid = tid;
 			n = n + 1;
 			uintptr_t next = RD_PTR(ts + a->ts_next);
@@ -112,9 +115,8 @@ static int list_threads(void)
 }
 
 static void sample_thread(uintptr_t ts, int tid, uint64_t now,
-			  uint64_t elapsed)
+			  uint64_t elapsed, uint16_t flags)
 {
-	uint16_t flags = 0;
 	if (tid > 0) {
 		struct seen *s = seen_slot(tid);
 		uint64_t cpu = clock_ns(tid_cpu_clock(tid));
@@ -191,9 +193,29 @@ static void *wall_main(void *arg)
 		last = now;
 		gen++;
 		int n = list_threads();
+		uintptr_t gil_interp = 0, holder = 0;
+		int gil_known = 0;
 		for (int i = 0; i < n; i++) {
+			/* who holds the GIL: one answer per interpreter */
+			if (!i || found[i].interp != gil_interp) {
+				gil_interp = found[i].interp;
+				int rc = pyabi_gil_holder(
+					sampler.abi, sampler.runtime,
+					gil_interp, sampler.cur_tstate_sym,
+					guard_copy, &holder);
+				gil_known = rc == 0;
+				if (rc < 0 && !gil_logged) {
+					gil_logged = 1;
+					plog_debug("GIL state unknown: %s",
+						   strerror(-rc));
+				}
+			}
+			uint16_t flags = 0;
+			if (gil_known)
+				flags |= SAMPLE_GIL_KNOWN |
+					 (holder == found[i].ts ? SAMPLE_GIL : 0);
 			int tid = found[i].tid;
-			if (!tid) {
+			if (tid <= 0) {
 				uintptr_t ident;
 				if (guard_copy(&ident,
 					       (void *)(found[i].ts +
@@ -201,7 +223,11 @@ static void *wall_main(void *arg)
 					       sizeof ident) == 0)
 					tid = tid_of(ident);
 			}
-			sample_thread(found[i].ts, tid, now, elapsed);
+			/* a thread state whose thread has not started (or has
+			 * ended): nothing runs there yet */
+			if (tid <= 0)
+				continue;
+			sample_thread(found[i].ts, tid, now, elapsed, flags);
 		}
 	}
 	return NULL;
