@@ -1,4 +1,5 @@
 # interpreters.sh - the interpreters the version matrix runs against.
+# shellcheck shell=sh
 # Sourced by the tests/versions/*.sh drivers (POSIX sh).
 #
 # versions_interpreters prints one "VERSION EXECUTABLE" line per interpreter:
