@@ -149,7 +149,8 @@ static void flush_batch(void)
 			wire_get_varint(&r);
 			uint64_t count = wire_get_varint(&r);
 			uint64_t value = wire_get_varint(&r);
-			wire_get_varint(&r);
+			if (wire_get_varint(&r) & WIRE_SF_OPCODE)
+				wire_get_varint(&r);
 			count_lost(WIRE_LOST_BUFFER, count, value);
 		}
 	}
@@ -179,7 +180,11 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 	wire_put_varint(&ag.w, dt);
 	wire_put_varint(&ag.w, s->weight);
 	wire_put_varint(&ag.w, s->value_ns);
+	if (s->opcode)
+		flags |= WIRE_SF_OPCODE;
 	wire_put_varint(&ag.w, flags);
+	if (s->opcode)
+		wire_put_varint(&ag.w, s->opcode - 1);
 	ag.batch_n++;
 	ag.n_samples += s->weight;
 }

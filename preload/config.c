@@ -82,6 +82,9 @@ int config_load(struct config *c)
 	    parse_bool(v, &c->disabled) < 0)
 		return bad("PYPROF_DISABLE", v,
 			   "expected 1/true/yes/on or 0/false/no/off");
+	if ((v = getenv("PYPROF_OPCODES")) && parse_bool(v, &c->opcodes) < 0)
+		return bad("PYPROF_OPCODES", v,
+			   "expected 1/true/yes/on or 0/false/no/off");
 	c->children = 1;
 	if ((v = getenv("PYPROF_CHILDREN")) &&
 	    parse_bool(v, &c->children) < 0)

@@ -27,6 +27,7 @@ struct config {
 	int log_level;    /* PYPROF_LOG, enum plog_level                  */
 	int cpu_source;   /* PYPROF_CPU_SOURCE, enum config_source        */
 	int children;     /* PYPROF_CHILDREN: follow forked children      */
+	int opcodes;      /* PYPROF_OPCODES: record the leaf's opcode     */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

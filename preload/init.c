@@ -343,6 +343,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 	sampler.interp_head = interp_head;
 	sampler.is_initialized = is_init;
 	sampler.code_type = (uintptr_t)code_type;
+	sampler.opcodes = cfg.opcodes;
 	sampler.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
 	sampler.cur_tstate_sym =
 		(uintptr_t)dlsym(RTLD_DEFAULT, "_PyThreadState_Current");

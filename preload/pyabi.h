@@ -150,6 +150,8 @@ struct pyabi {
 	int co_firstlineno;
 	int co_linetable;            /* co_lnotab (<= 3.9) / co_linetable     */
 	int co_code_adaptive;        /* 3.11+: offset of the inline bytecode  */
+	int co_code;                 /* <= 3.10: the bytecode's bytes object;
+	                                else PYABI_NONE                      */
 	int co_firsttraceable;       /* 3.11+: _co_firsttraceable; else NONE  */
 
 	/* Objects */

@@ -50,7 +50,7 @@ struct raw_sample {
 	uint32_t weight;   /* periods this sample stands for (1+overrun)  */
 	uint16_t n_frames;
 	uint16_t flags;    /* enum sample_flag                            */
-	uint32_t reserved;
+	uint32_t opcode;   /* 1 + the leaf's opcode byte, 0 if not read  */
 };
 
 #define SAMPLER_HIST_N 128
@@ -68,6 +68,7 @@ struct sampler {
 	uintptr_t cur_tstate_sym;       /* &_PyThreadState_Current
 	                                   (2.7, 3.6) or 0             */
 	int active;                     /* handler may sample (atomic) */
+	int opcodes;                    /* read the leaf's opcode      */
 
 	/* counters, relaxed atomics */
 	unsigned long n_samples;        /* records committed           */
@@ -99,6 +100,10 @@ static inline uint32_t sampler_fp(uint64_t name, uint64_t file, uint32_t line)
  */
 int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 			uint16_t *flags);
+
+/* 1 + the opcode byte at f's offset in its code, or 0. Guard armed by
+ * the caller. Async-signal-safe. */
+uint32_t frames_opcode_sigsafe(const struct raw_frame *f);
 
 /*
  * The thread state of the calling thread, found by walking the

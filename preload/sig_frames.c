@@ -142,6 +142,24 @@ skip:
 	return n;
 }
 
+uint32_t frames_opcode_sigsafe(const struct raw_frame *f)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t bytecode;
+	if (f->offset == RAW_NOT_STARTED)
+		return 0;
+	if (a->co_code != PYABI_NONE) { /* <= 3.10: a bytes object */
+		uintptr_t b = RD_PTR(f->code + a->co_code);
+		if (!b || (int64_t)f->offset >=
+				  *(volatile int64_t *)(b + a->var_size))
+			return 0;
+		bytecode = b + a->bytes_sval;
+	} else {
+		bytecode = f->code + a->co_code_adaptive;
+	}
+	return 1u + RD_U8(bytecode + f->offset);
+}
+
 uintptr_t frames_find_tstate_sigsafe(void)
 {
 	const struct pyabi *a = sampler.abi;

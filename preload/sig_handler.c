@@ -86,7 +86,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	rec->n_frames = 0;
 	rec->flags = 0;
 	rec->tstate = 0;
-	rec->reserved = 0;
+	rec->opcode = 0;
 	/* where the thread was interrupted: in the interpreter, or in
 	 * native code (an extension, libc...) */
 	int in_py = maps_in_python_sigsafe(
@@ -113,6 +113,9 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 				sampler.max_depth, &flags);
 			rec->n_frames = (uint16_t)n;
 			rec->flags |= flags;
+			if (sampler.opcodes && n > 0)
+				rec->opcode = frames_opcode_sigsafe(
+					(struct raw_frame *)(rec + 1));
 		}
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		guard_jmp = NULL;

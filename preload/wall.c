@@ -144,7 +144,7 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 	rec->weight = 1;
 	rec->n_frames = 0;
 	rec->flags = flags;
-	rec->reserved = 0;
+	rec->opcode = 0;
 	sigjmp_buf jb;
 	if (sigsetjmp(jb, 0)) {
 		rec->n_frames = 0;

@@ -342,9 +342,11 @@ static void row(void)
 #if PY_AT_LEAST(3, 11)
 	OFF("co_code_adaptive", PyCodeObject, co_code_adaptive);
 	OFF("co_firsttraceable", PyCodeObject, _co_firsttraceable);
+	none("co_code", "3.11+: the bytecode is inline (co_code_adaptive)");
 #else
 	none("co_code_adaptive", "bytecode is a separate bytes object");
 	none("co_firsttraceable", "added in 3.11");
+	OFF("co_code", PyCodeObject, co_code);
 #endif
 
 	/* Objects. */
