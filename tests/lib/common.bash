@@ -281,7 +281,7 @@ for_each_python() {
 		echo "== $name ($kind) $exe"
 		if [[ $kind == missing ]]; then
 			echo "   interpreter $name not found" \
-				"(PYPROF_TEST_PYTHONS='${PYPROF_TEST_PYTHONS:-default}')"
+				"(PYPROF_TEST_PYTHONS='${PYPROF_TEST_PYTHONS:-all}')"
 			bad+=("$name:missing")
 			continue
 		fi

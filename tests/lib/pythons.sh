@@ -17,10 +17,19 @@
 #
 # Selection: PYPROF_TEST_PYTHONS, a space- or comma-separated list of
 #   3.11      pyenv's newest 3.11.x      3.11.7    exactly that version
-#   system    Debian's /usr/bin/python3  all       every pyenv version + system
-# Default "3.11 system" (the spine issue: shared and static libpython).
-# pyenv is asked for its root and versions (`pyenv root`,
+#   system    Debian's /usr/bin/python3  all       $PYPROF_ALL_PYTHONS
+# Default "all": every interpreter pyprof supports (issue 3), each one
+# required. pyenv is asked for its root and versions (`pyenv root`,
 # `pyenv versions --bare`); no path to an interpreter is written here.
+# Another pyenv version (a 3.14 being ported to) is tested by naming it.
+#
+# This is the one list and the one selection of the whole suite: the
+# end-to-end tests (for_each_python in tests/lib/common.bash) and the
+# version drivers (tests/versions/interpreters.sh) both read it.
+
+# Every interpreter pyprof supports: pyenv's newest of each minor, then
+# Debian's python3 (static libpython).
+PYPROF_ALL_PYTHONS="2.7 3.6 3.7 3.8 3.9 3.10 3.11 3.12 3.13 system"
 
 # Finds the pyenv executable: on PATH, else in $PYENV_ROOT or pyenv's
 # standard install location.
@@ -67,9 +76,10 @@ pyprof_pyenv_exe() {
 }
 
 pyprof_pythons() {
-	local want=${PYPROF_TEST_PYTHONS:-3.11 system}
+	local want=${PYPROF_TEST_PYTHONS:-all}
 	local pyenv root versions tok v best exe
-	want=${want//,/ }
+	want=" ${want//,/ } "
+	want=${want// all / $PYPROF_ALL_PYTHONS }
 
 	pyenv=$(pyprof_pyenv) || pyenv=
 	root=
@@ -80,10 +90,6 @@ pyprof_pythons() {
 		versions=$("$pyenv" versions --bare 2>/dev/null |
 			grep -E '^[0-9]+\.[0-9]+\.[0-9]+$' | sort -V) || versions=
 	fi
-	if [[ $want == all ]]; then
-		want="$versions system"
-	fi
-
 	for tok in $want; do
 		if [[ $tok == system ]]; then
 			# Debian's own package, not whatever python3 is on PATH.

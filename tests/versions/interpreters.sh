@@ -1,51 +1,46 @@
 # interpreters.sh - the interpreters the version matrix runs against.
-# shellcheck shell=sh
-# Sourced by the tests/versions/*.sh drivers (POSIX sh).
+# Sourced by the tests/versions/*.sh drivers (POSIX sh), after they set
+# $top to the repository's root.
 #
-# versions_interpreters prints one "VERSION EXECUTABLE" line per interpreter:
-# every `pyenv versions --bare` under `pyenv root`, then Debian's
-# /usr/bin/python3. VERSION is the full version (3.11.7), or for the system
-# interpreter its version and path (3.11.2:/usr/bin/python3).
+# The list and the selection are tests/lib/pythons.sh's, the same as the
+# end-to-end tests': PYPROF_TEST_PYTHONS (default "all": pyenv's 2.7 and
+# 3.6 to 3.13, then Debian's /usr/bin/python3).
 #
-# A missing interpreter is a failure, not a skip (issue 3): every minor in
-# PYPROF_REQUIRED (default 2.7 and 3.6 to 3.13) must be installed through
-# pyenv, and /usr/bin/python3 must exist unless PYPROF_NO_SYSTEM_PYTHON=1.
-# The function then prints what is missing to stderr and returns 1, after
-# listing what it did find.
-
-PYPROF_REQUIRED=${PYPROF_REQUIRED:-"2.7 3.6 3.7 3.8 3.9 3.10 3.11 3.12 3.13"}
+# versions_interpreters prints one "VERSION EXECUTABLE" line per interpreter.
+# VERSION is the full version (3.11.7), or for the system interpreter its
+# version and path (3.11.2:/usr/bin/python3).
+#
+# A missing interpreter is a failure, not a skip (issue 3): the function
+# prints "FAIL missing interpreter: ..." to stderr for each one and returns
+# 1, after listing what it did find.
 
 versions_interpreters() {
 	vi_missing=0
-	vi_found=""
-	if command -v pyenv >/dev/null 2>&1; then
-		vi_root=$(pyenv root)
-		for vi_v in $(pyenv versions --bare); do
-			vi_exe="$vi_root/versions/$vi_v/bin/python"
-			[ -x "$vi_exe" ] || continue
-			vi_full=$("$vi_exe" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])') || continue
-			echo "$vi_full $vi_exe"
-			vi_found="$vi_found ${vi_full%.*}"
-		done
-	else
-		echo "interpreters: pyenv not found" >&2
+	vi_list=$(bash "$top/tests/lib/pythons.sh") || vi_list=
+	if [ -z "$vi_list" ]; then
+		echo "FAIL no interpreter selected" \
+			"(PYPROF_TEST_PYTHONS='${PYPROF_TEST_PYTHONS:-all}')" >&2
+		return 1
 	fi
-	for vi_m in $PYPROF_REQUIRED; do
-		case " $vi_found " in
-		*" $vi_m "*) ;;
-		*) echo "FAIL missing interpreter: no pyenv Python $vi_m" >&2
-		   vi_missing=1 ;;
-		esac
-	done
-	if [ "${PYPROF_NO_SYSTEM_PYTHON:-0}" != 1 ]; then
-		if [ -x /usr/bin/python3 ]; then
-			vi_full=$(/usr/bin/python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
-			echo "$vi_full:/usr/bin/python3 /usr/bin/python3"
-		else
-			echo "FAIL missing interpreter: /usr/bin/python3" >&2
+	while read -r vi_name vi_exe vi_kind; do
+		[ -n "$vi_name" ] || continue
+		if [ "$vi_kind" = missing ]; then
+			echo "FAIL missing interpreter: $vi_name" \
+				"(PYPROF_TEST_PYTHONS='${PYPROF_TEST_PYTHONS:-all}')" >&2
 			vi_missing=1
+		elif [ "$vi_name" = system ]; then
+			if vi_full=$("$vi_exe" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])'); then
+				echo "$vi_full:$vi_exe $vi_exe"
+			else
+				echo "FAIL missing interpreter: $vi_exe does not run" >&2
+				vi_missing=1
+			fi
+		else
+			echo "$vi_name $vi_exe"
 		fi
-	fi
+	done <<EOF
+$vi_list
+EOF
 	return $vi_missing
 }
 
