@@ -178,3 +178,43 @@ void agg_clear(struct agg *a)
 	a->total_count = 0;
 	a->total_value = 0;
 }
+
+/* In-place rehash. Every entry is first renumbered and flagged as moving;
+ * then each moving entry goes to the first slot of its new probe sequence
+ * that is empty or holds another moving entry (swapping that one into its
+ * place to be moved next). A settled entry never moves again, and every
+ * slot between its home and its position was settled when it settled, so
+ * lookups, which stop at the first empty slot, still find every key. Each
+ * step settles one entry: O(n) probes in all. */
+void agg_renumber(struct agg *a, agg_map_fn map, const void *arg)
+{
+	size_t mask = a->cap - 1;
+
+	for (size_t i = 0; i < a->cap; i++) {
+		struct agg_entry *e = &a->slots[i];
+		if (!e->node)
+			continue;
+		e->node = map(arg, e->node);
+		assert(e->node != 0);
+		e->moving_ = 1;
+	}
+	for (size_t i = 0; i < a->cap; i++) {
+		while (a->slots[i].node && a->slots[i].moving_) {
+			struct agg_entry e = a->slots[i];
+			size_t j = key_hash(e.node, e.thread, e.flags) & mask;
+			while (a->slots[j].node && !a->slots[j].moving_)
+				j = (j + 1) & mask;
+			e.moving_ = 0;
+			if (j == i) {
+				a->slots[i] = e;
+			} else if (!a->slots[j].node) {
+				a->slots[j] = e;
+				a->slots[i] = (struct agg_entry){ 0 };
+			} else {
+				a->slots[i] = a->slots[j];
+				a->slots[j] = e;
+			}
+		}
+	}
+	a->last = 0;
+}

@@ -27,7 +27,7 @@ struct agg_entry {
 	uint32_t node; /* leaf node id, never 0 */
 	uint32_t thread;
 	uint32_t flags;
-	uint32_t unused_;
+	uint32_t moving_; /* private to agg.c; 0 outside agg_renumber */
 	uint64_t count;
 	uint64_t value;
 };
@@ -55,5 +55,12 @@ size_t agg_mem(const struct agg *a);
 
 /* Empties the aggregate and returns its table to the initial size. */
 void agg_clear(struct agg *a);
+
+/* Replaces each entry's node with map(arg, node), which must be one to
+ * one and never 0 (the renumbering of a symtab compaction), and moves the
+ * entries to their new slots in place: it allocates nothing and cannot
+ * fail, so a compaction never has to undo it. */
+typedef uint32_t (*agg_map_fn)(const void *arg, uint32_t node);
+void agg_renumber(struct agg *a, agg_map_fn map, const void *arg);
 
 #endif /* PYPROF_AGG_H */

@@ -1,12 +1,12 @@
 /*
  * collector.c - wiring of the collector (see collector.h): the listener,
- * client connections, the signal fd and the outputs, on one loop.
+ * client connections, who may connect, the signal fd, and the outputs
+ * (output.h), on one loop.
  *
  * Connections are kept in a table indexed by fd, which is how shutdown
  * finds them all to drain. When a connection ends, its process may have no
- * connection left: then the --output-dir profile is written at once and
- * the process is freed (or kept for --output). Writes are synchronous on
- * the loop thread (fileio.h says why that is acceptable for now).
+ * connection left: output.c then writes what is due and frees it, or keeps
+ * it for a merged profile.
  */
 #include "collector.h"
 
@@ -26,15 +26,16 @@
 #include "listener.h"
 #include "log.h"
 #include "loop.h"
-#include "pprof.h"
+#include "output.h"
 #include "proc.h"
 #include "pyprof/defaults.h"
-#include "pyprof/wire.h"
 #include "symtab.h"
 
 #define ACCEPTS_PER_EVENT 64
 #define ACCEPT_PAUSE_NS (100 * 1000000ull) /* after EMFILE and friends */
-#define MAX_NAME_TRIES 1000
+/* A refused client's library retries every second or so: its pid is
+ * logged at warn once, later refusals of the same pid at debug. */
+#define REFUSED_PIDS 64
 
 struct collector {
 	const struct collector_opts *opts;
@@ -42,91 +43,15 @@ struct collector {
 	struct symtab *st;
 	struct procs *reg;
 	struct listener *lis;
+	struct output *out;
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
 	size_t n_conns;
-	int failed; /* an output could not be written */
+	int failed; /* the loop failed */
+	pid_t refused[REFUSED_PIDS]; /* recently refused pids, a ring */
+	unsigned n_refused;
 };
-
-/* ---- per-process profiles -------------------------------------------------- */
-
-/* comm reduced to [A-Za-z0-9_.-], not starting with '.', at most 64
- * characters; "python" if nothing is left. */
-static void file_stem(const char *comm, char *out, size_t cap)
-{
-	size_t n = 0;
-	for (const char *s = comm; *s && n + 1 < cap && n < 64; s++) {
-		char ch = *s;
-		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
-			 (ch == '.' && n > 0);
-		out[n++] = ok ? ch : '_';
-	}
-	out[n] = 0;
-	if (n == 0 || strspn(out, "_") == n)
-		snprintf(out, cap, "python");
-}
-
-static void write_proc_profile(struct collector *c, struct proc *p)
-{
-	const struct proc_info *in = proc_info(p);
-	const struct proc *one[1] = { p };
-	struct pprof_stats stats;
-	char stem[72], stamp[32], path[4096];
-	void *data = NULL;
-	size_t len = 0;
-	struct tm tm;
-	time_t t = (time_t)(in->start_unix_ns / 1000000000u);
-	int rc;
-
-	file_stem(symtab_string(c->st, in->comm_sid), stem, sizeof(stem));
-	if (!localtime_r(&t, &tm) ||
-	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm) == 0)
-		snprintf(stamp, sizeof(stamp), "%lld", (long long)t);
-	rc = pprof_build(c->st, one, 1, &data, &len, &stats);
-	if (rc < 0) {
-		log_error("pid %" PRIu64 ": cannot build its profile: %s",
-			  in->pid, strerror(-rc));
-		goto out;
-	}
-	for (int i = 0; i < MAX_NAME_TRIES; i++) {
-		char suffix[16] = "";
-		if (i > 0)
-			snprintf(suffix, sizeof(suffix), ".%d", i);
-		snprintf(path, sizeof(path), "%s/%s.%" PRIu64 ".%s%s.pb.gz",
-			 c->opts->output_dir, stem, in->pid, stamp, suffix);
-		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
-		if (rc != -EEXIST)
-			break;
-	}
-	if (rc < 0) {
-		log_error("pid %" PRIu64 ": cannot write its profile %s: %s",
-			  in->pid, path, strerror(-rc));
-		goto out;
-	}
-	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (pid %"
-		 PRIu64 ")", path, stats.samples, stats.lost, in->pid);
-out:
-	if (rc < 0)
-		c->failed = 1;
-	free(data);
-}
-
-/* A process has no connection left. One that sent nothing (no sample,
- * no loss) gets no file: a busy host starts many short Python processes
- * that never run long enough to be sampled. */
-static void proc_ended(struct collector *c, struct proc *p)
-{
-	const struct proc_info *in = proc_info(p);
-	if (c->opts->output_dir && (in->n_samples || in->n_lost))
-		write_proc_profile(c, p);
-	else if (c->opts->output_dir)
-		log_info("pid %" PRIu64 ": no samples, no profile written",
-			 in->pid);
-	if (!c->opts->output_file)
-		procs_remove(c->reg, p);
-}
 
 /* ---- connections ------------------------------------------------------------ */
 
@@ -140,7 +65,7 @@ static void close_conn(struct collector *c, struct conn *conn)
 	c->n_conns--;
 	p = conn_free(conn);
 	if (p)
-		proc_ended(c, p);
+		output_proc_ended(c->out, p);
 }
 
 static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
@@ -179,14 +104,37 @@ static void on_accept_resume(struct loop *loop, struct loop_timer *t,
 	loop_mod_fd(loop, listener_fd(c->lis), EPOLLIN);
 }
 
+static int uid_allowed(const struct collector *c, uid_t uid)
+{
+	if (uid == geteuid())
+		return 1;
+	for (size_t i = 0; i < c->opts->n_allow_uids; i++)
+		if (c->opts->allow_uids[i] == uid)
+			return 1;
+	return 0;
+}
+
+static void refuse(struct collector *c, pid_t pid, uid_t uid)
+{
+	int again = 0;
+	for (unsigned i = 0; i < REFUSED_PIDS; i++)
+		again |= c->refused[i] == pid;
+	if (!again)
+		c->refused[c->n_refused++ % REFUSED_PIDS] = pid;
+	(again ? log_debug : log_warn)(
+		"refused client pid %d: uid %u is not ours (%u)%s", (int)pid,
+		(unsigned)uid, (unsigned)geteuid(),
+		c->opts->n_allow_uids ? " nor allowed by --allow-user"
+				      : " (see --allow-user)");
+}
+
 static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
 {
 	struct conn *conn;
 	int rc;
 
-	if (uid != geteuid()) {
-		log_warn("refused client pid %d: uid %u is not ours (%u)",
-			 (int)pid, (unsigned)uid, (unsigned)geteuid());
+	if (!uid_allowed(c, uid)) {
+		refuse(c, pid, uid);
 		close(fd);
 		return;
 	}
@@ -252,64 +200,10 @@ static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
 	loop_stop(loop);
 }
 
-/* ---- shutdown outputs --------------------------------------------------------- */
-
-static int write_merged(struct collector *c)
-{
-	const char *path = c->opts->output_file;
-	const struct proc **list = NULL;
-	struct pprof_stats stats;
-	size_t n = 0;
-	unsigned mode = 0;
-	int rc = -ENOMEM;
-
-	list = calloc(procs_len(c->reg) + 1, sizeof(*list));
-	if (!list)
-		goto out;
-	for (struct proc *p = procs_first(c->reg); p; p = proc_next(p)) {
-		const struct proc_info *in = proc_info(p);
-		if (n == 0)
-			mode = in->mode;
-		if (in->mode != mode) {
-			log_warn("pid %" PRIu64 " ran in %s mode, unlike the "
-				 "first process (%s mode): left out of %s",
-				 in->pid, in->mode == WIRE_MODE_WALL ? "wall"
-								    : "cpu",
-				 mode == WIRE_MODE_WALL ? "wall" : "cpu", path);
-			continue;
-		}
-		list[n++] = p;
-	}
-	rc = pprof_write(c->st, list, n, path, FILEIO_REPLACE, &stats);
-	if (rc < 0) {
-		log_error("cannot write %s: %s", path, strerror(-rc));
-		goto out;
-	}
-	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, from %zu "
-		 "processes", path, stats.samples, stats.lost, n);
-out:
-	free(list);
-	return rc;
-}
-
-static int write_summary(struct collector *c)
-{
-	char line[128];
-	int n = snprintf(line, sizeof(line),
-			 "processes=%" PRIu64 " samples=%" PRIu64
-			 " lost=%" PRIu64 "\n",
-			 procs_n_seen(c->reg), procs_total_samples(c->reg),
-			 procs_total_lost(c->reg));
-	int rc = file_write_atomic(c->opts->summary_file, line, (size_t)n,
-				   FILEIO_REPLACE);
-	if (rc < 0)
-		log_error("cannot write %s: %s", c->opts->summary_file,
-			  strerror(-rc));
-	return rc;
-}
+/* ---- shutdown ---------------------------------------------------------------- */
 
 /* Stops listening, takes in what every client already sent, closes them
- * (which writes per-process profiles), then the merged profile and the
+ * (which writes per-process profiles), then the merged profiles and the
  * summary. */
 static void shut_down(struct collector *c)
 {
@@ -322,10 +216,7 @@ static void shut_down(struct collector *c)
 		conn_read(conn, 1);
 		close_conn(c, conn);
 	}
-	if (c->opts->output_file && write_merged(c) < 0)
-		c->failed = 1;
-	if (c->opts->summary_file && write_summary(c) < 0)
-		c->failed = 1;
+	output_shutdown(c->out);
 }
 
 /* ---- setup -------------------------------------------------------------------- */
@@ -410,7 +301,8 @@ int collector_run(const struct collector_opts *opts)
 	c.loop = loop_new();
 	c.st = symtab_new();
 	c.reg = c.st ? procs_new(c.st) : NULL;
-	if (!c.loop || !c.reg) {
+	c.out = c.reg && c.loop ? output_new(opts, c.loop, c.st, c.reg) : NULL;
+	if (!c.loop || !c.out) {
 		log_error("out of memory");
 		goto out;
 	}
@@ -428,7 +320,8 @@ int collector_run(const struct collector_opts *opts)
 		log_error("cannot set up signal handling: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = listener_open(path, &c.lis, err)) < 0) {
+	if ((rc = listener_open(path, opts->n_allow_uids > 0, &c.lis,
+				err)) < 0) {
 		log_error("%s", err);
 		goto out;
 	}
@@ -438,18 +331,27 @@ int collector_run(const struct collector_opts *opts)
 			  strerror(-rc));
 		goto out;
 	}
-	log_info("listening on %s%s%s%s%s", path,
+	if ((rc = output_start(c.out)) < 0) {
+		log_error("out of memory");
+		goto out;
+	}
+	log_info("listening on %s%s%s%s%s%s%s", path,
 		 opts->output_dir ? "; profiles go to " : "",
 		 opts->output_dir ? opts->output_dir : "",
+		 opts->merge ? " (merged)" : "",
+		 opts->period_ns ? ", every period" : "",
 		 opts->output_file ? "; merged profile at exit: " : "",
 		 opts->output_file ? opts->output_file : "");
+	for (size_t i = 0; i < opts->n_allow_uids; i++)
+		log_info("clients of uid %u are allowed too (socket mode 0666)",
+			 (unsigned)opts->allow_uids[i]);
 	signal_ready(opts->ready_fd);
 	if ((rc = loop_run(c.loop)) < 0) {
 		log_error("event loop: %s", strerror(-rc));
 		c.failed = 1;
 	}
 	shut_down(&c);
-	rc = c.failed ? -EIO : 0;
+	rc = c.failed || output_failed(c.out) ? -EIO : 0;
 out:
 	if (c.lis)
 		listener_close(c.lis);
@@ -459,6 +361,7 @@ out:
 				close_conn(&c, c.conns[fd]);
 		free(c.conns);
 	}
+	output_free(c.out);
 	procs_free(c.reg);
 	symtab_free(c.st);
 	if (c.sigfd >= 0)

@@ -7,23 +7,44 @@
  * the same way, or exec pyprof-collector with --output, --summary and
  * --ready-fd.)
  *
- * What is written, and when:
+ * What is written, and when (output.c does the writing):
  * - output_dir: each process's profile when its last connection closes,
- *   as <dir>/<comm>.<pid>.<YYYYmmddTHHMMSS>.pb.gz (start time, local),
+ *   as <dir>/<comm>.<pid>.<YYYYmmddTHHMMSSZ>.pb.gz (its start, UTC),
  *   with .1, .2... before .pb.gz if that name exists; then the process is
  *   forgotten (unless output_file also asks to keep it). A client that
  *   reconnects after that starts a new profile.
+ * - period_ns: continuous profiling. At every multiple of the period (Unix
+ *   time), each live process with samples in the window gets the same kind
+ *   of file, named by the window's start and covering only that window
+ *   (time_nanos, duration_nanos), and its aggregate starts afresh; at its
+ *   disconnect it gets its last, partial window.
+ * - merge: instead of per-process files, one profile of every process per
+ *   window (or one at shutdown without period_ns) as
+ *   <dir>/merged.<YYYYmmddTHHMMSSZ>.pb.gz, each sample labelled with pid,
+ *   process (comm) and command; a process that ended is kept until its
+ *   window is written.
  * - output_file: at shutdown, one profile merging every process seen,
- *   each sample labelled with its pid. It takes the first process's mode;
- *   processes in the other mode are left out with a warning.
- * - summary_file: at shutdown, "processes=N samples=N lost=N\n".
+ *   labelled like merge's. It takes the first process's mode; processes
+ *   in the other mode are left out with a warning. Not with period_ns
+ *   (windows reset what it would need).
+ * - summary_file: at shutdown, "processes=N samples=N lost=N\n" (lost
+ *   includes samples counted as "collector away", proc.h).
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
  * connection has already sent, writes the above, and returns.
+ *
+ * Clients: only our own uid, and those in allow_uids, are served (their
+ * credentials come from SO_PEERCRED); with allow_uids the socket is made
+ * reachable by others (listener.h). Connects, disconnects and refusals are
+ * logged at info and warn.
  *
  * Single-threaded; blocks SIGTERM and SIGINT in the calling thread.
  */
 #ifndef PYPROF_COLLECTOR_H
 #define PYPROF_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct collector_opts {
 	const char *socket_path;  /* NULL: pyprof_default_socket() */
@@ -32,6 +53,10 @@ struct collector_opts {
 	const char *summary_file; /* NULL: no summary */
 	int ready_fd;             /* -1: none; else "1" is written once
 				     listening, then it is closed */
+	uint64_t period_ns;       /* 0: no windows; else whole seconds */
+	int merge;                /* merged files in output_dir */
+	const uid_t *allow_uids;  /* other users to serve */
+	size_t n_allow_uids;
 };
 
 /* Runs until SIGTERM or SIGINT. Returns 0 when everything asked for was

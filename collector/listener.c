@@ -64,9 +64,11 @@ static int check_dir(const char *dir, char *err)
 	return 0;
 }
 
-/* Makes sure the socket's directory exists and is safe. */
-static int prepare_dir(const char *path, char *err)
+/* Makes sure the socket's directory exists and is safe; when shared,
+ * that others can reach names in it. */
+static int prepare_dir(const char *path, int shared, char *err)
 {
+	mode_t mode = shared ? 0711 : 0700;
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* path fits */
 	const char *slash = strrchr(path, '/');
 	struct stat sb;
@@ -85,13 +87,20 @@ static int prepare_dir(const char *path, char *err)
 				 strerror(-rc));
 			return rc;
 		}
-		/* Exactly 0700, whatever the umask. */
-		if (chmod(dir, 0700) < 0) {
+		/* Exactly 0700 (0711), whatever the umask. */
+		if (chmod(dir, mode) < 0) {
 			rc = -errno;
 			snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
 				 strerror(-rc));
 			return rc;
 		}
+	} else if (shared && stat(dir, &sb) == 0 && sb.st_uid == geteuid() &&
+		   (sb.st_mode & 0011) != 0011 &&
+		   chmod(dir, (sb.st_mode & 07777) | 0011) < 0) {
+		rc = -errno;
+		snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
+			 strerror(-rc));
+		return rc;
 	}
 	return check_dir(dir, err);
 }
@@ -148,8 +157,10 @@ out:
 	return rc;
 }
 
-int listener_open(const char *path, struct listener **out, char *err)
+int listener_open(const char *path, int shared, struct listener **out,
+		  char *err)
 {
+	mode_t sock_mode = shared ? 0666 : 0600;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct listener *l = NULL;
 	struct stat sb;
@@ -171,7 +182,7 @@ int listener_open(const char *path, struct listener **out, char *err)
 	}
 	l->fd = -1;
 	strcpy(l->path, path);
-	if ((rc = prepare_dir(path, err)) < 0 ||
+	if ((rc = prepare_dir(path, shared, err)) < 0 ||
 	    (rc = clear_stale(&sa, err)) < 0)
 		goto out;
 	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -195,7 +206,7 @@ int listener_open(const char *path, struct listener **out, char *err)
 				 strerror(-rc));
 		goto out;
 	}
-	if (chmod(path, 0600) < 0 || stat(path, &sb) < 0 ||
+	if (chmod(path, sock_mode) < 0 || stat(path, &sb) < 0 ||
 	    listen(l->fd, SOMAXCONN) < 0) {
 		rc = -errno;
 		snprintf(err, LISTENER_ERR_LEN, "%s: %s", path, strerror(-rc));

@@ -4,7 +4,10 @@
  *
  * Security model (DESIGN.md "The collector"): the socket is mode 0600 in a
  * directory we create with mode 0700, and every client's uid is checked
- * with SO_PEERCRED by the caller (collector.c). Starting on a path where a
+ * with SO_PEERCRED by the caller (collector.c). A collector that serves
+ * other users too (--allow-user) opens the way for them: socket 0666 in a
+ * directory of mode 0711 (others may reach the socket by its name, not
+ * list or change the directory), and the credentials alone decide. Starting on a path where a
  * live collector answers is refused; a dead collector's socket file is
  * removed and replaced.
  *
@@ -21,13 +24,17 @@ struct listener;
 #define LISTENER_ERR_LEN 512
 
 /* Binds and listens on path. Creates the missing parent directories with
- * mode 0700; refuses a directory that another user could tamper with
+ * mode 0700 (0711 for the socket's own directory when shared; an existing
+ * one of ours gets 0711 too); refuses a directory that another user could
+ * tamper with
  * (owned by someone other than us or root, or writable by others without
  * the sticky bit); refuses when a collector already answers on path;
- * removes a stale socket file. The socket is non-blocking and mode 0600.
- * Returns 0 and the listener in *out, or a negative errno with the reason
- * in err (LISTENER_ERR_LEN bytes): -EADDRINUSE when a collector answers. */
-int listener_open(const char *path, struct listener **out, char *err);
+ * removes a stale socket file. The socket is non-blocking and mode 0600
+ * (0666 when shared). Returns 0 and the listener in *out, or a negative
+ * errno with the reason in err (LISTENER_ERR_LEN bytes): -EADDRINUSE when a
+ * collector answers. */
+int listener_open(const char *path, int shared, struct listener **out,
+		  char *err);
 
 /* Stops listening, closes the socket, and unlinks the socket file if it is
  * still the one we created. NULL is fine. */

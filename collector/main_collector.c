@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #include "pyprof/defaults.h"
 
 #define DEFAULT_OUTPUT_DIR "profiles"
+#define MAX_PERIOD_S (7 * 86400)
+#define MAX_ALLOW_USERS 64
 
 static void usage(FILE *out)
 {
@@ -38,10 +41,20 @@ static void usage(FILE *out)
 "  --socket PATH      listen on PATH (default %s;\n"
 "                     its directory is created with mode 0700)\n"
 "  --output-dir DIR   write each process's profile to DIR when it ends, as\n"
-"                     <comm>.<pid>.<YYYYmmddTHHMMSS>.pb.gz (default when\n"
-"                     neither --output-dir nor --output is given: ./%s)\n"
+"                     <comm>.<pid>.<YYYYmmddTHHMMSSZ>.pb.gz (its start, in\n"
+"                     UTC; default ./%s unless only --output is given)\n"
+"  --period SECONDS   continuous profiling: at every multiple of SECONDS\n"
+"                     also write each live process's profile of that window\n"
+"                     (named by the window's start), then start afresh\n"
+"  --merge            write one profile of all processes (per period, or at\n"
+"                     exit) as DIR/merged.<YYYYmmddTHHMMSSZ>.pb.gz, with\n"
+"                     pid, process and command labels on every sample\n"
 "  --output FILE      at exit, write one profile merging all processes\n"
+"                     (not with --period)\n"
 "  --summary FILE     at exit, write \"processes=N samples=N lost=N\"\n"
+"  --allow-user USER  also serve clients of USER (a name or a uid; may be\n"
+"                     repeated); the socket is then mode 0666 in a 0711\n"
+"                     directory, and clients are checked by credentials\n"
 "  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
 "                     close it\n"
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
@@ -57,6 +70,25 @@ static void usage(FILE *out)
 static int usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* A user name, or a uid in decimal (which need not have a name). */
+static int parse_user(const char *s, uid_t *uid)
+{
+	struct passwd *pw = getpwnam(s);
+	char *end;
+	unsigned long v;
+
+	if (pw) {
+		*uid = pw->pw_uid;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v >= (uid_t)-1)
+		return -EINVAL;
+	*uid = (uid_t)v;
+	return 0;
+}
+
 static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -71,7 +103,8 @@ static int usage_error(const char *fmt, ...)
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
-	       OPT_READY_FD, OPT_LOG_LEVEL };
+	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
+	       OPT_ALLOW_USER };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -79,11 +112,15 @@ int main(int argc, char **argv)
 		{ "summary", required_argument, NULL, OPT_SUMMARY },
 		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "period", required_argument, NULL, OPT_PERIOD },
+		{ "merge", no_argument, NULL, OPT_MERGE },
+		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct collector_opts opts = { .ready_fd = -1 };
+	uid_t allow[MAX_ALLOW_USERS];
 	enum log_level level = LOG_INFO;
 	int level_set = 0, opt;
 	const char *env = getenv("PYPROF_LOG");
@@ -119,6 +156,34 @@ int main(int argc, char **argv)
 			opts.ready_fd = (int)fd;
 			break;
 		}
+		case OPT_PERIOD: {
+			char *end;
+			errno = 0;
+			long sec = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || sec < 1 ||
+			    sec > MAX_PERIOD_S)
+				return usage_error("--period wants whole seconds "
+						   "from 1 to %d, not '%s'",
+						   MAX_PERIOD_S, optarg);
+			opts.period_ns = (uint64_t)sec * 1000000000u;
+			break;
+		}
+		case OPT_MERGE:
+			opts.merge = 1;
+			break;
+		case OPT_ALLOW_USER: {
+			uid_t uid;
+			if (parse_user(optarg, &uid) < 0)
+				return usage_error("--allow-user wants a user "
+						   "name or a uid, not '%s' "
+						   "(no such user)", optarg);
+			if (opts.n_allow_uids == MAX_ALLOW_USERS)
+				return usage_error("--allow-user: at most %d "
+						   "users", MAX_ALLOW_USERS);
+			allow[opts.n_allow_uids++] = uid;
+			opts.allow_uids = allow;
+			break;
+		}
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) < 0)
 				return usage_error("--log-level wants error, "
@@ -148,10 +213,14 @@ int main(int argc, char **argv)
 	    (opts.output_file && !*opts.output_file) ||
 	    (opts.summary_file && !*opts.summary_file))
 		return usage_error("empty path given to an option");
+	if (opts.output_file && opts.period_ns)
+		return usage_error("--output cannot go with --period (each "
+				   "window starts afresh); use --merge");
 	if (!level_set && env && strcmp(env, "debug") == 0)
 		level = LOG_DEBUG;
 	log_set_level(level);
-	if (!opts.output_dir && !opts.output_file)
+	if (!opts.output_dir &&
+	    (!opts.output_file || opts.merge || opts.period_ns))
 		opts.output_dir = DEFAULT_OUTPUT_DIR;
 	return collector_run(&opts) < 0 ? 1 : 0;
 }

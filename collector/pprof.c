@@ -44,7 +44,7 @@ typedef Perftools__Profiles__Function Function;
 #define PPROF_MAX_COMMENT 4096
 #define PPROF_MAX_PROC_COMMENTS 64 /* processes described in comments */
 #define PPROF_MAX_PSEUDO 16
-#define PPROF_MAX_LABELS 6
+#define PPROF_MAX_LABELS 8
 
 /* ---- bump arena ----------------------------------------------------------- */
 
@@ -122,6 +122,12 @@ struct builder {
 
 	Label *flag_labels[6]; /* cpu on/off, gil held/released, native y/n */
 	unsigned mode;
+	int proc_labels;
+};
+
+/* The labels every sample of one process carries. */
+struct proc_labels {
+	Label *pid, *process, *command;
 };
 
 static void *balloc(struct builder *b, size_t size)
@@ -385,15 +391,51 @@ static Sample *new_sample(struct builder *b, size_t n_loc, uint64_t count,
 	return s;
 }
 
+static void append_utf8(char *buf, size_t cap, size_t *len, const char *s);
+
+/* pid, and with proc_labels the process name and its command line. */
+static struct proc_labels proc_labels(struct builder *b, const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	struct proc_labels pl = { 0 };
+	char *cmd;
+	size_t len = 0;
+
+	pl.pid = num_label(b, "pid", (int64_t)in->pid);
+	if (!b->proc_labels)
+		return pl;
+	pl.process = str_label(b, "process", sid_idx(b, in->comm_sid));
+	cmd = balloc(b, PPROF_MAX_COMMAND + 1);
+	if (!cmd)
+		return pl;
+	cmd[0] = 0;
+	for (size_t i = 0; i < in->n_args; i++) {
+		if (i)
+			append_utf8(cmd, PPROF_MAX_COMMAND + 1, &len, " ");
+		append_utf8(cmd, PPROF_MAX_COMMAND + 1, &len,
+			    symtab_string(b->st, in->arg_sids[i]));
+	}
+	pl.command = str_label(b, "command", str_idx(b, cmd));
+	return pl;
+}
+
+static void add_proc_labels(Sample *s, const struct proc_labels *pl)
+{
+	s->label[s->n_label++] = pl->pid;
+	if (pl->process)
+		s->label[s->n_label++] = pl->process;
+	if (pl->command)
+		s->label[s->n_label++] = pl->command;
+}
+
 static void add_proc_samples(struct builder *b, const struct proc *p,
 			     struct pprof_stats *stats)
 {
-	const struct proc_info *in = proc_info(p);
 	const struct agg *agg = proc_agg(p);
 	const struct agg_entry *e;
 	uint32_t n_threads = proc_n_threads(p);
 	struct thread_labels *tl = NULL;
-	Label *pid = num_label(b, "pid", (int64_t)in->pid);
+	struct proc_labels pl = proc_labels(b, p);
 	size_t pos = 0;
 
 	tl = calloc((size_t)n_threads + 1, sizeof(*tl));
@@ -426,7 +468,7 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 				t->name = str_label(b, "thread_name",
 						    sid_idx(b, name));
 		}
-		s->label[s->n_label++] = pid;
+		add_proc_labels(s, &pl);
 		s->label[s->n_label++] = t->tid;
 		if (t->name)
 			s->label[s->n_label++] = t->name;
@@ -447,26 +489,27 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 static void add_lost_samples(struct builder *b, const struct proc *p,
 			     struct pprof_stats *stats)
 {
-	static const char *const names[WIRE_LOST_REASON_MAX + 1] = {
+	static const char *const names[PROC_LOST_MAX + 1] = {
 		[WIRE_LOST_RING_FULL] = "[lost: ring full]",
 		[WIRE_LOST_FAULT] = "[lost: faulted read]",
 		[WIRE_LOST_BUFFER] = "[lost: buffer full]",
 		[WIRE_LOST_INVALID] = "[lost: invalid stack]",
 		[WIRE_LOST_NO_THREAD] = "[lost: no thread state]",
+		[PROC_LOST_AWAY] = "[lost: collector away]",
 	};
-	Label *pid = NULL;
-	for (unsigned r = 1; r <= WIRE_LOST_REASON_MAX; r++) {
+	struct proc_labels pl = { 0 };
+	for (unsigned r = 1; r <= PROC_LOST_MAX; r++) {
 		uint64_t count, value;
 		proc_lost(p, r, &count, &value);
 		if (count == 0 && value == 0)
 			continue;
-		if (!pid)
-			pid = num_label(b, "pid", (int64_t)proc_info(p)->pid);
+		if (!pl.pid)
+			pl = proc_labels(b, p);
 		Sample *s = new_sample(b, 1, count, value);
 		if (!s)
 			return;
 		s->location_id[0] = pseudo_location(b, names[r]);
-		s->label[s->n_label++] = pid;
+		add_proc_labels(s, &pl);
 		stats->lost += count;
 	}
 }
@@ -587,9 +630,10 @@ out:
 }
 
 int pprof_build(const struct symtab *st, const struct proc *const *procs,
-		size_t n, void **out, size_t *out_len,
-		struct pprof_stats *stats)
+		size_t n, const struct pprof_opts *opts, void **out,
+		size_t *out_len, struct pprof_stats *stats)
 {
+	static const struct pprof_opts no_opts;
 	struct builder b = { 0 };
 	struct pprof_stats local = { 0 };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
@@ -607,12 +651,15 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 
 	if (!stats)
 		stats = &local;
+	if (!opts)
+		opts = &no_opts;
 	*stats = (struct pprof_stats){ 0 };
 	/* No process: a valid CPU profile with no samples, so that a caller
 	 * asking for a merged file always gets one. */
 	first = n ? proc_info(procs[0]) : NULL;
 	b.st = st;
 	b.mode = first ? first->mode : WIRE_MODE_CPU;
+	b.proc_labels = opts->proc_labels;
 	idhash_init(&b.str_hash);
 	b.sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
 	b.fid_map = calloc((size_t)symtab_n_functions(st) + 1,
@@ -665,8 +712,12 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	prof.function = (Function **)b.funcs.v;
 	prof.n_string_table = b.strs.n;
 	prof.string_table = (char **)b.strs.v;
-	if (n == 0)
+	if (opts->end_unix_ns) {
+		start = opts->start_unix_ns;
+		end = opts->end_unix_ns;
+	} else if (n == 0) {
 		start = end = now_unix_ns();
+	}
 	prof.time_nanos = clamp64(start);
 	prof.duration_nanos = end > start ? clamp64(end - start) : 0;
 	prof.period_type = &vt_period;
@@ -700,12 +751,12 @@ out:
 }
 
 int pprof_write(const struct symtab *st, const struct proc *const *procs,
-		size_t n, const char *path, int how,
-		struct pprof_stats *stats)
+		size_t n, const struct pprof_opts *opts, const char *path,
+		int how, struct pprof_stats *stats)
 {
 	void *data = NULL;
 	size_t len = 0;
-	int err = pprof_build(st, procs, n, &data, &len, stats);
+	int err = pprof_build(st, procs, n, opts, &data, &len, stats);
 	if (err)
 		goto out;
 	err = file_write_atomic(path, data, len, how);

@@ -2,8 +2,8 @@
  * pprof.h - turning processes' aggregates into a pprof profile file.
  *
  * One builder serves every output: a process's own profile when it ends
- * (--output-dir), the merged profile of all processes (--output), and
- * later the --period/--merge writes and the HTTP /debug/pprof/profile
+ * (--output-dir), the merged profile of all processes (--output, --merge),
+ * one window of --period, and later the HTTP /debug/pprof/profile
  * answers. It follows Go's CPU-profile conventions (runtime/pprof):
  *
  *   sample_type  [samples/count, cpu/nanoseconds]  (wall/nanoseconds in
@@ -16,11 +16,15 @@
  *                "[truncated]" frame
  *   lost samples one sample per process and reason on a pseudo-frame such
  *                as "[lost: ring full]", labelled with pid
+ *   process      with pprof_opts.proc_labels (merged profiles), every
+ *   labels       sample also gets process (the process name, comm) and
+ *                command (its command line, at most PPROF_MAX_COMMAND
+ *                bytes), so that -tagfocus/-tagignore can pick processes
  *   mapping      one, for the first process's executable, with
  *                has_functions/filenames/line_numbers set so that pprof
  *                does not try to symbolize addresses
  *   time_nanos   earliest process start; duration_nanos up to the latest
- *                sample or BYE
+ *                sample or BYE; or the window pprof_opts gives
  *   comment      per process: command line, executable, Python version,
  *                mode and rate, and the achieved rate when it differs
  *
@@ -38,6 +42,15 @@
 struct symtab;
 struct proc;
 
+/* What the caller may choose; a NULL pprof_opts means all zero. */
+struct pprof_opts {
+	int proc_labels;        /* label samples with process and command */
+	uint64_t start_unix_ns; /* with end_unix_ns > 0: the time range */
+	uint64_t end_unix_ns;   /* the profile covers (one window) */
+};
+
+#define PPROF_MAX_COMMAND 1024
+
 struct pprof_stats {
 	uint64_t samples;  /* sum of sample counts written */
 	uint64_t lost;     /* sum of lost samples written */
@@ -46,17 +59,17 @@ struct pprof_stats {
 };
 
 /* Builds the gzipped profile of procs[0..n) whose ids refer to st; with
- * n == 0, a CPU profile without samples. On success *out is a malloc'd
- * buffer of *out_len bytes that the caller frees. stats may be NULL.
- * 0 or -ENOMEM (or -EIO if zlib fails). */
+ * n == 0, a CPU profile without samples. opts may be NULL. On success *out
+ * is a malloc'd buffer of *out_len bytes that the caller frees. stats may
+ * be NULL. 0 or -ENOMEM (or -EIO if zlib fails). */
 int pprof_build(const struct symtab *st, const struct proc *const *procs,
-		size_t n, void **out, size_t *out_len,
-		struct pprof_stats *stats);
+		size_t n, const struct pprof_opts *opts, void **out,
+		size_t *out_len, struct pprof_stats *stats);
 
 /* pprof_build, then file_write_atomic(path, how) (fileio.h). 0 or a
  * negative errno; -EEXIST only with FILEIO_NOREPLACE. */
 int pprof_write(const struct symtab *st, const struct proc *const *procs,
-		size_t n, const char *path, int how,
-		struct pprof_stats *stats);
+		size_t n, const struct pprof_opts *opts, const char *path,
+		int how, struct pprof_stats *stats);
 
 #endif /* PYPROF_PPROF_H */

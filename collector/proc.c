@@ -13,6 +13,14 @@
  * leaves nothing behind (SAMPLES frames are checked whole by conn.c first,
  * see proc_check_samples).
  *
+ * References into the symtab live in four places: a process's HELLO
+ * strings and thread names, its aggregate's nodes, and its sessions' id
+ * maps. Compaction (procs_compact) marks and renumbers exactly those; the
+ * thread hash is keyed by tid alone so that renumbering a name does not
+ * move its entry. Every id pushed anywhere also adds one to the
+ * registry's reference bound (n_refs), which is how procs_maybe_compact
+ * knows, without marking, that most of the table has become garbage.
+ *
  * Runs on the collector's loop thread; proc_add_samples is on the hot
  * path (one call per batch of records).
  */
@@ -59,8 +67,12 @@ struct proc {
 	uint32_t n_threads;
 	size_t threads_cap;
 	struct idhash thread_hash;
-	uint64_t lost_samples[WIRE_LOST_REASON_MAX + 1];
-	uint64_t lost_value[WIRE_LOST_REASON_MAX + 1];
+	struct proc_session *sessions; /* its open connections */
+	uint64_t lost_samples[PROC_LOST_MAX + 1]; /* in the window */
+	uint64_t lost_value[PROC_LOST_MAX + 1];
+	uint64_t cum_lost_buffer; /* WIRE_LOST_BUFFER, never reset */
+	uint64_t cum_lost_away;   /* PROC_LOST_AWAY, never reset */
+	uint64_t n_refs;          /* its share of procs.n_refs */
 	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
 	uint64_t heard_unix_ns; /* collector's clock at the last frame */
 	unsigned n_sessions;
@@ -68,6 +80,7 @@ struct proc {
 
 struct proc_session {
 	struct proc *proc;
+	struct proc_session *prev, *next; /* the process's sessions */
 	struct idmap strings, functions, locations, nodes, threads;
 	uint64_t def_bytes;
 	uint64_t n_samples, n_lost;
@@ -78,6 +91,8 @@ struct procs {
 	struct proc *head, *tail;
 	size_t n;
 	uint64_t n_seen, total_samples, total_lost;
+	uint64_t n_refs;  /* bound on symtab entries processes refer to */
+	uint64_t gc_kept; /* entries the last compaction kept */
 };
 
 static uint64_t now_unix_ns(void)
@@ -138,6 +153,22 @@ static int check_new_id(const struct idmap *m, uint64_t id, const char *kind,
 	return 0;
 }
 
+/* Every id stored in a process or session counts towards the bound. */
+static void add_refs(struct proc *p, uint64_t n)
+{
+	p->n_refs += n;
+	p->reg->n_refs += n;
+}
+
+/* idmap_push for a session's map, counting the reference. */
+static int session_push(struct proc_session *s, struct idmap *m, uint32_t gid)
+{
+	if (idmap_push(m, gid) < 0)
+		return -ENOMEM;
+	add_refs(s->proc, 1);
+	return 0;
+}
+
 static int charge(struct proc_session *s, size_t bytes, char *err)
 {
 	uint64_t cost = (uint64_t)bytes + PROC_DEF_COST;
@@ -170,6 +201,7 @@ struct procs *procs_new(struct symtab *st)
 
 static void proc_free(struct proc *p)
 {
+	p->reg->n_refs -= p->n_refs;
 	agg_free(p->agg);
 	free(p->threads);
 	idhash_fini(&p->thread_hash);
@@ -234,8 +266,11 @@ void procs_remove(struct procs *reg, struct proc *p)
 		reg->tail = p->prev;
 	reg->n--;
 	proc_free(p);
-	if (reg->n == 0)
+	if (reg->n == 0) {
+		assert(reg->n_refs == 0);
 		symtab_clear(reg->st);
+		reg->gc_kept = 0;
+	}
 }
 
 /* Copies HELLO's facts into a new process. */
@@ -264,6 +299,13 @@ static int proc_create(struct procs *reg, const struct proc_hello *h,
 	p->info.period_ns = h->period_ns;
 	p->info.achieved_ns = h->achieved_ns;
 	p->info.max_depth = h->max_depth;
+	/* A reconnection is the first we hear of it: another collector had
+	 * its earlier data, and our window starts now. */
+	p->info.joined_late = h->conn_seq > 0;
+	p->info.win_start_unix_ns = p->info.joined_late
+					    ? now_unix_ns()
+					    : p->info.start_unix_ns;
+	add_refs(p, 3);
 	if ((err = symtab_intern_string(st, h->exe.p, h->exe.len,
 					&p->info.exe_sid)) < 0 ||
 	    (err = symtab_intern_string(st, h->comm.p, h->comm.len,
@@ -284,6 +326,7 @@ static int proc_create(struct procs *reg, const struct proc_hello *h,
 				goto out;
 		}
 		p->info.n_args = h->n_args;
+		add_refs(p, h->n_args);
 	}
 	p->heard_unix_ns = now_unix_ns();
 	err = 0;
@@ -340,6 +383,10 @@ int proc_session_open(struct procs *reg, const struct proc_hello *h,
 	p->n_sessions++;
 	p->info.n_connects++;
 	s->proc = p;
+	s->next = p->sessions;
+	if (p->sessions)
+		p->sessions->prev = s;
+	p->sessions = s;
 	*out = s;
 	return 0;
 }
@@ -350,6 +397,12 @@ struct proc *proc_session_close(struct proc_session *s)
 	if (!s)
 		return NULL;
 	p = s->proc;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		p->sessions = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
 	idmap_fini(&s->strings);
 	idmap_fini(&s->functions);
 	idmap_fini(&s->locations);
@@ -387,7 +440,7 @@ int proc_def_string(struct proc_session *s, uint64_t id, const uint8_t *p,
 	    (rc = charge(s, len, err)) < 0)
 		return rc;
 	if (symtab_intern_string(s->proc->reg->st, p, len, &sid) < 0 ||
-	    idmap_push(&s->strings, sid) < 0)
+	    session_push(s, &s->strings, sid) < 0)
 		return oom(err);
 	return 0;
 }
@@ -435,7 +488,7 @@ int proc_def_function(struct proc_session *s, uint64_t id, uint64_t name,
 	if (symtab_intern_function(s->proc->reg->st, str->v[name],
 				   str->v[system_name], str->v[filename],
 				   (int64_t)start_line, &fid) < 0 ||
-	    idmap_push(&s->functions, fid) < 0)
+	    session_push(s, &s->functions, fid) < 0)
 		return oom(err);
 	return 0;
 }
@@ -455,7 +508,7 @@ int proc_def_location(struct proc_session *s, uint64_t id, uint64_t function,
 	if (symtab_intern_location(s->proc->reg->st,
 				   s->functions.v[function], (int64_t)line,
 				   &lid) < 0 ||
-	    idmap_push(&s->locations, lid) < 0)
+	    session_push(s, &s->locations, lid) < 0)
 		return oom(err);
 	return 0;
 }
@@ -487,7 +540,7 @@ int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
 		return rc;
 	if (symtab_intern_node(st, gparent, s->locations.v[location], &nid) <
 		    0 ||
-	    idmap_push(&s->nodes, nid) < 0)
+	    session_push(s, &s->nodes, nid) < 0)
 		return oom(err);
 	return 0;
 }
@@ -505,12 +558,14 @@ static int thread_eq(const void *ctx, uint32_t idx)
 	return t->tid == k->tid && t->name_sid == k->name_sid;
 }
 
-/* The process's thread number for (tid, name), added if new. */
+/* The process's thread number for (tid, name), added if new. Hashed by
+ * tid alone: a compaction renumbers names without touching the hash, and a
+ * tid has only as many names as renames. */
 static int proc_thread_intern(struct proc *p, uint64_t tid, uint32_t name_sid,
 			      uint32_t *idx)
 {
 	struct thread_key key = { p, tid, name_sid };
-	uint64_t h = idhash_combine(idhash_mix(tid), name_sid);
+	uint64_t h = idhash_mix(tid);
 	uint32_t i = idhash_find(&p->thread_hash, h, thread_eq, &key);
 	if (i) {
 		*idx = i;
@@ -529,6 +584,7 @@ static int proc_thread_intern(struct proc *p, uint64_t tid, uint32_t name_sid,
 		return -ENOMEM;
 	p->threads[i] = (struct proc_thread){ tid, name_sid };
 	p->n_threads = i;
+	add_refs(p, 1);
 	*idx = i;
 	return 0;
 }
@@ -561,7 +617,7 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 		s->threads.v[ref] = idx;
 		return 0;
 	}
-	if (idmap_push(&s->threads, idx) < 0)
+	if (session_push(s, &s->threads, idx) < 0)
 		return oom(err);
 	return 0;
 }
@@ -631,9 +687,24 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		p->max_mono_ns = t;
 	s->n_samples = sat_add(s->n_samples, count);
 	p->info.n_samples = sat_add(p->info.n_samples, count);
+	p->info.win_samples = sat_add(p->info.win_samples, count);
 	p->reg->total_samples = sat_add(p->reg->total_samples, count);
 	p->heard_unix_ns = now_unix_ns();
 	return 0;
+}
+
+static void count_lost(struct proc *p, unsigned reason, uint64_t samples,
+		       uint64_t value)
+{
+	p->lost_samples[reason] = sat_add(p->lost_samples[reason], samples);
+	p->lost_value[reason] = sat_add(p->lost_value[reason], value);
+	if (reason == WIRE_LOST_BUFFER)
+		p->cum_lost_buffer = sat_add(p->cum_lost_buffer, samples);
+	if (reason == PROC_LOST_AWAY)
+		p->cum_lost_away = sat_add(p->cum_lost_away, samples);
+	p->info.n_lost = sat_add(p->info.n_lost, samples);
+	p->info.win_lost = sat_add(p->info.win_lost, samples);
+	p->reg->total_lost = sat_add(p->reg->total_lost, samples);
 }
 
 int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
@@ -650,13 +721,39 @@ int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 			 "LOST: samples or value out of range");
 		return -EPROTO;
 	}
-	p->lost_samples[reason] = sat_add(p->lost_samples[reason], samples);
-	p->lost_value[reason] = sat_add(p->lost_value[reason], value);
+	count_lost(p, (unsigned)reason, samples, value);
 	s->n_lost = sat_add(s->n_lost, samples);
-	p->info.n_lost = sat_add(p->info.n_lost, samples);
-	p->reg->total_lost = sat_add(p->reg->total_lost, samples);
 	p->heard_unix_ns = now_unix_ns();
 	return 0;
+}
+
+/* BYE's sample count against what reached us. The library counts in
+ * B_SAMPLES every sample it put in a SAMPLES frame, including frames it
+ * then had to drop for want of buffer space, which it reports as
+ * WIRE_LOST_BUFFER; so what we know of is what we received, plus those,
+ * plus gaps already counted (a BYE seen twice adds nothing). Anything more
+ * went to a collector that is gone (killed before writing it) or died in a
+ * socket buffer. Lost BUFFER samples that never were in a frame (the
+ * library could not intern a stack) make this an underestimate, never an
+ * overestimate. */
+static void count_gap(struct proc *p, const struct proc_bye *bye)
+{
+	uint64_t known = sat_add(sat_add(p->info.n_samples, p->cum_lost_buffer),
+				 p->cum_lost_away);
+	if (!bye->has_samples || bye->samples <= known)
+		return;
+	uint64_t gap = bye->samples - known, value;
+	if (__builtin_mul_overflow(gap, p->info.period_ns, &value))
+		value = UINT64_MAX;
+	count_lost(p, PROC_LOST_AWAY, gap, value > INT64_MAX ? INT64_MAX
+							       : value);
+	log_info("pid %" PRIu64 ": took %" PRIu64 " samples, of which this "
+		 "collector received %" PRIu64 " and was told of %" PRIu64
+		 " lost: %" PRIu64 " counted as lost (collector away)%s",
+		 p->info.pid, bye->samples, p->info.n_samples,
+		 p->cum_lost_buffer, gap,
+		 p->info.joined_late ? "; it had reconnected from another "
+				       "collector" : "");
 }
 
 void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
@@ -674,6 +771,7 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
 	if (bye->has_end_mono && bye->end_mono_ns > p->max_mono_ns)
 		p->max_mono_ns = bye->end_mono_ns;
 	p->heard_unix_ns = now_unix_ns();
+	count_gap(p, bye);
 }
 
 /* ---- readers ------------------------------------------------------------ */
@@ -704,7 +802,7 @@ void proc_thread(const struct proc *p, uint32_t idx, uint64_t *tid,
 void proc_lost(const struct proc *p, unsigned reason, uint64_t *samples,
 	       uint64_t *value)
 {
-	assert(reason >= 1 && reason <= WIRE_LOST_REASON_MAX);
+	assert(reason >= 1 && reason <= PROC_LOST_MAX);
 	*samples = p->lost_samples[reason];
 	*value = p->lost_value[reason];
 }
@@ -717,4 +815,126 @@ uint64_t proc_end_unix_ns(const struct proc *p)
 			       p->max_mono_ns - in->start_mono_ns);
 	return p->heard_unix_ns > in->start_unix_ns ? p->heard_unix_ns
 						    : in->start_unix_ns;
+}
+
+int proc_is_live(const struct proc *p)
+{
+	return p->n_sessions > 0;
+}
+
+void proc_window_reset(struct proc *p, uint64_t start_unix_ns)
+{
+	agg_clear(p->agg);
+	memset(p->lost_samples, 0, sizeof(p->lost_samples));
+	memset(p->lost_value, 0, sizeof(p->lost_value));
+	p->info.win_samples = 0;
+	p->info.win_lost = 0;
+	p->info.win_start_unix_ns = start_unix_ns;
+}
+
+/* ---- symtab compaction -------------------------------------------------- */
+
+uint64_t procs_refs_bound(const struct procs *reg)
+{
+	return reg->n_refs;
+}
+
+static void mark_proc(struct symtab *st, const struct proc *p)
+{
+	const struct agg_entry *e;
+	size_t pos = 0;
+
+	symtab_gc_mark_string(st, p->info.exe_sid);
+	symtab_gc_mark_string(st, p->info.comm_sid);
+	symtab_gc_mark_string(st, p->info.pyversion_sid);
+	for (size_t i = 0; i < p->info.n_args; i++)
+		symtab_gc_mark_string(st, p->info.arg_sids[i]);
+	for (uint32_t i = 1; i <= p->n_threads; i++)
+		symtab_gc_mark_string(st, p->threads[i].name_sid);
+	while ((e = agg_next(p->agg, &pos)))
+		symtab_gc_mark_node(st, e->node);
+	for (const struct proc_session *s = p->sessions; s; s = s->next) {
+		for (size_t i = 1; i <= s->strings.n; i++)
+			symtab_gc_mark_string(st, s->strings.v[i]);
+		for (size_t i = 1; i <= s->functions.n; i++)
+			symtab_gc_mark_function(st, s->functions.v[i]);
+		for (size_t i = 1; i <= s->locations.n; i++)
+			symtab_gc_mark_location(st, s->locations.v[i]);
+		for (size_t i = 1; i <= s->nodes.n; i++)
+			symtab_gc_mark_node(st, s->nodes.v[i]);
+	}
+}
+
+static uint32_t new_node(const void *st, uint32_t old)
+{
+	return symtab_gc_new_node(st, old);
+}
+
+static void renumber_proc(const struct symtab *st, struct proc *p)
+{
+	struct proc_info *in = &p->info;
+
+	in->exe_sid = symtab_gc_new_string(st, in->exe_sid);
+	in->comm_sid = symtab_gc_new_string(st, in->comm_sid);
+	in->pyversion_sid = symtab_gc_new_string(st, in->pyversion_sid);
+	for (size_t i = 0; i < in->n_args; i++)
+		in->arg_sids[i] = symtab_gc_new_string(st, in->arg_sids[i]);
+	for (uint32_t i = 1; i <= p->n_threads; i++)
+		p->threads[i].name_sid =
+			symtab_gc_new_string(st, p->threads[i].name_sid);
+	agg_renumber(p->agg, new_node, st);
+	for (struct proc_session *s = p->sessions; s; s = s->next) {
+		for (size_t i = 1; i <= s->strings.n; i++)
+			s->strings.v[i] = symtab_gc_new_string(st, s->strings.v[i]);
+		for (size_t i = 1; i <= s->functions.n; i++)
+			s->functions.v[i] =
+				symtab_gc_new_function(st, s->functions.v[i]);
+		for (size_t i = 1; i <= s->locations.n; i++)
+			s->locations.v[i] =
+				symtab_gc_new_location(st, s->locations.v[i]);
+		for (size_t i = 1; i <= s->nodes.n; i++)
+			s->nodes.v[i] = symtab_gc_new_node(st, s->nodes.v[i]);
+	}
+}
+
+int procs_compact(struct procs *reg)
+{
+	struct symtab *st = reg->st;
+	int rc = symtab_gc_begin(st);
+
+	if (rc < 0)
+		return rc;
+	for (const struct proc *p = reg->head; p; p = p->next)
+		mark_proc(st, p);
+	rc = symtab_gc_rebuild(st);
+	if (rc == 0)
+		for (struct proc *p = reg->head; p; p = p->next)
+			renumber_proc(st, p);
+	symtab_gc_end(st);
+	if (rc == 0)
+		reg->gc_kept = symtab_n_entries(st);
+	return rc;
+}
+
+int procs_maybe_compact(struct procs *reg, int at_boundary)
+{
+	uint64_t n = symtab_n_entries(reg->st);
+	size_t bytes = symtab_bytes(reg->st);
+	int rc;
+
+	if (n < PROCS_GC_MIN_ENTRIES)
+		return 0;
+	if (n <= 2 * reg->n_refs && !(at_boundary && n >= 2 * reg->gc_kept))
+		return 0;
+	rc = procs_compact(reg);
+	if (rc < 0) {
+		log_warn("cannot compact the symbol tables (%" PRIu64
+			 " entries): %s; will try again later", n,
+			 strerror(-rc));
+		return 0;
+	}
+	log_debug("symbol tables compacted: %" PRIu64 " entries (%zu bytes) "
+		  "-> %" PRIu64 " (%zu bytes), %zu processes held",
+		  n, bytes, reg->gc_kept, symtab_bytes(reg->st), reg->n);
+	return 1;
 }

@@ -9,6 +9,24 @@
  * process: the client replays its definitions from id 1, so the session's
  * id maps start empty, while the aggregate carries on.
  *
+ * Windows (--period): a process's aggregate and lost counts cover its
+ * current window, from its start (or from when this collector first heard
+ * of it) until proc_window_reset, which empties them and starts the next
+ * window; the symbol tables and the connections' id maps carry on. Without
+ * --period the one window is the process's whole life. The counters in
+ * proc_info (n_samples, n_lost) are never reset.
+ *
+ * Samples a collector never saw: a process whose BYE says it took more
+ * samples than this collector received from it (and than it reported
+ * lost) lost them on the way: sent to a collector that was killed, or
+ * buffered in a socket that died. The difference is counted as lost with
+ * the collector-only reason PROC_LOST_AWAY ("[lost: collector away]"), so
+ * a restart leaves a visible gap in the profile instead of a silent one.
+ *
+ * Memory for days: procs_maybe_compact renumbers the shared symtab down to
+ * what live processes still hold (symtab.h, compaction), when it has grown
+ * to mostly garbage.
+ *
  * Who calls what: conn.c decodes frames and calls the proc_session_* and
  * proc_def_* / proc_add_* functions; they check every id and value against
  * the session's maps (wire.h's rules: dense ids in order, definitions
@@ -34,6 +52,11 @@ struct proc;
 struct proc_session;
 
 #define PROC_ERR_LEN 160
+
+/* Lost-sample reasons: the wire's (1..WIRE_LOST_REASON_MAX), and one the
+ * collector adds itself (see above). */
+#define PROC_LOST_AWAY (WIRE_LOST_REASON_MAX + 1)
+#define PROC_LOST_MAX PROC_LOST_AWAY
 
 /* Limit on what one connection may define (string bytes plus a fixed cost
  * per definition), so one client cannot take all the collector's memory.
@@ -86,7 +109,13 @@ struct proc_info {
 	uint32_t *arg_sids;
 	size_t n_args;
 	uint64_t n_samples;      /* sum of SAMPLES counts accepted */
-	uint64_t n_lost;         /* sum of LOST sample counts */
+	uint64_t n_lost;         /* sum of lost samples, all reasons */
+	uint64_t win_start_unix_ns; /* the current window's start */
+	uint64_t win_samples;    /* n_samples and n_lost in the window */
+	uint64_t win_lost;
+	int joined_late;         /* first heard on a reconnection (CONN_SEQ
+				    > 0): what it sent before went to
+				    another collector */
 	uint64_t n_connects;     /* sessions opened so far */
 	int has_bye;
 	struct proc_bye bye;     /* the last BYE */
@@ -113,6 +142,23 @@ uint64_t procs_total_lost(const struct procs *reg);
 /* Unlinks and frees p, which must have no session. When the registry
  * becomes empty the shared symtab is cleared (nothing refers to it). */
 void procs_remove(struct procs *reg, struct proc *p);
+
+/* Compacts the shared symtab when it is worth it: when it holds at least
+ * PROCS_GC_MIN_ENTRIES entries and more than twice what the processes
+ * can still refer to (an upper bound kept as definitions arrive and
+ * processes go), or, with at_boundary set (a --period boundary, a quiet
+ * moment), when it has grown to twice what the last compaction kept.
+ * Each compaction frees at least half the table, so its O(entries) cost
+ * is paid for by the definitions that made the garbage. Returns 1 if it
+ * compacted, 0 if not (or if memory was short: then nothing changed). */
+#define PROCS_GC_MIN_ENTRIES 20000
+int procs_maybe_compact(struct procs *reg, int at_boundary);
+/* Compacts now: marks every id held by processes, their threads, their
+ * aggregates and their sessions' id maps, rebuilds the symtab and
+ * renumbers them all. 0 or -ENOMEM (nothing changed). */
+int procs_compact(struct procs *reg);
+/* Entries the processes can refer to at most (see procs_maybe_compact). */
+uint64_t procs_refs_bound(const struct procs *reg);
 
 /* ---- sessions: one per connection ----------------------------------- */
 
@@ -174,9 +220,14 @@ const struct agg *proc_agg(const struct proc *p);
 uint32_t proc_n_threads(const struct proc *p);
 void proc_thread(const struct proc *p, uint32_t idx, uint64_t *tid,
 		 uint32_t *name_sid);
-/* Lost samples for a reason in 1..WIRE_LOST_REASON_MAX. */
+/* Lost samples in the current window for a reason in 1..PROC_LOST_MAX. */
 void proc_lost(const struct proc *p, unsigned reason, uint64_t *samples,
 	       uint64_t *value);
+/* Whether a connection still feeds p. */
+int proc_is_live(const struct proc *p);
+/* Empties p's aggregate and window lost counts and starts its next window
+ * at start_unix_ns; threads, symbols and sessions are kept. */
+void proc_window_reset(struct proc *p, uint64_t start_unix_ns);
 /* The process's last sign of life in Unix ns: its latest sample or BYE
  * end time converted with HELLO's clock pair, else when the collector
  * last heard from it. */

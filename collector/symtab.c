@@ -7,9 +7,17 @@
  * each NUL-terminated, found by offset. Called only for definition frames:
  * a busy client defines a few thousand of each and then sends samples that
  * name them, so none of this is on the per-sample path.
+ *
+ * Compaction re-interns the marked entries into a fresh set of tables (the
+ * same code paths as definitions, so the result is exactly what interning
+ * only those entries would have built), then swaps them in: memory peaks
+ * at old plus live for the moment of the rebuild, and nothing is changed
+ * if an allocation fails. It is rare (proc.c decides when) and costs
+ * O(entries).
  */
 #include "symtab.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +41,17 @@ struct symtab_node {
 	uint32_t parent, lid, depth;
 };
 
+/* Compaction state, between symtab_gc_begin and symtab_gc_end: for each
+ * kind, map[old id] is 0 while unmarked, 1 once marked, and the new id
+ * after the rebuild. */
+struct symtab_gc {
+	uint32_t *str, *func, *loc, *node;
+	int rebuilt;
+};
+
 struct symtab {
+	struct symtab_gc *gc; /* NULL outside a compaction */
+
 	/* strings: arena bytes, and offset of string i at str_off[i] */
 	char *arena;
 	size_t arena_len, arena_cap;
@@ -86,7 +104,8 @@ struct symtab *symtab_new(void)
 	return st;
 }
 
-void symtab_clear(struct symtab *st)
+/* Frees the tables, not the compaction state. */
+static void tables_free(struct symtab *st)
 {
 	free(st->arena);
 	free(st->str_off);
@@ -97,6 +116,12 @@ void symtab_clear(struct symtab *st)
 	idhash_fini(&st->func_hash);
 	idhash_fini(&st->loc_hash);
 	idhash_fini(&st->node_hash);
+}
+
+void symtab_clear(struct symtab *st)
+{
+	assert(!st->gc);
+	tables_free(st);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -104,6 +129,7 @@ void symtab_free(struct symtab *st)
 {
 	if (!st)
 		return;
+	symtab_gc_end(st);
 	symtab_clear(st);
 	free(st);
 }
@@ -452,6 +478,11 @@ uint32_t symtab_n_nodes(const struct symtab *st)
 	return st->n_nodes;
 }
 
+uint64_t symtab_n_entries(const struct symtab *st)
+{
+	return (uint64_t)st->n_str + st->n_funcs + st->n_locs + st->n_nodes;
+}
+
 size_t symtab_bytes(const struct symtab *st)
 {
 	return st->arena_cap + st->str_cap * sizeof(*st->str_off) +
@@ -460,4 +491,172 @@ size_t symtab_bytes(const struct symtab *st)
 	       st->nodes_cap * sizeof(*st->nodes) +
 	       idhash_mem(&st->str_hash) + idhash_mem(&st->func_hash) +
 	       idhash_mem(&st->loc_hash) + idhash_mem(&st->node_hash);
+}
+
+/* ---- compaction ------------------------------------------------------------ */
+
+int symtab_gc_begin(struct symtab *st)
+{
+	struct symtab_gc *gc = calloc(1, sizeof(*gc));
+	assert(!st->gc);
+	if (!gc)
+		return -ENOMEM;
+	gc->str = calloc((size_t)st->n_str + 1, sizeof(uint32_t));
+	gc->func = calloc((size_t)st->n_funcs + 1, sizeof(uint32_t));
+	gc->loc = calloc((size_t)st->n_locs + 1, sizeof(uint32_t));
+	gc->node = calloc((size_t)st->n_nodes + 1, sizeof(uint32_t));
+	st->gc = gc;
+	if (!gc->str || !gc->func || !gc->loc || !gc->node) {
+		symtab_gc_end(st);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void symtab_gc_mark_string(struct symtab *st, uint32_t sid)
+{
+	assert(st->gc && !st->gc->rebuilt && sid <= st->n_str);
+	st->gc->str[sid] = sid != 0;
+}
+
+void symtab_gc_mark_function(struct symtab *st, uint32_t fid)
+{
+	struct symtab_gc *gc = st->gc;
+	assert(gc && !gc->rebuilt && fid <= st->n_funcs);
+	if (fid == 0 || gc->func[fid])
+		return;
+	gc->func[fid] = 1;
+	symtab_gc_mark_string(st, st->funcs[fid].name);
+	symtab_gc_mark_string(st, st->funcs[fid].system_name);
+	symtab_gc_mark_string(st, st->funcs[fid].filename);
+}
+
+void symtab_gc_mark_location(struct symtab *st, uint32_t lid)
+{
+	struct symtab_gc *gc = st->gc;
+	assert(gc && !gc->rebuilt && lid <= st->n_locs);
+	if (lid == 0 || gc->loc[lid])
+		return;
+	gc->loc[lid] = 1;
+	symtab_gc_mark_function(st, st->locs[lid].fid);
+}
+
+void symtab_gc_mark_node(struct symtab *st, uint32_t nid)
+{
+	struct symtab_gc *gc = st->gc;
+	assert(gc && !gc->rebuilt && nid <= st->n_nodes);
+	/* Up to the root or to a node already marked (whose ancestors
+	 * are then marked too): each node is visited once. */
+	while (nid != 0 && !gc->node[nid]) {
+		gc->node[nid] = 1;
+		symtab_gc_mark_location(st, st->nodes[nid].lid);
+		nid = st->nodes[nid].parent;
+	}
+}
+
+/* Interns the marked entries of st into fresh tables in nst, in id order,
+ * recording each new id in st->gc. Interning in order gives dense ids
+ * that keep the old order (no two marked entries are equal, so each takes
+ * the next id). */
+static int rebuild_into(struct symtab *nst, const struct symtab *st)
+{
+	struct symtab_gc *gc = st->gc;
+	int err = 0;
+
+	for (uint32_t i = 1; i <= st->n_str && !err; i++) {
+		if (!gc->str[i])
+			continue;
+		size_t len = st->str_off[i + 1] - st->str_off[i] - 1;
+		/* Already clean UTF-8: straight to intern_clean. */
+		err = intern_clean(nst, st->arena + st->str_off[i], len,
+				   &gc->str[i]);
+	}
+	for (uint32_t i = 1; i <= st->n_funcs && !err; i++) {
+		const struct symtab_func *f = &st->funcs[i];
+		if (!gc->func[i])
+			continue;
+		err = symtab_intern_function(nst, gc->str[f->name],
+					     gc->str[f->system_name],
+					     gc->str[f->filename],
+					     f->start_line, &gc->func[i]);
+	}
+	for (uint32_t i = 1; i <= st->n_locs && !err; i++) {
+		if (!gc->loc[i])
+			continue;
+		err = symtab_intern_location(nst, gc->func[st->locs[i].fid],
+					     st->locs[i].line, &gc->loc[i]);
+	}
+	for (uint32_t i = 1; i <= st->n_nodes && !err; i++) {
+		const struct symtab_node *n = &st->nodes[i];
+		if (!gc->node[i])
+			continue;
+		/* The parent was marked with its child and has a smaller
+		 * id, so it already has its new id. */
+		err = symtab_intern_node(nst, n->parent ? gc->node[n->parent] : 0,
+					 gc->loc[n->lid], &gc->node[i]);
+	}
+	return err;
+}
+
+int symtab_gc_rebuild(struct symtab *st)
+{
+	struct symtab_gc *gc = st->gc;
+	struct symtab nst;
+	int err;
+
+	assert(gc && !gc->rebuilt);
+	memset(&nst, 0, sizeof(nst));
+	idhash_init(&nst.str_hash);
+	idhash_init(&nst.func_hash);
+	idhash_init(&nst.loc_hash);
+	idhash_init(&nst.node_hash);
+	err = rebuild_into(&nst, st);
+	if (err) {
+		/* The marks were overwritten with partial new ids: useless
+		 * now, and the old tables are untouched. */
+		tables_free(&nst);
+		return err;
+	}
+	tables_free(st);
+	nst.gc = gc;
+	*st = nst;
+	gc->rebuilt = 1;
+	return 0;
+}
+
+uint32_t symtab_gc_new_string(const struct symtab *st, uint32_t old)
+{
+	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->str[old]));
+	return old ? st->gc->str[old] : 0;
+}
+
+uint32_t symtab_gc_new_function(const struct symtab *st, uint32_t old)
+{
+	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->func[old]));
+	return old ? st->gc->func[old] : 0;
+}
+
+uint32_t symtab_gc_new_location(const struct symtab *st, uint32_t old)
+{
+	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->loc[old]));
+	return old ? st->gc->loc[old] : 0;
+}
+
+uint32_t symtab_gc_new_node(const struct symtab *st, uint32_t old)
+{
+	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->node[old]));
+	return old ? st->gc->node[old] : 0;
+}
+
+void symtab_gc_end(struct symtab *st)
+{
+	struct symtab_gc *gc = st->gc;
+	if (!gc)
+		return;
+	free(gc->str);
+	free(gc->func);
+	free(gc->loc);
+	free(gc->node);
+	free(gc);
+	st->gc = NULL;
 }

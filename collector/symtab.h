@@ -9,10 +9,12 @@
  * only collector-wide ids. Ids of each kind are dense and start at 1; 0
  * means none.
  *
- * Memory: entries are never freed one by one. symtab_clear drops them all;
- * the collector calls it when it holds no process any more, which bounds a
- * long-running collector's memory by what its live processes use (a
- * mark-and-compact pass can come later, see issue 5).
+ * Memory: entries are never freed one by one. symtab_clear drops them all
+ * (the collector calls it when it holds no process any more), and a
+ * compaction (below) keeps only what the caller marks as still referenced
+ * and renumbers it, so that a collector running for days while processes
+ * come and go holds what its live processes use, not everything they ever
+ * defined (issue 5).
  *
  * Single-threaded (the collector's loop thread). Fed by definition frames,
  * which are rare next to samples.
@@ -75,5 +77,42 @@ uint32_t symtab_n_locations(const struct symtab *st);
 uint32_t symtab_n_nodes(const struct symtab *st);
 /* Bytes held, for statistics. */
 size_t symtab_bytes(const struct symtab *st);
+/* Entries of all four kinds. */
+uint64_t symtab_n_entries(const struct symtab *st);
+
+/* ---- compaction ---------------------------------------------------------
+ *
+ *   symtab_gc_begin(st)         start: every entry unmarked
+ *   symtab_gc_mark_*(st, id)    once for every id still held anywhere
+ *   symtab_gc_rebuild(st)       keep the marked entries, renumbered densely
+ *                               in their old order
+ *   symtab_gc_new_*(st, old)    the new id of a marked old id
+ *   symtab_gc_end(st)           forget the marks and the renumbering
+ *
+ * Marking follows references: a node marks its ancestors and their
+ * locations, a location its function, a function its strings, so callers
+ * mark only what they hold directly. Old order is kept, so a node's parent
+ * still has a smaller id than the node. Ids of each kind are dense again
+ * after the rebuild; their memory is what the marked entries need.
+ *
+ * symtab_gc_rebuild builds the new tables beside the old ones and swaps
+ * them in only when everything succeeded: it returns 0, or -ENOMEM with
+ * the tables, ids and strings unchanged (then do not renumber anything).
+ * After a successful rebuild, every id held anywhere must be replaced with
+ * its symtab_gc_new_* before the next use of the table, and pointers from
+ * symtab_string are stale. Between begin and end only the calls above may
+ * be made. begin returns 0 or -ENOMEM (then call nothing else). */
+int symtab_gc_begin(struct symtab *st);
+void symtab_gc_mark_string(struct symtab *st, uint32_t sid);
+void symtab_gc_mark_function(struct symtab *st, uint32_t fid);
+void symtab_gc_mark_location(struct symtab *st, uint32_t lid);
+void symtab_gc_mark_node(struct symtab *st, uint32_t nid);
+int symtab_gc_rebuild(struct symtab *st);
+/* 0 maps to 0; old must have been marked. */
+uint32_t symtab_gc_new_string(const struct symtab *st, uint32_t old);
+uint32_t symtab_gc_new_function(const struct symtab *st, uint32_t old);
+uint32_t symtab_gc_new_location(const struct symtab *st, uint32_t old);
+uint32_t symtab_gc_new_node(const struct symtab *st, uint32_t old);
+void symtab_gc_end(struct symtab *st);
 
 #endif /* PYPROF_SYMTAB_H */

@@ -127,7 +127,7 @@ assert_fact() {
 	go tool pprof -sample_index=samples -top "$f" >"$T/top"
 	grep -q "1234 total" "$T/top" || fail "$(cat "$T/top")"
 	grep -q "goodclient_leaf_a" "$T/top"
-	grep -qE "wrote $OUT/goodclient\.5001\.[0-9]{8}T[0-9]{6}\.pb\.gz: 1234 samples, 0 lost" "$T/log"
+	grep -qE "wrote $OUT/goodclient\.5001\.[0-9]{8}T[0-9]{6}Z\.pb\.gz: 1234 samples, 0 lost" "$T/log"
 	grep -qF "pid 5001 connected: /usr/bin/python3 (goodclient), Python 3.11.7, cpu mode at 100 Hz" "$T/log"
 	grep -qF "pid 5001 disconnected (clean): 1234 samples, 0 lost" "$T/log"
 	collector_stop
@@ -202,7 +202,7 @@ assert_fact() {
 	files=("$OUT"/twin.5301.*.pb.gz)
 	[[ ${#files[@]} == 2 ]] || fail "files: ${files[*]}"
 	[[ ${files[0]} != "${files[1]}" ]]
-	ls "$OUT" | grep -qE '^twin\.5301\.[0-9]{8}T[0-9]{6}\.1\.pb\.gz$' ||
+	ls "$OUT" | grep -qE '^twin\.5301\.[0-9]{8}T[0-9]{6}Z\.1\.pb\.gz$' ||
 		fail "no .1 suffix: $(ls "$OUT")"
 	totals=$(for f in "${files[@]}"; do $RAW summary "$f" | grep '^total '; done | sort)
 	[[ $totals == $'total 100\ntotal 200' ]] || fail "totals: $totals"

@@ -128,7 +128,7 @@ static Profile *build(struct world *w, const struct proc *const *procs,
 	void *gz = NULL;
 	size_t len = 0;
 	Profile *prof = NULL;
-	if (pprof_build(w->st, procs, n, &gz, &len, stats) == 0)
+	if (pprof_build(w->st, procs, n, NULL, &gz, &len, stats) == 0)
 		prof = decode(gz, len);
 	free(gz);
 	return prof;

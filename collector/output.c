@@ -1,0 +1,432 @@
+/*
+ * output.c - writing profiles and forgetting processes (see output.h; the
+ * file layout is described in collector.h).
+ *
+ * Windows. With --period P the window boundaries are the multiples of P
+ * in Unix time (a 60 s period ends windows on the minute), so windows of
+ * different processes, and of merged files, line up. A sample belongs to
+ * the window in which it reached the collector (the library sends every
+ * few tens of milliseconds), not to the one its timestamp falls in: a
+ * window's aggregate is reset at its boundary, and re-sorting samples by
+ * time would mean keeping two windows. The period timer runs on the
+ * monotonic clock and names the boundary by rounding Unix time to the
+ * nearest multiple of P, so a late timer still closes the right window
+ * and a stalled loop skips windows instead of writing a burst of them.
+ *
+ * File names start with the process name and pid (or "merged") and end
+ * with the window's start in UTC (YYYYmmddTHHMMSSZ), so `ls` lists each
+ * process's files, and the merged files, in time order, across changes of
+ * daylight saving time too. Two windows of one process never start in the
+ * same second (P is whole seconds); a name that exists anyway (pid reuse,
+ * two collectors on one directory) gets .1, .2... before .pb.gz, taken
+ * without a race (FILEIO_NOREPLACE).
+ *
+ * Memory. A process is freed as soon as what it sent is written (at its
+ * disconnect, or with --merge at the end of the window it ended in).
+ * After each removal, and at each boundary, procs_maybe_compact decides
+ * whether to compact the shared symbol tables; freed memory is handed back
+ * to the kernel with malloc_trim a little later (coalesced by a timer:
+ * trimming walks the heap, and ten thousand processes may end in a
+ * minute).
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector.h"
+#include "fileio.h"
+#include "log.h"
+#include "loop.h"
+#include "pprof.h"
+#include "proc.h"
+#include "pyprof/wire.h"
+#include "symtab.h"
+
+#define OUTPUT_MAX_NAME_TRIES 1000
+#define OUTPUT_TRIM_DELAY_NS (200 * 1000000ull)
+
+struct output {
+	const struct collector_opts *opts;
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct loop_timer *period_timer; /* --period: repeats */
+	struct loop_timer *trim_timer;   /* pending malloc_trim, one-shot */
+	uint64_t win_start_ns; /* the merged window's start, Unix ns */
+	int failed;
+};
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static void on_trim(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct output *o = arg;
+	(void)loop;
+	(void)t;
+	o->trim_timer = NULL; /* a one-shot timer is freed after this */
+	malloc_trim(0);
+}
+
+/* Memory was freed: give it back to the kernel soon. */
+static void schedule_trim(struct output *o)
+{
+	if (!o->trim_timer)
+		o->trim_timer = loop_add_timer(o->loop, OUTPUT_TRIM_DELAY_NS,
+					       0, on_trim, o);
+}
+
+/* A process was freed: compact the symbol tables if they are now mostly
+ * garbage. */
+static void after_remove(struct output *o)
+{
+	procs_maybe_compact(o->reg, 0);
+	schedule_trim(o);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+/* comm reduced to [A-Za-z0-9_.-], not starting with '.', at most 64
+ * characters; "python" if nothing is left. */
+static void file_stem(const char *comm, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *s = comm; *s && n + 1 < cap && n < 64; s++) {
+		char ch = *s;
+		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+			 (ch == '.' && n > 0);
+		out[n++] = ok ? ch : '_';
+	}
+	out[n] = 0;
+	if (n == 0 || strspn(out, "_") == n)
+		snprintf(out, cap, "python");
+}
+
+/* YYYYmmddTHHMMSSZ: UTC, so that names sort by time all year. */
+static void format_stamp(uint64_t unix_ns, char *buf, size_t cap)
+{
+	time_t t = (time_t)(unix_ns / 1000000000u);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) ||
+	    strftime(buf, cap, "%Y%m%dT%H%M%SZ", &tm) == 0)
+		snprintf(buf, cap, "%lld", (long long)t);
+}
+
+/* Builds the profile of list[0..n) and writes it as a new file
+ * <dir>/<stem>.<stamp>[.N].pb.gz. who names it in log lines. 0 or a
+ * negative errno (logged, and remembered as a failure). */
+static int write_new_file(struct output *o, const char *stem,
+			  uint64_t stamp_ns, const struct proc *const *list,
+			  size_t n, const struct pprof_opts *po,
+			  const char *who)
+{
+	char stamp[32], path[4096] = "";
+	struct pprof_stats stats;
+	void *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = pprof_build(o->st, list, n, po, &data, &len, &stats);
+	if (rc < 0) {
+		log_error("%s: cannot build its profile: %s", who,
+			  strerror(-rc));
+		goto out;
+	}
+	format_stamp(stamp_ns, stamp, sizeof(stamp));
+	for (int i = 0; i < OUTPUT_MAX_NAME_TRIES; i++) {
+		char suffix[16] = "";
+		if (i > 0)
+			snprintf(suffix, sizeof(suffix), ".%d", i);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s.%s%s.pb.gz",
+				     o->opts->output_dir, stem, stamp,
+				     suffix) >= sizeof(path)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
+		if (rc != -EEXIST)
+			break;
+	}
+	if (rc < 0) {
+		log_error("%s: cannot write its profile %s: %s", who, path,
+			  strerror(-rc));
+		goto out;
+	}
+	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (%s)", path,
+		 stats.samples, stats.lost, who);
+out:
+	if (rc < 0)
+		o->failed = 1;
+	free(data);
+	return rc;
+}
+
+/* One process's profile: its whole life, or with --period its window up
+ * to end_ns. */
+static void write_proc(struct output *o, const struct proc *p, uint64_t end_ns)
+{
+	const struct proc_info *in = proc_info(p);
+	const struct proc *one[1] = { p };
+	struct pprof_opts po = { 0 };
+	char comm[72], stem[96], who[64];
+
+	if (o->opts->period_ns) {
+		po.start_unix_ns = in->win_start_unix_ns;
+		po.end_unix_ns = end_ns > in->win_start_unix_ns
+					 ? end_ns
+					 : in->win_start_unix_ns;
+	}
+	file_stem(symtab_string(o->st, in->comm_sid), comm, sizeof(comm));
+	snprintf(stem, sizeof(stem), "%s.%" PRIu64, comm, in->pid);
+	snprintf(who, sizeof(who), "pid %" PRIu64, in->pid);
+	write_new_file(o, stem, in->win_start_unix_ns, one, 1, &po, who);
+}
+
+static int has_window_data(const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	return in->win_samples || in->win_lost;
+}
+
+/* Fills list with the processes a merged profile takes: all of them, or
+ * only those with data in the window; all in the first one's mode (a
+ * profile has one sample type), the others left out with a warning. */
+static size_t merged_list(const struct output *o, const struct proc **list,
+			  int window_only, const char *target)
+{
+	size_t n = 0;
+	unsigned mode = 0;
+	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p)) {
+		const struct proc_info *in = proc_info(p);
+		if (window_only && !has_window_data(p))
+			continue;
+		if (n == 0)
+			mode = in->mode;
+		if (in->mode != mode) {
+			log_warn("pid %" PRIu64 " ran in %s mode, unlike the "
+				 "first process (%s mode): left out of %s",
+				 in->pid, in->mode == WIRE_MODE_WALL ? "wall"
+								    : "cpu",
+				 mode == WIRE_MODE_WALL ? "wall" : "cpu",
+				 target);
+			continue;
+		}
+		list[n++] = p;
+	}
+	return n;
+}
+
+/* --merge: one profile of every process with data in the window
+ * [start_ns, end_ns] (end_ns 0: the processes' own times), labelled by
+ * process. Nothing is written for a window without data. */
+static void write_merged_window(struct output *o, uint64_t start_ns,
+				uint64_t end_ns)
+{
+	struct pprof_opts po = { .proc_labels = 1 };
+	const struct proc **list;
+	char who[64];
+	size_t n;
+
+	list = calloc(procs_len(o->reg) + 1, sizeof(*list));
+	if (!list) {
+		log_error("merged profile: out of memory");
+		o->failed = 1;
+		return;
+	}
+	n = merged_list(o, list, 1, "the merged profile");
+	if (n == 0) {
+		log_debug("no samples in the window: no merged profile "
+			  "written");
+		goto out;
+	}
+	if (end_ns) {
+		po.start_unix_ns = start_ns;
+		po.end_unix_ns = end_ns > start_ns ? end_ns : start_ns;
+	}
+	snprintf(who, sizeof(who), "merged, %zu process%s", n,
+		 n == 1 ? "" : "es");
+	write_new_file(o, "merged", start_ns, list, n, &po, who);
+out:
+	free(list);
+}
+
+/* --output: every process seen, in one file, replaced if it exists. */
+static void write_output_file(struct output *o)
+{
+	const char *path = o->opts->output_file;
+	struct pprof_opts po = { .proc_labels = 1 };
+	struct pprof_stats stats;
+	const struct proc **list;
+	size_t n;
+	int rc = -ENOMEM;
+
+	list = calloc(procs_len(o->reg) + 1, sizeof(*list));
+	if (!list)
+		goto out;
+	n = merged_list(o, list, 0, path);
+	rc = pprof_write(o->st, list, n, &po, path, FILEIO_REPLACE, &stats);
+	if (rc < 0)
+		goto out;
+	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, from %zu "
+		 "processes", path, stats.samples, stats.lost, n);
+out:
+	if (rc < 0) {
+		log_error("cannot write %s: %s", path, strerror(-rc));
+		o->failed = 1;
+	}
+	free(list);
+}
+
+static void write_summary(struct output *o)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line),
+			 "processes=%" PRIu64 " samples=%" PRIu64
+			 " lost=%" PRIu64 "\n",
+			 procs_n_seen(o->reg), procs_total_samples(o->reg),
+			 procs_total_lost(o->reg));
+	int rc = file_write_atomic(o->opts->summary_file, line, (size_t)n,
+				   FILEIO_REPLACE);
+	if (rc < 0) {
+		log_error("cannot write %s: %s", o->opts->summary_file,
+			  strerror(-rc));
+		o->failed = 1;
+	}
+}
+
+/* ---- windows ----------------------------------------------------------------- */
+
+/* Ends the window at end_ns: writes it, starts the next one, and frees
+ * the processes that ended in it (--merge keeps them until now). */
+static void close_window(struct output *o, uint64_t end_ns)
+{
+	struct proc *p, *next;
+	int removed = 0;
+
+	log_debug("window %" PRIu64 ".%03u s ends", end_ns / 1000000000u,
+		  (unsigned)(end_ns / 1000000u % 1000u));
+	if (o->opts->merge)
+		write_merged_window(o, o->win_start_ns, end_ns);
+	for (p = procs_first(o->reg); p; p = next) {
+		next = proc_next(p);
+		if (!proc_is_live(p)) {
+			/* Only --merge keeps ended processes (--output
+			 * cannot go with --period). */
+			procs_remove(o->reg, p);
+			removed = 1;
+			continue;
+		}
+		if (!o->opts->merge && has_window_data(p))
+			write_proc(o, p, end_ns);
+		proc_window_reset(p, end_ns);
+	}
+	o->win_start_ns = end_ns;
+	if (procs_maybe_compact(o->reg, 1) || removed)
+		schedule_trim(o);
+}
+
+static void on_period(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct output *o = arg;
+	uint64_t period = o->opts->period_ns;
+	(void)loop;
+	(void)t;
+	/* The boundary the timer stands for: the nearest multiple. */
+	uint64_t end = (now_unix_ns() + period / 2) / period * period;
+	if (end <= o->win_start_ns)
+		return; /* fired early by the clocks' drift: next time */
+	close_window(o, end);
+}
+
+/* ---- the interface ------------------------------------------------------------ */
+
+struct output *output_new(const struct collector_opts *opts, struct loop *loop,
+			  struct symtab *st, struct procs *reg)
+{
+	struct output *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->opts = opts;
+	o->loop = loop;
+	o->st = st;
+	o->reg = reg;
+	return o;
+}
+
+void output_free(struct output *o)
+{
+	if (!o)
+		return;
+	loop_del_timer(o->loop, o->period_timer);
+	loop_del_timer(o->loop, o->trim_timer);
+	free(o);
+}
+
+int output_start(struct output *o)
+{
+	uint64_t period = o->opts->period_ns;
+	uint64_t now = now_unix_ns();
+
+	o->win_start_ns = now;
+	if (!period)
+		return 0;
+	/* First boundary: the next multiple of the period. */
+	o->period_timer = loop_add_timer(o->loop, (now / period + 1) * period -
+							  now,
+					 period, on_period, o);
+	return o->period_timer ? 0 : -ENOMEM;
+}
+
+void output_proc_ended(struct output *o, struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+
+	/* --merge writes it with its window (or at exit) and frees it then. */
+	if (o->opts->merge)
+		return;
+	if (o->opts->output_dir) {
+		/* One that sent nothing (no sample, no loss) gets no file: a
+		 * busy host starts many short Python processes that never
+		 * run long enough to be sampled. */
+		if (has_window_data(p))
+			write_proc(o, p, proc_end_unix_ns(p));
+		else
+			log_info("pid %" PRIu64 ": no samples%s, no profile "
+				 "written", in->pid,
+				 o->opts->period_ns ? " in its last window"
+						    : "");
+	}
+	if (!o->opts->output_file) {
+		procs_remove(o->reg, p);
+		after_remove(o);
+	}
+}
+
+void output_shutdown(struct output *o)
+{
+	if (o->opts->merge)
+		write_merged_window(o, o->win_start_ns,
+				    o->opts->period_ns ? now_unix_ns() : 0);
+	if (o->opts->output_file)
+		write_output_file(o);
+	if (o->opts->summary_file)
+		write_summary(o);
+}
+
+int output_failed(const struct output *o)
+{
+	return o->failed;
+}

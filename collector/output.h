@@ -1,0 +1,49 @@
+/*
+ * output.h - what the collector writes, when, and when it forgets a
+ * process: per-process profiles, --period windows, --merge profiles, the
+ * --output profile and the --summary line; and, because forgetting is
+ * what frees memory, the compaction of the shared symbol tables and the
+ * return of freed memory to the system.
+ *
+ * collector.c creates one output beside the registry, tells it when a
+ * process has no connection left (output_proc_ended) and calls
+ * output_shutdown once every connection is closed. The --period timer
+ * runs on the collector's loop. The file layout is in collector.h.
+ *
+ * Single-threaded (the collector's loop thread). Profiles are built and
+ * written synchronously (fileio.h says why that is acceptable).
+ */
+#ifndef PYPROF_OUTPUT_H
+#define PYPROF_OUTPUT_H
+
+struct collector_opts;
+struct loop;
+struct procs;
+struct proc;
+struct symtab;
+
+struct output;
+
+/* An output for opts (which, like loop, st and reg, must outlive it), or
+ * NULL (ENOMEM). Nothing is scheduled before output_start. */
+struct output *output_new(const struct collector_opts *opts, struct loop *loop,
+			  struct symtab *st, struct procs *reg);
+/* Cancels its timers. NULL is fine. */
+void output_free(struct output *o);
+
+/* The collector is listening: the first window starts now and, with
+ * --period, the timer for its end is set. 0 or -ENOMEM. */
+int output_start(struct output *o);
+
+/* p has no connection left: write what is due and free it, or keep it
+ * for a later merged write. p may be gone when this returns. */
+void output_proc_ended(struct output *o, struct proc *p);
+
+/* Every connection is closed: writes the last windows, the merged
+ * profiles, --output and --summary. */
+void output_shutdown(struct output *o);
+
+/* Whether some output could not be built or written. */
+int output_failed(const struct output *o);
+
+#endif /* PYPROF_OUTPUT_H */
