@@ -25,6 +25,15 @@ INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
                                FUNC's samples are at LINE with FUNC as the
                                leaf, and FUNC has at least S of all samples
   summary INPUT                sample types, totals, period, comments
+  threads INPUT                per (thread_id, thread_name) label pair:
+                               "TID<TAB>NAME<TAB>SAMPLES" ("<none>" when a
+                               sample lacks the label)
+  count INPUT [FUNC...] [--where KEY=VALUE]...
+                               samples under each FUNC (cumulative) among
+                               the samples whose labels match every
+                               --where, "FUNC<TAB>N"; then "*<TAB>N", all
+                               matching samples; --value: sum the second
+                               value (e.g. cpu/nanoseconds) instead
 
 A sample's weight is its samples/count value (the first value if there is
 no such type). "Cumulative" counts a sample once for every function that
@@ -44,7 +53,10 @@ SAMPLE_RE = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):\s*((?:\d+\s*)*)$")
 LABEL_RE = re.compile(r"(\S+?):\[(.*?)\](?=\s|$)")
 LOC_RE = re.compile(r"^\s*(\d+): (0x[0-9a-fA-F]+) (?:M=\d+ )?(?:\[F\] )?(.*)$")
 CONT_RE = re.compile(r"^ {13}(\S.*)$")
-LINE_RE = re.compile(r"^(.*) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
+# NAME FILE:LINE s=START[(SYSTEM NAME)]. A Python function's name has no
+# space, a pseudo-frame's is in brackets ("[lost: ring full]"); a file may
+# have spaces ("<frozen importlib._bootstrap>") or be empty.
+LINE_RE = re.compile(r"^(\[[^\]]*\]|\S+) (.*?):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
 
 
 class Frame(object):
@@ -308,11 +320,53 @@ def cmd_expect_line(p, args):
     return 0 if ok else 1
 
 
+def cmd_threads(p, args):
+    agg = collections.Counter()
+    for w, _, labels in p.stacks():
+        agg[(labels.get("thread_id", "<none>"),
+             labels.get("thread_name", "<none>"))] += w
+    for (tid, name), c in sorted(agg.items(), key=lambda kv: -kv[1]):
+        print("%s\t%s\t%d" % (tid, name, c))
+    return 0
+
+
+def cmd_count(p, args):
+    where = []
+    for kv in args.where or []:
+        k, sep, v = kv.partition("=")
+        if not sep:
+            print("--where wants KEY=VALUE, not %r" % kv, file=sys.stderr)
+            return 2
+        where.append((k, v))
+    vi = 1 if args.value else p.weight_index()
+    per = collections.Counter()
+    total = 0
+    for values, locs, labels in p.samples:
+        if any(labels.get(k) != v for k, v in where):
+            continue
+        w = values[vi] if vi < len(values) else 0
+        total += w
+        names = set()
+        for lid in locs:
+            names.update(fr.name for fr in p.locations.get(lid, []))
+        for f in args.funcs:
+            if f in names:
+                per[f] += w
+    for f in args.funcs:
+        print("%s\t%d" % (f, per[f]))
+    print("*\t%d" % total)
+    return 0
+
+
 def cmd_summary(p, args):
     print("sample types: %s" % " ".join(p.sample_types))
     print("period type: %s" % p.period_type)
     print("period: %s" % p.period)
     print("samples: %d in %d stacks" % (p.total(), len(p.samples)))
+    print("value totals: %s" % " ".join(
+        "%s=%d" % (t.replace("[dflt]", ""),
+                   sum(v[i] for v, _, _ in p.samples if i < len(v)))
+        for i, t in enumerate(p.sample_types)))
     print("locations: %d" % len(p.locations))
     for c in p.comments:
         print("comment: %s" % c)
@@ -348,6 +402,13 @@ def main(argv):
     s.add_argument("--file", help="only FUNC's frames in this file")
     s = sub.add_parser("summary")
     s.add_argument("input")
+    s = sub.add_parser("threads")
+    s.add_argument("input")
+    s = sub.add_parser("count")
+    s.add_argument("input")
+    s.add_argument("funcs", nargs="*")
+    s.add_argument("--where", action="append")
+    s.add_argument("--value", action="store_true")
     args = ap.parse_args(argv)
     if not args.cmd:
         ap.print_help()
@@ -361,6 +422,7 @@ def main(argv):
         "funcs": cmd_funcs, "lines": cmd_lines, "folded": cmd_folded,
         "labels": cmd_labels, "compare": cmd_compare,
         "expect-line": cmd_expect_line, "summary": cmd_summary,
+        "threads": cmd_threads, "count": cmd_count,
     }[args.cmd](p, args)
 
 
