@@ -208,10 +208,15 @@ static void log_connect(struct conn *c, const struct proc_hello *h,
 	log_printable(comm, sizeof(comm), (const char *)h->comm.p,
 		      h->comm.len);
 	log_info("pid %" PRIu64 " connected: %s (%s), Python %s, %s mode at "
-		 "%" PRIu64 " Hz%s",
+		 "%" PRIu64 " Hz, parent %" PRIu64 "%s",
 		 h->pid, exe[0] ? exe : "?", comm[0] ? comm : "?",
 		 pyv[0] ? pyv : "?", mode_name(h->mode), hz_of(h->period_ns),
-		 resumed ? ", reconnected: continuing its profile" : "");
+		 h->ppid,
+		 resumed ? ", reconnected: continuing its profile"
+		 : h->conn_seq ? ", reconnected from another collector: "
+				 "what that one received is counted as lost "
+				 "when it says BYE"
+			       : "");
 	if (h->achieved_ns && h->achieved_ns != h->period_ns)
 		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
 			 " Hz, achieved %" PRIu64 " Hz",
