@@ -34,6 +34,13 @@
 #define CMD_EXIT_NOEXEC 126   /* COMMAND found but could not be run   */
 #define CMD_EXIT_NOTFOUND 127 /* COMMAND not found                    */
 
+/* Exit codes of the subcommands that read profiles (top, flamegraph,
+ * convert, diff), which run no COMMAND: like pyprof-collector's. */
+#define CMD_EXIT_ERROR 1      /* a profile cannot be read, lacks what was
+                                 asked for, or the output cannot be
+                                 written                              */
+#define CMD_EXIT_USAGE 2      /* bad option or arguments              */
+
 /* The longest path a helper builds; longer ones are errors (-ENAMETOOLONG). */
 #define CMD_PATH_MAX 4096
 
@@ -52,6 +59,34 @@ struct cmd {
 /* cmd_record.c: `pyprof record [OPTIONS] [--] COMMAND [ARGS...]`. */
 int cmd_record(int argc, char **argv);
 void cmd_record_usage(FILE *out);
+
+/* cmd_view.c: the subcommands that read profiles. */
+int cmd_top(int argc, char **argv);
+void cmd_top_usage(FILE *out);
+int cmd_flamegraph(int argc, char **argv);
+void cmd_flamegraph_usage(FILE *out);
+int cmd_convert(int argc, char **argv);
+void cmd_convert_usage(FILE *out);
+int cmd_diff(int argc, char **argv);
+void cmd_diff_usage(FILE *out);
+
+struct view_filter;
+
+/* Non-zero if format is one cmd_convert_file writes: folded, speedscope,
+ * svg. */
+int cmd_format_ok(const char *format);
+
+/*
+ * Converts the pprof file profile to format, written atomically to output
+ * (NULL or "-": standard output). timeline (may be NULL) is the timeline
+ * recorded with it, for speedscope; sample_type and filter may be NULL;
+ * by is enum view_by (0: by function). Returns 0 or a negative errno,
+ * after logging why. `pyprof convert` and `pyprof record --format`.
+ */
+int cmd_convert_file(const char *profile, const char *timeline,
+		     const char *format, const char *sample_type,
+		     const struct view_filter *filter, int by,
+		     const char *output);
 
 /* ---- shared helpers (cmd_util.c) -------------------------------------- */
 

@@ -20,6 +20,14 @@
 static const struct cmd cmds[] = {
 	{ "record", "run a command under the profiler and write a profile",
 	  cmd_record, cmd_record_usage },
+	{ "top", "print a profile's top functions, lines, labels or opcodes",
+	  cmd_top, cmd_top_usage },
+	{ "flamegraph", "write an interactive SVG flame graph of a profile",
+	  cmd_flamegraph, cmd_flamegraph_usage },
+	{ "convert", "convert a profile to folded stacks, speedscope or SVG",
+	  cmd_convert, cmd_convert_usage },
+	{ "diff", "compare two profiles: table and differential flame graph",
+	  cmd_diff, cmd_diff_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -56,7 +64,8 @@ static void usage(FILE *out)
 		"\n"
 		"Example:\n"
 		"  pyprof record -o app.pb.gz -- python3 app.py\n"
-		"  go tool pprof -top app.pb.gz\n");
+		"  pyprof top app.pb.gz\n"
+		"  pyprof flamegraph app.pb.gz -o app.svg\n");
 }
 
 int main(int argc, char **argv)
