@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "guard.h"
+#include "sampler.h"
 #include "tid.h"
 
 typedef void PyObject;
@@ -128,9 +130,26 @@ static int names_refresh(void *arg)
 	return 0;
 }
 
+/* 3.8 only: once finalization has begun, its Py_AddPendingCall prints
+ * a SystemError on the program's stderr. Check the flag first; the two
+ * can still cross in the nanoseconds between the check and the call. */
+static int finishing(void)
+{
+	const struct pyabi *a = sampler.abi;
+	int v = 0;
+	if (a->rt_pending_finishing == PYABI_NONE || !sampler.runtime)
+		return 0;
+	if (guard_copy(&v, (void *)(sampler.runtime + a->rt_pending_finishing),
+		       sizeof v) < 0)
+		return 1;
+	return v != 0;
+}
+
 void names_request(void)
 {
-	if (!api.ok || __atomic_exchange_n(&pending, 1, __ATOMIC_ACQ_REL))
+	if (!api.ok || !sampler.is_initialized() || finishing())
+		return;
+	if (__atomic_exchange_n(&pending, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (api.add_pending(names_refresh, NULL) != 0)
 		__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);

@@ -115,6 +115,10 @@ struct pyabi {
 	 * the value inside CPython's _Py_atomic_* wrapper (3.7-3.12), so the
 	 * reader reads a plain int32_t or pointer there. */
 	int gil_kind;                /* enum pyabi_gil_kind                   */
+	int rt_pending_finishing;    /* 3.8: _PyRuntime.ceval.pending.finishing:
+	                                once set, Py_AddPendingCall prints a
+	                                SystemError on the program's stderr,
+	                                so names.c must not call it; else NONE */
 	int rt_tstate_current;       /* 3.7-3.11: _PyRuntime.gilstate.
 	                                tstate_current; else NONE             */
 	int rt_gil;                  /* 3.7-3.11: _PyRuntime.ceval.gil, the

@@ -325,6 +325,12 @@ static void row(void)
 	emit("code_ref_tag_mask", 0, "3.14+: _PyStackRef tag bits");
 #endif
 
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 8
+	OFF("rt_pending_finishing", _PyRuntimeState, ceval.pending.finishing);
+#else
+	none("rt_pending_finishing", "only 3.8's Py_AddPendingCall prints an error once finalization began");
+#endif
+
 	/* Code objects. */
 	OFF("co_filename", PyCodeObject, co_filename);
 	OFF("co_name", PyCodeObject, co_name);
