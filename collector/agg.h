@@ -26,11 +26,27 @@ struct agg;
 struct agg_entry {
 	uint32_t node; /* leaf node id, never 0 */
 	uint32_t thread;
-	uint32_t flags;
+	uint32_t flags;  /* wire flags; with WIRE_SF_OPCODE, bits 16..23
+			    hold the opcode (AGG_OPCODE_SHIFT) */
 	uint32_t moving_; /* private to agg.c; 0 outside agg_renumber */
 	uint64_t count;
 	uint64_t value;
 };
+
+/* The opcode of a sample (PYPROF_OPCODES) is part of its key. It rides in
+ * the flags word, above the wire's flag bits, so that an entry stays 32
+ * bytes (two per cache line, the table's premise) and agg_add keeps its
+ * signature: proc.c builds the key with agg_key_flags, pprof.c reads the
+ * opcode back with agg_entry_opcode when flags has WIRE_SF_OPCODE. */
+#define AGG_OPCODE_SHIFT 16
+static inline uint32_t agg_key_flags(uint32_t wire_flags, unsigned opcode)
+{
+	return wire_flags | (uint32_t)(opcode & 0xff) << AGG_OPCODE_SHIFT;
+}
+static inline unsigned agg_entry_opcode(const struct agg_entry *e)
+{
+	return (e->flags >> AGG_OPCODE_SHIFT) & 0xff;
+}
 
 /* An empty aggregate, or NULL (ENOMEM). */
 struct agg *agg_new(void);

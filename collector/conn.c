@@ -466,6 +466,9 @@ static int decode_records(struct wire_in *r, struct proc_sample *recs,
 		s->count = wire_get_varint(r);
 		s->value = wire_get_varint(r);
 		s->flags = wire_get_varint(r);
+		/* PYPROF_OPCODES: the innermost frame's opcode follows. */
+		s->opcode = s->flags & WIRE_SF_OPCODE ? wire_get_varint(r)
+						       : 0;
 	}
 	*n = i;
 	return r->ok ? 0 : -EPROTO;

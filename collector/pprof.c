@@ -26,6 +26,7 @@
 #include "agg.h"
 #include "fileio.h"
 #include "idhash.h"
+#include "opcodes.h"
 #include "proc.h"
 #include "profile.pb-c.h"
 #include "pyprof/wire.h"
@@ -44,7 +45,7 @@ typedef Perftools__Profiles__Function Function;
 #define PPROF_MAX_COMMENT 4096
 #define PPROF_MAX_PROC_COMMENTS 64 /* processes described in comments */
 #define PPROF_MAX_PSEUDO 16
-#define PPROF_MAX_LABELS 8
+#define PPROF_MAX_LABELS 9
 
 /* ---- bump arena ----------------------------------------------------------- */
 
@@ -363,6 +364,18 @@ static Label *flag_label(struct builder *b, unsigned which)
 	return b->flag_labels[which];
 }
 
+/* The "opcode" label: the opcode's name in the process's Python version
+ * (opcodes.h), e.g. BINARY_OP_ADD_INT on 3.11. */
+static Label *opcode_label(struct builder *b, const struct proc *p,
+			   unsigned op)
+{
+	const char *ver = symtab_string(b->st, proc_info(p)->pyversion_sid);
+	char name[64];
+	return str_label(b, "opcode",
+			 str_fmt(b, "%s", opcodes_label(ver, op, name,
+							sizeof(name))));
+}
+
 /* ---- samples --------------------------------------------------------------- */
 
 static int64_t clamp64(uint64_t v)
@@ -436,6 +449,7 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 	uint32_t n_threads = proc_n_threads(p);
 	struct thread_labels *tl = NULL;
 	struct proc_labels pl = proc_labels(b, p);
+	Label *op_labels[256] = { 0 }; /* "opcode" labels, made on first use */
 	size_t pos = 0;
 
 	tl = calloc((size_t)n_threads + 1, sizeof(*tl));
@@ -481,6 +495,12 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		if (e->flags & WIRE_SF_NATIVE_KNOWN)
 			s->label[s->n_label++] = flag_label(
 				b, (e->flags & WIRE_SF_NATIVE) ? 4 : 5);
+		if (e->flags & WIRE_SF_OPCODE) {
+			unsigned op = agg_entry_opcode(e);
+			if (!op_labels[op])
+				op_labels[op] = opcode_label(b, p, op);
+			s->label[s->n_label++] = op_labels[op];
+		}
 		stats->samples += e->count;
 	}
 	free(tl);

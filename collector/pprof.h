@@ -12,8 +12,9 @@
  *   sample       one per aggregate key, values [count, value], locations
  *                leaf first; labels pid, thread_id (numbers), thread_name,
  *                and from the flags cpu_state (wall mode only), gil,
- *                native (strings); a truncated stack gets a root-side
- *                "[truncated]" frame
+ *                native (strings), opcode (its name in the process's
+ *                Python version, PYPROF_OPCODES=1; opcodes.h); a
+ *                truncated stack gets a root-side "[truncated]" frame
  *   lost samples one sample per process and reason on a pseudo-frame such
  *                as "[lost: ring full]", labelled with pid
  *   process      with pprof_opts.proc_labels (merged profiles), every

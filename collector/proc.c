@@ -38,6 +38,7 @@
 #include "idhash.h"
 #include "log.h"
 #include "symtab.h"
+#include "timeline.h"
 
 /* A definition costs at least this many bytes of budget, so that empty
  * strings or millions of tiny definitions are still counted. */
@@ -45,7 +46,8 @@
 
 #define FLAGS_KNOWN                                                          \
 	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |                 \
-	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN)
+	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN |         \
+	 WIRE_SF_OPCODE)
 
 /* Connection id -> collector-wide id; v[0] unused, v[1..n] defined. */
 struct idmap {
@@ -93,6 +95,7 @@ struct procs {
 	uint64_t n_seen, total_samples, total_lost;
 	uint64_t n_refs;  /* bound on symtab entries processes refer to */
 	uint64_t gc_kept; /* entries the last compaction kept */
+	struct timeline *timeline; /* NULL unless --timeline */
 };
 
 static uint64_t now_unix_ns(void)
@@ -639,6 +642,8 @@ int proc_check_samples(const struct proc_session *s,
 			why = "unknown flag bits";
 		else if (r->count > INT64_MAX || r->value > INT64_MAX)
 			why = "count or value out of range";
+		else if (r->opcode > 255)
+			why = "opcode is not a byte";
 		else
 			continue;
 		snprintf(err, PROC_ERR_LEN,
@@ -663,6 +668,18 @@ static uint32_t norm_flags(uint64_t f, unsigned mode)
 	return (uint32_t)f;
 }
 
+/* A sample's time in Unix ns, from its CLOCK_MONOTONIC time and HELLO's
+ * pair of clocks (the collector's clock when HELLO had none). */
+static uint64_t sample_unix_ns(const struct proc *p, uint64_t mono_ns)
+{
+	const struct proc_info *in = &p->info;
+	if (!in->has_start_mono)
+		return now_unix_ns();
+	if (mono_ns >= in->start_mono_ns)
+		return sat_add(in->start_unix_ns, mono_ns - in->start_mono_ns);
+	return in->start_unix_ns - (in->start_mono_ns - mono_ns);
+}
+
 int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		     const struct proc_sample *recs, size_t n, char *err)
 {
@@ -675,12 +692,19 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		const struct proc_sample *r = &recs[i];
 		assert(r->node - 1 < s->nodes.n &&
 		       r->thread - 1 < s->threads.n);
-		if (agg_add(p->agg, nodes[r->node], threads[r->thread],
-			    norm_flags(r->flags, mode), r->count,
-			    r->value) < 0)
+		uint32_t flags = agg_key_flags(norm_flags(r->flags, mode),
+					       (unsigned)r->opcode);
+		if (agg_add(p->agg, nodes[r->node], threads[r->thread], flags,
+			    r->count, r->value) < 0)
 			return oom(err);
 		count = sat_add(count, r->count);
 		t = sat_add(t, r->dt_ns);
+		if (p->reg->timeline)
+			timeline_add(p->reg->timeline, nodes[r->node],
+				     p->info.pid,
+				     p->threads[threads[r->thread]].tid,
+				     sample_unix_ns(p, t), flags, r->count,
+				     r->value);
 	}
 	*clock_ns = t;
 	if (n > 0 && t > p->max_mono_ns)
@@ -916,13 +940,18 @@ int procs_compact(struct procs *reg)
 	return rc;
 }
 
+void procs_set_timeline(struct procs *reg, struct timeline *tl)
+{
+	reg->timeline = tl;
+}
+
 int procs_maybe_compact(struct procs *reg, int at_boundary)
 {
 	uint64_t n = symtab_n_entries(reg->st);
 	size_t bytes = symtab_bytes(reg->st);
 	int rc;
 
-	if (n < PROCS_GC_MIN_ENTRIES)
+	if (n < PROCS_GC_MIN_ENTRIES || reg->timeline)
 		return 0;
 	if (n <= 2 * reg->n_refs && !(at_boundary && n >= 2 * reg->gc_kept))
 		return 0;

@@ -91,6 +91,7 @@ struct proc_bye {
 /* One SAMPLES record as sent (ids are the connection's). */
 struct proc_sample {
 	uint64_t node, thread, dt_ns, count, value, flags;
+	uint64_t opcode; /* with WIRE_SF_OPCODE in flags; else 0 */
 };
 
 /* What a process said about itself and what we received from it. Owned by
@@ -142,6 +143,13 @@ uint64_t procs_total_lost(const struct procs *reg);
 /* Unlinks and frees p, which must have no session. When the registry
  * becomes empty the shared symtab is cleared (nothing refers to it). */
 void procs_remove(struct procs *reg, struct proc *p);
+
+/* With a timeline (timeline.h, --timeline), every sample accepted from
+ * now on is also appended to tl, in arrival order. The timeline holds
+ * node ids, so compaction is off while one is set. tl outlives reg's use
+ * of it; NULL turns it off. */
+struct timeline;
+void procs_set_timeline(struct procs *reg, struct timeline *tl);
 
 /* Compacts the shared symtab when it is worth it: when it holds at least
  * PROCS_GC_MIN_ENTRIES entries and more than twice what the processes
