@@ -314,7 +314,8 @@ int collector_run(const struct collector_opts *opts)
 	/* Fail now, not after a whole run, if the files written at exit
 	 * cannot be. */
 	if ((rc = check_writable_dir(opts->output_file)) < 0 ||
-	    (rc = check_writable_dir(opts->summary_file)) < 0)
+	    (rc = check_writable_dir(opts->summary_file)) < 0 ||
+	    (rc = check_writable_dir(opts->timeline_file)) < 0)
 		goto out;
 	if ((rc = setup_signals(&c)) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(-rc));

@@ -51,6 +51,9 @@ struct collector_opts {
 	const char *output_dir;   /* NULL: no per-process profiles */
 	const char *output_file;  /* NULL: no merged profile */
 	const char *summary_file; /* NULL: no summary */
+	const char *timeline_file; /* NULL: none; else, with output_file, the
+				      samples in arrival order (timeline.h),
+				      written with it at shutdown */
 	int ready_fd;             /* -1: none; else "1" is written once
 				     listening, then it is closed */
 	uint64_t period_ns;       /* 0: no windows; else whole seconds */

@@ -52,6 +52,10 @@ static void usage(FILE *out)
 "  --output FILE      at exit, write one profile merging all processes\n"
 "                     (not with --period)\n"
 "  --summary FILE     at exit, write \"processes=N samples=N lost=N\"\n"
+"  --timeline FILE    at exit, with --output, write every sample in arrival\n"
+"                     order: (pid, tid, time, stack, value), stacks naming\n"
+"                     the --output profile's locations (for time-ordered\n"
+"                     speedscope: pyprof convert --timeline FILE)\n"
 "  --allow-user USER  also serve clients of USER (a name or a uid; may be\n"
 "                     repeated); the socket is then mode 0666 in a 0711\n"
 "                     directory, and clients are checked by credentials\n"
@@ -104,12 +108,13 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
-	       OPT_ALLOW_USER };
+	       OPT_ALLOW_USER, OPT_TIMELINE };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "summary", required_argument, NULL, OPT_SUMMARY },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "period", required_argument, NULL, OPT_PERIOD },
@@ -139,6 +144,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SUMMARY:
 			opts.summary_file = optarg;
+			break;
+		case OPT_TIMELINE:
+			opts.timeline_file = optarg;
 			break;
 		case OPT_READY_FD: {
 			char *end;
@@ -211,8 +219,12 @@ int main(int argc, char **argv)
 	if ((opts.socket_path && !*opts.socket_path) ||
 	    (opts.output_dir && !*opts.output_dir) ||
 	    (opts.output_file && !*opts.output_file) ||
-	    (opts.summary_file && !*opts.summary_file))
+	    (opts.summary_file && !*opts.summary_file) ||
+	    (opts.timeline_file && !*opts.timeline_file))
 		return usage_error("empty path given to an option");
+	if (opts.timeline_file && !opts.output_file)
+		return usage_error("--timeline goes with --output (its stacks "
+				   "name that profile's locations)");
 	if (opts.output_file && opts.period_ns)
 		return usage_error("--output cannot go with --period (each "
 				   "window starts afresh); use --merge");

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pprof.h"
+#include "timeline.h"
 #include "proc.h"
 #include "pyprof/wire.h"
 #include "symtab.h"
@@ -59,6 +60,7 @@ struct output {
 	struct loop_timer *period_timer; /* --period: repeats */
 	struct loop_timer *trim_timer;   /* pending malloc_trim, one-shot */
 	uint64_t win_start_ns; /* the merged window's start, Unix ns */
+	struct timeline *tl;   /* --timeline: samples in arrival order */
 	int failed;
 };
 
@@ -263,12 +265,31 @@ out:
 	free(list);
 }
 
+/* --timeline: the samples of the --output profile just written, in
+ * arrival order, naming its Location ids (timeline.h). */
+static void write_timeline(struct output *o, const struct pprof_stats *st)
+{
+	const char *path = o->opts->timeline_file;
+	int rc = timeline_write(o->tl, o->st, st->loc_map, st->n_loc_map,
+				st->time_nanos, path);
+
+	if (rc < 0) {
+		log_error("cannot write %s: %s", path, strerror(-rc));
+		o->failed = 1;
+		return;
+	}
+	log_info("wrote %s: %zu samples in arrival order%s", path,
+		 timeline_len(o->tl), timeline_dropped(o->tl) ?
+		 " (some dropped past the memory cap)" : "");
+}
+
 /* --output: every process seen, in one file, replaced if it exists. */
 static void write_output_file(struct output *o)
 {
 	const char *path = o->opts->output_file;
-	struct pprof_opts po = { .proc_labels = 1 };
-	struct pprof_stats stats;
+	struct pprof_opts po = { .proc_labels = 1,
+				 .want_loc_map = o->tl != NULL };
+	struct pprof_stats stats = { 0 };
 	const struct proc **list;
 	size_t n;
 	int rc = -ENOMEM;
@@ -282,11 +303,14 @@ static void write_output_file(struct output *o)
 		goto out;
 	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, from %zu "
 		 "processes", path, stats.samples, stats.lost, n);
+	if (o->tl)
+		write_timeline(o, &stats);
 out:
 	if (rc < 0) {
 		log_error("cannot write %s: %s", path, strerror(-rc));
 		o->failed = 1;
 	}
+	free(stats.loc_map);
 	free(list);
 }
 
@@ -363,6 +387,14 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 	o->loop = loop;
 	o->st = st;
 	o->reg = reg;
+	if (opts->timeline_file) {
+		o->tl = timeline_new(0);
+		if (!o->tl) {
+			free(o);
+			return NULL;
+		}
+		procs_set_timeline(reg, o->tl);
+	}
 	return o;
 }
 
@@ -372,6 +404,9 @@ void output_free(struct output *o)
 		return;
 	loop_del_timer(o->loop, o->period_timer);
 	loop_del_timer(o->loop, o->trim_timer);
+	if (o->tl)
+		procs_set_timeline(o->reg, NULL);
+	timeline_free(o->tl);
 	free(o);
 }
 

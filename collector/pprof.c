@@ -739,6 +739,7 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 		start = end = now_unix_ns();
 	}
 	prof.time_nanos = clamp64(start);
+	stats->time_nanos = prof.time_nanos;
 	prof.duration_nanos = end > start ? clamp64(end - start) : 0;
 	prof.period_type = &vt_period;
 	prof.period = first ? clamp64(first->period_ns) : 0;
@@ -759,6 +760,11 @@ out:
 	free(packed);
 	free(b.sid_idx);
 	free(b.fid_map);
+	if (err == 0 && opts->want_loc_map) {
+		stats->loc_map = b.lid_map;
+		stats->n_loc_map = (size_t)symtab_n_locations(st) + 1;
+		b.lid_map = NULL;
+	}
 	free(b.lid_map);
 	free(b.strs.v);
 	free(b.funcs.v);

@@ -48,6 +48,7 @@ struct pprof_opts {
 	int proc_labels;        /* label samples with process and command */
 	uint64_t start_unix_ns; /* with end_unix_ns > 0: the time range */
 	uint64_t end_unix_ns;   /* the profile covers (one window) */
+	int want_loc_map;       /* fill pprof_stats.loc_map (timeline.h) */
 };
 
 #define PPROF_MAX_COMMAND 1024
@@ -57,6 +58,12 @@ struct pprof_stats {
 	uint64_t lost;     /* sum of lost samples written */
 	size_t n_samples;  /* Sample messages (distinct stacks + lost) */
 	size_t bytes;      /* gzipped size */
+	/* With pprof_opts.want_loc_map: symtab location id -> the profile's
+	 * Location id (0: not in it), n_loc_map entries, malloc'd, the
+	 * caller frees it; and the profile's time_nanos. */
+	uint32_t *loc_map;
+	size_t n_loc_map;
+	int64_t time_nanos;
 };
 
 /* Builds the gzipped profile of procs[0..n) whose ids refer to st; with
