@@ -51,7 +51,8 @@
 enum {
 	OPT_HZ = 256,
 	OPT_MODE,
-	OPT_MAX_DEPTH
+	OPT_MAX_DEPTH,
+	OPT_FORMAT
 };
 
 struct record {
@@ -62,6 +63,8 @@ struct record {
 	const char *mode;   /* "cpu", "wall" or NULL                      */
 	int verbose;
 	char **command;     /* NULL-terminated, points into argv         */
+	const char *format; /* NULL: pprof; else what cmd_convert_file
+			       makes of the profile: svg, folded...     */
 
 	/* files */
 	char output_abs[CMD_PATH_MAX];
@@ -70,6 +73,9 @@ struct record {
 	char tmpdir[CMD_PATH_MAX]; /* "" until created                   */
 	char sock[CMD_PATH_MAX];
 	char summary[CMD_PATH_MAX];
+	char profile[CMD_PATH_MAX];  /* the collector's --output: output_abs,
+					or DIR/profile.pb.gz to convert   */
+	char timeline[CMD_PATH_MAX]; /* --timeline (speedscope), or ""     */
 
 	/* processes */
 	pid_t coll_pid; /* -1 when not running */
@@ -178,7 +184,12 @@ void cmd_record_usage(FILE *out)
 "writes one pprof profile of every Python process it started.\n"
 "\n"
 "Options:\n"
-"  -o, --output FILE   where to write the profile (default %s)\n"
+"  -o, --output FILE   where to write the profile (default %s, or\n"
+"                      pyprof.svg, .folded, .speedscope.json by format)\n"
+"      --format F      pprof (default), svg (a flame graph), folded\n"
+"                      (\"root;...;leaf N\" lines) or speedscope (JSON,\n"
+"                      samples in time order per thread); pyprof writes\n"
+"                      the pprof profile, then converts it\n"
 "      --hz N          samples per second of CPU time, 1 to %d\n"
 "                      (default: the library's, %d)\n"
 "      --mode MODE     cpu (CPU time) or wall (wall-clock time)\n"
@@ -242,6 +253,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "hz", required_argument, NULL, OPT_HZ },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -287,6 +299,14 @@ static int parse_options(struct record *r, int argc, char **argv)
 				return -EINVAL;
 			}
 			snprintf(r->max_depth, sizeof(r->max_depth), "%lu", v);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "pprof") && !cmd_format_ok(optarg)) {
+				log_error("--format accepts pprof, svg, folded "
+					  "or speedscope, not '%s'", optarg);
+				return -EINVAL;
+			}
+			r->format = strcmp(optarg, "pprof") ? optarg : NULL;
 			break;
 		case 'v':
 			r->verbose = 1;
@@ -445,7 +465,11 @@ static void collector_child(const struct record *r, int ready_w,
 	args[n++] = "--socket";
 	args[n++] = (char *)r->sock;
 	args[n++] = "--output";
-	args[n++] = (char *)r->output_abs;
+	args[n++] = (char *)r->profile;
+	if (r->timeline[0]) {
+		args[n++] = "--timeline";
+		args[n++] = (char *)r->timeline;
+	}
 	args[n++] = "--summary";
 	args[n++] = (char *)r->summary;
 	args[n++] = "--ready-fd";
@@ -692,10 +716,18 @@ static int report(const struct record *r, int coll_status)
 			  describe_status(coll_status, buf, sizeof(buf)));
 		return -EIO;
 	}
-	if (stat(r->output_abs, &st) != 0) {
+	if (stat(r->profile, &st) != 0) {
 		log_error("no profile written: the collector exited without "
-			  "writing %s", r->output);
+			  "writing %s", r->format ? r->profile : r->output);
 		return -ENOENT;
+	}
+	/* --format: the pprof file is only a step (it goes with the
+	 * temporary directory); the conversion says why if it fails. */
+	if (r->format &&
+	    cmd_convert_file(r->profile, r->timeline[0] ? r->timeline : NULL,
+			     r->format, NULL, NULL, 0, r->output_abs) < 0) {
+		log_error("no %s written", r->output);
+		return -EIO;
 	}
 	fd = open(r->summary, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -722,13 +754,15 @@ static int report(const struct record *r, int coll_status)
 
 /* ---- the subcommand --------------------------------------------------- */
 
+static const char default_output[] = RECORD_DEFAULT_OUTPUT;
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
 	int ret, code, ran = 0, coll_status = -1, r_err;
 
 	memset(&r, 0, sizeof(r));
-	r.output = RECORD_DEFAULT_OUTPUT;
+	r.output = default_output;
 	r.coll_pid = -1;
 
 	ret = parse_options(&r, argc, argv);
@@ -738,6 +772,10 @@ int cmd_record(int argc, char **argv)
 		return CMD_EXIT_FAIL;
 	if (r.verbose)
 		log_set_level(LOG_DEBUG);
+	if (r.format && r.output == default_output)
+		r.output = !strcmp(r.format, "svg") ? "pyprof.svg"
+			   : !strcmp(r.format, "folded") ? "pyprof.folded"
+			   : "pyprof.speedscope.json";
 
 	/* "Not found" first: it is the likeliest mistake, and needs nothing
 	 * else to be in place. */
@@ -763,11 +801,18 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (join_path(r.sock, sizeof(r.sock), r.tmpdir, "s.sock") ||
-	    join_path(r.summary, sizeof(r.summary), r.tmpdir, "summary")) {
+	    join_path(r.summary, sizeof(r.summary), r.tmpdir, "summary") ||
+	    (r.format && join_path(r.profile, sizeof(r.profile), r.tmpdir,
+				   "profile.pb.gz")) ||
+	    (r.format && !strcmp(r.format, "speedscope") &&
+	     join_path(r.timeline, sizeof(r.timeline), r.tmpdir,
+		       "timeline"))) {
 		log_error("temporary path too long: %s", r.tmpdir);
 		code = CMD_EXIT_FAIL;
 		goto out;
 	}
+	if (!r.format)
+		memcpy(r.profile, r.output_abs, sizeof(r.profile));
 	log_debug("socket %s", r.sock);
 
 	ret = collector_start(&r);
