@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""regrtest_compare.py - CPython's own regression tests, without and with
+libpyprof.so preloaded: every test must have the same outcome.
+
+    regrtest_compare.py --python EXE --lib LIB --socket SOCK --profiles DIR
+                        --work DIR [--hz N] [--jobs N] [--reruns N]
+                        [--test-timeout S] MODULE...
+
+Each MODULE (a module of the test package, such as test_threading or
+test_asyncio.test_locks) is run by EXE's own regression test driver, once
+plainly and once with LD_PRELOAD=LIB, PYPROF_SOCKET=SOCK, PYPROF_HZ=N
+(default 10000, the highest rate the library accepts), each in a process of
+its own through tests/lib/regrtest_outcomes.py, which records every test's
+outcome (ok, SKIP, FAIL, ERROR, XFAIL, XPASS; see that file). The plain and
+the preloaded run of a module start together, so that both see the same
+load; --jobs processes run at a time (default 4: these modules mostly sleep
+and wait for child processes, so 4 fit on 2 cores).
+
+A test that runs longer than --test-timeout seconds (default 60) is a HANG:
+faulthandler prints every thread's traceback into the log and ends that
+process. A process killed by a signal leaves its last test a CRASH. The
+tests it did not reach (those the other run of the module started) are
+then run in a continuation process of the same kind, so that one hang does
+not hide the rest of the module (at most 3 continuations).
+
+The rule (what counts as a difference, what as flakiness):
+  1. A test's outcome is the set of outcomes it reported (a test with a
+     skipped subtest and a passing body is "SKIP+ok"), or HANG, CRASH(...),
+     or "missing" when that run never started it. When every test of a
+     module agrees, the two processes' exit statuses are compared too, as
+     the pseudo-test "<exit status>" (a death at exit, a doctest failure,
+     regrtest's "env changed").
+  2. Tests with the same outcome in both runs are done.
+  3. Every test whose outcomes differ is run again, those tests only
+     (regrtest --matchfile), --reruns times plainly (default 2) and once
+     preloaded (not for a HANG: that would cost the whole timeout again).
+  4. If the plain runs of that test (the first and the reruns) did not all
+     give the same outcome, the interpreter is flaky on that test without
+     the library: FLAKY, reported, not a failure.
+  5. Otherwise the plain outcome is settled, and the preloaded run gave
+     another: a DIFFERENCE, which fails the run, whatever the preloaded
+     rerun gave (it is shown, to tell a steady difference from an
+     intermittent one). Only the plain interpreter's own behaviour can
+     excuse a test, never a good preloaded rerun.
+
+The library must really be sampling: every preloaded module process must
+leave a profile (the collector's <name>.<pid>.<time>.pb.gz in --profiles)
+with samples, some of them in the test package's own files.
+
+Prints one line per module, then each difference with the test's output
+from both logs (kept in --work), then a verdict line. Exit status 0 when
+there is no difference and every profile has samples, 1 otherwise, 2 on
+bad usage. Runs on the host python3 (3.5+), never under the library.
+"""
+
+import argparse
+import concurrent.futures
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUTCOMES = os.path.join(HERE, "regrtest_outcomes.py")
+sys.path.insert(0, HERE)
+import pprof_shares  # noqa: E402  (reads profiles through go tool pprof)
+
+RC_ID = "<exit status>"
+MAX_CONTINUATIONS = 3
+
+
+class Run(object):
+    """One regrtest process: a module, plain or preloaded, all its tests
+    or only MATCH."""
+
+    def __init__(self, args, module, mode, tag, match=None):
+        self.module, self.mode, self.tag, self.match = module, mode, tag, match
+        base = os.path.join(args.work, "%s.%s.%s" % (module, mode, tag))
+        self.tsv, self.log = base + ".tsv", base + ".log"
+        self.matchfile = base + ".match"
+        self.rc = None  # int, "signal N" or "killed"
+        self.pid = None
+        self.secs = 0.0
+        self.started = []  # test ids in START order
+        self.outcomes = {}  # test id -> set of outcomes
+        self.details = {}  # test id -> [detail]
+
+    def hung(self):
+        if self.rc == "killed":
+            return True
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                return any(line.startswith("Timeout (") for line in f)
+        except OSError:
+            return False
+
+    def cut_short(self):
+        """The test this process was in when it died or hung, or None."""
+        if self.rc == 0 or not self.started:
+            return None
+        last = self.started[-1]
+        if last in self.outcomes:
+            return None
+        return last
+
+
+def clean_env():
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("PYPROF_") or k == "LD_PRELOAD":
+            del env[k]
+    return env
+
+
+def run_one(args, run):
+    env = clean_env()
+    if run.mode == "pyprof":
+        env["LD_PRELOAD"] = args.lib
+        env["PYPROF_SOCKET"] = args.socket
+        env["PYPROF_HZ"] = str(args.hz)
+    cmd = [args.python, OUTCOMES, run.tsv, str(args.test_timeout), "-v"]
+    if run.match is not None:
+        with open(run.matchfile, "w") as f:
+            f.write("".join(m + "\n" for m in run.match))
+        cmd += ["--matchfile", run.matchfile]
+    cmd.append(run.module)
+    t0 = time.time()
+    with open(run.log, "wb") as lf:
+        lf.write(("+ %s\n" % " ".join(cmd)).encode())
+        lf.flush()
+        # A session of its own, so that a process that outlives its test
+        # timeout is killed with all its children.
+        p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                             stdout=lf, stderr=subprocess.STDOUT,
+                             cwd=args.work, start_new_session=True)
+        run.pid = p.pid
+        try:
+            run.rc = p.wait(timeout=args.process_timeout)
+        except subprocess.TimeoutExpired:
+            run.rc = "killed"
+        # What the tests left behind (a hung grandchild) goes too.
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+    run.secs = time.time() - t0
+    if isinstance(run.rc, int) and run.rc < 0:
+        run.rc = "signal %d" % -run.rc
+    if os.path.exists(run.tsv):
+        with open(run.tsv, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) < 2:
+                    continue
+                tid, what = parts[0], parts[1]
+                if what == "START":
+                    run.started.append(tid)
+                    continue
+                run.outcomes.setdefault(tid, set()).add(what)
+                if len(parts) > 2 and parts[2]:
+                    run.details.setdefault(tid, []).append(parts[2])
+    return run
+
+
+def run_all(args, runs):
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+        list(ex.map(lambda r: run_one(args, r), runs))
+
+
+class Result(object):
+    """A module's tests in one mode: the first process and its
+    continuations."""
+
+    def __init__(self, first):
+        self.first = first
+        self.runs = [first]
+        self.outcome = {}  # test id -> outcome string
+        self.source = {}  # test id -> the Run that reported it
+        self.started = set()
+
+    def add(self, run):
+        if run is not self.first:
+            self.runs.append(run)
+        for tid in run.started:
+            self.started.add(tid)
+            self.source.setdefault(tid, run)
+        for tid, o in run.outcomes.items():
+            self.outcome[tid] = "+".join(sorted(o))
+            self.source[tid] = run
+        last = run.cut_short()
+        if last is not None:
+            if run.hung():
+                self.outcome[last] = "HANG"
+            else:
+                self.outcome[last] = "CRASH(rc %s)" % run.rc
+            self.source[last] = run
+
+    def get(self, tid):
+        if tid == RC_ID:
+            return "rc=%s" % self.first.rc
+        return self.outcome.get(tid, "missing")
+
+    def secs(self):
+        return sum(r.secs for r in self.runs)
+
+
+def match_pattern(tid):
+    # "setUpClass (test.x.Cls)": every test of test.x.Cls
+    if " (" in tid and tid.endswith(")"):
+        return tid[tid.index(" (") + 2:-1] + ".*"
+    return tid
+
+
+def find_profile(dirname, pid, secs=15):
+    for _ in range(secs * 10):
+        hits = glob.glob(os.path.join(dirname, "*.%d.*.pb.gz" % pid))
+        if hits:
+            return hits[0]
+        time.sleep(0.1)
+    return None
+
+
+def check_profile(args, run):
+    """(problem or '', note) for a preloaded process's profile."""
+    f = find_profile(args.profiles, run.pid)
+    if f is None:
+        return "no profile for pid %d in %s" % (run.pid, args.profiles), \
+            "no profile"
+    try:
+        p = pprof_shares.load(f)
+    except ValueError as e:
+        return "%s: %s" % (f, e), "unreadable profile"
+    total = in_tests = lost = 0
+    for w, frames, _ in p.stacks():
+        total += w
+        if any("/test/" in fr.file for fr in frames):
+            in_tests += w
+        if frames and frames[0].name.startswith("[lost"):
+            lost += w
+    note = "%d samples, %d in test/ files, %d lost" % (total, in_tests, lost)
+    if total == 0 or in_tests == 0:
+        return "%s: %s" % (os.path.basename(f), note), note
+    return "", note
+
+
+def excerpt(run, tid, outcome, n=30):
+    """The lines of RUN's log that tell what happened to TID (its
+    traceback, or faulthandler's dump for a hang), at most N."""
+    try:
+        with open(run.log, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    short = tid.split(" ")[0].rsplit(".", 1)[-1]
+    if outcome == "HANG":
+        for i, line in enumerate(lines):
+            if line.startswith("Timeout ("):
+                return lines[max(0, i - 2):i + n]
+    for i, line in enumerate(lines):
+        if (line.startswith("FAIL: ") or line.startswith("ERROR: ")) and \
+                short in line:
+            out = [line]
+            for more in lines[i + 1:i + n]:
+                if more.startswith("=" * 20):
+                    break
+                out.append(more)
+            return out
+    for i, line in enumerate(lines):
+        if short in line and " ... " in line:
+            return lines[i:i + 6]
+    return lines[-n:]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--socket", required=True)
+    ap.add_argument("--profiles", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--hz", type=int, default=10000)
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--reruns", type=int, default=2)
+    ap.add_argument("--test-timeout", type=int, default=60)
+    ap.add_argument("--process-timeout", type=int, default=300)
+    ap.add_argument("modules", nargs="+")
+    args = ap.parse_args(argv)
+    os.makedirs(args.work, exist_ok=True)
+    t0 = time.time()
+
+    # 1. Every module, both ways, the two runs of a module side by side.
+    res = {}
+    first = []
+    for m in args.modules:
+        for mode in ("plain", "pyprof"):
+            r = Run(args, m, mode, "0")
+            res[(m, mode)] = Result(r)
+            first.append(r)
+    run_all(args, first)
+    for r in first:
+        res[(r.module, r.mode)].add(r)
+
+    # 2. Continue past a hang or a crash.
+    for k in range(1, MAX_CONTINUATIONS + 1):
+        more = []
+        for m in args.modules:
+            a, b = res[(m, "plain")], res[(m, "pyprof")]
+            for mine, other in ((a, b), (b, a)):
+                last = mine.runs[-1]
+                if last.cut_short() is None:
+                    continue
+                todo = sorted(t for t in other.started
+                              if t not in mine.started)
+                if todo:
+                    more.append(Run(args, m, last.mode, "0c%d" % k,
+                                    [match_pattern(t) for t in todo]))
+        if not more:
+            break
+        run_all(args, more)
+        for r in more:
+            res[(r.module, r.mode)].add(r)
+
+    # 3. Compare.
+    diffs = {}  # module -> [test ids]
+    bad_profiles = []
+    for m in args.modules:
+        a, b = res[(m, "plain")], res[(m, "pyprof")]
+        ids = sorted(set(a.outcome) | set(b.outcome))
+        differ = [t for t in ids if a.get(t) != b.get(t)]
+        if not differ and a.first.rc != b.first.rc:
+            differ = [RC_ID]
+        if differ:
+            diffs[m] = differ
+        notes = []
+        for r in b.runs:
+            err, note = check_profile(args, r)
+            notes.append(note)
+            if err:
+                bad_profiles.append("%s: %s" % (m, err))
+        counts = {}
+        for t in ids:
+            counts[a.get(t)] = counts.get(a.get(t), 0) + 1
+        print("%-28s %4d tests (%s) rc %s/%s %5.1fs/%5.1fs %s [%s]" % (
+            m, len(ids),
+            " ".join("%s %d" % (k, v) for k, v in sorted(counts.items())),
+            a.first.rc, b.first.rc, a.secs(), b.secs(),
+            "same" if not differ else "%d DIFFER" % len(differ),
+            "; ".join(notes)))
+    sys.stdout.flush()
+
+    # 4. Rerun what differs: plainly --reruns times, preloaded once.
+    reruns = {}
+    todo = []
+    for m, tids in sorted(diffs.items()):
+        whole = tids == [RC_ID]
+        match = None if whole else sorted(set(match_pattern(t)
+                                              for t in tids))
+        for i in range(1, args.reruns + 1):
+            r = Run(args, m, "plain", "rerun%d" % i, match)
+            reruns[(m, "plain", i)] = r
+            todo.append(r)
+        if whole or any(res[(m, "pyprof")].get(t) != "HANG" for t in tids):
+            no_hang = match if whole else sorted(set(
+                match_pattern(t) for t in tids
+                if res[(m, "pyprof")].get(t) != "HANG"))
+            r = Run(args, m, "pyprof", "rerun1", no_hang)
+            reruns[(m, "pyprof", 1)] = r
+            todo.append(r)
+    if todo:
+        print("\nrerunning the %d differing test(s) of %d module(s)" % (
+            sum(len(v) for v in diffs.values()), len(diffs)))
+        sys.stdout.flush()
+        run_all(args, todo)
+
+    def rerun_outcome(m, mode, i, t):
+        r = reruns.get((m, mode, i))
+        if r is None:
+            return None
+        one = Result(r)
+        one.add(r)
+        return one.get(t)
+
+    n_diff = n_flaky = 0
+    shown = 0  # tracebacks printed: the first few tell the story
+    for m, tids in sorted(diffs.items()):
+        for t in tids:
+            a, b = res[(m, "plain")], res[(m, "pyprof")]
+            plain = [a.get(t)] + [rerun_outcome(m, "plain", i, t)
+                                  for i in range(1, args.reruns + 1)]
+            pre = [b.get(t)]
+            again = rerun_outcome(m, "pyprof", 1, t)
+            if again is not None and b.get(t) != "HANG":
+                pre.append(again)
+            if len(set(plain)) > 1:
+                n_flaky += 1
+                verdict = "FLAKY without the library"
+            else:
+                n_diff += 1
+                verdict = "DIFFERENCE"
+            print("\n%s: %s %s" % (verdict, m, t))
+            print("    plain:   %s" % ", ".join(plain))
+            print("    preload: %s" % ", ".join(pre))
+            if verdict != "DIFFERENCE" or t == RC_ID:
+                continue
+            shown += 1
+            for mode, r in (("plain", a), ("preload", b)):
+                src = r.source.get(t, r.first)
+                d = src.details.get(t)
+                if d:
+                    print("    %s detail: %s" % (mode, "; ".join(d)[:600]))
+                if mode == "preload" and shown <= 12:
+                    print("    --- preload log (%s):" % src.log)
+                    for line in excerpt(src, t, r.get(t)):
+                        print("    | " + line[:220])
+    for e in bad_profiles:
+        print("\nNO SAMPLES: %s" % e)
+    print("\n%s: %d module(s), %d difference(s), %d flaky without the "
+          "library, %d profile problem(s), %.0fs" % (
+              args.python, len(args.modules), n_diff, n_flaky,
+              len(bad_profiles), time.time() - t0))
+    return 1 if n_diff or bad_profiles else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
