@@ -1,0 +1,292 @@
+#!/usr/bin/env bats
+# views.bats - what people look at: `pyprof flamegraph`, `top`, `convert`,
+# `diff`, `record --format`, and the opcode view, on profiles of real runs.
+#
+# Independent judges: xmllint (Debian's libxml2-utils) for the SVG's
+# well-formedness; headless Chromium driven over the DevTools protocol
+# (tests/lib/flame_cdp.py: real mouse events, the Search prompt answered)
+# for zoom, search and tooltips; `go tool pprof` for the numbers top and
+# folded must reproduce; speedscope's own schema (from its npm package,
+# checked with python3-jsonschema) and its own importer (the package's
+# release build in Chromium) for the speedscope export. Screenshots are
+# kept in $PP_BUILD/test-artifacts/.
+#
+# Profiles come from Debian's python3 (the views do not depend on the
+# interpreter), except the opcode test, which runs on every interpreter.
+
+load ../lib/common
+
+SPEEDSCOPE=$PP_ROOT/tests/node/node_modules/speedscope/dist/release
+ARTIFACTS=$PP_BUILD/test-artifacts
+
+setup_file() {
+	local py=/usr/bin/python3
+	[[ -x $py ]] || py=python3
+	export VPY=$py
+	export VDIR=$BATS_FILE_TMPDIR/views
+	mkdir -p "$VDIR"
+	# One profile of known shares, one of two phases in time order.
+	"$PP_BUILD/pyprof" record -o "$VDIR/shares.pb.gz" -- \
+		"$py" "$PP_ROOT/tests/targets/shares.py" 2 >"$VDIR/shares.out" 2>"$VDIR/shares.err" || true
+	"$PP_BUILD/pyprof" record -o "$VDIR/phases.pb.gz" -- \
+		"$py" "$PP_ROOT/tests/targets/phases.py" 0.4 1.2 >/dev/null 2>"$VDIR/phases.err" || true
+}
+
+setup() {
+	common_setup
+	mkdir -p "$ARTIFACTS"
+	[[ -s $VDIR/shares.pb.gz ]] || fail "no profile recorded: $(cat "$VDIR/shares.err")"
+}
+
+teardown() {
+	common_teardown
+}
+
+# cdp SVG ARGS...: tests/lib/flame_cdp.py; its JSON lines in $T/cdp.out.
+cdp() {
+	timeout 180 "$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/flame_cdp.py" "$@" >"$T/cdp.out" 2>"$T/cdp.err" || {
+		cat "$T/cdp.out" "$T/cdp.err" >&2
+		fail "flame_cdp.py failed"
+	}
+	cat "$T/cdp.out"
+}
+
+# jfield N KEY: field KEY of the Nth JSON line (1-based) of $T/cdp.out.
+jfield() {
+	"$PP_HOST_PYTHON" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])-1])[sys.argv[3]])' \
+		"$T/cdp.out" "$1" "$2"
+}
+
+# flat_pct PROFILE FUNC: FUNC's flat share (0..100) as go tool pprof -raw
+# decodes the profile (the first value: samples).
+flat_pct() {
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$1" >"$T/sum.txt"
+	awk -v f="$2" '$1 == "total" { t = $2 } $1 == "flat" && $2 == f { n += $3 } END { printf "%.4f\n", 100 * n / t }' "$T/sum.txt"
+}
+
+@test "pyprof flamegraph writes an SVG that xmllint finds well-formed (flame, icicle, by line, filtered)" {
+	local f
+	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
+	"$PP_PYPROF" flamegraph --icicle "$VDIR/shares.pb.gz" -o "$T/i.svg"
+	"$PP_PYPROF" flamegraph --by line --sample-type samples "$VDIR/shares.pb.gz" -o "$T/l.svg"
+	"$PP_PYPROF" flamegraph --tag thread_name=MainThread "$VDIR/shares.pb.gz" -o "$T/t.svg"
+	for f in f i l t; do
+		xmllint --noout "$T/$f.svg" || fail "$f.svg is not well-formed XML"
+		grep -q '<script type="text/ecmascript"><!\[CDATA\[' "$T/$f.svg" || fail "$f.svg has no script"
+	done
+	grep -q '>Icicle graph<' "$T/i.svg" || fail "no icicle title"
+	grep -q 'data-n="share_fifty"' "$T/f.svg" || fail "share_fifty not drawn"
+	# No reference to anything outside the file.
+	! grep -qE '(xlink:)?href="(https?:|//)' "$T/f.svg" || fail "the SVG loads something from outside"
+}
+
+@test "clicking a frame in Chromium zooms it to the full width and hides what is not above or below it" {
+	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
+	cdp "$T/f.svg" --screenshot "$ARTIFACTS/flamegraph.png" --click share_fifty \
+		--screenshot "$ARTIFACTS/flamegraph-zoomed.png" --click all
+	assert_eq load "$(jfield 1 action)" "first line"
+	assert_eq 0 "$(jfield 1 hidden)" "hidden frames before any click"
+	assert_eq False "$(jfield 1 unzoom_visible)" "Reset Zoom before any click"
+	assert_eq click "$(jfield 3 action)" "the click"
+	assert_eq 1180 "$(printf '%.0f' "$(jfield 3 width)")" "the clicked frame's width"
+	(($(jfield 3 hidden) > 0)) || fail "nothing hidden after zooming into share_fifty"
+	(($(jfield 3 ancestors) >= 3)) || fail "main, <module> and all should stay, dimmed, below"
+	assert_eq True "$(jfield 3 unzoom_visible)" "Reset Zoom after the click"
+	[[ $(jfield 3 hash) == "#z="* ]] || fail "the zoom is not in the URL fragment"
+	# A click on the root zooms back out.
+	assert_eq 0 "$(jfield 5 hidden)" "hidden frames after clicking the root"
+	assert_eq False "$(jfield 5 unzoom_visible)" "Reset Zoom after zooming out"
+	[[ $(head -c 8 "$ARTIFACTS/flamegraph-zoomed.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+		fail "no PNG screenshot kept"
+}
+
+@test "searching in Chromium highlights the matches and reports their share of the total" {
+	local want got
+	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
+	cdp "$T/f.svg" --search 'share_(fifty|twenty)' --screenshot "$ARTIFACTS/flamegraph-search.png"
+	assert_eq prompt "$(jfield 2 dialog)" "the Search button's dialog"
+	assert_eq 2 "$(jfield 2 highlighted)" "highlighted frames"
+	got=$(jfield 2 matched | sed -n 's/^Matched: \([0-9.]*\)%$/\1/p')
+	[[ -n $got ]] || fail "no 'Matched: P%' line: $(jfield 2 matched)"
+	# The share as go tool pprof counts it (both are leaves).
+	want=$(echo "$(flat_pct "$VDIR/shares.pb.gz" share_fifty) + $(flat_pct "$VDIR/shares.pb.gz" share_twenty)" | bc -l)
+	echo "matched $got%, pprof says $want%"
+	awk -v a="$got" -v b="$want" 'BEGIN { exit !(a - b < 0.01 && b - a < 0.01) }' ||
+		fail "search share $got% differs from pprof's $want%"
+}
+
+@test "hovering a frame in Chromium shows its function, file:line, value, samples and percent" {
+	local line d
+	line=$(marker_line "$PP_ROOT/tests/targets/shares.py" def_share_thirty 2>/dev/null) ||
+		line=$(grep -n '^def share_thirty' "$PP_ROOT/tests/targets/shares.py" | cut -d: -f1)
+	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
+	cdp "$T/f.svg" --hover share_thirty
+	d=$(jfield 2 details)
+	echo "details: $d"
+	[[ $d =~ ^share_thirty\ \(.*/tests/targets/shares\.py:$line\)\ \|\ [0-9.]+m?s,\ [0-9]+\ samples,\ [0-9.]+%\ of\ the\ total$ ]] ||
+		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total'"
+}
+
+@test "pyprof top lists the functions in the order and with the percentages go tool pprof computes" {
+	local f ours theirs
+	"$PP_PYPROF" top -n 3 "$VDIR/shares.pb.gz" | tee "$T/top"
+	sed -n '4,6p' "$T/top" | awk '{ print $6 }' >"$T/order"
+	printf 'share_fifty\nshare_thirty\nshare_twenty\n' | diff - "$T/order" || fail "wrong order"
+	pprof_top "$VDIR/shares.pb.gz" >"$T/gotop"
+	for f in share_fifty share_thirty share_twenty; do
+		# top: "flat flat% sum% cum cum% NAME FILE:LINE"; pprof -top
+		# prints the same flat% to two decimals.
+		ours=$(awk -v f="$f" '$6 == f { print $2 }' "$T/top")
+		theirs=$(awk -v f="$f" '$6 == f { print $2 }' "$T/gotop")
+		echo "$f: pyprof $ours, go tool pprof $theirs"
+		[[ -n $ours ]] && assert_eq "$theirs" "$ours" "$f flat%"
+	done
+	grep -qE '^Type: cpu \(nanoseconds\), total [0-9.]+m?s in [0-9]+ samples$' "$T/top" || fail "header"
+}
+
+@test "pyprof top --by-label sums per label value, --by line names the hottest line" {
+	local pid
+	pid=$("$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$VDIR/shares.pb.gz" |
+		sed -n 's/^label pid=\([0-9]*\) .*/\1/p' | head -1)
+	"$PP_PYPROF" top --by-label pid "$VDIR/shares.pb.gz" | tee "$T/lab"
+	grep -qE "^ +[0-9.]+m?s +100.00% +[0-9]+  $pid\$" "$T/lab" || fail "no row for pid $pid with 100%"
+	"$PP_PYPROF" top --by-label thread_id "$VDIR/shares.pb.gz" | grep -qE ' [0-9]+$' || fail "no thread_id rows"
+	"$PP_PYPROF" top --by line -n 1 "$VDIR/shares.pb.gz" | tee "$T/line"
+	grep -qE '  share_fifty  .*/shares\.py:[0-9]+$' "$T/line" || fail "top line is not in share_fifty"
+	run "$PP_PYPROF" top --by-label no_such_label "$VDIR/shares.pb.gz"
+	assert_eq 1 "$status" "exit status for a missing label"
+}
+
+@test "folded stacks round-trip: per stack, the counts equal the profile's sample values" {
+	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format folded -o "$T/f.folded"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$VDIR/shares.pb.gz" | grep '^stack ' |
+		sed 's/^stack //' | sort >"$T/want"
+	# Folded frames are "name (file)": drop the file, sum equal stacks.
+	"$PP_HOST_PYTHON" -c '
+import collections, re, sys
+sums = collections.Counter()
+for line in open(sys.argv[1]):
+    stack, n = line.rstrip("\n").rsplit(" ", 1)
+    names = [re.sub(r" \([^()]*\)$", "", f) for f in stack.split(";")]
+    sums[";".join(names)] += int(n)
+for k in sorted(sums):
+    print("%s %d" % (k, sums[k]))
+' "$T/f.folded" | sort >"$T/got"
+	# pprof_raw.py prints one line per stack already summed.
+	"$PP_HOST_PYTHON" -c '
+import collections, sys
+sums = collections.Counter()
+for line in open(sys.argv[1]):
+    k, n = line.rstrip("\n").rsplit(" ", 1)
+    sums[k] += int(n)
+for k in sorted(sums):
+    print("%s %d" % (k, sums[k]))
+' "$T/want" | sort >"$T/want2"
+	diff "$T/want2" "$T/got" || fail "folded stacks differ from the profile's"
+	[[ -s $T/got ]] || fail "no stacks"
+}
+
+@test "speedscope JSON validates against speedscope's file-format schema and loads in speedscope's importer" {
+	local schema=$SPEEDSCOPE/file-format-schema.json
+	[[ -f $schema ]] || fail "speedscope's schema missing: $schema (make deps installs the npm package)"
+	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format speedscope -o "$T/s.json"
+	"$PP_PYPROF" record --format speedscope -o "$T/r.speedscope.json" -- "$VPY" "$PP_TARGETS/calls.py" 0.5 2>"$T/rec.err"
+	for f in "$T/s.json" "$T/r.speedscope.json"; do
+		"$PP_HOST_PYTHON" -c '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[2]))
+jsonschema.validate(doc, dict(schema, **{"$ref": "#/definitions/FileFormat.File"}))
+assert doc["profiles"] and all(p["type"] == "sampled" for p in doc["profiles"])
+for p in doc["profiles"]:
+    assert len(p["samples"]) == len(p["weights"]) > 0
+    assert all(0 <= i < len(doc["shared"]["frames"]) for s in p["samples"] for i in s)
+print("valid:", sys.argv[2], len(doc["profiles"]), "profiles")
+' "$schema" "$f" || fail "$f does not validate"
+	done
+	timeout 120 "$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/speedscope_load.py" "$SPEEDSCOPE" "$T/r.speedscope.json" \
+		--screenshot "$ARTIFACTS/speedscope.png" | tee "$T/ss.out" || fail "speedscope's importer did not load it"
+	grep -q 'pid [0-9]* thread [0-9]*' "$T/ss.out" || fail "speedscope does not show our thread profile"
+}
+
+@test "speedscope from a timeline keeps each thread's samples in time order" {
+	local t=$T/ph.speedscope.json
+	"$PP_PYPROF" record --format speedscope -o "$t" -- "$VPY" "$PP_TARGETS/phases.py" 0.4 0.8 >/dev/null 2>"$T/rec.err" ||
+		fail "record: $(cat "$T/rec.err")"
+	# phases.py runs early() then late(): in the main thread's lane every
+	# sample in early comes before every sample in late.
+	"$PP_HOST_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [f["name"] for f in d["shared"]["frames"]]
+lane = max(d["profiles"], key=lambda p: len(p["samples"]))
+seq = []
+for s in lane["samples"]:
+    fs = [names[i] for i in s]
+    seq.append("E" if "early" in fs else "L" if "late" in fs else "-")
+text = "".join(c for c in seq if c != "-")
+print(lane["name"], "".join(seq))
+assert text.count("E") >= 10 and text.count("L") >= 20, "too few samples"
+assert text.rstrip("L") == "E" * text.count("E"), "early and late interleave"
+assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
+' "$t" || fail "samples are not in time order"
+}
+
+@test "pyprof record --format svg and --format folded write those formats" {
+	"$PP_PYPROF" record --format svg -o "$T/r.svg" -- "$VPY" "$PP_TARGETS/calls.py" 0.3 2>"$T/e1"
+	xmllint --noout "$T/r.svg" || fail "not XML"
+	grep -q "^pyprof: wrote $T/r.svg (" "$T/e1" || fail "summary line: $(cat "$T/e1")"
+	"$PP_PYPROF" record --format folded -o "$T/r.folded" -- "$VPY" "$PP_TARGETS/calls.py" 0.3 2>"$T/e2"
+	grep -qE '^<module> \(.*calls\.py\);.* [0-9]+$' "$T/r.folded" || fail "no folded stack from calls.py"
+	run "$PP_PYPROF" record --format png -- "$VPY" -c pass
+	assert_eq 125 "$status" "exit status for a bad --format"
+}
+
+@test "pyprof diff ranks the function that grew and the one that shrank, and draws them red and blue" {
+	"$PP_PYPROF" record -o "$T/base.pb.gz" -- "$VPY" "$PP_TARGETS/phases.py" 0.3 0.9 >/dev/null 2>&1
+	"$PP_PYPROF" record -o "$T/new.pb.gz" -- "$VPY" "$PP_TARGETS/phases.py" 0.9 0.3 >/dev/null 2>&1
+	"$PP_PYPROF" diff -n 2 "$T/base.pb.gz" "$T/new.pb.gz" -o "$T/d.svg" | tee "$T/diff"
+	# early: ~25% -> ~75% (+50 points); late: the reverse.
+	awk 'NR > 3 && $NF ~ /phases\.py/ { print $(NF-1), $3 }' "$T/diff" | sort >"$T/rows"
+	cat "$T/rows"
+	awk '$1 == "early" { exit !($2 > 30) }' "$T/rows" || fail "early did not grow by > 30 points"
+	awk '$1 == "late" { exit !($2 < -30) }' "$T/rows" || fail "late did not shrink by > 30 points"
+	xmllint --noout "$T/d.svg" || fail "diff SVG not well-formed"
+	grep -o 'data-n="early"[^>]*><title>[^<]*</title><rect [^>]*fill="rgb([0-9]*,' "$T/d.svg" | grep -q 'fill="rgb(255,' ||
+		fail "early is not red"
+	grep -o 'data-n="late"[^>]*><title>[^<]*</title><rect [^>]*fill="rgb([0-9]*,[0-9]*,[0-9]*)' "$T/d.svg" | grep -q ',255)$' ||
+		fail "late is not blue"
+}
+
+@test "the views refuse what is not a profile (exit 1) and bad usage (exit 2)" {
+	echo "not a profile" >"$T/x.pb.gz"
+	run "$PP_PYPROF" top "$T/x.pb.gz"
+	assert_eq 1 "$status" "top on garbage"
+	[[ $output == *"not a pprof profile"* ]] || fail "no reason given: $output"
+	run "$PP_PYPROF" flamegraph "$T/missing.pb.gz" -o "$T/o.svg"
+	assert_eq 1 "$status" "missing file"
+	[[ ! -e $T/o.svg ]] || fail "an output was written anyway"
+	run "$PP_PYPROF" top --sort sideways "$VDIR/shares.pb.gz"
+	assert_eq 2 "$status" "bad --sort"
+	run "$PP_PYPROF" convert "$VDIR/shares.pb.gz"
+	assert_eq 2 "$status" "convert without --format"
+	run "$PP_PYPROF" top --sample-type wall "$VDIR/shares.pb.gz"
+	assert_eq 1 "$status" "a sample type the profile lacks"
+}
+
+@test "the opcode view of a loop of additions puts the add opcode on top, on every interpreter" {
+	check() {
+		local exe=$2 mm top
+		run_capture rec env PYPROF_OPCODES=1 "$PP_PYPROF" record -o "$T/op.pb.gz" -- "$exe" "$PP_TARGETS/adds.py" 1
+		assert_eq 0 "$RC" "record: $(cat "$T/rec.err")"
+		"$PP_PYPROF" top --by opcode -n 3 "$T/op.pb.gz" | tee "$T/op.txt"
+		top=$(sed -n 4p "$T/op.txt" | awk '{ print $4 }')
+		mm=$(python_major_minor "$exe")
+		case $mm in
+		2.* | 3.[0-9] | 3.10) [[ $top == BINARY_ADD ]] ;;
+		*) [[ $top == BINARY_OP* ]] ;;
+		esac || fail "Python $mm: top opcode is '$top'"
+		sed -n 4p "$T/op.txt" | grep -q 'add_loop (' || fail "add_loop is not where it is hottest"
+	}
+	for_each_python check
+}
