@@ -105,7 +105,20 @@ deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
-	  protobuf-c-compiler bats golang-go python3 python3-numpy procps
+	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
+	  libxml2-utils chromium python3-jsonschema
+	$(MAKE) deps-npm
+
+# speedscope's schema and importer for tests/e2e/views.bats, pinned, in
+# tests/node/ (not committed). npm comes with the machine's nodejs when it
+# has one (Debian's npm package would replace a newer nodejs).
+SPEEDSCOPE_VERSION := 1.25.0
+deps-npm:
+	command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends npm
+	mkdir -p tests/node
+	cd tests/node && npm install --no-audit --no-fund --no-save \
+	  speedscope@$(SPEEDSCOPE_VERSION)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
@@ -119,4 +132,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: all unit check check-quick bench check-sigsafe asan ubsan release deps install clean format
+.PHONY: all unit check check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
