@@ -22,12 +22,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "idhash.h"
-
 struct view_profile;
 struct view_filter;
 
 #define VIEW_TREE_ROOT_KEY UINT32_MAX
+
+/* One slot of the child table: the (parent, key) pair inline, so a probe
+ * reads one slot and no node (private to view_tree.c). */
+struct view_tree_slot {
+	uint64_t pk; /* parent << 32 | key; 0 with id 0: empty */
+	uint32_t id;
+	uint32_t pad_;
+};
 
 struct view_node {
 	uint32_t parent;       /* root: 0 as well */
@@ -46,7 +52,8 @@ struct view_tree {
 	uint32_t max_depth;
 	/* private */
 	size_t cap;
-	struct idhash hash;
+	struct view_tree_slot *slots; /* (parent, key) -> node */
+	size_t n_slots;               /* power of two */
 };
 
 /* A tree holding only its root. 0 or -ENOMEM. */
