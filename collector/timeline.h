@@ -25,7 +25,9 @@
  *                         (the first record's "previous" is 0),
  *                         count, value, flags (wire.h's WIRE_SF_* bits;
  *                         WIRE_SF_TRUNCATED means a "[truncated]" frame
- *                         goes above the root, as in the profile)
+ *                         goes above the root, as in the profile; with
+ *                         WIRE_SF_OPCODE, bits 16..23 are the opcode,
+ *                         as in agg.h)
  *     n_dropped           records not kept (past the memory cap)
  *
  * Records are in the order the collector received them: per thread that

@@ -311,9 +311,16 @@ static void hot_funcs(const struct lrow *r, const struct view_keys *keys,
 	}
 	buf[0] = 0;
 	for (size_t i = 0; i < n_best && len < n; i++) {
-		int w = snprintf(buf + len, n - len, "%s%s (%.0f%%)",
-				 i ? ", " : "", keys->v[best[i]].name,
-				 pct(r->per_key[best[i]], r->value));
+		const struct view_key *k = &keys->v[best[i]];
+		const char *base = strrchr(k->file, '/');
+		int twin = 0, w;
+		/* Two "<module>"s say which file each is. */
+		for (size_t j = 0; j < n_best; j++)
+			twin |= j != i && !strcmp(keys->v[best[j]].name, k->name);
+		base = base ? base + 1 : k->file;
+		w = snprintf(buf + len, n - len, "%s%s%s%s (%.0f%%)",
+			     i ? ", " : "", k->name, twin ? " " : "",
+			     twin ? base : "", pct(r->per_key[best[i]], r->value));
 		if (w < 0)
 			break;
 		len += (size_t)w;

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "view.h"
+#include "views.h"
 #include "pprof_fixture.h"
 
 /* 1. A small profile, ids dense or sparse. */
@@ -245,6 +246,51 @@ static void test_helpers(void)
 	fx_fini(&f);
 }
 
+/* 5. Random corruption of a valid message: refused, or read and then
+ * drawn, summed and folded without a crash (run under valgrind/ASan by
+ * make valgrind/asan). */
+static void test_fuzz(void)
+{
+	struct fx f;
+	size_t len;
+	int n_ok = 0, n_bad = 0;
+	char err[VIEW_ERR_LEN];
+	FILE *null = fopen("/dev/null", "w");
+
+	fx_init(&f, 2, "samples", "count", "cpu", "nanoseconds");
+	uint64_t l1 = fx_loc(&f, fx_func(&f, "a", "a.py", 1), 2);
+	uint64_t l2 = fx_loc(&f, fx_func(&f, "b", "b.py", 3), 4);
+	fx_sample(&f, (uint64_t[]){ l2, l1 }, 2, (int64_t[]){ 1, 10 },
+		  "pid#1", "thread_name=x", NULL);
+	fx_sample(&f, (uint64_t[]){ l1 }, 1, (int64_t[]){ 2, 20 }, NULL);
+	uint8_t *data = fx_pack(&f, 0, &len), *bad = malloc(len);
+	srand(5);
+	for (int i = 0; i < 5000; i++) {
+		struct view_profile *p = NULL;
+		memcpy(bad, data, len);
+		for (int k = 1 + rand() % 3; k > 0; k--)
+			bad[rand() % len] = (uint8_t)rand();
+		if (view_read_mem(bad, len, &p, err) < 0) {
+			n_bad++;
+			continue;
+		}
+		n_ok++;
+		struct view_flame_opts fo = { 0 };
+		struct view_top_opts to = { .by = VIEW_BY_LINE };
+		view_flame(null, p, &fo, err);
+		view_top(null, p, &to, err);
+		view_folded(null, p, NULL, NULL, VIEW_BY_FUNCTION, err);
+		view_free(p);
+	}
+	fprintf(stderr, "fuzz: %d read, %d refused\n", n_ok, n_bad);
+	CHECK(n_ok > 0 && n_bad > 0, "5.1 corrupted messages: some refused, "
+				     "the rest drawn, none crashed");
+	free(bad);
+	free(data);
+	fclose(null);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	test_basic(0);
@@ -252,5 +298,6 @@ int main(void)
 	test_go_like();
 	test_bad();
 	test_helpers();
+	test_fuzz();
 	return check_summary();
 }
