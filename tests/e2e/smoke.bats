@@ -50,14 +50,14 @@ calls_profile() {
 	for_each_python check
 }
 
-@test "the profile file is named <comm>.<pid>.<time>.pb.gz" {
+@test "the profile file is named <comm>.<pid>.<UTC time>Z.pb.gz" {
 	collector_start
 	check() {
 		run_capture calls profiled "$2" "$CALLS" 0.2
 		((RC == 0)) || fail "calls.py exited with status $RC"
 		local f
 		f=$(wait_profile "$PID")
-		[[ $(basename "$f") =~ ^[^/]+\.$PID\.[0-9][0-9T]*\.pb\.gz$ ]] ||
+		[[ $(basename "$f") =~ ^[^/]+\.$PID\.[0-9]{8}T[0-9]{6}Z\.pb\.gz$ ]] ||
 			fail "unexpected name $(basename "$f")"
 	}
 	for_each_python check

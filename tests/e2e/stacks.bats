@@ -35,7 +35,7 @@ stacks() { "$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/stacks.py" "$@"; }
 # declared stack. Fails if none of them runs here unless the last argument
 # is "--maybe-none".
 stack_check() {
-	local exe=$2 v prog path f n=0 none_ok=
+	local exe=$2 v prog path f rc n=0 none_ok=
 	shift 3
 	if [[ ${!#} == --maybe-none ]]; then
 		none_ok=1
@@ -56,10 +56,10 @@ stack_check() {
 			fail "$prog exited with status $RC under the library"
 		fi
 		f=$(wait_profile "$PID")
-		stacks check "$path" "$v" "$f" | sed 's/^/   /'
-		# The pipe hides the status; ask again, quietly.
-		stacks check "$path" "$v" "$f" >/dev/null ||
-			fail "$prog: the expected stack is not in the profile"
+		rc=0
+		stacks check "$path" "$v" "$f" >"$T/check" || rc=$?
+		sed 's/^/   /' "$T/check"
+		((rc == 0)) || fail "$prog: the expected stack is not in the profile"
 	done
 	if ((n == 0)) && [[ -z $none_ok ]]; then
 		fail "none of $* runs on Python $v"
