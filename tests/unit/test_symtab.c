@@ -179,7 +179,7 @@ static int define(struct proc_session *s, const char *tag, uint64_t tid)
 
 static int add(struct proc_session *s, uint64_t node, uint64_t count)
 {
-	struct proc_sample r = { node, 1, 0, count, count * 10000000, 0 };
+	struct proc_sample r = { node, 1, 0, count, count * 10000000, 0, 0 };
 	uint64_t clock = 1000;
 	char err[PROC_ERR_LEN];
 	return proc_check_samples(s, &r, 1, 0, err) |
