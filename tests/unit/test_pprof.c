@@ -91,8 +91,8 @@ static struct proc *feed(struct world *w, uint64_t pid, unsigned mode,
 	rc |= proc_def_thread(s, 2, pid + 1, 0, err);
 	struct proc_sample recs[2] = {
 		{ 3, 1, 100, 7, 70000000,
-		  WIRE_SF_GIL | WIRE_SF_GIL_KNOWN | WIRE_SF_OFF_CPU },
-		{ 2, 2, 200, 2, 20000000, WIRE_SF_TRUNCATED },
+		  WIRE_SF_GIL | WIRE_SF_GIL_KNOWN | WIRE_SF_OFF_CPU, 0 },
+		{ 2, 2, 200, 2, 20000000, WIRE_SF_TRUNCATED, 0 },
 	};
 	uint64_t clock = 1000 + 5000000000ull; /* 5 s after start */
 	rc |= proc_check_samples(s, recs, 2, 0, err);
