@@ -52,7 +52,8 @@ enum {
 	OPT_HZ = 256,
 	OPT_MODE,
 	OPT_MAX_DEPTH,
-	OPT_FORMAT
+	OPT_FORMAT,
+	OPT_PER_THREAD
 };
 
 struct record {
@@ -62,6 +63,7 @@ struct record {
 	char max_depth[24];
 	const char *mode;   /* "cpu", "wall" or NULL                      */
 	int verbose;
+	int per_thread;     /* --per-thread: the collector's, as is     */
 	char **command;     /* NULL-terminated, points into argv         */
 	const char *format; /* NULL: pprof; else what cmd_convert_file
 			       makes of the profile: svg, folded...     */
@@ -194,6 +196,10 @@ void cmd_record_usage(FILE *out)
 "                      (default: the library's, %d)\n"
 "      --mode MODE     cpu (CPU time) or wall (wall-clock time)\n"
 "      --max-depth N   deepest stack kept, 1 to %d frames (default %d)\n"
+"      --per-thread    also one profile per thread, beside the profile:\n"
+"                      FILE without .pb.gz, then .tid<TID>.<name>.pb.gz\n"
+"                      (.pid<PID>.tid<TID>... when several processes ran);\n"
+"                      pprof format only\n"
 "  -v, --verbose       say what pyprof does; collector logs at info level\n"
 "  -h, --help          this text\n"
 "\n"
@@ -254,6 +260,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -308,6 +315,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			}
 			r->format = strcmp(optarg, "pprof") ? optarg : NULL;
 			break;
+		case OPT_PER_THREAD:
+			r->per_thread = 1;
+			break;
 		case 'v':
 			r->verbose = 1;
 			break;
@@ -344,6 +354,11 @@ static int parse_options(struct record *r, int argc, char **argv)
 	if (optind >= argc) {
 		log_error("no command given (usage: pyprof record "
 			  "[OPTIONS] -- COMMAND [ARGS...])");
+		return -EINVAL;
+	}
+	if (r->per_thread && r->format) {
+		log_error("--per-thread writes pprof files beside the pprof "
+			  "profile: not with --format %s", r->format);
 		return -EINVAL;
 	}
 	r->command = argv + optind;
@@ -470,6 +485,8 @@ static void collector_child(const struct record *r, int ready_w,
 		args[n++] = "--timeline";
 		args[n++] = (char *)r->timeline;
 	}
+	if (r->per_thread)
+		args[n++] = "--per-thread";
 	args[n++] = "--summary";
 	args[n++] = (char *)r->summary;
 	args[n++] = "--ready-fd";

@@ -27,6 +27,16 @@
  *   labelled like merge's. It takes the first process's mode; processes
  *   in the other mode are left out with a warning. Not with period_ns
  *   (windows reset what it would need).
+ * - per_thread: beside every profile above (per process, per window,
+ *   merged, output_file), one profile per OS thread that has samples in
+ *   it, holding only that thread's (under every name it had; lost samples
+ *   stay in the whole profile only): a profile <base>.pb.gz gets
+ *   <base>.tid<TID>[.<thread>].pb.gz, where output_file's <base> is the
+ *   file without .pb.gz (or .gz, or .pb); in a profile of several
+ *   processes .pid<PID>.tid<TID>; <thread> is the thread's last name
+ *   (threading.Thread.name) reduced to [A-Za-z0-9_-], at most 64 bytes,
+ *   left out when the thread has none. Written right after the profile
+ *   they split, the same way (new files, or output_file's replacing).
  * - summary_file: at shutdown, "processes=N samples=N lost=N\n" (lost
  *   includes samples counted as "collector away", proc.h).
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
@@ -58,6 +68,7 @@ struct collector_opts {
 				     listening, then it is closed */
 	uint64_t period_ns;       /* 0: no windows; else whole seconds */
 	int merge;                /* merged files in output_dir */
+	int per_thread;           /* also one profile per thread */
 	const uid_t *allow_uids;  /* other users to serve */
 	size_t n_allow_uids;
 };

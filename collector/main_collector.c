@@ -51,6 +51,12 @@ static void usage(FILE *out)
 "                     pid, process and command labels on every sample\n"
 "  --output FILE      at exit, write one profile merging all processes\n"
 "                     (not with --period)\n"
+"  --per-thread       beside each profile also write one per thread that\n"
+"                     has samples in it, holding only that thread's: a\n"
+"                     profile NAME.pb.gz gets NAME.tid<TID>.<thread>.pb.gz\n"
+"                     (--output FILE: FILE without .pb.gz, then the same;\n"
+"                     a file of several processes: .pid<PID>.tid<TID>...);\n"
+"                     <thread> is threading.Thread.name in [A-Za-z0-9_-]\n"
 "  --summary FILE     at exit, write \"processes=N samples=N lost=N\"\n"
 "  --timeline FILE    at exit, with --output, write every sample in arrival\n"
 "                     order: (pid, tid, time, stack, value), stacks naming\n"
@@ -108,7 +114,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
-	       OPT_ALLOW_USER, OPT_TIMELINE };
+	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -119,6 +125,7 @@ int main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "period", required_argument, NULL, OPT_PERIOD },
 		{ "merge", no_argument, NULL, OPT_MERGE },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -178,6 +185,9 @@ int main(int argc, char **argv)
 		}
 		case OPT_MERGE:
 			opts.merge = 1;
+			break;
+		case OPT_PER_THREAD:
+			opts.per_thread = 1;
 			break;
 		case OPT_ALLOW_USER: {
 			uid_t uid;

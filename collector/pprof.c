@@ -124,6 +124,8 @@ struct builder {
 	Label *flag_labels[6]; /* cpu on/off, gil held/released, native y/n */
 	unsigned mode;
 	int proc_labels;
+	int one_thread;  /* pprof_opts.one_thread: only thread tid's samples */
+	uint64_t tid;
 };
 
 /* The labels every sample of one process carries. */
@@ -458,6 +460,13 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		return;
 	}
 	while (!b->oom && (e = agg_next(agg, &pos))) {
+		if (b->one_thread) {
+			uint64_t tid;
+			uint32_t name;
+			proc_thread(p, e->thread, &tid, &name);
+			if (tid != b->tid)
+				continue;
+		}
 		uint32_t depth = symtab_node_depth(b->st, e->node);
 		int trunc = (e->flags & WIRE_SF_TRUNCATED) != 0;
 		Sample *s = new_sample(b, depth + (size_t)trunc, e->count,
@@ -680,6 +689,8 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	b.st = st;
 	b.mode = first ? first->mode : WIRE_MODE_CPU;
 	b.proc_labels = opts->proc_labels;
+	b.one_thread = opts->one_thread;
+	b.tid = opts->tid;
 	idhash_init(&b.str_hash);
 	b.sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
 	b.fid_map = calloc((size_t)symtab_n_functions(st) + 1,
@@ -710,10 +721,16 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 		if (e > end)
 			end = e;
 		add_proc_samples(&b, procs[i], stats);
-		add_lost_samples(&b, procs[i], stats);
+		if (!b.one_thread)
+			add_lost_samples(&b, procs[i], stats);
 		if (i < PPROF_MAX_PROC_COMMENTS)
 			add_proc_comments(&b, procs[i]);
 	}
+	if (b.one_thread)
+		add_comment(&b, str_fmt(&b, "thread %" PRIu64 " only (one "
+					    "profile per thread; lost samples "
+					    "are in the process's profile)",
+				       b.tid));
 	if (n > PPROF_MAX_PROC_COMMENTS)
 		add_comment(&b, str_fmt(&b, "%zu more processes not described "
 					    "here", n - PPROF_MAX_PROC_COMMENTS));

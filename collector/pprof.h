@@ -27,7 +27,8 @@
  *   time_nanos   earliest process start; duration_nanos up to the latest
  *                sample or BYE; or the window pprof_opts gives
  *   comment      per process: command line, executable, Python version,
- *                mode and rate, and the achieved rate when it differs
+ *                mode and rate, and the achieved rate when it differs;
+ *                with pprof_opts.one_thread, which thread it holds
  *
  * The caller chooses the processes; they must all have the same mode
  * (the first one's is used). Runs on the collector's loop thread; memory
@@ -49,6 +50,9 @@ struct pprof_opts {
 	uint64_t start_unix_ns; /* with end_unix_ns > 0: the time range */
 	uint64_t end_unix_ns;   /* the profile covers (one window) */
 	int want_loc_map;       /* fill pprof_stats.loc_map (timeline.h) */
+	int one_thread;         /* only the samples of the OS thread tid */
+	uint64_t tid;           /* (under every name it had); no lost
+				   samples, which belong to no thread */
 };
 
 #define PPROF_MAX_COMMAND 1024

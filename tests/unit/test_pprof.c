@@ -335,10 +335,56 @@ static void test_empty(void)
 	world_close(&w);
 }
 
+/* pprof_opts.one_thread: only that thread's samples, no lost ones, and a
+ * comment saying so (--per-thread). */
+static void test_one_thread(void)
+{
+	struct world w;
+	struct pprof_stats stats;
+	struct pprof_opts po = { .one_thread = 1, .tid = 101 };
+	void *gz = NULL;
+	size_t len = 0;
+	Profile *prof = NULL;
+
+	world_open(&w);
+	const struct proc *p = feed(&w, 100, WIRE_MODE_CPU, 0);
+	CHECK_OR_RETURN(p != NULL, "4.1 fed", world_close(&w));
+	if (pprof_build(w.st, &p, 1, &po, &gz, &len, &stats) == 0)
+		prof = decode(gz, len);
+	free(gz);
+	CHECK_OR_RETURN(prof != NULL, "4.2 a one-thread profile builds",
+			world_close(&w));
+	check_valid(prof, "4.3 one-thread profile valid");
+	int others = 0;
+	for (size_t i = 0; i < prof->n_sample; i++) {
+		const Perftools__Profiles__Label *t =
+			label(prof->sample[i], prof, "thread_id");
+		others += !t || t->num != 101;
+	}
+	CHECK(prof->n_sample == 1 && others == 0 && stats.samples == 2 &&
+		      stats.lost == 0,
+	      "4.4 only thread 101's samples (2, truncated), no lost ones");
+	CHECK(has_comment(prof, "thread 101 only"), "4.5 comment says so");
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+
+	po.tid = 999; /* a thread the process does not have */
+	gz = NULL;
+	prof = NULL;
+	if (pprof_build(w.st, &p, 1, &po, &gz, &len, &stats) == 0)
+		prof = decode(gz, len);
+	free(gz);
+	CHECK(prof && prof->n_sample == 0 && stats.samples == 0,
+	      "4.6 an unknown thread: a valid profile without samples");
+	if (prof)
+		perftools__profiles__profile__free_unpacked(prof, NULL);
+	world_close(&w);
+}
+
 int main(void)
 {
 	test_one_process();
 	test_wall_and_merge();
 	test_empty();
+	test_one_thread();
 	return check_summary();
 }
