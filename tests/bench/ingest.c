@@ -4,6 +4,7 @@
  *
  *   ingest --socket PATH --collector-pid PID [--clients N] [--samples N]
  *          [--batch N]
+ *   ingest --socket PATH --collector-pid PID --churn N [--clients N]
  *
  * Each client (a forked process with its own HELLO pid) sends a HELLO, a
  * program's definitions (a 30-frame chain with 500 leaves hanging off it,
@@ -19,6 +20,19 @@
  * Prints one line: samples, elapsed seconds, samples per second, and the
  * collector's CPU seconds over the run from /proc/PID/stat (user + sys),
  * with samples per collector CPU second: the "one core" figure.
+ *
+ * --churn N: memory after N short-lived processes. A resident client
+ * connects first and stays (so the collector always holds a process and
+ * cannot simply drop its symbol tables); then --clients workers (default
+ * 8) run N short clients between them, each a process of its own pid
+ * whose CHURN_FUNCS function names and file name are its own (so
+ * nothing is shared between them: the worst case for the symbol tables),
+ * sending CHURN_SAMPLES samples, BYE, and waiting for the collector to
+ * close. The collector's resident memory (VmRSS) is read after the first
+ * CHURN_WARMUP clients (the baseline: buffers and tables at their working
+ * size) and after all of them, once the collector has had a moment to
+ * give memory back; prints one line with both, the peak (VmHWM), and
+ * exits 1 if the end is more than CHURN_SLACK_KB above the baseline.
  *
  * Uses only wire.h's encoder; no collector code.
  */
@@ -40,6 +54,10 @@
 #define N_LEAVES 500
 #define N_THREADS 8
 #define N_FRAMES 64
+#define CHURN_FUNCS 200
+#define CHURN_SAMPLES 200
+#define CHURN_WARMUP 500
+#define CHURN_SLACK_KB 2048
 
 struct buf {
 	uint8_t *p;
@@ -116,12 +134,16 @@ static uint64_t rnd(void)
 }
 
 /* HELLO and definitions. Strings: 1 file, 2..N+1 names; functions and
- * locations 1..N_CHAIN+N_LEAVES; nodes 1..N_CHAIN chain, then leaves. */
-static void preamble(struct buf *b, uint64_t pid, uint64_t start_ns)
+ * locations 1..N_CHAIN+n_leaves; nodes 1..N_CHAIN chain, then leaves.
+ * With own_names, every name carries the pid, so that no other client
+ * defines the same strings. */
+static void preamble(struct buf *b, uint64_t pid, uint64_t start_ns,
+		     size_t n_leaves, int own_names)
 {
 	struct wire_out w = pay();
-	size_t n_funcs = N_CHAIN + N_LEAVES;
-	char name[32];
+	size_t n_funcs = N_CHAIN + n_leaves;
+	char name[64];
+	int len;
 
 	memcpy(w.p, WIRE_MAGIC, WIRE_MAGIC_LEN);
 	w.p += WIRE_MAGIC_LEN;
@@ -138,10 +160,15 @@ static void preamble(struct buf *b, uint64_t pid, uint64_t start_ns)
 
 	w = pay();
 	wire_put_varint(&w, 1);
-	wire_put_bytes(&w, "bench.py", 8);
+	len = own_names ? snprintf(name, sizeof(name), "/srv/app/p%llu/bench.py",
+				   (unsigned long long)pid)
+			: snprintf(name, sizeof(name), "bench.py");
+	wire_put_bytes(&w, name, (size_t)len);
 	frame(b, WIRE_STRING, &w);
 	for (size_t i = 0; i < n_funcs; i++) {
-		int len = snprintf(name, sizeof(name), "func_%zu", i);
+		len = own_names ? snprintf(name, sizeof(name), "p%llu_func_%zu",
+					   (unsigned long long)pid, i)
+				: snprintf(name, sizeof(name), "func_%zu", i);
 		w = pay();
 		wire_put_varint(&w, i + 2);
 		wire_put_bytes(&w, name, (size_t)len);
@@ -159,7 +186,7 @@ static void preamble(struct buf *b, uint64_t pid, uint64_t start_ns)
 	}
 	for (size_t i = 1; i <= N_CHAIN; i++)
 		def3(b, WIRE_NODE, i, i - 1, i);
-	for (size_t i = 1; i <= N_LEAVES; i++)
+	for (size_t i = 1; i <= n_leaves; i++)
 		def3(b, WIRE_NODE, N_CHAIN + i, 1 + rnd() % N_CHAIN,
 		     N_CHAIN + i);
 	for (size_t i = 1; i <= N_THREADS; i++)
@@ -223,7 +250,7 @@ static int client(const char *path, uint64_t pid, uint64_t n_samples,
 	int fd, err;
 
 	rng ^= pid * 0x2545f4914f6cdd1dull;
-	preamble(&pre, pid, 1700000000000000000ull + pid);
+	preamble(&pre, pid, 1700000000000000000ull + pid, N_LEAVES, 0);
 	for (int i = 0; i < N_FRAMES; i++) {
 		frames[i] = (struct buf){ 0 };
 		samples_frame(&frames[i], batch);
@@ -268,6 +295,164 @@ fail:
 	return 1;
 }
 
+/* ---- churn --------------------------------------------------------------- */
+
+/* Connects, sends b, ends our side and waits until the collector has
+ * read everything and closed. keep: return the open socket instead of
+ * ending (the resident client); -1 on failure. */
+static int send_and_wait(const char *path, const struct buf *b, int keep)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char c;
+	int fd, err;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("ingest: connect");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if ((err = send_all(fd, b->p, b->len)) < 0) {
+		fprintf(stderr, "ingest: send: %s\n", strerror(-err));
+		close(fd);
+		return -1;
+	}
+	if (keep)
+		return fd;
+	shutdown(fd, SHUT_WR);
+	while (read(fd, &c, 1) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+/* One short-lived process: its own names, a few samples, BYE. */
+static void churn_stream(struct buf *b, uint64_t pid, int bye)
+{
+	const size_t n_leaves = CHURN_FUNCS - N_CHAIN;
+	struct wire_out w;
+
+	b->len = 0;
+	preamble(b, pid, 1700000000000000000ull + pid, n_leaves, 1);
+	w = pay();
+	wire_put_varint(&w, 1000000000);
+	for (int i = 0; i < CHURN_SAMPLES; i++) {
+		wire_put_varint(&w, N_CHAIN + 1 + rnd() % n_leaves);
+		wire_put_varint(&w, 1 + rnd() % N_THREADS);
+		wire_put_varint(&w, 10000000);
+		wire_put_varint(&w, 1);
+		wire_put_varint(&w, 10000000);
+		wire_put_varint(&w, 0);
+	}
+	frame(b, WIRE_SAMPLES, &w);
+	if (!bye)
+		return;
+	w = pay();
+	tagv(&w, WIRE_B_SAMPLES, CHURN_SAMPLES);
+	frame(b, WIRE_BYE, &w);
+}
+
+/* n clients with pids first.., spread over n_workers processes. */
+static int churn_run(const char *path, uint64_t first, int n, int n_workers)
+{
+	int failed = 0;
+	for (int k = 0; k < n_workers; k++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			struct buf b = { 0 };
+			for (int i = k; i < n; i += n_workers) {
+				churn_stream(&b, first + (uint64_t)i, 1);
+				if (send_and_wait(path, &b, 0) < 0)
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < n_workers; k++) {
+		int st;
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed = 1;
+	}
+	return failed;
+}
+
+/* A field of /proc/PID/status in kB, or -1. */
+static long status_kb(long pid, const char *field)
+{
+	char path[64], line[256];
+	size_t flen = strlen(field);
+	long v = -1;
+	FILE *f;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':')
+			v = strtol(line + flen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static void settle(void)
+{
+	/* The collector hands freed memory back 200 ms after the last
+	 * removal (collector/output.c). */
+	struct timespec d = { 0, 600 * 1000 * 1000 };
+	nanosleep(&d, NULL);
+}
+
+static double cpu_seconds(long pid);
+
+static int churn(const char *path, long cpid, int n, int n_workers)
+{
+	struct buf res = { 0 };
+	double t0, cpu0;
+	long base, end, hwm;
+	int fd, failed;
+	char c;
+
+	/* The resident process, connected throughout. */
+	churn_stream(&res, 900000, 0);
+	fd = send_and_wait(path, &res, 1);
+	if (fd < 0)
+		return 1;
+	failed = churn_run(path, 1000000, CHURN_WARMUP, n_workers);
+	settle();
+	base = status_kb(cpid, "VmRSS");
+	t0 = now_s();
+	cpu0 = cpu_seconds(cpid);
+	failed |= churn_run(path, 2000000, n, n_workers);
+	double elapsed = now_s() - t0, cpu = cpu_seconds(cpid) - cpu0;
+	settle();
+	end = status_kb(cpid, "VmRSS");
+	hwm = status_kb(cpid, "VmHWM");
+	shutdown(fd, SHUT_WR);
+	while (read(fd, &c, 1) > 0)
+		;
+	close(fd);
+	free(res.p);
+	printf("churn: %d short-lived processes (%d functions each, none "
+	       "shared) beside a resident one: collector RSS %ld kB after "
+	       "%d (baseline), %ld kB after %d more (%+ld kB), peak %ld kB; "
+	       "%.2f s, collector CPU %.2f s\n", n, CHURN_FUNCS, base,
+	       CHURN_WARMUP, end, n, end - base, hwm, elapsed, cpu);
+	if (failed)
+		fprintf(stderr, "churn: a client failed\n");
+	if (base < 0 || end < 0 || end > base + CHURN_SLACK_KB) {
+		fprintf(stderr, "churn: memory did not return to its baseline "
+			"(%ld kB > %ld + %d kB)\n", end, base, CHURN_SLACK_KB);
+		failed = 1;
+	}
+	return failed;
+}
+
 /* user + sys CPU seconds of pid, from /proc/PID/stat fields 14 and 15. */
 static double cpu_seconds(long pid)
 {
@@ -298,11 +483,12 @@ int main(int argc, char **argv)
 		{ "clients", required_argument, NULL, 'c' },
 		{ "samples", required_argument, NULL, 'n' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "churn", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL;
 	long cpid = 0;
-	int n_clients = 1, opt, failed = 0;
+	int n_clients = 1, opt, failed = 0, n_churn = 0, clients_set = 0;
 	uint64_t n_samples = 20000000;
 	size_t batch = 4096;
 
@@ -310,13 +496,14 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 's': path = optarg; break;
 		case 'p': cpid = strtol(optarg, NULL, 10); break;
-		case 'c': n_clients = atoi(optarg); break;
+		case 'c': n_clients = atoi(optarg); clients_set = 1; break;
+		case 'C': n_churn = atoi(optarg); break;
 		case 'n': n_samples = strtoull(optarg, NULL, 10); break;
 		case 'b': batch = strtoul(optarg, NULL, 10); break;
 		default:
 			fprintf(stderr, "usage: ingest --socket PATH "
 				"--collector-pid PID [--clients N] "
-				"[--samples N] [--batch N]\n");
+				"[--samples N] [--batch N] [--churn N]\n");
 			return 2;
 		}
 	}
@@ -326,6 +513,8 @@ int main(int argc, char **argv)
 			"required; --batch 1..60000\n");
 		return 2;
 	}
+	if (n_churn > 0)
+		return churn(path, cpid, n_churn, clients_set ? n_clients : 8);
 	uint64_t each = n_samples / (uint64_t)n_clients;
 	double cpu0 = cpu_seconds(cpid), t0 = now_s();
 	for (int i = 0; i < n_clients; i++) {

@@ -9,8 +9,15 @@
 # 1M). The collector writes each client's profile when it disconnects, so
 # the time includes building and writing those profiles too.
 #
+# Then memory for days: a fresh collector takes CHURN short-lived
+# processes (default 10000; build/bench/ingest --churn, each with symbols
+# of its own) beside one that stays connected, and its resident memory
+# must come back to what it was after the first 500 (the run fails if
+# not). Their profiles go to a tmpfs (/dev/shm) when there is one: the
+# collector fsyncs every file, and a disk would measure the disk.
+#
 #   tests/bench/ingest.sh [SAMPLES]      (default 20000000 per run)
-#   CLIENTS="1 8" tests/bench/ingest.sh
+#   CLIENTS="1 8" CHURN=2000 tests/bench/ingest.sh
 #
 # Builds what it needs with make. Exits non-zero if a run failed.
 set -eu
@@ -19,15 +26,21 @@ BUILD=${PYPROF_BUILD:-$top/build}
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 SAMPLES=${1:-20000000}
 CLIENTS=${CLIENTS:-1 8 64}
+CHURN=${CHURN:-10000}
 
 make -C "$top" --no-print-directory -s "$BUILD/pyprof-collector" \
 	"$BUILD/bench/ingest" BUILD="$BUILD" >&2
 
 tmp=$(mktemp -d /tmp/ppbench.XXXXXX)
+if [[ -d /dev/shm && -w /dev/shm ]]; then
+	churn_out=$(mktemp -d /dev/shm/ppbench.XXXXXX)
+else
+	churn_out=$tmp/churn-out
+fi
 cpid=
 cleanup() {
 	[[ -n $cpid ]] && kill "$cpid" 2>/dev/null && wait "$cpid" 2>/dev/null
-	rm -rf "$tmp"
+	rm -rf "$tmp" "$churn_out"
 }
 trap cleanup EXIT
 
@@ -62,5 +75,22 @@ fi
 if [[ -s $tmp/log ]]; then
 	echo "collector warnings:" >&2
 	cat "$tmp/log" >&2
+fi
+
+if ((CHURN > 0)); then
+	"$BUILD/pyprof-collector" --socket "$tmp/s2/c.sock" \
+		--output-dir "$churn_out" --log-level warn --ready-fd 3 \
+		3>"$tmp/ready" 2>"$tmp/log2" &
+	cpid=$!
+	read -r -t 10 -n 1 byte <"$tmp/ready" || { cat "$tmp/log2" >&2; exit 1; }
+	"$BUILD/bench/ingest" --socket "$tmp/s2/c.sock" --collector-pid "$cpid" \
+		--churn "$CHURN" || rc=1
+	kill -TERM "$cpid"
+	wait "$cpid" || rc=1
+	cpid=
+	if [[ -s $tmp/log2 ]]; then
+		echo "collector warnings:" >&2
+		cat "$tmp/log2" >&2
+	fi
 fi
 exit $rc
