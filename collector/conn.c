@@ -67,7 +67,8 @@ static const char *const type_names[] = {
 	[WIRE_FUNCTION] = "FUNCTION", [WIRE_LOCATION] = "LOCATION",
 	[WIRE_NODE] = "NODE",         [WIRE_THREAD] = "THREAD",
 	[WIRE_SAMPLES] = "SAMPLES",   [WIRE_LOST] = "LOST",
-	[WIRE_BYE] = "BYE",
+	[WIRE_BYE] = "BYE",           [WIRE_MAPPING] = "MAPPING",
+	[WIRE_ADDRESS] = "ADDRESS",
 };
 
 struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
@@ -377,6 +378,10 @@ static int on_bye(struct conn *c, struct wire_in *r)
 		case WIRE_B_HANDLER_NS: b.handler_ns = v; break;
 		case WIRE_B_FAULTS: b.faults = v; break;
 		case WIRE_B_ACHIEVED_NS: b.achieved_ns = v; break;
+		case WIRE_B_NATIVE_UNMERGED:
+			b.native_unmerged = v;
+			b.has_native = 1;
+			break;
 		default: break;
 		}
 	}
@@ -445,6 +450,26 @@ static int on_def(struct conn *c, struct wire_in *r, unsigned type)
 		if ((rc = check_end(c, r, type)) < 0)
 			return rc;
 		rc = proc_add_lost(c->session, a, b, d, err);
+		break;
+	case WIRE_MAPPING: {
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		e = wire_get_varint(r);
+		uint64_t file = wire_get_varint(r);
+		s = wire_get_bytes(r, &n, WIRE_MAX_BUILD_ID);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_mapping(c->session, a, b, d, e, file, s, n, err);
+		break;
+	}
+	case WIRE_ADDRESS:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_address(c->session, a, b, d, err);
 		break;
 	default:
 		return -EPROTO; /* not reached: the caller filters types */

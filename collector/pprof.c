@@ -111,6 +111,9 @@ struct builder {
 
 	uint32_t *fid_map;       /* symtab fid -> pprof function id */
 	uint32_t *lid_map;       /* symtab lid -> pprof location id */
+	uint32_t *mid_map;       /* symtab mid -> pprof mapping id (2..) */
+	uint8_t *mid_unnamed;    /* symtab mid: an address without a name */
+	struct ptrs maps;        /* native mappings, pprof ids 2.. */
 	struct ptrs funcs, locs, samples;
 	int64_t *comments;
 	size_t n_comments, comments_cap;
@@ -257,8 +260,13 @@ static uint64_t new_function(struct builder *b, int64_t name, int64_t sys,
 	return f->id;
 }
 
-static uint64_t new_location(struct builder *b, uint64_t function_id,
-			     int64_t line)
+/* A location in mapping mapping_id at address (0 for Python frames,
+ * which are all in mapping 1), with one line, or none when function_id
+ * is 0 (a native address without a name: pprof shows the address and may
+ * symbolize it itself). */
+static uint64_t new_location_at(struct builder *b, uint64_t function_id,
+				int64_t line, uint64_t mapping_id,
+				uint64_t address)
 {
 	Location *l = balloc(b, sizeof(*l));
 	Line *ln = balloc(b, sizeof(*ln));
@@ -271,11 +279,60 @@ static uint64_t new_location(struct builder *b, uint64_t function_id,
 	ln->line = line;
 	lines[0] = ln;
 	l->id = b->locs.n + 1;
-	l->mapping_id = 1;
-	l->n_line = 1;
+	l->mapping_id = mapping_id;
+	l->address = address;
+	l->n_line = function_id ? 1 : 0;
 	l->line = lines;
 	ptrs_push(b, &b->locs, l);
 	return l->id;
+}
+
+static uint64_t new_location(struct builder *b, uint64_t function_id,
+			     int64_t line)
+{
+	return new_location_at(b, function_id, line, 1, 0);
+}
+
+/* The pprof mapping of symtab mapping mid (PYPROF_NATIVE): one per loaded
+ * object's executable segment, with its build id, so that pprof can
+ * symbolize what we could not. */
+static uint64_t mapping_id(struct builder *b, uint32_t mid)
+{
+	struct symtab_mapping sm;
+	if (b->mid_map[mid])
+		return b->mid_map[mid];
+	Mapping *m = balloc(b, sizeof(*m));
+	if (!m)
+		return 0;
+	symtab_mapping(b->st, mid, &sm);
+	perftools__profiles__mapping__init(m);
+	m->id = 2 + b->maps.n;
+	m->memory_start = sm.start;
+	m->memory_limit = sm.limit;
+	m->file_offset = sm.offset;
+	m->filename = sid_idx(b, sm.file);
+	m->build_id = sid_idx(b, sm.build_id);
+	/* has_functions is settled once every location is known */
+	m->has_functions = (sm.flags & SYMTAB_MAP_FUNCTIONS) != 0;
+	m->has_filenames = m->has_line_numbers =
+		(sm.flags & SYMTAB_MAP_LINES) != 0;
+	ptrs_push(b, &b->maps, m);
+	b->mid_map[mid] = (uint32_t)m->id;
+	return m->id;
+}
+
+/* A native function: its system name is its symbol, as it is. */
+static uint64_t native_function_id(struct builder *b, uint32_t fid)
+{
+	uint32_t name, sys, file;
+	int64_t start;
+	if (!b->fid_map[fid]) {
+		symtab_function(b->st, fid, &name, &sys, &file, &start);
+		b->fid_map[fid] = (uint32_t)new_function(
+			b, sid_idx(b, name), sid_idx(b, sys), sid_idx(b, file),
+			start);
+	}
+	return b->fid_map[fid];
 }
 
 static uint64_t function_id(struct builder *b, uint32_t fid)
@@ -300,12 +357,22 @@ static uint64_t function_id(struct builder *b, uint32_t fid)
 
 static uint64_t location_id(struct builder *b, uint32_t lid)
 {
-	uint32_t fid;
+	uint32_t fid, mid;
+	uint64_t addr;
 	int64_t line;
 	if (!b->lid_map[lid]) {
 		symtab_location(b->st, lid, &fid, &line);
-		b->lid_map[lid] =
-			(uint32_t)new_location(b, function_id(b, fid), line);
+		symtab_location_native(b->st, lid, &mid, &addr);
+		if (mid || addr) {
+			if (!fid)
+				b->mid_unnamed[mid] = 1;
+			b->lid_map[lid] = (uint32_t)new_location_at(
+				b, fid ? native_function_id(b, fid) : 0, line,
+				mid ? mapping_id(b, mid) : 0, addr);
+		} else {
+			b->lid_map[lid] = (uint32_t)new_location(
+				b, function_id(b, fid), line);
+		}
 	}
 	return b->lid_map[lid];
 }
@@ -600,6 +667,10 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 					  "%" PRIu64 " Hz", in->pid,
 				       hz_of(in->period_ns),
 				       hz_of(in->achieved_ns)));
+	if (in->has_bye && in->bye.has_native)
+		add_comment(b, str_fmt(b, "pid %" PRIu64 ": native stacks, "
+					  "%" PRIu64 " samples not merged",
+				       in->pid, in->bye.native_unmerged));
 }
 
 static uint64_t now_unix_ns(void)
@@ -671,7 +742,6 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	ValueType vt_period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	ValueType *types[2] = { &vt_count, &vt_time };
 	Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
-	Mapping *maps[1] = { &map };
 	const struct proc_info *first;
 	uint64_t start = UINT64_MAX, end = 0;
 	uint8_t *packed = NULL;
@@ -697,7 +767,11 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 			   sizeof(uint32_t));
 	b.lid_map = calloc((size_t)symtab_n_locations(st) + 1,
 			   sizeof(uint32_t));
-	if (!b.sid_idx || !b.fid_map || !b.lid_map)
+	b.mid_map = calloc((size_t)symtab_n_mappings(st) + 1,
+			   sizeof(uint32_t));
+	b.mid_unnamed = calloc((size_t)symtab_n_mappings(st) + 1, 1);
+	if (!b.sid_idx || !b.fid_map || !b.lid_map || !b.mid_map ||
+	    !b.mid_unnamed)
 		goto out;
 	ptrs_push(&b, &b.strs, (void *)"");
 
@@ -734,15 +808,24 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	if (n > PPROF_MAX_PROC_COMMENTS)
 		add_comment(&b, str_fmt(&b, "%zu more processes not described "
 					    "here", n - PPROF_MAX_PROC_COMMENTS));
+	/* a mapping "has functions" only if every address in it was named */
+	for (uint32_t mid = 1; mid <= symtab_n_mappings(st); mid++)
+		if (b.mid_map[mid] && b.mid_unnamed[mid])
+			((Mapping *)b.maps.v[b.mid_map[mid] - 2])
+				->has_functions = 0;
+	Mapping **all_maps = balloc(&b, (1 + b.maps.n) * sizeof(*all_maps));
 	if (b.oom)
 		goto out;
+	all_maps[0] = &map;
+	for (size_t i = 0; i < b.maps.n; i++)
+		all_maps[1 + i] = b.maps.v[i];
 
 	prof.n_sample_type = 2;
 	prof.sample_type = types;
 	prof.n_sample = b.samples.n;
 	prof.sample = (Sample **)b.samples.v;
-	prof.n_mapping = 1;
-	prof.mapping = maps;
+	prof.n_mapping = 1 + b.maps.n;
+	prof.mapping = all_maps;
 	prof.n_location = b.locs.n;
 	prof.location = (Location **)b.locs.v;
 	prof.n_function = b.funcs.n;
@@ -783,6 +866,9 @@ out:
 		b.lid_map = NULL;
 	}
 	free(b.lid_map);
+	free(b.mid_map);
+	free(b.mid_unnamed);
+	free(b.maps.v);
 	free(b.strs.v);
 	free(b.funcs.v);
 	free(b.locs.v);

@@ -21,9 +21,16 @@
  *   labels       sample also gets process (the process name, comm) and
  *                command (its command line, at most PPROF_MAX_COMMAND
  *                bytes), so that -tagfocus/-tagignore can pick processes
- *   mapping      one, for the first process's executable, with
+ *   mapping      1, for the first process's executable, with
  *                has_functions/filenames/line_numbers set so that pprof
- *                does not try to symbolize addresses
+ *                does not try to symbolize addresses (the Python frames'
+ *                locations, address 0); with PYPROF_NATIVE also one per
+ *                loaded object's executable segment that a native frame
+ *                is in (memory start/limit, file offset, path, build id),
+ *                whose locations carry their addresses and, where the
+ *                collector found a symbol, a line; has_functions is set
+ *                only when every address in it was named, so that pprof
+ *                symbolizes the rest itself
  *   time_nanos   earliest process start; duration_nanos up to the latest
  *                sample or BYE; or the window pprof_opts gives
  *   comment      per process: command line, executable, Python version,

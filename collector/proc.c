@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "agg.h"
+#include "elfsym.h"
 #include "idhash.h"
 #include "log.h"
 #include "symtab.h"
@@ -84,12 +85,14 @@ struct proc_session {
 	struct proc *proc;
 	struct proc_session *prev, *next; /* the process's sessions */
 	struct idmap strings, functions, locations, nodes, threads;
+	struct idmap mappings; /* PYPROF_NATIVE's MAPPING frames */
 	uint64_t def_bytes;
 	uint64_t n_samples, n_lost;
 };
 
 struct procs {
 	struct symtab *st;
+	struct elfsym *es; /* native names; NULL: addresses only */
 	struct proc *head, *tail;
 	size_t n;
 	uint64_t n_seen, total_samples, total_lost;
@@ -199,6 +202,7 @@ struct procs *procs_new(struct symtab *st)
 	if (!reg)
 		return NULL;
 	reg->st = st;
+	reg->es = elfsym_new(); /* NULL: native frames stay addresses */
 	return reg;
 }
 
@@ -223,6 +227,7 @@ void procs_free(struct procs *reg)
 		proc_free(p);
 		p = next;
 	}
+	elfsym_free(reg->es);
 	free(reg);
 }
 
@@ -411,6 +416,7 @@ struct proc *proc_session_close(struct proc_session *s)
 	idmap_fini(&s->locations);
 	idmap_fini(&s->nodes);
 	idmap_fini(&s->threads);
+	idmap_fini(&s->mappings);
 	free(s);
 	assert(p->n_sessions > 0);
 	return --p->n_sessions == 0 ? p : NULL;
@@ -511,6 +517,126 @@ int proc_def_location(struct proc_session *s, uint64_t id, uint64_t function,
 	if (symtab_intern_location(s->proc->reg->st,
 				   s->functions.v[function], (int64_t)line,
 				   &lid) < 0 ||
+	    session_push(s, &s->locations, lid) < 0)
+		return oom(err);
+	return 0;
+}
+
+int proc_def_mapping(struct proc_session *s, uint64_t id, uint64_t start,
+		     uint64_t limit, uint64_t offset, uint64_t filename,
+		     const uint8_t *build_id, size_t build_id_len, char *err)
+{
+	struct symtab *st = s->proc->reg->st;
+	struct symtab_mapping m = { 0 };
+	char hex[2 * WIRE_MAX_BUILD_ID + 1];
+	uint32_t mid;
+	int rc;
+
+	if ((rc = check_new_id(&s->mappings, id, "MAPPING", err)) < 0 ||
+	    (rc = check_ref(&s->strings, filename, "MAPPING", id, "filename",
+			    "string", err)) < 0)
+		return rc;
+	if (start >= limit || build_id_len > WIRE_MAX_BUILD_ID) {
+		snprintf(err, PROC_ERR_LEN, "MAPPING %" PRIu64 ": %s", id,
+			 start >= limit ? "start is not below limit"
+					: "build id too long");
+		return -EPROTO;
+	}
+	if ((rc = charge(s, build_id_len, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
+	hex[2 * build_id_len] = 0;
+	m.start = start;
+	m.limit = limit;
+	m.offset = offset;
+	m.file = s->strings.v[filename];
+	if (symtab_intern_string(st, hex, 2 * build_id_len, &m.build_id) < 0 ||
+	    symtab_intern_mapping(st, &m, &mid) < 0 ||
+	    session_push(s, &s->mappings, mid) < 0)
+		return oom(err);
+	return 0;
+}
+
+/* The build id of mapping m, from its hex string, into id; its length. */
+static size_t mapping_build_id(const struct symtab *st,
+			       const struct symtab_mapping *m, uint8_t *id)
+{
+	const char *hex = symtab_string(st, m->build_id);
+	size_t n = strlen(hex) / 2;
+	for (size_t i = 0; i < n && i < WIRE_MAX_BUILD_ID; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return 0;
+		id[i] = (uint8_t)v;
+	}
+	return n <= WIRE_MAX_BUILD_ID ? n : 0;
+}
+
+/* Names address addr of mapping mid from the mapped file (elfsym.h):
+ * *fid and *line, or 0 and 0 when nothing names it. */
+static int name_address(struct procs *reg, uint32_t mid, uint64_t addr,
+			uint32_t *fid, int64_t *line)
+{
+	struct symtab *st = reg->st;
+	struct symtab_mapping m;
+	struct elfsym_hit hit;
+	uint8_t id[WIRE_MAX_BUILD_ID];
+	char path[4096];
+	uint32_t name, file = 0;
+
+	*fid = 0;
+	*line = 0;
+	if (!mid || !reg->es)
+		return 0;
+	symtab_mapping(st, mid, &m);
+	snprintf(path, sizeof(path), "%s", symtab_string(st, m.file));
+	size_t id_len = mapping_build_id(st, &m, id);
+	if (!elfsym_lookup(reg->es, path, id, id_len, m.start, m.offset, addr,
+			   &hit))
+		return 0;
+	/* The line only when it is in the function's own file: an address
+	 * inlined from a header has a line of that header. */
+	const char *fn_file = hit.func_file;
+	uint32_t fn_line = hit.func_line;
+	if (symtab_intern_string(st, hit.name, strlen(hit.name), &name) < 0 ||
+	    (fn_file && symtab_intern_string(st, fn_file, strlen(fn_file),
+					     &file) < 0) ||
+	    symtab_intern_function(st, name, name, file, fn_line, fid) < 0)
+		return -ENOMEM;
+	if (fn_file && hit.src_file == fn_file)
+		*line = hit.src_line;
+	m.flags = SYMTAB_MAP_FUNCTIONS | (*line ? SYMTAB_MAP_LINES : 0);
+	return symtab_intern_mapping(st, &m, &mid);
+}
+
+int proc_def_address(struct proc_session *s, uint64_t id, uint64_t mapping,
+		     uint64_t addr, char *err)
+{
+	struct symtab *st = s->proc->reg->st;
+	uint32_t mid = 0, fid, lid;
+	int64_t line;
+	int rc;
+
+	if ((rc = check_new_id(&s->locations, id, "ADDRESS", err)) < 0 ||
+	    (mapping && (rc = check_ref(&s->mappings, mapping, "ADDRESS", id,
+					"mapping", "mapping", err)) < 0))
+		return rc;
+	if (mapping) {
+		struct symtab_mapping m;
+		mid = s->mappings.v[mapping];
+		symtab_mapping(st, mid, &m);
+		if (addr < m.start || addr >= m.limit) {
+			snprintf(err, PROC_ERR_LEN, "ADDRESS %" PRIu64
+				 ": %#" PRIx64 " is outside mapping %" PRIu64,
+				 id, addr, mapping);
+			return -EPROTO;
+		}
+	}
+	if ((rc = charge(s, 0, err)) < 0)
+		return rc;
+	if (name_address(s->proc->reg, mid, addr, &fid, &line) < 0 ||
+	    symtab_intern_native_location(st, fid, line, mid, addr, &lid) < 0 ||
 	    session_push(s, &s->locations, lid) < 0)
 		return oom(err);
 	return 0;
@@ -886,6 +1012,8 @@ static void mark_proc(struct symtab *st, const struct proc *p)
 			symtab_gc_mark_location(st, s->locations.v[i]);
 		for (size_t i = 1; i <= s->nodes.n; i++)
 			symtab_gc_mark_node(st, s->nodes.v[i]);
+		for (size_t i = 1; i <= s->mappings.n; i++)
+			symtab_gc_mark_mapping(st, s->mappings.v[i]);
 	}
 }
 
@@ -918,6 +1046,9 @@ static void renumber_proc(const struct symtab *st, struct proc *p)
 				symtab_gc_new_location(st, s->locations.v[i]);
 		for (size_t i = 1; i <= s->nodes.n; i++)
 			s->nodes.v[i] = symtab_gc_new_node(st, s->nodes.v[i]);
+		for (size_t i = 1; i <= s->mappings.n; i++)
+			s->mappings.v[i] =
+				symtab_gc_new_mapping(st, s->mappings.v[i]);
 	}
 }
 

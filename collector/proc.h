@@ -85,7 +85,8 @@ struct proc_hello {
 struct proc_bye {
 	uint64_t samples, lost, end_mono_ns, handler_n, handler_ns, faults;
 	uint64_t achieved_ns;
-	int has_samples, has_lost, has_end_mono;
+	uint64_t native_unmerged; /* PYPROF_NATIVE samples not merged */
+	int has_samples, has_lost, has_end_mono, has_native;
 };
 
 /* One SAMPLES record as sent (ids are the connection's). */
@@ -194,6 +195,15 @@ int proc_def_function(struct proc_session *s, uint64_t id, uint64_t name,
 		      uint64_t start_line, char *err);
 int proc_def_location(struct proc_session *s, uint64_t id, uint64_t function,
 		      uint64_t line, char *err);
+/* PYPROF_NATIVE: a loaded object's segment (wire.h's MAPPING), and a
+ * native location in one (ADDRESS; a location id, like LOCATION's). The
+ * address is named there and then from the mapped file's symbols
+ * (elfsym.h: may read the file the first time, some milliseconds). */
+int proc_def_mapping(struct proc_session *s, uint64_t id, uint64_t start,
+		     uint64_t limit, uint64_t offset, uint64_t filename,
+		     const uint8_t *build_id, size_t build_id_len, char *err);
+int proc_def_address(struct proc_session *s, uint64_t id, uint64_t mapping,
+		     uint64_t addr, char *err);
 int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
 		  uint64_t location, char *err);
 int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,

@@ -1,6 +1,6 @@
 /*
- * symtab.c - collector-wide interning of strings, functions, locations and
- * stack nodes (see symtab.h).
+ * symtab.c - collector-wide interning of strings, functions, locations,
+ * stack nodes and mappings (see symtab.h).
  *
  * Each kind is a dense array indexed by id (slot 0 unused) plus an idhash
  * to find an existing equal entry. Strings live back to back in one arena,
@@ -33,8 +33,14 @@ struct symtab_func {
 };
 
 struct symtab_loc {
-	uint32_t fid;
+	uint32_t fid;   /* 0: a native address that has no name */
 	int64_t line;
+	uint32_t mid;   /* mapping of a native location, else 0 */
+	uint64_t addr;  /* its address in the process, else 0 */
+};
+
+struct symtab_map {
+	struct symtab_mapping m;
 };
 
 struct symtab_node {
@@ -45,7 +51,7 @@ struct symtab_node {
  * kind, map[old id] is 0 while unmarked, 1 once marked, and the new id
  * after the rebuild. */
 struct symtab_gc {
-	uint32_t *str, *func, *loc, *node;
+	uint32_t *str, *func, *loc, *node, *map;
 	int rebuilt;
 };
 
@@ -74,6 +80,11 @@ struct symtab {
 	uint32_t n_nodes;
 	size_t nodes_cap;
 	struct idhash node_hash;
+
+	struct symtab_map *maps;
+	uint32_t n_maps;
+	size_t maps_cap;
+	struct idhash map_hash;
 };
 
 /* Makes room for index `need` in an array of elem-sized entries. */
@@ -101,6 +112,7 @@ struct symtab *symtab_new(void)
 	idhash_init(&st->func_hash);
 	idhash_init(&st->loc_hash);
 	idhash_init(&st->node_hash);
+	idhash_init(&st->map_hash);
 	return st;
 }
 
@@ -112,10 +124,12 @@ static void tables_free(struct symtab *st)
 	free(st->funcs);
 	free(st->locs);
 	free(st->nodes);
+	free(st->maps);
 	idhash_fini(&st->str_hash);
 	idhash_fini(&st->func_hash);
 	idhash_fini(&st->loc_hash);
 	idhash_fini(&st->node_hash);
+	idhash_fini(&st->map_hash);
 }
 
 void symtab_clear(struct symtab *st)
@@ -369,14 +383,24 @@ static int loc_eq(const void *ctx, uint32_t id)
 {
 	const struct loc_key *k = ctx;
 	const struct symtab_loc *l = &k->st->locs[id];
-	return l->fid == k->l.fid && l->line == k->l.line;
+	return l->fid == k->l.fid && l->line == k->l.line &&
+	       l->mid == k->l.mid && l->addr == k->l.addr;
 }
 
 int symtab_intern_location(struct symtab *st, uint32_t fid, int64_t line,
 			   uint32_t *lid)
 {
-	struct loc_key key = { st, { fid, line } };
+	return symtab_intern_native_location(st, fid, line, 0, 0, lid);
+}
+
+int symtab_intern_native_location(struct symtab *st, uint32_t fid,
+				  int64_t line, uint32_t mid, uint64_t addr,
+				  uint32_t *lid)
+{
+	struct loc_key key = { st, { fid, line, mid, addr } };
 	uint64_t h = idhash_combine(idhash_mix(fid), (uint64_t)line);
+	if (mid)
+		h = idhash_combine(idhash_combine(h, mid), addr);
 	uint32_t id;
 	int err;
 
@@ -403,6 +427,71 @@ void symtab_location(const struct symtab *st, uint32_t lid, uint32_t *fid,
 {
 	*fid = st->locs[lid].fid;
 	*line = st->locs[lid].line;
+}
+
+void symtab_location_native(const struct symtab *st, uint32_t lid,
+			    uint32_t *mid, uint64_t *addr)
+{
+	*mid = st->locs[lid].mid;
+	*addr = st->locs[lid].addr;
+}
+
+/* ---- mappings ------------------------------------------------------------ */
+
+struct map_key {
+	const struct symtab *st;
+	const struct symtab_mapping *m;
+};
+
+static int map_eq(const void *ctx, uint32_t id)
+{
+	const struct map_key *k = ctx;
+	const struct symtab_mapping *m = &k->st->maps[id].m;
+	return m->start == k->m->start && m->limit == k->m->limit &&
+	       m->offset == k->m->offset && m->file == k->m->file &&
+	       m->build_id == k->m->build_id;
+}
+
+int symtab_intern_mapping(struct symtab *st, const struct symtab_mapping *m,
+			  uint32_t *mid)
+{
+	struct map_key key = { st, m };
+	uint64_t h = idhash_combine(
+		idhash_combine(idhash_mix(m->start), m->limit),
+		idhash_combine(idhash_combine(m->offset, m->file),
+			       m->build_id));
+	uint32_t id;
+	int err;
+
+	id = idhash_find(&st->map_hash, h, map_eq, &key);
+	if (!id) {
+		if (st->n_maps >= SYMTAB_MAX_ID)
+			return -E2BIG;
+		id = st->n_maps + 1;
+		err = reserve((void **)&st->maps, &st->maps_cap, id,
+			      sizeof(*st->maps));
+		if (!err)
+			err = idhash_insert(&st->map_hash, h, id);
+		if (err)
+			return err;
+		st->maps[id].m = *m;
+		st->maps[id].m.flags = 0;
+		st->n_maps = id;
+	}
+	st->maps[id].m.flags |= m->flags;
+	*mid = id;
+	return 0;
+}
+
+void symtab_mapping(const struct symtab *st, uint32_t mid,
+		    struct symtab_mapping *m)
+{
+	*m = st->maps[mid].m;
+}
+
+uint32_t symtab_n_mappings(const struct symtab *st)
+{
+	return st->n_maps;
 }
 
 struct node_key {
@@ -480,7 +569,8 @@ uint32_t symtab_n_nodes(const struct symtab *st)
 
 uint64_t symtab_n_entries(const struct symtab *st)
 {
-	return (uint64_t)st->n_str + st->n_funcs + st->n_locs + st->n_nodes;
+	return (uint64_t)st->n_str + st->n_funcs + st->n_locs + st->n_nodes +
+	       st->n_maps;
 }
 
 size_t symtab_bytes(const struct symtab *st)
@@ -489,8 +579,10 @@ size_t symtab_bytes(const struct symtab *st)
 	       st->funcs_cap * sizeof(*st->funcs) +
 	       st->locs_cap * sizeof(*st->locs) +
 	       st->nodes_cap * sizeof(*st->nodes) +
+	       st->maps_cap * sizeof(*st->maps) +
 	       idhash_mem(&st->str_hash) + idhash_mem(&st->func_hash) +
-	       idhash_mem(&st->loc_hash) + idhash_mem(&st->node_hash);
+	       idhash_mem(&st->loc_hash) + idhash_mem(&st->node_hash) +
+	       idhash_mem(&st->map_hash);
 }
 
 /* ---- compaction ------------------------------------------------------------ */
@@ -505,8 +597,9 @@ int symtab_gc_begin(struct symtab *st)
 	gc->func = calloc((size_t)st->n_funcs + 1, sizeof(uint32_t));
 	gc->loc = calloc((size_t)st->n_locs + 1, sizeof(uint32_t));
 	gc->node = calloc((size_t)st->n_nodes + 1, sizeof(uint32_t));
+	gc->map = calloc((size_t)st->n_maps + 1, sizeof(uint32_t));
 	st->gc = gc;
-	if (!gc->str || !gc->func || !gc->loc || !gc->node) {
+	if (!gc->str || !gc->func || !gc->loc || !gc->node || !gc->map) {
 		symtab_gc_end(st);
 		return -ENOMEM;
 	}
@@ -539,6 +632,18 @@ void symtab_gc_mark_location(struct symtab *st, uint32_t lid)
 		return;
 	gc->loc[lid] = 1;
 	symtab_gc_mark_function(st, st->locs[lid].fid);
+	symtab_gc_mark_mapping(st, st->locs[lid].mid);
+}
+
+void symtab_gc_mark_mapping(struct symtab *st, uint32_t mid)
+{
+	struct symtab_gc *gc = st->gc;
+	assert(gc && !gc->rebuilt && mid <= st->n_maps);
+	if (mid == 0 || gc->map[mid])
+		return;
+	gc->map[mid] = 1;
+	symtab_gc_mark_string(st, st->maps[mid].m.file);
+	symtab_gc_mark_string(st, st->maps[mid].m.build_id);
 }
 
 void symtab_gc_mark_node(struct symtab *st, uint32_t nid)
@@ -580,11 +685,21 @@ static int rebuild_into(struct symtab *nst, const struct symtab *st)
 					     gc->str[f->filename],
 					     f->start_line, &gc->func[i]);
 	}
+	for (uint32_t i = 1; i <= st->n_maps && !err; i++) {
+		struct symtab_mapping m = st->maps[i].m;
+		if (!gc->map[i])
+			continue;
+		m.file = gc->str[m.file];
+		m.build_id = gc->str[m.build_id];
+		err = symtab_intern_mapping(nst, &m, &gc->map[i]);
+	}
 	for (uint32_t i = 1; i <= st->n_locs && !err; i++) {
+		const struct symtab_loc *l = &st->locs[i];
 		if (!gc->loc[i])
 			continue;
-		err = symtab_intern_location(nst, gc->func[st->locs[i].fid],
-					     st->locs[i].line, &gc->loc[i]);
+		err = symtab_intern_native_location(
+			nst, l->fid ? gc->func[l->fid] : 0, l->line,
+			l->mid ? gc->map[l->mid] : 0, l->addr, &gc->loc[i]);
 	}
 	for (uint32_t i = 1; i <= st->n_nodes && !err; i++) {
 		const struct symtab_node *n = &st->nodes[i];
@@ -610,6 +725,7 @@ int symtab_gc_rebuild(struct symtab *st)
 	idhash_init(&nst.func_hash);
 	idhash_init(&nst.loc_hash);
 	idhash_init(&nst.node_hash);
+	idhash_init(&nst.map_hash);
 	err = rebuild_into(&nst, st);
 	if (err) {
 		/* The marks were overwritten with partial new ids: useless
@@ -642,6 +758,12 @@ uint32_t symtab_gc_new_location(const struct symtab *st, uint32_t old)
 	return old ? st->gc->loc[old] : 0;
 }
 
+uint32_t symtab_gc_new_mapping(const struct symtab *st, uint32_t old)
+{
+	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->map[old]));
+	return old ? st->gc->map[old] : 0;
+}
+
 uint32_t symtab_gc_new_node(const struct symtab *st, uint32_t old)
 {
 	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->node[old]));
@@ -657,6 +779,7 @@ void symtab_gc_end(struct symtab *st)
 	free(gc->func);
 	free(gc->loc);
 	free(gc->node);
+	free(gc->map);
 	free(gc);
 	st->gc = NULL;
 }

@@ -1,6 +1,9 @@
 /*
  * symtab.h - the collector-wide symbol tables: strings, functions,
- * locations and stack nodes, each interned once for all processes.
+ * locations, stack nodes and mappings, each interned once for all
+ * processes. A location is a Python one (function, line) or a native one
+ * (PYPROF_NATIVE: an address in a mapping, with the function and line
+ * found for it, or none).
  *
  * Clients define these per connection with their own ids (wire.h); proc.c
  * maps each connection id to the collector-wide id returned here, so a
@@ -59,6 +62,33 @@ int symtab_intern_location(struct symtab *st, uint32_t fid, int64_t line,
 void symtab_location(const struct symtab *st, uint32_t lid, uint32_t *fid,
 		     int64_t *line);
 
+/* A loaded object's executable segment (wire.h's MAPPING). file and
+ * build_id are string ids (the build id in lowercase hex, "" if none);
+ * flags (SYMTAB_MAP_*) say what the collector found in the file. */
+struct symtab_mapping {
+	uint64_t start, limit, offset;
+	uint32_t file, build_id;
+	uint32_t flags;
+};
+#define SYMTAB_MAP_FUNCTIONS 1u /* some address was named from the file */
+#define SYMTAB_MAP_LINES 2u     /* some address got a source line       */
+
+/* Interns a mapping (every field but flags is its identity; flags are
+ * ORed into the entry's). 0, -ENOMEM or -E2BIG. */
+int symtab_intern_mapping(struct symtab *st, const struct symtab_mapping *m,
+			  uint32_t *mid);
+void symtab_mapping(const struct symtab *st, uint32_t mid,
+		    struct symtab_mapping *m);
+
+/* Interns a native location: address addr of mapping mid (0: in no known
+ * mapping), named by function fid and line (fid 0: no name was found). */
+int symtab_intern_native_location(struct symtab *st, uint32_t fid,
+				  int64_t line, uint32_t mid, uint64_t addr,
+				  uint32_t *lid);
+/* mid and addr of a native location; 0, 0 for a Python one. */
+void symtab_location_native(const struct symtab *st, uint32_t lid,
+			    uint32_t *mid, uint64_t *addr);
+
 /* Interns the stack node (parent, location): parent 0 is the root, else it
  * must exist; lid must exist. A node's depth is its parent's plus one (a
  * root child has depth 1). Returns 0, -ENOMEM, or -ELOOP if the depth
@@ -75,9 +105,10 @@ uint32_t symtab_n_strings(const struct symtab *st);
 uint32_t symtab_n_functions(const struct symtab *st);
 uint32_t symtab_n_locations(const struct symtab *st);
 uint32_t symtab_n_nodes(const struct symtab *st);
+uint32_t symtab_n_mappings(const struct symtab *st);
 /* Bytes held, for statistics. */
 size_t symtab_bytes(const struct symtab *st);
-/* Entries of all four kinds. */
+/* Entries of all kinds. */
 uint64_t symtab_n_entries(const struct symtab *st);
 
 /* ---- compaction ---------------------------------------------------------
@@ -90,8 +121,8 @@ uint64_t symtab_n_entries(const struct symtab *st);
  *   symtab_gc_end(st)           forget the marks and the renumbering
  *
  * Marking follows references: a node marks its ancestors and their
- * locations, a location its function, a function its strings, so callers
- * mark only what they hold directly. Old order is kept, so a node's parent
+ * locations, a location its function and mapping, a function or a mapping
+ * its strings, so callers mark only what they hold directly. Old order is kept, so a node's parent
  * still has a smaller id than the node. Ids of each kind are dense again
  * after the rebuild; their memory is what the marked entries need.
  *
@@ -107,12 +138,14 @@ void symtab_gc_mark_string(struct symtab *st, uint32_t sid);
 void symtab_gc_mark_function(struct symtab *st, uint32_t fid);
 void symtab_gc_mark_location(struct symtab *st, uint32_t lid);
 void symtab_gc_mark_node(struct symtab *st, uint32_t nid);
+void symtab_gc_mark_mapping(struct symtab *st, uint32_t mid);
 int symtab_gc_rebuild(struct symtab *st);
 /* 0 maps to 0; old must have been marked. */
 uint32_t symtab_gc_new_string(const struct symtab *st, uint32_t old);
 uint32_t symtab_gc_new_function(const struct symtab *st, uint32_t old);
 uint32_t symtab_gc_new_location(const struct symtab *st, uint32_t old);
 uint32_t symtab_gc_new_node(const struct symtab *st, uint32_t old);
+uint32_t symtab_gc_new_mapping(const struct symtab *st, uint32_t old);
 void symtab_gc_end(struct symtab *st);
 
 #endif /* PYPROF_SYMTAB_H */

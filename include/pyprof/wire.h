@@ -29,6 +29,18 @@
  * id 1 (the library keeps its ids for the life of the process, so this is a
  * replay), then new data.
  *
+ * Native frames (PYPROF_NATIVE). A MAPPING describes one executable
+ * segment of a loaded object (the main program, a shared library, an
+ * extension module loaded with dlopen): where it is mapped, the file
+ * offset it was mapped from, the file's path and its GNU build id. An
+ * ADDRESS is a location like LOCATION's, but named by an address inside a
+ * mapping instead of a function and line: the collector finds the name
+ * in the file's ELF symbol tables. LOCATION and ADDRESS share one id
+ * space: the next location id is the next one of either frame. A client
+ * sends a mapping before the first ADDRESS that names it, and new mappings
+ * as objects are loaded (after dlopen); a new object at an old address is
+ * a new mapping (a new id).
+ *
  * Stacks are a trie. A NODE is (parent node, location): parent 0 is the
  * root, and a parent must already be defined, so the trie has no cycles. A
  * sample names its leaf node; the stack is the path from that leaf to the
@@ -43,6 +55,12 @@
  *     02 06 00 00    type 2 (STRING), payload_len 6
  *     01             id 1
  *     04 6d 61 69 6e length 4, "main"
+ *
+ * And an ADDRESS defining location id 7 at 0x401236 in mapping 2:
+ *
+ *     0b 06 00 00    type 11 (ADDRESS), payload_len 6
+ *     07 02          id 7, mapping 2
+ *     b6 a4 80 02    address 0x401236
  */
 #ifndef PYPROF_WIRE_H
 #define PYPROF_WIRE_H
@@ -62,6 +80,7 @@
 #define WIRE_MAX_IDS (1u << 24)        /* ids of one kind on one connection */
 #define WIRE_MAX_DEPTH 8192            /* nodes from a leaf to the root */
 #define WIRE_MAX_ARGS 1024             /* argv entries in HELLO */
+#define WIRE_MAX_BUILD_ID 64           /* bytes of a MAPPING's build id */
 
 enum wire_type {
 	WIRE_HELLO = 1,    /* tagged fields, see below                         */
@@ -79,7 +98,17 @@ enum wire_type {
 	                      WIRE_SF_OPCODE                                  */
 	WIRE_LOST = 8,     /* reason, samples, value                           */
 	WIRE_BYE = 9,      /* tagged fields: clean end of the process's data   */
-	WIRE_TYPE_MAX = 9
+	WIRE_MAPPING = 10, /* id, start, limit (start < limit: [start, limit)
+	                      mapped), file offset of start, filename sid
+	                      (absolute path, or a name in brackets such as
+	                      "[vdso]" for memory without a file), build id
+	                      (bytes, 0 to WIRE_MAX_BUILD_ID; empty if none)  */
+	WIRE_ADDRESS = 11, /* id (a location id: shared with LOCATION), mapping
+	                      id (0 = in no known mapping), address (in the
+	                      process; within the mapping if there is one). For
+	                      a caller's frame the client sends the return
+	                      address minus 1, so that it falls inside the call */
+	WIRE_TYPE_MAX = 11
 };
 
 /*
@@ -114,9 +143,12 @@ enum wire_bye_tag {
 	WIRE_B_HANDLER_N = 4,    /* varint: signal handler runs measured     */
 	WIRE_B_HANDLER_NS = 5,   /* varint: total ns spent in those runs     */
 	WIRE_B_FAULTS = 6,       /* varint: guarded reads that faulted       */
-	WIRE_B_ACHIEVED_NS = 7   /* varint: sampling period achieved, when it
+	WIRE_B_ACHIEVED_NS = 7,  /* varint: sampling period achieved, when it
 	                            differs from the one asked for (CPU time
 	                            per signal actually delivered)           */
+	WIRE_B_NATIVE_UNMERGED = 8 /* varint: PYPROF_NATIVE samples whose
+	                            native and Python stacks could not be
+	                            merged (their stacks carry a marker)     */
 };
 
 enum wire_mode {

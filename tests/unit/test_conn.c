@@ -10,7 +10,9 @@
  * (The end-to-end test sends the same kinds from an independent Python
  * encoder and checks the log lines.)
  */
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +166,21 @@ static void defs(struct buf *b)
 	frame3(b, WIRE_NODE, 1, 0, 1);
 	frame3(b, WIRE_NODE, 2, 1, 2);
 	frame3(b, WIRE_THREAD, 1, PID, 4);
+}
+
+/* PYPROF_NATIVE's MAPPING. */
+static void mapping(struct buf *b, uint64_t id, uint64_t start, uint64_t limit,
+		    uint64_t offset, uint64_t file, const uint8_t *bid,
+		    size_t bid_len)
+{
+	struct wire_out w = payload();
+	wire_put_varint(&w, id);
+	wire_put_varint(&w, start);
+	wire_put_varint(&w, limit);
+	wire_put_varint(&w, offset);
+	wire_put_varint(&w, file);
+	wire_put_bytes(&w, bid, bid_len);
+	put_frame(b, WIRE_MAPPING, &w);
 }
 
 static void bye(struct buf *b)
@@ -400,6 +417,44 @@ static void bad_long_string(struct buf *b)
 	string(b, 5, s);
 }
 
+/* PYPROF_NATIVE: MAPPING and ADDRESS (the prefix defined locations 1-2
+ * and strings 1-4). */
+static void bad_map_range(struct buf *b)
+{
+	mapping(b, 1, 0x2000, 0x1000, 0, 1, NULL, 0);
+}
+static void bad_map_file(struct buf *b)
+{
+	mapping(b, 1, 0x1000, 0x2000, 0, 99, NULL, 0);
+}
+static void bad_map_gap(struct buf *b)
+{
+	mapping(b, 2, 0x1000, 0x2000, 0, 1, NULL, 0);
+}
+static void bad_map_build_id(struct buf *b)
+{
+	static const uint8_t id[WIRE_MAX_BUILD_ID + 1];
+	mapping(b, 1, 0x1000, 0x2000, 0, 1, id, sizeof(id));
+}
+static void bad_addr_mapping(struct buf *b)
+{
+	frame3(b, WIRE_ADDRESS, 3, 5, 0x1234);
+}
+static void bad_addr_outside(struct buf *b)
+{
+	mapping(b, 1, 0x1000, 0x2000, 0, 1, NULL, 0);
+	frame3(b, WIRE_ADDRESS, 3, 1, 0x2000);
+}
+static void bad_addr_gap(struct buf *b)
+{
+	frame3(b, WIRE_ADDRESS, 4, 0, 0x1234);
+}
+static void bad_addr_shared_ids(struct buf *b)
+{
+	frame3(b, WIRE_ADDRESS, 3, 0, 0x1234);
+	frame3(b, WIRE_LOCATION, 3, 1, 3); /* 4 is next: one id space */
+}
+
 static void test_bad(void)
 {
 	static const struct {
@@ -428,6 +483,14 @@ static void test_bad(void)
 		{ "3.20 count out of range", bad_count_range },
 		{ "3.21 frame after BYE", bad_after_bye },
 		{ "3.22 string over the limit", bad_long_string },
+		{ "3.23 MAPPING start not below limit", bad_map_range },
+		{ "3.24 MAPPING undefined filename", bad_map_file },
+		{ "3.25 MAPPING id gap", bad_map_gap },
+		{ "3.26 MAPPING build id over the limit", bad_map_build_id },
+		{ "3.27 ADDRESS undefined mapping", bad_addr_mapping },
+		{ "3.28 ADDRESS outside its mapping", bad_addr_outside },
+		{ "3.29 ADDRESS location id gap", bad_addr_gap },
+		{ "3.30 LOCATION and ADDRESS share ids", bad_addr_shared_ids },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct harness h;
@@ -620,6 +683,110 @@ static void test_string_repair(void)
 	symtab_free(st);
 }
 
+/* Where this test's own code is mapped, as the library reports it. */
+struct self_map {
+	uintptr_t addr;
+	uint64_t start, limit, offset;
+	char path[4096];
+	uint8_t id[64];
+	size_t id_len;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct self_map *m = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || m->addr < lo ||
+		    m->addr >= lo + ph->p_memsz)
+			continue;
+		m->start = lo;
+		m->limit = lo + ph->p_memsz;
+		m->offset = ph->p_offset;
+		ssize_t n = readlink("/proc/self/exe", m->path,
+				     sizeof(m->path) - 1);
+		m->path[n > 0 ? n : 0] = 0;
+		for (int j = 0; j < info->dlpi_phnum; j++) {
+			const ElfW(Phdr) *nh = &info->dlpi_phdr[j];
+			const uint8_t *p = (const uint8_t *)(info->dlpi_addr +
+							     nh->p_vaddr);
+			if (nh->p_type != PT_NOTE || nh->p_memsz < 16 + 4)
+				continue;
+			ElfW(Nhdr) h;
+			memcpy(&h, p, sizeof(h));
+			if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 &&
+			    h.n_descsz <= 64 && 16 + h.n_descsz <= nh->p_memsz) {
+				memcpy(m->id, p + 16, h.n_descsz);
+				m->id_len = h.n_descsz;
+			}
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* A native frame in this very program is named from its symbol table:
+ * MAPPING, ADDRESS at h_open + 1, a node and a sample on it. */
+static void test_native(void)
+{
+	struct harness h;
+	struct buf b = { 0 };
+	struct self_map m;
+	memset(&m, 0, sizeof(m));
+	m.addr = (uintptr_t)&h_open;
+	CHECK_OR_RETURN(dl_iterate_phdr(find_self, &m) == 1,
+			"5.0 our code is mapped", );
+	CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+	hello(&b, 0);
+	defs(&b);
+	string(&b, 5, m.path);
+	mapping(&b, 1, m.start, m.limit, m.offset, 5, m.id, m.id_len);
+	frame3(&b, WIRE_ADDRESS, 3, 1, m.addr + 1);
+	frame3(&b, WIRE_ADDRESS, 4, 0, 0x1234); /* in no mapping */
+	frame3(&b, WIRE_NODE, 3, 2, 3);
+	frame3(&b, WIRE_NODE, 4, 3, 4);
+	samples(&b, 4, 1, 3, SIZE_MAX);
+	h_feed(&h, &b, 1 << 20);
+	CHECK(!h.closed && h_samples(&h) == 3,
+	      "5.1 MAPPING and ADDRESS frames accepted");
+	const struct agg_entry *e;
+	size_t pos = 0;
+	struct proc *p = procs_first(h.reg);
+	int named = 0, unnamed = 0, mapped = 0;
+	while (p && (e = agg_next(proc_agg(p), &pos))) {
+		uint32_t nid = e->node, parent, lid, fid, mid, n, sys, file;
+		uint64_t addr;
+		int64_t line, start;
+		struct symtab_mapping sm;
+		symtab_node(h.st, nid, &parent, &lid);
+		symtab_location(h.st, lid, &fid, &line);
+		symtab_location_native(h.st, lid, &mid, &addr);
+		unnamed += fid == 0 && mid == 0 && addr == 0x1234;
+		symtab_node(h.st, parent, &parent, &lid);
+		symtab_location(h.st, lid, &fid, &line);
+		symtab_location_native(h.st, lid, &mid, &addr);
+		if (fid) {
+			symtab_function(h.st, fid, &n, &sys, &file, &start);
+			named = !strcmp(symtab_string(h.st, n), "h_open") &&
+				addr == m.addr + 1;
+		}
+		if (mid) {
+			symtab_mapping(h.st, mid, &sm);
+			mapped = sm.start == m.start && sm.limit == m.limit &&
+				 sm.offset == m.offset &&
+				 (sm.flags & SYMTAB_MAP_FUNCTIONS) &&
+				 !strcmp(symtab_string(h.st, sm.file), m.path);
+		}
+	}
+	CHECK(named, "5.2 the address is named h_open from our .symtab");
+	CHECK(mapped, "5.3 its mapping is kept, with has-functions");
+	CHECK(unnamed, "5.4 an address in no mapping stays a bare address");
+	h_close(&h);
+	free(b.p);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR); /* the rejections are expected */
@@ -633,5 +800,6 @@ int main(void)
 	test_thread_rename();
 	test_depth();
 	test_string_repair();
+	test_native();
 	return check_summary();
 }

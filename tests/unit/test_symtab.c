@@ -432,6 +432,58 @@ static void test_window_and_gap(void)
 	symtab_free(st);
 }
 
+/* PYPROF_NATIVE: native locations keep their mapping through a
+ * compaction, renumbered with it; unreferenced mappings go. */
+static void test_native_mappings(void)
+{
+	struct symtab *st = symtab_new();
+	uint32_t file, bid, name, fid, keep_m, drop_m, keep_l, drop_l;
+	struct symtab_mapping m = { 0x1000, 0x2000, 0x400, 0, 0,
+				    SYMTAB_MAP_FUNCTIONS };
+	CHECK_OR_RETURN(st != NULL, "7.0 symtab", );
+	symtab_intern_string(st, "/lib/a.so", 9, &file);
+	symtab_intern_string(st, "beef", 4, &bid);
+	symtab_intern_string(st, "f", 1, &name);
+	symtab_intern_function(st, name, name, 0, 0, &fid);
+	m.file = file;
+	m.build_id = bid;
+	symtab_intern_mapping(st, &m, &drop_m);
+	m.start = 0x5000;
+	m.limit = 0x6000;
+	symtab_intern_mapping(st, &m, &keep_m);
+	symtab_intern_native_location(st, fid, 3, drop_m, 0x1100, &drop_l);
+	symtab_intern_native_location(st, 0, 0, keep_m, 0x5100, &keep_l);
+	uint32_t again;
+	m.flags = SYMTAB_MAP_LINES;
+	symtab_intern_mapping(st, &m, &again);
+	CHECK(again == keep_m, "7.1 the same mapping interns to its id");
+	CHECK(symtab_gc_begin(st) == 0, "7.2 begin");
+	symtab_gc_mark_location(st, keep_l);
+	CHECK(symtab_gc_rebuild(st) == 0, "7.3 rebuild");
+	uint32_t nl = symtab_gc_new_location(st, keep_l);
+	uint32_t nm = symtab_gc_new_mapping(st, keep_m);
+	symtab_gc_end(st);
+	uint32_t mid, lfid;
+	uint64_t addr;
+	int64_t line;
+	struct symtab_mapping got;
+	symtab_location_native(st, nl, &mid, &addr);
+	symtab_location(st, nl, &lfid, &line);
+	symtab_mapping(st, mid, &got);
+	CHECK(symtab_n_mappings(st) == 1 && mid == nm && addr == 0x5100 &&
+		      lfid == 0,
+	      "7.4 the marked location keeps its (renumbered) mapping");
+	CHECK(got.start == 0x5000 && got.limit == 0x6000 &&
+		      got.offset == 0x400 &&
+		      got.flags == (SYMTAB_MAP_FUNCTIONS | SYMTAB_MAP_LINES) &&
+		      !strcmp(symtab_string(st, got.file), "/lib/a.so") &&
+		      !strcmp(symtab_string(st, got.build_id), "beef"),
+	      "7.5 its fields and strings survive");
+	CHECK(symtab_n_functions(st) == 0,
+	      "7.6 the unmarked location's function is gone");
+	symtab_free(st);
+}
+
 int main(void)
 {
 	test_symtab_rebuild();
@@ -439,5 +491,6 @@ int main(void)
 	test_compact_processes();
 	test_churn_stays_bounded();
 	test_window_and_gap();
+	test_native_mappings();
 	return check_summary();
 }

@@ -1,0 +1,78 @@
+/*
+ * elfsym.h - function names for native addresses, from the ELF symbol
+ * tables of the files that were mapped (PYPROF_NATIVE's ADDRESS frames).
+ *
+ * A client says where a file was mapped (wire.h's MAPPING: start, file
+ * offset, path, build id) and names addresses in it. elfsym turns such an
+ * address into the file's own virtual address (through the file's PT_LOAD
+ * program headers, as pprof and perf do), then into the function symbol
+ * that covers it: from .symtab when the file has one, else from .dynsym
+ * (the exported functions only: a stripped library's static functions
+ * stay unnamed rather than being given the nearest exported name), and
+ * with the source file and line of the address where the file has DWARF
+ * .debug_line (dwarfline.h). A separate debug file, /usr/lib/debug/
+ * .build-id/xx/yyyy.debug (Debian's -dbgsym packages), is preferred when
+ * it exists and carries the same build id.
+ *
+ * The files are read with plain C (ELF64 little-endian; anything else is
+ * "no symbols"), with pread, never mmap (a file replaced while we read it
+ * must not fault the collector), and every offset and size is checked
+ * against the file. A file whose build id differs from the one the client
+ * saw is not used: its names would be another build's.
+ *
+ * Cache: one entry per (path, build id), read on first use and kept, up
+ * to ELFSYM_MAX_FILES entries (least recently used out first); a file that
+ * could not be read is remembered as such. Reading a large library the
+ * first time costs some milliseconds on the collector's loop (once per
+ * file). The collector reads files with its own rights: a client may only
+ * learn the symbol names of ELF files the collector's user can read.
+ *
+ * Single-threaded (the collector's loop thread).
+ */
+#ifndef PYPROF_ELFSYM_H
+#define PYPROF_ELFSYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELFSYM_MAX_FILES 128
+#define ELFSYM_MAX_FILE_BYTES (4ull << 30)  /* larger files: no symbols */
+#define ELFSYM_MAX_TABLE_BYTES (512u << 20) /* one symbol or string table */
+
+struct elfsym;
+
+/* An empty cache, or NULL (ENOMEM). */
+struct elfsym *elfsym_new(void);
+void elfsym_free(struct elfsym *es);
+
+/* What is known about one address. Strings point into the cache and stay
+ * valid until the next elfsym_lookup. */
+struct elfsym_hit {
+	const char *name;     /* function symbol, or NULL                   */
+	uint64_t vaddr;       /* the address in the file's own terms        */
+	uint64_t func_vaddr;  /* where that function starts (if name)       */
+	const char *src_file; /* source file (DWARF), or NULL               */
+	uint32_t src_line;    /* its line, 0 if none                        */
+	const char *func_file;/* the file and line where the function     */
+	uint32_t func_line;   /* starts (DWARF), or NULL and 0; the same
+	                         pointer as src_file for the same file      */
+	int file_ok;          /* the file was read and matches the build id */
+	int has_symbols;      /* it has a symbol table                      */
+	int has_lines;        /* it has .debug_line                         */
+};
+
+/*
+ * Looks up the address addr of a process that mapped path at start, from
+ * file offset offset (build_id: the client's, build_id_len bytes, may be
+ * 0). Fills *hit; returns 1 if a function was found, else 0. path must be
+ * absolute; anything else is never opened.
+ */
+int elfsym_lookup(struct elfsym *es, const char *path,
+		  const uint8_t *build_id, size_t build_id_len,
+		  uint64_t start, uint64_t offset, uint64_t addr,
+		  struct elfsym_hit *hit);
+
+/* Files read so far and bytes held, for statistics. */
+size_t elfsym_bytes(const struct elfsym *es);
+
+#endif /* PYPROF_ELFSYM_H */
