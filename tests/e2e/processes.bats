@@ -281,48 +281,58 @@ own_function() {
 # ---- 4. restart -----------------------------------------------------------------------
 
 @test "4.1 the collector killed and restarted under 4 running processes: all 4 report to the new one, the gap counted as lost" {
-	local name pid pids=() f took got told gap line
-	one_python 3.11
-	collector_start
-	for name in alpha beta gamma delta; do
-		profiled "$PY" "$PROCS" spin $name 10 >"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
-		pids+=($!)
-	done
-	wait_log "connected:" 4
-	sleep 2.5
-	collector_kill
-	sleep 1
-	mv "$T/collector.log" "$T/collector-1.log"
-	OUT=$T/profiles-2
-	mkdir -p "$OUT"
-	collector_start --summary "$T/summary"
-	wait_log "reconnected from another collector" 4
-	for pid in "${pids[@]}"; do
-		wait "$pid" || fail "process $pid failed"
-	done
-	for name in alpha beta gamma delta; do
-		pid=$(role_pid "$T/$name.out" $name)
-		f=$(wait_profile "$pid" 20)
-		$PB bypid "$f" >"$T/$name.bypid"
-		n=$(count "$T/$name.bypid" "$pid func spin_$name")
-		# Loose bounds: on a loaded machine four spinning processes
-		# may get a fraction of a CPU each.
-		((n >= 10)) || fail "$name: $n samples after the restart"
-		gap=$(count "$T/$name.bypid" "$pid leaf [lost: collector away]")
-		((gap >= 5)) || fail "$name: collector-away gap of $gap samples"
-		line=$(grep -E "pid $pid: took [0-9]+ samples" "$T/collector.log") ||
-			fail "$name: no line counting its gap"
-		read -r took got told gap2 < <(echo "$line" |
-			sed -E 's/.*took ([0-9]+) samples, of which this collector received ([0-9]+) and was told of ([0-9]+) lost: ([0-9]+) counted.*/\1 \2 \3 \4/')
-		assert_eq "$gap" "$gap2" "$name: gap in the profile and in the log"
-		assert_eq "$took" "$((got + told + gap))" "$name: samples taken"
-		# 2.5 s of 10 went to the killed collector.
-		((gap * 10 >= took)) || fail "$name: gap $gap of $took is under 10%"
-		echo "# $name: took $took samples; after the restart $got arrived, $gap were counted as collector away" >&3
-	done
-	collector_stop
-	grep -qE '^processes=4 samples=[0-9]+ lost=[1-9][0-9]*$' "$T/summary" ||
-		fail "summary: $(cat "$T/summary")"
+	check() {
+		local exe=$2 name pid pids=() f n took got told gap gap2 line
+		T=$T/$1
+		OUT=$T/profiles-1
+		mkdir -p "$OUT"
+		collector_start
+		for name in alpha beta gamma delta; do
+			profiled "$exe" "$PROCS" spin $name 10 >"$T/$name.out" \
+				2>"$T/$name.err" </dev/null 3>&- &
+			pids+=($!)
+		done
+		wait_log "connected:" 4
+		sleep 2.5
+		collector_kill
+		sleep 1
+		mv "$T/collector.log" "$T/collector-1.log"
+		OUT=$T/profiles-2
+		mkdir -p "$OUT"
+		collector_start --summary "$T/summary"
+		wait_log "reconnected from another collector" 4
+		for pid in "${pids[@]}"; do
+			wait "$pid" || fail "process $pid failed"
+		done
+		for name in alpha beta gamma delta; do
+			pid=$(role_pid "$T/$name.out" $name)
+			f=$(wait_profile "$pid" 20)
+			$PB bypid "$f" >"$T/$name.bypid"
+			n=$(count "$T/$name.bypid" "$pid func spin_$name")
+			# Loose bounds: on a loaded machine four spinning
+			# processes may get a fraction of a CPU each.
+			((n >= 10)) || fail "$name: $n samples after the restart"
+			gap=$(count "$T/$name.bypid" "$pid leaf [lost: collector away]")
+			((gap >= 5)) || fail "$name: collector-away gap of $gap samples"
+			line=$(grep -E "pid $pid: took [0-9]+ samples" "$T/collector.log") ||
+				fail "$name: no line counting its gap"
+			read -r took got told gap2 < <(echo "$line" |
+				sed -E 's/.*took ([0-9]+) samples, of which this collector received ([0-9]+) and was told of ([0-9]+) lost: ([0-9]+) counted.*/\1 \2 \3 \4/')
+			assert_eq "$gap" "$gap2" "$name: gap in the profile and in the log"
+			assert_eq "$took" "$((got + told + gap))" "$name: samples taken"
+			# About 2.5 s of 10 went to the killed collector; CPU
+			# shares wander on a loaded machine, hence only 5%.
+			((gap * 20 >= took)) || fail "$name: gap $gap of $took is under 5%"
+			echo "   $name: took $took samples; after the restart $got arrived," \
+				"$gap were counted as collector away"
+		done
+		collector_stop
+		grep -qE '^processes=4 samples=[0-9]+ lost=[1-9][0-9]*$' "$T/summary" ||
+			fail "summary: $(cat "$T/summary")"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 2.7) for_each_python check >"$BATS_TEST_TMPDIR/restart.out" 2>&1 ||
+		{ cat "$BATS_TEST_TMPDIR/restart.out"; return 1; }
+	sed 's/^/# /' "$BATS_TEST_TMPDIR/restart.out" >&3
 }
 
 # ---- 5. who may send ----------------------------------------------------------------------
