@@ -46,15 +46,20 @@ def churn(n):
         head = Node(i, head if i % 100 else None)
 
 
-def main():
-    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-    t0 = clock()
+def work(scale):
     fib(int(24 + (scale > 2)))
     floats(int(600000 * scale))
     jsons(int(6000 * scale))
     regexes(int(3000 * scale))
     churn(int(600000 * scale))
+
+
+def main():
+    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    t0 = clock()
+    work(scale)
     print("%.6f" % (clock() - t0))
 
 
-main()
+if __name__ == "__main__":
+    main()
