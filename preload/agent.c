@@ -17,6 +17,9 @@
 #include "guard.h"
 #include "intern.h"
 #include "log.h"
+#include "merge.h"
+#include "modules.h"
+#include "native.h"
 #include "pyprof/wire.h"
 #include "sampler.h"
 #include "symbolize.h"
@@ -57,6 +60,14 @@ struct agent {
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
 	unsigned long n_samples;
 	unsigned long lost_ring_seen;
+
+	/* PYPROF_NATIVE (merge.h): the loaded objects, scratch for one
+	 * merge, the marker frames' locations, samples not merged */
+	struct modules *mods;
+	uint8_t *py_entry, *nat_class;
+	struct merge_item *items;
+	uint32_t loc_mark[4];          /* by enum merge_status */
+	unsigned long n_native, n_unmerged;
 };
 
 static struct agent ag;
@@ -212,12 +223,69 @@ static uint32_t thread_name(int tid)
 	return sid;
 }
 
+/* The merged native and Python stack of s as a node (0 when out of memory
+ * or when both stacks are empty). */
+static uint32_t merged_node(const struct raw_sample *s,
+			    const struct raw_frame *fr)
+{
+	static const char *const marks[4] = {
+		[MERGE_MISMATCH] = "[merge failed]",
+		[MERGE_TRUNCATED] = "[native stack truncated]",
+		[MERGE_NO_NATIVE] = "[native unwind failed]",
+	};
+	const uint64_t *pcs = raw_native(s);
+	int n_py = (s->flags & SAMPLE_NO_TSTATE) ? 0 : s->n_frames;
+	int n_nat = s->n_native, n = 0;
+	uint32_t node = 0;
+
+	if (n_py > sampler.max_depth || n_nat > SAMPLER_NATIVE_MAX)
+		return 0; /* cannot be: the handler bounds both */
+	for (int i = 0; i < n_py; i++)
+		ag.py_entry[i] = (fr[i].code & RAW_ENTRY) != 0;
+	for (int i = 0; i < n_nat; i++)
+		ag.nat_class[i] = (uint8_t)native_classify(pcs[i], i == 0);
+	struct merge_in in = {
+		.py_entry = ag.py_entry,
+		.n_py = n_py,
+		.py_complete = !(s->flags & SAMPLE_TRUNCATED),
+		.nat_class = ag.nat_class,
+		.n_nat = n_nat,
+		.nat_truncated = (s->flags & SAMPLE_NATIVE_TRUNCATED) != 0,
+		.nat_failed = (s->flags & SAMPLE_NATIVE_FAILED) != 0,
+		.keep_all = sampler.native == CONFIG_NATIVE_ALL,
+	};
+	int status = merge_stacks(&in, ag.items, &n);
+	ag.n_native += s->weight;
+	if (status != MERGE_EXACT)
+		ag.n_unmerged += s->weight;
+	for (int k = 0; k < n; k++) {
+		const struct merge_item *it = &ag.items[k];
+		uint32_t loc;
+		if (it->kind == MERGE_PY) {
+			loc = symbolize_frame(ag.sym, &fr[it->index]);
+		} else if (it->kind == MERGE_NATIVE) {
+			loc = modules_location(ag.mods, &ag.in,
+					       pcs[it->index], it->index == 0);
+		} else {
+			if (!ag.loc_mark[status])
+				ag.loc_mark[status] =
+					symbolize_pseudo(ag.sym, marks[status]);
+			loc = ag.loc_mark[status];
+		}
+		node = loc ? intern_node(&ag.in, node, loc) : 0;
+		if (!node)
+			return 0;
+	}
+	return node;
+}
+
 static void on_sample(const void *payload, size_t len, void *arg)
 {
 	(void)arg;
 	const struct raw_sample *s = payload;
 	if (len < sizeof *s ||
-	    len < sizeof *s + s->n_frames * sizeof(struct raw_frame))
+	    len < sizeof *s + s->n_frames * sizeof(struct raw_frame) +
+			  s->n_native * sizeof(uint64_t))
 		return;
 	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
 	if (s->flags & SAMPLE_FAULT) {
@@ -229,7 +297,11 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		return;
 	}
 	uint32_t node = 0;
-	if (s->flags & SAMPLE_NO_TSTATE) {
+	if (sampler.native && ag.mods &&
+	    (s->n_native || (s->n_frames && !(s->flags & SAMPLE_NO_TSTATE) &&
+			     (s->flags & SAMPLE_NATIVE_FAILED)))) {
+		node = merged_node(s, fr);
+	} else if (s->flags & SAMPLE_NO_TSTATE) {
 		if (!ag.loc_non_python)
 			ag.loc_non_python = symbolize_pseudo(
 				ag.sym, "[non-Python thread]");
@@ -302,6 +374,8 @@ static void put_lost(void)
 
 static void drain(void)
 {
+	if (ag.mods)
+		modules_refresh(ag.mods); /* objects dlopen'd since */
 	ring_drain(&sampler.ring, on_sample, NULL);
 	flush_batch();
 	put_lost();
@@ -357,6 +431,8 @@ static void put_bye(void)
 	uint64_t achieved = achieved_period_ns();
 	if (achieved)
 		put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
+	if (sampler.native)
+		put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
 	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
 	wire_put_hdr_at(buf, WIRE_BYE, n);
 	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
@@ -497,6 +573,14 @@ static void *agent_main(void *arg)
 			  sampler_handler_quantile(0.9), ag.n_samples,
 			  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED),
 			  n_code, n_unknown);
+		if (sampler.native)
+			plog_info("native stacks: %lu samples, %lu not merged "
+				  "(%.2f%%), %d executable segments",
+				  ag.n_native, ag.n_unmerged,
+				  ag.n_native ? 100.0 * (double)ag.n_unmerged /
+							(double)ag.n_native
+					      : 0.0,
+				  ag.mods ? modules_count(ag.mods) : 0);
 		if (transport_pending(&ag.tr))
 			plog_warn("exiting with %zu bytes not sent to the "
 				  "collector",
@@ -547,6 +631,17 @@ int agent_start(const struct config *c, struct agent_info *info)
 		rc = -ENOMEM;
 		goto out;
 	}
+	if (sampler.native) {
+		size_t n = (size_t)sampler.max_depth + SAMPLER_NATIVE_MAX + 1;
+		ag.mods = modules_new();
+		ag.py_entry = malloc((size_t)sampler.max_depth);
+		ag.nat_class = malloc(SAMPLER_NATIVE_MAX);
+		ag.items = malloc(n * sizeof *ag.items);
+		if (!ag.mods || !ag.py_entry || !ag.nat_class || !ag.items) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	transport_init(&ag.tr, c->socket);
 
 	/* The agent inherits a mask with every signal blocked, so no signal
@@ -567,6 +662,10 @@ out:
 			close(ag.wake_fd);
 		free(ag.batch);
 		symbolize_free(ag.sym);
+		modules_free(ag.mods);
+		free(ag.py_entry);
+		free(ag.nat_class);
+		free(ag.items);
 		memset(&ag, 0, sizeof ag);
 	}
 	return rc;
@@ -607,6 +706,7 @@ void agent_after_fork_child(int follow)
 	ag.wake_fd = -1;
 	memset(ag.lost, 0, sizeof ag.lost);
 	ag.n_samples = 0;
+	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
 	ag.batch_n = 0;
 	ag.sampling = 0;

@@ -85,6 +85,17 @@ int config_load(struct config *c)
 	if ((v = getenv("PYPROF_OPCODES")) && parse_bool(v, &c->opcodes) < 0)
 		return bad("PYPROF_OPCODES", v,
 			   "expected 1/true/yes/on or 0/false/no/off");
+	if ((v = getenv("PYPROF_NATIVE"))) {
+		int on;
+		if (!strcasecmp(v, "all"))
+			c->native = CONFIG_NATIVE_ALL;
+		else if (parse_bool(v, &on) == 0)
+			c->native = on ? CONFIG_NATIVE_ON : CONFIG_NATIVE_OFF;
+		else
+			return bad("PYPROF_NATIVE", v,
+				   "expected 1/true/yes/on, all, or "
+				   "0/false/no/off");
+	}
 	c->children = 1;
 	if ((v = getenv("PYPROF_CHILDREN")) &&
 	    parse_bool(v, &c->children) < 0)

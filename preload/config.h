@@ -19,6 +19,15 @@ enum config_source {
 	CONFIG_SOURCE_PERF = 2
 };
 
+/* PYPROF_NATIVE: native stacks merged with the Python ones (CPU mode).
+ * ALL keeps every interpreter-internal frame (for interpreter developers);
+ * ON folds those between Python frames (native.h has the rule). */
+enum config_native {
+	CONFIG_NATIVE_OFF = 0,
+	CONFIG_NATIVE_ON = 1,
+	CONFIG_NATIVE_ALL = 2
+};
+
 struct config {
 	int disabled;     /* PYPROF_DISABLE set: stay inert               */
 	int hz;           /* PYPROF_HZ, 1..PYPROF_MAX_HZ                  */
@@ -28,6 +37,7 @@ struct config {
 	int cpu_source;   /* PYPROF_CPU_SOURCE, enum config_source        */
 	int children;     /* PYPROF_CHILDREN: follow forked children      */
 	int opcodes;      /* PYPROF_OPCODES: record the leaf's opcode     */
+	int native;       /* PYPROF_NATIVE, enum config_native            */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

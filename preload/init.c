@@ -42,6 +42,7 @@
 #include "wall.h"
 #include "maps.h"
 #include "names.h"
+#include "native.h"
 
 #define RING_BYTES (1u << 20)
 
@@ -363,6 +364,14 @@ __attribute__((constructor)) static void pyprof_init(void)
 	if (maps_init((const void *)is_init) < 0)
 		plog_info("cannot locate the interpreter's code: no native "
 			  "label");
+	/* PYPROF_NATIVE: libunwind is loaded only now, only when asked;
+	 * it needs the interpreter's code located (maps_init) */
+	if (cfg.native && cfg.mode != CONFIG_MODE_CPU)
+		plog_always("PYPROF_NATIVE works in CPU mode only (a thread "
+			    "can unwind only itself); sampling without native "
+			    "stacks");
+	else if (cfg.native)
+		native_init(cfg.native, major, minor);
 	if (names_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");

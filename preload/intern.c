@@ -171,7 +171,60 @@ uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line)
 	id = in->n_locs + 1;
 	if (imap_put(&in->loc_map, func, (uint32_t)line, id) < 0)
 		return 0;
-	in->locs[in->n_locs++] = (struct iloc){func, line};
+	in->locs[in->n_locs++] = (struct iloc){func, line, 0, 0, 0};
+	return id;
+}
+
+/* Native locations key the same map with the top bit of the first word
+ * set: a function id never has it. */
+uint32_t intern_addr(struct intern *in, uint32_t mapping, uint64_t addr)
+{
+	uint64_t a = 1ull << 63 | mapping;
+	uint32_t id = imap_get(&in->loc_map, a, addr);
+	if (id)
+		return id;
+	if (reserve((void **)&in->locs, &in->cap_locs, in->n_locs,
+		    sizeof *in->locs) < 0)
+		return 0;
+	id = in->n_locs + 1;
+	if (imap_put(&in->loc_map, a, addr, id) < 0)
+		return 0;
+	in->locs[in->n_locs++] = (struct iloc){0, 0, mapping, 1, addr};
+	return id;
+}
+
+uint32_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit,
+			uint64_t offset, uint32_t file, const uint8_t *build_id,
+			size_t build_id_len)
+{
+	uint64_t b = limit * 0x9E3779B97F4A7C15ull ^ offset;
+	if (build_id_len > sizeof in->maps[0].build_id)
+		build_id_len = sizeof in->maps[0].build_id;
+	uint32_t id = imap_get(&in->map_map, start, b);
+	if (id) {
+		const struct imapping *m = &in->maps[id - 1];
+		if (m->limit == limit && m->offset == offset &&
+		    m->file == file && m->build_id_len == build_id_len &&
+		    !memcmp(m->build_id, build_id, build_id_len))
+			return id;
+		/* another object at these addresses now: a new id, which
+		 * the key points to from now on */
+	}
+	if (reserve((void **)&in->maps, &in->cap_maps, in->n_maps,
+		    sizeof *in->maps) < 0)
+		return 0;
+	id = in->n_maps + 1;
+	if (imap_put(&in->map_map, start, b, id) < 0)
+		return 0;
+	struct imapping *m = &in->maps[in->n_maps++];
+	memset(m, 0, sizeof *m);
+	m->start = start;
+	m->limit = limit;
+	m->offset = offset;
+	m->file = file;
+	m->build_id_len = (uint32_t)build_id_len;
+	if (build_id_len)
+		memcpy(m->build_id, build_id, build_id_len);
 	return id;
 }
 
@@ -222,6 +275,8 @@ void intern_free(struct intern *in)
 	free(in->locs);
 	free(in->nodes);
 	free(in->threads);
+	free(in->maps);
+	imap_free(&in->map_map);
 	imap_free(&in->str_map);
 	imap_free(&in->func_map);
 	imap_free(&in->loc_map);

@@ -1,7 +1,9 @@
 /*
  * intern.h - the agent's dictionaries: strings, functions, locations, stack
- * nodes and threads, each numbered densely from 1 in order of first use,
- * as the wire protocol wants (include/pyprof/wire.h).
+ * nodes, threads and mappings, each numbered densely from 1 in order of
+ * first use, as the wire protocol wants (include/pyprof/wire.h). Locations
+ * are of two kinds sharing one id space, as on the wire: a Python location
+ * (function, line) or a native one (mapping, address).
  *
  * Ids last for the life of the process, so that after a reconnect the
  * agent can replay every definition from id 1 (transport.c). Agent thread
@@ -32,19 +34,33 @@ void imap_free(struct imap *m);
 
 struct istr { char *s; uint32_t len; };
 struct ifunc { uint32_t name, system_name, filename; int32_t start_line; };
-struct iloc { uint32_t func; int32_t line; };
+/* A location: native == 0: func, line; native == 1: mapping, addr. */
+struct iloc {
+	uint32_t func;
+	int32_t line;
+	uint32_t mapping;
+	uint32_t native;
+	uint64_t addr;
+};
 struct inode { uint32_t parent, loc; };
 struct ithread { int tid; uint32_t name; };
+struct imapping {
+	uint64_t start, limit, offset;
+	uint32_t file;          /* string id of the path */
+	uint32_t build_id_len;
+	uint8_t build_id[64];   /* WIRE_MAX_BUILD_ID */
+};
 
 struct intern {
-	struct imap str_map, func_map, loc_map, node_map, thread_map;
+	struct imap str_map, func_map, loc_map, node_map, thread_map, map_map;
 	struct istr *strs;      /* [id - 1] */
 	struct ifunc *funcs;
 	struct iloc *locs;
 	struct inode *nodes;
 	struct ithread *threads;
-	uint32_t n_strs, n_funcs, n_locs, n_nodes, n_threads;
-	uint32_t cap_strs, cap_funcs, cap_locs, cap_nodes, cap_threads;
+	struct imapping *maps;
+	uint32_t n_strs, n_funcs, n_locs, n_nodes, n_threads, n_maps;
+	uint32_t cap_strs, cap_funcs, cap_locs, cap_nodes, cap_threads, cap_maps;
 };
 
 /* Each returns the id (>= 1), or 0 when out of memory or over the cap. */
@@ -53,6 +69,13 @@ uint32_t intern_func(struct intern *in, uint32_t name, uint32_t system_name,
 		     uint32_t filename, int32_t start_line);
 uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line);
 uint32_t intern_node(struct intern *in, uint32_t parent, uint32_t loc);
+/* A mapping (wire.h's MAPPING): the same fields give the same id; a new
+ * object at the same addresses gets a new one. build_id_len <= 64. */
+uint32_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit,
+			uint64_t offset, uint32_t file, const uint8_t *build_id,
+			size_t build_id_len);
+/* A native location: addr in mapping (0 = none). */
+uint32_t intern_addr(struct intern *in, uint32_t mapping, uint64_t addr);
 /* Threads are keyed by tid; a new name updates the entry (returns its id
  * and sets *changed). */
 uint32_t intern_thread(struct intern *in, int tid, uint32_t name,

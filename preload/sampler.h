@@ -24,10 +24,37 @@
 
 /* One frame as the handler saw it. The agent turns it into a location. */
 struct raw_frame {
-	uint64_t code;   /* code object address                          */
+	uint64_t code;   /* code object address; bit 0 is RAW_ENTRY      */
 	uint32_t offset; /* byte offset of the instruction in the code   */
 	uint32_t fp;     /* fingerprint of (name, filename, firstlineno) */
 };
+
+/*
+ * Bit 0 of raw_frame.code (code objects are 8-byte aligned, so the bit is
+ * free), set only when native stacks are on: this frame is the first
+ * (outermost) Python frame of one call of the eval loop, so the native
+ * stack has one _PyEval_EvalFrameDefault frame per run of frames that
+ * starts at a RAW_ENTRY frame and goes leafward up to the next one.
+ *   <= 3.10  every frame (each runs in an eval loop call of its own);
+ *   3.11     is_entry;
+ *   3.12+    the frame just leafward of a C-stack shim (owner CSTACK; 3.14
+ *            also INTERPRETER): the eval loop pushes one at its entry.
+ * The outermost frame of a walk that reached the end is always one.
+ * Readers mask it: raw_code(f).
+ */
+#define RAW_ENTRY 1u
+
+static inline uint64_t raw_code(const struct raw_frame *f)
+{
+	return f->code & ~(uint64_t)RAW_ENTRY;
+}
+
+/* Native frames kept per sample (PYPROF_NATIVE): deeper native stacks lose
+ * their root side (SAMPLE_NATIVE_TRUNCATED). */
+#define SAMPLER_NATIVE_MAX 512
+/* Frames of our own the unwinder reports before the interrupted one (the
+ * handler, the signal trampoline): room for them in the record. */
+#define SAMPLER_NATIVE_SKIP 16
 
 enum sample_flag {
 	SAMPLE_TRUNCATED = 1 << 0, /* more frames than max_depth             */
@@ -38,10 +65,17 @@ enum sample_flag {
 	SAMPLE_GIL = 1 << 5,       /* thread held the GIL                    */
 	SAMPLE_GIL_KNOWN = 1 << 6, /* SAMPLE_GIL is meaningful               */
 	SAMPLE_NATIVE = 1 << 7,    /* interrupted outside the interpreter    */
-	SAMPLE_NATIVE_KNOWN = 1 << 8
+	SAMPLE_NATIVE_KNOWN = 1 << 8,
+	SAMPLE_NATIVE_FAILED = 1 << 9,    /* native stack asked for, not taken:
+	                                     thread not prepared, or the
+	                                     interrupted PC was not found    */
+	SAMPLE_NATIVE_TRUNCATED = 1 << 10 /* native stack deeper than
+	                                     SAMPLER_NATIVE_MAX: root cut    */
 };
 
-/* A raw sample in the ring; n_frames raw_frames follow, leaf first. */
+/* A raw sample in the ring; n_frames raw_frames follow, leaf first, then
+ * n_native native program counters (uint64_t), leaf first: the first is
+ * the interrupted PC itself, the others are return addresses. */
 struct raw_sample {
 	uint64_t time_ns;  /* CLOCK_MONOTONIC                            */
 	uint64_t value_ns; /* time this sample stands for                 */
@@ -51,9 +85,17 @@ struct raw_sample {
 	uint16_t n_frames;
 	uint16_t flags;    /* enum sample_flag                            */
 	uint32_t opcode;   /* 1 + the leaf's opcode byte, 0 if not read  */
+	uint16_t n_native; /* native PCs after the frames (PYPROF_NATIVE) */
+	uint16_t pad[3];
 };
 
-#define SAMPLER_HIST_N 128
+static inline const uint64_t *raw_native(const struct raw_sample *s)
+{
+	return (const uint64_t *)((const struct raw_frame *)(s + 1) +
+				  s->n_frames);
+}
+
+#define SAMPLER_HIST_N 1024
 #define SAMPLER_HIST_NS 100
 
 struct sampler {
@@ -69,6 +111,10 @@ struct sampler {
 	                                   (2.7, 3.6) or 0             */
 	int active;                     /* handler may sample (atomic) */
 	int opcodes;                    /* read the leaf's opcode      */
+	int native;                     /* enum config_native: capture
+	                                   native stacks (CPU mode)    */
+	/* libunwind's unw_backtrace, dlopen'd by native_init when asked */
+	int (*unw_backtrace)(void **buf, int n);
 
 	/* counters, relaxed atomics */
 	unsigned long n_samples;        /* records committed           */
@@ -111,6 +157,11 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f);
  * by the caller. Async-signal-safe.
  */
 uintptr_t frames_find_tstate_sigsafe(void);
+
+/* This thread may unwind its native stack in the handler: libunwind's
+ * thread-locals exist (native_prepare_thread set it, outside any signal).
+ * Initial-exec TLS. */
+extern __thread int sampler_native_ready;
 
 /* The SIGPROF handler (sig_handler.c). */
 void sig_prof_handler(int sig, siginfo_t *si, void *uc);

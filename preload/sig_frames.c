@@ -23,6 +23,12 @@
  *   3.13+    tstate->current_frame; f_executable may be any object: keep
  *            only code objects; instr_ptr points into the bytecode.
  *   3.14     f_executable is a tagged _PyStackRef (code_ref_tag_mask).
+ *
+ * With native stacks on (sampler.native), the walk also marks where each
+ * call of the eval loop starts (RAW_ENTRY in sampler.h): every frame on
+ * <= 3.10; 3.11 is_entry (carried to the next frame kept when the entry
+ * frame itself is skipped as incomplete); 3.12+ the frame kept just before
+ * a shim. Without it the walk reads nothing more than before.
  */
 #include <pthread.h>
 
@@ -68,10 +74,17 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 	uintptr_t prev_code = 0;
 	uint32_t prev_fp = 0;
 	int n = 0, skipped = 0;
+	/* native stacks on: mark eval-loop entries (RAW_ENTRY) */
+	const int groups = sampler.native != 0;
+	const uint64_t every = groups && a->frame_kind == PYABI_FRAME_OBJECT
+				       ? RAW_ENTRY
+				       : 0;
+	const int is_entry = groups ? a->f_is_entry : PYABI_NONE;
 
 	while (frame) {
 		uintptr_t code, next;
 		int64_t off;
+		uint64_t entry = every;
 
 		if (n >= max) {
 			*flags |= SAMPLE_TRUNCATED;
@@ -89,8 +102,14 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 					    ? RD_U8(frame + a->f_owner)
 					    : -1;
 			if (owner >= 0 && (owner == a->owner_cstack ||
-					   owner == a->owner_skip2))
+					   owner == a->owner_skip2)) {
+				/* 3.12+: the eval loop's entry shim */
+				if (groups && n > 0)
+					out[n - 1].code |= RAW_ENTRY;
 				goto skip;
+			}
+			if (is_entry != PYABI_NONE && RD_U8(frame + is_entry))
+				entry = RAW_ENTRY; /* 3.11 */
 			code = RD_PTR(frame + a->f_code) &
 			       ~(uintptr_t)a->code_ref_tag_mask;
 			if (!code)
@@ -116,7 +135,7 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 			*flags |= SAMPLE_INVALID;
 			break;
 		}
-		out[n].code = code;
+		out[n].code = code | entry;
 		out[n].offset = (uint32_t)off;
 		if (code == prev_code) {
 			out[n].fp = prev_fp; /* recursion: same object */
@@ -133,12 +152,18 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 		frame = next;
 		continue;
 skip:
+		/* 3.11: an incomplete entry frame still ends its group */
+		if (entry && n > 0)
+			out[n - 1].code |= RAW_ENTRY;
 		if (++skipped > SKIP_LIMIT || next == frame) {
 			*flags |= SAMPLE_INVALID;
 			break;
 		}
 		frame = next;
 	}
+	/* the outermost frame of a whole walk starts the outermost call */
+	if (groups && n > 0 && !frame)
+		out[n - 1].code |= RAW_ENTRY;
 	return n;
 }
 
@@ -146,16 +171,17 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f)
 {
 	const struct pyabi *a = sampler.abi;
 	uintptr_t bytecode;
+	uintptr_t code = raw_code(f);
 	if (f->offset == RAW_NOT_STARTED)
 		return 0;
 	if (a->co_code != PYABI_NONE) { /* <= 3.10: a bytes object */
-		uintptr_t b = RD_PTR(f->code + a->co_code);
+		uintptr_t b = RD_PTR(code + a->co_code);
 		if (!b || (int64_t)f->offset >=
 				  *(volatile int64_t *)(b + a->var_size))
 			return 0;
 		bytecode = b + a->bytes_sval;
 	} else {
-		bytecode = f->code + a->co_code_adaptive;
+		bytecode = code + a->co_code_adaptive;
 	}
 	return 1u + RD_U8(bytecode + f->offset);
 }

@@ -5,7 +5,27 @@
  * timer interrupted. No malloc, stdio, locks or lazily initialised
  * thread-locals (our thread-locals are initial-exec); errno saved and
  * restored. Bounded work: one thread-list walk at most (cached), one frame
- * walk of at most max_depth frames, copied straight into the ring.
+ * walk of at most max_depth frames, copied straight into the ring, and with
+ * PYPROF_NATIVE one native unwind of at most SAMPLER_NATIVE_MAX frames.
+ *
+ * Native stacks: libunwind's unw_backtrace() does local unwinding from
+ * here, through the kernel's signal frame (it recognizes the trampoline,
+ * __restore_rt, and takes the registers from the ucontext there), into
+ * the interrupted code. It is the one call out of our code that check-
+ * sigsafe allows beyond libc's safe set; why it is safe enough:
+ *   - it allocates nothing on its fast path: its per-thread cache is
+ *     mmap'd, once per thread, and reached through a thread-local of its
+ *     own, which native_prepare_thread() touched outside any signal first
+ *     (a dlopen'd library's TLS is allocated with malloc on first use);
+ *     threads that were not prepared are not unwound (sampler_native_ready);
+ *   - the locks it takes (its caches) are held with every signal blocked,
+ *     so a handler never interrupts their holder on the same thread;
+ *   - the stack reads of its fast path are plain loads: run under the fault
+ *     guard, a bad frame costs the native half of this sample only.
+ * A miss in its cache (an address seen for the first time) parses DWARF
+ * unwind tables and looks objects up with dl_iterate_phdr, which takes the
+ * loader's (recursive) lock: the cost of echion's, gperftools' and every
+ * libunwind-based in-process profiler.
  *
  * A SIGPROF that is not from one of our timers (its si_value is not our
  * cookie) belongs to the application and goes to its handler, if any.
@@ -26,6 +46,7 @@
 
 struct sampler sampler;
 
+__thread int sampler_native_ready;
 static __thread int in_handler;
 static __thread uint32_t my_tid; /* cached: gettid costs a system call */
 
@@ -39,6 +60,42 @@ static uint64_t mono_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The native stack into the record, after its Python frames: unw_backtrace
+ * starts in this handler, so everything before the interrupted PC (the
+ * handler's frames, the signal trampoline) is dropped. Leaf first. The
+ * caller has armed the guard.
+ */
+static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
+{
+	uint64_t *pcs = (uint64_t *)((struct raw_frame *)(rec + 1) +
+				     rec->n_frames);
+	const int want = SAMPLER_NATIVE_MAX + SAMPLER_NATIVE_SKIP;
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int got, i, n;
+
+	if (!sampler_native_ready) {
+		rec->flags |= SAMPLE_NATIVE_FAILED;
+		return;
+	}
+	got = sampler.unw_backtrace((void **)pcs, want);
+	for (i = 0; i < got && i < SAMPLER_NATIVE_SKIP && pcs[i] != pc; i++)
+		;
+	if (i >= got || pcs[i] != pc) {
+		rec->flags |= SAMPLE_NATIVE_FAILED; /* not through the signal */
+		return;
+	}
+	n = got - i;
+	if (got == want || n > SAMPLER_NATIVE_MAX) {
+		rec->flags |= SAMPLE_NATIVE_TRUNCATED;
+		if (n > SAMPLER_NATIVE_MAX)
+			n = SAMPLER_NATIVE_MAX;
+	}
+	for (int k = 0; k < n; k++) /* i >= k: a forward copy is safe */
+		pcs[k] = pcs[k + i];
+	rec->n_native = (uint16_t)n;
 }
 
 void sig_prof_handler(int sig, siginfo_t *si, void *uc)
@@ -69,6 +126,9 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 
 	size_t cap = sizeof(struct raw_sample) +
 		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+	if (sampler.native)
+		cap += (SAMPLER_NATIVE_MAX + SAMPLER_NATIVE_SKIP) *
+		       sizeof(uint64_t);
 	uint64_t pos;
 	struct raw_sample *volatile rec =
 		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
@@ -87,6 +147,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	rec->flags = 0;
 	rec->tstate = 0;
 	rec->opcode = 0;
+	rec->n_native = 0;
 	/* where the thread was interrupted: in the interpreter, or in
 	 * native code (an extension, libc...) */
 	int in_py = maps_in_python_sigsafe(
@@ -120,9 +181,25 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		guard_jmp = NULL;
 	}
+	/* Guarded on its own: a bad native frame loses the native stack,
+	 * not the Python one. */
+	if (sampler.native && !(rec->flags & SAMPLE_FAULT)) {
+		sigjmp_buf njb;
+		if (sigsetjmp(njb, 0)) {
+			rec->n_native = 0;
+			rec->flags |= SAMPLE_NATIVE_FAILED;
+		} else {
+			guard_jmp = &njb;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			capture_native(rec, uc);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			guard_jmp = NULL;
+		}
+	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
-				    rec->n_frames * sizeof(struct raw_frame));
+				    rec->n_frames * sizeof(struct raw_frame) +
+				    rec->n_native * sizeof(uint64_t));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 done:;
 	uint64_t dt = mono_ns() - t0;

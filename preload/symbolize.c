@@ -187,9 +187,10 @@ fail:
 
 uint32_t symbolize_frame(struct symbolizer *s, const struct raw_frame *f)
 {
-	uint32_t idx = imap_get(&s->code_map, f->code, f->fp);
+	uint64_t code = raw_code(f); /* without the RAW_ENTRY bit */
+	uint32_t idx = imap_get(&s->code_map, code, f->fp);
 	if (!idx)
-		idx = read_code(s, (uintptr_t)f->code, f->fp);
+		idx = read_code(s, (uintptr_t)code, f->fp);
 	if (!idx) {
 		/* not cached: the address may hold a live object later */
 		s->n_unknown++;

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "native.h"
 #include "sampler.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
@@ -396,6 +397,7 @@ static void *trampoline(void *p)
 {
 	struct start st = *(struct start *)p;
 	free(p);
+	native_prepare_thread(); /* before the first signal can come */
 	register_self();
 	return st.fn(st.arg);
 }
@@ -412,7 +414,10 @@ pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
-	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+	/* With native stacks on, every thread goes through the trampoline,
+	 * even before sampling starts: it must prepare libunwind for itself
+	 * before its first signal (native.h). */
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE) && !sampler.native)
 		return real(th, attr, fn, arg);
 	struct start *st = malloc(sizeof *st);
 	if (!st)

@@ -118,6 +118,12 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 	}
 	case 2: {
 		const struct iloc *e = &in->locs[id - 1];
+		if (e->native) {
+			wire_put_varint(&w, e->mapping);
+			wire_put_varint(&w, e->addr);
+			type = WIRE_ADDRESS;
+			break;
+		}
 		wire_put_varint(&w, e->func);
 		wire_put_varint(&w, (uint32_t)(e->line < 0 ? 0 : e->line));
 		type = WIRE_LOCATION;
@@ -137,6 +143,16 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 		type = WIRE_THREAD;
 		break;
 	}
+	case 5: {
+		const struct imapping *e = &in->maps[id - 1];
+		wire_put_varint(&w, e->start);
+		wire_put_varint(&w, e->limit);
+		wire_put_varint(&w, e->offset);
+		wire_put_varint(&w, e->file);
+		wire_put_bytes(&w, e->build_id, e->build_id_len);
+		type = WIRE_MAPPING;
+		break;
+	}
 	}
 	if (!w.ok)
 		return -EINVAL;
@@ -145,17 +161,22 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 
 int transport_put_defs(struct transport *t, const struct intern *in)
 {
-	const uint32_t counts[5] = {in->n_strs, in->n_funcs, in->n_locs,
-				    in->n_nodes, in->n_threads};
+	const uint32_t counts[6] = {in->n_strs,  in->n_funcs,   in->n_locs,
+				    in->n_nodes, in->n_threads, in->n_maps};
+	/* definitions before use: a mapping names a string, an ADDRESS
+	 * location a mapping */
+	static const int order[6] = {0, 5, 1, 2, 3, 4};
 	if (t->fd < 0)
 		return 0;
-	for (int k = 0; k < 5; k++)
+	for (int o = 0; o < 6; o++) {
+		int k = order[o];
 		while (t->sent[k] < counts[k]) {
 			int rc = put_def(t, in, k, t->sent[k] + 1);
 			if (rc == -ENOMEM)
 				return rc;
 			t->sent[k]++;
 		}
+	}
 	return 0;
 }
 

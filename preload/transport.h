@@ -40,8 +40,9 @@ struct transport {
 	size_t n_marks, cap_marks, first_mark;
 	size_t data_bytes;      /* bytes of data frames in buf           */
 
-	uint32_t sent[5];       /* definitions sent on this connection:
-	                           strings, funcs, locs, nodes, threads   */
+	uint32_t sent[6];       /* definitions sent on this connection:
+	                           strings, funcs, locs, nodes, threads,
+	                           mappings                               */
 	uint32_t thread_gen;    /* renames to resend                     */
 };
 

@@ -145,6 +145,7 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 	rec->n_frames = 0;
 	rec->flags = flags;
 	rec->opcode = 0;
+	rec->n_native = 0; /* never in wall mode (native.h) */
 	sigjmp_buf jb;
 	if (sigsetjmp(jb, 0)) {
 		rec->n_frames = 0;

@@ -1,0 +1,254 @@
+/*
+ * native.c - see native.h. native_init runs in the constructor, before any
+ * other thread of ours exists; its tables are read-only afterwards (the
+ * agent classifies PCs against them without locking).
+ */
+#include "native.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "maps.h"
+#include "sampler.h"
+
+#define NATIVE_RANGES 8
+#define SYMTAB_MAX_BYTES (256u << 20) /* .symtab + .strtab read at most */
+
+struct range {
+	uint64_t lo, hi;
+};
+
+static struct range eval_r[NATIVE_RANGES], self_r[NATIVE_RANGES];
+static int n_eval, n_self;
+
+static void add_range(struct range *r, int *n, uint64_t lo, uint64_t hi)
+{
+	if (*n < NATIVE_RANGES && lo < hi)
+		r[(*n)++] = (struct range){lo, hi};
+}
+
+static int in_ranges(const struct range *r, int n, uint64_t pc)
+{
+	for (int i = 0; i < n; i++)
+		if (pc >= r[i].lo && pc < r[i].hi)
+			return 1;
+	return 0;
+}
+
+/* ---- the object that holds an address ---------------------------------- */
+
+struct owner {
+	uint64_t addr;    /* in */
+	uint64_t bias;    /* out: load bias */
+	char path[4096];  /* out: its file ("" if unknown) */
+	const ElfW(Phdr) *phdr;
+	int phnum;
+	int found;
+};
+
+static int find_owner(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct owner *o = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || o->addr < lo ||
+		    o->addr >= lo + ph->p_memsz)
+			continue;
+		o->bias = info->dlpi_addr;
+		o->phdr = info->dlpi_phdr;
+		o->phnum = info->dlpi_phnum;
+		o->found = 1;
+		const char *name = info->dlpi_name;
+		if (!name || !name[0]) { /* the main program */
+			ssize_t n = readlink("/proc/self/exe", o->path,
+					     sizeof o->path - 1);
+			o->path[n > 0 ? n : 0] = 0;
+		} else {
+			strncpy(o->path, name, sizeof o->path - 1);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- out-of-line parts of a function, from the file's .symtab ---------- */
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = pread(fd, (char *)buf + done, n - done,
+				  (off_t)(off + done));
+		if (r <= 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Adds to the eval ranges every function symbol of the file at path named
+ * "<name>.<suffix>" (GCC's .cold, .part.N, .isra.N, .constprop.N),
+ * relocated by bias. A file without .symtab adds nothing. ELF64 only.
+ */
+static void add_split_parts(const char *path, uint64_t bias, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ElfW(Shdr) *sh = NULL;
+	char *strs = NULL;
+	ElfW(Sym) *syms = NULL;
+	ElfW(Ehdr) eh;
+	struct stat st;
+	size_t name_len = strlen(name);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    pread_all(fd, &eh, sizeof eh, 0) < 0 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 ||
+	    eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(ElfW(Shdr)) >
+		    (uint64_t)st.st_size)
+		goto out;
+	sh = malloc((size_t)eh.e_shnum * sizeof *sh);
+	if (!sh || pread_all(fd, sh, (size_t)eh.e_shnum * sizeof *sh,
+			     eh.e_shoff) < 0)
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum ||
+		    sh[i].sh_entsize != sizeof(ElfW(Sym)))
+			continue;
+		const ElfW(Shdr) *ss = &sh[i], *sst = &sh[ss->sh_link];
+		if (ss->sh_size > SYMTAB_MAX_BYTES ||
+		    sst->sh_size > SYMTAB_MAX_BYTES || sst->sh_size == 0 ||
+		    ss->sh_offset + ss->sh_size > (uint64_t)st.st_size ||
+		    sst->sh_offset + sst->sh_size > (uint64_t)st.st_size)
+			break;
+		syms = malloc(ss->sh_size);
+		strs = malloc(sst->sh_size + 1);
+		if (!syms || !strs ||
+		    pread_all(fd, syms, ss->sh_size, ss->sh_offset) < 0 ||
+		    pread_all(fd, strs, sst->sh_size, sst->sh_offset) < 0)
+			break;
+		strs[sst->sh_size] = 0;
+		size_t n = ss->sh_size / sizeof(ElfW(Sym));
+		for (size_t k = 0; k < n; k++) {
+			const ElfW(Sym) *y = &syms[k];
+			if (ELF64_ST_TYPE(y->st_info) != STT_FUNC ||
+			    !y->st_value || y->st_name >= sst->sh_size)
+				continue;
+			const char *s = strs + y->st_name;
+			if (strncmp(s, name, name_len) || s[name_len] != '.')
+				continue;
+			add_range(eval_r, &n_eval, bias + y->st_value,
+				  bias + y->st_value + y->st_size);
+			plog_debug("native: eval loop part %s at %#lx+%lu", s,
+				   (unsigned long)(bias + y->st_value),
+				   (unsigned long)y->st_size);
+		}
+		break;
+	}
+out:
+	free(syms);
+	free(strs);
+	free(sh);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+static int find_eval(int major)
+{
+	const char *name = major == 2 ? "PyEval_EvalFrameEx"
+				      : "_PyEval_EvalFrameDefault";
+	void *sym = dlsym(RTLD_DEFAULT, name);
+	Dl_info di;
+	const ElfW(Sym) *es = NULL;
+	static struct owner o; /* 4 KiB path: not on the stack */
+
+	if (!sym || !dladdr1(sym, &di, (void **)&es, RTLD_DL_SYMENT) || !es ||
+	    !es->st_size) {
+		plog_always("PYPROF_NATIVE: cannot find the extent of %s; "
+			    "native stacks are off", name);
+		return -ENOENT;
+	}
+	add_range(eval_r, &n_eval, (uint64_t)(uintptr_t)sym,
+		  (uint64_t)(uintptr_t)sym + es->st_size);
+	memset(&o, 0, sizeof o);
+	o.addr = (uint64_t)(uintptr_t)sym;
+	dl_iterate_phdr(find_owner, &o);
+	if (o.found && o.path[0] == '/')
+		add_split_parts(o.path, o.bias, name);
+	return 0;
+}
+
+static void find_self(void)
+{
+	static struct owner o;
+	memset(&o, 0, sizeof o);
+	o.addr = (uint64_t)(uintptr_t)&find_self;
+	dl_iterate_phdr(find_owner, &o);
+	for (int i = 0; o.found && i < o.phnum; i++)
+		if (o.phdr[i].p_type == PT_LOAD && (o.phdr[i].p_flags & PF_X))
+			add_range(self_r, &n_self, o.bias + o.phdr[i].p_vaddr,
+				  o.bias + o.phdr[i].p_vaddr +
+					  o.phdr[i].p_memsz);
+}
+
+int native_init(int mode, int major, int minor)
+{
+	(void)minor;
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	void *bt = h ? dlsym(h, "unw_backtrace") : NULL;
+	if (!bt) {
+		plog_always("PYPROF_NATIVE: cannot load libunwind.so.8 (%s); "
+			    "sampling without native stacks (Debian: apt-get "
+			    "install libunwind8)",
+			    h ? "no unw_backtrace" : dlerror());
+		if (h)
+			dlclose(h);
+		return -ENOENT;
+	}
+	if (find_eval(major) < 0) {
+		dlclose(h);
+		return -ENOENT;
+	}
+	find_self();
+	sampler.unw_backtrace = (int (*)(void **, int))bt;
+	sampler.native = mode;
+	native_prepare_thread();
+	plog_info("native stacks on (%s), eval loop in %d range(s)",
+		  mode == CONFIG_NATIVE_ALL ? "all frames" : "merged", n_eval);
+	return 0;
+}
+
+void native_prepare_thread(void)
+{
+	void *buf[4];
+	if (!sampler.native || sampler_native_ready)
+		return;
+	sampler.unw_backtrace(buf, 4);
+	sampler_native_ready = 1;
+}
+
+int native_classify(uint64_t pc, int exact)
+{
+	if (!exact)
+		pc--; /* a return address: the call is just before it */
+	if (in_ranges(self_r, n_self, pc))
+		return MERGE_SELF;
+	if (in_ranges(eval_r, n_eval, pc))
+		return MERGE_EVAL;
+	return maps_in_python_sigsafe(pc) == 1 ? MERGE_INTERP : MERGE_OTHER;
+}
