@@ -53,7 +53,8 @@ enum {
 	OPT_MODE,
 	OPT_MAX_DEPTH,
 	OPT_FORMAT,
-	OPT_PER_THREAD
+	OPT_PER_THREAD,
+	OPT_NATIVE
 };
 
 struct record {
@@ -62,6 +63,7 @@ struct record {
 	char hz[24];        /* canonical decimal; "" = leave env alone   */
 	char max_depth[24];
 	const char *mode;   /* "cpu", "wall" or NULL                      */
+	const char *native; /* PYPROF_NATIVE: "1", "all" or NULL          */
 	int verbose;
 	int per_thread;     /* --per-thread: the collector's, as is     */
 	char **command;     /* NULL-terminated, points into argv         */
@@ -196,6 +198,10 @@ void cmd_record_usage(FILE *out)
 "                      (default: the library's, %d)\n"
 "      --mode MODE     cpu (CPU time) or wall (wall-clock time)\n"
 "      --max-depth N   deepest stack kept, 1 to %d frames (default %d)\n"
+"      --native[=all]  native stacks too, merged with the Python ones\n"
+"                      (C extensions, libraries, the interpreter below\n"
+"                      the innermost Python frame); =all keeps every\n"
+"                      interpreter frame; CPU mode; needs libunwind8\n"
 "      --per-thread    also one profile per thread, beside the profile:\n"
 "                      FILE without .pb.gz, then .tid<TID>.<name>.pb.gz\n"
 "                      (.pid<PID>.tid<TID>... when several processes ran);\n"
@@ -261,6 +267,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "native", optional_argument, NULL, OPT_NATIVE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -317,6 +324,14 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case OPT_PER_THREAD:
 			r->per_thread = 1;
+			break;
+		case OPT_NATIVE:
+			if (optarg && strcmp(optarg, "all")) {
+				log_error("--native accepts =all or nothing, "
+					  "not '=%s'", optarg);
+				return -EINVAL;
+			}
+			r->native = optarg ? "all" : "1";
 			break;
 		case 'v':
 			r->verbose = 1;
@@ -639,6 +654,7 @@ static void command_child(const struct record *r, int err_w)
 	    setenv("PYPROF_SOCKET", r->sock, 1) != 0 ||
 	    (r->hz[0] && setenv("PYPROF_HZ", r->hz, 1) != 0) ||
 	    (r->mode && setenv("PYPROF_MODE", r->mode, 1) != 0) ||
+	    (r->native && setenv("PYPROF_NATIVE", r->native, 1) != 0) ||
 	    (r->max_depth[0] &&
 	     setenv("PYPROF_MAX_DEPTH", r->max_depth, 1) != 0)) {
 		e = ENOMEM;
