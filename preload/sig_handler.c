@@ -27,6 +27,20 @@
  * loader's (recursive) lock: the cost of echion's, gperftools' and every
  * libunwind-based in-process profiler.
  *
+ * sigprocmask: libunwind blocks every signal around each lock it takes
+ * and around dl_iterate_phdr, so that no signal handler on the same thread
+ * re-enters it: eight system calls per cache miss, most of a miss's cost
+ * (measured here: 6.8 us per miss with them, 1.8 us without). While this
+ * handler unwinds, its thread needs no such protection from libunwind
+ * (SIGPROF is blocked in the handler, in_handler stops re-entry, and
+ * nothing else in the process calls our RTLD_LOCAL copy of libunwind), so
+ * pyprof interposes sigprocmask() and makes it a no-op on this thread for
+ * the duration of unw_backtrace() only (in_unwind); everywhere else, and
+ * on every other thread, it is pthread_sigmask(), which is what glibc's
+ * sigprocmask() is. The regions libunwind protects this way read only its
+ * own memory and the loaded objects' unwind tables, never the stack, so a
+ * fault cannot leave one of its locks held behind our guard's longjmp.
+ *
  * A SIGPROF that is not from one of our timers (its si_value is not our
  * cookie) belongs to the application and goes to its handler, if any.
  */
@@ -48,6 +62,8 @@ struct sampler sampler;
 
 __thread int sampler_native_ready;
 static __thread int in_handler;
+static __thread int in_unwind;        /* inside unw_backtrace: see above */
+static __thread sigset_t unwind_mask; /* this thread's mask meanwhile */
 static __thread uint32_t my_tid; /* cached: gettid costs a system call */
 
 void sig_handler_after_fork_child(void)
@@ -80,7 +96,13 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 		rec->flags |= SAMPLE_NATIVE_FAILED;
 		return;
 	}
+	unwind_mask = uc->uc_sigmask; /* as it was, plus SIGPROF now */
+	sigaddset(&unwind_mask, SIGPROF);
+	in_unwind = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	got = sampler.unw_backtrace((void **)pcs, want);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_unwind = 0;
 	for (i = 0; i < got && i < SAMPLER_NATIVE_SKIP && pcs[i] != pc; i++)
 		;
 	if (i >= got || pcs[i] != pc) {
@@ -96,6 +118,29 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 	for (int k = 0; k < n; k++) /* i >= k: a forward copy is safe */
 		pcs[k] = pcs[k + i];
 	rec->n_native = (uint16_t)n;
+}
+
+/*
+ * sigprocmask(), interposed (exports.map): pthread_sigmask() (the same
+ * thing in glibc, its internal signals kept unblockable), except inside
+ * our own unw_backtrace() call, where it changes nothing and reports the
+ * mask the thread has (see the top of this file). Any thread, any context.
+ */
+__attribute__((visibility("default"))) int
+sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int rc;
+	if (in_unwind) {
+		if (old)
+			*old = unwind_mask;
+		return 0;
+	}
+	rc = pthread_sigmask(how, set, old);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
 }
 
 void sig_prof_handler(int sig, siginfo_t *si, void *uc)
