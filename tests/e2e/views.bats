@@ -290,3 +290,24 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 	}
 	for_each_python check
 }
+
+@test "pyprof reads Go's own CPU profiles: top agrees with go tool pprof, the flame graph is well-formed" {
+	local ours theirs f
+	command -v go >/dev/null || fail "go is not installed (make deps)"
+	(cd "$T" && cp "$PP_ROOT/tests/e2e/helpers/goburn.go" . &&
+		GOCACHE=$T/gocache GO111MODULE=off GOFLAGS= go build -o goburn goburn.go) ||
+		fail "cannot build the Go program"
+	"$T/goburn" "$T/go.pb.gz"
+	"$PP_PYPROF" top "$T/go.pb.gz" | tee "$T/top"
+	pprof_top "$T/go.pb.gz" | tee "$T/gotop"
+	for f in main.hot main.main; do
+		ours=$(awk -v f="$f" '$6 == f { sub("%", "", $2); sub("%", "", $5); print $2 + 0, $5 + 0 }' "$T/top")
+		theirs=$(awk -v f="$f" '$6 == f { sub("%", "", $2); sub("%", "", $5); print $2 + 0, $5 + 0 }' "$T/gotop")
+		[[ -n $theirs ]] || continue # not sampled this time
+		assert_eq "$theirs" "$ours" "$f flat% and cum%"
+	done
+	grep -q ' main\.hot ' "$T/top" || fail "main.hot not in pyprof top"
+	"$PP_PYPROF" flamegraph "$T/go.pb.gz" -o "$T/go.svg"
+	xmllint --noout "$T/go.svg" || fail "not well-formed"
+	grep -q 'data-n="main.hot"' "$T/go.svg" || fail "main.hot not drawn"
+}
