@@ -5,7 +5,8 @@
 #
 #   procs.py pools SECS    a multiprocessing Pool(1) per start method (fork,
 #                          spawn, forkserver), each running work_<method>,
-#                          then a subprocess running work_subprocess
+#                          then a subprocess running work_subprocess (each
+#                          SECS seconds of its own CPU time)
 #   procs.py child SECS    (the subprocess of pools) work_subprocess
 #   procs.py prefork N SECS a pre-fork server: N forked workers, each
 #                          answering requests from its socketpair in
@@ -14,7 +15,8 @@
 #                          leave with os._exit, as pre-fork servers do
 #   procs.py spin NAME SECS burn SECS seconds of wall time in spin_NAME
 #                          (alpha, beta, gamma, delta)
-#   procs.py short SECS     burn SECS in short_work, print "short done"
+#   procs.py short SECS     burn SECS of CPU time in short_work, print
+#                          "short done"
 #                          (the same output in every run)
 from __future__ import print_function
 
@@ -27,6 +29,7 @@ import time
 
 
 def burn(secs):
+    """Burns secs seconds of wall time."""
     end = time.time() + secs
     x = 0
     while time.time() < end:
@@ -35,23 +38,39 @@ def burn(secs):
     return x
 
 
+def cpu_now():
+    t = os.times()
+    return t[0] + t[1]
+
+
+def burn_cpu(secs):
+    """Burns secs seconds of this process's CPU time: as many samples on
+    a loaded machine as on an idle one, only later."""
+    end = cpu_now() + secs
+    x = 0
+    while cpu_now() < end:
+        for i in range(1000):
+            x = (x * 31 + i) % 1000003
+    return x
+
+
 def work_fork(secs):
-    burn(secs)
+    burn_cpu(secs)
     return os.getpid()
 
 
 def work_spawn(secs):
-    burn(secs)
+    burn_cpu(secs)
     return os.getpid()
 
 
 def work_forkserver(secs):
-    burn(secs)
+    burn_cpu(secs)
     return os.getpid()
 
 
 def work_subprocess(secs):
-    burn(secs)
+    burn_cpu(secs)
     return os.getpid()
 
 
@@ -166,7 +185,7 @@ def spin_delta(secs):
 
 
 def short_work(secs):
-    return burn(secs)
+    return burn_cpu(secs)
 
 
 def main():
