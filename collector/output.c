@@ -158,20 +158,26 @@ static void thread_stem(const char *name, char *out, size_t cap)
 
 struct thread_ref {
 	uint64_t tid;
-	uint32_t idx; /* the process's thread number (proc.h) */
+	uint32_t idx;   /* the process's thread number (proc.h) */
+	int named;      /* that number has a name */
 };
 
+/* By tid; then unnamed numbers first, each part in order of arrival. */
 static int thread_ref_cmp(const void *a, const void *b)
 {
 	const struct thread_ref *x = a, *y = b;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	if (x->named != y->named)
+		return x->named - y->named;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* The OS threads of p with samples in its aggregate, each once, by tid,
- * with the thread number of its last name (a rename adds a number).
- * Returns how many (*out malloc'd, the caller frees it), or -ENOMEM. */
+ * with the thread number of the last name it got (a rename adds a
+ * number; so does a thread that the library sends unnamed again, as when
+ * it ends: such a number does not hide its name). Returns how many (*out
+ * malloc'd, the caller frees it), or -ENOMEM. */
 static long proc_threads_with_samples(const struct proc *p,
 				      struct thread_ref **out)
 {
@@ -194,11 +200,12 @@ static long proc_threads_with_samples(const struct proc *p,
 		if (!has[i])
 			continue;
 		proc_thread(p, i, &v[n].tid, &name);
+		v[n].named = name != 0;
 		v[n++].idx = i;
 	}
 	free(has);
 	qsort(v, n, sizeof(*v), thread_ref_cmp);
-	/* keep the last (highest) number of each tid */
+	/* keep the last of each tid: its last named number, if any */
 	for (size_t i = 0; i < n; i++)
 		if (i + 1 == n || v[i + 1].tid != v[i].tid)
 			v[k++] = v[i];

@@ -191,7 +191,7 @@ def cmd_rename(a):
     if len(tids) != 1:
         ok = verdict(False, "the worker's samples carry %d thread_ids: %s"
                      % (len(tids), dict(tids)))
-    if nb < 20 or na < 20:
+    if nb < 10 or na < 10:
         return verdict(False, "too few samples (%d before, %d after)"
                        % (nb, na))
     # A sample is named when the agent drains it (every 20 ms), so a
