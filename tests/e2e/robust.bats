@@ -18,10 +18,10 @@ teardown() {
 @test "the program finishes normally when the collector is killed mid-run" {
 	check() {
 		local exe=$2 rc_without
-		run_capture plain "$exe" "$PP_TARGETS/outputs.py" ok 3
+		run_capture plain "$exe" "$PP_TARGETS/outputs.py" ok 2
 		rc_without=$RC
 		collector_start
-		profiled "$exe" "$PP_TARGETS/outputs.py" ok 3 \
+		profiled "$exe" "$PP_TARGETS/outputs.py" ok 2 \
 			>"$T/with.out" 2>"$T/with.err" </dev/null 3>&- &
 		PID=$!
 		sleep 1
@@ -39,9 +39,9 @@ teardown() {
 @test "the program runs normally when no collector ever listens" {
 	check() {
 		local exe=$2 rc_without
-		run_capture plain "$exe" "$PP_TARGETS/outputs.py" exit3 1
+		run_capture plain "$exe" "$PP_TARGETS/outputs.py" exit3 0.3
 		rc_without=$RC
-		run_capture with profiled "$exe" "$PP_TARGETS/outputs.py" exit3 1
+		run_capture with profiled "$exe" "$PP_TARGETS/outputs.py" exit3 0.3
 		assert_same_file "$T/plain.out" "$T/with.out" "stdout"
 		assert_same_file "$T/plain.err" "$T/with.err" "stderr"
 		assert_eq "$rc_without" "$RC" "exit status"

@@ -2,7 +2,7 @@
 # truth.bats - the profile agrees with what the program measures itself.
 #
 # shares.py times every call of its three functions with a CPU clock; at
-# 100 Hz for 4 s of CPU, each function's share of the samples (cumulative,
+# 250 Hz for 2 s of CPU, each function's share of the samples (cumulative,
 # among the three) must be within 3 points of its measured share.
 # cwork.py spends its time in C (hashlib, sorted, zlib): those samples must
 # be charged to the Python function and the line that made the call. Every
@@ -22,12 +22,12 @@ teardown() {
 	collector_start
 	check() {
 		local prof
-		prof=$(PYPROF_HZ=100 cached_profile "$1-shares" "$2" \
-			"$PP_TARGETS/shares.py" 4)
+		prof=$(PYPROF_HZ=250 cached_profile "$1-shares" "$2" \
+			"$PP_TARGETS/shares.py" 2)
 		tail -1 "$prof.stdout" >"$T/truth.json"
 		cat "$T/truth.json"
 		pprof_raw "$prof" >"$T/raw"
-		# 4 s at 100 Hz is ~400 samples; demand most of them.
+		# 2 s at 250 Hz is ~500 samples; demand most of them.
 		shares compare "$T/raw" "$T/truth.json" --tol 3 --min-samples 300
 	}
 	for_each_python check
@@ -36,8 +36,8 @@ teardown() {
 # cwork_check NAME EXE KIND FUNC TAG: FUNC's samples are at its line @TAG.
 cwork_check() {
 	local prof line
-	prof=$(PYPROF_HZ=100 cached_profile "$1-cwork" "$2" \
-		"$PP_TARGETS/cwork.py" 3)
+	prof=$(PYPROF_HZ=250 cached_profile "$1-cwork" "$2" \
+		"$PP_TARGETS/cwork.py" 1.5)
 	cat "$prof.stdout"
 	pprof_raw "$prof" >"$T/raw"
 	line=$(marker_line "$PP_TARGETS/cwork.py" "$5")

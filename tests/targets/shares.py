@@ -1,7 +1,7 @@
 # shares.py - three functions that take known shares of CPU time, measured
 # by the program itself.
 #
-# Used by tests/e2e/truth.bats: profiled at 100 Hz, each function's share of
+# Used by tests/e2e/truth.bats: profiled at 250 Hz, each function's share of
 # the samples (cumulative, among the three) must be within 3 points of the
 # share this program measures with a CPU clock around every call.
 #
