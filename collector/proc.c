@@ -76,6 +76,7 @@ struct proc {
 	uint64_t cum_lost_buffer; /* WIRE_LOST_BUFFER, never reset */
 	uint64_t cum_lost_away;   /* PROC_LOST_AWAY, never reset */
 	uint64_t n_refs;          /* its share of procs.n_refs */
+	uint64_t closed_refs;     /* the largest closed session's n_refs */
 	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
 	uint64_t heard_unix_ns; /* collector's clock at the last frame */
 	unsigned n_sessions;
@@ -88,6 +89,7 @@ struct proc_session {
 	struct idmap mappings; /* PYPROF_NATIVE's MAPPING frames */
 	uint64_t def_bytes;
 	uint64_t n_samples, n_lost;
+	uint64_t n_refs; /* ids pushed into its maps */
 };
 
 struct procs {
@@ -172,7 +174,24 @@ static int session_push(struct proc_session *s, struct idmap *m, uint32_t gid)
 	if (idmap_push(m, gid) < 0)
 		return -ENOMEM;
 	add_refs(s->proc, 1);
+	s->n_refs++;
 	return 0;
+}
+
+/* A session's maps are gone, but the aggregate may still name what they
+ * mapped. A reconnecting client replays its definitions (wire.h), so each
+ * session defines at least what the one before it did: the largest closed
+ * session bounds them all, and a process that reconnects often does not
+ * inflate the bound (which would only make compaction lazier). */
+static void session_refs_closed(struct proc_session *s)
+{
+	struct proc *p = s->proc;
+	p->n_refs -= s->n_refs;
+	p->reg->n_refs -= s->n_refs;
+	if (s->n_refs > p->closed_refs) {
+		add_refs(p, s->n_refs - p->closed_refs);
+		p->closed_refs = s->n_refs;
+	}
 }
 
 static int charge(struct proc_session *s, size_t bytes, char *err)
@@ -411,6 +430,7 @@ struct proc *proc_session_close(struct proc_session *s)
 		p->sessions = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
+	session_refs_closed(s);
 	idmap_fini(&s->strings);
 	idmap_fini(&s->functions);
 	idmap_fini(&s->locations);

@@ -484,6 +484,34 @@ static void test_native_mappings(void)
 	symtab_free(st);
 }
 
+/* ---- 6. the reference bound ---------------------------------------------------- */
+
+static void test_refs_bound(void)
+{
+	struct symtab *st = symtab_new();
+	struct procs *reg = procs_new(st);
+	struct proc_session *s = open_proc(reg, 9, 0);
+	uint64_t one, bound;
+
+	define(s, "again", 9);
+	one = procs_refs_bound(reg);
+	proc_session_close(s);
+	/* A process that reconnects a hundred times replays the same
+	 * definitions: the bound must not grow a hundredfold. */
+	for (int i = 1; i <= 100; i++) {
+		s = open_proc(reg, 9, (uint64_t)i);
+		define(s, "again", 9);
+		proc_session_close(s);
+	}
+	bound = procs_refs_bound(reg);
+	CHECK(bound <= 2 * one, "6.1 replays do not inflate the bound");
+	CHECK(bound >= one, "6.2 the closed session still counts");
+	procs_remove(reg, procs_first(reg));
+	CHECK(procs_refs_bound(reg) == 0, "6.3 nothing once it is gone");
+	procs_free(reg);
+	symtab_free(st);
+}
+
 int main(void)
 {
 	test_symtab_rebuild();
@@ -492,5 +520,6 @@ int main(void)
 	test_churn_stays_bounded();
 	test_window_and_gap();
 	test_native_mappings();
+	test_refs_bound();
 	return check_summary();
 }
