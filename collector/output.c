@@ -346,10 +346,13 @@ static void write_proc(struct output *o, const struct proc *p, uint64_t end_ns)
 	char comm[72], stem[96], who[64];
 
 	if (o->opts->period_ns) {
-		po.start_unix_ns = in->win_start_unix_ns;
-		po.end_unix_ns = end_ns > in->win_start_unix_ns
-					 ? end_ns
-					 : in->win_start_unix_ns;
+		/* A window ends at its boundary at the latest, even when the
+		 * timer runs late and the process leaves first. */
+		uint64_t start = in->win_start_unix_ns, period = o->opts->period_ns;
+		uint64_t limit = (start / period + 1) * period;
+		po.start_unix_ns = start;
+		po.end_unix_ns = end_ns < start ? start
+			       : end_ns > limit ? limit : end_ns;
 	}
 	file_stem(symtab_string(o->st, in->comm_sid), comm, sizeof(comm));
 	snprintf(stem, sizeof(stem), "%s.%" PRIu64, comm, in->pid);
@@ -623,8 +626,10 @@ void output_proc_ended(struct output *o, struct proc *p)
 		/* One that sent nothing (no sample, no loss) gets no file: a
 		 * busy host starts many short Python processes that never
 		 * run long enough to be sampled. */
+		/* Its last window ends now: its last samples may have been
+		 * taken before the window began, and arrived in it. */
 		if (has_window_data(p))
-			write_proc(o, p, proc_end_unix_ns(p));
+			write_proc(o, p, now_unix_ns());
 		else
 			log_info("pid %" PRIu64 ": no samples%s, no profile "
 				 "written", in->pid,
