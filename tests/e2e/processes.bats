@@ -399,13 +399,14 @@ own_function() {
 	local pid files=() f i t d prev_end sum=0 n
 	one_python 3.11
 	collector_start --period 1 --summary "$T/summary"
-	profiled "$PY" "$PROCS" spin alpha 3.5 >"$T/a.out" 2>"$T/a.err" </dev/null 3>&-
+	profiled "$PY" "$PROCS" spin alpha 4.2 >"$T/a.out" 2>"$T/a.err" </dev/null 3>&-
 	pid=$(role_pid "$T/a.out" alpha)
 	wait_log "pid $pid disconnected"
-	wait_log "(pid $pid)" 4
 	collector_stop
 	mapfile -t files < <(ls "$OUT"/*."$pid".*.pb.gz | sort)
-	((${#files[@]} >= 4)) || fail "only ${#files[@]} windows: ${files[*]}"
+	# At least four boundaries fall in 4.2 s; a window in which the
+	# process got no CPU (a loaded machine) has no file.
+	((${#files[@]} >= 3)) || fail "only ${#files[@]} windows: ${files[*]}"
 	prev_end=
 	for ((i = 0; i < ${#files[@]}; i++)); do
 		f=${files[$i]}
@@ -413,9 +414,11 @@ own_function() {
 		d=$($PB times "$f" | awk '$1 == "duration_nanos" { print $2 }')
 		((d > 0 && d <= 1000000000)) || fail "$f: duration $d ns"
 		# Names sort by time, and each window starts where the last
-		# ended, on a whole second but for the first.
+		# ended (or whole periods later, past windows without samples),
+		# on a whole second but for the first.
 		if [[ -n $prev_end ]]; then
-			assert_eq "$prev_end" "$t" "$f: start after the previous window"
+			((t >= prev_end && (t - prev_end) % 1000000000 == 0)) ||
+				fail "$f: starts at $t, the previous window ended at $prev_end"
 			((t % 1000000000 == 0)) || fail "$f: starts at $t, not on a second"
 		fi
 		# A middle window is exactly one period.
