@@ -11,8 +11,10 @@
 #   procs.py prefork N SECS a pre-fork server: N forked workers, each
 #                          answering requests from its socketpair in
 #                          handle_request, for SECS seconds of requests from
-#                          the parent (client_prepare builds them); workers
-#                          leave with os._exit, as pre-fork servers do
+#                          the parent (client_prepare builds them), and at
+#                          least PREFORK_MIN_ROUNDS rounds (as much work on
+#                          a loaded machine); workers leave with os._exit,
+#                          as pre-fork servers do
 #   procs.py spin NAME SECS burn SECS seconds of wall time in spin_NAME
 #                          (alpha, beta, gamma, delta)
 #   procs.py short SECS     burn SECS of CPU time in short_work, print
@@ -96,6 +98,9 @@ def pools(secs):
 
 # ---- pre-fork server --------------------------------------------------------
 
+PREFORK_MIN_ROUNDS = 150
+
+
 def handle_request(n):
     x = 0
     for i in range(n):
@@ -147,8 +152,9 @@ def prefork(n_workers, secs):
         pids.append(pid)
         say("worker", pid)
     end = time.time() + secs
-    i = 0
-    while time.time() < end:
+    i = rounds = 0
+    while time.time() < end or rounds < PREFORK_MIN_ROUNDS:
+        rounds += 1
         # One request to every worker, then the answers: the workers
         # serve at the same time.
         for s in socks:
