@@ -23,6 +23,8 @@
 #include "pyprof/wire.h"
 #include "symtab.h"
 
+#define UNMAPPED UINT32_MAX
+
 /* One record as kept in memory: 40 bytes. */
 struct tl_rec {
 	uint32_t node, flags;
@@ -137,24 +139,37 @@ int timeline_write(const struct timeline *tl, const struct symtab *st,
 	uint32_t n_nodes = symtab_n_nodes(st);
 	uint32_t *stack_of = NULL, *order = NULL;
 	struct buf b = { 0 };
-	size_t n_stacks = 0;
-	uint64_t prev = 0;
+	size_t n_stacks = 0, n_kept = 0;
+	uint64_t prev = 0, dropped = tl->dropped;
 	int rc = -ENOMEM;
 
 	stack_of = calloc((size_t)n_nodes + 1, sizeof(*stack_of));
 	order = malloc(((size_t)n_nodes + 1) * sizeof(*order));
 	if (!stack_of || !order)
 		goto out;
+	/* stack_of[node]: 0 not seen yet, UNMAPPED when a location of its
+	 * stack is not in the profile (a process the profile left out, for
+	 * its other mode), else 1 + the stack's index. */
 	for (size_t i = 0; i < tl->n; i++) {
-		uint32_t node = tl->v[i].node;
+		uint32_t node = tl->v[i].node, nid, lid;
 		if (node == 0 || node > n_nodes) {
 			rc = -EINVAL;
 			goto out;
 		}
 		if (!stack_of[node]) {
-			order[n_stacks] = node;
-			stack_of[node] = (uint32_t)++n_stacks;
+			stack_of[node] = (uint32_t)(n_stacks + 1);
+			for (nid = node; nid;) {
+				symtab_node(st, nid, &nid, &lid);
+				if (lid >= n_map || !loc_map[lid])
+					stack_of[node] = UNMAPPED;
+			}
+			if (stack_of[node] != UNMAPPED)
+				order[n_stacks++] = node;
 		}
+		if (stack_of[node] == UNMAPPED)
+			dropped++;
+		else
+			n_kept++;
 	}
 	/* Header and magic bytes first. */
 	put_varint(&b, 0);
@@ -171,16 +186,14 @@ int timeline_write(const struct timeline *tl, const struct symtab *st,
 		put_varint(&b, symtab_node_depth(st, node));
 		while (node) {
 			symtab_node(st, node, &node, &lid);
-			if (lid >= n_map || !loc_map[lid]) {
-				rc = -EINVAL;
-				goto out;
-			}
 			put_varint(&b, loc_map[lid]);
 		}
 	}
-	put_varint(&b, tl->n);
+	put_varint(&b, n_kept);
 	for (size_t i = 0; i < tl->n && !b.oom; i++) {
 		const struct tl_rec *r = &tl->v[i];
+		if (stack_of[r->node] == UNMAPPED)
+			continue;
 		put_varint(&b, stack_of[r->node] - 1);
 		put_varint(&b, r->pid);
 		put_varint(&b, r->tid);
@@ -190,7 +203,7 @@ int timeline_write(const struct timeline *tl, const struct symtab *st,
 		put_varint(&b, r->value);
 		put_varint(&b, r->flags);
 	}
-	put_varint(&b, tl->dropped);
+	put_varint(&b, dropped);
 	if (b.oom)
 		goto out;
 	rc = file_write_atomic(path, b.p, b.len, FILEIO_REPLACE);

@@ -83,8 +83,10 @@ uint64_t timeline_dropped(const struct timeline *tl);
  * time_nanos is profile_time_nanos: each record's node is turned into
  * the profile's Location ids with loc_map (symtab location id -> pprof
  * Location id, n_map entries; what pprof_build hands back). The nodes
- * must still be valid in st. 0, -ENOMEM, -EINVAL (a node's location is
- * not in the map) or the write's negative errno. */
+ * must still be valid in st. Records whose stack has a location the map
+ * lacks (a process the profile left out, for its other mode) are not
+ * written and count as dropped. 0, -ENOMEM, -EINVAL (a node not in st) or
+ * the write's negative errno. */
 int timeline_write(const struct timeline *tl, const struct symtab *st,
 		   const uint32_t *loc_map, size_t n_map,
 		   int64_t profile_time_nanos, const char *path);
