@@ -293,6 +293,9 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 	assert_eq 2 "$status" "convert without --format"
 	run "$PP_PYPROF" top --sample-type wall "$VDIR/shares.pb.gz"
 	assert_eq 1 "$status" "a sample type the profile lacks"
+	run "$PP_COLLECTOR" --socket "$SOCK" --timeline "$T/tl"
+	assert_eq 2 "$status" "--timeline without --output"
+	[[ $output == *"--timeline goes with --output"* ]] || fail "no reason: $output"
 }
 
 @test "the opcode view of a loop of additions puts the add opcode on top, on every interpreter" {
