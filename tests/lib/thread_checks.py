@@ -24,11 +24,12 @@ the target program measured itself (its last stdout line, JSON).
         gil_sleep has a gil label; gil_sleep and gil_c are mostly
         released, gil_compute held at least as often as it was measured
         computing
-  blocked CONTROL PLAIN PROFILED [--sleep-tol-ms D]
-        three runs of tests/targets/blocked.py: CONTROL (with --control)
-        must count EINTRs on every call (the counting works); PLAIN and
-        PROFILED must count the same (none), no other error, and sleep as
-        accurately (median and p90 oversleep within D ms, default 1)
+  blocked CONTROL --plain P... --profiled P... [--sleep-tol-ms D]
+        runs of tests/targets/blocked.py: CONTROL (with --control) must
+        count EINTRs on every call (the counting works); the plain and
+        the profiled runs must count the same (none), no other error, and
+        sleep as accurately (median and p90 oversleep of the best run on
+        each side within D ms, default 1)
   per-thread WHOLE PART...
         each PART (a per-thread profile) holds samples of one thread_id
         only, whose name and number its file name carries; together they
@@ -249,14 +250,18 @@ def cmd_gil(a):
 
 
 def cmd_blocked(a):
-    control, plain, prof = truth(a.control), truth(a.plain), truth(a.profiled)
+    control = truth(a.control)
+    plain = [truth(f) for f in a.plain]
+    prof = [truth(f) for f in a.profiled]
     ok = True
-    print("%-9s %-34s %-26s %s" % ("run", "EINTR (read/nanosleep/poll)",
-                                   "oversleep median/p90 ms", "errors"))
-    for name, r in (("control", control), ("plain", plain),
-                    ("profiled", prof)):
+    print("%-10s %-30s %-24s %s" % ("run", "EINTR (read/nanosleep/poll)",
+                                    "oversleep median/p90 ms", "errors"))
+    runs = [("control", control)] + \
+        [("plain%d" % i, r) for i, r in enumerate(plain, 1)] + \
+        [("profiled%d" % i, r) for i, r in enumerate(prof, 1)]
+    for name, r in runs:
         e = r["eintr"]
-        print("%-9s %-34s %-26s %s" % (
+        print("%-10s %-30s %-24s %s" % (
             name, "%d / %d / %d" % (e["read"], e["nanosleep"], e["poll"]),
             "%.3f / %.3f" % (r["sleep"]["median_ms"], r["sleep"]["p90_ms"]),
             r["other_errors"] or "-"))
@@ -264,15 +269,19 @@ def cmd_blocked(a):
     ok &= verdict(all(control["eintr"][c] >= 1 for c in calls),
                   "control run: an EINTR counted on every call (the "
                   "counting works)")
-    ok &= verdict(plain["eintr"] == prof["eintr"],
+    ok &= verdict(all(r["eintr"] == plain[0]["eintr"] for r in plain + prof),
                   "same EINTR counts without and with the library")
-    ok &= verdict(not plain["other_errors"] and not prof["other_errors"],
+    ok &= verdict(not any(r["other_errors"] for r in plain + prof),
                   "no other error")
+    # Other programs on the machine only ever delay a wake-up: compare the
+    # best of the runs on each side.
     for k in ("median_ms", "p90_ms"):
-        d = prof["sleep"][k] - plain["sleep"][k]
+        d = min(r["sleep"][k] for r in prof) - min(r["sleep"][k]
+                                                   for r in plain)
         ok &= verdict(d <= a.sleep_tol_ms,
-                      "time.sleep(0.01) oversleep %s: %+.3f ms with the "
-                      "library (allowed +%.1f)" % (k, d, a.sleep_tol_ms))
+                      "time.sleep(0.01) oversleep %s, best run each: "
+                      "%+.3f ms with the library (allowed +%.1f)"
+                      % (k, d, a.sleep_tol_ms))
     return ok
 
 
@@ -365,8 +374,8 @@ def main(argv):
     s.add_argument("--seconds", type=float, required=True)
     s = sub.add_parser("blocked")
     s.add_argument("control")
-    s.add_argument("plain")
-    s.add_argument("profiled")
+    s.add_argument("--plain", nargs="+", required=True)
+    s.add_argument("--profiled", nargs="+", required=True)
     s.add_argument("--sleep-tol-ms", type=float, default=1.0)
     s = sub.add_parser("per-thread")
     s.add_argument("whole")
