@@ -335,3 +335,32 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 	xmllint --noout "$T/go.svg" || fail "not well-formed"
 	grep -q 'data-n="main.hot"' "$T/go.svg" || fail "main.hot not drawn"
 }
+
+@test "the collector labels each sample with its opcode's name for the client's Python version, and refuses a non-byte" {
+	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/wire_client.py" f
+	collector_start --log-level info
+	# 3.11: 5 is BINARY_OP_ADD_INT (specialized), 122 BINARY_OP; cycled
+	# 5, 5, 122 over 300 samples.
+	$wc good --socket "$SOCK" --pid 6001 --samples 300 --prefix opclient \
+		--opcodes 5,5,122 --pyversion 3.11.7
+	$wc good --socket "$SOCK" --pid 6002 --samples 30 --prefix oldclient \
+		--opcodes 23 --pyversion 2.7.18
+	$wc good --socket "$SOCK" --pid 6003 --samples 30 --prefix newclient \
+		--opcodes 5 --pyversion 3.99.1
+	$wc good --socket "$SOCK" --pid 6004 --samples 3 --prefix badclient \
+		--opcodes 300 --pyversion 3.11.7 || true
+	f=$(wait_profile 6001)
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$f" | tee "$T/sum"
+	grep -qx 'label opcode=BINARY_OP_ADD_INT 200' "$T/sum" || fail "no BINARY_OP_ADD_INT x200"
+	grep -qx 'label opcode=BINARY_OP 100' "$T/sum" || fail "no BINARY_OP x100"
+	"$PP_PYPROF" top --by opcode "$f" | tee "$T/op"
+	sed -n 4p "$T/op" | grep -qE '^ +[0-9.]+m?s +66\.67% +200  BINARY_OP_ADD_INT +opclient_' ||
+		fail "BINARY_OP_ADD_INT is not first with 66.67%"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$(wait_profile 6002)" |
+		grep -qx 'label opcode=BINARY_ADD 30' || fail "2.7's 23 is not BINARY_ADD"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$(wait_profile 6003)" |
+		grep -qx 'label opcode=opcode_5 30' || fail "an unknown version does not give opcode_5"
+	collector_stop
+	grep -q 'pid 6004.*opcode is not a byte' "$T/collector.log" ||
+		fail "opcode 300 was not refused: $(grep 6004 "$T/collector.log")"
+}

@@ -39,6 +39,7 @@ B_SAMPLES, B_LOST, B_END_MONO_NS = 1, 2, 3
 MAX_PAYLOAD = 1 << 20
 SF_TRUNCATED, SF_OFF_CPU, SF_GIL, SF_GIL_KNOWN, SF_NATIVE, SF_NATIVE_KNOWN = (
     1, 2, 4, 8, 16, 32)
+SF_OPCODE = 64  # one more varint after the flags: the opcode
 
 
 def varint(v):
@@ -115,7 +116,8 @@ def thread(ref, tid, name):
 
 
 def samples(base_ns, records):
-    """records: (node, thread, dt_ns, count, value, flags) tuples."""
+    """records: (node, thread, dt_ns, count, value, flags) tuples, with
+    a seventh item, the opcode, when flags has SF_OPCODE."""
     p = varint(base_ns)
     for r in records:
         p += b"".join(varint(x) for x in r)
@@ -183,7 +185,7 @@ def run_good(a):
     s.sendall(hello(a.pid, now_unix, mono, mode=1 if a.wall else 0,
                     period_ns=period, comm=a.comm,
                     args=("python3", a.prefix + ".py"),
-                    conn_seq=a.conn_seq,
+                    pyversion=a.pyversion, conn_seq=a.conn_seq,
                     achieved_ns=(1_000_000_000 // a.achieved_hz
                                  if a.achieved_hz else None)))
     s.sendall(prog.definitions())
@@ -197,8 +199,13 @@ def run_good(a):
             flags = 0
             if a.flags:
                 flags = SF_GIL_KNOWN | (SF_GIL if i % 2 else 0)
-            recs.append((Program.LEAVES[i % 3], 1 + (i % 2), period, 1,
-                         period, flags))
+            rec = (Program.LEAVES[i % 3], 1 + (i % 2), period, 1, period,
+                   flags)
+            if a.opcodes:
+                # Cycled over the samples, as PYPROF_OPCODES sends them.
+                ops = [int(x) for x in a.opcodes.split(",")]
+                rec = rec[:5] + (flags | SF_OPCODE, ops[i % len(ops)])
+            recs.append(rec)
         s.sendall(samples(t, recs))
         t += n * period
         sent += n
@@ -352,6 +359,9 @@ def main():
     g.add_argument("--conn-seq", type=int, default=0)
     g.add_argument("--lost", action="append", help="REASON:COUNT")
     g.add_argument("--wall", action="store_true")
+    g.add_argument("--opcodes", help="comma-separated opcode numbers, "
+                   "cycled over the samples (WIRE_SF_OPCODE)")
+    g.add_argument("--pyversion", default="3.11.7")
     g.add_argument("--flags", action="store_true",
                    help="mark GIL held on odd samples")
     g.add_argument("--pause-ms", type=float, default=0)
