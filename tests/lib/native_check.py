@@ -42,6 +42,11 @@ Subcommands (INPUT: a .pb.gz, or a file holding the -raw text):
       Python frames F and G (F's the caller); with --expect-none or
       --expect-some to check
 
+  depth INPUT
+      prints the mean number of Python and of native frames per sample
+      (the benchmark's depth; with PYPROF_NATIVE=all every native frame
+      is there but the eval loop's, which its Python frames replace)
+
 Exit status 0, 1 when a check fails, 2 on bad input. Python 3.5+, never
 run under LD_PRELOAD.
 """
@@ -352,6 +357,15 @@ def cmd_between(a):
     return 0
 
 
+def cmd_depth(a):
+    p = parse(a.input)
+    tot = total(p)
+    py = sum(w * sum(1 for f in fr if is_python(f)) for w, fr, _ in p.samples)
+    nat = sum(w * sum(1 for f in fr if f.addr) for w, fr, _ in p.samples)
+    print("%.0f %.0f" % (py / tot, nat / tot))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd")
@@ -384,9 +398,12 @@ def main():
     s.add_argument("--native", required=True)
     s.add_argument("--expect-none", action="store_true")
     s.add_argument("--expect-some", action="store_true")
+    s = sub.add_parser("depth")
+    s.add_argument("input")
     a = ap.parse_args()
     fn = {"numpy": cmd_numpy, "under": cmd_under, "merged": cmd_merged,
-          "label": cmd_label, "between": cmd_between}.get(a.cmd)
+          "label": cmd_label, "between": cmd_between,
+          "depth": cmd_depth}.get(a.cmd)
     if not fn:
         ap.print_help()
         return 2
