@@ -4,11 +4,13 @@ libpyprof.so preloaded: every test must have the same outcome.
 
     regrtest_compare.py --python EXE --lib LIB --socket SOCK --profiles DIR
                         --work DIR [--hz N] [--jobs N] [--reruns N]
-                        [--test-timeout S] MODULE...
+                        [--test-timeout S] [--budget S]
+                        MODULE[:IGNORE...]...
 
 Each MODULE (a module of the test package, such as test_threading or
-test_asyncio.test_locks) is run by EXE's own regression test driver, once
-plainly and once with LD_PRELOAD=LIB, PYPROF_SOCKET=SOCK, PYPROF_HZ=N
+test_asyncio.test_locks; after it, ":"-separated regrtest --ignore
+patterns for that module's tests, e.g. test_subprocess:ProcessTestCaseNoPoll)
+is run by EXE's own regression test driver, once plainly and once with LD_PRELOAD=LIB, PYPROF_SOCKET=SOCK, PYPROF_HZ=N
 (default 10000, the highest rate the library accepts), each in a process of
 its own through tests/lib/regrtest_outcomes.py, which records every test's
 outcome (ok, SKIP, FAIL, ERROR, XFAIL, XPASS; see that file). The plain and
@@ -16,7 +18,7 @@ the preloaded run of a module start together, so that both see the same
 load; --jobs processes run at a time (default 4: these modules mostly sleep
 and wait for child processes, so 4 fit on 2 cores).
 
-A test that runs longer than --test-timeout seconds (default 60) is a HANG:
+A test that runs longer than --test-timeout seconds (default 45) is a HANG:
 faulthandler prints every thread's traceback into the log and ends that
 process. A process killed by a signal leaves its last test a CRASH. The
 tests it did not reach (those the other run of the module started) are
@@ -43,6 +45,9 @@ The rule (what counts as a difference, what as flakiness):
      intermittent one). Only the plain interpreter's own behaviour can
      excuse a test, never a good preloaded rerun.
 
+--budget (default 420 s) bounds the whole: past it, no continuation or
+rerun is started, and the differences found stand as they are.
+
 The library must really be sampling: every preloaded module process must
 leave a profile (the collector's <name>.<pid>.<time>.pb.gz in --profiles)
 with samples, some of them in the test package's own files.
@@ -50,7 +55,8 @@ with samples, some of them in the test package's own files.
 Prints one line per module, then each difference with the test's output
 from both logs (kept in --work), then a verdict line. Exit status 0 when
 there is no difference and every profile has samples, 1 otherwise, 2 on
-bad usage. Runs on the host python3 (3.5+), never under the library.
+bad usage. Runs on the host python3 (3.5+), never under the library. The
+interpreter under test must be 3.8+ (regrtest's --matchfile/--ignorefile).
 """
 
 import argparse
@@ -75,7 +81,10 @@ class Run(object):
     """One regrtest process: a module, plain or preloaded, all its tests
     or only MATCH."""
 
-    def __init__(self, args, module, mode, tag, match=None):
+    def __init__(self, args, spec, mode, tag, match=None):
+        self.spec = spec
+        parts = spec.split(":")
+        module, self.ignore = parts[0], [p for p in parts[1:] if p]
         self.module, self.mode, self.tag, self.match = module, mode, tag, match
         base = os.path.join(args.work, "%s.%s.%s" % (module, mode, tag))
         self.tsv, self.log = base + ".tsv", base + ".log"
@@ -92,7 +101,9 @@ class Run(object):
             return True
         try:
             with open(self.log, encoding="utf-8", errors="replace") as f:
-                return any(line.startswith("Timeout (") for line in f)
+                # faulthandler's "Timeout (0:01:00)!", after the test's
+                # "name (id) ... " on the same line
+                return any("Timeout (0:" in line for line in f)
         except OSError:
             return False
 
@@ -125,6 +136,11 @@ def run_one(args, run):
         with open(run.matchfile, "w") as f:
             f.write("".join(m + "\n" for m in run.match))
         cmd += ["--matchfile", run.matchfile]
+    if run.ignore:
+        ignorefile = run.matchfile[:-len("match")] + "ignore"
+        with open(ignorefile, "w") as f:
+            f.write("".join(m + "\n" for m in run.ignore))
+        cmd += ["--ignorefile", ignorefile]
     cmd.append(run.module)
     t0 = time.time()
     with open(run.log, "wb") as lf:
@@ -257,7 +273,7 @@ def excerpt(run, tid, outcome, n=30):
     short = tid.split(" ")[0].rsplit(".", 1)[-1]
     if outcome == "HANG":
         for i, line in enumerate(lines):
-            if line.startswith("Timeout ("):
+            if "Timeout (0:" in line:
                 return lines[max(0, i - 2):i + n]
     for i, line in enumerate(lines):
         if (line.startswith("FAIL: ") or line.startswith("ERROR: ")) and \
@@ -284,11 +300,17 @@ def main(argv):
     ap.add_argument("--hz", type=int, default=10000)
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--reruns", type=int, default=2)
-    ap.add_argument("--test-timeout", type=int, default=60)
+    ap.add_argument("--test-timeout", type=int, default=45)
     ap.add_argument("--process-timeout", type=int, default=300)
+    ap.add_argument("--budget", type=int, default=420)
     ap.add_argument("modules", nargs="+")
     args = ap.parse_args(argv)
     os.makedirs(args.work, exist_ok=True)
+    # Started from a shell without job control, SIGINT may be ignored,
+    # and an ignored signal stays ignored across exec: the tests of
+    # KeyboardInterrupt would fail in both runs. Python's own handler here
+    # means the default in the children.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.time()
 
     # 1. Every module, both ways, the two runs of a module side by side.
@@ -301,10 +323,18 @@ def main(argv):
             first.append(r)
     run_all(args, first)
     for r in first:
-        res[(r.module, r.mode)].add(r)
+        res[(r.spec, r.mode)].add(r)
+
+    def over_budget(what):
+        if time.time() - t0 < args.budget:
+            return False
+        print("over the %ds budget: %s skipped" % (args.budget, what))
+        return True
 
     # 2. Continue past a hang or a crash.
     for k in range(1, MAX_CONTINUATIONS + 1):
+        if over_budget("continuations after hangs and crashes"):
+            break
         more = []
         for m in args.modules:
             a, b = res[(m, "plain")], res[(m, "pyprof")]
@@ -321,7 +351,9 @@ def main(argv):
             break
         run_all(args, more)
         for r in more:
-            res[(r.module, r.mode)].add(r)
+            res[(r.spec, r.mode)].add(r)
+
+    print("all modules run both ways in %.0fs" % (time.time() - t0))
 
     # 3. Compare.
     diffs = {}  # module -> [test ids]
@@ -344,7 +376,7 @@ def main(argv):
         for t in ids:
             counts[a.get(t)] = counts.get(a.get(t), 0) + 1
         print("%-28s %4d tests (%s) rc %s/%s %5.1fs/%5.1fs %s [%s]" % (
-            m, len(ids),
+            m.split(":")[0], len(ids),
             " ".join("%s %d" % (k, v) for k, v in sorted(counts.items())),
             a.first.rc, b.first.rc, a.secs(), b.secs(),
             "same" if not differ else "%d DIFFER" % len(differ),
@@ -369,6 +401,9 @@ def main(argv):
             r = Run(args, m, "pyprof", "rerun1", no_hang)
             reruns[(m, "pyprof", 1)] = r
             todo.append(r)
+    if todo and over_budget("reruns (every difference stands)"):
+        todo = []
+        reruns = {}
     if todo:
         print("\nrerunning the %d differing test(s) of %d module(s)" % (
             sum(len(v) for v in diffs.values()), len(diffs)))
@@ -388,8 +423,10 @@ def main(argv):
     for m, tids in sorted(diffs.items()):
         for t in tids:
             a, b = res[(m, "plain")], res[(m, "pyprof")]
-            plain = [a.get(t)] + [rerun_outcome(m, "plain", i, t)
-                                  for i in range(1, args.reruns + 1)]
+            plain = [a.get(t)] + [
+                o for o in (rerun_outcome(m, "plain", i, t)
+                            for i in range(1, args.reruns + 1))
+                if o is not None]
             pre = [b.get(t)]
             again = rerun_outcome(m, "pyprof", 1, t)
             if again is not None and b.get(t) != "HANG":
@@ -400,7 +437,7 @@ def main(argv):
             else:
                 n_diff += 1
                 verdict = "DIFFERENCE"
-            print("\n%s: %s %s" % (verdict, m, t))
+            print("\n%s: %s %s" % (verdict, m.split(":")[0], t))
             print("    plain:   %s" % ", ".join(plain))
             print("    preload: %s" % ", ".join(pre))
             if verdict != "DIFFERENCE" or t == RC_ID:
