@@ -137,8 +137,13 @@ enum wire_hello_tag {
 };
 
 enum wire_bye_tag {
-	WIRE_B_SAMPLES = 1,      /* varint: samples taken in the process     */
-	WIRE_B_LOST = 2,         /* varint: samples lost, all reasons        */
+	WIRE_B_SAMPLES = 1,      /* varint: samples (sum of counts) the process
+	                            queued in SAMPLES frames since it started;
+	                            what a collector received less this is
+	                            what was lost on the way                 */
+	WIRE_B_LOST = 2,         /* varint: samples the process itself lost,
+	                            all reasons, since it started (each also
+	                            sent in a LOST frame)                    */
 	WIRE_B_END_MONO_NS = 3,  /* varint: when the process stopped sampling */
 	WIRE_B_HANDLER_N = 4,    /* varint: signal handler runs measured     */
 	WIRE_B_HANDLER_NS = 5,   /* varint: total ns spent in those runs     */
