@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "guard.h"
 #include "intern.h"
 #include "log.h"
@@ -58,7 +59,8 @@ struct agent {
 	unsigned start_delay_ms;   /* fork child: wait before starting     */
 	uint32_t loc_no_frame, loc_non_python;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
-	unsigned long n_samples;
+	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
+	uint64_t lost_total;       /* lost, all reasons, since start        */
 	unsigned long lost_ring_seen;
 
 	/* PYPROF_NATIVE (merge.h): the loaded objects, scratch for one
@@ -139,6 +141,7 @@ static void count_lost(int reason, uint64_t samples, uint64_t value)
 {
 	ag.lost[reason][0] += samples;
 	ag.lost[reason][1] += value;
+	ag.lost_total += samples;
 }
 
 /* Ends the SAMPLES frame under construction and queues it. */
@@ -163,6 +166,7 @@ static void flush_batch(void)
 			if (wire_get_varint(&r) & WIRE_SF_OPCODE)
 				wire_get_varint(&r);
 			count_lost(WIRE_LOST_BUFFER, count, value);
+			ag.n_samples -= count; /* never queued after all */
 		}
 	}
 	ag.batch_n = 0;
@@ -414,11 +418,8 @@ static void put_bye(void)
 {
 	uint8_t buf[128];
 	struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
-	uint64_t lost = 0;
-	for (int r = 1; r <= WIRE_LOST_REASON_MAX; r++)
-		lost += ag.lost[r][0];
 	put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
-	put_tag_varint(&w, WIRE_B_LOST, lost);
+	put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
 	put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
 	put_tag_varint(&w, WIRE_B_HANDLER_N,
 		       __atomic_load_n(&sampler.n_handler_runs,
@@ -511,6 +512,8 @@ static void *agent_main(void *arg)
 			(void)r;
 		}
 		uint64_t now = mono_ns();
+		if (sampler.native)
+			cfi_refresh(); /* unwind tables for new objects */
 		int init = sampler.is_initialized();
 		if (init && !was_initialized && !ag.finalized) {
 			was_initialized = 1;
@@ -573,14 +576,24 @@ static void *agent_main(void *arg)
 			  sampler_handler_quantile(0.9), ag.n_samples,
 			  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED),
 			  n_code, n_unknown);
-		if (sampler.native)
+		if (sampler.native) {
+			unsigned long rows, objs, none;
+			cfi_stats(&rows, &objs, &none);
 			plog_info("native stacks: %lu samples, %lu not merged "
-				  "(%.2f%%), %d executable segments",
+				  "(%.2f%%), %d executable segments; unwound "
+				  "%lu times from our tables (%lu objects, %lu "
+				  "rows), %lu by libunwind",
 				  ag.n_native, ag.n_unmerged,
 				  ag.n_native ? 100.0 * (double)ag.n_unmerged /
 							(double)ag.n_native
 					      : 0.0,
-				  ag.mods ? modules_count(ag.mods) : 0);
+				  ag.mods ? modules_count(ag.mods) : 0,
+				  __atomic_load_n(&sampler.n_native_tables,
+						  __ATOMIC_RELAXED),
+				  objs, rows,
+				  __atomic_load_n(&sampler.n_native_libunwind,
+						  __ATOMIC_RELAXED));
+		}
 		if (transport_pending(&ag.tr))
 			plog_warn("exiting with %zu bytes not sent to the "
 				  "collector",
@@ -706,6 +719,7 @@ void agent_after_fork_child(int follow)
 	ag.wake_fd = -1;
 	memset(ag.lost, 0, sizeof ag.lost);
 	ag.n_samples = 0;
+	ag.lost_total = 0;
 	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
 	ag.batch_n = 0;

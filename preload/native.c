@@ -10,11 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "config.h"
 #include "log.h"
 #include "maps.h"
@@ -166,6 +169,18 @@ out:
 		close(fd);
 }
 
+/* A thread's cfi cache goes with the thread: unpublished first, so that a
+ * late signal sees none. */
+static pthread_key_t cache_key;
+static int cache_key_ok;
+
+static void cache_free(void *p)
+{
+	cfi_thread_cache = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	munmap(p, CFI_CACHE_SLOTS * sizeof(struct cfi_slot));
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 static int find_eval(int major)
@@ -225,6 +240,7 @@ int native_init(int mode, int major, int minor)
 		return -ENOENT;
 	}
 	find_self();
+	cache_key_ok = pthread_key_create(&cache_key, cache_free) == 0;
 	sampler.unw_backtrace = (int (*)(void **, int))bt;
 	sampler.native = mode;
 	native_prepare_thread();
@@ -239,6 +255,16 @@ void native_prepare_thread(void)
 	if (!sampler.native || sampler_native_ready)
 		return;
 	sampler.unw_backtrace(buf, 4);
+	void *c = mmap(NULL, CFI_CACHE_SLOTS * sizeof(struct cfi_slot),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (c != MAP_FAILED) {
+		if (cache_key_ok && pthread_setspecific(cache_key, c) != 0) {
+			munmap(c, CFI_CACHE_SLOTS * sizeof(struct cfi_slot));
+		} else {
+			cfi_thread_cache = c;
+		}
+	}
 	sampler_native_ready = 1;
 }
 

@@ -121,6 +121,9 @@ struct sampler {
 	unsigned long n_lost_ring;      /* samples (weights) lost: full */
 	unsigned long n_handler_runs;
 	unsigned long n_handler_ns;
+	unsigned long n_native_tables;  /* native stacks from cfi.h's
+	                                   tables                      */
+	unsigned long n_native_libunwind; /* ... from unw_backtrace    */
 	/* handler time histogram: SAMPLER_HIST_NS-wide buckets, last one
 	 * open-ended (medians for the benchmarks: means are noisy in VMs) */
 	unsigned long hist[SAMPLER_HIST_N];

@@ -8,7 +8,11 @@
  * walk of at most max_depth frames, copied straight into the ring, and with
  * PYPROF_NATIVE one native unwind of at most SAMPLER_NATIVE_MAX frames.
  *
- * Native stacks: libunwind's unw_backtrace() does local unwinding from
+ * Native stacks: first from the interrupted registers over unwind tables
+ * the agent built from the loaded objects' .eh_frame (cfi.h,
+ * sig_unwind.c), which costs the same for an address seen before or not;
+ * where those tables cannot say (CFA expressions, code without unwind
+ * information), libunwind's unw_backtrace() does local unwinding from
  * here, through the kernel's signal frame (it recognizes the trampoline,
  * __restore_rt, and takes the registers from the ucontext there), into
  * the interrupted code. It is the one call out of our code that check-
@@ -53,6 +57,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "guard.h"
 #include "maps.h"
 #include "sampler.h"
@@ -79,10 +84,10 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * The native stack into the record, after its Python frames: unw_backtrace
- * starts in this handler, so everything before the interrupted PC (the
- * handler's frames, the signal trampoline) is dropped. Leaf first. The
- * caller has armed the guard.
+ * The native stack into the record, after its Python frames, leaf first:
+ * from our tables, else from unw_backtrace, which starts in this handler,
+ * so everything before the interrupted PC (the handler's frames, the
+ * signal trampoline) is dropped. The caller has armed the guard.
  */
 static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 {
@@ -96,6 +101,18 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 		rec->flags |= SAMPLE_NATIVE_FAILED;
 		return;
 	}
+	/* our own tables first (cfi.h), libunwind where they cannot say */
+	int trunc;
+	n = cfi_unwind_sigsafe(uc, pcs, SAMPLER_NATIVE_MAX, &trunc);
+	if (n > 0) {
+		if (trunc)
+			rec->flags |= SAMPLE_NATIVE_TRUNCATED;
+		rec->n_native = (uint16_t)n;
+		__atomic_fetch_add(&sampler.n_native_tables, 1,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_fetch_add(&sampler.n_native_libunwind, 1, __ATOMIC_RELAXED);
 	unwind_mask = uc->uc_sigmask; /* as it was, plus SIGPROF now */
 	sigaddset(&unwind_mask, SIGPROF);
 	in_unwind = 1;
