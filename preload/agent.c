@@ -661,6 +661,10 @@ int agent_start(const struct config *c, struct agent_info *info)
 	 * of the application's is ever delivered to it; the caller's mask is
 	 * restored right after. */
 	sigfillset(&all);
+	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
+	 * read would kill the process instead of reaching the guard */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ag.running = 1;
 	rc = -pthread_create(&ag.thread, NULL, agent_main, NULL);
@@ -740,6 +744,10 @@ void agent_after_fork_child(int follow)
 	ag.start_delay_ms = AGENT_CHILD_DELAY_MS;
 	sigset_t all, old;
 	sigfillset(&all);
+	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
+	 * read would kill the process instead of reaching the guard */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ag.running = 1;
 	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);

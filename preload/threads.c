@@ -50,17 +50,17 @@ int threads_perf_fd_sigsafe(int fd)
 		(1u << (fd % 8)));
 }
 
-static void perf_mark(int fd, int on)
+/* Marks fd as one of ours. The mark is never cleared: an overflow signal
+ * can still be pending for a counter we closed, and a SIGPROF taken for
+ * the application's would be given its default action, which kills the
+ * process. (A later reuse of the number by another fasync user that also
+ * signals SIGPROF would have its signals ignored: far the lesser risk.) */
+static void perf_mark(int fd)
 {
 	if (fd < 0 || fd >= PERF_FD_MAX)
 		return;
-	if (on)
-		__atomic_fetch_or(&perf_fd_bits[fd / 8], (uint8_t)(1u << (fd % 8)),
-				  __ATOMIC_RELEASE);
-	else
-		__atomic_fetch_and(&perf_fd_bits[fd / 8],
-				   (uint8_t)~(1u << (fd % 8)),
-				   __ATOMIC_RELEASE);
+	__atomic_fetch_or(&perf_fd_bits[fd / 8], (uint8_t)(1u << (fd % 8)),
+			  __ATOMIC_RELEASE);
 }
 
 /* A task-clock counter on thread tid that sends SIGPROF to that thread
@@ -99,11 +99,10 @@ static int perf_open(int tid, uint64_t period)
 		close(fd);
 		return -e;
 	}
-	perf_mark(fd, 1);
+	perf_mark(fd);
 	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
 		int e = errno;
-		perf_mark(fd, 0);
 		close(fd);
 		return -e;
 	}
@@ -113,7 +112,6 @@ static int perf_open(int tid, uint64_t period)
 static void perf_close(int fd)
 {
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	perf_mark(fd, 0);
 	close(fd);
 }
 static int running;  /* timers may be armed (atomic)                */
@@ -356,11 +354,13 @@ void threads_stop(void)
 void threads_after_fork_child(int follow)
 {
 	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
-	/* the parent's counters: not ours to keep in this process */
+	/* The parent's counters: close our copies of the fds, and only that.
+	 * The event is shared with the parent: disabling it here would stop
+	 * the parent's sampling. */
 	for (int i = 0; i < THREADS_MAX; i++)
 		if (slots[i].tid > 0 && slots[i].state == SLOT_ARMED &&
 		    slots[i].perf_fd >= 0)
-			perf_close(slots[i].perf_fd);
+			close(slots[i].perf_fd);
 	memset(slots, 0, sizeof slots);
 	if (follow) {
 		__atomic_store_n(&running, 1, __ATOMIC_RELEASE);

@@ -241,6 +241,10 @@ int wall_start(void)
 		return 0;
 	__atomic_store_n(&wall_stop_flag, 0, __ATOMIC_RELEASE);
 	sigfillset(&all);
+	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
+	 * read would kill the process instead of reaching the guard */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(&wall_thread, NULL, wall_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
