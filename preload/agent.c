@@ -54,7 +54,6 @@ struct agent {
 
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned names_gen;        /* names table generation cached        */
-	uint64_t last_names;       /* when names were last requested       */
 	uint64_t cpu_at_start;     /* application CPU when sampling began  */
 	unsigned start_delay_ms;   /* fork child: wait before starting     */
 	uint32_t loc_no_frame, loc_non_python;
@@ -458,6 +457,7 @@ static void start_sampling(void)
 	if (tid_init() < 0)
 		plog_info("cannot map thread idents to tids: thread names and "
 			  "on-CPU state may be missing before Python 3.11");
+	names_start();
 	ag.cpu_at_start = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
 			  cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
@@ -492,6 +492,7 @@ static void stop_sampling(void)
 static void *agent_main(void *arg)
 {
 	(void)arg;
+	threads_internal_self();
 	uint64_t last_scan = 0;
 	int was_initialized = 0;
 
@@ -525,11 +526,6 @@ static void *agent_main(void *arg)
 		}
 		if (!was_initialized)
 			continue; /* nothing to say before Python runs */
-		if (ag.sampling && init &&
-		    now - ag.last_names >= NAMES_PERIOD_MS * 1000000ull) {
-			names_request();
-			ag.last_names = now;
-		}
 		if (ag.sampling && now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
 			threads_scan();
 			last_scan = now;
@@ -543,6 +539,7 @@ static void *agent_main(void *arg)
 
 	/* Final: no more samples, then everything we have, then BYE. */
 	stop_sampling();
+	names_stop();
 	pthread_mutex_lock(&ag_lock);
 	if (was_initialized) {
 		drain();
@@ -729,7 +726,6 @@ void agent_after_fork_child(int follow)
 	ag.batch_n = 0;
 	ag.sampling = 0;
 	ag.finalized = 0;
-	ag.last_names = 0;
 	ag.stop = 0;
 	imap_free(&ag.name_cache);
 	ag.names_gen = 0;

@@ -1,23 +1,28 @@
 /*
- * names.c - see names.h. names_refresh runs on the application's main
- * thread with the GIL held (a pending call); everything else on the agent.
+ * names.c - see names.h. names_refresh runs on the names thread with the
+ * GIL held; the rest on the agent, except names_stop (destructor).
  */
 #include "names.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <string.h>
 
 #include "guard.h"
 #include "sampler.h"
+#include "threads.h"
 #include "tid.h"
 
 typedef void PyObject;
 typedef long Py_ssize_t;
 
 static struct {
-	int (*add_pending)(int (*)(void *), void *);
+	int (*gil_ensure)(void);
+	void (*gil_release)(int);
+	int (*threads_initialized)(void); /* 2.7, 3.6: GIL created yet? */
 	PyObject *(*modules)(void);
 	PyObject *(*dict_get)(PyObject *, const char *);
 	PyObject *(*getattr)(PyObject *, const char *);
@@ -42,13 +47,21 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry table[NAMES_MAX];
 static int n_table;
 static unsigned generation;
-static int pending; /* a refresh is queued (atomic) */
+
+/* the names thread */
+static pthread_t names_thread;
+static int started;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static int asked, stopping;
 
 #define SYM(field, name) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
 int names_init(int py_major)
 {
-	SYM(add_pending, "Py_AddPendingCall");
+	SYM(gil_ensure, "PyGILState_Ensure");
+	SYM(gil_release, "PyGILState_Release");
+	SYM(threads_initialized, "PyEval_ThreadsInitialized");
 	SYM(modules, "PyImport_GetModuleDict");
 	SYM(dict_get, "PyDict_GetItemString");
 	SYM(getattr, "PyObject_GetAttrString");
@@ -69,18 +82,16 @@ int names_init(int py_major)
 		api.name_attr = "_name";
 	}
 	SYM(as_long, "PyLong_AsLong");
-	api.ok = api.add_pending && api.modules && api.dict_get &&
+	api.ok = api.gil_ensure && api.gil_release && api.modules && api.dict_get &&
 		 api.getattr && api.dict_next && api.fetch && api.restore &&
 		 api.clear && api.decref && api.as_ulong && api.as_utf8 &&
 		 api.as_long;
 	return api.ok ? 0 : -ENOSYS;
 }
 
-/* The pending call: main thread, GIL held. Never fails (returning -1
- * would raise an exception in the program). */
-static int names_refresh(void *arg)
+/* Names thread, GIL held. */
+static void names_refresh(void)
 {
-	(void)arg;
 	PyObject *et, *ev, *tb;
 	static struct entry fresh[NAMES_MAX];
 	int n = 0;
@@ -126,13 +137,10 @@ static int names_refresh(void *arg)
 	n_table = n;
 	generation++;
 	pthread_mutex_unlock(&lock);
-	__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
-	return 0;
 }
 
-/* 3.8 only: once finalization has begun, its Py_AddPendingCall prints
- * a SystemError on the program's stderr. Check the flag first; the two
- * can still cross in the nanoseconds between the check and the call. */
+/* 3.8: once finalization has begun (ceval.pending.finishing), stay away;
+ * the flag is set early in Py_FinalizeEx. */
 static int finishing(void)
 {
 	const struct pyabi *a = sampler.abi;
@@ -145,20 +153,83 @@ static int finishing(void)
 	return v != 0;
 }
 
+static void *names_main(void *arg)
+{
+	(void)arg;
+	threads_internal_self();
+	pthread_mutex_lock(&wake_lock);
+	while (!stopping) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += NAMES_PERIOD_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		while (!asked && !stopping &&
+		       pthread_cond_timedwait(&wake, &wake_lock, &until) == 0)
+			;
+		asked = 0;
+		if (stopping)
+			break;
+		pthread_mutex_unlock(&wake_lock);
+		/* Only while the interpreter runs, and (2.7, 3.6) only once it
+		 * has a GIL: before that, taking "the GIL" would not exclude
+		 * the main thread. */
+		if (sampler.is_initialized() && !finishing() &&
+		    (!api.threads_initialized || api.threads_initialized())) {
+			int g = api.gil_ensure();
+			names_refresh();
+			api.gil_release(g);
+		}
+		pthread_mutex_lock(&wake_lock);
+	}
+	pthread_mutex_unlock(&wake_lock);
+	return NULL;
+}
+
+void names_start(void)
+{
+	if (!api.ok || started)
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV); /* the guard needs faults delivered */
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	stopping = 0;
+	if (pthread_create(&names_thread, NULL, names_main, NULL) == 0) {
+		pthread_detach(names_thread);
+		started = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void names_request(void)
 {
-	if (!api.ok || !sampler.is_initialized() || finishing())
+	if (!started)
 		return;
-	if (__atomic_exchange_n(&pending, 1, __ATOMIC_ACQ_REL))
+	pthread_mutex_lock(&wake_lock);
+	asked = 1;
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&wake_lock);
+}
+
+void names_stop(void)
+{
+	if (!started)
 		return;
-	if (api.add_pending(names_refresh, NULL) != 0)
-		__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&wake_lock);
+	stopping = 1;
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&wake_lock);
 }
 
 void names_after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
-	__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
+	pthread_mutex_init(&wake_lock, NULL);
+	pthread_cond_init(&wake, NULL);
+	started = 0;
+	asked = stopping = 0;
 }
 
 unsigned names_generation(void)

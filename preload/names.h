@@ -2,27 +2,32 @@
  * names.h - Python thread names (threading.Thread.name), by OS thread id.
  *
  * A name lives in Python objects that pyprof cannot safely read without
- * the GIL, so pyprof asks the interpreter: every NAMES_PERIOD_MS the agent
- * queues a pending call (Py_AddPendingCall, which any thread may call
- * without the GIL). The interpreter runs it on the main thread at its next
- * safe point, with the GIL held; it reads threading._active (only if the
- * program imported threading: it never imports anything) and copies each
- * thread's name and id into a table that the agent reads under a mutex.
- * Renames show up within a period. The program sees nothing: no Python
- * code of its own runs, the exception state is saved and restored, and no
- * object is created or kept.
+ * the GIL, so a thread of pyprof's own (never sampled) takes the GIL every
+ * NAMES_PERIOD_MS, or sooner when the agent sees a thread it has no name
+ * for, with PyGILState_Ensure, reads threading._active (only if the program
+ * imported threading: it never imports anything) and copies each thread's
+ * name and id into a table that the agent reads under a mutex; then it
+ * releases the GIL. No Python code of the program runs, the exception state
+ * is saved and restored, and no object is kept.
  *
- * Limits: the call runs only when the main thread executes Python code, so
- * names are not refreshed while it is blocked in a long system call (they
- * are kept from the last refresh); threads that the threading module does
- * not know (C threads) have no name.
+ * Why a thread of its own, and not the agent: the GIL may be held for a
+ * long time (or forever, by a deadlocked program), and the agent must
+ * never wait for it. Why not Py_AddPendingCall: only the main thread runs
+ * pending calls, so a main thread blocked in join() never did, and until
+ * it did, older interpreters (2.7, 3.6, 3.8) sent every other thread through
+ * the eval loop's slow path at every instruction (2-4x slower).
+ *
+ * Limits: 2.7 and 3.6 without threads started (no GIL yet) are not asked
+ * (only the main thread exists); threads the threading module does not
+ * know (C threads) have no name; a program holding the GIL for seconds
+ * delays the refresh by as much.
  */
 #ifndef PYPROF_NAMES_H
 #define PYPROF_NAMES_H
 
 #include <stddef.h>
 
-#define NAMES_PERIOD_MS 500
+#define NAMES_PERIOD_MS 250
 #define NAMES_MAX 4096
 #define NAMES_LEN 128
 
@@ -30,7 +35,10 @@
  * interpreter lacks one (names then stay unknown). */
 int names_init(int py_major);
 
-/* Agent: queues a refresh if none is pending. */
+/* Agent: starts the names thread once the interpreter is up. */
+void names_start(void);
+
+/* Agent: asks for a refresh now (a thread without a name was seen). */
 void names_request(void);
 
 /* Agent: the generation of the table, bumped by each refresh. */
@@ -39,7 +47,11 @@ unsigned names_generation(void);
 /* Agent: copies the name of tid into buf; 1 if known, else 0. */
 int names_get(int tid, char *buf, size_t cap);
 
-/* Fork child: the lock may have been held by a thread that is gone. */
+/* At exit: asks the names thread to stop (it is not waited for: it may be
+ * waiting for the GIL). */
+void names_stop(void);
+
+/* Fork child: the thread is gone and the lock may have been held. */
 void names_after_fork_child(void);
 
 #endif /* PYPROF_NAMES_H */

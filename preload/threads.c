@@ -171,6 +171,36 @@ static int arm_timer(int tid, timer_t *out)
 	return 0;
 }
 
+/* pyprof's own threads (agent, wall sampler, names): never sampled. */
+#define INTERNAL_MAX 8
+static int internal[INTERNAL_MAX];
+
+int threads_is_internal(int tid)
+{
+	for (int i = 0; i < INTERNAL_MAX; i++)
+		if (__atomic_load_n(&internal[i], __ATOMIC_ACQUIRE) == tid)
+			return 1;
+	return 0;
+}
+
+static struct slot *find(int tid);
+static void retire(struct slot *s);
+
+void threads_internal_self(void)
+{
+	int tid = gettid_();
+	for (int i = 0; i < INTERNAL_MAX; i++) {
+		int z = 0;
+		if (__atomic_compare_exchange_n(&internal[i], &z, tid, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+	struct slot *s = find(tid);
+	if (s)
+		retire(s);
+}
+
 static struct slot *find(int tid)
 {
 	unsigned h = (unsigned)tid * 2654435761u;
@@ -308,11 +338,12 @@ void threads_scan(void)
 	for (int i = 0; i < THREADS_MAX; i++)
 		slots[i].seen = 0;
 	int self = gettid_();
+	(void)self;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		int tid = atoi(e->d_name);
-		if (tid <= 0 || tid == self)
-			continue; /* the agent itself is never sampled */
+		if (tid <= 0 || threads_is_internal(tid))
+			continue; /* pyprof's own threads are never sampled */
 		struct slot *s = find(tid);
 		if (!s) {
 			s = claim(tid);
@@ -354,6 +385,7 @@ void threads_stop(void)
 void threads_after_fork_child(int follow)
 {
 	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+	memset(internal, 0, sizeof internal);
 	/* The parent's counters: close our copies of the fds, and only that.
 	 * The event is shared with the parent: disabling it here would stop
 	 * the parent's sampling. */

@@ -51,6 +51,12 @@ int threads_perf_fd_sigsafe(int fd);
 /* 1 if the armed sources are perf_event counters (past the tick). */
 int threads_using_perf(void);
 
+/* Called first thing by each of pyprof's own threads: it is never
+ * sampled (its timer, if the pthread_create wrapper armed one, is
+ * retired). */
+void threads_internal_self(void);
+int threads_is_internal(int tid);
+
 /* Number of armed timers (for logs and tests). */
 int threads_armed(void);
 

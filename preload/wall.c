@@ -17,6 +17,7 @@
 #include "guard.h"
 #include "log.h"
 #include "sampler.h"
+#include "threads.h"
 #include "tid.h"
 
 #define WALL_MAX_THREADS 4096
@@ -180,6 +181,7 @@ static uint64_t jitter(uint64_t period)
 static void *wall_main(void *arg)
 {
 	(void)arg;
+	threads_internal_self();
 	uint64_t last = clock_ns(CLOCK_MONOTONIC);
 	while (!__atomic_load_n(&wall_stop_flag, __ATOMIC_ACQUIRE)) {
 		uint64_t d = jitter(sampler.period_ns);
@@ -225,8 +227,9 @@ static void *wall_main(void *arg)
 					tid = tid_of(ident);
 			}
 			/* a thread state whose thread has not started (or has
-			 * ended): nothing runs there yet */
-			if (tid <= 0)
+			 * ended): nothing runs there yet; or one of ours (the
+			 * names thread holds one while it reads names) */
+			if (tid <= 0 || threads_is_internal(tid))
 				continue;
 			sample_thread(found[i].ts, tid, now, elapsed, flags);
 		}
