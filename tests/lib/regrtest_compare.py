@@ -230,18 +230,20 @@ def match_pattern(tid):
     return tid
 
 
-def find_profile(dirname, pid, secs=15):
-    for _ in range(secs * 10):
+def find_profile(dirname, pid, deadline):
+    """The collector's profile of PID, waiting for it until DEADLINE."""
+    while True:
         hits = glob.glob(os.path.join(dirname, "*.%d.*.pb.gz" % pid))
         if hits:
             return hits[0]
+        if time.time() > deadline:
+            return None
         time.sleep(0.1)
-    return None
 
 
-def check_profile(args, run):
+def check_profile(args, run, deadline):
     """(problem or '', note) for a preloaded process's profile."""
-    f = find_profile(args.profiles, run.pid)
+    f = find_profile(args.profiles, run.pid, deadline)
     if f is None:
         return "no profile for pid %d in %s" % (run.pid, args.profiles), \
             "no profile"
@@ -358,6 +360,9 @@ def main(argv):
     # 3. Compare.
     diffs = {}  # module -> [test ids]
     bad_profiles = []
+    # Every process has exited: the collector writes each profile as its
+    # connection closes. 15 s for the last ones, in all.
+    deadline = time.time() + 15
     for m in args.modules:
         a, b = res[(m, "plain")], res[(m, "pyprof")]
         ids = sorted(set(a.outcome) | set(b.outcome))
@@ -368,7 +373,7 @@ def main(argv):
             diffs[m] = differ
         notes = []
         for r in b.runs:
-            err, note = check_profile(args, r)
+            err, note = check_profile(args, r, deadline)
             notes.append(note)
             if err:
                 bad_profiles.append("%s: %s" % (m, err))
