@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,10 @@ struct load {
 	uint64_t offset, vaddr, filesz;
 };
 
+struct range {
+	uint64_t lo, hi;
+};
+
 struct efile {
 	char *path;
 	uint8_t build_id[64];
@@ -50,6 +55,8 @@ struct efile {
 	char *names;
 	size_t names_len;
 	struct dwarfline *lines;
+	struct range *funcs; /* FDE ranges, sorted: functions without names */
+	size_t n_funcs;
 	size_t bytes;
 };
 
@@ -57,6 +64,7 @@ struct elfsym {
 	struct efile *files[ELFSYM_MAX_FILES];
 	int n_files;
 	uint64_t clock;
+	char name[512]; /* a function known only by its FDE: "file+0x..." */
 };
 
 struct elfsym *elfsym_new(void)
@@ -71,6 +79,7 @@ static void efile_free(struct efile *f)
 	free(f->path);
 	free(f->syms);
 	free(f->names);
+	free(f->funcs);
 	dwarfline_free(f->lines);
 	free(f);
 }
@@ -351,6 +360,147 @@ static void load_loads(struct efile *f, const struct elf *e)
 				e->ph[i].p_filesz};
 }
 
+/* ---- functions from .eh_frame ------------------------------------------- */
+
+/* A DW_EH_PE-encoded value at b[*o] (bounded by n); field_vaddr is where
+ * it sits in the file's address space (for pcrel), base for datarel. */
+static int eh_value(const uint8_t *b, size_t n, size_t *o, uint8_t enc,
+		    uint64_t field_vaddr, uint64_t base, uint64_t *v)
+{
+	size_t k;
+	int64_t sv;
+	switch (enc & 0x0f) {
+	case 0x02: k = 2; break;
+	case 0x03: case 0x0b: k = 4; break;
+	case 0x00: case 0x04: case 0x0c: k = 8; break;
+	case 0x0a: k = 2; break;
+	default: return -1; /* leb128 forms: not in what we read */
+	}
+	if (*o > n || k > n - *o)
+		return -1;
+	uint64_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		u |= (uint64_t)b[*o + i] << (8 * i);
+	*o += k;
+	if ((enc & 0x0f) == 0x0b)
+		sv = (int32_t)u;
+	else if ((enc & 0x0f) == 0x0a)
+		sv = (int16_t)u;
+	else
+		sv = (int64_t)u;
+	switch (enc & 0x70) {
+	case 0x00: *v = (uint64_t)sv; break;
+	case 0x10: *v = field_vaddr + (uint64_t)sv; break;
+	case 0x30: *v = base + (uint64_t)sv; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* The FDE pointer encoding of the CIE at c (its 'R' augmentation). */
+static int cie_fde_enc(const uint8_t *b, size_t n, size_t c, uint8_t *enc)
+{
+	if (c + 9 > n)
+		return -1;
+	size_t o = c + 8; /* length, CIE id */
+	unsigned version = b[o++];
+	const char *aug = (const char *)b + o;
+	size_t alen = strnlen(aug, n - o);
+	if (o + alen >= n || (version != 1 && version != 3))
+		return -1;
+	o += alen + 1;
+	*enc = 0;
+	if (aug[0] != 'z')
+		return aug[0] ? -1 : 0;
+	for (int leb = 0; leb < 3; leb++) /* code, data align, RA */
+		while (o < n && (b[o++] & 0x80) && (version != 1 || leb != 2))
+			;
+	while (o < n && (b[o++] & 0x80)) /* augmentation length */
+		;
+	for (const char *a = aug + 1; *a && o < n; a++) {
+		if (*a == 'R') {
+			*enc = b[o];
+			return 0;
+		} else if (*a == 'P') {
+			uint8_t pe = b[o++];
+			uint64_t dummy;
+			if (eh_value(b, n, &o, pe & 0x7f, 0, 0, &dummy) < 0)
+				return -1;
+		} else if (*a == 'L') {
+			o++;
+		} else if (*a != 'S') {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every function's address range, from .eh_frame_hdr's table and each
+ * FDE's pc_begin and pc_range: a stripped file's static functions are
+ * still there, nameless, and their addresses are grouped by function. */
+static void load_fde_ranges(struct efile *f, const struct elf *e)
+{
+	const Elf64_Shdr *hs = find_section(e, ".eh_frame_hdr");
+	const Elf64_Shdr *fs = find_section(e, ".eh_frame");
+	uint8_t *hdr = NULL, *ehf = NULL;
+	if (!hs || !fs || !(hdr = read_section(e, hs)) ||
+	    !(ehf = read_section(e, fs)) || hs->sh_size < 12 || hdr[0] != 1 ||
+	    hdr[3] != 0x3b) /* table: datarel | sdata4 */
+		goto out;
+	size_t o = 4, hn = hs->sh_size, fn = fs->sh_size;
+	uint64_t dummy, count;
+	if (eh_value(hdr, hn, &o, hdr[1], hs->sh_addr + o, hs->sh_addr,
+		     &dummy) < 0 ||
+	    eh_value(hdr, hn, &o, hdr[2], hs->sh_addr + o, hs->sh_addr,
+		     &count) < 0 ||
+	    count > (hn - o) / 8)
+		goto out;
+	f->funcs = malloc((count ? count : 1) * sizeof(*f->funcs));
+	if (!f->funcs)
+		goto out;
+	size_t last_cie = SIZE_MAX;
+	uint8_t enc = 0;
+	for (uint64_t i = 0; i < count; i++, o += 8) {
+		int32_t rel;
+		memcpy(&rel, hdr + o + 4, 4);
+		uint64_t fde_vaddr = hs->sh_addr + (uint64_t)(int64_t)rel;
+		if (fde_vaddr < fs->sh_addr || fde_vaddr - fs->sh_addr + 8 > fn)
+			continue;
+		size_t fo = (size_t)(fde_vaddr - fs->sh_addr);
+		uint32_t len, cie_ptr;
+		memcpy(&len, ehf + fo, 4);
+		memcpy(&cie_ptr, ehf + fo + 4, 4);
+		if (len == 0 || len == 0xffffffffu || len > fn - fo - 4 ||
+		    cie_ptr == 0 || cie_ptr > fo + 4)
+			continue;
+		size_t cie = fo + 4 - cie_ptr;
+		if (cie != last_cie) {
+			if (cie_fde_enc(ehf, fn, cie, &enc) < 0)
+				continue;
+			last_cie = cie;
+		}
+		size_t po = fo + 8;
+		uint64_t begin, range;
+		if (eh_value(ehf, fo + 4 + len, &po, enc,
+			     fs->sh_addr + po, 0, &begin) < 0 ||
+		    eh_value(ehf, fo + 4 + len, &po, enc & 0x0f, 0, 0,
+			     &range) < 0 || !range)
+			continue;
+		f->funcs[f->n_funcs++] = (struct range){ begin, begin + range };
+	}
+	qsort(f->funcs, f->n_funcs, sizeof(*f->funcs), range_cmp);
+	f->bytes += f->n_funcs * sizeof(*f->funcs);
+out:
+	free(hdr);
+	free(ehf);
+}
+
 /* The separate debug file of a build id, if it is there. */
 static void debug_path(char *buf, size_t n, const uint8_t *id, size_t len)
 {
@@ -401,6 +551,8 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 	f->ok = 1;
 	load_loads(f, e.fd >= 0 ? &e : &d);
 	load_symbols(f, d.fd >= 0 ? &d : &e);
+	if (e.fd >= 0)
+		load_fde_ranges(f, &e);
 	if (d.fd >= 0) {
 		f->lines = dwarfline_load(d.fd, d.size, &d.eh, d.sh, d.n_sh);
 	}
@@ -408,7 +560,6 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 		f->lines = dwarfline_load(e.fd, e.size, &e.eh, e.sh, e.n_sh);
 	if (f->lines)
 		f->bytes += dwarfline_bytes(f->lines);
-	(void)find_section;
 out:
 	elf_close(&e);
 	elf_close(&d);
@@ -450,6 +601,30 @@ static struct efile *get_file(struct elfsym *es, const char *path,
 	return f;
 }
 
+/* No symbol covers the address: the function its FDE covers, named
+ * "FILE+0xSTART" (synthetic), or nothing. */
+static int by_fde(struct elfsym *es, const struct efile *f,
+		  struct elfsym_hit *hit)
+{
+	size_t lo = 0, hi = f->n_funcs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->funcs[mid].lo <= hit->vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || hit->vaddr >= f->funcs[lo - 1].hi)
+		return 0;
+	const char *base = strrchr(f->path, '/');
+	snprintf(es->name, sizeof(es->name), "%s+0x%" PRIx64,
+		 base ? base + 1 : f->path, f->funcs[lo - 1].lo);
+	hit->name = es->name;
+	hit->func_vaddr = f->funcs[lo - 1].lo;
+	hit->synthetic = 1;
+	return 1;
+}
+
 int elfsym_lookup(struct elfsym *es, const char *path,
 		  const uint8_t *build_id, size_t build_id_len,
 		  uint64_t start, uint64_t offset, uint64_t addr,
@@ -487,15 +662,14 @@ int elfsym_lookup(struct elfsym *es, const char *path,
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return 0;
-	const struct esym *s = &f->syms[lo - 1];
+	const struct esym *s = lo ? &f->syms[lo - 1] : NULL;
 	/* Covered by its size; a symbol without one (assembly) covers up
 	 * to the next symbol, at most 64 KiB. */
-	if (s->size ? hit->vaddr - s->vaddr >= s->size
-		    : (hit->vaddr - s->vaddr >= 65536 ||
-		       (lo < f->n_syms && hit->vaddr >= f->syms[lo].vaddr)))
-		return 0;
+	if (!s || (s->size ? hit->vaddr - s->vaddr >= s->size
+			   : (hit->vaddr - s->vaddr >= 65536 ||
+			      (lo < f->n_syms &&
+			       hit->vaddr >= f->syms[lo].vaddr))))
+		return by_fde(es, f, hit);
 	hit->name = f->names + s->name;
 	hit->func_vaddr = s->vaddr;
 	if (f->lines) {

@@ -8,7 +8,9 @@
  * program headers, as pprof and perf do), then into the function symbol
  * that covers it: from .symtab when the file has one, else from .dynsym
  * (the exported functions only: a stripped library's static functions
- * stay unnamed rather than being given the nearest exported name), and
+ * are not given the nearest exported name; each is named by the file and
+ * the start of its FDE in .eh_frame instead, "libfoo.so+0x1a2b0", so that
+ * its addresses still add up to one function), and
  * with the source file and line of the address where the file has DWARF
  * .debug_line (dwarfline.h). A separate debug file, /usr/lib/debug/
  * .build-id/xx/yyyy.debug (Debian's -dbgsym packages), is preferred when
@@ -56,6 +58,9 @@ struct elfsym_hit {
 	const char *func_file;/* the file and line where the function     */
 	uint32_t func_line;   /* starts (DWARF), or NULL and 0; the same
 	                         pointer as src_file for the same file      */
+	int synthetic;        /* name is "FILE+0xSTART": no symbol covers
+	                         the address, but an FDE of .eh_frame does
+	                         (a stripped file's static function)      */
 	int file_ok;          /* the file was read and matches the build id */
 	int has_symbols;      /* it has a symbol table                      */
 	int has_lines;        /* it has .debug_line                         */

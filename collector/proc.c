@@ -626,7 +626,10 @@ static int name_address(struct procs *reg, uint32_t mid, uint64_t addr,
 		return -ENOMEM;
 	if (fn_file && hit.src_file == fn_file)
 		*line = hit.src_line;
-	m.flags = SYMTAB_MAP_FUNCTIONS | (*line ? SYMTAB_MAP_LINES : 0);
+	/* a synthetic "file+0x..." name leaves the mapping without
+	 * has_functions: pprof may still find a real name */
+	m.flags = (hit.synthetic ? 0 : SYMTAB_MAP_FUNCTIONS) |
+		  (*line ? SYMTAB_MAP_LINES : 0);
 	return symtab_intern_mapping(st, &m, &mid);
 }
 

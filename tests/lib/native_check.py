@@ -265,6 +265,8 @@ def cmd_merged(a):
     for w, fr, _ in p.samples:
         if any(is_marker(f) for f in fr) or not fr:
             continue
+        if len(fr) == 1 and fr[0].addr == 0 and fr[0].name.startswith("[lost"):
+            continue  # samples lost before they became stacks
         clean += w
         if ENTRY_RE.match(fr[0].name):
             rooted += w

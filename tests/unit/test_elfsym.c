@@ -5,7 +5,8 @@
  * The test binary is built with -g, so its own .symtab and .debug_line
  * must name its own functions and lines; libc and libz (stripped, Debian's)
  * must name their exported functions from .dynsym (or libc's debug file
- * from libc6-dbg, when installed); a file with another build id, a relative
+ * from libc6-dbg, when installed), and libz's static functions by file and
+ * FDE start; a file with another build id, a relative
  * path or an address outside the file's segments must give no name. The
  * line-table parser must survive random and truncated input.
  */
@@ -158,6 +159,42 @@ static void test_library(struct elfsym *es, const char *lib, const char *sym,
 	dlclose(h);
 }
 
+/* libz is stripped: its static functions (deflate_slow, longest_match...)
+ * have no symbol, but each has an FDE: "libz.so.1...+0xSTART". */
+static void test_fde_names(struct elfsym *es)
+{
+	void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "deflate") : NULL;
+	struct where w;
+	struct elfsym_hit hit;
+	int synthetic = 0, real = 0, consistent = 1;
+	uint64_t last_start = 0;
+	char last_name[256] = "";
+	CHECK_OR_RETURN(fn && where_is(fn, &w), "6.0 libz mapped", );
+	for (uint64_t a = w.start; a < w.start + (64u << 10); a += 16) {
+		if (!elfsym_lookup(es, w.path, w.id, w.id_len, w.start,
+				   w.offset, a, &hit))
+			continue;
+		if (!hit.synthetic) {
+			real++;
+			continue;
+		}
+		synthetic++;
+		if (!strstr(hit.name, "libz.so") || !strstr(hit.name, "+0x") ||
+		    hit.func_vaddr > hit.vaddr)
+			consistent = 0;
+		/* the same function start, the same name */
+		if (hit.func_vaddr == last_start && strcmp(hit.name, last_name))
+			consistent = 0;
+		last_start = hit.func_vaddr;
+		snprintf(last_name, sizeof(last_name), "%s", hit.name);
+	}
+	CHECK(real > 0, "6.1 exported functions keep their names");
+	CHECK(synthetic > 0, "6.2 static functions are named by their FDE");
+	CHECK(consistent, "6.3 ... as FILE+0xSTART, one name per function");
+	dlclose(h);
+}
+
 static void test_dwarf_fuzz(void)
 {
 	uint8_t buf[4096];
@@ -192,6 +229,7 @@ int main(void)
 	test_self(es);
 	test_library(es, "libz.so.1", "deflate", "2");
 	test_library(es, "libc.so.6", "getpid", "3");
+	test_fde_names(es);
 	test_dwarf_fuzz();
 	CHECK(elfsym_bytes(es) > 0, "5.1 the cache holds what it read");
 	elfsym_free(es);
