@@ -32,6 +32,7 @@ import time
 # ---- encoding (wire.h) -----------------------------------------------------
 
 HELLO, STRING, FUNCTION, LOCATION, NODE, THREAD, SAMPLES, LOST, BYE = range(1, 10)
+MAPPING, ADDRESS = 10, 11  # PYPROF_NATIVE
 H_VERSION, H_PID, H_PPID, H_START_UNIX_NS, H_START_MONO_NS, H_MODE = 1, 2, 3, 4, 5, 6
 H_PERIOD_NS, H_MAX_DEPTH, H_PYVERSION, H_EXE, H_ARG, H_CONN_SEQ = 7, 8, 9, 10, 11, 12
 H_UID, H_ACHIEVED_NS, H_COMM = 13, 14, 15
@@ -105,6 +106,15 @@ def function(i, name, system_name, filename, start_line):
 
 def location(i, func, line):
     return frame(LOCATION, varint(i) + varint(func) + varint(line))
+
+
+def mapping(i, start, limit, offset, filename, build_id=b""):
+    return frame(MAPPING, varint(i) + varint(start) + varint(limit) +
+                 varint(offset) + varint(filename) + bstr(build_id))
+
+
+def address(i, mapping_id, addr):
+    return frame(ADDRESS, varint(i) + varint(mapping_id) + varint(addr))
 
 
 def node(i, parent, loc):
@@ -307,6 +317,17 @@ def fixtures():
                        "STRING frame after BYE", False)
     fx["bad-varint"] = (p + frame(LOCATION, varint(6) + b"\xff" * 11),
                         "LOCATION frame: payload ends early", False)
+    # PYPROF_NATIVE: mappings and addresses (locations 1-5 are defined)
+    fx["mapping-bad-range"] = (p + mapping(1, 0x2000, 0x1000, 0, 1),
+                               "start is not below limit", False)
+    fx["address-outside"] = (p + mapping(1, 0x1000, 0x2000, 0, 1) +
+                             address(6, 1, 0x3000),
+                             "is outside mapping 1", False)
+    fx["address-no-mapping"] = (p + address(6, 5, 0x1234),
+                                "mapping 5 is not a defined mapping", False)
+    fx["address-shares-ids"] = (p + address(6, 0, 0x1234) + location(6, 1, 1),
+                                "LOCATION id 6 out of order (expected 7)",
+                                False)
     return fx
 
 
