@@ -222,6 +222,53 @@ static void test_dwarf_fuzz(void)
 	CHECK(survived, "4.1 random .debug_line images parse without crashing");
 }
 
+/* Corrupted copies of this very binary (headers, symbol tables, line
+ * tables): every lookup must come back, named or not, without a read out
+ * of bounds (the ASan build checks that). */
+static void test_corrupt_files(void)
+{
+	char tmpl[] = "/tmp/pyprof-elfsym-XXXXXX";
+	int fd = mkstemp(tmpl);
+	FILE *in = fopen("/proc/self/exe", "rb");
+	static uint8_t img[64u << 20];
+	size_t n = in ? fread(img, 1, sizeof(img), in) : 0;
+	unsigned seed = 99;
+	int survived = 1;
+	struct where w;
+	if (in)
+		fclose(in);
+	CHECK_OR_RETURN(fd >= 0 && n > 4096 &&
+				where_is((const void *)(uintptr_t)&probe_fn, &w),
+			"7.0 a copy of the test binary", );
+	for (int round = 0; round < 60; round++) {
+		static uint8_t bad[64u << 20];
+		memcpy(bad, img, n);
+		int flips = 1 + (int)(rand_r(&seed) % 200);
+		for (int k = 0; k < flips; k++) {
+			/* a third in the first 4 KiB: headers */
+			size_t at = rand_r(&seed) % 3 == 0
+					    ? (size_t)rand_r(&seed) % 4096
+					    : (size_t)rand_r(&seed) % n;
+			bad[at] = (uint8_t)rand_r(&seed);
+		}
+		size_t len = round % 5 == 0 ? (size_t)rand_r(&seed) % n : n;
+		if (ftruncate(fd, 0) < 0 || pwrite(fd, bad, len, 0) < 0) {
+			survived = 0;
+			break;
+		}
+		struct elfsym *es = elfsym_new();
+		struct elfsym_hit hit;
+		for (int k = 0; k < 200 && es; k++)
+			elfsym_lookup(es, tmpl, NULL, 0, w.start, w.offset,
+				      w.start + rand_r(&seed) % (1u << 20),
+				      &hit);
+		elfsym_free(es);
+	}
+	close(fd);
+	unlink(tmpl);
+	CHECK(survived, "7.1 corrupted files are read without crashing");
+}
+
 int main(void)
 {
 	struct elfsym *es = elfsym_new();
@@ -231,6 +278,7 @@ int main(void)
 	test_library(es, "libc.so.6", "getpid", "3");
 	test_fde_names(es);
 	test_dwarf_fuzz();
+	test_corrupt_files();
 	CHECK(elfsym_bytes(es) > 0, "5.1 the cache holds what it read");
 	elfsym_free(es);
 	return check_summary();
