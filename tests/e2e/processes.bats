@@ -214,7 +214,9 @@ own_function() {
 				EOF
 				# Recipes start with a tab.
 				sed -i -E 's/^(@echo|cc |\.\/hello|sh -c|\/)/\t\1/' "$T/$d/Makefile"
-				echo "make" >"$T/$d/how"
+				# --no-print-directory: under `make check` (MAKELEVEL
+				# set) make names its directory, which differs here.
+				echo "make --no-print-directory" >"$T/$d/how"
 			else
 				cat >"$T/$d/build.sh" <<-EOF
 					cc -O0 -o hello hello.c
