@@ -27,7 +27,8 @@ not hide the rest of the module (at most 3 continuations).
 
 The rule (what counts as a difference, what as flakiness):
   1. A test's outcome is the set of outcomes it reported (a test with a
-     skipped subtest and a passing body is "SKIP+ok"), or HANG, CRASH(...),
+     skipped subtest and a passing body is "SKIP+ok"), or HANG, CRASH(...)
+     (also "ERROR, then CRASH(rc 1)": the process died right after it),
      or "missing" when that run never started it. When every test of a
      module agrees, the two processes' exit statuses are compared too, as
      the pseudo-test "<exit status>" (a death at exit, a doctest failure,
@@ -93,6 +94,7 @@ class Run(object):
         self.pid = None
         self.secs = 0.0
         self.started = []  # test ids in START order
+        self.ended = False  # regrtest got to its end (the <end> line)
         self.outcomes = {}  # test id -> set of outcomes
         self.details = {}  # test id -> [detail]
 
@@ -108,13 +110,11 @@ class Run(object):
             return False
 
     def cut_short(self):
-        """The test this process was in when it died or hung, or None."""
-        if self.rc == 0 or not self.started:
+        """The test this process was in or after when it died or hung, or
+        None if regrtest got to its end."""
+        if self.ended or not self.started:
             return None
-        last = self.started[-1]
-        if last in self.outcomes:
-            return None
-        return last
+        return self.started[-1]
 
 
 def clean_env():
@@ -172,6 +172,9 @@ def run_one(args, run):
                 if len(parts) < 2:
                     continue
                 tid, what = parts[0], parts[1]
+                if what == "END":
+                    run.ended = True
+                    continue
                 if what == "START":
                     run.started.append(tid)
                     continue
@@ -209,9 +212,12 @@ class Result(object):
         last = run.cut_short()
         if last is not None:
             if run.hung():
-                self.outcome[last] = "HANG"
+                end = "HANG"
             else:
-                self.outcome[last] = "CRASH(rc %s)" % run.rc
+                end = "CRASH(rc %s)" % run.rc
+            if last in self.outcome:  # it ended, then the process did
+                end = "%s, then %s" % (self.outcome[last], end)
+            self.outcome[last] = end
             self.source[last] = run
 
     def get(self, tid):

@@ -20,7 +20,8 @@ reason or the exception's last line, or for a subtest "subtest ..." and
 its parameters; SECONDS the time since START. A test that takes more than
 TEST_TIMEOUT seconds makes faulthandler print every thread's traceback
 and exit the process (status 1): its START has no outcome after it, and
-the caller calls that a hang. A subtest's result
+the caller calls that a hang. The last line, "<end> END", is written when
+regrtest's main() returns or exits; without it the process died early. A subtest's result
 is filed under its parent test's id, so a test with a failing subtest
 reads FAIL even though unittest never reports the parent itself. Errors in
 setUpClass/setUpModule come with ids like "setUpClass (test.x.Cls)".
@@ -166,4 +167,9 @@ try:
     from test.libregrtest.main import main
 except ImportError:
     from test.libregrtest import main
-main()
+try:
+    main()
+finally:
+    # regrtest ends with sys.exit(): this line says it got there. A
+    # process that dies or is killed leaves none.
+    out.write("<end>\tEND\t\t0\n")
