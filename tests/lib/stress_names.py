@@ -19,7 +19,8 @@ stress_code.py). Every frame of every sample must be one of:
     ("<frozen importlib._bootstrap>", read from the standard library's
     source): a name whose last part the file defines with "def" or
     "class", or <module>, <lambda>, <genexpr> or a comprehension, at a
-    line the file has;
+    line the file has (or 0 for <module>: 3.11+ puts a module's first
+    instruction there);
   - anything else (a frame with no .py file, e.g. native code) is counted
     and listed, not judged.
 A name or line that breaks these rules is a wrong attribution: listed,
@@ -106,7 +107,9 @@ def judge(fr, facts):
         last = name.split(".")[-1]
         if last not in names and last not in ANON:
             return "%s defines no %r" % (path, last)
-        if not 1 <= line <= n_lines:
+        # 3.11+ puts a module's first instruction (RESUME) at line 0
+        first = 0 if last == "<module>" else 1
+        if not first <= line <= n_lines:
             return "%s has no line %d" % (path, line)
         return None
     return "other"
