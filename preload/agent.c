@@ -513,8 +513,14 @@ static void *agent_main(void *arg)
 			(void)r;
 		}
 		uint64_t now = mono_ns();
-		if (sampler.native)
+		if (sampler.native) {
+			/* under the lock: fork must not find us inside
+			 * dl_iterate_phdr (the child would inherit the
+			 * loader's lock taken) */
+			pthread_mutex_lock(&ag_lock);
 			cfi_refresh(); /* unwind tables for new objects */
+			pthread_mutex_unlock(&ag_lock);
+		}
 		int init = sampler.is_initialized();
 		if (init && !was_initialized && !ag.finalized) {
 			was_initialized = 1;

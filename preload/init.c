@@ -109,14 +109,18 @@ static void read_identity(const char *pyver)
 
 static void fork_prepare(void)
 {
-	if (active)
+	if (active) {
+		native_fork_prepare();
 		agent_fork_prepare();
+	}
 }
 
 static void fork_parent(void)
 {
-	if (active)
+	if (active) {
 		agent_fork_parent();
+		native_fork_done();
+	}
 }
 
 /* The code object death hook: PyCode_Type.tp_dealloc, chained. The slot
@@ -158,6 +162,7 @@ static void fork_child(void)
 	sampler.n_handler_runs = sampler.n_handler_ns = 0;
 	memset(sampler.hist, 0, sizeof sampler.hist);
 	sig_handler_after_fork_child();
+	native_fork_done();
 	wall_after_fork_child();
 	names_after_fork_child();
 	threads_after_fork_child(cpu_follow);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cfi.h"
@@ -266,6 +267,26 @@ void native_prepare_thread(void)
 		}
 	}
 	sampler_native_ready = 1;
+}
+
+void native_fork_prepare(void)
+{
+	if (!sampler.native)
+		return;
+	/* pairs with the handler's seq_cst increment, then load */
+	__atomic_store_n(&sampler.forking, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < 1000 &&
+			__atomic_load_n(&sampler.in_libunwind, __ATOMIC_SEQ_CST);
+	     i++) {
+		struct timespec d = {0, 50000};
+		nanosleep(&d, NULL);
+	}
+}
+
+void native_fork_done(void)
+{
+	if (sampler.native)
+		__atomic_store_n(&sampler.forking, 0, __ATOMIC_RELEASE);
 }
 
 int native_classify(uint64_t pc, int exact)

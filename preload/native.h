@@ -44,6 +44,16 @@ int native_init(int mode, int major, int minor);
  */
 void native_prepare_thread(void);
 
+/*
+ * Fork: prepare keeps new signal handlers out of libunwind and waits (at
+ * most 50 ms) for those inside to leave, so that the child does not
+ * inherit the loader's or libunwind's locks taken by another thread;
+ * done (parent and child) lets them in again. The forking thread, in
+ * pthread_atfork's handlers.
+ */
+void native_fork_prepare(void);
+void native_fork_done(void);
+
 /* What pc is (enum merge_class). exact: pc is the interrupted PC, not a
  * return address (which is looked up at pc - 1, inside the call). Agent
  * thread (read-only tables written by native_init). */

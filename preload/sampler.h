@@ -124,6 +124,10 @@ struct sampler {
 	unsigned long n_native_tables;  /* native stacks from cfi.h's
 	                                   tables                      */
 	unsigned long n_native_libunwind; /* ... from unw_backtrace    */
+	/* fork vs libunwind (native_fork_prepare): handlers inside
+	 * unw_backtrace, and whether a fork is about to happen (atomics) */
+	int in_libunwind;
+	int forking;
 	/* handler time histogram: SAMPLER_HIST_NS-wide buckets, last one
 	 * open-ended (medians for the benchmarks: means are noisy in VMs) */
 	unsigned long hist[SAMPLER_HIST_N];

@@ -68,6 +68,7 @@ struct sampler sampler;
 __thread int sampler_native_ready;
 static __thread int in_handler;
 static __thread int in_unwind;        /* inside unw_backtrace: see above */
+static __thread int counted_unwind;   /* counted in sampler.in_libunwind */
 static __thread sigset_t unwind_mask; /* this thread's mask meanwhile */
 static __thread uint32_t my_tid; /* cached: gettid costs a system call */
 
@@ -113,6 +114,19 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 		return;
 	}
 	__atomic_fetch_add(&sampler.n_native_libunwind, 1, __ATOMIC_RELAXED);
+	/* Not while a fork is being prepared: libunwind takes the loader's
+	 * lock and its own, and a child forked meanwhile would inherit them
+	 * taken (native_fork_prepare waits for in_libunwind to drain).
+	 * seq_cst: the increment must be visible before forking is read,
+	 * as the preparing thread stores forking before reading the count. */
+	__atomic_fetch_add(&sampler.in_libunwind, 1, __ATOMIC_SEQ_CST);
+	counted_unwind = 1;
+	if (__atomic_load_n(&sampler.forking, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_sub(&sampler.in_libunwind, 1, __ATOMIC_RELEASE);
+		counted_unwind = 0;
+		rec->flags |= SAMPLE_NATIVE_FAILED;
+		return;
+	}
 	unwind_mask = uc->uc_sigmask; /* as it was, plus SIGPROF now */
 	sigaddset(&unwind_mask, SIGPROF);
 	in_unwind = 1;
@@ -120,6 +134,8 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 	got = sampler.unw_backtrace((void **)pcs, want);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_unwind = 0;
+	__atomic_fetch_sub(&sampler.in_libunwind, 1, __ATOMIC_RELEASE);
+	counted_unwind = 0;
 	for (i = 0; i < got && i < SAMPLER_NATIVE_SKIP && pcs[i] != pc; i++)
 		;
 	if (i >= got || pcs[i] != pc) {
@@ -250,6 +266,12 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 		if (sigsetjmp(njb, 0)) {
 			rec->n_native = 0;
 			rec->flags |= SAMPLE_NATIVE_FAILED;
+			in_unwind = 0;
+			if (counted_unwind) { /* faulted inside libunwind */
+				__atomic_fetch_sub(&sampler.in_libunwind, 1,
+						   __ATOMIC_RELEASE);
+				counted_unwind = 0;
+			}
 		} else {
 			guard_jmp = &njb;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -128,3 +128,17 @@ fold_check() {
 		fail "a bad PYPROF_NATIVE value is not reported: $(cat "$T/bad.err")"
 	assert_eq False "$(cat "$T/bad.out")" "libunwind mapped after a bad value"
 }
+
+fork_check() {
+	local out
+	# every child must exit: a hang is the failure (timeout)
+	out=$(PYPROF_NATIVE=1 PYPROF_HZ=250 timeout 120 \
+		"$PP_PYPROF" record --native -o "$T/fork-$1.pb.gz" -- \
+		"$2" "$PP_TARGETS/native_fork.py" 30) ||
+		fail "$1: native_fork.py did not finish ($?)"
+	assert_eq "forks 30" "$out" "$1: the program's output"
+}
+
+@test "forking while threads are unwound never leaves a child hanging" {
+	for_each_python fork_check
+}

@@ -63,7 +63,7 @@ MAP_RE = re.compile(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (\S*)(.*
 SAMPLE_RE = re.compile(r"^\s*(\d+)\s+(\d+): ([\d ]*)$")
 LABEL_RE = re.compile(r"(\S+?):\[(.*?)\]")
 PYLINE_RE = re.compile(r"^(.*) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
-ENTRY_RE = re.compile(r"^(_start|__libc_start_main.*|__libc_start_call_main|"
+ENTRY_RE = re.compile(r"^(_start|__libc_start_main.*|__libc_start_call_main|__clone3?|"
                       r"clone3?|start_thread)$")
 MARKERS = ("[merge failed]", "[native stack truncated]",
            "[native unwind failed]")
