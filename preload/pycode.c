@@ -356,6 +356,15 @@ static int read_unicode_str(const struct pyabi *abi, uintptr_t obj,
 			} else {
 				memcpy(&cp, chunk + 4 * i, 4);
 			}
+			if (cp >= 0xdc80 && cp <= 0xdcff) {
+				/* surrogateescape (a file name decoded in the
+				 * C locale, 3.6): give back the original byte,
+				 * as os.fsencode would */
+				if (pos + 1 > out_cap - 1)
+					goto full;
+				out[pos++] = (char)(cp & 0xff);
+				continue;
+			}
 			if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 				cp = 0xfffd;
 			w = utf8_len(cp);
