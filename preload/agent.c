@@ -607,18 +607,23 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
-void agent_code_dying(void)
+void agent_code_dying(void *code)
 {
 	if (!__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE))
 		return;
 	/* Only samples already in the ring can name the dying object: a
-	 * code object that is being freed runs in no frame any more. */
-	if (__atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) ==
-	    __atomic_load_n(&sampler.ring.tail, __ATOMIC_ACQUIRE))
+	 * code object that is being freed runs in no frame any more. And
+	 * only a named object has an entry to forget. */
+	int pending = __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
+		      __atomic_load_n(&sampler.ring.tail, __ATOMIC_ACQUIRE);
+	if (!pending && !symbolize_maybe_known((uintptr_t)code))
 		return;
 	pthread_mutex_lock(&ag_lock);
-	if (__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE))
-		ring_drain(&sampler.ring, on_sample, NULL);
+	if (__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE)) {
+		if (pending)
+			ring_drain(&sampler.ring, on_sample, NULL);
+		symbolize_forget(ag.sym, (uintptr_t)code);
+	}
 	pthread_mutex_unlock(&ag_lock);
 }
 

@@ -58,6 +58,6 @@ void agent_after_fork_child(int follow);
  * after the import that ran it, is not reported as "[unknown]". Returns at
  * once when the ring is empty.
  */
-void agent_code_dying(void);
+void agent_code_dying(void *code);
 
 #endif /* PYPROF_AGENT_H */

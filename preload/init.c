@@ -131,7 +131,7 @@ static void (*code_dealloc_orig)(void *);
 
 static void code_dealloc_hook(void *code)
 {
-	agent_code_dying();
+	agent_code_dying(code);
 	code_dealloc_orig(code);
 }
 

@@ -15,6 +15,22 @@
 #define TABLE_SMALL 65536
 #define TABLE_MAX (4u << 20)
 
+/* code_map value of an entry whose code object died: the address may
+ * come back as another object with the same fingerprint (exec'd code:
+ * same "<module>", "<string>" and first line), so it must be read anew. */
+#define STALE UINT32_MAX
+
+/* Code addresses that have an entry, as a lock-free hint for the death
+ * hook (set bits are never cleared; a false positive costs a lock). */
+#define KNOWN_BITS (1u << 16)
+static uint8_t known[KNOWN_BITS / 8];
+
+static unsigned known_bit(uintptr_t code)
+{
+	return (unsigned)((code >> 4) * 0x9E3779B1u >> 16) % KNOWN_BITS;
+}
+
+
 struct code_entry {
 	uint32_t func;      /* interned function id                */
 	int firstlineno;
@@ -175,6 +191,9 @@ static uint32_t read_code(struct symbolizer *s, uintptr_t code, uint32_t fp)
 	s->entries[s->n_entries] = (struct code_entry){
 		func, f.firstlineno, table, (uint32_t)tlen};
 	uint32_t idx = ++s->n_entries;
+	unsigned kb = known_bit(code);
+	__atomic_fetch_or(&known[kb / 8], (uint8_t)(1u << (kb % 8)),
+			  __ATOMIC_RELAXED);
 	if (imap_put(&s->code_map, code, fp, idx) < 0) {
 		s->n_entries--;
 		goto fail;
@@ -185,11 +204,27 @@ fail:
 	return 0;
 }
 
+int symbolize_maybe_known(uintptr_t code)
+{
+	unsigned b = known_bit(code);
+	return __atomic_load_n(&known[b / 8], __ATOMIC_RELAXED) & (1u << (b % 8));
+}
+
+void symbolize_forget(struct symbolizer *s, uintptr_t code)
+{
+	struct code_fields f;
+	if (read_fields(sampler.abi, code, &f) < 0)
+		return;
+	uint32_t fp = sampler_fp(f.qualname, f.file, (uint32_t)f.firstlineno);
+	if (imap_get(&s->code_map, code, fp))
+		imap_put(&s->code_map, code, fp, STALE);
+}
+
 uint32_t symbolize_frame(struct symbolizer *s, const struct raw_frame *f)
 {
 	uint64_t code = raw_code(f); /* without the RAW_ENTRY bit */
 	uint32_t idx = imap_get(&s->code_map, code, f->fp);
-	if (!idx)
+	if (!idx || idx == STALE)
 		idx = read_code(s, (uintptr_t)code, f->fp);
 	if (!idx) {
 		/* not cached: the address may hold a live object later */

@@ -34,6 +34,14 @@ uint32_t symbolize_frame(struct symbolizer *s, const struct raw_frame *f);
 /* A location for a pseudo-frame such as "[non-Python thread]". */
 uint32_t symbolize_pseudo(struct symbolizer *s, const char *name);
 
+/*
+ * The code object at code is about to be freed (the death hook, GIL
+ * held, under the agent's lock): its entry must not name a later object
+ * at the same address. symbolize_maybe_known is a lock-free hint: 0 means
+ * no entry can exist for code. */
+void symbolize_forget(struct symbolizer *s, uintptr_t code);
+int symbolize_maybe_known(uintptr_t code);
+
 /* Code objects read so far, and how many could not be named. */
 void symbolize_stats(const struct symbolizer *s, unsigned long *n_code,
 		     unsigned long *n_unknown);
