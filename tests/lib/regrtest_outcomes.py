@@ -21,7 +21,8 @@ its parameters; SECONDS the time since START. A test that takes more than
 TEST_TIMEOUT seconds makes faulthandler print every thread's traceback
 and exit the process (status 1): its START has no outcome after it, and
 the caller calls that a hang. The last line, "<end> END", is written when
-regrtest's main() returns or exits; without it the process died early. A subtest's result
+regrtest's main() returns or exits; without it the process died early
+(or regrtest failed: an exception out of its main()). A subtest's result
 is filed under its parent test's id, so a test with a failing subtest
 reads FAIL even though unittest never reports the parent itself. Errors in
 setUpClass/setUpModule come with ids like "setUpClass (test.x.Cls)".
@@ -167,9 +168,12 @@ try:
     from test.libregrtest.main import main
 except ImportError:
     from test.libregrtest import main
+# regrtest ends with sys.exit(): the <end> line says it got there. A
+# process that dies, is killed, or fails inside regrtest itself (an
+# exception out of main(), e.g. its stdout gone) leaves none.
 try:
     main()
-finally:
-    # regrtest ends with sys.exit(): this line says it got there. A
-    # process that dies or is killed leaves none.
+except SystemExit:
     out.write("<end>\tEND\t\t0\n")
+    raise
+out.write("<end>\tEND\t\t0\n")
