@@ -83,6 +83,9 @@ $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 check: all unit check-sigsafe
 	tests/run
 
+check-regrtest: all unit
+	REGRTEST=1 T="regression tests" tests/run
+
 check-quick: all unit
 	QUICK=1 tests/run
 
@@ -132,4 +135,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: all unit check check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
+.PHONY: all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
