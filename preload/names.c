@@ -153,6 +153,22 @@ static int finishing(void)
 	return v != 0;
 }
 
+/* Whether the main interpreter has more than one thread state. With one,
+ * there is no thread to name but the main thread, and we do not take the
+ * GIL at all: our own thread state would otherwise show up where the
+ * program looks at all threads (faulthandler's report of a crash). */
+static int several_threads(void)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t interp = (uintptr_t)sampler.interp_head(), ts = 0, next = 0;
+	if (!interp ||
+	    guard_copy(&ts, (void *)(interp + a->interp_tstate_head),
+		       sizeof ts) < 0 || !ts ||
+	    guard_copy(&next, (void *)(ts + a->ts_next), sizeof next) < 0)
+		return 0;
+	return next != 0;
+}
+
 static void *names_main(void *arg)
 {
 	(void)arg;
@@ -175,6 +191,7 @@ static void *names_main(void *arg)
 		 * has a GIL: before that, taking "the GIL" would not exclude
 		 * the main thread. */
 		if (sampler.is_initialized() && !finishing() &&
+		    several_threads() &&
 		    (!api.threads_initialized || api.threads_initialized())) {
 			int g = api.gil_ensure();
 			names_refresh();
