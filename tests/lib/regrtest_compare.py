@@ -122,6 +122,11 @@ def clean_env():
     for k in list(env):
         if k.startswith("PYPROF_") or k == "LD_PRELOAD":
             del env[k]
+    # Unbuffered stdio, whatever the caller's environment: as CPython's
+    # own CI runs these tests (--fast-ci adds -u), and as many containers
+    # run Python (PYTHONUNBUFFERED=1). It matters: an unbuffered text
+    # stream drops the rest of a write that a signal cut short.
+    env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
