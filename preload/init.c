@@ -48,6 +48,8 @@
 
 static struct config cfg;
 static struct agent_info info;
+void execwrap_init(void);
+
 static int active;
 static pid_t active_pid; /* the process the agent belongs to */
 
@@ -268,6 +270,7 @@ static int parse_version(const char *v, int *major, int *minor)
 
 __attribute__((constructor)) static void pyprof_init(void)
 {
+	execwrap_init();
 	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 	real_Exit = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
 	const char *(*get_version)(void) =
