@@ -16,6 +16,7 @@
 
 versions_interpreters() {
 	vi_missing=0
+	# shellcheck disable=SC2154 # $top: set by the driver that sources us
 	vi_list=$(bash "$top/tests/lib/pythons.sh") || vi_list=
 	if [ -z "$vi_list" ]; then
 		echo "FAIL no interpreter selected" \
