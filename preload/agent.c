@@ -38,6 +38,7 @@ struct agent {
 	pthread_t thread;
 	int started;
 	int wake_fd;
+	struct fd_id wake_id;     /* what wake_fd named when opened  */
 	int stop;                  /* set by agent_stop (atomic)           */
 	struct intern in;
 	struct symbolizer *sym;
@@ -78,6 +79,17 @@ static struct agent ag;
  * while waiting for anything but this lock; never taken in signal
  * context. */
 static pthread_mutex_t ag_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The agent's wake-up eventfd, high up and identified (fdutil.h). */
+static int wake_open(struct fd_id *id)
+{
+	int fd = fd_park(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (fd >= 0 && fd_id_get(fd, id) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -507,10 +519,16 @@ static void *agent_main(void *arg)
 		if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 			p[1].events |= POLLOUT;
 		poll(p, ag.tr.fd >= 0 ? 2 : 1, AGENT_TICK_MS);
-		if (p[0].revents & POLLIN) {
+		if (p[0].revents) {
 			uint64_t v;
-			ssize_t r = read(ag.wake_fd, &v, sizeof v);
-			(void)r;
+			if (fd_is(ag.wake_fd, &ag.wake_id)) {
+				ssize_t r = read(ag.wake_fd, &v, sizeof v);
+				(void)r;
+			} else {
+				/* the program closed it: never read what
+				 * may now be its own file; ticks go on */
+				ag.wake_fd = -1;
+			}
 		}
 		uint64_t now = mono_ns();
 		if (sampler.native) {
@@ -645,7 +663,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 	memset(&ag, 0, sizeof ag);
 	ag.cfg = c;
 	ag.info = info;
-	ag.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ag.wake_fd = wake_open(&ag.wake_id);
 	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
 	ag.sym = symbolize_new(&ag.in);
 	if (ag.wake_fd < 0 || !ag.batch || !ag.sym) {
@@ -684,7 +702,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 out:
 	if (rc < 0) {
 		if (ag.wake_fd >= 0)
-			close(ag.wake_fd);
+			fd_close_own(ag.wake_fd, &ag.wake_id);
 		free(ag.batch);
 		symbolize_free(ag.sym);
 		modules_free(ag.mods);
@@ -703,8 +721,10 @@ void agent_stop(void)
 	ag.started = 0;
 	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
 	uint64_t one = 1;
-	ssize_t r = write(ag.wake_fd, &one, sizeof one);
-	(void)r;
+	if (fd_is(ag.wake_fd, &ag.wake_id)) {
+		ssize_t r = write(ag.wake_fd, &one, sizeof one);
+		(void)r;
+	}
 	struct timespec deadline;
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += AGENT_EXIT_WAIT_MS / 1000 + 1;
@@ -727,7 +747,7 @@ void agent_after_fork_child(int follow)
 	transport_fini(&ag.tr);
 	transport_init(&ag.tr, ag.cfg->socket);
 	if (ag.wake_fd >= 0)
-		close(ag.wake_fd);
+		fd_close_own(ag.wake_fd, &ag.wake_id);
 	ag.wake_fd = -1;
 	memset(ag.lost, 0, sizeof ag.lost);
 	ag.n_samples = 0;
@@ -742,7 +762,7 @@ void agent_after_fork_child(int follow)
 	ag.names_gen = 0;
 	if (!follow)
 		return;
-	ag.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ag.wake_fd = wake_open(&ag.wake_id);
 	if (ag.wake_fd < 0)
 		return;
 	/* Most forked children of a Python program exec at once

@@ -2,6 +2,7 @@
  * threads.c - per-thread CPU timers and the pthread_create wrapper; see
  * threads.h for the table and who may touch a slot.
  */
+#include "fdutil.h"
 #include "threads.h"
 
 #include <dirent.h>
@@ -91,6 +92,7 @@ static int perf_open(int tid, uint64_t period)
 	}
 	if (fd < 0)
 		return -errno;
+	fd = fd_park(fd);
 	struct f_owner_ex owner = {F_OWNER_TID, tid};
 	if (fd >= PERF_FD_MAX || fcntl(fd, F_SETFL, O_ASYNC) < 0 ||
 	    fcntl(fd, F_SETSIG, SIGPROF) < 0 ||

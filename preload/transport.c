@@ -28,7 +28,7 @@ void transport_init(struct transport *t, const char *path)
 void transport_fini(struct transport *t)
 {
 	if (t->fd >= 0)
-		close(t->fd);
+		fd_close_own(t->fd, &t->id);
 	free(t->buf);
 	free(t->marks);
 	memset(t, 0, sizeof *t);
@@ -241,7 +241,7 @@ static void retire_sent(struct transport *t)
 static void disconnect(struct transport *t, uint64_t now_ns, const char *why)
 {
 	plog_info("collector connection lost (%s); will reconnect", why);
-	close(t->fd);
+	fd_close_own(t->fd, &t->id);
 	t->fd = -1;
 	memset(t->sent, 0, sizeof t->sent);
 	size_t w = 0, nm = 0;
@@ -268,6 +268,12 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto retry;
+	fd = fd_park(fd);
+	struct fd_id id;
+	if (fd_id_get(fd, &id) < 0) {
+		close(fd);
+		goto retry;
+	}
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
@@ -291,6 +297,7 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 	size_t data_start = t->off;
 	t->len = t->off = 0;
 	t->fd = fd;
+	t->id = id;
 	memset(t->sent, 0, sizeof t->sent);
 	if (put_bytes(t, hbuf, hn) < 0 || transport_put_defs(t, in) < 0) {
 		free(data);
@@ -330,6 +337,12 @@ void transport_pump(struct transport *t, uint64_t now_ns)
 {
 	if (t->fd < 0)
 		return;
+	if (!fd_is(t->fd, &t->id)) {
+		/* the program closed our socket (a daemon closing every
+		 * descriptor) and may have reused the number */
+		disconnect(t, now_ns, "descriptor closed by the program");
+		return;
+	}
 	uint8_t sink[4096];
 	for (;;) {
 		ssize_t r = recv(t->fd, sink, sizeof sink, MSG_DONTWAIT);

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fdutil.h"
+
 #include "intern.h"
 
 #define TRANSPORT_DATA_CAP (16u << 20)
@@ -30,6 +32,7 @@
 struct transport {
 	char path[108];
 	int fd;                 /* -1 when not connected                 */
+	struct fd_id id;        /* what fd named when we opened it       */
 	uint32_t conn_seq;      /* connections made so far               */
 	uint64_t next_try_ns;   /* CLOCK_MONOTONIC of the next attempt   */
 	uint64_t backoff_ns;
