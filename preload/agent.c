@@ -29,6 +29,7 @@
 #include "wall.h"
 #include "names.h"
 #include "tid.h"
+#include "lastthread.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -505,8 +506,8 @@ static void *agent_main(void *arg)
 {
 	(void)arg;
 	threads_internal_self();
-	uint64_t last_scan = 0;
-	int was_initialized = 0;
+	uint64_t last_scan = 0, last_gone_check = 0;
+	int was_initialized = 0, gone = 0;
 
 	if (ag.start_delay_ms) {
 		struct timespec d = {0, (long)ag.start_delay_ms * 1000000L};
@@ -531,6 +532,15 @@ static void *agent_main(void *arg)
 			}
 		}
 		uint64_t now = mono_ns();
+		if (now - last_gone_check >= AGENT_SCAN_MS * 1000000ull) {
+			last_gone_check = now;
+			if (program_gone()) {
+				plog_debug("the program's last thread has "
+					   "ended: finishing");
+				gone = 1;
+				break;
+			}
+		}
 		if (sampler.native) {
 			/* under the lock: fork must not find us inside
 			 * dl_iterate_phdr (the child would inherit the
@@ -621,6 +631,11 @@ static void *agent_main(void *arg)
 				  transport_pending(&ag.tr));
 	}
 	__atomic_store_n(&ag.running, 0, __ATOMIC_RELEASE);
+	if (gone) {
+		/* We are (about to be) the last thread: returning makes glibc
+		 * call exit(0), whose destructors must not wait for us. */
+		ag.started = 0;
+	}
 	pthread_mutex_unlock(&ag_lock);
 	return NULL;
 }

@@ -161,6 +161,25 @@ own_function() {
 	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 2.7) for_each_python check
 }
 
+@test "1.3 a child forked from a thread whose thread function returns ends, status 0, as without the library; its samples under its pid" {
+	check() {
+		local exe=$2 pid
+		run_capture plain "$exe" "$PROCS" threadfork 0.4
+		assert_eq "threadchild status 0" "$(tail -1 "$T/plain.out")" \
+			"the child's end without the library"
+		run_capture rec "$PP_PYPROF" record -o "$T/p.pb.gz" -- \
+			"$exe" "$PROCS" threadfork 0.4
+		cat "$T/rec.out" "$T/rec.err"
+		assert_eq 0 "$RC" "exit status"
+		assert_eq "threadchild status 0" "$(tail -1 "$T/rec.out")" \
+			"the child's end with the library"
+		pid=$(role_pid "$T/rec.out" threadchild)
+		$PB bypid "$T/p.pb.gz" >"$T/bypid"
+		own_function "$T/bypid" "$pid" work_threadchild 10
+	}
+	for_each_python check
+}
+
 # ---- 2. trees with non-Python processes -------------------------------------------
 
 @test "2.1 a shell script running python three times: three processes report, output unchanged" {

@@ -20,6 +20,12 @@
 #   procs.py short SECS     burn SECS of CPU time in short_work, print
 #                          "short done"
 #                          (the same output in every run)
+#   procs.py threadfork SECS a thread forks; the child burns SECS of CPU
+#                          in work_threadchild and its thread function
+#                          returns (no exit call): the child process ends
+#                          with its last thread, status 0; the parent
+#                          prints "threadchild status S" (or "hung" after
+#                          10 s + 20 x SECS)
 from __future__ import print_function
 
 import os
@@ -194,6 +200,40 @@ def short_work(secs):
     return burn_cpu(secs)
 
 
+def work_threadchild(secs):
+    return burn_cpu(secs)
+
+
+def threadfork(secs):
+    import threading
+    status = []
+
+    def body():
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            say("threadchild", os.getpid())
+            work_threadchild(secs)
+            sys.stdout.flush()
+            return  # the child's only thread ends: so does the child
+        end = time.time() + 10 + 20 * secs
+        while time.time() < end:
+            p, st = os.waitpid(pid, os.WNOHANG)
+            if p:
+                status.append(os.WEXITSTATUS(st) if os.WIFEXITED(st)
+                              else "signal %d" % os.WTERMSIG(st))
+                return
+            time.sleep(0.02)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        status.append("hung")
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    print("threadchild status %s" % status[0])
+
+
 def main():
     mode = sys.argv[1]
     if mode == "pools":
@@ -205,6 +245,8 @@ def main():
     elif mode == "spin":
         say(sys.argv[2], os.getpid())
         globals()["spin_" + sys.argv[2]](float(sys.argv[3]))
+    elif mode == "threadfork":
+        threadfork(float(sys.argv[2]))
     elif mode == "short":
         short_work(float(sys.argv[2]))
         print("short done")

@@ -1,0 +1,68 @@
+/*
+ * lastthread.c - see lastthread.h. Agent thread only.
+ */
+#include "lastthread.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "threads.h"
+
+/* The state letter of a task's stat file (the field after "(comm) "), or
+ * 0 when it cannot be read (the task is gone). */
+static char task_state(const char *path)
+{
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: the last ')' ends it */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return 0;
+	return p[2];
+}
+
+static int dead(char st)
+{
+	return st == 0 || st == 'Z' || st == 'X' || st == 'x';
+}
+
+int program_gone(void)
+{
+	/* /proc/self/stat shows the main thread (the thread group leader):
+	 * while it runs, the program does. When it has ended it stays a
+	 * zombie until every other thread has ended too. */
+	char st = task_state("/proc/self/stat");
+	if (st != 'Z' && st != 'X')
+		return 0; /* running, or no /proc to tell: assume it runs */
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	int pid = getpid(), alive = 0;
+	struct dirent *e;
+	char path[64];
+	while (!alive && (e = readdir(d))) {
+		int tid = atoi(e->d_name);
+		if (tid <= 0 || tid == pid || threads_is_internal(tid))
+			continue;
+		memcpy(path, "/proc/self/task/", 16);
+		size_t len = strlen(e->d_name);
+		if (len > sizeof path - 22)
+			continue;
+		memcpy(path + 16, e->d_name, len);
+		memcpy(path + 16 + len, "/stat", 6);
+		if (!dead(task_state(path)))
+			alive = 1;
+	}
+	closedir(d);
+	return !alive;
+}
