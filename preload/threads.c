@@ -79,17 +79,18 @@ static int perf_open(int tid, uint64_t period)
 	at.disabled = 1;
 	at.exclude_hv = 1;
 	at.wakeup_events = 1;
-	/* Count the thread's time in the kernel too, as CPU timers do; where
-	 * that is not allowed (perf_event_paranoid 2 without CAP_PERFMON),
-	 * count user time only: system-call-heavy code is then sampled less,
-	 * and the achieved rate says so. */
+	/* User time only. A counter that overflows while its thread runs in
+	 * the kernel queues SIGPROF there: when another signal has just woken
+	 * the thread from a blocking call, SIGPROF (thread-directed) is taken
+	 * first, and its SA_RESTART restarts the call that the other signal,
+	 * installed without SA_RESTART (siginterrupt), was to interrupt: the
+	 * program then blocks for ever (CPython's test_signal did). An
+	 * overflow in user mode is taken at once, never at a system call's
+	 * end. The cost: time in the kernel is not sampled past the tick, as
+	 * where perf_event_paranoid forbids counting it anyway. */
+	at.exclude_kernel = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &at, tid, -1, -1,
 			      PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-		at.exclude_kernel = 1;
-		fd = (int)syscall(SYS_perf_event_open, &at, tid, -1, -1,
-				  PERF_FLAG_FD_CLOEXEC);
-	}
 	if (fd < 0)
 		return -errno;
 	fd = fd_park(fd);

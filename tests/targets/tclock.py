@@ -54,6 +54,12 @@ def process_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
+def process_user_cpu():
+    """The process's CPU time in user mode only (what perf_event counters
+    of user time measure)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+
+
 def libc():
     return _libc
 

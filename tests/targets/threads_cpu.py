@@ -25,7 +25,8 @@ import sys
 import threading
 import time
 
-from tclock import THREAD_CLOCK, c_work_nogil, process_cpu, thread_cpu
+from tclock import (THREAD_CLOCK, c_work_nogil, process_cpu,
+                    process_user_cpu, thread_cpu)
 
 spent = {}
 
@@ -91,6 +92,7 @@ def main():
         "shares": dict((k, v / total) for k, v in spent.items()),
         "seconds": spent,
         "process_cpu": process_cpu(),
+        "process_user_cpu": process_user_cpu(),
         "thread_clock": THREAD_CLOCK,
         "c_work": C_WHAT,
     }, sort_keys=True))
