@@ -187,8 +187,6 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 		guard_chain_sigsafe(GUARD_PROF, sig, si, uc);
 		return;
 	}
-	if (from_perf) /* one overflow per refresh: arm the next one */
-		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
 		goto out;
 	in_handler = 1;
