@@ -61,6 +61,41 @@
  *     0b 06 00 00    type 11 (ADDRESS), payload_len 6
  *     07 02          id 7, mapping 2
  *     b6 a4 80 02    address 0x401236
+ *
+ * Control (issue 10). The same connection also carries control frames,
+ * in both directions, in the same frame format (u32 word = type |
+ * payload_len << 8, then the payload). Their payloads are tagged fields,
+ * as HELLO's (no magic): varint key = tag << 1 | kind, kind 0 a varint,
+ * kind 1 a byte string; unknown tags are skipped; every control payload is
+ * at most WIRE_MAX_CTL_PAYLOAD bytes.
+ *   collector -> library   CTL_START, CTL_STOP, CTL_FLUSH, CTL_STATUS
+ *                          (types 32..39: a library reads only these)
+ *   library -> collector   CTL_REPLY (one per command, same REQ id, sent
+ *                          after every sample taken before the command
+ *                          was handled) and CTL_STATE (a change nobody
+ *                          asked for on this connection: the toggle
+ *                          signal, a lease running out)
+ *   controller -> collector CTL_REQUEST, as the first and only frame of a
+ *                          connection that sends no HELLO (pyprof ctl)
+ *   collector -> controller CTL_ANSWER per process, then CTL_DONE
+ * A library that reads a frame of another type, or a malformed one, drops
+ * the connection (and reconnects), as the collector does.
+ *
+ * Worked example: the collector asks for CPU sampling at 200 Hz for 3 s,
+ * request 5:
+ *
+ *     20 0c 00 00    type 32 (CTL_START), payload_len 12
+ *     02 05          REQ (tag 1, varint) = 5
+ *     04 00          MODE (tag 2) = cpu
+ *     06 c0 96 b1 02 PERIOD_NS (tag 3) = 5000000
+ *     0c b8 17       LEASE_MS (tag 6) = 3000
+ *
+ * and the library answers that it samples, request 5, status OK:
+ *
+ *     10 06 00 00    type 16 (CTL_REPLY), payload_len 6
+ *     02 05          REQ = 5
+ *     10 00          STATUS (tag 8) = OK
+ *     12 01          SAMPLING (tag 9) = 1
  */
 #ifndef PYPROF_WIRE_H
 #define PYPROF_WIRE_H
@@ -108,7 +143,88 @@ enum wire_type {
 	                      process; within the mapping if there is one). For
 	                      a caller's frame the client sends the return
 	                      address minus 1, so that it falls inside the call */
-	WIRE_TYPE_MAX = 11
+	WIRE_TYPE_MAX = 11,
+
+	/* control (see the top of this file); tagged fields, enum
+	 * wire_ctl_tag. Library -> collector: */
+	WIRE_CTL_REPLY = 16,   /* REQ, STATUS, MSG, then the state fields   */
+	WIRE_CTL_STATE = 17,   /* the state fields, unasked                 */
+	/* controller -> collector: */
+	WIRE_CTL_REQUEST = 18, /* VERB, PID (0 = all), LEASE_MS (0 = until
+	                          stopped), and START's settings            */
+	WIRE_CTL_FIRST = 16,
+	WIRE_CTL_LAST = 18,
+	/* collector -> library: */
+	WIRE_CTL_START = 32,   /* REQ, then what differs from the library's
+	                          own settings: MODE, PERIOD_NS, HEAP_RATE,
+	                          NATIVE; LEASE_MS (0 or absent: until
+	                          CTL_STOP). Sampling on with these settings
+	                          until the lease ends, CTL_STOP, or the
+	                          connection ends; then back to the
+	                          library's own state (PYPROF_START, toggle)  */
+	WIRE_CTL_STOP = 33,    /* REQ, HARD: 0 ends what CTL_START started
+	                          (back to the library's own state), 1 also
+	                          turns the library's own sampling off        */
+	WIRE_CTL_FLUSH = 34,   /* REQ: send every sample taken so far        */
+	WIRE_CTL_STATUS = 35,  /* REQ: say what you do                      */
+	/* collector -> controller: */
+	WIRE_CTL_ANSWER = 36,  /* PID, COMM, and the library's reply fields  */
+	WIRE_CTL_DONE = 37,    /* N answers sent, MSG (if nothing matched)   */
+	WIRE_CTL_DOWN_FIRST = 32,
+	WIRE_CTL_DOWN_LAST = 39
+};
+
+#define WIRE_MAX_CTL_PAYLOAD 4096
+
+/* Control frames' tagged fields (one tag space for all of them). */
+enum wire_ctl_tag {
+	WIRE_C_REQ = 1,        /* varint: request id, echoed by the reply    */
+	WIRE_C_MODE = 2,       /* varint: enum wire_mode                     */
+	WIRE_C_PERIOD_NS = 3,  /* varint: sampling period, ns                */
+	WIRE_C_HEAP_RATE = 4,  /* varint: bytes between heap samples, 0 off  */
+	WIRE_C_NATIVE = 5,     /* varint: 1 to merge native stacks           */
+	WIRE_C_LEASE_MS = 6,   /* varint: how long, ms (0 = until stopped)   */
+	WIRE_C_HARD = 7,       /* varint: CTL_STOP's kind                    */
+	WIRE_C_STATUS = 8,     /* varint: enum wire_ctl_status               */
+	WIRE_C_SAMPLING = 9,   /* varint: 1 if sampling now                  */
+	WIRE_C_ORIGIN = 10,    /* varint: enum wire_ctl_origin               */
+	WIRE_C_ACHIEVED_NS = 11, /* varint: period achieved, if it differs   */
+	WIRE_C_SAMPLES = 12,   /* varint: samples taken since the start      */
+	WIRE_C_SIGNALS = 13,   /* varint: sampling signals received, ever    */
+	WIRE_C_ARMED = 14,     /* varint: threads with a timer armed         */
+	WIRE_C_LEASE_LEFT_MS = 15, /* varint: of the current lease           */
+	WIRE_C_MSG = 16,       /* bytes: a note for people (what was not
+	                          done as asked, and why)                    */
+	WIRE_C_PID = 17,       /* varint                                    */
+	WIRE_C_VERB = 18,      /* varint: enum wire_ctl_verb                 */
+	WIRE_C_COMM = 19,      /* bytes: process name                        */
+	WIRE_C_SINCE_NS = 20,  /* varint: CLOCK_MONOTONIC when sampling last
+	                          started (or stopped, when off)             */
+	WIRE_C_N = 21          /* varint: CTL_DONE's count                   */
+};
+
+enum wire_ctl_verb {
+	WIRE_VERB_START = 1,
+	WIRE_VERB_STOP = 2,
+	WIRE_VERB_FLUSH = 3,
+	WIRE_VERB_STATUS = 4
+};
+
+enum wire_ctl_status {
+	WIRE_CTL_OK = 0,       /* done as asked                              */
+	WIRE_CTL_PARTIAL = 1,  /* done, but not all as asked (MSG says what:
+	                          a mode or native stacks it cannot do)      */
+	WIRE_CTL_REFUSED = 2,  /* not done (MSG says why); state unchanged   */
+	WIRE_CTL_NO_REPLY = 3  /* collector only: the process did not answer
+	                          in time, or went away                      */
+};
+
+/* Why a library samples (or not). */
+enum wire_ctl_origin {
+	WIRE_ORIGIN_OFF = 0,      /* not sampling                            */
+	WIRE_ORIGIN_OWN = 1,      /* its own state: PYPROF_START=on, the
+	                             toggle signal                           */
+	WIRE_ORIGIN_COMMAND = 2   /* a CTL_START's, for its lease            */
 };
 
 /*
