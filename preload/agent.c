@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "control.h"
 #include "guard.h"
 #include "intern.h"
 #include "log.h"
@@ -44,7 +45,7 @@ struct agent {
 	struct intern in;
 	struct symbolizer *sym;
 	struct transport tr;
-	int sampling;              /* timers armed                         */
+	int connected;             /* to the collector, as last seen       */
 	int running;               /* agent state usable (atomic)          */
 	int finalized;             /* interpreter went away after init     */
 
@@ -56,7 +57,6 @@ struct agent {
 
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned names_gen;        /* names table generation cached        */
-	uint64_t cpu_at_start;     /* application CPU when sampling began  */
 	unsigned start_delay_ms;   /* fork child: wait before starting     */
 	uint32_t loc_no_frame, loc_non_python;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
@@ -398,34 +398,6 @@ static void drain(void)
 	transport_put_defs(&ag.tr, &ag.in);
 }
 
-static uint64_t cpu_clock_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU mode: the application's CPU time (the process's, less this
- * thread's) per signal actually handled, when it is more than 10% off the
- * period asked for, else 0. Past the kernel tick, CPU timers deliver
- * one signal per tick with an overrun count: the weights keep the totals
- * right, but the resolution is the tick's, and this says so. */
-static uint64_t achieved_period_ns(void)
-{
-	if (ag.cfg->mode != CONFIG_MODE_CPU)
-		return 0;
-	uint64_t runs = __atomic_load_n(&sampler.n_handler_runs,
-					__ATOMIC_RELAXED);
-	uint64_t cpu = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
-		       cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - ag.cpu_at_start;
-	if (runs < 20 || cpu < 100000000u)
-		return 0; /* too little to tell */
-	uint64_t got = cpu / runs, want = sampler.period_ns;
-	if (got * 10 < want * 11 && got * 10 > want * 9)
-		return 0;
-	return got;
-}
-
 static void put_bye(void)
 {
 	uint8_t buf[128];
@@ -441,7 +413,7 @@ static void put_bye(void)
 				       __ATOMIC_RELAXED));
 	put_tag_varint(&w, WIRE_B_FAULTS,
 		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
-	uint64_t achieved = achieved_period_ns();
+	uint64_t achieved = control_achieved_ns();
 	if (achieved)
 		put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
 	if (sampler.native)
@@ -465,41 +437,39 @@ unsigned long sampler_handler_quantile(double q)
 	return 0;
 }
 
-static void start_sampling(void)
+/* A command from the collector (transport.h's on_frame, inside
+ * transport_pump, ag_lock held): apply it, then reply; for STOP and FLUSH
+ * after every sample taken before, so that the collector has them all
+ * when it reads the reply. */
+static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
+			 void *arg)
 {
-	if (tid_init() < 0)
-		plog_info("cannot map thread idents to tids: thread names and "
-			  "on-CPU state may be missing before Python 3.11");
-	names_start();
-	ag.cpu_at_start = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
-			  cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
-	ag.sampling = 1;
-	if (ag.cfg->mode == CONFIG_MODE_WALL) {
-		int rc = wall_start();
-		if (rc < 0)
-			plog_error("cannot start the wall-clock sampler: %s",
-				   strerror(-rc));
-		plog_info("wall-clock sampling at %d Hz", ag.cfg->hz);
+	(void)arg;
+	uint8_t reply[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
+	int flush_first;
+	uint64_t now = mono_ns();
+	int n = control_command(type, p, len, now, reply, sizeof reply,
+				&flush_first);
+	if (n < 0) {
+		transport_drop(&ag.tr, now, "malformed control frame");
 		return;
 	}
-	threads_start(ag.cfg->cpu_source);
-	plog_info("sampling at %d Hz with %s, %d thread(s) armed",
-		  ag.cfg->hz,
-		  threads_using_perf() ? "perf_event counters" : "CPU timers",
-		  threads_armed());
+	if (flush_first)
+		drain();
+	if (n > 0)
+		transport_put_ctl(&ag.tr, reply, (size_t)n);
 }
 
-static void stop_sampling(void)
+/* How long the agent may sleep: the tick while sampling (the ring must
+ * be drained), while there is something to send, or before the
+ * interpreter is up; longer while dormant, where only the socket, the
+ * eventfd and a lease can need it. */
+static int poll_ms(uint64_t now, int initialized)
 {
-	if (!ag.sampling)
-		return;
-	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
-	if (ag.cfg->mode == CONFIG_MODE_WALL)
-		wall_stop();
-	else
-		threads_stop();
-	ag.sampling = 0;
+	int ms = AGENT_TICK_MS;
+	if (initialized && !sampling_is_on() && !transport_pending(&ag.tr))
+		ms = AGENT_IDLE_MS;
+	return control_next_ms(now, ms);
 }
 
 static void *agent_main(void *arg)
@@ -519,7 +489,8 @@ static void *agent_main(void *arg)
 				      {ag.tr.fd, POLLIN, 0}};
 		if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 			p[1].events |= POLLOUT;
-		poll(p, ag.tr.fd >= 0 ? 2 : 1, AGENT_TICK_MS);
+		poll(p, ag.tr.fd >= 0 ? 2 : 1,
+		     poll_ms(mono_ns(), was_initialized && !ag.finalized));
 		if (p[0].revents) {
 			uint64_t v;
 			if (fd_is(ag.wake_fd, &ag.wake_id)) {
@@ -552,27 +523,35 @@ static void *agent_main(void *arg)
 		int init = sampler.is_initialized();
 		if (init && !was_initialized && !ag.finalized) {
 			was_initialized = 1;
-			start_sampling();
+			control_ready();
 		} else if (!init && was_initialized && !ag.finalized) {
 			ag.finalized = 1;
-			stop_sampling();
+			control_finalized();
 			plog_debug("interpreter finalized: sampling stopped");
 		}
 		if (!was_initialized)
 			continue; /* nothing to say before Python runs */
-		if (ag.sampling && now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
+		if (sampling_is_on() &&
+		    now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
 			threads_scan();
 			last_scan = now;
 		}
 		pthread_mutex_lock(&ag_lock);
+		uint8_t st[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
+		size_t stn = control_tick(now, st, sizeof st);
 		drain();
+		if (stn)
+			transport_put_ctl(&ag.tr, st, stn);
 		transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
 		transport_pump(&ag.tr, now);
+		if (ag.connected && ag.tr.fd < 0)
+			control_disconnected(); /* its requests end with it */
+		ag.connected = ag.tr.fd >= 0;
 		pthread_mutex_unlock(&ag_lock);
 	}
 
 	/* Final: no more samples, then everything we have, then BYE. */
-	stop_sampling();
+	control_finalized();
 	names_stop();
 	pthread_mutex_lock(&ag_lock);
 	if (was_initialized) {
@@ -697,6 +676,8 @@ int agent_start(const struct config *c, struct agent_info *info)
 		}
 	}
 	transport_init(&ag.tr, c->socket);
+	ag.tr.on_frame = on_ctl_frame;
+	control_set_wake_fd(ag.wake_fd);
 
 	/* The agent inherits a mask with every signal blocked, so no signal
 	 * of the application's is ever delivered to it; the caller's mask is
@@ -761,6 +742,8 @@ void agent_after_fork_child(int follow)
 	 * valid (the memory is a copy) and are replayed on our connection. */
 	transport_fini(&ag.tr);
 	transport_init(&ag.tr, ag.cfg->socket);
+	ag.tr.on_frame = on_ctl_frame;
+	ag.connected = 0;
 	if (ag.wake_fd >= 0)
 		fd_close_own(ag.wake_fd, &ag.wake_id);
 	ag.wake_fd = -1;
@@ -770,7 +753,6 @@ void agent_after_fork_child(int follow)
 	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
 	ag.batch_n = 0;
-	ag.sampling = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
 	imap_free(&ag.name_cache);
@@ -780,6 +762,7 @@ void agent_after_fork_child(int follow)
 	ag.wake_fd = wake_open(&ag.wake_id);
 	if (ag.wake_fd < 0)
 		return;
+	control_set_wake_fd(ag.wake_fd);
 	/* Most forked children of a Python program exec at once
 	 * (subprocess): the agent waits a moment before it arms anything,
 	 * and an exec ends it silently. */

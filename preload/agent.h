@@ -22,6 +22,7 @@
 #include "config.h"
 
 #define AGENT_TICK_MS 20
+#define AGENT_IDLE_MS 250 /* dormant: see control.h */
 #define AGENT_SCAN_MS 200
 #define AGENT_EXIT_WAIT_MS 2000
 #define AGENT_CHILD_DELAY_MS 20

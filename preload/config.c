@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -48,6 +49,38 @@ static int parse_bool(const char *s, int *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* PYPROF_TOGGLE_SIGNAL: a name (SIGUSR2, USR2, any case) or a number.
+ * Refused: what cannot be caught or is taken (KILL, STOP, pyprof's own
+ * SEGV, BUS, PROF), the synchronous faults, and glibc's internal
+ * real-time signals below SIGRTMIN. */
+static int parse_signal(const char *s)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{"HUP", SIGHUP},     {"INT", SIGINT},       {"QUIT", SIGQUIT},
+		{"USR1", SIGUSR1},   {"USR2", SIGUSR2},     {"ALRM", SIGALRM},
+		{"TERM", SIGTERM},   {"CHLD", SIGCHLD},     {"CONT", SIGCONT},
+		{"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},
+		{"URG", SIGURG},     {"WINCH", SIGWINCH},   {"IO", SIGIO},
+		{"PWR", SIGPWR},     {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},
+		{"VTALRM", SIGVTALRM}, {"PIPE", SIGPIPE},
+	};
+	long n;
+	int sig = 0;
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcasecmp(s, names[i].name))
+			sig = names[i].sig;
+	if (!sig && config_parse_int(s, 1, SIGRTMAX, &n) == 0)
+		sig = (int)n;
+	if (!sig || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
+	    sig == SIGBUS || sig == SIGPROF || sig == SIGILL ||
+	    sig == SIGFPE || sig == SIGTRAP || sig == SIGABRT ||
+	    (sig > SIGSYS && sig < SIGRTMIN))
+		return -EINVAL;
+	return sig;
 }
 
 int config_load(struct config *c)
@@ -95,6 +128,27 @@ int config_load(struct config *c)
 			return bad("PYPROF_NATIVE", v,
 				   "expected 1/true/yes/on, all, or "
 				   "0/false/no/off");
+	}
+	c->start = 1;
+	if ((v = getenv("PYPROF_START"))) {
+		if (!strcasecmp(v, "on"))
+			c->start = 1;
+		else if (!strcasecmp(v, "off"))
+			c->start = 0;
+		else
+			return bad("PYPROF_START", v,
+				   "expected on (sample from the start) or off "
+				   "(dormant until asked)");
+	}
+	if ((v = getenv("PYPROF_TOGGLE_SIGNAL")) && *v) {
+		int sig = parse_signal(v);
+		if (sig < 0)
+			return bad("PYPROF_TOGGLE_SIGNAL", v,
+				   "expected a signal name or number that can "
+				   "be caught, such as SIGUSR2 or 12 (not KILL, "
+				   "STOP, SEGV, BUS, PROF, ILL, FPE, TRAP, "
+				   "ABRT)");
+		c->toggle_sig = sig;
 	}
 	c->children = 1;
 	if ((v = getenv("PYPROF_CHILDREN")) &&

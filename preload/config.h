@@ -38,6 +38,9 @@ struct config {
 	int children;     /* PYPROF_CHILDREN: follow forked children      */
 	int opcodes;      /* PYPROF_OPCODES: record the leaf's opcode     */
 	int native;       /* PYPROF_NATIVE, enum config_native            */
+	int start;        /* PYPROF_START: sample from the start (1), or
+	                     stay dormant until asked (0; control.h)       */
+	int toggle_sig;   /* PYPROF_TOGGLE_SIGNAL: signal number, 0 none  */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

@@ -33,6 +33,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "control.h"
 #include "guard.h"
 #include "log.h"
 #include "pyabi.h"
@@ -157,10 +158,12 @@ static void fork_child(void)
 	if (!active)
 		return;
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
-	int cpu_follow = cfg.children && cfg.mode == CONFIG_MODE_CPU;
+	/* the parent's own state carries over, its collector's requests
+	 * do not (control.h) */
+	int cpu_follow = cfg.children && control_after_fork_child();
 	/* the ring and the counters are the parent's */
 	ring_reset(&sampler.ring);
-	sampler.n_samples = sampler.n_lost_ring = 0;
+	sampler.n_samples = sampler.n_lost_ring = sampler.n_signals = 0;
 	sampler.n_handler_runs = sampler.n_handler_ns = 0;
 	memset(sampler.hist, 0, sizeof sampler.hist);
 	sig_handler_after_fork_child();
@@ -383,6 +386,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 	if (names_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");
+	control_init(&cfg);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if ((rc = agent_start(&cfg, &info)) < 0) {
 		plog_error("cannot start the agent thread: %s", strerror(-rc));
@@ -391,8 +395,8 @@ __attribute__((constructor)) static void pyprof_init(void)
 	active = 1;
 	active_pid = getpid();
 	hook_code_dealloc(code_type);
-	plog_info("Python %d.%d, %d Hz, socket %s", major, minor, cfg.hz,
-		  cfg.socket);
+	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
+		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }
 
 __attribute__((destructor)) static void pyprof_fini(void)

@@ -12,6 +12,9 @@
  * from its handler): no locks, no allocation. The real sigaction is found
  * with dlsym(RTLD_NEXT) on first use, from the constructor in practice.
  *
+ * The same for PYPROF_TOGGLE_SIGNAL's signal while pyprof holds it, except
+ * that there the program's call wins (sig_toggle.c).
+ *
  * Not interposed: sigset(), sysv_signal() and bsd_signal(), which are rare
  * in Python programs and their extensions.
  */
@@ -20,6 +23,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "control.h"
 #include "guard.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -54,6 +58,8 @@ __attribute__((visibility("default"))) int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int i = owned_index(sig);
+	if (control_toggle_owns(sig)) /* PYPROF_TOGGLE_SIGNAL: sig_toggle.c */
+		return control_toggle_sigaction(sig, act, old);
 	if (i < 0)
 		return guard_real_sigaction(sig, act, old);
 	struct sigaction prev = guard_app_act[i];
@@ -67,7 +73,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 __attribute__((visibility("default"))) sighandler_t signal(int sig,
 							   sighandler_t h)
 {
-	if (owned_index(sig) < 0) {
+	if (owned_index(sig) < 0 && !control_toggle_owns(sig)) {
 		static sighandler_t (*real_signal)(int, sighandler_t);
 		if (!real_signal)
 			real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(

@@ -190,7 +190,9 @@ static void *names_main(void *arg)
 		/* Only while the interpreter runs, and (2.7, 3.6) only once it
 		 * has a GIL: before that, taking "the GIL" would not exclude
 		 * the main thread. */
-		if (sampler.is_initialized() && !finishing() &&
+		/* (not while dormant: control.h) */
+		if (__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
+		    sampler.is_initialized() && !finishing() &&
 		    several_threads() &&
 		    (!api.threads_initialized || api.threads_initialized())) {
 			int g = api.gil_ensure();

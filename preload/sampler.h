@@ -117,6 +117,9 @@ struct sampler {
 	int (*unw_backtrace)(void **buf, int n);
 
 	/* counters, relaxed atomics */
+	unsigned long n_signals;        /* our SIGPROFs received, taken
+	                                   or not (a dormant process
+	                                   must have none: control.h)  */
 	unsigned long n_samples;        /* records committed           */
 	unsigned long n_lost_ring;      /* samples (weights) lost: full */
 	unsigned long n_handler_runs;

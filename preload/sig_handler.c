@@ -187,6 +187,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 		guard_chain_sigsafe(GUARD_PROF, sig, si, uc);
 		return;
 	}
+	__atomic_fetch_add(&sampler.n_signals, 1, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
 		goto out;
 	in_handler = 1;

@@ -207,6 +207,18 @@ void threads_internal_self(void)
 		retire(s);
 }
 
+void threads_internal_leave(void)
+{
+	int tid = gettid_();
+	for (int i = 0; i < INTERNAL_MAX; i++) {
+		int t = tid;
+		if (__atomic_compare_exchange_n(&internal[i], &t, 0, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+}
+
 static struct slot *find(int tid)
 {
 	unsigned h = (unsigned)tid * 2654435761u;
@@ -317,12 +329,17 @@ static void on_thread_exit(void *arg)
 
 static void register_self(void)
 {
-	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&running, __ATOMIC_SEQ_CST))
 		return;
 	int tid = gettid_();
 	struct slot *s = claim(tid);
 	if (s)
 		arm_slot(s, tid);
+	/* Sampling can be switched off while we arm (control.h): either
+	 * threads_stop's sweep saw our slot and retired it, or its store
+	 * to running came first and we see it here (both seq_cst). */
+	if (s && !__atomic_load_n(&running, __ATOMIC_SEQ_CST))
+		retire(s);
 	if (key_ok)
 		pthread_setspecific(exit_key, (void *)1);
 }
@@ -382,7 +399,7 @@ void threads_start(int source)
 
 void threads_stop(void)
 {
-	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&running, 0, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < THREADS_MAX; i++)
 		if (slots[i].tid > 0)
 			retire(&slots[i]);

@@ -55,6 +55,9 @@ int threads_using_perf(void);
  * sampled (its timer, if the pthread_create wrapper armed one, is
  * retired). */
 void threads_internal_self(void);
+/* ...and last thing by one that ends before the process does (the wall
+ * sampler, which comes and goes with sampling: control.h). */
+void threads_internal_leave(void);
 int threads_is_internal(int tid);
 
 /* Number of armed timers (for logs and tests). */

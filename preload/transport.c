@@ -243,6 +243,7 @@ static void disconnect(struct transport *t, uint64_t now_ns, const char *why)
 	plog_info("collector connection lost (%s); will reconnect", why);
 	fd_close_own(t->fd, &t->id);
 	t->fd = -1;
+	t->rlen = 0;
 	memset(t->sent, 0, sizeof t->sent);
 	size_t w = 0, nm = 0;
 	for (size_t i = t->first_mark; i < t->n_marks; i++) {
@@ -333,6 +334,46 @@ retry:
 	return 0;
 }
 
+int transport_put_ctl(struct transport *t, const uint8_t *frame,
+		      size_t len)
+{
+	if (t->fd < 0)
+		return -ENOTCONN;
+	return put_bytes(t, frame, len);
+}
+
+/* Hands over every whole frame in rbuf. 0, or -EPROTO (a frame that is
+ * not a control frame for us, or too long). */
+static int take_frames(struct transport *t)
+{
+	size_t off = 0;
+	while (t->rlen - off >= WIRE_HDR_LEN) {
+		unsigned type;
+		size_t plen;
+		wire_get_hdr(t->rbuf + off, &type, &plen);
+		if (type < WIRE_CTL_DOWN_FIRST || type > WIRE_CTL_DOWN_LAST ||
+		    plen > WIRE_MAX_CTL_PAYLOAD)
+			return -EPROTO;
+		if (t->rlen - off < WIRE_HDR_LEN + plen)
+			break;
+		if (t->on_frame)
+			t->on_frame(type, t->rbuf + off + WIRE_HDR_LEN, plen,
+				    t->frame_arg);
+		if (t->fd < 0)
+			return 0; /* the handler dropped the connection */
+		off += WIRE_HDR_LEN + plen;
+	}
+	memmove(t->rbuf, t->rbuf + off, t->rlen - off);
+	t->rlen -= off;
+	return 0;
+}
+
+void transport_drop(struct transport *t, uint64_t now_ns, const char *why)
+{
+	if (t->fd >= 0)
+		disconnect(t, now_ns, why);
+}
+
 void transport_pump(struct transport *t, uint64_t now_ns)
 {
 	if (t->fd < 0)
@@ -343,11 +384,20 @@ void transport_pump(struct transport *t, uint64_t now_ns)
 		disconnect(t, now_ns, "descriptor closed by the program");
 		return;
 	}
-	uint8_t sink[4096];
 	for (;;) {
-		ssize_t r = recv(t->fd, sink, sizeof sink, MSG_DONTWAIT);
-		if (r > 0)
-			continue; /* nothing is sent to us yet: discard */
+		ssize_t r = recv(t->fd, t->rbuf + t->rlen,
+				 sizeof t->rbuf - t->rlen, MSG_DONTWAIT);
+		if (r > 0) {
+			t->rlen += (size_t)r;
+			if (take_frames(t) < 0) {
+				disconnect(t, now_ns, "malformed control "
+						      "frame");
+				return;
+			}
+			if (t->fd < 0)
+				return;
+			continue;
+		}
 		if (r == 0) {
 			disconnect(t, now_ns, "closed by the collector");
 			return;

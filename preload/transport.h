@@ -26,6 +26,7 @@
 #include "fdutil.h"
 
 #include "intern.h"
+#include "pyprof/wire.h"
 
 #define TRANSPORT_DATA_CAP (16u << 20)
 
@@ -47,6 +48,14 @@ struct transport {
 	                           strings, funcs, locs, nodes, threads,
 	                           mappings                               */
 	uint32_t thread_gen;    /* renames to resend                     */
+
+	/* frames from the collector (control.h), whole ones handed to
+	 * on_frame as they arrive; a partial one waits here */
+	void (*on_frame)(unsigned type, const uint8_t *p, size_t len,
+			 void *arg);
+	void *frame_arg;
+	uint8_t rbuf[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
+	size_t rlen;
 };
 
 void transport_init(struct transport *t, const char *path);
@@ -73,9 +82,20 @@ int transport_put_thread(struct transport *t, const struct intern *in,
 int transport_put_data(struct transport *t, const uint8_t *frame,
 		       size_t len);
 
-/* Sends what it can without blocking; reads and discards what the
- * collector sent. Drops the connection on error or EOF. */
+/* Appends one frame that belongs to this connection only (a control
+ * reply): dropped, not replayed, if the connection breaks. -ENOTCONN when
+ * not connected, -ENOMEM. */
+int transport_put_ctl(struct transport *t, const uint8_t *frame,
+		      size_t len);
+
+/* Sends what it can without blocking; reads what the collector sent and
+ * hands each whole control frame (types WIRE_CTL_DOWN_FIRST..LAST, at
+ * most WIRE_MAX_CTL_PAYLOAD) to on_frame, if set. Drops the connection on
+ * error, EOF or a frame of another type or size. */
 void transport_pump(struct transport *t, uint64_t now_ns);
+
+/* Drops the connection (a command the agent could not handle). */
+void transport_drop(struct transport *t, uint64_t now_ns, const char *why);
 
 /* Bytes still to send. */
 size_t transport_pending(const struct transport *t);

@@ -234,6 +234,7 @@ static void *wall_main(void *arg)
 			sample_thread(found[i].ts, tid, now, elapsed, flags);
 		}
 	}
+	threads_internal_leave();
 	return NULL;
 }
 

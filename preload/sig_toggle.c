@@ -1,0 +1,91 @@
+/*
+ * sig_toggle.c - PYPROF_TOGGLE_SIGNAL: a signal that switches sampling on
+ * and off in one process, for people without a collector at hand (as
+ * gperftools' CPUPROFILESIGNAL).
+ *
+ * ASYNC-SIGNAL-SAFE: the handler only counts the signal and writes the
+ * agent's eventfd; the agent thread does the rest (control.c). No malloc,
+ * stdio, locks or lazily initialised thread-locals; errno saved and
+ * restored. control_toggle_sigaction() may run on any thread, in signal
+ * context too (a program's handler may call sigaction).
+ *
+ * The program comes first: if the signal already had a handler (or was
+ * ignored) when the library started, the toggle is not installed and the
+ * constructor says why. If the program installs anything for the signal
+ * later (signal.signal(SIGUSR2, ...) in Python), interpose.c sends the
+ * call here: it goes through to the kernel as asked, the program's
+ * disposition replaces ours for good, and the agent says once on stderr
+ * that the toggle is gone and why. Until then the program is told the
+ * disposition it had before us (SIG_DFL), so signal.getsignal() answers as
+ * without pyprof.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "guard.h"
+
+unsigned control_toggles;
+int control_toggle_taken;
+int control_wake_fd = -1;
+
+static int toggle_sig;                   /* ours while non-zero (atomic) */
+static struct sigaction toggle_app_act;  /* what the program sees      */
+
+static void toggle_handler(int sig)
+{
+	int saved_errno = errno;
+	(void)sig;
+	__atomic_fetch_add(&control_toggles, 1, __ATOMIC_RELEASE);
+	int fd = __atomic_load_n(&control_wake_fd, __ATOMIC_ACQUIRE);
+	if (fd >= 0) {
+		uint64_t one = 1;
+		ssize_t r = write(fd, &one, sizeof one);
+		(void)r;
+	}
+	errno = saved_errno;
+}
+
+int control_toggle_owns(int sig)
+{
+	return sig > 0 && __atomic_load_n(&toggle_sig, __ATOMIC_ACQUIRE) == sig;
+}
+
+int control_toggle_sigaction(int sig, const struct sigaction *act,
+			     struct sigaction *old)
+{
+	struct sigaction prev = toggle_app_act;
+	if (act) {
+		/* the program's wish goes through as it asked */
+		if (guard_real_sigaction(sig, act, NULL) < 0)
+			return -1;
+		toggle_app_act = *act;
+		__atomic_store_n(&toggle_sig, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&control_toggle_taken, 1, __ATOMIC_RELEASE);
+	}
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+int control_toggle_install(int sig)
+{
+	struct sigaction sa, old;
+	if (guard_real_sigaction(sig, NULL, &old) < 0)
+		return -errno;
+	if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+		sigemptyset(&sa.sa_mask);
+		sa.sa_handler = toggle_handler;
+		/* a system call the signal interrupts carries on: the program
+		 * must not see EINTR because of us */
+		sa.sa_flags = SA_RESTART;
+		toggle_app_act = old;
+		if (guard_real_sigaction(sig, &sa, NULL) < 0)
+			return -errno;
+		__atomic_store_n(&toggle_sig, sig, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -EBUSY;
+}
