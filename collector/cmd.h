@@ -69,6 +69,8 @@ int cmd_convert(int argc, char **argv);
 void cmd_convert_usage(FILE *out);
 int cmd_diff(int argc, char **argv);
 void cmd_diff_usage(FILE *out);
+int cmd_ctl(int argc, char **argv);
+void cmd_ctl_usage(FILE *out);
 
 struct view_filter;
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "control.h"
 #include "fileio.h"
 #include "listener.h"
 #include "log.h"
@@ -44,6 +45,7 @@ struct collector {
 	struct procs *reg;
 	struct listener *lis;
 	struct output *out;
+	struct control *ctl; /* sampling on demand (control.h) */
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
@@ -71,8 +73,9 @@ static void close_conn(struct collector *c, struct conn *conn)
 static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
 {
 	struct collector *c = arg;
-	(void)loop;
-	(void)events; /* errors and hang-ups surface as read results */
+	/* errors and hang-ups surface as read results */
+	if ((events & EPOLLOUT) && conn_flush_out(c->conns[fd]) == 0)
+		loop_mod_fd(loop, fd, EPOLLIN); /* control frames all sent */
 	if (conn_read(c->conns[fd], 0))
 		close_conn(c, c->conns[fd]);
 }
@@ -144,6 +147,7 @@ static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
 		close(fd);
 		return;
 	}
+	conn_set_control(conn, c->ctl);
 	if ((rc = track_conn(c, fd, conn)) < 0 ||
 	    (rc = loop_add_fd(c->loop, fd, EPOLLIN, on_conn, c)) < 0) {
 		log_error("client pid %d: cannot watch its socket: %s",
@@ -302,7 +306,8 @@ int collector_run(const struct collector_opts *opts)
 	c.st = symtab_new();
 	c.reg = c.st ? procs_new(c.st) : NULL;
 	c.out = c.reg && c.loop ? output_new(opts, c.loop, c.st, c.reg) : NULL;
-	if (!c.loop || !c.out) {
+	c.ctl = c.loop ? control_new(c.loop) : NULL;
+	if (!c.loop || !c.out || !c.ctl) {
 		log_error("out of memory");
 		goto out;
 	}
@@ -362,6 +367,7 @@ out:
 				close_conn(&c, c.conns[fd]);
 		free(c.conns);
 	}
+	control_free(c.ctl);
 	output_free(c.out);
 	procs_free(c.reg);
 	symtab_free(c.st);

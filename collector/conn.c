@@ -31,8 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "log.h"
 #include "proc.h"
 #include "pyprof/wire.h"
@@ -45,8 +47,13 @@
 enum conn_state {
 	CONN_WANT_HELLO,
 	CONN_ACTIVE,
-	CONN_AFTER_BYE
+	CONN_AFTER_BYE,
+	CONN_CONTROLLER /* sent CTL_REQUEST instead of HELLO (pyprof ctl) */
 };
+
+/* Bytes waiting to go to the client (control frames): beyond this the
+ * client is not reading, and conn_send refuses. */
+#define CONN_OUT_MAX (256u << 10)
 
 struct conn {
 	int fd;
@@ -60,6 +67,10 @@ struct conn {
 	size_t off, len, cap;
 	const char *end_why;   /* for the disconnect line */
 	uint64_t n_frames;
+	struct control *ctl;   /* NULL: control frames are refused */
+	char comm[64];         /* from HELLO, for control answers */
+	uint8_t *obuf;         /* conn_send's bytes not yet written */
+	size_t olen;
 };
 
 static const char *const type_names[] = {
@@ -68,7 +79,8 @@ static const char *const type_names[] = {
 	[WIRE_NODE] = "NODE",         [WIRE_THREAD] = "THREAD",
 	[WIRE_SAMPLES] = "SAMPLES",   [WIRE_LOST] = "LOST",
 	[WIRE_BYE] = "BYE",           [WIRE_MAPPING] = "MAPPING",
-	[WIRE_ADDRESS] = "ADDRESS",
+	[WIRE_ADDRESS] = "ADDRESS",   [WIRE_CTL_REPLY] = "CTL_REPLY",
+	[WIRE_CTL_STATE] = "CTL_STATE", [WIRE_CTL_REQUEST] = "CTL_REQUEST",
 };
 
 struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
@@ -101,6 +113,8 @@ struct proc *conn_free(struct conn *c)
 	struct proc *p = NULL;
 	if (!c)
 		return NULL;
+	if (c->ctl)
+		control_on_close(c->ctl, c);
 	if (c->session) {
 		log_info("pid %" PRIu64 " disconnected (%s): %" PRIu64
 			 " samples, %" PRIu64 " lost",
@@ -111,8 +125,57 @@ struct proc *conn_free(struct conn *c)
 	}
 	close(c->fd);
 	free(c->buf);
+	free(c->obuf);
 	free(c);
 	return p;
+}
+
+void conn_set_control(struct conn *c, struct control *ctl)
+{
+	c->ctl = ctl;
+}
+
+uint64_t conn_pid(const struct conn *c)
+{
+	return c->state == CONN_ACTIVE || c->state == CONN_AFTER_BYE
+		       ? c->pid
+		       : 0;
+}
+
+const char *conn_comm(const struct conn *c)
+{
+	return c->comm;
+}
+
+int conn_flush_out(struct conn *c)
+{
+	while (c->olen) {
+		ssize_t n = send(c->fd, c->obuf, c->olen,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		memmove(c->obuf, c->obuf + n, c->olen - (size_t)n);
+		c->olen -= (size_t)n;
+	}
+	return 0;
+}
+
+int conn_send(struct conn *c, const uint8_t *frame, size_t len)
+{
+	if (c->olen + len > CONN_OUT_MAX)
+		return -ENOBUFS;
+	if (!c->obuf) {
+		c->obuf = malloc(CONN_OUT_MAX);
+		if (!c->obuf)
+			return -ENOMEM;
+	}
+	memcpy(c->obuf + c->olen, frame, len);
+	c->olen += len;
+	return conn_flush_out(c);
 }
 
 /* One line for a connection that broke the protocol. */
@@ -348,7 +411,11 @@ static int on_hello(struct conn *c, struct wire_in *r)
 	}
 	c->pid = h.pid;
 	c->state = CONN_ACTIVE;
+	log_printable(c->comm, sizeof(c->comm), (const char *)h.comm.p,
+		      h.comm.len);
 	log_connect(c, &h, resumed);
+	if (c->ctl) /* a request running now covers it too */
+		control_on_hello(c->ctl, c);
 	rc = 0;
 out:
 	free(args);
@@ -537,12 +604,64 @@ static int on_samples(struct conn *c, struct wire_in *r)
 	return 0;
 }
 
+/* Control frames (control.h): a controller's one request, or a
+ * library's reply or state change. */
+static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
+		  size_t len)
+{
+	if (!c->ctl) {
+		reject(c, "%s frame: this collector takes no control frames",
+		       type_names[type]);
+		return -EPROTO;
+	}
+	if (type == WIRE_CTL_REQUEST) {
+		if (c->state != CONN_WANT_HELLO) {
+			reject(c, "CTL_REQUEST after HELLO");
+			return -EPROTO;
+		}
+		/* Switching sampling on in other processes: the
+		 * collector's own user (or root) only, even where
+		 * --allow-user lets others send samples. */
+		if (c->peer_uid != geteuid() && c->peer_uid != 0) {
+			log_warn("client pid %d (uid %u): control requests "
+				 "are taken from uid %u only; closing "
+				 "connection", (int)c->peer_pid,
+				 (unsigned)c->peer_uid, (unsigned)geteuid());
+			c->end_why = "refused";
+			return -EPERM;
+		}
+		c->state = CONN_CONTROLLER;
+		if (control_on_request(c->ctl, c, payload, len) < 0) {
+			reject(c, "CTL_REQUEST frame: malformed fields");
+			return -EPROTO;
+		}
+		return 0;
+	}
+	if (c->state != CONN_ACTIVE) {
+		reject(c, "%s frame %s", type_names[type],
+		       c->state == CONN_WANT_HELLO ? "before HELLO"
+						   : "after BYE");
+		return -EPROTO;
+	}
+	if (control_on_reply(c->ctl, c, type, payload, len) < 0) {
+		reject(c, "%s frame: malformed fields", type_names[type]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
 		    size_t len)
 {
 	struct wire_in r = { payload, payload + len, 1 };
 
 	c->n_frames++;
+	if (c->state == CONN_CONTROLLER) {
+		reject(c, "%s frame after CTL_REQUEST", type_names[type]);
+		return -EPROTO;
+	}
+	if (type >= WIRE_CTL_FIRST && type <= WIRE_CTL_LAST)
+		return on_ctl(c, type, payload, len);
 	if (type == WIRE_HELLO)
 		return on_hello(c, &r);
 	if (c->state == CONN_WANT_HELLO) {
@@ -575,16 +694,21 @@ static int parse_frames(struct conn *c)
 		int rc;
 
 		wire_get_hdr(c->buf + c->off, &type, &plen);
-		if (type == 0 || type > WIRE_TYPE_MAX) {
+		if (type == 0 || (type > WIRE_TYPE_MAX &&
+				  (type < WIRE_CTL_FIRST ||
+				   type > WIRE_CTL_LAST))) {
 			reject(c, "unknown frame type %u (header %02x %02x "
 				  "%02x %02x)", type, c->buf[c->off],
 			       c->buf[c->off + 1], c->buf[c->off + 2],
 			       c->buf[c->off + 3]);
 			return -EPROTO;
 		}
-		if (plen > WIRE_MAX_PAYLOAD) {
+		if (plen > WIRE_MAX_PAYLOAD ||
+		    (type >= WIRE_CTL_FIRST && plen > WIRE_MAX_CTL_PAYLOAD)) {
 			reject(c, "%s frame of %zu bytes, over the limit of %u",
-			       type_names[type], plen, WIRE_MAX_PAYLOAD);
+			       type_names[type], plen,
+			       type >= WIRE_CTL_FIRST ? WIRE_MAX_CTL_PAYLOAD
+						      : WIRE_MAX_PAYLOAD);
 			return -EPROTO;
 		}
 		if (c->len - c->off < WIRE_HDR_LEN + plen)

@@ -49,4 +49,23 @@ struct proc *conn_free(struct conn *c);
 
 int conn_fd(const struct conn *c);
 
+/* Control (control.h). With ctl set, the connection takes control frames:
+ * a controller's CTL_REQUEST (only from the collector's own uid or root)
+ * and a library's CTL_REPLY / CTL_STATE, handed to ctl; and it tells ctl
+ * when a library said HELLO and when the connection ends. Without it
+ * (NULL, the default) control frames are a protocol error. */
+struct control;
+void conn_set_control(struct conn *c, struct control *ctl);
+/* The library's pid from HELLO; 0 before HELLO and for a controller. */
+uint64_t conn_pid(const struct conn *c);
+/* Its process name from HELLO ("" if none), printable. */
+const char *conn_comm(const struct conn *c);
+/* Queues a whole frame to the client and writes what the socket takes.
+ * Returns 0 when everything queued is written, 1 when some waits (the
+ * caller watches EPOLLOUT and calls conn_flush_out), -ENOBUFS when the
+ * client has CONN_OUT_MAX bytes waiting already (the frame is dropped),
+ * or another -errno (the connection is broken; its reads will say so). */
+int conn_send(struct conn *c, const uint8_t *frame, size_t len);
+int conn_flush_out(struct conn *c);
+
 #endif /* PYPROF_CONN_H */

@@ -28,6 +28,8 @@ static const struct cmd cmds[] = {
 	  cmd_convert, cmd_convert_usage },
 	{ "diff", "compare two profiles: table and differential flame graph",
 	  cmd_diff, cmd_diff_usage },
+	{ "ctl", "switch sampling on and off in processes a collector serves",
+	  cmd_ctl, cmd_ctl_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
