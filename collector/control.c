@@ -651,14 +651,14 @@ int control_on_request(struct control *ctl, struct conn *c,
 	size_t matched = 0;
 	for (struct peer *pe = ctl->peers; pe; pe = pe->next)
 		matched += !q.pid || q.pid == pe->pid;
-	char who[32] = "every process";
+	char who[32] = "every process", span[32] = "";
 	if (q.pid)
 		snprintf(who, sizeof(who), "pid %" PRIu64, q.pid);
-	log_info("control request: %s, %s%s%" PRIu64 "%s: %zu connected",
-		 verb_names[q.verb], who,
-		 q.verb == WIRE_VERB_START && q.lease_ms ? ", for " : "",
-		 q.verb == WIRE_VERB_START && q.lease_ms ? q.lease_ms / 1000 : 0,
-		 q.verb == WIRE_VERB_START && q.lease_ms ? " s" : "", matched);
+	if (q.verb == WIRE_VERB_START && q.lease_ms)
+		snprintf(span, sizeof(span), ", for %" PRIu64 " s",
+			 q.lease_ms / 1000);
+	log_info("control request: %s, %s%s: %zu connected",
+		 verb_names[q.verb], who, span, matched);
 	switch (q.verb) {
 	case WIRE_VERB_START:
 		hold_new(ctl, q.pid, q.lease_ms * 1000000, &q.s, NULL, NULL, o);
