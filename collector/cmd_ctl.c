@@ -10,7 +10,11 @@
  *
  *   pid=4242 comm=python3 status=ok sampling=on origin=request mode=cpu
  *   hz=100 samples=0 signals=0 armed=2 lease_ms=2999
+ *   since_mono_ns=123456789012
  *
+ * (samples: taken since the process started; signals: sampling signals it
+ * received; armed: threads with a timer; since_mono_ns: its
+ * CLOCK_MONOTONIC when sampling last started, or stopped when off)
  * and a note (msg="...") when the process did not do all that was asked.
  *
  * Exit codes: 0 when every covered process answered and did what was
@@ -96,6 +100,7 @@ static int print_answer(const uint8_t *p, size_t len)
 	uint64_t pid = 0, status = WIRE_CTL_NO_REPLY, sampling = 0;
 	uint64_t origin = 0, mode = 0, period = 0, achieved = 0, samples = 0;
 	uint64_t signals = 0, armed = 0, lease = 0, heap = 0, native = 0;
+	uint64_t since = 0;
 	int has_lease = 0, has_period = 0;
 	char comm[64] = "?", msg[512] = "";
 
@@ -130,6 +135,7 @@ static int print_answer(const uint8_t *p, size_t len)
 		case WIRE_C_LEASE_LEFT_MS: lease = v; has_lease = 1; break;
 		case WIRE_C_HEAP_RATE: heap = v; break;
 		case WIRE_C_NATIVE: native = v; break;
+		case WIRE_C_SINCE_NS: since = v; break;
 		default: break;
 		}
 	}
@@ -163,6 +169,8 @@ static int print_answer(const uint8_t *p, size_t len)
 		       (unsigned long long)armed);
 		if (has_lease)
 			printf(" lease_ms=%llu", (unsigned long long)lease);
+		if (since)
+			printf(" since_mono_ns=%llu", (unsigned long long)since);
 	}
 	if (msg[0])
 		printf(" msg=\"%s\"", msg);
@@ -178,7 +186,8 @@ static uint64_t now_ms(void)
 }
 
 /* Sends the request and prints the answers. Returns the exit status. */
-static int exchange(const char *path, const uint8_t *frame, size_t len)
+static int exchange(const char *path, const uint8_t *frame, size_t len,
+		    int start_verb)
 {
 	struct sockaddr_un sa;
 	uint8_t buf[2 * (WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD)];
@@ -235,7 +244,11 @@ static int exchange(const char *path, const uint8_t *frame, size_t len)
 							      (const char *)s,
 							      n);
 				}
-				if (msg[0]) {
+				/* start: a request nothing matched yet still
+				 * covers processes that connect in its time */
+				if (msg[0] && start_verb) {
+					log_info("ctl: %s", msg);
+				} else if (msg[0]) {
 					log_error("ctl: %s", msg);
 					failed = 1;
 				}
@@ -371,7 +384,8 @@ int cmd_ctl(int argc, char **argv)
 	size_t n = (size_t)(w.p - frame) - WIRE_HDR_LEN;
 	wire_put_hdr_at(frame, WIRE_CTL_REQUEST, n);
 	fflush(stdout);
-	int rc = exchange(sock, frame, n + WIRE_HDR_LEN);
+	int rc = exchange(sock, frame, n + WIRE_HDR_LEN,
+			  verb == WIRE_VERB_START);
 	fflush(stdout);
 	return rc;
 }

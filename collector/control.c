@@ -691,6 +691,9 @@ int control_on_request(struct control *ctl, struct conn *c,
 	}
 	op_launch(ctl, o,
 		  matched ? NULL
+		  : q.verb == WIRE_VERB_START
+			  ? "no process connected yet: the request covers "
+			    "those that connect while it lasts"
 		  : q.pid ? "no process with that pid is connected"
 			  : "no process is connected");
 	return 0;

@@ -24,11 +24,18 @@ static void quiet_sigprof(void)
 {
 	sigset_t prof, old;
 	struct timespec zero = {0, 0};
-	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
+	/* A vfork child (Python 3.10+'s subprocess uses vfork) shares the
+	 * parent's memory: switching sampling off here would switch it off
+	 * in the parent, whose timers stay armed. Its own thread has no
+	 * timer anyway: only the drain below is for it. */
+	int ours = getpid() == sampler.owner_pid;
+	if (ours)
+		__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	sigemptyset(&prof);
 	sigaddset(&prof, SIGPROF);
 	pthread_sigmask(SIG_BLOCK, &prof, &old);
-	threads_stop();
+	if (ours)
+		threads_stop();
 	while (sigtimedwait(&prof, NULL, &zero) == SIGPROF)
 		;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

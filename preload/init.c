@@ -179,6 +179,7 @@ static void fork_child(void)
 	info.start_mono_ns = (uint64_t)ts.tv_sec * 1000000000u +
 			     (uint64_t)ts.tv_nsec;
 	active_pid = getpid();
+	sampler.owner_pid = (int)active_pid;
 	if (cpu_follow)
 		__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
 	agent_after_fork_child(cfg.children);
@@ -394,6 +395,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	active = 1;
 	active_pid = getpid();
+	sampler.owner_pid = (int)active_pid;
 	hook_code_dealloc(code_type);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");

@@ -110,6 +110,11 @@ struct sampler {
 	uintptr_t cur_tstate_sym;       /* &_PyThreadState_Current
 	                                   (2.7, 3.6) or 0             */
 	int active;                     /* handler may sample (atomic) */
+	int owner_pid;                  /* the process this state is
+	                                   for: a vfork child, which
+	                                   shares our memory, has
+	                                   another pid and must leave
+	                                   it alone (execwrap.c)       */
 	int opcodes;                    /* read the leaf's opcode      */
 	int native;                     /* enum config_native: capture
 	                                   native stacks (CPU mode)    */

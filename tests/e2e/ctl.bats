@@ -1,0 +1,416 @@
+#!/usr/bin/env bats
+# ctl.bats - dormant until asked: PYPROF_START=off, the control channel,
+# `pyprof ctl`, PYPROF_TOGGLE_SIGNAL (issue 10).
+#
+# Programs measure themselves (tests/targets/dormant.py logs its own
+# CLOCK_MONOTONIC and CPU clock; toggle.py signals itself, so it knows
+# when sampling was asked for) and the profiles are read with the real
+# `go tool pprof` (tests/lib/pprof_shares.py). What the library did is
+# what it answers to `pyprof ctl status` (samples taken, SIGPROFs
+# received, threads armed) and what /proc says (its timers, fds, threads).
+# Tests that depend on the interpreter (where Python runs when sampling
+# starts late, Python's signal module against the toggle) run every
+# interpreter of tests/lib/pythons.sh at once, as processes side by side.
+#
+#   1.x  a dormant process arms nothing and costs nothing measurable
+#   2.x  requests: a window of every process, overlapping requests,
+#        processes that connect during one
+#   3.x  the toggle signal, and a program that has its own handler
+#   4.x  bad input: environment values, controller garbage, no collector
+
+load ../lib/common
+
+CHECKS=$PP_ROOT/tests/lib/ctl_checks.py
+
+setup() {
+	common_setup
+}
+
+teardown() {
+	if [[ -n ${STOPFILE:-} ]]; then
+		touch "$STOPFILE"
+	fi
+	common_teardown
+}
+
+checks() { "$PP_HOST_PYTHON" "$CHECKS" "$@"; }
+ctl() { "$PP_PYPROF" ctl "$@" --socket "$SOCK"; }
+
+# start_dormant: one tests/targets/dormant.py per interpreter, dormant
+# (PYPROF_START=off), each logging to $T/<name>.log; PIDS and NAMES list
+# them. Waits until the collector serves every one.
+start_dormant() {
+	local name exe kind i n
+	PIDS=() NAMES=()
+	STOPFILE=$T/stop
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && fail "interpreter $name not found"
+		PYPROF_START=off profiled "$exe" "$PP_TARGETS/dormant.py" \
+			"$STOPFILE" >"$T/$name.log" 2>"$T/$name.err" 3>&- &
+		PIDS+=($!)
+		NAMES+=("$name")
+	done < <(pyprof_pythons)
+	n=${#PIDS[@]}
+	((n > 0)) || fail "no interpreter selected"
+	for ((i = 0; i < 200; i++)); do
+		ctl status >"$T/status0" 2>&1 || true
+		(($(grep -c '^pid=' "$T/status0") == n)) && return 0
+		sleep 0.05
+	done
+	cat "$T/status0"
+	fail "not all $n processes connected within 10 s"
+}
+
+# stop_dormant: ends them and waits; each must exit 0.
+stop_dormant() {
+	local i rc
+	touch "$STOPFILE"
+	for i in "${!PIDS[@]}"; do
+		rc=0
+		wait "${PIDS[$i]}" || rc=$?
+		((rc == 0)) || {
+			cat "$T/${NAMES[$i]}.err"
+			fail "${NAMES[$i]} exited with $rc"
+		}
+	done
+}
+
+# no_timers PID: /proc/PID/timers lists no POSIX timer, and no fd of the
+# process is a perf_event counter.
+no_timers() {
+	if grep -q '^ID:' "/proc/$1/timers"; then
+		cat "/proc/$1/timers"
+		fail "pid $1 has timers"
+	fi
+	if ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'perf_event'; then
+		fail "pid $1 has a perf_event fd"
+	fi
+}
+
+# ---- 1. dormant --------------------------------------------------------
+
+@test "1.1 a dormant process arms no timer, receives no SIGPROF, takes no sample and has one thread of ours (every interpreter)" {
+	collector_start
+	start_dormant
+	sleep 1.5
+	ctl status >"$T/status"
+	cat "$T/status"
+	for i in "${!PIDS[@]}"; do
+		p=${PIDS[$i]}
+		echo "== ${NAMES[$i]} pid $p"
+		grep -q "^pid=$p .*status=ok sampling=off origin=off" "$T/status"
+		[[ $(checks field "$T/status" "$p" signals) == 0 ]]
+		[[ $(checks field "$T/status" "$p" samples) == 0 ]]
+		[[ $(checks field "$T/status" "$p" armed) == 0 ]]
+		no_timers "$p"
+		# the program's one thread and the agent: no names thread, no
+		# wall sampler
+		[[ $(ls "/proc/$p/task" | wc -l) == 2 ]]
+	done
+	stop_dormant
+	collector_stop
+	# nothing reached the collector but HELLO and BYE
+	for p in "${PIDS[@]}"; do
+		grep -q "pid $p disconnected (clean): 0 samples, 0 lost" \
+			"$T/collector.log"
+	done
+}
+
+@test "1.2 a dormant library costs no CPU time measurable next to the same program without it" {
+	collector_start
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	[[ -n $exe ]] || fail "no 3.11 interpreter"
+	# a fixed amount of work; prints its own CPU seconds (os.times)
+	cat >"$T/work.py" <<'EOF'
+import os
+t = os.times()
+x = 0
+for i in range(3000000):
+    x = (x * 31 + i) % 1000003
+u = os.times()
+print("%.4f" % (u[0] + u[1] - t[0] - t[1]))
+EOF
+	# alternating runs, medians: the machine is shared and noisy
+	for r in 1 2 3 4 5; do
+		"$exe" "$T/work.py" >>"$T/bare"
+		PYPROF_START=off profiled "$exe" "$T/work.py" >>"$T/dormant"
+	done
+	paste "$T/bare" "$T/dormant"
+	bare=$(sort -n "$T/bare" | sed -n 3p)
+	dormant=$(sort -n "$T/dormant" | sed -n 3p)
+	# within noise here; make bench measures the real figure
+	checks close "CPU seconds, dormant library vs none" "$dormant" \
+		"$bare" 0.10
+}
+
+# ---- 2. requests -------------------------------------------------------
+
+@test "2.1 a 3-second request samples exactly those 3 s of every process, then sampling is off and stays off (every interpreter)" {
+	collector_start --output "$T/all.pb.gz"
+	start_dormant
+	ctl start --seconds 3 >"$T/start"
+	cat "$T/start"
+	sleep 3.5
+	ctl status >"$T/after"
+	sleep 1
+	ctl status >"$T/later"
+	cat "$T/after" "$T/later"
+	stop_dormant
+	collector_stop
+	total_own=0 total_prof=0
+	for i in "${!PIDS[@]}"; do
+		p=${PIDS[$i]}
+		echo "== ${NAMES[$i]} pid $p"
+		grep -q "^pid=$p .*status=ok sampling=on origin=request" "$T/start"
+		grep -q "^pid=$p .*sampling=off origin=off" "$T/after"
+		t0=$(checks field "$T/start" "$p" since_mono_ns)
+		t1=$(checks field "$T/after" "$p" since_mono_ns)
+		# the window is the request's 3 s (the collector's timer, and
+		# the stop's way to the process)
+		checks close "window ns" $((t1 - t0)) 3000000000 0.10
+		# afterwards: no sample taken, no signal received, no timer
+		[[ $(checks field "$T/after" "$p" samples) == \
+			$(checks field "$T/later" "$p" samples) ]]
+		[[ $(checks field "$T/after" "$p" signals) == \
+			$(checks field "$T/later" "$p" signals) ]]
+		[[ $(checks field "$T/later" "$p" armed) == 0 ]]
+		own=$(checks cpu-between "$T/${NAMES[$i]}.log" "$t0" "$t1")
+		prof=$(shares count "$T/all.pb.gz" --where "pid=$p" --value |
+			awk -F'\t' '$1 == "*" {print $2}')
+		# ~0.6 s of CPU each (10 processes on 2 CPUs): ~60 samples
+		checks close "pid $p: profile CPU vs its own in the window" \
+			"$prof" "$own" 0.35
+		total_own=$((total_own + own))
+		total_prof=$((total_prof + prof))
+		# the profile names the program's function
+		shares count "$T/all.pb.gz" work --where "pid=$p" |
+			awk -F'\t' '$1 == "work" && $2 > 0 {ok=1} END {exit !ok}'
+	done
+	checks close "all processes: profile CPU vs their own" \
+		"$total_prof" "$total_own" 0.12
+}
+
+# one_dormant: a single dormant 3.11 process (PID, $T/one.log).
+one_dormant() {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	[[ -n $exe ]] || fail "no 3.11 interpreter"
+	STOPFILE=$T/stop
+	PYPROF_START=off profiled "$exe" "$PP_TARGETS/dormant.py" \
+		"$STOPFILE" >"$T/one.log" 2>"$T/one.err" 3>&- &
+	PID=$!
+	wait_for_line "$T/one.log" '^ready'
+	for ((i = 0; i < 100; i++)); do
+		ctl status --pid "$PID" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "pid $PID did not connect"
+}
+
+@test "2.2 overlapping requests share one session: a shorter one inside a longer one, and a longer one that outlasts the first" {
+	collector_start --output "$T/all.pb.gz"
+	one_dormant
+	# A 3 s, B 1 s inside it: B's end must not stop A's sampling
+	ctl start --seconds 3 --pid "$PID" >"$T/a"
+	sleep 1
+	ctl start --seconds 1 --pid "$PID" >"$T/b"
+	sleep 1.4 # B ended 0.4 s ago
+	ctl status >"$T/mid"
+	sleep 1.2 # A ended 0.6 s ago
+	ctl status >"$T/end"
+	cat "$T/a" "$T/b" "$T/mid" "$T/end"
+	grep -q "sampling=on origin=request" "$T/mid"
+	grep -q "sampling=off" "$T/end"
+	t0=$(checks field "$T/a" "$PID" since_mono_ns)
+	# B joined A's session: it did not restart sampling
+	[[ $(checks field "$T/b" "$PID" since_mono_ns) == "$t0" ]]
+	t1=$(checks field "$T/end" "$PID" since_mono_ns)
+	checks close "first session ns" $((t1 - t0)) 3000000000 0.10
+	# C 1 s, then D 2 s from 0.5 s in: D renews the lease, the
+	# session ends with D, 2.5 s after it began
+	ctl start --seconds 1 --pid "$PID" >"$T/c"
+	sleep 0.5
+	ctl start --seconds 2 --pid "$PID" >"$T/d"
+	sleep 1 # C ended 0.5 s ago
+	ctl status >"$T/mid2"
+	sleep 1.5 # D ended 0.5 s ago
+	ctl status >"$T/end2"
+	cat "$T/c" "$T/d" "$T/mid2" "$T/end2"
+	grep -q "sampling=on origin=request" "$T/mid2"
+	grep -q "sampling=off" "$T/end2"
+	t2=$(checks field "$T/c" "$PID" since_mono_ns)
+	t3=$(checks field "$T/end2" "$PID" since_mono_ns)
+	checks close "second session ns" $((t3 - t2)) 2500000000 0.10
+	stop_dormant_one
+	collector_stop
+	own=$(($(checks cpu-between "$T/one.log" "$t0" "$t1") +
+		$(checks cpu-between "$T/one.log" "$t2" "$t3")))
+	prof=$(shares count "$T/all.pb.gz" --value |
+		awk -F'\t' '$1 == "*" {print $2}')
+	checks close "profile CPU vs the program's own in both sessions" \
+		"$prof" "$own" 0.15
+}
+
+stop_dormant_one() {
+	touch "$STOPFILE"
+	wait "$PID"
+}
+
+@test "2.3 a process that connects while a request runs is sampled for the rest of it" {
+	collector_start
+	ctl start --seconds 3 >"$T/start" 2>"$T/start.err"
+	cat "$T/start" "$T/start.err"
+	grep -q "no process connected yet" "$T/start.err"
+	one_dormant
+	ctl status >"$T/status"
+	cat "$T/status"
+	grep -q "^pid=$PID .*sampling=on origin=request" "$T/status"
+	# its lease ends with the request (plus the collector's margin)
+	lease=$(checks field "$T/status" "$PID" lease_ms)
+	((lease > 1000 && lease <= 5000))
+	stop_dormant_one
+}
+
+@test "2.4 ctl stop switches off a process that samples by itself (PYPROF_START=on), and status says so" {
+	collector_start
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	STOPFILE=$T/stop
+	profiled "$exe" "$PP_TARGETS/dormant.py" "$STOPFILE" \
+		>"$T/one.log" 2>"$T/one.err" 3>&- &
+	PID=$!
+	wait_for_line "$T/one.log" '^ready'
+	sleep 0.5
+	ctl status --pid "$PID" >"$T/s1"
+	ctl stop --pid "$PID" >"$T/s2"
+	sleep 0.5
+	ctl status --pid "$PID" >"$T/s3"
+	cat "$T/s1" "$T/s2" "$T/s3"
+	grep -q "sampling=on origin=own" "$T/s1"
+	grep -q "sampling=off" "$T/s2"
+	grep -q "sampling=off" "$T/s3"
+	no_timers "$PID"
+	# a request's end brings back the process's own state: off now
+	ctl start --seconds 1 --pid "$PID" >/dev/null
+	sleep 1.5
+	ctl status --pid "$PID" | grep -q "sampling=off"
+	stop_dormant_one
+}
+
+# ---- 3. the toggle signal ----------------------------------------------
+
+@test "3.1 the toggle signal starts and stops sampling; a program that installs its own handler keeps it and pyprof says why (every interpreter)" {
+	collector_start
+	PIDS=() NAMES=()
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && fail "interpreter $name not found"
+		PYPROF_START=off PYPROF_TOGGLE_SIGNAL=SIGUSR2 profiled "$exe" \
+			"$PP_TARGETS/toggle.py" >"$T/$name.out" \
+			2>"$T/$name.err" 3>&- &
+		PIDS+=($!)
+		NAMES+=("$name")
+	done < <(pyprof_pythons)
+	bad=()
+	for i in "${!PIDS[@]}"; do
+		p=${PIDS[$i]} name=${NAMES[$i]}
+		(
+			set -e
+			echo "== $name pid $p"
+			wait "$p"
+			cat "$T/$name.out" "$T/$name.err"
+			grep -q '"was_default": true' "$T/$name.out"
+			grep -q '"mine": 1' "$T/$name.out"
+			grep -q "PYPROF_TOGGLE_SIGNAL=SIGUSR2 is no longer available: the program installed its own" "$T/$name.err"
+			[[ $(grep -c . "$T/$name.err") == 1 ]]
+			f=$(wait_profile "$p")
+			shares count "$f" before during after late >"$T/$name.count"
+			cat "$T/$name.count"
+			n() { awk -F'\t' -v f="$1" '$1 == f {print $2}' "$T/$name.count"; }
+			all=$(n '*')
+			# during() is 0.5 s of CPU at 100 Hz: ~50 samples
+			(($(n during) >= 25))
+			(($(n before) == 0))
+			(($(n late) == 0))
+			# switching off takes the agent a moment: at most a
+			# sample or two of after()
+			(($(n after) <= 2))
+			(($(n during) * 100 >= all * 90))
+		) || bad+=("$name")
+	done
+	((${#bad[@]} == 0)) || fail "failed for: ${bad[*]}"
+}
+
+@test "3.2 a toggle signal the program already handles (here: ignores) at start-up is left alone, with one line saying why" {
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	collector_start
+	(
+		trap '' USR2
+		PYPROF_START=off PYPROF_TOGGLE_SIGNAL=12 exec \
+			env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" "$exe" -c '
+import os, signal
+print(signal.getsignal(signal.SIGUSR2) == signal.SIG_IGN)
+os.kill(os.getpid(), signal.SIGUSR2)
+print("alive")'
+	) >"$T/out" 2>"$T/err" 3>&-
+	cat "$T/out" "$T/err"
+	[[ $(cat "$T/out") == $'True\nalive' ]]
+	grep -q "PYPROF_TOGGLE_SIGNAL=SIGUSR2 is not available: the program already handles or ignores that signal" "$T/err"
+	[[ $(grep -c . "$T/err") == 1 ]]
+}
+
+# ---- 4. bad input --------------------------------------------------------
+
+@test "4.1 bad PYPROF_START and PYPROF_TOGGLE_SIGNAL values: one line naming the variable, profiling off, the program runs" {
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	for kv in PYPROF_START=maybe PYPROF_TOGGLE_SIGNAL=SIGKILL \
+		PYPROF_TOGGLE_SIGNAL=SIGFOO PYPROF_TOGGLE_SIGNAL=0; do
+		env "$kv" LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" "$exe" \
+			-c 'print("ran")' >"$T/out" 2>"$T/err"
+		cat "$T/err"
+		[[ $(cat "$T/out") == ran ]]
+		[[ $(grep -c . "$T/err") == 1 ]]
+		grep -q "^pyprof.*${kv%%=*}=\"${kv#*=}\" is not valid: expected" "$T/err"
+	done
+}
+
+@test "4.2 a malformed control request closes that connection only; the processes and other controllers carry on" {
+	collector_start
+	one_dormant
+	"$PP_HOST_PYTHON" - "$SOCK" <<'EOF'
+import socket, sys
+for payload in (b"\x24\xff", b"\x24\x63", b"\xff" * 3):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    hdr = (18 | (len(payload) << 8)).to_bytes(4, "little")
+    s.sendall(hdr + payload)
+    s.settimeout(5)
+    assert s.recv(100) == b"", "the collector answered garbage"
+    s.close()
+# a library's reply where a controller belongs, and a down-going frame
+# from a client
+for t in (16, 32):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall((t | (2 << 8)).to_bytes(4, "little") + b"\x02\x01")
+    s.settimeout(5)
+    assert s.recv(100) == b""
+    s.close()
+EOF
+	grep -c "protocol error" "$T/collector.log"
+	(($(grep -c "protocol error" "$T/collector.log") == 5))
+	ctl status >"$T/status"
+	grep -q "^pid=$PID .*status=ok sampling=off" "$T/status"
+	stop_dormant_one
+}
+
+@test "4.3 pyprof ctl without a collector, or with bad options, says so and exits 1 or 2" {
+	run "$PP_PYPROF" ctl status --socket "$SOCKDIR/none.sock"
+	echo "$output"
+	((status == 1))
+	[[ $output == *"no collector answers on $SOCKDIR/none.sock"* ]]
+	for args in "" "go" "status --seconds 3" "start --hz 0" \
+		"start --mode gpu" "start --pid x"; do
+		run "$PP_PYPROF" ctl $args --socket "$SOCK"
+		echo "$args: $output"
+		((status == 2))
+	done
+}
