@@ -52,6 +52,10 @@ start_dormant() {
 	done < <(pyprof_pythons)
 	n=${#PIDS[@]}
 	((n > 0)) || fail "no interpreter selected"
+	# each program's clock log has begun (its loop runs)
+	for name in "${NAMES[@]}"; do
+		wait_for_line "$T/$name.log" '^[0-9]+ [0-9]+$' 20
+	done
 	for ((i = 0; i < 200; i++)); do
 		ctl status >"$T/status0" 2>&1 || true
 		(($(grep -c '^pid=' "$T/status0") == n)) && return 0
@@ -120,24 +124,24 @@ no_timers() {
 	collector_start
 	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
 	[[ -n $exe ]] || fail "no 3.11 interpreter"
-	# a fixed amount of work; prints its own CPU seconds (os.times)
+	# a fixed amount of work; prints the CPU time of the whole process,
+	# every thread (ours included) and its start-up (getrusage)
 	cat >"$T/work.py" <<'EOF'
-import os
-t = os.times()
+import resource
 x = 0
-for i in range(3000000):
+for i in range(2000000):
     x = (x * 31 + i) % 1000003
-u = os.times()
-print("%.4f" % (u[0] + u[1] - t[0] - t[1]))
+r = resource.getrusage(resource.RUSAGE_SELF)
+print("%.4f" % (r.ru_utime + r.ru_stime))
 EOF
 	# alternating runs, medians: the machine is shared and noisy
-	for r in 1 2 3 4 5; do
+	for r in 1 2 3; do
 		"$exe" "$T/work.py" >>"$T/bare"
 		PYPROF_START=off profiled "$exe" "$T/work.py" >>"$T/dormant"
 	done
 	paste "$T/bare" "$T/dormant"
-	bare=$(sort -n "$T/bare" | sed -n 3p)
-	dormant=$(sort -n "$T/dormant" | sed -n 3p)
+	bare=$(sort -n "$T/bare" | sed -n 2p)
+	dormant=$(sort -n "$T/dormant" | sed -n 2p)
 	# within noise here; make bench measures the real figure
 	checks close "CPU seconds, dormant library vs none" "$dormant" \
 		"$bare" 0.10
@@ -199,7 +203,7 @@ one_dormant() {
 	PYPROF_START=off profiled "$exe" "$PP_TARGETS/dormant.py" \
 		"$STOPFILE" >"$T/one.log" 2>"$T/one.err" 3>&- &
 	PID=$!
-	wait_for_line "$T/one.log" '^ready'
+	wait_for_line "$T/one.log" '^[0-9]+ [0-9]+$'
 	for ((i = 0; i < 100; i++)); do
 		ctl status --pid "$PID" >/dev/null 2>&1 && return 0
 		sleep 0.05
@@ -210,13 +214,13 @@ one_dormant() {
 @test "2.2 overlapping requests share one session: a shorter one inside a longer one, and a longer one that outlasts the first" {
 	collector_start --output "$T/all.pb.gz"
 	one_dormant
-	# A 3 s, B 1 s inside it: B's end must not stop A's sampling
-	ctl start --seconds 3 --pid "$PID" >"$T/a"
-	sleep 1
+	# A 2 s, B 1 s inside it: B's end must not stop A's sampling
+	ctl start --seconds 2 --pid "$PID" >"$T/a"
+	sleep 0.3
 	ctl start --seconds 1 --pid "$PID" >"$T/b"
-	sleep 1.4 # B ended 0.4 s ago
+	sleep 1.3 # B ended 0.3 s ago
 	ctl status >"$T/mid"
-	sleep 1.2 # A ended 0.6 s ago
+	sleep 0.8 # A ended 0.4 s ago
 	ctl status >"$T/end"
 	cat "$T/a" "$T/b" "$T/mid" "$T/end"
 	grep -q "sampling=on origin=request" "$T/mid"
@@ -225,22 +229,22 @@ one_dormant() {
 	# B joined A's session: it did not restart sampling
 	[[ $(checks field "$T/b" "$PID" since_mono_ns) == "$t0" ]]
 	t1=$(checks field "$T/end" "$PID" since_mono_ns)
-	checks close "first session ns" $((t1 - t0)) 3000000000 0.10
-	# C 1 s, then D 2 s from 0.5 s in: D renews the lease, the
-	# session ends with D, 2.5 s after it began
+	checks close "first session ns" $((t1 - t0)) 2000000000 0.10
+	# C 1 s, then D 2 s from 0.3 s in: D renews the lease, the
+	# session ends with D, 2.3 s after it began
 	ctl start --seconds 1 --pid "$PID" >"$T/c"
-	sleep 0.5
+	sleep 0.3
 	ctl start --seconds 2 --pid "$PID" >"$T/d"
-	sleep 1 # C ended 0.5 s ago
+	sleep 1 # C ended 0.3 s ago
 	ctl status >"$T/mid2"
-	sleep 1.5 # D ended 0.5 s ago
+	sleep 1.4 # D ended 0.4 s ago
 	ctl status >"$T/end2"
 	cat "$T/c" "$T/d" "$T/mid2" "$T/end2"
 	grep -q "sampling=on origin=request" "$T/mid2"
 	grep -q "sampling=off" "$T/end2"
 	t2=$(checks field "$T/c" "$PID" since_mono_ns)
 	t3=$(checks field "$T/end2" "$PID" since_mono_ns)
-	checks close "second session ns" $((t3 - t2)) 2500000000 0.10
+	checks close "second session ns" $((t3 - t2)) 2300000000 0.10
 	stop_dormant_one
 	collector_stop
 	own=$(($(checks cpu-between "$T/one.log" "$t0" "$t1") +
@@ -296,6 +300,31 @@ stop_dormant_one() {
 	stop_dormant_one
 }
 
+@test "2.5 sampling goes on in a process after it spawns a subprocess (vfork on 3.10+ shares its memory until exec; every interpreter)" {
+	collector_start
+	PIDS=() NAMES=()
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && fail "interpreter $name not found"
+		profiled "$exe" "$PP_TARGETS/spawn_mid.py" >"$T/$name.out" \
+			2>"$T/$name.err" 3>&- &
+		PIDS+=($!)
+		NAMES+=("$name")
+	done < <(pyprof_pythons)
+	# (checked in this shell, set -e: the first failure ends the test,
+	# after the line naming its interpreter)
+	for i in "${!PIDS[@]}"; do
+		p=${PIDS[$i]} name=${NAMES[$i]}
+		echo "== $name pid $p"
+		wait "$p"
+		[[ $(cat "$T/$name.out") == 0 ]]
+		f=$(wait_profile "$p")
+		shares count "$f" first second | tee "$T/$name.count"
+		# second() is 0.3 s of CPU at 100 Hz: ~30 samples
+		awk -F'\t' '$1 == "second" && $2 >= 15 {ok=1} END {exit !ok}' \
+			"$T/$name.count"
+	done
+}
+
 # ---- 3. the toggle signal ----------------------------------------------
 
 @test "3.1 the toggle signal starts and stops sampling; a program that installs its own handler keeps it and pyprof says why (every interpreter)" {
@@ -309,34 +338,31 @@ stop_dormant_one() {
 		PIDS+=($!)
 		NAMES+=("$name")
 	done < <(pyprof_pythons)
-	bad=()
+	# (checked in this shell, set -e: the first failure ends the test,
+	# after the line naming its interpreter)
+	n() { awk -F'\t' -v f="$1" '$1 == f {print $2}' "$T/$name.count"; }
 	for i in "${!PIDS[@]}"; do
 		p=${PIDS[$i]} name=${NAMES[$i]}
-		(
-			set -e
-			echo "== $name pid $p"
-			wait "$p"
-			cat "$T/$name.out" "$T/$name.err"
-			grep -q '"was_default": true' "$T/$name.out"
-			grep -q '"mine": 1' "$T/$name.out"
-			grep -q "PYPROF_TOGGLE_SIGNAL=SIGUSR2 is no longer available: the program installed its own" "$T/$name.err"
-			[[ $(grep -c . "$T/$name.err") == 1 ]]
-			f=$(wait_profile "$p")
-			shares count "$f" before during after late >"$T/$name.count"
-			cat "$T/$name.count"
-			n() { awk -F'\t' -v f="$1" '$1 == f {print $2}' "$T/$name.count"; }
-			all=$(n '*')
-			# during() is 0.5 s of CPU at 100 Hz: ~50 samples
-			(($(n during) >= 25))
-			(($(n before) == 0))
-			(($(n late) == 0))
-			# switching off takes the agent a moment: at most a
-			# sample or two of after()
-			(($(n after) <= 2))
-			(($(n during) * 100 >= all * 90))
-		) || bad+=("$name")
+		echo "== $name pid $p"
+		wait "$p"
+		cat "$T/$name.out" "$T/$name.err"
+		grep -q '"was_default": true' "$T/$name.out"
+		grep -q '"mine": 1' "$T/$name.out"
+		grep -q "PYPROF_TOGGLE_SIGNAL=SIGUSR2 is no longer available: the program installed its own" "$T/$name.err"
+		[[ $(grep -c . "$T/$name.err") == 1 ]]
+		f=$(wait_profile "$p")
+		shares count "$f" before during after late >"$T/$name.count"
+		cat "$T/$name.count"
+		all=$(n '*')
+		# during() is 0.3 s of CPU at 100 Hz: ~30 samples
+		(($(n during) >= 15))
+		(($(n before) == 0))
+		(($(n late) == 0))
+		# switching off takes the agent a moment: at most a sample or
+		# two of after()
+		(($(n after) <= 2))
+		(($(n during) * 100 >= all * 90))
 	done
-	((${#bad[@]} == 0)) || fail "failed for: ${bad[*]}"
 }
 
 @test "3.2 a toggle signal the program already handles (here: ignores) at start-up is left alone, with one line saying why" {

@@ -11,7 +11,6 @@
 from __future__ import print_function
 
 import ctypes
-import ctypes.util
 import os
 import sys
 
@@ -20,8 +19,8 @@ class timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6",
-                   use_errno=True)
+# by name: find_library would run ldconfig in a subprocess
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
 CLOCK_MONOTONIC = 1
 CLOCK_PROCESS_CPUTIME_ID = 2
 

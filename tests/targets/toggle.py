@@ -41,19 +41,19 @@ def burn(seconds):
 
 
 def before():
-    return burn(0.2)
+    return burn(0.1)
 
 
 def during():
-    return burn(0.5)
+    return burn(0.3)
 
 
 def after():
-    return burn(0.2)
+    return burn(0.1)
 
 
 def late():
-    return burn(0.2)
+    return burn(0.1)
 
 
 def main():
