@@ -128,6 +128,8 @@ void sampling_stop(void)
 	}
 	__atomic_store_n(&cs.on, 0, __ATOMIC_RELAXED);
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
+	/* HELLO on a reconnection says the process's own rate */
+	sampler.period_ns = cs.own.period_ns;
 	plog_info("sampling stopped");
 }
 
