@@ -38,6 +38,18 @@
  * process's answer comes back as CTL_ANSWER, then CTL_DONE; a process
  * that does not answer within CONTROL_REPLY_NS is answered NO_REPLY.
  *
+ * collector.c owns the one control (struct collector's ctl, made with the
+ * loop, freed after the connections) and sets it on every connection
+ * (conn_set_control); hand the same pointer to whatever else asks for
+ * sampling (the HTTP server).
+ *
+ * Windows and timing: a window's samples are those that arrive between
+ * its start and its done callback. Sampling in a process starts when its
+ * CTL_START arrives (well under a millisecond after control_start, see
+ * make bench) and stops at its CTL_STOP or CTL_FLUSH, whose reply comes
+ * after every sample taken before it. A process that was already sampling
+ * for another hold sends samples from the start.
+ *
  * Single-threaded (the collector's loop thread). Callbacks run from the
  * loop, or from inside control_end (when nothing needs waiting for).
  */
