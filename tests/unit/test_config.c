@@ -1,0 +1,66 @@
+/*
+ * test_config.c - PYPROF_START and PYPROF_TOGGLE_SIGNAL as the library's
+ * constructor reads them (preload/config.h): accepted forms, defaults,
+ * and the values refused (config_load prints its one line on stderr for
+ * each of those; the end-to-end test ctl.bats 4.1 checks the line).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "config.h"
+
+static int load(const char *var, const char *val, struct config *c)
+{
+	unsetenv("PYPROF_START");
+	unsetenv("PYPROF_TOGGLE_SIGNAL");
+	if (var)
+		setenv(var, val, 1);
+	return config_load(c);
+}
+
+int main(void)
+{
+	struct config c;
+	static const struct {
+		const char *val;
+		int sig; /* 0: refused */
+	} sigs[] = {
+		{ "SIGUSR2", SIGUSR2 }, { "USR2", SIGUSR2 }, { "usr1", SIGUSR1 },
+		{ "SigHup", SIGHUP },   { "12", SIGUSR2 },   { "SIGWINCH", SIGWINCH },
+		{ "34", 34 },           { "64", 64 },        { "SIGKILL", 0 },
+		{ "9", 0 },             { "STOP", 0 },       { "SIGPROF", 0 },
+		{ "SIGSEGV", 0 },       { "7", 0 },          { "SIGABRT", 0 },
+		{ "0", 0 },             { "65", 0 },         { "32", 0 },
+		{ "33", 0 },            { "SIGFOO", 0 },     { "12x", 0 },
+		{ "-12", 0 },
+	};
+
+	CHECK(load(NULL, NULL, &c) == 0 && c.start == 1 && c.toggle_sig == 0,
+	      "1.1 defaults: sampling from the start, no toggle signal");
+	CHECK(load("PYPROF_START", "off", &c) == 0 && c.start == 0,
+	      "1.2 PYPROF_START=off");
+	CHECK(load("PYPROF_START", "on", &c) == 0 && c.start == 1,
+	      "1.3 PYPROF_START=on");
+	CHECK(load("PYPROF_START", "OFF", &c) == 0 && c.start == 0,
+	      "1.4 any case");
+	CHECK(load("PYPROF_START", "maybe", &c) == -EINVAL,
+	      "1.5 PYPROF_START=maybe refused");
+	CHECK(load("PYPROF_START", "1", &c) == -EINVAL,
+	      "1.6 PYPROF_START takes on and off only");
+	CHECK(load("PYPROF_TOGGLE_SIGNAL", "", &c) == 0 && c.toggle_sig == 0,
+	      "2.0 empty: no toggle signal");
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		int rc = load("PYPROF_TOGGLE_SIGNAL", sigs[i].val, &c);
+		if (sigs[i].sig)
+			CHECK(rc == 0 && c.toggle_sig == sigs[i].sig,
+			      "2.1 accepted as that signal");
+		else
+			CHECK(rc == -EINVAL, "2.2 refused");
+		if (sigs[i].sig ? rc != 0 || c.toggle_sig != sigs[i].sig
+				: rc != -EINVAL)
+			fprintf(stderr, "  (value \"%s\")\n", sigs[i].val);
+	}
+	return check_summary();
+}
