@@ -383,6 +383,23 @@ print("alive")'
 	[[ $(grep -c . "$T/err") == 1 ]]
 }
 
+@test "3.3 a forked child follows its parent's own state: sampled from its start after the toggle turned the parent on, dormant after it turned it off" {
+	collector_start
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	PYPROF_START=off PYPROF_TOGGLE_SIGNAL=SIGUSR2 profiled "$exe" \
+		"$PP_TARGETS/fork_toggle.py" >"$T/out" 2>"$T/err"
+	cat "$T/out" "$T/err"
+	a=$(awk '$1 == "A" {print $2}' "$T/out")
+	b=$(awk '$1 == "B" {print $2}' "$T/out")
+	f=$(wait_profile "$a")
+	shares count "$f" child_on | tee "$T/a.count"
+	# 0.3 s of CPU at 100 Hz: ~30 samples
+	awk -F'\t' '$1 == "child_on" && $2 >= 15 {ok=1} END {exit !ok}' \
+		"$T/a.count"
+	wait_for_line "$T/collector.log" "pid $b disconnected"
+	grep -q "pid $b disconnected (clean): 0 samples" "$T/collector.log"
+}
+
 # ---- 4. bad input --------------------------------------------------------
 
 @test "4.1 bad PYPROF_START and PYPROF_TOGGLE_SIGNAL values: one line naming the variable, profiling off, the program runs" {
