@@ -115,9 +115,16 @@ static int print_answer(const uint8_t *p, size_t len)
 			if (key >> 1 == WIRE_C_COMM)
 				log_printable(comm, sizeof(comm),
 					      (const char *)s, n);
-			else if (key >> 1 == WIRE_C_MSG)
-				log_printable(msg, sizeof(msg),
+			else if (key >> 1 == WIRE_C_MSG) {
+				/* the collector's note, then the process's */
+				size_t at = strlen(msg);
+				if (at && at + 2 < sizeof(msg)) {
+					memcpy(msg + at, "; ", 3);
+					at += 2;
+				}
+				log_printable(msg + at, sizeof(msg) - at,
 					      (const char *)s, n);
+			}
 			continue;
 		}
 		uint64_t v = wire_get_varint(&r);

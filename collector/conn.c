@@ -69,6 +69,7 @@ struct conn {
 	uint64_t n_frames;
 	struct control *ctl;   /* NULL: control frames are refused */
 	char comm[64];         /* from HELLO, for control answers */
+	int hello_sampling;    /* HELLO's SAMPLING, -1 if not sent */
 	uint8_t *obuf;         /* conn_send's bytes not yet written */
 	size_t olen;
 };
@@ -100,6 +101,7 @@ struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
 	c->peer_uid = peer_uid;
 	c->reg = reg;
 	c->state = CONN_WANT_HELLO;
+	c->hello_sampling = -1;
 	return c;
 }
 
@@ -145,6 +147,11 @@ uint64_t conn_pid(const struct conn *c)
 const char *conn_comm(const struct conn *c)
 {
 	return c->comm;
+}
+
+int conn_hello_sampling(const struct conn *c)
+{
+	return c->hello_sampling;
 }
 
 int conn_flush_out(struct conn *c)
@@ -272,10 +279,10 @@ static void log_connect(struct conn *c, const struct proc_hello *h,
 	log_printable(comm, sizeof(comm), (const char *)h->comm.p,
 		      h->comm.len);
 	log_info("pid %" PRIu64 " connected: %s (%s), Python %s, %s mode at "
-		 "%" PRIu64 " Hz, parent %" PRIu64 "%s",
+		 "%" PRIu64 " Hz%s, parent %" PRIu64 "%s",
 		 h->pid, exe[0] ? exe : "?", comm[0] ? comm : "?",
 		 pyv[0] ? pyv : "?", mode_name(h->mode), hz_of(h->period_ns),
-		 h->ppid,
+		 c->hello_sampling == 0 ? " (dormant)" : "", h->ppid,
 		 resumed ? ", reconnected: continuing its profile"
 		 : h->conn_seq ? ", reconnected from another collector: "
 				 "what that one received is counted as lost "
@@ -325,6 +332,10 @@ static int on_hello(struct conn *c, struct wire_in *r)
 			reject(c, "HELLO must start with VERSION (got tag "
 				  "%" PRIu64 ")", tag);
 			goto out;
+		}
+		if (tag == WIRE_H_SAMPLING && !is_bytes) {
+			c->hello_sampling = v != 0; /* for control.c */
+			continue;
 		}
 		if (tag == 0 || tag > WIRE_H_COMM)
 			continue; /* unknown: skipped, as wire.h promises */

@@ -60,6 +60,8 @@ void conn_set_control(struct conn *c, struct control *ctl);
 uint64_t conn_pid(const struct conn *c);
 /* Its process name from HELLO ("" if none), printable. */
 const char *conn_comm(const struct conn *c);
+/* Whether it sampled as it connected (HELLO's SAMPLING), -1 if unsaid. */
+int conn_hello_sampling(const struct conn *c);
 /* Queues a whole frame to the client and writes what the socket takes.
  * Returns 0 when everything queued is written, 1 when some waits (the
  * caller watches EPOLLOUT and calls conn_flush_out), -ENOBUFS when the

@@ -24,6 +24,7 @@ struct peer {
 	struct conn *conn;
 	uint64_t pid;
 	unsigned holds;              /* holds that cover it now          */
+	int sampling;                /* as it last said; -1 unknown      */
 	struct control_settings eff; /* what its session runs with       */
 	uint64_t lease_end_ns;       /* UINT64_MAX: no lease (until stop) */
 	struct peer *next;
@@ -59,6 +60,7 @@ struct wait {
 	uint64_t req;
 	struct peer *peer;
 	struct op *op;
+	const char *note;            /* the collector's, for the answer   */
 	struct wait *next;
 };
 
@@ -176,7 +178,8 @@ static struct op *op_new(struct control *ctl, enum op_kind kind)
 
 /* An answer for the controller, from a reply payload (or none). */
 static void answer(struct control *ctl, struct op *o, struct peer *p,
-		   const uint8_t *payload, size_t len, const char *why)
+		   const uint8_t *payload, size_t len, const char *why,
+		   const char *note)
 {
 	struct frame f;
 	o->answered++;
@@ -185,6 +188,8 @@ static void answer(struct control *ctl, struct op *o, struct peer *p,
 	frame_begin(&f);
 	put(&f, WIRE_C_PID, p->pid);
 	put_str(&f, WIRE_C_COMM, conn_comm(p->conn));
+	if (note)
+		put_str(&f, WIRE_C_MSG, note);
 	if (payload) {
 		/* the reply's tagged fields, as they came: concatenated
 		 * field lists are a field list */
@@ -262,7 +267,7 @@ static void wait_done(struct control *ctl, struct wait *w,
 		*pp = w->next;
 	struct op *o = w->op;
 	if (o->kind == OP_CTL)
-		answer(ctl, o, w->peer, payload, len, why);
+		answer(ctl, o, w->peer, payload, len, why, w->note);
 	free(w);
 	if (--o->pending == 0 && o->timer)
 		op_finish(ctl, o, NULL);
@@ -303,7 +308,8 @@ static void command(struct control *ctl, struct peer *p, unsigned type,
 			 "(it is not reading its socket)", p->pid);
 		if (o && o->kind == OP_CTL)
 			answer(ctl, o, p, NULL, 0,
-			       "not delivered: the process is not reading");
+			       "not delivered: the process is not reading",
+			       NULL);
 		return;
 	}
 	if (!o)
@@ -358,6 +364,15 @@ static void send_simple(struct control *ctl, struct peer *p, unsigned type,
 
 /* ---- holds ------------------------------------------------------------ */
 
+static int same(const struct control_settings *a,
+		const struct control_settings *b)
+{
+	return a->has_mode == b->has_mode &&
+	       (!a->has_mode || a->mode == b->mode) &&
+	       a->period_ns == b->period_ns && a->heap_rate == b->heap_rate &&
+	       a->native == b->native;
+}
+
 /* h now covers p. With o, o waits for p's answer: to the START if one is
  * sent, else to a STATUS. */
 static void peer_hold(struct control *ctl, struct peer *p,
@@ -371,12 +386,18 @@ static void peer_hold(struct control *ctl, struct peer *p,
 		p->eff = h->s;
 		p->lease_end_ns = lease;
 		send_start(ctl, p, now, o);
-	} else if (lease > p->lease_end_ns) {
+		return;
+	}
+	if (lease > p->lease_end_ns) {
 		p->lease_end_ns = lease; /* same session, longer lease */
 		send_start(ctl, p, now, o);
 	} else if (o) {
 		send_simple(ctl, p, WIRE_CTL_STATUS, 0, o);
 	}
+	/* the waiting answer (just queued) says why it is not as asked */
+	if (o && ctl->waits && ctl->waits->op == o && !same(&h->s, &p->eff))
+		ctl->waits->note = "joined a sampling session already running "
+				   "with other settings";
 }
 
 static void hold_end(struct control *ctl, struct control_hold *h,
@@ -494,6 +515,20 @@ size_t control_hold_procs(const struct control *ctl,
 	return n;
 }
 
+int control_proc_sampling(const struct control *ctl, uint64_t pid,
+			  unsigned *holds)
+{
+	for (const struct peer *p = ctl->peers; p; p = p->next)
+		if (p->pid == pid) {
+			if (holds)
+				*holds = p->holds;
+			return p->sampling;
+		}
+	if (holds)
+		*holds = 0;
+	return -1;
+}
+
 size_t control_n_holds(const struct control *ctl)
 {
 	size_t n = 0;
@@ -525,6 +560,7 @@ void control_on_hello(struct control *ctl, struct conn *c)
 	}
 	p->conn = c;
 	p->pid = conn_pid(c);
+	p->sampling = conn_hello_sampling(c);
 	p->next = ctl->peers;
 	ctl->peers = p;
 	for (struct control_hold *h = ctl->holds; h; h = h->next)
@@ -564,6 +600,7 @@ int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
 	struct peer *pe = find_peer(ctl, c);
 	if (!pe)
 		return 0;
+	pe->sampling = sampling != 0;
 	if (type == WIRE_CTL_STATE) {
 		log_info("pid %" PRIu64 ": sampling %s (its own toggle or "
 			 "lease)", pe->pid, sampling ? "on" : "off");

@@ -104,6 +104,12 @@ void control_cancel(struct control *ctl, struct control_hold *h);
 /* Processes a hold covers now (live connections). */
 size_t control_hold_procs(const struct control *ctl,
 			  const struct control_hold *h);
+/* Whether process pid samples now, as it last said (HELLO, then every
+ * reply and state change): 1, 0 (dormant), or -1 (not connected, or an
+ * older library that does not say); *holds (may be NULL) gets how many
+ * holds cover it. For an index page. */
+int control_proc_sampling(const struct control *ctl, uint64_t pid,
+			  unsigned *holds);
 /* Holds running now (for an index page). */
 size_t control_n_holds(const struct control *ctl);
 

@@ -142,6 +142,7 @@ static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
 	}
 	put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
 	put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
+	put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
 	if (!w.ok)
 		return 0;
 	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;

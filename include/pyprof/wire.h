@@ -249,7 +249,9 @@ enum wire_hello_tag {
 	WIRE_H_UID = 13,         /* varint: the client's uid (informative)   */
 	WIRE_H_ACHIEVED_NS = 14, /* varint: period actually achieved, if it
 	                            differs from the one asked for           */
-	WIRE_H_COMM = 15         /* bytes: process name (/proc/self/comm)   */
+	WIRE_H_COMM = 15,        /* bytes: process name (/proc/self/comm)   */
+	WIRE_H_SAMPLING = 20     /* varint: 1 if it samples as it connects, 0
+	                            if dormant (PYPROF_START=off; control) */
 };
 
 enum wire_bye_tag {

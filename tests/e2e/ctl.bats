@@ -115,6 +115,7 @@ no_timers() {
 	collector_stop
 	# nothing reached the collector but HELLO and BYE
 	for p in "${PIDS[@]}"; do
+		grep -q "pid $p connected: .* Hz (dormant)" "$T/collector.log"
 		grep -q "pid $p disconnected (clean): 0 samples, 0 lost" \
 			"$T/collector.log"
 	done

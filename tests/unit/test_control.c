@@ -78,7 +78,9 @@ static void put(struct wire_out *w, unsigned tag, uint64_t v)
 	wire_put_varint(w, v);
 }
 
-static struct lib lib_connect(uint64_t pid)
+/* A library connection; sampling: HELLO's SAMPLING, -1 to leave it out
+ * (an older library). */
+static struct lib lib_connect_s(uint64_t pid, int sampling)
 {
 	int fds[2];
 	uint8_t b[256];
@@ -98,9 +100,16 @@ static struct lib lib_connect(uint64_t pid)
 	put(&w, WIRE_H_START_UNIX_NS, 1000 + pid);
 	put(&w, WIRE_H_MODE, WIRE_MODE_CPU);
 	put(&w, WIRE_H_PERIOD_NS, 10 * MS);
+	if (sampling >= 0)
+		put(&w, WIRE_H_SAMPLING, (uint64_t)sampling);
 	send_frame(l.fd, WIRE_HELLO, b, (size_t)(w.p - b));
 	run(5);
 	return l;
+}
+
+static struct lib lib_connect(uint64_t pid)
+{
+	return lib_connect_s(pid, 0);
 }
 
 /* One command as the library reads it. */
@@ -162,7 +171,14 @@ int main(void)
 	reg = procs_new(st);
 	ctl = control_new(lp);
 	CHECK_OR_RETURN(lp && reg && ctl, "0.1 set up", 1);
-	struct lib a = lib_connect(100), b = lib_connect(200);
+	struct lib a = lib_connect(100), b = lib_connect_s(200, -1);
+	unsigned holds = 9;
+	CHECK(control_proc_sampling(ctl, 100, &holds) == 0 && holds == 0,
+	      "0.2 A said it is dormant, no hold");
+	CHECK(control_proc_sampling(ctl, 200, NULL) == -1,
+	      "0.3 B did not say");
+	CHECK(control_proc_sampling(ctl, 999, NULL) == -1,
+	      "0.4 no such process");
 
 	/* 1. one hold for every process: each gets one START, with a lease
 	 *    of the hold's time plus the margin */
@@ -177,6 +193,9 @@ int main(void)
 	CHECK(next_cmd(&b, &c) && c.type == WIRE_CTL_START, "1.4 B: START");
 	reply(&b, &c);
 	CHECK(control_hold_procs(ctl, h1) == 2, "1.5 covers both");
+	run(10);
+	CHECK(control_proc_sampling(ctl, 100, &holds) == 1 && holds == 1,
+	      "1.6 A's reply says it samples, one hold");
 
 	/* 2. a shorter hold on A alone shares A's session: no new START;
 	 *    its end flushes A (h1 still holds it), and its callback runs
