@@ -455,6 +455,10 @@ static int on_start(const struct cmd *c, uint64_t now, char *msg,
 			status = WIRE_CTL_PARTIAL;
 		}
 	}
+	if (c->lease_ms > 366ull * 86400 * 1000) { /* would overflow ns */
+		note(msg, cap, "lease longer than a year");
+		return WIRE_CTL_REFUSED;
+	}
 	cs.cmd = s;
 	cs.cmd_on = 1;
 	cs.lease_end_ns = c->lease_ms ? now + c->lease_ms * 1000000ull : 0;
