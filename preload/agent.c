@@ -678,7 +678,6 @@ int agent_start(const struct config *c, struct agent_info *info)
 	}
 	transport_init(&ag.tr, c->socket);
 	ag.tr.on_frame = on_ctl_frame;
-	control_set_wake_fd(ag.wake_fd);
 
 	/* The agent inherits a mask with every signal blocked, so no signal
 	 * of the application's is ever delivered to it; the caller's mask is
@@ -763,7 +762,6 @@ void agent_after_fork_child(int follow)
 	ag.wake_fd = wake_open(&ag.wake_id);
 	if (ag.wake_fd < 0)
 		return;
-	control_set_wake_fd(ag.wake_fd);
 	/* Most forked children of a Python program exec at once
 	 * (subprocess): the agent waits a moment before it arms anything,
 	 * and an exec ends it silently. */

@@ -203,11 +203,6 @@ void control_finalized(void)
 	apply();
 }
 
-void control_set_wake_fd(int fd)
-{
-	__atomic_store_n(&control_wake_fd, fd, __ATOMIC_RELEASE);
-}
-
 void control_disconnected(void)
 {
 	cs.cmd_on = 0;
@@ -222,7 +217,6 @@ int control_after_fork_child(void)
 	cs.runs_at_start = 0;
 	cs.cpu_at_start = app_cpu_ns();
 	sampling_heap_on = 0;
-	control_wake_fd = -1;
 	sampler.period_ns = cs.own.period_ns;
 	if (!cs.own_on || cs.own.mode != CONFIG_MODE_CPU || !cs.ready ||
 	    cs.finalized)

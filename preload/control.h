@@ -16,8 +16,8 @@
  *
  * Dormant (PYPROF_START=off and nothing asked): no timer, no perf_event
  * fd, no wall sampler, no names thread, no allocation hook; the agent
- * thread sleeps in poll() on its socket and eventfd, waking every
- * AGENT_IDLE_MS to reconnect or to notice the interpreter's end.
+ * thread sleeps in poll() on its socket, waking every AGENT_IDLE_MS to
+ * reconnect, notice the interpreter's end, or take a toggle signal.
  *
  * A forked child keeps the parent's own state (so a toggled-on parent's
  * child samples at once) but not the override, which belonged to the
@@ -105,9 +105,6 @@ void control_disconnected(void);
  * (its own state is on, in CPU mode), with sampler.period_ns set. */
 int control_after_fork_child(void);
 
-/* The agent's eventfd, written by the toggle handler (-1: none). */
-void control_set_wake_fd(int fd);
-
 /* Counters for BYE and logs. */
 uint64_t control_achieved_ns(void); /* 0 unless >10% off, see agent.c */
 
@@ -123,6 +120,5 @@ int control_toggle_install(int sig);
  * took the signal for itself since (relaxed atomics; agent reads). */
 extern unsigned control_toggles;
 extern int control_toggle_taken;
-extern int control_wake_fd;
 
 #endif /* PYPROF_CONTROL_H */

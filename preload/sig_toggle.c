@@ -3,8 +3,12 @@
  * and off in one process, for people without a collector at hand (as
  * gperftools' CPUPROFILESIGNAL).
  *
- * ASYNC-SIGNAL-SAFE: the handler only counts the signal and writes the
- * agent's eventfd; the agent thread does the rest (control.c). No malloc,
+ * ASYNC-SIGNAL-SAFE: the handler only counts the signal; the agent thread
+ * sees the count at its next tick (at most AGENT_IDLE_MS, 250 ms, while
+ * dormant; 20 ms while sampling) and does the rest (control.c). It writes
+ * to no descriptor: the program may have closed any of ours and reused
+ * the number (fdutil.h), and a check before the write could not close
+ * that race inside a signal handler. No malloc,
  * stdio, locks or lazily initialised thread-locals; errno saved and
  * restored. control_toggle_sigaction() may run on any thread, in signal
  * context too (a program's handler may call sigaction).
@@ -29,7 +33,6 @@
 
 unsigned control_toggles;
 int control_toggle_taken;
-int control_wake_fd = -1;
 
 static int toggle_sig;                   /* ours while non-zero (atomic) */
 static struct sigaction toggle_app_act;  /* what the program sees      */
@@ -39,12 +42,6 @@ static void toggle_handler(int sig)
 	int saved_errno = errno;
 	(void)sig;
 	__atomic_fetch_add(&control_toggles, 1, __ATOMIC_RELEASE);
-	int fd = __atomic_load_n(&control_wake_fd, __ATOMIC_ACQUIRE);
-	if (fd >= 0) {
-		uint64_t one = 1;
-		ssize_t r = write(fd, &one, sizeof one);
-		(void)r;
-	}
 	errno = saved_errno;
 }
 

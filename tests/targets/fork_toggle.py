@@ -43,8 +43,10 @@ def child(name, fn):
     os.waitpid(pid, 0)
 
 
+# the agent takes a toggle at its next tick: 250 ms at most while
+# dormant, 20 ms while sampling
 os.kill(os.getpid(), signal.SIGUSR2)
-time.sleep(0.1)
+time.sleep(0.4)
 child("A", child_on)
 os.kill(os.getpid(), signal.SIGUSR2)
 time.sleep(0.1)

@@ -60,7 +60,7 @@ def main():
     was_default = signal.getsignal(signal.SIGUSR2) == signal.SIG_DFL
     before()
     os.kill(os.getpid(), signal.SIGUSR2)
-    time.sleep(0.05)  # the agent switches sampling on
+    time.sleep(0.4)  # the agent switches sampling on at its next tick
     during()
     os.kill(os.getpid(), signal.SIGUSR2)
     time.sleep(0.05)
