@@ -25,8 +25,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdint.h>
-#include <unistd.h>
 
 #include "control.h"
 #include "guard.h"
