@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "control.h"
 #include "fileio.h"
+#include "http_pprof.h"
 #include "listener.h"
 #include "log.h"
 #include "loop.h"
@@ -46,6 +47,7 @@ struct collector {
 	struct listener *lis;
 	struct output *out;
 	struct control *ctl; /* sampling on demand (control.h) */
+	struct pprof_server *http; /* --http, else NULL */
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
@@ -213,6 +215,10 @@ static void shut_down(struct collector *c)
 {
 	listener_close(c->lis);
 	c->lis = NULL;
+	/* Waiting HTTP requests get 503 before their windows would lose
+	 * the processes. */
+	pprof_server_free(c->http);
+	c->http = NULL;
 	for (size_t fd = 0; fd < c->conns_cap; fd++) {
 		struct conn *conn = c->conns[fd];
 		if (!conn)
@@ -348,6 +354,18 @@ int collector_run(const struct collector_opts *opts)
 		 opts->period_ns ? ", every period" : "",
 		 opts->output_file ? "; merged profile at exit: " : "",
 		 opts->output_file ? opts->output_file : "");
+	if (opts->http_spec) {
+		char herr[HTTP_ERR_LEN];
+		if ((rc = pprof_server_start(c.loop, c.st, c.reg,
+					     opts->http_spec, opts->http_token,
+					     &c.http, herr)) < 0) {
+			log_error("%s", herr);
+			goto out;
+		}
+		log_info("http: serving /debug/pprof/ on http://%s/%s",
+			 pprof_server_addr(c.http),
+			 opts->http_token ? " (access token required)" : "");
+	}
 	for (size_t i = 0; i < opts->n_allow_uids; i++)
 		log_info("clients of uid %u are allowed too (socket mode 0666)",
 			 (unsigned)opts->allow_uids[i]);
@@ -359,6 +377,7 @@ int collector_run(const struct collector_opts *opts)
 	shut_down(&c);
 	rc = c.failed || output_failed(c.out) ? -EIO : 0;
 out:
+	pprof_server_free(c.http);
 	if (c.lis)
 		listener_close(c.lis);
 	if (c.conns) {

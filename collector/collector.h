@@ -71,6 +71,9 @@ struct collector_opts {
 	int per_thread;           /* also one profile per thread */
 	const uid_t *allow_uids;  /* other users to serve */
 	size_t n_allow_uids;
+	const char *http_spec;    /* NULL: no HTTP; else "[ADDR:]PORT" to
+				     serve /debug/pprof/ (http_pprof.h) */
+	const char *http_token;   /* NULL: none; else required by HTTP */
 };
 
 /* Runs until SIGTERM or SIGINT. Returns 0 when everything asked for was

@@ -25,6 +25,7 @@
 #define DEFAULT_OUTPUT_DIR "profiles"
 #define MAX_PERIOD_S (7 * 86400)
 #define MAX_ALLOW_USERS 64
+#define MAX_TOKEN_LEN 200
 
 static void usage(FILE *out)
 {
@@ -65,6 +66,13 @@ static void usage(FILE *out)
 "  --allow-user USER  also serve clients of USER (a name or a uid; may be\n"
 "                     repeated); the socket is then mode 0666 in a 0711\n"
 "                     directory, and clients are checked by credentials\n"
+"  --http [ADDR:]PORT serve Go's /debug/pprof/ endpoints over HTTP (go tool\n"
+"                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
+"                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
+"                     (logged). Off by default\n"
+"  --http-token TOKEN require TOKEN on every HTTP request, as\n"
+"                     Authorization: Bearer TOKEN or ?token=TOKEN (or set\n"
+"                     PYPROF_HTTP_TOKEN, which ps does not show)\n"
 "  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
 "                     close it\n"
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
@@ -114,7 +122,8 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
-	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD };
+	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
+	       OPT_HTTP_TOKEN };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -127,6 +136,8 @@ int main(int argc, char **argv)
 		{ "merge", no_argument, NULL, OPT_MERGE },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
+		{ "http", required_argument, NULL, OPT_HTTP },
+		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -202,6 +213,12 @@ int main(int argc, char **argv)
 			opts.allow_uids = allow;
 			break;
 		}
+		case OPT_HTTP:
+			opts.http_spec = optarg;
+			break;
+		case OPT_HTTP_TOKEN:
+			opts.http_token = optarg;
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) < 0)
 				return usage_error("--log-level wants error, "
@@ -238,6 +255,25 @@ int main(int argc, char **argv)
 	if (opts.output_file && opts.period_ns)
 		return usage_error("--output cannot go with --period (each "
 				   "window starts afresh); use --merge");
+	if (!opts.http_token && getenv("PYPROF_HTTP_TOKEN") &&
+	    *getenv("PYPROF_HTTP_TOKEN"))
+		opts.http_token = getenv("PYPROF_HTTP_TOKEN");
+	if (opts.http_token) {
+		size_t n = strlen(opts.http_token);
+		int ok = n >= 1 && n <= MAX_TOKEN_LEN;
+		for (size_t i = 0; i < n; i++)
+			ok &= opts.http_token[i] > 0x20 &&
+			      opts.http_token[i] < 0x7f &&
+			      opts.http_token[i] != '&' &&
+			      opts.http_token[i] != '%' &&
+			      opts.http_token[i] != '+';
+		if (!ok)
+			return usage_error("--http-token wants 1 to %d "
+					   "visible ASCII characters other "
+					   "than & %% +", MAX_TOKEN_LEN);
+		if (!opts.http_spec)
+			return usage_error("--http-token goes with --http");
+	}
 	if (!level_set && env && strcmp(env, "debug") == 0)
 		level = LOG_DEBUG;
 	log_set_level(level);

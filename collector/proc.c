@@ -80,6 +80,7 @@ struct proc {
 	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
 	uint64_t heard_unix_ns; /* collector's clock at the last frame */
 	unsigned n_sessions;
+	int is_snapshot; /* proc_snapshot_new's: prev/next link reg->snaps */
 };
 
 struct proc_session {
@@ -101,6 +102,9 @@ struct procs {
 	uint64_t n_refs;  /* bound on symtab entries processes refer to */
 	uint64_t gc_kept; /* entries the last compaction kept */
 	struct timeline *timeline; /* NULL unless --timeline */
+	struct proc *snaps;        /* snapshots (window.c), a list */
+	size_t n_snaps;
+	struct procs_tap tap;      /* all NULL: none */
 };
 
 static uint64_t now_unix_ns(void)
@@ -246,6 +250,8 @@ void procs_free(struct procs *reg)
 		proc_free(p);
 		p = next;
 	}
+	while (reg->snaps)
+		proc_snapshot_free(reg->snaps);
 	elfsym_free(reg->es);
 	free(reg);
 }
@@ -292,8 +298,11 @@ void procs_remove(struct procs *reg, struct proc *p)
 	else
 		reg->tail = p->prev;
 	reg->n--;
+	if (reg->tap.gone)
+		reg->tap.gone(reg->tap.arg, p);
 	proc_free(p);
-	if (reg->n == 0) {
+	/* Snapshots may outlive every process and still name symbols. */
+	if (reg->n == 0 && reg->n_snaps == 0) {
 		assert(reg->n_refs == 0);
 		symtab_clear(reg->st);
 		reg->gc_kept = 0;
@@ -848,6 +857,10 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 			return oom(err);
 		count = sat_add(count, r->count);
 		t = sat_add(t, r->dt_ns);
+		if (p->reg->tap.sample)
+			p->reg->tap.sample(p->reg->tap.arg, p, nodes[r->node],
+					   threads[r->thread], flags,
+					   r->count, r->value, t);
 		if (p->reg->timeline)
 			timeline_add(p->reg->timeline, nodes[r->node],
 				     p->info.pid,
@@ -895,6 +908,9 @@ int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 		return -EPROTO;
 	}
 	count_lost(p, (unsigned)reason, samples, value);
+	if (p->reg->tap.lost)
+		p->reg->tap.lost(p->reg->tap.arg, p, (unsigned)reason, samples,
+				 value);
 	s->n_lost = sat_add(s->n_lost, samples);
 	p->heard_unix_ns = now_unix_ns();
 	return 0;
@@ -1084,10 +1100,15 @@ int procs_compact(struct procs *reg)
 		return rc;
 	for (const struct proc *p = reg->head; p; p = p->next)
 		mark_proc(st, p);
+	for (const struct proc *p = reg->snaps; p; p = p->next)
+		mark_proc(st, p);
 	rc = symtab_gc_rebuild(st);
-	if (rc == 0)
+	if (rc == 0) {
 		for (struct proc *p = reg->head; p; p = p->next)
 			renumber_proc(st, p);
+		for (struct proc *p = reg->snaps; p; p = p->next)
+			renumber_proc(st, p);
+	}
 	symtab_gc_end(st);
 	if (rc == 0)
 		reg->gc_kept = symtab_n_entries(st);
@@ -1120,4 +1141,126 @@ int procs_maybe_compact(struct procs *reg, int at_boundary)
 		  "-> %" PRIu64 " (%zu bytes), %zu processes held",
 		  n, bytes, reg->gc_kept, symtab_bytes(reg->st), reg->n);
 	return 1;
+}
+
+/* ---- taps and snapshots --------------------------------------------------- */
+
+void procs_set_tap(struct procs *reg, const struct procs_tap *tap)
+{
+	if (tap)
+		reg->tap = *tap;
+	else
+		reg->tap = (struct procs_tap){ 0 };
+}
+
+uint64_t proc_last_mono_ns(const struct proc *p)
+{
+	return p->max_mono_ns;
+}
+
+struct proc *proc_snapshot_new(const struct proc *src)
+{
+	struct procs *reg = src->reg;
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	idhash_init(&p->thread_hash);
+	p->reg = reg;
+	p->is_snapshot = 1;
+	p->info = src->info;
+	p->info.arg_sids = NULL;
+	p->info.n_samples = p->info.n_lost = 0;
+	p->info.win_samples = p->info.win_lost = 0;
+	p->agg = agg_new();
+	if (src->info.n_args)
+		p->info.arg_sids = malloc(src->info.n_args * sizeof(uint32_t));
+	if (!p->agg || (src->info.n_args && !p->info.arg_sids)) {
+		agg_free(p->agg);
+		free(p->info.arg_sids);
+		free(p);
+		return NULL;
+	}
+	if (src->info.n_args)
+		memcpy(p->info.arg_sids, src->info.arg_sids,
+		       src->info.n_args * sizeof(uint32_t));
+	add_refs(p, 3 + p->info.n_args);
+	p->heard_unix_ns = src->heard_unix_ns;
+	p->next = reg->snaps;
+	if (reg->snaps)
+		reg->snaps->prev = p;
+	reg->snaps = p;
+	reg->n_snaps++;
+	return p;
+}
+
+int proc_snapshot_add(struct proc *snap, const struct proc *src,
+		      uint32_t node, uint32_t thread, uint32_t flags,
+		      uint64_t count, uint64_t value, uint64_t t_mono_ns)
+{
+	assert(snap->is_snapshot && thread >= 1 && thread <= src->n_threads);
+	/* Thread numbers only grow in src: copying its table's prefix keeps
+	 * them equal in both. */
+	if (thread > snap->n_threads) {
+		uint32_t n = src->n_threads;
+		if ((size_t)n + 1 > snap->threads_cap) {
+			size_t cap = (size_t)n + 16;
+			struct proc_thread *t =
+				realloc(snap->threads, cap * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			snap->threads = t;
+			snap->threads_cap = cap;
+		}
+		memcpy(snap->threads + snap->n_threads + 1,
+		       src->threads + snap->n_threads + 1,
+		       (n - snap->n_threads) * sizeof(*snap->threads));
+		add_refs(snap, n - snap->n_threads);
+		snap->n_threads = n;
+	}
+	if (agg_add(snap->agg, node, thread, flags, count, value) < 0)
+		return -ENOMEM;
+	snap->info.n_samples = sat_add(snap->info.n_samples, count);
+	snap->info.win_samples = snap->info.n_samples;
+	if (t_mono_ns > snap->max_mono_ns)
+		snap->max_mono_ns = t_mono_ns;
+	/* What src learnt since (a BYE's achieved rate, native counts). */
+	snap->info.achieved_ns = src->info.achieved_ns;
+	snap->info.has_bye = src->info.has_bye;
+	snap->info.bye = src->info.bye;
+	return 0;
+}
+
+void proc_snapshot_add_lost(struct proc *snap, unsigned reason,
+			    uint64_t samples, uint64_t value)
+{
+	assert(snap->is_snapshot && reason >= 1 && reason <= PROC_LOST_MAX);
+	snap->lost_samples[reason] = sat_add(snap->lost_samples[reason],
+					     samples);
+	snap->lost_value[reason] = sat_add(snap->lost_value[reason], value);
+	snap->info.n_lost = sat_add(snap->info.n_lost, samples);
+	snap->info.win_lost = snap->info.n_lost;
+}
+
+void proc_snapshot_free(struct proc *snap)
+{
+	struct procs *reg;
+
+	if (!snap)
+		return;
+	assert(snap->is_snapshot);
+	reg = snap->reg;
+	if (snap->prev)
+		snap->prev->next = snap->next;
+	else
+		reg->snaps = snap->next;
+	if (snap->next)
+		snap->next->prev = snap->prev;
+	reg->n_snaps--;
+	proc_free(snap);
+	if (reg->n == 0 && reg->n_snaps == 0 && reg->head == NULL) {
+		assert(reg->n_refs == 0);
+		symtab_clear(reg->st);
+		reg->gc_kept = 0;
+	}
 }

@@ -1,0 +1,362 @@
+/*
+ * window.c - profiles of the next N seconds (see window.h).
+ *
+ * Each open window keeps a small table from source process to its
+ * snapshot (proc.h), in the order processes first sent a sample in the
+ * window; samples come in batches from one process at a time, so a
+ * one-entry cache in front of the table's linear search answers almost
+ * every lookup. A process that is freed (it ended and was written) is
+ * forgotten by the table through the tap's gone callback, so a new
+ * process at the same address is never taken for it; its snapshot stays.
+ *
+ * Closing never happens inside a tap callback (those run in the middle
+ * of proc_add_samples): the tap only reschedules the window's timer to
+ * fire at once, and the timer builds and answers.
+ *
+ * Runs on the collector's loop thread.
+ */
+#include "window.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "loop.h"
+#include "pprof.h"
+#include "proc.h"
+#include "pyprof/wire.h"
+
+struct win_proc {
+	const struct proc *src; /* NULL once the process is freed */
+	struct proc *snap;
+};
+
+struct window {
+	struct windows *ws;
+	struct window *prev, *next;
+	struct window_filter f;
+	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC */
+	uint64_t start_unix_ns;
+	unsigned seconds;
+	struct win_proc *procs;
+	size_t n_procs, procs_cap;
+	size_t last;                      /* cache: index of the last hit */
+	const struct proc *crossed;       /* last process seen past the end */
+	struct loop_timer *timer;
+	int closing;                      /* past end_ns, waiting for data */
+	int oom;                          /* a sample could not be added */
+	window_done_fn done;
+	void *arg;
+};
+
+struct windows {
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct window *head;
+	size_t n;
+};
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the dormant-mode hook (issue 10) ------------------------------------ */
+
+/*
+ * HOOK(issue 10, control channel): the processes a window covers should
+ * sample for its duration even when they started dormant
+ * (PYPROF_START=off). Once collector/control.h exists, window_sampling_on
+ * asks every live process matching w->f to start (mode w->f.mode, for
+ * w->seconds plus a little, or until told to stop), and
+ * window_sampling_off tells them the window no longer needs it
+ * (control.c keeps one session for overlapping windows). A process that
+ * connects while the window is open needs the same: call
+ * window_sampling_on again from the connect path, or let control.c ask
+ * windows for the filters still open. Today they do nothing: processes
+ * sample from the start.
+ */
+static void window_sampling_on(const struct window *w)
+{
+	(void)w;
+}
+
+static void window_sampling_off(const struct window *w)
+{
+	(void)w;
+}
+
+/* ---- matching and lookup --------------------------------------------------- */
+
+static int matches(const struct window *w, const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	return in->mode == w->f.mode && (!w->f.pid || in->pid == w->f.pid);
+}
+
+/* p's snapshot in w, made on first use; NULL when out of memory. */
+static struct proc *snap_of(struct window *w, const struct proc *p)
+{
+	if (w->last < w->n_procs && w->procs[w->last].src == p)
+		return w->procs[w->last].snap;
+	for (size_t i = 0; i < w->n_procs; i++)
+		if (w->procs[i].src == p) {
+			w->last = i;
+			return w->procs[i].snap;
+		}
+	if (w->n_procs == w->procs_cap) {
+		size_t cap = w->procs_cap ? 2 * w->procs_cap : 8;
+		struct win_proc *v = realloc(w->procs, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		w->procs = v;
+		w->procs_cap = cap;
+	}
+	struct proc *snap = proc_snapshot_new(p);
+	if (!snap)
+		return NULL;
+	w->procs[w->n_procs] = (struct win_proc){ p, snap };
+	w->last = w->n_procs++;
+	return snap;
+}
+
+/* Whether every matching live process has sent a sample stamped at or
+ * after the end (except: the one being tapped, which just did). */
+static int caught_up(const struct window *w, const struct proc *except)
+{
+	for (const struct proc *p = procs_first(w->ws->reg); p;
+	     p = proc_next(p)) {
+		if (p == except || !proc_is_live(p) || !matches(w, p))
+			continue;
+		if (proc_last_mono_ns(p) < w->end_ns)
+			return 0;
+	}
+	return 1;
+}
+
+static void on_timer(struct loop *loop, struct loop_timer *t, void *arg);
+
+/* Makes the window's timer fire after delay_ns instead. */
+static void reschedule(struct window *w, uint64_t delay_ns)
+{
+	struct loop *loop = w->ws->loop;
+	struct loop_timer *t = loop_add_timer(loop, delay_ns, 0, on_timer, w);
+	if (!t)
+		return; /* the old one still fires, at worst a little late */
+	loop_del_timer(loop, w->timer);
+	w->timer = t;
+}
+
+/* ---- the tap ------------------------------------------------------------------ */
+
+static void tap_sample(void *arg, const struct proc *p, uint32_t node,
+		       uint32_t thread, uint32_t flags, uint64_t count,
+		       uint64_t value, uint64_t t)
+{
+	struct windows *ws = arg;
+	for (struct window *w = ws->head; w; w = w->next) {
+		if (!matches(w, p))
+			continue;
+		if (t >= w->start_ns && t < w->end_ns) {
+			struct proc *snap = snap_of(w, p);
+			if (!snap || proc_snapshot_add(snap, p, node, thread,
+						       flags, count, value,
+						       t) < 0)
+				w->oom = 1;
+		} else if (t >= w->end_ns && w->closing && w->crossed != p) {
+			w->crossed = p;
+			if (caught_up(w, p))
+				reschedule(w, 0);
+		}
+	}
+}
+
+static void tap_lost(void *arg, const struct proc *p, unsigned reason,
+		     uint64_t samples, uint64_t value)
+{
+	struct windows *ws = arg;
+	for (struct window *w = ws->head; w; w = w->next) {
+		if (w->closing || !matches(w, p))
+			continue;
+		struct proc *snap = snap_of(w, p);
+		if (snap)
+			proc_snapshot_add_lost(snap, reason, samples, value);
+		else
+			w->oom = 1;
+	}
+}
+
+static void tap_gone(void *arg, const struct proc *p)
+{
+	struct windows *ws = arg;
+	for (struct window *w = ws->head; w; w = w->next) {
+		for (size_t i = 0; i < w->n_procs; i++)
+			if (w->procs[i].src == p)
+				w->procs[i].src = NULL;
+		if (w->crossed == p)
+			w->crossed = NULL;
+	}
+}
+
+/* ---- open and close --------------------------------------------------------- */
+
+static void unlink_free(struct window *w)
+{
+	struct windows *ws = w->ws;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		ws->head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	ws->n--;
+	loop_del_timer(ws->loop, w->timer);
+	window_sampling_off(w);
+	for (size_t i = 0; i < w->n_procs; i++)
+		proc_snapshot_free(w->procs[i].snap);
+	free(w->procs);
+	free(w);
+}
+
+static void finish(struct window *w)
+{
+	struct pprof_opts o = {
+		.proc_labels = 1,
+		.start_unix_ns = w->start_unix_ns,
+		.end_unix_ns = w->start_unix_ns +
+			       (uint64_t)w->seconds * 1000000000u,
+	};
+	const struct proc **snaps = NULL;
+	void *data = NULL;
+	size_t len = 0;
+	struct pprof_stats stats;
+	int rc = -ENOMEM;
+
+	w->timer = NULL; /* one-shot: the loop frees it after this */
+	if (w->oom)
+		goto out;
+	snaps = malloc((w->n_procs ? w->n_procs : 1) * sizeof(*snaps));
+	if (!snaps)
+		goto out;
+	for (size_t i = 0; i < w->n_procs; i++)
+		snaps[i] = w->procs[i].snap;
+	rc = pprof_build(w->ws->st, snaps, w->n_procs, &o, &data, &len,
+			 &stats);
+	if (rc == 0)
+		log_debug("window of %u s (pid %" PRIu64 ", %s): %zu "
+			  "processes, %" PRIu64 " samples, %zu bytes, "
+			  "%.1f ms after its end",
+			  w->seconds, w->f.pid,
+			  w->f.mode == WIRE_MODE_WALL ? "wall" : "cpu",
+			  w->n_procs, stats.samples, len,
+			  (double)(loop_now_ns() - w->end_ns) / 1e6);
+out:
+	free(snaps);
+	if (rc < 0)
+		log_warn("window of %u s: cannot build its profile: %s",
+			 w->seconds, strerror(-rc));
+	window_done_fn done = w->done;
+	void *arg = w->arg;
+	struct window_filter f = w->f;
+	unlink_free(w);
+	done(arg, rc, data, len, &f);
+}
+
+static void on_timer(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct window *w = arg;
+	(void)loop;
+	(void)t;
+	if (!w->closing) {
+		w->closing = 1;
+		if (!caught_up(w, NULL)) {
+			w->timer = NULL; /* this one is freed on return */
+			w->timer = loop_add_timer(w->ws->loop, WINDOW_GRACE_NS,
+						  0, on_timer, w);
+			if (w->timer)
+				return;
+		}
+	}
+	finish(w);
+}
+
+struct window *window_open(struct windows *ws, const struct window_filter *f,
+			   unsigned seconds, window_done_fn done, void *arg)
+{
+	struct window *w;
+
+	assert(seconds >= 1 && seconds <= WINDOW_MAX_SECONDS);
+	if (ws->n >= WINDOW_MAX) {
+		errno = EBUSY;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->ws = ws;
+	w->f = *f;
+	w->seconds = seconds;
+	w->start_ns = loop_now_ns();
+	w->end_ns = w->start_ns + (uint64_t)seconds * 1000000000u;
+	w->start_unix_ns = now_unix_ns();
+	w->done = done;
+	w->arg = arg;
+	w->timer = loop_add_timer(ws->loop, w->end_ns - w->start_ns, 0,
+				  on_timer, w);
+	if (!w->timer) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->next = ws->head;
+	if (ws->head)
+		ws->head->prev = w;
+	ws->head = w;
+	ws->n++;
+	window_sampling_on(w);
+	return w;
+}
+
+void window_cancel(struct window *w)
+{
+	if (w)
+		unlink_free(w);
+}
+
+size_t windows_len(const struct windows *ws)
+{
+	return ws->n;
+}
+
+struct windows *windows_new(struct loop *loop, struct symtab *st,
+			    struct procs *reg)
+{
+	struct windows *ws = calloc(1, sizeof(*ws));
+	if (!ws)
+		return NULL;
+	ws->loop = loop;
+	ws->st = st;
+	ws->reg = reg;
+	struct procs_tap tap = { tap_sample, tap_lost, tap_gone, ws };
+	procs_set_tap(reg, &tap);
+	return ws;
+}
+
+void windows_free(struct windows *ws)
+{
+	if (!ws)
+		return;
+	while (ws->head)
+		unlink_free(ws->head);
+	procs_set_tap(ws->reg, NULL);
+	free(ws);
+}

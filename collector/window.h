@@ -1,0 +1,85 @@
+/*
+ * window.h - profiles of the next N seconds: what /debug/pprof/profile
+ * and /flamegraph answer (http_pprof.c).
+ *
+ * A window covers [start, start + N s) of CLOCK_MONOTONIC, the clock the
+ * library stamps each sample with (wire.h's SAMPLES times) and the
+ * collector's loop runs on. From the moment it opens, every sample
+ * accepted from a matching process (all processes or one pid, in one mode)
+ * whose time falls inside goes into the window's own copy of that
+ * process (a snapshot, proc.h), whatever the process's --period windows
+ * do; processes that connect or exit meanwhile are in it for the time
+ * they were there. Lost-sample reports are counted as they arrive.
+ *
+ * Closing. Samples reach the collector in batches (the agent sends every
+ * AGENT_TICK_MS, 20 ms), so at the window's end some of its samples are
+ * still on their way. A window therefore closes at its end only once
+ * every matching live process has sent a sample stamped at or after the
+ * end (nothing older can follow: each process sends in time order), and
+ * at the latest WINDOW_GRACE_NS after the end (a process that sent
+ * nothing is idle, or too far behind to wait for). Then the profile is
+ * built (pprof.h: gzipped, every sample labelled with pid, process and
+ * command) and handed to the window's callback.
+ *
+ * Any number of windows may overlap (up to WINDOW_MAX); each is computed
+ * independently. The cost per sample is one comparison per open window,
+ * plus one aggregate insertion per window it belongs to.
+ *
+ * Dormant processes (issue 10): window_sampling_on/off below are the one
+ * place where a window asks the processes it covers to switch sampling
+ * on for its duration, once the control channel exists.
+ *
+ * Single-threaded (the collector's loop thread).
+ */
+#ifndef PYPROF_WINDOW_H
+#define PYPROF_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct procs;
+struct symtab;
+struct windows;
+struct window;
+
+#define WINDOW_MAX 64                        /* open at once */
+#define WINDOW_GRACE_NS (60 * 1000000ull)    /* wait at most this for
+						late samples */
+#define WINDOW_MAX_SECONDS 3600
+
+/* Which samples a window takes: every process (pid 0) or one pid, in
+ * mode (enum wire_mode). */
+struct window_filter {
+	uint64_t pid;
+	unsigned mode;
+};
+
+/* The window's result. On success status is 0 and data/len the gzipped
+ * pprof (malloc'd; the callee takes it and frees it); else a negative
+ * errno and data NULL. The window is freed after the callback returns. */
+typedef void (*window_done_fn)(void *arg, int status, void *data, size_t len,
+			       const struct window_filter *f);
+
+/* The set of windows over one registry: installs its tap (proc.h).
+ * NULL (ENOMEM). */
+struct windows *windows_new(struct loop *loop, struct symtab *st,
+			    struct procs *reg);
+/* Cancels every open window (no callback) and removes the tap. NULL is
+ * fine. */
+void windows_free(struct windows *ws);
+
+/* Opens a window of seconds (1..WINDOW_MAX_SECONDS) starting now. done is
+ * called once, from the loop, when it closes, unless window_cancel is
+ * called first. Returns the window, or NULL: errno EBUSY (WINDOW_MAX
+ * open) or ENOMEM. */
+struct window *window_open(struct windows *ws, const struct window_filter *f,
+			   unsigned seconds, window_done_fn done, void *arg);
+/* Drops an open window without calling its callback (the client went
+ * away). */
+void window_cancel(struct window *w);
+
+/* Windows open now. */
+size_t windows_len(const struct windows *ws);
+
+#endif /* PYPROF_WINDOW_H */
