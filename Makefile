@@ -92,6 +92,22 @@ check-quick: all unit
 bench: all $(BUILD)/bench/ingest
 	tests/bench/run
 
+# Fuzzing the HTTP request parser with afl++ (Debian's afl++): FUZZ_SECONDS
+# of afl-fuzz over tests/fuzz/http_seeds/, under ASan; anything it finds
+# is copied to tests/fuzz/http_found/ (replayed by test_http_parse).
+FUZZ_SECONDS ?= 300
+fuzz-http: | $(BUILD)/fuzz
+	AFL_USE_ASAN=1 afl-cc -std=gnu11 -O1 -g -Icollector -D_GNU_SOURCE \
+	  tests/fuzz/http_parse_fuzz.c collector/http_parse.c -o $(BUILD)/fuzz/http_parse
+	rm -rf $(BUILD)/fuzz/http_out
+	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	  afl-fuzz -V $(FUZZ_SECONDS) -m none -i tests/fuzz/http_seeds \
+	  -o $(BUILD)/fuzz/http_out -- $(BUILD)/fuzz/http_parse
+	tools/fuzz-report $(BUILD)/fuzz/http_out tests/fuzz/http_found
+
+$(BUILD)/fuzz:
+	mkdir -p $@
+
 # Signal-context objects may call only what this list allows.
 check-sigsafe: $(PRELOAD_OBJ)
 	tools/check-sigsafe $(BUILD)/preload/sig_*.o
@@ -135,4 +151,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
+.PHONY: fuzz-http all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format

@@ -227,7 +227,9 @@ int http_parse_request(const char *buf, size_t len, struct http_req *req,
 		 * control byte in the request line or names. */
 		for (size_t j = pos; j < end; j++) {
 			unsigned char c = (unsigned char)buf[j];
-			if (c == '\r' && !(nl && j + 1 == end)) {
+			/* A CR must end its line; the last byte may be
+			 * a CR whose LF has not arrived yet. */
+			if (c == '\r' && j + 1 != end) {
 				*why = "bare CR in the request head";
 				return -400;
 			}
