@@ -1,0 +1,333 @@
+#!/usr/bin/env bats
+# http.bats - pyprof-collector --http: Go's /debug/pprof/ endpoints over
+# live Python processes (issue 9).
+#
+# One collector and two busy processes for the whole file (setup_file):
+# alpha on the first interpreter of tests/lib/pythons.sh's list, beta on
+# the last, each burning CPU in a function named after it
+# (tests/targets/http_worker.py). Profiles are fetched and read by the
+# real `go tool pprof` (URL as its source), raw requests are sent by
+# tests/lib/http_raw.py, and the pages are used in headless Chromium by
+# tests/lib/http_cdp.py (screenshots in build/test-artifacts/http/).
+# Tests that need a collector of their own (token, shutdown) start one.
+#
+# Rerun one test:  bats -f 'pid=' tests/e2e/http.bats
+
+load ../lib/common
+
+WORKER=$PP_ROOT/tests/targets/http_worker.py
+RAWHTTP="$PP_HOST_PYTHON $PP_ROOT/tests/lib/http_raw.py"
+RAWPROF="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/pprof_raw.py"
+
+# http_port LOG: the port the collector logged it serves HTTP on.
+http_port() {
+	local i p
+	for ((i = 0; i < 200; i++)); do
+		p=$(sed -n 's|.*http: serving /debug/pprof/ on http://[^ ]*:\([0-9]*\)/.*|\1|p' "$1" | head -1)
+		if [[ -n $p ]]; then
+			echo "$p"
+			return 0
+		fi
+		sleep 0.05
+	done
+	cat "$1" >&2
+	fail "no HTTP port in $1"
+}
+
+setup_file() {
+	local first last i
+	HT=$(mktemp -d /tmp/pyprof-http.XXXXXX)
+	export HT HSOCK=$HT/c.sock
+	for v in $(compgen -e PYPROF_); do
+		case $v in PYPROF_TEST_* | PYPROF_BUILD) ;; *) unset "$v" ;; esac
+	done
+	"$PP_COLLECTOR" --socket "$HSOCK" --output-dir "$HT/out" --http 0 -v \
+		>"$HT/collector.log" 2>&1 3>&- &
+	export HCPID=$!
+	PORT=$(http_port "$HT/collector.log")
+	export PORT BASE=http://127.0.0.1:$PORT
+	first=$(pyprof_pythons | head -1)
+	last=$(pyprof_pythons | tail -1)
+	[[ $first != *" missing" && $last != *" missing" ]] ||
+		fail "interpreter missing: '$first' / '$last'"
+	export PYA PYB
+	PYA=$(echo "$first" | cut -d' ' -f2)
+	PYB=$(echo "$last" | cut -d' ' -f2)
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYA" "$WORKER" alpha 120 \
+		>"$HT/alpha.out" 2>&1 </dev/null 3>&- &
+	export APID=$!
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYB" "$WORKER" beta 120 \
+		>"$HT/beta.out" 2>&1 </dev/null 3>&- &
+	export BPID=$!
+	# Both connected and sending samples.
+	for ((i = 0; i < 200; i++)); do
+		if curl -s "$BASE/debug/pprof/" >"$HT/index.html" &&
+			grep -q "data-pid=\"$APID\"" "$HT/index.html" &&
+			grep -q "data-pid=\"$BPID\"" "$HT/index.html"; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	cat "$HT/collector.log" >&2
+	fail "the two workers did not connect"
+}
+
+teardown_file() {
+	kill -TERM "$APID" "$BPID" 2>/dev/null || true
+	wait "$APID" "$BPID" 2>/dev/null || true
+	kill -TERM "$HCPID" 2>/dev/null || true
+	wait "$HCPID" 2>/dev/null || true
+	rm -rf "$HT"
+}
+
+setup() {
+	common_setup
+	export PPROF_TMPDIR=$T # where go tool pprof saves what it fetched
+}
+
+teardown() {
+	common_teardown
+	if [[ -z ${BATS_TEST_COMPLETED:-} ]]; then
+		echo "# collector log (last 30 lines):" >&3
+		tail -30 "$HT/collector.log" | sed 's/^/#   /' >&3
+	fi
+}
+
+# sum_label SUMMARY KEY=VALUE: the samples with that label (0 if none).
+sum_label() {
+	local n
+	n=$(sed -n "s/^label $2 //p" "$1")
+	echo "${n:-0}"
+}
+
+@test "go tool pprof -top over HTTP shows the functions of both processes" {
+	go tool pprof -symbolize=none -top "$BASE/debug/pprof/profile?seconds=3" \
+		>"$T/top" 2>"$T/top.err" || { cat "$T/top.err"; fail "pprof failed"; }
+	cat "$T/top"
+	grep -q 'alpha_work' "$T/top" || fail "alpha_work missing"
+	grep -q 'beta_work' "$T/top" || fail "beta_work missing"
+	grep -q 'Duration: 3s' "$T/top" || fail "not a 3 s profile"
+}
+
+@test "go tool pprof -raw over HTTP: both pids labelled, and no sample from outside the window" {
+	$RAWPROF summary "$BASE/debug/pprof/profile?seconds=2" >"$T/sum"
+	cat "$T/sum"
+	a=$(sum_label "$T/sum" "pid=$APID")
+	b=$(sum_label "$T/sum" "pid=$BPID")
+	# 100 Hz: a busy process has at most 200 samples in 2 s (timer
+	# slack: 5%). More means samples from before the window got in.
+	((a >= 40 && a <= 210)) || fail "alpha (pid $APID): $a samples in 2 s"
+	((b >= 40 && b <= 210)) || fail "beta (pid $BPID): $b samples in 2 s"
+	grep -q "^label command=.*http_worker.py alpha" "$T/sum" ||
+		fail "no command label for alpha"
+	grep -q "^type samples/count cpu/nanoseconds" "$T/sum"
+}
+
+@test "?pid= narrows the profile to that process" {
+	$RAWPROF summary "$BASE/debug/pprof/profile?seconds=2&pid=$APID" >"$T/sum"
+	cat "$T/sum"
+	a=$(sum_label "$T/sum" "pid=$APID")
+	((a >= 40)) || fail "alpha: $a samples"
+	[[ $(sum_label "$T/sum" "pid=$BPID") == 0 ]] || fail "beta is in it"
+	grep -q '^stack .*alpha_work' "$T/sum"
+	! grep -q 'beta_work' "$T/sum" || fail "beta_work in a pid=$APID profile"
+}
+
+@test "a process that starts and ends during the window is in it for the time it ran" {
+	curl -s -o "$T/g.pb.gz" "$BASE/debug/pprof/profile?seconds=3" 3>&- &
+	cpid=$!
+	sleep 0.7
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYB" "$WORKER" gamma 1 >"$T/gamma.out" 3>&- &
+	gpid=$!
+	wait "$gpid"
+	wait "$cpid"
+	$RAWPROF summary "$T/g.pb.gz" >"$T/sum"
+	cat "$T/sum"
+	grep -q '^stack .*gamma_work' "$T/sum" || fail "gamma_work missing"
+	# It ran 1 s of wall time (part of it starting up): at most 100
+	# samples at 100 Hz (+5% timer slack); the others ran all along.
+	g=$(sum_label "$T/sum" "pid=$gpid")
+	a=$(sum_label "$T/sum" "pid=$APID")
+	echo "gamma $g, alpha $a"
+	((g >= 10 && g <= 105)) || fail "gamma (pid $gpid): $g samples"
+	((a > g)) || fail "alpha ($a) should have more than gamma ($g)"
+}
+
+@test "unknown pid, seconds=0 and seconds=100000 get clear errors, as go tool pprof shows them" {
+	curl -s -i "$BASE/debug/pprof/profile?seconds=1&pid=999999" | tr -d '\r' >"$T/r1"
+	grep -q '^HTTP/1.1 404' "$T/r1"
+	grep -q '^X-Go-Pprof: 1' "$T/r1"
+	grep -q '^Content-Type: text/plain' "$T/r1"
+	grep -q 'no process with pid 999999 is connected' "$T/r1"
+	curl -s -i "$BASE/debug/pprof/profile?seconds=0" | tr -d '\r' >"$T/r2"
+	grep -q '^HTTP/1.1 400' "$T/r2"
+	grep -q "seconds must be a whole number from 1 to 3600, not '0'" "$T/r2"
+	curl -s -i "$BASE/debug/pprof/profile?seconds=100000" | tr -d '\r' >"$T/r3"
+	grep -q '^HTTP/1.1 400' "$T/r3"
+	grep -q "not '100000'" "$T/r3"
+	curl -s -i "$BASE/flamegraph?seconds=2&mode=nap" | tr -d '\r' >"$T/r4"
+	grep -q '^HTTP/1.1 400' "$T/r4"
+	grep -q "mode must be cpu or wall, not 'nap'" "$T/r4"
+	# What a Go user sees.
+	run go tool pprof -top "$BASE/debug/pprof/profile?seconds=100000"
+	echo "$output"
+	((status != 0))
+	[[ $output == *"400 Bad Request - seconds must be a whole number from 1 to 3600"* ]]
+	run go tool pprof -top "$BASE/debug/pprof/profile?seconds=1&pid=999999"
+	[[ $output == *"404 Not Found - no process with pid 999999"* ]]
+}
+
+@test "malformed, oversized and slow requests get their errors while a profile keeps streaming" {
+	# The profile: 3 s, fetched meanwhile; it must arrive on time.
+	curl -s -o "$T/p.pb.gz" -w '%{http_code} %{time_total}\n' \
+		"$BASE/debug/pprof/profile?seconds=3" >"$T/curl.out" 3>&- &
+	cpid=$!
+	# A slow client: half a head, then nothing (read time-out: 10 s).
+	$RAWHTTP "$PORT" --send 'GET /debug/pprof/ HTTP/1.1\r\nHo' --timeout 14 \
+		>"$T/slow" 3>&- &
+	spid=$!
+	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\nHost: x\n\n' --timeout 3 >"$T/lf"
+	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: x\r\nX-Big: @20000*a\r\n\r\n' --timeout 3 >"$T/big"
+	$RAWHTTP "$PORT" --send 'GET /@9000*a HTTP/1.1\r\nHost: x\r\n\r\n' --timeout 3 >"$T/uri"
+	$RAWHTTP "$PORT" --send 'GET / HTTP/2.0\r\nHost: x\r\n\r\n' --timeout 3 >"$T/v2"
+	$RAWHTTP "$PORT" --send 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' --timeout 3 >"$T/te"
+	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n' --timeout 3 >"$T/hosts"
+	$RAWHTTP "$PORT" --send 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\nContent-Length: 999999\r\n\r\n' --timeout 3 >"$T/body"
+	for f in lf big uri v2 te hosts body; do
+		echo "== $f"
+		cat "$T/$f"
+	done
+	grep -q 'response 1 status 400' "$T/lf"
+	grep -q 'body bare LF' "$T/lf"
+	grep -q 'response 1 status 431' "$T/big"
+	grep -q 'response 1 status 414' "$T/uri"
+	grep -q 'response 1 status 505' "$T/v2"
+	grep -q 'response 1 status 501' "$T/te"
+	grep -q 'response 1 status 400' "$T/hosts"
+	grep -q 'response 1 status 413' "$T/body"
+	for f in lf big uri v2 te hosts body; do
+		grep -q '^eof yes' "$T/$f" || fail "$f: connection not closed"
+		grep -q '^header x-go-pprof: 1' "$T/$f" || fail "$f: no X-Go-Pprof"
+	done
+	# Others are served meanwhile.
+	curl -s -m 2 "$BASE/debug/pprof/" | grep -q "data-pid=\"$APID\""
+	wait "$cpid"
+	cat "$T/curl.out"
+	read -r code secs <"$T/curl.out"
+	[[ $code == 200 ]] || fail "profile: HTTP $code"
+	(($(echo "$secs < 3.5" | bc -l))) || fail "profile took ${secs}s"
+	go tool pprof -symbolize=none -top "$T/p.pb.gz" | grep -q alpha_work
+	wait "$spid"
+	cat "$T/slow"
+	grep -q 'response 1 status 408' "$T/slow"
+	grep -q '^eof yes' "$T/slow"
+	el=$(sed -n 's/^elapsed //p' "$T/slow")
+	(($(echo "$el >= 9.5 && $el < 13" | bc -l))) || fail "408 after ${el}s"
+}
+
+@test "keep-alive and pipelined requests are answered in order on one connection" {
+	$RAWHTTP "$PORT" --send "GET /debug/pprof/cmdline?pid=$APID HTTP/1.1\r\nHost: x\r\n\r\nGET /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\n\r\n" \
+		--pause 0.3 --send 'HEAD /debug/pprof/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
+		--timeout 5 >"$T/ka"
+	cat -v "$T/ka"
+	grep -q 'response 1 status 200' "$T/ka"
+	grep -a -q "^body .*http_worker.py.*alpha" "$T/ka"
+	grep -q 'response 2 status 200' "$T/ka"
+	grep -q '^body num_symbols: 1' "$T/ka"
+	grep -q 'response 3 status 200' "$T/ka"
+	grep -q '^header content-type: text/html' "$T/ka"
+	grep -q '^eof yes' "$T/ka"
+	# cmdline: the process's arguments joined by NUL, as Go's.
+	curl -s "$BASE/debug/pprof/cmdline?pid=$APID" | tr '\0' '|' >"$T/cmd"
+	[[ $(cat "$T/cmd") == "$PYA|$WORKER|alpha|120" ]] || fail "cmdline: $(cat "$T/cmd")"
+}
+
+@test "Chromium opens the index, sees both processes and clicks into one's flame graph" {
+	shots=$PP_BUILD/test-artifacts/http
+	timeout 120 "$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/http_cdp.py" \
+		"$BASE/debug/pprof/?seconds=2" --pid "$APID" --zoom alpha_work \
+		--shots "$shots" >"$T/cdp" 2>"$T/cdp.err" || {
+		cat "$T/cdp" "$T/cdp.err"
+		fail "http_cdp.py failed"
+	}
+	cat "$T/cdp"
+	"$PP_HOST_PYTHON" - "$T/cdp" "$APID" "$BPID" <<'EOF'
+import json, sys
+steps = [json.loads(l) for l in open(sys.argv[1])]
+a, b = int(sys.argv[2]), int(sys.argv[3])
+idx, flame, zoom = steps
+rows = {r["pid"]: r for r in idx["rows"]}
+assert a in rows and b in rows, rows
+assert "http_worker.py alpha" in rows[a]["command"], rows[a]
+assert "http_worker.py beta" in rows[b]["command"], rows[b]
+assert rows[a]["mode"] == "cpu" and rows[a]["rate"] == "100 Hz", rows[a]
+assert rows[a]["samples"] > 0, rows[a]
+assert "seconds=2" in flame["url"] and "pid=%d" % a in flame["url"], flame
+assert "alpha_work" in flame["names"], flame["names"]
+assert "beta_work" not in flame["names"], flame["names"]
+assert zoom["width"] > zoom["width_before"] or zoom["width"] >= 1100, zoom
+assert zoom["unzoom_visible"], zoom
+EOF
+	for f in index flamegraph zoomed; do
+		[[ -s $shots/$f.png ]] || fail "no screenshot $f.png"
+	done
+}
+
+@test "heap and allocs answer that no process samples its heap; unknown paths and methods are refused" {
+	curl -s -i "$BASE/debug/pprof/heap" | tr -d '\r' >"$T/h"
+	grep -q '^HTTP/1.1 404' "$T/h"
+	grep -q 'no process with heap sampling on' "$T/h"
+	curl -s -i "$BASE/debug/pprof/allocs?pid=$APID" | tr -d '\r' >"$T/a"
+	grep -q "pid $APID does not sample its heap" "$T/a"
+	curl -s -i "$BASE/debug/pprof/goroutine" | tr -d '\r' >"$T/g"
+	grep -q '^HTTP/1.1 404' "$T/g"
+	grep -q 'Unknown profile' "$T/g"
+	curl -s -i -X DELETE "$BASE/debug/pprof/" | tr -d '\r' >"$T/m"
+	grep -q '^HTTP/1.1 405' "$T/m"
+	grep -q '^Allow: GET, HEAD' "$T/m"
+	curl -s -i "$BASE/" | tr -d '\r' >"$T/r"
+	grep -q '^HTTP/1.1 301' "$T/r"
+	grep -q '^Location: /debug/pprof/' "$T/r"
+}
+
+@test "with --http-token: 401 without the token; Bearer and ?token= work, go tool pprof included" {
+	collector_start --http 0 --http-token s3cret
+	port=$(http_port "$T/collector.log")
+	grep -q 'on http://127.0.0.1:' "$T/collector.log" # loopback by default
+	curl -s -i "http://127.0.0.1:$port/debug/pprof/" | tr -d '\r' >"$T/no"
+	grep -q '^HTTP/1.1 401' "$T/no"
+	grep -q '^WWW-Authenticate: Bearer' "$T/no"
+	curl -s -i "http://127.0.0.1:$port/debug/pprof/?token=wrong" | tr -d '\r' | grep -q '^HTTP/1.1 401'
+	curl -s -i -H 'Authorization: Bearer s3cret' "http://127.0.0.1:$port/debug/pprof/" |
+		tr -d '\r' | grep -q '^HTTP/1.1 200'
+	go tool pprof -raw "http://127.0.0.1:$port/debug/pprof/profile?seconds=1&token=s3cret" >"$T/raw"
+	grep -q '^PeriodType: cpu nanoseconds' "$T/raw"
+	! grep -q s3cret "$T/collector.log" || fail "the token is in the log"
+	collector_stop
+}
+
+@test "SIGTERM answers a waiting profile request 503 and the collector exits 0" {
+	collector_start --http 127.0.0.1:0
+	port=$(http_port "$T/collector.log")
+	curl -s -i "http://127.0.0.1:$port/debug/pprof/profile?seconds=30" >"$T/r" 3>&- &
+	cpid=$!
+	sleep 0.5
+	t0=$(date +%s.%N)
+	collector_stop
+	wait "$cpid"
+	t1=$(date +%s.%N)
+	tr -d '\r' <"$T/r" >"$T/r2"
+	cat "$T/r2"
+	grep -q '^HTTP/1.1 503' "$T/r2"
+	grep -q 'shutting down' "$T/r2"
+	(($(echo "$t1 - $t0 < 2" | bc -l)))
+}
+
+@test "--http with a bad address is refused with exit status 1" {
+	run "$PP_COLLECTOR" --socket "$SOCK" --output-dir "$OUT" --http 127.0.0.1:99999
+	((status == 1))
+	[[ $output == *"--http wants [ADDR:]PORT"* ]]
+	run "$PP_COLLECTOR" --socket "$SOCK" --output-dir "$OUT" --http-token x
+	((status == 2))
+	[[ $output == *"--http-token goes with --http"* ]]
+}
