@@ -1,0 +1,340 @@
+/*
+ * test_window.c - profile windows (collector/window.h) against a model.
+ *
+ * Three processes (two in CPU mode, one in wall mode) are fed random
+ * samples stamped from half a second before to a second after several
+ * overlapping windows (all CPU processes for 1 s and for 2 s, one pid for
+ * 1 s, wall mode for 1 s). Each window's profile, read back with the
+ * views' pprof reader, must hold exactly the samples the model (a plain
+ * filter over the list of samples sent) says: per pid, per function.
+ * Meanwhile the symbol tables are compacted, and every process ends and
+ * is freed before the windows close (a new one takes its place), so the
+ * windows must keep their own copies and ids that stay valid. Also: lost
+ * counts, cancelling, and the limit on open windows.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "loop.h"
+#include "proc.h"
+#include "pyprof/wire.h"
+#include "symtab.h"
+#include "view.h"
+#include "window.h"
+
+#define N_PROCS 4
+#define N_WINDOWS 4
+#define N_SAMPLES 3000
+#define MS 1000000ull
+
+struct sent {
+	uint64_t pid, t;
+	unsigned mode;
+	int func; /* 1..3 */
+	uint64_t count;
+};
+
+struct result {
+	int done, status;
+	void *data;
+	size_t len;
+};
+
+static struct sent sent[N_PROCS * N_SAMPLES];
+static size_t n_sent;
+static struct result results[N_WINDOWS + 1];
+static int n_done;
+static struct loop *the_loop;
+
+static struct proc_bytes bytes(const char *s)
+{
+	return (struct proc_bytes){ (const uint8_t *)s, strlen(s) };
+}
+
+/* A session for pid with functions f1, f2, f3 (node i = main > f<i>...
+ * no: node i is the stack of depth 1 at function i) on thread 1. */
+static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
+				      unsigned mode, const char *prefix)
+{
+	struct proc_bytes args[2] = { bytes("python3"), bytes("w.py") };
+	struct proc_hello h = {
+		.version = 1, .pid = pid, .start_unix_ns = 1700000000ull * 1000000000ull + pid,
+		.has_start_unix = 1, .mode = mode, .period_ns = 10 * MS,
+		.pyversion = bytes("3.12.0"), .exe = bytes("/usr/bin/python3"),
+		.comm = bytes("python3"), .args = args, .n_args = 2,
+	};
+	char f[3][16];
+	const char *strs[4] = { "w.py", f[0], f[1], f[2] };
+	struct proc_session *s;
+	char err[PROC_ERR_LEN];
+	int resumed, rc = 0;
+
+	for (int i = 0; i < 3; i++)
+		snprintf(f[i], sizeof(f[i]), "%s%d", prefix, i + 1);
+	if (proc_session_open(reg, &h, &s, &resumed, err) < 0)
+		return NULL;
+	for (int i = 0; i < 4; i++)
+		rc |= proc_def_string(s, (uint64_t)i + 1,
+				      (const uint8_t *)strs[i],
+				      strlen(strs[i]), err);
+	for (int i = 1; i <= 3; i++) {
+		rc |= proc_def_function(s, (uint64_t)i, (uint64_t)i + 1,
+					(uint64_t)i + 1, 1, 1, err);
+		rc |= proc_def_location(s, (uint64_t)i, (uint64_t)i,
+					(uint64_t)i, err);
+		rc |= proc_def_node(s, (uint64_t)i, 0, (uint64_t)i, err);
+	}
+	rc |= proc_def_thread(s, 1, pid, 0, err);
+	if (rc) {
+		proc_session_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+static unsigned seed = 12345;
+
+static int feed(struct proc_session *s, uint64_t pid, unsigned mode,
+		uint64_t from, uint64_t to, size_t n)
+{
+	char err[PROC_ERR_LEN];
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = from + (to - from) / n * i;
+		int func = 1 + (int)(rand_r(&seed) % 3);
+		uint64_t count = 1 + (uint64_t)(rand_r(&seed) % 3);
+		struct proc_sample r = { (uint64_t)func, 1, 0, count,
+					 count * 10 * MS, 0, 0 };
+		uint64_t clock = t;
+		if (proc_check_samples(s, &r, 1, 0, err) < 0 ||
+		    proc_add_samples(s, &clock, &r, 1, err) < 0)
+			return -1;
+		sent[n_sent++] = (struct sent){ pid, t, mode, func, count };
+	}
+	return 0;
+}
+
+static void on_done(void *arg, int status, void *data, size_t len,
+		    const struct window_filter *f)
+{
+	struct result *r = arg;
+	(void)f;
+	r->done++;
+	r->status = status;
+	r->data = data;
+	r->len = len;
+	if (++n_done == N_WINDOWS)
+		loop_stop(the_loop);
+}
+
+static void on_never(void *arg, int status, void *data, size_t len,
+		     const struct window_filter *f)
+{
+	(void)arg;
+	(void)status;
+	(void)f;
+	(void)len;
+	free(data);
+	CHECK(0, "a cancelled window's callback never runs");
+}
+
+/* Sums of a profile: per (pid, func) sample counts, and lost. */
+struct sums {
+	uint64_t by[N_PROCS + 1][4];
+	uint64_t lost;
+	uint64_t other;
+	int64_t duration;
+};
+
+static int read_sums(const struct result *r, const uint64_t *pids,
+		     struct sums *out)
+{
+	struct view_profile *vp;
+	char err[VIEW_ERR_LEN];
+	memset(out, 0, sizeof(*out));
+	if (view_read_mem(r->data, r->len, &vp, err) < 0) {
+		fprintf(stderr, "read: %s\n", err);
+		return -1;
+	}
+	out->duration = vp->duration_nanos;
+	for (size_t i = 0; i < vp->n_samples; i++) {
+		const struct view_sample *s = &vp->samples[i];
+		const char *name = vp->funcs[vp->frames[s->frames[0]].func].name;
+		int64_t pid = -1;
+		for (uint32_t j = 0; j < s->n_labels; j++)
+			if (!strcmp(s->labels[j].key, "pid"))
+				pid = s->labels[j].num;
+		int pi = -1;
+		for (int k = 0; k < N_PROCS; k++)
+			if ((int64_t)pids[k] == pid)
+				pi = k;
+		if (!strncmp(name, "[lost", 5))
+			out->lost += (uint64_t)s->values[0];
+		else if (pi >= 0 && name[0] == 'f' && name[1] >= '1' &&
+			 name[1] <= '3' && !name[2])
+			out->by[pi][name[1] - '0'] += (uint64_t)s->values[0];
+		else
+			out->other += (uint64_t)s->values[0];
+	}
+	view_free(vp);
+	return 0;
+}
+
+int main(void)
+{
+	struct symtab *st = symtab_new();
+	struct procs *reg = procs_new(st);
+	struct windows *ws;
+	struct window *w[N_WINDOWS + 1];
+	struct window_filter fs[N_WINDOWS] = {
+		{ 0, WIRE_MODE_CPU },   /* all CPU processes, 1 s */
+		{ 101, WIRE_MODE_CPU }, /* one pid, 1 s */
+		{ 0, WIRE_MODE_WALL },  /* the wall process, 1 s */
+		{ 0, WIRE_MODE_CPU },   /* all CPU processes, 2 s */
+	};
+	const unsigned secs[N_WINDOWS] = { 1, 1, 1, 2 };
+	const uint64_t pids[N_PROCS] = { 101, 102, 103, 104 };
+	const unsigned modes[N_PROCS] = { WIRE_MODE_CPU, WIRE_MODE_CPU,
+					  WIRE_MODE_WALL, WIRE_MODE_CPU };
+	struct proc_session *s[N_PROCS] = { 0 };
+	char err[PROC_ERR_LEN];
+
+	the_loop = loop_new();
+	CHECK_OR_RETURN(st && reg && the_loop, "0.1 setup", 1);
+	ws = windows_new(the_loop, st, reg);
+	CHECK_OR_RETURN(ws != NULL, "0.2 windows_new", 1);
+	/* A process whose symbols become garbage, defined first so that
+	 * compacting them away renumbers everything the windows hold. */
+	struct proc_session *gs = open_proc(reg, 99, WIRE_MODE_CPU, "g");
+	for (int i = 0; i < 3; i++)
+		s[i] = open_proc(reg, pids[i], modes[i], "f");
+	CHECK_OR_RETURN(s[0] && s[1] && s[2], "0.3 processes", 1);
+
+	/* 1. Open the windows; they start between before and after. */
+	uint64_t before = loop_now_ns();
+	for (int i = 0; i < N_WINDOWS; i++)
+		w[i] = window_open(ws, &fs[i], secs[i], on_done, &results[i]);
+	uint64_t after = loop_now_ns();
+	CHECK_OR_RETURN(w[0] && w[1] && w[2] && w[3], "1.1 windows open", 1);
+	w[N_WINDOWS] = window_open(ws, &fs[0], 1, on_never, NULL);
+	CHECK(w[N_WINDOWS] != NULL, "1.2 a fifth window opens");
+	window_cancel(w[N_WINDOWS]);
+	CHECK(windows_len(ws) == N_WINDOWS, "1.3 cancelled one is gone");
+
+	/* The samples: [before - 500 ms, before) is outside every window;
+	 * then up to after + 2.5 s, leaving out the two instants where
+	 * windows end (end +- what opening them took). */
+	uint64_t slack = after - before + 1 * MS;
+	for (int i = 0; i < 3; i++) {
+		CHECK(feed(s[i], pids[i], modes[i], before - 500 * MS,
+			   before - slack, 200) == 0, "1.4 fed (before)");
+		CHECK(feed(s[i], pids[i], modes[i], after + 1 * MS,
+			   before + 1000 * MS - slack, 600) == 0,
+		      "1.5 fed (first second)");
+	}
+	/* 2. Compaction while windows hold ids (renumbered: pid 99's
+	 * symbols are gone). */
+	struct proc *gp = gs ? proc_session_proc(gs) : NULL;
+	if (gs && proc_session_close(gs))
+		procs_remove(reg, gp);
+	CHECK(procs_compact(reg) == 0, "2.1 compaction");
+	/* Lost samples arrive while the windows are open. */
+	CHECK(proc_add_lost(s[0], WIRE_LOST_RING_FULL, 5, 50 * MS, err) == 0,
+	      "2.2 lost");
+	for (int i = 0; i < 3; i++)
+		CHECK(feed(s[i], pids[i], modes[i],
+			   after + 1000 * MS + slack, before + 2000 * MS - slack,
+			   500) == 0,
+		      "2.3 fed (second second)");
+	/* 3. Every process ends and is freed; the registry is empty (the
+	 * symtab would be cleared if nothing held it). A new process
+	 * follows, probably at the same address. */
+	for (int i = 0; i < 3; i++) {
+		struct proc *p = proc_session_close(s[i]);
+		CHECK(p != NULL, "3.1 last session closed");
+		procs_remove(reg, p);
+	}
+	CHECK(procs_len(reg) == 0, "3.2 registry empty");
+	s[3] = open_proc(reg, pids[3], modes[3], "f");
+	CHECK_OR_RETURN(s[3] != NULL, "3.3 a new process", 1);
+	CHECK(feed(s[3], pids[3], modes[3], after + 1500 * MS,
+		   before + 2000 * MS - slack, 100) == 0, "3.4 fed (new)");
+	CHECK(feed(s[3], pids[3], modes[3], after + 2000 * MS + slack,
+		   after + 2500 * MS, 50) == 0, "3.5 fed (after all)");
+	CHECK(procs_compact(reg) == 0, "3.6 compaction again");
+
+	/* 4. Run until all four closed. */
+	int rc = loop_run(the_loop);
+	CHECK(rc == 0 && n_done == N_WINDOWS, "4.1 every window answered");
+	for (int i = 0; i < N_WINDOWS; i++) {
+		char what[128];
+		struct sums got;
+		uint64_t want[N_PROCS + 1][4] = { { 0 } };
+		uint64_t start = i == 0 ? before : before; /* see slack */
+		snprintf(what, sizeof(what), "4.2 window %d built", i);
+		CHECK_OR_RETURN(results[i].done == 1 && results[i].status == 0,
+				what, 1);
+		CHECK_OR_RETURN(read_sums(&results[i], pids, &got) == 0,
+				"4.3 readable", 1);
+		for (size_t k = 0; k < n_sent; k++) {
+			const struct sent *x = &sent[k];
+			if (x->t < start ||
+			    x->t >= start + (uint64_t)secs[i] * 1000 * MS)
+				continue;
+			if (x->mode != fs[i].mode ||
+			    (fs[i].pid && x->pid != fs[i].pid))
+				continue;
+			for (int pi = 0; pi < N_PROCS; pi++)
+				if (pids[pi] == x->pid)
+					want[pi][x->func] += x->count;
+		}
+		int same = 1;
+		for (int pi = 0; pi < N_PROCS; pi++)
+			for (int f = 1; f <= 3; f++) {
+				if (got.by[pi][f] != want[pi][f]) {
+					fprintf(stderr, "window %d pid %d f%d: "
+						"got %llu want %llu\n", i,
+						(int)pids[pi], f,
+						(unsigned long long)got.by[pi][f],
+						(unsigned long long)want[pi][f]);
+					same = 0;
+				}
+			}
+		snprintf(what, sizeof(what), "4.4 window %d holds exactly the "
+			 "model's samples per pid and function", i);
+		CHECK(same, what);
+		snprintf(what, sizeof(what), "4.5 window %d: nothing else", i);
+		CHECK(got.other == 0, what);
+		snprintf(what, sizeof(what), "4.6 window %d: lost counted where "
+			 "pid 101 matches", i);
+		CHECK(got.lost == (fs[i].mode == WIRE_MODE_CPU ? 5u : 0u), what);
+		snprintf(what, sizeof(what), "4.7 window %d lasts %u s", i,
+			 secs[i]);
+		CHECK(got.duration == (int64_t)secs[i] * 1000000000, what);
+		free(results[i].data);
+	}
+	CHECK(windows_len(ws) == 0, "4.8 no window left open");
+
+	/* 5. The limit on open windows. */
+	struct window *many[WINDOW_MAX + 1];
+	int n_open = 0;
+	for (int i = 0; i <= WINDOW_MAX; i++) {
+		many[i] = window_open(ws, &fs[0], 1, on_never, NULL);
+		n_open += many[i] != NULL;
+	}
+	CHECK(n_open == WINDOW_MAX && many[WINDOW_MAX] == NULL &&
+		      errno == EBUSY,
+	      "5.1 at most WINDOW_MAX windows, then EBUSY");
+	windows_free(ws); /* cancels them: no callback */
+
+	struct proc *p = proc_session_close(s[3]);
+	if (p)
+		procs_remove(reg, p);
+	procs_free(reg);
+	symtab_free(st);
+	loop_free(the_loop);
+	return check_summary();
+}
