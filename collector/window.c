@@ -127,15 +127,23 @@ static struct proc *snap_of(struct window *w, const struct proc *p)
 	return snap;
 }
 
-/* Whether every matching live process has sent a sample stamped at or
- * after the end (except: the one being tapped, which just did). */
+/* Whether nothing more is to be expected for the window: every matching
+ * live process has sent a sample stamped at or after the end (except the
+ * one being tapped, which just did), or had gone quiet before it. Quiet:
+ * its latest sample is older than WINDOW_QUIET_NS plus one sampling
+ * period before the end. The agent sends every 20 ms while its process
+ * runs, so a process we heard nothing from for that long was idle (a CPU
+ * profile has no samples to send then) or is so starved of CPU that
+ * waiting for it would hold up everyone's answer. */
 static int caught_up(const struct window *w, const struct proc *except)
 {
 	for (const struct proc *p = procs_first(w->ws->reg); p;
 	     p = proc_next(p)) {
 		if (p == except || !proc_is_live(p) || !matches(w, p))
 			continue;
-		if (proc_last_mono_ns(p) < w->end_ns)
+		uint64_t last = proc_last_mono_ns(p);
+		uint64_t quiet = WINDOW_QUIET_NS + proc_info(p)->period_ns;
+		if (last < w->end_ns && last + quiet >= w->end_ns)
 			return 0;
 	}
 	return 1;

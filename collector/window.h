@@ -14,12 +14,18 @@
  * Closing. Samples reach the collector in batches (the agent sends every
  * AGENT_TICK_MS, 20 ms), so at the window's end some of its samples are
  * still on their way. A window therefore closes at its end only once
- * every matching live process has sent a sample stamped at or after the
- * end (nothing older can follow: each process sends in time order), and
- * at the latest WINDOW_GRACE_NS after the end (a process that sent
- * nothing is idle, or too far behind to wait for). Then the profile is
- * built (pprof.h: gzipped, every sample labelled with pid, process and
- * command) and handed to the window's callback.
+ * every matching live process that was active then has sent a sample
+ * stamped at or after the end (nothing older can follow: each process
+ * sends in time order); a process is taken as idle when its latest
+ * sample is older than WINDOW_QUIET_NS (plus one sampling period) at the
+ * end. At the latest, it closes WINDOW_GRACE_NS after the end: a busy
+ * process starved of CPU produces its next sample late, and the answer
+ * should not wait for it (what it still sends from before the end is
+ * left out: at most the last WINDOW_GRACE_NS of its window). Then the
+ * profile is built (pprof.h: gzipped, every sample labelled with pid,
+ * process and command) and handed to the window's callback. (With the
+ * control channel of issue 10, a flush request answered by each process
+ * would make this exact.)
  *
  * Any number of windows may overlap (up to WINDOW_MAX); each is computed
  * independently. The cost per sample is one comparison per open window,
@@ -44,8 +50,10 @@ struct windows;
 struct window;
 
 #define WINDOW_MAX 64                        /* open at once */
-#define WINDOW_GRACE_NS (60 * 1000000ull)    /* wait at most this for
+#define WINDOW_GRACE_NS (40 * 1000000ull)    /* wait at most this for
 						late samples */
+#define WINDOW_QUIET_NS (100 * 1000000ull)   /* silent this long before
+						the end: idle */
 #define WINDOW_MAX_SECONDS 3600
 
 /* Which samples a window takes: every process (pid 0) or one pid, in
