@@ -69,6 +69,9 @@ struct http_conn {
 	http_cancel_fn cancel;    /* WAIT: tell the handler we are gone */
 	void *cancel_arg;
 	int in_process, dead;
+	int head_timed;           /* the request's time-out is running: set
+				     once, at its first byte, so that a
+				     client trickling bytes cannot extend it */
 	uint64_t t_start;         /* when the request was complete */
 	char peer[64];
 };
@@ -190,6 +193,7 @@ static void written(struct http_conn *c)
 	c->in_len -= c->req_total;
 	c->req_total = 0;
 	c->state = C_HEAD;
+	c->head_timed = c->in_len > 0;
 	set_timer(c, c->in_len ? HTTP_HEAD_TIMEOUT_NS : HTTP_IDLE_TIMEOUT_NS);
 	set_events(c, EPOLLIN | EPOLLRDHUP);
 	if (!c->in_process && !c->dead)
@@ -223,6 +227,10 @@ static void do_write(struct http_conn *c)
 static void access_log(const struct http_conn *c, int status, size_t len)
 {
 	const struct http_req *r = &c->req;
+	if (!r->method.p || !r->target.p) {
+		log_debug("http %s: -> %d (%zu bytes)", c->peer, status, len);
+		return;
+	}
 	int redact = r->query.len &&
 		     memmem(r->query.p, r->query.len, "token", 5) != NULL;
 	struct http_str shown = redact ? r->path : r->target;
@@ -353,6 +361,7 @@ static void dispatch(struct http_conn *c)
 {
 	struct http_server *s = c->srv;
 	c->state = C_WAIT;
+	c->head_timed = 0;
 	c->t_start = loop_now_ns();
 	c->is_head = http_str_eq(c->req.method, "HEAD");
 	set_timer(c, 0);
@@ -389,8 +398,10 @@ static void process(struct http_conn *c)
 				break;
 			}
 			if (rc == 0) {
-				if (c->in_len)
+				if (c->in_len && !c->head_timed) {
+					c->head_timed = 1;
 					set_timer(c, HTTP_HEAD_TIMEOUT_NS);
+				}
 				break;
 			}
 			if (c->req.content_length > HTTP_MAX_BODY) {
@@ -412,8 +423,15 @@ static void process(struct http_conn *c)
 						  c->peer, strerror(errno));
 			}
 		}
-		if (c->in_len < c->req_total)
-			break; /* the body is still coming */
+		if (c->in_len < c->req_total) {
+			/* The body is still coming, under the request's
+			 * time-out (started now if the head came at once). */
+			if (!c->head_timed) {
+				c->head_timed = 1;
+				set_timer(c, HTTP_HEAD_TIMEOUT_NS);
+			}
+			break;
+		}
 		dispatch(c);
 	}
 	c->in_process = 0;

@@ -53,10 +53,10 @@ setup_file() {
 	export PYA PYB
 	PYA=$(echo "$first" | cut -d' ' -f2)
 	PYB=$(echo "$last" | cut -d' ' -f2)
-	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYA" "$WORKER" alpha 120 \
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYA" "$WORKER" alpha 120 "$HT/alpha.cpu" \
 		>"$HT/alpha.out" 2>&1 </dev/null 3>&- &
 	export APID=$!
-	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYB" "$WORKER" beta 120 \
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK "$PYB" "$WORKER" beta 120 "$HT/beta.cpu" \
 		>"$HT/beta.out" 2>&1 </dev/null 3>&- &
 	export BPID=$!
 	# Both connected and sending samples.
@@ -109,18 +109,38 @@ sum_label() {
 	grep -q 'Duration: 3s' "$T/top" || fail "not a 3 s profile"
 }
 
-@test "go tool pprof -raw over HTTP: both pids labelled, and no sample from outside the window" {
+@test "go tool pprof -raw over HTTP: both pids labelled, with the CPU each process measured itself in the window" {
+	t0=$(date +%s.%N)
+	a0=$(cat "$HT/alpha.cpu") b0=$(cat "$HT/beta.cpu")
 	$RAWPROF summary "$BASE/debug/pprof/profile?seconds=2" >"$T/sum"
+	a1=$(cat "$HT/alpha.cpu") b1=$(cat "$HT/beta.cpu")
+	t1=$(date +%s.%N)
 	cat "$T/sum"
-	a=$(sum_label "$T/sum" "pid=$APID")
-	b=$(sum_label "$T/sum" "pid=$BPID")
-	# 100 Hz: a busy process has at most 200 samples in 2 s (timer
-	# slack: 5%). More means samples from before the window got in.
-	((a >= 40 && a <= 210)) || fail "alpha (pid $APID): $a samples in 2 s"
-	((b >= 40 && b <= 210)) || fail "beta (pid $BPID): $b samples in 2 s"
 	grep -q "^label command=.*http_worker.py alpha" "$T/sum" ||
 		fail "no command label for alpha"
 	grep -q "^type samples/count cpu/nanoseconds" "$T/sum"
+	# Each process's own CPU clock from before the request to after the
+	# answer (files refreshed every 50 ms) covers the 2 s window plus
+	# `outside` seconds of wall time, in which it used at most that much
+	# CPU. At 100 Hz a sample is 10 ms of CPU. The profile may not hold
+	# more than the process used (3% and 70 ms for counting and for the
+	# last file being up to 50 ms old): more means samples from outside
+	# the window. Nor less than what it used in the window (10% slack):
+	# less means samples of the window missing.
+	outside=$(echo "$t1 - $t0 - 2" | bc -l)
+	for x in "alpha $APID $a0 $a1" "beta $BPID $b0 $b1"; do
+		set -- $x
+		n=$(sum_label "$T/sum" "pid=$2")
+		prof=$(echo "$n / 100" | bc -l)
+		used=$(echo "$4 - $3" | bc -l)
+		printf '%s: profile %.2fs, own clock %.2fs, outside the window %.2fs\n' \
+			"$1" "$prof" "$used" "$outside"
+		((n > 0)) || fail "$1 (pid $2) has no sample"
+		(($(echo "$prof <= $used * 1.03 + 0.07" | bc -l))) ||
+			fail "$1: more CPU in the profile than the process used"
+		(($(echo "$prof >= ($used - $outside - 0.1) * 0.9" | bc -l))) ||
+			fail "$1: the profile misses CPU time of the window"
+	done
 }
 
 @test "?pid= narrows the profile to that process" {
@@ -182,9 +202,10 @@ sum_label() {
 	curl -s -o "$T/p.pb.gz" -w '%{http_code} %{time_total}\n' \
 		"$BASE/debug/pprof/profile?seconds=3" >"$T/curl.out" 3>&- &
 	cpid=$!
-	# A slow client: half a head, then nothing (read time-out: 10 s).
-	$RAWHTTP "$PORT" --send 'GET /debug/pprof/ HTTP/1.1\r\nHo' --timeout 14 \
-		>"$T/slow" 3>&- &
+	# A slow client: half a head, then a byte every 3 s, which must not
+	# push back the time-out (10 s from the request's first byte).
+	$RAWHTTP "$PORT" --send 'GET /debug/pprof/ HTTP/1.1\r\nHo' --pause 3 \
+		--send 's' --send 't' --send ':' --timeout 14 >"$T/slow" 3>&- &
 	spid=$!
 	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\nHost: x\n\n' --timeout 3 >"$T/lf"
 	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: x\r\nX-Big: @20000*a\r\n\r\n' --timeout 3 >"$T/big"
