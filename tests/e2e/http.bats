@@ -260,7 +260,7 @@ sum_label() {
 	grep -q '^eof yes' "$T/ka"
 	# cmdline: the process's arguments joined by NUL, as Go's.
 	curl -s "$BASE/debug/pprof/cmdline?pid=$APID" | tr '\0' '|' >"$T/cmd"
-	[[ $(cat "$T/cmd") == "$PYA|$WORKER|alpha|120" ]] || fail "cmdline: $(cat "$T/cmd")"
+	[[ $(cat "$T/cmd") == "$PYA|$WORKER|alpha|120|$HT/alpha.cpu" ]] || fail "cmdline: $(cat "$T/cmd")"
 }
 
 @test "Chromium opens the index, sees both processes and clicks into one's flame graph" {
