@@ -29,6 +29,7 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -431,6 +432,16 @@ static void process(struct http_conn *c)
 				set_timer(c, HTTP_HEAD_TIMEOUT_NS);
 			}
 			break;
+		}
+		if (c->in_len > c->req.head_len) {
+			/* The buffer may have moved (grown for the body)
+			 * since the head was parsed: parse it again, so that
+			 * req points into it. Same bytes, same result. */
+			const char *why;
+			int rc = http_parse_request(c->in, c->in_len, &c->req,
+						    &why);
+			assert(rc == 1);
+			(void)rc;
 		}
 		dispatch(c);
 	}

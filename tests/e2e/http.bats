@@ -294,6 +294,54 @@ EOF
 	done
 }
 
+@test "POST /debug/pprof/symbol takes a body read over several reads, with Expect: 100-continue" {
+	head -c 60000 /dev/zero | tr '\0' 'a' >"$T/body"
+	curl -s -i -X POST -H 'Expect: 100-continue' --data-binary @"$T/body" \
+		"$BASE/debug/pprof/symbol" | tr -d '\r' >"$T/r"
+	cat "$T/r"
+	grep -q '^HTTP/1.1 100 Continue' "$T/r"
+	grep -q '^HTTP/1.1 200' "$T/r"
+	grep -q '^num_symbols: 1' "$T/r"
+}
+
+@test "a client that goes away while it waits cancels its window" {
+	curl -s -m 1 "$BASE/debug/pprof/profile?seconds=20" >/dev/null || true
+	for ((i = 0; i < 40; i++)); do
+		curl -s "$BASE/debug/pprof/" >"$T/i"
+		grep -q ' 0 profiles being taken' "$T/i" && break
+		sleep 0.05
+	done
+	grep -q ' 0 profiles being taken' "$T/i" || fail "$(grep count "$T/i")"
+	grep -q 'client went away before its answer' "$HT/collector.log"
+}
+
+@test "mode=wall profiles the processes sampling wall time, mode=cpu the others" {
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK PYPROF_MODE=wall "$PYB" "$WORKER" delta 30 \
+		>"$T/delta.out" 3>&- &
+	dpid=$!
+	for ((i = 0; i < 100; i++)); do
+		curl -s "$BASE/debug/pprof/" | grep -q "data-pid=\"$dpid\"" && break
+		sleep 0.05
+	done
+	curl -s -o "$T/w.pb.gz" "$BASE/debug/pprof/profile?seconds=1&mode=wall" &
+	c1=$!
+	curl -s -o "$T/c.pb.gz" "$BASE/debug/pprof/profile?seconds=1" &
+	c2=$!
+	curl -s -i "$BASE/debug/pprof/profile?seconds=1&pid=$dpid&mode=cpu" | tr -d '\r' >"$T/bad"
+	wait "$c1" "$c2"
+	kill "$dpid"
+	wait "$dpid" || true
+	$RAWPROF summary "$T/w.pb.gz" >"$T/ws"
+	$RAWPROF summary "$T/c.pb.gz" >"$T/cs"
+	grep -q '^type samples/count wall/nanoseconds' "$T/ws"
+	grep -q '^stack .*delta_work' "$T/ws"
+	((  $(sum_label "$T/ws" "pid=$APID") == 0 )) || fail "alpha in the wall profile"
+	grep -q '^type samples/count cpu/nanoseconds' "$T/cs"
+	! grep -q 'delta_work' "$T/cs" || fail "the wall process in the CPU profile"
+	grep -q '^HTTP/1.1 400' "$T/bad"
+	grep -q "pid $dpid samples in wall mode, not cpu" "$T/bad"
+}
+
 @test "heap and allocs answer that no process samples its heap; unknown paths and methods are refused" {
 	curl -s -i "$BASE/debug/pprof/heap" | tr -d '\r' >"$T/h"
 	grep -q '^HTTP/1.1 404' "$T/h"

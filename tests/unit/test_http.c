@@ -1,0 +1,235 @@
+/*
+ * test_http.c - the HTTP server's connection handling (collector/http.h)
+ * over a real loopback socket, driven step by step: the client writes,
+ * then the loop runs for a moment, then the client reads.
+ *
+ * Freed memory is poisoned (mallopt M_PERTURB) and the test allocates
+ * between steps so that a growing buffer must move: a request that still
+ * pointed into its old buffer would read poison.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "http.h"
+#include "loop.h"
+
+struct seen {
+	int n;
+	char method[16], path[64];
+	size_t body_len;
+	int body_ok;
+	int defer;           /* do not answer: wait */
+	struct http_conn *waiting;
+	int cancelled;
+};
+
+static void on_cancel(void *arg)
+{
+	struct seen *s = arg;
+	s->cancelled++;
+	s->waiting = NULL;
+}
+
+static void handler(void *arg, struct http_conn *c, const struct http_req *r,
+		    const char *body, size_t len)
+{
+	struct seen *s = arg;
+	s->n++;
+	snprintf(s->method, sizeof(s->method), "%.*s", (int)r->method.len,
+		 r->method.p);
+	snprintf(s->path, sizeof(s->path), "%.*s", (int)r->path.len,
+		 r->path.p);
+	s->body_len = len;
+	s->body_ok = 1;
+	for (size_t i = 0; i < len; i++)
+		if (body[i] != (char)('a' + i % 26))
+			s->body_ok = 0;
+	if (s->defer) {
+		s->waiting = c;
+		http_set_cancel(c, on_cancel, s);
+		return;
+	}
+	http_respond(c, 200, "text/plain", NULL, s->path, strlen(s->path));
+}
+
+static void stop(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	loop_stop(loop);
+}
+
+static void run_for(struct loop *loop, unsigned ms)
+{
+	loop_add_timer(loop, (uint64_t)ms * 1000000u, 0, stop, NULL);
+	loop_run(loop);
+}
+
+static int connect_to(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	return fd;
+}
+
+/* What the server sent so far (non-blocking read). */
+static size_t drain(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = recv(fd, buf + n, cap - 1 - n, MSG_DONTWAIT);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void *keep[64];
+static int n_keep;
+
+/* Allocations that stay, so that a buffer growing next cannot be
+ * extended in place. */
+static void fragment(void)
+{
+	if (n_keep < 64)
+		keep[n_keep++] = malloc(96);
+}
+
+int main(void)
+{
+	struct loop *loop = loop_new();
+	struct http_server *srv = NULL;
+	struct seen s = { 0 };
+	char err[HTTP_ERR_LEN], buf[8192];
+	static char body[40000];
+	int fd;
+
+	mallopt(M_PERTURB, 0xa5);
+	CHECK_OR_RETURN(loop != NULL, "0.1 loop", 1);
+	CHECK_OR_RETURN(http_listen(loop, "0", NULL, handler, &s, &srv,
+				    err) == 0,
+			err, 1);
+	CHECK(strncmp(http_server_addr(srv), "127.0.0.1:", 10) == 0,
+	      "0.2 a bare port binds 127.0.0.1");
+
+	/* 1. A body that arrives in three parts, the buffer moving. */
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (char)('a' + i % 26);
+	fd = connect_to(http_server_addr(srv));
+	CHECK_OR_RETURN(fd >= 0, "1.1 connected", 1);
+	char head[160];
+	int hl = snprintf(head, sizeof(head),
+			  "POST /debug/pprof/symbol HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: %zu\r\n\r\n", sizeof(body));
+	CHECK(send(fd, head, (size_t)hl, 0) == hl, "1.2 head sent");
+	size_t off = 0;
+	for (int part = 0; part < 3; part++) {
+		size_t n = part < 2 ? 9000 : sizeof(body) - off;
+		CHECK(send(fd, body + off, n, 0) == (ssize_t)n, "1.3 part");
+		off += n;
+		run_for(loop, 20);
+		fragment();
+	}
+	run_for(loop, 20);
+	CHECK(s.n == 1, "1.4 one request served");
+	CHECK(strcmp(s.method, "POST") == 0, "1.5 method intact");
+	CHECK(strcmp(s.path, "/debug/pprof/symbol") == 0, "1.6 path intact");
+	CHECK(s.body_len == sizeof(body) && s.body_ok, "1.7 body whole");
+	drain(fd, buf, sizeof(buf));
+	CHECK(strstr(buf, "HTTP/1.1 200 OK\r\n") != NULL, "1.8 answered");
+
+	/* 2. Two pipelined requests in one write, answered in order on the
+	 * same (kept-alive) connection. */
+	const char *two = "GET /one HTTP/1.1\r\nHost: t\r\n\r\n"
+			  "GET /two HTTP/1.1\r\nHost: t\r\n\r\n";
+	CHECK(send(fd, two, strlen(two), 0) == (ssize_t)strlen(two),
+	      "2.1 sent");
+	run_for(loop, 20);
+	drain(fd, buf, sizeof(buf));
+	CHECK(s.n == 3, "2.2 both served");
+	char *one = strstr(buf, "\r\n\r\n/one"), *tw = strstr(buf, "/two");
+	CHECK(one && tw && one < tw, "2.3 in order");
+	CHECK(count(buf, "HTTP/1.1 200") == 2, "2.4 two answers");
+
+	/* 3. A malformed request: 400, X-Go-Pprof, closed; the handler never
+	 * sees it. */
+	const char *bad = "GET /x HTTP/1.1\nHost: t\n\n";
+	CHECK(send(fd, bad, strlen(bad), 0) == (ssize_t)strlen(bad),
+	      "3.1 sent");
+	run_for(loop, 20);
+	size_t n = drain(fd, buf, sizeof(buf));
+	CHECK(n > 0 && strstr(buf, "HTTP/1.1 400 Bad Request\r\n"),
+	      "3.2 400");
+	CHECK(strstr(buf, "X-Go-Pprof: 1\r\n") && strstr(buf, "bare LF"),
+	      "3.3 Go's error form and the reason");
+	CHECK(strstr(buf, "Connection: close\r\n") != NULL, "3.4 closing");
+	CHECK(s.n == 3, "3.5 handler not called");
+	char one_byte;
+	CHECK(recv(fd, &one_byte, 1, 0) == 0, "3.6 closed by the server");
+	close(fd);
+
+	/* 4. An answer deferred, then the client goes away: cancel. */
+	s.defer = 1;
+	fd = connect_to(http_server_addr(srv));
+	const char *get = "GET /wait HTTP/1.1\r\nHost: t\r\n\r\n";
+	CHECK(send(fd, get, strlen(get), 0) == (ssize_t)strlen(get),
+	      "4.1 sent");
+	run_for(loop, 20);
+	CHECK(s.waiting != NULL && s.cancelled == 0, "4.2 waiting");
+	close(fd);
+	run_for(loop, 20);
+	CHECK(s.cancelled == 1 && s.waiting == NULL, "4.3 cancelled");
+
+	/* 5. A deferred answer given later arrives; shutdown cancels the
+	 * next one and answers 503. */
+	fd = connect_to(http_server_addr(srv));
+	CHECK(send(fd, get, strlen(get), 0) == (ssize_t)strlen(get),
+	      "5.1 sent");
+	run_for(loop, 20);
+	CHECK_OR_RETURN(s.waiting != NULL, "5.2 waiting", 1);
+	http_error(s.waiting, 404, "nothing at %s", "/wait");
+	s.waiting = NULL;
+	run_for(loop, 20);
+	drain(fd, buf, sizeof(buf));
+	CHECK(strstr(buf, "HTTP/1.1 404 Not Found\r\n") &&
+		      strstr(buf, "nothing at /wait\n"),
+	      "5.3 late answer");
+	CHECK(send(fd, get, strlen(get), 0) == (ssize_t)strlen(get),
+	      "5.4 sent again (kept alive)");
+	run_for(loop, 20);
+	CHECK(s.waiting != NULL, "5.5 waiting again");
+	http_free(srv);
+	drain(fd, buf, sizeof(buf));
+	CHECK(s.cancelled == 2, "5.6 shutdown cancels");
+	CHECK(strstr(buf, "HTTP/1.1 503") && strstr(buf, "shutting down"),
+	      "5.7 503 on shutdown");
+	close(fd);
+
+	for (int i = 0; i < n_keep; i++)
+		free(keep[i]);
+	loop_free(loop);
+	return check_summary();
+}
