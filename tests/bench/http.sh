@@ -14,6 +14,11 @@
 #     in a loop; the collector's CPU time (utime + stime of
 #     /proc/PID/stat) in each, as a share of one core, side by side, and
 #     how many profiles were served.
+#  3. ingest with windows open: build/bench/ingest (8 clients,
+#     INGEST_SAMPLES samples, default 4M, stamped now: --now) into the
+#     same collector with no window open and with 4 open windows covering
+#     every process, alternating, 3 rounds each; samples per collector
+#     CPU second (medians) and their ratio.
 #
 #   tests/bench/http.sh              (from make bench, section 7)
 #   N_PROCS=4 HTTP_ROUNDS=1 tests/bench/http.sh
@@ -98,3 +103,26 @@ served=$(($(grep -c 'window of 1 s' "$T/log" || true) - served0))
 printf '  collector CPU: %.2f%% of a core with no HTTP client, %.2f%% with 4 clients polling profile?seconds=1 (%d profiles served in ~%d s)\n' \
 	"$(echo "($c1 - $c0) * 100 / $hz / $LOAD_SECONDS" | bc -l)" \
 	"$(echo "($c3 - $c2) * 100 / $hz / $el" | bc -l)" "$served" "$el"
+
+# 3. ingest with 4 windows open, side by side with none
+INGEST_SAMPLES=${INGEST_SAMPLES:-4000000}
+make -C "$top" --no-print-directory -s "$BUILD/bench/ingest" BUILD="$BUILD" >&2
+: >"$T/ing.0"
+: >"$T/ing.4"
+for r in 1 2 3; do
+	for w in 0 4; do
+		cl=()
+		for k in $(seq "$w"); do
+			curl -s -o /dev/null "$base/debug/pprof/profile?seconds=600" &
+			cl+=($!)
+		done
+		[ "$w" -gt 0 ] && sleep 0.3
+		"$BUILD/bench/ingest" --socket "$T/c.sock" --collector-pid "$cpid" \
+			--clients 8 --samples "$INGEST_SAMPLES" --now |
+			sed -n 's/.*per_core=\([0-9.]*\) M.*/\1/p' >>"$T/ing.$w"
+		for k in "${cl[@]}"; do kill "$k" 2>/dev/null || true; wait "$k" 2>/dev/null || true; done
+	done
+done
+i0=$(median <"$T/ing.0") i4=$(median <"$T/ing.4")
+printf '  ingest (8 clients, samples inside the windows): %.2f M samples per collector CPU second with no window open, %.2f M with 4 open: ratio %.3f\n' \
+	"$i0" "$i4" "$(echo "$i4 / $i0" | bc -l)"

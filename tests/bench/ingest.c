@@ -3,7 +3,7 @@
  * SAMPLES frames over the real socket to a real pyprof-collector.
  *
  *   ingest --socket PATH --collector-pid PID [--clients N] [--samples N]
- *          [--batch N]
+ *          [--batch N] [--now]
  *   ingest --socket PATH --collector-pid PID --churn N [--clients N]
  *
  * Each client (a forked process with its own HELLO pid) sends a HELLO, a
@@ -20,6 +20,11 @@
  * Prints one line: samples, elapsed seconds, samples per second, and the
  * collector's CPU seconds over the run from /proc/PID/stat (user + sys),
  * with samples per collector CPU second: the "one core" figure.
+ *
+ * --now: the frames' samples are stamped from the current CLOCK_MONOTONIC
+ * time on (a few seconds' worth) instead of from 1 s, so that they fall
+ * inside the profile windows an HTTP client has open (tests/bench/http.sh
+ * measures ingest with windows open).
  *
  * --churn N: memory after N short-lived processes. A resident client
  * connects first and stays (so the collector always holds a process and
@@ -202,10 +207,12 @@ static uint64_t pick_leaf(void)
 	return N_CHAIN + 1 + (r >> 1) % N_LEAVES;
 }
 
+static uint64_t frame_base_ns = 1000000000; /* --now: CLOCK_MONOTONIC */
+
 static void samples_frame(struct buf *b, size_t n)
 {
 	struct wire_out w = pay();
-	wire_put_varint(&w, 1000000000);
+	wire_put_varint(&w, frame_base_ns);
 	for (size_t i = 0; i < n; i++) {
 		wire_put_varint(&w, pick_leaf());
 		wire_put_varint(&w, 1 + rnd() % N_THREADS);
@@ -484,6 +491,7 @@ int main(int argc, char **argv)
 		{ "samples", required_argument, NULL, 'n' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "churn", required_argument, NULL, 'C' },
+		{ "now", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL;
@@ -500,10 +508,18 @@ int main(int argc, char **argv)
 		case 'C': n_churn = atoi(optarg); break;
 		case 'n': n_samples = strtoull(optarg, NULL, 10); break;
 		case 'b': batch = strtoul(optarg, NULL, 10); break;
+		case 'N': {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			frame_base_ns = (uint64_t)ts.tv_sec * 1000000000u +
+					(uint64_t)ts.tv_nsec;
+			break;
+		}
 		default:
 			fprintf(stderr, "usage: ingest --socket PATH "
 				"--collector-pid PID [--clients N] "
-				"[--samples N] [--batch N] [--churn N]\n");
+				"[--samples N] [--batch N] [--churn N] "
+				"[--now]\n");
 			return 2;
 		}
 	}
