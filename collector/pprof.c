@@ -757,7 +757,8 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	 * asking for a merged file always gets one. */
 	first = n ? proc_info(procs[0]) : NULL;
 	b.st = st;
-	b.mode = first ? first->mode : WIRE_MODE_CPU;
+	b.mode = first ? first->mode
+		       : opts->empty_wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
 	b.proc_labels = opts->proc_labels;
 	b.one_thread = opts->one_thread;
 	b.tid = opts->tid;

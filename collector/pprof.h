@@ -60,6 +60,8 @@ struct pprof_opts {
 	int one_thread;         /* only the samples of the OS thread tid */
 	uint64_t tid;           /* (under every name it had); no lost
 				   samples, which belong to no thread */
+	int empty_wall;         /* with no process: a wall-time profile
+				   (an HTTP window in wall mode) */
 };
 
 #define PPROF_MAX_COMMAND 1024

@@ -240,6 +240,7 @@ static void finish(struct window *w)
 		.start_unix_ns = w->start_unix_ns,
 		.end_unix_ns = w->start_unix_ns +
 			       (uint64_t)w->seconds * 1000000000u,
+		.empty_wall = w->f.mode == WIRE_MODE_WALL,
 	};
 	const struct proc **snaps = NULL;
 	void *data = NULL;
