@@ -15,8 +15,8 @@
  *   garbage; an explicit error tells the user their request was not what
  *   they got). Default 30, as Go.
  * - mode: a profile holds one kind of time. Without mode, a pid's own
- *   mode, else cpu; processes in the other mode are left out (and named
- *   on the index page).
+ *   mode, else cpu; processes in the other mode are left out (the index
+ *   page shows each one's mode).
  * - heap/allocs: the routes and their parameter checks exist; the data
  *   comes with issue 8 (heap_profile below is the one place to connect).
  *

@@ -1224,11 +1224,15 @@ int proc_snapshot_add(struct proc *snap, const struct proc *src,
 	snap->info.win_samples = snap->info.n_samples;
 	if (t_mono_ns > snap->max_mono_ns)
 		snap->max_mono_ns = t_mono_ns;
-	/* What src learnt since (a BYE's achieved rate, native counts). */
+	return 0;
+}
+
+void proc_snapshot_sync(struct proc *snap, const struct proc *src)
+{
+	assert(snap->is_snapshot);
 	snap->info.achieved_ns = src->info.achieved_ns;
 	snap->info.has_bye = src->info.has_bye;
 	snap->info.bye = src->info.bye;
-	return 0;
 }
 
 void proc_snapshot_add_lost(struct proc *snap, unsigned reason,

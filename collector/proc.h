@@ -288,6 +288,9 @@ int proc_snapshot_add(struct proc *snap, const struct proc *src,
 		      uint64_t count, uint64_t value, uint64_t t_mono_ns);
 void proc_snapshot_add_lost(struct proc *snap, unsigned reason,
 			    uint64_t samples, uint64_t value);
+/* Copies what src learnt since the snapshot was made (a BYE's achieved
+ * rate and native-stack counts, which the profile's comments show). */
+void proc_snapshot_sync(struct proc *snap, const struct proc *src);
 /* Frees a snapshot. NULL is fine. */
 void proc_snapshot_free(struct proc *snap);
 

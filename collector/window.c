@@ -206,8 +206,10 @@ static void tap_gone(void *arg, const struct proc *p)
 	struct windows *ws = arg;
 	for (struct window *w = ws->head; w; w = w->next) {
 		for (size_t i = 0; i < w->n_procs; i++)
-			if (w->procs[i].src == p)
+			if (w->procs[i].src == p) {
+				proc_snapshot_sync(w->procs[i].snap, p);
 				w->procs[i].src = NULL;
+			}
 		if (w->crossed == p)
 			w->crossed = NULL;
 	}
@@ -254,8 +256,11 @@ static void finish(struct window *w)
 	snaps = malloc((w->n_procs ? w->n_procs : 1) * sizeof(*snaps));
 	if (!snaps)
 		goto out;
-	for (size_t i = 0; i < w->n_procs; i++)
+	for (size_t i = 0; i < w->n_procs; i++) {
+		if (w->procs[i].src)
+			proc_snapshot_sync(w->procs[i].snap, w->procs[i].src);
 		snaps[i] = w->procs[i].snap;
+	}
 	rc = pprof_build(w->ws->st, snaps, w->n_procs, &o, &data, &len,
 			 &stats);
 	if (rc == 0)
