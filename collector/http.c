@@ -50,6 +50,9 @@
 #define HTTP_ACCEPT_PAUSE_NS (100 * 1000000ull)
 #define HTTP_READS_PER_EVENT 4
 #define HTTP_INITIAL_BUF 4096
+/* Refused requests are logged at info, at most this many a minute (a
+ * scanner must not flood the log); the rest at debug. */
+#define HTTP_LOG_REFUSED_PER_MIN 10
 
 enum conn_state { C_HEAD, C_BODY, C_WAIT, C_WRITE, C_LINGER };
 
@@ -86,6 +89,8 @@ struct http_server {
 	void *arg;
 	struct http_conn *conns;
 	size_t n_conns;
+	uint64_t refused_minute; /* loop_now_ns() / 60 s of the count below */
+	unsigned n_refused;
 };
 
 const char *http_reason(int status)
@@ -354,7 +359,21 @@ static void reject(struct http_conn *c, int status, const char *why)
 	c->close_after = 1;
 	c->is_head = 0;
 	c->state = C_WAIT; /* http_respond writes from here */
-	log_debug("http %s: bad request: %d %s", c->peer, status, why);
+	struct http_server *s = c->srv;
+	uint64_t minute = loop_now_ns() / (60 * 1000000000ull);
+	if (minute != s->refused_minute) {
+		s->refused_minute = minute;
+		s->n_refused = 0;
+	}
+	s->n_refused++;
+	if (s->n_refused <= HTTP_LOG_REFUSED_PER_MIN)
+		log_info("http %s: request refused: %d %s%s", c->peer, status,
+			 why, s->n_refused == HTTP_LOG_REFUSED_PER_MIN
+				      ? " (more this minute at debug level)"
+				      : "");
+	else
+		log_debug("http %s: request refused: %d %s", c->peer, status,
+			  why);
 	http_error(c, status, "%s", why);
 }
 

@@ -230,6 +230,9 @@ sum_label() {
 		grep -q '^eof yes' "$T/$f" || fail "$f: connection not closed"
 		grep -q '^header x-go-pprof: 1' "$T/$f" || fail "$f: no X-Go-Pprof"
 	done
+	# Each refusal is logged (at info, up to 10 a minute).
+	grep -q 'request refused: 400 bare LF in the request head' "$HT/collector.log"
+	grep -q 'request refused: 431 request head too large' "$HT/collector.log"
 	# Others are served meanwhile.
 	curl -s -m 2 "$BASE/debug/pprof/" | grep -q "data-pid=\"$APID\""
 	wait "$cpid"
