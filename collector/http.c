@@ -35,6 +35,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -625,6 +626,14 @@ static void accept_one(struct http_server *s, int fd,
 		close(fd);
 		return;
 	}
+	/* Each answer is written whole at once, so Nagle's algorithm only
+	 * holds back its last segment (or the next pipelined answer) until
+	 * the client's delayed ACK, up to 40 ms. Go turns it off on every
+	 * TCP connection too. */
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 &&
+	    sa->sa_family != AF_UNIX)
+		log_debug("http: TCP_NODELAY: %s", strerror(errno));
 	c->srv = s;
 	c->fd = fd;
 	c->state = C_HEAD;
