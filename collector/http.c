@@ -86,6 +86,7 @@ struct http_server {
 	int fd;
 	char addr[80];
 	char *token;
+	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
 	http_handler_fn handler;
 	void *arg;
 	struct http_conn *conns;
@@ -102,6 +103,7 @@ const char *http_reason(int status)
 	case 301: return "Moved Permanently";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -339,6 +341,32 @@ static int token_eq(const char *token, const char *p, size_t len)
 	return diff == 0;
 }
 
+/* Whether a Host header names this machine's loopback: "localhost",
+ * "127.x.y.z" or "[::1]", with or without a port. */
+static int host_is_loopback(struct http_str h)
+{
+	char name[64];
+	size_t n = h.len;
+	if (n && h.p[0] == '[') {
+		const char *end = memchr(h.p, ']', h.len);
+		return end && http_str_eq((struct http_str){ h.p, (size_t)
+							     (end - h.p + 1) },
+					  "[::1]");
+	}
+	const char *colon = memchr(h.p, ':', h.len);
+	if (colon)
+		n = (size_t)(colon - h.p);
+	if (n == 0 || n >= sizeof(name))
+		return 0;
+	memcpy(name, h.p, n);
+	name[n] = 0;
+	if (http_str_case_eq((struct http_str){ name, n }, "localhost"))
+		return 1;
+	struct in_addr a;
+	return inet_pton(AF_INET, name, &a) == 1 &&
+	       (ntohl(a.s_addr) >> 24) == 127;
+}
+
 static int authorized(const struct http_server *s, const struct http_req *r)
 {
 	char q[256];
@@ -389,6 +417,19 @@ static void dispatch(struct http_conn *c)
 	set_events(c, EPOLLRDHUP);
 	if (c->dead)
 		return;
+	/* DNS rebinding: a web page the user visits could have its own name
+	 * resolve to 127.0.0.1 and read our pages as its own origin. A
+	 * browser always says which name it asked for; on loopback only
+	 * loopback names are served. */
+	if (s->loopback && c->req.host.len && !host_is_loopback(c->req.host)) {
+		http_error(c, 403, "Host '%.*s' is not a loopback name: this "
+			   "collector serves only localhost, 127.0.0.1 and "
+			   "[::1] (DNS rebinding); --http ADDR:PORT serves "
+			   "other addresses",
+			   (int)(c->req.host.len > 100 ? 100 : c->req.host.len),
+			   c->req.host.p);
+		return;
+	}
 	if (!authorized(s, &c->req)) {
 		http_respond(c, 401, "text/plain; charset=utf-8",
 			     "WWW-Authenticate: Bearer realm=\"pyprof\"\r\n"
@@ -757,6 +798,12 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 		goto out;
 	}
 	format_addr((struct sockaddr *)&ss, s->addr, sizeof(s->addr));
+	if (ss.ss_family == AF_INET)
+		s->loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr)
+			       >> 24) == 127;
+	else if (ss.ss_family == AF_INET6)
+		s->loopback = IN6_IS_ADDR_LOOPBACK(
+			&((struct sockaddr_in6 *)&ss)->sin6_addr);
 	if ((rc = loop_add_fd(loop, fd, EPOLLIN, on_listener, s)) < 0) {
 		snprintf(err, HTTP_ERR_LEN, "--http: cannot watch the "
 			 "socket: %s", strerror(-rc));

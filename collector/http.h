@@ -9,6 +9,10 @@
  * a connection waits in a state of its own meanwhile, watched only for
  * the client going away.
  *
+ * Served on a loopback address, a request whose Host is not a loopback
+ * name (localhost, 127.x.y.z, [::1]) is refused with 403: DNS rebinding
+ * would otherwise let any web page read the pages.
+ *
  * Per connection, one request at a time: bytes a client pipelines behind
  * a request wait in the buffer until the answer is written. Limits: a
  * request head of HTTP_MAX_HEAD bytes (431 past it), a body of

@@ -208,12 +208,12 @@ sum_label() {
 		--send 's' --send 't' --send ':' --timeout 14 >"$T/slow" 3>&- &
 	spid=$!
 	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\nHost: x\n\n' --timeout 3 >"$T/lf"
-	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: x\r\nX-Big: @20000*a\r\n\r\n' --timeout 3 >"$T/big"
-	$RAWHTTP "$PORT" --send 'GET /@9000*a HTTP/1.1\r\nHost: x\r\n\r\n' --timeout 3 >"$T/uri"
-	$RAWHTTP "$PORT" --send 'GET / HTTP/2.0\r\nHost: x\r\n\r\n' --timeout 3 >"$T/v2"
-	$RAWHTTP "$PORT" --send 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' --timeout 3 >"$T/te"
-	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n' --timeout 3 >"$T/hosts"
-	$RAWHTTP "$PORT" --send 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\nContent-Length: 999999\r\n\r\n' --timeout 3 >"$T/body"
+	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: @20000*a\r\n\r\n' --timeout 3 >"$T/big"
+	$RAWHTTP "$PORT" --send 'GET /@9000*a HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' --timeout 3 >"$T/uri"
+	$RAWHTTP "$PORT" --send 'GET / HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n' --timeout 3 >"$T/v2"
+	$RAWHTTP "$PORT" --send 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' --timeout 3 >"$T/te"
+	$RAWHTTP "$PORT" --send 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: y\r\n\r\n' --timeout 3 >"$T/hosts"
+	$RAWHTTP "$PORT" --send 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999\r\n\r\n' --timeout 3 >"$T/body"
 	for f in lf big uri v2 te hosts body; do
 		echo "== $f"
 		cat "$T/$f"
@@ -250,8 +250,8 @@ sum_label() {
 }
 
 @test "keep-alive and pipelined requests are answered in order on one connection" {
-	$RAWHTTP "$PORT" --send "GET /debug/pprof/cmdline?pid=$APID HTTP/1.1\r\nHost: x\r\n\r\nGET /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\n\r\n" \
-		--pause 0.3 --send 'HEAD /debug/pprof/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
+	$RAWHTTP "$PORT" --send "GET /debug/pprof/cmdline?pid=$APID HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" \
+		--pause 0.3 --send 'HEAD /debug/pprof/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' \
 		--timeout 5 >"$T/ka"
 	cat -v "$T/ka"
 	grep -q 'response 1 status 200' "$T/ka"
@@ -357,7 +357,7 @@ got = extra.recv(4096).decode()
 print(got)
 assert got.startswith("HTTP/1.1 503 "), got
 assert "too many HTTP clients" in got, got
-held[100].sendall(b"GET /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\n\r\n")
+held[100].sendall(b"GET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 held[100].settimeout(5)
 ans = held[100].recv(4096).decode()
 assert ans.startswith("HTTP/1.1 200 ") and "num_symbols: 1" in ans, ans
@@ -367,7 +367,7 @@ EOF
 	curl -s -m 2 "$BASE/debug/pprof/" | grep -q "data-pid=\"$APID\""
 }
 
-@test "heap and allocs answer that no process samples its heap; unknown paths and methods are refused" {
+@test "heap and allocs answer that no process samples its heap; unknown paths, methods and foreign Host names are refused" {
 	curl -s -i "$BASE/debug/pprof/heap" | tr -d '\r' >"$T/h"
 	grep -q '^HTTP/1.1 404' "$T/h"
 	grep -q 'no process with heap sampling on' "$T/h"
@@ -382,6 +382,12 @@ EOF
 	curl -s -i "$BASE/" | tr -d '\r' >"$T/r"
 	grep -q '^HTTP/1.1 301' "$T/r"
 	grep -q '^Location: /debug/pprof/' "$T/r"
+	# On loopback, only loopback names (a web page's own name rebound
+	# to 127.0.0.1 must not read the pages).
+	curl -s -i -H 'Host: evil.example:6060' "$BASE/debug/pprof/" | tr -d '\r' >"$T/host"
+	grep -q '^HTTP/1.1 403' "$T/host"
+	grep -q "Host 'evil.example:6060' is not a loopback name" "$T/host"
+	curl -s -i -H "Host: localhost:$PORT" "$BASE/debug/pprof/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 }
 
 @test "with --http-token: 401 without the token; Bearer and ?token= work, go tool pprof included" {

@@ -167,13 +167,13 @@ static size_t make_request(unsigned *seed, char *out, size_t cap, int k,
 	e->status = 200;
 	e->head = kind == 8;
 	if (kind < 5) {
-		n = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: t\r\n"
+		n = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: localhost\r\n"
 				     "X-Pad: %0*d\r\n\r\n",
 				     e->head ? "HEAD" : "GET", e->path,
 				     (int)(rand_r(seed) % 3000), 7);
 	} else {
 		size_t len = rand_r(seed) % 20000;
-		n = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: t\r\n"
+		n = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: localhost\r\n"
 				     "Content-Length: %zu\r\n\r\n",
 				     e->head ? "HEAD" : "POST", e->path, len);
 		for (size_t i = 0; i < len && n < cap; i++)
@@ -312,7 +312,7 @@ int main(void)
 	CHECK_OR_RETURN(fd >= 0, "1.1 connected", 1);
 	char head[160];
 	int hl = snprintf(head, sizeof(head),
-			  "POST /debug/pprof/symbol HTTP/1.1\r\nHost: t\r\n"
+			  "POST /debug/pprof/symbol HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: %zu\r\n\r\n", sizeof(body));
 	CHECK(send(fd, head, (size_t)hl, 0) == hl, "1.2 head sent");
 	size_t off = 0;
@@ -333,8 +333,8 @@ int main(void)
 
 	/* 2. Two pipelined requests in one write, answered in order on the
 	 * same (kept-alive) connection. */
-	const char *two = "GET /one HTTP/1.1\r\nHost: t\r\n\r\n"
-			  "GET /two HTTP/1.1\r\nHost: t\r\n\r\n";
+	const char *two = "GET /one HTTP/1.1\r\nHost: localhost\r\n\r\n"
+			  "GET /two HTTP/1.1\r\nHost: localhost\r\n\r\n";
 	CHECK(send(fd, two, strlen(two), 0) == (ssize_t)strlen(two),
 	      "2.1 sent");
 	settle_read(loop, fd, buf, sizeof(buf), "HTTP/1.1 200", 2);
@@ -362,7 +362,7 @@ int main(void)
 	/* 4. An answer deferred, then the client goes away: cancel. */
 	s.defer = 1;
 	fd = connect_to(http_server_addr(srv));
-	const char *get = "GET /wait HTTP/1.1\r\nHost: t\r\n\r\n";
+	const char *get = "GET /wait HTTP/1.1\r\nHost: localhost\r\n\r\n";
 	CHECK(send(fd, get, strlen(get), 0) == (ssize_t)strlen(get),
 	      "4.1 sent");
 	SETTLE(loop, s.waiting != NULL);
