@@ -274,7 +274,9 @@ void http_respond(struct http_conn *c, int status, const char *content_type,
 		     "%s%s\r\n",
 		     status, http_reason(status), date, content_type, len,
 		     extra_headers ? extra_headers : "",
-		     c->close_after ? "Connection: close\r\n" : "");
+		     c->close_after ? "Connection: close\r\n"
+		     /* HTTP/1.0 keeps a connection only when told so */
+		     : c->req.minor == 0 ? "Connection: keep-alive\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(head)) {
 		conn_close(c);
 		return;

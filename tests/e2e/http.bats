@@ -261,6 +261,14 @@ sum_label() {
 	grep -q 'response 3 status 200' "$T/ka"
 	grep -q '^header content-type: text/html' "$T/ka"
 	grep -q '^eof yes' "$T/ka"
+	# HTTP/1.0: kept only when asked, and then said so.
+	$RAWHTTP "$PORT" --send 'GET /debug/pprof/symbol HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' \
+		--pause 0.3 --send 'GET /debug/pprof/symbol HTTP/1.0\r\n\r\n' --timeout 5 >"$T/ka10"
+	cat "$T/ka10"
+	[[ $(grep -c '^header connection: keep-alive' "$T/ka10") == 1 ]]
+	grep -q 'response 2 status 200' "$T/ka10"
+	[[ $(grep -c '^header connection: close' "$T/ka10") == 1 ]]
+	grep -q '^eof yes' "$T/ka10"
 	# cmdline: the process's arguments joined by NUL, as Go's.
 	curl -s "$BASE/debug/pprof/cmdline?pid=$APID" | tr '\0' '|' >"$T/cmd"
 	[[ $(cat "$T/cmd") == "$PYA|$WORKER|alpha|120|$HT/alpha.cpu" ]] || fail "cmdline: $(cat "$T/cmd")"
