@@ -80,7 +80,7 @@ struct proc {
 	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
 	uint64_t heard_unix_ns; /* collector's clock at the last frame */
 	unsigned n_sessions;
-	int is_snapshot; /* proc_snapshot_new's: prev/next link reg->snaps */
+	int is_copy; /* proc_copy_new's: prev/next link reg->copies */
 };
 
 struct proc_session {
@@ -102,8 +102,8 @@ struct procs {
 	uint64_t n_refs;  /* bound on symtab entries processes refer to */
 	uint64_t gc_kept; /* entries the last compaction kept */
 	struct timeline *timeline; /* NULL unless --timeline */
-	struct proc *snaps;        /* snapshots (window.c), a list */
-	size_t n_snaps;
+	struct proc *copies;       /* copies (window.c), a list */
+	size_t n_copies;
 	struct procs_tap tap;      /* all NULL: none */
 };
 
@@ -250,8 +250,8 @@ void procs_free(struct procs *reg)
 		proc_free(p);
 		p = next;
 	}
-	while (reg->snaps)
-		proc_snapshot_free(reg->snaps);
+	while (reg->copies)
+		proc_copy_free(reg->copies);
 	elfsym_free(reg->es);
 	free(reg);
 }
@@ -301,8 +301,8 @@ void procs_remove(struct procs *reg, struct proc *p)
 	if (reg->tap.gone)
 		reg->tap.gone(reg->tap.arg, p);
 	proc_free(p);
-	/* Snapshots may outlive every process and still name symbols. */
-	if (reg->n == 0 && reg->n_snaps == 0) {
+	/* Copies may outlive every process and still name symbols. */
+	if (reg->n == 0 && reg->n_copies == 0) {
 		assert(reg->n_refs == 0);
 		symtab_clear(reg->st);
 		reg->gc_kept = 0;
@@ -1100,13 +1100,13 @@ int procs_compact(struct procs *reg)
 		return rc;
 	for (const struct proc *p = reg->head; p; p = p->next)
 		mark_proc(st, p);
-	for (const struct proc *p = reg->snaps; p; p = p->next)
+	for (const struct proc *p = reg->copies; p; p = p->next)
 		mark_proc(st, p);
 	rc = symtab_gc_rebuild(st);
 	if (rc == 0) {
 		for (struct proc *p = reg->head; p; p = p->next)
 			renumber_proc(st, p);
-		for (struct proc *p = reg->snaps; p; p = p->next)
+		for (struct proc *p = reg->copies; p; p = p->next)
 			renumber_proc(st, p);
 	}
 	symtab_gc_end(st);
@@ -1143,7 +1143,7 @@ int procs_maybe_compact(struct procs *reg, int at_boundary)
 	return 1;
 }
 
-/* ---- taps and snapshots --------------------------------------------------- */
+/* ---- taps and copies --------------------------------------------------- */
 
 void procs_set_tap(struct procs *reg, const struct procs_tap *tap)
 {
@@ -1158,7 +1158,7 @@ uint64_t proc_last_mono_ns(const struct proc *p)
 	return p->max_mono_ns;
 }
 
-struct proc *proc_snapshot_new(const struct proc *src)
+struct proc *proc_copy_new(const struct proc *src)
 {
 	struct procs *reg = src->reg;
 	struct proc *p = calloc(1, sizeof(*p));
@@ -1167,7 +1167,7 @@ struct proc *proc_snapshot_new(const struct proc *src)
 		return NULL;
 	idhash_init(&p->thread_hash);
 	p->reg = reg;
-	p->is_snapshot = 1;
+	p->is_copy = 1;
 	p->info = src->info;
 	p->info.arg_sids = NULL;
 	p->info.n_samples = p->info.n_lost = 0;
@@ -1186,83 +1186,83 @@ struct proc *proc_snapshot_new(const struct proc *src)
 		       src->info.n_args * sizeof(uint32_t));
 	add_refs(p, 3 + p->info.n_args);
 	p->heard_unix_ns = src->heard_unix_ns;
-	p->next = reg->snaps;
-	if (reg->snaps)
-		reg->snaps->prev = p;
-	reg->snaps = p;
-	reg->n_snaps++;
+	p->next = reg->copies;
+	if (reg->copies)
+		reg->copies->prev = p;
+	reg->copies = p;
+	reg->n_copies++;
 	return p;
 }
 
-int proc_snapshot_add(struct proc *snap, const struct proc *src,
-		      uint32_t node, uint32_t thread, uint32_t flags,
-		      uint64_t count, uint64_t value, uint64_t t_mono_ns)
+int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
+		  uint32_t thread, uint32_t flags, uint64_t count,
+		  uint64_t value, uint64_t t_mono_ns)
 {
-	assert(snap->is_snapshot && thread >= 1 && thread <= src->n_threads);
+	assert(copy->is_copy && thread >= 1 && thread <= src->n_threads);
 	/* Thread numbers only grow in src: copying its table's prefix keeps
 	 * them equal in both. */
-	if (thread > snap->n_threads) {
+	if (thread > copy->n_threads) {
 		uint32_t n = src->n_threads;
-		if ((size_t)n + 1 > snap->threads_cap) {
+		if ((size_t)n + 1 > copy->threads_cap) {
 			size_t cap = (size_t)n + 16;
 			struct proc_thread *t =
-				realloc(snap->threads, cap * sizeof(*t));
+				realloc(copy->threads, cap * sizeof(*t));
 			if (!t)
 				return -ENOMEM;
-			snap->threads = t;
-			snap->threads_cap = cap;
+			copy->threads = t;
+			copy->threads_cap = cap;
 		}
-		memcpy(snap->threads + snap->n_threads + 1,
-		       src->threads + snap->n_threads + 1,
-		       (n - snap->n_threads) * sizeof(*snap->threads));
-		add_refs(snap, n - snap->n_threads);
-		snap->n_threads = n;
+		memcpy(copy->threads + copy->n_threads + 1,
+		       src->threads + copy->n_threads + 1,
+		       (n - copy->n_threads) * sizeof(*copy->threads));
+		add_refs(copy, n - copy->n_threads);
+		copy->n_threads = n;
 	}
-	if (agg_add(snap->agg, node, thread, flags, count, value) < 0)
+	if (agg_add(copy->agg, node, thread, flags, count, value) < 0)
 		return -ENOMEM;
-	snap->info.n_samples = sat_add(snap->info.n_samples, count);
-	snap->info.win_samples = snap->info.n_samples;
-	if (t_mono_ns > snap->max_mono_ns)
-		snap->max_mono_ns = t_mono_ns;
+	copy->info.n_samples = sat_add(copy->info.n_samples, count);
+	copy->info.win_samples = copy->info.n_samples;
+	if (t_mono_ns > copy->max_mono_ns)
+		copy->max_mono_ns = t_mono_ns;
 	return 0;
 }
 
-void proc_snapshot_sync(struct proc *snap, const struct proc *src)
+void proc_copy_sync(struct proc *copy, const struct proc *src)
 {
-	assert(snap->is_snapshot);
-	snap->info.achieved_ns = src->info.achieved_ns;
-	snap->info.has_bye = src->info.has_bye;
-	snap->info.bye = src->info.bye;
+	assert(copy->is_copy);
+	copy->info.achieved_ns = src->info.achieved_ns;
+	copy->info.has_bye = src->info.has_bye;
+	copy->info.bye = src->info.bye;
 }
 
-void proc_snapshot_add_lost(struct proc *snap, unsigned reason,
-			    uint64_t samples, uint64_t value)
+void proc_copy_add_lost(struct proc *copy, unsigned reason,
+			uint64_t samples, uint64_t value)
 {
-	assert(snap->is_snapshot && reason >= 1 && reason <= PROC_LOST_MAX);
-	snap->lost_samples[reason] = sat_add(snap->lost_samples[reason],
+	assert(copy->is_copy && reason >= 1 && reason <= PROC_LOST_MAX);
+	copy->lost_samples[reason] = sat_add(copy->lost_samples[reason],
 					     samples);
-	snap->lost_value[reason] = sat_add(snap->lost_value[reason], value);
-	snap->info.n_lost = sat_add(snap->info.n_lost, samples);
-	snap->info.win_lost = snap->info.n_lost;
+	copy->lost_value[reason] = sat_add(copy->lost_value[reason], value);
+	copy->info.n_lost = sat_add(copy->info.n_lost, samples);
+	copy->info.win_lost = copy->info.n_lost;
 }
 
-void proc_snapshot_free(struct proc *snap)
+void proc_copy_free(struct proc *copy)
 {
 	struct procs *reg;
 
-	if (!snap)
+	if (!copy)
 		return;
-	assert(snap->is_snapshot);
-	reg = snap->reg;
-	if (snap->prev)
-		snap->prev->next = snap->next;
+	assert(copy->is_copy);
+	reg = copy->reg;
+	if (copy->prev)
+		copy->prev->next = copy->next;
 	else
-		reg->snaps = snap->next;
-	if (snap->next)
-		snap->next->prev = snap->prev;
-	reg->n_snaps--;
-	proc_free(snap);
-	if (reg->n == 0 && reg->n_snaps == 0 && reg->head == NULL) {
+		reg->copies = copy->next;
+	if (copy->next)
+		copy->next->prev = copy->prev;
+	reg->n_copies--;
+	proc_free(copy);
+	if (reg->n == 0 && reg->n_copies == 0 && reg->head == NULL) {
 		assert(reg->n_refs == 0);
 		symtab_clear(reg->st);
 		reg->gc_kept = 0;

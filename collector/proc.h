@@ -251,7 +251,7 @@ void proc_window_reset(struct proc *p, uint64_t start_unix_ns);
  * last heard from it. */
 uint64_t proc_end_unix_ns(const struct proc *p);
 
-/* ---- taps and snapshots (HTTP profile windows, window.h) --------------- */
+/* ---- taps and copies (HTTP profile windows, window.h) ------------------ */
 
 /* A tap sees every sample and lost count as it is accepted, and every
  * process just before it is freed, so that window.c can keep its own
@@ -274,24 +274,24 @@ void procs_set_tap(struct procs *reg, const struct procs_tap *tap);
 /* The CLOCK_MONOTONIC time of p's latest sample (or BYE), 0 if none. */
 uint64_t proc_last_mono_ns(const struct proc *p);
 
-/* A snapshot: a process object outside the registry's list, with src's
+/* A copy: a process object outside the registry's list, with src's
  * facts (HELLO's strings, mode, rate) and an empty aggregate, that
  * pprof_build reads like any process. Its ids stay valid however long it
- * lives: compactions mark and renumber snapshots too, and the symtab is
+ * lives: compactions mark and renumber copies too, and the symtab is
  * not cleared while one exists, even after src is gone. NULL (ENOMEM). */
-struct proc *proc_snapshot_new(const struct proc *src);
-/* Adds a sample of src (tapped, see above) to the snapshot made from it;
+struct proc *proc_copy_new(const struct proc *src);
+/* Adds a sample of src (tapped, see above) to the copy made from it;
  * src's threads are copied as needed so that thread numbers mean the same
  * in both. 0 or -ENOMEM (nothing added). */
-int proc_snapshot_add(struct proc *snap, const struct proc *src,
-		      uint32_t node, uint32_t thread, uint32_t flags,
-		      uint64_t count, uint64_t value, uint64_t t_mono_ns);
-void proc_snapshot_add_lost(struct proc *snap, unsigned reason,
-			    uint64_t samples, uint64_t value);
-/* Copies what src learnt since the snapshot was made (a BYE's achieved
+int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
+		  uint32_t thread, uint32_t flags, uint64_t count,
+		  uint64_t value, uint64_t t_mono_ns);
+void proc_copy_add_lost(struct proc *copy, unsigned reason,
+			uint64_t samples, uint64_t value);
+/* Copies what src learnt since the copy was made (a BYE's achieved
  * rate and native-stack counts, which the profile's comments show). */
-void proc_snapshot_sync(struct proc *snap, const struct proc *src);
-/* Frees a snapshot. NULL is fine. */
-void proc_snapshot_free(struct proc *snap);
+void proc_copy_sync(struct proc *copy, const struct proc *src);
+/* Frees a copy. NULL is fine. */
+void proc_copy_free(struct proc *copy);
 
 #endif /* PYPROF_PROC_H */

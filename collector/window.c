@@ -2,12 +2,12 @@
  * window.c - profiles of the next N seconds (see window.h).
  *
  * Each open window keeps a small table from source process to its
- * snapshot (proc.h), in the order processes first sent a sample in the
+ * copy (proc.h), in the order processes first sent a sample in the
  * window; samples come in batches from one process at a time, so a
  * one-entry cache in front of the table's linear search answers almost
  * every lookup. A process that is freed (it ended and was written) is
  * forgotten by the table through the tap's gone callback, so a new
- * process at the same address is never taken for it; its snapshot stays.
+ * process at the same address is never taken for it; its copy stays.
  *
  * Closing never happens inside a tap callback (those run in the middle
  * of proc_add_samples): the tap only reschedules the window's timer to
@@ -32,7 +32,7 @@
 
 struct win_proc {
 	const struct proc *src; /* NULL once the process is freed */
-	struct proc *snap;
+	struct proc *copy;
 };
 
 struct window {
@@ -101,15 +101,15 @@ static int matches(const struct window *w, const struct proc *p)
 	return in->mode == w->f.mode && (!w->f.pid || in->pid == w->f.pid);
 }
 
-/* p's snapshot in w, made on first use; NULL when out of memory. */
-static struct proc *snap_of(struct window *w, const struct proc *p)
+/* p's copy in w, made on first use; NULL when out of memory. */
+static struct proc *copy_of(struct window *w, const struct proc *p)
 {
 	if (w->last < w->n_procs && w->procs[w->last].src == p)
-		return w->procs[w->last].snap;
+		return w->procs[w->last].copy;
 	for (size_t i = 0; i < w->n_procs; i++)
 		if (w->procs[i].src == p) {
 			w->last = i;
-			return w->procs[i].snap;
+			return w->procs[i].copy;
 		}
 	if (w->n_procs == w->procs_cap) {
 		size_t cap = w->procs_cap ? 2 * w->procs_cap : 8;
@@ -119,12 +119,12 @@ static struct proc *snap_of(struct window *w, const struct proc *p)
 		w->procs = v;
 		w->procs_cap = cap;
 	}
-	struct proc *snap = proc_snapshot_new(p);
-	if (!snap)
+	struct proc *copy = proc_copy_new(p);
+	if (!copy)
 		return NULL;
-	w->procs[w->n_procs] = (struct win_proc){ p, snap };
+	w->procs[w->n_procs] = (struct win_proc){ p, copy };
 	w->last = w->n_procs++;
-	return snap;
+	return copy;
 }
 
 /* Whether nothing more is to be expected for the window: every matching
@@ -173,10 +173,10 @@ static void tap_sample(void *arg, const struct proc *p, uint32_t node,
 		if (!matches(w, p))
 			continue;
 		if (t >= w->start_ns && t < w->end_ns) {
-			struct proc *snap = snap_of(w, p);
-			if (!snap || proc_snapshot_add(snap, p, node, thread,
-						       flags, count, value,
-						       t) < 0)
+			struct proc *copy = copy_of(w, p);
+			if (!copy || proc_copy_add(copy, p, node, thread,
+						   flags, count, value,
+						   t) < 0)
 				w->oom = 1;
 		} else if (t >= w->end_ns && w->closing && w->crossed != p) {
 			w->crossed = p;
@@ -193,9 +193,9 @@ static void tap_lost(void *arg, const struct proc *p, unsigned reason,
 	for (struct window *w = ws->head; w; w = w->next) {
 		if (w->closing || !matches(w, p))
 			continue;
-		struct proc *snap = snap_of(w, p);
-		if (snap)
-			proc_snapshot_add_lost(snap, reason, samples, value);
+		struct proc *copy = copy_of(w, p);
+		if (copy)
+			proc_copy_add_lost(copy, reason, samples, value);
 		else
 			w->oom = 1;
 	}
@@ -207,7 +207,7 @@ static void tap_gone(void *arg, const struct proc *p)
 	for (struct window *w = ws->head; w; w = w->next) {
 		for (size_t i = 0; i < w->n_procs; i++)
 			if (w->procs[i].src == p) {
-				proc_snapshot_sync(w->procs[i].snap, p);
+				proc_copy_sync(w->procs[i].copy, p);
 				w->procs[i].src = NULL;
 			}
 		if (w->crossed == p)
@@ -230,7 +230,7 @@ static void unlink_free(struct window *w)
 	loop_del_timer(ws->loop, w->timer);
 	window_sampling_off(w);
 	for (size_t i = 0; i < w->n_procs; i++)
-		proc_snapshot_free(w->procs[i].snap);
+		proc_copy_free(w->procs[i].copy);
 	free(w->procs);
 	free(w);
 }
@@ -244,7 +244,7 @@ static void finish(struct window *w)
 			       (uint64_t)w->seconds * 1000000000u,
 		.empty_wall = w->f.mode == WIRE_MODE_WALL,
 	};
-	const struct proc **snaps = NULL;
+	const struct proc **copies = NULL;
 	void *data = NULL;
 	size_t len = 0;
 	struct pprof_stats stats;
@@ -253,15 +253,15 @@ static void finish(struct window *w)
 	w->timer = NULL; /* one-shot: the loop frees it after this */
 	if (w->oom)
 		goto out;
-	snaps = malloc((w->n_procs ? w->n_procs : 1) * sizeof(*snaps));
-	if (!snaps)
+	copies = malloc((w->n_procs ? w->n_procs : 1) * sizeof(*copies));
+	if (!copies)
 		goto out;
 	for (size_t i = 0; i < w->n_procs; i++) {
 		if (w->procs[i].src)
-			proc_snapshot_sync(w->procs[i].snap, w->procs[i].src);
-		snaps[i] = w->procs[i].snap;
+			proc_copy_sync(w->procs[i].copy, w->procs[i].src);
+		copies[i] = w->procs[i].copy;
 	}
-	rc = pprof_build(w->ws->st, snaps, w->n_procs, &o, &data, &len,
+	rc = pprof_build(w->ws->st, copies, w->n_procs, &o, &data, &len,
 			 &stats);
 	if (rc == 0)
 		log_debug("window of %u s (pid %" PRIu64 ", %s): %zu "
@@ -272,7 +272,7 @@ static void finish(struct window *w)
 			  w->n_procs, stats.samples, len,
 			  (double)(loop_now_ns() - w->end_ns) / 1e6);
 out:
-	free(snaps);
+	free(copies);
 	if (rc < 0)
 		log_warn("window of %u s: cannot build its profile: %s",
 			 w->seconds, strerror(-rc));

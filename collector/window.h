@@ -7,7 +7,7 @@
  * collector's loop runs on. From the moment it opens, every sample
  * accepted from a matching process (all processes or one pid, in one mode)
  * whose time falls inside goes into the window's own copy of that
- * process (a snapshot, proc.h), whatever the process's --period windows
+ * process (a copy, proc.h), whatever the process's --period windows
  * do; processes that connect or exit meanwhile are in it for the time
  * they were there. Lost-sample reports are counted as they arrive.
  *
