@@ -63,7 +63,9 @@ struct proc_thread {
 
 struct proc {
 	struct procs *reg;
-	struct proc *prev, *next; /* registry list, in connect order */
+	struct proc *prev, *next; /* registry list, in connect order; of a
+				     copy (window.c), reg->copies */
+	int is_copy;              /* made by proc_copy_new */
 	struct proc_info info;
 	struct agg *agg;
 	struct proc_thread *threads; /* [1..n_threads] */
@@ -80,7 +82,6 @@ struct proc {
 	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
 	uint64_t heard_unix_ns; /* collector's clock at the last frame */
 	unsigned n_sessions;
-	int is_copy; /* proc_copy_new's: prev/next link reg->copies */
 };
 
 struct proc_session {
