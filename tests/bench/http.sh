@@ -20,7 +20,7 @@
 #     every process, alternating, 3 rounds each; samples per collector
 #     CPU second (medians) and their ratio.
 #
-#   tests/bench/http.sh              (from make bench, section 7)
+#   tests/bench/http.sh              (from make bench, section 8)
 #   N_PROCS=4 HTTP_ROUNDS=1 tests/bench/http.sh
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
