@@ -356,7 +356,7 @@ int collector_run(const struct collector_opts *opts)
 		 opts->output_file ? opts->output_file : "");
 	if (opts->http_spec) {
 		char herr[HTTP_ERR_LEN];
-		if ((rc = pprof_server_start(c.loop, c.st, c.reg,
+		if ((rc = pprof_server_start(c.loop, c.st, c.reg, c.ctl,
 					     opts->http_spec, opts->http_token,
 					     &c.http, herr)) < 0) {
 			log_error("%s", herr);

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "log.h"
 #include "proc.h"
 #include "pyprof/wire.h"
@@ -49,6 +50,7 @@ struct pprof_server {
 	struct symtab *st;
 	struct procs *reg;
 	struct windows *ws;
+	struct control *ctl; /* NULL: no sampling on demand */
 	struct http_server *http;
 };
 
@@ -431,6 +433,11 @@ static void index_row(struct pprof_server *ps, FILE *out,
 
 	fmt_uptime(up, sizeof(up),
 		   now > in->start_unix_ns ? now - in->start_unix_ns : 0);
+	/* As the process last said: sampling by itself or for a profile
+	 * being taken, or dormant (PYPROF_START=off) until asked. */
+	unsigned holds = 0;
+	int on = ps->ctl ? control_proc_sampling(ps->ctl, in->pid, &holds) : -1;
+	const char *sampling = on < 0 ? "?" : on ? "on" : "dormant";
 	fprintf(out, "<tr class=\"proc\" data-pid=\"%" PRIu64 "\"><td class="
 		"\"pid\">%" PRIu64 "</td><td class=\"command\">", in->pid,
 		in->pid);
@@ -443,7 +450,8 @@ static void index_row(struct pprof_server *ps, FILE *out,
 		html(out, symtab_string(ps->st, in->comm_sid));
 	fprintf(out, "</td><td class=\"python\">");
 	html(out, symtab_string(ps->st, in->pyversion_sid));
-	fprintf(out, "</td><td class=\"mode\">%s</td><td class=\"rate\">%"
+	fprintf(out, "</td><td class=\"sampling\">%s</td>", sampling);
+	fprintf(out, "<td class=\"mode\">%s</td><td class=\"rate\">%"
 		PRIu64 " Hz</td><td class=\"uptime\">%s</td><td class="
 		"\"samples\">%" PRIu64 "</td><td class=\"dropped\">%" PRIu64
 		"</td><td>"
@@ -497,7 +505,8 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"<a href=\"cmdline\">cmdline</a> | "
 		"<a href=\"symbol\">symbol</a></p>\n"
 		"<table id=\"processes\">\n<tr><th>pid</th><th>command</th>"
-		"<th>Python</th><th>mode</th><th>rate</th><th>uptime</th>"
+		"<th>Python</th><th>sampling</th><th>mode</th><th>rate</th>"
+		"<th>uptime</th>"
 		"<th>samples</th><th>dropped</th><th>views</th></tr>\n",
 		secs, secs, secs, secs);
 	for (const struct proc *p = procs_first(ps->reg); p;
@@ -579,14 +588,15 @@ static void handle(void *arg, struct http_conn *c, const struct http_req *r,
 /* ---- lifetime -------------------------------------------------------------------------------- */
 
 int pprof_server_start(struct loop *loop, struct symtab *st,
-		       struct procs *reg, const char *spec, const char *token,
+		       struct procs *reg, struct control *ctl,
+		       const char *spec, const char *token,
 		       struct pprof_server **out, char *err)
 {
 	struct pprof_server *ps = calloc(1, sizeof(*ps));
 	int rc;
 
 	*out = NULL;
-	if (!ps || !(ps->ws = windows_new(loop, st, reg))) {
+	if (!ps || !(ps->ws = windows_new(loop, st, reg, ctl))) {
 		free(ps);
 		snprintf(err, HTTP_ERR_LEN, "out of memory");
 		return -ENOMEM;
@@ -594,6 +604,7 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
 	ps->loop = loop;
 	ps->st = st;
 	ps->reg = reg;
+	ps->ctl = ctl;
 	rc = http_listen(loop, spec, token, handle, ps, &ps->http, err);
 	if (rc < 0) {
 		windows_free(ps->ws);

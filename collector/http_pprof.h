@@ -45,8 +45,12 @@ struct pprof_server;
 /* Listens on spec ("[ADDR:]PORT", http.h) with an optional access token
  * and serves reg's processes. 0 and the server in *out, or a negative
  * errno with the reason in err (HTTP_ERR_LEN bytes). */
+struct control;
+/* ctl (control.h; may be NULL) switches sampling on in the processes a
+ * profile covers, for its duration. */
 int pprof_server_start(struct loop *loop, struct symtab *st,
-		       struct procs *reg, const char *spec, const char *token,
+		       struct procs *reg, struct control *ctl,
+		       const char *spec, const char *token,
 		       struct pprof_server **out, char *err);
 /* The address it listens on, for the log. */
 const char *pprof_server_addr(const struct pprof_server *ps);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "control.h"
 #include "log.h"
 #include "loop.h"
 #include "pprof.h"
@@ -47,6 +48,9 @@ struct window {
 	size_t last;                      /* cache: index of the last hit */
 	const struct proc *crossed;       /* last process seen past the end */
 	struct loop_timer *timer;
+	struct control_hold *hold;        /* sampling switched on for us */
+	int hold_done;                    /* its processes acknowledged the
+					     end: every sample is in */
 	int closing;                      /* past end_ns, waiting for data */
 	int oom;                          /* a sample could not be added */
 	window_done_fn done;
@@ -55,6 +59,7 @@ struct window {
 
 struct windows {
 	struct loop *loop;
+	struct control *ctl;              /* NULL: no sampling on demand */
 	struct symtab *st;
 	struct procs *reg;
 	struct window *head;
@@ -68,29 +73,52 @@ static uint64_t now_unix_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- the dormant-mode hook (issue 10) ------------------------------------ */
+/* ---- sampling on demand (issue 10, control.h) ---------------------------- */
 
-/*
- * HOOK(issue 10, control channel): the processes a window covers should
- * sample for its duration even when they started dormant
- * (PYPROF_START=off). Once collector/control.h exists, window_sampling_on
- * asks every live process matching w->f to start (mode w->f.mode, for
- * w->seconds plus a little, or until told to stop), and
- * window_sampling_off tells them the window no longer needs it
- * (control.c keeps one session for overlapping windows). A process that
- * connects while the window is open needs the same: call
- * window_sampling_on again from the connect path, or let control.c ask
- * windows for the filters still open. Today they do nothing: processes
- * sample from the start.
- */
-static void window_sampling_on(const struct window *w)
+static void on_timer(struct loop *loop, struct loop_timer *t, void *arg);
+static void reschedule(struct window *w, uint64_t delay_ns);
+
+/* The processes acknowledged the hold's end (a CTL_STOP or CTL_FLUSH
+ * reply comes after every sample taken before it), or did not within
+ * CONTROL_REPLY_NS: nothing more will come for this window. Closes it
+ * from the loop, not from inside control.c's callback. */
+static void on_hold_done(struct control_hold *h, void *arg)
 {
-	(void)w;
+	struct window *w = arg;
+	(void)h;
+	w->hold = NULL; /* freed when we return */
+	w->hold_done = 1;
+	if (w->closing)
+		reschedule(w, 0);
 }
 
-static void window_sampling_off(const struct window *w)
+/* Processes that started dormant (PYPROF_START=off) sample while a
+ * window covers them: a hold for the window's pid (0: every process) and
+ * duration, with the processes' own settings (their mode, rate). A hold
+ * covers processes that connect while it lasts too, and when the last
+ * hold on a process ends it goes back to its own state. Without a
+ * control (tests), or without memory for a hold, processes sample as
+ * they would anyway. */
+static void window_sampling_on(struct window *w)
 {
-	(void)w;
+	struct control_settings s = { 0 };
+	if (!w->ws->ctl)
+		return;
+	w->hold = control_start(w->ws->ctl, w->f.pid,
+				(uint64_t)w->seconds * 1000000000u, &s,
+				on_hold_done, w);
+	if (!w->hold)
+		log_warn("window of %u s: out of memory to switch sampling on",
+			 w->seconds);
+}
+
+/* The window is closed or cancelled: its hold ends now (without a
+ * callback), switching off what it alone kept on. */
+static void window_sampling_off(struct window *w)
+{
+	if (w->hold)
+		control_cancel(w->ws->ctl, w->hold);
+	w->hold = NULL;
 }
 
 /* ---- matching and lookup --------------------------------------------------- */
@@ -148,8 +176,6 @@ static int caught_up(const struct window *w, const struct proc *except)
 	}
 	return 1;
 }
-
-static void on_timer(struct loop *loop, struct loop_timer *t, void *arg);
 
 /* Makes the window's timer fire after delay_ns instead. */
 static void reschedule(struct window *w, uint64_t delay_ns)
@@ -290,9 +316,14 @@ static void on_timer(struct loop *loop, struct loop_timer *t, void *arg)
 	(void)t;
 	if (!w->closing) {
 		w->closing = 1;
-		if (!caught_up(w, NULL)) {
+		/* Wait for late samples unless nothing more can come: with
+		 * a hold, until its processes acknowledge its end (at most
+		 * WINDOW_HOLD_WAIT_NS), else WINDOW_GRACE_NS. */
+		if (!w->hold_done && !caught_up(w, NULL)) {
 			w->timer = NULL; /* this one is freed on return */
-			w->timer = loop_add_timer(w->ws->loop, WINDOW_GRACE_NS,
+			w->timer = loop_add_timer(w->ws->loop,
+						  w->hold ? WINDOW_HOLD_WAIT_NS
+							  : WINDOW_GRACE_NS,
 						  0, on_timer, w);
 			if (w->timer)
 				return;
@@ -352,12 +383,13 @@ size_t windows_len(const struct windows *ws)
 }
 
 struct windows *windows_new(struct loop *loop, struct symtab *st,
-			    struct procs *reg)
+			    struct procs *reg, struct control *ctl)
 {
 	struct windows *ws = calloc(1, sizeof(*ws));
 	if (!ws)
 		return NULL;
 	ws->loop = loop;
+	ws->ctl = ctl;
 	ws->st = st;
 	ws->reg = reg;
 	struct procs_tap tap = { tap_sample, tap_lost, tap_gone, ws };

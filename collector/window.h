@@ -31,9 +31,14 @@
  * independently. The cost per sample is one comparison per open window,
  * plus one aggregate insertion per window it belongs to.
  *
- * Dormant processes (issue 10): window_sampling_on/off below are the one
- * place where a window asks the processes it covers to switch sampling
- * on for its duration, once the control channel exists.
+ * Dormant processes (issue 10): with a control (control.h), a window
+ * holds sampling on in the processes it covers (its pid, or all) for its
+ * duration, so that processes started with PYPROF_START=off are profiled
+ * too, and switched back off after. The hold's end also makes closing
+ * exact: once every covered process acknowledged it, each has sent every
+ * sample it took before, and the window closes at once (at most
+ * WINDOW_HOLD_WAIT_NS after its end; control.c waits longer for a process
+ * that does not answer, the window does not).
  *
  * Single-threaded (the collector's loop thread).
  */
@@ -43,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct control;
 struct loop;
 struct procs;
 struct symtab;
@@ -54,6 +60,8 @@ struct window;
 						late samples */
 #define WINDOW_QUIET_NS (100 * 1000000ull)   /* silent this long before
 						the end: idle */
+#define WINDOW_HOLD_WAIT_NS (90 * 1000000ull) /* with a hold: wait at most
+						 this for its acks */
 #define WINDOW_MAX_SECONDS 3600
 
 /* Which samples a window takes: every process (pid 0) or one pid, in
@@ -69,10 +77,11 @@ struct window_filter {
 typedef void (*window_done_fn)(void *arg, int status, void *data, size_t len,
 			       const struct window_filter *f);
 
-/* The set of windows over one registry: installs its tap (proc.h).
- * NULL (ENOMEM). */
+/* The set of windows over one registry: installs its tap (proc.h). ctl
+ * (may be NULL: processes sample as they would anyway) switches sampling
+ * on for each window's duration. NULL (ENOMEM). */
 struct windows *windows_new(struct loop *loop, struct symtab *st,
-			    struct procs *reg);
+			    struct procs *reg, struct control *ctl);
 /* Cancels every open window (no callback) and removes the tap. NULL is
  * fine. */
 void windows_free(struct windows *ws);

@@ -173,6 +173,42 @@ sum_label() {
 	((a > g)) || fail "alpha ($a) should have more than gamma ($g)"
 }
 
+# idx_field PID CLASS: that process's cell in the index page.
+idx_field() {
+	curl -s "$BASE/debug/pprof/" |
+		sed -n "s|.*data-pid=\"$1\".*<td class=\"$2\">\([^<]*\)</td>.*|\1|p"
+}
+
+@test "a dormant process (PYPROF_START=off) samples for the window, and only then" {
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK PYPROF_START=off "$PYB" "$WORKER" delta 30 \
+		>"$T/delta.out" 3>&- &
+	dpid=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ $(idx_field "$dpid" sampling) == dormant ]] && break
+		sleep 0.05
+	done
+	[[ $(idx_field "$dpid" sampling) == dormant ]] || fail "not dormant: $(idx_field "$dpid" sampling)"
+	[[ $(idx_field "$dpid" samples) == 0 ]]
+	$RAWPROF summary "$BASE/debug/pprof/profile?seconds=2&pid=$dpid" >"$T/sum"
+	cat "$T/sum"
+	n=$(sum_label "$T/sum" "pid=$dpid")
+	((n >= 1 && n <= 210)) || fail "dormant process: $n samples in 2 s"
+	grep -q '^stack .*delta_work' "$T/sum"
+	# Back to dormant: the sample count stops.
+	for ((i = 0; i < 40; i++)); do
+		[[ $(idx_field "$dpid" sampling) == dormant ]] && break
+		sleep 0.05
+	done
+	[[ $(idx_field "$dpid" sampling) == dormant ]] || fail "still sampling"
+	c1=$(idx_field "$dpid" samples)
+	sleep 0.5
+	c2=$(idx_field "$dpid" samples)
+	kill "$dpid"
+	wait "$dpid" || true
+	[[ $c1 == "$c2" ]] || fail "samples still coming: $c1 then $c2"
+	((c1 >= n)) || fail "the collector counted $c1 samples, the window $n"
+}
+
 @test "unknown pid, seconds=0 and seconds=100000 get clear errors, as go tool pprof shows them" {
 	curl -s -i "$BASE/debug/pprof/profile?seconds=1&pid=999999" | tr -d '\r' >"$T/r1"
 	grep -q '^HTTP/1.1 404' "$T/r1"

@@ -204,7 +204,7 @@ int main(void)
 
 	the_loop = loop_new();
 	CHECK_OR_RETURN(st && reg && the_loop, "0.1 setup", 1);
-	ws = windows_new(the_loop, st, reg);
+	ws = windows_new(the_loop, st, reg, NULL);
 	CHECK_OR_RETURN(ws != NULL, "0.2 windows_new", 1);
 	/* A process whose symbols become garbage, defined first so that
 	 * compacting them away renumbers everything the windows hold. */
