@@ -4,8 +4,9 @@
  * collector, and a flame graph page for browsers.
  *
  *   /debug/pprof/           HTML index of the connected processes (pid,
- *                           command, Python version, mode, rate, uptime,
- *                           samples, dropped) with links to each view;
+ *                           command, Python version, sampling on or
+ *                           dormant, mode, rate, uptime, samples,
+ *                           dropped) with links to each view;
  *                           ?seconds=N sets the links' duration
  *   /debug/pprof/profile    ?seconds=N (default 30, 1..3600) [&pid=P]
  *                           [&mode=cpu|wall]: a profile of the next N
