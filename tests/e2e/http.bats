@@ -73,11 +73,19 @@ setup_file() {
 }
 
 teardown_file() {
+	local rc=0
 	kill -TERM "$APID" "$BPID" 2>/dev/null || true
 	wait "$APID" "$BPID" 2>/dev/null || true
 	kill -TERM "$HCPID" 2>/dev/null || true
-	wait "$HCPID" 2>/dev/null || true
+	wait "$HCPID" || rc=$?
+	# The file's collector served every test: it must exit cleanly
+	# (under PYPROF_BUILD=build-asan, with no leak either).
+	if ((rc != 0)); then
+		echo "the collector exited with status $rc; its log:" >&2
+		tail -40 "$HT/collector.log" >&2
+	fi
 	rm -rf "$HT"
+	return $rc
 }
 
 setup() {
