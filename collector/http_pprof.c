@@ -289,9 +289,13 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 /*
  * HOOK(issue 8, heap profiles): build the in-use (heap) or allocation
  * (allocs) profile of pid (0: every process with heap sampling on) into
- * a malloc'd gzipped pprof in *data. Go's ?seconds=N (a delta between
- * two snapshots N seconds apart) and ?gc= are for the lead to add with
- * the data. Returns 0, or -ENOENT when no process has heap data.
+ * a malloc'd gzipped pprof in *data. Returns 0, or -ENOENT when no
+ * process has heap data. With the heap branch: gather the live
+ * processes matching pid that have heap data, pprof_build them with
+ * pprof_opts { .heap = 1, .proc_labels = 1 } (for allocs, Go's same
+ * profile with alloc_space as the default sample type). Go's
+ * ?seconds=N (a delta of two profiles N seconds apart, answered through
+ * a window like /profile's) and ?gc= come with it.
  */
 static int heap_profile(struct pprof_server *ps, const char *kind,
 			uint64_t pid, void **data, size_t *len)
