@@ -31,6 +31,7 @@
 #include "names.h"
 #include "tid.h"
 #include "lastthread.h"
+#include "heap.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -71,6 +72,15 @@ struct agent {
 	struct merge_item *items;
 	uint32_t loc_mark[4];          /* by enum merge_status */
 	unsigned long n_native, n_unmerged;
+
+	/* heap profiling (heap.h): the HEAP frame being built, LOST counts
+	 * already sent, the next snapshot (PYPROF_HEAP_SNAPSHOT_SECONDS) */
+	uint8_t *hbatch;
+	struct wire_out hw;
+	int hbatch_n;
+	unsigned long heap_lost_seen, heap_lost_bytes_seen;
+	uint64_t heap_lost_n, heap_lost_bytes; /* not sent yet */
+	uint64_t snap_next_ns, snap_seq;
 };
 
 static struct agent ag;
@@ -296,6 +306,82 @@ static uint32_t merged_node(const struct raw_sample *s,
 	return node;
 }
 
+/* ---- heap profiling: HEAP frames (wire.h) ------------------------------ */
+
+#define HBATCH_CAP (64u << 10)
+
+/* Ends the HEAP frame under construction and queues it; if there is no
+ * room, its allocations are lost (and its frees with them: those blocks
+ * stay in use in the collector's view, which the LOST count flags). */
+static void heap_flush(void)
+{
+	if (!ag.hbatch_n)
+		return;
+	size_t n = (size_t)(ag.hw.p - ag.hbatch) - WIRE_HDR_LEN;
+	wire_put_hdr_at(ag.hbatch, WIRE_HEAP, n);
+	transport_put_defs(&ag.tr, &ag.in);
+	if (transport_put_data(&ag.tr, ag.hbatch, n + WIRE_HDR_LEN) < 0)
+		ag.heap_lost_n += (uint64_t)ag.hbatch_n;
+	ag.hbatch_n = 0;
+}
+
+static struct wire_out *heap_record(unsigned kind)
+{
+	if (ag.hbatch_n && (size_t)(ag.hw.end - ag.hw.p) < 64)
+		heap_flush();
+	if (!ag.hbatch_n) {
+		ag.hw = (struct wire_out){ ag.hbatch + WIRE_HDR_LEN,
+					   ag.hbatch + WIRE_HDR_LEN +
+						   HBATCH_CAP,
+					   1 };
+		wire_put_varint(&ag.hw, heap_rate);
+	}
+	ag.hbatch_n++;
+	wire_put_varint(&ag.hw, kind);
+	return &ag.hw;
+}
+
+/* Sampled allocations the library could not record, as a LOST record. */
+static void heap_put_lost(void)
+{
+	unsigned long n = __atomic_load_n(&heap_stats.n_lost,
+					  __ATOMIC_RELAXED);
+	unsigned long b = __atomic_load_n(&heap_stats.lost_bytes,
+					  __ATOMIC_RELAXED);
+	ag.heap_lost_n += n - ag.heap_lost_seen;
+	ag.heap_lost_bytes += b - ag.heap_lost_bytes_seen;
+	ag.heap_lost_seen = n;
+	ag.heap_lost_bytes_seen = b;
+	if (!ag.heap_lost_n)
+		return;
+	struct wire_out *w = heap_record(WIRE_HEAP_LOST);
+	wire_put_varint(w, ag.heap_lost_n);
+	wire_put_varint(w, ag.heap_lost_bytes);
+	ag.heap_lost_n = ag.heap_lost_bytes = 0;
+}
+
+/* Every PYPROF_HEAP_SNAPSHOT_SECONDS: everything drained so far is in
+ * the stream ahead of this frame. */
+static void heap_put_snapshot(uint64_t now)
+{
+	if (!ag.cfg->heap_snapshot_s || !heap_on)
+		return;
+	uint64_t period = (uint64_t)ag.cfg->heap_snapshot_s * 1000000000ull;
+	if (!ag.snap_next_ns) {
+		ag.snap_next_ns = now + period;
+		return;
+	}
+	if (now < ag.snap_next_ns)
+		return;
+	ag.snap_next_ns = now + period;
+	uint8_t buf[32];
+	struct wire_out w = { buf + WIRE_HDR_LEN, buf + sizeof buf, 1 };
+	wire_put_varint(&w, ++ag.snap_seq);
+	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
+	wire_put_hdr_at(buf, WIRE_HEAP_SNAPSHOT, n);
+	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
+}
+
 static void on_sample(const void *payload, size_t len, void *arg)
 {
 	(void)arg;
@@ -305,6 +391,20 @@ static void on_sample(const void *payload, size_t len, void *arg)
 			  s->n_native * sizeof(uint64_t))
 		return;
 	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
+	if (s->flags & SAMPLE_HEAP_FREE) {
+		if (ag.hbatch)
+			wire_put_varint(heap_record(WIRE_HEAP_FREE),
+					s->heap_addr);
+		return;
+	}
+	int heap = (s->flags & SAMPLE_HEAP) != 0;
+	if (heap && !ag.hbatch)
+		return;
+	if (heap && (s->flags & SAMPLE_INVALID)) {
+		/* the allocation happened: keep it, with what was walked */
+		struct raw_sample *w = (struct raw_sample *)(uintptr_t)s;
+		w->flags &= (uint16_t)~SAMPLE_INVALID;
+	}
 	if (s->flags & SAMPLE_FAULT) {
 		count_lost(WIRE_LOST_FAULT, s->weight, s->value_ns);
 		return;
@@ -338,7 +438,10 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		}
 	}
 	if (!node) {
-		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+		if (heap)
+			ag.heap_lost_n++, ag.heap_lost_bytes += s->heap_size;
+		else
+			count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
 		return;
 	}
 	int changed;
@@ -350,6 +453,14 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	}
 	if (changed) /* a rename: resend if the old name went out already */
 		transport_put_thread(&ag.tr, &ag.in, thread);
+	if (heap) {
+		struct wire_out *w = heap_record(WIRE_HEAP_ALLOC);
+		wire_put_varint(w, node);
+		wire_put_varint(w, thread);
+		wire_put_varint(w, s->heap_size);
+		wire_put_varint(w, s->heap_addr);
+		return;
+	}
 	uint32_t flags = 0;
 	if (s->flags & SAMPLE_TRUNCATED)
 		flags |= WIRE_SF_TRUNCATED;
@@ -395,6 +506,10 @@ static void drain(void)
 		modules_refresh(ag.mods); /* objects dlopen'd since */
 	ring_drain(&sampler.ring, on_sample, NULL);
 	flush_batch();
+	if (ag.hbatch) {
+		heap_put_lost();
+		heap_flush();
+	}
 	put_lost();
 	transport_put_defs(&ag.tr, &ag.in);
 }
@@ -524,6 +639,7 @@ static void *agent_main(void *arg)
 		int init = sampler.is_initialized();
 		if (init && !was_initialized && !ag.finalized) {
 			was_initialized = 1;
+			heap_python_started();
 			control_ready();
 		} else if (!init && was_initialized && !ag.finalized) {
 			ag.finalized = 1;
@@ -543,6 +659,8 @@ static void *agent_main(void *arg)
 		drain();
 		if (stn)
 			transport_put_ctl(&ag.tr, st, stn);
+		if (ag.hbatch)
+			heap_put_snapshot(now);
 		transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
 		transport_pump(&ag.tr, now);
 		if (ag.connected && ag.tr.fd < 0)
@@ -605,6 +723,12 @@ static void *agent_main(void *arg)
 				  __atomic_load_n(&sampler.n_native_libunwind,
 						  __ATOMIC_RELAXED));
 		}
+		if (ag.hbatch)
+			plog_info("heap: %lu allocations sampled, %lu of them "
+				  "freed, %lu lost (table or ring full), %lu "
+				  "frees lost",
+				  heap_stats.n_sampled, heap_stats.n_freed,
+				  heap_stats.n_lost, heap_stats.n_free_lost);
 		if (transport_pending(&ag.tr))
 			plog_warn("exiting with %zu bytes not sent to the "
 				  "collector",
@@ -661,7 +785,10 @@ int agent_start(const struct config *c, struct agent_info *info)
 	ag.wake_fd = wake_open(&ag.wake_id);
 	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
 	ag.sym = symbolize_new(&ag.in);
-	if (ag.wake_fd < 0 || !ag.batch || !ag.sym) {
+	if (c->heap_rate)
+		ag.hbatch = malloc(HBATCH_CAP + WIRE_HDR_LEN + 64);
+	if (ag.wake_fd < 0 || !ag.batch || !ag.sym ||
+	    (c->heap_rate && !ag.hbatch)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -700,6 +827,7 @@ out:
 		if (ag.wake_fd >= 0)
 			fd_close_own(ag.wake_fd, &ag.wake_id);
 		free(ag.batch);
+		free(ag.hbatch);
 		symbolize_free(ag.sym);
 		modules_free(ag.mods);
 		free(ag.py_entry);
@@ -753,6 +881,10 @@ void agent_after_fork_child(int follow)
 	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
 	ag.batch_n = 0;
+	ag.hbatch_n = 0;
+	ag.heap_lost_seen = ag.heap_lost_bytes_seen = 0;
+	ag.heap_lost_n = ag.heap_lost_bytes = 0;
+	ag.snap_next_ns = ag.snap_seq = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
 	imap_free(&ag.name_cache);

@@ -83,6 +83,34 @@ static int parse_signal(const char *s)
 	return sig;
 }
 
+/* PYPROF_HEAP_RATE: bytes, with an optional binary suffix (k, KiB, M,
+ * MiB; case-insensitive): 0 (off) to 1 GiB. */
+static int parse_bytes(const char *s, unsigned long long *out)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long mult;
+	} units[] = { { "", 1 },	  { "k", 1024 },    { "kib", 1024 },
+		      { "kb", 1024 },	  { "m", 1u << 20 }, { "mib", 1u << 20 },
+		      { "mb", 1u << 20 } };
+	char *end;
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcasecmp(end, units[i].suffix))
+			continue;
+		if (v > (1ull << 30) / units[i].mult)
+			return -EINVAL;
+		*out = v * units[i].mult;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int config_load(struct config *c)
 {
 	const char *v;
@@ -187,6 +215,18 @@ int config_load(struct config *c)
 				   "expected a whole number of frames from 1 "
 				   "to 4096");
 		c->max_depth = (int)n;
+	}
+	if ((v = getenv("PYPROF_HEAP_RATE")) &&
+	    parse_bytes(v, &c->heap_rate) < 0)
+		return bad("PYPROF_HEAP_RATE", v,
+			   "expected bytes between samples from 0 (off) to "
+			   "1 GiB, such as 524288 or 512k");
+	if ((v = getenv("PYPROF_HEAP_SNAPSHOT_SECONDS"))) {
+		if (config_parse_int(v, 0, 86400, &n) < 0)
+			return bad("PYPROF_HEAP_SNAPSHOT_SECONDS", v,
+				   "expected a whole number of seconds from 0 "
+				   "(none) to 86400");
+		c->heap_snapshot_s = (int)n;
 	}
 	if ((v = getenv("PYPROF_SOCKET")) && *v) {
 		if (v[0] != '/' || strlen(v) >= sizeof c->socket)

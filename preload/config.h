@@ -41,6 +41,8 @@ struct config {
 	int start;        /* PYPROF_START: sample from the start (1), or
 	                     stay dormant until asked (0; control.h)       */
 	int toggle_sig;   /* PYPROF_TOGGLE_SIGNAL: signal number, 0 none  */
+	unsigned long long heap_rate; /* PYPROF_HEAP_RATE bytes, 0 = off  */
+	int heap_snapshot_s; /* PYPROF_HEAP_SNAPSHOT_SECONDS, 0 = none    */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 

@@ -44,6 +44,7 @@
 #include "maps.h"
 #include "names.h"
 #include "native.h"
+#include "heap.h"
 
 #define RING_BYTES (1u << 20)
 
@@ -113,6 +114,7 @@ static void read_identity(const char *pyver)
 static void fork_prepare(void)
 {
 	if (active) {
+		heap_enter(); /* left in fork_parent or fork_child */
 		native_fork_prepare();
 		agent_fork_prepare();
 	}
@@ -123,6 +125,7 @@ static void fork_parent(void)
 	if (active) {
 		agent_fork_parent();
 		native_fork_done();
+		heap_leave();
 	}
 }
 
@@ -134,7 +137,9 @@ static void (*code_dealloc_orig)(void *);
 
 static void code_dealloc_hook(void *code)
 {
+	heap_enter(); /* naming may allocate: ours, not the program's */
 	agent_code_dying(code);
+	heap_leave();
 	code_dealloc_orig(code);
 }
 
@@ -157,6 +162,8 @@ static void fork_child(void)
 {
 	if (!active)
 		return;
+	/* heap_busy was raised in fork_prepare, and stays so until the end */
+	heap_after_fork_child(cfg.children);
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	/* the parent's own state carries over, its collector's requests
 	 * do not (control.h) */
@@ -185,6 +192,7 @@ static void fork_child(void)
 	agent_after_fork_child(cfg.children);
 	if (!cfg.children)
 		active = 0;
+	heap_leave();
 }
 
 /* os._exit() and multiprocessing's children end with _exit(), which runs
@@ -198,7 +206,10 @@ static void flush_before_exit(void)
 {
 	if (active && getpid() == active_pid) {
 		active = 0;
+		heap_stop();
+		heap_enter();
 		agent_stop();
+		heap_leave();
 	}
 }
 
@@ -397,6 +408,8 @@ __attribute__((constructor)) static void pyprof_init(void)
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
 	hook_code_dealloc(code_type);
+	if (cfg.heap_rate && (rc = heap_init(cfg.heap_rate, major)) < 0)
+		plog_error("cannot set heap profiling up: %s", strerror(-rc));
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }
@@ -406,5 +419,8 @@ __attribute__((destructor)) static void pyprof_fini(void)
 	if (!active)
 		return;
 	active = 0;
+	heap_stop();
+	heap_enter();
 	agent_stop();
+	heap_leave();
 }

@@ -69,8 +69,12 @@ enum sample_flag {
 	SAMPLE_NATIVE_FAILED = 1 << 9,    /* native stack asked for, not taken:
 	                                     thread not prepared, or the
 	                                     interrupted PC was not found    */
-	SAMPLE_NATIVE_TRUNCATED = 1 << 10 /* native stack deeper than
+	SAMPLE_NATIVE_TRUNCATED = 1 << 10, /* native stack deeper than
 	                                     SAMPLER_NATIVE_MAX: root cut    */
+	SAMPLE_HEAP = 1 << 11,      /* a sampled allocation (heap.h):
+	                               heap_addr, heap_size; weight 1     */
+	SAMPLE_HEAP_FREE = 1 << 12  /* a sampled block freed: heap_addr
+	                               only, no frames                    */
 };
 
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first, then
@@ -87,6 +91,8 @@ struct raw_sample {
 	uint32_t opcode;   /* 1 + the leaf's opcode byte, 0 if not read  */
 	uint16_t n_native; /* native PCs after the frames (PYPROF_NATIVE) */
 	uint16_t pad[3];
+	uint64_t heap_addr; /* SAMPLE_HEAP, SAMPLE_HEAP_FREE: the block    */
+	uint64_t heap_size; /* SAMPLE_HEAP: its size in bytes              */
 };
 
 static inline const uint64_t *raw_native(const struct raw_sample *s)

@@ -4,6 +4,7 @@
  */
 #include "fdutil.h"
 #include "threads.h"
+#include "heap.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -195,6 +196,7 @@ static void retire(struct slot *s);
 void threads_internal_self(void)
 {
 	int tid = gettid_();
+	heap_enter(); /* for life: a thread of ours allocates for pyprof */
 	for (int i = 0; i < INTERNAL_MAX; i++) {
 		int z = 0;
 		if (__atomic_compare_exchange_n(&internal[i], &z, tid, 0,
@@ -451,9 +453,11 @@ struct start {
 static void *trampoline(void *p)
 {
 	struct start st = *(struct start *)p;
+	heap_enter(); /* what we allocate here is not the program's */
 	free(p);
 	native_prepare_thread(); /* before the first signal can come */
 	register_self();
+	heap_leave();
 	return st.fn(st.arg);
 }
 
@@ -474,7 +478,9 @@ pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	 * before its first signal (native.h). */
 	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE) && !sampler.native)
 		return real(th, attr, fn, arg);
+	heap_enter();
 	struct start *st = malloc(sizeof *st);
+	heap_leave();
 	if (!st)
 		return real(th, attr, fn, arg);
 	st->fn = fn;

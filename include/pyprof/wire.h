@@ -143,7 +143,14 @@ enum wire_type {
 	                      process; within the mapping if there is one). For
 	                      a caller's frame the client sends the return
 	                      address minus 1, so that it falls inside the call */
-	WIRE_TYPE_MAX = 11,
+	WIRE_HEAP = 12,    /* heap profiling (PYPROF_HEAP_RATE): the sampling
+	                      rate in bytes, then records until the payload
+	                      ends, each a kind (enum wire_heap_kind) and its
+	                      fields; see "Heap profiles" below              */
+	WIRE_HEAP_SNAPSHOT = 13, /* seq (1, 2, ...): the process's heap as of
+	                      this point in the stream; the collector writes
+	                      an in-use profile of it (a snapshot)            */
+	WIRE_TYPE_MAX = 13,
 
 	/* control (see the top of this file); tagged fields, enum
 	 * wire_ctl_tag. Library -> collector: */
@@ -225,6 +232,38 @@ enum wire_ctl_origin {
 	WIRE_ORIGIN_OWN = 1,      /* its own state: PYPROF_START=on, the
 	                             toggle signal                           */
 	WIRE_ORIGIN_COMMAND = 2   /* a CTL_START's, for its lease            */
+};
+
+/*
+ * Heap profiles. A sampled allocation stands for 1/(1 - exp(-size/rate))
+ * allocations of its size (each byte allocated is equally likely to be a
+ * sample point; rate is the mean distance between them): the collector
+ * scales each one by that, as Go's runtime/pprof does. A block stays in
+ * use from its ALLOC record until a FREE record with its address; the
+ * library sends FREE only for blocks it sampled and never reuses an
+ * address before its FREE (an ALLOC for an address still in use means the
+ * FREE was lost: the collector drops the old block). Records keep their
+ * order within and across HEAP frames.
+ *
+ *   ALLOC  node (the allocating stack, as a sample's), thread ref, size
+ *          in bytes (> 0), address
+ *   FREE   address
+ *   LOST   allocations sampled but not recorded (the library's table of
+ *          sampled blocks, or its ring, was full), their bytes
+ *
+ * Worked example: a HEAP frame at rate 524288 (512 KiB) with one ALLOC of
+ * 1000000 bytes at 0x7f0000001000 by node 5 on thread 1, then its FREE:
+ *
+ *     0c 18 00 00              type 12 (HEAP), payload_len 24
+ *     80 80 20                 rate 524288
+ *     01 05 01 c0 84 3d        ALLOC, node 5, thread 1, size 1000000,
+ *     80 a0 80 80 80 e0 1f       address 0x7f0000001000
+ *     02 80 a0 80 80 80 e0 1f  FREE, address 0x7f0000001000
+ */
+enum wire_heap_kind {
+	WIRE_HEAP_ALLOC = 1,
+	WIRE_HEAP_FREE = 2,
+	WIRE_HEAP_LOST = 3
 };
 
 /*

@@ -1,0 +1,130 @@
+/*
+ * heap.c - setting heap profiling up (see heap.h): the sampled-address
+ * table, CPython's allocator domains, fork and exit.
+ *
+ * Which domains. RAW is malloc() itself in every CPython here (unless the
+ * program changes it), and malloc is interposed, so only the MEM and OBJ
+ * domains (pymalloc: objects and buffers of up to 512 bytes carved from
+ * its own arenas, which malloc never sees per object) are wrapped. Their
+ * hooks chain to the allocators that were there and raise heap_busy
+ * around the chained call, so pymalloc's fallback to malloc for bigger
+ * blocks is counted once, at the Python level, with the Python stack.
+ *
+ * When. The constructor runs before Py_Initialize: the hooks go in then,
+ * so start-up allocations (imports) are seen. CPython 3.6's Py_Main
+ * installs the allocators again (PYTHONMALLOC handling), and 3.7+ may do
+ * so when PYTHONMALLOC is set: the agent checks once the interpreter is
+ * initialized and puts ours back on top of whatever is there.
+ *
+ * 2.7 has no allocator API: only the libc hooks work there, which see
+ * pymalloc's arenas (256 KiB each, when it takes a new one) and blocks
+ * over 256 bytes that pymalloc hands to malloc, plus everything C code
+ * allocates; small objects are not seen one by one (README says so).
+ *
+ * Constructor, agent thread and fork handlers only.
+ */
+#include "heap.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "log.h"
+#include "sampler.h"
+
+/* CPython's PyMemAllocatorDomain */
+enum { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
+
+struct py_allocator {
+	void *ctx;
+	void *(*malloc)(void *ctx, size_t n);
+	void *(*calloc)(void *ctx, size_t n, size_t m);
+	void *(*realloc)(void *ctx, void *p, size_t n);
+	void (*free)(void *ctx, void *p);
+};
+
+static void *table_mem;
+
+static void (*py_get)(int domain, struct py_allocator *a);
+static void (*py_set)(int domain, struct py_allocator *a);
+
+/* Puts our hooks for domain d on top of what is installed now, unless
+ * they are there already. Returns 1 if it installed them. */
+static int hook_domain(int d)
+{
+	const struct py_allocator *ours = heap_py_hook_sigsafe(d);
+	struct py_allocator cur, mine;
+
+	py_get(d, &cur);
+	if (cur.malloc == ours->malloc)
+		return 0;
+	memcpy(heap_py_orig_sigsafe(d), &cur, sizeof cur);
+	mine = *ours;
+	mine.ctx = cur.ctx; /* see sig_heap.c: only pointers change */
+	py_set(d, &mine);
+	return 1;
+}
+
+int heap_init(uint64_t rate, int major)
+{
+	int rc;
+
+	if (!rate)
+		return 0;
+	table_mem = mmap(NULL, HEAP_TABLE_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (table_mem == MAP_FAILED) {
+		rc = -errno;
+		table_mem = NULL;
+		return rc;
+	}
+	heap_table_use_sigsafe(table_mem);
+	heap_rate = rate;
+	if (major >= 3) {
+		py_get = (void (*)(int, struct py_allocator *))dlsym(
+			RTLD_DEFAULT, "PyMem_GetAllocator");
+		py_set = (void (*)(int, struct py_allocator *))dlsym(
+			RTLD_DEFAULT, "PyMem_SetAllocator");
+	}
+	if (py_get && py_set) {
+		hook_domain(PY_DOMAIN_MEM);
+		hook_domain(PY_DOMAIN_OBJ);
+	}
+	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
+	plog_info("heap profiling: one sample per %llu bytes on average%s",
+		  (unsigned long long)rate,
+		  py_get ? "" : " (malloc only: Python 2 has no allocator API)");
+	return 0;
+}
+
+void heap_python_started(void)
+{
+	if (!heap_on)
+		return;
+	__atomic_store_n(&heap_python_seen, 1, __ATOMIC_RELEASE);
+	if (!py_get || !py_set)
+		return;
+	heap_enter();
+	int n = hook_domain(PY_DOMAIN_MEM) + hook_domain(PY_DOMAIN_OBJ);
+	heap_leave();
+	if (n)
+		plog_info("heap profiling: start-up replaced the Python "
+			  "allocators; hooks put back on %d domain(s)", n);
+}
+
+void heap_after_fork_child(int follow)
+{
+	if (!heap_on)
+		return;
+	/* the pages come back as zeros: an empty table */
+	madvise(table_mem, HEAP_TABLE_BYTES, MADV_DONTNEED);
+	memset(&heap_stats, 0, sizeof heap_stats);
+	if (!follow)
+		__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);
+}
+
+void heap_stop(void)
+{
+	__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);
+}

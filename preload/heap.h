@@ -1,0 +1,117 @@
+/*
+ * heap.h - heap profiling (PYPROF_HEAP_RATE): Poisson-sampled allocations.
+ *
+ * Two parts:
+ *   sig_heap.c  the allocation hooks, on application threads: libc's
+ *               malloc family interposed (the library exports malloc,
+ *               free...; glibc's __libc_malloc etc. are the real ones, so no
+ *               dlsym is needed at any time) and CPython's MEM and OBJ
+ *               allocator domains wrapped (3.6+). Async-signal-safe in the
+ *               sense of the sig_*.c files: no malloc of our own, no locks,
+ *               no stdio; preallocated tables; errno saved.
+ *   heap.c      set-up (constructor), installing the Python domain hooks,
+ *               fork, statistics.
+ *
+ * Sampling (Go's runtime.MemProfileRate model): every thread counts down
+ * the bytes it allocates; the gap to the next sample is drawn from an
+ * exponential distribution of mean rate, so each byte has the same chance
+ * of being the sampled one and an allocation of S bytes is sampled with
+ * probability 1 - exp(-S/rate); the collector scales each sample by the
+ * inverse. The fast path is a thread-local subtract and compare.
+ *
+ * A sampled allocation records its Python stack (the guarded walker of
+ * sig_frames.c), size and address in the sample ring (sampler.h,
+ * SAMPLE_HEAP); its address goes into a fixed, lock-free table of sampled
+ * addresses, with a small counting filter in front, so that a free() of
+ * an unsampled block costs one load of the filter. Freeing a sampled
+ * block removes it and puts a SAMPLE_HEAP_FREE record in the ring before
+ * the block goes back to the allocator (so its address cannot be handed
+ * out and sampled again ahead of the free record).
+ *
+ * No double counting, no counting of our own: a per-thread depth
+ * (heap_busy, initial-exec TLS) is raised around the chained call of a
+ * Python domain hook (pymalloc falls back to PyMem_RawMalloc, that is,
+ * malloc, for blocks over 512 bytes) and around everything pyprof does on
+ * an application thread; pyprof's own threads keep it raised for life.
+ */
+#ifndef PYPROF_HEAP_H
+#define PYPROF_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Depth of "inside pyprof or inside an allocation already counted" on
+ * this thread: allocations made while it is not 0 are neither sampled nor
+ * looked up when freed. Initial-exec TLS. */
+extern __thread int heap_busy;
+
+static inline void heap_enter(void)
+{
+	heap_busy++;
+}
+
+static inline void heap_leave(void)
+{
+	heap_busy--;
+}
+
+/* Counters, relaxed atomics (heap.c reports them). */
+struct heap_stats {
+	unsigned long n_sampled;   /* allocations recorded            */
+	unsigned long n_freed;     /* sampled blocks freed            */
+	unsigned long n_lost;      /* sampled, not recorded: table or
+				      ring full                       */
+	unsigned long lost_bytes;  /* their sizes                     */
+	unsigned long n_free_lost; /* frees of sampled blocks whose
+				      record found the ring full      */
+};
+extern struct heap_stats heap_stats;
+
+/* Heap profiling on: the hooks sample (read on every allocation: a
+ * predictable branch when off). */
+extern int heap_on;
+/* The mean gap between samples, in bytes. */
+extern uint64_t heap_rate;
+
+/*
+ * Constructor, once the interpreter's version is known: maps the sampled-
+ * address table, wraps the MEM and OBJ domains (Python 3; major says
+ * which) and turns the hooks on. rate 0: does nothing. 0 or -errno
+ * (nothing changed).
+ */
+int heap_init(uint64_t rate, int major);
+
+/* The agent saw the interpreter initialized: puts back the domain hooks
+ * that start-up replaced (CPython 3.6's Py_Main sets the allocators up
+ * again after our constructor ran), chaining to what it installed; see
+ * sig_heap.c for why this is safe while other threads allocate. Agent
+ * thread. */
+void heap_python_started(void);
+
+/* Whether the interpreter has been initialized and is finalizing (or
+ * gone): from then on frees are not reported, so that the in-use profile
+ * at exit shows what the program held when it ended, not what
+ * finalization left. */
+extern int heap_python_seen;
+
+/* Fork child: the parent's sampled blocks are not this process's. */
+void heap_after_fork_child(int follow);
+
+/* Stops sampling (exit). */
+void heap_stop(void);
+
+/* The table of sampled addresses (sig_heap.c): HEAP_SLOTS addresses
+ * (1 MiB), then HEAP_FILTER u16 counters (128 KiB); mapped by heap.c. At
+ * most HEAP_SLOTS sampled blocks can be in use at once (fewer when their
+ * hashes crowd): a sampled allocation that finds no slot is counted lost.
+ * At the default rate that is tens of GiB of sampled memory. */
+#define HEAP_SLOTS (1u << 17)
+#define HEAP_FILTER (1u << 16)
+#define HEAP_TABLE_BYTES (HEAP_SLOTS * 8u + HEAP_FILTER * 2u)
+
+/* sig_heap.c internals used by heap.c. */
+void heap_table_use_sigsafe(void *mem);
+const void *heap_py_hook_sigsafe(int domain); /* our hooks (ctx unset) */
+void *heap_py_orig_sigsafe(int domain); /* where the chained one goes */
+
+#endif /* PYPROF_HEAP_H */

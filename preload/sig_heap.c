@@ -1,0 +1,548 @@
+/*
+ * sig_heap.c - the allocation hooks of heap profiling (see heap.h).
+ *
+ * ASYNC-SIGNAL-SAFE in the sense of the other sig_*.c files: this code runs
+ * inside the application's malloc() and free(), on any thread, possibly
+ * while that thread is in the middle of anything (a signal handler of the
+ * application's that allocates, which is its own bug, included). No malloc
+ * of our own, no locks, no stdio, no lazily initialised thread-locals (ours
+ * are initial-exec); errno saved and restored wherever we make a system
+ * call. The only calls out are to glibc's allocator itself (__libc_malloc
+ * and friends, exported by glibc for exactly this use: no dlsym, so no
+ * bootstrap problem), to the Python allocators we chain to, and
+ * pthread_sigmask around a sampled allocation.
+ *
+ * Cost. heap_on is a plain global: with heap profiling off (or in a
+ * process that is not Python) each hook is the real call plus one
+ * predictable branch. On: malloc adds a thread-local subtract and compare;
+ * free adds a load from a 128 KiB counting filter indexed by the address's
+ * hash (zero for any block that was never sampled, unless it shares a
+ * counter with a live sampled one: about live/65536 of frees take the
+ * table lookup for nothing). Only a sampled allocation (one per rate bytes
+ * on average) does real work: two pthread_sigmask calls, a stack walk, a
+ * ring record.
+ *
+ * The table of sampled addresses: HEAP_SLOTS 8-byte slots in buckets of 8
+ * (one cache line). An address lives in its home bucket or the next one;
+ * a slot is 0 when free. Insert claims a free slot with a CAS; remove CASes
+ * the address back to 0. A block's address is inserted before the
+ * allocation returns it and removed before free() hands it back, and the
+ * program's own synchronization orders those (a pointer passed between
+ * threads), so one address is never inserted or removed twice at once. No
+ * tombstones (a lookup scans both buckets whole), so churn cannot clog it.
+ * A full pair of buckets loses the sample (counted). Memory order: the
+ * filter counter is raised (relaxed) before the slot is published
+ * (release CAS); a free reads the counter (relaxed) of a block it owns, so
+ * the allocating thread's increment happened before by the same
+ * synchronization that handed it the pointer.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "heap.h"
+#include "sampler.h"
+
+/* glibc's allocator, the one the application would have called. */
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t m);
+void *__libc_realloc(void *p, size_t n);
+void __libc_free(void *p);
+void *__libc_memalign(size_t al, size_t n);
+void *__libc_valloc(size_t n);
+void *__libc_pvalloc(size_t n);
+
+#define HEAP_BUCKET 8               /* slots per bucket (a cache line)  */
+#define HEAP_NBUCKETS (HEAP_SLOTS / HEAP_BUCKET)
+
+__thread int heap_busy;
+int heap_on;
+uint64_t heap_rate;
+int heap_python_seen;
+struct heap_stats heap_stats;
+
+static uint64_t *table;   /* HEAP_SLOTS, mmap'd by heap_table_init */
+static uint16_t *filter;  /* HEAP_FILTER */
+
+/* Per thread: bytes left before the next sample, and the random state
+ * (0: not seeded yet, which makes the first allocation take the slow
+ * path and draw its first gap). */
+static __thread int64_t heap_left;
+static __thread uint64_t heap_rng;
+static __thread uint32_t heap_tid;
+
+/* ---- the exponential gap ------------------------------------------------ */
+
+static uint64_t rng_next(void)
+{
+	/* xorshift64*: plenty for choosing sample points */
+	uint64_t x = heap_rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	heap_rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void rng_seed(void)
+{
+	struct timespec ts;
+	int saved = errno;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	errno = saved;
+	uint64_t s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+		     (uint64_t)(uintptr_t)&heap_left * 0x9E3779B97F4A7C15ull;
+	heap_rng = s ? s : 0x853c49e6748fea9bull;
+}
+
+/*
+ * -ln(u) for u uniform in (0, 1], without libm: u = 2^e * m with m in
+ * [1, 2), ln u = e ln 2 + ln m, and ln m = 2 atanh(t), t = (m-1)/(m+1) in
+ * [0, 1/3), by its series to t^9 (error under 2e-6: far below what a
+ * sampling gap needs).
+ */
+static double neg_log_uniform(void)
+{
+	uint64_t r = rng_next() >> 11; /* 53 bits */
+	double u = ((double)r + 1.0) * (1.0 / 9007199254740992.0);
+	union {
+		double d;
+		uint64_t b;
+	} v = { .d = u };
+	int e = (int)((v.b >> 52) & 0x7ff) - 1023;
+	v.b = (v.b & ~(0x7ffull << 52)) | (1023ull << 52); /* m in [1, 2) */
+	double t = (v.d - 1.0) / (v.d + 1.0), t2 = t * t;
+	double lnm = 2.0 * t *
+		     (1.0 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 +
+							     t2 / 9))));
+	return -((double)e * 0.6931471805599453 + lnm);
+}
+
+static int64_t draw_gap(void)
+{
+	double g = neg_log_uniform() * (double)heap_rate;
+	if (g < 1.0)
+		g = 1.0;
+	if (g > 9.0e18)
+		g = 9.0e18;
+	return (int64_t)g;
+}
+
+/* ---- the table of sampled addresses ------------------------------------ */
+
+static inline uint64_t addr_hash(uintptr_t p)
+{
+	return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
+}
+
+static inline uint16_t *filter_of(uint64_t h)
+{
+	return &filter[(h >> 20) & (HEAP_FILTER - 1)];
+}
+
+static inline uint64_t *bucket_of(uint64_t h, unsigned k)
+{
+	uint64_t b = ((h >> 40) + k) & (HEAP_NBUCKETS - 1);
+	return &table[b * HEAP_BUCKET];
+}
+
+void heap_table_use_sigsafe(void *mem)
+{
+	table = mem;
+	filter = (uint16_t *)(table + HEAP_SLOTS);
+}
+
+static int table_insert(uintptr_t p)
+{
+	uint64_t h = addr_hash(p);
+	__atomic_fetch_add(filter_of(h), 1, __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < 2; k++) {
+		uint64_t *b = bucket_of(h, k);
+		for (unsigned i = 0; i < HEAP_BUCKET; i++) {
+			uint64_t z = 0;
+			if (__atomic_load_n(&b[i], __ATOMIC_RELAXED) == 0 &&
+			    __atomic_compare_exchange_n(&b[i], &z, p, 0,
+							__ATOMIC_RELEASE,
+							__ATOMIC_RELAXED))
+				return 1;
+		}
+	}
+	__atomic_fetch_sub(filter_of(h), 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Removes p if it was sampled; 1 if it was. */
+static int table_remove(uintptr_t p)
+{
+	uint64_t h = addr_hash(p);
+	for (unsigned k = 0; k < 2; k++) {
+		uint64_t *b = bucket_of(h, k);
+		for (unsigned i = 0; i < HEAP_BUCKET; i++) {
+			uint64_t want = p;
+			if (__atomic_load_n(&b[i], __ATOMIC_ACQUIRE) == p &&
+			    __atomic_compare_exchange_n(&b[i], &want, 0, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				__atomic_fetch_sub(filter_of(h), 1,
+						   __ATOMIC_RELAXED);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+static inline int maybe_sampled(const void *p)
+{
+	return __atomic_load_n(filter_of(addr_hash((uintptr_t)p)),
+			       __ATOMIC_RELAXED) != 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* SIGPROF stays out while we walk: the handler arms the fault guard with
+ * a jump buffer of its own and would disarm ours on its way out. */
+static void block_prof(sigset_t *old)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+/* Records a sampled allocation: its address in the table, its stack in
+ * the ring. heap_busy is raised by the caller. */
+static void record_alloc(void *p, size_t n)
+{
+	int saved_errno = errno;
+	sigset_t old;
+	uint64_t pos;
+	size_t cap = sizeof(struct raw_sample) +
+		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+
+	if (!table_insert((uintptr_t)p)) {
+		__atomic_fetch_add(&heap_stats.n_lost, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&heap_stats.lost_bytes, n, __ATOMIC_RELAXED);
+		goto out;
+	}
+	block_prof(&old);
+	struct raw_sample *volatile rec =
+		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
+	if (!rec) {
+		table_remove((uintptr_t)p);
+		__atomic_fetch_add(&heap_stats.n_lost, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&heap_stats.lost_bytes, n, __ATOMIC_RELAXED);
+		goto unblock;
+	}
+	if (!heap_tid)
+		heap_tid = (uint32_t)syscall(SYS_gettid);
+	memset(rec, 0, sizeof *rec);
+	rec->time_ns = mono_ns();
+	rec->tid = heap_tid;
+	rec->weight = 1;
+	rec->flags = SAMPLE_HEAP;
+	rec->heap_addr = (uint64_t)(uintptr_t)p;
+	rec->heap_size = n;
+	if (sampler.is_initialized()) {
+		sigjmp_buf jb;
+		if (sigsetjmp(jb, 0)) {
+			/* a read faulted (the guard disarmed itself): the
+			 * allocation still counts, without a stack */
+			rec->n_frames = 0;
+			rec->flags |= SAMPLE_NO_TSTATE;
+		} else {
+			guard_jmp = &jb;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			uintptr_t ts = frames_find_tstate_sigsafe();
+			if (!ts) {
+				rec->flags |= SAMPLE_NO_TSTATE;
+			} else {
+				uint16_t flags = 0;
+				rec->tstate = ts;
+				rec->n_frames = (uint16_t)frames_walk_sigsafe(
+					ts, (struct raw_frame *)(rec + 1),
+					sampler.max_depth, &flags);
+				rec->flags |= flags;
+			}
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			guard_jmp = NULL;
+		}
+	} else {
+		rec->flags |= SAMPLE_NO_TSTATE; /* before or after Python */
+	}
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
+			    sizeof(struct raw_sample) +
+				    rec->n_frames * sizeof(struct raw_frame));
+	__atomic_fetch_add(&heap_stats.n_sampled, 1, __ATOMIC_RELAXED);
+unblock:
+	/* also unblocks SIGSEGV if the guard jumped out of its handler */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+out:
+	errno = saved_errno;
+}
+
+/* p (maybe sampled) is about to be freed. heap_busy is raised. */
+static void record_free(void *p)
+{
+	/* Finalizing: what the program held at its end stays in use. */
+	if (heap_python_seen && !sampler.is_initialized())
+		return;
+	if (!table_remove((uintptr_t)p))
+		return;
+	int saved_errno = errno;
+	sigset_t old;
+	uint64_t pos;
+	block_prof(&old);
+	struct raw_sample *rec = ring_reserve_sigsafe(
+		&sampler.ring, sizeof(struct raw_sample), &pos);
+	if (rec) {
+		memset(rec, 0, sizeof *rec);
+		rec->tid = heap_tid;
+		rec->flags = SAMPLE_HEAP_FREE;
+		rec->heap_addr = (uint64_t)(uintptr_t)p;
+		ring_commit_sigsafe(&sampler.ring, rec, pos,
+				    sizeof(struct raw_sample),
+				    sizeof(struct raw_sample));
+		__atomic_fetch_add(&heap_stats.n_freed, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(&heap_stats.n_free_lost, 1,
+				   __ATOMIC_RELAXED);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved_errno;
+}
+
+/* The slow path of the countdown: draws the first gap of a new thread, or
+ * samples this allocation and draws the next gap. */
+static __attribute__((noinline)) void sample_slow(void *p, size_t n)
+{
+	heap_busy++;
+	if (!heap_rng) {
+		rng_seed();
+		heap_left = draw_gap() - (int64_t)(n > INT64_MAX ? INT64_MAX : n);
+		if (heap_left > 0)
+			goto out;
+	}
+	heap_left = draw_gap();
+	record_alloc(p, n);
+out:
+	heap_busy--;
+}
+
+/* After a successful allocation of n bytes at p: one subtract and compare
+ * unless a sample point falls in it. */
+static inline void count_alloc(void *p, size_t n)
+{
+	if (__builtin_expect(!p || heap_busy, 0))
+		return;
+	if (__builtin_expect((heap_left -= (int64_t)n) > 0, 1))
+		return;
+	sample_slow(p, n);
+}
+
+static inline void count_free(void *p)
+{
+	if (__builtin_expect(p && !heap_busy && maybe_sampled(p), 0)) {
+		heap_busy++;
+		record_free(p);
+		heap_busy--;
+	}
+}
+
+/* ---- libc's allocation family, interposed (exports.map) ----------------- */
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT void *malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+	if (__builtin_expect(heap_on, 0))
+		count_alloc(p, n);
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+	void *p = __libc_calloc(n, m);
+	if (__builtin_expect(heap_on, 0))
+		count_alloc(p, n * m); /* p is NULL if it overflowed */
+	return p;
+}
+
+/* A sampled block that realloc moves or resizes is a free and a new
+ * allocation of the new size (as Go, tcmalloc and heaptrack count it).
+ * The free record goes first, while the old address is still ours. */
+EXPORT void *realloc(void *old, size_t n)
+{
+	if (__builtin_expect(heap_on, 0)) {
+		count_free(old);
+		void *p = __libc_realloc(old, n);
+		if (p)
+			count_alloc(p, n);
+		return p;
+	}
+	return __libc_realloc(old, n);
+}
+
+EXPORT void free(void *p)
+{
+	if (__builtin_expect(heap_on, 0))
+		count_free(p);
+	__libc_free(p);
+}
+
+EXPORT void *memalign(size_t al, size_t n)
+{
+	void *p = __libc_memalign(al, n);
+	if (__builtin_expect(heap_on, 0))
+		count_alloc(p, n);
+	return p;
+}
+
+/* glibc 2.36's checks, then its memalign (which aligned_alloc and
+ * posix_memalign both end in). */
+EXPORT void *aligned_alloc(size_t al, size_t n)
+{
+	if (al == 0 || (al & (al - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return memalign(al, n);
+}
+
+EXPORT int posix_memalign(void **out, size_t al, size_t n)
+{
+	if (al % sizeof(void *) != 0 || al == 0 || (al & (al - 1)))
+		return EINVAL;
+	int saved = errno;
+	void *p = memalign(al, n);
+	errno = saved;
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	void *p = __libc_valloc(n);
+	if (__builtin_expect(heap_on, 0))
+		count_alloc(p, n);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	void *p = __libc_pvalloc(n);
+	if (__builtin_expect(heap_on, 0))
+		count_alloc(p, n);
+	return p;
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(old, total);
+}
+
+/* ---- CPython's MEM and OBJ domains (3.5+ PyMemAllocatorEx) -------------- */
+
+struct py_allocator {
+	void *ctx;
+	void *(*malloc)(void *ctx, size_t n);
+	void *(*calloc)(void *ctx, size_t n, size_t m);
+	void *(*realloc)(void *ctx, void *p, size_t n);
+	void (*free)(void *ctx, void *p);
+};
+
+/* [domain]: what we chain to (filled by heap.c before ours go in). */
+static struct py_allocator py_orig[3];
+
+/*
+ * One set of hooks per domain, each chaining to py_orig[domain] with the
+ * ctx it is given. heap.c installs them with the chained allocator's own
+ * ctx, so that installing them while other threads allocate (the agent
+ * does, when start-up replaced them) changes only function pointers: a
+ * thread that reads the struct half old, half new still calls a valid
+ * chain with the right ctx.
+ *
+ * The chained call runs with heap_busy raised: pymalloc's own fallback to
+ * PyMem_RawMalloc (malloc) for blocks over 512 bytes must not count again.
+ */
+#define PY_HOOKS(D)                                                          \
+	static void *py_malloc_##D(void *ctx, size_t n)                      \
+	{                                                                    \
+		heap_busy++;                                                 \
+		void *p = py_orig[D].malloc(ctx, n);                         \
+		heap_busy--;                                                 \
+		if (heap_on)                                                 \
+			count_alloc(p, n);                                   \
+		return p;                                                    \
+	}                                                                    \
+	static void *py_calloc_##D(void *ctx, size_t n, size_t m)            \
+	{                                                                    \
+		heap_busy++;                                                 \
+		void *p = py_orig[D].calloc(ctx, n, m);                      \
+		heap_busy--;                                                 \
+		if (heap_on)                                                 \
+			count_alloc(p, n * m);                               \
+		return p;                                                    \
+	}                                                                    \
+	static void *py_realloc_##D(void *ctx, void *old, size_t n)          \
+	{                                                                    \
+		if (heap_on)                                                 \
+			count_free(old);                                     \
+		heap_busy++;                                                 \
+		void *p = py_orig[D].realloc(ctx, old, n);                   \
+		heap_busy--;                                                 \
+		if (heap_on)                                                 \
+			count_alloc(p, n);                                   \
+		return p;                                                    \
+	}                                                                    \
+	static void py_free_##D(void *ctx, void *p)                          \
+	{                                                                    \
+		if (heap_on)                                                 \
+			count_free(p);                                       \
+		heap_busy++;                                                 \
+		py_orig[D].free(ctx, p);                                     \
+		heap_busy--;                                                 \
+	}
+
+PY_HOOKS(0)
+PY_HOOKS(1)
+PY_HOOKS(2)
+
+static const struct py_allocator py_hook[3] = {
+	{ NULL, py_malloc_0, py_calloc_0, py_realloc_0, py_free_0 },
+	{ NULL, py_malloc_1, py_calloc_1, py_realloc_1, py_free_1 },
+	{ NULL, py_malloc_2, py_calloc_2, py_realloc_2, py_free_2 },
+};
+
+const void *heap_py_hook_sigsafe(int domain)
+{
+	return &py_hook[domain];
+}
+
+void *heap_py_orig_sigsafe(int domain)
+{
+	return &py_orig[domain];
+}
