@@ -82,6 +82,7 @@ static const char *const type_names[] = {
 	[WIRE_BYE] = "BYE",           [WIRE_MAPPING] = "MAPPING",
 	[WIRE_ADDRESS] = "ADDRESS",   [WIRE_CTL_REPLY] = "CTL_REPLY",
 	[WIRE_CTL_STATE] = "CTL_STATE", [WIRE_CTL_REQUEST] = "CTL_REQUEST",
+	[WIRE_HEAP] = "HEAP",         [WIRE_HEAP_SNAPSHOT] = "HEAP_SNAPSHOT",
 };
 
 struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
@@ -661,6 +662,81 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 	return 0;
 }
 
+/* Decodes up to CONN_BATCH HEAP records (wire.h) from r. -EPROTO if one
+ * is cut short. */
+static int decode_heap(struct wire_in *r, struct proc_heap_rec *recs,
+		       size_t *n)
+{
+	size_t i = 0;
+	while (i < CONN_BATCH && !wire_at_end(r)) {
+		struct proc_heap_rec *h = &recs[i++];
+		*h = (struct proc_heap_rec){ .kind = wire_get_varint(r) };
+		if (h->kind == WIRE_HEAP_ALLOC) {
+			h->node = wire_get_varint(r);
+			h->thread = wire_get_varint(r);
+			h->size = wire_get_varint(r);
+			h->addr = wire_get_varint(r);
+		} else if (h->kind == WIRE_HEAP_FREE) {
+			h->addr = wire_get_varint(r);
+		} else if (h->kind == WIRE_HEAP_LOST) {
+			h->n = wire_get_varint(r);
+			h->bytes = wire_get_varint(r);
+		} else {
+			break; /* proc_check_heap names it */
+		}
+	}
+	*n = i;
+	return r->ok ? 0 : -EPROTO;
+}
+
+/* HEAP: checked whole, then applied, like SAMPLES. */
+static int on_heap(struct conn *c, struct wire_in *r)
+{
+	struct proc_heap_rec recs[CONN_BATCH];
+	char err[PROC_ERR_LEN];
+	struct wire_in start;
+	uint64_t rate, index = 0;
+	size_t n;
+	int rc;
+
+	rate = wire_get_varint(r);
+	if (!r->ok) {
+		reject(c, "HEAP frame: no rate");
+		return -EPROTO;
+	}
+	start = *r;
+	while (!wire_at_end(r)) {
+		if (decode_heap(r, recs, &n) < 0) {
+			reject(c, "HEAP record %" PRIu64 ": cut short or "
+				  "malformed", index + (n ? n - 1 : 0));
+			return -EPROTO;
+		}
+		rc = proc_check_heap(c->session, recs, n, index, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+		index += n;
+	}
+	*r = start;
+	while (!wire_at_end(r)) {
+		decode_heap(r, recs, &n);
+		rc = proc_add_heap(c->session, rate, recs, n, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+	}
+	return 0;
+}
+
+static int on_heap_snapshot(struct conn *c, struct wire_in *r)
+{
+	char err[PROC_ERR_LEN];
+	uint64_t seq = wire_get_varint(r);
+	int rc = check_end(c, r, WIRE_HEAP_SNAPSHOT);
+	if (rc < 0)
+		return rc;
+	rc = proc_heap_snapshot(c->session, seq, err);
+	return rc < 0 ? proc_failed(c, rc, err) : 0;
+}
+
 static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
 		    size_t len)
 {
@@ -688,6 +764,10 @@ static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
 		return on_samples(c, &r);
 	case WIRE_BYE:
 		return on_bye(c, &r);
+	case WIRE_HEAP:
+		return on_heap(c, &r);
+	case WIRE_HEAP_SNAPSHOT:
+		return on_heap_snapshot(c, &r);
 	default:
 		return on_def(c, &r, type);
 	}

@@ -36,6 +36,7 @@
 
 #include "agg.h"
 #include "elfsym.h"
+#include "heapagg.h"
 #include "idhash.h"
 #include "log.h"
 #include "symtab.h"
@@ -82,6 +83,8 @@ struct proc {
 	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
 	uint64_t heard_unix_ns; /* collector's clock at the last frame */
 	unsigned n_sessions;
+	struct heapagg *heap;   /* NULL until its first HEAP frame */
+	uint64_t snap_seq;      /* a snapshot asked for, not written; 0 */
 };
 
 struct proc_session {
@@ -102,6 +105,7 @@ struct procs {
 	uint64_t n_seen, total_samples, total_lost;
 	uint64_t n_refs;  /* bound on symtab entries processes refer to */
 	uint64_t gc_kept; /* entries the last compaction kept */
+	uint64_t n_snap_pending; /* processes with snap_seq set */
 	struct timeline *timeline; /* NULL unless --timeline */
 	struct proc *copies;       /* copies (window.c), a list */
 	size_t n_copies;
@@ -233,6 +237,9 @@ struct procs *procs_new(struct symtab *st)
 static void proc_free(struct proc *p)
 {
 	p->reg->n_refs -= p->n_refs;
+	if (p->snap_seq)
+		p->reg->n_snap_pending--;
+	heapagg_free(p->heap);
 	agg_free(p->agg);
 	free(p->threads);
 	idhash_fini(&p->thread_hash);
@@ -1015,6 +1022,8 @@ int proc_is_live(const struct proc *p)
 void proc_window_reset(struct proc *p, uint64_t start_unix_ns)
 {
 	agg_clear(p->agg);
+	if (p->heap)
+		heapagg_window_reset(p->heap);
 	memset(p->lost_samples, 0, sizeof(p->lost_samples));
 	memset(p->lost_value, 0, sizeof(p->lost_value));
 	p->info.win_samples = 0;
@@ -1022,11 +1031,114 @@ void proc_window_reset(struct proc *p, uint64_t start_unix_ns)
 	p->info.win_start_unix_ns = start_unix_ns;
 }
 
+/* ---- heap profiles ------------------------------------------------------ */
+
+int proc_check_heap(const struct proc_session *s,
+		    const struct proc_heap_rec *recs, size_t n,
+		    uint64_t first_index, char *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_heap_rec *r = &recs[i];
+		const char *why = NULL;
+		switch (r->kind) {
+		case WIRE_HEAP_ALLOC:
+			if (r->node - 1 >= s->nodes.n)
+				why = "node is not a defined node";
+			else if (r->thread - 1 >= s->threads.n)
+				why = "thread is not a defined thread ref";
+			else if (r->size == 0 || r->size > INT64_MAX)
+				why = "size out of range";
+			else if (r->addr == 0)
+				why = "address 0";
+			break;
+		case WIRE_HEAP_FREE:
+			if (r->addr == 0)
+				why = "address 0";
+			break;
+		case WIRE_HEAP_LOST:
+			if (r->n > INT64_MAX || r->bytes > INT64_MAX)
+				why = "count out of range";
+			break;
+		default:
+			why = "unknown record kind";
+		}
+		if (!why)
+			continue;
+		snprintf(err, PROC_ERR_LEN,
+			 "HEAP record %" PRIu64 " (kind %" PRIu64 "): %s",
+			 first_index + i, r->kind, why);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int proc_add_heap(struct proc_session *s, uint64_t rate,
+		  const struct proc_heap_rec *recs, size_t n, char *err)
+{
+	struct proc *p = s->proc;
+
+	if (!p->heap && !(p->heap = heapagg_new()))
+		return oom(err);
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_heap_rec *r = &recs[i];
+		if (r->kind == WIRE_HEAP_ALLOC) {
+			assert(r->node - 1 < s->nodes.n);
+			if (heapagg_alloc(p->heap, rate, s->nodes.v[r->node],
+					  r->size, r->addr) < 0)
+				return oom(err);
+		} else if (r->kind == WIRE_HEAP_FREE) {
+			heapagg_release(p->heap, r->addr);
+		} else {
+			heapagg_lost(p->heap, rate, r->n, r->bytes);
+		}
+	}
+	p->heard_unix_ns = now_unix_ns();
+	return 0;
+}
+
+int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err)
+{
+	struct proc *p = s->proc;
+	if (seq == 0) {
+		snprintf(err, PROC_ERR_LEN, "HEAP_SNAPSHOT with seq 0");
+		return -EPROTO;
+	}
+	if (!p->snap_seq)
+		p->reg->n_snap_pending++;
+	p->snap_seq = seq;
+	return 0;
+}
+
+struct proc *procs_next_snapshot(struct procs *reg, uint64_t *seq)
+{
+	if (!reg->n_snap_pending)
+		return NULL;
+	for (struct proc *p = reg->head; p; p = p->next) {
+		if (!p->snap_seq)
+			continue;
+		*seq = p->snap_seq;
+		p->snap_seq = 0;
+		reg->n_snap_pending--;
+		return p;
+	}
+	return NULL;
+}
+
+const struct heapagg *proc_heap(const struct proc *p)
+{
+	return p->heap;
+}
+
 /* ---- symtab compaction -------------------------------------------------- */
 
 uint64_t procs_refs_bound(const struct procs *reg)
 {
 	return reg->n_refs;
+}
+
+static void mark_node(void *st, uint32_t node)
+{
+	symtab_gc_mark_node(st, node);
 }
 
 static void mark_proc(struct symtab *st, const struct proc *p)
@@ -1043,6 +1155,8 @@ static void mark_proc(struct symtab *st, const struct proc *p)
 		symtab_gc_mark_string(st, p->threads[i].name_sid);
 	while ((e = agg_next(p->agg, &pos)))
 		symtab_gc_mark_node(st, e->node);
+	if (p->heap)
+		heapagg_each_node(p->heap, mark_node, st);
 	for (const struct proc_session *s = p->sessions; s; s = s->next) {
 		for (size_t i = 1; i <= s->strings.n; i++)
 			symtab_gc_mark_string(st, s->strings.v[i]);
@@ -1075,6 +1189,8 @@ static void renumber_proc(const struct symtab *st, struct proc *p)
 		p->threads[i].name_sid =
 			symtab_gc_new_string(st, p->threads[i].name_sid);
 	agg_renumber(p->agg, new_node, st);
+	if (p->heap)
+		heapagg_renumber(p->heap, new_node, st);
 	for (struct proc_session *s = p->sessions; s; s = s->next) {
 		for (size_t i = 1; i <= s->strings.n; i++)
 			s->strings.v[i] = symtab_gc_new_string(st, s->strings.v[i]);

@@ -229,6 +229,31 @@ int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 		  uint64_t value, char *err);
 void proc_set_bye(struct proc_session *s, const struct proc_bye *bye);
 
+/* HEAP frames (wire.h), in two steps like SAMPLES: proc_check_heap
+ * validates the records (kind known; an ALLOC's node and thread defined,
+ * size > 0, address not 0; a FREE's address not 0), proc_add_heap applies
+ * checked ones to the process's heap profile (heapagg.h) at rate. 0,
+ * -EPROTO or -ENOMEM. */
+struct proc_heap_rec {
+	uint64_t kind; /* enum wire_heap_kind */
+	uint64_t node, thread, size, addr; /* ALLOC; FREE: addr only */
+	uint64_t n, bytes;                  /* LOST */
+};
+int proc_check_heap(const struct proc_session *s,
+		    const struct proc_heap_rec *recs, size_t n,
+		    uint64_t first_index, char *err);
+int proc_add_heap(struct proc_session *s, uint64_t rate,
+		  const struct proc_heap_rec *recs, size_t n, char *err);
+/* HEAP_SNAPSHOT seq: the process asks for an in-use profile as of now;
+ * output.c writes it (procs_next_snapshot). 0 or -EPROTO (seq 0). */
+int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err);
+/* A process with a snapshot asked for and not written yet (its seq in
+ * *seq, cleared), or NULL. */
+struct proc *procs_next_snapshot(struct procs *reg, uint64_t *seq);
+/* The process's heap profile, NULL if it sent no HEAP frame. */
+struct heapagg;
+const struct heapagg *proc_heap(const struct proc *p);
+
 /* ---- reading a process (pprof.c, collector.c) ------------------------- */
 
 const struct proc_info *proc_info(const struct proc *p);

@@ -1,0 +1,85 @@
+/*
+ * heapagg.h - one process's heap profile: what its sampled allocations add
+ * up to (per stack), and which sampled blocks are still in use.
+ *
+ * proc.c feeds it from HEAP frames (wire.h): heapagg_alloc for each ALLOC,
+ * heapagg_release for each FREE, heapagg_lost for LOST. pprof.c reads it with
+ * heapagg_rows when it builds a heap profile. Values are unbiased per sample
+ * as Go's runtime/pprof does: an allocation of S bytes sampled at rate R
+ * stands for 1/(1 - exp(-S/R)) allocations of S bytes (heapagg_scale); rate
+ * 1 or less means every allocation was recorded (scale 1).
+ *
+ * Windows (--period): heapagg_window_reset forgets the allocation sums (each
+ * window's alloc_* values cover that window) but keeps the blocks in use:
+ * in-use is a state, not a flow.
+ *
+ * Memory: one 24-byte entry per sampled block in use (at the default rate
+ * a process holding 1 GiB has about 2,000) and one 24-byte entry per
+ * allocating stack in the window.
+ *
+ * Single-threaded (the collector's loop thread).
+ */
+#ifndef PYPROF_HEAPAGG_H
+#define PYPROF_HEAPAGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct heapagg;
+
+/* One stack's values, unbiased. */
+struct heapagg_row {
+	uint32_t node; /* 0 for the lost row */
+	double alloc_objects, alloc_bytes;
+	double inuse_objects, inuse_bytes;
+};
+
+struct heapagg *heapagg_new(void);
+void heapagg_free(struct heapagg *h);
+
+/* The number of allocations of size bytes one sample stands for. */
+double heapagg_scale(uint64_t size, uint64_t rate);
+
+/* A sampled allocation of size bytes at addr by stack node, at rate. A
+ * block already in use at addr was freed without our hearing of it: it is
+ * dropped first. 0 or -ENOMEM (nothing changed). */
+int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node, uint64_t size,
+	       uint64_t addr);
+
+/* The block at addr was freed; an address not in use is ignored (a block
+ * from before this collector heard of the process). */
+void heapagg_release(struct heapagg *h, uint64_t addr);
+
+/* n sampled allocations of bytes in all that the process could not
+ * record. */
+void heapagg_lost(struct heapagg *h, uint64_t rate, uint64_t n, uint64_t bytes);
+
+/* Whether there is anything to write: allocations in the window, blocks
+ * in use, or lost ones. */
+int heapagg_has_data(const struct heapagg *h);
+
+/* The last rate heard. */
+uint64_t heapagg_rate_of(const struct heapagg *h);
+
+/* Blocks in use, and the sum of their sizes (sampled, not unbiased). */
+size_t heapagg_n_live(const struct heapagg *h);
+
+/* Forgets the window's allocation sums and lost counts. */
+void heapagg_window_reset(struct heapagg *h);
+
+/* The rows of the profile, one per stack with allocations in the window
+ * or blocks in use, sorted by node, into *rows (malloc'd; the caller
+ * frees it), and the lost allocations in *lost (node 0; zero values if
+ * none). 0 or -ENOMEM. */
+int heapagg_rows(const struct heapagg *h, struct heapagg_row **rows, size_t *n,
+	      struct heapagg_row *lost);
+
+/* Symtab compaction: calls fn(arg, node) for every node held, and
+ * replaces every node with map(arg, node). */
+void heapagg_each_node(const struct heapagg *h, void (*fn)(void *arg, uint32_t),
+		    void *arg);
+void heapagg_renumber(struct heapagg *h, uint32_t (*map)(const void *arg,
+						   uint32_t node),
+		   const void *arg);
+
+#endif /* PYPROF_HEAPAGG_H */
