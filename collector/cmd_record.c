@@ -43,6 +43,7 @@
 #include "pyprof/defaults.h"
 
 #define RECORD_DEFAULT_OUTPUT "pyprof.pb.gz"
+#define RECORD_DEFAULT_HEAP_RATE 524288u /* Go's MemProfileRate */
 #define RECORD_READY_TIMEOUT_MS 15000 /* collector start-up              */
 #define RECORD_STOP_TIMEOUT_MS 60000  /* collector writing the profile   */
 #define RECORD_SUMMARY_MAX 4096
@@ -54,7 +55,9 @@ enum {
 	OPT_MAX_DEPTH,
 	OPT_FORMAT,
 	OPT_PER_THREAD,
-	OPT_NATIVE
+	OPT_NATIVE,
+	OPT_HEAP,
+	OPT_HEAP_RATE
 };
 
 struct record {
@@ -64,6 +67,7 @@ struct record {
 	char max_depth[24];
 	const char *mode;   /* "cpu", "wall" or NULL                      */
 	const char *native; /* PYPROF_NATIVE: "1", "all" or NULL          */
+	char heap_rate[24]; /* PYPROF_HEAP_RATE (--heap); "" = env's      */
 	int verbose;
 	int per_thread;     /* --per-thread: the collector's, as is     */
 	char **command;     /* NULL-terminated, points into argv         */
@@ -202,6 +206,12 @@ void cmd_record_usage(FILE *out)
 "                      (C extensions, libraries, the interpreter below\n"
 "                      the innermost Python frame); =all keeps every\n"
 "                      interpreter frame; CPU mode; needs libunwind8\n"
+"      --heap          also a heap profile, FILE without .pb.gz, then\n"
+"                      .heap.pb.gz: sampled allocations (Python objects\n"
+"                      and malloc), in use at exit and allocated; pprof\n"
+"                      format only\n"
+"      --heap-rate N   with --heap: one sample per N bytes allocated on\n"
+"                      average, 1 to 1073741824 (default 524288)\n"
 "      --per-thread    also one profile per thread, beside the profile:\n"
 "                      FILE without .pb.gz, then .tid<TID>.<name>.pb.gz\n"
 "                      (.pid<PID>.tid<TID>... when several processes ran);\n"
@@ -235,6 +245,8 @@ static const char *accepts(int opt, char *buf, size_t n)
 		snprintf(buf, n, "an integer from 1 to %d",
 			 PYPROF_MAX_MAX_DEPTH);
 		return buf;
+	case OPT_HEAP_RATE:
+		return "bytes between samples, an integer from 1 to 1073741824";
 	default:
 		return "a value";
 	}
@@ -251,6 +263,8 @@ static const char *opt_name(int opt)
 		return "--mode";
 	case OPT_MAX_DEPTH:
 		return "--max-depth";
+	case OPT_HEAP_RATE:
+		return "--heap-rate";
 	default:
 		return "option";
 	}
@@ -268,6 +282,8 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "native", optional_argument, NULL, OPT_NATIVE },
+		{ "heap", no_argument, NULL, OPT_HEAP },
+		{ "heap-rate", required_argument, NULL, OPT_HEAP_RATE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -333,6 +349,19 @@ static int parse_options(struct record *r, int argc, char **argv)
 			}
 			r->native = optarg ? "all" : "1";
 			break;
+		case OPT_HEAP:
+			if (!r->heap_rate[0])
+				snprintf(r->heap_rate, sizeof(r->heap_rate),
+					 "%u", RECORD_DEFAULT_HEAP_RATE);
+			break;
+		case OPT_HEAP_RATE:
+			if (cmd_parse_uint(optarg, 1, 1ul << 30, &v) != 0) {
+				log_error("--heap-rate accepts %s, not '%s'",
+					  accepts(c, buf, sizeof(buf)), optarg);
+				return -EINVAL;
+			}
+			snprintf(r->heap_rate, sizeof(r->heap_rate), "%lu", v);
+			break;
 		case 'v':
 			r->verbose = 1;
 			break;
@@ -369,6 +398,11 @@ static int parse_options(struct record *r, int argc, char **argv)
 	if (optind >= argc) {
 		log_error("no command given (usage: pyprof record "
 			  "[OPTIONS] -- COMMAND [ARGS...])");
+		return -EINVAL;
+	}
+	if (r->heap_rate[0] && r->format) {
+		log_error("--heap writes pprof files only: it cannot go with "
+			  "--format %s", r->format);
 		return -EINVAL;
 	}
 	if (r->per_thread && r->format) {
@@ -655,6 +689,8 @@ static void command_child(const struct record *r, int err_w)
 	    (r->hz[0] && setenv("PYPROF_HZ", r->hz, 1) != 0) ||
 	    (r->mode && setenv("PYPROF_MODE", r->mode, 1) != 0) ||
 	    (r->native && setenv("PYPROF_NATIVE", r->native, 1) != 0) ||
+	    (r->heap_rate[0] &&
+	     setenv("PYPROF_HEAP_RATE", r->heap_rate, 1) != 0) ||
 	    (r->max_depth[0] &&
 	     setenv("PYPROF_MAX_DEPTH", r->max_depth, 1) != 0)) {
 		e = ENOMEM;

@@ -80,6 +80,8 @@ static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
 		loop_mod_fd(loop, fd, EPOLLIN); /* control frames all sent */
 	if (conn_read(c->conns[fd], 0))
 		close_conn(c, c->conns[fd]);
+	else
+		output_snapshots(c->out); /* heap snapshots asked for */
 }
 
 static int track_conn(struct collector *c, int fd, struct conn *conn)

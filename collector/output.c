@@ -49,6 +49,7 @@
 #include "agg.h"
 #include "collector.h"
 #include "fileio.h"
+#include "heapagg.h"
 #include "log.h"
 #include "loop.h"
 #include "pprof.h"
@@ -280,6 +281,46 @@ static void write_thread_files(struct output *o, const char *base,
 	free(v);
 }
 
+static void output_file_base(const char *file, char *out, size_t cap);
+
+/* Whether any of list[0..n) has a heap profile to write. */
+static int any_heap(const struct proc *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (heapagg_has_data(proc_heap(list[i])))
+			return 1;
+	return 0;
+}
+
+/* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the heap
+ * profile of list[0..n) as NAME.heap.pb.gz, when one of them has heap
+ * data. who names it in log lines. */
+static void write_heap_beside(struct output *o, const char *cpu_path,
+			      const struct proc *const *list, size_t n,
+			      const struct pprof_opts *po, const char *who)
+{
+	struct pprof_opts hpo = *po;
+	struct pprof_stats stats;
+	char base[4096], path[4096 + 16];
+	int rc;
+
+	if (!any_heap(list, n))
+		return;
+	hpo.heap = 1;
+	hpo.want_loc_map = 0;
+	output_file_base(cpu_path, base, sizeof(base));
+	snprintf(path, sizeof(path), "%s.heap.pb.gz", base);
+	rc = pprof_write(o->st, list, n, &hpo, path, FILEIO_REPLACE, &stats);
+	if (rc < 0) {
+		log_error("%s: cannot write its heap profile %s: %s", who,
+			  path, strerror(-rc));
+		o->failed = 1;
+		return;
+	}
+	log_info("wrote %s: %" PRIu64 " allocations (estimated), %" PRIu64
+		 " lost (%s)", path, stats.samples, stats.lost, who);
+}
+
 /* Builds the profile of list[0..n) and writes it as a new file
  * <dir>/<stem>.<stamp>[.N].pb.gz, then with --per-thread its threads'
  * files. who names it in log lines. 0 or a negative errno (logged, and
@@ -323,6 +364,7 @@ static int write_new_file(struct output *o, const char *stem,
 	}
 	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (%s)", path,
 		 stats.samples, stats.lost, who);
+	write_heap_beside(o, path, list, n, po, who);
 	if (o->opts->per_thread) {
 		path[strlen(path) - strlen(".pb.gz")] = 0;
 		for (size_t i = 0; i < n; i++)
@@ -363,7 +405,8 @@ static void write_proc(struct output *o, const struct proc *p, uint64_t end_ns)
 static int has_window_data(const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
-	return in->win_samples || in->win_lost;
+	return in->win_samples || in->win_lost ||
+	       heapagg_has_data(proc_heap(p));
 }
 
 /* Fills list with the processes a merged profile takes: all of them, or
@@ -488,6 +531,7 @@ static void write_output_file(struct output *o)
 		 "processes", path, stats.samples, stats.lost, n);
 	if (o->tl)
 		write_timeline(o, &stats);
+	write_heap_beside(o, path, list, n, &po, "all processes");
 	if (o->opts->per_thread) {
 		char base[4096];
 		output_file_base(path, base, sizeof(base));
@@ -615,9 +659,63 @@ int output_start(struct output *o)
 	return o->period_timer ? 0 : -ENOMEM;
 }
 
+/* HEAP_SNAPSHOT (PYPROF_HEAP_SNAPSHOT_SECONDS): the process's heap profile
+ * as of that point in its stream, in-use blocks then and allocations of
+ * its window so far:
+ *   --output FILE  FILE-without-.pb.gz.<pid>.heap.<seq>.pb.gz
+ *   --output-dir   <dir>/<name>.<pid>.<its start>.heap.<seq>.pb.gz
+ * seq zero-padded to 4 digits so that names sort in time order. */
+void output_snapshots(struct output *o)
+{
+	struct proc *p;
+	uint64_t seq;
+
+	while ((p = procs_next_snapshot(o->reg, &seq))) {
+		const struct proc_info *in = proc_info(p);
+		const struct proc *one[1] = { p };
+		struct pprof_opts po = { .heap = 1,
+					 .proc_labels = o->opts->output_file
+							!= NULL };
+		char path[4096 + 128], base[4096], comm[72], stamp[32];
+		int rc;
+
+		if (o->opts->output_file) {
+			output_file_base(o->opts->output_file, base,
+					 sizeof(base));
+			snprintf(path, sizeof(path),
+				 "%s.%" PRIu64 ".heap.%04" PRIu64 ".pb.gz",
+				 base, in->pid, seq);
+		} else if (o->opts->output_dir) {
+			file_stem(symtab_string(o->st, in->comm_sid), comm,
+				  sizeof(comm));
+			format_stamp(in->start_unix_ns, stamp, sizeof(stamp));
+			snprintf(path, sizeof(path),
+				 "%s/%s.%" PRIu64 ".%s.heap.%04" PRIu64
+				 ".pb.gz",
+				 o->opts->output_dir, comm, in->pid, stamp,
+				 seq);
+		} else {
+			continue;
+		}
+		rc = pprof_write(o->st, one, 1, &po, path, FILEIO_REPLACE,
+				 NULL);
+		if (rc < 0) {
+			log_error("pid %" PRIu64 ": cannot write heap "
+				  "snapshot %s: %s", in->pid, path,
+				  strerror(-rc));
+			o->failed = 1;
+			continue;
+		}
+		log_info("wrote %s (pid %" PRIu64 ", heap snapshot %" PRIu64
+			 ")", path, in->pid, seq);
+	}
+}
+
 void output_proc_ended(struct output *o, struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
+
+	output_snapshots(o);
 
 	/* --merge writes it with its window (or at exit) and frees it then. */
 	if (o->opts->merge)
@@ -644,6 +742,7 @@ void output_proc_ended(struct output *o, struct proc *p)
 
 void output_shutdown(struct output *o)
 {
+	output_snapshots(o);
 	if (o->opts->merge)
 		write_merged_window(o, o->win_start_ns,
 				    o->opts->period_ns ? now_unix_ns() : 0);

@@ -39,6 +39,10 @@ int output_start(struct output *o);
  * for a later merged write. p may be gone when this returns. */
 void output_proc_ended(struct output *o, struct proc *p);
 
+/* Writes the heap snapshots processes asked for (HEAP_SNAPSHOT frames)
+ * since the last call; file names in output.c. Call after reading. */
+void output_snapshots(struct output *o);
+
 /* Every connection is closed: writes the last windows, the merged
  * profiles, --output and --summary. */
 void output_shutdown(struct output *o);

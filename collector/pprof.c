@@ -25,6 +25,7 @@
 
 #include "agg.h"
 #include "fileio.h"
+#include "heapagg.h"
 #include "idhash.h"
 #include "opcodes.h"
 #include "proc.h"
@@ -452,6 +453,27 @@ static int64_t clamp64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+/* A sample with n_val values (2 for CPU profiles, 4 for heap ones). */
+static Sample *new_sample_n(struct builder *b, size_t n_loc,
+			    const int64_t *v, size_t n_val)
+{
+	Sample *s = balloc(b, sizeof(*s));
+	uint64_t *locs = balloc(b, n_loc * sizeof(*locs));
+	int64_t *vals = balloc(b, n_val * sizeof(*vals));
+	Label **labels = balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
+	if (!s || !locs || !vals || !labels)
+		return NULL;
+	perftools__profiles__sample__init(s);
+	memcpy(vals, v, n_val * sizeof(*vals));
+	s->n_value = n_val;
+	s->value = vals;
+	s->n_location_id = n_loc;
+	s->location_id = locs;
+	s->label = labels;
+	ptrs_push(b, &b->samples, s);
+	return s;
+}
+
 static Sample *new_sample(struct builder *b, size_t n_loc, uint64_t count,
 			  uint64_t value)
 {
@@ -610,6 +632,62 @@ static void add_lost_samples(struct builder *b, const struct proc *p,
 	}
 }
 
+/* Rounds an unbiased value to the profile's integers. */
+static int64_t heap_val(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v >= 9.2e18)
+		return INT64_MAX;
+	return (int64_t)(v + 0.5);
+}
+
+/* The heap profile of one process (pprof_opts.heap). */
+static void add_heap_samples(struct builder *b, const struct proc *p,
+			     struct pprof_stats *stats)
+{
+	const struct heapagg *h = proc_heap(p);
+	struct heapagg_row *rows = NULL, lost;
+	struct proc_labels pl;
+	size_t n = 0;
+
+	if (!h)
+		return;
+	if (heapagg_rows(h, &rows, &n, &lost) < 0) {
+		b->oom = 1;
+		return;
+	}
+	pl = proc_labels(b, p);
+	for (size_t i = 0; i <= n && !b->oom; i++) {
+		const struct heapagg_row *r = i < n ? &rows[i] : &lost;
+		int64_t v[4] = { heap_val(r->alloc_objects),
+				 heap_val(r->alloc_bytes),
+				 heap_val(r->inuse_objects),
+				 heap_val(r->inuse_bytes) };
+		if (!v[0] && !v[1] && !v[2] && !v[3])
+			continue;
+		uint32_t depth = r->node ? symtab_node_depth(b->st, r->node)
+					 : 1;
+		Sample *s = new_sample_n(b, depth, v, 4);
+		if (!s)
+			break;
+		if (r->node) {
+			size_t k = 0;
+			for (uint32_t nid = r->node, lid; nid;) {
+				symtab_node(b->st, nid, &nid, &lid);
+				s->location_id[k++] = location_id(b, lid);
+			}
+			stats->samples += (uint64_t)v[0];
+		} else {
+			s->location_id[0] =
+				pseudo_location(b, "[lost: heap samples]");
+			stats->lost += (uint64_t)v[0];
+		}
+		add_proc_labels(s, &pl);
+	}
+	free(rows);
+}
+
 /* ---- comments --------------------------------------------------------------- */
 
 static uint64_t hz_of(uint64_t period_ns)
@@ -741,6 +819,13 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	ValueType vt_time = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	ValueType vt_period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	ValueType *types[2] = { &vt_count, &vt_time };
+	ValueType vt_heap[4] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	ValueType *heap_types[4] = { &vt_heap[0], &vt_heap[1], &vt_heap[2],
+				     &vt_heap[3] };
+	uint64_t heap_rate = 0;
 	Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
 	const struct proc_info *first;
 	uint64_t start = UINT64_MAX, end = 0;
@@ -783,6 +868,21 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	vt_time.unit = str_idx(&b, "nanoseconds");
 	vt_period.type = vt_time.type;
 	vt_period.unit = vt_time.unit;
+	if (opts->heap) {
+		static const char *const names[4][2] = {
+			{ "alloc_objects", "count" },
+			{ "alloc_space", "bytes" },
+			{ "inuse_objects", "count" },
+			{ "inuse_space", "bytes" },
+		};
+		for (int i = 0; i < 4; i++) {
+			vt_heap[i].type = str_idx(&b, names[i][0]);
+			vt_heap[i].unit = str_idx(&b, names[i][1]);
+		}
+		vt_period.type = str_idx(&b, "space");
+		vt_period.unit = str_idx(&b, "bytes");
+		b.one_thread = 0;
+	}
 
 	map.id = 1;
 	map.filename = first ? sid_idx(&b, first->exe_sid) : 0;
@@ -795,9 +895,15 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 			start = in->start_unix_ns;
 		if (e > end)
 			end = e;
-		add_proc_samples(&b, procs[i], stats);
-		if (!b.one_thread)
-			add_lost_samples(&b, procs[i], stats);
+		if (opts->heap) {
+			add_heap_samples(&b, procs[i], stats);
+			if (!heap_rate && proc_heap(procs[i]))
+				heap_rate = heapagg_rate_of(proc_heap(procs[i]));
+		} else {
+			add_proc_samples(&b, procs[i], stats);
+			if (!b.one_thread)
+				add_lost_samples(&b, procs[i], stats);
+		}
 		if (i < PPROF_MAX_PROC_COMMENTS)
 			add_proc_comments(&b, procs[i]);
 	}
@@ -821,8 +927,10 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	for (size_t i = 0; i < b.maps.n; i++)
 		all_maps[1 + i] = b.maps.v[i];
 
-	prof.n_sample_type = 2;
-	prof.sample_type = types;
+	prof.n_sample_type = opts->heap ? 4 : 2;
+	prof.sample_type = opts->heap ? heap_types : types;
+	if (opts->heap)
+		prof.default_sample_type = vt_heap[3].type;
 	prof.n_sample = b.samples.n;
 	prof.sample = (Sample **)b.samples.v;
 	prof.n_mapping = 1 + b.maps.n;
@@ -843,7 +951,8 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	stats->time_nanos = prof.time_nanos;
 	prof.duration_nanos = end > start ? clamp64(end - start) : 0;
 	prof.period_type = &vt_period;
-	prof.period = first ? clamp64(first->period_ns) : 0;
+	prof.period = opts->heap ? clamp64(heap_rate)
+		      : first ? clamp64(first->period_ns) : 0;
 	prof.n_comment = b.n_comments;
 	prof.comment = b.comments;
 

@@ -37,6 +37,19 @@
  *                mode and rate, and the achieved rate when it differs;
  *                with pprof_opts.one_thread, which thread it holds
  *
+ * Heap profiles (pprof_opts.heap), as Go's runtime/pprof writes them:
+ *   sample_type  [alloc_objects/count, alloc_space/bytes, inuse_objects/
+ *                count, inuse_space/bytes], default_sample_type
+ *                inuse_space; period_type space/bytes, period = the first
+ *                process's sampling rate in bytes
+ *   sample       one per allocating stack (heapagg.h): allocations in
+ *                the window and blocks still in use, unbiased per sample
+ *                and rounded; labels pid (and process, command as
+ *                above); allocations the process could not record on a
+ *                "[lost: heap samples]" frame
+ *   the rest     as for CPU profiles; processes without heap data are
+ *                left out of the samples
+ *
  * The caller chooses the processes; they must all have the same mode
  * (the first one's is used). Runs on the collector's loop thread; memory
  * is proportional to the distinct stacks times their depth, and is freed
@@ -57,6 +70,8 @@ struct pprof_opts {
 	uint64_t start_unix_ns; /* with end_unix_ns > 0: the time range */
 	uint64_t end_unix_ns;   /* the profile covers (one window) */
 	int want_loc_map;       /* fill pprof_stats.loc_map (timeline.h) */
+	int heap;               /* the processes' heap profiles instead (see
+				   below); one_thread does not apply */
 	int one_thread;         /* only the samples of the OS thread tid */
 	uint64_t tid;           /* (under every name it had); no lost
 				   samples, which belong to no thread */
