@@ -59,7 +59,7 @@ struct agent {
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned names_gen;        /* names table generation cached        */
 	unsigned start_delay_ms;   /* fork child: wait before starting     */
-	uint32_t loc_no_frame, loc_non_python;
+	uint32_t loc_no_frame, loc_non_python, loc_no_py;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
 	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
 	uint64_t lost_total;       /* lost, all reasons, since start        */
@@ -418,6 +418,11 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	    (s->n_native || (s->n_frames && !(s->flags & SAMPLE_NO_TSTATE) &&
 			     (s->flags & SAMPLE_NATIVE_FAILED)))) {
 		node = merged_node(s, fr);
+	} else if (s->flags & SAMPLE_HEAP_NO_PY) {
+		if (!ag.loc_no_py)
+			ag.loc_no_py = symbolize_pseudo(
+				ag.sym, "[Python not running]");
+		node = intern_node(&ag.in, 0, ag.loc_no_py);
 	} else if (s->flags & SAMPLE_NO_TSTATE) {
 		if (!ag.loc_non_python)
 			ag.loc_non_python = symbolize_pseudo(

@@ -73,8 +73,10 @@ enum sample_flag {
 	                                     SAMPLER_NATIVE_MAX: root cut    */
 	SAMPLE_HEAP = 1 << 11,      /* a sampled allocation (heap.h):
 	                               heap_addr, heap_size; weight 1     */
-	SAMPLE_HEAP_FREE = 1 << 12  /* a sampled block freed: heap_addr
+	SAMPLE_HEAP_FREE = 1 << 12, /* a sampled block freed: heap_addr
 	                               only, no frames                    */
+	SAMPLE_HEAP_NO_PY = 1 << 13 /* SAMPLE_HEAP while the interpreter
+	                               was not running (start-up, exit)   */
 };
 
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first, then

@@ -283,7 +283,8 @@ static void record_alloc(void *p, size_t n)
 			guard_jmp = NULL;
 		}
 	} else {
-		rec->flags |= SAMPLE_NO_TSTATE; /* before or after Python */
+		/* before Py_Initialize or after finalization began */
+		rec->flags |= SAMPLE_NO_TSTATE | SAMPLE_HEAP_NO_PY;
 	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
