@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# heap.bats - heap profiles (PYPROF_HEAP_RATE, pyprof record --heap).
+#
+# Profiles are read by the real `go tool pprof -raw` and checked by
+# tests/lib/heap_check.py (see its header for each check):
+#   1.x known amounts from known functions (tests/targets/heap_known.py) on
+#       every interpreter: a 100 MiB bytearray allocated at its line and
+#       freed, a million small objects kept (in use as the program measures
+#       them with sys.getsizeof; tracemalloc agrees, checked on one
+#       interpreter), 200,000 dropped (allocated, not
+#       in use), and on Debian's python3 a 200 MiB numpy array, all within
+#       10%; the program's output and status unchanged; no allocation
+#       charged to a thread without Python (pyprof's own); the CPU profile
+#       beside it has the program's functions. 2.7 has no allocator API:
+#       only what malloc sees is checked there (README).
+#   2.x a leak growing every 0.1 s (tests/targets/heap_leak.py) tops the
+#       in-use profile at exit, and grows between two snapshots
+#       (PYPROF_HEAP_SNAPSHOT_SECONDS), as pyprof diff and go tool pprof
+#       -diff_base show; every interpreter, all at once (they sleep).
+#   3.x everything recorded (rate 1), the collector's per-process files,
+#       bad values, and the views on heap profiles.
+# Sampling at 32 KiB keeps the sampling error of the small objects' 55 to
+# 65 MB near 2% (about 1,900 samples), so 10% is four standard errors.
+
+load ../lib/common
+
+setup() {
+	common_setup
+	CHECK="$PP_HOST_PYTHON $PP_ROOT/tests/lib/heap_check.py"
+	KNOWN=$PP_TARGETS/heap_known.py
+	LEAK=$PP_TARGETS/heap_leak.py
+}
+
+teardown() {
+	common_teardown
+}
+
+@test "1.1 known amounts from known functions within 10%, output unchanged, nothing of pyprof's counted, CPU profile beside (every interpreter)" {
+	check() {
+		local name=$1 exe=$2 extra=() truth=()
+		if [[ $name == system ]]; then
+			"$exe" -c 'import numpy' ||
+				fail "Debian's python3-numpy is missing (make deps)"
+			extra=(--numpy)
+			# tracemalloc's second opinion (slow: on one interpreter)
+			run_capture tm "$exe" "$KNOWN" --truth
+			tail -1 "$T/tm.out" >"$T/truth.json"
+			truth=(--truth "$T/truth.json")
+		fi
+		[[ $(python_major_minor "$exe") == 2.7 ]] && truth=(--python2)
+		run_capture plain "$exe" "$KNOWN" "${extra[@]}"
+		assert_eq 0 "$RC" "exit status without pyprof"
+		run_capture rec "$PP_PYPROF" record --heap --heap-rate 32768 \
+			-o "$T/k.pb.gz" -- "$exe" "$KNOWN" "${extra[@]}"
+		cat "$T/rec.err"
+		assert_eq 0 "$RC" "exit status under pyprof record --heap"
+		assert_same_file "$T/plain.out" "$T/rec.out" "the program's output"
+		[[ -s $T/k.heap.pb.gz ]] || fail "no heap profile beside $T/k.pb.gz"
+		$CHECK known "$T/k.heap.pb.gz" "$T/rec.out" "${truth[@]}" \
+			--rate 32768 --big-line "$(marker_line "$KNOWN" big)"
+		# heap and CPU together: the CPU profile is the usual one
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" \
+			summary "$T/k.pb.gz" >"$T/cpu.sum"
+		grep -q '^type samples/count cpu/nanoseconds' "$T/cpu.sum" ||
+			fail "the CPU profile is not a CPU profile"
+		grep -qE '^line small_objects ' "$T/cpu.sum" ||
+			fail "the CPU profile lacks small_objects"
+	}
+	for_each_python check
+}
+
+@test "2.1 a leak tops the in-use profile and grows between two snapshots (every interpreter, at once)" {
+	local name exe kind pids=() names=() i
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && fail "interpreter $name not found"
+		PYPROF_HEAP_SNAPSHOT_SECONDS=1 "$PP_PYPROF" record --heap \
+			-o "$T/leak-$name.pb.gz" -- "$exe" "$LEAK" 2.4 \
+			>"$T/leak-$name.out" 2>"$T/leak-$name.err" </dev/null 3>&- &
+		pids+=($!)
+		names+=("$name")
+	done < <(pyprof_pythons)
+	((${#pids[@]})) || fail "no interpreter selected"
+	local rcs=()
+	for i in "${!pids[@]}"; do
+		rcs[i]=0
+		wait "${pids[$i]}" || rcs[i]=$?
+	done
+	check() {
+		local name=$1 f1 f2
+		cat "$T/leak-$name.err"
+		assert_eq 0 "${rcs[$2]}" "$name: pyprof record's exit status"
+		f1=$(echo "$T"/leak-"$name".*.heap.0001.pb.gz)
+		f2=$(echo "$T"/leak-"$name".*.heap.0002.pb.gz)
+		[[ -f $f1 && -f $f2 ]] || fail "$name: no snapshots 1 and 2: $(ls "$T")"
+		$CHECK top "$T/leak-$name.heap.pb.gz" leak
+		# 1 MiB every 0.1 s: about 10 MiB in the second between them
+		$CHECK grows "$f1" "$f2" leak $((5 << 20))
+		"$PP_PYPROF" diff "$f1" "$f2" | tee "$T/diff-$name"
+		grep -E ' \+[0-9.]+ +leak ' "$T/diff-$name" ||
+			fail "$name: pyprof diff does not show leak growing"
+		go tool pprof -top -diff_base "$f1" "$f2" 2>/dev/null |
+			grep -E '^ *[0-9.]+[kM]B .* leak$' ||
+			fail "$name: go tool pprof -diff_base does not show leak"
+	}
+	local bad=()
+	for i in "${!pids[@]}"; do
+		echo "== ${names[$i]}"
+		(check "${names[$i]}" "$i") || bad+=("${names[$i]}")
+	done
+	((${#bad[@]} == 0)) || fail "failed for: ${bad[*]}"
+}
+
+@test "3.1 rate 1 records every allocation; none of pyprof's own, with its threads busy" {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 == "system" { print $2 }')
+	[[ -n $exe ]] || fail "Debian's python3 is not in the list"
+	# PYPROF_HZ=1000 and many code objects keep the agent naming and
+	# sending (allocating) all along
+	run_capture rec env PYPROF_HZ=1000 "$PP_PYPROF" record --heap \
+		--heap-rate 1 -o "$T/all.pb.gz" -- "$exe" "$PP_TARGETS/stress_code.py" 0.5
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	pprof_raw "$T/all.heap.pb.gz" >"$T/raw"
+	grep -q '^Period: 1$' "$T/raw" || fail "period is not 1"
+	if grep -q 'non-Python thread' "$T/raw"; then
+		fail "allocations charged to a thread without Python"
+	fi
+	# everything the program allocated is there: thousands of stacks
+	(($(grep -c 'pid:\[' "$T/raw") > 1000)) || fail "too few stacks"
+}
+
+@test "3.2 a collector writes each process's heap profile beside its CPU profile" {
+	collector_start
+	run_capture p env PYPROF_HEAP_RATE=64k profiled "$PP_HOST_PYTHON" "$KNOWN"
+	assert_eq 0 "$RC" "exit status"
+	f=$(wait_profile "$PID")
+	f=${f%.heap.pb.gz}
+	f=${f%.pb.gz}
+	for ((i = 0; i < 100; i++)); do
+		[[ -f $f.heap.pb.gz ]] && break
+		sleep 0.05
+	done
+	[[ -f $f.pb.gz && -f $f.heap.pb.gz ]] || fail "not both of $f.{,heap.}pb.gz: $(ls "$OUT")"
+	$CHECK values "$f.heap.pb.gz" big_buffer | tee "$T/v"
+	read -r _ alloc _ inuse <"$T/v"
+	((alloc > 90 << 20 && inuse == 0)) || fail "big_buffer: $alloc allocated, $inuse in use"
+}
+
+@test "3.3 a bad PYPROF_HEAP_RATE or PYPROF_HEAP_SNAPSHOT_SECONDS: one line naming it, the program runs" {
+	local v
+	for v in PYPROF_HEAP_RATE=12q PYPROF_HEAP_RATE=-1 PYPROF_HEAP_RATE=2G \
+		PYPROF_HEAP_SNAPSHOT_SECONDS=x; do
+		run_capture bad env "$v" LD_PRELOAD="$PP_LIB" \
+			PYPROF_SOCKET="$SOCK" "$PP_HOST_PYTHON" -c 'print("ran")'
+		assert_eq 0 "$RC" "exit status with $v"
+		grep -qx ran "$T/bad.out" || fail "$v: the program did not run"
+		assert_eq 1 "$(wc -l <"$T/bad.err")" "stderr lines with $v"
+		grep -q "^pyprof.*${v%%=*}=" "$T/bad.err" ||
+			fail "$v: the line does not name the variable: $(cat "$T/bad.err")"
+	done
+}
+
+@test "3.4 the heap hooks leave non-Python programs alone" {
+	printf 'b\na\nc\n' >"$T/in"
+	run_capture s env LD_PRELOAD="$PP_LIB" PYPROF_HEAP_RATE=1 \
+		PYPROF_SOCKET="$SOCK" sort "$T/in"
+	assert_eq 0 "$RC" "sort's exit status"
+	assert_eq "a b c" "$(tr '\n' ' ' <"$T/s.out" | sed 's/ $//')" "sort's output"
+	[[ ! -s $T/s.err ]] || fail "sort printed: $(cat "$T/s.err")"
+}
+
+@test "3.5 pyprof top and flamegraph read heap profiles (in use by default, -sample_index like go tool pprof)" {
+	run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
+		-o "$T/k.pb.gz" -- "$PP_HOST_PYTHON" "$KNOWN"
+	assert_eq 0 "$RC" "exit status"
+	"$PP_PYPROF" top "$T/k.heap.pb.gz" | tee "$T/top"
+	head -1 "$T/top" | grep -q '^Type: inuse_space (bytes)' ||
+		fail "top does not show inuse_space by default"
+	"$PP_PYPROF" top --sample-type alloc_space "$T/k.heap.pb.gz" | tee "$T/top2"
+	grep -qE 'big_buffer' "$T/top2" || fail "big_buffer missing from alloc_space"
+	if grep -qE 'big_buffer' "$T/top"; then
+		fail "big_buffer (freed) is in the in-use view"
+	fi
+	"$PP_PYPROF" flamegraph "$T/k.heap.pb.gz" -o "$T/k.svg"
+	xmllint --noout "$T/k.svg"
+	grep -q 'small_objects' "$T/k.svg" || fail "small_objects not in the flame graph"
+}
