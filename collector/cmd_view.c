@@ -83,6 +83,9 @@ static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
+		/* go tool pprof's name for it */
+		{ "sample_index", required_argument, NULL, OPT_SAMPLE_TYPE },
+		{ "sample-index", required_argument, NULL, OPT_SAMPLE_TYPE },
 		{ "tag", required_argument, NULL, OPT_TAG },
 		{ "by", required_argument, NULL, OPT_BY },
 		{ "sort", required_argument, NULL, OPT_SORT },
@@ -276,7 +279,9 @@ void cmd_top_usage(FILE *out)
 "                       samples, share, and the functions running it most)\n"
 "      --by-label KEY   a row per value of a label instead: pid, thread_id,\n"
 "                       thread_name, gil, native, cpu_state...\n"
-"      --sample-type T  which value to show: cpu, wall, samples... (default:\n"
+"      --sample-type T  which value to show: cpu, wall, samples; for heap\n"
+"                       profiles inuse_space, inuse_objects, alloc_space,\n"
+"                       alloc_objects (alias --sample_index) (default:\n"
 "                       the profile's default type, cpu or wall for ours)\n"
 "      --tag KEY=VALUE  only samples with this label (repeat: every key must\n"
 "                       match, any of the values given for one key)\n"
@@ -342,7 +347,8 @@ void cmd_flamegraph_usage(FILE *out)
 "\n"
 "Options:\n"
 "  -o, --output FILE    the SVG (default: standard output)\n"
-"      --sample-type T  cpu, wall, samples... (default: the profile's)\n"
+"      --sample-type T  cpu, wall, samples, inuse_space, alloc_space...\n"
+"                       (default: the profile's; alias --sample_index)\n"
 "      --tag KEY=VALUE  only samples with this label, e.g. pid=1234 or\n"
 "                       thread_name=MainThread (repeatable)\n"
 "      --icicle         root at the top (an icicle graph)\n"

@@ -176,7 +176,7 @@ teardown() {
 	"$PP_PYPROF" top "$T/k.heap.pb.gz" | tee "$T/top"
 	head -1 "$T/top" | grep -q '^Type: inuse_space (bytes)' ||
 		fail "top does not show inuse_space by default"
-	"$PP_PYPROF" top --sample-type alloc_space "$T/k.heap.pb.gz" | tee "$T/top2"
+	"$PP_PYPROF" top --sample_index=alloc_space "$T/k.heap.pb.gz" | tee "$T/top2"
 	grep -qE 'big_buffer' "$T/top2" || fail "big_buffer missing from alloc_space"
 	if grep -qE 'big_buffer' "$T/top"; then
 		fail "big_buffer (freed) is in the in-use view"
