@@ -6,9 +6,9 @@
  * program changes it), and malloc is interposed, so only the MEM and OBJ
  * domains (pymalloc: objects and buffers of up to 512 bytes carved from
  * its own arenas, which malloc never sees per object) are wrapped. Their
- * hooks chain to the allocators that were there and raise heap_busy
- * around the chained call, so pymalloc's fallback to malloc for bigger
- * blocks is counted once, at the Python level, with the Python stack.
+ * hooks chain to the allocators that were there and count blocks of up
+ * to 512 bytes; pymalloc hands bigger ones to malloc, which counts them
+ * (sig_heap.c says why this split costs less than a guard).
  *
  * When. The constructor runs before Py_Initialize: the hooks go in then,
  * so start-up allocations (imports) are seen. CPython 3.6's Py_Main
@@ -44,8 +44,6 @@ struct py_allocator {
 	void (*free)(void *ctx, void *p);
 };
 
-static void *table_mem;
-
 static void (*py_get)(int domain, struct py_allocator *a);
 static void (*py_set)(int domain, struct py_allocator *a);
 
@@ -54,10 +52,14 @@ static void (*py_set)(int domain, struct py_allocator *a);
 static int hook_domain(int d)
 {
 	const struct py_allocator *ours = heap_py_hook_sigsafe(d);
-	struct py_allocator cur, mine;
+	struct py_allocator cur, mine, raw;
 
 	py_get(d, &cur);
 	if (cur.malloc == ours->malloc)
+		return 0;
+	/* PYTHONMALLOC=malloc: the domain is malloc, which we see */
+	py_get(PY_DOMAIN_RAW, &raw);
+	if (cur.malloc == raw.malloc)
 		return 0;
 	memcpy(heap_py_orig_sigsafe(d), &cur, sizeof cur);
 	mine = *ours;
@@ -68,18 +70,8 @@ static int hook_domain(int d)
 
 int heap_init(uint64_t rate, int major)
 {
-	int rc;
-
 	if (!rate)
 		return 0;
-	table_mem = mmap(NULL, HEAP_TABLE_BYTES, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (table_mem == MAP_FAILED) {
-		rc = -errno;
-		table_mem = NULL;
-		return rc;
-	}
-	heap_table_use_sigsafe(table_mem);
 	heap_rate = rate;
 	if (major >= 3) {
 		py_get = (void (*)(int, struct py_allocator *))dlsym(
@@ -118,7 +110,11 @@ void heap_after_fork_child(int follow)
 	if (!heap_on)
 		return;
 	/* the pages come back as zeros: an empty table */
-	madvise(table_mem, HEAP_TABLE_BYTES, MADV_DONTNEED);
+	void *a, *b;
+	size_t na, nb;
+	heap_table_region_sigsafe(&a, &na, &b, &nb);
+	madvise(a, na, MADV_DONTNEED);
+	madvise(b, nb, MADV_DONTNEED);
 	memset(&heap_stats, 0, sizeof heap_stats);
 	if (!follow)
 		__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);

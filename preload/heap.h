@@ -28,11 +28,12 @@
  * the block goes back to the allocator (so its address cannot be handed
  * out and sampled again ahead of the free record).
  *
- * No double counting, no counting of our own: a per-thread depth
- * (heap_busy, initial-exec TLS) is raised around the chained call of a
- * Python domain hook (pymalloc falls back to PyMem_RawMalloc, that is,
- * malloc, for blocks over 512 bytes) and around everything pyprof does on
- * an application thread; pyprof's own threads keep it raised for life.
+ * No double counting: the Python domain hooks count blocks of up to 512
+ * bytes, which pymalloc serves itself; bigger ones it gets from malloc,
+ * which counts them. No counting of our own: a per-thread depth
+ * (heap_busy, initial-exec TLS) is raised around everything pyprof does
+ * on an application thread, and pyprof's own threads keep it raised for
+ * life; the slow path (a sample point reached) checks it.
  */
 #ifndef PYPROF_HEAP_H
 #define PYPROF_HEAP_H
@@ -100,17 +101,18 @@ void heap_after_fork_child(int follow);
 /* Stops sampling (exit). */
 void heap_stop(void);
 
-/* The table of sampled addresses (sig_heap.c): HEAP_SLOTS addresses
- * (1 MiB), then HEAP_FILTER u16 counters (128 KiB); mapped by heap.c. At
+/* The table of sampled addresses (sig_heap.c, in .bss): HEAP_SLOTS
+ * addresses (1 MiB) and HEAP_FILTER u16 counters (128 KiB). At
  * most HEAP_SLOTS sampled blocks can be in use at once (fewer when their
  * hashes crowd): a sampled allocation that finds no slot is counted lost.
  * At the default rate that is tens of GiB of sampled memory. */
 #define HEAP_SLOTS (1u << 17)
 #define HEAP_FILTER (1u << 16)
-#define HEAP_TABLE_BYTES (HEAP_SLOTS * 8u + HEAP_FILTER * 2u)
 
-/* sig_heap.c internals used by heap.c. */
-void heap_table_use_sigsafe(void *mem);
+/* sig_heap.c internals used by heap.c: where the table lives (to empty
+ * it in a fork child). */
+void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
+				size_t *len2);
 const void *heap_py_hook_sigsafe(int domain); /* our hooks (ctx unset) */
 void *heap_py_orig_sigsafe(int domain); /* where the chained one goes */
 

@@ -69,8 +69,11 @@ uint64_t heap_rate;
 int heap_python_seen;
 struct heap_stats heap_stats;
 
-static uint64_t *table;   /* HEAP_SLOTS, mmap'd by heap_table_init */
-static uint16_t *filter;  /* HEAP_FILTER */
+/* In .bss: pages nobody touches cost nothing, so a process without heap
+ * profiling (or a program that is not Python) pays no memory for them,
+ * and the hot paths address them without loading a pointer first. */
+static uint64_t table[HEAP_SLOTS] __attribute__((aligned(4096)));
+static uint16_t filter[HEAP_FILTER] __attribute__((aligned(4096)));
 
 /* Per thread: bytes left before the next sample, and the random state
  * (0: not seeded yet, which makes the first allocation take the slow
@@ -143,9 +146,13 @@ static inline uint64_t addr_hash(uintptr_t p)
 	return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-static inline uint16_t *filter_of(uint64_t h)
+/* The filter is indexed by the address itself, not its hash: a shift
+ * and a mask on every free() of the program (blocks are 16-byte aligned;
+ * nearby blocks land in different counters, and sampled blocks are far
+ * apart anyway). */
+static inline uint16_t *filter_of(uintptr_t p)
 {
-	return &filter[(h >> 20) & (HEAP_FILTER - 1)];
+	return &filter[(p >> 4) & (HEAP_FILTER - 1)];
 }
 
 static inline uint64_t *bucket_of(uint64_t h, unsigned k)
@@ -154,16 +161,19 @@ static inline uint64_t *bucket_of(uint64_t h, unsigned k)
 	return &table[b * HEAP_BUCKET];
 }
 
-void heap_table_use_sigsafe(void *mem)
+void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
+				size_t *len2)
 {
-	table = mem;
-	filter = (uint16_t *)(table + HEAP_SLOTS);
+	*start = table;
+	*len = sizeof(table);
+	*start2 = filter;
+	*len2 = sizeof(filter);
 }
 
 static int table_insert(uintptr_t p)
 {
 	uint64_t h = addr_hash(p);
-	__atomic_fetch_add(filter_of(h), 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(filter_of(p), 1, __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < 2; k++) {
 		uint64_t *b = bucket_of(h, k);
 		for (unsigned i = 0; i < HEAP_BUCKET; i++) {
@@ -175,7 +185,7 @@ static int table_insert(uintptr_t p)
 				return 1;
 		}
 	}
-	__atomic_fetch_sub(filter_of(h), 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(filter_of(p), 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -191,7 +201,7 @@ static int table_remove(uintptr_t p)
 			    __atomic_compare_exchange_n(&b[i], &want, 0, 0,
 							__ATOMIC_ACQ_REL,
 							__ATOMIC_RELAXED)) {
-				__atomic_fetch_sub(filter_of(h), 1,
+				__atomic_fetch_sub(filter_of(p), 1,
 						   __ATOMIC_RELAXED);
 				return 1;
 			}
@@ -202,8 +212,7 @@ static int table_remove(uintptr_t p)
 
 static inline int maybe_sampled(const void *p)
 {
-	return __atomic_load_n(filter_of(addr_hash((uintptr_t)p)),
-			       __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(filter_of((uintptr_t)p), __ATOMIC_RELAXED) != 0;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -328,91 +337,145 @@ static void record_free(void *p)
 	errno = saved_errno;
 }
 
-/* The slow path of the countdown: draws the first gap of a new thread, or
- * samples this allocation and draws the next gap. */
+/* The slow path of the countdown (heap_left went to 0 or below): draws
+ * the first gap of a new thread, or samples this allocation and draws the
+ * next gap. Allocations on a thread inside pyprof (heap_busy: pyprof's own
+ * threads for life, an application thread while pyprof works on it) only
+ * ever get here, never recorded: they use up countdown like any other
+ * (sample points are a Poisson process: the ones they take cost the
+ * program's allocations nothing). */
 static __attribute__((noinline)) void sample_slow(void *p, size_t n)
 {
-	heap_busy++;
 	if (!heap_rng) {
 		rng_seed();
 		heap_left = draw_gap() - (int64_t)(n > INT64_MAX ? INT64_MAX : n);
 		if (heap_left > 0)
-			goto out;
+			return;
 	}
 	heap_left = draw_gap();
+	if (!p || heap_busy)
+		return;
+	heap_busy++;
 	record_alloc(p, n);
-out:
 	heap_busy--;
 }
 
-/* After a successful allocation of n bytes at p: one subtract and compare
- * unless a sample point falls in it. */
-static inline void count_alloc(void *p, size_t n)
+static __attribute__((noinline)) void free_slow(void *p)
 {
-	if (__builtin_expect(!p || heap_busy, 0))
+	if (!p || heap_busy)
 		return;
-	if (__builtin_expect((heap_left -= (int64_t)n) > 0, 1))
-		return;
-	sample_slow(p, n);
+	heap_busy++;
+	record_free(p);
+	heap_busy--;
 }
 
+/* After an allocation of n bytes (p may be NULL): a thread-local subtract
+ * and compare unless a sample point falls in it. */
+static inline void count_alloc(void *p, size_t n)
+{
+	if (__builtin_expect((heap_left -= (int64_t)n) <= 0, 0))
+		sample_slow(p, n);
+}
+
+/* Before p goes back to the allocator: one load of the filter. */
 static inline void count_free(void *p)
 {
-	if (__builtin_expect(p && !heap_busy && maybe_sampled(p), 0)) {
-		heap_busy++;
-		record_free(p);
-		heap_busy--;
-	}
+	if (__builtin_expect(maybe_sampled(p), 0))
+		free_slow(p);
 }
 
 /* ---- libc's allocation family, interposed (exports.map) ----------------- */
 
+/* The hooks below run on every allocation and free of the program: no
+ * frame pointer for them (the rest of the library keeps its own, built
+ * with -fno-omit-frame-pointer), which leaves py_free a handful of
+ * instructions and a tail jump. Unwinding through them (PYPROF_NATIVE,
+ * a debugger) uses their .eh_frame, as for glibc's own code. */
+#pragma GCC push_options
+#pragma GCC optimize("omit-frame-pointer")
+
 #define EXPORT __attribute__((visibility("default")))
+
+/* Each hook takes its bytes off the countdown before the real call: the
+ * common case is then a subtract, a compare and a tail call, with nothing
+ * to save; only when a sample point falls in the allocation does a
+ * *_sampled function make the call and record the block. */
+#define TAKE(n) (__builtin_expect((heap_left -= (int64_t)(n)) <= 0, 0))
+
+static __attribute__((noinline)) void *malloc_sampled(size_t n)
+{
+	void *p = __libc_malloc(n);
+	sample_slow(p, n);
+	return p;
+}
 
 EXPORT void *malloc(size_t n)
 {
-	void *p = __libc_malloc(n);
-	if (__builtin_expect(heap_on, 0))
-		count_alloc(p, n);
+	if (__builtin_expect(heap_on, 0) && TAKE(n))
+		return malloc_sampled(n);
+	return __libc_malloc(n);
+}
+
+static __attribute__((noinline)) void *calloc_sampled(size_t n, size_t m)
+{
+	void *p = __libc_calloc(n, m);
+	sample_slow(p, n * m);
 	return p;
 }
 
 EXPORT void *calloc(size_t n, size_t m)
 {
-	void *p = __libc_calloc(n, m);
-	if (__builtin_expect(heap_on, 0))
-		count_alloc(p, n * m); /* p is NULL if it overflowed */
-	return p;
+	size_t total;
+	if (__builtin_expect(heap_on, 0) &&
+	    !__builtin_mul_overflow(n, m, &total) && TAKE(total))
+		return calloc_sampled(n, m);
+	return __libc_calloc(n, m);
 }
 
 /* A sampled block that realloc moves or resizes is a free and a new
  * allocation of the new size (as Go, tcmalloc and heaptrack count it).
  * The free record goes first, while the old address is still ours. */
+static __attribute__((noinline)) void *realloc_counted(void *old, size_t n)
+{
+	count_free(old);
+	void *p = __libc_realloc(old, n);
+	count_alloc(p, n);
+	return p;
+}
+
 EXPORT void *realloc(void *old, size_t n)
 {
-	if (__builtin_expect(heap_on, 0)) {
-		count_free(old);
-		void *p = __libc_realloc(old, n);
-		if (p)
-			count_alloc(p, n);
-		return p;
-	}
+	if (__builtin_expect(heap_on, 0))
+		return realloc_counted(old, n);
 	return __libc_realloc(old, n);
+}
+
+static __attribute__((noinline)) void free_sampled(void *p)
+{
+	free_slow(p);
+	__libc_free(p);
 }
 
 EXPORT void free(void *p)
 {
-	if (__builtin_expect(heap_on, 0))
-		count_free(p);
-	__libc_free(p);
+	if (__builtin_expect(heap_on, 0) && __builtin_expect(maybe_sampled(p), 0))
+		free_sampled(p);
+	else
+		__libc_free(p);
+}
+
+static __attribute__((noinline)) void *memalign_sampled(size_t al, size_t n)
+{
+	void *p = __libc_memalign(al, n);
+	sample_slow(p, n);
+	return p;
 }
 
 EXPORT void *memalign(size_t al, size_t n)
 {
-	void *p = __libc_memalign(al, n);
-	if (__builtin_expect(heap_on, 0))
-		count_alloc(p, n);
-	return p;
+	if (__builtin_expect(heap_on, 0) && TAKE(n))
+		return memalign_sampled(al, n);
+	return __libc_memalign(al, n);
 }
 
 /* glibc 2.36's checks, then its memalign (which aligned_alloc and
@@ -486,46 +549,65 @@ static struct py_allocator py_orig[3];
  * thread that reads the struct half old, half new still calls a valid
  * chain with the right ctx.
  *
- * The chained call runs with heap_busy raised: pymalloc's own fallback to
- * PyMem_RawMalloc (malloc) for blocks over 512 bytes must not count again.
+ * Counted once: pymalloc serves blocks of up to PY_SMALL bytes from its
+ * own arenas (mmap'd on 3.x), and hands bigger ones to PyMem_RawMalloc,
+ * which is malloc, where our malloc counts them, with the same Python
+ * stack. So these hooks count only blocks up to PY_SMALL bytes and need
+ * no guard around the chained call (which would cost two thread-local
+ * writes on every allocation of the program). heap.c does not hook a
+ * domain that is malloc itself (PYTHONMALLOC=malloc).
  */
+#define PY_SMALL 512
+
 #define PY_HOOKS(D)                                                          \
+	static __attribute__((noinline)) void *py_malloc_sampled_##D(        \
+		void *ctx, size_t n)                                         \
+	{                                                                    \
+		void *p = py_orig[D].malloc(ctx, n);                         \
+		sample_slow(p, n);                                           \
+		return p;                                                    \
+	}                                                                    \
 	static void *py_malloc_##D(void *ctx, size_t n)                      \
 	{                                                                    \
-		heap_busy++;                                                 \
-		void *p = py_orig[D].malloc(ctx, n);                         \
-		heap_busy--;                                                 \
-		if (heap_on)                                                 \
-			count_alloc(p, n);                                   \
+		if (n <= PY_SMALL && TAKE(n))                                \
+			return py_malloc_sampled_##D(ctx, n);                \
+		return py_orig[D].malloc(ctx, n);                            \
+	}                                                                    \
+	static __attribute__((noinline)) void *py_calloc_sampled_##D(        \
+		void *ctx, size_t n, size_t m)                               \
+	{                                                                    \
+		void *p = py_orig[D].calloc(ctx, n, m);                      \
+		sample_slow(p, n * m);                                       \
 		return p;                                                    \
 	}                                                                    \
 	static void *py_calloc_##D(void *ctx, size_t n, size_t m)            \
 	{                                                                    \
-		heap_busy++;                                                 \
-		void *p = py_orig[D].calloc(ctx, n, m);                      \
-		heap_busy--;                                                 \
-		if (heap_on)                                                 \
-			count_alloc(p, n * m);                               \
-		return p;                                                    \
+		size_t t;                                                    \
+		if (!__builtin_mul_overflow(n, m, &t) && t <= PY_SMALL &&    \
+		    TAKE(t))                                                 \
+			return py_calloc_sampled_##D(ctx, n, m);             \
+		return py_orig[D].calloc(ctx, n, m);                         \
 	}                                                                    \
 	static void *py_realloc_##D(void *ctx, void *old, size_t n)          \
 	{                                                                    \
-		if (heap_on)                                                 \
-			count_free(old);                                     \
-		heap_busy++;                                                 \
+		count_free(old);                                             \
 		void *p = py_orig[D].realloc(ctx, old, n);                   \
-		heap_busy--;                                                 \
-		if (heap_on)                                                 \
+		if (n <= PY_SMALL)                                           \
 			count_alloc(p, n);                                   \
 		return p;                                                    \
 	}                                                                    \
+	static __attribute__((noinline)) void py_free_sampled_##D(void *ctx, \
+								 void *p)    \
+	{                                                                    \
+		free_slow(p);                                                \
+		py_orig[D].free(ctx, p);                                     \
+	}                                                                    \
 	static void py_free_##D(void *ctx, void *p)                          \
 	{                                                                    \
-		if (heap_on)                                                 \
-			count_free(p);                                       \
-		heap_busy++;                                                 \
-		py_orig[D].free(ctx, p);                                     \
-		heap_busy--;                                                 \
+		if (__builtin_expect(maybe_sampled(p), 0))                   \
+			py_free_sampled_##D(ctx, p);                         \
+		else                                                         \
+			py_orig[D].free(ctx, p);                             \
 	}
 
 PY_HOOKS(0)
@@ -537,6 +619,8 @@ static const struct py_allocator py_hook[3] = {
 	{ NULL, py_malloc_1, py_calloc_1, py_realloc_1, py_free_1 },
 	{ NULL, py_malloc_2, py_calloc_2, py_realloc_2, py_free_2 },
 };
+
+#pragma GCC pop_options
 
 const void *heap_py_hook_sigsafe(int domain)
 {
