@@ -89,7 +89,7 @@ check-regrtest: all unit
 check-quick: all unit
 	QUICK=1 tests/run
 
-bench: all $(BUILD)/bench/ingest
+bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
 	tests/bench/run
 
 # Fuzzing the HTTP request parser with afl++ (Debian's afl++): FUZZ_SECONDS
