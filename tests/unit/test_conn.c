@@ -22,6 +22,7 @@
 #include "agg.h"
 #include "check.h"
 #include "conn.h"
+#include "heapagg.h"
 #include "log.h"
 #include "proc.h"
 #include "pyprof/wire.h"
@@ -787,6 +788,139 @@ static void test_native(void)
 	free(b.p);
 }
 
+/* ---- heap profiles (HEAP, HEAP_SNAPSHOT) ----------------------------------- */
+
+/* A HEAP frame at rate 4096 with the records of r[] (n of them): each is
+ * {kind, a, b, c, d} as the kind wants (ALLOC node thread size addr, FREE
+ * addr, LOST n bytes; another kind: just its number). */
+static void heap_frame(struct buf *b, const uint64_t (*r)[5], size_t n)
+{
+	struct wire_out w = payload();
+	wire_put_varint(&w, 4096);
+	for (size_t i = 0; i < n; i++) {
+		wire_put_varint(&w, r[i][0]);
+		int k = r[i][0] == WIRE_HEAP_ALLOC ? 4
+			: r[i][0] == WIRE_HEAP_FREE ? 1
+			: r[i][0] == WIRE_HEAP_LOST ? 2 : 0;
+		for (int j = 1; j <= k; j++)
+			wire_put_varint(&w, r[i][j]);
+	}
+	put_frame(b, WIRE_HEAP, &w);
+}
+
+static const struct heapagg *h_heap(const struct harness *h)
+{
+	const struct proc *p = procs_first(h->reg);
+	return p ? proc_heap(p) : NULL;
+}
+
+static void test_heap(void)
+{
+	struct harness h;
+	struct buf b = { 0 };
+	struct heapagg_row *rows, lost;
+	size_t n;
+	uint64_t seq;
+
+	/* 6.1 a valid stream: allocations, a free, a lost count, a
+	 * snapshot request */
+	CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+	hello(&b, 0);
+	defs(&b);
+	static const uint64_t ok[][5] = {
+		{ WIRE_HEAP_ALLOC, 2, 1, 8192, 0x7f0000001000 },
+		{ WIRE_HEAP_ALLOC, 1, 1, 100, 0x7f0000002000 },
+		{ WIRE_HEAP_FREE, 0x7f0000002000 },
+		{ WIRE_HEAP_FREE, 0x123450 }, /* never seen: ignored */
+		{ WIRE_HEAP_LOST, 3, 300 },
+	};
+	heap_frame(&b, ok, 5);
+	struct wire_out w = payload();
+	wire_put_varint(&w, 1);
+	put_frame(&b, WIRE_HEAP_SNAPSHOT, &w);
+	h_feed(&h, &b, 5);
+	CHECK(!h.closed, "6.1 a valid HEAP stream is accepted");
+	CHECK_OR_RETURN(h_heap(&h) != NULL, "6.2 the process has a heap", );
+	CHECK(heapagg_n_live(h_heap(&h)) == 1, "6.3 one block in use");
+	heapagg_rows(h_heap(&h), &rows, &n, &lost);
+	double w2 = heapagg_scale(8192, 4096), w1 = heapagg_scale(100, 4096);
+	CHECK(n == 2 && rows[1].alloc_bytes == w2 * 8192 &&
+		      rows[1].inuse_bytes == w2 * 8192 &&
+		      rows[0].alloc_objects == w1 && rows[0].inuse_objects == 0,
+	      "6.4 per stack: allocated and in use, unbiased");
+	CHECK(lost.alloc_objects == 3 * heapagg_scale(100, 4096),
+	      "6.5 lost allocations counted");
+	free(rows);
+	CHECK(procs_next_snapshot(h.reg, &seq) != NULL && seq == 1 &&
+		      procs_next_snapshot(h.reg, &seq) == NULL,
+	      "6.6 the snapshot is asked for once");
+	h_close(&h);
+	free(b.p);
+
+	/* 7.x bad frames close the connection and add nothing: each bad
+	 * frame starts with a valid ALLOC, which must not be taken */
+	static const struct {
+		const char *name;
+		uint64_t rec[5];
+	} bad[] = {
+		{ "7.1 unknown record kind", { 9 } },
+		{ "7.2 ALLOC of an undefined node", { 1, 9, 1, 10, 0x5000 } },
+		{ "7.3 ALLOC of node 0", { 1, 0, 1, 10, 0x5000 } },
+		{ "7.4 ALLOC on an undefined thread", { 1, 1, 7, 10, 0x5000 } },
+		{ "7.5 ALLOC of size 0", { 1, 1, 1, 0, 0x5000 } },
+		{ "7.6 ALLOC at address 0", { 1, 1, 1, 10, 0 } },
+		{ "7.7 FREE of address 0", { 2, 0 } },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t r[2][5] = { { WIRE_HEAP_ALLOC, 1, 1, 64, 0x9000 } };
+		memcpy(r[1], bad[i].rec, sizeof(r[1]));
+		CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+		b = (struct buf){ 0 };
+		hello(&b, 0);
+		defs(&b);
+		heap_frame(&b, (const uint64_t(*)[5])r, 2);
+		h_feed(&h, &b, 1 << 20);
+		CHECK(h.closed, bad[i].name);
+		CHECK(!h_heap(&h) || heapagg_n_live(h_heap(&h)) == 0,
+		      "7.x the bad frame added nothing");
+		h_close(&h);
+		free(b.p);
+	}
+
+	/* 7.8 a record cut short; 7.9 HEAP_SNAPSHOT seq 0; 7.10 with bytes
+	 * left over */
+	for (int k = 0; k < 3; k++) {
+		static const char *const names[] = {
+			"7.8 HEAP record cut short",
+			"7.9 HEAP_SNAPSHOT seq 0",
+			"7.10 HEAP_SNAPSHOT with bytes left over",
+		};
+		CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+		b = (struct buf){ 0 };
+		hello(&b, 0);
+		defs(&b);
+		w = payload();
+		if (k == 0) {
+			wire_put_varint(&w, 4096);
+			wire_put_varint(&w, WIRE_HEAP_ALLOC);
+			wire_put_varint(&w, 1);
+			wire_put_varint(&w, 1);
+			put_frame(&b, WIRE_HEAP, &w);
+		} else {
+			wire_put_varint(&w, k == 1 ? 0 : 5);
+			if (k == 2)
+				wire_put_varint(&w, 5);
+			put_frame(&b, WIRE_HEAP_SNAPSHOT, &w);
+		}
+		h_feed(&h, &b, 1 << 20);
+		CHECK(h.closed, names[k]);
+		CHECK(procs_next_snapshot(h.reg, &seq) == NULL,
+		      "7.x no snapshot asked for");
+		h_close(&h);
+		free(b.p);
+	}
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR); /* the rejections are expected */
@@ -801,5 +935,6 @@ int main(void)
 	test_depth();
 	test_string_repair();
 	test_native();
+	test_heap();
 	return check_summary();
 }
