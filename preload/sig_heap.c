@@ -45,8 +45,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "guard.h"
 #include "heap.h"
 #include "sampler.h"
@@ -234,6 +236,60 @@ static void block_prof(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &s, old);
 }
 
+/* Our own code (this library's image, from its ELF header to the end of
+ * its text): the frames of the hooks, skipped at the top of a native
+ * stack. Hidden: the linker's symbols of this object, not the program's. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char etext[] __attribute__((visibility("hidden")));
+
+/*
+ * The registers cfi_unwind_sigsafe starts from (PC, SP, frame pointer), as
+ * they are in our caller right after this call returns: this function
+ * keeps a frame pointer (the file is built with one; only the hooks
+ * further down drop it), so its return address sits just above the saved
+ * frame pointer. noinline: it must have a frame of its own.
+ */
+static __attribute__((noinline)) void caller_regs(ucontext_t *uc)
+{
+	uintptr_t *fp = __builtin_frame_address(0);
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)fp[1];
+	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)(fp + 2);
+	uc->uc_mcontext.gregs[REG_RBP] = (greg_t)fp[0];
+}
+
+/*
+ * PYPROF_NATIVE: the native stack of the allocation after its Python
+ * frames, from the unwind tables the agent built (cfi.h); where they
+ * cannot say, none (the Python stack alone is kept: libunwind is not for
+ * an allocator hook). Our own frames are dropped; the first PC left is a
+ * return address into the allocation's caller, made to point into the
+ * call (minus 1) because the merge takes a stack's first PC as exact.
+ * The caller has armed the fault guard.
+ */
+static void capture_native(struct raw_sample *rec)
+{
+	uint64_t *pcs = (uint64_t *)((struct raw_frame *)(rec + 1) +
+				     rec->n_frames);
+	ucontext_t uc;
+	int trunc = 0, n, skip = 0;
+
+	memset(&uc.uc_mcontext, 0, sizeof uc.uc_mcontext);
+	caller_regs(&uc);
+	n = cfi_unwind_sigsafe(&uc, pcs, SAMPLER_NATIVE_MAX, &trunc);
+	while (skip < n && pcs[skip] >= (uintptr_t)__ehdr_start &&
+	       pcs[skip] < (uintptr_t)etext)
+		skip++;
+	if (n <= skip)
+		return;
+	n -= skip;
+	for (int k = 0; k < n; k++)
+		pcs[k] = pcs[k + skip];
+	pcs[0] -= 1;
+	if (trunc)
+		rec->flags |= SAMPLE_NATIVE_TRUNCATED;
+	rec->n_native = (uint16_t)n;
+}
+
 /* Records a sampled allocation: its address in the table, its stack in
  * the ring. heap_busy is raised by the caller. */
 static void record_alloc(void *p, size_t n)
@@ -241,8 +297,10 @@ static void record_alloc(void *p, size_t n)
 	int saved_errno = errno;
 	sigset_t old;
 	uint64_t pos;
-	size_t cap = sizeof(struct raw_sample) +
-		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+	const size_t cap =
+		sizeof(struct raw_sample) +
+		(size_t)sampler.max_depth * sizeof(struct raw_frame) +
+		(sampler.native ? SAMPLER_NATIVE_MAX * sizeof(uint64_t) : 0);
 
 	if (!table_insert((uintptr_t)p)) {
 		__atomic_fetch_add(&heap_stats.n_lost, 1, __ATOMIC_RELAXED);
@@ -295,9 +353,22 @@ static void record_alloc(void *p, size_t n)
 		/* before Py_Initialize or after finalization began */
 		rec->flags |= SAMPLE_NO_TSTATE | SAMPLE_HEAP_NO_PY;
 	}
+	if (sampler.native && rec->n_frames) {
+		sigjmp_buf njb;
+		if (sigsetjmp(njb, 0)) {
+			rec->n_native = 0; /* a bad frame: Python stack only */
+		} else {
+			guard_jmp = &njb;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			capture_native(rec);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			guard_jmp = NULL;
+		}
+	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
-				    rec->n_frames * sizeof(struct raw_frame));
+				    rec->n_frames * sizeof(struct raw_frame) +
+				    rec->n_native * sizeof(uint64_t));
 	__atomic_fetch_add(&heap_stats.n_sampled, 1, __ATOMIC_RELAXED);
 unblock:
 	/* also unblocks SIGSEGV if the guard jumped out of its handler */

@@ -185,3 +185,24 @@ teardown() {
 	xmllint --noout "$T/k.svg"
 	grep -q 'small_objects' "$T/k.svg" || fail "small_objects not in the flame graph"
 }
+
+@test "3.6 PYPROF_NATIVE=1: a numpy array's allocation shows numpy's C code under the Python line" {
+	/usr/bin/python3 -c 'import numpy' ||
+		fail "Debian's python3-numpy is missing (make deps)"
+	run_capture rec env PYPROF_NATIVE=1 "$PP_PYPROF" record --heap \
+		--heap-rate 65536 -o "$T/n.pb.gz" -- /usr/bin/python3 "$KNOWN" --numpy
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	# the stack of the 200 MiB block: numpy's extension module's frames,
+	# then ones and numpy_array, then the interpreter down to main
+	go tool pprof -symbolize=none -sample_index=inuse_space -traces \
+		"$T/n.heap.pb.gz" >"$T/traces"
+	awk '/^-+\+/ { on = 0 } /^ +2[0-9][0-9](\.[0-9]+)?MB / { on = 1 } on' \
+		"$T/traces" | sed 's/^ *2[0-9.]*MB */             /' | tee "$T/big"
+	grep -q '_multiarray_umath' "$T/big" || fail "no numpy C frame in the 200 MiB stack"
+	grep -qE '^ +numpy_array$' "$T/big" || fail "numpy_array not in it"
+	grep -qE '^ +_start$|__libc_start_main' "$T/big" || fail "the stack does not reach the process entry"
+	# numpy's frames are above (leafward of) the Python line
+	awk '/_multiarray_umath/ { m = NR } /^ +numpy_array$/ { p = NR } END { exit !(m && p && m < p) }' "$T/big" ||
+		fail "numpy's frames are not leafward of numpy_array"
+}
