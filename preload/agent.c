@@ -78,6 +78,7 @@ struct agent {
 	uint8_t *hbatch;
 	struct wire_out hw;
 	int hbatch_n;
+	uint64_t hbatch_allocs, hbatch_bytes; /* its ALLOC records */
 	unsigned long heap_lost_seen, heap_lost_bytes_seen;
 	uint64_t heap_lost_n, heap_lost_bytes; /* not sent yet */
 	uint64_t snap_next_ns, snap_seq;
@@ -311,8 +312,9 @@ static uint32_t merged_node(const struct raw_sample *s,
 #define HBATCH_CAP (64u << 10)
 
 /* Ends the HEAP frame under construction and queues it; if there is no
- * room, its allocations are lost (and its frees with them: those blocks
- * stay in use in the collector's view, which the LOST count flags). */
+ * room, its allocations are counted lost (its frees are lost too: those
+ * blocks stay in use in the collector's view; the transport drops data
+ * only after 16 MiB of backlog, a collector gone for long). */
 static void heap_flush(void)
 {
 	if (!ag.hbatch_n)
@@ -320,9 +322,12 @@ static void heap_flush(void)
 	size_t n = (size_t)(ag.hw.p - ag.hbatch) - WIRE_HDR_LEN;
 	wire_put_hdr_at(ag.hbatch, WIRE_HEAP, n);
 	transport_put_defs(&ag.tr, &ag.in);
-	if (transport_put_data(&ag.tr, ag.hbatch, n + WIRE_HDR_LEN) < 0)
-		ag.heap_lost_n += (uint64_t)ag.hbatch_n;
+	if (transport_put_data(&ag.tr, ag.hbatch, n + WIRE_HDR_LEN) < 0) {
+		ag.heap_lost_n += ag.hbatch_allocs;
+		ag.heap_lost_bytes += ag.hbatch_bytes;
+	}
 	ag.hbatch_n = 0;
+	ag.hbatch_allocs = ag.hbatch_bytes = 0;
 }
 
 static struct wire_out *heap_record(unsigned kind)
@@ -464,6 +469,8 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		wire_put_varint(w, thread);
 		wire_put_varint(w, s->heap_size);
 		wire_put_varint(w, s->heap_addr);
+		ag.hbatch_allocs++;
+		ag.hbatch_bytes += s->heap_size;
 		return;
 	}
 	uint32_t flags = 0;
@@ -887,6 +894,7 @@ void agent_after_fork_child(int follow)
 	ag.lost_ring_seen = 0;
 	ag.batch_n = 0;
 	ag.hbatch_n = 0;
+	ag.hbatch_allocs = ag.hbatch_bytes = 0;
 	ag.heap_lost_seen = ag.heap_lost_bytes_seen = 0;
 	ag.heap_lost_n = ag.heap_lost_bytes = 0;
 	ag.snap_next_ns = ag.snap_seq = 0;
