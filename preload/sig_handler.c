@@ -191,6 +191,10 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
 		goto out;
 	in_handler = 1;
+	/* A heap sample (sig_heap.c) may be walking this thread's frames under
+	 * a guard of its own when we interrupt it: put it back on the way out
+	 * (a fault of ours disarms the guard before jumping to us). */
+	sigjmp_buf *volatile prev_jmp = guard_jmp;
 
 	uint64_t t0 = mono_ns();
 	uint32_t weight = from_perf ? 1
@@ -256,7 +260,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 					(struct raw_frame *)(rec + 1));
 		}
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		guard_jmp = NULL;
+		guard_jmp = prev_jmp;
 	}
 	/* Guarded on its own: a bad native frame loses the native stack,
 	 * not the Python one. */
@@ -276,7 +280,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			capture_native(rec, uc);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			guard_jmp = NULL;
+			guard_jmp = prev_jmp;
 		}
 	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
@@ -292,6 +296,7 @@ done:;
 			   1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_handler_ns, dt, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_handler_runs, 1, __ATOMIC_RELAXED);
+	guard_jmp = prev_jmp;
 	in_handler = 0;
 out:
 	errno = saved_errno;

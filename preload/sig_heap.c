@@ -9,8 +9,8 @@
  * are initial-exec); errno saved and restored wherever we make a system
  * call. The only calls out are to glibc's allocator itself (__libc_malloc
  * and friends, exported by glibc for exactly this use: no dlsym, so no
- * bootstrap problem), to the Python allocators we chain to, and
- * pthread_sigmask around a sampled allocation.
+ * bootstrap problem) and to the Python allocators we chain to; the
+ * SIGPROF handler restores our fault guard if it interrupts us.
  *
  * Cost. heap_on is a plain global: with heap profiling off (or in a
  * process that is not Python) each hook is the real call plus one
@@ -19,8 +19,8 @@
  * hash (zero for any block that was never sampled, unless it shares a
  * counter with a live sampled one: about live/65536 of frees take the
  * table lookup for nothing). Only a sampled allocation (one per rate bytes
- * on average) does real work: two pthread_sigmask calls, a stack walk, a
- * ring record.
+ * on average) does real work: a stack walk and a ring record, no system
+ * call.
  *
  * The table of sampled addresses: HEAP_SLOTS 8-byte slots in buckets of 8
  * (one cache line). An address lives in its home bucket or the next one;
@@ -226,16 +226,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* SIGPROF stays out while we walk: the handler arms the fault guard with
- * a jump buffer of its own and would disarm ours on its way out. */
-static void block_prof(sigset_t *old)
-{
-	sigset_t s;
-	sigemptyset(&s);
-	sigaddset(&s, SIGPROF);
-	pthread_sigmask(SIG_BLOCK, &s, old);
-}
-
 /* Our own code (this library's image, from its ELF header to the end of
  * its text): the frames of the hooks, skipped at the top of a native
  * stack. Hidden: the linker's symbols of this object, not the program's. */
@@ -295,7 +285,6 @@ static void capture_native(struct raw_sample *rec)
 static void record_alloc(void *p, size_t n)
 {
 	int saved_errno = errno;
-	sigset_t old;
 	uint64_t pos;
 	const size_t cap =
 		sizeof(struct raw_sample) +
@@ -307,14 +296,17 @@ static void record_alloc(void *p, size_t n)
 		__atomic_fetch_add(&heap_stats.lost_bytes, n, __ATOMIC_RELAXED);
 		goto out;
 	}
-	block_prof(&old);
+	/* No signal is blocked meanwhile: a SIGPROF handler that interrupts
+	 * the walk below puts our fault guard back when it returns
+	 * (sig_handler.c), and the guard's own handler (SA_NODEFER, empty
+	 * mask) leaves the mask as it was when it jumps back here. */
 	struct raw_sample *volatile rec =
 		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
 	if (!rec) {
 		table_remove((uintptr_t)p);
 		__atomic_fetch_add(&heap_stats.n_lost, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&heap_stats.lost_bytes, n, __ATOMIC_RELAXED);
-		goto unblock;
+		goto out;
 	}
 	if (!heap_tid)
 		heap_tid = (uint32_t)syscall(SYS_gettid);
@@ -370,9 +362,6 @@ static void record_alloc(void *p, size_t n)
 				    rec->n_frames * sizeof(struct raw_frame) +
 				    rec->n_native * sizeof(uint64_t));
 	__atomic_fetch_add(&heap_stats.n_sampled, 1, __ATOMIC_RELAXED);
-unblock:
-	/* also unblocks SIGSEGV if the guard jumped out of its handler */
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
 	errno = saved_errno;
 }
@@ -386,9 +375,7 @@ static void record_free(void *p)
 	if (!table_remove((uintptr_t)p))
 		return;
 	int saved_errno = errno;
-	sigset_t old;
 	uint64_t pos;
-	block_prof(&old);
 	struct raw_sample *rec = ring_reserve_sigsafe(
 		&sampler.ring, sizeof(struct raw_sample), &pos);
 	if (rec) {
@@ -404,7 +391,6 @@ static void record_free(void *p)
 		__atomic_fetch_add(&heap_stats.n_free_lost, 1,
 				   __ATOMIC_RELAXED);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved_errno;
 }
 
