@@ -206,3 +206,20 @@ teardown() {
 	awk '/_multiarray_umath/ { m = NR } /^ +numpy_array$/ { p = NR } END { exit !(m && p && m < p) }' "$T/big" ||
 		fail "numpy's frames are not leafward of numpy_array"
 }
+
+@test "3.7 --period: every window's heap profile beside its CPU profile, in use growing from window to window" {
+	collector_start --period 1
+	run_capture p env PYPROF_HEAP_RATE=64k profiled "$PP_HOST_PYTHON" "$LEAK" 2.5
+	assert_eq 0 "$RC" "exit status"
+	wait_profile "$PID" >/dev/null
+	collector_stop
+	local heaps=() f
+	for f in "$OUT"/*."$PID".*.heap.pb.gz; do
+		[[ -f ${f%.heap.pb.gz}.pb.gz ]] || fail "no CPU profile beside $f"
+		heaps+=("$f")
+	done
+	ls "$OUT"
+	((${#heaps[@]} >= 2)) || fail "fewer than two windows with heap profiles"
+	# names sort by time: the first window against the last
+	$CHECK grows "${heaps[0]}" "${heaps[-1]}" leak $((5 << 20))
+}
