@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "guard.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -46,6 +47,9 @@ struct py_allocator {
 
 static void (*py_get)(int domain, struct py_allocator *a);
 static void (*py_set)(int domain, struct py_allocator *a);
+/* The RAW domain's malloc function before anything changed it (the
+ * constructor runs before Py_Main): CPython's wrapper of malloc. */
+static void *raw_malloc_fn;
 
 /* Puts our hooks for domain d on top of what is installed now, unless
  * they are there already. Returns 1 if it installed them. */
@@ -57,10 +61,24 @@ static int hook_domain(int d)
 	py_get(d, &cur);
 	if (cur.malloc == ours->malloc)
 		return 0;
-	/* PYTHONMALLOC=malloc: the domain is malloc, which we see */
+	/* A domain whose small blocks come from malloc is counted by our
+	 * malloc already; hooking it too would count them twice. That is
+	 * PYTHONMALLOC=malloc (the domain is the RAW allocator), and
+	 * CPython's debug hooks over malloc (malloc_debug; 3.6's "debug"):
+	 * their ctx is a debug_alloc_api_t, { char api_id; PyMemAllocatorEx
+	 * alloc; } in every version here, whose alloc is what they wrap. A
+	 * foreign allocator that wraps malloc would still be counted twice
+	 * for blocks up to 512 bytes (README). */
 	py_get(PY_DOMAIN_RAW, &raw);
-	if (cur.malloc == raw.malloc)
+	if (cur.malloc == raw.malloc || (void *)cur.malloc == raw_malloc_fn)
 		return 0;
+	if (cur.ctx) {
+		struct py_allocator inner;
+		if (guard_copy(&inner, (const char *)cur.ctx + 8,
+			       sizeof inner) == 0 &&
+		    (void *)inner.malloc == raw_malloc_fn)
+			return 0;
+	}
 	memcpy(heap_py_orig_sigsafe(d), &cur, sizeof cur);
 	mine = *ours;
 	mine.ctx = cur.ctx; /* see sig_heap.c: only pointers change */
@@ -80,6 +98,9 @@ int heap_init(uint64_t rate, int major)
 			RTLD_DEFAULT, "PyMem_SetAllocator");
 	}
 	if (py_get && py_set) {
+		struct py_allocator raw;
+		py_get(PY_DOMAIN_RAW, &raw);
+		raw_malloc_fn = (void *)raw.malloc;
 		hook_domain(PY_DOMAIN_MEM);
 		hook_domain(PY_DOMAIN_OBJ);
 	}
