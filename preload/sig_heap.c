@@ -173,9 +173,18 @@ void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
 	*len2 = sizeof(filter);
 }
 
+/* Inserts p; 1 if it is in the table now. An address already there is a
+ * block whose free we did not see (freed through an allocator we do not
+ * hook, or before a fork child's table was emptied): it stays, once. */
 static int table_insert(uintptr_t p)
 {
 	uint64_t h = addr_hash(p);
+	for (unsigned k = 0; k < 2; k++) {
+		const uint64_t *b = bucket_of(h, k);
+		for (unsigned i = 0; i < HEAP_BUCKET; i++)
+			if (__atomic_load_n(&b[i], __ATOMIC_RELAXED) == p)
+				return 1;
+	}
 	__atomic_fetch_add(filter_of(p), 1, __ATOMIC_RELAXED);
 	for (unsigned k = 0; k < 2; k++) {
 		uint64_t *b = bucket_of(h, k);
@@ -418,9 +427,12 @@ static __attribute__((noinline)) void sample_slow(void *p, size_t n)
 	heap_busy--;
 }
 
+/* Frees are recorded whoever makes them: pyprof's own blocks are never
+ * in the table, but its threads free the program's (the thread-names
+ * thread, holding the GIL, may run a garbage collection). */
 static __attribute__((noinline)) void free_slow(void *p)
 {
-	if (!p || heap_busy)
+	if (!p)
 		return;
 	heap_busy++;
 	record_free(p);
