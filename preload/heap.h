@@ -9,8 +9,8 @@
  *               allocator domains wrapped (3.6+). Async-signal-safe in the
  *               sense of the sig_*.c files: no malloc of our own, no locks,
  *               no stdio; preallocated tables; errno saved.
- *   heap.c      set-up (constructor), installing the Python domain hooks,
- *               fork, statistics.
+ *   heap.c      set-up (constructor), installing the Python domain hooks
+ *               (and putting them back after start-up), fork.
  *
  * Sampling (Go's runtime.MemProfileRate model): every thread counts down
  * the bytes it allocates; the gap to the next sample is drawn from an
@@ -41,9 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Depth of "inside pyprof or inside an allocation already counted" on
- * this thread: allocations made while it is not 0 are neither sampled nor
- * looked up when freed. Initial-exec TLS. */
+/* Depth of "inside pyprof" on this thread: allocations made while it is
+ * not 0 are never recorded (frees are: pyprof's threads free the
+ * program's objects too). Initial-exec TLS. */
 extern __thread int heap_busy;
 
 static inline void heap_enter(void)
@@ -75,10 +75,9 @@ extern int heap_on;
 extern uint64_t heap_rate;
 
 /*
- * Constructor, once the interpreter's version is known: maps the sampled-
- * address table, wraps the MEM and OBJ domains (Python 3; major says
- * which) and turns the hooks on. rate 0: does nothing. 0 or -errno
- * (nothing changed).
+ * Constructor, once the interpreter's version is known: wraps the MEM and
+ * OBJ domains (Python 3; major says which) and turns the hooks on. rate
+ * 0: does nothing. Returns 0.
  */
 int heap_init(uint64_t rate, int major);
 
@@ -89,16 +88,17 @@ int heap_init(uint64_t rate, int major);
  * thread. */
 void heap_python_started(void);
 
-/* Whether the interpreter has been initialized and is finalizing (or
- * gone): from then on frees are not reported, so that the in-use profile
- * at exit shows what the program held when it ended, not what
+/* Set once the interpreter was seen initialized (heap_python_started).
+ * With it set and Py_IsInitialized() false, the interpreter is finalizing
+ * (or gone): from then on frees are not reported, so that the in-use
+ * profile at exit shows what the program held when it ended, not what
  * finalization left. */
 extern int heap_python_seen;
 
 /* Fork child: the parent's sampled blocks are not this process's. */
 void heap_after_fork_child(int follow);
 
-/* Stops sampling (exit). */
+/* Stops sampling (exit): no more records, the agent is going. */
 void heap_stop(void);
 
 /* The table of sampled addresses (sig_heap.c, in .bss): HEAP_SLOTS

@@ -420,8 +420,8 @@ static __attribute__((noinline)) void sample_slow(void *p, size_t n)
 			return;
 	}
 	heap_left = draw_gap();
-	if (!p || heap_busy)
-		return;
+	if (!p || heap_busy || !__atomic_load_n(&heap_on, __ATOMIC_RELAXED))
+		return; /* ours, or stopped (the Python hooks stay installed) */
 	heap_busy++;
 	record_alloc(p, n);
 	heap_busy--;

@@ -33,6 +33,8 @@ import time
 
 HELLO, STRING, FUNCTION, LOCATION, NODE, THREAD, SAMPLES, LOST, BYE = range(1, 10)
 MAPPING, ADDRESS = 10, 11  # PYPROF_NATIVE
+HEAP, HEAP_SNAPSHOT = 12, 13  # PYPROF_HEAP_RATE
+HEAP_ALLOC, HEAP_FREE, HEAP_LOST = 1, 2, 3
 H_VERSION, H_PID, H_PPID, H_START_UNIX_NS, H_START_MONO_NS, H_MODE = 1, 2, 3, 4, 5, 6
 H_PERIOD_NS, H_MAX_DEPTH, H_PYVERSION, H_EXE, H_ARG, H_CONN_SEQ = 7, 8, 9, 10, 11, 12
 H_UID, H_ACHIEVED_NS, H_COMM = 13, 14, 15
@@ -136,6 +138,17 @@ def samples(base_ns, records):
 
 def lost(reason, count, value):
     return frame(LOST, varint(reason) + varint(count) + varint(value))
+
+
+def heap(rate, records):
+    """records: (HEAP_ALLOC, node, thread, size, addr), (HEAP_FREE, addr),
+    (HEAP_LOST, n, bytes), or any other tuple sent as is."""
+    return frame(HEAP, varint(rate) +
+                 b"".join(b"".join(varint(v) for v in r) for r in records))
+
+
+def heap_snapshot(seq):
+    return frame(HEAP_SNAPSHOT, varint(seq))
 
 
 def bye(n_samples, n_lost, end_mono_ns):
@@ -328,6 +341,16 @@ def fixtures():
     fx["address-shares-ids"] = (p + address(6, 0, 0x1234) + location(6, 1, 1),
                                 "LOCATION id 6 out of order (expected 7)",
                                 False)
+    # PYPROF_HEAP_RATE: a bad record anywhere rejects the whole frame
+    fx["heap-undefined-node"] = (
+        p + heap(4096, [(HEAP_ALLOC, 1, 1, 64, 0x1000),
+                        (HEAP_ALLOC, 99, 1, 64, 0x2000)]),
+        "HEAP record 1 (kind 1): node is not a defined node", False)
+    fx["heap-bad-kind"] = (p + heap(4096, [(7, 1)]),
+                           "HEAP record 0 (kind 7): unknown record kind",
+                           False)
+    fx["heap-snapshot-zero"] = (p + heap_snapshot(0),
+                                "HEAP_SNAPSHOT with seq 0", False)
     return fx
 
 
