@@ -78,6 +78,7 @@ struct agent {
 	uint8_t *hbatch;
 	struct wire_out hw;
 	int hbatch_n;
+	uint64_t hbatch_rate;               /* the HEAP frame's rate   */
 	uint64_t hbatch_allocs, hbatch_bytes; /* its ALLOC records */
 	unsigned long heap_lost_seen, heap_lost_bytes_seen;
 	uint64_t heap_lost_n, heap_lost_bytes; /* not sent yet */
@@ -330,16 +331,23 @@ static void heap_flush(void)
 	ag.hbatch_allocs = ag.hbatch_bytes = 0;
 }
 
-static struct wire_out *heap_record(unsigned kind)
+/* Starts a record of kind in the HEAP frame; rate is the one its
+ * allocations were sampled at (0: any, for FREE): a frame has one rate,
+ * so a new rate (a command changed it) starts a new frame. */
+static struct wire_out *heap_record(unsigned kind, uint64_t rate)
 {
-	if (ag.hbatch_n && (size_t)(ag.hw.end - ag.hw.p) < 64)
+	if (ag.hbatch_n && ((size_t)(ag.hw.end - ag.hw.p) < 64 ||
+			    (rate && rate != ag.hbatch_rate)))
 		heap_flush();
 	if (!ag.hbatch_n) {
 		ag.hw = (struct wire_out){ ag.hbatch + WIRE_HDR_LEN,
 					   ag.hbatch + WIRE_HDR_LEN +
 						   HBATCH_CAP,
 					   1 };
-		wire_put_varint(&ag.hw, heap_rate);
+		ag.hbatch_rate = rate ? rate
+				      : __atomic_load_n(&sampling_heap_rate,
+							__ATOMIC_RELAXED);
+		wire_put_varint(&ag.hw, ag.hbatch_rate);
 	}
 	ag.hbatch_n++;
 	wire_put_varint(&ag.hw, kind);
@@ -359,7 +367,7 @@ static void heap_put_lost(void)
 	ag.heap_lost_bytes_seen = b;
 	if (!ag.heap_lost_n)
 		return;
-	struct wire_out *w = heap_record(WIRE_HEAP_LOST);
+	struct wire_out *w = heap_record(WIRE_HEAP_LOST, 0);
 	wire_put_varint(w, ag.heap_lost_n);
 	wire_put_varint(w, ag.heap_lost_bytes);
 	ag.heap_lost_n = ag.heap_lost_bytes = 0;
@@ -398,7 +406,7 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
 	if (s->flags & SAMPLE_HEAP_FREE) {
 		if (ag.hbatch)
-			wire_put_varint(heap_record(WIRE_HEAP_FREE),
+			wire_put_varint(heap_record(WIRE_HEAP_FREE, 0),
 					s->heap_addr);
 		return;
 	}
@@ -464,7 +472,8 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	if (changed) /* a rename: resend if the old name went out already */
 		transport_put_thread(&ag.tr, &ag.in, thread);
 	if (heap) {
-		struct wire_out *w = heap_record(WIRE_HEAP_ALLOC);
+		struct wire_out *w = heap_record(WIRE_HEAP_ALLOC,
+						 s->value_ns);
 		wire_put_varint(w, node);
 		wire_put_varint(w, thread);
 		wire_put_varint(w, s->heap_size);
@@ -797,10 +806,10 @@ int agent_start(const struct config *c, struct agent_info *info)
 	ag.wake_fd = wake_open(&ag.wake_id);
 	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
 	ag.sym = symbolize_new(&ag.in);
-	if (c->heap_rate)
-		ag.hbatch = malloc(HBATCH_CAP + WIRE_HDR_LEN + 64);
+	/* always: a command may switch heap sampling on (control.h) */
+	ag.hbatch = malloc(HBATCH_CAP + WIRE_HDR_LEN + 64);
 	if (ag.wake_fd < 0 || !ag.batch || !ag.sym ||
-	    (c->heap_rate && !ag.hbatch)) {
+	    !ag.hbatch) {
 		rc = -ENOMEM;
 		goto out;
 	}

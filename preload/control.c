@@ -5,6 +5,7 @@
  * one thread).
  */
 #include "control.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -93,6 +94,7 @@ int sampling_start(const struct sampling_settings *s)
 		__atomic_store_n(&sampling_heap_rate, s->heap_rate,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+		heap_sampling_started();
 	}
 	unsigned hz = (unsigned)(1000000000u / s->period_ns);
 	if (s->mode == CONFIG_MODE_WALL) {
@@ -167,6 +169,7 @@ void control_init(const struct config *c)
 	cs.own.mode = c->mode;
 	cs.own.period_ns = 1000000000ull / (uint64_t)c->hz;
 	cs.own.native = c->native;
+	cs.own.heap_rate = c->heap_rate;
 	cs.own_on = c->start;
 	if (c->toggle_sig) {
 		int sig = c->toggle_sig;
@@ -224,6 +227,8 @@ int control_after_fork_child(void)
 	/* the caller arms the one thread; the agent finds it armed */
 	cs.on = 1;
 	cs.cur = cs.own;
+	if (cs.own.heap_rate && sampling_heap_supported)
+		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
 	return 1;
 }

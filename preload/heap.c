@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 
 #include "guard.h"
+#include "control.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -86,11 +87,22 @@ static int hook_domain(int d)
 	return 1;
 }
 
+/* Wraps the MEM and OBJ domains (not yet done, or put back after
+ * start-up replaced them); the number of domains hooked now. */
+static int hook_domains(void)
+{
+	if (!py_get || !py_set)
+		return 0;
+	heap_enter();
+	int n = hook_domain(PY_DOMAIN_MEM) + hook_domain(PY_DOMAIN_OBJ);
+	heap_leave();
+	return n;
+}
+
+static int py_hooked; /* the domains were wrapped once (agent, ctor) */
+
 int heap_init(uint64_t rate, int major)
 {
-	if (!rate)
-		return 0;
-	heap_rate = rate;
 	if (major >= 3) {
 		py_get = (void (*)(int, struct py_allocator *))dlsym(
 			RTLD_DEFAULT, "PyMem_GetAllocator");
@@ -101,9 +113,16 @@ int heap_init(uint64_t rate, int major)
 		struct py_allocator raw;
 		py_get(PY_DOMAIN_RAW, &raw);
 		raw_malloc_fn = (void *)raw.malloc;
-		hook_domain(PY_DOMAIN_MEM);
-		hook_domain(PY_DOMAIN_OBJ);
 	}
+	/* control.h: a command may switch heap sampling on later */
+	sampling_heap_supported = 1;
+	if (!rate)
+		return 0;
+	/* Asked for from the start: the domains are wrapped now, before
+	 * Py_Initialize, and frees are followed from now on; sampling
+	 * itself starts with the rest of sampling (control.h). */
+	hook_domains();
+	py_hooked = 1;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
 	plog_info("heap profiling: one sample per %llu bytes on average%s",
 		  (unsigned long long)rate,
@@ -113,17 +132,24 @@ int heap_init(uint64_t rate, int major)
 
 void heap_python_started(void)
 {
-	if (!heap_on)
-		return;
 	__atomic_store_n(&heap_python_seen, 1, __ATOMIC_RELEASE);
-	if (!py_get || !py_set)
+	if (!py_hooked)
 		return;
-	heap_enter();
-	int n = hook_domain(PY_DOMAIN_MEM) + hook_domain(PY_DOMAIN_OBJ);
-	heap_leave();
+	int n = hook_domains();
 	if (n)
 		plog_info("heap profiling: start-up replaced the Python "
 			  "allocators; hooks put back on %d domain(s)", n);
+}
+
+void heap_sampling_started(void)
+{
+	if (!py_hooked) {
+		/* first switched on by a command, the interpreter running:
+		 * sig_heap.c says why wrapping the domains now is safe */
+		hook_domains();
+		py_hooked = 1;
+	}
+	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
 }
 
 void heap_after_fork_child(int follow)
@@ -143,5 +169,6 @@ void heap_after_fork_child(int follow)
 
 void heap_stop(void)
 {
+	__atomic_store_n(&sampling_heap_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);
 }

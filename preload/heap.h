@@ -68,18 +68,29 @@ struct heap_stats {
 };
 extern struct heap_stats heap_stats;
 
-/* Heap profiling on: the hooks sample (read on every allocation: a
- * predictable branch when off). */
+/* On and off (control.h owns the switch): allocations are sampled while
+ * sampling_heap_on is 1 (the control channel's; read by the allocation
+ * hooks on every call: a predictable branch when off), at
+ * sampling_heap_rate bytes on average. heap_on is the library's own: 1
+ * once heap sampling was on in this process, from then frees of sampled
+ * blocks are followed (also while sampling is off between two windows,
+ * so that what is in use stays right). */
 extern int heap_on;
-/* The mean gap between samples, in bytes. */
-extern uint64_t heap_rate;
 
 /*
- * Constructor, once the interpreter's version is known: wraps the MEM and
- * OBJ domains (Python 3; major says which) and turns the hooks on. rate
- * 0: does nothing. Returns 0.
+ * Constructor, once the interpreter's version is known: says that heap
+ * sampling can be switched on (sampling_heap_supported) and, with rate
+ * (PYPROF_HEAP_RATE) above 0, wraps the MEM and OBJ domains (Python 3;
+ * major says which) now, before the interpreter starts, and starts
+ * following frees. Sampling itself starts with the rest of sampling
+ * (control.h's sampling_start). Returns 0.
  */
 int heap_init(uint64_t rate, int major);
+
+/* control.h's sampling_start switched heap sampling on (agent thread,
+ * interpreter initialized): wraps the domains if that was not done yet
+ * (a dormant process asked for heap samples) and follows frees. */
+void heap_sampling_started(void);
 
 /* The agent saw the interpreter initialized: puts back the domain hooks
  * that start-up replaced (CPython 3.6's Py_Main sets the allocators up
@@ -98,7 +109,7 @@ extern int heap_python_seen;
 /* Fork child: the parent's sampled blocks are not this process's. */
 void heap_after_fork_child(int follow);
 
-/* Stops sampling (exit): no more records, the agent is going. */
+/* Stops sampling and following frees (exit): the agent is going. */
 void heap_stop(void);
 
 /* The table of sampled addresses (sig_heap.c, in .bss): HEAP_SLOTS

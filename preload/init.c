@@ -408,8 +408,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
 	hook_code_dealloc(code_type);
-	if (cfg.heap_rate && (rc = heap_init(cfg.heap_rate, major)) < 0)
-		plog_error("cannot set heap profiling up: %s", strerror(-rc));
+	heap_init(cfg.heap_rate, major);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }

@@ -72,7 +72,8 @@ enum sample_flag {
 	SAMPLE_NATIVE_TRUNCATED = 1 << 10, /* native stack deeper than
 	                                     SAMPLER_NATIVE_MAX: root cut    */
 	SAMPLE_HEAP = 1 << 11,      /* a sampled allocation (heap.h):
-	                               heap_addr, heap_size; weight 1     */
+	                               heap_addr, heap_size, and the rate
+	                               it was sampled at in value_ns      */
 	SAMPLE_HEAP_FREE = 1 << 12, /* a sampled block freed: heap_addr
 	                               only, no frames                    */
 	SAMPLE_HEAP_NO_PY = 1 << 13 /* SAMPLE_HEAP while the interpreter

@@ -12,7 +12,8 @@
  * bootstrap problem) and to the Python allocators we chain to; the
  * SIGPROF handler restores our fault guard if it interrupts us.
  *
- * Cost. heap_on is a plain global: with heap profiling off (or in a
+ * Cost. The switches (control.h's sampling_heap_on for allocations,
+ * heap_on for frees) are plain globals: with heap profiling off (or in a
  * process that is not Python) each hook is a load, a predictable branch
  * and a jump to glibc's function (callgrind: 10 instructions more per
  * malloc+free pair). On: malloc adds a thread-local subtract and compare;
@@ -50,6 +51,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "control.h"
 #include "guard.h"
 #include "heap.h"
 #include "sampler.h"
@@ -68,7 +70,6 @@ void *__libc_pvalloc(size_t n);
 
 __thread int heap_busy;
 int heap_on;
-uint64_t heap_rate;
 int heap_python_seen;
 struct heap_stats heap_stats;
 
@@ -134,7 +135,8 @@ static double neg_log_uniform(void)
 
 static int64_t draw_gap(void)
 {
-	double g = neg_log_uniform() * (double)heap_rate;
+	double g = neg_log_uniform() *
+		   (double)__atomic_load_n(&sampling_heap_rate, __ATOMIC_RELAXED);
 	if (g < 1.0)
 		g = 1.0;
 	if (g > 9.0e18)
@@ -327,6 +329,7 @@ static void record_alloc(void *p, size_t n)
 	rec->flags = SAMPLE_HEAP;
 	rec->heap_addr = (uint64_t)(uintptr_t)p;
 	rec->heap_size = n;
+	rec->value_ns = __atomic_load_n(&sampling_heap_rate, __ATOMIC_RELAXED);
 	if (sampler.is_initialized()) {
 		sigjmp_buf jb;
 		if (sigsetjmp(jb, 0)) {
@@ -420,7 +423,8 @@ static __attribute__((noinline)) void sample_slow(void *p, size_t n)
 			return;
 	}
 	heap_left = draw_gap();
-	if (!p || heap_busy || !__atomic_load_n(&heap_on, __ATOMIC_RELAXED))
+	if (!p || heap_busy ||
+	    !__atomic_load_n(&sampling_heap_on, __ATOMIC_RELAXED))
 		return; /* ours, or stopped (the Python hooks stay installed) */
 	heap_busy++;
 	record_alloc(p, n);
@@ -481,7 +485,7 @@ static __attribute__((noinline)) void *malloc_sampled(size_t n)
 
 EXPORT void *malloc(size_t n)
 {
-	if (__builtin_expect(heap_on, 0) && TAKE(n))
+	if (__builtin_expect(sampling_heap_on, 0) && TAKE(n))
 		return malloc_sampled(n);
 	return __libc_malloc(n);
 }
@@ -496,7 +500,7 @@ static __attribute__((noinline)) void *calloc_sampled(size_t n, size_t m)
 EXPORT void *calloc(size_t n, size_t m)
 {
 	size_t total;
-	if (__builtin_expect(heap_on, 0) &&
+	if (__builtin_expect(sampling_heap_on, 0) &&
 	    !__builtin_mul_overflow(n, m, &total) && TAKE(total))
 		return calloc_sampled(n, m);
 	return __libc_calloc(n, m);
@@ -509,7 +513,8 @@ static __attribute__((noinline)) void *realloc_counted(void *old, size_t n)
 {
 	count_free(old);
 	void *p = __libc_realloc(old, n);
-	count_alloc(p, n);
+	if (__atomic_load_n(&sampling_heap_on, __ATOMIC_RELAXED))
+		count_alloc(p, n);
 	return p;
 }
 
@@ -543,7 +548,7 @@ static __attribute__((noinline)) void *memalign_sampled(size_t al, size_t n)
 
 EXPORT void *memalign(size_t al, size_t n)
 {
-	if (__builtin_expect(heap_on, 0) && TAKE(n))
+	if (__builtin_expect(sampling_heap_on, 0) && TAKE(n))
 		return memalign_sampled(al, n);
 	return __libc_memalign(al, n);
 }
@@ -575,7 +580,7 @@ EXPORT int posix_memalign(void **out, size_t al, size_t n)
 EXPORT void *valloc(size_t n)
 {
 	void *p = __libc_valloc(n);
-	if (__builtin_expect(heap_on, 0))
+	if (__builtin_expect(sampling_heap_on, 0))
 		count_alloc(p, n);
 	return p;
 }
@@ -583,7 +588,7 @@ EXPORT void *valloc(size_t n)
 EXPORT void *pvalloc(size_t n)
 {
 	void *p = __libc_pvalloc(n);
-	if (__builtin_expect(heap_on, 0))
+	if (__builtin_expect(sampling_heap_on, 0))
 		count_alloc(p, n);
 	return p;
 }
@@ -639,7 +644,7 @@ static struct py_allocator py_orig[3];
 	}                                                                    \
 	static void *py_malloc_##D(void *ctx, size_t n)                      \
 	{                                                                    \
-		if (n <= PY_SMALL && TAKE(n))                                \
+		if (n <= PY_SMALL && sampling_heap_on && TAKE(n))            \
 			return py_malloc_sampled_##D(ctx, n);                \
 		return py_orig[D].malloc(ctx, n);                            \
 	}                                                                    \
@@ -654,7 +659,7 @@ static struct py_allocator py_orig[3];
 	{                                                                    \
 		size_t t;                                                    \
 		if (!__builtin_mul_overflow(n, m, &t) && t <= PY_SMALL &&    \
-		    TAKE(t))                                                 \
+		    sampling_heap_on && TAKE(t))                             \
 			return py_calloc_sampled_##D(ctx, n, m);             \
 		return py_orig[D].calloc(ctx, n, m);                         \
 	}                                                                    \
@@ -662,7 +667,7 @@ static struct py_allocator py_orig[3];
 	{                                                                    \
 		count_free(old);                                             \
 		void *p = py_orig[D].realloc(ctx, old, n);                   \
-		if (n <= PY_SMALL)                                           \
+		if (n <= PY_SMALL && sampling_heap_on)                       \
 			count_alloc(p, n);                                   \
 		return p;                                                    \
 	}                                                                    \

@@ -223,3 +223,30 @@ teardown() {
 	# names sort by time: the first window against the last
 	$CHECK grows "${heaps[0]}" "${heaps[-1]}" leak $((5 << 20))
 }
+
+@test "3.8 a dormant process samples its heap when pyprof ctl asks, for the window asked" {
+	collector_start
+	PYPROF_START=off profiled "$PP_HOST_PYTHON" "$LEAK" 2.5 \
+		>"$T/d.out" 2>"$T/d.err" </dev/null 3>&- &
+	local pid=$!
+	sleep 0.8
+	PYPROF_SOCKET=$SOCK "$PP_PYPROF" ctl start --heap-rate 65536 \
+		--seconds 1 --pid "$pid" | tee "$T/ctl.out"
+	grep -q 'heap_rate=65536' "$T/ctl.out" || fail "the process did not take the heap rate"
+	wait "$pid" || fail "the program exited with $?"
+	local f
+	f=$(wait_profile "$pid")
+	f=${f%.heap.pb.gz}
+	f=${f%.pb.gz}
+	for ((i = 0; i < 100; i++)); do
+		[[ -f $f.heap.pb.gz ]] && break
+		sleep 0.05
+	done
+	$CHECK values "$f.heap.pb.gz" leak | tee "$T/v"
+	read -r objs alloc _ inuse <"$T/v"
+	# 1 MiB every 0.1 s, sampled for about a second of the 2.5: some,
+	# not all 25 MiB; and what was sampled is still held at exit
+	((alloc >= 3 << 20 && alloc <= 20 << 20)) ||
+		fail "leak: $alloc bytes allocated in the window"
+	assert_eq "$alloc" "$inuse" "leak: allocated and still in use"
+}
