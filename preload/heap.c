@@ -163,8 +163,12 @@ void heap_after_fork_child(int follow)
 	madvise(a, na, MADV_DONTNEED);
 	madvise(b, nb, MADV_DONTNEED);
 	memset(&heap_stats, 0, sizeof heap_stats);
-	if (!follow)
+	/* followed: control_after_fork_child decides (the parent's own
+	 * state carries over, a command's does not) */
+	if (!follow) {
+		__atomic_store_n(&sampling_heap_on, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);
+	}
 }
 
 void heap_stop(void)
