@@ -101,7 +101,7 @@ static int hook_domains(void)
 
 static int py_hooked; /* the domains were wrapped once (agent, ctor) */
 
-int heap_init(uint64_t rate, int major)
+int heap_init(uint64_t rate, int start, int major)
 {
 	if (major >= 3) {
 		py_get = (void (*)(int, struct py_allocator *))dlsym(
@@ -124,6 +124,15 @@ int heap_init(uint64_t rate, int major)
 	hook_domains();
 	py_hooked = 1;
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
+	/* Sampling from the start (PYPROF_START=on): allocations are sampled
+	 * from now, not from when the agent first sees the interpreter
+	 * initialized (up to a tick later; a short program allocates much of
+	 * what it holds by then). control.h's sampling_start and _stop take
+	 * over from there. */
+	if (start) {
+		__atomic_store_n(&sampling_heap_rate, rate, __ATOMIC_RELAXED);
+		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+	}
 	plog_info("heap profiling: one sample per %llu bytes on average%s",
 		  (unsigned long long)rate,
 		  py_get ? "" : " (malloc only: Python 2 has no allocator API)");

@@ -82,10 +82,11 @@ extern int heap_on;
  * sampling can be switched on (sampling_heap_supported) and, with rate
  * (PYPROF_HEAP_RATE) above 0, wraps the MEM and OBJ domains (Python 3;
  * major says which) now, before the interpreter starts, and starts
- * following frees. Sampling itself starts with the rest of sampling
- * (control.h's sampling_start). Returns 0.
+ * following frees; with start (PYPROF_START=on) also sampling, at once.
+ * From then on control.h switches it (sampling_start, sampling_stop).
+ * Returns 0.
  */
-int heap_init(uint64_t rate, int major);
+int heap_init(uint64_t rate, int start, int major);
 
 /* control.h's sampling_start switched heap sampling on (agent thread,
  * interpreter initialized): wraps the domains if that was not done yet

@@ -408,7 +408,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
 	hook_code_dealloc(code_type);
-	heap_init(cfg.heap_rate, major);
+	heap_init(cfg.heap_rate, cfg.start, major);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }

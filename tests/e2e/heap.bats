@@ -250,3 +250,41 @@ teardown() {
 		fail "leak: $alloc bytes allocated in the window"
 	assert_eq "$alloc" "$inuse" "leak: allocated and still in use"
 }
+
+@test "3.9 a forked child's heap is its own: what it holds at os._exit, under its pid" {
+	cat >"$T/forky.py" <<'PY'
+import os
+def parent_keeps():
+    return [bytearray(1 << 20) for _ in range(8)]
+def child_keeps():
+    return [bytearray(1 << 20) for _ in range(30)]
+P = parent_keeps()
+pid = os.fork()
+if pid == 0:
+    C = child_keeps()
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.getpid())
+PY
+	# 64 KiB: a 1 MiB block is sampled with probability 1 - e^-16
+	run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
+		-o "$T/f.pb.gz" -- "$PP_HOST_PYTHON" "$T/forky.py"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	local parent
+	parent=$(cat "$T/rec.out")
+	go tool pprof -symbolize=none -sample_index=inuse_space -tagfocus "pid=$parent" \
+		-top "$T/f.heap.pb.gz" >"$T/parent.top"
+	go tool pprof -symbolize=none -sample_index=inuse_space -tagignore "pid=$parent" \
+		-top "$T/f.heap.pb.gz" >"$T/child.top"
+	cat "$T/parent.top" "$T/child.top"
+	# cum (4th column) of the function, in MB
+	cum() { awk -v f="$2" '$NF == f { sub(/MB$/, "", $4); print $4 }' "$1"; }
+	[[ $(cum "$T/parent.top" parent_keeps) =~ ^(7\.[5-9]|8|8\.[0-4])[0-9]*$ ]] ||
+		fail "the parent's 8 MiB are not under parent_keeps"
+	grep -q 'child_keeps' "$T/parent.top" && fail "child_keeps in the parent's heap"
+	[[ $(cum "$T/child.top" child_keeps) =~ ^(29|30|31)(\.[0-9]+)?$ ]] ||
+		fail "the child's 30 MiB are not under child_keeps"
+	grep -q 'parent_keeps' "$T/child.top" && fail "the parent's blocks in the child's heap"
+	return 0
+}
