@@ -70,6 +70,10 @@ void *__libc_pvalloc(size_t n);
 
 __thread int heap_busy;
 int heap_on;
+/* control.h's, defined in control.c: hidden, like everything of ours, so
+ * that the hooks read them directly rather than through the GOT */
+extern int sampling_heap_on __attribute__((visibility("hidden")));
+extern uint64_t sampling_heap_rate __attribute__((visibility("hidden")));
 int heap_python_seen;
 struct heap_stats heap_stats;
 
@@ -634,6 +638,11 @@ static struct py_allocator py_orig[3];
  */
 #define PY_SMALL 512
 
+/* No check of sampling_heap_on here: once installed, these hooks only
+ * count down (a window of sampling may end and another start), and
+ * sample_slow, reached once per rate bytes, records only while sampling
+ * is on. */
+
 #define PY_HOOKS(D)                                                          \
 	static __attribute__((noinline)) void *py_malloc_sampled_##D(        \
 		void *ctx, size_t n)                                         \
@@ -644,7 +653,7 @@ static struct py_allocator py_orig[3];
 	}                                                                    \
 	static void *py_malloc_##D(void *ctx, size_t n)                      \
 	{                                                                    \
-		if (n <= PY_SMALL && sampling_heap_on && TAKE(n))            \
+		if (n <= PY_SMALL && TAKE(n))                                \
 			return py_malloc_sampled_##D(ctx, n);                \
 		return py_orig[D].malloc(ctx, n);                            \
 	}                                                                    \
@@ -659,7 +668,7 @@ static struct py_allocator py_orig[3];
 	{                                                                    \
 		size_t t;                                                    \
 		if (!__builtin_mul_overflow(n, m, &t) && t <= PY_SMALL &&    \
-		    sampling_heap_on && TAKE(t))                             \
+		    TAKE(t))                                                 \
 			return py_calloc_sampled_##D(ctx, n, m);             \
 		return py_orig[D].calloc(ctx, n, m);                         \
 	}                                                                    \
@@ -667,7 +676,7 @@ static struct py_allocator py_orig[3];
 	{                                                                    \
 		count_free(old);                                             \
 		void *p = py_orig[D].realloc(ctx, old, n);                   \
-		if (n <= PY_SMALL && sampling_heap_on)                       \
+		if (n <= PY_SMALL)                                           \
 			count_alloc(p, n);                                   \
 		return p;                                                    \
 	}                                                                    \
