@@ -17,8 +17,8 @@
  * - mode: a profile holds one kind of time. Without mode, a pid's own
  *   mode, else cpu; processes in the other mode are left out (the index
  *   page shows each one's mode).
- * - heap/allocs: the routes and their parameter checks exist; the data
- *   comes with issue 8 (heap_profile below is the one place to connect).
+ * - heap/allocs: the processes' heap profiles (issue 8, heapagg.h) as
+ *   they are now, Go's heap profile; allocs with alloc_space first.
  *
  * Runs on the collector's loop thread.
  */
@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "heapagg.h"
 #include "log.h"
+#include "pprof.h"
 #include "proc.h"
 #include "pyprof/wire.h"
 #include "symtab.h"
@@ -287,25 +289,37 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 /* ---- heap and allocs (issue 8) -------------------------------------------------------- */
 
 /*
- * HOOK(issue 8, heap profiles): build the in-use (heap) or allocation
- * (allocs) profile of pid (0: every process with heap sampling on) into
- * a malloc'd gzipped pprof in *data. Returns 0, or -ENOENT when no
- * process has heap data. With the heap branch: gather the live
- * processes matching pid that have heap data, pprof_build them with
- * pprof_opts { .heap = 1, .proc_labels = 1 } (for allocs, Go's same
- * profile with alloc_space as the default sample type). Go's
- * ?seconds=N (a delta of two profiles N seconds apart, answered through
- * a window like /profile's) and ?gc= come with it.
+ * The in-use (heap) or allocation (allocs) profile of pid (0: every
+ * process with heap data) into a malloc'd gzipped pprof in *data: Go's
+ * heap profile (pprof.h), allocs with alloc_space as its default sample
+ * type, as Go's /debug/pprof/allocs. Allocation values cover each
+ * process's current window (its life without --period), in-use is now.
+ * Returns 0, or -ENOENT when no process has heap data. Go's ?seconds=N
+ * (a delta of two profiles) and ?gc= are not served.
  */
 static int heap_profile(struct pprof_server *ps, const char *kind,
 			uint64_t pid, void **data, size_t *len)
 {
-	(void)ps;
-	(void)kind;
-	(void)pid;
+	struct pprof_opts po = { .heap = 1, .proc_labels = 1,
+				 .heap_allocs = strcmp(kind, "allocs") == 0 };
+	const struct proc **list;
+	size_t n = 0;
+	int rc;
+
 	*data = NULL;
 	*len = 0;
-	return -ENOENT;
+	list = calloc(procs_len(ps->reg) + 1, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	for (struct proc *p = procs_first(ps->reg); p; p = proc_next(p)) {
+		if (pid && proc_info(p)->pid != pid)
+			continue;
+		if (heapagg_has_data(proc_heap(p)))
+			list[n++] = p;
+	}
+	rc = n ? pprof_build(ps->st, list, n, &po, data, len, NULL) : -ENOENT;
+	free(list);
+	return rc;
 }
 
 static void serve_heap(struct pprof_server *ps, struct http_conn *c,

@@ -13,8 +13,10 @@
  *                           seconds (window.h), gzipped pprof,
  *                           application/octet-stream, attachment
  *                           "profile"
- *   /debug/pprof/heap       in-use and allocation profiles (issue 8):
- *   /debug/pprof/allocs     for now 404 "no process with heap sampling on"
+ *   /debug/pprof/heap       Go's heap profile of the processes with heap
+ *   /debug/pprof/allocs     data (?pid=P: one), as of now; allocs with
+ *                           alloc_space as the default sample type; 404
+ *                           "no process with heap sampling on" if none
  *   /debug/pprof/cmdline    text/plain: with ?pid=P that process's command
  *                           line, else the collector's own, arguments
  *                           separated by NUL bytes (Go's)

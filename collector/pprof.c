@@ -930,7 +930,8 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	prof.n_sample_type = opts->heap ? 4 : 2;
 	prof.sample_type = opts->heap ? heap_types : types;
 	if (opts->heap)
-		prof.default_sample_type = vt_heap[3].type;
+		prof.default_sample_type =
+			vt_heap[opts->heap_allocs ? 1 : 3].type;
 	prof.n_sample = b.samples.n;
 	prof.sample = (Sample **)b.samples.v;
 	prof.n_mapping = 1 + b.maps.n;

@@ -72,6 +72,8 @@ struct pprof_opts {
 	int want_loc_map;       /* fill pprof_stats.loc_map (timeline.h) */
 	int heap;               /* the processes' heap profiles instead (see
 				   below); one_thread does not apply */
+	int heap_allocs;        /* with heap: alloc_space the default sample
+				   type (Go's /debug/pprof/allocs) */
 	int one_thread;         /* only the samples of the OS thread tid */
 	uint64_t tid;           /* (under every name it had); no lost
 				   samples, which belong to no thread */

@@ -288,3 +288,30 @@ PY
 	grep -q 'parent_keeps' "$T/child.top" && fail "the parent's blocks in the child's heap"
 	return 0
 }
+
+@test "3.10 pyprof-collector --http serves a live process's heap (in use now) and allocs, as go tool pprof reads them" {
+	collector_start --http 127.0.0.1:0
+	local port i
+	for ((i = 0; i < 200; i++)); do
+		port=$(sed -n 's|.*http: serving /debug/pprof/ on http://[^ ]*:\([0-9]*\)/.*|\1|p' \
+			"$T/collector.log" | head -1)
+		[[ -n $port ]] && break
+		sleep 0.05
+	done
+	[[ -n $port ]] || fail "no HTTP port in the collector's log"
+	PYPROF_HEAP_RATE=64k profiled "$PP_HOST_PYTHON" "$LEAK" 3 \
+		>"$T/l.out" 2>"$T/l.err" </dev/null 3>&- &
+	local pid=$!
+	sleep 1.5
+	go tool pprof -symbolize=none -top \
+		"http://127.0.0.1:$port/debug/pprof/heap?pid=$pid" >"$T/heap.top" 2>"$T/heap.err" ||
+		{ cat "$T/heap.err"; fail "go tool pprof could not read /debug/pprof/heap"; }
+	go tool pprof -symbolize=none -top "http://127.0.0.1:$port/debug/pprof/allocs" \
+		>"$T/allocs.top" 2>/dev/null || fail "go tool pprof could not read /debug/pprof/allocs"
+	wait "$pid"
+	cat "$T/heap.top" "$T/allocs.top"
+	grep -q '^Type: inuse_space' "$T/heap.top" || fail "heap: not inuse_space first"
+	grep -q '^Type: alloc_space' "$T/allocs.top" || fail "allocs: not alloc_space first"
+	grep -qE ' leak$' "$T/heap.top" || fail "leak not in the live heap profile"
+	grep -qE ' steady$' "$T/allocs.top" || fail "steady not in the allocs profile"
+}
