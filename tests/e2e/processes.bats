@@ -31,25 +31,6 @@ teardown() {
 	common_teardown
 }
 
-# pythons_of V...: the selected interpreters whose version is one of V
-# ("3.11" matches 3.11.7), as a PYPROF_TEST_PYTHONS list; the first
-# selected interpreter if none of them is selected.
-pythons_of() {
-	local name exe kind want out=()
-	while read -r name exe kind; do
-		[[ $kind == missing ]] && continue
-		for want in "$@"; do
-			if [[ $name == "$want" || $name == "$want".* ]]; then
-				out+=("$name")
-			fi
-		done
-	done < <(pyprof_pythons)
-	if ((${#out[@]} == 0)); then
-		out=("$(pyprof_pythons | awk '$3 != "missing" {print $1; exit}')")
-	fi
-	echo "${out[*]}"
-}
-
 # one_python V: sets PY to the interpreter pythons_of V picks first.
 one_python() {
 	local name kind

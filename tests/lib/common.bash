@@ -269,6 +269,25 @@ profile_once() {
 
 # ---- interpreters ------------------------------------------------------
 
+# pythons_of V...: the selected interpreters whose version is one of V
+# ("3.11" matches 3.11.7), as a PYPROF_TEST_PYTHONS list; the first
+# selected interpreter if none of them is selected.
+pythons_of() {
+	local name exe kind want out=()
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && continue
+		for want in "$@"; do
+			if [[ $name == "$want" || $name == "$want".* ]]; then
+				out+=("$name")
+			fi
+		done
+	done < <(pyprof_pythons)
+	if ((${#out[@]} == 0)); then
+		out=("$(pyprof_pythons | awk '$3 != "missing" {print $1; exit}')")
+	fi
+	echo "${out[*]}"
+}
+
 # for_each_python FN [ARGS]: calls FN NAME EXE KIND [ARGS] for every
 # interpreter selected by PYPROF_TEST_PYTHONS, each in a subshell with
 # set -e, so one interpreter's failure does not hide the others'. Fails if
