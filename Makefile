@@ -125,8 +125,12 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
-	  libxml2-utils chromium python3-jsonschema afl++
+	  libxml2-utils chromium python3-jsonschema
 	$(MAKE) deps-npm
+
+# afl++ for make fuzz-http only (it brings clang and LLVM: not for CI).
+deps-fuzz:
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends afl++
 
 # speedscope's schema and importer for tests/e2e/views.bats, pinned, in
 # tests/node/ (not committed). npm comes with the machine's nodejs when it
@@ -151,4 +155,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: fuzz-http all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
