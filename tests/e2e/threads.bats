@@ -55,21 +55,30 @@ threads_cpu() {
 shares_check() {
 	local prof want
 	prof=$(threads_cpu "$1" "$2" "$4")
-	tail -1 "$prof.stdout" >"$T/truth.json"
+	# Past the tick only user time is sampled (README, "Rates"): the
+	# truth is then each thread's user time (a thread that waits for the
+	# GIL spends much of its time in the kernel, on 2.7 most of all)
+	"$PP_HOST_PYTHON" -c 'import json, sys
+t = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+if int(sys.argv[2]) > 250:
+    t["shares"], t["seconds"] = t["user_shares"], t["user_seconds"]
+print(json.dumps(t, sort_keys=True))' "$prof.stdout" "$4" >"$T/truth.json"
 	cat "$T/truth.json"
 	# The profile must hold most of the samples the four threads' CPU
 	# time calls for (90%), and at least 60 for a 3-point comparison to
 	# mean something (fewer on a busy machine: the threads get less CPU).
-	# Past the tick only user time is sampled (README, "Rates"): the
-	# threads' time is then scaled by the process's user share.
 	want=$("$PP_HOST_PYTHON" -c 'import json,sys
 t = json.load(open(sys.argv[1]))
-hz = int(sys.argv[2])
-user = t["process_user_cpu"] / t["process_cpu"] if hz > 250 else 1.0
-print(max(60, int(0.9 * hz * user * sum(t["seconds"].values()))))' \
+print(max(60, int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values()))))' \
 		"$T/truth.json" "$4")
 	pprof_raw "$prof" >"$T/raw"
-	shares compare "$T/raw" "$T/truth.json" --tol 3 --min-samples "$want"
+	# 3 points; 5 past the tick, where the truth is user time, which the
+	# kernel estimates from where its ticks found each thread (a thread
+	# that runs in bursts shorter than a tick, as 2.7's GIL makes them, is
+	# misjudged by a few points)
+	local tol=3
+	(($4 > 250)) && tol=5
+	shares compare "$T/raw" "$T/truth.json" --tol $tol --min-samples "$want"
 }
 
 @test "1.1 four threads at once, one in C without the GIL: each function's share of the samples is within 3 points of its thread's CPU time (100 Hz, timers)" {

@@ -6,6 +6,8 @@
 #   per-thread CPU timer samples. time.thread_time on 3.7+; before that
 #   (2.7, 3.6) clock_gettime(CLOCK_THREAD_CPUTIME_ID) called through ctypes,
 #   the same kernel clock time.thread_time reads.
+# thread_user_cpu(): the calling thread's user-mode CPU time
+#   (getrusage(RUSAGE_THREAD) through ctypes).
 # process_cpu(): the whole process's user + system CPU time as the kernel
 #   reports it, getrusage(RUSAGE_SELF) (every thread, live or ended).
 # c_work_nogil(): returns (description, fn): fn() spends tens of
@@ -47,6 +49,29 @@ try:
 except AttributeError:
     thread_cpu = _thread_cpu_ctypes
     THREAD_CLOCK = "clock_gettime(CLOCK_THREAD_CPUTIME_ID) via ctypes"
+
+
+class _Timeval(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_usec", ctypes.c_long)]
+
+
+class _Rusage(ctypes.Structure):
+    _fields_ = [("ru_utime", _Timeval), ("ru_stime", _Timeval),
+                ("ru_rest", ctypes.c_long * 14)]
+
+
+RUSAGE_THREAD = 1
+
+
+def thread_user_cpu():
+    """The calling thread's CPU time in user mode (getrusage RUSAGE_THREAD:
+    the kernel splits the thread's exact CPU time between user and system
+    in the proportion its ticks saw). What perf_event counters of user time
+    measure."""
+    ru = _Rusage()
+    if _libc.getrusage(RUSAGE_THREAD, ctypes.byref(ru)) != 0:
+        raise OSError(ctypes.get_errno(), "getrusage")
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6
 
 
 def process_cpu():

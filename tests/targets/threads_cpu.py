@@ -9,7 +9,8 @@
 #
 # Usage: python threads_cpu.py [SECONDS]   (wall seconds, default 3)
 # Prints one JSON line: {"shares": {func: fraction}, "seconds": {func: CPU
-# seconds}, "process_cpu": kernel's user+sys for the process, ...}.
+# seconds}, "process_cpu": kernel's user+sys for the process,
+# "user_shares" and "user_seconds": the same for user-mode time only, ...}.
 #
 # The three Python functions share the GIL with different duty cycles
 # (busy all the time, 60%, 30%: they sleep the rest), so their shares
@@ -26,9 +27,10 @@ import threading
 import time
 
 from tclock import (THREAD_CLOCK, c_work_nogil, process_cpu,
-                    process_user_cpu, thread_cpu)
+                    process_user_cpu, thread_cpu, thread_user_cpu)
 
 spent = {}
+spent_user = {}
 
 
 def burn(n):
@@ -43,7 +45,7 @@ def burn(n):
 def duty(name, deadline, busy_fraction):
     """Compute for busy_fraction of each 40 ms of wall time, sleep the
     rest, until the deadline; record this thread's CPU time."""
-    t0 = thread_cpu()
+    t0, u0 = thread_cpu(), thread_user_cpu()
     period = 0.04
     while time.time() < deadline:
         start = time.time()
@@ -53,6 +55,7 @@ def duty(name, deadline, busy_fraction):
         if rest > 0 and busy_fraction < 1.0:
             time.sleep(rest)
     spent[name] = thread_cpu() - t0
+    spent_user[name] = thread_user_cpu() - u0
 
 
 def py_full(deadline):
@@ -71,10 +74,11 @@ C_WHAT, C_WORK = c_work_nogil()
 
 
 def c_nogil(deadline):
-    t0 = thread_cpu()
+    t0, u0 = thread_cpu(), thread_user_cpu()
     while time.time() < deadline:
         C_WORK()
     spent["c_nogil"] = thread_cpu() - t0
+    spent_user["c_nogil"] = thread_user_cpu() - u0
 
 
 def main():
@@ -93,6 +97,9 @@ def main():
         "seconds": spent,
         "process_cpu": process_cpu(),
         "process_user_cpu": process_user_cpu(),
+        "user_shares": dict((k, v / sum(spent_user.values()))
+                            for k, v in spent_user.items()),
+        "user_seconds": spent_user,
         "thread_clock": THREAD_CLOCK,
         "c_work": C_WHAT,
     }, sort_keys=True))
