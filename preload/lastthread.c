@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdutil.h"
 #include "threads.h"
 
 /* The state letter of a task's stat file (the field after "(comm) "), or
@@ -36,12 +37,53 @@ static int dead(char st)
 	return st == 0 || st == 'Z' || st == 'X' || st == 'x';
 }
 
+/* /proc/self/stat, opened once per process and kept high (fdutil.h): an
+ * open every few hundred milliseconds would take the lowest free number
+ * for a moment, under a program that is rearranging its descriptors
+ * (closing 1 and 2, making pipes to put there). pread at 0 reads it anew,
+ * as top does with /proc/stat. */
+static int stat_fd = -1;
+static struct fd_id stat_id;
+static int stat_pid;
+
+static char leader_state(void)
+{
+	int pid = getpid();
+	if (stat_fd >= 0 && (stat_pid != pid || !fd_is(stat_fd, &stat_id))) {
+		if (stat_pid == pid)
+			stat_fd = -1; /* the program closed it: not ours now */
+		else
+			fd_close_own(stat_fd, &stat_id); /* the parent's */
+		stat_fd = -1;
+	}
+	if (stat_fd < 0) {
+		int fd = fd_park(open("/proc/self/stat", O_RDONLY | O_CLOEXEC));
+		if (fd < 0)
+			return 0;
+		if (fd_id_get(fd, &stat_id) < 0) {
+			close(fd);
+			return 0;
+		}
+		stat_fd = fd;
+		stat_pid = pid;
+	}
+	char buf[512];
+	ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return 0;
+	return p[2];
+}
+
 int program_gone(void)
 {
 	/* /proc/self/stat shows the main thread (the thread group leader):
 	 * while it runs, the program does. When it has ended it stays a
 	 * zombie until every other thread has ended too. */
-	char st = task_state("/proc/self/stat");
+	char st = leader_state();
 	if (st != 'Z' && st != 'X')
 		return 0; /* running, or no /proc to tell: assume it runs */
 	DIR *d = opendir("/proc/self/task");
