@@ -353,11 +353,50 @@ int threads_init(void)
 	return 0;
 }
 
+/* /proc/self/task, opened once per process and kept high (fdutil.h), read
+ * again with rewinddir at every scan: an opendir every 200 ms would take
+ * the lowest free descriptor for a moment under a program that is
+ * rearranging its own. Agent thread only. */
+static DIR *task_dir;
+static struct fd_id task_dir_id;
+static int task_dir_pid;
+
+static DIR *task_dir_get(void)
+{
+	int pid = getpid();
+	if (task_dir && (task_dir_pid != pid ||
+			 !fd_is(dirfd(task_dir), &task_dir_id))) {
+		if (task_dir_pid != pid &&
+		    fd_is(dirfd(task_dir), &task_dir_id))
+			closedir(task_dir); /* the parent's copy */
+		/* else the program closed it: its number may be the
+		 * program's now; the DIR's memory is left behind */
+		task_dir = NULL;
+	}
+	if (!task_dir) {
+		int fd = fd_park(open("/proc/self/task",
+				      O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		if (fd < 0)
+			return NULL;
+		DIR *d = fd_id_get(fd, &task_dir_id) == 0 ? fdopendir(fd)
+							   : NULL;
+		if (!d) {
+			close(fd);
+			return NULL;
+		}
+		task_dir = d;
+		task_dir_pid = pid;
+	} else {
+		rewinddir(task_dir);
+	}
+	return task_dir;
+}
+
 void threads_scan(void)
 {
 	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
 		return;
-	DIR *d = opendir("/proc/self/task");
+	DIR *d = task_dir_get();
 	if (!d)
 		return;
 	for (int i = 0; i < THREADS_MAX; i++)
@@ -379,7 +418,6 @@ void threads_scan(void)
 		if (s)
 			s->seen = 1;
 	}
-	closedir(d);
 	for (int i = 0; i < THREADS_MAX; i++) {
 		struct slot *s = &slots[i];
 		if (s->tid > 0 && !s->seen &&
