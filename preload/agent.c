@@ -916,6 +916,13 @@ void agent_after_fork_child(int follow)
 	ag.wake_fd = wake_open(&ag.wake_id);
 	if (ag.wake_fd < 0)
 		return;
+	/* The files the agent reads all the time, opened here, in the
+	 * forking thread, before the program goes on: opened later by the
+	 * agent they could take a low number at the moment the child
+	 * dup2()s onto it before exec (EBUSY; subprocess with a std
+	 * descriptor closed). */
+	program_gone_prepare();
+	threads_prepare_scan();
 	/* Most forked children of a Python program exec at once
 	 * (subprocess): the agent waits a moment before it arms anything,
 	 * and an exec ends it silently. */

@@ -78,6 +78,11 @@ static char leader_state(void)
 	return p[2];
 }
 
+void program_gone_prepare(void)
+{
+	(void)leader_state();
+}
+
 int program_gone(void)
 {
 	/* /proc/self/stat shows the main thread (the thread group leader):

@@ -20,4 +20,8 @@
  * /proc/self/stat. */
 int program_gone(void);
 
+/* Opens what program_gone reads (once per process; a fork child's
+ * handler calls it before the program goes on). */
+void program_gone_prepare(void);
+
 #endif

@@ -392,6 +392,11 @@ static DIR *task_dir_get(void)
 	return task_dir;
 }
 
+void threads_prepare_scan(void)
+{
+	(void)task_dir_get();
+}
+
 void threads_scan(void)
 {
 	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))

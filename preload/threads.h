@@ -40,6 +40,10 @@ void threads_stop(void);
 /* Agent: arms threads the wrapper did not see, retires vanished ones. */
 void threads_scan(void);
 
+/* Opens what threads_scan reads (a fork child's handler calls it before
+ * the program goes on, see agent.c). */
+void threads_prepare_scan(void);
+
 /* Fork child: forget the parent's timers (they were not inherited) and
  * counters; with follow set (CPU mode), arm the surviving thread at once,
  * so that the child's first moments are sampled too. */
