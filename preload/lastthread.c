@@ -12,16 +12,10 @@
 #include "fdutil.h"
 #include "threads.h"
 
-/* The state letter of a task's stat file (the field after "(comm) "), or
- * 0 when it cannot be read (the task is gone). */
-static char task_state(const char *path)
+/* The state letter in a stat file's n bytes in buf (the field after
+ * "(comm) "), or 0 when there is none. buf has room for a NUL at n. */
+static char stat_state(char *buf, ssize_t n)
 {
-	char buf[512];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
@@ -30,6 +24,19 @@ static char task_state(const char *path)
 	if (!p || p[1] != ' ' || !p[2])
 		return 0;
 	return p[2];
+}
+
+/* The state letter of a task's stat file, or 0 when it cannot be read
+ * (the task is gone). */
+static char task_state(const char *path)
+{
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	return stat_state(buf, n);
 }
 
 static int dead(char st)
@@ -50,10 +57,10 @@ static char leader_state(void)
 {
 	int pid = getpid();
 	if (stat_fd >= 0 && (stat_pid != pid || !fd_is(stat_fd, &stat_id))) {
-		if (stat_pid == pid)
-			stat_fd = -1; /* the program closed it: not ours now */
-		else
-			fd_close_own(stat_fd, &stat_id); /* the parent's */
+		/* a fork child closes the parent's copy; a number the program
+		 * closed (and may have reused) is left alone */
+		if (stat_pid != pid)
+			fd_close_own(stat_fd, &stat_id);
 		stat_fd = -1;
 	}
 	if (stat_fd < 0) {
@@ -68,14 +75,7 @@ static char leader_state(void)
 		stat_pid = pid;
 	}
 	char buf[512];
-	ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return 0;
-	return p[2];
+	return stat_state(buf, pread(stat_fd, buf, sizeof buf - 1, 0));
 }
 
 void program_gone_prepare(void)
