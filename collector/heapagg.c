@@ -39,6 +39,7 @@ struct heapagg {
 			     are off their hash positions until it grows */
 	uint64_t rate;
 	double lost_objects, lost_bytes;
+	uint64_t n_over; /* allocations lost to HEAPAGG_LIVE_MAX */
 };
 
 static size_t slot_of(uint64_t key, size_t cap)
@@ -181,6 +182,13 @@ int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
 
 	if (!addr || !node)
 		return -EINVAL;
+	if (h->live_n >= HEAPAGG_LIVE_MAX && !live_find(h, addr)) {
+		/* full: a new block is not kept (its FREE, if it comes, is
+		 * ignored as an unknown address) but counted */
+		heapagg_lost(h, rate, 1, size);
+		h->n_over++;
+		return 1;
+	}
 	if (2 * (h->live_n + 1) > h->live_cap && live_grow(h) < 0)
 		return -ENOMEM;
 	if (!(a = acc_get(h, node)))
@@ -213,6 +221,11 @@ int heapagg_has_data(const struct heapagg *h)
 uint64_t heapagg_rate_of(const struct heapagg *h)
 {
 	return h->rate;
+}
+
+uint64_t heapagg_n_over(const struct heapagg *h)
+{
+	return h->n_over;
 }
 
 size_t heapagg_n_live(const struct heapagg *h)

@@ -15,7 +15,11 @@
  *
  * Memory: one 24-byte entry per sampled block in use (at the default rate
  * a process holding 1 GiB has about 2,000) and one 24-byte entry per
- * allocating stack in the window.
+ * allocating stack in the window. Blocks in use are capped at
+ * HEAPAGG_LIVE_MAX per process (a table of at most 48 MiB): a client that
+ * never frees, or sends ALLOC records without end, cannot grow it further;
+ * allocations beyond the cap are counted as lost (the lost row), as the
+ * library counts those it cannot record.
  *
  * Single-threaded (the collector's loop thread).
  */
@@ -40,9 +44,13 @@ void heapagg_free(struct heapagg *h);
 /* The number of allocations of size bytes one sample stands for. */
 double heapagg_scale(uint64_t size, uint64_t rate);
 
+#define HEAPAGG_LIVE_MAX (1u << 20)
+
 /* A sampled allocation of size bytes at addr by stack node, at rate. A
  * block already in use at addr was freed without our hearing of it: it is
- * dropped first. 0 or -ENOMEM (nothing changed). */
+ * dropped first. 0; 1 when HEAPAGG_LIVE_MAX blocks are in use already: the
+ * allocation is counted as lost instead (heapagg_n_over says how many so
+ * far); or -ENOMEM (nothing changed). */
 int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node, uint64_t size,
 	       uint64_t addr);
 
@@ -63,6 +71,9 @@ uint64_t heapagg_rate_of(const struct heapagg *h);
 
 /* Blocks in use, and the sum of their sizes (sampled, not unbiased). */
 size_t heapagg_n_live(const struct heapagg *h);
+
+/* Allocations counted as lost because the table was full, ever. */
+uint64_t heapagg_n_over(const struct heapagg *h);
 
 /* Forgets the window's allocation sums and lost counts. */
 void heapagg_window_reset(struct heapagg *h);

@@ -85,6 +85,8 @@ struct proc {
 	unsigned n_sessions;
 	struct heapagg *heap;   /* NULL until its first HEAP frame */
 	uint64_t snap_seq;      /* a snapshot asked for, not written; 0 */
+	uint64_t snap_last_ns;  /* CLOCK_MONOTONIC of the last one taken */
+	uint64_t n_snap_skipped; /* too soon after the last, or no heap */
 };
 
 struct proc_session {
@@ -1083,9 +1085,17 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 		const struct proc_heap_rec *r = &recs[i];
 		if (r->kind == WIRE_HEAP_ALLOC) {
 			assert(r->node - 1 < s->nodes.n);
-			if (heapagg_alloc(p->heap, rate, s->nodes.v[r->node],
-					  r->size, r->addr) < 0)
+			int rc = heapagg_alloc(p->heap, rate,
+					       s->nodes.v[r->node], r->size,
+					       r->addr);
+			if (rc < 0)
 				return oom(err);
+			if (rc == 1 && heapagg_n_over(p->heap) == 1)
+				log_warn("pid %" PRIu64 ": %u sampled heap "
+					 "blocks in use, the most kept per "
+					 "process: further allocations are "
+					 "counted as lost", p->info.pid,
+					 HEAPAGG_LIVE_MAX);
 		} else if (r->kind == WIRE_HEAP_FREE) {
 			heapagg_release(p->heap, r->addr);
 		} else {
@@ -1096,16 +1106,44 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 	return 0;
 }
 
+static uint64_t now_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err)
 {
 	struct proc *p = s->proc;
+	uint64_t now = now_mono_ns();
+	const char *skip = NULL;
+
 	if (seq == 0) {
 		snprintf(err, PROC_ERR_LEN, "HEAP_SNAPSHOT with seq 0");
 		return -EPROTO;
 	}
+	/* Each snapshot is a file written and synced: a client asking
+	 * faster than the library ever does (once a second at most), or
+	 * for a heap it never sent, gets none. */
+	if (!heapagg_has_data(p->heap))
+		skip = "it sent no heap data";
+	else if (p->snap_last_ns && now - p->snap_last_ns < PROC_SNAP_MIN_NS)
+		skip = "less than " PROC_SNAP_MIN_TEXT " after the last one";
+	if (skip) {
+		if (p->n_snap_skipped++ == 0)
+			log_info("pid %" PRIu64 ": heap snapshot %" PRIu64
+				 " not written: %s (further ones skipped "
+				 "likewise)", p->info.pid, seq, skip);
+		else
+			log_debug("pid %" PRIu64 ": heap snapshot %" PRIu64
+				  " not written: %s", p->info.pid, seq, skip);
+		return 0;
+	}
 	if (!p->snap_seq)
 		p->reg->n_snap_pending++;
 	p->snap_seq = seq;
+	p->snap_last_ns = now;
 	return 0;
 }
 

@@ -245,7 +245,14 @@ int proc_check_heap(const struct proc_session *s,
 int proc_add_heap(struct proc_session *s, uint64_t rate,
 		  const struct proc_heap_rec *recs, size_t n, char *err);
 /* HEAP_SNAPSHOT seq: the process asks for an in-use profile as of now;
- * output.c writes it (procs_next_snapshot). 0 or -EPROTO (seq 0). */
+ * output.c writes it (procs_next_snapshot). Not for a process without
+ * heap data (nothing to show), nor within PROC_SNAP_MIN_NS of its last
+ * snapshot (the library asks once a second at most; a flood of requests
+ * would be a flood of files): those are skipped, logged once per process
+ * at info, then at debug. 0 or -EPROTO (seq 0). */
+#define PROC_SNAP_MIN_NS 500000000ull
+#define PROC_SNAP_MIN_TEXT "0.5 s"
+
 int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err);
 /* A process with a snapshot asked for and not written yet (its seq in
  * *seq, cleared), or NULL. */
