@@ -38,6 +38,11 @@
 /* A refused client's library retries every second or so: its pid is
  * logged at warn once, later refusals of the same pid at debug. */
 #define REFUSED_PIDS 64
+/* Descriptors kept for everything but clients: the epoll and signal fds,
+ * the listener and its spare, HTTP, profiles being written, ELF files
+ * read for native names. */
+#define FD_RESERVE 64
+#define SWEEP_NS 1000000000ull /* time-outs checked every second */
 
 struct collector {
 	const struct collector_opts *opts;
@@ -55,6 +60,10 @@ struct collector {
 	int failed; /* the loop failed */
 	pid_t refused[REFUSED_PIDS]; /* recently refused pids, a ring */
 	unsigned n_refused;
+	size_t max_conns;    /* clients served at once */
+	uint64_t n_shed;     /* turned away in the current burst, for want
+				of descriptors (n_shed_fd) or of room */
+	uint64_t n_shed_fd;
 };
 
 /* ---- connections ------------------------------------------------------------ */
@@ -135,6 +144,28 @@ static void refuse(struct collector *c, pid_t pid, uid_t uid)
 				      : " (see --allow-user)");
 }
 
+/* At the cap: closes the connection that has waited longest without
+ * saying HELLO, if there is one (a client that says nothing is worth less
+ * than one about to). 0, or -ENOSPC when every client has said HELLO. */
+static int make_room(struct collector *c)
+{
+	struct conn *oldest = NULL;
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		struct conn *conn = c->conns[fd];
+		if (conn && conn_waits_hello(conn) &&
+		    (!oldest || conn_born_ns(conn) < conn_born_ns(oldest)))
+			oldest = conn;
+	}
+	if (!oldest)
+		return -ENOSPC;
+	log_info("%zu clients connected, the most served at once: closing "
+		 "the one that waited longest without a HELLO (%" PRIu64
+		 " ms) to serve a new one", c->n_conns,
+		 (loop_now_ns() - conn_born_ns(oldest)) / 1000000);
+	close_conn(c, oldest);
+	return 0;
+}
+
 static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
 {
 	struct conn *conn;
@@ -142,6 +173,16 @@ static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
 
 	if (!uid_allowed(c, uid)) {
 		refuse(c, pid, uid);
+		close(fd);
+		return;
+	}
+	if (c->n_conns >= c->max_conns && make_room(c) < 0) {
+		if (c->n_shed++ == 0)
+			log_warn("%zu clients connected, the most served at "
+				 "once (--max-clients): turning new ones "
+				 "away until some leave", c->n_conns);
+		log_debug("client pid %d turned away: too many clients",
+			  (int)pid);
 		close(fd);
 		return;
 	}
@@ -180,6 +221,14 @@ static void on_listener(struct loop *loop, int lfd, uint32_t events,
 			return;
 		if (rc == -EINTR || rc == -ECONNABORTED)
 			continue;
+		if (rc == 1) { /* no descriptor: one client turned away */
+			if (c->n_shed_fd++ == 0)
+				log_warn("out of file descriptors with %zu "
+					 "clients connected: turning new ones "
+					 "away until some leave (raise the "
+					 "limit: ulimit -n)", c->n_conns);
+			continue;
+		}
 		if (rc < 0) {
 			/* Out of fds or memory: the pending client stays
 			 * queued, and level-triggered epoll would spin on
@@ -192,8 +241,25 @@ static void on_listener(struct loop *loop, int lfd, uint32_t events,
 				loop_mod_fd(loop, lfd, EPOLLIN);
 			return;
 		}
+		if (c->n_shed_fd || c->n_shed) {
+			log_info("accepting new clients again; %" PRIu64
+				 " were turned away", c->n_shed_fd + c->n_shed);
+			c->n_shed_fd = c->n_shed = 0;
+		}
 		accept_one(c, fd, pid, uid);
 	}
+}
+
+/* Every second: connections that broke a time-out (conn.h) go. */
+static void on_sweep(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct collector *c = arg;
+	uint64_t now = loop_now_ns();
+	(void)loop;
+	(void)t;
+	for (size_t fd = 0; fd < c->conns_cap; fd++)
+		if (c->conns[fd] && conn_expired(c->conns[fd], now))
+			close_conn(c, c->conns[fd]);
 }
 
 static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
@@ -251,14 +317,24 @@ static int setup_signals(struct collector *c)
 	return loop_add_fd(c->loop, c->sigfd, EPOLLIN, on_signal, c);
 }
 
-/* Many clients at once need many fds; the soft limit is often 1024. */
-static void raise_fd_limit(void)
+/* Many clients at once need many fds; the soft limit is often 1024.
+ * Returns how many clients fit, FD_RESERVE descriptors kept aside (a
+ * quarter of the limit when it is small). */
+static size_t raise_fd_limit(void)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024 - FD_RESERVE;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_max;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 30))
+		rl.rlim_cur = 1u << 30;
+	return rl.rlim_cur > 4 * FD_RESERVE ? rl.rlim_cur - FD_RESERVE
+					    : rl.rlim_cur * 3 / 4;
 }
 
 static void signal_ready(int fd)
@@ -308,7 +384,14 @@ int collector_run(const struct collector_opts *opts)
 		}
 		path = def_path;
 	}
-	raise_fd_limit();
+	c.max_conns = raise_fd_limit();
+	if (opts->max_clients && opts->max_clients < c.max_conns)
+		c.max_conns = opts->max_clients;
+	else if (opts->max_clients > c.max_conns)
+		log_warn("--max-clients %zu: the descriptor limit allows %zu "
+			 "(ulimit -n)", opts->max_clients, c.max_conns);
+	else if (!opts->max_clients && c.max_conns > COLLECTOR_MAX_CLIENTS)
+		c.max_conns = COLLECTOR_MAX_CLIENTS;
 	rc = -ENOMEM;
 	c.loop = loop_new();
 	c.st = symtab_new();
@@ -343,6 +426,11 @@ int collector_run(const struct collector_opts *opts)
 			      on_listener, &c)) < 0) {
 		log_error("cannot watch the listening socket: %s",
 			  strerror(-rc));
+		goto out;
+	}
+	if (!loop_add_timer(c.loop, SWEEP_NS, SWEEP_NS, on_sweep, &c)) {
+		log_error("out of memory");
+		rc = -ENOMEM;
 		goto out;
 	}
 	if ((rc = output_start(c.out)) < 0) {

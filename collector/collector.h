@@ -47,6 +47,16 @@
  * reachable by others (listener.h). Connects, disconnects and refusals are
  * logged at info and warn.
  *
+ * What clients can cost: at most max_clients connections at once (default
+ * COLLECTOR_MAX_CLIENTS, and never more than the descriptor limit less
+ * 64 kept for files and HTTP); at the cap, the connection that waited
+ * longest without HELLO is closed for the newcomer, and without such a
+ * one the newcomer is. Out of descriptors all the same, a newcomer is
+ * accepted on a spare descriptor and closed (listener.h), so clients
+ * never wait in the backlog for nothing; both are logged once per burst.
+ * Each connection's time-outs and buffer are conn.h's, each process's
+ * definitions proc.h's, its heap table heapagg.h's.
+ *
  * Single-threaded; blocks SIGTERM and SIGINT in the calling thread.
  */
 #ifndef PYPROF_COLLECTOR_H
@@ -74,7 +84,10 @@ struct collector_opts {
 	const char *http_spec;    /* NULL: no HTTP; else "[ADDR:]PORT" to
 				     serve /debug/pprof/ (http_pprof.h) */
 	const char *http_token;   /* NULL: none; else required by HTTP */
+	size_t max_clients;       /* 0: COLLECTOR_MAX_CLIENTS */
 };
+
+#define COLLECTOR_MAX_CLIENTS 4096
 
 /* Runs until SIGTERM or SIGINT. Returns 0 when everything asked for was
  * written, or a negative errno after logging why it could not start

@@ -36,11 +36,12 @@
 
 #include "control.h"
 #include "log.h"
+#include "loop.h"
 #include "proc.h"
 #include "pyprof/wire.h"
 
 #define CONN_BUF_INIT (16u << 10)
-#define CONN_BUF_BUSY (256u << 10)
+
 #define CONN_READS_PER_EVENT 4
 #define CONN_BATCH 256 /* SAMPLES records decoded per proc call */
 
@@ -72,6 +73,10 @@ struct conn {
 	int hello_sampling;    /* HELLO's SAMPLING, -1 if not sent */
 	uint8_t *obuf;         /* conn_send's bytes not yet written */
 	size_t olen;
+	uint64_t born_ns;      /* CLOCK_MONOTONIC at conn_new */
+	uint64_t rx_ns;        /* ... of the last byte received */
+	uint64_t frame_ns;     /* ... when the incomplete frame in buf began
+				  to arrive; 0: none */
 };
 
 static const char *const type_names[] = {
@@ -103,6 +108,7 @@ struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
 	c->reg = reg;
 	c->state = CONN_WANT_HELLO;
 	c->hello_sampling = -1;
+	c->born_ns = c->rx_ns = loop_now_ns();
 	return c;
 }
 
@@ -812,9 +818,12 @@ static int parse_frames(struct conn *c)
 	return 0;
 }
 
-/* Makes room to read: moves the unconsumed tail to the front and grows
- * the buffer to hold the pending frame, or to the busy size when the last
- * read filled it. */
+/* Makes room to read: moves the unconsumed tail to the front; grows the
+ * buffer to the busy size when the last read filled it, and beyond that
+ * only for a frame that does not fit, in steps of the busy size as its
+ * bytes arrive
+ * (never to the length its header announces before they do: a client
+ * that sends half of a 1 MiB frame holds about half of it). */
 static int make_room(struct conn *c, int was_full)
 {
 	size_t want = c->cap;
@@ -823,16 +832,19 @@ static int make_room(struct conn *c, int was_full)
 		c->len -= c->off;
 		c->off = 0;
 	}
-	if (c->len >= WIRE_HDR_LEN) {
+	if (was_full && want < CONN_BUF_BUSY)
+		want = CONN_BUF_BUSY;
+	if (c->len == c->cap && c->len >= WIRE_HDR_LEN) {
 		unsigned type;
 		size_t plen;
 		wire_get_hdr(c->buf, &type, &plen);
 		/* parse_frames has checked plen against the limit. */
-		if (WIRE_HDR_LEN + plen > want)
-			want = WIRE_HDR_LEN + plen;
+		size_t frame = WIRE_HDR_LEN + plen;
+		size_t next = c->cap + CONN_BUF_BUSY < frame
+				      ? c->cap + CONN_BUF_BUSY : frame;
+		if (next > want)
+			want = next;
 	}
-	if (was_full && want < CONN_BUF_BUSY)
-		want = CONN_BUF_BUSY;
 	if (want > c->cap) {
 		uint8_t *b = realloc(c->buf, want);
 		if (!b)
@@ -843,16 +855,21 @@ static int make_room(struct conn *c, int was_full)
 	return 0;
 }
 
-/* An empty buffer that grew for one big frame goes back to the busy
- * size, so a long-lived client holds at most that between frames. */
+/* A buffer that grew for one big frame goes back to the busy size once
+ * what it holds fits, so a long-lived client holds at most that between
+ * big frames. */
 static void shrink(struct conn *c)
 {
-	if (c->cap > CONN_BUF_BUSY) {
-		uint8_t *b = realloc(c->buf, CONN_BUF_BUSY);
-		if (b) {
-			c->buf = b;
-			c->cap = CONN_BUF_BUSY;
-		}
+	size_t left = c->len - c->off;
+	if (c->cap <= CONN_BUF_BUSY || left > CONN_BUF_BUSY / 2)
+		return;
+	memmove(c->buf, c->buf + c->off, left);
+	c->off = 0;
+	c->len = left;
+	uint8_t *b = realloc(c->buf, CONN_BUF_BUSY);
+	if (b) {
+		c->buf = b;
+		c->cap = CONN_BUF_BUSY;
 	}
 }
 
@@ -912,12 +929,68 @@ int conn_read(struct conn *c, int drain)
 		was_full = (size_t)n == c->cap - c->len;
 		c->len += (size_t)n;
 		total += (size_t)n;
+		uint64_t frames_before = c->n_frames;
+		c->rx_ns = loop_now_ns();
 		if (parse_frames(c) < 0)
 			return 1;
 		if (c->off == c->len) {
 			c->off = c->len = 0;
-			shrink(c);
+			c->frame_ns = 0;
+		} else if (!c->frame_ns || c->n_frames != frames_before) {
+			c->frame_ns = c->rx_ns; /* a new frame began */
 		}
+		shrink(c);
 	}
 	return 0;
+}
+
+/* ---- time-outs ---------------------------------------------------------- */
+
+int conn_waits_hello(const struct conn *c)
+{
+	return c->state == CONN_WANT_HELLO;
+}
+
+uint64_t conn_born_ns(const struct conn *c)
+{
+	return c->born_ns;
+}
+
+size_t conn_buf_size(const struct conn *c)
+{
+	return c->cap;
+}
+
+int conn_expired(struct conn *c, uint64_t now_ns)
+{
+	const char *why = NULL;
+	int queued = 0;
+	size_t held = c->len - c->off;
+
+	/* Bytes waiting in the socket: the delay is ours (a long profile
+	 * write), not the client's. */
+	if (ioctl(c->fd, FIONREAD, &queued) == 0 && queued > 0)
+		return 0;
+	if (c->state == CONN_WANT_HELLO &&
+	    now_ns - c->born_ns > CONN_HELLO_NS)
+		why = "no HELLO";
+	else if (c->frame_ns && now_ns - c->frame_ns > CONN_FRAME_NS)
+		why = "frame incomplete";
+	else if (c->frame_ns && c->cap > CONN_BUF_BUSY &&
+		 now_ns - c->rx_ns > CONN_STALL_NS)
+		why = "big frame stalled";
+	if (!why)
+		return 0;
+	if (c->session)
+		log_warn("pid %" PRIu64 ": %s (%zu bytes of a frame held, "
+			 "nothing received for %" PRIu64 " ms); closing "
+			 "connection", c->pid, why, held,
+			 (now_ns - c->rx_ns) / 1000000);
+	else
+		log_warn("client pid %d (uid %u): %s after %" PRIu64 " ms "
+			 "(%zu bytes held); closing connection",
+			 (int)c->peer_pid, (unsigned)c->peer_uid, why,
+			 (now_ns - c->born_ns) / 1000000, held);
+	c->end_why = "timed out";
+	return 1;
 }

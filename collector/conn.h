@@ -11,8 +11,15 @@
  * and the data accepted before it stays in the process's aggregate.
  *
  * Per connection memory: the read buffer, 16 KiB growing to 256 KiB for a
- * busy client and to the largest frame it sends (at most 4 + 1 MiB), plus
- * its id maps (proc.h limits what it may define).
+ * busy client and, while a bigger frame arrives, with its bytes up to that
+ * frame (at most 4 + 1 MiB), plus its id maps (proc.h limits what it may
+ * define). A client cannot hold that memory by sending nothing: the
+ * collector calls conn_expired every second, which ends a connection
+ * without HELLO after CONN_HELLO_NS, one with a frame incomplete for
+ * CONN_FRAME_NS, and one holding more than CONN_BUF_BUSY of a frame that
+ * got no byte for CONN_STALL_NS. The library sends whole frames at once,
+ * so none of these happens to it unless its process is stopped mid-send;
+ * it then reconnects and sends the frame again.
  *
  * Single-threaded (the collector's loop thread).
  */
@@ -48,6 +55,24 @@ int conn_read(struct conn *c, int drain);
 struct proc *conn_free(struct conn *c);
 
 int conn_fd(const struct conn *c);
+
+/* Time-outs (see the top): HELLO within 10 s of connecting, a frame
+ * whole within 30 s of its first byte, and a frame holding more than the
+ * busy buffer must not go 2 s without a byte. */
+#define CONN_HELLO_NS (10 * 1000000000ull)
+#define CONN_FRAME_NS (30 * 1000000000ull)
+#define CONN_STALL_NS (2 * 1000000000ull)
+#define CONN_BUF_BUSY (256u << 10)
+/* Whether c broke a time-out at now_ns (loop_now_ns's clock); if so, logs
+ * why and returns 1: the caller then calls conn_free. Bytes waiting
+ * unread in the socket excuse everything (the wait was the collector's). */
+int conn_expired(struct conn *c, uint64_t now_ns);
+/* Whether c has said neither HELLO nor CTL_REQUEST yet. */
+int conn_waits_hello(const struct conn *c);
+/* loop_now_ns() at conn_new. */
+uint64_t conn_born_ns(const struct conn *c);
+/* Bytes of read buffer it holds now. */
+size_t conn_buf_size(const struct conn *c);
 
 /* Control (control.h). With ctl set, the connection takes control frames:
  * a controller's CTL_REQUEST (only from the collector's own uid or root)

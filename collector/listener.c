@@ -30,6 +30,8 @@
 
 struct listener {
 	int fd;
+	int spare; /* /dev/null, closed to accept a client when the process
+		      has no descriptor left (listener_accept); -1 if none */
 	dev_t dev;
 	ino_t ino;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -181,6 +183,7 @@ int listener_open(const char *path, int shared, struct listener **out,
 		return -ENOMEM;
 	}
 	l->fd = -1;
+	l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	strcpy(l->path, path);
 	if ((rc = prepare_dir(path, shared, err)) < 0 ||
 	    (rc = clear_stale(&sa, err)) < 0)
@@ -222,6 +225,8 @@ out:
 	if (l) {
 		if (l->fd >= 0)
 			close(l->fd);
+		if (l->spare >= 0)
+			close(l->spare);
 		free(l);
 	}
 	return rc;
@@ -233,6 +238,8 @@ void listener_close(struct listener *l)
 	if (!l)
 		return;
 	close(l->fd);
+	if (l->spare >= 0)
+		close(l->spare);
 	/* Another collector may have replaced a socket we thought stale;
 	 * only remove the file we created. */
 	if (stat(l->path, &sb) == 0 && sb.st_dev == l->dev &&
@@ -258,6 +265,22 @@ int listener_accept(struct listener *l, int *fd, pid_t *pid, uid_t *uid)
 	int cfd;
 
 	cfd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0 && (errno == EMFILE || errno == ENFILE) &&
+	    l->spare >= 0) {
+		/* No descriptor left: the client would wait in the backlog
+		 * with nobody to serve it, and level-triggered epoll would
+		 * report it again and again. Give up the spare for a
+		 * moment to accept it and close it at once: it sees the
+		 * end of the stream, as when no collector listens. */
+		int e;
+		close(l->spare);
+		cfd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		e = cfd >= 0 ? 1 : errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		if (cfd >= 0)
+			close(cfd);
+		l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return e;
+	}
 	if (cfd < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {

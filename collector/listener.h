@@ -44,8 +44,11 @@ int listener_fd(const struct listener *l);
 const char *listener_path(const struct listener *l);
 
 /* Accepts one pending client: a non-blocking, close-on-exec fd in *fd and
- * the peer's credentials. Returns 0, -EAGAIN when none is pending, or
- * another negative errno (-EMFILE...). */
+ * the peer's credentials. Returns 0, -EAGAIN when none is pending, 1 when
+ * the process had no descriptor left (EMFILE, ENFILE): the client was
+ * accepted on a descriptor held in reserve for this (/dev/null, reopened
+ * after) and closed at once, so that the backlog keeps moving; or another
+ * negative errno (-EMFILE when even the reserve could not help). */
 int listener_accept(struct listener *l, int *fd, pid_t *pid, uid_t *uid);
 
 #endif /* PYPROF_LISTENER_H */

@@ -24,6 +24,7 @@
 
 #define DEFAULT_OUTPUT_DIR "profiles"
 #define MAX_PERIOD_S (7 * 86400)
+#define MAX_CLIENTS (1 << 20)
 #define MAX_ALLOW_USERS 64
 #define MAX_TOKEN_LEN 200
 
@@ -73,6 +74,10 @@ static void usage(FILE *out)
 "  --http-token TOKEN require TOKEN on every HTTP request, as\n"
 "                     Authorization: Bearer TOKEN or ?token=TOKEN (or set\n"
 "                     PYPROF_HTTP_TOKEN, which ps does not show)\n"
+"  --max-clients N    serve at most N clients at once (default %d, and at\n"
+"                     most the descriptor limit less 64); beyond, the one\n"
+"                     waiting longest without a HELLO is closed, or the\n"
+"                     newcomer\n"
 "  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
 "                     close it\n"
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
@@ -82,7 +87,7 @@ static void usage(FILE *out)
 "SIGTERM or SIGINT: read what clients already sent, write the profiles,\n"
 "exit. Exit status: 0 ok, 1 runtime error (cannot listen, cannot write),\n"
 "2 usage error.\n",
-		sock, DEFAULT_OUTPUT_DIR);
+		sock, DEFAULT_OUTPUT_DIR, COLLECTOR_MAX_CLIENTS);
 }
 
 static int usage_error(const char *fmt, ...)
@@ -123,7 +128,7 @@ int main(int argc, char **argv)
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
 	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
-	       OPT_HTTP_TOKEN };
+	       OPT_HTTP_TOKEN, OPT_MAX_CLIENTS };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -138,6 +143,7 @@ int main(int argc, char **argv)
 		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
 		{ "http", required_argument, NULL, OPT_HTTP },
 		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
+		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -192,6 +198,18 @@ int main(int argc, char **argv)
 						   "from 1 to %d, not '%s'",
 						   MAX_PERIOD_S, optarg);
 			opts.period_ns = (uint64_t)sec * 1000000000u;
+			break;
+		}
+		case OPT_MAX_CLIENTS: {
+			char *end;
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 1 ||
+			    n > MAX_CLIENTS)
+				return usage_error("--max-clients wants a "
+						   "number from 1 to %d, not "
+						   "'%s'", MAX_CLIENTS, optarg);
+			opts.max_clients = (size_t)n;
 			break;
 		}
 		case OPT_MERGE:

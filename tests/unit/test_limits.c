@@ -164,10 +164,226 @@ static void test_snapshots(void)
 	session_close(&x);
 }
 
+/* ---- 3. connections: time-outs and the read buffer ---------------------- */
+
+#define SEC 1000000000ull
+
+struct pair {
+	int peer;
+	struct symtab *st;
+	struct procs *reg;
+	struct conn *c;
+};
+
+static int pair_open(struct pair *x)
+{
+	int fds[2];
+	memset(x, 0, sizeof(*x));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) < 0)
+		return -errno;
+	x->peer = fds[1];
+	x->st = symtab_new();
+	x->reg = procs_new(x->st);
+	x->c = conn_new(fds[0], getpid(), getuid(), x->reg);
+	return x->c ? 0 : -ENOMEM;
+}
+
+static void pair_close(struct pair *x)
+{
+	struct proc *p = conn_free(x->c);
+	if (p)
+		procs_remove(x->reg, p);
+	close(x->peer);
+	procs_free(x->reg);
+	symtab_free(x->st);
+}
+
+/* Writes n bytes (all of them: the socket buffer is drained by conn_read
+ * between writes) and lets the connection read them. 0, or 1 when the
+ * connection ended. */
+static int pair_send(struct pair *x, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(x->peer, p, n);
+		if (w < 0 && errno != EAGAIN)
+			return -1;
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+		}
+		if (conn_read(x->c, 0))
+			return 1;
+	}
+	return conn_read(x->c, 0);
+}
+
+static size_t hello_frame(uint8_t *buf, size_t cap)
+{
+	struct wire_out w = { buf + WIRE_HDR_LEN, buf + cap, 1 };
+	memcpy(w.p, WIRE_MAGIC, WIRE_MAGIC_LEN);
+	w.p += WIRE_MAGIC_LEN;
+	wire_put_varint(&w, WIRE_H_VERSION << 1);
+	wire_put_varint(&w, WIRE_VERSION);
+	wire_put_varint(&w, WIRE_H_PID << 1);
+	wire_put_varint(&w, 4343);
+	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
+	wire_put_hdr_at(buf, WIRE_HELLO, n);
+	return n + WIRE_HDR_LEN;
+}
+
+static void test_timeouts(void)
+{
+	static uint8_t big[WIRE_HDR_LEN + WIRE_MAX_PAYLOAD];
+	struct pair x;
+	uint8_t hb[128];
+	size_t hn = hello_frame(hb, sizeof(hb));
+	uint64_t t0;
+
+	/* 3.1 a client that never says HELLO */
+	CHECK_OR_RETURN(pair_open(&x) == 0, "pair", );
+	t0 = conn_born_ns(x.c);
+	CHECK(!conn_expired(x.c, t0 + CONN_HELLO_NS - SEC),
+	      "3.1 a silent client is kept for a while");
+	CHECK(conn_expired(x.c, t0 + CONN_HELLO_NS + SEC),
+	      "3.2 ... and dropped without HELLO after CONN_HELLO_NS");
+	pair_close(&x);
+
+	/* 3.3 bytes waiting unread excuse the wait (the collector was
+	 * busy); 3.4 after HELLO an idle client stays (a dormant
+	 * process) */
+	CHECK_OR_RETURN(pair_open(&x) == 0, "pair", );
+	t0 = conn_born_ns(x.c);
+	CHECK(write(x.peer, hb, hn) == (ssize_t)hn, "write");
+	CHECK(!conn_expired(x.c, t0 + 100 * SEC),
+	      "3.3 a HELLO waiting in the socket is not a time-out");
+	CHECK(conn_read(x.c, 0) == 0, "HELLO taken");
+	CHECK(!conn_expired(x.c, t0 + 3600 * SEC),
+	      "3.4 an idle client after HELLO is kept");
+
+	/* 3.5 a small frame left incomplete */
+	wire_put_hdr_at(big, WIRE_STRING, 1000);
+	memset(big + WIRE_HDR_LEN, 'a', 1000);
+	CHECK(pair_send(&x, big, 100) == 0, "half a frame taken");
+	t0 = loop_now_ns();
+	CHECK(!conn_expired(x.c, t0 + CONN_FRAME_NS - SEC),
+	      "3.5 an incomplete frame waits a while");
+	CHECK(conn_expired(x.c, t0 + CONN_FRAME_NS + SEC),
+	      "3.6 ... and not past CONN_FRAME_NS");
+	pair_close(&x);
+
+	/* 3.7 half of a 1 MiB frame: the buffer holds what arrived, not
+	 * what the header announced; stalled, it goes within seconds */
+	CHECK_OR_RETURN(pair_open(&x) == 0, "pair", );
+	CHECK(pair_send(&x, hb, hn) == 0, "HELLO taken");
+	wire_put_hdr_at(big, WIRE_SAMPLES, WIRE_MAX_PAYLOAD);
+	memset(big + WIRE_HDR_LEN, 0, WIRE_MAX_PAYLOAD);
+	CHECK(pair_send(&x, big, WIRE_MAX_PAYLOAD / 2) == 0,
+	      "half a big frame taken");
+	CHECK(conn_buf_size(x.c) < WIRE_MAX_PAYLOAD,
+	      "3.7 half of a 1 MiB frame holds less than 1 MiB");
+	t0 = loop_now_ns();
+	CHECK(!conn_expired(x.c, t0),
+	      "3.8 a big frame arriving is not a time-out");
+	CHECK(conn_expired(x.c, t0 + CONN_STALL_NS + SEC),
+	      "3.9 a big frame stalled for CONN_STALL_NS is dropped");
+	pair_close(&x);
+
+	/* 3.10 a big frame that completes: taken, and the buffer goes
+	 * back to the busy size */
+	CHECK_OR_RETURN(pair_open(&x) == 0, "pair", );
+	CHECK(pair_send(&x, hb, hn) == 0, "HELLO taken");
+	{
+		/* a valid frame: a STRING of 60000 bytes, 17 of them */
+		size_t n = 0;
+		for (uint64_t id = 1; id <= 17; id++) {
+			struct wire_out w = { big + n + WIRE_HDR_LEN,
+					      big + sizeof(big), 1 };
+			static uint8_t s[60000];
+			wire_put_varint(&w, id);
+			wire_put_bytes(&w, s, sizeof(s));
+			size_t len = (size_t)(w.p - big) - n - WIRE_HDR_LEN;
+			wire_put_hdr_at(big + n, WIRE_STRING, len);
+			n += WIRE_HDR_LEN + len;
+		}
+		CHECK(pair_send(&x, big, n) == 0, "3.10 1 MB of strings taken");
+	}
+	CHECK(conn_buf_size(x.c) <= CONN_BUF_BUSY,
+	      "3.11 the buffer is back to at most the busy size");
+	pair_close(&x);
+}
+
+/* ---- 4. out of descriptors ------------------------------------------------- */
+
+static int client_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void test_emfile(void)
+{
+	char dir[] = "/tmp/pyprof-limits.XXXXXX", path[128];
+	char err[LISTENER_ERR_LEN];
+	struct listener *l = NULL;
+	struct rlimit old, low;
+	int fillers[256], n_fill = 0, a, b, fd, rc;
+	pid_t pid;
+	uid_t uid;
+	char byte;
+
+	CHECK_OR_RETURN(mkdtemp(dir) != NULL, "mkdtemp", );
+	snprintf(path, sizeof(path), "%s/s", dir);
+	CHECK_OR_RETURN(listener_open(path, 0, &l, err) == 0, err, );
+	a = client_connect(path);
+	b = client_connect(path);
+	CHECK_OR_RETURN(a >= 0 && b >= 0, "clients connected", );
+
+	/* use up every descriptor under a low limit */
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = 64;
+	CHECK_OR_RETURN(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit", );
+	while (n_fill < 256 && (fd = dup(0)) >= 0)
+		fillers[n_fill++] = fd;
+	CHECK(n_fill < 256 && errno == EMFILE, "no descriptor left");
+
+	rc = listener_accept(l, &fd, &pid, &uid);
+	CHECK(rc == 1, "4.1 out of descriptors, a client is taken anyway");
+	CHECK(read(a, &byte, 1) == 0,
+	      "4.2 ... and closed: it sees the end of the stream");
+	rc = listener_accept(l, &fd, &pid, &uid);
+	CHECK(rc == 1 && read(b, &byte, 1) == 0,
+	      "4.3 the spare descriptor is back: the next one too");
+	CHECK(listener_accept(l, &fd, &pid, &uid) == -EAGAIN,
+	      "4.4 nothing left waiting");
+
+	while (n_fill > 0)
+		close(fillers[--n_fill]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	a = (close(a), client_connect(path));
+	rc = listener_accept(l, &fd, &pid, &uid);
+	CHECK(rc == 0 && pid == getpid(),
+	      "4.5 with descriptors again, clients are served");
+	if (rc == 0)
+		close(fd);
+	close(a);
+	close(b);
+	listener_close(l);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
 	test_heap_cap();
 	test_snapshots();
+	test_timeouts();
+	test_emfile();
 	return check_summary();
 }
