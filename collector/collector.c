@@ -250,16 +250,35 @@ static void on_listener(struct loop *loop, int lfd, uint32_t events,
 	}
 }
 
-/* Every second: connections that broke a time-out (conn.h) go. */
+/* A profile holding samples of conn's was written (proc.h): tell its
+ * library (conn.h's conn_ack). */
+static void ack_conn(struct collector *c, struct conn *conn)
+{
+	if (conn_ack(conn) == 1) /* the rest when the socket takes it */
+		loop_mod_fd(c->loop, conn_fd(conn), EPOLLIN | EPOLLOUT);
+}
+
+static void on_written(void *arg, void *owner)
+{
+	ack_conn(arg, owner);
+}
+
+/* Every second: connections that broke a time-out (conn.h) go, and an
+ * acknowledgement that did not fit last time goes out. */
 static void on_sweep(struct loop *loop, struct loop_timer *t, void *arg)
 {
 	struct collector *c = arg;
 	uint64_t now = loop_now_ns();
 	(void)loop;
 	(void)t;
-	for (size_t fd = 0; fd < c->conns_cap; fd++)
-		if (c->conns[fd] && conn_expired(c->conns[fd], now))
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		if (!c->conns[fd])
+			continue;
+		if (conn_expired(c->conns[fd], now))
 			close_conn(c, c->conns[fd]);
+		else
+			ack_conn(c, c->conns[fd]);
+	}
 }
 
 static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
@@ -278,23 +297,42 @@ static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
 
 /* Stops listening, takes in what every client already sent, closes them
  * (which writes per-process profiles), then the merged profiles and the
- * summary. */
+ * summary; if all went to disk, tells the libraries so (CTL_WRITTEN), so
+ * that the next collector does not count those samples as lost. */
 static void shut_down(struct collector *c)
 {
+	struct { int fd; uint64_t n; } *acks;
+	size_t n_acks = 0;
+
 	listener_close(c->lis);
 	c->lis = NULL;
 	/* Waiting HTTP requests get 503 before their windows would lose
 	 * the processes. */
 	pprof_server_free(c->http);
 	c->http = NULL;
+	acks = calloc(c->n_conns + 1, sizeof(*acks));
+	for (size_t fd = 0; fd < c->conns_cap; fd++)
+		if (c->conns[fd])
+			conn_read(c->conns[fd], 1);
 	for (size_t fd = 0; fd < c->conns_cap; fd++) {
 		struct conn *conn = c->conns[fd];
 		if (!conn)
 			continue;
-		conn_read(conn, 1);
+		if (acks) {
+			acks[n_acks].fd = conn_ack_later(conn,
+							 &acks[n_acks].n);
+			n_acks += acks[n_acks].fd >= 0;
+		}
 		close_conn(c, conn);
 	}
 	output_shutdown(c->out);
+	for (size_t i = 0; i < n_acks; i++) {
+		if (output_failed(c->out))
+			close(acks[i].fd); /* not all on disk: say nothing */
+		else
+			conn_ack_after(acks[i].fd, acks[i].n);
+	}
+	free(acks);
 }
 
 /* ---- setup -------------------------------------------------------------------- */
@@ -402,6 +440,7 @@ int collector_run(const struct collector_opts *opts)
 		log_error("out of memory");
 		goto out;
 	}
+	procs_set_written_hook(c.reg, on_written, &c);
 	if (opts->output_dir && (rc = file_mkdirs(opts->output_dir, 0777)) < 0) {
 		log_error("cannot create output directory %s: %s",
 			  opts->output_dir, strerror(-rc));

@@ -25,6 +25,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +72,7 @@ struct conn {
 	struct control *ctl;   /* NULL: control frames are refused */
 	char comm[64];         /* from HELLO, for control answers */
 	int hello_sampling;    /* HELLO's SAMPLING, -1 if not sent */
+	int acks;              /* HELLO had WRITTEN: it takes CTL_WRITTEN */
 	uint8_t *obuf;         /* conn_send's bytes not yet written */
 	size_t olen;
 	uint64_t born_ns;      /* CLOCK_MONOTONIC at conn_new */
@@ -291,9 +293,10 @@ static void log_connect(struct conn *c, const struct proc_hello *h,
 		 pyv[0] ? pyv : "?", mode_name(h->mode), hz_of(h->period_ns),
 		 c->hello_sampling == 0 ? " (dormant)" : "", h->ppid,
 		 resumed ? ", reconnected: continuing its profile"
-		 : h->conn_seq ? ", reconnected from another collector: "
-				 "what that one received is counted as lost "
-				 "when it says BYE"
+		 : h->conn_seq ? ", reconnected from another collector (or "
+				 "after its profile so far was written): "
+				 "what was neither written nor received here "
+				 "is counted as lost when it says BYE"
 			       : "");
 	if (h->achieved_ns && h->achieved_ns != h->period_ns)
 		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
@@ -342,6 +345,11 @@ static int on_hello(struct conn *c, struct wire_in *r)
 		}
 		if (tag == WIRE_H_SAMPLING && !is_bytes) {
 			c->hello_sampling = v != 0; /* for control.c */
+			continue;
+		}
+		if (tag == WIRE_H_WRITTEN && !is_bytes) {
+			h.written = v;
+			h.has_written = 1;
 			continue;
 		}
 		if (tag == 0 || tag > WIRE_H_COMM)
@@ -427,6 +435,8 @@ static int on_hello(struct conn *c, struct wire_in *r)
 		log_error("client pid %d: %s", (int)c->peer_pid, err);
 		goto out;
 	}
+	proc_session_set_owner(c->session, c);
+	c->acks = h.has_written;
 	c->pid = h.pid;
 	c->state = CONN_ACTIVE;
 	log_printable(c->comm, sizeof(c->comm), (const char *)h.comm.p,
@@ -942,6 +952,58 @@ int conn_read(struct conn *c, int drain)
 		shrink(c);
 	}
 	return 0;
+}
+
+/* ---- written samples ---------------------------------------------------- */
+
+/* A CTL_WRITTEN frame saying n into frame (WIRE_HDR_LEN + 16 bytes); its
+ * length. */
+static size_t written_frame(uint8_t *frame, uint64_t n)
+{
+	struct wire_out w = { frame + WIRE_HDR_LEN, frame + WIRE_HDR_LEN + 16,
+			      1 };
+	wire_put_varint(&w, (uint64_t)WIRE_C_WRITTEN << 1);
+	wire_put_varint(&w, n);
+	size_t len = (size_t)(w.p - frame) - WIRE_HDR_LEN;
+	wire_put_hdr_at(frame, WIRE_CTL_WRITTEN, len);
+	return WIRE_HDR_LEN + len;
+}
+
+int conn_ack(struct conn *c)
+{
+	uint8_t frame[WIRE_HDR_LEN + 16];
+	uint64_t n;
+	int rc;
+
+	if (!c->acks || !c->session || c->state != CONN_ACTIVE ||
+	    !proc_session_to_ack(c->session, &n))
+		return 0;
+	rc = conn_send(c, frame, written_frame(frame, n));
+	if (rc >= 0)
+		proc_session_acked(c->session, n);
+	return rc;
+}
+
+int conn_ack_later(struct conn *c, uint64_t *n)
+{
+	if (!c->acks || !c->session || c->state != CONN_ACTIVE ||
+	    c->olen > 0) /* a partial frame queued: nothing can follow */
+		return -1;
+	*n = proc_session_samples(c->session);
+	return fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void conn_ack_after(int fd, uint64_t n)
+{
+	uint8_t frame[WIRE_HDR_LEN + 16];
+	if (fd < 0)
+		return;
+	/* A few bytes into a socket the library reads: they fit, or the
+	 * library is not reading and would not see them anyway. */
+	if (send(fd, frame, written_frame(frame, n),
+		 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("CTL_WRITTEN at exit: %s", strerror(errno));
+	close(fd);
 }
 
 /* ---- time-outs ---------------------------------------------------------- */

@@ -95,4 +95,21 @@ int conn_hello_sampling(const struct conn *c);
 int conn_send(struct conn *c, const uint8_t *frame, size_t len);
 int conn_flush_out(struct conn *c);
 
+/* Tells a library that takes them (HELLO's WRITTEN) how many of the
+ * samples it sent on this connection are in a written profile, if that
+ * grew (proc.h's proc_mark_written): one CTL_WRITTEN frame. Returns
+ * conn_send's result (1: the caller watches EPOLLOUT), or 0 when there
+ * was nothing to say. A frame refused (-ENOBUFS) is tried again by the
+ * next call. */
+int conn_ack(struct conn *c);
+/* At exit the collector closes every connection before it writes the
+ * last profiles (proc.h's sessions must be closed first), so the last
+ * CTL_WRITTEN has to outlive the connection: conn_ack_later returns a
+ * duplicate of c's socket (close-on-exec) and in *n the samples received
+ * on it, or -1 when c takes no CTL_WRITTEN (or has a frame half sent);
+ * once those profiles are written, conn_ack_after sends CTL_WRITTEN n on
+ * fd, without waiting, and closes fd (-1 is fine). */
+int conn_ack_later(struct conn *c, uint64_t *n);
+void conn_ack_after(int fd, uint64_t n);
+
 #endif /* PYPROF_CONN_H */

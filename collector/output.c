@@ -364,6 +364,10 @@ static int write_new_file(struct output *o, const char *stem,
 	}
 	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (%s)", path,
 		 stats.samples, stats.lost, who);
+	/* Their samples so far are on disk: the libraries may hear so
+	 * (proc.h). The list is const for the writing only. */
+	for (size_t i = 0; i < n; i++)
+		proc_mark_written((struct proc *)list[i]);
 	write_heap_beside(o, path, list, n, po, who);
 	if (o->opts->per_thread) {
 		path[strlen(path) - strlen(".pb.gz")] = 0;

@@ -85,6 +85,11 @@ struct proc {
 	unsigned n_sessions;
 	struct heapagg *heap;   /* NULL until its first HEAP frame */
 	uint64_t snap_seq;      /* a snapshot asked for, not written; 0 */
+	uint64_t n_written;     /* of info.n_samples, those in a written
+				   profile (proc_mark_written) */
+	uint64_t n_acked;       /* of those, acknowledged to the library */
+	uint64_t tomb_unacked;  /* of info.written_before, what we wrote for
+				   its earlier object, unacknowledged */
 	uint64_t snap_last_ns;  /* CLOCK_MONOTONIC of the last one taken */
 	uint64_t n_snap_skipped; /* too soon after the last, or no heap */
 };
@@ -97,6 +102,15 @@ struct proc_session {
 	uint64_t def_bytes;
 	uint64_t n_samples, n_lost;
 	uint64_t n_refs; /* ids pushed into its maps */
+	void *owner;     /* its connection, for the written hook */
+	uint64_t n_to_ack, n_acked; /* of n_samples: written; acknowledged */
+};
+
+/* What the registry wrote of a process it forgot, and had not
+ * acknowledged: if the process comes back (a reconnection after its
+ * program closed our socket), that is not lost. */
+struct tomb {
+	uint64_t pid, start_unix_ns, unacked;
 };
 
 struct procs {
@@ -112,6 +126,10 @@ struct procs {
 	struct proc *copies;       /* copies (window.c), a list */
 	size_t n_copies;
 	struct procs_tap tap;      /* all NULL: none */
+	struct tomb tombs[PROCS_TOMBS]; /* a ring; pid 0: empty */
+	unsigned n_tombs;
+	void (*written_fn)(void *arg, void *owner);
+	void *written_arg;
 };
 
 static uint64_t now_unix_ns(void)
@@ -298,6 +316,18 @@ uint64_t procs_total_lost(const struct procs *reg)
 
 void procs_remove(struct procs *reg, struct proc *p)
 {
+	uint64_t unacked = p->tomb_unacked + (p->n_written - p->n_acked);
+	if (unacked) {
+		struct tomb t = { p->info.pid, p->info.start_unix_ns,
+				  unacked };
+		unsigned i;
+		for (i = 0; i < PROCS_TOMBS; i++)
+			if (reg->tombs[i].pid == t.pid &&
+			    reg->tombs[i].start_unix_ns == t.start_unix_ns)
+				break;
+		reg->tombs[i < PROCS_TOMBS ? i
+					   : reg->n_tombs++ % PROCS_TOMBS] = t;
+	}
 	assert(p->n_sessions == 0 && p->reg == reg);
 	if (p->prev)
 		p->prev->next = p->next;
@@ -351,6 +381,18 @@ static int proc_create(struct procs *reg, const struct proc_hello *h,
 	p->info.win_start_unix_ns = p->info.joined_late
 					    ? now_unix_ns()
 					    : p->info.start_unix_ns;
+	p->info.written_before = h->has_written ? h->written : 0;
+	for (unsigned i = 0; h->conn_seq && h->has_start_unix &&
+			     i < PROCS_TOMBS; i++) {
+		struct tomb *t = &reg->tombs[i];
+		if (t->pid != h->pid || t->start_unix_ns != h->start_unix_ns)
+			continue;
+		p->tomb_unacked = t->unacked;
+		p->info.written_before = sat_add(p->info.written_before,
+						 t->unacked);
+		*t = (struct tomb){ 0 };
+		break;
+	}
 	add_refs(p, 3);
 	if ((err = symtab_intern_string(st, h->exe.p, h->exe.len,
 					&p->info.exe_sid)) < 0 ||
@@ -927,17 +969,19 @@ int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 }
 
 /* BYE's sample count against what reached us. The library counts in
- * B_SAMPLES every sample it put in a SAMPLES frame, including frames it
- * then had to drop for want of buffer space, which it reports as
- * WIRE_LOST_BUFFER; so what we know of is what we received, plus those,
- * plus gaps already counted (a BYE seen twice adds nothing). Anything more
- * went to a collector that is gone (killed before writing it) or died in a
- * socket buffer. Lost BUFFER samples that never were in a frame (the
- * library could not intern a stack) make this an underestimate, never an
- * overestimate. */
+ * B_SAMPLES every sample it queued in a SAMPLES frame (not those it
+ * dropped for want of buffer space: it reports them as WIRE_LOST_BUFFER
+ * and takes them out), and keeps every frame queued until it is sent
+ * whole, to one collector or, after a reconnection, to the next. So what
+ * we know of is what we received, what was written before this object
+ * (HELLO's WRITTEN, and what we wrote for it ourselves: see the top of
+ * proc.h), plus gaps already counted (a BYE seen twice adds nothing).
+ * Anything more went to a collector that is gone (killed before writing
+ * it) or died in a socket buffer. */
 static void count_gap(struct proc *p, const struct proc_bye *bye)
 {
-	uint64_t known = sat_add(sat_add(p->info.n_samples, p->cum_lost_buffer),
+	uint64_t known = sat_add(sat_add(p->info.n_samples,
+					 p->info.written_before),
 				 p->cum_lost_away);
 	if (!bye->has_samples || bye->samples <= known)
 		return;
@@ -947,10 +991,11 @@ static void count_gap(struct proc *p, const struct proc_bye *bye)
 	count_lost(p, PROC_LOST_AWAY, gap, value > INT64_MAX ? INT64_MAX
 							       : value);
 	log_info("pid %" PRIu64 ": took %" PRIu64 " samples, of which this "
-		 "collector received %" PRIu64 " and was told of %" PRIu64
-		 " lost: %" PRIu64 " counted as lost (collector away)%s",
+		 "collector received %" PRIu64 " and %" PRIu64 " were "
+		 "written before: %" PRIu64 " counted as lost (collector "
+		 "away)%s",
 		 p->info.pid, bye->samples, p->info.n_samples,
-		 p->cum_lost_buffer, gap,
+		 p->info.written_before, gap,
 		 p->info.joined_late ? "; it had reconnected from another "
 				       "collector" : "");
 }
@@ -971,6 +1016,46 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
 		p->max_mono_ns = bye->end_mono_ns;
 	p->heard_unix_ns = now_unix_ns();
 	count_gap(p, bye);
+}
+
+/* ---- written samples ------------------------------------------------------ */
+
+void proc_mark_written(struct proc *p)
+{
+	p->n_written = p->info.n_samples;
+	for (struct proc_session *s = p->sessions; s; s = s->next) {
+		s->n_to_ack = s->n_samples;
+		if (p->reg->written_fn && s->owner)
+			p->reg->written_fn(p->reg->written_arg, s->owner);
+	}
+}
+
+void procs_set_written_hook(struct procs *reg,
+			    void (*fn)(void *arg, void *owner), void *arg)
+{
+	reg->written_fn = fn;
+	reg->written_arg = arg;
+}
+
+void proc_session_set_owner(struct proc_session *s, void *owner)
+{
+	s->owner = owner;
+}
+
+int proc_session_to_ack(const struct proc_session *s, uint64_t *n)
+{
+	if (s->n_to_ack <= s->n_acked)
+		return 0;
+	*n = s->n_to_ack;
+	return 1;
+}
+
+void proc_session_acked(struct proc_session *s, uint64_t n)
+{
+	if (n <= s->n_acked)
+		return;
+	s->proc->n_acked = sat_add(s->proc->n_acked, n - s->n_acked);
+	s->n_acked = n;
 }
 
 /* ---- readers ------------------------------------------------------------ */

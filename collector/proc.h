@@ -22,6 +22,13 @@
  * buffered in a socket that died. The difference is counted as lost with
  * the collector-only reason PROC_LOST_AWAY ("[lost: collector away]"), so
  * a restart leaves a visible gap in the profile instead of a silent one.
+ * Samples that are on disk are not lost: those an earlier collector wrote
+ * (HELLO's WRITTEN, the sum of what collectors acknowledged with
+ * CTL_WRITTEN, wire.h), and those this collector wrote for the same
+ * process before it reconnected (after its program closed the socket, for
+ * one: the first connection's end wrote and forgot it). For the latter the
+ * registry remembers, for the last PROCS_TOMBS processes it forgot, what
+ * it wrote and had not acknowledged.
  *
  * Memory for days: procs_maybe_compact renumbers the shared symtab down to
  * what live processes still hold (symtab.h, compaction), when it has grown
@@ -76,6 +83,8 @@ struct proc_hello {
 	uint64_t start_unix_ns, start_mono_ns;
 	int has_start_unix, has_start_mono;
 	uint64_t mode, period_ns, achieved_ns, max_depth, conn_seq;
+	uint64_t written;        /* WRITTEN: samples earlier collectors wrote */
+	int has_written;         /* it was sent (the library takes acks) */
 	struct proc_bytes pyversion, exe, comm;
 	const struct proc_bytes *args;
 	size_t n_args;
@@ -118,6 +127,10 @@ struct proc_info {
 	int joined_late;         /* first heard on a reconnection (CONN_SEQ
 				    > 0): what it sent before went to
 				    another collector */
+	uint64_t written_before; /* of its samples, those written before
+				    this object was made: by an earlier
+				    collector (HELLO's WRITTEN) or by us
+				    for its earlier connections */
 	uint64_t n_connects;     /* sessions opened so far */
 	int has_bye;
 	struct proc_bye bye;     /* the last BYE */
@@ -177,6 +190,21 @@ uint64_t procs_refs_bound(const struct procs *reg);
  * continues. 0 or -ENOMEM (err says so). */
 int proc_session_open(struct procs *reg, const struct proc_hello *h,
 		      struct proc_session **out, int *resumed, char *err);
+/* Written samples (see the top). proc_mark_written says that p's samples
+ * received so far are in a profile now on disk: each open session's
+ * count of them becomes its count to acknowledge, and the registry's
+ * written hook, if set, is called with each session's owner (conn.c's
+ * connection, proc_session_set_owner) so that it can send CTL_WRITTEN.
+ * proc_session_to_ack gives the count to acknowledge (1) if it grew since
+ * proc_session_acked was last told it went out, else 0. */
+#define PROCS_TOMBS 256
+void proc_mark_written(struct proc *p);
+void procs_set_written_hook(struct procs *reg,
+			    void (*fn)(void *arg, void *owner), void *arg);
+void proc_session_set_owner(struct proc_session *s, void *owner);
+int proc_session_to_ack(const struct proc_session *s, uint64_t *n);
+void proc_session_acked(struct proc_session *s, uint64_t n);
+
 /* Ends the session and frees it. Returns its process if no other session
  * holds it any more (the caller decides whether to write and remove it),
  * else NULL. */

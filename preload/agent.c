@@ -83,6 +83,10 @@ struct agent {
 	unsigned long heap_lost_seen, heap_lost_bytes_seen;
 	uint64_t heap_lost_n, heap_lost_bytes; /* not sent yet */
 	uint64_t snap_next_ns, snap_seq;
+
+	/* samples collectors wrote (CTL_WRITTEN, wire.h): the sum over the
+	 * connections before this one, and this one's last count */
+	uint64_t written_before, written_now;
 };
 
 static struct agent ag;
@@ -155,6 +159,9 @@ static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
 	put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
 	put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
 	put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
+	/* what collectors wrote so far; sent from the first connection on,
+	 * which also asks for CTL_WRITTEN */
+	put_tag_varint(&w, WIRE_H_WRITTEN, a->written_before + a->written_now);
 	if (!w.ok)
 		return 0;
 	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
@@ -574,6 +581,14 @@ unsigned long sampler_handler_quantile(double q)
 	return 0;
 }
 
+/* A new connection: the last one's CTL_WRITTEN count, sent in its HELLO,
+ * joins the sum. */
+static void new_connection(void)
+{
+	ag.written_before += ag.written_now;
+	ag.written_now = 0;
+}
+
 /* A command from the collector (transport.h's on_frame, inside
  * transport_pump, ag_lock held): apply it, then reply; for STOP and FLUSH
  * after every sample taken before, so that the collector has them all
@@ -585,6 +600,25 @@ static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
 	uint8_t reply[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
 	int flush_first;
 	uint64_t now = mono_ns();
+	if (type == WIRE_CTL_WRITTEN) {
+		/* a running count for this connection; no reply */
+		struct wire_in r = {p, p + len, 1};
+		while (r.ok && !wire_at_end(&r)) {
+			uint64_t key = wire_get_varint(&r);
+			if (key & 1) {
+				size_t n;
+				wire_get_bytes(&r, &n, WIRE_MAX_CTL_PAYLOAD);
+				continue;
+			}
+			uint64_t v = wire_get_varint(&r);
+			if (key >> 1 == WIRE_C_WRITTEN && r.ok &&
+			    v > ag.written_now)
+				ag.written_now = v;
+		}
+		if (!r.ok)
+			transport_drop(&ag.tr, now, "malformed control frame");
+		return;
+	}
 	int n = control_command(type, p, len, now, reply, sizeof reply,
 				&flush_first);
 	if (n < 0) {
@@ -682,7 +716,8 @@ static void *agent_main(void *arg)
 			transport_put_ctl(&ag.tr, st, stn);
 		if (ag.hbatch)
 			heap_put_snapshot(now);
-		transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
+		if (transport_connect(&ag.tr, now, build_hello, &ag, &ag.in))
+			new_connection();
 		transport_pump(&ag.tr, now);
 		if (ag.connected && ag.tr.fd < 0)
 			control_disconnected(); /* its requests end with it */
@@ -700,8 +735,9 @@ static void *agent_main(void *arg)
 		uint64_t deadline = mono_ns() + AGENT_EXIT_WAIT_MS * 1000000ull;
 		for (;;) {
 			uint64_t now = mono_ns();
-			transport_connect(&ag.tr, now, build_hello, &ag,
-					  &ag.in);
+			if (transport_connect(&ag.tr, now, build_hello, &ag,
+					      &ag.in))
+				new_connection();
 			transport_pump(&ag.tr, now);
 			if ((ag.tr.fd >= 0 && !transport_pending(&ag.tr)) ||
 			    now >= deadline)
@@ -907,6 +943,7 @@ void agent_after_fork_child(int follow)
 	ag.heap_lost_seen = ag.heap_lost_bytes_seen = 0;
 	ag.heap_lost_n = ag.heap_lost_bytes = 0;
 	ag.snap_next_ns = ag.snap_seq = 0;
+	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
 	imap_free(&ag.name_cache);

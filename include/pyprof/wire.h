@@ -81,6 +81,16 @@
  * A library that reads a frame of another type, or a malformed one, drops
  * the connection (and reconnects), as the collector does.
  *
+ * Written samples. A library whose HELLO carries WRITTEN (even 0) also
+ * takes CTL_WRITTEN: the collector tells it, after writing a profile that
+ * holds them, how many samples it received on this connection are now on
+ * disk (C_WRITTEN, a running total for the connection; no reply). The
+ * library adds the last such count of each connection it had, and sends the
+ * sum as WRITTEN in the HELLO of its next one. So a collector that a
+ * process reaches after another one (restarted, or killed) knows which of
+ * the samples counted in BYE's SAMPLES the earlier one had already written,
+ * and counts as lost only the others.
+ *
  * Worked example: the collector asks for CPU sampling at 200 Hz for 3 s,
  * request 5:
  *
@@ -177,6 +187,9 @@ enum wire_type {
 	/* collector -> controller: */
 	WIRE_CTL_ANSWER = 36,  /* PID, COMM, and the library's reply fields  */
 	WIRE_CTL_DONE = 37,    /* N answers sent, MSG (if nothing matched)   */
+	/* collector -> library, to a library whose HELLO had WRITTEN: */
+	WIRE_CTL_WRITTEN = 38, /* WRITTEN: samples received on this
+	                          connection that are in a written profile   */
 	WIRE_CTL_DOWN_FIRST = 32,
 	WIRE_CTL_DOWN_LAST = 39
 };
@@ -207,7 +220,8 @@ enum wire_ctl_tag {
 	WIRE_C_COMM = 19,      /* bytes: process name                        */
 	WIRE_C_SINCE_NS = 20,  /* varint: CLOCK_MONOTONIC when sampling last
 	                          started (or stopped, when off)             */
-	WIRE_C_N = 21          /* varint: CTL_DONE's count                   */
+	WIRE_C_N = 21,         /* varint: CTL_DONE's count                   */
+	WIRE_C_WRITTEN = 22    /* varint: CTL_WRITTEN's count                */
 };
 
 enum wire_ctl_verb {
@@ -289,6 +303,10 @@ enum wire_hello_tag {
 	WIRE_H_ACHIEVED_NS = 14, /* varint: period actually achieved, if it
 	                            differs from the one asked for           */
 	WIRE_H_COMM = 15,        /* bytes: process name (/proc/self/comm)   */
+	WIRE_H_WRITTEN = 16,     /* varint: samples that collectors said they
+	                            wrote (CTL_WRITTEN) on this process's
+	                            earlier connections, summed; sending it
+	                            (0 on the first) asks for CTL_WRITTEN    */
 	WIRE_H_SAMPLING = 20     /* varint: 1 if it samples as it connects, 0
 	                            if dormant (PYPROF_START=off; control) */
 };

@@ -329,8 +329,10 @@ own_function() {
 			line=$(grep -E "pid $pid: took [0-9]+ samples" "$T/collector.log") ||
 				fail "$name: no line counting its gap"
 			read -r took got told gap2 < <(echo "$line" |
-				sed -E 's/.*took ([0-9]+) samples, of which this collector received ([0-9]+) and was told of ([0-9]+) lost: ([0-9]+) counted.*/\1 \2 \3 \4/')
+				sed -E 's/.*took ([0-9]+) samples, of which this collector received ([0-9]+) and ([0-9]+) were written before: ([0-9]+) counted.*/\1 \2 \3 \4/')
 			assert_eq "$gap" "$gap2" "$name: gap in the profile and in the log"
+			# Killed, the first collector wrote nothing.
+			assert_eq 0 "$told" "$name: samples written before"
 			assert_eq "$took" "$((got + told + gap))" "$name: samples taken"
 			# About 2.5 s of 10 went to the killed collector; CPU
 			# shares wander on a loaded machine, hence only 5%.
