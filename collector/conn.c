@@ -296,7 +296,7 @@ static void log_connect(struct conn *c, const struct proc_hello *h,
 		 : h->conn_seq ? ", reconnected from another collector (or "
 				 "after its profile so far was written): "
 				 "what was neither written nor received here "
-				 "is counted as lost when it says BYE"
+				 "will count as lost when it says BYE"
 			       : "");
 	if (h->achieved_ns && h->achieved_ns != h->period_ns)
 		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64

@@ -349,6 +349,97 @@ own_function() {
 	sed 's/^/# /' "$BATS_TEST_TMPDIR/restart.out" >&3
 }
 
+# real_samples BYPID PID: samples of PID that are not [lost: ...] frames.
+real_samples() {
+	local total lost
+	total=$(count "$1" "$2 total")
+	lost=$(grep -F "$2 leaf [lost: " "$1" | awk '{ s += $NF } END { print s + 0 }')
+	echo $((total - lost))
+}
+
+@test "4.2 the collector killed and restarted under --period: samples its windows had written are not counted as lost" {
+	local pid f took got gap written=0 n line
+	one_python 3.11
+	OUT=$T/profiles-1
+	mkdir -p "$OUT"
+	collector_start --period 1
+	profiled "$PY" "$PROCS" spin alpha 6 >"$T/alpha.out" 2>"$T/alpha.err" </dev/null 3>&- &
+	pid=$!
+	wait_log "connected:" 1
+	# Windows end every second: let two or three be written, then kill.
+	sleep 3.3
+	collector_kill
+	mv "$T/collector.log" "$T/collector-1.log"
+	OUT=$T/profiles-2
+	mkdir -p "$OUT"
+	collector_start
+	wait "$pid" || fail "the program failed: $(cat "$T/alpha.err")"
+	f=$(wait_profile "$pid" 20)
+	collector_stop
+	# What the killed collector had written, per its files.
+	for f1 in "$T"/profiles-1/*."$pid".*.pb.gz; do
+		[[ -f $f1 ]] || continue
+		$PB bypid "$f1" >"$T/w.bypid"
+		n=$(real_samples "$T/w.bypid" "$pid")
+		written=$((written + n))
+	done
+	((written > 0)) || fail "the first collector wrote no window"
+	line=$(grep -E "pid $pid: took [0-9]+ samples, of which this collector received [0-9]+" "$T/collector.log") ||
+		fail "no line counting its gap: $(cat "$T/collector.log")"
+	read -r took got < <(echo "$line" |
+		sed -E 's/.*took ([0-9]+) samples, of which this collector received ([0-9]+).*/\1 \2/')
+	$PB bypid "$f" >"$T/new.bypid"
+	gap=$(count "$T/new.bypid" "$pid leaf [lost: collector away]")
+	# Taken = written by the first + received by the second + lost:
+	# exactly, the gap being only what the first never wrote.
+	assert_eq "$((took - got - written))" "$gap" "collector-away gap"
+	grep -qF "and $written were written before: $gap counted" "$T/collector.log" ||
+		fail "$line"
+	echo "# took $took: the first collector wrote $written in its windows, the second received $got; $gap lost with the first" >&3
+}
+
+@test "4.3 a program that closes every descriptor: its second profile counts nothing as lost" {
+	local pid f files=()
+	one_python 3.11
+	cat >"$T/closer.py" <<'PY'
+import os, time
+
+def spin(secs):
+    end = time.time() + secs
+    x = 0
+    while time.time() < end:
+        for i in range(1000):
+            x = (x * 31 + i) % 1000003
+    return x
+
+def before_close():
+    spin(1.5)
+
+def after_close():
+    spin(1.5)
+
+before_close()
+os.closerange(3, 65536)  # as daemons do
+after_close()
+PY
+	collector_start
+	profiled "$PY" "$T/closer.py" >"$T/closer.out" 2>"$T/closer.err" </dev/null 3>&- &
+	pid=$!
+	wait "$pid" || fail "the program failed: $(cat "$T/closer.err")"
+	wait_log "pid $pid disconnected (clean)" 1
+	collector_stop
+	files=("$OUT"/*."$pid".*.pb.gz)
+	((${#files[@]} >= 1)) && [[ -f ${files[0]} ]] || fail "no profile: $(ls "$OUT")"
+	for f in "${files[@]}"; do
+		$PB bypid "$f" >"$T/b.bypid"
+		! grep -F "[lost: collector away]" "$T/b.bypid" ||
+			fail "$f counts samples as lost though all arrived"
+	done
+	! grep -F "counted as lost (collector away)" "$T/collector.log" ||
+		fail "$(grep -F 'counted as lost (collector away)' "$T/collector.log")"
+	echo "# ${#files[@]} profile(s) for pid $pid, nothing counted as lost" >&3
+}
+
 # ---- 5. who may send ----------------------------------------------------------------------
 
 @test "5.1 a client of another user is refused and logged; --allow-user lets it in" {
