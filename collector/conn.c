@@ -1029,10 +1029,6 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 	int queued = 0;
 	size_t held = c->len - c->off;
 
-	/* Bytes waiting in the socket: the delay is ours (a long profile
-	 * write), not the client's. */
-	if (ioctl(c->fd, FIONREAD, &queued) == 0 && queued > 0)
-		return 0;
 	if (c->state == CONN_WANT_HELLO &&
 	    now_ns - c->born_ns > CONN_HELLO_NS)
 		why = "no HELLO";
@@ -1041,7 +1037,9 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 	else if (c->frame_ns && c->cap > CONN_BUF_BUSY &&
 		 now_ns - c->rx_ns > CONN_STALL_NS)
 		why = "big frame stalled";
-	if (!why)
+	/* Bytes waiting in the socket: the delay is ours (a long profile
+	 * write), not the client's. */
+	if (!why || (ioctl(c->fd, FIONREAD, &queued) == 0 && queued > 0))
 		return 0;
 	if (c->session)
 		log_warn("pid %" PRIu64 ": %s (%zu bytes of a frame held, "

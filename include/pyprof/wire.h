@@ -68,8 +68,9 @@
  * as HELLO's (no magic): varint key = tag << 1 | kind, kind 0 a varint,
  * kind 1 a byte string; unknown tags are skipped; every control payload is
  * at most WIRE_MAX_CTL_PAYLOAD bytes.
- *   collector -> library   CTL_START, CTL_STOP, CTL_FLUSH, CTL_STATUS
- *                          (types 32..39: a library reads only these)
+ *   collector -> library   CTL_START, CTL_STOP, CTL_FLUSH, CTL_STATUS,
+ *                          CTL_WRITTEN (types 32..39: a library reads
+ *                          only these)
  *   library -> collector   CTL_REPLY (one per command, same REQ id, sent
  *                          after every sample taken before the command
  *                          was handled) and CTL_STATE (a change nobody
