@@ -398,6 +398,42 @@ real_samples() {
 	echo "# took $took: the first collector wrote $written in its windows, the second received $got; $gap lost with the first" >&3
 }
 
+@test "4.4 the collector stopped (SIGTERM) and started again: what it wrote at exit is not counted as lost" {
+	local pid f f1 took got gap written=0 n line
+	one_python 3.11
+	OUT=$T/profiles-1
+	mkdir -p "$OUT"
+	collector_start
+	profiled "$PY" "$PROCS" spin alpha 4 >"$T/alpha.out" 2>"$T/alpha.err" </dev/null 3>&- &
+	pid=$!
+	wait_log "connected:" 1
+	sleep 1.5
+	collector_stop
+	mv "$T/collector.log" "$T/collector-1.log"
+	OUT=$T/profiles-2
+	mkdir -p "$OUT"
+	collector_start
+	wait "$pid" || fail "the program failed: $(cat "$T/alpha.err")"
+	f=$(wait_profile "$pid" 20)
+	collector_stop
+	f1=$(echo "$T"/profiles-1/*."$pid".*.pb.gz)
+	[[ -f $f1 ]] || fail "the first collector wrote nothing at exit"
+	$PB bypid "$f1" >"$T/w.bypid"
+	written=$(real_samples "$T/w.bypid" "$pid")
+	line=$(grep -E "pid $pid: took [0-9]+ samples, of which this collector received [0-9]+" "$T/collector.log") ||
+		line="took 0 samples, of which this collector received 0"
+	read -r took got < <(echo "$line" |
+		sed -E 's/.*took ([0-9]+) samples, of which this collector received ([0-9]+).*/\1 \2/')
+	$PB bypid "$f" >"$T/new.bypid"
+	gap=$(count "$T/new.bypid" "$pid leaf [lost: collector away]")
+	# Only what the library sent after the first had stopped reading
+	# (a few samples at most) may be lost: at most 10 at 100 Hz.
+	((gap <= 10)) || fail "$gap counted as lost, though the first collector wrote $written: $line"
+	((took == 0 || took == got + written + gap)) ||
+		fail "took $took != $got + $written + $gap"
+	echo "# the first collector wrote $written at exit; $gap counted as lost" >&3
+}
+
 @test "4.3 a program that closes every descriptor: its second profile counts nothing as lost" {
 	local pid f files=()
 	one_python 3.11
