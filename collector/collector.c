@@ -64,6 +64,7 @@ struct collector {
 	uint64_t n_shed;     /* turned away in the current burst, for want
 				of descriptors (n_shed_fd) or of room */
 	uint64_t n_shed_fd;
+	uint64_t n_evicted;  /* silent ones closed for newcomers, this burst */
 };
 
 /* ---- connections ------------------------------------------------------------ */
@@ -158,10 +159,12 @@ static int make_room(struct collector *c)
 	}
 	if (!oldest)
 		return -ENOSPC;
-	log_info("%zu clients connected, the most served at once: closing "
-		 "the one that waited longest without a HELLO (%" PRIu64
-		 " ms) to serve a new one", c->n_conns,
-		 (loop_now_ns() - conn_born_ns(oldest)) / 1000000);
+	/* Once per burst: a flood of silent clients would flood the log. */
+	(c->n_evicted++ ? log_debug : log_warn)(
+		"%zu clients connected, the most served at once: closing "
+		"the one that waited longest without a HELLO (%" PRIu64
+		" ms) to serve a new one", c->n_conns,
+		(loop_now_ns() - conn_born_ns(oldest)) / 1000000);
 	close_conn(c, oldest);
 	return 0;
 }
@@ -175,6 +178,11 @@ static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
 		refuse(c, pid, uid);
 		close(fd);
 		return;
+	}
+	if (c->n_conns < c->max_conns && c->n_evicted) {
+		log_info("%" PRIu64 " clients that said nothing were closed "
+			 "to make room", c->n_evicted);
+		c->n_evicted = 0;
 	}
 	if (c->n_conns >= c->max_conns && make_room(c) < 0) {
 		if (c->n_shed++ == 0)
@@ -364,8 +372,7 @@ static size_t raise_fd_limit(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return 1024 - FD_RESERVE;
 	if (rl.rlim_cur < rl.rlim_max) {
-		rlim_t want = rl.rlim_max;
-		rl.rlim_cur = want;
+		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}

@@ -41,8 +41,7 @@
 #include "proc.h"
 #include "pyprof/wire.h"
 
-#define CONN_BUF_INIT (16u << 10)
-
+#define CONN_BUF_INIT (16u << 10) /* CONN_BUF_BUSY is conn.h's */
 #define CONN_READS_PER_EVENT 4
 #define CONN_BATCH 256 /* SAMPLES records decoded per proc call */
 
@@ -831,9 +830,8 @@ static int parse_frames(struct conn *c)
 /* Makes room to read: moves the unconsumed tail to the front; grows the
  * buffer to the busy size when the last read filled it, and beyond that
  * only for a frame that does not fit, in steps of the busy size as its
- * bytes arrive
- * (never to the length its header announces before they do: a client
- * that sends half of a 1 MiB frame holds about half of it). */
+ * bytes arrive (never to the length its header announces before they do:
+ * a client that sends half of a 1 MiB frame holds about half of it). */
 static int make_room(struct conn *c, int was_full)
 {
 	size_t want = c->cap;
