@@ -1033,8 +1033,8 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 	else if (c->frame_ns && now_ns - c->frame_ns > CONN_FRAME_NS)
 		why = "frame incomplete";
 	else if (c->frame_ns && c->cap > CONN_BUF_BUSY &&
-		 now_ns - c->rx_ns > CONN_STALL_NS)
-		why = "big frame stalled";
+		 now_ns - c->frame_ns > CONN_BIG_NS)
+		why = "big frame too slow";
 	/* Bytes waiting in the socket: the delay is ours (a long profile
 	 * write), not the client's. */
 	if (!why || (ioctl(c->fd, FIONREAD, &queued) == 0 && queued > 0))

@@ -16,10 +16,12 @@
  * define). A client cannot hold that memory by sending nothing: the
  * collector calls conn_expired every second, which ends a connection
  * without HELLO after CONN_HELLO_NS, one with a frame incomplete for
- * CONN_FRAME_NS, and one holding more than CONN_BUF_BUSY of a frame that
- * got no byte for CONN_STALL_NS. The library sends whole frames at once,
- * so none of these happens to it unless its process is stopped mid-send;
- * it then reconnects and sends the frame again.
+ * CONN_FRAME_NS, and one whose incomplete frame needed a buffer larger
+ * than CONN_BUF_BUSY and is not whole CONN_BIG_NS after its first byte
+ * (trickling a byte a second does not keep a megabyte held). The library
+ * sends whole frames at once, none larger than about CONN_BUF_BUSY, so
+ * none of these happens to it unless its process is stopped mid-send; it
+ * then reconnects and sends the frame again.
  *
  * Single-threaded (the collector's loop thread).
  */
@@ -57,11 +59,11 @@ struct proc *conn_free(struct conn *c);
 int conn_fd(const struct conn *c);
 
 /* Time-outs (see the top): HELLO within 10 s of connecting, a frame
- * whole within 30 s of its first byte, and a frame holding more than the
- * busy buffer must not go 2 s without a byte. */
+ * whole within 30 s of its first byte, and within 2 s if it needs more
+ * than the busy buffer. */
 #define CONN_HELLO_NS (10 * 1000000000ull)
 #define CONN_FRAME_NS (30 * 1000000000ull)
-#define CONN_STALL_NS (2 * 1000000000ull)
+#define CONN_BIG_NS (2 * 1000000000ull)
 #define CONN_BUF_BUSY (256u << 10)
 /* Whether c broke a time-out at now_ns (loop_now_ns's clock); if so, logs
  * why and returns 1: the caller then calls conn_free. Bytes waiting
