@@ -147,7 +147,43 @@ free_uid() {
 	for_each_python check
 }
 
-@test "2.3 PYPROF_COLLECTOR_USER=no-such-user: one line naming it, the program unchanged" {
+@test "2.3 a refused process's forked children say nothing more: one line in all" {
+	chmod 1777 "$SOCKDIR"
+	squat "$SOCK"
+	# Busy, then idle while the library meets the stranger, then three
+	# children that work a little (Python 2.7 too: no process_time).
+	cat >"$T/forks.py" <<-'EOF'
+		import os, time
+		def burn(s):
+		    end = time.time() + s
+		    while time.time() < end:
+		        pass
+		burn(0.2)
+		time.sleep(0.5)
+		kids = []
+		for i in range(3):
+		    pid = os.fork()
+		    if pid == 0:
+		        burn(0.3)
+		        os._exit(0)
+		    kids.append(pid)
+		for k in kids:
+		    os.waitpid(k, 0)
+		print("done")
+	EOF
+	check() {
+		: >"$D/sq/log"
+		run_capture forks env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" "$2" "$T/forks.py"
+		assert_eq 0 "$(heard)" "bytes the stranger received"
+		assert_eq 0 "$RC" "exit status"
+		assert_eq done "$(cat "$T/forks.out")" "stdout"
+		assert_eq 1 "$(grep -c 'not connecting to the collector socket' "$T/forks.err" || true)" \
+			"refusal lines from the parent and its children: $(cat "$T/forks.err")"
+	}
+	for_each_python check
+}
+
+@test "2.4 PYPROF_COLLECTOR_USER=no-such-user: one line naming it, the program unchanged" {
 	run_capture plain /usr/bin/python3 "$PP_TARGETS/outputs.py" exit3 0.05
 	PLAIN_RC=$RC
 	run_capture bad env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
