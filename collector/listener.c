@@ -120,11 +120,13 @@ static int prepare_dir(const char *path, int shared, char *err)
 	if (mkdir(dir, 0700) == 0) {
 		created = 1;
 	} else if (errno == ENOENT) {
-		/* parents first (followed as any path is), then ours */
+		/* its parents first (followed, as in any path), then it;
+		 * "/x" or "x" with no parent to make: the cwd went away */
 		char parent[sizeof(dir)];
+		const char *ps = strrchr(dir, '/');
 		snprintf(parent, sizeof(parent), "%.*s",
-			 (int)(strrchr(dir, '/') - dir), dir);
-		rc = parent[0] ? file_mkdirs(parent, 0700) : 0;
+			 ps ? (int)(ps - dir) : 0, dir);
+		rc = ps && ps > dir ? file_mkdirs(parent, 0700) : -ENOENT;
 		if (rc == 0 && mkdir(dir, 0700) == 0)
 			created = 1;
 		else if (rc == 0 && errno != EEXIST)
