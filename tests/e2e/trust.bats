@@ -176,7 +176,7 @@ free_uid() {
 		run_capture forks env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" "$2" "$T/forks.py"
 		assert_eq 0 "$(heard)" "bytes the stranger received"
 		assert_eq 0 "$RC" "exit status"
-		assert_eq done "$(cat "$T/forks.out")" "stdout"
+		assert_eq "done" "$(cat "$T/forks.out")" "stdout"
 		assert_eq 1 "$(grep -c 'not connecting to the collector socket' "$T/forks.err" || true)" \
 			"refusal lines from the parent and its children: $(cat "$T/forks.err")"
 	}
