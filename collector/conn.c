@@ -320,7 +320,7 @@ static int check_claimed_pid(struct conn *c, uint64_t pid)
 	if (c->peer_uid == geteuid() || c->peer_uid == 0 ||
 	    pid == (uint64_t)c->peer_pid)
 		return 0;
-	for (unsigned i = 0; i < CONN_REFUSED_PIDS; i++)
+	for (unsigned i = 0; i < CONN_REFUSED_PIDS && i < n_refused_pids; i++)
 		again |= refused_pids[i] == c->peer_pid;
 	if (!again)
 		refused_pids[n_refused_pids++ % CONN_REFUSED_PIDS] =
@@ -453,7 +453,6 @@ static int on_hello(struct conn *c, struct wire_in *r)
 	}
 	if ((rc = check_claimed_pid(c, h.pid)) < 0)
 		goto out;
-	rc = -EPROTO;
 	h.args = args;
 	rc = proc_session_open(c->reg, &h, &c->session, &resumed, err);
 	if (rc < 0) {
