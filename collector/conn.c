@@ -306,6 +306,42 @@ static void log_connect(struct conn *c, const struct proc_hello *h,
 			  "pid namespace?)", h->pid, (int)c->peer_pid);
 }
 
+/* A refused client's library tries again at once: each peer pid is
+ * logged at warn once, later refusals at debug. Loop thread only. */
+#define CONN_REFUSED_PIDS 32
+static pid_t refused_pids[CONN_REFUSED_PIDS];
+static unsigned n_refused_pids;
+
+/*
+ * The HELLO's pid names the profile and is what control requests aim at.
+ * A client of another user (--allow-user) speaks for itself only: its pid
+ * must be the one the kernel gave us for the socket (SO_PEERCRED, in our
+ * pid namespace), or it could pass its samples off as another process's
+ * and take over that process's session. Our own user and root may send
+ * another number: a process in a container's pid namespace knows only its
+ * number there. 0, or -EPERM (logged, connection to close).
+ */
+static int check_claimed_pid(struct conn *c, uint64_t pid)
+{
+	int again = 0;
+
+	if (c->peer_uid == geteuid() || c->peer_uid == 0 ||
+	    pid == (uint64_t)c->peer_pid)
+		return 0;
+	for (unsigned i = 0; i < CONN_REFUSED_PIDS && i < n_refused_pids; i++)
+		again |= refused_pids[i] == c->peer_pid;
+	if (!again)
+		refused_pids[n_refused_pids++ % CONN_REFUSED_PIDS] =
+			c->peer_pid;
+	(again ? log_debug : log_warn)(
+		"refused client pid %d (uid %u): its HELLO claims pid %" PRIu64
+		"; a client of another user must send its own pid (one in "
+		"another pid namespace cannot be served)",
+		(int)c->peer_pid, (unsigned)c->peer_uid, pid);
+	c->end_why = "refused";
+	return -EPERM;
+}
+
 static int on_hello(struct conn *c, struct wire_in *r)
 {
 	struct proc_hello h = { 0 };
@@ -428,6 +464,8 @@ static int on_hello(struct conn *c, struct wire_in *r)
 		reject(c, "HELLO: unknown mode %" PRIu64, h.mode);
 		goto out;
 	}
+	if ((rc = check_claimed_pid(c, h.pid)) < 0)
+		goto out;
 	h.args = args;
 	rc = proc_session_open(c->reg, &h, &c->session, &resumed, err);
 	if (rc < 0) {

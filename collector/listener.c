@@ -11,7 +11,10 @@
  *   start, so there is no window in which another user could connect;
  *   chmod afterwards makes the mode exact whatever the umask was.
  * - The directory check stops a classic /tmp attack: another user
- *   pre-creating /tmp/pyprof-<uid> to read or replace our socket.
+ *   pre-creating /tmp/pyprof-<uid> to read or replace our socket. The
+ *   directory is checked and chmod-ed through a descriptor opened with
+ *   O_NOFOLLOW, so a symbolic link planted at its name is refused rather
+ *   than followed (--allow-user would otherwise chmod the link's target).
  */
 #include "listener.h"
 
@@ -37,74 +40,131 @@ struct listener {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
-static int check_dir(const char *dir, char *err)
+/* What to do about a directory we refuse, said once for every case. */
+#define DIR_FIX "; remove it (or fix it), or choose another place: " \
+	"--socket PATH (and PYPROF_SOCKET=PATH for the programs), or set " \
+	"XDG_RUNTIME_DIR"
+
+/* Checks the directory open at fd (named dir, for messages): owned by us
+ * or root, and not writable by others unless sticky (as /tmp). */
+static int check_dir_fd(int fd, const char *dir, char *err)
 {
 	struct stat sb;
-	if (stat(dir, &sb) < 0) {
+	if (fstat(fd, &sb) < 0) {
 		int e = errno;
 		snprintf(err, LISTENER_ERR_LEN, "%s: %s", dir, strerror(e));
 		return -e;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
-		snprintf(err, LISTENER_ERR_LEN, "%s is not a directory", dir);
-		return -ENOTDIR;
-	}
 	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
 		snprintf(err, LISTENER_ERR_LEN,
 			 "refusing socket directory %s: owned by uid %u, not "
-			 "by us (uid %u) or root", dir, (unsigned)sb.st_uid,
-			 (unsigned)geteuid());
+			 "by us (uid %u) or root: another user could read or "
+			 "replace the socket" DIR_FIX, dir,
+			 (unsigned)sb.st_uid, (unsigned)geteuid());
 		return -EPERM;
 	}
 	if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX) &&
 	    sb.st_uid != geteuid()) {
 		snprintf(err, LISTENER_ERR_LEN,
 			 "refusing socket directory %s: writable by others "
-			 "(mode %04o)", dir, (unsigned)(sb.st_mode & 07777));
+			 "(mode %04o)" DIR_FIX, dir,
+			 (unsigned)(sb.st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;
 }
 
+/* Opens dir itself, never what a symbolic link there points to. A
+ * directory we may search but not read (root's 0711) is opened O_PATH:
+ * enough to check it, not to change its mode. */
+static int open_dir(const char *dir, char *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	struct stat sb;
+	if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &sb) == 0 &&
+	    S_ISLNK(sb.st_mode)) {
+		snprintf(err, LISTENER_ERR_LEN,
+			 "refusing socket directory %s: it is a symbolic "
+			 "link" DIR_FIX, dir);
+		return -EPERM;
+	}
+	if (e == ENOTDIR)
+		snprintf(err, LISTENER_ERR_LEN, "%s is not a directory", dir);
+	else
+		snprintf(err, LISTENER_ERR_LEN, "%s: %s", dir, strerror(e));
+	return -e;
+}
+
 /* Makes sure the socket's directory exists and is safe; when shared,
- * that others can reach names in it. */
+ * that others can reach names in it. The directory is made with mkdir
+ * (its missing parents too), then opened without following a symbolic
+ * link, checked and chmod-ed through that descriptor: a link planted at
+ * its name is refused, and its target is never touched. */
 static int prepare_dir(const char *path, int shared, char *err)
 {
 	mode_t mode = shared ? 0711 : 0700;
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* path fits */
 	const char *slash = strrchr(path, '/');
 	struct stat sb;
-	int rc;
+	int fd = -1, created = 0, rc;
 
 	if (!slash)
-		return check_dir(".", err);
-	if (slash == path)
-		return check_dir("/", err);
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (stat(dir, &sb) < 0 && errno == ENOENT) {
-		rc = file_mkdirs(dir, 0700);
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (mkdir(dir, 0700) == 0) {
+		created = 1;
+	} else if (errno == ENOENT) {
+		/* its parents first (followed, as in any path), then it;
+		 * "/x" or "x" with no parent to make: the cwd went away */
+		char parent[sizeof(dir)];
+		const char *ps = strrchr(dir, '/');
+		snprintf(parent, sizeof(parent), "%.*s",
+			 ps ? (int)(ps - dir) : 0, dir);
+		rc = ps && ps > dir ? file_mkdirs(parent, 0700) : -ENOENT;
+		if (rc == 0 && mkdir(dir, 0700) == 0)
+			created = 1;
+		else if (rc == 0 && errno != EEXIST)
+			rc = -errno;
 		if (rc < 0) {
 			snprintf(err, LISTENER_ERR_LEN,
 				 "cannot create directory %s: %s", dir,
 				 strerror(-rc));
 			return rc;
 		}
-		/* Exactly 0700 (0711), whatever the umask. */
-		if (chmod(dir, mode) < 0) {
-			rc = -errno;
-			snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
-				 strerror(-rc));
-			return rc;
-		}
-	} else if (shared && stat(dir, &sb) == 0 && sb.st_uid == geteuid() &&
-		   (sb.st_mode & 0011) != 0011 &&
-		   chmod(dir, (sb.st_mode & 07777) | 0011) < 0) {
+	} else if (errno != EEXIST) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
-			 strerror(-rc));
+		snprintf(err, LISTENER_ERR_LEN,
+			 "cannot create directory %s: %s", dir, strerror(-rc));
 		return rc;
 	}
-	return check_dir(dir, err);
+	if ((fd = open_dir(dir, err)) < 0)
+		return fd;
+	if ((rc = check_dir_fd(fd, dir, err)) < 0)
+		goto out;
+	rc = 0;
+	if (created) {
+		/* Exactly 0700 (0711), whatever the umask. */
+		if (fchmod(fd, mode) < 0)
+			rc = -errno;
+	} else if (shared && fstat(fd, &sb) == 0 && sb.st_uid == geteuid() &&
+		   (sb.st_mode & 0011) != 0011) {
+		if (fchmod(fd, (sb.st_mode & 07777) | 0011) < 0)
+			rc = -errno;
+	}
+	if (rc < 0)
+		snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
+			 strerror(-rc));
+out:
+	close(fd);
+	return rc;
 }
 
 /* Returns 0 if nothing (or a dead socket, now removed) is at path,

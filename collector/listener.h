@@ -25,10 +25,11 @@ struct listener;
 
 /* Binds and listens on path. Creates the missing parent directories with
  * mode 0700 (0711 for the socket's own directory when shared; an existing
- * one of ours gets 0711 too); refuses a directory that another user could
- * tamper with
- * (owned by someone other than us or root, or writable by others without
- * the sticky bit); refuses when a collector already answers on path;
+ * one of ours gets 0711 too); refuses a socket directory that is a
+ * symbolic link (never following it, nor changing its target) or that
+ * another user could tamper with (owned by someone other than us or root,
+ * or writable by others without the sticky bit), with an error that says
+ * what to do about it; refuses when a collector already answers on path;
  * removes a stale socket file. The socket is non-blocking and mode 0600
  * (0666 when shared). Returns 0 and the listener in *out, or a negative
  * errno with the reason in err (LISTENER_ERR_LEN bytes): -EADDRINUSE when a

@@ -716,8 +716,12 @@ static void *agent_main(void *arg)
 			transport_put_ctl(&ag.tr, st, stn);
 		if (ag.hbatch)
 			heap_put_snapshot(now);
-		if (transport_connect(&ag.tr, now, build_hello, &ag, &ag.in))
+		int conn = transport_connect(&ag.tr, now, build_hello, &ag,
+					     &ag.in);
+		if (conn > 0)
 			new_connection();
+		else if (conn == -EPERM)
+			control_finalized(); /* not to be heard: off for good */
 		transport_pump(&ag.tr, now);
 		if (ag.connected && ag.tr.fd < 0)
 			control_disconnected(); /* its requests end with it */
@@ -736,11 +740,11 @@ static void *agent_main(void *arg)
 		for (;;) {
 			uint64_t now = mono_ns();
 			if (transport_connect(&ag.tr, now, build_hello, &ag,
-					      &ag.in))
+					      &ag.in) > 0)
 				new_connection();
 			transport_pump(&ag.tr, now);
 			if ((ag.tr.fd >= 0 && !transport_pending(&ag.tr)) ||
-			    now >= deadline)
+			    ag.tr.refused || now >= deadline)
 				break;
 			struct pollfd p = {ag.tr.fd, POLLOUT, 0};
 			if (ag.tr.fd >= 0)
@@ -860,7 +864,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 			goto out;
 		}
 	}
-	transport_init(&ag.tr, c->socket);
+	transport_init(&ag.tr, c->socket, c->collector_uid);
 	ag.tr.on_frame = on_ctl_frame;
 
 	/* The agent inherits a mask with every signal blocked, so no signal
@@ -925,8 +929,12 @@ void agent_after_fork_child(int follow)
 	 * parent's connection). The eventfd is shared with the parent's
 	 * agent: take a new one. Interned tables and named code objects stay
 	 * valid (the memory is a copy) and are replayed on our connection. */
+	/* A socket refused by the parent stays refused: its children say
+	 * nothing more about it (sampling is off for good there too). */
+	int refused = ag.tr.refused;
 	transport_fini(&ag.tr);
-	transport_init(&ag.tr, ag.cfg->socket);
+	transport_init(&ag.tr, ag.cfg->socket, ag.cfg->collector_uid);
+	ag.tr.refused = refused;
 	ag.tr.on_frame = on_ctl_frame;
 	ag.connected = 0;
 	if (ag.wake_fd >= 0)
@@ -948,7 +956,7 @@ void agent_after_fork_child(int follow)
 	ag.stop = 0;
 	imap_free(&ag.name_cache);
 	ag.names_gen = 0;
-	if (!follow)
+	if (!follow || refused)
 		return;
 	ag.wake_fd = wake_open(&ag.wake_id);
 	if (ag.wake_fd < 0)

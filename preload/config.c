@@ -8,7 +8,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -49,6 +51,30 @@ static int parse_bool(const char *s, int *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* PYPROF_COLLECTOR_USER: a uid, or a name looked up in /etc/passwd
+ * itself: fgetpwent parses the file without NSS, whose modules (LDAP,
+ * systemd's userdb) have no place in the constructor of someone else's
+ * program. */
+static int parse_user(const char *s, long *uid)
+{
+	struct passwd *pw;
+	FILE *f;
+	long n;
+
+	if (config_parse_int(s, 0, 4294967294L, &n) == 0) {
+		*uid = n;
+		return 0;
+	}
+	if (!(f = fopen("/etc/passwd", "re")))
+		return -EINVAL;
+	while ((pw = fgetpwent(f)) && strcmp(pw->pw_name, s) != 0)
+		;
+	if (pw)
+		*uid = (long)pw->pw_uid;
+	fclose(f);
+	return pw ? 0 : -EINVAL;
 }
 
 /* PYPROF_TOGGLE_SIGNAL: a name (SIGUSR2, USR2, any case) or a number.
@@ -117,6 +143,7 @@ int config_load(struct config *c)
 	long n;
 
 	memset(c, 0, sizeof *c);
+	c->collector_uid = -1;
 	c->hz = PYPROF_DEFAULT_HZ;
 	c->mode = CONFIG_MODE_CPU;
 	c->max_depth = PYPROF_DEFAULT_MAX_DEPTH;
@@ -228,6 +255,11 @@ int config_load(struct config *c)
 				   "(none) to 86400");
 		c->heap_snapshot_s = (int)n;
 	}
+	if ((v = getenv("PYPROF_COLLECTOR_USER")) && *v &&
+	    parse_user(v, &c->collector_uid) < 0)
+		return bad("PYPROF_COLLECTOR_USER", v,
+			   "expected a numeric uid or a user name in "
+			   "/etc/passwd");
 	if ((v = getenv("PYPROF_SOCKET")) && *v) {
 		if (v[0] != '/' || strlen(v) >= sizeof c->socket)
 			return bad("PYPROF_SOCKET", v,

@@ -44,6 +44,8 @@ struct config {
 	unsigned long long heap_rate; /* PYPROF_HEAP_RATE bytes, 0 = off  */
 	int heap_snapshot_s; /* PYPROF_HEAP_SNAPSHOT_SECONDS, 0 = none    */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	long collector_uid; /* PYPROF_COLLECTOR_USER: a uid whose collector
+	                       is trusted besides ours and root's; -1 none */
 };
 
 /*

@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,11 +19,12 @@
 #define BACKOFF_MIN_NS 50000000ull
 #define BACKOFF_MAX_NS 1000000000ull
 
-void transport_init(struct transport *t, const char *path)
+void transport_init(struct transport *t, const char *path, long trust_uid)
 {
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
 	strncpy(t->path, path, sizeof t->path - 1);
+	t->trust_uid = trust_uid;
 	t->backoff_ns = BACKOFF_MIN_NS;
 }
 
@@ -193,6 +196,8 @@ int transport_put_thread(struct transport *t, const struct intern *in,
 int transport_put_data(struct transport *t, const uint8_t *frame,
 		       size_t len)
 {
+	if (t->refused)
+		return 0; /* nobody will ever read it */
 	if (t->data_bytes + len > TRANSPORT_DATA_CAP)
 		return -ENOSPC;
 	if (t->n_marks == t->cap_marks) {
@@ -259,13 +264,115 @@ static void disconnect(struct transport *t, uint64_t now_ns, const char *why)
 	t->next_try_ns = now_ns + t->backoff_ns;
 }
 
+/* ---- who may hear us (see transport.h) ---------------------------------- */
+
+static int trusted(const struct transport *t, uid_t uid)
+{
+	return uid == geteuid() || uid == 0 ||
+	       (t->trust_uid >= 0 && uid == (uid_t)t->trust_uid);
+}
+
+/* 0 when the socket's directory is safe; -EPERM with the reason in why
+ * when it is not; another -errno (no such directory yet) to try later. */
+static int check_dir(const struct transport *t, char *why, size_t cap)
+{
+	char dir[sizeof t->path];
+	const char *slash = strrchr(t->path, '/');
+	struct stat sb;
+
+	if (!slash) /* config.c takes absolute paths only */
+		return -EINVAL;
+	if (slash == t->path)
+		strcpy(dir, "/");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - t->path),
+			 t->path);
+	if (lstat(dir, &sb) < 0)
+		return -errno;
+	if (S_ISLNK(sb.st_mode)) {
+		snprintf(why, cap, "its directory %s is a symbolic link", dir);
+		return -EPERM;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(why, cap, "%s is not a directory", dir);
+		return -EPERM;
+	}
+	if (!trusted(t, sb.st_uid)) {
+		snprintf(why, cap,
+			 "its directory %s belongs to uid %u, not to you "
+			 "(uid %u) or root; remove that directory, or set "
+			 "PYPROF_SOCKET (or XDG_RUNTIME_DIR) to a place of "
+			 "your own",
+			 dir, (unsigned)sb.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	/* others could put their own socket in our place; sticky (as
+	 * /tmp) stops them from removing ours, and the peer check below
+	 * catches one of theirs under a free name */
+	if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX)) {
+		snprintf(why, cap,
+			 "its directory %s is writable by other users (mode "
+			 "%04o); chmod go-w it, or set PYPROF_SOCKET to a "
+			 "place of your own",
+			 dir, (unsigned)(sb.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* 0 when the collector listening on fd runs as a trusted user; -EPERM
+ * with the reason in why; another -errno to try later. */
+static int check_peer(const struct transport *t, int fd, char *why,
+		      size_t cap)
+{
+	struct ucred cr;
+	socklen_t n = sizeof cr;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
+		return -errno;
+	if (!trusted(t, cr.uid)) {
+		snprintf(why, cap,
+			 "the collector there runs as uid %u, not as you "
+			 "(uid %u) or root; if you trust that user, set "
+			 "PYPROF_COLLECTOR_USER=%u",
+			 (unsigned)cr.uid, (unsigned)geteuid(),
+			 (unsigned)cr.uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Forgets everything queued and never connects again. */
+static int refuse(struct transport *t, const char *why)
+{
+	plog_always("not connecting to the collector socket %s: %s; "
+		    "profiling is off", t->path, why);
+	t->refused = 1;
+	t->len = t->off = 0;
+	t->n_marks = t->first_mark = 0;
+	t->data_bytes = 0;
+	free(t->buf);
+	free(t->marks);
+	t->buf = NULL;
+	t->marks = NULL;
+	t->cap = t->cap_marks = 0;
+	return -EPERM;
+}
+
 int transport_connect(struct transport *t, uint64_t now_ns,
 		      size_t (*hello)(uint8_t *buf, size_t cap, uint32_t seq,
 				      void *arg),
 		      void *arg, const struct intern *in)
 {
-	if (t->fd >= 0 || now_ns < t->next_try_ns)
+	char why[400];
+	int rc;
+
+	if (t->refused || t->fd >= 0 || now_ns < t->next_try_ns)
 		return 0;
+	if ((rc = check_dir(t, why, sizeof why)) == -EPERM)
+		return refuse(t, why);
+	if (rc < 0)
+		goto retry; /* no collector there yet */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto retry;
@@ -281,6 +388,13 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 	memcpy(sa.sun_path, t->path, sizeof sa.sun_path - 1);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		close(fd);
+		goto retry;
+	}
+	/* before a single byte goes out */
+	if ((rc = check_peer(t, fd, why, sizeof why)) < 0) {
+		close(fd);
+		if (rc == -EPERM)
+			return refuse(t, why);
 		goto retry;
 	}
 	/* Rebuild the buffer: HELLO, every definition, then the kept data. */

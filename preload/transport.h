@@ -15,6 +15,17 @@
  * thread ever waits on the collector, and a vanished collector raises no
  * SIGPIPE. Reconnects back off from 50 ms to 1 s.
  *
+ * Who may hear us: before anything is sent on a new connection, the
+ * socket's directory must be a real directory (lstat: not a symbolic
+ * link) owned by us, root or the one collector user trusted besides
+ * (PYPROF_COLLECTOR_USER), not writable by others unless sticky (as
+ * /tmp), and the listening peer (SO_PEERCRED) must be one of those users
+ * too. Otherwise another local user who sits at the path (a pre-created
+ * /tmp/pyprof-<uid>/) would receive the command line and code names and
+ * could switch sampling on. A socket that fails is refused for good: one
+ * line on stderr, nothing kept, no more attempts. A directory that does
+ * not exist yet is only a collector not started yet: we keep trying.
+ *
  * Agent thread only.
  */
 #ifndef PYPROF_TRANSPORT_H
@@ -22,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "fdutil.h"
 
@@ -32,6 +44,10 @@
 
 struct transport {
 	char path[108];
+	long trust_uid;         /* a collector user trusted besides us
+	                           and root, -1 none                      */
+	int refused;            /* the socket failed the checks above:
+	                           never connect again                    */
 	int fd;                 /* -1 when not connected                 */
 	struct fd_id id;        /* what fd named when we opened it       */
 	uint32_t conn_seq;      /* connections made so far               */
@@ -58,12 +74,16 @@ struct transport {
 	size_t rlen;
 };
 
-void transport_init(struct transport *t, const char *path);
+/* trust_uid: a uid whose collector is trusted besides ours and root's,
+ * or -1. */
+void transport_init(struct transport *t, const char *path, long trust_uid);
 void transport_fini(struct transport *t);
 
 /* Tries to connect if it is time. hello(buf, cap, conn_seq) writes the
  * HELLO frame and returns its length (0 on failure). Returns 1 when a new
- * connection was made, else 0. */
+ * connection was made, else 0; -EPERM (once) when the socket fails the
+ * checks above: the line is printed, everything queued is dropped, and
+ * from then on nothing is queued or sent (t->refused). */
 int transport_connect(struct transport *t, uint64_t now_ns,
 		      size_t (*hello)(uint8_t *buf, size_t cap, uint32_t seq,
 				      void *arg),
@@ -78,7 +98,8 @@ int transport_put_thread(struct transport *t, const struct intern *in,
 			 uint32_t ref);
 
 /* Appends one whole data frame (header included). -ENOSPC when the data
- * cap is reached (the frame is not queued), -ENOMEM. */
+ * cap is reached (the frame is not queued), -ENOMEM. Refused: dropped,
+ * 0. */
 int transport_put_data(struct transport *t, const uint8_t *frame,
 		       size_t len);
 

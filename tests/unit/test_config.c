@@ -1,5 +1,6 @@
 /*
- * test_config.c - PYPROF_START and PYPROF_TOGGLE_SIGNAL as the library's
+ * test_config.c - PYPROF_START, PYPROF_TOGGLE_SIGNAL and
+ * PYPROF_COLLECTOR_USER as the library's
  * constructor reads them (preload/config.h): accepted forms, defaults,
  * and the values refused (config_load prints its one line on stderr for
  * each of those; the end-to-end test ctl.bats 4.1 checks the line).
@@ -15,6 +16,7 @@ static int load(const char *var, const char *val, struct config *c)
 {
 	unsetenv("PYPROF_START");
 	unsetenv("PYPROF_TOGGLE_SIGNAL");
+	unsetenv("PYPROF_COLLECTOR_USER");
 	if (var)
 		setenv(var, val, 1);
 	return config_load(c);
@@ -62,5 +64,21 @@ int main(void)
 				: rc != -EINVAL)
 			fprintf(stderr, "  (value \"%s\")\n", sigs[i].val);
 	}
+	CHECK(load(NULL, NULL, &c) == 0 && c.collector_uid == -1,
+	      "3.1 default: no collector user trusted besides us and root");
+	CHECK(load("PYPROF_COLLECTOR_USER", "1234", &c) == 0 &&
+		      c.collector_uid == 1234,
+	      "3.2 a numeric uid");
+	CHECK(load("PYPROF_COLLECTOR_USER", "root", &c) == 0 &&
+		      c.collector_uid == 0,
+	      "3.3 a name from /etc/passwd");
+	CHECK(load("PYPROF_COLLECTOR_USER", "no-such-user-here", &c) ==
+		      -EINVAL,
+	      "3.4 an unknown name refused");
+	CHECK(load("PYPROF_COLLECTOR_USER", "-1", &c) == -EINVAL,
+	      "3.5 a negative uid refused");
+	CHECK(load("PYPROF_COLLECTOR_USER", "", &c) == 0 &&
+		      c.collector_uid == -1,
+	      "3.6 empty: none");
 	return check_summary();
 }

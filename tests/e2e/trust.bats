@@ -1,0 +1,257 @@
+#!/usr/bin/env bats
+# trust.bats - who may hear whom over the collector's socket, with other
+# local users about: the library talks only to a collector of its own user
+# (or root, or the one it is told to trust), in a directory no one else
+# controls; the collector refuses a socket directory that is a symbolic
+# link or another user's, and says what to do; a client of another user
+# (--allow-user) speaks for its own pid only.
+#
+# Other users are played with setpriv (no accounts created): nobody
+# (65534) as the stranger, a free uid as the victim where the default
+# socket path (/tmp/pyprof-<uid>) must be the victim's own. What they run
+# is copied where they can read it; Debian's python3 stands in for the
+# victim's interpreter there (pyenv's live under /root).
+
+load ../lib/common
+
+setup() {
+	common_setup
+	[[ -f $PP_LIB ]] || fail "$PP_LIB not built"
+	[[ $(id -u) == 0 ]] || skip "needs root to act as other users"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	[[ -x /usr/bin/python3 ]] || skip "no /usr/bin/python3"
+	SQ_PID=
+	VDIR=
+	# What the other users run, readable by them.
+	D=$(mktemp -d /tmp/pyprof-trust.XXXXXX)
+	cp "$PP_LIB" "$PP_TARGETS/outputs.py" "$ROOT_HELPERS/squatter.py" \
+		"$ROOT_HELPERS/wire_client.py" "$D/"
+	chmod 0755 "$D"
+	chmod 0644 "$D"/*
+	# The stranger's log, which only it writes.
+	mkdir "$D/sq"
+	chown 65534:65534 "$D/sq"
+}
+
+ROOT_HELPERS=$(cd "$(dirname "$BATS_TEST_FILENAME")/helpers" && pwd)
+
+teardown() {
+	if [[ -n $SQ_PID ]]; then
+		kill "$SQ_PID" 2>/dev/null || true
+		wait "$SQ_PID" 2>/dev/null || true
+	fi
+	[[ -z $VDIR ]] || rm -rf "$VDIR" "$VDIR.real"
+	rm -rf "${D:-/nonexistent}"
+	common_teardown
+}
+
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# squat SOCKET [ARGS]: the stranger listens at SOCKET (squatter.py).
+squat() {
+	as_nobody /usr/bin/python3 "$D/squatter.py" "$1" "$D/sq/log" "${@:2}" \
+		>"$T/squatter.out" 2>&1 </dev/null 3>&- &
+	SQ_PID=$!
+	wait_for_line "$D/sq/log" '^ready$'
+}
+
+# heard: how many bytes the stranger received, over all connections
+# (each ends within 1 s of silence; the library has exited by then).
+heard() {
+	sleep 1.2
+	awk '$1 == "conn" { n += $2 } END { print n + 0 }' "$D/sq/log"
+}
+
+# one_added_line NAME REGEX: $T/NAME.err is $T/plain.err plus exactly one
+# line, which matches REGEX; stdout and exit status are the plain run's.
+one_added_line() {
+	local added
+	assert_same_file "$T/plain.out" "$T/$1.out" "stdout"
+	assert_eq "$PLAIN_RC" "$RC" "exit status"
+	diff "$T/plain.err" "$T/$1.err" >"$T/$1.diff" || true
+	assert_eq 0 "$(grep -c '^<' "$T/$1.diff" || true)" "lines of the program's stderr lost"
+	added=$(sed -n 's/^> //p' "$T/$1.diff")
+	assert_eq 1 "$(grep -c '^>' "$T/$1.diff" || true)" "lines added to stderr ($added)"
+	grep -qE "$2" <<<"$added" || fail "the added line does not match '$2': $added"
+}
+
+# ---- the library --------------------------------------------------------------
+
+# A free uid, so that /tmp/pyprof-<uid> is nobody's yet.
+free_uid() {
+	local u
+	for u in $(shuf -i 20000-59999 -n 50); do
+		if ! getent passwd "$u" >/dev/null && [[ ! -e /tmp/pyprof-$u && ! -e /tmp/pyprof-$u.real ]]; then
+			echo "$u"
+			return 0
+		fi
+	done
+	fail "no free uid"
+}
+
+@test "2.1 a stranger's /tmp/pyprof-<uid>/ hears nothing: one line, the program unchanged" {
+	local v how
+	for how in 0777 symlink; do
+		rm -f "$D/sq/log"
+		v=$(free_uid)
+		VDIR=/tmp/pyprof-$v
+		as_victim() {
+			setpriv --reuid="$v" --regid="$v" --clear-groups \
+				env -u XDG_RUNTIME_DIR "$@"
+		}
+		if [[ $how == symlink ]]; then
+			squat "$VDIR/collector.sock" --make-dir 0777 --symlink
+		else
+			squat "$VDIR/collector.sock" --make-dir 0777
+		fi
+		run_capture plain as_victim /usr/bin/python3 "$D/outputs.py" exit3 0.3
+		PLAIN_RC=$RC
+		run_capture victim as_victim LD_PRELOAD="$D/libpyprof.so" \
+			/usr/bin/python3 "$D/outputs.py" exit3 0.3
+		assert_eq 0 "$(heard)" "$how: bytes the stranger received"
+		one_added_line victim "^pyprof: not connecting to the collector socket $VDIR/collector.sock: .*profiling is off"
+		if [[ $how == symlink ]]; then
+			grep -q "its directory $VDIR is a symbolic link" "$T/victim.err" || fail "$how: $(cat "$T/victim.err")"
+		else
+			grep -q "its directory $VDIR belongs to uid 65534, not to you (uid $v) or root; remove that directory" "$T/victim.err" ||
+				fail "$how: $(cat "$T/victim.err")"
+		fi
+		kill "$SQ_PID"
+		wait "$SQ_PID" 2>/dev/null || true
+		SQ_PID=
+		rm -rf "$VDIR" "$VDIR.real"
+	done
+}
+
+@test "2.2 a stranger listening at PYPROF_SOCKET hears nothing unless PYPROF_COLLECTOR_USER names it" {
+	# A directory like /tmp: root's, sticky, open to all.
+	chmod 1777 "$SOCKDIR"
+	squat "$SOCK"
+	check() {
+		run_capture plain "$2" "$PP_TARGETS/outputs.py" exit3 0.3
+		PLAIN_RC=$RC
+		: >"$D/sq/log"
+		run_capture refused env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+			"$2" "$PP_TARGETS/outputs.py" exit3 0.3
+		assert_eq 0 "$(heard)" "bytes the stranger received"
+		one_added_line refused "^pyprof: not connecting to the collector socket $SOCK: the collector there runs as uid 65534, not as you \(uid 0\) or root; if you trust that user, set PYPROF_COLLECTOR_USER=65534; profiling is off$"
+		# Trusted by name: the HELLO goes out, the program still unchanged.
+		: >"$D/sq/log"
+		run_capture trusted env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+			PYPROF_COLLECTOR_USER=nobody "$2" "$PP_TARGETS/outputs.py" exit3 0.3
+		assert_same_file "$T/plain.out" "$T/trusted.out" "stdout"
+		assert_same_file "$T/plain.err" "$T/trusted.err" "stderr"
+		assert_eq "$PLAIN_RC" "$RC" "exit status"
+		(($(heard) > 0)) || fail "with PYPROF_COLLECTOR_USER=nobody nothing was sent: $(cat "$D/sq/log")"
+	}
+	for_each_python check
+}
+
+@test "2.3 a refused process's forked children say nothing more: one line in all" {
+	chmod 1777 "$SOCKDIR"
+	squat "$SOCK"
+	# Busy, then idle while the library meets the stranger, then three
+	# children that work a little (Python 2.7 too: no process_time).
+	cat >"$T/forks.py" <<-'EOF'
+		import os, time
+		def burn(s):
+		    end = time.time() + s
+		    while time.time() < end:
+		        pass
+		burn(0.2)
+		time.sleep(0.5)
+		kids = []
+		for i in range(3):
+		    pid = os.fork()
+		    if pid == 0:
+		        burn(0.3)
+		        os._exit(0)
+		    kids.append(pid)
+		for k in kids:
+		    os.waitpid(k, 0)
+		print("done")
+	EOF
+	check() {
+		: >"$D/sq/log"
+		run_capture forks env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" "$2" "$T/forks.py"
+		assert_eq 0 "$(heard)" "bytes the stranger received"
+		assert_eq 0 "$RC" "exit status"
+		assert_eq "done" "$(cat "$T/forks.out")" "stdout"
+		assert_eq 1 "$(grep -c 'not connecting to the collector socket' "$T/forks.err" || true)" \
+			"refusal lines from the parent and its children: $(cat "$T/forks.err")"
+	}
+	for_each_python check
+}
+
+@test "2.4 PYPROF_COLLECTOR_USER=no-such-user: one line naming it, the program unchanged" {
+	run_capture plain /usr/bin/python3 "$PP_TARGETS/outputs.py" exit3 0.05
+	PLAIN_RC=$RC
+	run_capture bad env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+		PYPROF_COLLECTOR_USER=no-such-user /usr/bin/python3 "$PP_TARGETS/outputs.py" exit3 0.05
+	one_added_line bad '^pyprof: PYPROF_COLLECTOR_USER="no-such-user" is not valid: expected a numeric uid or a user name in /etc/passwd; profiling is off$'
+}
+
+# ---- the collector's socket directory -------------------------------------------
+
+@test "3.1 the collector refuses a socket directory that is a symbolic link, and leaves its target alone" {
+	local rc=0
+	mkdir -m 0700 "$T/target"
+	ln -s "$T/target" "$SOCKDIR/link"
+	timeout 10 "$PP_COLLECTOR" --socket "$SOCKDIR/link/c.sock" --output-dir "$OUT" \
+		--allow-user nobody >"$T/collector.log" 2>&1 </dev/null 3>&- || rc=$?
+	assert_eq 1 "$rc" "exit status"
+	grep -qF "refusing socket directory $SOCKDIR/link: it is a symbolic link; remove it" "$T/collector.log" ||
+		fail "log: $(cat "$T/collector.log")"
+	assert_eq 700 "$(stat -c %a "$T/target")" "mode of the link's target"
+	[[ -z $(ls -A "$T/target") ]] || fail "something was created in the target: $(ls -A "$T/target")"
+}
+
+@test "3.2 the collector refuses another user's socket directory and says what to do" {
+	local rc=0
+	mkdir -m 0777 "$SOCKDIR/theirs"
+	chown 65534:65534 "$SOCKDIR/theirs"
+	timeout 10 "$PP_COLLECTOR" --socket "$SOCKDIR/theirs/c.sock" --output-dir "$OUT" \
+		>"$T/collector.log" 2>&1 </dev/null 3>&- || rc=$?
+	assert_eq 1 "$rc" "exit status"
+	grep -qE "refusing socket directory $SOCKDIR/theirs: owned by uid 65534, not by us \(uid 0\) or root: .*; remove it .*--socket PATH \(and PYPROF_SOCKET=PATH for the programs\), or set XDG_RUNTIME_DIR" "$T/collector.log" ||
+		fail "log: $(cat "$T/collector.log")"
+	[[ ! -e $SOCKDIR/theirs/c.sock ]] || fail "bound in their directory"
+}
+
+@test "3.3 a collector creates its missing socket directory 0700, and 0711 with --allow-user" {
+	SOCK=$SOCKDIR/a/b/c.sock
+	collector_start
+	assert_eq 700 "$(stat -c %a "$SOCKDIR/a/b")" "mode of the socket directory"
+	collector_stop
+	rm -rf "$SOCKDIR/a"
+	collector_start --allow-user nobody
+	assert_eq 711 "$(stat -c %a "$SOCKDIR/a/b")" "mode of the shared socket directory"
+	assert_eq 666 "$(stat -c %a "$SOCK")" "mode of the shared socket"
+	collector_stop
+}
+
+# ---- the pid in HELLO -----------------------------------------------------------
+
+@test "6.1 a client of another user cannot claim another process's pid; its own pid, and ours any pid, still work" {
+	local pid
+	collector_start --allow-user nobody
+	# nobody claims pid 5901: refused, nothing recorded for it.
+	as_nobody /usr/bin/python3 "$D/wire_client.py" good --socket "$SOCK" \
+		--pid 5901 --samples 10 --comm claimer >"$T/c1.out" 2>&1 </dev/null 3>&- || true
+	wait_for_line "$T/collector.log" "refused client pid [0-9]+ \(uid 65534\): its HELLO claims pid 5901"
+	# nobody with its own pid: served.
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 \
+		"$D/wire_client.py" good --socket "$SOCK" --samples 10 \
+		--comm honest >"$T/c2.out" 2>&1 </dev/null 3>&- &
+	pid=$!
+	wait "$pid" || fail "the honest client failed: $(cat "$T/c2.out")"
+	wait_profile "$pid" >/dev/null
+	# Our own user may send a pid that is not the socket's (a process in
+	# another pid namespace).
+	"$PP_HOST_PYTHON" "$D/wire_client.py" good --socket "$SOCK" \
+		--pid 5902 --samples 10 --comm inns >"$T/c3.out" 2>&1 </dev/null 3>&-
+	wait_profile 5902 >/dev/null
+	collector_stop
+	! compgen -G "$OUT/*.5901.*.pb.gz" >/dev/null || fail "a profile for the claimed pid 5901: $(ls "$OUT")"
+	assert_eq 1 "$(grep -c 'its HELLO claims pid 5901' "$T/collector.log")" "refusal lines at warn"
+}
