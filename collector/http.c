@@ -343,32 +343,6 @@ static int token_eq(const char *token, const char *p, size_t len)
 	return diff == 0;
 }
 
-/* Whether a Host header names this machine's loopback: "localhost",
- * "127.x.y.z" or "[::1]", with or without a port. */
-static int host_is_loopback(struct http_str h)
-{
-	char name[64];
-	size_t n = h.len;
-	if (n && h.p[0] == '[') {
-		const char *end = memchr(h.p, ']', h.len);
-		return end && http_str_eq((struct http_str){ h.p, (size_t)
-							     (end - h.p + 1) },
-					  "[::1]");
-	}
-	const char *colon = memchr(h.p, ':', h.len);
-	if (colon)
-		n = (size_t)(colon - h.p);
-	if (n == 0 || n >= sizeof(name))
-		return 0;
-	memcpy(name, h.p, n);
-	name[n] = 0;
-	if (http_str_case_eq((struct http_str){ name, n }, "localhost"))
-		return 1;
-	struct in_addr a;
-	return inet_pton(AF_INET, name, &a) == 1 &&
-	       (ntohl(a.s_addr) >> 24) == 127;
-}
-
 static int authorized(const struct http_server *s, const struct http_req *r)
 {
 	char q[256];
@@ -423,7 +397,7 @@ static void dispatch(struct http_conn *c)
 	 * resolve to 127.0.0.1 and read our pages as its own origin. A
 	 * browser always says which name it asked for; on loopback only
 	 * loopback names are served. */
-	if (s->loopback && c->req.host.len && !host_is_loopback(c->req.host)) {
+	if (s->loopback && c->req.host.len && !http_host_is_loopback(c->req.host)) {
 		http_error(c, 403, "Host '%.*s' is not a loopback name: this "
 			   "collector serves only localhost, 127.0.0.1 and "
 			   "[::1] (DNS rebinding); --http ADDR:PORT serves "

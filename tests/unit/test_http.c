@@ -286,6 +286,49 @@ static void model_test(struct loop *loop, struct http_server *srv,
 			"answer in order, bodies whole, closed after an error");
 }
 
+/* 7. On loopback, only a Host naming loopback is served, read whole
+ * (DNS rebinding): a name that merely starts like one gets 403. */
+static void host_test(struct loop *loop, struct http_server *srv)
+{
+	static const struct {
+		const char *host;
+		int ok;
+	} cases[] = {
+		{ "localhost", 1 },          { "LocalHost:8080", 1 },
+		{ "127.0.0.1", 1 },          { "127.1.2.3:65535", 1 },
+		{ "[::1]", 1 },              { "[::1]:80", 1 },
+		{ "[0:0:0:0:0:0:0:1]:1", 1 },
+		{ "[::1]evil.com", 0 },      { "[::1]:80evil", 0 },
+		{ "[::1]:", 0 },             { "[::1]:65536", 0 },
+		{ "[::2]", 0 },              { "[::1", 0 },
+		{ "localhost.evil.com", 0 }, { "localhost:80x", 0 },
+		{ "localhost:", 0 },         { "127.0.0.1.evil.com", 0 },
+		{ "127.0.0.1:1:2", 0 },      { "128.0.0.1", 0 },
+		{ "evil.com", 0 },           { "[127.0.0.1]", 0 },
+	};
+	char req[256], buf[4096], name[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = connect_to(http_server_addr(srv));
+		int n = snprintf(req, sizeof(req),
+				 "GET /h HTTP/1.1\r\nHost: %s\r\n"
+				 "Connection: close\r\n\r\n", cases[i].host);
+		snprintf(name, sizeof(name), "7.%zu Host: %s -> %s", i + 1,
+			 cases[i].host, cases[i].ok ? "200" : "403");
+		if (fd < 0 || send(fd, req, (size_t)n, 0) != n) {
+			CHECK(0, name);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		settle_read(loop, fd, buf, sizeof(buf), "\r\n\r\n", 1);
+		CHECK(strncmp(buf, cases[i].ok ? "HTTP/1.1 200"
+					       : "HTTP/1.1 403", 12) == 0,
+		      name);
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	struct loop *loop = loop_new();
@@ -390,6 +433,7 @@ int main(void)
 	CHECK(s.waiting != NULL, "5.5 waiting again");
 	s.defer = 0;
 	model_test(loop, srv, &s);
+	host_test(loop, srv);
 	http_free(srv);
 	drain(fd, buf, sizeof(buf));
 	CHECK(s.cancelled == 2, "5.6 shutdown cancels");
