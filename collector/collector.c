@@ -319,7 +319,12 @@ int collector_run(const struct collector_opts *opts)
 		log_error("out of memory");
 		goto out;
 	}
-	if (opts->output_dir && (rc = file_mkdirs(opts->output_dir, 0777)) < 0) {
+	/* Profiles hold every process's command line: ours alone, or our
+	 * group's with --output-group. */
+	file_set_group(opts->output_shared ? opts->output_gid : (gid_t)-1);
+	if (opts->output_dir &&
+	    (rc = file_mkdirs(opts->output_dir,
+			      opts->output_shared ? 0750 : 0700)) < 0) {
 		log_error("cannot create output directory %s: %s",
 			  opts->output_dir, strerror(-rc));
 		goto out;

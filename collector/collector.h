@@ -74,6 +74,9 @@ struct collector_opts {
 	const char *http_spec;    /* NULL: no HTTP; else "[ADDR:]PORT" to
 				     serve /debug/pprof/ (http_pprof.h) */
 	const char *http_token;   /* NULL: none; else required by HTTP */
+	int output_shared;        /* 0: files 0600, directories 0700; 1:
+				     0640 and 0750, of group output_gid */
+	gid_t output_gid;
 };
 
 /* Runs until SIGTERM or SIGINT. Returns 0 when everything asked for was

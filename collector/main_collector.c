@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "log.h"
@@ -44,6 +46,11 @@ static void usage(FILE *out)
 "  --output-dir DIR   write each process's profile to DIR when it ends, as\n"
 "                     <comm>.<pid>.<YYYYmmddTHHMMSSZ>.pb.gz (its start, in\n"
 "                     UTC; default ./%s unless only --output is given)\n"
+"  --output-group GROUP  share what is written with GROUP (a name or a\n"
+"                     gid you are a member of): files 0640 and new\n"
+"                     directories 0750, of that group. Without it files\n"
+"                     are 0600 and new directories 0700, whatever the\n"
+"                     umask: profiles hold every process's command line\n"
 "  --period SECONDS   continuous profiling: at every multiple of SECONDS\n"
 "                     also write each live process's profile of that window\n"
 "                     (named by the window's start), then start afresh\n"
@@ -107,6 +114,40 @@ static int parse_user(const char *s, uid_t *uid)
 	return 0;
 }
 
+/* A group name, or a gid in decimal. */
+static int parse_group(const char *s, gid_t *gid)
+{
+	struct group *gr = getgrnam(s);
+	char *end;
+	unsigned long v;
+
+	if (gr) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v >= (gid_t)-1)
+		return -EINVAL;
+	*gid = (gid_t)v;
+	return 0;
+}
+
+/* Whether chown(2) lets us give a file to gid: root, or a member. */
+static int may_give_to(gid_t gid)
+{
+	gid_t groups[NGROUPS_MAX];
+	int n;
+
+	if (geteuid() == 0 || getegid() == gid)
+		return 1;
+	n = getgroups(NGROUPS_MAX, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
 static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -123,7 +164,7 @@ int main(int argc, char **argv)
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
 	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
-	       OPT_HTTP_TOKEN };
+	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -138,6 +179,7 @@ int main(int argc, char **argv)
 		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
 		{ "http", required_argument, NULL, OPT_HTTP },
 		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
+		{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -215,6 +257,19 @@ int main(int argc, char **argv)
 		}
 		case OPT_HTTP:
 			opts.http_spec = optarg;
+			break;
+		case OPT_OUTPUT_GROUP:
+			if (parse_group(optarg, &opts.output_gid) < 0)
+				return usage_error("--output-group wants a "
+						   "group name or a gid, not "
+						   "'%s' (no such group)",
+						   optarg);
+			if (!may_give_to(opts.output_gid))
+				return usage_error("--output-group %s: files "
+						   "can only be given to a "
+						   "group you are a member of",
+						   optarg);
+			opts.output_shared = 1;
 			break;
 		case OPT_HTTP_TOKEN:
 			opts.http_token = optarg;

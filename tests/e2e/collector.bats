@@ -359,3 +359,37 @@ assert_fact() {
 		fail "$status $output"
 	[[ ! -e $SOCK ]] || fail "socket left behind"
 }
+
+@test "profiles, --output and --summary are 0600 in a new 0700 --output-dir, whatever the umask" {
+	umask 000
+	collector_start --output-dir "$OUT/sub" --output "$T/merged.pb.gz" \
+		--summary "$T/summary.txt" --per-thread
+	$WC good --socket "$SOCK" --pid 5801 --samples 20 --comm private
+	wait_file "$OUT/sub/private.5801.*.pb.gz"
+	collector_stop
+	[[ $CRC == 0 ]] || fail "exit status $CRC"
+	[[ $(stat -c %a "$OUT") == 700 && $(stat -c %a "$OUT/sub") == 700 ]] ||
+		fail "directories: $(stat -c '%a %n' "$OUT" "$OUT/sub")"
+	local f n=0
+	for f in "$OUT"/sub/* "$T/merged.pb.gz" "$T/summary.txt"; do
+		[[ $(stat -c %a "$f") == 600 ]] || fail "$(stat -c '%a %n' "$f")"
+		n=$((n + 1))
+	done
+	((n >= 4)) || fail "only $n files: $(ls -l "$OUT/sub")"
+}
+
+@test "--output-group GROUP: files 0640 and new directories 0750 of that group; a bad group is a usage error" {
+	umask 077
+	collector_start --output-dir "$OUT" --summary "$T/summary.txt" --output-group daemon
+	$WC good --socket "$SOCK" --pid 5802 --samples 20 --comm shared
+	wait_file "$OUT/shared.5802.*.pb.gz"
+	collector_stop
+	[[ $CRC == 0 ]] || fail "exit status $CRC"
+	[[ $(stat -c '%a %G' "$OUT") == "750 daemon" ]] || fail "$(stat -c '%a %G %n' "$OUT")"
+	for f in "$OUT"/shared.5802.*.pb.gz "$T/summary.txt"; do
+		[[ $(stat -c '%a %G' "$f") == "640 daemon" ]] || fail "$(stat -c '%a %G %n' "$f")"
+	done
+	run "$COLLECTOR" --socket "$SOCK" --output-group no-such-group-x
+	[[ $status == 2 && $output == *"--output-group wants a group name or a gid, not 'no-such-group-x'"* ]] ||
+		fail "$status $output"
+}
