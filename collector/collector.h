@@ -42,6 +42,12 @@
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
  * connection has already sent, writes the above, and returns.
  *
+ * HTTP (http_spec): every request needs the access token (http.h): the
+ * one given, or one made at start from getrandom(2), 32 hex digits (128
+ * bits), written to <socket>.http-token (mode 0600, removed at exit) and
+ * logged once at info in the URL to open; http_no_auth serves everyone,
+ * with a warning.
+ *
  * Clients: only our own uid, and those in allow_uids, are served (their
  * credentials come from SO_PEERCRED); with allow_uids the socket is made
  * reachable by others (listener.h). Connects, disconnects and refusals are
@@ -73,7 +79,9 @@ struct collector_opts {
 	size_t n_allow_uids;
 	const char *http_spec;    /* NULL: no HTTP; else "[ADDR:]PORT" to
 				     serve /debug/pprof/ (http_pprof.h) */
-	const char *http_token;   /* NULL: none; else required by HTTP */
+	const char *http_token;   /* NULL: a random one is made at start
+				     (collector_run), unless http_no_auth */
+	int http_no_auth;         /* --http-no-auth: no token at all */
 	int output_shared;        /* 0: files 0600, directories 0700; 1:
 				     0640 and 0750, of group output_gid */
 	gid_t output_gid;

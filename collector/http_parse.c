@@ -206,6 +206,8 @@ static int parse_field(const char *p, size_t n, struct http_req *req,
 			req->expect_continue = 1;
 	} else if (http_str_case_eq(name, "authorization")) {
 		req->authorization = value;
+	} else if (http_str_case_eq(name, "cookie")) {
+		req->cookie = value;
 	}
 	return 0;
 }

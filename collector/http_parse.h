@@ -54,6 +54,7 @@ struct http_req {
 	int expect_continue;     /* Expect: 100-continue */
 	struct http_str host;
 	struct http_str authorization; /* empty if none */
+	struct http_str cookie;  /* the last Cookie header, empty if none */
 	size_t head_len;         /* bytes of the head, empty line included */
 };
 

@@ -77,9 +77,15 @@ static void usage(FILE *out)
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
 "                     (logged). Off by default\n"
-"  --http-token TOKEN require TOKEN on every HTTP request, as\n"
-"                     Authorization: Bearer TOKEN or ?token=TOKEN (or set\n"
-"                     PYPROF_HTTP_TOKEN, which ps does not show)\n"
+"  --http-token TOKEN require TOKEN on every HTTP request (or set\n"
+"                     PYPROF_HTTP_TOKEN, which ps does not show). Without\n"
+"                     it a random token is made at start, written to\n"
+"                     SOCKET.http-token (mode 0600, removed at exit) and\n"
+"                     logged in the URL to open. A request carries it as\n"
+"                     ?token=TOKEN, as http://pyprof:TOKEN@HOST:PORT/...\n"
+"                     (go tool pprof, curl), or Authorization: Bearer TOKEN\n"
+"  --http-no-auth     serve HTTP without a token: anyone who can reach the\n"
+"                     port reads command lines and switches sampling on\n"
 "  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
 "                     close it\n"
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
@@ -164,7 +170,7 @@ int main(int argc, char **argv)
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
 	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
-	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP };
+	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -180,6 +186,7 @@ int main(int argc, char **argv)
 		{ "http", required_argument, NULL, OPT_HTTP },
 		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 		{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
+		{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -274,6 +281,9 @@ int main(int argc, char **argv)
 		case OPT_HTTP_TOKEN:
 			opts.http_token = optarg;
 			break;
+		case OPT_HTTP_NO_AUTH:
+			opts.http_no_auth = 1;
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) < 0)
 				return usage_error("--log-level wants error, "
@@ -310,7 +320,13 @@ int main(int argc, char **argv)
 	if (opts.output_file && opts.period_ns)
 		return usage_error("--output cannot go with --period (each "
 				   "window starts afresh); use --merge");
-	if (!opts.http_token && getenv("PYPROF_HTTP_TOKEN") &&
+	if (opts.http_no_auth && opts.http_token)
+		return usage_error("--http-no-auth and --http-token exclude "
+				   "each other");
+	if (opts.http_no_auth && !opts.http_spec)
+		return usage_error("--http-no-auth goes with --http");
+	if (!opts.http_no_auth && !opts.http_token &&
+	    getenv("PYPROF_HTTP_TOKEN") &&
 	    *getenv("PYPROF_HTTP_TOKEN"))
 		opts.http_token = getenv("PYPROF_HTTP_TOKEN");
 	if (opts.http_token) {
