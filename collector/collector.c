@@ -224,6 +224,9 @@ static void shut_down(struct collector *c)
 	 * the processes. */
 	pprof_server_free(c->http);
 	c->http = NULL;
+	/* Windows held for want of room: written now, or counted as lost
+	 * in their processes' last profiles, written next. */
+	output_flush_held(c->out);
 	for (size_t fd = 0; fd < c->conns_cap; fd++) {
 		struct conn *conn = c->conns[fd];
 		if (!conn)

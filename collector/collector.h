@@ -37,6 +37,10 @@
  *   (threading.Thread.name) reduced to [A-Za-z0-9_-], at most 64 bytes,
  *   left out when the thread has none. Written right after the profile
  *   they split, the same way (new files, or output_file's replacing).
+ * - a profile in output_dir that cannot be written (disk full) is held
+ *   in memory, up to hold_max bytes in all, and written when there is
+ *   room again; what must be given up is counted as lost ("[lost: not
+ *   written]" in the process's next profile, the log, the summary).
  * - summary_file: at shutdown, "processes=N samples=N lost=N\n" (lost
  *   includes samples counted as "collector away", proc.h).
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
@@ -82,6 +86,9 @@ struct collector_opts {
 	const char *http_token;   /* NULL: a random one is made at start
 				     (collector_run), unless http_no_auth */
 	int http_no_auth;         /* --http-no-auth: no token at all */
+	uint64_t hold_max;        /* bytes of profiles that could not be
+				     written yet to keep for another try
+				     (output.c); 0: none */
 	int output_shared;        /* 0: files 0600, directories 0700; 1:
 				     0640 and 0750, of group output_gid */
 	gid_t output_gid;

@@ -28,6 +28,8 @@
 #define MAX_PERIOD_S (7 * 86400)
 #define MAX_ALLOW_USERS 64
 #define MAX_TOKEN_LEN 200
+#define DEFAULT_HOLD_MAX (64ull << 20)
+#define MAX_HOLD_MAX (1ull << 40)
 
 static void usage(FILE *out)
 {
@@ -54,6 +56,12 @@ static void usage(FILE *out)
 "  --period SECONDS   continuous profiling: at every multiple of SECONDS\n"
 "                     also write each live process's profile of that window\n"
 "                     (named by the window's start), then start afresh\n"
+"  --hold-max SIZE    memory for profiles that could not be written (disk\n"
+"                     full): kept and written when there is room, oldest\n"
+"                     first; past SIZE (default 64M; K, M, G; 0 keeps\n"
+"                     none) the oldest are dropped, their samples counted\n"
+"                     as lost: [lost: not written] in the process's next\n"
+"                     profile, the log and --summary\n"
 "  --merge            write one profile of all processes (per period, or at\n"
 "                     exit) as DIR/merged.<YYYYmmddTHHMMSSZ>.pb.gz, with\n"
 "                     pid, process and command labels on every sample\n"
@@ -120,6 +128,29 @@ static int parse_user(const char *s, uid_t *uid)
 	return 0;
 }
 
+/* "N", "NK", "NM", "NG" (powers of 1024), up to MAX_HOLD_MAX. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-' || s[0] == '+')
+		return -EINVAL;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+		if (!u || !*u || end[1])
+			return -EINVAL;
+		shift = 10u * (unsigned)(u - units + 1);
+	}
+	if (v > MAX_HOLD_MAX >> shift)
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 /* A group name, or a gid in decimal. */
 static int parse_group(const char *s, gid_t *gid)
 {
@@ -170,7 +201,8 @@ int main(int argc, char **argv)
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
 	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
-	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH };
+	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH,
+	       OPT_HOLD_MAX };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -187,11 +219,13 @@ int main(int argc, char **argv)
 		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 		{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
 		{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
+		{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct collector_opts opts = { .ready_fd = -1 };
+	struct collector_opts opts = { .ready_fd = -1,
+				       .hold_max = DEFAULT_HOLD_MAX };
 	uid_t allow[MAX_ALLOW_USERS];
 	enum log_level level = LOG_INFO;
 	int level_set = 0, opt;
@@ -280,6 +314,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HTTP_TOKEN:
 			opts.http_token = optarg;
+			break;
+		case OPT_HOLD_MAX:
+			if (parse_size(optarg, &opts.hold_max) < 0)
+				return usage_error("--hold-max wants a size in "
+						   "bytes, with K, M or G (of "
+						   "1024) or not, up to 1T, "
+						   "not '%s'", optarg);
 			break;
 		case OPT_HTTP_NO_AUTH:
 			opts.http_no_auth = 1;
