@@ -43,6 +43,9 @@
  *   written]" in the process's next profile, the log, the summary).
  * - summary_file: at shutdown, "processes=N samples=N lost=N\n" (lost
  *   includes samples counted as "collector away", proc.h).
+ * Every file above is created 0600 and a new output_dir 0700, whatever
+ * the umask (they hold every process's command line); output_shared
+ * makes them 0640 and 0750, of group output_gid (fileio.h).
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
  * connection has already sent, writes the above, and returns.
  *
