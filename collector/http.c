@@ -268,10 +268,13 @@ void http_respond(struct http_conn *c, int status, const char *content_type,
 		c->close_after = 1;
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	if (c->set_cookie && c->srv->token)
+	if (c->set_cookie && c->srv->token &&
+	    !c->srv->token[strcspn(c->srv->token, "\",;\\")])
 		/* HttpOnly: no script reads it; SameSite=Strict: no other
 		 * site's page sends it. Cookies ignore ports, hence the
-		 * port in its name. */
+		 * port in its name. (A token given with bytes a cookie
+		 * value cannot hold is not set: ?token= then works for
+		 * each request only.) */
 		snprintf(cookie, sizeof(cookie),
 			 "Set-Cookie: %s=%s; Path=/; HttpOnly; "
 			 "SameSite=Strict\r\n", c->srv->cookie, c->srv->token);
