@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,8 @@ struct collector {
 	size_t conns_cap;
 	size_t n_conns;
 	int failed; /* the loop failed */
+	char token[40];       /* made at start, else "" */
+	char token_path[300]; /* where it was written, else "" */
 	pid_t refused[REFUSED_PIDS]; /* recently refused pids, a ring */
 	unsigned n_refused;
 	size_t max_conns;    /* clients served at once */
@@ -322,6 +325,9 @@ static void shut_down(struct collector *c)
 	for (size_t fd = 0; fd < c->conns_cap; fd++)
 		if (c->conns[fd])
 			conn_read(c->conns[fd], 1);
+	/* Windows held for want of room: written now, or counted as lost
+	 * in their processes' last profiles, written next. */
+	output_flush_held(c->out);
 	for (size_t fd = 0; fd < c->conns_cap; fd++) {
 		struct conn *conn = c->conns[fd];
 		if (!conn)
@@ -413,6 +419,45 @@ static int check_writable_dir(const char *path)
 	return 0;
 }
 
+/* A token for --http when none was given: 128 random bits in hex,
+ * written where only our user can read it, beside the socket (whose
+ * directory the listener checked is ours). */
+static int make_token(struct collector *c, const char *sock)
+{
+	unsigned char raw[16];
+	ssize_t n;
+	int rc;
+
+	do
+		n = getrandom(raw, sizeof(raw), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(raw)) {
+		rc = n < 0 ? -errno : -EIO;
+		log_error("http: cannot make an access token: getrandom: %s",
+			  strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(c->token + 2 * i, 3, "%02x", raw[i]);
+	if ((size_t)snprintf(c->token_path, sizeof(c->token_path),
+			     "%s.http-token", sock) >= sizeof(c->token_path)) {
+		c->token_path[0] = 0;
+		log_error("http: socket path too long for the token file "
+			  "beside it; use --http-token");
+		return -ENAMETOOLONG;
+	}
+	char line[sizeof(c->token) + 1];
+	snprintf(line, sizeof(line), "%s\n", c->token);
+	rc = file_write_atomic(c->token_path, line, strlen(line),
+			       FILEIO_REPLACE | FILEIO_PRIVATE);
+	if (rc < 0) {
+		log_error("http: cannot write the access token to %s: %s",
+			  c->token_path, strerror(-rc));
+		c->token_path[0] = 0;
+	}
+	return rc;
+}
+
 int collector_run(const struct collector_opts *opts)
 {
 	struct collector c = { .opts = opts, .sigfd = -1 };
@@ -448,7 +493,12 @@ int collector_run(const struct collector_opts *opts)
 		goto out;
 	}
 	procs_set_written_hook(c.reg, on_written, &c);
-	if (opts->output_dir && (rc = file_mkdirs(opts->output_dir, 0777)) < 0) {
+	/* Profiles hold every process's command line: ours alone, or our
+	 * group's with --output-group. */
+	file_set_group(opts->output_shared ? opts->output_gid : (gid_t)-1);
+	if (opts->output_dir &&
+	    (rc = file_mkdirs(opts->output_dir,
+			      opts->output_shared ? 0750 : 0700)) < 0) {
 		log_error("cannot create output directory %s: %s",
 			  opts->output_dir, strerror(-rc));
 		goto out;
@@ -492,15 +542,33 @@ int collector_run(const struct collector_opts *opts)
 		 opts->output_file ? opts->output_file : "");
 	if (opts->http_spec) {
 		char herr[HTTP_ERR_LEN];
+		const char *token = opts->http_token;
+		if (!token && !opts->http_no_auth) {
+			if ((rc = make_token(&c, path)) < 0)
+				goto out;
+			token = c.token;
+		}
 		if ((rc = pprof_server_start(c.loop, c.st, c.reg, c.ctl,
-					     opts->http_spec, opts->http_token,
+					     opts->http_spec, token,
 					     &c.http, herr)) < 0) {
 			log_error("%s", herr);
 			goto out;
 		}
-		log_info("http: serving /debug/pprof/ on http://%s/%s",
-			 pprof_server_addr(c.http),
-			 opts->http_token ? " (access token required)" : "");
+		if (c.token[0])
+			log_info("http: serving /debug/pprof/ on http://%s/ "
+				 "(access token in %s): open "
+				 "http://%s/debug/pprof/?token=%s",
+				 pprof_server_addr(c.http), c.token_path,
+				 pprof_server_addr(c.http), c.token);
+		else
+			log_info("http: serving /debug/pprof/ on http://%s/%s",
+				 pprof_server_addr(c.http),
+				 token ? " (access token required)" : "");
+		if (opts->http_no_auth)
+			log_warn("http: --http-no-auth: anyone who can reach "
+				 "%s can read every process's command line "
+				 "and switch sampling on",
+				 pprof_server_addr(c.http));
 	}
 	for (size_t i = 0; i < opts->n_allow_uids; i++)
 		log_info("clients of uid %u are allowed too (socket mode 0666)",
@@ -514,6 +582,8 @@ int collector_run(const struct collector_opts *opts)
 	rc = c.failed || output_failed(c.out) ? -EIO : 0;
 out:
 	pprof_server_free(c.http);
+	if (c.token_path[0])
+		unlink(c.token_path);
 	if (c.lis)
 		listener_close(c.lis);
 	if (c.conns) {

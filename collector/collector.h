@@ -37,10 +37,23 @@
  *   (threading.Thread.name) reduced to [A-Za-z0-9_-], at most 64 bytes,
  *   left out when the thread has none. Written right after the profile
  *   they split, the same way (new files, or output_file's replacing).
+ * - a profile in output_dir that cannot be written (disk full) is held
+ *   in memory, up to hold_max bytes in all, and written when there is
+ *   room again; what must be given up is counted as lost ("[lost: not
+ *   written]" in the process's next profile, the log, the summary).
  * - summary_file: at shutdown, "processes=N samples=N lost=N\n" (lost
  *   includes samples counted as "collector away", proc.h).
+ * Every file above is created 0600 and a new output_dir 0700, whatever
+ * the umask (they hold every process's command line); output_shared
+ * makes them 0640 and 0750, of group output_gid (fileio.h).
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
  * connection has already sent, writes the above, and returns.
+ *
+ * HTTP (http_spec): every request needs the access token (http.h): the
+ * one given, or one made at start from getrandom(2), 32 hex digits (128
+ * bits), written to <socket>.http-token (mode 0600, removed at exit) and
+ * logged once at info in the URL to open; http_no_auth serves everyone,
+ * with a warning.
  *
  * Clients: only our own uid, and those in allow_uids, are served (their
  * credentials come from SO_PEERCRED); with allow_uids the socket is made
@@ -83,7 +96,15 @@ struct collector_opts {
 	size_t n_allow_uids;
 	const char *http_spec;    /* NULL: no HTTP; else "[ADDR:]PORT" to
 				     serve /debug/pprof/ (http_pprof.h) */
-	const char *http_token;   /* NULL: none; else required by HTTP */
+	const char *http_token;   /* NULL: a random one is made at start
+				     (collector_run), unless http_no_auth */
+	int http_no_auth;         /* --http-no-auth: no token at all */
+	uint64_t hold_max;        /* bytes of profiles that could not be
+				     written yet to keep for another try
+				     (output.c); 0: none */
+	int output_shared;        /* 0: files 0600, directories 0700; 1:
+				     0640 and 0750, of group output_gid */
+	gid_t output_gid;
 	size_t max_clients;       /* 0: COLLECTOR_MAX_CLIENTS */
 };
 

@@ -20,6 +20,12 @@
 #include <unistd.h>
 
 static unsigned tmp_counter;
+static gid_t share_gid = (gid_t)-1;
+
+void file_set_group(gid_t gid)
+{
+	share_gid = gid;
+}
 
 static int write_all(int fd, const void *data, size_t len)
 {
@@ -76,6 +82,9 @@ int file_write_atomic(const char *path, const void *data, size_t len,
 	const char *base;
 	int fd = -1, dfd = -1, err;
 	int have_tmp = 0;
+	gid_t gid = (how & FILEIO_PRIVATE) ? (gid_t)-1 : share_gid;
+
+	how &= ~FILEIO_PRIVATE;
 
 	split_path(path, dir, sizeof(dir), &base);
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%u.tmp", dir, base,
@@ -83,12 +92,19 @@ int file_write_atomic(const char *path, const void *data, size_t len,
 		err = -ENAMETOOLONG;
 		goto out;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
 	}
 	have_tmp = 1;
+	/* Exactly this mode, whatever the umask; the group first, so that
+	 * the file is never readable by a group it was not meant for. */
+	if ((gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid) < 0) ||
+	    fchmod(fd, gid != (gid_t)-1 ? 0640 : 0600) < 0) {
+		err = -errno;
+		goto out;
+	}
 	if ((err = write_all(fd, data, len)) < 0)
 		goto out;
 	if (fsync(fd) < 0) {
@@ -136,8 +152,18 @@ int file_mkdirs(const char *path, unsigned mode)
 			continue;
 		char saved = *p;
 		*p = 0;
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		if (mkdir(buf, (mode_t)mode) == 0) {
+			/* The umask may have taken bits away (or left group
+			 * bits in): the mode asked for, exactly. */
+			if (chmod(buf, (mode_t)mode) < 0)
+				return -errno;
+			/* A directory shared with a group is that group's. */
+			if ((mode & 070) && share_gid != (gid_t)-1 &&
+			    chown(buf, (uid_t)-1, share_gid) < 0)
+				return -errno;
+		} else if (errno != EEXIST) {
 			return -errno;
+		}
 		*p = saved;
 		if (saved == 0)
 			break;

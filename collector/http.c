@@ -74,6 +74,8 @@ struct http_conn {
 	http_cancel_fn cancel;    /* WAIT: tell the handler we are gone */
 	void *cancel_arg;
 	int in_process, dead;
+	int set_cookie;           /* authorized by ?token=: the answer sets
+				     the cookie (a browser's next pages) */
 	int head_timed;           /* the request's time-out is running: set
 				     once, at its first byte, so that a
 				     client trickling bytes cannot extend it */
@@ -86,6 +88,7 @@ struct http_server {
 	int fd;
 	char addr[80];
 	char *token;
+	char cookie[32]; /* the token cookie's name: pyprof_token_<port> */
 	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
 	http_handler_fn handler;
 	void *arg;
@@ -253,7 +256,7 @@ static void access_log(const struct http_conn *c, int status, size_t len)
 void http_respond(struct http_conn *c, int status, const char *content_type,
 		  const char *extra_headers, const void *body, size_t len)
 {
-	char date[64], head[1024];
+	char date[64], head[1024], cookie[400] = "";
 	struct tm tm;
 	time_t now = time(NULL);
 	int n;
@@ -265,15 +268,26 @@ void http_respond(struct http_conn *c, int status, const char *content_type,
 		c->close_after = 1;
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (c->set_cookie && c->srv->token &&
+	    !c->srv->token[strcspn(c->srv->token, "\",;\\")])
+		/* HttpOnly: no script reads it; SameSite=Strict: no other
+		 * site's page sends it. Cookies ignore ports, hence the
+		 * port in its name. (A token given with bytes a cookie
+		 * value cannot hold is not set: ?token= then works for
+		 * each request only.) */
+		snprintf(cookie, sizeof(cookie),
+			 "Set-Cookie: %s=%s; Path=/; HttpOnly; "
+			 "SameSite=Strict\r\n", c->srv->cookie, c->srv->token);
+	c->set_cookie = 0;
 	n = snprintf(head, sizeof(head),
 		     "HTTP/1.1 %d %s\r\n"
 		     "Date: %s\r\n"
 		     "Content-Type: %s\r\n"
 		     "Content-Length: %zu\r\n"
 		     "X-Content-Type-Options: nosniff\r\n"
-		     "%s%s\r\n",
+		     "%s%s%s\r\n",
 		     status, http_reason(status), date, content_type, len,
-		     extra_headers ? extra_headers : "",
+		     extra_headers ? extra_headers : "", cookie,
 		     c->close_after ? "Connection: close\r\n"
 		     /* HTTP/1.0 keeps a connection only when told so */
 		     : c->req.minor == 0 ? "Connection: keep-alive\r\n" : "");
@@ -343,45 +357,82 @@ static int token_eq(const char *token, const char *p, size_t len)
 	return diff == 0;
 }
 
-/* Whether a Host header names this machine's loopback: "localhost",
- * "127.x.y.z" or "[::1]", with or without a port. */
-static int host_is_loopback(struct http_str h)
+/* Decodes standard base64 (with padding) from s into out (cap bytes,
+ * NUL-terminated). The length, or -1 when malformed or too long. */
+static int base64_decode(struct http_str s, char *out, size_t cap)
 {
-	char name[64];
-	size_t n = h.len;
-	if (n && h.p[0] == '[') {
-		const char *end = memchr(h.p, ']', h.len);
-		return end && http_str_eq((struct http_str){ h.p, (size_t)
-							     (end - h.p + 1) },
-					  "[::1]");
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t acc = 0;
+	size_t n = 0, bits = 0, i = 0;
+
+	for (; i < s.len && s.p[i] != '='; i++) {
+		const char *at = memchr(abc, s.p[i], 64);
+		if (!at || !s.p[i])
+			return -1;
+		acc = (acc << 6) | (uint32_t)(at - abc);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n + 1 >= cap)
+				return -1;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
 	}
-	const char *colon = memchr(h.p, ':', h.len);
-	if (colon)
-		n = (size_t)(colon - h.p);
-	if (n == 0 || n >= sizeof(name))
-		return 0;
-	memcpy(name, h.p, n);
-	name[n] = 0;
-	if (http_str_case_eq((struct http_str){ name, n }, "localhost"))
-		return 1;
-	struct in_addr a;
-	return inet_pton(AF_INET, name, &a) == 1 &&
-	       (ntohl(a.s_addr) >> 24) == 127;
+	for (; i < s.len; i++)
+		if (s.p[i] != '=')
+			return -1;
+	out[n] = 0;
+	return memchr(out, 0, n) ? -1 : (int)n;
 }
 
+/* How a request carries the token, each as a client can send it:
+ *   Authorization: Bearer TOKEN    curl -H, scripts
+ *   Authorization: Basic (any user):TOKEN
+ *                                  a URL http://user:TOKEN@host/..., as
+ *                                  go tool pprof, curl and Python send it
+ *   ?token=TOKEN                   any URL (go tool pprof included)
+ *   Cookie: pyprof_token_<port>=TOKEN
+ *                                  a browser, after a page opened with
+ *                                  ?token= set it
+ * Returns 0 (refused), 1, or 2 when it came in the query (the answer
+ * then sets the cookie). */
 static int authorized(const struct http_server *s, const struct http_req *r)
 {
 	char q[256];
+	const struct http_str a = r->authorization;
 	if (!s->token)
 		return 1;
-	if (r->authorization.len > 7 &&
-	    http_str_case_eq((struct http_str){ r->authorization.p, 7 },
-			     "Bearer ") &&
-	    token_eq(s->token, r->authorization.p + 7,
-		     r->authorization.len - 7))
+	if (a.len > 7 && http_str_case_eq((struct http_str){ a.p, 7 },
+					  "Bearer ") &&
+	    token_eq(s->token, a.p + 7, a.len - 7))
 		return 1;
+	if (a.len > 6 && http_str_case_eq((struct http_str){ a.p, 6 },
+					  "Basic ")) {
+		int n = base64_decode((struct http_str){ a.p + 6, a.len - 6 },
+				      q, sizeof(q));
+		char *colon = n > 0 ? memchr(q, ':', (size_t)n) : NULL;
+		if (colon && token_eq(s->token, colon + 1,
+				      (size_t)(q + n - colon - 1)))
+			return 1;
+	}
+	/* Cookie: a=1; pyprof_token_6060=TOKEN; b=2 */
+	size_t cl = strlen(s->cookie);
+	for (size_t i = 0; i < r->cookie.len;) {
+		size_t end = i;
+		while (end < r->cookie.len && r->cookie.p[end] != ';')
+			end++;
+		while (i < end && r->cookie.p[i] == ' ')
+			i++;
+		if (end - i > cl && memcmp(r->cookie.p + i, s->cookie, cl) == 0
+		    && r->cookie.p[i + cl] == '=' &&
+		    token_eq(s->token, r->cookie.p + i + cl + 1,
+			     end - i - cl - 1))
+			return 1;
+		i = end + 1;
+	}
 	int rc = http_query_get(r->query, "token", q, sizeof(q));
-	return rc == 1 && token_eq(s->token, q, strlen(q));
+	return rc == 1 && token_eq(s->token, q, strlen(q)) ? 2 : 0;
 }
 
 /* A request that cannot be served: answer and close. */
@@ -423,7 +474,7 @@ static void dispatch(struct http_conn *c)
 	 * resolve to 127.0.0.1 and read our pages as its own origin. A
 	 * browser always says which name it asked for; on loopback only
 	 * loopback names are served. */
-	if (s->loopback && c->req.host.len && !host_is_loopback(c->req.host)) {
+	if (s->loopback && c->req.host.len && !http_host_is_loopback(c->req.host)) {
 		http_error(c, 403, "Host '%.*s' is not a loopback name: this "
 			   "collector serves only localhost, 127.0.0.1 and "
 			   "[::1] (DNS rebinding); --http ADDR:PORT serves "
@@ -432,17 +483,25 @@ static void dispatch(struct http_conn *c)
 			   c->req.host.p);
 		return;
 	}
-	if (!authorized(s, &c->req)) {
+	int auth = authorized(s, &c->req);
+	if (!auth) {
+		static const char msg[] =
+			"missing or wrong access token: add ?token=TOKEN to "
+			"the URL, or put it in the URL as "
+			"http://pyprof:TOKEN@HOST:PORT/..., or send "
+			"Authorization: Bearer TOKEN (the token is in the file "
+			"the collector named when it started)\n";
 		http_respond(c, 401, "text/plain; charset=utf-8",
+			     /* A browser asks for a user and password: any
+			      * user, the token as password. */
+			     "WWW-Authenticate: Basic realm=\"pyprof\", "
+			     "charset=\"UTF-8\"\r\n"
 			     "WWW-Authenticate: Bearer realm=\"pyprof\"\r\n"
 			     "X-Go-Pprof: 1\r\n",
-			     "missing or wrong access token (send "
-			     "Authorization: Bearer TOKEN or ?token=TOKEN)\n",
-			     strlen("missing or wrong access token (send "
-				    "Authorization: Bearer TOKEN or "
-				    "?token=TOKEN)\n"));
+			     msg, sizeof(msg) - 1);
 		return;
 	}
+	c->set_cookie = auth == 2;
 	s->handler(s->arg, c, &c->req, c->in + c->req.head_len,
 		   c->req_total - c->req.head_len);
 }
@@ -800,6 +859,10 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 		goto out;
 	}
 	format_addr((struct sockaddr *)&ss, s->addr, sizeof(s->addr));
+	snprintf(s->cookie, sizeof(s->cookie), "pyprof_token_%u",
+		 (unsigned)ntohs(ss.ss_family == AF_INET6
+				 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				 : ((struct sockaddr_in *)&ss)->sin_port));
 	if (ss.ss_family == AF_INET)
 		s->loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr)
 			       >> 24) == 127;

@@ -62,9 +62,13 @@ typedef void (*http_cancel_fn)(void *arg);
 
 /* Parses spec, "[ADDR:]PORT" (ADDR a name, an IPv4 address or an IPv6
  * address in brackets; without ADDR, 127.0.0.1; PORT 0 picks a free
- * port), and listens there. token: NULL, or the access token every
- * request must carry ("Authorization: Bearer TOKEN" or a query parameter
- * token=TOKEN; otherwise 401). Returns 0 and the server, or a negative
+ * port), and listens there. token: NULL (no check), or the access token
+ * every request must carry, as "Authorization: Bearer TOKEN", as the
+ * password of "Authorization: Basic" (any user: a URL
+ * http://user:TOKEN@host/), as a query parameter token=TOKEN (the answer
+ * then sets the cookie pyprof_token_<port>, HttpOnly, SameSite=Strict, so
+ * that a browser's next pages need not carry it), or as that cookie;
+ * otherwise 401. Returns 0 and the server, or a negative
  * errno with the reason in err (HTTP_ERR_LEN bytes): -EINVAL for a bad
  * spec, bind's error otherwise. */
 int http_listen(struct loop *loop, const char *spec, const char *token,

@@ -12,6 +12,8 @@
  */
 #include "http_parse.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 
 static int is_tchar(unsigned char c)
@@ -204,6 +206,8 @@ static int parse_field(const char *p, size_t n, struct http_req *req,
 			req->expect_continue = 1;
 	} else if (http_str_case_eq(name, "authorization")) {
 		req->authorization = value;
+	} else if (http_str_case_eq(name, "cookie")) {
+		req->cookie = value;
 	}
 	return 0;
 }
@@ -380,4 +384,52 @@ int http_query_get(struct http_str query, const char *key, char *out,
 		return http_decode(v, 1, out, cap) < 0 ? -1 : 1;
 	}
 	return 0;
+}
+
+/* ":" and 1 to 5 digits up to 65535, or nothing. */
+static int port_ok(const char *p, size_t n)
+{
+	uint32_t v = 0;
+	if (n == 0)
+		return 1;
+	if (p[0] != ':' || n < 2 || n > 6)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+		v = v * 10 + (uint32_t)(p[i] - '0');
+	}
+	return v <= 65535;
+}
+
+int http_host_is_loopback(struct http_str h)
+{
+	char name[INET6_ADDRSTRLEN + 1];
+	size_t n;
+
+	if (h.len && h.p[0] == '[') {
+		const char *end = memchr(h.p, ']', h.len);
+		struct in6_addr a6;
+		if (!end)
+			return 0;
+		n = (size_t)(end - h.p - 1);
+		if (n == 0 || n >= sizeof(name))
+			return 0;
+		memcpy(name, h.p + 1, n);
+		name[n] = 0;
+		return inet_pton(AF_INET6, name, &a6) == 1 &&
+		       IN6_IS_ADDR_LOOPBACK(&a6) &&
+		       port_ok(end + 1, h.len - (size_t)(end + 1 - h.p));
+	}
+	const char *colon = memchr(h.p, ':', h.len);
+	n = colon ? (size_t)(colon - h.p) : h.len;
+	if (n == 0 || n >= sizeof(name) || !port_ok(h.p + n, h.len - n))
+		return 0;
+	memcpy(name, h.p, n);
+	name[n] = 0;
+	if (http_str_case_eq((struct http_str){ name, n }, "localhost"))
+		return 1;
+	struct in_addr a;
+	return inet_pton(AF_INET, name, &a) == 1 &&
+	       (ntohl(a.s_addr) >> 24) == 127;
 }

@@ -54,6 +54,7 @@ struct http_req {
 	int expect_continue;     /* Expect: 100-continue */
 	struct http_str host;
 	struct http_str authorization; /* empty if none */
+	struct http_str cookie;  /* the last Cookie header, empty if none */
 	size_t head_len;         /* bytes of the head, empty line included */
 };
 
@@ -81,6 +82,14 @@ int http_decode(struct http_str s, int plus_is_space, char *out, size_t cap);
  * does not fit). A key without '=' has an empty value. */
 int http_query_get(struct http_str query, const char *key, char *out,
 		   size_t cap);
+
+/* Whether a Host header value names this machine's loopback, read whole
+ * (RFC 3986 host [":" port]): "localhost" (any case), an IPv4 literal in
+ * 127.0.0.0/8 (dotted quad), or an IPv6 loopback literal in brackets
+ * ("[::1]"), each followed by nothing or by ":" and a port of 1 to 5
+ * digits up to 65535. Anything after that ("[::1]evil.com",
+ * "localhost.evil.com", "127.0.0.1:80x") is not loopback. */
+int http_host_is_loopback(struct http_str host);
 
 /* Parses a decimal number 0..max, no sign, no spaces, at most 19 digits.
  * 0, or -1. */

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "log.h"
@@ -27,6 +29,8 @@
 #define MAX_CLIENTS (1 << 20)
 #define MAX_ALLOW_USERS 64
 #define MAX_TOKEN_LEN 200
+#define DEFAULT_HOLD_MAX (64ull << 20)
+#define MAX_HOLD_MAX (1ull << 40)
 
 static void usage(FILE *out)
 {
@@ -45,9 +49,20 @@ static void usage(FILE *out)
 "  --output-dir DIR   write each process's profile to DIR when it ends, as\n"
 "                     <comm>.<pid>.<YYYYmmddTHHMMSSZ>.pb.gz (its start, in\n"
 "                     UTC; default ./%s unless only --output is given)\n"
+"  --output-group GROUP  share what is written with GROUP (a name or a\n"
+"                     gid you are a member of): files 0640 and new\n"
+"                     directories 0750, of that group. Without it files\n"
+"                     are 0600 and new directories 0700, whatever the\n"
+"                     umask: profiles hold every process's command line\n"
 "  --period SECONDS   continuous profiling: at every multiple of SECONDS\n"
 "                     also write each live process's profile of that window\n"
 "                     (named by the window's start), then start afresh\n"
+"  --hold-max SIZE    memory for profiles that could not be written (disk\n"
+"                     full): kept and written when there is room, oldest\n"
+"                     first; past SIZE (default 64M; K, M, G; 0 keeps\n"
+"                     none) the oldest are dropped, their samples counted\n"
+"                     as lost: [lost: not written] in the process's next\n"
+"                     profile, the log and --summary\n"
 "  --merge            write one profile of all processes (per period, or at\n"
 "                     exit) as DIR/merged.<YYYYmmddTHHMMSSZ>.pb.gz, with\n"
 "                     pid, process and command labels on every sample\n"
@@ -71,9 +86,15 @@ static void usage(FILE *out)
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
 "                     (logged). Off by default\n"
-"  --http-token TOKEN require TOKEN on every HTTP request, as\n"
-"                     Authorization: Bearer TOKEN or ?token=TOKEN (or set\n"
-"                     PYPROF_HTTP_TOKEN, which ps does not show)\n"
+"  --http-token TOKEN require TOKEN on every HTTP request (or set\n"
+"                     PYPROF_HTTP_TOKEN, which ps does not show). Without\n"
+"                     it a random token is made at start, written to\n"
+"                     SOCKET.http-token (mode 0600, removed at exit) and\n"
+"                     logged in the URL to open. A request carries it as\n"
+"                     ?token=TOKEN, as http://pyprof:TOKEN@HOST:PORT/...\n"
+"                     (go tool pprof, curl), or Authorization: Bearer TOKEN\n"
+"  --http-no-auth     serve HTTP without a token: anyone who can reach the\n"
+"                     port reads command lines and switches sampling on\n"
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
 "                     most the descriptor limit less 64); beyond, the one\n"
 "                     waiting longest without a HELLO is closed, or the\n"
@@ -112,6 +133,63 @@ static int parse_user(const char *s, uid_t *uid)
 	return 0;
 }
 
+/* "N", "NK", "NM", "NG" (powers of 1024), up to MAX_HOLD_MAX. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-' || s[0] == '+')
+		return -EINVAL;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+		if (!u || !*u || end[1])
+			return -EINVAL;
+		shift = 10u * (unsigned)(u - units + 1);
+	}
+	if (v > MAX_HOLD_MAX >> shift)
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* A group name, or a gid in decimal. */
+static int parse_group(const char *s, gid_t *gid)
+{
+	struct group *gr = getgrnam(s);
+	char *end;
+	unsigned long v;
+
+	if (gr) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v >= (gid_t)-1)
+		return -EINVAL;
+	*gid = (gid_t)v;
+	return 0;
+}
+
+/* Whether chown(2) lets us give a file to gid: root, or a member. */
+static int may_give_to(gid_t gid)
+{
+	gid_t groups[NGROUPS_MAX];
+	int n;
+
+	if (geteuid() == 0 || getegid() == gid)
+		return 1;
+	n = getgroups(NGROUPS_MAX, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
 static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -128,7 +206,8 @@ int main(int argc, char **argv)
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
 	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
-	       OPT_HTTP_TOKEN, OPT_MAX_CLIENTS };
+	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH,
+	       OPT_HOLD_MAX, OPT_MAX_CLIENTS };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
@@ -144,11 +223,15 @@ int main(int argc, char **argv)
 		{ "http", required_argument, NULL, OPT_HTTP },
 		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+		{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
+		{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
+		{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct collector_opts opts = { .ready_fd = -1 };
+	struct collector_opts opts = { .ready_fd = -1,
+				       .hold_max = DEFAULT_HOLD_MAX };
 	uid_t allow[MAX_ALLOW_USERS];
 	enum log_level level = LOG_INFO;
 	int level_set = 0, opt;
@@ -234,8 +317,31 @@ int main(int argc, char **argv)
 		case OPT_HTTP:
 			opts.http_spec = optarg;
 			break;
+		case OPT_OUTPUT_GROUP:
+			if (parse_group(optarg, &opts.output_gid) < 0)
+				return usage_error("--output-group wants a "
+						   "group name or a gid, not "
+						   "'%s' (no such group)",
+						   optarg);
+			if (!may_give_to(opts.output_gid))
+				return usage_error("--output-group %s: files "
+						   "can only be given to a "
+						   "group you are a member of",
+						   optarg);
+			opts.output_shared = 1;
+			break;
 		case OPT_HTTP_TOKEN:
 			opts.http_token = optarg;
+			break;
+		case OPT_HOLD_MAX:
+			if (parse_size(optarg, &opts.hold_max) < 0)
+				return usage_error("--hold-max wants a size in "
+						   "bytes, with K, M or G (of "
+						   "1024) or not, up to 1T, "
+						   "not '%s'", optarg);
+			break;
+		case OPT_HTTP_NO_AUTH:
+			opts.http_no_auth = 1;
 			break;
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) < 0)
@@ -273,7 +379,13 @@ int main(int argc, char **argv)
 	if (opts.output_file && opts.period_ns)
 		return usage_error("--output cannot go with --period (each "
 				   "window starts afresh); use --merge");
-	if (!opts.http_token && getenv("PYPROF_HTTP_TOKEN") &&
+	if (opts.http_no_auth && opts.http_token)
+		return usage_error("--http-no-auth and --http-token exclude "
+				   "each other");
+	if (opts.http_no_auth && !opts.http_spec)
+		return usage_error("--http-no-auth goes with --http");
+	if (!opts.http_no_auth && !opts.http_token &&
+	    getenv("PYPROF_HTTP_TOKEN") &&
 	    *getenv("PYPROF_HTTP_TOKEN"))
 		opts.http_token = getenv("PYPROF_HTTP_TOKEN");
 	if (opts.http_token) {

@@ -28,6 +28,19 @@
  * (pprof_opts.one_thread), so a process with many threads costs as many
  * walks of its aggregate: a price only --per-thread pays.
  *
+ * A window that cannot be written (a full disk, a quota, a directory
+ * gone for a while) is not thrown away: its encoded profile is held in
+ * memory, oldest first, up to hold_max bytes in all (--hold-max), and
+ * tried again every OUTPUT_RETRY_NS and before each new file, in the
+ * order the windows ended; a held profile is written under the name it
+ * would have had. When it must go (no room to hold it, older ones pushed
+ * out by newer ones, or still unwritten at exit), its samples are
+ * counted as lost with the reason "[lost: not written]": in the log, in
+ * the totals (--summary), and in the next profile of each of its
+ * processes that is still held (process ended: the log and the totals
+ * only). Only the profile itself is held: the heap and per-thread files
+ * beside it are written with it or not at all.
+ *
  * Memory. A process is freed as soon as what it sent is written (at its
  * disconnect, or with --merge at the end of the window it ended in).
  * After each removal, and at each boundary, procs_maybe_compact decides
@@ -61,6 +74,27 @@
 #define OUTPUT_MAX_NAME_TRIES 1000
 #define OUTPUT_MAX_THREAD_NAME 64
 #define OUTPUT_TRIM_DELAY_NS (200 * 1000000ull)
+#define OUTPUT_RETRY_NS (2 * 1000000000ull)
+
+/* A process's share of a held window: what is lost if it is dropped. */
+struct held_proc {
+	uint64_t pid, start_unix_ns, samples, value;
+	/* the window's own "[lost: not written]", already in the totals:
+	 * carried to the next window if this one goes too */
+	uint64_t carried, carried_value;
+};
+
+/* A profile that could not be written yet, in a FIFO. */
+struct held {
+	struct held *next;
+	char stem[96];          /* the file name's parts (write_new_file) */
+	uint64_t stamp_ns;
+	void *data;             /* the encoded profile, owned */
+	size_t len;
+	char who[64];
+	struct held_proc *procs;
+	size_t n_procs;
+};
 
 struct output {
 	const struct collector_opts *opts;
@@ -71,6 +105,11 @@ struct output {
 	struct loop_timer *trim_timer;   /* pending malloc_trim, one-shot */
 	uint64_t win_start_ns; /* the merged window's start, Unix ns */
 	struct timeline *tl;   /* --timeline: samples in arrival order */
+	struct held *held, *held_last; /* oldest first */
+	size_t n_held, held_bytes;
+	struct loop_timer *retry_timer; /* while anything is held */
+	struct held_proc *charge; /* dropped, not yet counted as lost */
+	size_t n_charge, charge_cap;
 	int failed;
 };
 
@@ -321,16 +360,236 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 		 " lost (%s)", path, stats.samples, stats.lost, who);
 }
 
+/* Writes data as a new file <dir>/<stem>.<stamp>[.N].pb.gz; its name in
+ * path. 0 or a negative errno. */
+static int place_new_file(const struct output *o, const char *stem,
+			  uint64_t stamp_ns, const void *data, size_t len,
+			  char *path, size_t cap)
+{
+	char stamp[32];
+	int rc = -EEXIST;
+
+	format_stamp(stamp_ns, stamp, sizeof(stamp));
+	for (int i = 0; i < OUTPUT_MAX_NAME_TRIES; i++) {
+		char suffix[16] = "";
+		if (i > 0)
+			snprintf(suffix, sizeof(suffix), ".%d", i);
+		if ((size_t)snprintf(path, cap, "%s/%s.%s%s.pb.gz",
+				     o->opts->output_dir, stem, stamp,
+				     suffix) >= cap)
+			return -ENAMETOOLONG;
+		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
+		if (rc != -EEXIST)
+			break;
+	}
+	return rc;
+}
+
+/* ---- windows that could not be written ------------------------------------ */
+
+static struct proc *find_proc(const struct output *o, uint64_t pid,
+			      uint64_t start_unix_ns)
+{
+	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p)) {
+		const struct proc_info *in = proc_info(p);
+		if (in->pid == pid && in->start_unix_ns == start_unix_ns)
+			return p;
+	}
+	return NULL;
+}
+
+/* Counts what was dropped as lost (not written): against each process
+ * still held, in its current window, so that its next profile shows it;
+ * else in the totals only. Called where no window is being written: a
+ * window is dropped while its own process's window is being closed, and
+ * the count must go to the next one. */
+static void charge_dropped(struct output *o)
+{
+	for (size_t i = 0; i < o->n_charge; i++) {
+		const struct held_proc *hp = &o->charge[i];
+		struct proc *p = find_proc(o, hp->pid, hp->start_unix_ns);
+		if (p) {
+			proc_count_lost(p, PROC_LOST_NOT_WRITTEN, hp->samples,
+					hp->value);
+			proc_carry_lost(p, PROC_LOST_NOT_WRITTEN, hp->carried,
+					hp->carried_value);
+		} else {
+			procs_count_lost(o->reg, hp->samples);
+		}
+	}
+	o->n_charge = 0;
+}
+
+/* The window is given up: its samples are to be counted as lost
+ * (charge_dropped). why says why, for the log. Frees h. */
+static void drop_held(struct output *o, struct held *h, const char *why)
+{
+	uint64_t samples = 0;
+	char stamp[32];
+	format_stamp(h->stamp_ns, stamp, sizeof(stamp));
+	for (size_t i = 0; i < h->n_procs; i++) {
+		const struct held_proc *hp = &h->procs[i];
+		samples += hp->samples;
+		if (o->n_charge == o->charge_cap) {
+			size_t cap = o->charge_cap ? 2 * o->charge_cap : 16;
+			struct held_proc *v = realloc(o->charge,
+						      cap * sizeof(*v));
+			if (!v) {
+				/* The totals at least. */
+				procs_count_lost(o->reg, hp->samples);
+				continue;
+			}
+			o->charge = v;
+			o->charge_cap = cap;
+		}
+		o->charge[o->n_charge++] = *hp;
+	}
+	log_error("%s: its profile %s/%s.%s.pb.gz was never written (%s): "
+		  "%" PRIu64 " samples counted as lost, \"[lost: not "
+		  "written]\"", h->who, o->opts->output_dir, h->stem, stamp,
+		  why, samples);
+	o->failed = 1;
+	free(h->procs);
+	free(h->data);
+	free(h);
+}
+
+static struct held *pop_held(struct output *o)
+{
+	struct held *h = o->held;
+	if (!h)
+		return NULL;
+	o->held = h->next;
+	if (!o->held)
+		o->held_last = NULL;
+	o->n_held--;
+	o->held_bytes -= h->len;
+	return h;
+}
+
+static void on_retry(struct loop *loop, struct loop_timer *t, void *arg);
+
+/* Writes what is held, oldest first, until one fails (the disk is likely
+ * still full: the rest wait too). Returns how many are still held. */
+static size_t retry_held(struct output *o)
+{
+	while (o->held) {
+		struct held *h = o->held;
+		char path[4096];
+		int rc = place_new_file(o, h->stem, h->stamp_ns, h->data,
+					h->len, path, sizeof(path));
+		if (rc < 0) {
+			log_debug("%s: held profile still not written: %s",
+				  h->who, strerror(-rc));
+			break;
+		}
+		log_info("wrote %s (%s), held in memory until there was room",
+			 path, h->who);
+		h = pop_held(o);
+		free(h->procs);
+		free(h->data);
+		free(h);
+	}
+	if (!o->held && o->retry_timer) {
+		loop_del_timer(o->loop, o->retry_timer);
+		o->retry_timer = NULL;
+	}
+	return o->n_held;
+}
+
+static void on_retry(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct output *o = arg;
+	(void)loop;
+	(void)t;
+	retry_held(o);
+}
+
+/* Keeps the profile data (len bytes, taken over: freed here whatever
+ * happens) of list[0..n) that could not be written (err), to be tried
+ * again; or, past the memory allowed, drops it (or older ones) and counts
+ * their samples as lost. */
+static void hold_window(struct output *o, const char *stem, uint64_t stamp_ns,
+			void *data, size_t len, const struct proc *const *list,
+			size_t n, const char *who, const char *path, int err)
+{
+	struct held *h = calloc(1, sizeof(*h));
+	uint64_t hold_max = o->opts->hold_max;
+
+	if (h)
+		h->procs = calloc(n ? n : 1, sizeof(*h->procs));
+	if (!h || !h->procs) {
+		log_error("%s: cannot write %s (%s), and no memory to hold it",
+			  who, path, strerror(-err));
+		free(h);
+		free(data);
+		o->failed = 1;
+		return;
+	}
+	snprintf(h->stem, sizeof(h->stem), "%s", stem);
+	snprintf(h->who, sizeof(h->who), "%s", who);
+	h->stamp_ns = stamp_ns;
+	h->data = data;
+	h->len = len;
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_info *in = proc_info(list[i]);
+		const struct agg_entry *e;
+		size_t pos = 0;
+		struct held_proc *hp = &h->procs[h->n_procs++];
+		hp->pid = in->pid;
+		hp->start_unix_ns = in->start_unix_ns;
+		hp->samples = in->win_samples;
+		while ((e = agg_next(proc_agg(list[i]), &pos)))
+			hp->value += e->value;
+		proc_lost(list[i], PROC_LOST_NOT_WRITTEN, &hp->carried,
+			  &hp->carried_value);
+	}
+	if (len > hold_max) {
+		char why[160];
+		snprintf(why, sizeof(why), "%s; %zu bytes is more than "
+			 "--hold-max allows holding", strerror(-err), len);
+		drop_held(o, h, why);
+		return;
+	}
+	while (o->held && o->held_bytes + len > hold_max)
+		drop_held(o, pop_held(o), "pushed out of the memory held for "
+			  "unwritten profiles (--hold-max) by a newer one");
+	if (o->held_last)
+		o->held_last->next = h;
+	else
+		o->held = h;
+	o->held_last = h;
+	o->n_held++;
+	o->held_bytes += len;
+	log_warn("%s: cannot write %s: %s; holding it in memory (%zu "
+		 "profile%s, %zu bytes held) and trying again every %u s",
+		 who, path, strerror(-err), o->n_held, o->n_held == 1 ? "" : "s",
+		 o->held_bytes, (unsigned)(OUTPUT_RETRY_NS / 1000000000u));
+	if (!o->retry_timer)
+		o->retry_timer = loop_add_timer(o->loop, OUTPUT_RETRY_NS,
+						OUTPUT_RETRY_NS, on_retry, o);
+}
+
+/* Gives up on whatever is still held (at exit). */
+static void drop_all_held(struct output *o, const char *why)
+{
+	struct held *h;
+	while ((h = pop_held(o)))
+		drop_held(o, h, why);
+	loop_del_timer(o->loop, o->retry_timer);
+	o->retry_timer = NULL;
+}
+
 /* Builds the profile of list[0..n) and writes it as a new file
  * <dir>/<stem>.<stamp>[.N].pb.gz, then with --per-thread its threads'
- * files. who names it in log lines. 0 or a negative errno (logged, and
- * remembered as a failure). */
-static int write_new_file(struct output *o, const char *stem,
-			  uint64_t stamp_ns, const struct proc *const *list,
-			  size_t n, const struct pprof_opts *po,
-			  const char *who)
+ * files. who names it in log lines. A profile that cannot be written is
+ * held and tried again (see above). */
+static void write_new_file(struct output *o, const char *stem,
+			   uint64_t stamp_ns, const struct proc *const *list,
+			   size_t n, const struct pprof_opts *po,
+			   const char *who)
 {
-	char stamp[32], path[4096] = "";
+	char path[4096] = "";
 	struct pprof_stats stats;
 	void *data = NULL;
 	size_t len = 0;
@@ -340,26 +599,22 @@ static int write_new_file(struct output *o, const char *stem,
 	if (rc < 0) {
 		log_error("%s: cannot build its profile: %s", who,
 			  strerror(-rc));
+		o->failed = 1;
 		goto out;
 	}
-	format_stamp(stamp_ns, stamp, sizeof(stamp));
-	for (int i = 0; i < OUTPUT_MAX_NAME_TRIES; i++) {
-		char suffix[16] = "";
-		if (i > 0)
-			snprintf(suffix, sizeof(suffix), ".%d", i);
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s.%s%s.pb.gz",
-				     o->opts->output_dir, stem, stamp,
-				     suffix) >= sizeof(path)) {
-			rc = -ENAMETOOLONG;
-			break;
-		}
-		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
-		if (rc != -EEXIST)
-			break;
-	}
-	if (rc < 0) {
+	/* Older windows first, if there is room again. */
+	retry_held(o);
+	rc = place_new_file(o, stem, stamp_ns, data, len, path, sizeof(path));
+	if (rc == -ENAMETOOLONG) {
 		log_error("%s: cannot write its profile %s: %s", who, path,
 			  strerror(-rc));
+		o->failed = 1;
+		goto out;
+	}
+	if (rc < 0) {
+		hold_window(o, stem, stamp_ns, data, len, list, n, who, path,
+			    rc);
+		data = NULL;
 		goto out;
 	}
 	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (%s)", path,
@@ -376,10 +631,7 @@ static int write_new_file(struct output *o, const char *stem,
 					   FILEIO_NOREPLACE);
 	}
 out:
-	if (rc < 0)
-		o->failed = 1;
 	free(data);
-	return rc;
 }
 
 /* One process's profile: its whole life, or with --period its window up
@@ -596,6 +848,7 @@ static void close_window(struct output *o, uint64_t end_ns)
 		proc_window_reset(p, end_ns);
 	}
 	o->win_start_ns = end_ns;
+	charge_dropped(o); /* into the windows just started */
 	if (procs_maybe_compact(o->reg, 1) || removed)
 		schedule_trim(o);
 }
@@ -642,6 +895,14 @@ void output_free(struct output *o)
 		return;
 	loop_del_timer(o->loop, o->period_timer);
 	loop_del_timer(o->loop, o->trim_timer);
+	loop_del_timer(o->loop, o->retry_timer);
+	while (o->held) {
+		struct held *h = pop_held(o);
+		free(h->procs);
+		free(h->data);
+		free(h);
+	}
+	free(o->charge);
 	if (o->tl)
 		procs_set_timeline(o->reg, NULL);
 	timeline_free(o->tl);
@@ -742,14 +1003,31 @@ void output_proc_ended(struct output *o, struct proc *p)
 		procs_remove(o->reg, p);
 		after_remove(o);
 	}
+	charge_dropped(o);
+}
+
+void output_flush_held(struct output *o)
+{
+	if (!o->held)
+		return;
+	if (retry_held(o) == 0)
+		return;
+	drop_all_held(o, "still no room at exit");
+	charge_dropped(o);
 }
 
 void output_shutdown(struct output *o)
 {
 	output_snapshots(o);
-	if (o->opts->merge)
+	/* Last windows that could not be written either. */
+	output_flush_held(o);
+	if (o->opts->merge) {
 		write_merged_window(o, o->win_start_ns,
 				    o->opts->period_ns ? now_unix_ns() : 0);
+		/* The merged profile itself, if it had no room: its loss
+		 * goes to the totals, and --output shows it. */
+		output_flush_held(o);
+	}
 	if (o->opts->output_file)
 		write_output_file(o);
 	if (o->opts->summary_file)

@@ -43,8 +43,16 @@ void output_proc_ended(struct output *o, struct proc *p);
  * since the last call; file names in output.c. Call after reading. */
 void output_snapshots(struct output *o);
 
-/* Every connection is closed: writes the last windows, the merged
- * profiles, --output and --summary. */
+/* Tries once more to write the profiles held because they could not be
+ * written (output.c), and gives up on those that still cannot be: their
+ * samples are counted as lost against their processes, so that the
+ * processes' last profiles, written next, say so. At exit, before the
+ * connections are closed. */
+void output_flush_held(struct output *o);
+
+/* Every connection is closed: writes the last windows (held ones
+ * included, or they are given up), the merged profiles, --output and
+ * --summary. */
 void output_shutdown(struct output *o);
 
 /* Whether some output could not be built or written. */

@@ -614,6 +614,7 @@ static void add_lost_samples(struct builder *b, const struct proc *p,
 		[WIRE_LOST_INVALID] = "[lost: invalid stack]",
 		[WIRE_LOST_NO_THREAD] = "[lost: no thread state]",
 		[PROC_LOST_AWAY] = "[lost: collector away]",
+		[PROC_LOST_NOT_WRITTEN] = "[lost: not written]",
 	};
 	struct proc_labels pl = { 0 };
 	for (unsigned r = 1; r <= PROC_LOST_MAX; r++) {

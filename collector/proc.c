@@ -945,6 +945,28 @@ static void count_lost(struct proc *p, unsigned reason, uint64_t samples,
 	p->reg->total_lost = sat_add(p->reg->total_lost, samples);
 }
 
+void proc_count_lost(struct proc *p, unsigned reason, uint64_t samples,
+		     uint64_t value)
+{
+	assert(reason > PROC_LOST_AWAY && reason <= PROC_LOST_MAX);
+	count_lost(p, reason, samples, value > INT64_MAX ? INT64_MAX : value);
+}
+
+void proc_carry_lost(struct proc *p, unsigned reason, uint64_t samples,
+		      uint64_t value)
+{
+	assert(reason > PROC_LOST_AWAY && reason <= PROC_LOST_MAX);
+	p->lost_samples[reason] = sat_add(p->lost_samples[reason], samples);
+	p->lost_value[reason] = sat_add(p->lost_value[reason],
+					value > INT64_MAX ? INT64_MAX : value);
+	p->info.win_lost = sat_add(p->info.win_lost, samples);
+}
+
+void procs_count_lost(struct procs *reg, uint64_t samples)
+{
+	reg->total_lost = sat_add(reg->total_lost, samples);
+}
+
 int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 		  uint64_t value, char *err)
 {

@@ -60,10 +60,13 @@ struct proc_session;
 
 #define PROC_ERR_LEN 160
 
-/* Lost-sample reasons: the wire's (1..WIRE_LOST_REASON_MAX), and one the
- * collector adds itself (see above). */
+/* Lost-sample reasons: the wire's (1..WIRE_LOST_REASON_MAX), and those
+ * the collector adds itself: samples that never reached it (see above),
+ * and samples of a window it could not write (output.c: "[lost: not
+ * written]"). */
 #define PROC_LOST_AWAY (WIRE_LOST_REASON_MAX + 1)
-#define PROC_LOST_MAX PROC_LOST_AWAY
+#define PROC_LOST_NOT_WRITTEN (WIRE_LOST_REASON_MAX + 2)
+#define PROC_LOST_MAX PROC_LOST_NOT_WRITTEN
 
 /* Limit on what one connection may define (string bytes plus a fixed cost
  * per definition), so one client cannot take all the collector's memory.
@@ -301,6 +304,17 @@ void proc_thread(const struct proc *p, uint32_t idx, uint64_t *tid,
 /* Lost samples in the current window for a reason in 1..PROC_LOST_MAX. */
 void proc_lost(const struct proc *p, unsigned reason, uint64_t *samples,
 	       uint64_t *value);
+/* Counts samples the collector lost itself (reason PROC_LOST_NOT_WRITTEN)
+ * against p: in its window, so that its next profile shows them, and in
+ * the totals (procs_total_lost). */
+void proc_count_lost(struct proc *p, unsigned reason, uint64_t samples,
+		     uint64_t value);
+/* Adds to p's window lost samples already counted in the totals: those
+ * of a window that was itself not written, carried to the next. */
+void proc_carry_lost(struct proc *p, unsigned reason, uint64_t samples,
+		     uint64_t value);
+/* The same for a process the registry no longer holds: the totals only. */
+void procs_count_lost(struct procs *reg, uint64_t samples);
 /* Whether a connection still feeds p. */
 int proc_is_live(const struct proc *p);
 /* Empties p's aggregate and window lost counts and starts its next window

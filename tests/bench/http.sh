@@ -54,7 +54,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 [ -n "$port" ] || { cat "$T/log"; echo "http.sh: collector did not start"; exit 1; }
-base=http://127.0.0.1:$port
+base=http://pyprof:$(cat "$T/c.sock.http-token")@127.0.0.1:$port
 secs=$((HTTP_ROUNDS * 12 + 2 * LOAD_SECONDS + 30))
 for i in $(seq "$N_PROCS"); do
 	LD_PRELOAD=$BUILD/libpyprof.so PYPROF_SOCKET=$T/c.sock \

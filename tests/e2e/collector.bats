@@ -34,6 +34,9 @@ teardown() {
 	if [[ -n $CPID ]] && kill -0 "$CPID" 2>/dev/null; then
 		kill -KILL "$CPID" 2>/dev/null || true
 	fi
+	if mountpoint -q "$T/full" 2>/dev/null; then
+		umount "$T/full" || true
+	fi
 	if [[ -n ${BATS_TEST_COMPLETED:-} ]]; then
 		rm -rf "$T"
 	else
@@ -358,4 +361,124 @@ assert_fact() {
 	[[ $status == 1 && $output == *"cannot write $T/nodir/x.pb.gz"* ]] ||
 		fail "$status $output"
 	[[ ! -e $SOCK ]] || fail "socket left behind"
+}
+
+@test "profiles, --output and --summary are 0600 in a new 0700 --output-dir, whatever the umask" {
+	umask 000
+	collector_start --output-dir "$OUT/sub" --output "$T/merged.pb.gz" \
+		--summary "$T/summary.txt" --per-thread
+	$WC good --socket "$SOCK" --pid 5801 --samples 20 --comm private
+	wait_file "$OUT/sub/private.5801.*.pb.gz"
+	collector_stop
+	[[ $CRC == 0 ]] || fail "exit status $CRC"
+	[[ $(stat -c %a "$OUT") == 700 && $(stat -c %a "$OUT/sub") == 700 ]] ||
+		fail "directories: $(stat -c '%a %n' "$OUT" "$OUT/sub")"
+	local f n=0
+	for f in "$OUT"/sub/* "$T/merged.pb.gz" "$T/summary.txt"; do
+		[[ $(stat -c %a "$f") == 600 ]] || fail "$(stat -c '%a %n' "$f")"
+		n=$((n + 1))
+	done
+	((n >= 4)) || fail "only $n files: $(ls -l "$OUT/sub")"
+}
+
+@test "--output-group GROUP: files 0640 and new directories 0750 of that group; a bad group is a usage error" {
+	umask 077
+	collector_start --output-dir "$OUT" --summary "$T/summary.txt" --output-group daemon
+	$WC good --socket "$SOCK" --pid 5802 --samples 20 --comm shared
+	wait_file "$OUT/shared.5802.*.pb.gz"
+	collector_stop
+	[[ $CRC == 0 ]] || fail "exit status $CRC"
+	[[ $(stat -c '%a %G' "$OUT") == "750 daemon" ]] || fail "$(stat -c '%a %G %n' "$OUT")"
+	for f in "$OUT"/shared.5802.*.pb.gz "$T/summary.txt"; do
+		[[ $(stat -c '%a %G' "$f") == "640 daemon" ]] || fail "$(stat -c '%a %G %n' "$f")"
+	done
+	run "$COLLECTOR" --socket "$SOCK" --output-group no-such-group-x
+	[[ $status == 2 && $output == *"--output-group wants a group name or a gid, not 'no-such-group-x'"* ]] ||
+		fail "$status $output"
+}
+
+# full_disk: a small tmpfs at $T/full with $T/full/out in it, then filled
+# up, so that no profile fits until $T/full/filler is removed.
+full_disk() {
+	mkdir -p "$T/full"
+	mount -t tmpfs -o size=512k pyprof-test "$T/full" || fail "cannot mount a tmpfs (root needed)"
+	mkdir "$T/full/out"
+	dd if=/dev/zero of="$T/full/filler" bs=4k 2>/dev/null || true
+	! echo x 2>/dev/null >"$T/full/probe" || fail "the tmpfs is not full"
+}
+
+# file_totals: the sum of the samples in the profiles in $T/full/out, and
+# the [lost: not written] samples in them, as "TOTAL NOT_WRITTEN".
+file_totals() {
+	local f total=0 nw=0 n
+	for f in "$T"/full/out/*.pb.gz; do
+		[[ -f $f ]] || continue
+		$RAW summary "$f" >"$T/s"
+		n=$(sed -n 's/^total //p' "$T/s")
+		total=$((total + ${n:-0}))
+		n=$(sed -n 's/^flat \[lost: not written\] //p' "$T/s")
+		nw=$((nw + ${n:-0}))
+	done
+	echo "$total $nw"
+}
+
+@test "disk full: a window that cannot be written is held and written when there is room again" {
+	full_disk
+	collector_start --output-dir "$T/full/out" --period 1 --summary "$T/summary.txt"
+	$WC good --socket "$SOCK" --pid 5901 --comm held --samples 200 --batch 100 \
+		--wait-file "$T/go" --no-bye --keep-open 30 >"$T/c.out" &
+	cl=$!
+	wait_log "No space left on device"
+	rm "$T/full/filler" # room again
+	wait_file "$T/full/out/held.5901.*.pb.gz"
+	grep -qF "pid 5901: cannot write $T/full/out/held.5901." "$T/log"
+	grep -qF "holding it in memory (1 profile" "$T/log"
+	grep -qF "held in memory until there was room" "$T/log"
+	touch "$T/go"
+	wait_log "wrote $T/full/out/held.5901." 1 # the second window
+	collector_stop
+	wait "$cl" || true
+	[[ $CRC == 0 ]] || fail "exit status $CRC"
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=200 lost=0" ]] ||
+		fail "summary: $(cat "$T/summary.txt")"
+	[[ $(file_totals) == "200 0" ]] || fail "on disk (total, not written): $(file_totals); $(ls -l "$T/full/out")"
+}
+
+@test "disk full: what is finally dropped is counted: log, --summary, and [lost: not written] in the next profile" {
+	full_disk
+	# --hold-max 0: nothing is held, a window that cannot be written is
+	# dropped at once.
+	collector_start --output-dir "$T/full/out" --period 1 --hold-max 0 --summary "$T/summary.txt"
+	$WC good --socket "$SOCK" --pid 5902 --comm dropped --samples 200 --batch 100 \
+		--wait-file "$T/go" --no-bye --keep-open 30 >"$T/c.out" &
+	cl=$!
+	wait_log "was never written"
+	grep -qE "pid 5902: its profile $T/full/out/dropped\.5902\.[0-9T]+Z\.pb\.gz was never written \(No space left on device; [0-9]+ bytes is more than --hold-max allows holding\): 100 samples counted as lost" "$T/log" ||
+		fail "$(grep 'never written' "$T/log")"
+	rm "$T/full/filler"
+	touch "$T/go"
+	wait_file "$T/full/out/dropped.5902.*.pb.gz"
+	collector_stop
+	wait "$cl" || true
+	[[ $CRC == 1 ]] || fail "exit status $CRC: a profile was not written"
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=200 lost=100" ]] ||
+		fail "summary: $(cat "$T/summary.txt")"
+	# Every sample is on disk or counted as not written: 100 real ones
+	# and the 100 of the lost window, on its pseudo-frame.
+	[[ $(file_totals) == "200 100" ]] || fail "on disk (total, not written): $(file_totals)"
+}
+
+@test "disk full at exit: the profiles still held are given up, counted as lost in --summary and the log, exit status 1" {
+	full_disk
+	collector_start --output-dir "$T/full/out" --period 1 --summary "$T/summary.txt"
+	$WC good --socket "$SOCK" --pid 5903 --comm atexit --samples 100 --no-bye --keep-open 30 >"$T/c.out" &
+	cl=$!
+	wait_log "No space left on device"
+	collector_stop
+	wait "$cl" || true
+	[[ $CRC == 1 ]] || fail "exit status $CRC"
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=100 lost=100" ]] ||
+		fail "summary: $(cat "$T/summary.txt")"
+	grep -qE "pid 5903: its profile .* was never written \(still no room at exit\): 100 samples counted as lost" "$T/log" ||
+		fail "$(grep 'never written' "$T/log")"
 }

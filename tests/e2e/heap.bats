@@ -299,14 +299,16 @@ PY
 		sleep 0.05
 	done
 	[[ -n $port ]] || fail "no HTTP port in the collector's log"
+	local tok
+	tok=$(cat "$SOCK.http-token") # the access token the collector made
 	PYPROF_HEAP_RATE=64k profiled "$PP_HOST_PYTHON" "$LEAK" 3 \
 		>"$T/l.out" 2>"$T/l.err" </dev/null 3>&- &
 	local pid=$!
 	sleep 1.5
 	go tool pprof -symbolize=none -top \
-		"http://127.0.0.1:$port/debug/pprof/heap?pid=$pid" >"$T/heap.top" 2>"$T/heap.err" ||
+		"http://pyprof:$tok@127.0.0.1:$port/debug/pprof/heap?pid=$pid" >"$T/heap.top" 2>"$T/heap.err" ||
 		{ cat "$T/heap.err"; fail "go tool pprof could not read /debug/pprof/heap"; }
-	go tool pprof -symbolize=none -top "http://127.0.0.1:$port/debug/pprof/allocs" \
+	go tool pprof -symbolize=none -top "http://pyprof:$tok@127.0.0.1:$port/debug/pprof/allocs" \
 		>"$T/allocs.top" 2>/dev/null || fail "go tool pprof could not read /debug/pprof/allocs"
 	wait "$pid"
 	cat "$T/heap.top" "$T/allocs.top"

@@ -10,6 +10,11 @@
 # tests/lib/http_raw.py, and the pages are used in headless Chromium by
 # tests/lib/http_cdp.py (screenshots in build/test-artifacts/http/).
 # Tests that need a collector of their own (token, shutdown) start one.
+# Every collector here makes its own access token, as by default: the
+# tests read it from SOCKET.http-token as a user would, and send it the
+# ways clients can: in the URL (http://pyprof:TOKEN@host/ for curl and go
+# tool pprof, ?token= for the browser, which then keeps its cookie) or as
+# Authorization: Bearer in raw requests.
 #
 # Rerun one test:  bats -f 'pid=' tests/e2e/http.bats
 
@@ -45,7 +50,10 @@ setup_file() {
 		>"$HT/collector.log" 2>&1 3>&- &
 	export HCPID=$!
 	PORT=$(http_port "$HT/collector.log")
-	export PORT BASE=http://127.0.0.1:$PORT
+	export PORT TOKEN
+	TOKEN=$(cat "$HSOCK.http-token")
+	[[ $TOKEN =~ ^[0-9a-f]{32}$ ]] || fail "token file: '$TOKEN'"
+	export BASE=http://pyprof:$TOKEN@127.0.0.1:$PORT
 	first=$(pyprof_pythons | head -1)
 	last=$(pyprof_pythons | tail -1)
 	[[ $first != *" missing" && $last != *" missing" ]] ||
@@ -294,8 +302,9 @@ idx_field() {
 }
 
 @test "keep-alive and pipelined requests are answered in order on one connection" {
-	$RAWHTTP "$PORT" --send "GET /debug/pprof/cmdline?pid=$APID HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" \
-		--pause 0.3 --send 'HEAD /debug/pprof/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' \
+	local auth="Authorization: Bearer $TOKEN\r\n"
+	$RAWHTTP "$PORT" --send "GET /debug/pprof/cmdline?pid=$APID HTTP/1.1\r\nHost: 127.0.0.1\r\n$auth\r\nGET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n$auth\r\n" \
+		--pause 0.3 --send "HEAD /debug/pprof/ HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Connection: close\r\n\r\n" \
 		--timeout 5 >"$T/ka"
 	cat -v "$T/ka"
 	grep -q 'response 1 status 200' "$T/ka"
@@ -306,8 +315,8 @@ idx_field() {
 	grep -q '^header content-type: text/html' "$T/ka"
 	grep -q '^eof yes' "$T/ka"
 	# HTTP/1.0: kept only when asked, and then said so.
-	$RAWHTTP "$PORT" --send 'GET /debug/pprof/symbol HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' \
-		--pause 0.3 --send 'GET /debug/pprof/symbol HTTP/1.0\r\n\r\n' --timeout 5 >"$T/ka10"
+	$RAWHTTP "$PORT" --send "GET /debug/pprof/symbol HTTP/1.0\r\n${auth}Connection: keep-alive\r\n\r\n" \
+		--pause 0.3 --send "GET /debug/pprof/symbol HTTP/1.0\r\n$auth\r\n" --timeout 5 >"$T/ka10"
 	cat "$T/ka10"
 	[[ $(grep -c '^header connection: keep-alive' "$T/ka10") == 1 ]]
 	grep -q 'response 2 status 200' "$T/ka10"
@@ -321,7 +330,7 @@ idx_field() {
 @test "Chromium opens the index, sees both processes and clicks into one's flame graph" {
 	shots=$PP_BUILD/test-artifacts/http
 	timeout 120 "$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/http_cdp.py" \
-		"$BASE/debug/pprof/?seconds=2" --pid "$APID" --zoom alpha_work \
+		"http://127.0.0.1:$PORT/debug/pprof/?seconds=2&token=$TOKEN" --pid "$APID" --zoom alpha_work \
 		--shots "$shots" >"$T/cdp" 2>"$T/cdp.err" || {
 		cat "$T/cdp" "$T/cdp.err"
 		fail "http_cdp.py failed"
@@ -398,9 +407,10 @@ EOF
 }
 
 @test "past 256 connections the next client gets 503; the others are still served" {
-	"$PP_HOST_PYTHON" - "$PORT" <<'EOF'
+	"$PP_HOST_PYTHON" - "$PORT" "$TOKEN" <<'EOF'
 import socket, sys, time
 port = int(sys.argv[1])
+token = sys.argv[2]
 held = [socket.create_connection(("127.0.0.1", port), 5) for _ in range(256)]
 time.sleep(0.3)
 extra = socket.create_connection(("127.0.0.1", port), 5)
@@ -409,7 +419,8 @@ got = extra.recv(4096).decode()
 print(got)
 assert got.startswith("HTTP/1.1 503 "), got
 assert "too many HTTP clients" in got, got
-held[100].sendall(b"GET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+held[100].sendall(("GET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % token).encode())
 held[100].settimeout(5)
 ans = held[100].recv(4096).decode()
 assert ans.startswith("HTTP/1.1 200 ") and "num_symbols: 1" in ans, ans
@@ -458,10 +469,60 @@ EOF
 	collector_stop
 }
 
+@test "without --http-token a token is made: in SOCKET.http-token (0600, gone at exit), logged once in the URL; 401 without it; every way of sending it works" {
+	umask 000
+	collector_start --http 0
+	port=$(http_port "$T/collector.log")
+	[[ -f $SOCK.http-token ]] || fail "no token file beside $SOCK: $(ls -la "$(dirname "$SOCK")")"
+	[[ $(stat -c %a "$SOCK.http-token") == 600 ]] || fail "$(stat -c '%a %n' "$SOCK.http-token")"
+	tok=$(cat "$SOCK.http-token")
+	[[ $tok =~ ^[0-9a-f]{32}$ ]] || fail "token: '$tok'"
+	[[ $(grep -c "$tok" "$T/collector.log") == 1 ]] || fail "token not logged once"
+	grep -qF "open http://127.0.0.1:$port/debug/pprof/?token=$tok" "$T/collector.log"
+	grep -qF "access token in $SOCK.http-token" "$T/collector.log"
+	u=http://127.0.0.1:$port/debug/pprof
+	# Without it, or wrong: nothing, not even a command line.
+	for bad in "$u/" "$u/cmdline?pid=$$" "$u/?token=x$tok" "http://pyprof:x$tok@127.0.0.1:$port/debug/pprof/"; do
+		curl -s -i "$bad" | tr -d '\r' >"$T/no"
+		grep -q '^HTTP/1.1 401' "$T/no" || fail "$bad: $(head -1 "$T/no")"
+	done
+	grep -q '^WWW-Authenticate: Basic realm="pyprof"' "$T/no"
+	# With it: ?token= (which sets the cookie a browser sends back), the
+	# URL's user info, Bearer, the cookie.
+	curl -s -i "$u/?token=$tok" | tr -d '\r' >"$T/q"
+	grep -q '^HTTP/1.1 200' "$T/q"
+	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/; HttpOnly; SameSite=Strict" "$T/q"
+	curl -s -i "http://anyone:$tok@127.0.0.1:$port/debug/pprof/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
+	curl -s -i -H "Authorization: Bearer $tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
+	curl -s -i -H "Cookie: x=1; pyprof_token_$port=$tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
+	curl -s -i -H "Cookie: pyprof_token_1=$tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 401'
+	go tool pprof -raw "$u/profile?seconds=1&token=$tok" >"$T/raw1"
+	grep -q '^PeriodType: cpu nanoseconds' "$T/raw1"
+	go tool pprof -raw "http://pyprof:$tok@127.0.0.1:$port/debug/pprof/profile?seconds=1" >"$T/raw2"
+	grep -q '^PeriodType: cpu nanoseconds' "$T/raw2"
+	collector_stop
+	[[ ! -e $SOCK.http-token ]] || fail "token file left at exit"
+	[[ $(grep -c "$tok" "$T/collector.log") == 1 ]] || fail "token logged again (access log?)"
+}
+
+@test "--http-no-auth serves without a token and says so; it excludes --http-token and needs --http" {
+	collector_start --http 0 --http-no-auth
+	port=$(http_port "$T/collector.log")
+	grep -q "http: --http-no-auth: anyone who can reach 127.0.0.1:$port can read every process's command line" "$T/collector.log"
+	[[ ! -e $SOCK.http-token ]] || fail "a token file with --http-no-auth"
+	curl -s -i "http://127.0.0.1:$port/debug/pprof/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
+	collector_stop
+	run "$PP_COLLECTOR" --socket "$SOCK" --http 0 --http-no-auth --http-token x
+	((status == 2)) && [[ $output == *"--http-no-auth and --http-token exclude each other"* ]] || fail "$status $output"
+	run "$PP_COLLECTOR" --socket "$SOCK" --http-no-auth
+	((status == 2)) && [[ $output == *"--http-no-auth goes with --http"* ]] || fail "$status $output"
+}
+
 @test "SIGTERM answers a waiting profile request 503 and the collector exits 0" {
 	collector_start --http 127.0.0.1:0
 	port=$(http_port "$T/collector.log")
-	curl -s -i "http://127.0.0.1:$port/debug/pprof/profile?seconds=30" >"$T/r" 3>&- &
+	curl -s -i -u ":$(cat "$SOCK.http-token")" \
+		"http://127.0.0.1:$port/debug/pprof/profile?seconds=30" >"$T/r" 3>&- &
 	cpid=$!
 	sleep 0.5
 	t0=$(date +%s.%N)

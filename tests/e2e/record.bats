@@ -258,3 +258,12 @@ teardown() {
 	run_capture u "$PP_PYPROF" frobnicate
 	assert_eq 125 "$RC" "unknown subcommand"
 }
+
+@test "pyprof record writes its profile 0600 whatever the umask (it holds the command line)" {
+	(umask 000 && "$PP_PYPROF" record -o "$T/p.pb.gz" -- "$PP_HOST_PYTHON" -c 'pass') \
+		>"$T/rec.out" 2>"$T/rec.err" || fail "$(cat "$T/rec.err")"
+	[[ $(stat -c %a "$T/p.pb.gz") == 600 ]] || fail "$(stat -c '%a %n' "$T/p.pb.gz")"
+	(umask 000 && "$PP_PYPROF" record --format svg -o "$T/p.svg" -- "$PP_HOST_PYTHON" -c 'pass') \
+		>"$T/rec.out" 2>"$T/rec.err" || fail "$(cat "$T/rec.err")"
+	[[ $(stat -c %a "$T/p.svg") == 600 ]] || fail "$(stat -c '%a %n' "$T/p.svg")"
+}

@@ -286,6 +286,119 @@ static void model_test(struct loop *loop, struct http_server *srv,
 			"answer in order, bodies whole, closed after an error");
 }
 
+/* 7. On loopback, only a Host naming loopback is served, read whole
+ * (DNS rebinding): a name that merely starts like one gets 403. */
+static void host_test(struct loop *loop, struct http_server *srv)
+{
+	static const struct {
+		const char *host;
+		int ok;
+	} cases[] = {
+		{ "localhost", 1 },          { "LocalHost:8080", 1 },
+		{ "127.0.0.1", 1 },          { "127.1.2.3:65535", 1 },
+		{ "[::1]", 1 },              { "[::1]:80", 1 },
+		{ "[0:0:0:0:0:0:0:1]:1", 1 },
+		{ "[::1]evil.com", 0 },      { "[::1]:80evil", 0 },
+		{ "[::1]:", 0 },             { "[::1]:65536", 0 },
+		{ "[::2]", 0 },              { "[::1", 0 },
+		{ "localhost.evil.com", 0 }, { "localhost:80x", 0 },
+		{ "localhost:", 0 },         { "127.0.0.1.evil.com", 0 },
+		{ "127.0.0.1:1:2", 0 },      { "128.0.0.1", 0 },
+		{ "evil.com", 0 },           { "[127.0.0.1]", 0 },
+	};
+	char req[256], buf[4096], name[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = connect_to(http_server_addr(srv));
+		int n = snprintf(req, sizeof(req),
+				 "GET /h HTTP/1.1\r\nHost: %s\r\n"
+				 "Connection: close\r\n\r\n", cases[i].host);
+		snprintf(name, sizeof(name), "7.%zu Host: %s -> %s", i + 1,
+			 cases[i].host, cases[i].ok ? "200" : "403");
+		if (fd < 0 || send(fd, req, (size_t)n, 0) != n) {
+			CHECK(0, name);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		settle_read(loop, fd, buf, sizeof(buf), "\r\n\r\n", 1);
+		CHECK(strncmp(buf, cases[i].ok ? "HTTP/1.1 200"
+					       : "HTTP/1.1 403", 12) == 0,
+		      name);
+		close(fd);
+	}
+}
+
+/* 8. With a token, each way of sending it, and the cookie that ?token=
+ * sets. */
+static void token_test(struct loop *loop)
+{
+	static const struct {
+		const char *extra; /* header lines, or a query with '?' */
+		int status;
+	} cases[] = {
+		{ "", 401 },
+		{ "?token=t0k", 200 },
+		{ "?token=t0", 401 },
+		{ "Authorization: Bearer t0k\r\n", 200 },
+		{ "Authorization: Bearer t0kk\r\n", 401 },
+		/* base64("pyprof:t0k"), base64(":t0k"), base64("u:bad") */
+		{ "Authorization: Basic cHlwcm9mOnQwaw==\r\n", 200 },
+		{ "Authorization: basic OnQwaw==\r\n", 200 },
+		{ "Authorization: Basic dTpiYWQ=\r\n", 401 },
+		{ "Authorization: Basic !!!!\r\n", 401 },
+		{ "Cookie: a=1; pyprof_token_PORT=t0k; b=2\r\n", 200 },
+		{ "Cookie: pyprof_token_PORT=t0kx\r\n", 401 },
+		{ "Cookie: pyprof_token_1=t0k\r\n", 401 },
+		{ "Cookie: xpyprof_token_PORT=t0k\r\n", 401 },
+	};
+	struct http_server *srv = NULL;
+	struct seen s = { 0 };
+	char err[HTTP_ERR_LEN], req[512], buf[4096], name[160], extra[160];
+
+	CHECK_OR_RETURN(http_listen(loop, "0", "t0k", handler, &s, &srv,
+				    err) == 0, err, );
+	const char *port = strrchr(http_server_addr(srv), ':') + 1;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *e = cases[i].extra, *at = strstr(e, "PORT");
+		if (at)
+			snprintf(extra, sizeof(extra), "%.*s%s%s",
+				 (int)(at - e), e, port, at + 4);
+		else
+			snprintf(extra, sizeof(extra), "%s", e);
+		int q = extra[0] == '?';
+		int n = snprintf(req, sizeof(req),
+				 "GET /t%s HTTP/1.1\r\nHost: localhost\r\n"
+				 "%sConnection: close\r\n\r\n",
+				 q ? extra : "", q ? "" : extra);
+		int fd = connect_to(http_server_addr(srv));
+		snprintf(name, sizeof(name), "8.%zu %s -> %d", i + 1,
+			 cases[i].extra, cases[i].status);
+		if (fd < 0 || send(fd, req, (size_t)n, 0) != n) {
+			CHECK(0, name);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		settle_read(loop, fd, buf, sizeof(buf), "\r\n\r\n", 1);
+		char want[16];
+		snprintf(want, sizeof(want), "HTTP/1.1 %d", cases[i].status);
+		CHECK(strncmp(buf, want, 12) == 0, name);
+		if (cases[i].status == 401)
+			CHECK(strstr(buf, "WWW-Authenticate: Basic") != NULL,
+			      "8.x a browser is asked for the token");
+		char cookie[80];
+		snprintf(cookie, sizeof(cookie),
+			 "Set-Cookie: pyprof_token_%s=t0k; Path=/; HttpOnly; "
+			 "SameSite=Strict\r\n", port);
+		CHECK((strstr(buf, cookie) != NULL) ==
+			      (q && cases[i].status == 200),
+		      "8.y the cookie is set by ?token= only");
+		close(fd);
+	}
+	http_free(srv);
+}
+
 int main(void)
 {
 	struct loop *loop = loop_new();
@@ -390,6 +503,8 @@ int main(void)
 	CHECK(s.waiting != NULL, "5.5 waiting again");
 	s.defer = 0;
 	model_test(loop, srv, &s);
+	host_test(loop, srv);
+	token_test(loop);
 	http_free(srv);
 	drain(fd, buf, sizeof(buf));
 	CHECK(s.cancelled == 2, "5.6 shutdown cancels");

@@ -324,8 +324,41 @@ static void test_corpus(void)
 	printf("replayed %d seeds\n", seeds);
 }
 
+/* ---- 7. Host names loopback, read whole ----------------------------------------- */
+
+static void test_host(void)
+{
+	static const struct {
+		const char *host;
+		int loopback;
+	} cases[] = {
+		{ "localhost", 1 },   { "LOCALHOST:1", 1 }, { "127.0.0.1", 1 },
+		{ "127.255.0.9:80", 1 }, { "[::1]", 1 },    { "[::1]:6060", 1 },
+		{ "[0::1]", 1 },      { "", 0 },            { ":80", 0 },
+		{ "[::1]evil.com", 0 }, { "[::1]x:80", 0 }, { "[::1]:", 0 },
+		{ "[::1]:0x50", 0 },  { "[::1]:123456", 0 }, { "[]", 0 },
+		{ "[::ffff:127.0.0.1]", 0 }, { "localhost.", 0 },
+		{ "localhostx", 0 },  { "127.0.0.1:", 0 },   { "127.1", 0 },
+		{ "127.0.0.1 ", 0 },  { "127.0.0.1:80:80", 0 },
+	};
+	char name[96];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_str h = { cases[i].host, strlen(cases[i].host) };
+		snprintf(name, sizeof(name), "7.%zu '%s' %s", i + 1,
+			 cases[i].host, cases[i].loopback ? "is loopback"
+							  : "is not");
+		CHECK(http_host_is_loopback(h) == cases[i].loopback, name);
+	}
+	/* The Cookie header is kept for the token check. */
+	struct http_req r;
+	CHECK(parse("GET / HTTP/1.1\r\nHost: x\r\nCookie: a=1; b=2\r\n"
+		    "\r\n", &r) == 1 && http_str_eq(r.cookie, "a=1; b=2"),
+	      "7.c Cookie kept");
+}
+
 int main(void)
 {
+	test_host();
 	test_statuses();
 	test_fields();
 	test_prefixes();
