@@ -125,8 +125,9 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
-	  libxml2-utils chromium python3-jsonschema curl
+	  libxml2-utils chromium python3-jsonschema curl patchelf
 	$(MAKE) deps-npm
+	tools/get-sid-pythons
 
 # afl++ for make fuzz-http only (it brings clang and LLVM: not for CI).
 deps-fuzz:
