@@ -58,15 +58,17 @@ pyprof_sid_root() {
 	return 1
 }
 
-# A sid interpreter for a MAJOR.MINOR token: prints "NAME EXE KIND".
+# A sid interpreter for a MAJOR.MINOR token, or MAJOR.MINOR.PATCH naming
+# its exact version: prints "NAME EXE KIND".
 pyprof_sid_python() {
 	local tok=$1 root exe full
-	[[ $tok =~ ^[0-9]+\.[0-9]+$ ]] || return 1
+	[[ $tok =~ ^([0-9]+\.[0-9]+)(\.[0-9]+)?$ ]] || return 1
 	root=$(pyprof_sid_root) || return 1
-	exe=$root/usr/bin/python$tok
+	exe=$root/usr/bin/python${BASH_REMATCH[1]}
 	[[ -x $exe ]] || return 1
 	full=$("$exe" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) ||
 		return 1
+	[[ $tok == "${BASH_REMATCH[1]}" || $tok == "$full" ]] || return 1
 	echo "$full $exe $(pyprof_python_kind "$exe")"
 }
 
