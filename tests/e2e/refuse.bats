@@ -4,7 +4,9 @@
 # the compiled table with PYPROF_TEST_WITHHOLD_TABLE, a switch for tests)
 # is named, with its reason, in pyprof record's summary without PYPROF_LOG,
 # logged and counted by the collector (--summary), and otherwise left
-# alone: same output, same exit status, children included.
+# alone: same output, same exit status, children included. The other
+# reasons (a debug or free-threaded build, PyPy, a version from the
+# future) come from tests/targets/fakepy.c, as in versions.bats.
 
 load ../lib/common
 
@@ -77,4 +79,24 @@ sys.exit(3)'
 		[[ -z $(ls "$OUT") ]] || fail "a profile was written for a process that was not profiled: $(ls "$OUT")"
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 3.13 3.14 system) for_each_python check
+}
+
+@test "pyprof record names each reason: a future version, a debug build, a free-threaded build, PyPy" {
+	local variant flags version want
+	while IFS='|' read -r variant flags version want; do
+		# shellcheck disable=SC2086 # flags: zero or one word
+		cc -rdynamic -o "$T/$variant" $flags "$PP_TARGETS/fakepy.c" ||
+			fail "cannot build the fake interpreter $variant"
+		FAKEPY_VERSION=$version run_capture "rec-$variant" "$PP_PYPROF" record \
+			-o "$T/$variant.pb.gz" -- "$T/$variant"
+		cat "$T/rec-$variant.err"
+		assert_eq 3 "$RC" "$variant: the program's exit status"
+		grep -qxF "pyprof: 1 process not profiled: $want (profiling off)" "$T/rec-$variant.err" ||
+			fail "$variant: no line 'pyprof: 1 process not profiled: $want (profiling off)'"
+	done <<'EOF'
+future||3.99.0 (fake)|Python 3.99 is not supported by this pyprof
+debug|-DDEBUG_BUILD|3.11.7 (fake)|Python 3.11 is a debug build, which pyprof does not support
+ft|-DFREE_THREADED|3.13.0 (fake)|Python 3.13 is a free-threaded build, which pyprof does not support yet
+pypy|-DPYPY||PyPy is not supported by pyprof (it profiles CPython)
+EOF
 }

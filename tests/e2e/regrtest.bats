@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# regrtest.bats - Python's own behaviour is unchanged (issue 3): for 3.8,
-# 3.11 and 3.13, a selection of CPython's regression tests from the
-# interpreter's own test package gives the same result, test by test, with
+# regrtest.bats - Python's own behaviour is unchanged: for 3.8, 3.11,
+# 3.13, 3.14 and 3.15 (Debian sid's, with libpython3.X-testsuite), a
+# selection of CPython's regression tests from the interpreter's own test
+# package gives the same result, test by test, with
 # libpyprof.so preloaded at PYPROF_HZ=10000 (the highest rate it accepts)
 # and a collector receiving the samples, as without it.
 #
@@ -72,12 +73,13 @@ teardown() {
 	common_teardown
 }
 
-# regrtest_same VERSION: the comparison for pyenv's newest VERSION.x.
+# regrtest_same VERSION: the comparison for pyenv's newest VERSION.x (or
+# Debian sid's, tests/lib/pythons.sh).
 regrtest_same() {
 	local want=$1 name exe kind
 	read -r name exe kind < <(PYPROF_TEST_PYTHONS=$want pyprof_pythons)
 	if [[ $kind == missing || -z $exe ]]; then
-		fail "no pyenv interpreter $want (issue 3 requires it)"
+		fail "no interpreter $want (tests/lib/pythons.sh; make deps fetches 3.14 and 3.15)"
 		return 1
 	fi
 	echo "== $name $exe; work files in $T/work"
@@ -97,4 +99,12 @@ regrtest_same() {
 
 @test "CPython 3.13's regression tests give the same results with the library sampling at 10000 Hz" {
 	regrtest_same 3.13
+}
+
+@test "CPython 3.14's regression tests give the same results with the library sampling at 10000 Hz" {
+	regrtest_same 3.14
+}
+
+@test "CPython 3.15's regression tests give the same results with the library sampling at 10000 Hz" {
+	regrtest_same 3.15
 }
