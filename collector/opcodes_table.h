@@ -1357,7 +1357,7 @@ static const char *const opcodes_3_13[256] = {
 	[254] = "INSTRUMENTED_LINE",
 };
 
-/* Python 3.14, from Python 3.14.10 */
+/* Python 3.14, from Python 3.14 (Debian sid) */
 static const char *const opcodes_3_14[256] = {
 	[0] = "CACHE",
 	[1] = "BINARY_SLICE",
@@ -1588,7 +1588,7 @@ static const char *const opcodes_3_14[256] = {
 	[255] = "ENTER_EXECUTOR",
 };
 
-/* Python 3.15, from Python 3.15.2 */
+/* Python 3.15, from Python 3.15 (Debian sid) */
 static const char *const opcodes_3_15[256] = {
 	[0] = "CACHE",
 	[1] = "BINARY_SLICE",

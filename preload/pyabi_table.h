@@ -18,8 +18,8 @@
  *   pyenv 3.12.1
  *   pyenv 3.13.0
  *   /usr/bin/python3 (3.11.2)
- *   Debian sid python3.14 (3.14.10)
- *   Debian sid python3.15 (3.15.2)
+ *   Debian sid python3.14
+ *   Debian sid python3.15
  */
 
 const struct pyabi pyabi_table[] = {
@@ -509,7 +509,7 @@ const struct pyabi pyabi_table[] = {
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
 	},
-	{ /* 3.14: Debian sid python3.14 (3.14.10) */
+	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
 		.minor = 14,                       /* PY_MINOR_VERSION */
 		.frame_kind = PYABI_FRAME_INTERP,  /* _PyInterpreterFrame chain */
@@ -563,7 +563,7 @@ const struct pyabi pyabi_table[] = {
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
 	},
-	{ /* 3.15: Debian sid python3.15 (3.15.2) */
+	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
 		.minor = 15,                       /* PY_MINOR_VERSION */
 		.frame_kind = PYABI_FRAME_INTERP,  /* _PyInterpreterFrame chain */
@@ -658,7 +658,7 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.u_length = 552,                   /* _Py_DebugOffsets.unicode_object.length */
 		.u_ascii_size = 560,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
 	},
-	{ /* 3.14: Debian sid python3.14 (3.14.10) */
+	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
 		.minor = 14,                       /* PY_MINOR_VERSION */
 		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
@@ -693,7 +693,7 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.u_length = 632,                   /* _Py_DebugOffsets.unicode_object.length */
 		.u_ascii_size = 640,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
 	},
-	{ /* 3.15: Debian sid python3.15 (3.15.2) */
+	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
 		.minor = 15,                       /* PY_MINOR_VERSION */
 		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
