@@ -3,6 +3,7 @@
 #   make            build/libpyprof.so, build/pyprof-collector, build/pyprof
 #   make check      the whole test suite (what CI and the README run)
 #   make check-quick unit tests and one smoke test
+#   make check-new  the whole suite on CPython 3.14 and 3.15 (Debian sid's)
 #   make bench      benchmarks (figures for README.md)
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local by default; runs ldconfig
@@ -86,6 +87,12 @@ check: all unit check-sigsafe
 check-regrtest: all unit
 	REGRTEST=1 T="regression tests" tests/run
 
+# The whole suite on the interpreters being ported to (CPython 3.14 and
+# 3.15 from Debian sid, tools/get-sid-pythons): not yet in make check's
+# default list (tests/lib/pythons.sh), which must fit CI's time.
+check-new: all unit check-sigsafe
+	PYPROF_TEST_PYTHONS=new tests/run
+
 check-quick: all unit
 	QUICK=1 tests/run
 
@@ -125,8 +132,9 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
-	  libxml2-utils chromium python3-jsonschema curl
+	  libxml2-utils chromium python3-jsonschema curl patchelf
 	$(MAKE) deps-npm
+	tools/get-sid-pythons
 
 # afl++ for make fuzz-http only (it brings clang and LLVM: not for CI).
 deps-fuzz:
@@ -155,4 +163,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format

@@ -126,17 +126,28 @@ int cmd_parse_uint(const char *s, unsigned long lo, unsigned long hi,
 		   unsigned long *out);
 
 /* What the collector writes to its --summary file at exit. */
+#define CMD_SUMMARY_REASONS 9
 struct cmd_summary {
 	unsigned long long n_processes;
 	unsigned long long n_samples;
 	unsigned long long n_lost;
+	unsigned long long n_refused;  /* processes not profiled */
+	size_t n_reasons;              /* why, grouped */
+	struct {
+		unsigned long long n;
+		char why[160];
+	} reasons[CMD_SUMMARY_REASONS];
 };
 
 /*
- * Parses a summary text such as "processes=1 samples=1234 lost=0\n":
- * whitespace-separated key=value pairs; unknown keys are ignored, so the
- * collector may add some. Returns 0 if all three known keys were found,
- * -EINVAL otherwise (*out then holds whatever was parsed).
+ * Parses a summary text such as "processes=1 samples=1234 lost=0
+ * refused=1\nrefused 1 Python 3.16 is not supported by this pyprof\n".
+ * The first line holds whitespace-separated key=value pairs; unknown keys
+ * are ignored, so the collector may add some (refused= is optional: 0).
+ * Each later line "refused N REASON" names a reason why N processes were
+ * not profiled; other lines are ignored. Returns 0 if processes, samples
+ * and lost were found, -EINVAL otherwise (*out then holds whatever was
+ * parsed).
  */
 int cmd_summary_parse(const char *text, struct cmd_summary *out);
 

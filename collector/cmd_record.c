@@ -815,7 +815,11 @@ static int report(const struct record *r, int coll_status)
 		 r->output, sum.n_samples, sum.n_samples == 1 ? "" : "s",
 		 sum.n_processes, sum.n_processes == 1 ? "" : "es",
 		 sum.n_lost);
-	if (sum.n_processes == 0)
+	for (size_t i = 0; i < sum.n_reasons; i++)
+		log_info("%llu process%s not profiled: %s (profiling off)",
+			 sum.reasons[i].n, sum.reasons[i].n == 1 ? "" : "es",
+			 sum.reasons[i].why);
+	if (sum.n_processes == 0 && sum.n_refused == 0)
 		log_warn("no Python process reported to the collector (is "
 			 "%s a CPython program? is PYPROF_DISABLE set?)",
 			 r->command[0]);

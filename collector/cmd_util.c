@@ -149,15 +149,15 @@ int cmd_summary_parse(const char *text, struct cmd_summary *out)
 	const char *p = text;
 
 	memset(out, 0, sizeof(*out));
-	while (*p) {
+	while (*p && *p != '\n') {
 		const char *key, *eq;
 		unsigned long long v;
 		char *end;
 		size_t klen;
 
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		while (*p == ' ' || *p == '\t' || *p == '\r')
 			p++;
-		if (!*p)
+		if (!*p || *p == '\n')
 			break;
 		key = p;
 		while (*p && *p != ' ' && *p != '\t' && *p != '\n' &&
@@ -180,7 +180,29 @@ int cmd_summary_parse(const char *text, struct cmd_summary *out)
 		} else if (klen == 4 && !memcmp(key, "lost", 4)) {
 			out->n_lost = v;
 			found |= 4;
+		} else if (klen == 7 && !memcmp(key, "refused", 7)) {
+			out->n_refused = v;
 		}
+	}
+	/* "refused N REASON" lines */
+	while ((p = strchr(p, '\n'))) {
+		unsigned long long v;
+		char *end;
+		p++;
+		if (strncmp(p, "refused ", 8) != 0 ||
+		    out->n_reasons == CMD_SUMMARY_REASONS)
+			continue;
+		errno = 0;
+		v = strtoull(p + 8, &end, 10);
+		if (errno || end == p + 8 || *end != ' ')
+			continue;
+		size_t wl = strcspn(end + 1, "\n");
+		if (wl >= sizeof(out->reasons[0].why))
+			wl = sizeof(out->reasons[0].why) - 1;
+		out->reasons[out->n_reasons].n = v;
+		memcpy(out->reasons[out->n_reasons].why, end + 1, wl);
+		out->reasons[out->n_reasons].why[wl] = '\0';
+		out->n_reasons++;
 	}
 	return found == 7 ? 0 : -EINVAL;
 }

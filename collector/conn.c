@@ -49,7 +49,9 @@ enum conn_state {
 	CONN_WANT_HELLO,
 	CONN_ACTIVE,
 	CONN_AFTER_BYE,
-	CONN_CONTROLLER /* sent CTL_REQUEST instead of HELLO (pyprof ctl) */
+	CONN_CONTROLLER, /* sent CTL_REQUEST instead of HELLO (pyprof ctl) */
+	CONN_REFUSED    /* its HELLO said the process is not profiled: no
+			   frame may follow (wire.h, WIRE_H_REFUSED) */
 };
 
 /* Bytes waiting to go to the client (control frames): beyond this the
@@ -342,12 +344,34 @@ static int check_claimed_pid(struct conn *c, uint64_t pid)
 	return -EPERM;
 }
 
+/* A process that is not profiled says why (wire.h, WIRE_H_REFUSED): no
+ * session; it is logged and counted, and nothing may follow. */
+static void on_refused(struct conn *c, const struct proc_hello *h,
+		       const uint8_t *why, size_t why_len)
+{
+	char text[PROCS_REFUSED_LEN], exe[256], comm[64];
+
+	log_printable(text, sizeof(text), (const char *)why, why_len);
+	log_printable(exe, sizeof(exe), (const char *)h->exe.p, h->exe.len);
+	log_printable(comm, sizeof(comm), (const char *)h->comm.p,
+		      h->comm.len);
+	log_info("pid %" PRIu64 " (%s, %s) is not profiled: %s", h->pid,
+		 exe[0] ? exe : "?", comm[0] ? comm : "?",
+		 text[0] ? text : "no reason given");
+	procs_note_refused(c->reg, text[0] ? text : "no reason given");
+	c->pid = h->pid;
+	c->state = CONN_REFUSED;
+	c->end_why = "not profiled";
+}
+
 static int on_hello(struct conn *c, struct wire_in *r)
 {
 	struct proc_hello h = { 0 };
 	struct proc_bytes *args = NULL;
 	size_t args_cap = 0;
 	uint64_t seen = 0; /* bit per tag < 64 already read */
+	const uint8_t *refused = NULL;
+	size_t refused_len = 0;
 	char err[PROC_ERR_LEN];
 	int resumed, rc = -EPROTO;
 
@@ -385,6 +409,11 @@ static int on_hello(struct conn *c, struct wire_in *r)
 		if (tag == WIRE_H_WRITTEN && !is_bytes) {
 			h.written = v;
 			h.has_written = 1;
+			continue;
+		}
+		if (tag == WIRE_H_REFUSED && is_bytes) {
+			refused = s;
+			refused_len = n;
 			continue;
 		}
 		if (tag == 0 || tag > WIRE_H_COMM)
@@ -466,6 +495,11 @@ static int on_hello(struct conn *c, struct wire_in *r)
 	}
 	if ((rc = check_claimed_pid(c, h.pid)) < 0)
 		goto out;
+	if (refused) {
+		on_refused(c, &h, refused, refused_len);
+		rc = 0;
+		goto out;
+	}
 	h.args = args;
 	rc = proc_session_open(c->reg, &h, &c->session, &resumed, err);
 	if (rc < 0) {
@@ -705,6 +739,8 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 	if (c->state != CONN_ACTIVE) {
 		reject(c, "%s frame %s", type_names[type],
 		       c->state == CONN_WANT_HELLO ? "before HELLO"
+		       : c->state == CONN_REFUSED  ? "from a process that is "
+						     "not profiled"
 						   : "after BYE");
 		return -EPROTO;
 	}
@@ -810,6 +846,11 @@ static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
 	}
 	if (c->state == CONN_AFTER_BYE) {
 		reject(c, "%s frame after BYE", type_names[type]);
+		return -EPROTO;
+	}
+	if (c->state == CONN_REFUSED) {
+		reject(c, "%s frame after a HELLO saying the process is not "
+			  "profiled", type_names[type]);
 		return -EPROTO;
 	}
 	switch (type) {

@@ -804,15 +804,34 @@ out:
 	free(list);
 }
 
+/* The --summary file: one line of counts (refused=N only when some
+ * process was not profiled), then one line per reason why processes were
+ * not profiled: "refused N REASON" (cmd_summary_parse). */
 static void write_summary(struct output *o)
 {
-	char line[128];
-	int n = snprintf(line, sizeof(line),
+	char text[256 + (PROCS_REFUSED_KINDS + 1) * (PROCS_REFUSED_LEN + 32)];
+	size_t len = 0;
+	const char *why;
+	uint64_t n_why;
+	int n = snprintf(text, sizeof(text),
 			 "processes=%" PRIu64 " samples=%" PRIu64
-			 " lost=%" PRIu64 "\n",
+			 " lost=%" PRIu64,
 			 procs_n_seen(o->reg), procs_total_samples(o->reg),
 			 procs_total_lost(o->reg));
-	int rc = file_write_atomic(o->opts->summary_file, line, (size_t)n,
+	len = (size_t)n;
+	if (procs_n_refused(o->reg))
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					" refused=%" PRIu64,
+					procs_n_refused(o->reg));
+	text[len++] = '\n';
+	for (size_t i = 0; (why = procs_refused_reason(o->reg, i, &n_why)); i++) {
+		n = snprintf(text + len, sizeof(text) - len,
+			     "refused %" PRIu64 " %s\n", n_why, why);
+		if (n < 0 || (size_t)n >= sizeof(text) - len)
+			break;
+		len += (size_t)n;
+	}
+	int rc = file_write_atomic(o->opts->summary_file, text, len,
 				   FILEIO_REPLACE);
 	if (rc < 0) {
 		log_error("cannot write %s: %s", o->opts->summary_file,

@@ -130,6 +130,12 @@ struct procs {
 	unsigned n_tombs;
 	void (*written_fn)(void *arg, void *owner);
 	void *written_arg;
+	uint64_t n_refused;        /* HELLOs with WIRE_H_REFUSED */
+	size_t n_refused_kinds;
+	struct {
+		uint64_t n;
+		char why[PROCS_REFUSED_LEN];
+	} refused[PROCS_REFUSED_KINDS + 1]; /* + "other reasons" */
 };
 
 static uint64_t now_unix_ns(void)
@@ -312,6 +318,44 @@ uint64_t procs_total_samples(const struct procs *reg)
 uint64_t procs_total_lost(const struct procs *reg)
 {
 	return reg->total_lost;
+}
+
+void procs_note_refused(struct procs *reg, const char *why)
+{
+	size_t i;
+
+	reg->n_refused++;
+	for (i = 0; i < reg->n_refused_kinds; i++)
+		if (strncmp(reg->refused[i].why, why, PROCS_REFUSED_LEN - 1) == 0)
+			break;
+	if (i == reg->n_refused_kinds) {
+		if (i == PROCS_REFUSED_KINDS) {
+			i = PROCS_REFUSED_KINDS; /* the "other reasons" slot */
+			snprintf(reg->refused[i].why, PROCS_REFUSED_LEN,
+				 "other reasons");
+		} else {
+			snprintf(reg->refused[i].why, PROCS_REFUSED_LEN,
+				 "%s", why);
+			reg->n_refused_kinds++;
+		}
+	}
+	reg->refused[i].n++;
+}
+
+uint64_t procs_n_refused(const struct procs *reg)
+{
+	return reg->n_refused;
+}
+
+const char *procs_refused_reason(const struct procs *reg, size_t i,
+				 uint64_t *n)
+{
+	if (i == reg->n_refused_kinds && reg->refused[PROCS_REFUSED_KINDS].n)
+		i = PROCS_REFUSED_KINDS;
+	else if (i >= reg->n_refused_kinds)
+		return NULL;
+	*n = reg->refused[i].n;
+	return reg->refused[i].why;
 }
 
 void procs_remove(struct procs *reg, struct proc *p)

@@ -157,6 +157,23 @@ uint64_t procs_n_seen(const struct procs *reg);
 uint64_t procs_total_samples(const struct procs *reg);
 uint64_t procs_total_lost(const struct procs *reg);
 
+/*
+ * Processes that said they are not profiled (a HELLO with WIRE_H_REFUSED),
+ * grouped by their reason: the first PROCS_REFUSED_KINDS distinct reasons
+ * are kept (truncated to PROCS_REFUSED_LEN - 1 bytes), later ones are
+ * counted together as "other reasons". why must already be printable
+ * (log_printable). Loop thread, like the rest of the registry.
+ */
+#define PROCS_REFUSED_KINDS 8
+#define PROCS_REFUSED_LEN 160
+void procs_note_refused(struct procs *reg, const char *why);
+/* Refused processes over the registry's life. */
+uint64_t procs_n_refused(const struct procs *reg);
+/* The i-th reason (i from 0) and how many processes gave it; NULL past
+ * the last. */
+const char *procs_refused_reason(const struct procs *reg, size_t i,
+				 uint64_t *n);
+
 /* Unlinks and frees p, which must have no session. When the registry
  * becomes empty the shared symtab is cleared (nothing refers to it). */
 void procs_remove(struct procs *reg, struct proc *p);

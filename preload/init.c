@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include "guard.h"
 #include "log.h"
 #include "pyabi.h"
+#include "refuse.h"
 #include "sampler.h"
 #include "threads.h"
 #include "tid.h"
@@ -268,6 +270,35 @@ static void drop_from_preload(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/*
+ * Staying inert for a reason the user must see: one line on stderr (as
+ * always), and the refusal HELLO so that the collector counts the process
+ * (refuse.h). why has no "profiling is off": the log line adds it.
+ */
+static void refuse(const char *version, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void refuse(const char *version, const char *fmt, ...)
+{
+	char why[200], pyver[32] = "";
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	plog_always("%s; profiling is off", why);
+	if (version) { /* "3.16.0a1 (main, ...)": its first word */
+		size_t n = strcspn(version, " ");
+		if (n >= sizeof pyver)
+			n = sizeof pyver - 1;
+		memcpy(pyver, version, n);
+		pyver[n] = '\0';
+	}
+	int rc = refuse_notify(cfg.socket, cfg.collector_uid, pyver, why);
+	if (rc < 0)
+		plog_debug("no collector told of the refusal: %s",
+			   strerror(-rc));
+}
+
 /* Parses "3.11.7 (main, ...)" into major and minor. */
 static int parse_version(const char *v, int *major, int *minor)
 {
@@ -302,8 +333,8 @@ __attribute__((constructor)) static void pyprof_init(void)
 		 * out, once (only if it does not even look like CPython). */
 		if (dlsym(RTLD_DEFAULT, "pypy_setup_home") &&
 		    config_load(&cfg) == 0 && !cfg.disabled)
-			plog_always("PyPy is not supported by pyprof (it "
-				    "profiles CPython); profiling is off");
+			refuse(NULL, "PyPy is not supported by pyprof (it "
+				     "profiles CPython)");
 		return; /* not CPython: stay inert, silently */
 	}
 	if (config_load(&cfg) < 0)
@@ -317,32 +348,35 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	const char *version = get_version();
 	if (!version || parse_version(version, &major, &minor) < 0) {
-		plog_always("cannot tell this Python's version; profiling is "
-			    "off");
+		refuse(NULL, "cannot tell this Python's version");
 		return;
 	}
 	/* Free-threaded builds (3.13t+) have another object header and
 	 * per-thread bytecode: not supported yet. */
 	if (dlsym(RTLD_DEFAULT, "_Py_MergeZeroLocalRefcount") ||
 	    dlsym(RTLD_DEFAULT, "_Py_ExplicitMergeRefcount")) {
-		plog_always("Python %d.%d is a free-threaded build, which "
-			    "pyprof does not support yet; profiling is off",
-			    major, minor);
+		refuse(version, "Python %d.%d is a free-threaded build, "
+				"which pyprof does not support yet",
+		       major, minor);
 		return;
 	}
 	/* Debug builds (Py_REF_DEBUG) lay objects out differently. */
 	if (dlsym(RTLD_DEFAULT, "_Py_NegativeRefcount") ||
 	    dlsym(RTLD_DEFAULT, "_Py_RefTotal")) {
-		plog_always("Python %d.%d is a debug build, which pyprof does "
-			    "not support; profiling is off",
-			    major, minor);
+		refuse(version, "Python %d.%d is a debug build, which "
+				"pyprof does not support",
+		       major, minor);
 		return;
 	}
-	const struct pyabi *abi = pyabi_find(major, minor);
+	/* PYPROF_TEST_WITHHOLD_TABLE: for the tests, not a user option: as
+	 * if this pyprof had no compiled row for the running version. */
+	const struct pyabi *abi = getenv("PYPROF_TEST_WITHHOLD_TABLE")
+					  ? NULL
+					  : pyabi_find(major, minor);
 	if (!abi) {
-		plog_always("Python %d.%d is not supported by this pyprof; "
-			    "profiling is off",
-			    major, minor);
+		refuse(version, "Python %d.%d is not supported by this "
+				"pyprof",
+		       major, minor);
 		return;
 	}
 
@@ -354,10 +388,9 @@ __attribute__((constructor)) static void pyprof_init(void)
 		if (!runtime ||
 		    pyabi_check_debug_offsets(abi, runtime, guard_copy, why,
 					      sizeof why) != 0) {
-			plog_always("Python %d.%d does not match pyprof's "
-				    "layout table (%s); profiling is off",
-				    major, minor,
-				    runtime ? why : "no _PyRuntime");
+			refuse(version, "Python %d.%d does not match "
+					"pyprof's layout table (%s)",
+			       major, minor, runtime ? why : "no _PyRuntime");
 			return;
 		}
 	}

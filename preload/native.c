@@ -170,6 +170,93 @@ out:
 		close(fd);
 }
 
+/* ---- out-of-line parts of a function, from its own jumps ----------------- */
+
+/*
+ * Without .symtab (a stripped executable, like Debian's static pythonX.Y)
+ * the parts GCC moves out of a function (hot/cold partitioning: on Debian
+ * sid's 3.14 and 3.15 most of _PyEval_EvalFrameDefault's body is such a
+ * part, entered by a conditional jump from its first bytes) have no name.
+ * They are found from the code: every near jump (0F 8x rel32, E9 rel32) in
+ * the function's own extent [lo, hi) whose target is outside it, is the
+ * exact start of an unwind-table entry (an FDE in .eh_frame_hdr, whose
+ * sorted table also bounds the part: up to the next FDE) and is not the
+ * start of an exported function (a tail call) is taken as a part. A byte
+ * pair decoded out of phase would have to hit an FDE start exactly to
+ * count. The object's memory is its own mapped code and tables.
+ */
+static void add_jumped_parts(const struct owner *o, uint64_t lo, uint64_t hi)
+{
+	const ElfW(Phdr) *eh = NULL;
+	for (int i = 0; i < o->phnum; i++)
+		if (o->phdr[i].p_type == PT_GNU_EH_FRAME)
+			eh = &o->phdr[i];
+	if (!eh || hi - lo < 6)
+		return;
+	const uint8_t *hdr = (const uint8_t *)(uintptr_t)(o->bias + eh->p_vaddr);
+	/* version 1; table of (sdata4 datarel start, sdata4 datarel fde) */
+	if (hdr[0] != 1 || hdr[3] != 0x3b)
+		return;
+	/* eh_frame_ptr (4 bytes with GCC's pcrel sdata4), then the count */
+	if (hdr[1] != 0x1b || hdr[2] != 0x03)
+		return;
+	uint32_t count;
+	memcpy(&count, hdr + 8, 4);
+	const uint8_t *tab = hdr + 12;
+	const uint8_t *code = (const uint8_t *)(uintptr_t)lo;
+	for (uint64_t i = 0; i + 6 <= hi - lo; i++) {
+		uint64_t next, target;
+		int32_t rel;
+		if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80) {
+			memcpy(&rel, code + i + 2, 4);
+			next = lo + i + 6;
+		} else if (code[i] == 0xe9 && i + 5 <= hi - lo) {
+			memcpy(&rel, code + i + 1, 4);
+			next = lo + i + 5;
+		} else {
+			continue;
+		}
+		target = next + (uint64_t)(int64_t)rel;
+		if (target >= lo && target < hi)
+			continue;
+		/* binary search for an FDE starting exactly at target */
+		uint32_t a = 0, b = count;
+		while (a < b) {
+			uint32_t m = a + (b - a) / 2;
+			int32_t loc;
+			memcpy(&loc, tab + (uint64_t)m * 8, 4);
+			uint64_t start = (uint64_t)(uintptr_t)hdr + (uint64_t)(int64_t)loc;
+			if (start < target)
+				a = m + 1;
+			else
+				b = m;
+		}
+		int32_t loc;
+		if (a >= count)
+			continue;
+		memcpy(&loc, tab + (uint64_t)a * 8, 4);
+		if ((uint64_t)(uintptr_t)hdr + (uint64_t)(int64_t)loc != target)
+			continue;
+		Dl_info di;
+		if (dladdr((void *)(uintptr_t)target, &di) && di.dli_saddr &&
+		    (uint64_t)(uintptr_t)di.dli_saddr == target)
+			continue; /* an exported function: a tail call */
+		uint64_t end = hi > target ? hi : target + 1;
+		if (a + 1 < count) {
+			memcpy(&loc, tab + (uint64_t)(a + 1) * 8, 4);
+			end = (uint64_t)(uintptr_t)hdr + (uint64_t)(int64_t)loc;
+		} else {
+			continue; /* the last FDE: no bound */
+		}
+		if (in_ranges(eval_r, n_eval, target))
+			continue;
+		add_range(eval_r, &n_eval, target, end);
+		plog_debug("native: eval loop part at %#lx+%lu (jumped to from "
+			   "its entry)", (unsigned long)target,
+			   (unsigned long)(end - target));
+	}
+}
+
 /* A thread's cfi cache goes with the thread: unpublished first, so that a
  * late signal sees none. */
 static pthread_key_t cache_key;
@@ -206,6 +293,9 @@ static int find_eval(int major)
 	dl_iterate_phdr(find_owner, &o);
 	if (o.found && o.path[0] == '/')
 		add_split_parts(o.path, o.bias, name);
+	if (o.found && n_eval == 1) /* no .symtab: find the parts by code */
+		add_jumped_parts(&o, (uint64_t)(uintptr_t)sym,
+				 (uint64_t)(uintptr_t)sym + es->st_size);
 	return 0;
 }
 

@@ -14,13 +14,14 @@
  * agent's symbolizer. The struct is written once, before any timer is
  * armed, and only read afterwards, so it needs no synchronization.
  *
- * What a new CPython version needs (3.14 is the next one):
- *   - a row from tools/gen-pyabi (run it against the new headers);
- *   - 3.14: f_executable is a _PyStackRef, whose low bits are tags: set
- *     code_ref_tag_mask = 3 so the walker masks them; frame owners were
- *     renumbered (owner_cstack = 4, and 3 = FRAME_OWNED_BY_INTERPRETER is
- *     also an entry sentinel: list it in owner_skip2);
- *   - on 3.13+, cross-check the row with _Py_DebugOffsets (pyabi.c).
+ * What a new CPython version needs: a row from tools/gen-pyabi (run it
+ * against the new headers; tools/get-sid-pythons fetches Debian's builds),
+ * and a look at what moved. 3.14: f_executable is a _PyStackRef whose low
+ * bits are tags (code_ref_tag_mask masks them); frame owners were
+ * renumbered (owner_cstack = 4, and 3 = FRAME_OWNED_BY_INTERPRETER is also
+ * an entry sentinel: owner_skip2). 3.15 dropped FRAME_OWNED_BY_CSTACK:
+ * owner_cstack = 3, no owner_skip2. On 3.13+ the row is cross-checked
+ * with _Py_DebugOffsets (pyabi.c).
  */
 #ifndef PYPROF_PYABI_H
 #define PYPROF_PYABI_H

@@ -18,6 +18,8 @@
  *   pyenv 3.12.1
  *   pyenv 3.13.0
  *   /usr/bin/python3 (3.11.2)
+ *   Debian sid python3.14
+ *   Debian sid python3.15
  */
 
 const struct pyabi pyabi_table[] = {
@@ -507,6 +509,114 @@ const struct pyabi pyabi_table[] = {
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
 	},
+	{ /* 3.14: Debian sid python3.14 */
+		.major = 3,                        /* PY_MAJOR_VERSION */
+		.minor = 14,                       /* PY_MINOR_VERSION */
+		.frame_kind = PYABI_FRAME_INTERP,  /* _PyInterpreterFrame chain */
+		.lasti_kind = PYABI_LASTI_NEXT,    /* _PyInterpreterFrame.instr_ptr */
+		.lines_kind = PYABI_LINES_311,     /* co_linetable, location table */
+		.str_kind = PYABI_STR_UNICODE,     /* PEP 393 PyUnicodeObject */
+		.rt_interp_head = 808,             /* _PyRuntimeState.interpreters.head */
+		.interp_next = 7272,               /* PyInterpreterState.next */
+		.interp_tstate_head = 7344,        /* PyInterpreterState.threads.head */
+		.ts_next = 8,                      /* PyThreadState.next */
+		.ts_interp = 16,                   /* PyThreadState.interp */
+		.ts_thread_id = 152,               /* PyThreadState.thread_id */
+		.ts_native_thread_id = 160,        /* PyThreadState.native_thread_id */
+		.ts_frame = 72,                    /* PyThreadState.current_frame */
+		.ts_cframe = PYABI_NONE,           /* _PyCFrame removed in 3.13 */
+		.cframe_current_frame = PYABI_NONE, /* _PyCFrame removed in 3.13 */
+		.gil_kind = PYABI_GIL_INTERP_PTR,  /* interp->ceval.gil: locked + last_holder */
+		.rt_tstate_current = PYABI_NONE,   /* 3.12 made the current tstate a C thread-local */
+		.rt_gil = PYABI_NONE,              /* 3.12: the GIL lives in the interpreter (PEP 684) */
+		.interp_gil_ptr = 16,              /* PyInterpreterState.ceval.gil */
+		.interp_gil = 7784,                /* PyInterpreterState._gil */
+		.gil_locked = 16,                  /* _gil_runtime_state.locked, int */
+		.gil_holder = 8,                   /* _gil_runtime_state.last_holder */
+		.f_back = 8,                       /* _PyInterpreterFrame.previous */
+		.f_code = 0,                       /* _PyInterpreterFrame.f_executable */
+		.f_lasti = 56,                     /* _PyInterpreterFrame.instr_ptr */
+		.f_is_entry = PYABI_NONE,          /* is_entry replaced by FRAME_OWNED_BY_CSTACK shims */
+		.f_owner = 74,                     /* _PyInterpreterFrame.owner */
+		.owner_generator = 1,              /* enum _frameowner FRAME_OWNED_BY_GENERATOR */
+		.owner_cstack = 4,                 /* enum _frameowner FRAME_OWNED_BY_CSTACK */
+		.owner_skip2 = 3,                  /* enum _frameowner FRAME_OWNED_BY_INTERPRETER, an entry sentinel */
+		.code_ref_tag_mask = 3,            /* Py_TAG_BITS of f_executable */
+		.rt_pending_finishing = PYABI_NONE, /* only 3.8's Py_AddPendingCall prints an error once finalization began */
+		.co_filename = 112,                /* PyCodeObject.co_filename */
+		.co_name = 120,                    /* PyCodeObject.co_name */
+		.co_qualname = 128,                /* PyCodeObject.co_qualname */
+		.co_firstlineno = 68,              /* PyCodeObject.co_firstlineno */
+		.co_linetable = 136,               /* PyCodeObject.co_linetable */
+		.co_code_adaptive = 208,           /* PyCodeObject.co_code_adaptive */
+		.co_firsttraceable = 192,          /* PyCodeObject._co_firsttraceable */
+		.co_code = PYABI_NONE,             /* 3.11+: the bytecode is inline (co_code_adaptive) */
+		.ob_type = 8,                      /* PyObject.ob_type */
+		.var_size = 16,                    /* PyVarObject.ob_size */
+		.bytes_sval = 32,                  /* PyBytesObject.ob_sval */
+		.u_length = 16,                    /* PyASCIIObject.length */
+		.u_state = 32,                     /* PyASCIIObject.state */
+		.u_kind_shift = 2,                 /* PyASCIIObject.state.kind, 3 bits */
+		.u_compact_bit = 5,                /* PyASCIIObject.state.compact */
+		.u_ascii_bit = 6,                  /* PyASCIIObject.state.ascii */
+		.u_ascii_size = 40,                /* sizeof(PyASCIIObject) */
+		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
+		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
+	},
+	{ /* 3.15: Debian sid python3.15 */
+		.major = 3,                        /* PY_MAJOR_VERSION */
+		.minor = 15,                       /* PY_MINOR_VERSION */
+		.frame_kind = PYABI_FRAME_INTERP,  /* _PyInterpreterFrame chain */
+		.lasti_kind = PYABI_LASTI_NEXT,    /* _PyInterpreterFrame.instr_ptr */
+		.lines_kind = PYABI_LINES_311,     /* co_linetable, location table */
+		.str_kind = PYABI_STR_UNICODE,     /* PEP 393 PyUnicodeObject */
+		.rt_interp_head = 936,             /* _PyRuntimeState.interpreters.head */
+		.interp_next = 7264,               /* PyInterpreterState.next */
+		.interp_tstate_head = 7336,        /* PyInterpreterState.threads.head */
+		.ts_next = 8,                      /* PyThreadState.next */
+		.ts_interp = 16,                   /* PyThreadState.interp */
+		.ts_thread_id = 176,               /* PyThreadState.thread_id */
+		.ts_native_thread_id = 184,        /* PyThreadState.native_thread_id */
+		.ts_frame = 72,                    /* PyThreadState.current_frame */
+		.ts_cframe = PYABI_NONE,           /* _PyCFrame removed in 3.13 */
+		.cframe_current_frame = PYABI_NONE, /* _PyCFrame removed in 3.13 */
+		.gil_kind = PYABI_GIL_INTERP_PTR,  /* interp->ceval.gil: locked + last_holder */
+		.rt_tstate_current = PYABI_NONE,   /* 3.12 made the current tstate a C thread-local */
+		.rt_gil = PYABI_NONE,              /* 3.12: the GIL lives in the interpreter (PEP 684) */
+		.interp_gil_ptr = 16,              /* PyInterpreterState.ceval.gil */
+		.interp_gil = 7736,                /* PyInterpreterState._gil */
+		.gil_locked = 16,                  /* _gil_runtime_state.locked, int */
+		.gil_holder = 8,                   /* _gil_runtime_state.last_holder */
+		.f_back = 8,                       /* _PyInterpreterFrame.previous */
+		.f_code = 0,                       /* _PyInterpreterFrame.f_executable */
+		.f_lasti = 56,                     /* _PyInterpreterFrame.instr_ptr */
+		.f_is_entry = PYABI_NONE,          /* is_entry replaced by FRAME_OWNED_BY_CSTACK shims */
+		.f_owner = 74,                     /* _PyInterpreterFrame.owner */
+		.owner_generator = 1,              /* enum _frameowner FRAME_OWNED_BY_GENERATOR */
+		.owner_cstack = 3,                 /* enum _frameowner FRAME_OWNED_BY_INTERPRETER, the entry frame */
+		.owner_skip2 = PYABI_NONE,         /* 3.15: one entry owner (owner_cstack) */
+		.code_ref_tag_mask = 3,            /* Py_TAG_BITS of f_executable */
+		.rt_pending_finishing = PYABI_NONE, /* only 3.8's Py_AddPendingCall prints an error once finalization began */
+		.co_filename = 112,                /* PyCodeObject.co_filename */
+		.co_name = 120,                    /* PyCodeObject.co_name */
+		.co_qualname = 128,                /* PyCodeObject.co_qualname */
+		.co_firstlineno = 68,              /* PyCodeObject.co_firstlineno */
+		.co_linetable = 136,               /* PyCodeObject.co_linetable */
+		.co_code_adaptive = 208,           /* PyCodeObject.co_code_adaptive */
+		.co_firsttraceable = 192,          /* PyCodeObject._co_firsttraceable */
+		.co_code = PYABI_NONE,             /* 3.11+: the bytecode is inline (co_code_adaptive) */
+		.ob_type = 8,                      /* PyObject.ob_type */
+		.var_size = 16,                    /* PyVarObject.ob_size */
+		.bytes_sval = 32,                  /* PyBytesObject.ob_sval */
+		.u_length = 16,                    /* PyASCIIObject.length */
+		.u_state = 32,                     /* PyASCIIObject.state */
+		.u_kind_shift = 2,                 /* PyASCIIObject.state.kind, 3 bits */
+		.u_compact_bit = 5,                /* PyASCIIObject.state.compact */
+		.u_ascii_bit = 6,                  /* PyASCIIObject.state.ascii */
+		.u_ascii_size = 40,                /* sizeof(PyASCIIObject) */
+		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
+		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
+	},
 	{ .major = 0 },
 };
 
@@ -547,6 +657,76 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.u_state = 544,                    /* _Py_DebugOffsets.unicode_object.state */
 		.u_length = 552,                   /* _Py_DebugOffsets.unicode_object.length */
 		.u_ascii_size = 560,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
+	},
+	{ /* 3.14: Debian sid python3.14 */
+		.major = 3,                        /* PY_MAJOR_VERSION */
+		.minor = 14,                       /* PY_MINOR_VERSION */
+		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
+		.version = 8,                      /* _Py_DebugOffsets.version */
+		.free_threaded = 16,               /* _Py_DebugOffsets.free_threaded */
+		.rt_interp_head = 40,              /* _Py_DebugOffsets.runtime_state.interpreters_head */
+		.interp_next = 64,                 /* _Py_DebugOffsets.interpreter_state.next */
+		.interp_tstate_head = 72,          /* _Py_DebugOffsets.interpreter_state.threads_head */
+		.interp_gil_ptr = 120,             /* _Py_DebugOffsets.interpreter_state.ceval_gil */
+		.interp_gil = 128,                 /* _Py_DebugOffsets.interpreter_state.gil_runtime_state */
+		.interp_gil_locked = 144,          /* _Py_DebugOffsets.interpreter_state.gil_runtime_state_locked */
+		.interp_gil_holder = 152,          /* _Py_DebugOffsets.interpreter_state.gil_runtime_state_holder */
+		.ts_next = 192,                    /* _Py_DebugOffsets.thread_state.next */
+		.ts_interp = 200,                  /* _Py_DebugOffsets.thread_state.interp */
+		.ts_frame = 208,                   /* _Py_DebugOffsets.thread_state.current_frame */
+		.ts_thread_id = 216,               /* _Py_DebugOffsets.thread_state.thread_id */
+		.ts_native_thread_id = 224,        /* _Py_DebugOffsets.thread_state.native_thread_id */
+		.f_back = 256,                     /* _Py_DebugOffsets.interpreter_frame.previous */
+		.f_code = 264,                     /* _Py_DebugOffsets.interpreter_frame.executable */
+		.f_lasti = 272,                    /* _Py_DebugOffsets.interpreter_frame.instr_ptr */
+		.f_owner = 288,                    /* _Py_DebugOffsets.interpreter_frame.owner */
+		.co_filename = 320,                /* _Py_DebugOffsets.code_object.filename */
+		.co_name = 328,                    /* _Py_DebugOffsets.code_object.name */
+		.co_qualname = 336,                /* _Py_DebugOffsets.code_object.qualname */
+		.co_linetable = 344,               /* _Py_DebugOffsets.code_object.linetable */
+		.co_firstlineno = 352,             /* _Py_DebugOffsets.code_object.firstlineno */
+		.co_code_adaptive = 384,           /* _Py_DebugOffsets.code_object.co_code_adaptive */
+		.ob_type = 408,                    /* _Py_DebugOffsets.pyobject.ob_type */
+		.var_size = 600,                   /* _Py_DebugOffsets.bytes_object.ob_size */
+		.bytes_sval = 608,                 /* _Py_DebugOffsets.bytes_object.ob_sval */
+		.u_state = 624,                    /* _Py_DebugOffsets.unicode_object.state */
+		.u_length = 632,                   /* _Py_DebugOffsets.unicode_object.length */
+		.u_ascii_size = 640,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
+	},
+	{ /* 3.15: Debian sid python3.15 */
+		.major = 3,                        /* PY_MAJOR_VERSION */
+		.minor = 15,                       /* PY_MINOR_VERSION */
+		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
+		.version = 8,                      /* _Py_DebugOffsets.version */
+		.free_threaded = 16,               /* _Py_DebugOffsets.free_threaded */
+		.rt_interp_head = 40,              /* _Py_DebugOffsets.runtime_state.interpreters_head */
+		.interp_next = 64,                 /* _Py_DebugOffsets.interpreter_state.next */
+		.interp_tstate_head = 72,          /* _Py_DebugOffsets.interpreter_state.threads_head */
+		.interp_gil_ptr = 120,             /* _Py_DebugOffsets.interpreter_state.ceval_gil */
+		.interp_gil = 128,                 /* _Py_DebugOffsets.interpreter_state.gil_runtime_state */
+		.interp_gil_locked = 144,          /* _Py_DebugOffsets.interpreter_state.gil_runtime_state_locked */
+		.interp_gil_holder = 152,          /* _Py_DebugOffsets.interpreter_state.gil_runtime_state_holder */
+		.ts_next = 192,                    /* _Py_DebugOffsets.thread_state.next */
+		.ts_interp = 200,                  /* _Py_DebugOffsets.thread_state.interp */
+		.ts_frame = 208,                   /* _Py_DebugOffsets.thread_state.current_frame */
+		.ts_thread_id = 240,               /* _Py_DebugOffsets.thread_state.thread_id */
+		.ts_native_thread_id = 248,        /* _Py_DebugOffsets.thread_state.native_thread_id */
+		.f_back = 320,                     /* _Py_DebugOffsets.interpreter_frame.previous */
+		.f_code = 328,                     /* _Py_DebugOffsets.interpreter_frame.executable */
+		.f_lasti = 336,                    /* _Py_DebugOffsets.interpreter_frame.instr_ptr */
+		.f_owner = 352,                    /* _Py_DebugOffsets.interpreter_frame.owner */
+		.co_filename = 384,                /* _Py_DebugOffsets.code_object.filename */
+		.co_name = 392,                    /* _Py_DebugOffsets.code_object.name */
+		.co_qualname = 400,                /* _Py_DebugOffsets.code_object.qualname */
+		.co_linetable = 408,               /* _Py_DebugOffsets.code_object.linetable */
+		.co_firstlineno = 416,             /* _Py_DebugOffsets.code_object.firstlineno */
+		.co_code_adaptive = 448,           /* _Py_DebugOffsets.code_object.co_code_adaptive */
+		.ob_type = 472,                    /* _Py_DebugOffsets.pyobject.ob_type */
+		.var_size = 696,                   /* _Py_DebugOffsets.bytes_object.ob_size */
+		.bytes_sval = 704,                 /* _Py_DebugOffsets.bytes_object.ob_sval */
+		.u_state = 720,                    /* _Py_DebugOffsets.unicode_object.state */
+		.u_length = 728,                   /* _Py_DebugOffsets.unicode_object.length */
+		.u_ascii_size = 736,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
 	},
 	{ .major = 0 },
 };

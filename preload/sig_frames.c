@@ -22,7 +22,9 @@
  *            own tracebacks do. 3.12: owner CSTACK marks a shim frame.
  *   3.13+    tstate->current_frame; f_executable may be any object: keep
  *            only code objects; instr_ptr points into the bytecode.
- *   3.14     f_executable is a tagged _PyStackRef (code_ref_tag_mask).
+ *   3.14+    f_executable is a tagged _PyStackRef (code_ref_tag_mask); 3.14
+ *            has two entry owners (CSTACK, INTERPRETER), 3.15 only
+ *            INTERPRETER (owner_cstack).
  *
  * With native stacks on (sampler.native), the walk also marks where each
  * call of the eval loop starts (RAW_ENTRY in sampler.h): every frame on

@@ -31,8 +31,19 @@ static int sig_index(int sig)
 	return sig == SIGSEGV ? GUARD_SEGV : sig == SIGBUS ? GUARD_BUS : GUARD_PROF;
 }
 
-void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
-			 void *uc)
+/* SA_RESETHAND: the program's action, kept here while it runs (its slot in
+ * guard_app_act is already back to SIG_DFL). One per signal; two threads
+ * faulting at once would store the same action. */
+static struct sigaction reset_act[GUARD_NSIG];
+
+/*
+ * Does everything guard_chain_sigsafe does short of calling the program's
+ * handler, and returns the action whose handler the caller must call now
+ * (with the signal's mask in place and errno as it was), or NULL when
+ * there is nothing to call (ignored, default action taken care of).
+ */
+static const struct sigaction *chain_prepare(enum guard_sig which, int sig,
+					     siginfo_t *si)
 {
 	struct sigaction *a = &guard_app_act[which];
 	int saved = errno;
@@ -49,24 +60,14 @@ void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
 		if (!(a->sa_flags & SA_NODEFER))
 			sigaddset(&mask, sig);
 		if (a->sa_flags & SA_RESETHAND) {
-			struct sigaction copy = *a;
+			reset_act[which] = *a;
 			memset(a, 0, sizeof *a);
 			a->sa_handler = SIG_DFL;
-			pthread_sigmask(SIG_BLOCK, &mask, NULL);
-			errno = saved;
-			if (copy.sa_flags & SA_SIGINFO)
-				copy.sa_sigaction(sig, si, uc);
-			else
-				copy.sa_handler(sig);
-			return;
+			a = &reset_act[which];
 		}
 		pthread_sigmask(SIG_BLOCK, &mask, NULL);
 		errno = saved;
-		if (a->sa_flags & SA_SIGINFO)
-			a->sa_sigaction(sig, si, uc);
-		else
-			a->sa_handler(sig);
-		return;
+		return a;
 	}
 	/* Default action: give the signal back to the kernel. For a fault,
 	 * returning re-executes the faulting instruction, which now takes
@@ -89,8 +90,28 @@ void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
 	}
 out:
 	errno = saved;
+	return NULL;
 }
 
+void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
+			 void *uc)
+{
+	const struct sigaction *a = chain_prepare(which, sig, si);
+	if (!a)
+		return;
+	if (a->sa_flags & SA_SIGINFO)
+		a->sa_sigaction(sig, si, uc);
+	else
+		a->sa_handler(sig);
+}
+
+/*
+ * The program's handler is called last, in tail position, from a function
+ * with no local whose address escapes: the compiler makes it a jump, so
+ * the handler runs in place of ours, returning straight to the kernel's
+ * trampoline. A C stack dump taken there (faulthandler's on 3.14+) then
+ * shows the same frames as without pyprof.
+ */
 static void guard_handler(int sig, siginfo_t *si, void *uc)
 {
 	sigjmp_buf *jb = guard_jmp;
@@ -99,7 +120,13 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 		__atomic_fetch_add(&guard_faults, 1, __ATOMIC_RELAXED);
 		siglongjmp(*jb, 1);
 	}
-	guard_chain_sigsafe(sig_index(sig), sig, si, uc);
+	const struct sigaction *a = chain_prepare(sig_index(sig), sig, si);
+	if (!a)
+		return;
+	if (a->sa_flags & SA_SIGINFO)
+		a->sa_sigaction(sig, si, uc);
+	else
+		a->sa_handler(sig);
 }
 
 /* Kept out of line so that the sigsetjmp frame is this function's own. */

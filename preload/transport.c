@@ -266,27 +266,25 @@ static void disconnect(struct transport *t, uint64_t now_ns, const char *why)
 
 /* ---- who may hear us (see transport.h) ---------------------------------- */
 
-static int trusted(const struct transport *t, uid_t uid)
+static int trusted(long trust_uid, uid_t uid)
 {
 	return uid == geteuid() || uid == 0 ||
-	       (t->trust_uid >= 0 && uid == (uid_t)t->trust_uid);
+	       (trust_uid >= 0 && uid == (uid_t)trust_uid);
 }
 
-/* 0 when the socket's directory is safe; -EPERM with the reason in why
- * when it is not; another -errno (no such directory yet) to try later. */
-static int check_dir(const struct transport *t, char *why, size_t cap)
+int transport_check_dir(const char *path, long trust_uid, char *why,
+			size_t cap)
 {
-	char dir[sizeof t->path];
-	const char *slash = strrchr(t->path, '/');
+	char dir[TRANSPORT_PATH_CAP];
+	const char *slash = strrchr(path, '/');
 	struct stat sb;
 
 	if (!slash) /* config.c takes absolute paths only */
 		return -EINVAL;
-	if (slash == t->path)
+	if (slash == path)
 		strcpy(dir, "/");
 	else
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - t->path),
-			 t->path);
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
 	if (lstat(dir, &sb) < 0)
 		return -errno;
 	if (S_ISLNK(sb.st_mode)) {
@@ -297,7 +295,7 @@ static int check_dir(const struct transport *t, char *why, size_t cap)
 		snprintf(why, cap, "%s is not a directory", dir);
 		return -EPERM;
 	}
-	if (!trusted(t, sb.st_uid)) {
+	if (!trusted(trust_uid, sb.st_uid)) {
 		snprintf(why, cap,
 			 "its directory %s belongs to uid %u, not to you "
 			 "(uid %u) or root; remove that directory, or set "
@@ -320,17 +318,14 @@ static int check_dir(const struct transport *t, char *why, size_t cap)
 	return 0;
 }
 
-/* 0 when the collector listening on fd runs as a trusted user; -EPERM
- * with the reason in why; another -errno to try later. */
-static int check_peer(const struct transport *t, int fd, char *why,
-		      size_t cap)
+int transport_check_peer(int fd, long trust_uid, char *why, size_t cap)
 {
 	struct ucred cr;
 	socklen_t n = sizeof cr;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
 		return -errno;
-	if (!trusted(t, cr.uid)) {
+	if (!trusted(trust_uid, cr.uid)) {
 		snprintf(why, cap,
 			 "the collector there runs as uid %u, not as you "
 			 "(uid %u) or root; if you trust that user, set "
@@ -369,7 +364,7 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 
 	if (t->refused || t->fd >= 0 || now_ns < t->next_try_ns)
 		return 0;
-	if ((rc = check_dir(t, why, sizeof why)) == -EPERM)
+	if ((rc = transport_check_dir(t->path, t->trust_uid, why, sizeof why)) == -EPERM)
 		return refuse(t, why);
 	if (rc < 0)
 		goto retry; /* no collector there yet */
@@ -391,7 +386,7 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 		goto retry;
 	}
 	/* before a single byte goes out */
-	if ((rc = check_peer(t, fd, why, sizeof why)) < 0) {
+	if ((rc = transport_check_peer(fd, t->trust_uid, why, sizeof why)) < 0) {
 		close(fd);
 		if (rc == -EPERM)
 			return refuse(t, why);

@@ -41,9 +41,10 @@
 #include "pyprof/wire.h"
 
 #define TRANSPORT_DATA_CAP (16u << 20)
+#define TRANSPORT_PATH_CAP 108 /* sun_path */
 
 struct transport {
-	char path[108];
+	char path[TRANSPORT_PATH_CAP];
 	long trust_uid;         /* a collector user trusted besides us
 	                           and root, -1 none                      */
 	int refused;            /* the socket failed the checks above:
@@ -73,6 +74,16 @@ struct transport {
 	uint8_t rbuf[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
 	size_t rlen;
 };
+
+/* The checks above, for transport_connect and for refuse.c's one HELLO.
+ * transport_check_dir: 0 when path's directory is safe; -EPERM with the
+ * reason in why when it is not; another -errno (no such directory yet)
+ * to try later. transport_check_peer: 0 when the collector listening on
+ * the connected fd runs as a trusted user; -EPERM with the reason in why;
+ * another -errno to try later. trust_uid as below. */
+int transport_check_dir(const char *path, long trust_uid, char *why,
+			size_t cap);
+int transport_check_peer(int fd, long trust_uid, char *why, size_t cap);
 
 /* trust_uid: a uid whose collector is trusted besides ours and root's,
  * or -1. */

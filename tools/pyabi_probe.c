@@ -44,8 +44,7 @@
 #error "pyabi_probe: EXPERIMENTAL_ISOLATED_SUBINTERPRETERS build; no GIL in _PyRuntime"
 #endif
 #if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 14
-/* Written ahead of time from the 3.14 sources, not yet compiled here:
- * f_executable became a tagged _PyStackRef. */
+/* 3.14: f_executable became a tagged _PyStackRef (Py_TAG_BITS). */
 #include "internal/pycore_stackref.h"
 #endif
 
@@ -302,7 +301,12 @@ static void row(void)
 #endif
 	OFF("f_owner", _PyInterpreterFrame, owner);
 	emit("owner_generator", FRAME_OWNED_BY_GENERATOR, "enum _frameowner FRAME_OWNED_BY_GENERATOR");
-#if PY_AT_LEAST(3, 12)
+#if PY_AT_LEAST(3, 15)
+	/* 3.15 dropped FRAME_OWNED_BY_CSTACK: the eval loop's entry frame
+	 * is owned by the interpreter. */
+	emit("owner_cstack", FRAME_OWNED_BY_INTERPRETER,
+	     "enum _frameowner FRAME_OWNED_BY_INTERPRETER, the entry frame");
+#elif PY_AT_LEAST(3, 12)
 	emit("owner_cstack", FRAME_OWNED_BY_CSTACK, "enum _frameowner FRAME_OWNED_BY_CSTACK");
 #else
 	none("owner_cstack", "no C-stack shim frames before 3.12");
@@ -316,7 +320,10 @@ static void row(void)
 	none("owner_generator", "frame objects have no owner");
 	none("owner_cstack", "no C-stack shim frames before 3.12");
 #endif
-#if PY_AT_LEAST(3, 14)
+#if PY_AT_LEAST(3, 15)
+	none("owner_skip2", "3.15: one entry owner (owner_cstack)");
+	emit("code_ref_tag_mask", (long)Py_TAG_BITS, "Py_TAG_BITS of f_executable");
+#elif PY_AT_LEAST(3, 14)
 	emit("owner_skip2", FRAME_OWNED_BY_INTERPRETER,
 	     "enum _frameowner FRAME_OWNED_BY_INTERPRETER, an entry sentinel");
 	emit("code_ref_tag_mask", (long)Py_TAG_BITS, "Py_TAG_BITS of f_executable");

@@ -308,9 +308,27 @@ enum wire_hello_tag {
 	                            wrote (CTL_WRITTEN) on this process's
 	                            earlier connections, summed; sending it
 	                            (0 on the first) asks for CTL_WRITTEN    */
-	WIRE_H_SAMPLING = 20     /* varint: 1 if it samples as it connects, 0
+	WIRE_H_SAMPLING = 20,    /* varint: 1 if it samples as it connects, 0
 	                            if dormant (PYPROF_START=off; control) */
+	WIRE_H_REFUSED = 21      /* bytes: this process is NOT profiled, and
+	                            why, one line of printable text without
+	                            a trailing period (e.g. "Python 3.16 is
+	                            not supported"); see below            */
 };
+
+/*
+ * A refused process. A process the library will not sample (a Python
+ * version it has no layout for, a free-threaded or debug build, PyPy, a
+ * layout check that failed) still connects once, from its constructor,
+ * and sends one HELLO with VERSION, PID, PPID, PYVERSION when known, EXE,
+ * COMM and REFUSED, then closes the connection: no other frame follows
+ * (a collector drops a connection that sends any). It never reconnects;
+ * when no collector listens nothing is retried. The collector opens no
+ * profile for it, logs the reason and counts it (pyprof record's summary
+ * prints "N process(es) not profiled: REASON (profiling off)"). A
+ * collector that predates this tag skips it and sees an ordinary process
+ * that sent no sample.
+ */
 
 enum wire_bye_tag {
 	WIRE_B_SAMPLES = 1,      /* varint: samples (sum of counts) the process

@@ -147,6 +147,31 @@ free_uid() {
 	for_each_python check
 }
 
+@test "2.5 a process pyprof does not profile tells a stranger nothing either (not even its refusal)" {
+	# The refusal notice names the executable: it must pass the same
+	# checks as the agent's HELLO. The compiled table withheld stands in
+	# for an unsupported interpreter.
+	chmod 1777 "$SOCKDIR"
+	squat "$SOCK"
+	check() {
+		run_capture plain "$2" "$PP_TARGETS/outputs.py" exit3 0.3
+		PLAIN_RC=$RC
+		: >"$D/sq/log"
+		PYPROF_TEST_WITHHOLD_TABLE=1 run_capture refused env LD_PRELOAD="$PP_LIB" \
+			PYPROF_SOCKET="$SOCK" "$2" "$PP_TARGETS/outputs.py" exit3 0.3
+		assert_eq 0 "$(heard)" "bytes the stranger received"
+		one_added_line refused "profiling is off$"
+		# Trusted by name: the refusal goes out.
+		: >"$D/sq/log"
+		PYPROF_TEST_WITHHOLD_TABLE=1 run_capture trusted env LD_PRELOAD="$PP_LIB" \
+			PYPROF_SOCKET="$SOCK" PYPROF_COLLECTOR_USER=nobody \
+			"$2" "$PP_TARGETS/outputs.py" exit3 0.3
+		assert_eq "$PLAIN_RC" "$RC" "exit status"
+		(($(heard) > 0)) || fail "with PYPROF_COLLECTOR_USER=nobody no refusal was sent: $(cat "$D/sq/log")"
+	}
+	for_each_python check
+}
+
 @test "2.3 a refused process's forked children say nothing more: one line in all" {
 	chmod 1777 "$SOCKDIR"
 	squat "$SOCK"

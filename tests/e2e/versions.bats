@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # versions.bats - what the library refuses: a process that looks like a
 # Python pyprof does not know gets exactly one line on stderr saying so,
-# and otherwise runs as without the library (same output, same status, no
-# connection to the collector). The "interpreters" are tests/targets/
-# fakepy.c built with the markers the library looks for.
+# and otherwise runs as without the library (same output, same status; its
+# one refusal notice to the collector is refuse.bats' business). The
+# "interpreters" are tests/targets/fakepy.c built with the markers the
+# library looks for.
 
 load ../lib/common
 

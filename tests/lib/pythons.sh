@@ -18,6 +18,14 @@
 # Selection: PYPROF_TEST_PYTHONS, a space- or comma-separated list of
 #   3.11      pyenv's newest 3.11.x      3.11.7    exactly that version
 #   system    Debian's /usr/bin/python3  all       $PYPROF_ALL_PYTHONS
+#   new       $PYPROF_NEW_PYTHONS (3.14 3.15: not in "all" yet)
+# A minor version pyenv does not have (3.14, 3.15) is looked up among
+# Debian sid's interpreters that tools/get-sid-pythons (make deps) unpacks
+# into ROOT/usr/bin/pythonX.Y, ROOT being $PYPROF_PYTHONS_DIR/root, else
+# /var/cache/pyprof-pythons/root, else
+# ${XDG_CACHE_HOME:-$HOME/.cache}/pyprof-pythons/root (the script's order);
+# NAME is then the interpreter's full version (3.14.10). They are static
+# builds (libpython linked in), like Debian's python3.
 # Default "all": every interpreter pyprof supports (issue 3), each one
 # required. pyenv is asked for its root and versions (`pyenv root`,
 # `pyenv versions --bare`); no path to an interpreter is written here.
@@ -30,6 +38,39 @@
 # Every interpreter pyprof supports: pyenv's newest of each minor, then
 # Debian's python3 (static libpython).
 PYPROF_ALL_PYTHONS="2.7 3.6 3.7 3.8 3.9 3.10 3.11 3.12 3.13 system"
+# Being ported to: tested when named (PYPROF_TEST_PYTHONS="3.14 3.15" or
+# "new"), and moved into the list above once the whole suite passes there.
+PYPROF_NEW_PYTHONS="3.14 3.15"
+
+# The root tools/get-sid-pythons unpacked Debian sid's interpreters into,
+# in the order that script picks its directory; fails when there is none.
+pyprof_sid_root() {
+	local d
+	for d in ${PYPROF_PYTHONS_DIR:+"$PYPROF_PYTHONS_DIR"} \
+		/var/cache/pyprof-pythons "${XDG_CACHE_HOME:-$HOME/.cache}/pyprof-pythons"; do
+		if [[ -d $d/root/usr/bin ]]; then
+			echo "$d/root"
+			return 0
+		fi
+		# the script uses the first of these it may write to
+		[[ -n ${PYPROF_PYTHONS_DIR:-} ]] && return 1
+	done
+	return 1
+}
+
+# A sid interpreter for a MAJOR.MINOR token, or MAJOR.MINOR.PATCH naming
+# its exact version: prints "NAME EXE KIND".
+pyprof_sid_python() {
+	local tok=$1 root exe full
+	[[ $tok =~ ^([0-9]+\.[0-9]+)(\.[0-9]+)?$ ]] || return 1
+	root=$(pyprof_sid_root) || return 1
+	exe=$root/usr/bin/python${BASH_REMATCH[1]}
+	[[ -x $exe ]] || return 1
+	full=$("$exe" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) ||
+		return 1
+	[[ $tok == "${BASH_REMATCH[1]}" || $tok == "$full" ]] || return 1
+	echo "$full $exe $(pyprof_python_kind "$exe")"
+}
 
 # Finds the pyenv executable: on PATH, else in $PYENV_ROOT or pyenv's
 # standard install location.
@@ -80,6 +121,7 @@ pyprof_pythons() {
 	local pyenv root versions tok v best exe
 	want=" ${want//,/ } "
 	want=${want// all / $PYPROF_ALL_PYTHONS }
+	want=${want// new / $PYPROF_NEW_PYTHONS }
 
 	pyenv=$(pyprof_pyenv) || pyenv=
 	root=
@@ -110,6 +152,8 @@ pyprof_pythons() {
 		if [[ -n $best && -n $root ]] &&
 			exe=$(pyprof_pyenv_exe "$root/versions/$best" "$best"); then
 			echo "$best $exe $(pyprof_python_kind "$exe")"
+		elif pyprof_sid_python "$tok"; then
+			:
 		else
 			echo "$tok - missing"
 		fi

@@ -81,6 +81,24 @@ static void test_summary(void)
 				&s) == 0 &&
 		      s.n_processes == 18446744073709551615ull,
 	      "2.8 64-bit values");
+	CHECK(cmd_summary_parse("processes=1 samples=5 lost=0\n", &s) == 0 &&
+		      s.n_refused == 0 && s.n_reasons == 0,
+	      "2.9 no refused= key: none refused");
+	CHECK(cmd_summary_parse("processes=0 samples=0 lost=0 refused=3\n"
+				"refused 2 Python 3.16 is not supported\n"
+				"refused 1 PyPy is not supported (it lost=9)\n",
+				&s) == 0 &&
+		      s.n_refused == 3 && s.n_reasons == 2 && s.n_lost == 0 &&
+		      s.reasons[0].n == 2 &&
+		      strcmp(s.reasons[0].why, "Python 3.16 is not supported") == 0 &&
+		      s.reasons[1].n == 1 &&
+		      strcmp(s.reasons[1].why, "PyPy is not supported (it lost=9)") == 0,
+	      "2.10 reason lines, whose text is not parsed as keys");
+	CHECK(cmd_summary_parse("processes=0 samples=0 lost=0 refused=1\n"
+				"refused x why\nrefused 1\nother 1 z\n",
+				&s) == 0 &&
+		      s.n_refused == 1 && s.n_reasons == 0,
+	      "2.11 malformed reason lines are skipped");
 }
 
 static int test_find_command(void)

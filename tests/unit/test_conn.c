@@ -21,6 +21,7 @@
 
 #include "agg.h"
 #include "check.h"
+#include "refuse.h"
 #include "conn.h"
 #include "heapagg.h"
 #include "log.h"
@@ -921,6 +922,52 @@ static void test_heap(void)
 	}
 }
 
+/* A process that is not profiled: the library's own refusal HELLO
+ * (refuse_build_hello) opens no process, is counted with its reason, and
+ * nothing may follow it. */
+static void test_refused(void)
+{
+	struct harness h;
+	struct buf b = { 0 };
+	uint8_t frame[4096];
+	uint64_t n = 0;
+	const char *why;
+	size_t len;
+
+	len = refuse_build_hello(frame, sizeof(frame), "3.16.0a1",
+				 "/usr/bin/python3.16", "python3.16",
+				 "Python 3.16 is not supported by this pyprof");
+	CHECK_OR_RETURN(len > 0, "13.0 refusal HELLO built", );
+
+	CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+	buf_put(&b, frame, len);
+	h_feed(&h, &b, 3);
+	CHECK(!h.closed, "13.1 a refusal HELLO is accepted");
+	CHECK(procs_len(h.reg) == 0 && procs_n_seen(h.reg) == 0,
+	      "13.2 no process opened for it");
+	CHECK(procs_n_refused(h.reg) == 1, "13.3 counted as not profiled");
+	why = procs_refused_reason(h.reg, 0, &n);
+	CHECK(why && n == 1 &&
+		      strcmp(why, "Python 3.16 is not supported by this pyprof") == 0,
+	      "13.4 its reason kept");
+	CHECK(procs_refused_reason(h.reg, 1, &n) == NULL, "13.5 one reason");
+	h_eof(&h);
+	CHECK(h.closed, "13.6 EOF after it closes the connection");
+	h_close(&h);
+
+	/* a second process with the same reason, then a frame: dropped */
+	CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+	b.len = 0;
+	buf_put(&b, frame, len);
+	string(&b, 1, "main");
+	h_feed(&h, &b, 1 << 20);
+	CHECK(h.closed, "13.7 a frame after a refusal HELLO drops the connection");
+	CHECK(procs_len(h.reg) == 0 && procs_n_refused(h.reg) == 1,
+	      "13.8 still no process, the refusal still counted");
+	h_close(&h);
+	free(b.p);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR); /* the rejections are expected */
@@ -936,5 +983,6 @@ int main(void)
 	test_string_repair();
 	test_native();
 	test_heap();
+	test_refused();
 	return check_summary();
 }

@@ -30,6 +30,7 @@ echo "$list" | while read -r version exe; do
 	flags=$(versions_embed_flags "$exe") || { echo "FAIL $version: cannot query"; touch "$out/gil-failed"; continue; }
 	inc=$(echo "$flags" | sed -n 1p)
 	libs=$(echo "$flags" | sed -n 2p)
+	home=$(echo "$flags" | sed -n 3p)
 	bin="$out/gil_embed-$tag"
 	# shellcheck disable=SC2046,SC2086
 	if ! ${CC:-cc} $(versions_cflags) -Wno-deprecated-declarations \
@@ -43,7 +44,7 @@ echo "$list" | while read -r version exe; do
 	fi
 	# The embedded interpreter is never finalized: its memory is not a leak.
 	if ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-		"$bin" "$top/tests/versions/gil_threads.py" >"$out/gil-$tag.log" 2>&1; then
+		env ${home:+PYTHONHOME="$home"} "$bin" "$top/tests/versions/gil_threads.py" >"$out/gil-$tag.log" 2>&1; then
 		n=$(sed -n 's/^check: \([0-9]*\) passed.*/\1/p' "$out/gil-$tag.log")
 		busy=$(sed -n 's/^gil: busy: .*busy [0-9]* (\([0-9.]*%\)).*/\1/p' "$out/gil-$tag.log")
 		echo "ok $version: $n checks; spinning thread named in $busy of samples, idle always free"

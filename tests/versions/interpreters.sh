@@ -54,18 +54,33 @@ versions_cflags() {
 }
 
 # versions_embed_flags EXE: how to compile and link a program that embeds
-# EXE's interpreter. Prints the include directory on the first line and the
-# link flags on the second: pyenv's shared libpython, or for an interpreter
-# whose executable has libpython linked in statically (Debian's
-# /usr/bin/python3) the static libpython from its LIBPL, the very archive
-# that executable is built from.
+# EXE's interpreter. Prints the include directory on the first line, the
+# link flags on the second, and on the third the PYTHONHOME the program
+# needs (empty but for a relocated interpreter): pyenv's shared libpython,
+# or for an interpreter whose executable has libpython linked in statically
+# (Debian's /usr/bin/python3) the static libpython from its LIBPL, the very
+# archive that executable is built from. An interpreter unpacked outside its
+# configured prefix (Debian sid's, by tools/get-sid-pythons: it needs the
+# glibc unpacked beside it) is embedded through the shared libpython of
+# the same build, linked against that root's C library and loader, with
+# RPATH (not RUNPATH, so that it also covers libpython's own needs) and
+# PYTHONHOME pointing into the root.
 versions_embed_flags() {
 	"$1" -c '
-import os, sysconfig
+import os, sys, sysconfig
 g = sysconfig.get_config_var
 maps = open("/proc/self/maps").read()
-print(g("INCLUDEPY"))
-if "libpython" in maps:
+inc = g("INCLUDEPY")
+alt = sysconfig.get_paths()["include"]
+if not os.path.exists(os.path.join(inc, "Python.h")) and os.path.exists(os.path.join(alt, "Python.h")):
+    lib = os.path.join(sys.prefix, "lib", "x86_64-linux-gnu")
+    print(alt)
+    print("-isystem %s %s/libpython%s.so.1.0 %s/libc.so.6 %s/ld-linux-x86-64.so.2 "
+          "-Wl,--dynamic-linker=%s/ld-linux-x86-64.so.2 -Wl,--disable-new-dtags -Wl,-rpath,%s"
+          % (os.path.dirname(alt), lib, g("VERSION"), lib, lib, lib, lib))
+    print(sys.prefix)
+elif "libpython" in maps:
+    print(inc)
     d = g("LIBDIR")
     print("-L%s -lpython%s%s -Wl,-rpath,%s %s %s" % (d, g("VERSION"), g("ABIFLAGS") or "",
           d, g("LIBS") or "", g("SYSLIBS") or ""))
@@ -73,6 +88,7 @@ else:
     # A static libpython is not position-independent.
     # Extension modules in lib-dynload resolve CPython symbols from the
     # executable: LINKFORSHARED exports them.
+    print(inc)
     print("-no-pie %s %s %s %s %s" % (os.path.join(g("LIBPL"), g("LIBRARY")), g("LIBS") or "",
           g("SYSLIBS") or "", g("MODLIBS") or "", g("LINKFORSHARED") or ""))
 '
