@@ -723,6 +723,8 @@ static void *agent_main(void *arg)
 		}
 		if (!was_initialized)
 			continue; /* nothing to say before Python runs */
+		if (sampling_is_on())
+			names_start(); /* a fork child's, once */
 		if (sampling_is_on() &&
 		    now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
 			threads_scan();

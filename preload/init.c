@@ -116,6 +116,7 @@ static void fork_prepare(void)
 	if (active) {
 		heap_enter(); /* left in fork_parent or fork_child */
 		native_fork_prepare();
+		names_fork_prepare();
 		agent_fork_prepare();
 	}
 }
@@ -177,6 +178,7 @@ static void fork_child(void)
 	native_fork_done();
 	wall_after_fork_child();
 	names_after_fork_child();
+	tid_note_main(); /* the forking thread is the child's main thread */
 	threads_after_fork_child(cpu_follow);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);

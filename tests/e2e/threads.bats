@@ -395,3 +395,29 @@ per_thread_check() {
 	((RC == 125)) && grep -q -- "--per-thread" "$T/fmt.err" ||
 		fail "--per-thread --format svg: expected exit 125 and a word on --per-thread"
 }
+
+# ---- 7. names in forked and single-threaded processes ------------------
+
+fork_names_check() {
+	local parent child
+	run_capture rec "$PP_PYPROF" record -o "$T/f.pb.gz" -- \
+		"$2" "$PP_TARGETS/fork_named.py" 0.5
+	((RC == 0)) || { cat "$T/rec.err"; fail "record exited $RC"; }
+	parent=$(awk '$1 == "parent" { print $2 }' "$T/rec.out")
+	child=$(awk '$1 == "child" { print $2 }' "$T/rec.out")
+	shares threads "$T/f.pb.gz" | tee "$T/threads"
+	# TID NAME SAMPLES: the main threads' tids are their pids
+	awk -F'\t' '$2 == "<none>" { exit 1 }' "$T/threads" ||
+		fail "samples without thread_name"
+	awk -F'\t' -v p="$parent" '$1 == p && $2 == "MainThread" { ok = 1 } END { exit !ok }' \
+		"$T/threads" || fail "the single-threaded parent's main thread is not MainThread"
+	awk -F'\t' -v p="$child" '$1 == p && $2 == "MainThread" { ok = 1 } END { exit !ok }' \
+		"$T/threads" || fail "the forked child's main thread is not MainThread"
+	awk -F'\t' -v p="$parent" -v c="$child" \
+		'$1 != p && $1 != c && $2 == "worker-in-child" { ok = 1 } END { exit !ok }' \
+		"$T/threads" || fail "the thread the child started is not named"
+}
+
+@test "7.1 a forked child names the threads it starts and its main thread; a single-threaded process's main thread is MainThread" {
+	for_each_python fork_names_check
+}
