@@ -122,7 +122,8 @@ int view_find_location(const struct view_profile *p, uint64_t id,
  * NULL or "" picks the default type. 0 or -ENOENT. */
 int view_pick_type(const struct view_profile *p, const char *name,
 		   size_t *idx);
-/* The index of a "count" type (samples/count), or -1 if there is none. */
+/* The index of the samples/count type, or -1 if there is none (a heap
+ * profile's object counts are not numbers of samples). */
 int view_count_type(const struct view_profile *p);
 
 /* ---- label filters ----------------------------------------------------------- */

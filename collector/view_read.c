@@ -592,8 +592,11 @@ int view_pick_type(const struct view_profile *p, const char *name,
 
 int view_count_type(const struct view_profile *p)
 {
+	/* only the number of samples: a heap profile's object counts
+	 * (alloc_objects, inuse_objects) are values of their own */
 	for (size_t i = 0; i < p->n_types; i++)
-		if (!strcmp(p->types[i].unit, "count"))
+		if (!strcmp(p->types[i].type, "samples") &&
+		    !strcmp(p->types[i].unit, "count"))
 			return (int)i;
 	return -1;
 }
