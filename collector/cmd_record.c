@@ -41,6 +41,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "pyprof/defaults.h"
+#include "../preload/config.h"
 
 #define RECORD_DEFAULT_OUTPUT "pyprof.pb.gz"
 #define RECORD_DEFAULT_HEAP_RATE 524288u /* Go's MemProfileRate */
@@ -413,6 +414,41 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	r->command = argv + optind;
 	return 0;
+}
+
+/* What the command will see of a PYPROF_* variable: record's option if
+ * one was given, else the environment's; the socket is record's own. */
+static const char *passed_var(const char *name, void *arg)
+{
+	const struct record *r = arg;
+
+	if (!strcmp(name, "PYPROF_SOCKET"))
+		return "/pyprof-record.sock"; /* made later, always valid */
+	if (!strcmp(name, "PYPROF_HZ") && r->hz[0])
+		return r->hz;
+	if (!strcmp(name, "PYPROF_MODE") && r->mode)
+		return r->mode;
+	if (!strcmp(name, "PYPROF_NATIVE") && r->native)
+		return r->native;
+	if (!strcmp(name, "PYPROF_HEAP_RATE") && r->heap_rate[0])
+		return r->heap_rate;
+	if (!strcmp(name, "PYPROF_MAX_DEPTH") && r->max_depth[0])
+		return r->max_depth;
+	return getenv(name);
+}
+
+/* The PYPROF_* variables the command will get, checked with the
+ * library's own rules before anything starts: a bad one would leave
+ * every process unprofiled, each printing why. 0 or -EINVAL (logged). */
+static int check_env(const struct record *r)
+{
+	struct config c;
+	char err[256];
+
+	if (config_check(&c, passed_var, (void *)r, err, sizeof(err)) == 0)
+		return 0;
+	log_error("%s (nothing was started)", err);
+	return -EINVAL;
 }
 
 /* Makes output_abs and checks that its directory can take a new file, so
@@ -838,7 +874,7 @@ int cmd_record(int argc, char **argv)
 	ret = parse_options(&r, argc, argv);
 	if (ret == 1)
 		return 0;
-	if (ret < 0)
+	if (ret < 0 || check_env(&r) < 0)
 		return CMD_EXIT_FAIL;
 	if (r.verbose)
 		log_set_level(LOG_DEBUG);

@@ -197,6 +197,21 @@ static void fork_child(void)
 	heap_leave();
 }
 
+static const char *env_get(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+int config_load(struct config *c)
+{
+	char err[256];
+	if (config_check(c, env_get, NULL, err, sizeof err) == 0)
+		return 0;
+	plog_always("%s; profiling is off", err);
+	return -EINVAL;
+}
+
 /* os._exit() and multiprocessing's children end with _exit(), which runs
  * no destructor: flush first, as at a normal exit. Only in the process
  * that owns the agent: a vfork child shares our memory and must not

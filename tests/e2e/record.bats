@@ -204,6 +204,40 @@ teardown() {
 	assert_eq 125 "$RC" "exit status without a command"
 }
 
+@test "a bad PYPROF_* value in the environment: exit 125 before anything starts, with the library's own line" {
+	local var val lib_line
+	while read -r var val; do
+		run_capture rec env "$var=$val" "$PP_PYPROF" record -o "$T/x.pb.gz" \
+			-- touch "$T/ran"
+		cat "$T/rec.err"
+		assert_eq 125 "$RC" "exit status for $var=$val"
+		assert_eq 1 "$(wc -l <"$T/rec.err")" "lines on stderr for $var=$val"
+		[[ ! -e $T/ran ]] || fail "the command ran despite $var=$val"
+		[[ ! -e $T/x.pb.gz ]] || fail "a profile was written despite $var=$val"
+		# the same words as the library's own line, which says it stays off
+		run_capture lib env "$var=$val" LD_PRELOAD="$PP_LIB" \
+			PYPROF_SOCKET="$SOCK" "$PP_HOST_PYTHON" -c pass
+		lib_line=$(sed -n 's/^pyprof: \(.*\); profiling is off$/\1/p' "$T/lib.err")
+		[[ -n $lib_line ]] || fail "the library printed no line for $var=$val"
+		grep -qF -- "$lib_line" "$T/rec.err" ||
+			fail "record's line is not the library's: '$lib_line'"
+	done <<-'LIST'
+		PYPROF_HZ abc
+		PYPROF_MODE bogus
+		PYPROF_LOG loud
+		PYPROF_START maybe
+		PYPROF_TOGGLE_SIGNAL KILL
+		PYPROF_HEAP_RATE 2G
+		PYPROF_MAX_DEPTH 0
+	LIST
+	# an option replaces the variable: that one is not checked
+	run_capture rec env PYPROF_HZ=abc "$PP_PYPROF" record --hz 50 \
+		-o "$T/x.pb.gz" -- touch "$T/ran"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status with --hz over a bad PYPROF_HZ"
+	[[ -e $T/ran ]] || fail "the command did not run"
+}
+
 @test "pyprof record exits 125 when libpyprof.so is not beside it" {
 	mkdir -p "$T/alone"
 	cp "$PP_PYPROF" "$T/alone/"
