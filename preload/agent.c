@@ -387,6 +387,8 @@ static void heap_put_snapshot(uint64_t now)
 	if (now < ag.snap_next_ns)
 		return;
 	ag.snap_next_ns = now + period;
+	if (!heap_stats.n_sampled && !heap_stats.n_lost)
+		return; /* never sampled (dormant): nothing to write */
 	uint8_t buf[32];
 	struct wire_out w = { buf + WIRE_HDR_LEN, buf + sizeof buf, 1 };
 	wire_put_varint(&w, ++ag.snap_seq);
