@@ -40,6 +40,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "output.h"
 #include "pyprof/defaults.h"
 #include "../preload/config.h"
 
@@ -88,6 +89,8 @@ struct record {
 
 	/* processes */
 	pid_t coll_pid; /* -1 when not running */
+	struct timespec started; /* before the collector: newer files are
+				    this run's */
 };
 
 /* ---- signals ---------------------------------------------------------- */
@@ -804,6 +807,26 @@ out:
 
 /* ---- the result ------------------------------------------------------- */
 
+/* Names the heap profile the collector wrote beside the CPU profile, if
+ * this run wrote one (heap sampling asked by --heap or by the
+ * environment). */
+static void report_heap(const struct record *r)
+{
+	char base[CMD_PATH_MAX], abs[CMD_PATH_MAX + 16], shown[CMD_PATH_MAX + 16];
+	struct stat st;
+
+	output_file_base(r->output_abs, base, sizeof(base));
+	snprintf(abs, sizeof(abs), "%s.heap.pb.gz", base);
+	if (stat(abs, &st) != 0 ||
+	    st.st_mtim.tv_sec < r->started.tv_sec ||
+	    (st.st_mtim.tv_sec == r->started.tv_sec &&
+	     st.st_mtim.tv_nsec < r->started.tv_nsec))
+		return;
+	output_file_base(r->output, base, sizeof(base));
+	snprintf(shown, sizeof(shown), "%s.heap.pb.gz", base);
+	log_info("wrote %s (heap profile)", shown);
+}
+
 /* Prints the one-line result. Returns 0 if the profile was written. */
 static int report(const struct record *r, int coll_status)
 {
@@ -855,6 +878,7 @@ static int report(const struct record *r, int coll_status)
 		log_warn("no Python process reported to the collector (is "
 			 "%s a CPython program? is PYPROF_DISABLE set?)",
 			 r->command[0]);
+	report_heap(r);
 	return 0;
 }
 
@@ -921,6 +945,7 @@ int cmd_record(int argc, char **argv)
 		memcpy(r.profile, r.output_abs, sizeof(r.profile));
 	log_debug("socket %s", r.sock);
 
+	clock_gettime(CLOCK_REALTIME, &r.started);
 	ret = collector_start(&r);
 	if (ret) {
 		/* A collector that never got ready has nothing to write. */

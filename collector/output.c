@@ -281,7 +281,6 @@ static void write_thread_files(struct output *o, const char *base,
 	free(v);
 }
 
-static void output_file_base(const char *file, char *out, size_t cap);
 
 /* Whether any of list[0..n) has a heap profile to write. */
 static int any_heap(const struct proc *const *list, size_t n)
@@ -491,7 +490,7 @@ static void write_timeline(struct output *o, const struct pprof_stats *st)
 
 /* FILE without its .pb.gz (else .gz, else .pb) ending: what per-thread
  * files of --output FILE are named after. */
-static void output_file_base(const char *file, char *out, size_t cap)
+void output_file_base(const char *file, char *out, size_t cap)
 {
 	static const char *const ends[] = { ".pb.gz", ".gz", ".pb" };
 	size_t len = strlen(file);

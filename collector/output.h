@@ -16,6 +16,8 @@
 #ifndef PYPROF_OUTPUT_H
 #define PYPROF_OUTPUT_H
 
+#include <stddef.h>
+
 struct collector_opts;
 struct loop;
 struct procs;
@@ -49,5 +51,9 @@ void output_shutdown(struct output *o);
 
 /* Whether some output could not be built or written. */
 int output_failed(const struct output *o);
+
+/* FILE without its .pb.gz (or .gz, .pb) ending, into out: the base of the
+ * files written beside it (BASE.heap.pb.gz). Any thread. */
+void output_file_base(const char *file, char *out, size_t cap);
 
 #endif /* PYPROF_OUTPUT_H */

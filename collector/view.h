@@ -107,7 +107,7 @@ struct view_profile {
 int view_read_mem(const void *data, size_t len, struct view_profile **out,
 		  char *err);
 /* The same for a file ("-" is standard input); -errno if it cannot be
- * read. */
+ * read. err does not repeat the path: the caller names it. */
 int view_read_file(const char *path, struct view_profile **out, char *err);
 void view_free(struct view_profile *p);
 

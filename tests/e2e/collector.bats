@@ -274,6 +274,21 @@ assert_fact() {
 	[[ $CRC == 0 ]]
 }
 
+@test "a second collector probing the socket is not an error in the first one's log" {
+	collector_start --output-dir "$OUT"
+	local i
+	for i in 1 2 3; do
+		run "$COLLECTOR" --socket "$SOCK" --output-dir "$T/out2"
+		[[ $status == 1 ]] || fail "status $status: $output"
+	done
+	$WC good --socket "$SOCK" --pid 5702 --samples 10 --comm first
+	wait_file "$OUT/first.5702.*.pb.gz"
+	collector_stop
+	if grep -iE 'HELLO|probe|error|warn' "$T/log"; then
+		fail "the probes were logged"
+	fi
+}
+
 @test "a stale socket file from a dead collector is replaced" {
 	mkdir -m 700 "$T/run"
 	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$SOCK"

@@ -315,3 +315,19 @@ PY
 	grep -qE ' leak$' "$T/heap.top" || fail "leak not in the live heap profile"
 	grep -qE ' steady$' "$T/allocs.top" || fail "steady not in the allocs profile"
 }
+
+@test "3.11 pyprof record --heap names the heap profile it wrote, and only one this run wrote" {
+	run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
+		-o "$T/k.pb.gz" -- "$PP_HOST_PYTHON" "$KNOWN"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	[[ -s $T/k.heap.pb.gz ]] || fail "no heap profile written"
+	grep -qx "pyprof: wrote $T/k.heap.pb.gz (heap profile)" "$T/rec.err" ||
+		fail "record does not name the heap profile"
+	# without --heap, the old file is not this run's
+	run_capture rec2 "$PP_PYPROF" record -o "$T/k.pb.gz" -- "$PP_HOST_PYTHON" -c pass
+	cat "$T/rec2.err"
+	if grep -q 'heap' "$T/rec2.err"; then
+		fail "a heap profile named that this run did not write"
+	fi
+}

@@ -127,6 +127,18 @@ flat_pct() {
 		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total'"
 }
 
+@test "pyprof top on an empty or a missing file: one line naming the file once and why" {
+	: >"$T/empty.pb.gz"
+	run_capture e "$PP_PYPROF" top "$T/empty.pb.gz"
+	assert_eq 1 "$RC" "exit status for an empty file"
+	assert_eq "pyprof: error: $T/empty.pb.gz: not a pprof profile (empty file)" \
+		"$(cat "$T/e.err")" "message for an empty file"
+	run_capture m "$PP_PYPROF" top "$T/missing.pb.gz"
+	assert_eq 1 "$RC" "exit status for a missing file"
+	assert_eq "pyprof: error: $T/missing.pb.gz: No such file or directory" \
+		"$(cat "$T/m.err")" "message for a missing file"
+}
+
 @test "pyprof top lists the functions in the order and with the percentages go tool pprof computes" {
 	local f ours theirs
 	"$PP_PYPROF" top -n 3 "$VDIR/shares.pb.gz" | tee "$T/top"
