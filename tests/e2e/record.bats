@@ -262,12 +262,50 @@ teardown() {
 	assert_eq "" "$(ls -A "$T/tmp")" "files left in TMPDIR"
 }
 
-@test "a profile that cannot be written makes a successful command exit 125" {
-	mkdir -p "$T/gone"
-	run_capture rec "$PP_PYPROF" record -o "$T/gone/x.pb.gz" -- rmdir "$T/gone"
+@test "a profile that cannot be written where asked goes to the current directory, and a successful command exits 125" {
+	mkdir -p "$T/gone" "$T/cwd"
+	cd "$T/cwd"
+	run_capture rec "$PP_PYPROF" record --heap --heap-rate 4096 \
+		-o "$T/gone/x.pb.gz" -- sh -c "rmdir '$T/gone'; exec '$PP_HOST_PYTHON' '$PP_TARGETS/spin.py' 0.3"
 	cat "$T/rec.err"
 	assert_eq 125 "$RC" "exit status"
-	grep -q 'no profile written' "$T/rec.err" || fail "no reason given"
+	local f="$T/cwd/pyprof.$PID.x.pb.gz" h="$T/cwd/pyprof.$PID.x.heap.pb.gz"
+	grep -qF "cannot write $T/gone/x.pb.gz: No such file or directory; written to $f instead" \
+		"$T/rec.err" || fail "not said where the profile went"
+	grep -qF "cannot write $T/gone/x.heap.pb.gz: No such file or directory; written to $h instead" \
+		"$T/rec.err" || fail "not said where the heap profile went"
+	grep -qE "^pyprof: wrote $f \([1-9][0-9]* samples?" "$T/rec.err" || fail "no summary naming it"
+	pprof_raw "$f" | grep -q 'spin' || fail "the profile in $f lacks the program's samples"
+	go tool pprof -raw "$h" >/dev/null || fail "the heap profile in $h does not parse"
+}
+
+@test "when the current directory cannot take it either, the profile goes to TMPDIR" {
+	mkdir -p "$T/gone" "$T/tmp"
+	cd /proc
+	TMPDIR=$T/tmp run_capture rec "$PP_PYPROF" record -o "$T/gone/x.pb.gz" -- \
+		sh -c "rmdir '$T/gone'; exec '$PP_HOST_PYTHON' -c pass"
+	cat "$T/rec.err"
+	assert_eq 125 "$RC" "exit status"
+	grep -qF "written to $T/tmp/pyprof.$PID.x.pb.gz instead" "$T/rec.err" ||
+		fail "not in TMPDIR"
+	go tool pprof -raw "$T/tmp/pyprof.$PID.x.pb.gz" >/dev/null || fail "does not parse"
+}
+
+@test "an output that cannot be written is refused before the command runs, with the system's reason" {
+	touch "$T/app.py"
+	local o why
+	while IFS='|' read -r o why; do
+		run_capture rec "$PP_PYPROF" record -o "$o" -- touch "$T/ran"
+		cat "$T/rec.err"
+		assert_eq 125 "$RC" "exit status for -o $o"
+		[[ ! -e $T/ran ]] || fail "the command ran despite -o $o"
+		assert_eq "pyprof: error: cannot write $o: $why" "$(cat "$T/rec.err")" "message"
+	done <<-LIST
+		$T/app.py/x.pb.gz|Not a directory
+		/proc/x.pb.gz|No such file or directory
+		$T/missing/x.pb.gz|No such file or directory
+	LIST
+	[[ -z $(ls -A "$T" | grep pyprof-probe) ]] || fail "probe files left behind"
 }
 
 @test "a profile that cannot be written keeps a failing command's status" {
