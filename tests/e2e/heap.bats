@@ -331,3 +331,31 @@ PY
 		fail "a heap profile named that this run did not write"
 	fi
 }
+
+@test "3.12 pyprof diff on two heap profiles shows the growth in bytes (as go tool pprof -diff_base), shares with --shares" {
+	local mb
+	for mb in 10 30; do
+		run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
+			-o "$T/h$mb.pb.gz" -- "$PP_HOST_PYTHON" -c "
+def grows():
+    kept = []
+    for _ in range($mb):
+        kept.append(bytearray(1 << 20))
+    return kept
+kept = grows()
+"
+		assert_eq 0 "$RC" "exit status"
+	done
+	"$PP_PYPROF" diff -n 5 "$T/h10.heap.pb.gz" "$T/h30.heap.pb.gz" -o "$T/d.svg" | tee "$T/diff"
+	head -1 "$T/diff" | grep -qE '^Type: inuse_space \(bytes\); .*, change \+[0-9.]+MB$' ||
+		fail "the header does not give the change in bytes"
+	# flat change (3rd column) of grows: about +20 MB (sampled)
+	awk '$(NF-1) == "grows" { print $3 }' "$T/diff" | head -1 >"$T/grew"
+	[[ $(cat "$T/grew") =~ ^\+(1[6-9]|2[0-4])(\.[0-9])?MB$ ]] ||
+		fail "grows did not grow by about 20 MB: '$(cat "$T/grew")'"
+	xmllint --noout "$T/d.svg"
+	grep -q 'red: value grew' "$T/d.svg" || fail "the flame graph is not by value"
+	"$PP_PYPROF" diff --shares "$T/h10.heap.pb.gz" "$T/h30.heap.pb.gz" | tee "$T/shares"
+	grep -q 'by change of flat share (percentage points' "$T/shares" ||
+		fail "--shares does not compare shares"
+}
