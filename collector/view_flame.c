@@ -456,6 +456,11 @@ static const char flame_js[] =
 	"  }\n"
 	"  if (z > 0) zoom(z);\n"
 	"  loading = false;\n"
+	"  /* a flame graph's widest frames are at the bottom: open there\n"
+	"   * (with the details line), not on the empty top of a tall one */\n"
+	"  if (!C.icicle && root.getBoundingClientRect().height >\n"
+	"      window.innerHeight)\n"
+	"    window.scrollTo(0, root.getBoundingClientRect().height);\n"
 	"})();\n"
 	"root.setAttribute('data-ready', '1');\n"
 	"})();\n";
@@ -642,9 +647,10 @@ static void write_svg(struct writer *w)
 		write_box(w, i);
 	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var PYPROF_FLAME = { pad: %d, width: %d, fontW: %.2f, "
-		"hit: 'rgb(230,0,230)' };\n%s]]></script>\n</svg>\n",
+		"hit: 'rgb(230,0,230)', icicle: %d };\n%s]]></script>\n"
+		"</svg>\n",
 		FLAME_PAD, VIEW_FLAME_WIDTH - 2 * FLAME_PAD, FLAME_FONT_W,
-		flame_js);
+		s->icicle ? 1 : 0, flame_js);
 }
 
 int flame_write(FILE *out, const struct flame_spec *s)

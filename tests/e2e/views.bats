@@ -100,6 +100,31 @@ flat_pct() {
 		fail "no PNG screenshot kept"
 }
 
+@test "a tall flame graph opens in a 900-pixel window on its widest frames; an icicle graph opens at the top" {
+	cat >"$T/deep.py" <<'PY'
+def down(n):
+    if n == 0:
+        x = 0
+        for i in range(3000000):
+            x += i
+        return x
+    return down(n - 1)
+down(90)
+PY
+	"$PP_PYPROF" record -o "$T/deep.pb.gz" -- "$PP_HOST_PYTHON" "$T/deep.py"
+	"$PP_PYPROF" flamegraph "$T/deep.pb.gz" -o "$T/deep.svg"
+	cdp "$T/deep.svg" --viewport-height 900 --screenshot "$ARTIFACTS/flamegraph-tall.png"
+	assert_eq all "$(jfield 1 root_name)" "the first frame"
+	# the root ("all", the widest) on the first screen, with the frames above it
+	awk -v y="$(jfield 1 root_top)" 'BEGIN { exit !(y > 450 && y < 900) }' ||
+		fail "the root is at y=$(jfield 1 root_top), not on the first screen's lower half"
+	"$PP_PYPROF" flamegraph --icicle "$T/deep.pb.gz" -o "$T/deep-icicle.svg"
+	cdp "$T/deep-icicle.svg" --viewport-height 900
+	assert_eq 0 "$(jfield 1 scroll_y)" "an icicle graph's scroll"
+	awk -v y="$(jfield 1 root_top)" 'BEGIN { exit !(y > 0 && y < 200) }' ||
+		fail "the icicle's root is at y=$(jfield 1 root_top)"
+}
+
 @test "searching in Chromium highlights the matches and reports their share of the total" {
 	local want got
 	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
