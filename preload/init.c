@@ -173,6 +173,7 @@ static void fork_child(void)
 	ring_reset(&sampler.ring);
 	sampler.n_samples = sampler.n_lost_ring = sampler.n_signals = 0;
 	sampler.n_handler_runs = sampler.n_handler_ns = 0;
+	sampler.n_periods = 0;
 	memset(sampler.hist, 0, sizeof sampler.hist);
 	sig_handler_after_fork_child();
 	native_fork_done();
