@@ -130,6 +130,8 @@ struct cmd_summary {
 	unsigned long long n_processes;
 	unsigned long long n_samples;
 	unsigned long long n_lost;
+	unsigned long long n_running; /* still connected at the end; 0 if
+					 the summary does not say */
 };
 
 /*

@@ -1017,6 +1017,14 @@ static int report(const struct record *r, int coll_status)
 		log_warn("no Python process reported to the collector (is "
 			 "%s a CPython program? is PYPROF_DISABLE set?)",
 			 r->command[0]);
+	if (sum.n_running)
+		log_warn("%llu profiled process%s still running when %s "
+			 "exited (a daemon?): the profile stops there. record "
+			 "stops with its command; to profile a daemon, run "
+			 "pyprof-collector and start the daemon with "
+			 "LD_PRELOAD=%s", sum.n_running,
+			 sum.n_running == 1 ? " was" : "es were", r->command[0],
+			 r->lib);
 	return place_beside(r) || placed ? -EIO : 0;
 }
 

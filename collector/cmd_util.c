@@ -180,6 +180,8 @@ int cmd_summary_parse(const char *text, struct cmd_summary *out)
 		} else if (klen == 4 && !memcmp(key, "lost", 4)) {
 			out->n_lost = v;
 			found |= 4;
+		} else if (klen == 7 && !memcmp(key, "running", 7)) {
+			out->n_running = v;
 		}
 	}
 	return found == 7 ? 0 : -EINVAL;

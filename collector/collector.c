@@ -212,9 +212,11 @@ static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
 
 /* Stops listening, takes in what every client already sent, closes them
  * (which writes per-process profiles), then the merged profiles and the
- * summary. */
+ * summary, which counts the processes that were still running. */
 static void shut_down(struct collector *c)
 {
+	uint64_t n_running = 0;
+
 	listener_close(c->lis);
 	c->lis = NULL;
 	/* Waiting HTTP requests get 503 before their windows would lose
@@ -225,10 +227,12 @@ static void shut_down(struct collector *c)
 		struct conn *conn = c->conns[fd];
 		if (!conn)
 			continue;
-		conn_read(conn, 1);
+		/* still open after what it sent: a process that runs on */
+		if (conn_read(conn, 1) == 0 && conn_pid(conn))
+			n_running++;
 		close_conn(c, conn);
 	}
-	output_shutdown(c->out);
+	output_shutdown(c->out, n_running);
 }
 
 /* ---- setup -------------------------------------------------------------------- */

@@ -547,14 +547,18 @@ out:
 	free(list);
 }
 
-static void write_summary(struct output *o)
+static void write_summary(struct output *o, uint64_t n_running)
 {
-	char line[128];
+	char line[160], running[40] = "";
+	/* running=N only when some were: the line stays what it was */
+	if (n_running)
+		snprintf(running, sizeof(running), " running=%" PRIu64,
+			 n_running);
 	int n = snprintf(line, sizeof(line),
 			 "processes=%" PRIu64 " samples=%" PRIu64
-			 " lost=%" PRIu64 "\n",
+			 " lost=%" PRIu64 "%s\n",
 			 procs_n_seen(o->reg), procs_total_samples(o->reg),
-			 procs_total_lost(o->reg));
+			 procs_total_lost(o->reg), running);
 	int rc = file_write_atomic(o->opts->summary_file, line, (size_t)n,
 				   FILEIO_REPLACE);
 	if (rc < 0) {
@@ -739,7 +743,7 @@ void output_proc_ended(struct output *o, struct proc *p)
 	}
 }
 
-void output_shutdown(struct output *o)
+void output_shutdown(struct output *o, uint64_t n_running)
 {
 	output_snapshots(o);
 	if (o->opts->merge)
@@ -748,7 +752,7 @@ void output_shutdown(struct output *o)
 	if (o->opts->output_file)
 		write_output_file(o);
 	if (o->opts->summary_file)
-		write_summary(o);
+		write_summary(o, n_running);
 }
 
 int output_failed(const struct output *o)

@@ -17,6 +17,7 @@
 #define PYPROF_OUTPUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct collector_opts;
 struct loop;
@@ -46,8 +47,10 @@ void output_proc_ended(struct output *o, struct proc *p);
 void output_snapshots(struct output *o);
 
 /* Every connection is closed: writes the last windows, the merged
- * profiles, --output and --summary. */
-void output_shutdown(struct output *o);
+ * profiles, --output and --summary. n_running: processes whose
+ * connection was still open when the collector stopped (for the
+ * summary's running=N). */
+void output_shutdown(struct output *o, uint64_t n_running);
 
 /* Whether some output could not be built or written. */
 int output_failed(const struct output *o);

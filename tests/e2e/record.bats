@@ -330,3 +330,28 @@ teardown() {
 	run_capture u "$PP_PYPROF" frobnicate
 	assert_eq 125 "$RC" "unknown subcommand"
 }
+
+@test "a command that leaves a daemon running: record ends with it and says how to profile a daemon" {
+	run_capture rec "$PP_PYPROF" record -o "$T/d.pb.gz" -- "$PP_HOST_PYTHON" -c "
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        end = time.time() + 3
+        while time.time() < end and not os.path.exists('$T/stop'):
+            pass
+        os._exit(0)
+    os._exit(0)
+time.sleep(0.3)
+"
+	touch "$T/stop"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	grep -qE '^pyprof: warning: 1 profiled process was still running when .* exited \(a daemon\?\).*run pyprof-collector and start the daemon with LD_PRELOAD=' \
+		"$T/rec.err" || fail "no word about the daemon"
+	# a command whose processes all end: nothing said
+	run_capture rec2 "$PP_PYPROF" record -o "$T/d.pb.gz" -- "$PP_HOST_PYTHON" -c pass
+	if grep -q daemon "$T/rec2.err"; then
+		fail "a daemon reported for a command that left none"
+	fi
+}
