@@ -22,12 +22,16 @@ ms_since() {
 	echo $(((${now/./} - ${1/./}) / 1000))
 }
 
-# Before, every process waited 2 s for a collector at exit. The margin is
-# large (under 1 s against 2 s): this checks behaviour, not speed, and the
-# log must say that it did not wait.
+# Before, every process waited 2 s for a collector at exit. The log must
+# say that it did not wait; and beside the same program run without the
+# library just before, the difference must stay far under those 2 s (a
+# margin of 1 s: this checks behaviour, not speed, on a loaded machine).
 @test "with no collector listening, a process exits without waiting for one" {
 	check() {
-		local t0 ms
+		local t0 ms plain
+		t0=$EPOCHREALTIME
+		run_capture plain "$2" "$PP_TARGETS/outputs.py" ok
+		plain=$(ms_since "$t0")
 		t0=$EPOCHREALTIME
 		run_capture run env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
 			PYPROF_LOG=info "$2" "$PP_TARGETS/outputs.py" ok
@@ -35,8 +39,8 @@ ms_since() {
 		assert_eq 0 "$RC" "exit status"
 		grep -q "no collector at $SOCK: exiting at once, [0-9]* samples dropped" \
 			"$T/run.err" || { cat "$T/run.err"; fail "no log line saying it did not wait"; }
-		((ms < 1000)) || fail "took $ms ms to run and exit"
-		echo "   $ms ms"
+		echo "   $ms ms with the library, $plain ms without"
+		((ms - plain < 1000)) || fail "the library added $((ms - plain)) ms"
 	}
 	for_each_python check
 }
@@ -62,7 +66,6 @@ for pid in pids:
 		assert_eq 0 "$RC" "exit status"
 		n=$(grep -c "no collector at $SOCK: exiting at once" "$T/run.err" || true)
 		assert_eq 4 "$n" "processes that said they exited at once"
-		((ms < 1000)) || fail "took $ms ms to run and exit"
 		echo "   $ms ms"
 	}
 	for_each_python check

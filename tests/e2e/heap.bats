@@ -337,12 +337,14 @@ PY
 	for mb in 10 30; do
 		run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
 			-o "$T/h$mb.pb.gz" -- "$PP_HOST_PYTHON" -c "
+import time
 def grows():
     kept = []
     for _ in range($mb):
         kept.append(bytearray(1 << 20))
     return kept
 kept = grows()
+time.sleep(0.3)  # a process gone before the library saw Python start sends nothing
 "
 		assert_eq 0 "$RC" "exit status"
 	done
