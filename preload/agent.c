@@ -752,7 +752,15 @@ static void *agent_main(void *arg)
 	control_finalized();
 	names_stop();
 	pthread_mutex_lock(&ag_lock);
-	if (was_initialized) {
+	/* A program that ended before the loop saw its interpreter up (a
+	 * tick) may still have samples: heap sampling starts with the
+	 * library, and a dying code object drains the ring (ag.batch_n,
+	 * ag.hbatch_n). They are sent like any others. */
+	int sampled = __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
+			      __atomic_load_n(&sampler.ring.tail,
+					      __ATOMIC_ACQUIRE) ||
+		      ag.batch_n || ag.hbatch_n;
+	if (was_initialized || sampled) {
 		drain();
 		put_bye();
 		exit_flush();

@@ -219,8 +219,17 @@ int control_after_fork_child(void)
 	cs.own_cpu = cs.own_runs = 0;
 	cs.runs_at_start = 0;
 	cs.cpu_at_start = app_cpu_ns();
+	int heap_was = sampling_heap_on;
 	sampling_heap_on = 0;
 	sampler.period_ns = cs.own.period_ns;
+	if (!cs.ready && heap_was && cs.own_on && !cs.finalized) {
+		/* forked before the parent's agent saw the interpreter: its
+		 * heap sampling, on from the start (no command can have come
+		 * yet), goes on in the child; CPU sampling starts when the
+		 * child's agent sees the interpreter */
+		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (!cs.own_on || cs.own.mode != CONFIG_MODE_CPU || !cs.ready ||
 	    cs.finalized)
 		return 0;

@@ -361,3 +361,34 @@ time.sleep(0.3)  # a process gone before the library saw Python start sends noth
 	grep -q 'by change of flat share (percentage points' "$T/shares" ||
 		fail "--shares does not compare shares"
 }
+
+@test "3.13 a forked child that ends at once (os._exit right after an allocation) still sends its heap samples" {
+	local i f child
+	collector_start
+	for i in 1 2 3; do
+		PYPROF_HEAP_RATE=64k run_capture q$i profiled "$PP_HOST_PYTHON" -c '
+import os, sys, time
+def quick_keeps():
+    return bytearray(8 << 20)
+time.sleep(0.3)  # the parent has seen its interpreter up: the child follows
+pid = os.fork()
+if pid == 0:
+    x = quick_keeps()
+    os._exit(0)
+print(pid)
+sys.stdout.flush()
+os.waitpid(pid, 0)'
+		assert_eq 0 "$RC" "exit status"
+		child=$(cat "$T/q$i.out")
+		f=$(wait_profile "$child" 10) || fail "run $i: nothing from the child $child"
+		f=${f%.pb.gz}
+		f=${f%.heap}.heap.pb.gz
+		for ((j = 0; j < 100; j++)); do
+			[[ -f $f ]] && break
+			sleep 0.05
+		done
+		[[ -f $f ]] || fail "run $i: no heap profile for the child $child: $(ls "$OUT")"
+		go tool pprof -symbolize=none -sample_index=inuse_space -top "$f" 2>/dev/null |
+			grep -q quick_keeps || fail "run $i: quick_keeps missing from $f"
+	done
+}
