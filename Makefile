@@ -32,7 +32,10 @@ PROTO_C := $(BUILD)/gen/profile.pb-c.c
 PROTO_H := $(BUILD)/gen/profile.pb-c.h
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
 COLL_SRC := $(filter-out $(COLL_MAINS),$(wildcard collector/*.c))
-COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o
+# preload/config.c too: `pyprof record` checks PYPROF_* with the library's
+# own rules and messages.
+COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o \
+            $(BUILD)/collector/preload_config.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(BUILD)/gen -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
 
@@ -58,6 +61,9 @@ $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
 
 $(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
 	$(CC) $(COLL_CFLAGS) -c $< -o $@
+
+$(BUILD)/collector/preload_config.o: preload/config.c preload/config.h preload/log.h $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+	$(CC) $(CFLAGS_COMMON) -c $< -o $@
 
 $(BUILD)/libcollector.a: $(COLL_OBJ)
 	rm -f $@ && ar rcs $@ $^

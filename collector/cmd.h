@@ -137,6 +137,8 @@ struct cmd_summary {
 		unsigned long long n;
 		char why[160];
 	} reasons[CMD_SUMMARY_REASONS];
+	unsigned long long n_running; /* still connected at the end; 0 if
+					 the summary does not say */
 };
 
 /*

@@ -23,12 +23,14 @@
  * Single-threaded, in the pyprof process. The signal handler below only
  * forwards signals (kill(2) is async-signal-safe).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +41,17 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fileio.h"
 #include "log.h"
+#include "output.h"
 #include "pyprof/defaults.h"
+#include "../preload/config.h"
 
 #define RECORD_DEFAULT_OUTPUT "pyprof.pb.gz"
+/* what the collector writes in the temporary directory, and the stem of
+ * the files it writes beside it */
+#define RECORD_TMP_STEM "profile"
+#define RECORD_TMP_PROFILE RECORD_TMP_STEM ".pb.gz"
 #define RECORD_DEFAULT_HEAP_RATE 524288u /* Go's MemProfileRate */
 #define RECORD_READY_TIMEOUT_MS 15000 /* collector start-up              */
 #define RECORD_STOP_TIMEOUT_MS 60000  /* collector writing the profile   */
@@ -81,8 +90,8 @@ struct record {
 	char tmpdir[CMD_PATH_MAX]; /* "" until created                   */
 	char sock[CMD_PATH_MAX];
 	char summary[CMD_PATH_MAX];
-	char profile[CMD_PATH_MAX];  /* the collector's --output: output_abs,
-					or DIR/profile.pb.gz to convert   */
+	char profile[CMD_PATH_MAX];  /* the collector's --output, in tmpdir:
+					placed (or converted) at the end  */
 	char timeline[CMD_PATH_MAX]; /* --timeline (speedscope), or ""     */
 
 	/* processes */
@@ -415,8 +424,44 @@ static int parse_options(struct record *r, int argc, char **argv)
 	return 0;
 }
 
-/* Makes output_abs and checks that its directory can take a new file, so
- * that a typo is reported before the command runs, not after. */
+/* What the command will see of a PYPROF_* variable: record's option if
+ * one was given, else the environment's; the socket is record's own. */
+static const char *passed_var(const char *name, void *arg)
+{
+	const struct record *r = arg;
+
+	if (!strcmp(name, "PYPROF_SOCKET"))
+		return "/pyprof-record.sock"; /* made later, always valid */
+	if (!strcmp(name, "PYPROF_HZ") && r->hz[0])
+		return r->hz;
+	if (!strcmp(name, "PYPROF_MODE") && r->mode)
+		return r->mode;
+	if (!strcmp(name, "PYPROF_NATIVE") && r->native)
+		return r->native;
+	if (!strcmp(name, "PYPROF_HEAP_RATE") && r->heap_rate[0])
+		return r->heap_rate;
+	if (!strcmp(name, "PYPROF_MAX_DEPTH") && r->max_depth[0])
+		return r->max_depth;
+	return getenv(name);
+}
+
+/* The PYPROF_* variables the command will get, checked with the
+ * library's own rules before anything starts: a bad one would leave
+ * every process unprofiled, each printing why. 0 or -EINVAL (logged). */
+static int check_env(const struct record *r)
+{
+	struct config c;
+	char err[256];
+
+	if (config_check(&c, passed_var, (void *)r, err, sizeof(err)) == 0)
+		return 0;
+	log_error("%s (nothing was started)", err);
+	return -EINVAL;
+}
+
+/* Makes output_abs and checks that its directory can take a new file (by
+ * making one), so that a typo is reported before the command runs, not
+ * after. */
 static int check_output(struct record *r)
 {
 	char dir[CMD_PATH_MAX];
@@ -452,13 +497,23 @@ static int check_output(struct record *r)
 		slash[1] = '\0';
 	else
 		*slash = '\0';
-	if (access(dir, W_OK | X_OK) != 0) {
+	/* A file made and removed says more than access(): /proc, a
+	 * read-only mount, a full inode table, a plain file as directory */
+	char probe[CMD_PATH_MAX + 32];
+	int fd = -1;
+	len = snprintf(probe, sizeof(probe), "%s/.pyprof-probe.XXXXXX", dir);
+	if (len > 0 && (size_t)len < sizeof(probe))
+		fd = mkstemp(probe);
+	else
+		errno = ENAMETOOLONG;
+	if (fd < 0) {
 		int e = errno;
 
-		log_error("cannot write %s: %s: %s", r->output, dir,
-			  strerror(e));
+		log_error("cannot write %s: %s", r->output, strerror(e));
 		return -e;
 	}
+	close(fd);
+	unlink(probe);
 	return 0;
 }
 
@@ -768,14 +823,157 @@ out:
 
 /* ---- the result ------------------------------------------------------- */
 
+/* Reads the file src whole into *data (malloc'd). 0 or -errno. */
+static int read_whole(const char *src, uint8_t **data, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = malloc(cap);
+	int fd = open(src, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0 || !buf) {
+		e = fd < 0 ? errno : ENOMEM;
+		goto fail;
+	}
+	for (;;) {
+		ssize_t got;
+		if (n == cap) {
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				e = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			e = errno;
+			goto fail;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	*data = buf;
+	*len = n;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return -e;
+}
+
+/* Writes what the collector left in the temporary directory (src) to
+ * dest, atomically; or, with format, converts it there. 0 or -errno
+ * (the conversion logs its own reason). */
+static int put_file(const struct record *r, const char *src, const char *dest,
+		    int convert)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (convert)
+		return cmd_convert_file(src, r->timeline[0] ? r->timeline : NULL,
+					r->format, NULL, NULL, 0, dest);
+	rc = read_whole(src, &data, &len);
+	if (rc == 0)
+		rc = file_write_atomic(dest, data, len, FILEIO_REPLACE);
+	free(data);
+	return rc;
+}
+
+/* dest, as asked, or if it cannot be written, a fallback: the current
+ * directory, else $TMPDIR or /tmp, as pyprof.<pid>.<name of dest>, said
+ * on stderr. shown names dest as the user typed it; *where gets the path
+ * written (n bytes). 0 if written where asked, 1 if in the fallback,
+ * -errno if nowhere. */
+static int place(const struct record *r, const char *src, const char *dest,
+		 const char *shown, int convert, char *where, size_t n)
+{
+	const char *name = strrchr(dest, '/'), *tmp = getenv("TMPDIR");
+	const char *dirs[3] = { ".", tmp && tmp[0] == '/' ? tmp : "/tmp",
+				"/tmp" };
+	char cwd[CMD_PATH_MAX];
+	int rc, rc2;
+
+	snprintf(where, n, "%s", shown);
+	rc = put_file(r, src, dest, convert);
+	if (rc == 0)
+		return 0;
+	name = name ? name + 1 : dest;
+	if (getcwd(cwd, sizeof(cwd)))
+		dirs[0] = cwd;
+	rc2 = rc;
+	for (int i = 0; i < 3; i++) {
+		int len = snprintf(where, n, "%s/pyprof.%d.%s", dirs[i],
+				   (int)getpid(), name);
+		if (len < 0 || (size_t)len >= n)
+			continue;
+		rc2 = put_file(r, src, where, convert);
+		if (rc2 == 0) {
+			/* (a conversion said why already) */
+			log_error("cannot write %s%s%s; written to %s instead",
+				  shown, convert ? "" : ": ",
+				  convert ? "" : strerror(-rc), where);
+			return 1;
+		}
+	}
+	log_error("cannot write %s%s%s, nor anywhere else", shown,
+		  convert ? "" : ": ", convert ? "" : strerror(-rc));
+	return rc2;
+}
+
+/* The files the collector wrote beside its profile in the temporary
+ * directory (profile.heap.pb.gz, profile.tid<TID>.<name>.pb.gz), each put
+ * beside the output as NAME.heap.pb.gz..., NAME being the output without
+ * its .pb.gz. The heap profile is named on stderr. 0, or 1 if one went
+ * to a fallback or nowhere. */
+static int place_beside(const struct record *r)
+{
+	static const char stem[] = RECORD_TMP_STEM;
+	char base_abs[CMD_PATH_MAX], base[CMD_PATH_MAX], src[CMD_PATH_MAX];
+	char dest[CMD_PATH_MAX + 256], shown[CMD_PATH_MAX + 256];
+	char where[CMD_PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(r->tmpdir);
+	int failed = 0;
+
+	if (!d)
+		return 0;
+	output_file_base(r->output_abs, base_abs, sizeof(base_abs));
+	output_file_base(r->output, base, sizeof(base));
+	while ((de = readdir(d)) != NULL) {
+		const char *rest = de->d_name + sizeof(stem) - 1;
+		if (strncmp(de->d_name, stem, sizeof(stem) - 1) ||
+		    rest[0] != '.' || !strcmp(de->d_name, RECORD_TMP_PROFILE) ||
+		    join_path(src, sizeof(src), r->tmpdir, de->d_name))
+			continue;
+		snprintf(dest, sizeof(dest), "%s%s", base_abs, rest);
+		snprintf(shown, sizeof(shown), "%s%s", base, rest);
+		int rc = place(r, src, dest, shown, 0, where, sizeof(where));
+		if (rc != 0)
+			failed = 1;
+		if (rc >= 0 && !strcmp(rest, ".heap.pb.gz"))
+			log_info("wrote %s (heap profile)", where);
+	}
+	closedir(d);
+	return failed;
+}
+
 /* Prints the one-line result. Returns 0 if the profile was written. */
 static int report(const struct record *r, int coll_status)
 {
 	char buf[RECORD_SUMMARY_MAX];
 	struct cmd_summary sum;
 	struct stat st;
+	char where[CMD_PATH_MAX + 256];
 	ssize_t len = -1;
-	int fd;
+	int fd, placed;
 
 	if (coll_status == -1) {
 		log_error("no profile written: lost track of the collector");
@@ -788,17 +986,17 @@ static int report(const struct record *r, int coll_status)
 	}
 	if (stat(r->profile, &st) != 0) {
 		log_error("no profile written: the collector exited without "
-			  "writing %s", r->format ? r->profile : r->output);
+			  "writing %s", r->profile);
 		return -ENOENT;
 	}
-	/* --format: the pprof file is only a step (it goes with the
-	 * temporary directory); the conversion says why if it fails. */
-	if (r->format &&
-	    cmd_convert_file(r->profile, r->timeline[0] ? r->timeline : NULL,
-			     r->format, NULL, NULL, 0, r->output_abs) < 0) {
-		log_error("no %s written", r->output);
+	/* The collector wrote into the temporary directory, which is
+	 * always writable: the profile is lost only if no place at all can
+	 * take it. --format: the pprof file is only a step (it goes with
+	 * the temporary directory); the conversion says why if it fails. */
+	placed = place(r, r->profile, r->output_abs, r->output,
+		       r->format != NULL, where, sizeof(where));
+	if (placed < 0)
 		return -EIO;
-	}
 	fd = open(r->summary, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		len = read(fd, buf, sizeof(buf) - 1);
@@ -808,11 +1006,11 @@ static int report(const struct record *r, int coll_status)
 		buf[len] = '\0';
 	if (len < 0 || cmd_summary_parse(buf, &sum) != 0) {
 		/* The profile is there; only the counts are missing. */
-		log_info("wrote %s", r->output);
-		return 0;
+		log_info("wrote %s", where);
+		return place_beside(r) || placed ? -EIO : 0;
 	}
 	log_info("wrote %s (%llu sample%s, %llu process%s, %llu dropped)",
-		 r->output, sum.n_samples, sum.n_samples == 1 ? "" : "s",
+		 where, sum.n_samples, sum.n_samples == 1 ? "" : "s",
 		 sum.n_processes, sum.n_processes == 1 ? "" : "es",
 		 sum.n_lost);
 	for (size_t i = 0; i < sum.n_reasons; i++)
@@ -823,7 +1021,15 @@ static int report(const struct record *r, int coll_status)
 		log_warn("no Python process reported to the collector (is "
 			 "%s a CPython program? is PYPROF_DISABLE set?)",
 			 r->command[0]);
-	return 0;
+	if (sum.n_running)
+		log_warn("%llu profiled process%s still running when %s "
+			 "exited (a daemon?): the profile stops there. record "
+			 "stops with its command; to profile a daemon, run "
+			 "pyprof-collector and start the daemon with "
+			 "LD_PRELOAD=%s", sum.n_running,
+			 sum.n_running == 1 ? " was" : "es were", r->command[0],
+			 r->lib);
+	return place_beside(r) || placed ? -EIO : 0;
 }
 
 /* ---- the subcommand --------------------------------------------------- */
@@ -842,7 +1048,7 @@ int cmd_record(int argc, char **argv)
 	ret = parse_options(&r, argc, argv);
 	if (ret == 1)
 		return 0;
-	if (ret < 0)
+	if (ret < 0 || check_env(&r) < 0)
 		return CMD_EXIT_FAIL;
 	if (r.verbose)
 		log_set_level(LOG_DEBUG);
@@ -876,8 +1082,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (join_path(r.sock, sizeof(r.sock), r.tmpdir, "s.sock") ||
 	    join_path(r.summary, sizeof(r.summary), r.tmpdir, "summary") ||
-	    (r.format && join_path(r.profile, sizeof(r.profile), r.tmpdir,
-				   "profile.pb.gz")) ||
+	    join_path(r.profile, sizeof(r.profile), r.tmpdir,
+		      RECORD_TMP_PROFILE) ||
 	    (r.format && !strcmp(r.format, "speedscope") &&
 	     join_path(r.timeline, sizeof(r.timeline), r.tmpdir,
 		       "timeline"))) {
@@ -885,8 +1091,6 @@ int cmd_record(int argc, char **argv)
 		code = CMD_EXIT_FAIL;
 		goto out;
 	}
-	if (!r.format)
-		memcpy(r.profile, r.output_abs, sizeof(r.profile));
 	log_debug("socket %s", r.sock);
 
 	ret = collector_start(&r);

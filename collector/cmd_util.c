@@ -182,6 +182,8 @@ int cmd_summary_parse(const char *text, struct cmd_summary *out)
 			found |= 4;
 		} else if (klen == 7 && !memcmp(key, "refused", 7)) {
 			out->n_refused = v;
+		} else if (klen == 7 && !memcmp(key, "running", 7)) {
+			out->n_running = v;
 		}
 	}
 	/* "refused N REASON" lines */

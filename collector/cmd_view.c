@@ -37,6 +37,8 @@ enum {
 	OPT_TITLE,
 	OPT_FORMAT,
 	OPT_TIMELINE,
+	OPT_SHARES,
+	OPT_VALUES,
 };
 
 /* What every view command may be given. */
@@ -54,6 +56,7 @@ struct vopts {
 	const char *title;
 	const char *format;
 	const char *timeline;
+	enum view_diff_compare compare;
 	char **args;              /* the positional arguments */
 	int n_args;
 };
@@ -95,6 +98,8 @@ static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "shares", no_argument, NULL, OPT_SHARES },
+		{ "values", no_argument, NULL, OPT_VALUES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -183,6 +188,16 @@ static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 			break;
 		case OPT_TIMELINE:
 			o->timeline = optarg;
+			break;
+		case OPT_SHARES:
+		case OPT_VALUES:
+			if (o->compare && o->compare != (c == OPT_SHARES
+						 ? VIEW_DIFF_SHARES
+						 : VIEW_DIFF_VALUES))
+				return usage_error(cmd, "give --shares or "
+						   "--values, not both");
+			o->compare = c == OPT_SHARES ? VIEW_DIFF_SHARES
+						     : VIEW_DIFF_VALUES;
 			break;
 		case 'h':
 			usage(stdout);
@@ -517,12 +532,15 @@ void cmd_diff_usage(FILE *out)
 "Compares two profiles: prints the functions whose share of the total grew\n"
 "or shrank most (flat and cumulative, in percentage points), and with -o\n"
 "writes a differential flame graph: NEW's shape, red where a frame's share\n"
-"grew, blue where it shrank.\n"
+"grew, blue where it shrank. Heap profiles (alloc_*, inuse_* types) compare\n"
+"values in their unit instead (bytes, objects), as go tool pprof -diff_base.\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE    the differential flame graph (SVG)\n"
 "  -n N                 rows of the table (default 20)\n"
 "      --sample-type T  cpu, wall, samples... (default: BASE's default)\n"
+"      --shares         compare shares of each total (default but heap)\n"
+"      --values         compare values in the type's unit (default: heap)\n"
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
 "      --by function|line  compare functions (default) or lines\n"
 "  -h, --help           this text\n");
@@ -537,7 +555,7 @@ int cmd_diff(int argc, char **argv)
 	struct sink out;
 	int rc;
 
-	rc = parse("diff", argc, argv, &o, cmd_diff_usage, "onABC");
+	rc = parse("diff", argc, argv, &o, cmd_diff_usage, "onABCKL");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 2)
@@ -551,6 +569,7 @@ int cmd_diff(int argc, char **argv)
 	d.sample_type = o.sample_type;
 	d.filter = &o.filter;
 	d.by = o.by;
+	d.compare = o.compare;
 	rc = view_diff_table(stdout, base, cur, &d, err);
 	if (rc < 0) {
 		log_error("%s", err);

@@ -308,12 +308,14 @@ static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
 
 /* Stops listening, takes in what every client already sent, closes them
  * (which writes per-process profiles), then the merged profiles and the
- * summary; if all went to disk, tells the libraries so (CTL_WRITTEN), so
- * that the next collector does not count those samples as lost. */
+ * summary, which counts the processes that were still running; if all
+ * went to disk, tells the libraries so (CTL_WRITTEN), so that the next
+ * collector does not count those samples as lost. */
 static void shut_down(struct collector *c)
 {
 	struct { int fd; uint64_t n; } *acks;
 	size_t n_acks = 0;
+	uint64_t n_running = 0;
 
 	listener_close(c->lis);
 	c->lis = NULL;
@@ -322,9 +324,11 @@ static void shut_down(struct collector *c)
 	pprof_server_free(c->http);
 	c->http = NULL;
 	acks = calloc(c->n_conns + 1, sizeof(*acks));
+	/* still open after what it sent: a process that runs on */
 	for (size_t fd = 0; fd < c->conns_cap; fd++)
-		if (c->conns[fd])
-			conn_read(c->conns[fd], 1);
+		if (c->conns[fd] && conn_read(c->conns[fd], 1) == 0 &&
+		    conn_pid(c->conns[fd]))
+			n_running++;
 	/* Windows held for want of room: written now, or counted as lost
 	 * in their processes' last profiles, written next. */
 	output_flush_held(c->out);
@@ -339,7 +343,7 @@ static void shut_down(struct collector *c)
 		}
 		close_conn(c, conn);
 	}
-	output_shutdown(c->out);
+	output_shutdown(c->out, n_running);
 	for (size_t i = 0; i < n_acks; i++) {
 		if (output_failed(c->out))
 			close(acks[i].fd); /* not all on disk: say nothing */

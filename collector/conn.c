@@ -971,9 +971,11 @@ static void on_eof(struct conn *c)
 		c->end_why = "truncated frame";
 		return;
 	}
+	/* Nothing sent at all: a probe (another collector checking whether
+	 * the socket is in use, or a script waiting for it), not an error. */
 	if (c->state == CONN_WANT_HELLO)
-		log_info("client pid %d closed its connection without a "
-			 "HELLO", (int)c->peer_pid);
+		log_debug("client pid %d connected and closed without sending "
+			  "anything (a probe)", (int)c->peer_pid);
 	if (!c->end_why)
 		c->end_why = c->state == CONN_AFTER_BYE ? "clean" : "EOF";
 }

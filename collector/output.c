@@ -320,7 +320,6 @@ static void write_thread_files(struct output *o, const char *base,
 	free(v);
 }
 
-static void output_file_base(const char *file, char *out, size_t cap);
 
 /* Whether any of list[0..n) has a heap profile to write. */
 static int any_heap(const struct proc *const *list, size_t n)
@@ -747,7 +746,7 @@ static void write_timeline(struct output *o, const struct pprof_stats *st)
 
 /* FILE without its .pb.gz (else .gz, else .pb) ending: what per-thread
  * files of --output FILE are named after. */
-static void output_file_base(const char *file, char *out, size_t cap)
+void output_file_base(const char *file, char *out, size_t cap)
 {
 	static const char *const ends[] = { ".pb.gz", ".gz", ".pb" };
 	size_t len = strlen(file);
@@ -804,10 +803,11 @@ out:
 	free(list);
 }
 
-/* The --summary file: one line of counts (refused=N only when some
- * process was not profiled), then one line per reason why processes were
+/* The --summary file: one line of counts (running=N only when some
+ * processes were still connected, refused=N only when some process was
+ * not profiled), then one line per reason why processes were
  * not profiled: "refused N REASON" (cmd_summary_parse). */
-static void write_summary(struct output *o)
+static void write_summary(struct output *o, uint64_t n_running)
 {
 	char text[256 + (PROCS_REFUSED_KINDS + 1) * (PROCS_REFUSED_LEN + 32)];
 	size_t len = 0;
@@ -819,6 +819,10 @@ static void write_summary(struct output *o)
 			 procs_n_seen(o->reg), procs_total_samples(o->reg),
 			 procs_total_lost(o->reg));
 	len = (size_t)n;
+	/* running=N only when some were: the line stays what it was */
+	if (n_running)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					" running=%" PRIu64, n_running);
 	if (procs_n_refused(o->reg))
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
 					" refused=%" PRIu64,
@@ -1035,7 +1039,7 @@ void output_flush_held(struct output *o)
 	charge_dropped(o);
 }
 
-void output_shutdown(struct output *o)
+void output_shutdown(struct output *o, uint64_t n_running)
 {
 	output_snapshots(o);
 	/* Last windows that could not be written either. */
@@ -1050,7 +1054,7 @@ void output_shutdown(struct output *o)
 	if (o->opts->output_file)
 		write_output_file(o);
 	if (o->opts->summary_file)
-		write_summary(o);
+		write_summary(o, n_running);
 }
 
 int output_failed(const struct output *o)

@@ -16,6 +16,9 @@
 #ifndef PYPROF_OUTPUT_H
 #define PYPROF_OUTPUT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct collector_opts;
 struct loop;
 struct procs;
@@ -52,10 +55,15 @@ void output_flush_held(struct output *o);
 
 /* Every connection is closed: writes the last windows (held ones
  * included, or they are given up), the merged profiles, --output and
- * --summary. */
-void output_shutdown(struct output *o);
+ * --summary. n_running: processes whose connection was still open when
+ * the collector stopped (for the summary's running=N). */
+void output_shutdown(struct output *o, uint64_t n_running);
 
 /* Whether some output could not be built or written. */
 int output_failed(const struct output *o);
+
+/* FILE without its .pb.gz (or .gz, .pb) ending, into out: the base of the
+ * files written beside it (BASE.heap.pb.gz). Any thread. */
+void output_file_base(const char *file, char *out, size_t cap);
 
 #endif /* PYPROF_OUTPUT_H */

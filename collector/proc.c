@@ -7,7 +7,9 @@
  * dedupes them across sessions and processes. A process's threads are
  * (tid, name) pairs interned in the process: a THREAD frame that renames a
  * ref points the ref at a new pair, so samples taken before the rename
- * keep the old name.
+ * keep the old name; a thread's first name (it had none: samples taken
+ * before the library read it) is set in place, for its earlier samples
+ * too.
  *
  * Every check happens before any state changes, so a rejected frame
  * leaves nothing behind (SAMPLES frames are checked whole by conn.c first,
@@ -846,6 +848,22 @@ static int proc_thread_intern(struct proc *p, uint64_t tid, uint32_t name_sid,
 	return 0;
 }
 
+/* A thread's first name, read after its first samples were taken: it
+ * names those samples too (a rename does not). In place, unless the pair
+ * (tid, name) exists already. 1 if done. */
+static int name_first(struct proc *p, uint32_t idx, uint64_t tid,
+		      uint32_t name_sid)
+{
+	struct proc_thread *t = &p->threads[idx];
+	struct thread_key key = { p, tid, name_sid };
+	if (t->tid != tid || t->name_sid != 0 ||
+	    idhash_find(&p->thread_hash, idhash_mix(tid), thread_eq, &key))
+		return 0;
+	t->name_sid = name_sid;
+	add_refs(p, 1);
+	return 1;
+}
+
 int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 		    uint64_t name, char *err)
 {
@@ -867,8 +885,11 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 		return rc;
 	if ((rc = charge(s, 0, err)) < 0)
 		return rc;
-	if (proc_thread_intern(s->proc, tid, name ? s->strings.v[name] : 0,
-			       &idx) < 0)
+	uint32_t name_sid = name ? s->strings.v[name] : 0;
+	if (ref <= s->threads.n && name_sid &&
+	    name_first(s->proc, s->threads.v[ref], tid, name_sid))
+		return 0;
+	if (proc_thread_intern(s->proc, tid, name_sid, &idx) < 0)
 		return oom(err);
 	if (ref <= s->threads.n) {
 		s->threads.v[ref] = idx;

@@ -107,7 +107,7 @@ struct view_profile {
 int view_read_mem(const void *data, size_t len, struct view_profile **out,
 		  char *err);
 /* The same for a file ("-" is standard input); -errno if it cannot be
- * read. */
+ * read. err does not repeat the path: the caller names it. */
 int view_read_file(const char *path, struct view_profile **out, char *err);
 void view_free(struct view_profile *p);
 
@@ -122,7 +122,8 @@ int view_find_location(const struct view_profile *p, uint64_t id,
  * NULL or "" picks the default type. 0 or -ENOENT. */
 int view_pick_type(const struct view_profile *p, const char *name,
 		   size_t *idx);
-/* The index of a "count" type (samples/count), or -1 if there is none. */
+/* The index of the samples/count type, or -1 if there is none (a heap
+ * profile's object counts are not numbers of samples). */
 int view_count_type(const struct view_profile *p);
 
 /* ---- label filters ----------------------------------------------------------- */

@@ -5,7 +5,9 @@
  * same row (and the same flame-graph frame) in both when its name and file
  * match. Shares are of each profile's own total, so a longer or busier run
  * does not make everything look like it grew: the question is where the
- * time went, not how much there was.
+ * time went, not how much there was. For heap profiles the question is how
+ * much: they compare values in the type's unit (bytes, objects) by
+ * default, as go tool pprof -diff_base does; either way on request.
  *
  * The table sorts by the change of flat share (self time), largest first
  * in either direction, and shows the change of cumulative share beside
@@ -55,6 +57,23 @@ static int pick_types(const struct view_profile *base,
 	if (!name || !name[0])
 		name = base->types[type[0]].type;
 	return pick(cur, name, &type[1], "new", err);
+}
+
+/* Whether the diff compares values (else shares) for type t. */
+static int by_values(const struct view_diff_opts *o, const struct view_type *t)
+{
+	if (o->compare != VIEW_DIFF_AUTO)
+		return o->compare == VIEW_DIFF_VALUES;
+	return !strncmp(t->type, "alloc_", 6) || !strncmp(t->type, "inuse_", 6);
+}
+
+/* A signed value in unit: "+42.0MB", "-3", "0". */
+static const char *fmt_change(char *buf, size_t n, int64_t v, const char *unit)
+{
+	char tmp[30];
+	view_fmt_value(tmp, sizeof(tmp), v, unit);
+	snprintf(buf, n, "%s%s", v > 0 ? "+" : "", tmp);
+	return buf;
 }
 
 static void add_flat_cum(struct drow *rows, uint32_t *stamp,
@@ -112,11 +131,14 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 	int64_t total[2] = { 0, 0 };
 	size_t type[2], n = 0, shown, want;
 	char a[32], b[32], where[4096];
-	int rc;
+	const char *unit;
+	int rc, values;
 
 	err[0] = 0;
 	if ((rc = pick_types(base, cur, o->sample_type, type, err)) < 0)
 		return rc;
+	values = by_values(o, &base->types[type[0]]);
+	unit = base->types[type[0]].unit;
 	view_keys_init(&keys, o->by);
 	rc = -ENOMEM;
 	if (view_keys_map(&keys, base, &km[0]) < 0 ||
@@ -135,23 +157,40 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 		if (!r->cum[0] && !r->cum[1] && !r->flat[0] && !r->flat[1])
 			continue;
 		r->key = (uint32_t)k;
-		r->dflat = pts(r->flat[1], total[1]) - pts(r->flat[0], total[0]);
-		r->dcum = pts(r->cum[1], total[1]) - pts(r->cum[0], total[0]);
+		if (values) {
+			r->dflat = (double)r->flat[1] - (double)r->flat[0];
+			r->dcum = (double)r->cum[1] - (double)r->cum[0];
+		} else {
+			r->dflat = pts(r->flat[1], total[1]) -
+				   pts(r->flat[0], total[0]);
+			r->dcum = pts(r->cum[1], total[1]) -
+				  pts(r->cum[0], total[0]);
+		}
 		rows[n++] = *r;
 	}
 	qsort(rows, n, sizeof(*rows), cmp_drow);
 	want = o->n_rows ? o->n_rows : DIFF_DEFAULT_ROWS;
 	shown = want < n ? want : n;
-	fprintf(out, "Type: %s (%s); base total %s, new total %s\n",
-		base->types[type[0]].type, base->types[type[0]].unit,
-		view_fmt_value(a, sizeof(a), total[0], base->types[type[0]].unit),
-		view_fmt_value(b, sizeof(b), total[1], cur->types[type[1]].unit));
-	fprintf(out, "Showing %zu of %zu %s, by change of flat share "
-		"(percentage points; + grew, - shrank)\n", shown, n,
-		o->by == VIEW_BY_LINE ? "lines" : "functions");
-	fprintf(out, "%9s %9s %8s  %9s %9s %8s  %s\n", "flat base", "flat new",
-		"change", "cum base", "cum new", "change",
-		o->by == VIEW_BY_LINE ? "line" : "function");
+	fprintf(out, "Type: %s (%s); base total %s, new total %s",
+		base->types[type[0]].type, unit,
+		view_fmt_value(a, sizeof(a), total[0], unit),
+		view_fmt_value(b, sizeof(b), total[1], unit));
+	if (values)
+		fprintf(out, ", change %s",
+			fmt_change(a, sizeof(a), total[1] - total[0], unit));
+	fprintf(out, "\n");
+	if (values)
+		fprintf(out, "Showing %zu of %zu %s, by change of flat value "
+			"(%s; + grew, - shrank)\n", shown, n,
+			o->by == VIEW_BY_LINE ? "lines" : "functions", unit);
+	else
+		fprintf(out, "Showing %zu of %zu %s, by change of flat share "
+			"(percentage points; + grew, - shrank)\n", shown, n,
+			o->by == VIEW_BY_LINE ? "lines" : "functions");
+	fprintf(out, values ? "%9s %9s %9s  %9s %9s %9s  %s\n"
+			    : "%9s %9s %8s  %9s %9s %8s  %s\n",
+		"flat base", "flat new", "change", "cum base", "cum new",
+		"change", o->by == VIEW_BY_LINE ? "line" : "function");
 	for (size_t i = 0; i < shown; i++) {
 		const struct drow *r = &rows[i];
 		const struct view_key *k = &keys.v[r->key];
@@ -162,6 +201,20 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 			snprintf(where, sizeof(where), "  %s", k->file);
 		else
 			where[0] = 0;
+		if (values) {
+			char v[6][32];
+			fprintf(out, "%9s %9s %9s  %9s %9s %9s  %s%s\n",
+				view_fmt_value(v[0], 32, r->flat[0], unit),
+				view_fmt_value(v[1], 32, r->flat[1], unit),
+				fmt_change(v[2], 32, r->flat[1] - r->flat[0],
+					   unit),
+				view_fmt_value(v[3], 32, r->cum[0], unit),
+				view_fmt_value(v[4], 32, r->cum[1], unit),
+				fmt_change(v[5], 32, r->cum[1] - r->cum[0],
+					   unit),
+				k->name, where);
+			continue;
+		}
 		fprintf(out, "%8.2f%% %8.2f%% %+8.2f  %8.2f%% %8.2f%% %+8.2f  "
 			"%s%s\n", pts(r->flat[0], total[0]),
 			pts(r->flat[1], total[1]), r->dflat,
@@ -192,7 +245,7 @@ int view_diff_flame(FILE *out, const struct view_profile *base,
 	uint32_t *km[2] = { NULL, NULL };
 	size_t type[2];
 	char sub[256], a[32], b[32];
-	int rc;
+	int rc, values;
 
 	err[0] = 0;
 	if ((rc = pick_types(base, cur, o->sample_type, type, err)) < 0)
@@ -212,19 +265,22 @@ int view_diff_flame(FILE *out, const struct view_profile *base,
 					   (int[2]){ -1, (int)type[1] });
 	if (rc < 0)
 		goto out;
+	values = by_values(o, &cur->types[type[1]]);
 	snprintf(sub, sizeof(sub), "%s: new total %s, base total %s; red: "
-		 "share grew, blue: share shrank (widths: new)",
+		 "%s grew, blue: %s shrank (widths: new)",
 		 cur->types[type[1]].type,
 		 view_fmt_value(a, sizeof(a), tree.v[0].total[1],
 				cur->types[type[1]].unit),
 		 view_fmt_value(b, sizeof(b), tree.v[0].total[0],
-				base->types[type[0]].unit));
+				base->types[type[0]].unit),
+		 values ? "value" : "share", values ? "value" : "share");
 	s.tree = &tree;
 	s.keys = &keys;
 	s.unit = cur->types[type[1]].unit;
 	s.type = cur->types[type[1]].type;
 	s.count_slot = -1;
 	s.diff = 1;
+	s.diff_values = values;
 	s.min_width = VIEW_FLAME_MIN_WIDTH;
 	s.title = "Differential flame graph";
 	s.subtitle = sub;

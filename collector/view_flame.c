@@ -456,6 +456,11 @@ static const char flame_js[] =
 	"  }\n"
 	"  if (z > 0) zoom(z);\n"
 	"  loading = false;\n"
+	"  /* a flame graph's widest frames are at the bottom: open there\n"
+	"   * (with the details line), not on the empty top of a tall one */\n"
+	"  if (!C.icicle && root.getBoundingClientRect().height >\n"
+	"      window.innerHeight)\n"
+	"    window.scrollTo(0, root.getBoundingClientRect().height);\n"
 	"})();\n"
 	"root.setAttribute('data-ready', '1');\n"
 	"})();\n";
@@ -468,6 +473,15 @@ struct writer {
 	double max_delta;
 	double height;
 };
+
+/* A diff's change for b: of share (a fraction), or of value. */
+static double change(const struct flame_spec *s, const int64_t total[2],
+		     const struct box *b)
+{
+	if (s->diff_values)
+		return (double)b->val[1] - (double)b->val[0];
+	return share(b->val[1], total[1]) - share(b->val[0], total[0]);
+}
 
 static void write_tooltip(struct writer *w, const struct box *b,
 			  const struct view_key *k)
@@ -492,9 +506,18 @@ static void write_tooltip(struct writer *w, const struct box *b,
 		}
 	}
 	fputs("&#10;", w->out);
+	if (s->diff && s->diff_values) {
+		char d[32];
+		int64_t dv = b->val[1] - b->val[0];
+		view_fmt_value(d, sizeof(d), dv, s->unit);
+		fprintf(w->out, "new %s, base %s, change %s%s",
+			view_fmt_value(v1, sizeof(v1), b->val[1], s->unit),
+			view_fmt_value(v0, sizeof(v0), b->val[0], s->unit),
+			dv > 0 ? "+" : "", d);
+		return;
+	}
 	if (s->diff) {
-		double d = share(b->val[1], w->total[1]) -
-			   share(b->val[0], w->total[0]);
+		double d = change(s, w->total, b);
 		fprintf(w->out, "new %s (%.2f%%), base %s (%.2f%%), change "
 			"%+.2f points",
 			view_fmt_value(v1, sizeof(v1), b->val[1], s->unit),
@@ -541,8 +564,7 @@ static void write_box(struct writer *w, size_t i)
 	if (b->n_merged)
 		snprintf(fill, sizeof(fill), "rgb(221,221,221)");
 	else if (s->diff) {
-		double d = share(b->val[1], w->total[1]) -
-			   share(b->val[0], w->total[0]);
+		double d = change(s, w->total, b);
 		colour_diff(d, w->max_delta > 0 ? fabs(d) / w->max_delta : 0,
 			    fill, sizeof(fill));
 	} else if (!b->node)
@@ -625,9 +647,10 @@ static void write_svg(struct writer *w)
 		write_box(w, i);
 	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var PYPROF_FLAME = { pad: %d, width: %d, fontW: %.2f, "
-		"hit: 'rgb(230,0,230)' };\n%s]]></script>\n</svg>\n",
+		"hit: 'rgb(230,0,230)', icicle: %d };\n%s]]></script>\n"
+		"</svg>\n",
 		FLAME_PAD, VIEW_FLAME_WIDTH - 2 * FLAME_PAD, FLAME_FONT_W,
-		flame_js);
+		s->icicle ? 1 : 0, flame_js);
 }
 
 int flame_write(FILE *out, const struct flame_spec *s)
@@ -652,8 +675,7 @@ int flame_write(FILE *out, const struct flame_spec *s)
 		goto out;
 	if (s->diff) {
 		for (size_t i = 0; i < L.n; i++) {
-			double d = fabs(share(L.v[i].val[1], w.total[1]) -
-					share(L.v[i].val[0], w.total[0]));
+			double d = fabs(change(s, w.total, &L.v[i]));
 			if (!L.v[i].n_merged && d > w.max_delta)
 				w.max_delta = d;
 		}

@@ -31,6 +31,8 @@ struct flame_spec {
 	int count_slot;         /* slot with sample counts, or -1 */
 	int diff;               /* widths from slot 1; colour by the change
 				   of share from slot 0 (base) to slot 1 */
+	int diff_values;        /* with diff: by the change of value, in
+				   the unit, instead of share */
 	int icicle;
 	double min_width;       /* px */
 	const char *title;

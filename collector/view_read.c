@@ -107,7 +107,7 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len,
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, VIEW_ERR_LEN, "%s: %s", path, strerror(errno));
+		snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
 		return rc;
 	}
 	for (;;) {
@@ -118,8 +118,8 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len,
 			if (cap > VIEW_MAX_FILE + 1)
 				cap = VIEW_MAX_FILE + 1;
 			if (buf && len == cap) {
-				snprintf(err, VIEW_ERR_LEN, "%s: larger than "
-					 "%llu bytes", path, VIEW_MAX_FILE);
+				snprintf(err, VIEW_ERR_LEN, "larger than %llu "
+					 "bytes", VIEW_MAX_FILE);
 				rc = -E2BIG;
 				goto out;
 			}
@@ -133,8 +133,7 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len,
 			continue;
 		if (got < 0) {
 			rc = -errno;
-			snprintf(err, VIEW_ERR_LEN, "%s: %s", path,
-				 strerror(errno));
+			snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
 			goto out;
 		}
 		if (got == 0)
@@ -503,11 +502,21 @@ int view_read_mem(const void *data, size_t len, struct view_profile **out,
 
 	*out = NULL;
 	err[0] = 0;
+	if (len == 0) {
+		snprintf(err, VIEW_ERR_LEN, "not a pprof profile (empty file)");
+		return -EINVAL;
+	}
 	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
 		rc = gunzip(d, len, &plain, &plain_len, err);
 		if (rc < 0)
 			goto out;
 		d = plain;
+		if (plain_len == 0) {
+			snprintf(err, VIEW_ERR_LEN, "not a pprof profile "
+				 "(empty once uncompressed)");
+			rc = -EINVAL;
+			goto out;
+		}
 	}
 	rc = -ENOMEM;
 	p = calloc(1, sizeof(*p));
@@ -592,8 +601,11 @@ int view_pick_type(const struct view_profile *p, const char *name,
 
 int view_count_type(const struct view_profile *p)
 {
+	/* only the number of samples: a heap profile's object counts
+	 * (alloc_objects, inuse_objects) are values of their own */
 	for (size_t i = 0; i < p->n_types; i++)
-		if (!strcmp(p->types[i].unit, "count"))
+		if (!strcmp(p->types[i].type, "samples") &&
+		    !strcmp(p->types[i].unit, "count"))
 			return (int)i;
 	return -1;
 }

@@ -74,14 +74,12 @@ static void header(FILE *out, const struct view_profile *p, size_t type,
 	const struct view_type *t = &p->types[type];
 	char buf[32];
 
-	fprintf(out, "Type: %s (%s)", t->type, t->unit);
-	if (strcmp(t->unit, "count"))
-		fprintf(out, ", total %s",
-			view_fmt_value(buf, sizeof(buf), total, t->unit));
-	if (count_type >= 0)
-		fprintf(out, "%s%" PRId64 " samples",
-			strcmp(t->unit, "count") ? " in " : ", total ",
-			n_samples);
+	fprintf(out, "Type: %s (%s), total %s", t->type, t->unit,
+		view_fmt_value(buf, sizeof(buf), total, t->unit));
+	if (count_type == (int)type)
+		fprintf(out, " samples");
+	else if (count_type >= 0)
+		fprintf(out, " in %" PRId64 " samples", n_samples);
 	fprintf(out, "\n");
 }
 

@@ -86,20 +86,31 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 
 /* ---- diff (view_diff.c) -------------------------------------------------------- */
 
+/* What a diff compares: shares of each profile's total (where the time
+ * went), or values in the sample type's unit (how much more memory).
+ * AUTO: values for heap types (alloc_*, inuse_*), as go tool pprof
+ * -diff_base does, shares for the others. */
+enum view_diff_compare {
+	VIEW_DIFF_AUTO = 0,
+	VIEW_DIFF_SHARES,
+	VIEW_DIFF_VALUES
+};
+
 struct view_diff_opts {
 	size_t n_rows;              /* rows of the table; 0: 20 */
 	const char *sample_type;
 	const struct view_filter *filter;
 	enum view_by by;
+	enum view_diff_compare compare;
 };
 
-/* The functions whose share of the total grew or shrank most between
- * base and cur, as a table. */
+/* The functions whose share of the total (or value) grew or shrank most
+ * between base and cur, as a table. */
 int view_diff_table(FILE *out, const struct view_profile *base,
 		    const struct view_profile *cur,
 		    const struct view_diff_opts *o, char *err);
 /* A differential flame graph: cur's shape, each frame coloured by how
- * its share changed (red grew, blue shrank). */
+ * its share (or value) changed (red grew, blue shrank). */
 int view_diff_flame(FILE *out, const struct view_profile *base,
 		    const struct view_profile *cur,
 		    const struct view_diff_opts *o, char *err);

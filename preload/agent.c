@@ -394,6 +394,8 @@ static void heap_put_snapshot(uint64_t now)
 	if (now < ag.snap_next_ns)
 		return;
 	ag.snap_next_ns = now + period;
+	if (!heap_stats.n_sampled && !heap_stats.n_lost)
+		return; /* never sampled (dormant): nothing to write */
 	uint8_t buf[32];
 	struct wire_out w = { buf + WIRE_HDR_LEN, buf + sizeof buf, 1 };
 	wire_put_varint(&w, ++ag.snap_seq);
@@ -643,6 +645,65 @@ static int poll_ms(uint64_t now, int initialized)
 	return control_next_ms(now, ms);
 }
 
+/* At exit: sends what is left, if a collector takes it. Without a
+ * connection it tries once more (the process may have ended before its
+ * first attempt) and, if none listens, returns at once: what was sampled
+ * is dropped and the log says how much. With one, it waits while the
+ * collector takes bytes: until everything is sent, the collector has taken
+ * nothing for AGENT_EXIT_STALL_MS, or AGENT_EXIT_WAIT_MS have passed. */
+static void exit_flush(void)
+{
+	uint64_t start = mono_ns(), last_progress = start;
+	size_t pending = transport_pending(&ag.tr);
+
+	ag.tr.next_try_ns = 0;
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (ag.tr.fd < 0) {
+			/* one attempt: no waiting for a collector */
+			int conn = transport_connect(&ag.tr, now, build_hello,
+						     &ag, &ag.in);
+			if (conn > 0)
+				new_connection();
+			if (conn <= 0) {
+				size_t left = transport_pending(&ag.tr);
+				if (ag.tr.refused)
+					; /* said once already */
+				else if (ag.tr.conn_seq == 0)
+					plog_info("no collector at %s: exiting "
+						  "at once, %lu samples "
+						  "dropped",
+						  ag.tr.path, ag.n_samples);
+				else
+					plog_info("collector gone at exit: %zu "
+						  "bytes of samples dropped",
+						  left);
+				return;
+			}
+			ag.tr.next_try_ns = UINT64_MAX;
+		}
+		transport_pump(&ag.tr, now);
+		size_t p = transport_pending(&ag.tr);
+		if (ag.tr.fd >= 0 && !p)
+			break;
+		if (p < pending) {
+			pending = p;
+			last_progress = now;
+		}
+		if (ag.tr.fd >= 0 &&
+		    (now - last_progress >=
+			     AGENT_EXIT_STALL_MS * 1000000ull ||
+		     now - start >= AGENT_EXIT_WAIT_MS * 1000000ull))
+			break;
+		if (ag.tr.fd >= 0) {
+			struct pollfd pf = {ag.tr.fd, POLLOUT, 0};
+			poll(&pf, 1, 10);
+		}
+	}
+	plog_debug("exit: %.1f ms sending what was left",
+		   (double)(mono_ns() - start) / 1e6);
+}
+
 static void *agent_main(void *arg)
 {
 	(void)arg;
@@ -703,6 +764,8 @@ static void *agent_main(void *arg)
 		}
 		if (!was_initialized)
 			continue; /* nothing to say before Python runs */
+		if (sampling_is_on())
+			names_start(); /* a fork child's, once */
 		if (sampling_is_on() &&
 		    now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
 			threads_scan();
@@ -733,25 +796,18 @@ static void *agent_main(void *arg)
 	control_finalized();
 	names_stop();
 	pthread_mutex_lock(&ag_lock);
-	if (was_initialized) {
+	/* A program that ended before the loop saw its interpreter up (a
+	 * tick) may still have samples: heap sampling starts with the
+	 * library, and a dying code object drains the ring (ag.batch_n,
+	 * ag.hbatch_n). They are sent like any others. */
+	int sampled = __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
+			      __atomic_load_n(&sampler.ring.tail,
+					      __ATOMIC_ACQUIRE) ||
+		      ag.batch_n || ag.hbatch_n;
+	if (was_initialized || sampled) {
 		drain();
 		put_bye();
-		uint64_t deadline = mono_ns() + AGENT_EXIT_WAIT_MS * 1000000ull;
-		for (;;) {
-			uint64_t now = mono_ns();
-			if (transport_connect(&ag.tr, now, build_hello, &ag,
-					      &ag.in) > 0)
-				new_connection();
-			transport_pump(&ag.tr, now);
-			if ((ag.tr.fd >= 0 && !transport_pending(&ag.tr)) ||
-			    ag.tr.refused || now >= deadline)
-				break;
-			struct pollfd p = {ag.tr.fd, POLLOUT, 0};
-			if (ag.tr.fd >= 0)
-				poll(&p, 1, 10);
-			else
-				usleep(10000);
-		}
+		exit_flush();
 		unsigned long runs = __atomic_load_n(&sampler.n_handler_runs,
 						     __ATOMIC_RELAXED);
 		unsigned long ns = __atomic_load_n(&sampler.n_handler_ns,
@@ -790,7 +846,7 @@ static void *agent_main(void *arg)
 				  "frees lost",
 				  heap_stats.n_sampled, heap_stats.n_freed,
 				  heap_stats.n_lost, heap_stats.n_free_lost);
-		if (transport_pending(&ag.tr))
+		if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 			plog_warn("exiting with %zu bytes not sent to the "
 				  "collector",
 				  transport_pending(&ag.tr));

@@ -6,8 +6,9 @@
  * objects (symbolize.c), interns stacks (intern.c) and streams them to the
  * collector (transport.c). When the interpreter finalizes it stops the
  * timers, so no sample touches a finalized interpreter. At exit it drains
- * what is left, sends BYE and waits up to AGENT_EXIT_WAIT_MS for the bytes
- * to leave.
+ * what is left, sends BYE and waits for the bytes to leave while a collector
+ * takes them (at most AGENT_EXIT_WAIT_MS); with no collector listening it
+ * does not wait at all.
  *
  * It runs with every signal blocked, never takes the GIL and never calls
  * the Python C API (the application may be deadlocked on the GIL and we must
@@ -24,7 +25,8 @@
 #define AGENT_TICK_MS 20
 #define AGENT_IDLE_MS 250 /* dormant: see control.h */
 #define AGENT_SCAN_MS 200
-#define AGENT_EXIT_WAIT_MS 2000
+#define AGENT_EXIT_WAIT_MS 2000  /* at most, sending what is left    */
+#define AGENT_EXIT_STALL_MS 500  /* ...while the collector takes bytes */
 #define AGENT_CHILD_DELAY_MS 20
 
 /* What the agent says about the process in HELLO. */

@@ -3,7 +3,11 @@
  *
  * Every variable has one accepted form and one error line that says what
  * it accepts; the first bad variable turns profiling off and the program
- * runs as if pyprof were not there. Constructor only.
+ * runs as if pyprof were not there. The library's constructor reads them
+ * (config_load, in init.c); `pyprof record` checks the ones it passes
+ * before it starts anything: this file is compiled into both, and so
+ * depends on nothing of either (no log; the variables come through the
+ * caller's get function).
  */
 #include "config.h"
 
@@ -15,7 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log.h"
+#include "log.h" /* the PLOG_* levels only */
 #include "pyprof/defaults.h"
 
 int config_parse_int(const char *s, long lo, long hi, long *out)
@@ -31,10 +35,18 @@ int config_parse_int(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-static int bad(const char *var, const char *val, const char *accepts)
+/* where config_check writes its one line */
+struct bad_out {
+	char *buf;
+	size_t len;
+};
+
+static int bad_to(struct bad_out *o, const char *var, const char *val,
+		  const char *accepts)
 {
-	plog_always("%s=\"%.64s\" is not valid: %s; profiling is off", var,
-		    val, accepts);
+	if (o->len)
+		snprintf(o->buf, o->len, "%s=\"%.64s\" is not valid: %s", var,
+			 val ? val : "", accepts);
 	return -EINVAL;
 }
 
@@ -137,10 +149,16 @@ static int parse_bytes(const char *s, unsigned long long *out)
 	return -EINVAL;
 }
 
-int config_load(struct config *c)
+int config_check(struct config *c,
+		 const char *(*get)(const char *name, void *arg), void *arg,
+		 char *err, size_t err_len)
 {
+	struct bad_out out = { err, err_len };
 	const char *v;
 	long n;
+
+	if (err_len)
+		err[0] = 0;
 
 	memset(c, 0, sizeof *c);
 	c->collector_uid = -1;
@@ -149,7 +167,7 @@ int config_load(struct config *c)
 	c->max_depth = PYPROF_DEFAULT_MAX_DEPTH;
 	c->log_level = PLOG_OFF;
 
-	if ((v = getenv("PYPROF_LOG"))) {
+	if ((v = get("PYPROF_LOG", arg))) {
 		static const char *const names[] = {"off", "error", "warn",
 						    "info", "debug"};
 		int found = -1;
@@ -161,44 +179,44 @@ int config_load(struct config *c)
 		else if (!strcmp(v, "1"))
 			found = PLOG_INFO;
 		if (found < 0)
-			return bad("PYPROF_LOG", v,
+			return bad_to(&out, "PYPROF_LOG", v,
 				   "expected off, error, warn, info, debug, "
 				   "0 or 1");
 		c->log_level = found;
 	}
-	if ((v = getenv("PYPROF_DISABLE")) &&
+	if ((v = get("PYPROF_DISABLE", arg)) &&
 	    parse_bool(v, &c->disabled) < 0)
-		return bad("PYPROF_DISABLE", v,
+		return bad_to(&out, "PYPROF_DISABLE", v,
 			   "expected 1/true/yes/on or 0/false/no/off");
-	if ((v = getenv("PYPROF_OPCODES")) && parse_bool(v, &c->opcodes) < 0)
-		return bad("PYPROF_OPCODES", v,
+	if ((v = get("PYPROF_OPCODES", arg)) && parse_bool(v, &c->opcodes) < 0)
+		return bad_to(&out, "PYPROF_OPCODES", v,
 			   "expected 1/true/yes/on or 0/false/no/off");
-	if ((v = getenv("PYPROF_NATIVE"))) {
+	if ((v = get("PYPROF_NATIVE", arg))) {
 		int on;
 		if (!strcasecmp(v, "all"))
 			c->native = CONFIG_NATIVE_ALL;
 		else if (parse_bool(v, &on) == 0)
 			c->native = on ? CONFIG_NATIVE_ON : CONFIG_NATIVE_OFF;
 		else
-			return bad("PYPROF_NATIVE", v,
+			return bad_to(&out, "PYPROF_NATIVE", v,
 				   "expected 1/true/yes/on, all, or "
 				   "0/false/no/off");
 	}
 	c->start = 1;
-	if ((v = getenv("PYPROF_START"))) {
+	if ((v = get("PYPROF_START", arg))) {
 		if (!strcasecmp(v, "on"))
 			c->start = 1;
 		else if (!strcasecmp(v, "off"))
 			c->start = 0;
 		else
-			return bad("PYPROF_START", v,
+			return bad_to(&out, "PYPROF_START", v,
 				   "expected on (sample from the start) or off "
 				   "(dormant until asked)");
 	}
-	if ((v = getenv("PYPROF_TOGGLE_SIGNAL")) && *v) {
+	if ((v = get("PYPROF_TOGGLE_SIGNAL", arg)) && *v) {
 		int sig = parse_signal(v);
 		if (sig < 0)
-			return bad("PYPROF_TOGGLE_SIGNAL", v,
+			return bad_to(&out, "PYPROF_TOGGLE_SIGNAL", v,
 				   "expected a signal name or number that can "
 				   "be caught, such as SIGUSR2 or 12 (not KILL, "
 				   "STOP, SEGV, BUS, PROF, ILL, FPE, TRAP, "
@@ -206,26 +224,26 @@ int config_load(struct config *c)
 		c->toggle_sig = sig;
 	}
 	c->children = 1;
-	if ((v = getenv("PYPROF_CHILDREN")) &&
+	if ((v = get("PYPROF_CHILDREN", arg)) &&
 	    parse_bool(v, &c->children) < 0)
-		return bad("PYPROF_CHILDREN", v,
+		return bad_to(&out, "PYPROF_CHILDREN", v,
 			   "expected 1/true/yes/on or 0/false/no/off");
-	if ((v = getenv("PYPROF_HZ"))) {
+	if ((v = get("PYPROF_HZ", arg))) {
 		if (config_parse_int(v, 1, PYPROF_MAX_HZ, &n) < 0)
-			return bad("PYPROF_HZ", v,
+			return bad_to(&out, "PYPROF_HZ", v,
 				   "expected a whole number of samples per "
 				   "second from 1 to 10000");
 		c->hz = (int)n;
 	}
-	if ((v = getenv("PYPROF_MODE"))) {
+	if ((v = get("PYPROF_MODE", arg))) {
 		if (!strcmp(v, "cpu"))
 			c->mode = CONFIG_MODE_CPU;
 		else if (!strcmp(v, "wall"))
 			c->mode = CONFIG_MODE_WALL;
 		else
-			return bad("PYPROF_MODE", v, "expected cpu or wall");
+			return bad_to(&out, "PYPROF_MODE", v, "expected cpu or wall");
 	}
-	if ((v = getenv("PYPROF_CPU_SOURCE"))) {
+	if ((v = get("PYPROF_CPU_SOURCE", arg))) {
 		if (!strcmp(v, "auto"))
 			c->cpu_source = CONFIG_SOURCE_AUTO;
 		else if (!strcmp(v, "timer"))
@@ -233,41 +251,41 @@ int config_load(struct config *c)
 		else if (!strcmp(v, "perf"))
 			c->cpu_source = CONFIG_SOURCE_PERF;
 		else
-			return bad("PYPROF_CPU_SOURCE", v,
+			return bad_to(&out, "PYPROF_CPU_SOURCE", v,
 				   "expected auto, timer or perf");
 	}
-	if ((v = getenv("PYPROF_MAX_DEPTH"))) {
+	if ((v = get("PYPROF_MAX_DEPTH", arg))) {
 		if (config_parse_int(v, 1, PYPROF_MAX_MAX_DEPTH, &n) < 0)
-			return bad("PYPROF_MAX_DEPTH", v,
+			return bad_to(&out, "PYPROF_MAX_DEPTH", v,
 				   "expected a whole number of frames from 1 "
 				   "to 4096");
 		c->max_depth = (int)n;
 	}
-	if ((v = getenv("PYPROF_HEAP_RATE")) &&
+	if ((v = get("PYPROF_HEAP_RATE", arg)) &&
 	    parse_bytes(v, &c->heap_rate) < 0)
-		return bad("PYPROF_HEAP_RATE", v,
+		return bad_to(&out, "PYPROF_HEAP_RATE", v,
 			   "expected bytes between samples from 0 (off) to "
 			   "1 GiB, such as 524288 or 512k");
-	if ((v = getenv("PYPROF_HEAP_SNAPSHOT_SECONDS"))) {
+	if ((v = get("PYPROF_HEAP_SNAPSHOT_SECONDS", arg))) {
 		if (config_parse_int(v, 0, 86400, &n) < 0)
-			return bad("PYPROF_HEAP_SNAPSHOT_SECONDS", v,
+			return bad_to(&out, "PYPROF_HEAP_SNAPSHOT_SECONDS", v,
 				   "expected a whole number of seconds from 0 "
 				   "(none) to 86400");
 		c->heap_snapshot_s = (int)n;
 	}
-	if ((v = getenv("PYPROF_COLLECTOR_USER")) && *v &&
+	if ((v = get("PYPROF_COLLECTOR_USER", arg)) && *v &&
 	    parse_user(v, &c->collector_uid) < 0)
-		return bad("PYPROF_COLLECTOR_USER", v,
+		return bad_to(&out, "PYPROF_COLLECTOR_USER", v,
 			   "expected a numeric uid or a user name in "
 			   "/etc/passwd");
-	if ((v = getenv("PYPROF_SOCKET")) && *v) {
+	if ((v = get("PYPROF_SOCKET", arg)) && *v) {
 		if (v[0] != '/' || strlen(v) >= sizeof c->socket)
-			return bad("PYPROF_SOCKET", v,
+			return bad_to(&out, "PYPROF_SOCKET", v,
 				   "expected an absolute path shorter than "
 				   "108 bytes");
 		strcpy(c->socket, v);
 	} else if (pyprof_default_socket(c->socket, sizeof c->socket) < 0) {
-		return bad("XDG_RUNTIME_DIR", getenv("XDG_RUNTIME_DIR"),
+		return bad_to(&out, "XDG_RUNTIME_DIR", get("XDG_RUNTIME_DIR", arg),
 			   "the default socket path under it is longer than "
 			   "108 bytes; set PYPROF_SOCKET");
 	}

@@ -49,9 +49,20 @@ struct config {
 };
 
 /*
- * Fills *c from the environment. Returns 0, or -EINVAL after printing one
- * line on stderr naming the bad variable and what it accepts (the caller
- * then stays inert). Constructor only: uses getenv.
+ * Fills *c from the variables get(name, arg) returns (NULL: not set).
+ * Returns 0, or -EINVAL with one line in err (no newline; cut to err_len)
+ * naming the first bad variable, its value and what it accepts. Pure: the
+ * library's constructor and `pyprof record` share it.
+ */
+#include <stddef.h>
+int config_check(struct config *c,
+		 const char *(*get)(const char *name, void *arg), void *arg,
+		 char *err, size_t err_len);
+
+/*
+ * Fills *c from the environment. Returns 0, or -EINVAL after printing
+ * config_check's line on stderr, whatever the log level (the caller then
+ * stays inert). Constructor only: uses getenv. In init.c.
  */
 int config_load(struct config *c);
 

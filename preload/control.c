@@ -37,7 +37,7 @@ static struct {
 	int on;                         /* armed (atomic for readers)      */
 	struct sampling_settings cur;   /* what is armed                   */
 	uint64_t since_ns;              /* when it was last armed/disarmed */
-	unsigned long runs_at_start;    /* handler runs when armed         */
+	unsigned long runs_at_start;    /* sampler.n_periods when armed    */
 	uint64_t cpu_at_start;          /* application CPU when armed      */
 	/* CPU time and handler runs of the sessions at the own period, for
 	 * BYE's achieved period */
@@ -85,7 +85,7 @@ int sampling_start(const struct sampling_settings *s)
 	names_start();
 	cs.cur = *s;
 	cs.cpu_at_start = app_cpu_ns();
-	cs.runs_at_start = __atomic_load_n(&sampler.n_handler_runs,
+	cs.runs_at_start = __atomic_load_n(&sampler.n_periods,
 					   __ATOMIC_RELAXED);
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
@@ -124,7 +124,7 @@ void sampling_stop(void)
 		threads_stop();
 	if (cs.cur.period_ns == cs.own.period_ns) {
 		cs.own_cpu += app_cpu_ns() - cs.cpu_at_start;
-		cs.own_runs += __atomic_load_n(&sampler.n_handler_runs,
+		cs.own_runs += __atomic_load_n(&sampler.n_periods,
 					       __ATOMIC_RELAXED) -
 			       cs.runs_at_start;
 	}
@@ -219,8 +219,17 @@ int control_after_fork_child(void)
 	cs.own_cpu = cs.own_runs = 0;
 	cs.runs_at_start = 0;
 	cs.cpu_at_start = app_cpu_ns();
+	int heap_was = sampling_heap_on;
 	sampling_heap_on = 0;
 	sampler.period_ns = cs.own.period_ns;
+	if (!cs.ready && heap_was && cs.own_on && !cs.finalized) {
+		/* forked before the parent's agent saw the interpreter: its
+		 * heap sampling, on from the start (no command can have come
+		 * yet), goes on in the child; CPU sampling starts when the
+		 * child's agent sees the interpreter */
+		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (!cs.own_on || cs.own.mode != CONFIG_MODE_CPU || !cs.ready ||
 	    cs.finalized)
 		return 0;
@@ -247,9 +256,13 @@ static void put_tag_str(struct wire_out *w, unsigned tag, const char *s)
 	wire_put_bytes(w, s, strlen(s));
 }
 
-/* CPU time per handler run since sampling was armed, in CPU mode, when
- * it is more than 10% off the period asked for (the kernel tick caps CPU
- * timers at 250 Hz here), else 0. */
+/* CPU time per timer period accounted for since sampling was armed (a
+ * handler run stands for 1 + the expiries it missed: a thread that had
+ * SIGPROF blocked is not under-sampled, its samples weigh more), in CPU
+ * mode, when it is more than 10% off the period asked for (the kernel
+ * tick caps CPU timers at 250 Hz here), else 0. What is left to lower it:
+ * CPU time of threads that were never armed, and expiries lost (a
+ * handler already running on that thread). */
 static uint64_t achieved(uint64_t cpu, uint64_t runs, uint64_t want)
 {
 	if (runs < 20 || cpu < 100000000u)
@@ -267,7 +280,7 @@ uint64_t control_achieved_ns(void)
 		return 0;
 	if (cs.on && cs.cur.period_ns == cs.own.period_ns) {
 		cpu += app_cpu_ns() - cs.cpu_at_start;
-		runs += __atomic_load_n(&sampler.n_handler_runs,
+		runs += __atomic_load_n(&sampler.n_periods,
 					__ATOMIC_RELAXED) -
 			cs.runs_at_start;
 	}
@@ -290,7 +303,7 @@ static void put_state(struct wire_out *w, uint64_t now)
 	if (cs.on && s->mode == CONFIG_MODE_CPU) {
 		uint64_t a = achieved(
 			app_cpu_ns() - cs.cpu_at_start,
-			__atomic_load_n(&sampler.n_handler_runs,
+			__atomic_load_n(&sampler.n_periods,
 					__ATOMIC_RELAXED) - cs.runs_at_start,
 			s->period_ns);
 		if (a)

@@ -118,6 +118,7 @@ static void fork_prepare(void)
 	if (active) {
 		heap_enter(); /* left in fork_parent or fork_child */
 		native_fork_prepare();
+		names_fork_prepare();
 		agent_fork_prepare();
 	}
 }
@@ -174,11 +175,13 @@ static void fork_child(void)
 	ring_reset(&sampler.ring);
 	sampler.n_samples = sampler.n_lost_ring = sampler.n_signals = 0;
 	sampler.n_handler_runs = sampler.n_handler_ns = 0;
+	sampler.n_periods = 0;
 	memset(sampler.hist, 0, sizeof sampler.hist);
 	sig_handler_after_fork_child();
 	native_fork_done();
 	wall_after_fork_child();
 	names_after_fork_child();
+	tid_note_main(); /* the forking thread is the child's main thread */
 	threads_after_fork_child(cpu_follow);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -195,6 +198,21 @@ static void fork_child(void)
 	if (!cfg.children)
 		active = 0;
 	heap_leave();
+}
+
+static const char *env_get(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+int config_load(struct config *c)
+{
+	char err[256];
+	if (config_check(c, env_get, NULL, err, sizeof err) == 0)
+		return 0;
+	plog_always("%s; profiling is off", err);
+	return -EINVAL;
 }
 
 /* os._exit() and multiprocessing's children end with _exit(), which runs

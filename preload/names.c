@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <time.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "guard.h"
 #include "sampler.h"
@@ -54,6 +56,7 @@ static int started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static int asked, stopping;
+static int forking_tid;     /* the thread that called fork()            */
 
 #define SYM(field, name) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
@@ -108,15 +111,17 @@ static void names_refresh(void)
 	       api.dict_next(active, &pos, &key, &thread)) {
 		unsigned long ident = api.as_ulong(key);
 		PyObject *name = api.getattr(thread, api.name_attr);
-		PyObject *native = api.getattr(thread, "_native_id");
-		int tid = 0;
-		if (native) {
-			tid = (int)api.as_long(native);
-			api.decref(native);
+		/* the ident (a pthread_t) first: in a forked child the main
+		 * thread's _native_id is still its tid in the parent */
+		int tid = tid_of((uintptr_t)ident);
+		if (tid <= 0) {
+			PyObject *native = api.getattr(thread, "_native_id");
+			if (native) {
+				tid = (int)api.as_long(native);
+				api.decref(native);
+			}
+			api.clear(); /* none before 3.8, or not an int */
 		}
-		api.clear(); /* no _native_id before 3.8, or not an int */
-		if (tid <= 0)
-			tid = tid_of((uintptr_t)ident);
 		const char *s = name ? api.as_utf8(name) : NULL;
 		if (tid > 0 && s) {
 			fresh[n].tid = tid;
@@ -169,6 +174,26 @@ static int several_threads(void)
 	return next != 0;
 }
 
+/* With one thread state there is nothing to ask the interpreter: the one
+ * Python thread is the main thread, named "MainThread" unless the table
+ * already has its name (a refresh while there were others, or the
+ * thread that forked this process). Names thread. */
+static void name_alone(void)
+{
+	int tid = (int)getpid();
+	pthread_mutex_lock(&lock);
+	int known = 0;
+	for (int i = 0; i < n_table && !known; i++)
+		known = table[i].tid == tid;
+	if (!known && n_table < NAMES_MAX) {
+		table[n_table].tid = tid;
+		strcpy(table[n_table].name, "MainThread");
+		n_table++;
+		generation++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 static void *names_main(void *arg)
 {
 	(void)arg;
@@ -192,12 +217,15 @@ static void *names_main(void *arg)
 		 * the main thread. */
 		/* (not while dormant: control.h) */
 		if (__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
-		    sampler.is_initialized() && !finishing() &&
-		    several_threads() &&
-		    (!api.threads_initialized || api.threads_initialized())) {
-			int g = api.gil_ensure();
-			names_refresh();
-			api.gil_release(g);
+		    sampler.is_initialized() && !finishing()) {
+			if (!several_threads()) {
+				name_alone();
+			} else if (!api.threads_initialized ||
+				   api.threads_initialized()) {
+				int g = api.gil_ensure();
+				names_refresh();
+				api.gil_release(g);
+			}
 		}
 		pthread_mutex_lock(&wake_lock);
 	}
@@ -242,6 +270,11 @@ void names_stop(void)
 	pthread_mutex_unlock(&wake_lock);
 }
 
+void names_fork_prepare(void)
+{
+	forking_tid = (int)syscall(SYS_gettid);
+}
+
 void names_after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
@@ -249,6 +282,18 @@ void names_after_fork_child(void)
 	pthread_cond_init(&wake, NULL);
 	started = 0;
 	asked = stopping = 0;
+	/* The parent's threads are not ours; the one that forked is our
+	 * main thread, under its new tid, with the name it had. */
+	int keep = -1;
+	for (int i = 0; i < n_table && keep < 0; i++)
+		if (table[i].tid == forking_tid)
+			keep = i;
+	if (keep >= 0) {
+		table[0] = table[keep];
+		table[0].tid = (int)getpid();
+	}
+	n_table = keep >= 0;
+	generation++;
 }
 
 unsigned names_generation(void)

@@ -17,10 +17,14 @@
  * it did, older interpreters (2.7, 3.6, 3.8) sent every other thread through
  * the eval loop's slow path at every instruction (2-4x slower).
  *
- * Limits: 2.7 and 3.6 without threads started (no GIL yet) are not asked
- * (only the main thread exists); threads the threading module does not
- * know (C threads) have no name; a program holding the GIL for seconds
- * delays the refresh by as much.
+ * With one thread state (a single-threaded program, a forked child) the
+ * interpreter is not asked: the one thread is named "MainThread", or, in
+ * a forked child, what the forking thread was named in the parent.
+ *
+ * Limits: threads the threading module does not know (C threads) have no
+ * name; a program holding the GIL for seconds delays the refresh by as
+ * much; a single-threaded program that renamed its main thread shows
+ * "MainThread" until it starts a second thread.
  */
 #ifndef PYPROF_NAMES_H
 #define PYPROF_NAMES_H
@@ -51,7 +55,11 @@ int names_get(int tid, char *buf, size_t cap);
  * waiting for the GIL). */
 void names_stop(void);
 
-/* Fork child: the thread is gone and the lock may have been held. */
+/* Fork: prepare notes the forking thread; in the child the names thread
+ * is gone, the lock may have been held, and of the table only the forking
+ * thread's name is kept, as the child's main thread. The agent starts the
+ * names thread again (names_start) when the child samples. */
+void names_fork_prepare(void);
 void names_after_fork_child(void);
 
 #endif /* PYPROF_NAMES_H */

@@ -137,6 +137,9 @@ struct sampler {
 	unsigned long n_samples;        /* records committed           */
 	unsigned long n_lost_ring;      /* samples (weights) lost: full */
 	unsigned long n_handler_runs;
+	unsigned long n_periods;        /* timer periods those runs
+	                                   stood for (their weights:
+	                                   1 + overruns)               */
 	unsigned long n_handler_ns;
 	unsigned long n_native_tables;  /* native stacks from cfi.h's
 	                                   tables                      */

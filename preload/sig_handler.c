@@ -296,6 +296,7 @@ done:;
 			   1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_handler_ns, dt, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_handler_runs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
 	guard_jmp = prev_jmp;
 	in_handler = 0;
 out:

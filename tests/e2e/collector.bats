@@ -226,7 +226,8 @@ assert_fact() {
 	[[ $CRC == 0 ]] || fail "exit status $CRC"
 	wait "$apid"
 	grep -qx "closed-by-collector" "$T/a.out" || fail "$(cat "$T/a.out")"
-	[[ $(cat "$T/summary.txt") == "processes=2 samples=500 lost=7" ]] ||
+	# A was still connected: the summary counts it as running
+	[[ $(cat "$T/summary.txt") == "processes=2 samples=500 lost=7 running=1" ]] ||
 		fail "summary: $(cat "$T/summary.txt")"
 	$RAW summary "$T/merged.pb.gz" >"$T/sum"
 	assert_fact "$T/sum" "total 507"
@@ -275,6 +276,21 @@ assert_fact() {
 	wait_file "$OUT/first.5701.*.pb.gz"
 	collector_stop
 	[[ $CRC == 0 ]]
+}
+
+@test "a second collector probing the socket is not an error in the first one's log" {
+	collector_start --output-dir "$OUT"
+	local i
+	for i in 1 2 3; do
+		run "$COLLECTOR" --socket "$SOCK" --output-dir "$T/out2"
+		[[ $status == 1 ]] || fail "status $status: $output"
+	done
+	$WC good --socket "$SOCK" --pid 5702 --samples 10 --comm first
+	wait_file "$OUT/first.5702.*.pb.gz"
+	collector_stop
+	if grep -iE 'HELLO|probe|error|warn' "$T/log"; then
+		fail "the probes were logged"
+	fi
 }
 
 @test "a stale socket file from a dead collector is replaced" {
@@ -439,7 +455,7 @@ file_totals() {
 	collector_stop
 	wait "$cl" || true
 	[[ $CRC == 0 ]] || fail "exit status $CRC"
-	[[ $(cat "$T/summary.txt") == "processes=1 samples=200 lost=0" ]] ||
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=200 lost=0 running=1" ]] ||
 		fail "summary: $(cat "$T/summary.txt")"
 	[[ $(file_totals) == "200 0" ]] || fail "on disk (total, not written): $(file_totals); $(ls -l "$T/full/out")"
 }
@@ -461,7 +477,7 @@ file_totals() {
 	collector_stop
 	wait "$cl" || true
 	[[ $CRC == 1 ]] || fail "exit status $CRC: a profile was not written"
-	[[ $(cat "$T/summary.txt") == "processes=1 samples=200 lost=100" ]] ||
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=200 lost=100 running=1" ]] ||
 		fail "summary: $(cat "$T/summary.txt")"
 	# Every sample is on disk or counted as not written: 100 real ones
 	# and the 100 of the lost window, on its pseudo-frame.
@@ -477,7 +493,7 @@ file_totals() {
 	collector_stop
 	wait "$cl" || true
 	[[ $CRC == 1 ]] || fail "exit status $CRC"
-	[[ $(cat "$T/summary.txt") == "processes=1 samples=100 lost=100" ]] ||
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=100 lost=100 running=1" ]] ||
 		fail "summary: $(cat "$T/summary.txt")"
 	grep -qE "pid 5903: its profile .* was never written \(still no room at exit\): 100 samples counted as lost" "$T/log" ||
 		fail "$(grep 'never written' "$T/log")"

@@ -121,6 +121,37 @@ no_timers() {
 	done
 }
 
+@test "1.3 a dormant process never switched on writes no file at exit, not even the heap snapshots it asked for" {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	[[ -n $exe ]] || fail "no 3.11 interpreter"
+	collector_start
+	# idle for 2.5 snapshot periods
+	PYPROF_START=off PYPROF_HEAP_RATE=64k PYPROF_HEAP_SNAPSHOT_SECONDS=1 \
+		run_capture idle profiled "$exe" -c 'import time; time.sleep(2.5)'
+	assert_eq 0 "$RC" "exit status"
+	wait_for_line "$T/collector.log" "pid $PID: no samples"
+	# the same program sampling from the start does write its snapshots
+	PYPROF_HEAP_RATE=64k PYPROF_HEAP_SNAPSHOT_SECONDS=1 \
+		run_capture on profiled "$exe" -c '
+import time
+keep = []
+end = time.time() + 2.5
+while time.time() < end:
+    keep.append(bytearray(4096))
+    time.sleep(0.001)
+'
+	assert_eq 0 "$RC" "exit status"
+	wait_profile "$PID" >/dev/null
+	collector_stop
+	ls -la "$OUT"
+	ls "$OUT" | grep -q "\.$PID\..*\.heap\.0001\.pb\.gz" ||
+		fail "no heap snapshot from the process that was sampling"
+	if ls "$OUT" | grep -v "\.$PID\."; then
+		fail "files written for the dormant process"
+	fi
+}
+
 @test "1.2 a dormant library's own thread uses under 1% of a CPU while the program runs 3 s (its cost beside the program: make bench)" {
 	collector_start
 	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')

@@ -317,3 +317,80 @@ PY
 	grep -qE ' leak$' "$T/heap.top" || fail "leak not in the live heap profile"
 	grep -qE ' steady$' "$T/allocs.top" || fail "steady not in the allocs profile"
 }
+
+@test "3.11 pyprof record --heap names the heap profile it wrote, and only one this run wrote" {
+	run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
+		-o "$T/k.pb.gz" -- "$PP_HOST_PYTHON" "$KNOWN"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	[[ -s $T/k.heap.pb.gz ]] || fail "no heap profile written"
+	grep -qx "pyprof: wrote $T/k.heap.pb.gz (heap profile)" "$T/rec.err" ||
+		fail "record does not name the heap profile"
+	# without --heap, the old file is not this run's
+	run_capture rec2 "$PP_PYPROF" record -o "$T/k.pb.gz" -- "$PP_HOST_PYTHON" -c pass
+	cat "$T/rec2.err"
+	if grep -q 'heap' "$T/rec2.err"; then
+		fail "a heap profile named that this run did not write"
+	fi
+}
+
+@test "3.12 pyprof diff on two heap profiles shows the growth in bytes (as go tool pprof -diff_base), shares with --shares" {
+	local mb
+	for mb in 10 30; do
+		run_capture rec "$PP_PYPROF" record --heap --heap-rate 65536 \
+			-o "$T/h$mb.pb.gz" -- "$PP_HOST_PYTHON" -c "
+import time
+def grows():
+    kept = []
+    for _ in range($mb):
+        kept.append(bytearray(1 << 20))
+    return kept
+kept = grows()
+time.sleep(0.3)  # a process gone before the library saw Python start sends nothing
+"
+		assert_eq 0 "$RC" "exit status"
+	done
+	"$PP_PYPROF" diff -n 5 "$T/h10.heap.pb.gz" "$T/h30.heap.pb.gz" -o "$T/d.svg" | tee "$T/diff"
+	head -1 "$T/diff" | grep -qE '^Type: inuse_space \(bytes\); .*, change \+[0-9.]+MB$' ||
+		fail "the header does not give the change in bytes"
+	# flat change (3rd column) of grows: about +20 MB (sampled)
+	awk '$(NF-1) == "grows" { print $3 }' "$T/diff" | head -1 >"$T/grew"
+	[[ $(cat "$T/grew") =~ ^\+(1[6-9]|2[0-4])(\.[0-9])?MB$ ]] ||
+		fail "grows did not grow by about 20 MB: '$(cat "$T/grew")'"
+	xmllint --noout "$T/d.svg"
+	grep -q 'red: value grew' "$T/d.svg" || fail "the flame graph is not by value"
+	"$PP_PYPROF" diff --shares "$T/h10.heap.pb.gz" "$T/h30.heap.pb.gz" | tee "$T/shares"
+	grep -q 'by change of flat share (percentage points' "$T/shares" ||
+		fail "--shares does not compare shares"
+}
+
+@test "3.13 a forked child that ends at once (os._exit right after an allocation) still sends its heap samples" {
+	local i f child
+	collector_start
+	for i in 1 2 3; do
+		PYPROF_HEAP_RATE=64k run_capture q$i profiled "$PP_HOST_PYTHON" -c '
+import os, sys, time
+def quick_keeps():
+    return bytearray(8 << 20)
+time.sleep(0.3)  # the parent has seen its interpreter up: the child follows
+pid = os.fork()
+if pid == 0:
+    x = quick_keeps()
+    os._exit(0)
+print(pid)
+sys.stdout.flush()
+os.waitpid(pid, 0)'
+		assert_eq 0 "$RC" "exit status"
+		child=$(cat "$T/q$i.out")
+		f=$(wait_profile "$child" 10) || fail "run $i: nothing from the child $child"
+		f=${f%.pb.gz}
+		f=${f%.heap}.heap.pb.gz
+		for ((j = 0; j < 100; j++)); do
+			[[ -f $f ]] && break
+			sleep 0.05
+		done
+		[[ -f $f ]] || fail "run $i: no heap profile for the child $child: $(ls "$OUT")"
+		go tool pprof -symbolize=none -sample_index=inuse_space -top "$f" 2>/dev/null |
+			grep -q quick_keeps || fail "run $i: quick_keeps missing from $f"
+	done
+}

@@ -204,6 +204,40 @@ teardown() {
 	assert_eq 125 "$RC" "exit status without a command"
 }
 
+@test "a bad PYPROF_* value in the environment: exit 125 before anything starts, with the library's own line" {
+	local var val lib_line
+	while read -r var val; do
+		run_capture rec env "$var=$val" "$PP_PYPROF" record -o "$T/x.pb.gz" \
+			-- touch "$T/ran"
+		cat "$T/rec.err"
+		assert_eq 125 "$RC" "exit status for $var=$val"
+		assert_eq 1 "$(wc -l <"$T/rec.err")" "lines on stderr for $var=$val"
+		[[ ! -e $T/ran ]] || fail "the command ran despite $var=$val"
+		[[ ! -e $T/x.pb.gz ]] || fail "a profile was written despite $var=$val"
+		# the same words as the library's own line, which says it stays off
+		run_capture lib env "$var=$val" LD_PRELOAD="$PP_LIB" \
+			PYPROF_SOCKET="$SOCK" "$PP_HOST_PYTHON" -c pass
+		lib_line=$(sed -n 's/^pyprof: \(.*\); profiling is off$/\1/p' "$T/lib.err")
+		[[ -n $lib_line ]] || fail "the library printed no line for $var=$val"
+		grep -qF -- "$lib_line" "$T/rec.err" ||
+			fail "record's line is not the library's: '$lib_line'"
+	done <<-'LIST'
+		PYPROF_HZ abc
+		PYPROF_MODE bogus
+		PYPROF_LOG loud
+		PYPROF_START maybe
+		PYPROF_TOGGLE_SIGNAL KILL
+		PYPROF_HEAP_RATE 2G
+		PYPROF_MAX_DEPTH 0
+	LIST
+	# an option replaces the variable: that one is not checked
+	run_capture rec env PYPROF_HZ=abc "$PP_PYPROF" record --hz 50 \
+		-o "$T/x.pb.gz" -- touch "$T/ran"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status with --hz over a bad PYPROF_HZ"
+	[[ -e $T/ran ]] || fail "the command did not run"
+}
+
 @test "pyprof record exits 125 when libpyprof.so is not beside it" {
 	mkdir -p "$T/alone"
 	cp "$PP_PYPROF" "$T/alone/"
@@ -228,12 +262,50 @@ teardown() {
 	assert_eq "" "$(ls -A "$T/tmp")" "files left in TMPDIR"
 }
 
-@test "a profile that cannot be written makes a successful command exit 125" {
-	mkdir -p "$T/gone"
-	run_capture rec "$PP_PYPROF" record -o "$T/gone/x.pb.gz" -- rmdir "$T/gone"
+@test "a profile that cannot be written where asked goes to the current directory, and a successful command exits 125" {
+	mkdir -p "$T/gone" "$T/cwd"
+	cd "$T/cwd"
+	run_capture rec "$PP_PYPROF" record --heap --heap-rate 4096 \
+		-o "$T/gone/x.pb.gz" -- sh -c "rmdir '$T/gone'; exec '$PP_HOST_PYTHON' '$PP_TARGETS/spin.py' 0.3"
 	cat "$T/rec.err"
 	assert_eq 125 "$RC" "exit status"
-	grep -q 'no profile written' "$T/rec.err" || fail "no reason given"
+	local f="$T/cwd/pyprof.$PID.x.pb.gz" h="$T/cwd/pyprof.$PID.x.heap.pb.gz"
+	grep -qF "cannot write $T/gone/x.pb.gz: No such file or directory; written to $f instead" \
+		"$T/rec.err" || fail "not said where the profile went"
+	grep -qF "cannot write $T/gone/x.heap.pb.gz: No such file or directory; written to $h instead" \
+		"$T/rec.err" || fail "not said where the heap profile went"
+	grep -qE "^pyprof: wrote $f \([1-9][0-9]* samples?" "$T/rec.err" || fail "no summary naming it"
+	pprof_raw "$f" | grep -q 'spin' || fail "the profile in $f lacks the program's samples"
+	go tool pprof -raw "$h" >/dev/null || fail "the heap profile in $h does not parse"
+}
+
+@test "when the current directory cannot take it either, the profile goes to TMPDIR" {
+	mkdir -p "$T/gone" "$T/tmp"
+	cd /proc
+	TMPDIR=$T/tmp run_capture rec "$PP_PYPROF" record -o "$T/gone/x.pb.gz" -- \
+		sh -c "rmdir '$T/gone'; exec '$PP_HOST_PYTHON' -c pass"
+	cat "$T/rec.err"
+	assert_eq 125 "$RC" "exit status"
+	grep -qF "written to $T/tmp/pyprof.$PID.x.pb.gz instead" "$T/rec.err" ||
+		fail "not in TMPDIR"
+	go tool pprof -raw "$T/tmp/pyprof.$PID.x.pb.gz" >/dev/null || fail "does not parse"
+}
+
+@test "an output that cannot be written is refused before the command runs, with the system's reason" {
+	touch "$T/app.py"
+	local o why
+	while IFS='|' read -r o why; do
+		run_capture rec "$PP_PYPROF" record -o "$o" -- touch "$T/ran"
+		cat "$T/rec.err"
+		assert_eq 125 "$RC" "exit status for -o $o"
+		[[ ! -e $T/ran ]] || fail "the command ran despite -o $o"
+		assert_eq "pyprof: error: cannot write $o: $why" "$(cat "$T/rec.err")" "message"
+	done <<-LIST
+		$T/app.py/x.pb.gz|Not a directory
+		/proc/x.pb.gz|No such file or directory
+		$T/missing/x.pb.gz|No such file or directory
+	LIST
+	[[ -z $(ls -A "$T" | grep pyprof-probe) ]] || fail "probe files left behind"
 }
 
 @test "a profile that cannot be written keeps a failing command's status" {
@@ -266,4 +338,29 @@ teardown() {
 	(umask 000 && "$PP_PYPROF" record --format svg -o "$T/p.svg" -- "$PP_HOST_PYTHON" -c 'pass') \
 		>"$T/rec.out" 2>"$T/rec.err" || fail "$(cat "$T/rec.err")"
 	[[ $(stat -c %a "$T/p.svg") == 600 ]] || fail "$(stat -c '%a %n' "$T/p.svg")"
+}
+
+@test "a command that leaves a daemon running: record ends with it and says how to profile a daemon" {
+	run_capture rec "$PP_PYPROF" record -o "$T/d.pb.gz" -- "$PP_HOST_PYTHON" -c "
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        end = time.time() + 3
+        while time.time() < end and not os.path.exists('$T/stop'):
+            pass
+        os._exit(0)
+    os._exit(0)
+time.sleep(0.3)
+"
+	touch "$T/stop"
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status"
+	grep -qE '^pyprof: warning: 1 profiled process was still running when .* exited \(a daemon\?\).*run pyprof-collector and start the daemon with LD_PRELOAD=' \
+		"$T/rec.err" || fail "no word about the daemon"
+	# a command whose processes all end: nothing said
+	run_capture rec2 "$PP_PYPROF" record -o "$T/d.pb.gz" -- "$PP_HOST_PYTHON" -c pass
+	if grep -q daemon "$T/rec2.err"; then
+		fail "a daemon reported for a command that left none"
+	fi
 }

@@ -395,3 +395,53 @@ per_thread_check() {
 	((RC == 125)) && grep -q -- "--per-thread" "$T/fmt.err" ||
 		fail "--per-thread --format svg: expected exit 125 and a word on --per-thread"
 }
+
+# ---- 7. names in forked and single-threaded processes ------------------
+
+fork_names_check() {
+	local parent child
+	run_capture rec "$PP_PYPROF" record -o "$T/f.pb.gz" -- \
+		"$2" "$PP_TARGETS/fork_named.py" 0.5
+	((RC == 0)) || { cat "$T/rec.err"; fail "record exited $RC"; }
+	parent=$(awk '$1 == "parent" { print $2 }' "$T/rec.out")
+	child=$(awk '$1 == "child" { print $2 }' "$T/rec.out")
+	shares threads "$T/f.pb.gz" | tee "$T/threads"
+	# TID NAME SAMPLES: the main threads' tids are their pids
+	awk -F'\t' '$2 == "<none>" { exit 1 }' "$T/threads" ||
+		fail "samples without thread_name"
+	awk -F'\t' -v p="$parent" '$1 == p && $2 == "MainThread" { ok = 1 } END { exit !ok }' \
+		"$T/threads" || fail "the single-threaded parent's main thread is not MainThread"
+	awk -F'\t' -v p="$child" '$1 == p && $2 == "MainThread" { ok = 1 } END { exit !ok }' \
+		"$T/threads" || fail "the forked child's main thread is not MainThread"
+	awk -F'\t' -v p="$parent" -v c="$child" \
+		'$1 != p && $1 != c && $2 == "worker-in-child" { ok = 1 } END { exit !ok }' \
+		"$T/threads" || fail "the thread the child started is not named"
+}
+
+@test "7.1 a forked child names the threads it starts and its main thread; a single-threaded process's main thread is MainThread" {
+	for_each_python fork_names_check
+}
+
+# ---- 8. the rate achieved ----------------------------------------------
+
+blocked_rate_check() {
+	local ms n
+	[[ $1 == 2.* ]] && { echo "   (no signal.pthread_sigmask)"; return 0; }
+	run_capture rec "$PP_PYPROF" record -o "$T/b.pb.gz" -- \
+		"$2" "$PP_TARGETS/sigprof_blocked.py" 0.6
+	((RC == 0)) || { cat "$T/rec.err"; fail "record exited $RC"; }
+	ms=$(cat "$T/rec.out")
+	go tool pprof -raw "$T/b.pb.gz" >"$T/raw" 2>/dev/null
+	if grep 'achieved' "$T/raw"; then
+		fail "the profile says the rate achieved was off"
+	fi
+	# the samples (weights) still number the CPU time at 100 Hz
+	n=$(shares count "$T/b.pb.gz" | awk -F'\t' '$1 == "*" { print $2 }')
+	echo "   $n samples for $ms ms of CPU"
+	awk -v n="$n" -v ms="$ms" 'BEGIN { e = ms / 10; exit !(n > 0.85 * e && n < 1.15 * e) }' ||
+		fail "$n samples for $ms ms of CPU at 100 Hz"
+}
+
+@test "8.1 a thread that blocked SIGPROF for a while: its samples weigh the missed periods, and the rate achieved is not reported low" {
+	for_each_python blocked_rate_check
+}

@@ -100,6 +100,31 @@ flat_pct() {
 		fail "no PNG screenshot kept"
 }
 
+@test "a tall flame graph opens in a 900-pixel window on its widest frames; an icicle graph opens at the top" {
+	cat >"$T/deep.py" <<'PY'
+def down(n):
+    if n == 0:
+        x = 0
+        for i in range(3000000):
+            x += i
+        return x
+    return down(n - 1)
+down(90)
+PY
+	"$PP_PYPROF" record -o "$T/deep.pb.gz" -- "$PP_HOST_PYTHON" "$T/deep.py"
+	"$PP_PYPROF" flamegraph "$T/deep.pb.gz" -o "$T/deep.svg"
+	cdp "$T/deep.svg" --viewport-height 900 --screenshot "$ARTIFACTS/flamegraph-tall.png"
+	assert_eq all "$(jfield 1 root_name)" "the first frame"
+	# the root ("all", the widest) on the first screen, with the frames above it
+	awk -v y="$(jfield 1 root_top)" 'BEGIN { exit !(y > 450 && y < 900) }' ||
+		fail "the root is at y=$(jfield 1 root_top), not on the first screen's lower half"
+	"$PP_PYPROF" flamegraph --icicle "$T/deep.pb.gz" -o "$T/deep-icicle.svg"
+	cdp "$T/deep-icicle.svg" --viewport-height 900
+	assert_eq 0 "$(jfield 1 scroll_y)" "an icicle graph's scroll"
+	awk -v y="$(jfield 1 root_top)" 'BEGIN { exit !(y > 0 && y < 200) }' ||
+		fail "the icicle's root is at y=$(jfield 1 root_top)"
+}
+
 @test "searching in Chromium highlights the matches and reports their share of the total" {
 	local want got
 	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
@@ -125,6 +150,18 @@ flat_pct() {
 	echo "details: $d"
 	[[ $d =~ ^share_thirty\ \(.*/tests/targets/shares\.py:$line\)\ \|\ [0-9.]+m?s,\ [0-9]+\ samples,\ [0-9.]+%\ of\ the\ total$ ]] ||
 		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total'"
+}
+
+@test "pyprof top on an empty or a missing file: one line naming the file once and why" {
+	: >"$T/empty.pb.gz"
+	run_capture e "$PP_PYPROF" top "$T/empty.pb.gz"
+	assert_eq 1 "$RC" "exit status for an empty file"
+	assert_eq "pyprof: error: $T/empty.pb.gz: not a pprof profile (empty file)" \
+		"$(cat "$T/e.err")" "message for an empty file"
+	run_capture m "$PP_PYPROF" top "$T/missing.pb.gz"
+	assert_eq 1 "$RC" "exit status for a missing file"
+	assert_eq "pyprof: error: $T/missing.pb.gz: No such file or directory" \
+		"$(cat "$T/m.err")" "message for a missing file"
 }
 
 @test "pyprof top lists the functions in the order and with the percentages go tool pprof computes" {

@@ -4,6 +4,7 @@ way a person would, and report what the page did.
 
 usage: flame_cdp.py SVG [--click NAME] [--hover NAME] [--search REGEX]
                         [--screenshot PNG]... [--timeout S]
+                        [--viewport-height PX]
 
 Starts Debian's chromium headless (its own fresh profile directory, remote
 debugging on a port it picks, written to DevToolsActivePort), opens the
@@ -204,7 +205,10 @@ STATE_JS = r"""
           unzoom_visible: !uz.classList.contains('hide'),
           matched: document.getElementById('matched').textContent,
           details: document.getElementById('details').textContent,
-          hash: location.hash};
+          hash: location.hash, scroll_y: window.scrollY,
+          view_h: window.innerHeight,
+          root_top: gs[0].children[1].getBoundingClientRect().top,
+          root_name: gs[0].getAttribute('data-n')};
 })()
 """
 
@@ -296,6 +300,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("svg")
     ap.add_argument("--timeout", type=float, default=30)
+    ap.add_argument("--viewport-height", type=int, default=0,
+                    help="a browser window this tall (default: the "
+                    "whole graph, so that every frame can be clicked)")
     args, rest = ap.parse_known_args()
     actions = []
     i = 0
@@ -323,8 +330,8 @@ def main():
         page.call("Runtime.enable")
         # The whole graph in the viewport: events outside it are dropped.
         page.call("Emulation.setDeviceMetricsOverride", width=1200,
-                  height=max(400, min(svg_h, 4000)), deviceScaleFactor=1,
-                  mobile=False)
+                  height=args.viewport_height or max(400, min(svg_h, 4000)),
+                  deviceScaleFactor=1, mobile=False)
         page.call("Page.navigate", url="file://" + svg)
         page.wait_event("Page.loadEventFired", args.timeout)
         end = time.time() + args.timeout

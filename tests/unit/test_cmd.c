@@ -71,6 +71,13 @@ static void test_summary(void)
 	CHECK(cmd_summary_parse("processes=1 samples=5", &s) == -EINVAL,
 	      "2.4 a missing key: -EINVAL");
 	CHECK(cmd_summary_parse("", &s) == -EINVAL, "2.5 empty: -EINVAL");
+	CHECK(cmd_summary_parse("processes=3 samples=5 lost=0 running=2\n",
+				&s) == 0 && s.n_processes == 3 &&
+		      s.n_running == 2,
+	      "2.6 running=N: processes still connected at the end");
+	CHECK(cmd_summary_parse("processes=3 samples=5 lost=0", &s) == 0 &&
+		      s.n_running == 0,
+	      "2.7 no running=: none");
 	CHECK(cmd_summary_parse("processes=x samples=1 lost=0", &s) == -EINVAL,
 	      "2.6 a non-number value does not count");
 	CHECK(cmd_summary_parse("processes=1x samples=1 lost=0", &s) ==

@@ -2,24 +2,35 @@
  * test_config.c - PYPROF_START, PYPROF_TOGGLE_SIGNAL and
  * PYPROF_COLLECTOR_USER as the library's
  * constructor reads them (preload/config.h): accepted forms, defaults,
- * and the values refused (config_load prints its one line on stderr for
- * each of those; the end-to-end test ctl.bats 4.1 checks the line).
+ * and the values refused, with the one line that names them (the library
+ * prints it on stderr, `pyprof record` refuses to start with it; the
+ * end-to-end tests ctl.bats 4.1 and record.bats check both).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "config.h"
 
+/* one variable set (var NULL: none), read through config_check */
+struct one {
+	const char *var, *val;
+};
+
+static const char *get_one(const char *name, void *arg)
+{
+	const struct one *o = arg;
+	return o->var && !strcmp(name, o->var) ? o->val : NULL;
+}
+
+static char err[256];
+
 static int load(const char *var, const char *val, struct config *c)
 {
-	unsetenv("PYPROF_START");
-	unsetenv("PYPROF_TOGGLE_SIGNAL");
-	unsetenv("PYPROF_COLLECTOR_USER");
-	if (var)
-		setenv(var, val, 1);
-	return config_load(c);
+	struct one o = { var, val };
+	return config_check(c, get_one, &o, err, sizeof err);
 }
 
 int main(void)
@@ -65,20 +76,27 @@ int main(void)
 			fprintf(stderr, "  (value \"%s\")\n", sigs[i].val);
 	}
 	CHECK(load(NULL, NULL, &c) == 0 && c.collector_uid == -1,
-	      "3.1 default: no collector user trusted besides us and root");
+	      "4.1 default: no collector user trusted besides us and root");
 	CHECK(load("PYPROF_COLLECTOR_USER", "1234", &c) == 0 &&
 		      c.collector_uid == 1234,
-	      "3.2 a numeric uid");
+	      "4.2 a numeric uid");
 	CHECK(load("PYPROF_COLLECTOR_USER", "root", &c) == 0 &&
 		      c.collector_uid == 0,
-	      "3.3 a name from /etc/passwd");
+	      "4.3 a name from /etc/passwd");
 	CHECK(load("PYPROF_COLLECTOR_USER", "no-such-user-here", &c) ==
 		      -EINVAL,
-	      "3.4 an unknown name refused");
+	      "4.4 an unknown name refused");
 	CHECK(load("PYPROF_COLLECTOR_USER", "-1", &c) == -EINVAL,
-	      "3.5 a negative uid refused");
+	      "4.5 a negative uid refused");
 	CHECK(load("PYPROF_COLLECTOR_USER", "", &c) == 0 &&
 		      c.collector_uid == -1,
-	      "3.6 empty: none");
+	      "4.6 empty: none");
+	CHECK(load("PYPROF_HZ", "abc", &c) == -EINVAL &&
+		      !strcmp(err, "PYPROF_HZ=\"abc\" is not valid: expected a "
+				   "whole number of samples per second from 1 "
+				   "to 10000"),
+	      "3.1 the line names the variable, its value, what it accepts");
+	CHECK(load("PYPROF_HZ", "250", &c) == 0 && c.hz == 250 && !err[0],
+	      "3.2 a good value: no line");
 	return check_summary();
 }

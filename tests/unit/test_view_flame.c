@@ -203,8 +203,41 @@ static void test_diff(void)
 	fx_fini(&fn);
 }
 
+/* 5. A heap profile's title gives the shown type's own total, in its
+ * unit; object counts are not numbers of samples. */
+static void test_heap_title(void)
+{
+	struct fx f;
+	struct view_profile *p;
+	struct view_flame_opts o = { .sample_type = "inuse_objects" };
+
+	fx_init(&f, 4, "alloc_objects", "count", "alloc_space", "bytes",
+		"inuse_objects", "count", "inuse_space", "bytes");
+	uint64_t fa = fx_func(&f, "keep", "k.py", 1);
+	uint64_t fb = fx_func(&f, "churn", "k.py", 9);
+	uint64_t la = fx_loc(&f, fa, 2), lb = fx_loc(&f, fb, 10);
+	fx_sample(&f, (uint64_t[]){ la }, 1,
+		  (int64_t[]){ 300, 1 << 20, 300, 1 << 20 }, NULL);
+	fx_sample(&f, (uint64_t[]){ lb }, 1,
+		  (int64_t[]){ 700, 3 << 20, 0, 0 }, NULL);
+	p = fx_view(&f);
+	CHECK_OR_RETURN(p != NULL, "5.0 profile read", );
+	char *svg = render(p, &o);
+	CHECK(svg && strstr(svg, ">inuse_objects: total 300<"),
+	      "5.1 inuse_objects: its own total, no samples");
+	free(svg);
+	o.sample_type = "alloc_space";
+	svg = render(p, &o);
+	CHECK(svg && strstr(svg, ">alloc_space: total 4.00MB<"),
+	      "5.2 alloc_space: its own total in bytes");
+	free(svg);
+	view_free(p);
+	fx_fini(&f);
+}
+
 int main(void)
 {
+	test_heap_title();
 	test_tree_model();
 	test_merge();
 	test_text();

@@ -147,8 +147,12 @@ static void test_bad(void)
 		      -EINVAL && p == NULL, "3.8 bad gzip refused");
 	CHECK(view_read_mem("\xff\xff\xff\xff\xff", 5, &p, err) == -EINVAL,
 	      "3.9 bad protobuf refused");
-	CHECK(view_read_file("/nonexistent/x.pb.gz", &p, err) == -ENOENT,
-	      "3.10 missing file: -ENOENT");
+	CHECK(view_read_file("/nonexistent/x.pb.gz", &p, err) == -ENOENT &&
+		      !strstr(err, "/nonexistent"),
+	      "3.10 missing file: -ENOENT, the path left to the caller");
+	CHECK(view_read_mem("", 0, &p, err) == -EINVAL && p == NULL &&
+		      !strcmp(err, "not a pprof profile (empty file)"),
+	      "3.11 empty file: says so");
 
 	/* A truncated gzip stream. */
 	fx_init(&f, 1, "samples", "count");

@@ -2,7 +2,7 @@
  * test_view_top.c - `pyprof top`'s tables (collector/views.h view_top) on
  * a profile whose answer is known: the exact text, rows in order, values
  * with their units and percentages; recursion counted once in cum; --tag;
- * the label and opcode summaries.
+ * the label and opcode summaries; a heap profile's totals per type.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -183,6 +183,48 @@ static void test_recursion(void)
 	fx_fini(&f);
 }
 
+/* 4. A heap profile: each sample type's header gives that type's own
+ * total in its unit; object counts are not numbers of samples. */
+static void test_heap_totals(void)
+{
+	static const char *const want[4] = {
+		"Type: alloc_objects (count), total 1000\n",
+		"Type: alloc_space (bytes), total 4.00MB\n",
+		"Type: inuse_objects (count), total 300\n",
+		"Type: inuse_space (bytes), total 1.00MB\n",
+	};
+	static const char *const types[4] = {
+		"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+	};
+	struct fx f;
+	struct view_profile *p;
+	int rc;
+
+	fx_init(&f, 4, "alloc_objects", "count", "alloc_space", "bytes",
+		"inuse_objects", "count", "inuse_space", "bytes");
+	uint64_t fa = fx_func(&f, "keep", "k.py", 1);
+	uint64_t fb = fx_func(&f, "churn", "k.py", 9);
+	uint64_t la = fx_loc(&f, fa, 2), lb = fx_loc(&f, fb, 10);
+	fx_sample(&f, (uint64_t[]){ la }, 1,
+		  (int64_t[]){ 300, 1 << 20, 300, 1 << 20 }, NULL);
+	fx_sample(&f, (uint64_t[]){ lb }, 1,
+		  (int64_t[]){ 700, 3 << 20, 0, 0 }, NULL);
+	p = fx_view(&f);
+	CHECK_OR_RETURN(p != NULL, "4.0 profile read", );
+	for (int i = 0; i < 4; i++) {
+		struct view_top_opts o = { .sample_type = types[i] };
+		char *t = run_top(p, &o, &rc);
+		size_t n = strlen(want[i]);
+		CHECK(t && !strncmp(t, want[i], n), types[i]);
+		if (t && strncmp(t, want[i], n))
+			fprintf(stderr, "--- want\n%s--- got\n%s---\n",
+				want[i], t);
+		free(t);
+	}
+	view_free(p);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	struct fx f;
@@ -196,5 +238,6 @@ int main(void)
 	view_free(p);
 	fx_fini(&f);
 	test_recursion();
+	test_heap_totals();
 	return check_summary();
 }

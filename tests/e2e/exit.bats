@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# exit.bats - what the library does when a profiled process ends: with no
+# collector listening it does not wait for one (what was sampled is
+# dropped and the log says so), whether it was sampling or dormant, in the
+# parent and in forked children; with a collector, everything arrives.
+# Every interpreter in tests/lib/pythons.sh.
+
+load ../lib/common
+
+setup() {
+	common_setup
+	[[ -f $PP_LIB ]] || fail "$PP_LIB not built"
+}
+
+teardown() {
+	common_teardown
+}
+
+# ms_since START: milliseconds since $EPOCHREALTIME was START.
+ms_since() {
+	local now=$EPOCHREALTIME
+	echo $(((${now/./} - ${1/./}) / 1000))
+}
+
+# Before, every process waited 2 s for a collector at exit. The log must
+# say that it did not wait; and beside the same program run without the
+# library just before, the difference must stay far under those 2 s (a
+# margin of 1 s: this checks behaviour, not speed, on a loaded machine).
+@test "with no collector listening, a process exits without waiting for one" {
+	check() {
+		local t0 ms plain
+		t0=$EPOCHREALTIME
+		run_capture plain "$2" "$PP_TARGETS/outputs.py" ok
+		plain=$(ms_since "$t0")
+		t0=$EPOCHREALTIME
+		run_capture run env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+			PYPROF_LOG=info "$2" "$PP_TARGETS/outputs.py" ok
+		ms=$(ms_since "$t0")
+		assert_eq 0 "$RC" "exit status"
+		grep -q "no collector at $SOCK: exiting at once, [0-9]* samples dropped" \
+			"$T/run.err" || { cat "$T/run.err"; fail "no log line saying it did not wait"; }
+		echo "   $ms ms with the library, $plain ms without"
+		((ms - plain < 1000)) || fail "the library added $((ms - plain)) ms"
+	}
+	for_each_python check
+}
+
+@test "with no collector listening, a dormant process and forked children exit without waiting" {
+	check() {
+		local t0 ms n
+		t0=$EPOCHREALTIME
+		run_capture run env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+			PYPROF_LOG=info PYPROF_START=off "$2" -c '
+import os, time
+pids = []
+for i in range(3):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.2)  # the agent of the child is up
+        os._exit(0)
+    pids.append(pid)
+for pid in pids:
+    os.waitpid(pid, 0)
+'
+		ms=$(ms_since "$t0")
+		assert_eq 0 "$RC" "exit status"
+		n=$(grep -c "no collector at $SOCK: exiting at once" "$T/run.err" || true)
+		assert_eq 4 "$n" "processes that said they exited at once"
+		echo "   $ms ms"
+	}
+	for_each_python check
+}
+
+@test "with a collector, a short process's samples all arrive at exit" {
+	check() {
+		local f
+		collector_start
+		run_capture run env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+			PYPROF_LOG=debug "$2" "$PP_TARGETS/spin.py" 0.3
+		assert_eq 0 "$RC" "exit status"
+		grep -q "exit: .* ms sending what was left" "$T/run.err" ||
+			{ cat "$T/run.err"; fail "no flush at exit"; }
+		f=$(wait_profile "$PID")
+		pprof_raw "$f" | grep -q 'spin.py' || fail "no samples of spin.py in $f"
+		collector_stop
+	}
+	for_each_python check
+}
