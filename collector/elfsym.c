@@ -524,7 +524,8 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 		free(f);
 		return NULL;
 	}
-	memcpy(f->build_id, id, id_len);
+	if (id_len) /* id is NULL for a mapping without a build id */
+		memcpy(f->build_id, id, id_len);
 	f->build_id_len = id_len;
 	f->bytes = sizeof(*f) + strlen(path);
 	if (path[0] != '/')
@@ -577,7 +578,7 @@ static struct efile *get_file(struct elfsym *es, const char *path,
 	for (int i = 0; i < es->n_files; i++) {
 		struct efile *f = es->files[i];
 		if (f->build_id_len == id_len &&
-		    memcmp(f->build_id, id, id_len) == 0 &&
+		    (id_len == 0 || memcmp(f->build_id, id, id_len) == 0) &&
 		    strcmp(f->path, path) == 0) {
 			f->last_use = ++es->clock;
 			return f;

@@ -226,7 +226,9 @@ static void lay(struct layout *L, uint32_t node, uint32_t parent, double x)
 		}
 		L->stack[L->sp++] = c;
 	}
-	qsort_r(L->stack + base, L->sp - base, sizeof(uint32_t), cmp_child, L);
+	if (L->sp > base) /* L->stack is still NULL when no node has a child */
+		qsort_r(L->stack + base, L->sp - base, sizeof(uint32_t),
+			cmp_child, L);
 	for (i = base; i < L->sp && !L->oom; i++) {
 		uint32_t c = L->stack[i];
 		lay(L, c, me, cx);

@@ -117,7 +117,9 @@ static void walk(struct folder *f, uint32_t node)
 		}
 		f->kids[f->sp++] = c;
 	}
-	qsort_r(f->kids + base, f->sp - base, sizeof(uint32_t), cmp_kid, f);
+	if (f->sp > base) /* f->kids is still NULL when no node has a child */
+		qsort_r(f->kids + base, f->sp - base, sizeof(uint32_t),
+			cmp_kid, f);
 	for (size_t i = base; i < f->sp && !f->oom; i++)
 		walk(f, f->kids[i]);
 	f->sp = base;

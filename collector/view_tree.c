@@ -181,7 +181,8 @@ static int build_sorted(struct view_tree *t, struct bulk *B)
 	size_t upper = B->n_keys + 1;
 	int rc = -ENOMEM;
 
-	qsort_r(B->refs, B->n_refs, sizeof(*B->refs), cmp_stack, B);
+	if (B->n_refs) /* refs is NULL when a filter kept no stack */
+		qsort_r(B->refs, B->n_refs, sizeof(*B->refs), cmp_stack, B);
 	/* At most one node per frame: reserve once (untouched pages of a
 	 * big malloc cost nothing). */
 	if (upper > t->cap) {

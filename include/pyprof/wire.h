@@ -417,7 +417,8 @@ static inline void wire_put_bytes(struct wire_out *w, const void *s, size_t n)
 		w->p = w->end;
 		return;
 	}
-	memcpy(w->p, s, n);
+	if (n) /* s may be NULL when n is 0: memcpy's arguments may not */
+		memcpy(w->p, s, n);
 	w->p += n;
 }
 

@@ -64,6 +64,28 @@ flat_pct() {
 	awk -v f="$2" '$1 == "total" { t = $2 } $1 == "flat" && $2 == f { n += $3 } END { printf "%.4f\n", 100 * n / t }' "$T/sum.txt"
 }
 
+@test "a filter that keeps no sample gives every view an empty result, not a crash" {
+	local p=$VDIR/shares.pb.gz none=(--tag thread_id=0) f
+	"$PP_PYPROF" flamegraph "${none[@]}" "$p" -o "$T/f.svg"
+	"$PP_PYPROF" flamegraph --icicle --by line "${none[@]}" "$p" -o "$T/i.svg"
+	"$PP_PYPROF" convert --format svg "${none[@]}" "$p" -o "$T/c.svg"
+	for f in f i c; do
+		xmllint --noout "$T/$f.svg" || fail "$f.svg is not well-formed XML"
+		grep -q 'data-n="share_fifty"' "$T/$f.svg" && fail "$f.svg draws a filtered-out frame"
+	done
+	"$PP_PYPROF" convert --format folded "${none[@]}" "$p" -o "$T/x.folded"
+	[[ -f $T/x.folded && ! -s $T/x.folded ]] || fail "folded output is not an empty file"
+	"$PP_PYPROF" convert --format speedscope "${none[@]}" "$p" -o "$T/x.json"
+	"$PP_HOST_PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/x.json" ||
+		fail "speedscope output is not JSON"
+	"$PP_PYPROF" top "${none[@]}" "$p" >"$T/top.txt"
+	grep -q 'total 0 in 0 samples' "$T/top.txt" || fail "top: $(cat "$T/top.txt")"
+	"$PP_PYPROF" top --by line "${none[@]}" "$p" >"$T/top.txt"
+	grep -q 'total 0 in 0 samples' "$T/top.txt" || fail "top --by line: $(cat "$T/top.txt")"
+	"$PP_PYPROF" diff "${none[@]}" "$p" "$p" -o "$T/d.svg" >"$T/diff.txt"
+	xmllint --noout "$T/d.svg" || fail "the differential flame graph is not well-formed XML"
+}
+
 @test "pyprof flamegraph writes an SVG that xmllint finds well-formed (flame, icicle, by line, filtered)" {
 	local f
 	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
