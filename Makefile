@@ -1,14 +1,15 @@
-# pyprof top-level Makefile. See README.md for the targets.
+# pyprof top-level Makefile. See README.md and docs/testing.md for the targets.
 #
 #   make            build/libpyprof.so, build/pyprof-collector, build/pyprof
 #   make check      the whole test suite (what CI and the README run)
 #   make check-quick unit tests and one smoke test
 #   make check-new  the whole suite on CPython 3.14 and 3.15 (Debian sid's)
-#   make bench      benchmarks (figures for README.md)
+#   make bench      benchmarks (figures for docs/performance.md)
 #   make deps       install the Debian packages the build and tests need
-#   make install    PREFIX=/usr/local by default; runs ldconfig
+#   make install    PREFIX=/usr/local by default (MANDIR=PREFIX/share/man); runs ldconfig
 
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
 BUILD  := build
 CC     ?= cc
 
@@ -166,7 +167,8 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
-	  libxml2-utils chromium python3-jsonschema curl patchelf
+	  libxml2-utils chromium python3-jsonschema curl patchelf \
+	  man-db groff-base
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
 
@@ -189,6 +191,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(BUILD)/pyprof $(BUILD)/pyprof-collector $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/libpyprof.so $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 man/pyprof.1 man/pyprof-collector.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/libpyprof.7 $(DESTDIR)$(MANDIR)/man7/
 	-[ -z "$(DESTDIR)" ] && ldconfig
 
 clean:
