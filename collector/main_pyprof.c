@@ -9,7 +9,7 @@
  * --help, `pyprof help NAME` and `pyprof NAME --help` then work for it.
  *
  * Runs single-threaded in the pyprof process. Exit codes: see cmd.h and
- * README.md.
+ * docs/exit-codes.md.
  */
 #include <stdio.h>
 #include <string.h>

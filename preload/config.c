@@ -1,5 +1,6 @@
 /*
- * config.c - PYPROF_* environment variables (see config.h and README.md).
+ * config.c - PYPROF_* environment variables (see config.h; documented in
+ * docs/environment.md and man/libpyprof.7).
  *
  * Every variable has one accepted form and one error line that says what
  * it accepts; the first bad variable turns profiling off and the program

@@ -19,7 +19,7 @@
  * 2.7 has no allocator API: only the libc hooks work there, which see
  * pymalloc's arenas (256 KiB each, when it takes a new one) and blocks
  * over 256 bytes that pymalloc hands to malloc, plus everything C code
- * allocates; small objects are not seen one by one (README says so).
+ * allocates; small objects are not seen one by one (docs/heap.md says so).
  *
  * Constructor, agent thread and fork handlers only.
  */
@@ -69,7 +69,7 @@ static int hook_domain(int d)
 	 * their ctx is a debug_alloc_api_t, { char api_id; PyMemAllocatorEx
 	 * alloc; } in every version here, whose alloc is what they wrap. A
 	 * foreign allocator that wraps malloc would still be counted twice
-	 * for blocks up to 512 bytes (README). */
+	 * for blocks up to 512 bytes (docs/heap.md). */
 	py_get(PY_DOMAIN_RAW, &raw);
 	if (cur.malloc == raw.malloc || (void *)cur.malloc == raw_malloc_fn)
 		return 0;

@@ -12,7 +12,7 @@
 #       10%; the program's output and status unchanged; no allocation
 #       charged to a thread without Python (pyprof's own); the CPU profile
 #       beside it has the program's functions. 2.7 has no allocator API:
-#       only what malloc sees is checked there (README).
+#       only what malloc sees is checked there (docs/heap.md).
 #   2.x a leak growing every 0.1 s (tests/targets/heap_leak.py) tops the
 #       in-use profile at exit, and grows between two snapshots
 #       (PYPROF_HEAP_SNAPSHOT_SECONDS), as pyprof diff and go tool pprof

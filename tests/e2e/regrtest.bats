@@ -21,8 +21,8 @@
 #                       without test_main_thread_after_fork, which wants
 #                       nothing on stderr after an os.fork() in __main__:
 #                       3.12+ warns there that the process has threads,
-#                       and the library's agent is one (README, "Known
-#                       limitations")
+#                       and the library's agent is one
+#                       (docs/limitations.md)
 #   test_signal         handlers, wakeup fds, EINTR, sigwait, itimers
 #   test_subprocess     fork+exec, fd inheritance, exit statuses of children
 #                       (every child Python is profiled too); without
@@ -32,8 +32,8 @@
 #                       test_pass_fds_redirected (its child lists every
 #                       descriptor it has open and wants exactly those it
 #                       was given: the library's socket and eventfd are
-#                       open in every profiled process, by design; README,
-#                       "Known limitations")
+#                       open in every profiled process, by design;
+#                       docs/limitations.md)
 #   test_fork1          fork with threads
 #   test_generators     generator and frame life cycles
 #   test_asyncio.test_events, test_tasks, test_locks

@@ -55,7 +55,7 @@ threads_cpu() {
 shares_check() {
 	local prof want
 	prof=$(threads_cpu "$1" "$2" "$4")
-	# Past the tick only user time is sampled (README, "Rates"): the
+	# Past the tick only user time is sampled (docs/environment.md, "Rates"): the
 	# truth is then each thread's user time (a thread that waits for the
 	# GIL spends much of its time in the kernel, on 2.7 most of all)
 	"$PP_HOST_PYTHON" -c 'import json, sys
