@@ -23,10 +23,11 @@
 #endif
 
 /*
- * Exit codes of the pyprof command (listed in docs/exit-codes.md and man/pyprof.1). A subcommand that
- * runs a COMMAND exits with COMMAND's status (128+N if a signal N killed
- * it); these three are pyprof's own, chosen like env(1) and timeout(1) so
- * they rarely collide with a program's.
+ * Exit codes of the pyprof command (listed in docs/exit-codes.md and
+ * man/pyprof.1). A subcommand that runs a COMMAND exits with COMMAND's
+ * status (128+N if a signal N killed it); these three are pyprof's own,
+ * chosen like env(1) and timeout(1) so they rarely collide with a
+ * program's.
  */
 #define CMD_EXIT_FAIL 125     /* pyprof failed before running COMMAND:
                                  bad option, missing file, collector did
