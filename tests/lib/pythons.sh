@@ -18,7 +18,7 @@
 # Selection: PYPROF_TEST_PYTHONS, a space- or comma-separated list of
 #   3.11      pyenv's newest 3.11.x      3.11.7    exactly that version
 #   system    Debian's /usr/bin/python3  all       $PYPROF_ALL_PYTHONS
-#   new       $PYPROF_NEW_PYTHONS (3.14 3.15: not in "all" yet)
+#   new       $PYPROF_NEW_PYTHONS (3.14 3.15: the newest, alone)
 # A minor version pyenv does not have (3.14, 3.15) is looked up among
 # Debian sid's interpreters that tools/get-sid-pythons (make deps) unpacks
 # into ROOT/usr/bin/pythonX.Y, ROOT being $PYPROF_PYTHONS_DIR/root, else
@@ -36,10 +36,9 @@
 # version drivers (tests/versions/interpreters.sh) both read it.
 
 # Every interpreter pyprof supports: pyenv's newest of each minor, then
-# Debian's python3 (static libpython).
-PYPROF_ALL_PYTHONS="2.7 3.6 3.7 3.8 3.9 3.10 3.11 3.12 3.13 system"
-# Being ported to: tested when named (PYPROF_TEST_PYTHONS="3.14 3.15" or
-# "new"), and moved into the list above once the whole suite passes there.
+# Debian's python3 (static libpython), then Debian sid's 3.14 and 3.15.
+PYPROF_ALL_PYTHONS="2.7 3.6 3.7 3.8 3.9 3.10 3.11 3.12 3.13 system 3.14 3.15"
+# The newest alone (PYPROF_TEST_PYTHONS=new, make check-new).
 PYPROF_NEW_PYTHONS="3.14 3.15"
 
 # The root tools/get-sid-pythons unpacked Debian sid's interpreters into,
