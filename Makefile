@@ -23,8 +23,15 @@ endif
 
 # The injected library: no sanitizers, hidden symbols, static TLS.
 PRELOAD_CFLAGS := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE -fPIC \
-          -fvisibility=hidden -ftls-model=initial-exec
-PRELOAD_SRC  := $(wildcard preload/*.c)
+          -fvisibility=hidden -ftls-model=initial-exec -Ipreload -ffunction-sections
+# preload/ by execution context: signal/ (signal handlers), interpose/ (the
+# libc functions pyprof wraps: they run in signal handlers and (v)fork
+# children too), native/ (native stacks), the rest at the root (constructor,
+# agent thread, program threads). -ffunction-sections gives every function
+# its own section, which tools/check-sigsafe reads as a call graph.
+PRELOAD_DIRS := preload preload/signal preload/interpose preload/native
+PRELOAD_SRC  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.c))
+PRELOAD_HDR  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.h)) $(wildcard include/pyprof/*.h)
 PRELOAD_OBJ  := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload/%.o)
 PRELOAD_LIBS := -ldl -lpthread -lrt
 
@@ -34,10 +41,9 @@ PRELOAD_LIBS := -ldl -lpthread -lrt
 # it is preloaded into interpreters that carry no sanitizer runtime.
 ifdef SANITIZE
 PRELOAD_AR_OBJ := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload-san/%.o)
-$(BUILD)/preload-san/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/preload-san
+$(BUILD)/preload-san/%.o: preload/%.c $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -c $< -o $@
-$(BUILD)/preload-san:
-	mkdir -p $@
 else
 PRELOAD_AR_OBJ := $(PRELOAD_OBJ)
 endif
@@ -58,7 +64,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/libpyprof.so $(BUILD)/pyprof-collector $(BUILD)/pyprof
 
-$(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/preload
+$(BUILD)/preload/%.o: preload/%.c $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
 $(BUILD)/libpyprof.so: $(PRELOAD_OBJ)
@@ -135,9 +142,10 @@ fuzz-http: | $(BUILD)/fuzz
 $(BUILD)/fuzz:
 	mkdir -p $@
 
-# Signal-context objects may call only what this list allows.
+# Every function of preload/signal/ and preload/interpose/, every *_sigsafe
+# function, and all they call, may use only what tools/check-sigsafe allows.
 check-sigsafe: $(PRELOAD_OBJ)
-	tools/check-sigsafe $(BUILD)/preload/sig_*.o
+	tools/check-sigsafe preload/signal preload/interpose -- $(PRELOAD_OBJ)
 
 asan:
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
@@ -195,6 +203,6 @@ clean:
 	rm -rf build build-asan build-ubsan
 
 format:
-	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
+	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
 .PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe asan ubsan check-asan check-ubsan release deps deps-npm install clean format

@@ -14,14 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "control.h"
 #include "guard.h"
 #include "intern.h"
 #include "log.h"
-#include "merge.h"
-#include "modules.h"
-#include "native.h"
+#include "native/merge.h"
+#include "native/modules.h"
+#include "native/native.h"
 #include "pyprof/wire.h"
 #include "sampler.h"
 #include "symbolize.h"

@@ -121,7 +121,7 @@ void sampling_stop(void)
 	if (cs.cur.mode == CONFIG_MODE_WALL)
 		wall_stop();
 	else
-		threads_stop();
+		threads_stop_sigsafe();
 	if (cs.cur.period_ns == cs.own.period_ns) {
 		cs.own_cpu += app_cpu_ns() - cs.cpu_at_start;
 		cs.own_runs += __atomic_load_n(&sampler.n_periods,

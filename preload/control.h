@@ -108,7 +108,7 @@ int control_after_fork_child(void);
 /* Counters for BYE and logs. */
 uint64_t control_achieved_ns(void); /* 0 unless >10% off, see agent.c */
 
-/* sig_toggle.c: the toggle signal, for interpose.c. Any thread, signal
+/* sig_toggle.c: the toggle signal, for interpose/signals.c. Any thread, signal
  * context included. */
 int control_toggle_owns(int sig);
 int control_toggle_sigaction(int sig, const struct sigaction *act,

@@ -43,16 +43,17 @@
 #include "threads.h"
 #include "tid.h"
 #include "wall.h"
-#include "maps.h"
+#include "init.h"
+#include "libc_next.h"
+#include "native/maps.h"
 #include "names.h"
-#include "native.h"
+#include "native/native.h"
 #include "heap.h"
 
 #define RING_BYTES (1u << 20)
 
 static struct config cfg;
 static struct agent_info info;
-void execwrap_init(void);
 
 static int active;
 static pid_t active_pid; /* the process the agent belongs to */
@@ -216,13 +217,10 @@ int config_load(struct config *c)
 }
 
 /* os._exit() and multiprocessing's children end with _exit(), which runs
- * no destructor: flush first, as at a normal exit. Only in the process
- * that owns the agent: a vfork child shares our memory and must not
- * touch it (its pid differs). */
-static void (*real_exit)(int);
-static void (*real_Exit)(int);
-
-static void flush_before_exit(void)
+ * no destructor (interpose/exec.c calls this first): flush, as at a normal
+ * exit. Only in the process that owns the agent: a vfork child shares our
+ * memory and must not touch it (its pid differs). */
+void init_flush_before_exit(void)
 {
 	if (active && getpid() == active_pid) {
 		active = 0;
@@ -231,26 +229,6 @@ static void flush_before_exit(void)
 		agent_stop();
 		heap_leave();
 	}
-}
-
-__attribute__((visibility("default"), noreturn)) void _exit(int status)
-{
-	flush_before_exit();
-	if (real_exit)
-		real_exit(status);
-	syscall(SYS_exit_group, status);
-	for (;;)
-		;
-}
-
-__attribute__((visibility("default"), noreturn)) void _Exit(int status)
-{
-	flush_before_exit();
-	if (real_Exit)
-		real_Exit(status);
-	syscall(SYS_exit_group, status);
-	for (;;)
-		;
 }
 
 /* PYPROF_CHILDREN=0: programs this process execs must not load us. Takes
@@ -334,9 +312,7 @@ static int parse_version(const char *v, int *major, int *minor)
 
 __attribute__((constructor)) static void pyprof_init(void)
 {
-	execwrap_init();
-	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	real_Exit = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
+	libc_next_init();
 	const char *(*get_version)(void) =
 		(const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
 	void *(*interp_head)(void) =

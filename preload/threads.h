@@ -34,8 +34,10 @@ int threads_init(void);
 /* Starts sampling every thread (agent). source: enum config_source. */
 void threads_start(int source);
 
-/* Deletes every timer and stops arming new ones (agent, or at exit). */
-void threads_stop(void);
+/* Deletes every timer and stops arming new ones: the agent, at exit, and
+ * the exec wrappers (interpose/exec.c), in a fork child too, so
+ * async-signal-safe (timer_delete, close). */
+void threads_stop_sigsafe(void);
 
 /* Agent: arms threads the wrapper did not see, retires vanished ones. */
 void threads_scan(void);

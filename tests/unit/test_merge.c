@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "merge.h"
+#include "native/merge.h"
 
 #define MAXF 256
 

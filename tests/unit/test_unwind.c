@@ -24,7 +24,7 @@
 #include <ucontext.h>
 #include <zlib.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "check.h"
 
 #define MAXF 256

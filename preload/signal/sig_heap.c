@@ -50,7 +50,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "control.h"
 #include "guard.h"
 #include "heap.h"

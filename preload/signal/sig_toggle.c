@@ -16,7 +16,7 @@
  * The program comes first: if the signal already had a handler (or was
  * ignored) when the library started, the toggle is not installed and the
  * constructor says why. If the program installs anything for the signal
- * later (signal.signal(SIGUSR2, ...) in Python), interpose.c sends the
+ * later (signal.signal(SIGUSR2, ...) in Python), interpose/signals.c sends the
  * call here: it goes through to the kernel as asked, the program's
  * disposition replaces ours for good, and the agent says once on stderr
  * that the toggle is gone and why. Until then the program is told the

@@ -3,7 +3,7 @@
  * other thread of ours exists; its tables are read-only afterwards (the
  * agent classifies PCs against them without locking).
  */
-#include "native.h"
+#include "native/native.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "config.h"
 #include "log.h"
-#include "maps.h"
+#include "native/maps.h"
 #include "sampler.h"
 
 #define NATIVE_RANGES 8

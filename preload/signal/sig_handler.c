@@ -57,9 +57,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "guard.h"
-#include "maps.h"
+#include "native/maps.h"
 #include "sampler.h"
 #include "threads.h"
 

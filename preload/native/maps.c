@@ -2,7 +2,7 @@
  * maps.c - see maps.h. The table is written once by the constructor,
  * before any timer exists, and only read afterwards.
  */
-#include "maps.h"
+#include "native/maps.h"
 
 #include <errno.h>
 #include <link.h>
