@@ -352,7 +352,7 @@ static struct wire_out *heap_record(unsigned kind, uint64_t rate)
 						   HBATCH_CAP,
 					   1 };
 		ag.hbatch_rate = rate ? rate
-				      : __atomic_load_n(&sampling_heap_rate,
+				      : __atomic_load_n(&heap_sampling_rate,
 							__ATOMIC_RELAXED);
 		wire_put_varint(&ag.hw, ag.hbatch_rate);
 	}
@@ -567,20 +567,6 @@ static void put_bye(void)
 	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
 	wire_put_hdr_at(buf, WIRE_BYE, n);
 	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
-}
-
-unsigned long sampler_handler_quantile(double q)
-{
-	unsigned long total = 0, seen = 0;
-	for (int i = 0; i < SAMPLER_HIST_N; i++)
-		total += __atomic_load_n(&sampler.hist[i], __ATOMIC_RELAXED);
-	for (int i = 0; i < SAMPLER_HIST_N; i++) {
-		seen += __atomic_load_n(&sampler.hist[i], __ATOMIC_RELAXED);
-		if (total && (double)seen >= q * (double)total)
-			return (unsigned long)i * SAMPLER_HIST_NS +
-			       SAMPLER_HIST_NS / 2;
-	}
-	return 0;
 }
 
 /* A new connection: the last one's CTL_WRITTEN count, sent in its HELLO,

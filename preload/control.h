@@ -45,16 +45,6 @@ struct sampling_settings {
 	int native;         /* enum config_native (fixed at start-up)     */
 };
 
-/*
- * For the heap sampler (issue 8): set sampling_heap_supported to 1 once
- * its hooks can be switched on (constructor). While heap sampling is on,
- * sampling_heap_rate is the rate and sampling_heap_on is 1; the hooks read
- * sampling_heap_on (relaxed) on their fast path and do nothing when 0.
- */
-extern int sampling_heap_supported;
-extern int sampling_heap_on;
-extern uint64_t sampling_heap_rate;
-
 /* Arms sampling with s: timers (or perf counters) for every thread, or
  * the wall sampler; the names thread; heap hooks. 0, or -EALREADY when on
  * (stop first). Agent thread, interpreter initialized. */

@@ -65,10 +65,6 @@ uint64_t guard_read_u64(uintptr_t addr, int *ok);
 void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
 			 void *uc);
 
-/* interpose/signals.c: the real sigaction (libc_next.h). Any context. */
-int guard_real_sigaction(int sig, const struct sigaction *act,
-			 struct sigaction *old);
-
 /* The application's view of each owned signal, and whether pyprof owns it
  * (after which sigaction() on it is answered from app_act). */
 extern struct sigaction guard_app_act[GUARD_NSIG];

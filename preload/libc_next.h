@@ -17,6 +17,7 @@
 #ifndef PYPROF_LIBC_NEXT_H
 #define PYPROF_LIBC_NEXT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -47,5 +48,20 @@ void *libc_next_early(const char *name);
 	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)                       \
 		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)             \
 		 : (__typeof__(libc_next.f))libc_next_early(name))
+
+/* sigaction(2) itself, past pyprof's wrapper (interpose/signals.c): for
+ * the guard and the toggle, which install their handlers with it. Any
+ * context. */
+static inline int libc_next_sigaction(int sig, const struct sigaction *act,
+				      struct sigaction *old)
+{
+	int (*fn)(int, const struct sigaction *, struct sigaction *) =
+		LIBC_NEXT(sigaction, "sigaction");
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(sig, act, old);
+}
 
 #endif

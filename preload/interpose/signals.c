@@ -36,18 +36,6 @@
 #include "libc_next.h"
 #include "sampler.h"
 
-int guard_real_sigaction(int sig, const struct sigaction *act,
-			 struct sigaction *old)
-{
-	int (*fn)(int, const struct sigaction *, struct sigaction *) =
-		LIBC_NEXT(sigaction, "sigaction");
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return fn(sig, act, old);
-}
-
 static int owned_index(int sig)
 {
 	int i = sig == SIGSEGV ? GUARD_SEGV
@@ -77,7 +65,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 			prev = guard_app_act[i];
 		else if (control_toggle_sigaction(sig, NULL, &prev) < 0)
 			return -1;
-		if (guard_real_sigaction(sig, act, NULL) < 0)
+		if (libc_next_sigaction(sig, act, NULL) < 0)
 			return -1;
 		if (old)
 			*old = prev;
@@ -86,7 +74,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	if (toggle) /* PYPROF_TOGGLE_SIGNAL: sig_toggle.c */
 		return control_toggle_sigaction(sig, act, old);
 	if (i < 0)
-		return guard_real_sigaction(sig, act, old);
+		return libc_next_sigaction(sig, act, old);
 	struct sigaction prev = guard_app_act[i];
 	if (act)
 		guard_app_act[i] = *act;

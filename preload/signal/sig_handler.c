@@ -63,9 +63,6 @@
 #include "sampler.h"
 #include "threads.h"
 
-struct sampler sampler;
-
-__thread int sampler_native_ready;
 static __thread int in_handler;
 static __thread int in_unwind;        /* inside unw_backtrace: see above */
 static __thread int counted_unwind;   /* counted in sampler.in_libunwind */
