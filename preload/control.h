@@ -1,6 +1,7 @@
 /*
  * control.h - whether the library samples now, with which settings, and
- * who said so (issue 10: dormant until asked).
+ * who said so: a process can start dormant (PYPROF_START=off) and sample
+ * only when asked.
  *
  * Two layers decide:
  *   - the process's own state: PYPROF_START (on by default), flipped by
