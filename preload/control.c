@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "log.h"
-#include "names.h"
+#include "threadnames.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
 #include "sampler.h"
@@ -78,7 +78,7 @@ int sampling_start(const struct sampling_settings *s)
 	/* Read by the handler and the wall sampler without a lock: written
 	 * before the first timer is armed (a system call orders it). */
 	sampler.period_ns = s->period_ns;
-	names_start();
+	threadnames_start();
 	cs.cur = *s;
 	cs.cpu_at_start = app_cpu_ns();
 	cs.runs_at_start = __atomic_load_n(&sampler.n_periods,

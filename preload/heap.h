@@ -7,7 +7,7 @@
  *               free...; glibc's __libc_malloc etc. are the real ones, so no
  *               dlsym is needed at any time) and CPython's MEM and OBJ
  *               allocator domains wrapped (3.6+). Async-signal-safe in the
- *               sense of the sig_*.c files: no malloc of our own, no locks,
+ *               sense of signal/: no malloc of our own, no locks,
  *               no stdio; preallocated tables; errno saved.
  *   heap.c      set-up (constructor), installing the Python domain hooks
  *               (and putting them back after start-up), fork.

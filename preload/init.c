@@ -45,8 +45,8 @@
 #include "wall.h"
 #include "init.h"
 #include "libc_next.h"
-#include "native/maps.h"
-#include "names.h"
+#include "native/interp_text.h"
+#include "threadnames.h"
 #include "native/native.h"
 #include "heap.h"
 
@@ -119,7 +119,7 @@ static void fork_prepare(void)
 	if (active) {
 		heap_enter(); /* left in fork_parent or fork_child */
 		native_fork_prepare();
-		names_fork_prepare();
+		threadnames_fork_prepare();
 		agent_fork_prepare();
 	}
 }
@@ -181,7 +181,7 @@ static void fork_child(void)
 	sig_handler_after_fork_child();
 	native_fork_done();
 	wall_after_fork_child();
-	names_after_fork_child();
+	threadnames_after_fork_child();
 	tid_note_main(); /* the forking thread is the child's main thread */
 	threads_after_fork_child(cpu_follow);
 	struct timespec ts;
@@ -411,18 +411,18 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	threads_init();
 	tid_note_main();
-	if (maps_init((const void *)is_init) < 0)
+	if (interp_text_init((const void *)is_init) < 0)
 		plog_info("cannot locate the interpreter's code: no native "
 			  "label");
 	/* PYPROF_NATIVE: libunwind is loaded only now, only when asked;
-	 * it needs the interpreter's code located (maps_init) */
+	 * it needs the interpreter's code located (interp_text_init) */
 	if (cfg.native && cfg.mode != CONFIG_MODE_CPU)
 		plog_always("PYPROF_NATIVE works in CPU mode only (a thread "
 			    "can unwind only itself); sampling without native "
 			    "stacks");
 	else if (cfg.native)
 		native_init(cfg.native, major, minor);
-	if (names_init(major) < 0)
+	if (threadnames_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");
 	control_init(&cfg);

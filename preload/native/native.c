@@ -21,7 +21,7 @@
 #include "native/cfi.h"
 #include "config.h"
 #include "log.h"
-#include "native/maps.h"
+#include "native/interp_text.h"
 #include "sampler.h"
 
 #define NATIVE_RANGES 8
@@ -387,5 +387,5 @@ int native_classify(uint64_t pc, int exact)
 		return MERGE_SELF;
 	if (in_ranges(eval_r, n_eval, pc))
 		return MERGE_EVAL;
-	return maps_in_python_sigsafe(pc) == 1 ? MERGE_INTERP : MERGE_OTHER;
+	return interp_text_contains_sigsafe(pc) == 1 ? MERGE_INTERP : MERGE_OTHER;
 }

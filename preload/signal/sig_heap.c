@@ -1,7 +1,7 @@
 /*
  * sig_heap.c - the allocation hooks of heap profiling (see heap.h).
  *
- * ASYNC-SIGNAL-SAFE in the sense of the other sig_*.c files: this code runs
+ * ASYNC-SIGNAL-SAFE in the sense of the rest of signal/: this code runs
  * inside the application's malloc() and free(), on any thread, possibly
  * while that thread is in the middle of anything (a signal handler of the
  * application's that allocates, which is its own bug, included). No malloc
