@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
