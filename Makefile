@@ -144,8 +144,21 @@ $(BUILD)/fuzz:
 
 # Every function of preload/signal/ and preload/interpose/, every *_sigsafe
 # function, and all they call, may use only what tools/check-sigsafe allows.
-check-sigsafe: $(PRELOAD_OBJ)
-	tools/check-sigsafe preload/signal preload/interpose -- $(PRELOAD_OBJ)
+# tests/sigsafe/ holds a fixture that reaches malloc through a function not
+# named *_sigsafe in another file: the check must reject both, naming the
+# path, or it could not fail.
+SIGSAFE_FIXTURE := $(BUILD)/sigsafe-fixture/signal/handler.o $(BUILD)/sigsafe-fixture/helper.o
+$(BUILD)/sigsafe-fixture/%.o: tests/sigsafe/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
+	tools/check-sigsafe $(BUILD)/preload/signal $(BUILD)/preload/interpose -- $(PRELOAD_OBJ)
+	@if tools/check-sigsafe $(BUILD)/sigsafe-fixture/signal -- $(SIGSAFE_FIXTURE) >$(BUILD)/sigsafe-fixture/out; then \
+		echo "check-sigsafe: the fixture that calls malloc passed"; exit 1; fi
+	@grep -q 'grow (helper.o) uses malloc.*via fixture_handler -> fixture_helper -> grow' $(BUILD)/sigsafe-fixture/out && \
+	 grep -q 'fixture_handler calls fixture_helper, .*name it \*_sigsafe' $(BUILD)/sigsafe-fixture/out || \
+		{ echo "check-sigsafe: the fixture was rejected for the wrong reason:"; cat $(BUILD)/sigsafe-fixture/out; exit 1; }
+	@echo "check-sigsafe: the fixture that reaches malloc is rejected"
 
 asan:
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
