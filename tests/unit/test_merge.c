@@ -1,5 +1,5 @@
 /*
- * test_merge.c - the native/Python stack merge (preload/merge.h).
+ * test_merge.c - the native/Python stack merge (preload/native/merge.h).
  *
  * Hand-made cases first (one per rule of merge.h), then a model test
  * (STYLE.md section 8): random true stacks, root first, interleaving

@@ -1,5 +1,5 @@
 /*
- * test_unwind.c - the handler's own unwinder (preload/cfi.h, sig_unwind.c)
+ * test_unwind.c - the handler's own unwinder (preload/native/cfi.h, preload/signal/sig_unwind.c)
  * against libunwind, the reference, on the same interrupted stacks.
  *
  * A SIGPROF handler unwinds each sample twice: from the ucontext over the
