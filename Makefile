@@ -24,8 +24,15 @@ endif
 
 # The injected library: no sanitizers, hidden symbols, static TLS.
 PRELOAD_CFLAGS := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE -fPIC \
-          -fvisibility=hidden -ftls-model=initial-exec
-PRELOAD_SRC  := $(wildcard preload/*.c)
+          -fvisibility=hidden -ftls-model=initial-exec -Ipreload -ffunction-sections
+# preload/ by execution context: signal/ (signal handlers), interpose/ (the
+# libc functions pyprof wraps: they run in signal handlers and (v)fork
+# children too), native/ (native stacks), the rest at the root (constructor,
+# agent thread, program threads). -ffunction-sections gives every function
+# its own section, which tools/check-sigsafe reads as a call graph.
+PRELOAD_DIRS := preload preload/signal preload/interpose preload/native
+PRELOAD_SRC  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.c))
+PRELOAD_HDR  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.h)) $(wildcard include/pyprof/*.h)
 PRELOAD_OBJ  := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload/%.o)
 PRELOAD_LIBS := -ldl -lpthread -lrt
 
@@ -35,10 +42,9 @@ PRELOAD_LIBS := -ldl -lpthread -lrt
 # it is preloaded into interpreters that carry no sanitizer runtime.
 ifdef SANITIZE
 PRELOAD_AR_OBJ := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload-san/%.o)
-$(BUILD)/preload-san/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/preload-san
+$(BUILD)/preload-san/%.o: preload/%.c $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -c $< -o $@
-$(BUILD)/preload-san:
-	mkdir -p $@
 else
 PRELOAD_AR_OBJ := $(PRELOAD_OBJ)
 endif
@@ -59,7 +65,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/libpyprof.so $(BUILD)/pyprof-collector $(BUILD)/pyprof
 
-$(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/preload
+$(BUILD)/preload/%.o: preload/%.c $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
 $(BUILD)/libpyprof.so: $(PRELOAD_OBJ)
@@ -136,9 +143,23 @@ fuzz-http: | $(BUILD)/fuzz
 $(BUILD)/fuzz:
 	mkdir -p $@
 
-# Signal-context objects may call only what this list allows.
-check-sigsafe: $(PRELOAD_OBJ)
-	tools/check-sigsafe $(BUILD)/preload/sig_*.o
+# Every function of preload/signal/ and preload/interpose/, every *_sigsafe
+# function, and all they call, may use only what tools/check-sigsafe allows.
+# tests/sigsafe/ holds a fixture that reaches malloc through a function not
+# named *_sigsafe in another file: the check must reject both, naming the
+# path, or it could not fail.
+SIGSAFE_FIXTURE := $(BUILD)/sigsafe-fixture/signal/handler.o $(BUILD)/sigsafe-fixture/helper.o
+$(BUILD)/sigsafe-fixture/%.o: tests/sigsafe/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
+	tools/check-sigsafe $(BUILD)/preload/signal $(BUILD)/preload/interpose -- $(PRELOAD_OBJ)
+	@if tools/check-sigsafe $(BUILD)/sigsafe-fixture/signal -- $(SIGSAFE_FIXTURE) >$(BUILD)/sigsafe-fixture/out; then \
+		echo "check-sigsafe: the fixture that calls malloc passed"; exit 1; fi
+	@grep -q 'grow (helper.o) uses malloc.*via fixture_handler -> fixture_helper -> grow' $(BUILD)/sigsafe-fixture/out && \
+	 grep -q 'fixture_handler calls fixture_helper, .*name it \*_sigsafe' $(BUILD)/sigsafe-fixture/out || \
+		{ echo "check-sigsafe: the fixture was rejected for the wrong reason:"; cat $(BUILD)/sigsafe-fixture/out; exit 1; }
+	@echo "check-sigsafe: the fixture that reaches malloc is rejected"
 
 asan:
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
@@ -200,6 +221,6 @@ clean:
 	rm -rf build build-asan build-ubsan
 
 format:
-	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
+	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
 .PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe asan ubsan check-asan check-ubsan release deps deps-npm install clean format

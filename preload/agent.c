@@ -14,21 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "control.h"
 #include "guard.h"
 #include "intern.h"
 #include "log.h"
-#include "merge.h"
-#include "modules.h"
-#include "native.h"
+#include "native/merge.h"
+#include "native/modules.h"
+#include "native/native.h"
 #include "pyprof/wire.h"
 #include "sampler.h"
 #include "symbolize.h"
 #include "threads.h"
 #include "transport.h"
 #include "wall.h"
-#include "names.h"
+#include "threadnames.h"
 #include "tid.h"
 #include "lastthread.h"
 #include "heap.h"
@@ -57,7 +57,7 @@ struct agent {
 	int batch_n;
 
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
-	unsigned names_gen;        /* names table generation cached        */
+	unsigned threadnames_gen;        /* names table generation cached        */
 	unsigned start_delay_ms;   /* fork child: wait before starting     */
 	uint32_t loc_no_frame, loc_non_python, loc_no_py;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
@@ -240,20 +240,20 @@ static void add_to_batch(uint32_t node, uint32_t thread,
  * the names table. */
 static uint32_t thread_name(int tid)
 {
-	unsigned g = names_generation();
-	if (g != ag.names_gen) {
+	unsigned g = threadnames_generation();
+	if (g != ag.threadnames_gen) {
 		imap_free(&ag.name_cache);
-		ag.names_gen = g;
+		ag.threadnames_gen = g;
 	}
 	uint32_t v = imap_get(&ag.name_cache, (uint64_t)(unsigned)tid, 0);
 	if (v)
 		return v == UINT32_MAX ? 0 : v;
 	char buf[NAMES_LEN];
 	uint32_t sid = 0;
-	if (names_get(tid, buf, sizeof buf))
+	if (threadnames_get(tid, buf, sizeof buf))
 		sid = intern_str(&ag.in, buf, strlen(buf));
 	else
-		names_request(); /* a new thread: ask now, not in 500 ms */
+		threadnames_request(); /* a new thread: ask now, not in 500 ms */
 	imap_put(&ag.name_cache, (uint64_t)(unsigned)tid, 0,
 		 sid ? sid : UINT32_MAX);
 	return sid;
@@ -352,7 +352,7 @@ static struct wire_out *heap_record(unsigned kind, uint64_t rate)
 						   HBATCH_CAP,
 					   1 };
 		ag.hbatch_rate = rate ? rate
-				      : __atomic_load_n(&sampling_heap_rate,
+				      : __atomic_load_n(&heap_sampling_rate,
 							__ATOMIC_RELAXED);
 		wire_put_varint(&ag.hw, ag.hbatch_rate);
 	}
@@ -569,20 +569,6 @@ static void put_bye(void)
 	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
 }
 
-unsigned long sampler_handler_quantile(double q)
-{
-	unsigned long total = 0, seen = 0;
-	for (int i = 0; i < SAMPLER_HIST_N; i++)
-		total += __atomic_load_n(&sampler.hist[i], __ATOMIC_RELAXED);
-	for (int i = 0; i < SAMPLER_HIST_N; i++) {
-		seen += __atomic_load_n(&sampler.hist[i], __ATOMIC_RELAXED);
-		if (total && (double)seen >= q * (double)total)
-			return (unsigned long)i * SAMPLER_HIST_NS +
-			       SAMPLER_HIST_NS / 2;
-	}
-	return 0;
-}
-
 /* A new connection: the last one's CTL_WRITTEN count, sent in its HELLO,
  * joins the sum. */
 static void new_connection(void)
@@ -765,7 +751,7 @@ static void *agent_main(void *arg)
 		if (!was_initialized)
 			continue; /* nothing to say before Python runs */
 		if (sampling_is_on())
-			names_start(); /* a fork child's, once */
+			threadnames_start(); /* a fork child's, once */
 		if (sampling_is_on() &&
 		    now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
 			threads_scan();
@@ -794,7 +780,7 @@ static void *agent_main(void *arg)
 
 	/* Final: no more samples, then everything we have, then BYE. */
 	control_finalized();
-	names_stop();
+	threadnames_stop();
 	pthread_mutex_lock(&ag_lock);
 	/* A program that ended before the loop saw its interpreter up (a
 	 * tick) may still have samples: heap sampling starts with the
@@ -1011,7 +997,7 @@ void agent_after_fork_child(int follow)
 	ag.finalized = 0;
 	ag.stop = 0;
 	imap_free(&ag.name_cache);
-	ag.names_gen = 0;
+	ag.threadnames_gen = 0;
 	if (!follow || refused)
 		return;
 	ag.wake_fd = wake_open(&ag.wake_id);

@@ -13,17 +13,13 @@
 #include <time.h>
 
 #include "log.h"
-#include "names.h"
+#include "threadnames.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
 #include "sampler.h"
 #include "threads.h"
 #include "tid.h"
 #include "wall.h"
-
-int sampling_heap_supported;
-int sampling_heap_on;
-uint64_t sampling_heap_rate;
 
 static struct {
 	const struct config *cfg;
@@ -82,7 +78,7 @@ int sampling_start(const struct sampling_settings *s)
 	/* Read by the handler and the wall sampler without a lock: written
 	 * before the first timer is armed (a system call orders it). */
 	sampler.period_ns = s->period_ns;
-	names_start();
+	threadnames_start();
 	cs.cur = *s;
 	cs.cpu_at_start = app_cpu_ns();
 	cs.runs_at_start = __atomic_load_n(&sampler.n_periods,
@@ -90,10 +86,10 @@ int sampling_start(const struct sampling_settings *s)
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&cs.on, 1, __ATOMIC_RELAXED);
-	if (s->heap_rate && sampling_heap_supported) {
-		__atomic_store_n(&sampling_heap_rate, s->heap_rate,
+	if (s->heap_rate && heap_sampling_supported) {
+		__atomic_store_n(&heap_sampling_rate, s->heap_rate,
 				 __ATOMIC_RELAXED);
-		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&heap_sampling_on, 1, __ATOMIC_RELEASE);
 		heap_sampling_started();
 	}
 	unsigned hz = (unsigned)(1000000000u / s->period_ns);
@@ -116,12 +112,12 @@ void sampling_stop(void)
 {
 	if (!cs.on)
 		return;
-	__atomic_store_n(&sampling_heap_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&heap_sampling_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	if (cs.cur.mode == CONFIG_MODE_WALL)
 		wall_stop();
 	else
-		threads_stop();
+		threads_stop_sigsafe();
 	if (cs.cur.period_ns == cs.own.period_ns) {
 		cs.own_cpu += app_cpu_ns() - cs.cpu_at_start;
 		cs.own_runs += __atomic_load_n(&sampler.n_periods,
@@ -219,15 +215,15 @@ int control_after_fork_child(void)
 	cs.own_cpu = cs.own_runs = 0;
 	cs.runs_at_start = 0;
 	cs.cpu_at_start = app_cpu_ns();
-	int heap_was = sampling_heap_on;
-	sampling_heap_on = 0;
+	int heap_was = heap_sampling_on;
+	heap_sampling_on = 0;
 	sampler.period_ns = cs.own.period_ns;
 	if (!cs.ready && heap_was && cs.own_on && !cs.finalized) {
 		/* forked before the parent's agent saw the interpreter: its
 		 * heap sampling, on from the start (no command can have come
 		 * yet), goes on in the child; CPU sampling starts when the
 		 * child's agent sees the interpreter */
-		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&heap_sampling_on, 1, __ATOMIC_RELEASE);
 		return 0;
 	}
 	if (!cs.own_on || cs.own.mode != CONFIG_MODE_CPU || !cs.ready ||
@@ -236,8 +232,8 @@ int control_after_fork_child(void)
 	/* the caller arms the one thread; the agent finds it armed */
 	cs.on = 1;
 	cs.cur = cs.own;
-	if (cs.own.heap_rate && sampling_heap_supported)
-		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+	if (cs.own.heap_rate && heap_sampling_supported)
+		__atomic_store_n(&heap_sampling_on, 1, __ATOMIC_RELEASE);
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
 	return 1;
 }
@@ -297,7 +293,7 @@ static void put_state(struct wire_out *w, uint64_t now)
 		: cs.cmd_on ? WIRE_ORIGIN_COMMAND : WIRE_ORIGIN_OWN);
 	put_tag(w, WIRE_C_MODE, (uint64_t)s->mode);
 	put_tag(w, WIRE_C_PERIOD_NS, s->period_ns);
-	put_tag(w, WIRE_C_HEAP_RATE, cs.on && sampling_heap_on ? s->heap_rate
+	put_tag(w, WIRE_C_HEAP_RATE, cs.on && heap_sampling_on ? s->heap_rate
 							   : 0);
 	put_tag(w, WIRE_C_NATIVE, s->native != CONFIG_NATIVE_OFF);
 	if (cs.on && s->mode == CONFIG_MODE_CPU) {
@@ -459,7 +455,7 @@ static int on_start(const struct cmd *c, uint64_t now, char *msg,
 		status = WIRE_CTL_PARTIAL;
 	}
 	if (c->has_heap && c->heap_rate) {
-		if (sampling_heap_supported) {
+		if (heap_sampling_supported) {
 			s.heap_rate = c->heap_rate;
 		} else {
 			note(msg, cap, "heap sampling is not available in this "

@@ -1,6 +1,7 @@
 /*
  * control.h - whether the library samples now, with which settings, and
- * who said so (issue 10: dormant until asked).
+ * who said so: a process can start dormant (PYPROF_START=off) and sample
+ * only when asked.
  *
  * Two layers decide:
  *   - the process's own state: PYPROF_START (on by default), flipped by
@@ -44,16 +45,6 @@ struct sampling_settings {
 	uint64_t heap_rate; /* mean bytes between heap samples; 0 off     */
 	int native;         /* enum config_native (fixed at start-up)     */
 };
-
-/*
- * For the heap sampler (issue 8): set sampling_heap_supported to 1 once
- * its hooks can be switched on (constructor). While heap sampling is on,
- * sampling_heap_rate is the rate and sampling_heap_on is 1; the hooks read
- * sampling_heap_on (relaxed) on their fast path and do nothing when 0.
- */
-extern int sampling_heap_supported;
-extern int sampling_heap_on;
-extern uint64_t sampling_heap_rate;
 
 /* Arms sampling with s: timers (or perf counters) for every thread, or
  * the wall sampler; the names thread; heap hooks. 0, or -EALREADY when on
@@ -108,7 +99,7 @@ int control_after_fork_child(void);
 /* Counters for BYE and logs. */
 uint64_t control_achieved_ns(void); /* 0 unless >10% off, see agent.c */
 
-/* sig_toggle.c: the toggle signal, for interpose.c. Any thread, signal
+/* sig_toggle.c: the toggle signal, for interpose/signals.c. Any thread, signal
  * context included. */
 int control_toggle_owns(int sig);
 int control_toggle_sigaction(int sig, const struct sigaction *act,

@@ -14,7 +14,7 @@
  * To stay the first responder, pyprof interposes sigaction() and signal()
  * for SIGSEGV, SIGBUS and SIGPROF once its own handlers are in: the
  * application's request is recorded and reported back to it as installed,
- * and signals that are not pyprof's are delivered to it (interpose.c).
+ * and signals that are not pyprof's are delivered to it (interpose/signals.c).
  *
  * Contexts: guard_copy() is async-signal-safe and works on any thread;
  * guard_install() is for the constructor only.
@@ -64,10 +64,6 @@ uint64_t guard_read_u64(uintptr_t addr, int *ok);
  */
 void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
 			 void *uc);
-
-/* interpose.c: the real sigaction, resolved on first use. */
-int guard_real_sigaction(int sig, const struct sigaction *act,
-			 struct sigaction *old);
 
 /* The application's view of each owned signal, and whether pyprof owns it
  * (after which sigaction() on it is answered from app_act). */

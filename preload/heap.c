@@ -31,7 +31,6 @@
 #include <sys/mman.h>
 
 #include "guard.h"
-#include "control.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -115,7 +114,7 @@ int heap_init(uint64_t rate, int start, int major)
 		raw_malloc_fn = (void *)raw.malloc;
 	}
 	/* control.h: a command may switch heap sampling on later */
-	sampling_heap_supported = 1;
+	heap_sampling_supported = 1;
 	if (!rate)
 		return 0;
 	/* Asked for from the start: the domains are wrapped now, before
@@ -130,8 +129,8 @@ int heap_init(uint64_t rate, int start, int major)
 	 * what it holds by then). control.h's sampling_start and _stop take
 	 * over from there. */
 	if (start) {
-		__atomic_store_n(&sampling_heap_rate, rate, __ATOMIC_RELAXED);
-		__atomic_store_n(&sampling_heap_on, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&heap_sampling_rate, rate, __ATOMIC_RELAXED);
+		__atomic_store_n(&heap_sampling_on, 1, __ATOMIC_RELEASE);
 	}
 	plog_info("heap profiling: one sample per %llu bytes on average%s",
 		  (unsigned long long)rate,
@@ -175,13 +174,13 @@ void heap_after_fork_child(int follow)
 	/* followed: control_after_fork_child decides (the parent's own
 	 * state carries over, a command's does not) */
 	if (!follow) {
-		__atomic_store_n(&sampling_heap_on, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&heap_sampling_on, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);
 	}
 }
 
 void heap_stop(void)
 {
-	__atomic_store_n(&sampling_heap_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&heap_sampling_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&heap_on, 0, __ATOMIC_RELEASE);
 }

@@ -7,7 +7,7 @@
  *               free...; glibc's __libc_malloc etc. are the real ones, so no
  *               dlsym is needed at any time) and CPython's MEM and OBJ
  *               allocator domains wrapped (3.6+). Async-signal-safe in the
- *               sense of the sig_*.c files: no malloc of our own, no locks,
+ *               sense of signal/: no malloc of our own, no locks,
  *               no stdio; preallocated tables; errno saved.
  *   heap.c      set-up (constructor), installing the Python domain hooks
  *               (and putting them back after start-up), fork.
@@ -20,7 +20,7 @@
  * inverse. The fast path is a thread-local subtract and compare.
  *
  * A sampled allocation records its Python stack (the guarded walker of
- * sig_frames.c), size and address in the sample ring (sampler.h,
+ * signal/frames.c), size and address in the sample ring (sampler.h,
  * SAMPLE_HEAP); its address goes into a fixed, lock-free table of sampled
  * addresses, with a small counting filter in front, so that a free() of
  * an unsampled block costs one load of the filter. Freeing a sampled
@@ -68,18 +68,25 @@ struct heap_stats {
 };
 extern struct heap_stats heap_stats;
 
-/* On and off (control.h owns the switch): allocations are sampled while
- * sampling_heap_on is 1 (the control channel's; read by the allocation
- * hooks on every call: a predictable branch when off), at
- * sampling_heap_rate bytes on average. heap_on is the library's own: 1
- * once heap sampling was on in this process, from then frees of sampled
- * blocks are followed (also while sampling is off between two windows,
- * so that what is in use stays right). */
+/* On and off (control.c switches them, with sampling_start and
+ * sampling_stop): allocations are sampled while heap_sampling_on is 1
+ * (read by the allocation hooks on every call: a predictable branch when
+ * off), at heap_sampling_rate bytes on average; heap_sampling_supported
+ * says that heap sampling can be switched on at all. heap_on is the
+ * library's own: 1 once heap sampling was on in this process, from then
+ * frees of sampled blocks are followed (also while sampling is off
+ * between two windows, so that what is in use stays right). Defined in
+ * signal/sig_heap.c, next to the hooks that read them. */
 extern int heap_on;
+extern int heap_sampling_supported;
+/* hidden, like everything of ours, so that the hooks read them directly
+ * rather than through the GOT */
+extern int heap_sampling_on __attribute__((visibility("hidden")));
+extern uint64_t heap_sampling_rate __attribute__((visibility("hidden")));
 
 /*
  * Constructor, once the interpreter's version is known: says that heap
- * sampling can be switched on (sampling_heap_supported) and, with rate
+ * sampling can be switched on (heap_sampling_supported) and, with rate
  * (PYPROF_HEAP_RATE) above 0, wraps the MEM and OBJ domains (Python 3;
  * major says which) now, before the interpreter starts, and starts
  * following frees; with start (PYPROF_START=on) also sampling, at once.

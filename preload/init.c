@@ -43,16 +43,17 @@
 #include "threads.h"
 #include "tid.h"
 #include "wall.h"
-#include "maps.h"
-#include "names.h"
-#include "native.h"
+#include "init.h"
+#include "libc_next.h"
+#include "native/interp_text.h"
+#include "threadnames.h"
+#include "native/native.h"
 #include "heap.h"
 
 #define RING_BYTES (1u << 20)
 
 static struct config cfg;
 static struct agent_info info;
-void execwrap_init(void);
 
 static int active;
 static pid_t active_pid; /* the process the agent belongs to */
@@ -118,7 +119,7 @@ static void fork_prepare(void)
 	if (active) {
 		heap_enter(); /* left in fork_parent or fork_child */
 		native_fork_prepare();
-		names_fork_prepare();
+		threadnames_fork_prepare();
 		agent_fork_prepare();
 	}
 }
@@ -180,7 +181,7 @@ static void fork_child(void)
 	sig_handler_after_fork_child();
 	native_fork_done();
 	wall_after_fork_child();
-	names_after_fork_child();
+	threadnames_after_fork_child();
 	tid_note_main(); /* the forking thread is the child's main thread */
 	threads_after_fork_child(cpu_follow);
 	struct timespec ts;
@@ -216,13 +217,10 @@ int config_load(struct config *c)
 }
 
 /* os._exit() and multiprocessing's children end with _exit(), which runs
- * no destructor: flush first, as at a normal exit. Only in the process
- * that owns the agent: a vfork child shares our memory and must not
- * touch it (its pid differs). */
-static void (*real_exit)(int);
-static void (*real_Exit)(int);
-
-static void flush_before_exit(void)
+ * no destructor (interpose/exec.c calls this first): flush, as at a normal
+ * exit. Only in the process that owns the agent: a vfork child shares our
+ * memory and must not touch it (its pid differs). */
+void init_flush_before_exit(void)
 {
 	if (active && getpid() == active_pid) {
 		active = 0;
@@ -231,26 +229,6 @@ static void flush_before_exit(void)
 		agent_stop();
 		heap_leave();
 	}
-}
-
-__attribute__((visibility("default"), noreturn)) void _exit(int status)
-{
-	flush_before_exit();
-	if (real_exit)
-		real_exit(status);
-	syscall(SYS_exit_group, status);
-	for (;;)
-		;
-}
-
-__attribute__((visibility("default"), noreturn)) void _Exit(int status)
-{
-	flush_before_exit();
-	if (real_Exit)
-		real_Exit(status);
-	syscall(SYS_exit_group, status);
-	for (;;)
-		;
 }
 
 /* PYPROF_CHILDREN=0: programs this process execs must not load us. Takes
@@ -334,9 +312,7 @@ static int parse_version(const char *v, int *major, int *minor)
 
 __attribute__((constructor)) static void pyprof_init(void)
 {
-	execwrap_init();
-	real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	real_Exit = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
+	libc_next_init();
 	const char *(*get_version)(void) =
 		(const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
 	void *(*interp_head)(void) =
@@ -435,18 +411,18 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	threads_init();
 	tid_note_main();
-	if (maps_init((const void *)is_init) < 0)
+	if (interp_text_init((const void *)is_init) < 0)
 		plog_info("cannot locate the interpreter's code: no native "
 			  "label");
 	/* PYPROF_NATIVE: libunwind is loaded only now, only when asked;
-	 * it needs the interpreter's code located (maps_init) */
+	 * it needs the interpreter's code located (interp_text_init) */
 	if (cfg.native && cfg.mode != CONFIG_MODE_CPU)
 		plog_always("PYPROF_NATIVE works in CPU mode only (a thread "
 			    "can unwind only itself); sampling without native "
 			    "stacks");
 	else if (cfg.native)
 		native_init(cfg.native, major, minor);
-	if (names_init(major) < 0)
+	if (threadnames_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");
 	control_init(&cfg);

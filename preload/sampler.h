@@ -123,7 +123,7 @@ struct sampler {
 	                                   for: a vfork child, which
 	                                   shares our memory, has
 	                                   another pid and must leave
-	                                   it alone (execwrap.c)       */
+	                                   it alone (interpose/)       */
 	int opcodes;                    /* read the leaf's opcode      */
 	int native;                     /* enum config_native: capture
 	                                   native stacks (CPU mode)    */

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,7 +21,8 @@
 
 #include "config.h"
 #include "log.h"
-#include "native.h"
+#include "libc_next.h"
+#include "native/native.h"
 #include "sampler.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
@@ -237,7 +237,7 @@ static struct slot *find(int tid)
 
 /* Claims a slot for tid; NULL if tid has one already or the table is
  * full. Slots are never removed from the middle of a probe chain: a freed
- * slot keeps tid = -1 (a tombstone) until threads_stop. */
+ * slot keeps tid = -1 (a tombstone) until threads_stop_sigsafe. */
 static struct slot *claim(int tid)
 {
 	unsigned h = (unsigned)tid * 2654435761u;
@@ -338,7 +338,7 @@ static void register_self(void)
 	if (s)
 		arm_slot(s, tid);
 	/* Sampling can be switched off while we arm (control.h): either
-	 * threads_stop's sweep saw our slot and retired it, or its store
+	 * threads_stop_sigsafe's sweep saw our slot and retired it, or its store
 	 * to running came first and we see it here (both seq_cst). */
 	if (s && !__atomic_load_n(&running, __ATOMIC_SEQ_CST))
 		retire(s);
@@ -442,7 +442,7 @@ void threads_start(int source)
 	threads_scan();
 }
 
-void threads_stop(void)
+void threads_stop_sigsafe(void)
 {
 	__atomic_store_n(&running, 0, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < THREADS_MAX; i++)
@@ -511,9 +511,7 @@ __attribute__((visibility("default"))) int
 pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	       void *(*fn)(void *), void *arg)
 {
-	static pthread_create_fn real;
-	if (!real)
-		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	pthread_create_fn real = LIBC_NEXT(pthread_create, "pthread_create");
 	if (!real)
 		return EAGAIN;
 	/* With native stacks on, every thread goes through the trampoline,

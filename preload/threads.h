@@ -6,7 +6,9 @@
  * thread only (SIGEV_THREAD_ID), with a random first expiry in (0, period]
  * so that short-lived and mostly idle threads are sampled without bias.
  * A process-wide setitimer would lose and misattribute samples once more
- * than a couple of threads burn CPU (Go issue 35057).
+ * than a couple of threads burn CPU: its ITIMER_PROF signals go to
+ * whichever thread the kernel picks, and expiries that come while one is
+ * pending merge into it.
  *
  * Threads are found two ways: the pthread_create wrapper arms a timer in
  * each new thread as it starts (so that short threads are seen), and the
@@ -34,8 +36,10 @@ int threads_init(void);
 /* Starts sampling every thread (agent). source: enum config_source. */
 void threads_start(int source);
 
-/* Deletes every timer and stops arming new ones (agent, or at exit). */
-void threads_stop(void);
+/* Deletes every timer and stops arming new ones: the agent, at exit, and
+ * the exec wrappers (interpose/exec.c), in a fork child too, so
+ * async-signal-safe (timer_delete, close). */
+void threads_stop_sigsafe(void);
 
 /* Agent: arms threads the wrapper did not see, retires vanished ones. */
 void threads_scan(void);

@@ -74,18 +74,19 @@ compare() {
 	for_each_python check
 }
 
-# faulthandler_check NAME EXE KIND HOW: faulthandler (enabled by HOW:
-# "-X" or "env") prints the same report with the library as without.
+# faulthandler_check NAME EXE KIND HOW [MODE]: faulthandler (enabled by
+# HOW: "-X" or "env") prints the same report with the library as without,
+# for segv.py MODE (default ctypes).
 faulthandler_check() {
-	local exe=$2 how=$4 f
+	local exe=$2 how=$4 mode=${5:-ctypes} f
 	if [[ $(python_major_minor "$exe") == 2.* ]]; then
 		echo "   (Python 2 has no faulthandler: nothing to compare)"
 		return 0
 	fi
 	if [[ $how == -X ]]; then
-		compare fh "$exe" -X faulthandler "$PP_TARGETS/segv.py" ctypes || true
+		compare fh "$exe" -X faulthandler "$PP_TARGETS/segv.py" "$mode" || true
 	else
-		PYTHONFAULTHANDLER=1 compare fh "$exe" "$PP_TARGETS/segv.py" ctypes || true
+		PYTHONFAULTHANDLER=1 compare fh "$exe" "$PP_TARGETS/segv.py" "$mode" || true
 	fi
 	assert_eq 139 "$RC" "exit status (128 + SIGSEGV)"
 	for f in without with; do
@@ -107,4 +108,11 @@ faulthandler_check() {
 
 @test "faulthandler (PYTHONFAULTHANDLER=1) still reports a segfault" {
 	for_each_python faulthandler_check env
+}
+
+# A vfork child (subprocess on 3.10+) resets faulthandler's SIGSEGV handler
+# to SIG_DFL before it execs, through the interposed sigaction, in memory
+# it shares with the parent: the parent must keep its own handler.
+@test "faulthandler still reports a segfault after the program ran a subprocess" {
+	for_each_python faulthandler_check -X subprocess
 }

@@ -6,6 +6,10 @@
 # Usage: python segv.py MODE [SECONDS]
 #   MODE ctypes  reads address 0 with ctypes.string_at (a real fault)
 #   MODE kill    os.kill(os.getpid(), signal.SIGSEGV) (a sent signal)
+#   MODE subprocess  runs a child with subprocess first (Python 3.10+
+#                execs it from a vfork child, which resets every handled
+#                signal to SIG_DFL while sharing the parent's memory),
+#                then as ctypes
 #   SECONDS      CPU seconds of work first (default 0.3), so that the
 #                profiler is sampling when the crash comes
 # Runs on Python 2.7 and 3.6+ (2.7 has no faulthandler).
@@ -49,6 +53,10 @@ def main():
     print("before the crash")
     sys.stdout.flush()
     burn(seconds)
+    if mode == "subprocess":
+        import subprocess
+        subprocess.call([sys.executable, "-c", "pass"])
+        mode = "ctypes"
     crash(mode)
     print("after the crash: not reached")
 

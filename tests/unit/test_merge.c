@@ -1,5 +1,5 @@
 /*
- * test_merge.c - the native/Python stack merge (preload/merge.h).
+ * test_merge.c - the native/Python stack merge (preload/native/merge.h).
  *
  * Hand-made cases first (one per rule of merge.h), then a model test
  * (docs/conventions.md, "Tests"): random true stacks, root first, interleaving
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "merge.h"
+#include "native/merge.h"
 
 #define MAXF 256
 

@@ -1,6 +1,7 @@
 /*
- * test_unwind.c - the handler's own unwinder (preload/cfi.h, sig_unwind.c)
- * against libunwind, the reference, on the same interrupted stacks.
+ * test_unwind.c - the handler's own unwinder (preload/native/cfi.h,
+ * preload/signal/sig_unwind.c) against libunwind, the reference, on the
+ * same interrupted stacks.
  *
  * A SIGPROF handler unwinds each sample twice: from the ucontext over the
  * tables cfi_refresh built from this process's .eh_frame, and with
@@ -24,7 +25,7 @@
 #include <ucontext.h>
 #include <zlib.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "check.h"
 
 #define MAXF 256

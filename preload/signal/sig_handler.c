@@ -57,15 +57,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "guard.h"
-#include "maps.h"
+#include "native/interp_text.h"
 #include "sampler.h"
 #include "threads.h"
 
-struct sampler sampler;
-
-__thread int sampler_native_ready;
 static __thread int in_handler;
 static __thread int in_unwind;        /* inside unw_backtrace: see above */
 static __thread int counted_unwind;   /* counted in sampler.in_libunwind */
@@ -231,7 +228,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	rec->n_native = 0;
 	/* where the thread was interrupted: in the interpreter, or in
 	 * native code (an extension, libc...) */
-	int in_py = maps_in_python_sigsafe(
+	int in_py = interp_text_contains_sigsafe(
 		(uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
 	if (in_py >= 0)
 		rec->flags |= SAMPLE_NATIVE_KNOWN | (in_py ? 0 : SAMPLE_NATIVE);

@@ -1,8 +1,9 @@
 /*
- * maps.c - see maps.h. The table is written once by the constructor,
- * before any timer exists, and only read afterwards.
+ * interp_text.c - see interp_text.h. The table is written once by the
+ * constructor, before any timer exists, and only read afterwards (in
+ * signal context too).
  */
-#include "maps.h"
+#include "native/interp_text.h"
 
 #include <errno.h>
 #include <link.h>
@@ -61,7 +62,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-int maps_init(const void *py_symbol)
+int interp_text_init(const void *py_symbol)
 {
 	struct scan s = {(uintptr_t)py_symbol, 0, 0};
 	n_ranges = 0;
@@ -72,7 +73,7 @@ int maps_init(const void *py_symbol)
 	return n_ranges ? 0 : -ENOENT;
 }
 
-int maps_in_python_sigsafe(uintptr_t pc)
+int interp_text_contains_sigsafe(uintptr_t pc)
 {
 	if (!n_ranges)
 		return -1;

@@ -1,5 +1,5 @@
 /*
- * sig_guard.c - the SIGSEGV/SIGBUS guard and signal chaining.
+ * signal/guard.c - the SIGSEGV/SIGBUS guard and signal chaining.
  *
  * ASYNC-SIGNAL-SAFE: everything in this file runs, or may run, in signal
  * context. No malloc, stdio, locks or lazily initialised thread-locals;
@@ -15,6 +15,7 @@
  * faulthandler sets one up).
  */
 #include "guard.h"
+#include "libc_next.h"
 
 #include <errno.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static const struct sigaction *chain_prepare(enum guard_sig which, int sig,
 		dfl.sa_handler = SIG_DFL;
 		sigemptyset(&dfl.sa_mask);
 		guard_owned[which] = 0;
-		guard_real_sigaction(sig, &dfl, NULL);
+		libc_next_sigaction(sig, &dfl, NULL);
 		if (which == GUARD_PROF || si->si_code <= 0) {
 			sigset_t one;
 			sigemptyset(&one);
@@ -168,10 +169,10 @@ static int take(int sig, void (*handler)(int, siginfo_t *, void *),
 	sa.sa_sigaction = handler;
 	sa.sa_flags = SA_SIGINFO | flags;
 	sigemptyset(&sa.sa_mask);
-	if (guard_real_sigaction(sig, NULL, &old) < 0)
+	if (libc_next_sigaction(sig, NULL, &old) < 0)
 		return -errno;
 	guard_app_act[which] = old;
-	if (guard_real_sigaction(sig, &sa, NULL) < 0)
+	if (libc_next_sigaction(sig, &sa, NULL) < 0)
 		return -errno;
 	__atomic_store_n(&guard_owned[which], 1, __ATOMIC_RELEASE);
 	return 0;

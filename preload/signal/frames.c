@@ -1,5 +1,5 @@
 /*
- * sig_frames.c - the guarded walk of a CPython thread's frames.
+ * signal/frames.c - the guarded walk of a CPython thread's frames.
  *
  * ASYNC-SIGNAL-SAFE: runs in the SIGPROF handler (and on the agent thread
  * for wall-clock sampling). No malloc, stdio, locks or lazily initialised

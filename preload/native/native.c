@@ -3,7 +3,7 @@
  * other thread of ours exists; its tables are read-only afterwards (the
  * agent classifies PCs against them without locking).
  */
-#include "native.h"
+#include "native/native.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "config.h"
 #include "log.h"
-#include "maps.h"
+#include "native/interp_text.h"
 #include "sampler.h"
 
 #define NATIVE_RANGES 8
@@ -387,5 +387,5 @@ int native_classify(uint64_t pc, int exact)
 		return MERGE_SELF;
 	if (in_ranges(eval_r, n_eval, pc))
 		return MERGE_EVAL;
-	return maps_in_python_sigsafe(pc) == 1 ? MERGE_INTERP : MERGE_OTHER;
+	return interp_text_contains_sigsafe(pc) == 1 ? MERGE_INTERP : MERGE_OTHER;
 }

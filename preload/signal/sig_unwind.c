@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include "cfi.h"
+#include "native/cfi.h"
 #include "sampler.h"
 
 /* A frame is at most this far above the one below it: a corrupt RBP

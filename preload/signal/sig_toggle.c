@@ -16,7 +16,7 @@
  * The program comes first: if the signal already had a handler (or was
  * ignored) when the library started, the toggle is not installed and the
  * constructor says why. If the program installs anything for the signal
- * later (signal.signal(SIGUSR2, ...) in Python), interpose.c sends the
+ * later (signal.signal(SIGUSR2, ...) in Python), interpose/signals.c sends the
  * call here: it goes through to the kernel as asked, the program's
  * disposition replaces ours for good, and the agent says once on stderr
  * that the toggle is gone and why. Until then the program is told the
@@ -28,6 +28,7 @@
 
 #include "control.h"
 #include "guard.h"
+#include "libc_next.h"
 
 unsigned control_toggles;
 int control_toggle_taken;
@@ -54,7 +55,7 @@ int control_toggle_sigaction(int sig, const struct sigaction *act,
 	struct sigaction prev = toggle_app_act;
 	if (act) {
 		/* the program's wish goes through as it asked */
-		if (guard_real_sigaction(sig, act, NULL) < 0)
+		if (libc_next_sigaction(sig, act, NULL) < 0)
 			return -1;
 		toggle_app_act = *act;
 		__atomic_store_n(&toggle_sig, 0, __ATOMIC_RELEASE);
@@ -68,7 +69,7 @@ int control_toggle_sigaction(int sig, const struct sigaction *act,
 int control_toggle_install(int sig)
 {
 	struct sigaction sa, old;
-	if (guard_real_sigaction(sig, NULL, &old) < 0)
+	if (libc_next_sigaction(sig, NULL, &old) < 0)
 		return -errno;
 	if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
 		sigemptyset(&sa.sa_mask);
@@ -77,7 +78,7 @@ int control_toggle_install(int sig)
 		 * must not see EINTR because of us */
 		sa.sa_flags = SA_RESTART;
 		toggle_app_act = old;
-		if (guard_real_sigaction(sig, &sa, NULL) < 0)
+		if (libc_next_sigaction(sig, &sa, NULL) < 0)
 			return -errno;
 		__atomic_store_n(&toggle_sig, sig, __ATOMIC_RELEASE);
 		return 0;

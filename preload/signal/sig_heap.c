@@ -1,7 +1,7 @@
 /*
  * sig_heap.c - the allocation hooks of heap profiling (see heap.h).
  *
- * ASYNC-SIGNAL-SAFE in the sense of the other sig_*.c files: this code runs
+ * ASYNC-SIGNAL-SAFE in the sense of the rest of signal/: this code runs
  * inside the application's malloc() and free(), on any thread, possibly
  * while that thread is in the middle of anything (a signal handler of the
  * application's that allocates, which is its own bug, included). No malloc
@@ -12,7 +12,7 @@
  * bootstrap problem) and to the Python allocators we chain to; the
  * SIGPROF handler restores our fault guard if it interrupts us.
  *
- * Cost. The switches (control.h's sampling_heap_on for allocations,
+ * Cost. The switches (control.h's heap_sampling_on for allocations,
  * heap_on for frees) are plain globals: with heap profiling off (or in a
  * process that is not Python) each hook is a load, a predictable branch
  * and a jump to glibc's function (callgrind: 10 instructions more per
@@ -50,8 +50,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "control.h"
+#include "native/cfi.h"
 #include "guard.h"
 #include "heap.h"
 #include "sampler.h"
@@ -70,10 +69,9 @@ void *__libc_pvalloc(size_t n);
 
 __thread int heap_busy;
 int heap_on;
-/* control.h's, defined in control.c: hidden, like everything of ours, so
- * that the hooks read them directly rather than through the GOT */
-extern int sampling_heap_on __attribute__((visibility("hidden")));
-extern uint64_t sampling_heap_rate __attribute__((visibility("hidden")));
+int heap_sampling_supported;
+int heap_sampling_on;
+uint64_t heap_sampling_rate;
 int heap_python_seen;
 struct heap_stats heap_stats;
 
@@ -140,7 +138,7 @@ static double neg_log_uniform(void)
 static int64_t draw_gap(void)
 {
 	double g = neg_log_uniform() *
-		   (double)__atomic_load_n(&sampling_heap_rate, __ATOMIC_RELAXED);
+		   (double)__atomic_load_n(&heap_sampling_rate, __ATOMIC_RELAXED);
 	if (g < 1.0)
 		g = 1.0;
 	if (g > 9.0e18)
@@ -333,7 +331,7 @@ static void record_alloc(void *p, size_t n)
 	rec->flags = SAMPLE_HEAP;
 	rec->heap_addr = (uint64_t)(uintptr_t)p;
 	rec->heap_size = n;
-	rec->value_ns = __atomic_load_n(&sampling_heap_rate, __ATOMIC_RELAXED);
+	rec->value_ns = __atomic_load_n(&heap_sampling_rate, __ATOMIC_RELAXED);
 	if (sampler.is_initialized()) {
 		sigjmp_buf jb;
 		if (sigsetjmp(jb, 0)) {
@@ -428,7 +426,7 @@ static __attribute__((noinline)) void sample_slow(void *p, size_t n)
 	}
 	heap_left = draw_gap();
 	if (!p || heap_busy ||
-	    !__atomic_load_n(&sampling_heap_on, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&heap_sampling_on, __ATOMIC_RELAXED))
 		return; /* ours, or stopped (the Python hooks stay installed) */
 	heap_busy++;
 	record_alloc(p, n);
@@ -489,7 +487,7 @@ static __attribute__((noinline)) void *malloc_sampled(size_t n)
 
 EXPORT void *malloc(size_t n)
 {
-	if (__builtin_expect(sampling_heap_on, 0) && TAKE(n))
+	if (__builtin_expect(heap_sampling_on, 0) && TAKE(n))
 		return malloc_sampled(n);
 	return __libc_malloc(n);
 }
@@ -504,7 +502,7 @@ static __attribute__((noinline)) void *calloc_sampled(size_t n, size_t m)
 EXPORT void *calloc(size_t n, size_t m)
 {
 	size_t total;
-	if (__builtin_expect(sampling_heap_on, 0) &&
+	if (__builtin_expect(heap_sampling_on, 0) &&
 	    !__builtin_mul_overflow(n, m, &total) && TAKE(total))
 		return calloc_sampled(n, m);
 	return __libc_calloc(n, m);
@@ -517,7 +515,7 @@ static __attribute__((noinline)) void *realloc_counted(void *old, size_t n)
 {
 	count_free(old);
 	void *p = __libc_realloc(old, n);
-	if (__atomic_load_n(&sampling_heap_on, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&heap_sampling_on, __ATOMIC_RELAXED))
 		count_alloc(p, n);
 	return p;
 }
@@ -552,7 +550,7 @@ static __attribute__((noinline)) void *memalign_sampled(size_t al, size_t n)
 
 EXPORT void *memalign(size_t al, size_t n)
 {
-	if (__builtin_expect(sampling_heap_on, 0) && TAKE(n))
+	if (__builtin_expect(heap_sampling_on, 0) && TAKE(n))
 		return memalign_sampled(al, n);
 	return __libc_memalign(al, n);
 }
@@ -584,7 +582,7 @@ EXPORT int posix_memalign(void **out, size_t al, size_t n)
 EXPORT void *valloc(size_t n)
 {
 	void *p = __libc_valloc(n);
-	if (__builtin_expect(sampling_heap_on, 0))
+	if (__builtin_expect(heap_sampling_on, 0))
 		count_alloc(p, n);
 	return p;
 }
@@ -592,7 +590,7 @@ EXPORT void *valloc(size_t n)
 EXPORT void *pvalloc(size_t n)
 {
 	void *p = __libc_pvalloc(n);
-	if (__builtin_expect(sampling_heap_on, 0))
+	if (__builtin_expect(heap_sampling_on, 0))
 		count_alloc(p, n);
 	return p;
 }
@@ -638,7 +636,7 @@ static struct py_allocator py_orig[3];
  */
 #define PY_SMALL 512
 
-/* No check of sampling_heap_on here: once installed, these hooks only
+/* No check of heap_sampling_on here: once installed, these hooks only
  * count down (a window of sampling may end and another start), and
  * sample_slow, reached once per rate bytes, records only while sampling
  * is on. */

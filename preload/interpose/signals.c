@@ -1,5 +1,6 @@
 /*
- * interpose.c - sigaction() and signal() as the application sees them.
+ * interpose/signals.c - sigaction() and signal() as the application sees
+ * them.
  *
  * Once pyprof owns SIGSEGV, SIGBUS and SIGPROF (guard.h), a call that sets
  * or queries one of them is answered from guard_app_act: the application
@@ -8,41 +9,32 @@
  * Python's faulthandler installs after us would see our guarded faults
  * first, print a traceback and kill the process.
  *
- * Any thread, and possibly signal context (faulthandler calls sigaction
- * from its handler): no locks, no allocation. The real sigaction is found
- * with dlsym(RTLD_NEXT) on first use, from the constructor in practice.
- *
  * The same for PYPROF_TOGGLE_SIGNAL's signal while pyprof holds it, except
  * that there the program's call wins (sig_toggle.c).
+ *
+ * A vfork child (Python 3.10+'s subprocess) resets every handled signal to
+ * SIG_DFL before it execs, through these functions, while it shares the
+ * parent's memory: recording that in guard_app_act or in the toggle's
+ * state would change the parent's. In a vfork child (its pid is not
+ * sampler.owner_pid) a call that sets an owned signal goes to the kernel,
+ * for the child alone, and pyprof's state is left as it was.
+ *
+ * Contexts: any thread, signal handlers (faulthandler calls sigaction from
+ * its handler), fork and vfork children: async-signal-safe, no locks, no
+ * allocation, no dlsym (libc_next.h).
  *
  * Not interposed: sigset(), sysv_signal() and bsd_signal(), which are rare
  * in Python programs and their extensions.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "guard.h"
-
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-static sigaction_fn real_sigaction;
-
-int guard_real_sigaction(int sig, const struct sigaction *act,
-			 struct sigaction *old)
-{
-	sigaction_fn fn = __atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-		if (!fn) {
-			errno = ENOSYS;
-			return -1;
-		}
-		__atomic_store_n(&real_sigaction, fn, __ATOMIC_RELEASE);
-	}
-	return fn(sig, act, old);
-}
+#include "libc_next.h"
+#include "sampler.h"
 
 static int owned_index(int sig)
 {
@@ -54,14 +46,35 @@ static int owned_index(int sig)
 	return -1;
 }
 
+/* A vfork child of the process that owns pyprof's state: same memory,
+ * another pid (a fork child sets owner_pid to its own in its handler). */
+static int in_vfork_child(void)
+{
+	int owner = __atomic_load_n(&sampler.owner_pid, __ATOMIC_ACQUIRE);
+	return owner != 0 && getpid() != owner;
+}
+
 __attribute__((visibility("default"))) int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int i = owned_index(sig);
-	if (control_toggle_owns(sig)) /* PYPROF_TOGGLE_SIGNAL: sig_toggle.c */
+	int toggle = control_toggle_owns(sig);
+	if ((i >= 0 || toggle) && act && in_vfork_child()) {
+		struct sigaction prev;
+		if (i >= 0)
+			prev = guard_app_act[i];
+		else if (control_toggle_sigaction(sig, NULL, &prev) < 0)
+			return -1;
+		if (libc_next_sigaction(sig, act, NULL) < 0)
+			return -1;
+		if (old)
+			*old = prev;
+		return 0;
+	}
+	if (toggle) /* PYPROF_TOGGLE_SIGNAL: sig_toggle.c */
 		return control_toggle_sigaction(sig, act, old);
 	if (i < 0)
-		return guard_real_sigaction(sig, act, old);
+		return libc_next_sigaction(sig, act, old);
 	struct sigaction prev = guard_app_act[i];
 	if (act)
 		guard_app_act[i] = *act;
@@ -74,10 +87,8 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
 							   sighandler_t h)
 {
 	if (owned_index(sig) < 0 && !control_toggle_owns(sig)) {
-		static sighandler_t (*real_signal)(int, sighandler_t);
-		if (!real_signal)
-			real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(
-				RTLD_NEXT, "signal");
+		sighandler_t (*real_signal)(int, sighandler_t) =
+			LIBC_NEXT(signal, "signal");
 		if (!real_signal) {
 			errno = ENOSYS;
 			return SIG_ERR;
@@ -91,7 +102,8 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, sig);
-	sigaction(sig, &sa, &old);
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
 	/* sa_handler and sa_sigaction share storage: this is what glibc's
 	 * signal() returns for an SA_SIGINFO handler too */
 	return old.sa_handler;

@@ -21,7 +21,7 @@
  *     +44 RSP+8   slot 2
  *     end NONE    (until another FDE starts)
  */
-#include "cfi.h"
+#include "native/cfi.h"
 
 #include <elf.h>
 #include <link.h>

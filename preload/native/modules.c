@@ -11,7 +11,7 @@
  * is sent as ADDRESS (mapping, PC); the collector turns PC - lo + offset
  * into the file's own address with the file's program headers.
  */
-#include "modules.h"
+#include "native/modules.h"
 
 #include <elf.h>
 #include <link.h>

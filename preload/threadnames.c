@@ -1,8 +1,9 @@
 /*
- * names.c - see names.h. names_refresh runs on the names thread with the
- * GIL held; the rest on the agent, except names_stop (destructor).
+ * threadnames.c - see threadnames.h. threadnames_refresh runs on the names
+ * thread with the GIL held; the rest on the agent, except threadnames_stop
+ * (destructor).
  */
-#include "names.h"
+#include "threadnames.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,7 +52,7 @@ static int n_table;
 static unsigned generation;
 
 /* the names thread */
-static pthread_t names_thread;
+static pthread_t threadnames_thread;
 static int started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -60,7 +61,7 @@ static int forking_tid;     /* the thread that called fork()            */
 
 #define SYM(field, name) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
-int names_init(int py_major)
+int threadnames_init(int py_major)
 {
 	SYM(gil_ensure, "PyGILState_Ensure");
 	SYM(gil_release, "PyGILState_Release");
@@ -93,7 +94,7 @@ int names_init(int py_major)
 }
 
 /* Names thread, GIL held. */
-static void names_refresh(void)
+static void threadnames_refresh(void)
 {
 	PyObject *et, *ev, *tb;
 	static struct entry fresh[NAMES_MAX];
@@ -194,7 +195,7 @@ static void name_alone(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static void *names_main(void *arg)
+static void *threadnames_main(void *arg)
 {
 	(void)arg;
 	threads_internal_self();
@@ -223,7 +224,7 @@ static void *names_main(void *arg)
 			} else if (!api.threads_initialized ||
 				   api.threads_initialized()) {
 				int g = api.gil_ensure();
-				names_refresh();
+				threadnames_refresh();
 				api.gil_release(g);
 			}
 		}
@@ -233,7 +234,7 @@ static void *names_main(void *arg)
 	return NULL;
 }
 
-void names_start(void)
+void threadnames_start(void)
 {
 	if (!api.ok || started)
 		return;
@@ -243,14 +244,14 @@ void names_start(void)
 	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	stopping = 0;
-	if (pthread_create(&names_thread, NULL, names_main, NULL) == 0) {
-		pthread_detach(names_thread);
+	if (pthread_create(&threadnames_thread, NULL, threadnames_main, NULL) == 0) {
+		pthread_detach(threadnames_thread);
 		started = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void names_request(void)
+void threadnames_request(void)
 {
 	if (!started)
 		return;
@@ -260,7 +261,7 @@ void names_request(void)
 	pthread_mutex_unlock(&wake_lock);
 }
 
-void names_stop(void)
+void threadnames_stop(void)
 {
 	if (!started)
 		return;
@@ -270,12 +271,12 @@ void names_stop(void)
 	pthread_mutex_unlock(&wake_lock);
 }
 
-void names_fork_prepare(void)
+void threadnames_fork_prepare(void)
 {
 	forking_tid = (int)syscall(SYS_gettid);
 }
 
-void names_after_fork_child(void)
+void threadnames_after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	pthread_mutex_init(&wake_lock, NULL);
@@ -296,7 +297,7 @@ void names_after_fork_child(void)
 	generation++;
 }
 
-unsigned names_generation(void)
+unsigned threadnames_generation(void)
 {
 	pthread_mutex_lock(&lock);
 	unsigned g = generation;
@@ -304,7 +305,7 @@ unsigned names_generation(void)
 	return g;
 }
 
-int names_get(int tid, char *buf, size_t cap)
+int threadnames_get(int tid, char *buf, size_t cap)
 {
 	int found = 0;
 	pthread_mutex_lock(&lock);

@@ -1,5 +1,6 @@
 /*
- * names.h - Python thread names (threading.Thread.name), by OS thread id.
+ * threadnames.h - Python thread names (threading.Thread.name), by OS
+ * thread id.
  *
  * A name lives in Python objects that pyprof cannot safely read without
  * the GIL, so a thread of pyprof's own (never sampled) takes the GIL every
@@ -26,8 +27,8 @@
  * much; a single-threaded program that renamed its main thread shows
  * "MainThread" until it starts a second thread.
  */
-#ifndef PYPROF_NAMES_H
-#define PYPROF_NAMES_H
+#ifndef PYPROF_THREADNAMES_H
+#define PYPROF_THREADNAMES_H
 
 #include <stddef.h>
 
@@ -37,29 +38,29 @@
 
 /* Looks up the C API entry points (constructor). 0, or -ENOSYS if the
  * interpreter lacks one (names then stay unknown). */
-int names_init(int py_major);
+int threadnames_init(int py_major);
 
 /* Agent: starts the names thread once the interpreter is up. */
-void names_start(void);
+void threadnames_start(void);
 
 /* Agent: asks for a refresh now (a thread without a name was seen). */
-void names_request(void);
+void threadnames_request(void);
 
 /* Agent: the generation of the table, bumped by each refresh. */
-unsigned names_generation(void);
+unsigned threadnames_generation(void);
 
 /* Agent: copies the name of tid into buf; 1 if known, else 0. */
-int names_get(int tid, char *buf, size_t cap);
+int threadnames_get(int tid, char *buf, size_t cap);
 
 /* At exit: asks the names thread to stop (it is not waited for: it may be
  * waiting for the GIL). */
-void names_stop(void);
+void threadnames_stop(void);
 
 /* Fork: prepare notes the forking thread; in the child the names thread
  * is gone, the lock may have been held, and of the table only the forking
  * thread's name is kept, as the child's main thread. The agent starts the
- * names thread again (names_start) when the child samples. */
-void names_fork_prepare(void);
-void names_after_fork_child(void);
+ * names thread again (threadnames_start) when the child samples. */
+void threadnames_fork_prepare(void);
+void threadnames_after_fork_child(void);
 
-#endif /* PYPROF_NAMES_H */
+#endif /* PYPROF_THREADNAMES_H */

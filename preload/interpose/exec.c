@@ -1,0 +1,121 @@
+/*
+ * interpose/exec.c - execve() and friends, and _exit()/_Exit(), interposed.
+ *
+ * exec: before a thread replaces the program, pyprof disarms its timers
+ * and counters and discards any SIGPROF already pending for that thread.
+ * A pending signal survives execve, where SIGPROF is back to its default
+ * action (terminate): a forked child that execs (subprocess with
+ * user=/group=, or fork+exec on older Pythons) was killed by it.
+ *
+ * _exit: os._exit() and multiprocessing's children end with _exit(), which
+ * runs no destructor: the owner process flushes first, as at a normal exit
+ * (init_flush_before_exit; nothing in a vfork child, whose pid differs).
+ *
+ * Contexts: any thread, fork and vfork children (Python 3.10+'s subprocess
+ * execs from a vfork child, and _exits there if the exec fails), signal
+ * handlers (_exit is async-signal-safe for the program): async-signal-safe
+ * calls only, no dlsym (libc_next.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "init.h"
+#include "libc_next.h"
+#include "sampler.h"
+#include "threads.h"
+
+static void quiet_sigprof(void)
+{
+	sigset_t prof, old;
+	struct timespec zero = {0, 0};
+	/* A vfork child (Python 3.10+'s subprocess uses vfork) shares the
+	 * parent's memory: switching sampling off here would switch it off
+	 * in the parent, whose timers stay armed. Its own thread has no
+	 * timer anyway: only the drain below is for it. */
+	int ours = getpid() == sampler.owner_pid;
+	if (ours)
+		__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
+	sigemptyset(&prof);
+	sigaddset(&prof, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &prof, &old);
+	if (ours)
+		threads_stop_sigsafe();
+	while (sigtimedwait(&prof, NULL, &zero) == SIGPROF)
+		;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+__attribute__((visibility("default"))) int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+	int (*fn)(const char *, char *const *, char *const *) =
+		LIBC_NEXT(execve, "execve");
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	quiet_sigprof();
+	return fn(path, argv, envp);
+}
+
+__attribute__((visibility("default"))) int
+execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int (*fn)(const char *, char *const *, char *const *) =
+		LIBC_NEXT(execvpe, "execvpe");
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	quiet_sigprof();
+	return fn(file, argv, envp);
+}
+
+__attribute__((visibility("default"))) int execv(const char *path,
+						 char *const argv[])
+{
+	int (*fn)(const char *, char *const *) = LIBC_NEXT(execv, "execv");
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	quiet_sigprof();
+	return fn(path, argv);
+}
+
+__attribute__((visibility("default"))) int execvp(const char *file,
+						  char *const argv[])
+{
+	int (*fn)(const char *, char *const *) = LIBC_NEXT(execvp, "execvp");
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	quiet_sigprof();
+	return fn(file, argv);
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	init_flush_before_exit();
+	void (*fn)(int) = LIBC_NEXT(exit_, "_exit");
+	if (fn)
+		fn(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	init_flush_before_exit();
+	void (*fn)(int) = LIBC_NEXT(Exit_, "_Exit");
+	if (fn)
+		fn(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
