@@ -10,7 +10,7 @@
  * interpreter at start-up and refuses to guess: an unknown version, a debug
  * build or a free-threaded build leaves pyprof inert.
  *
- * Read by: the signal handler (sig_frames.c), the wall sampler and the
+ * Read by: the signal handler (signal/frames.c), the wall sampler and the
  * agent's symbolizer. The struct is written once, before any timer is
  * armed, and only read afterwards, so it needs no synchronization.
  *
@@ -119,7 +119,7 @@ struct pyabi {
 	int rt_pending_finishing;    /* 3.8: _PyRuntime.ceval.pending.finishing:
 	                                once set, Py_AddPendingCall prints a
 	                                SystemError on the program's stderr,
-	                                so names.c must not call it; else NONE */
+	                                so threadnames.c must not call it; else NONE */
 	int rt_tstate_current;       /* 3.7-3.11: _PyRuntime.gilstate.
 	                                tstate_current; else NONE             */
 	int rt_gil;                  /* 3.7-3.11: _PyRuntime.ceval.gil, the
