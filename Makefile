@@ -44,8 +44,15 @@ endif
 
 PROTO_C := $(BUILD)/gen/profile.pb-c.c
 PROTO_H := $(BUILD)/gen/profile.pb-c.h
+# collector/: the two programs' main()s at its root, the libraries in one
+# folder each. pyprof-collector links common, symbols, daemon, http and the
+# views' reader; pyprof links common, symbols, cli, views and daemon's
+# timeline file format only. Includes are written as paths from collector/
+# ("daemon/conn.h"), hence -Icollector only.
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
-COLL_SRC := $(filter-out $(COLL_MAINS),$(wildcard collector/*.c))
+COLL_DIRS := common symbols daemon http views cli
+COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
+COLL_HDR := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.h))
 # preload/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o \
@@ -73,7 +80,8 @@ $(PROTO_C) $(PROTO_H): proto/profile.proto | $(BUILD)/gen
 $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
 	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
 
-$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(COLL_HDR) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+	@mkdir -p $(@D)
 	$(CC) $(COLL_CFLAGS) -c $< -o $@
 
 $(BUILD)/collector/preload_config.o: preload/config.c preload/config.h preload/log.h $(wildcard include/pyprof/*.h) | $(BUILD)/collector
@@ -125,7 +133,7 @@ bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
 FUZZ_SECONDS ?= 300
 fuzz-http: | $(BUILD)/fuzz
 	AFL_USE_ASAN=1 afl-cc -std=gnu11 -O1 -g -Icollector -D_GNU_SOURCE \
-	  tests/fuzz/http_parse_fuzz.c collector/http_parse.c -o $(BUILD)/fuzz/http_parse
+	  tests/fuzz/http_parse_fuzz.c collector/http/http_parse.c -o $(BUILD)/fuzz/http_parse
 	rm -rf $(BUILD)/fuzz/http_out
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	  afl-fuzz -V $(FUZZ_SECONDS) -m none -i tests/fuzz/http_seeds \
@@ -195,6 +203,6 @@ clean:
 	rm -rf build build-asan build-ubsan
 
 format:
-	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
+	clang-format -i preload/*.[ch] collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
 .PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe asan ubsan check-asan check-ubsan release deps deps-npm install clean format

@@ -18,13 +18,13 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "conn.h"
-#include "control.h"
-#include "log.h"
-#include "loop.h"
-#include "proc.h"
+#include "daemon/conn.h"
+#include "daemon/control.h"
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 #define MS 1000000ull
 
