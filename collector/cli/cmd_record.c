@@ -43,7 +43,6 @@
 #include "cli/cmd.h"
 #include "common/fileio.h"
 #include "common/log.h"
-#include "daemon/output.h"
 #include "pyprof/defaults.h"
 #include "../../preload/config.h"
 
@@ -945,8 +944,8 @@ static int place_beside(const struct record *r)
 
 	if (!d)
 		return 0;
-	output_file_base(r->output_abs, base_abs, sizeof(base_abs));
-	output_file_base(r->output, base, sizeof(base));
+	file_profile_base(r->output_abs, base_abs, sizeof(base_abs));
+	file_profile_base(r->output, base, sizeof(base));
 	while ((de = readdir(d)) != NULL) {
 		const char *rest = de->d_name + sizeof(stem) - 1;
 		if (strncmp(de->d_name, stem, sizeof(stem) - 1) ||

@@ -172,3 +172,22 @@ int file_mkdirs(const char *path, unsigned mode)
 		return -errno;
 	return S_ISDIR(sb.st_mode) ? 0 : -ENOTDIR;
 }
+
+/* The suffixes are tried longest first: "x.pb.gz" gives "x", not "x.pb". */
+void file_profile_base(const char *file, char *out, size_t cap)
+{
+	static const char *const ends[] = { ".pb.gz", ".gz", ".pb" };
+	size_t len = strlen(file);
+	snprintf(out, cap, "%s", file);
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t e = strlen(ends[i]);
+		const char *slash = strrchr(file, '/');
+		size_t name_at = slash ? (size_t)(slash - file) + 1 : 0;
+		/* not the whole name: "x/.gz" keeps its base */
+		if (len > name_at + e && strcmp(file + len - e, ends[i]) == 0 &&
+		    len - e < cap) {
+			out[len - e] = 0;
+			break;
+		}
+	}
+}

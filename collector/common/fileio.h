@@ -1,5 +1,6 @@
 /*
- * fileio.h - writing result files atomically.
+ * fileio.h - writing result files atomically (and the names of the files
+ * written beside a profile).
  *
  * A reader (go tool pprof, the pyprof command, a script polling the
  * output directory) must never see a half-written profile or summary: we
@@ -50,5 +51,10 @@ int file_write_atomic(const char *path, const void *data, size_t len,
  * mode (not subject to umask); existing directories are left as they
  * are. 0 or -errno. */
 int file_mkdirs(const char *path, unsigned mode);
+
+/* FILE without its .pb.gz (or .gz, .pb) ending, into out: the base of the
+ * files written beside it (BASE.heap.pb.gz, the per-thread files of
+ * --output FILE). Names only, no I/O; any thread. */
+void file_profile_base(const char *file, char *out, size_t cap);
 
 #endif /* PYPROF_FILEIO_H */

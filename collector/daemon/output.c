@@ -346,7 +346,7 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 		return;
 	hpo.heap = 1;
 	hpo.want_loc_map = 0;
-	output_file_base(cpu_path, base, sizeof(base));
+	file_profile_base(cpu_path, base, sizeof(base));
 	snprintf(path, sizeof(path), "%s.heap.pb.gz", base);
 	rc = pprof_write(o->st, list, n, &hpo, path, FILEIO_REPLACE, &stats);
 	if (rc < 0) {
@@ -744,26 +744,6 @@ static void write_timeline(struct output *o, const struct pprof_stats *st)
 		 " (some dropped past the memory cap)" : "");
 }
 
-/* FILE without its .pb.gz (else .gz, else .pb) ending: what per-thread
- * files of --output FILE are named after. */
-void output_file_base(const char *file, char *out, size_t cap)
-{
-	static const char *const ends[] = { ".pb.gz", ".gz", ".pb" };
-	size_t len = strlen(file);
-	snprintf(out, cap, "%s", file);
-	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
-		size_t e = strlen(ends[i]);
-		const char *slash = strrchr(file, '/');
-		size_t name_at = slash ? (size_t)(slash - file) + 1 : 0;
-		/* not the whole name: "x/.gz" keeps its base */
-		if (len > name_at + e && strcmp(file + len - e, ends[i]) == 0 &&
-		    len - e < cap) {
-			out[len - e] = 0;
-			break;
-		}
-	}
-}
-
 /* --output: every process seen, in one file, replaced if it exists. */
 static void write_output_file(struct output *o)
 {
@@ -789,7 +769,7 @@ static void write_output_file(struct output *o)
 	write_heap_beside(o, path, list, n, &po, "all processes");
 	if (o->opts->per_thread) {
 		char base[4096];
-		output_file_base(path, base, sizeof(base));
+		file_profile_base(path, base, sizeof(base));
 		for (size_t i = 0; i < n; i++)
 			write_thread_files(o, base, list[i], &po, n > 1,
 					   FILEIO_REPLACE);
@@ -968,7 +948,7 @@ void output_snapshots(struct output *o)
 		int rc;
 
 		if (o->opts->output_file) {
-			output_file_base(o->opts->output_file, base,
+			file_profile_base(o->opts->output_file, base,
 					 sizeof(base));
 			snprintf(path, sizeof(path),
 				 "%s.%" PRIu64 ".heap.%04" PRIu64 ".pb.gz",

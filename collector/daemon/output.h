@@ -62,8 +62,4 @@ void output_shutdown(struct output *o, uint64_t n_running);
 /* Whether some output could not be built or written. */
 int output_failed(const struct output *o);
 
-/* FILE without its .pb.gz (or .gz, .pb) ending, into out: the base of the
- * files written beside it (BASE.heap.pb.gz). Any thread. */
-void output_file_base(const char *file, char *out, size_t cap);
-
 #endif /* PYPROF_OUTPUT_H */
