@@ -203,7 +203,8 @@ static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
 		close(fd);
 		return;
 	}
-	conn_set_control(conn, c->ctl);
+	if (c->ctl)
+		control_attach(c->ctl, conn);
 	if ((rc = track_conn(c, fd, conn)) < 0 ||
 	    (rc = loop_add_fd(c->loop, fd, EPOLLIN, on_conn, c)) < 0) {
 		log_error("client pid %d: cannot watch its socket: %s",

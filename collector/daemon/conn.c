@@ -35,7 +35,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/control.h"
 #include "common/log.h"
 #include "daemon/loop.h"
 #include "daemon/proc.h"
@@ -70,7 +69,9 @@ struct conn {
 	size_t off, len, cap;
 	const char *end_why;   /* for the disconnect line */
 	uint64_t n_frames;
-	struct control *ctl;   /* NULL: control frames are refused */
+	const struct conn_ctl_handlers *ctl; /* NULL: control frames are
+						refused */
+	void *ctl_ctx;         /* the handlers' first argument */
 	char comm[64];         /* from HELLO, for control answers */
 	int hello_sampling;    /* HELLO's SAMPLING, -1 if not sent */
 	int acks;              /* HELLO had WRITTEN: it takes CTL_WRITTEN */
@@ -126,7 +127,7 @@ struct proc *conn_free(struct conn *c)
 	if (!c)
 		return NULL;
 	if (c->ctl)
-		control_on_close(c->ctl, c);
+		c->ctl->on_close(c->ctl_ctx, c);
 	if (c->session) {
 		log_info("pid %" PRIu64 " disconnected (%s): %" PRIu64
 			 " samples, %" PRIu64 " lost",
@@ -142,9 +143,11 @@ struct proc *conn_free(struct conn *c)
 	return p;
 }
 
-void conn_set_control(struct conn *c, struct control *ctl)
+void conn_set_ctl_handlers(struct conn *c, const struct conn_ctl_handlers *h,
+			   void *ctx)
 {
-	c->ctl = ctl;
+	c->ctl = h;
+	c->ctl_ctx = ctx;
 }
 
 uint64_t conn_pid(const struct conn *c)
@@ -514,7 +517,7 @@ static int on_hello(struct conn *c, struct wire_in *r)
 		      h.comm.len);
 	log_connect(c, &h, resumed);
 	if (c->ctl) /* a request running now covers it too */
-		control_on_hello(c->ctl, c);
+		c->ctl->on_hello(c->ctl_ctx, c);
 	rc = 0;
 out:
 	free(args);
@@ -703,7 +706,7 @@ static int on_samples(struct conn *c, struct wire_in *r)
 	return 0;
 }
 
-/* Control frames (control.h): a controller's one request, or a
+/* Control frames (conn_set_ctl_handlers): a controller's one request, or a
  * library's reply or state change. */
 static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 		  size_t len)
@@ -730,7 +733,7 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 			return -EPERM;
 		}
 		c->state = CONN_CONTROLLER;
-		if (control_on_request(c->ctl, c, payload, len) < 0) {
+		if (c->ctl->on_request(c->ctl_ctx, c, payload, len) < 0) {
 			reject(c, "CTL_REQUEST frame: malformed fields");
 			return -EPROTO;
 		}
@@ -744,7 +747,7 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 						   : "after BYE");
 		return -EPROTO;
 	}
-	if (control_on_reply(c->ctl, c, type, payload, len) < 0) {
+	if (c->ctl->on_reply(c->ctl_ctx, c, type, payload, len) < 0) {
 		reject(c, "%s frame: malformed fields", type_names[type]);
 		return -EPROTO;
 	}

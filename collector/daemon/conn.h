@@ -28,6 +28,7 @@
 #ifndef PYPROF_CONN_H
 #define PYPROF_CONN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -76,13 +77,24 @@ uint64_t conn_born_ns(const struct conn *c);
 /* Bytes of read buffer it holds now. */
 size_t conn_buf_size(const struct conn *c);
 
-/* Control (control.h). With ctl set, the connection takes control frames:
- * a controller's CTL_REQUEST (only from the collector's own uid or root)
- * and a library's CTL_REPLY / CTL_STATE, handed to ctl; and it tells ctl
- * when a library said HELLO and when the connection ends. Without it
- * (NULL, the default) control frames are a protocol error. */
-struct control;
-void conn_set_control(struct conn *c, struct control *ctl);
+/* Control frames. A connection does not know who switches sampling: with
+ * handlers set (control.h's control_attach sets its own) it takes a
+ * controller's CTL_REQUEST (only from the collector's own uid or root)
+ * and a library's CTL_REPLY / CTL_STATE and hands them over, and it says
+ * when a library said HELLO and when the connection ends. Without
+ * handlers (the default) control frames are a protocol error. Each
+ * handler gets the ctx given with them; on_reply and on_request return 0,
+ * or -EPROTO for a malformed payload (the connection then ends). */
+struct conn_ctl_handlers {
+	void (*on_hello)(void *ctx, struct conn *c);
+	int (*on_reply)(void *ctx, struct conn *c, unsigned type,
+			const uint8_t *p, size_t len);
+	int (*on_request)(void *ctx, struct conn *c, const uint8_t *p,
+			  size_t len);
+	void (*on_close)(void *ctx, struct conn *c);
+};
+void conn_set_ctl_handlers(struct conn *c, const struct conn_ctl_handlers *h,
+			   void *ctx);
 /* The library's pid from HELLO; 0 before HELLO and for a controller. */
 uint64_t conn_pid(const struct conn *c);
 /* Its process name from HELLO ("" if none), printable. */

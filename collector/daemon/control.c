@@ -547,7 +547,7 @@ static struct peer *find_peer(struct control *ctl, const struct conn *c)
 	return NULL;
 }
 
-void control_on_hello(struct control *ctl, struct conn *c)
+static void control_on_hello(struct control *ctl, struct conn *c)
 {
 	struct peer *p = find_peer(ctl, c);
 	if (p)
@@ -591,7 +591,7 @@ static int reply_fields(const uint8_t *p, size_t len, uint64_t *req,
 	return r.ok ? 0 : -EPROTO;
 }
 
-int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
+static int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
 		     const uint8_t *p, size_t len)
 {
 	uint64_t req, sampling = 0;
@@ -614,7 +614,7 @@ int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
 	return 0;
 }
 
-void control_on_close(struct control *ctl, struct conn *c)
+static void control_on_close(struct control *ctl, struct conn *c)
 {
 	for (struct op *o = ctl->ops; o; o = o->next)
 		if (o->controller == c)
@@ -675,7 +675,7 @@ static const char *const verb_names[] = {
 	[WIRE_VERB_FLUSH] = "flush", [WIRE_VERB_STATUS] = "status",
 };
 
-int control_on_request(struct control *ctl, struct conn *c,
+static int control_on_request(struct control *ctl, struct conn *c,
 		       const uint8_t *p, size_t len)
 {
 	struct request q;
@@ -734,4 +734,40 @@ int control_on_request(struct control *ctl, struct conn *c,
 		  : q.pid ? "no process with that pid is connected"
 			  : "no process is connected");
 	return 0;
+}
+
+/* ---- the connections' side ------------------------------------------------ */
+
+static void hello_cb(void *ctx, struct conn *c)
+{
+	control_on_hello(ctx, c);
+}
+
+static int reply_cb(void *ctx, struct conn *c, unsigned type,
+		    const uint8_t *p, size_t len)
+{
+	return control_on_reply(ctx, c, type, p, len);
+}
+
+static int request_cb(void *ctx, struct conn *c, const uint8_t *p,
+		      size_t len)
+{
+	return control_on_request(ctx, c, p, len);
+}
+
+static void close_cb(void *ctx, struct conn *c)
+{
+	control_on_close(ctx, c);
+}
+
+static const struct conn_ctl_handlers handlers = {
+	.on_hello = hello_cb,
+	.on_reply = reply_cb,
+	.on_request = request_cb,
+	.on_close = close_cb,
+};
+
+void control_attach(struct control *ctl, struct conn *c)
+{
+	conn_set_ctl_handlers(c, &handlers, ctl);
 }

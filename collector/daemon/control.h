@@ -40,7 +40,7 @@
  *
  * collector.c owns the one control (struct collector's ctl, made with the
  * loop, freed after the connections) and sets it on every connection
- * (conn_set_control); hand the same pointer to whatever else asks for
+ * (control_attach); hand the same pointer to whatever else asks for
  * sampling (the HTTP server).
  *
  * Windows and timing: a window's samples are those that arrive between
@@ -113,17 +113,9 @@ int control_proc_sampling(const struct control *ctl, uint64_t pid,
 /* Holds running now (for an index page). */
 size_t control_n_holds(const struct control *ctl);
 
-/* ---- from conn.c -------------------------------------------------------- */
-
-/* A library said HELLO on c: holds that cover it apply. */
-void control_on_hello(struct control *ctl, struct conn *c);
-/* A library's CTL_REPLY or CTL_STATE. 0, or -EPROTO if malformed. */
-int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
-		     const uint8_t *p, size_t len);
-/* A controller's CTL_REQUEST. 0, or -EPROTO if malformed. */
-int control_on_request(struct control *ctl, struct conn *c,
-		       const uint8_t *p, size_t len);
-/* c is closing (library or controller): forget it. */
-void control_on_close(struct control *ctl, struct conn *c);
+/* Makes c tell ctl about its control frames, its HELLO and its end
+ * (conn.h's conn_set_ctl_handlers): every connection the collector
+ * accepts gets it. */
+void control_attach(struct control *ctl, struct conn *c);
 
 #endif /* PYPROF_COLLECTOR_CONTROL_H */

@@ -91,7 +91,7 @@ static struct lib lib_connect_s(uint64_t pid, int sampling)
 		abort();
 	l.fd = fds[1];
 	l.c = conn_new(fds[0], getpid(), getuid(), reg);
-	conn_set_control(l.c, ctl);
+	control_attach(ctl, l.c);
 	loop_add_fd(lp, fds[0], EPOLLIN, on_fd, l.c);
 	memcpy(w.p, WIRE_MAGIC, WIRE_MAGIC_LEN);
 	w.p += WIRE_MAGIC_LEN;
