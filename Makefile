@@ -111,7 +111,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(wildcard include/pyprof/*.h) | $(BUILD)/benc
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe
+check: all unit check-sigsafe check-includes
 	tests/run
 
 check-regrtest: all unit
@@ -120,10 +120,10 @@ check-regrtest: all unit
 # The whole suite on the interpreters being ported to (CPython 3.14 and
 # 3.15 from Debian sid, tools/get-sid-pythons): not yet in make check's
 # default list (tests/lib/pythons.sh), which must fit CI's time.
-check-new: all unit check-sigsafe
+check-new: all unit check-sigsafe check-includes
 	PYPROF_TEST_PYTHONS=new tests/run
 
-check-quick: all unit
+check-quick: all unit check-includes
 	QUICK=1 tests/run
 
 bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
@@ -148,6 +148,15 @@ $(BUILD)/fuzz:
 # Signal-context objects may call only what this list allows.
 check-sigsafe: $(PRELOAD_OBJ)
 	tools/check-sigsafe $(BUILD)/preload/sig_*.o
+
+# No cycle between the files of preload/ or collector/, neither through
+# their includes nor through the symbols their objects use from each
+# other; tools/include-cycles.allow lists those still being taken apart.
+CYCLES_ALLOW := tools/include-cycles.allow
+check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
+	tools/check-includes --allow $(CYCLES_ALLOW) preload collector
+	tools/check-includes --allow $(CYCLES_ALLOW) --link preload.o $(PRELOAD_OBJ)
+	tools/check-includes --allow $(CYCLES_ALLOW) --link collector.o $(COLL_OBJ)
 
 asan:
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
@@ -207,4 +216,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format

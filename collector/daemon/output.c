@@ -60,7 +60,7 @@
 #include <time.h>
 
 #include "daemon/agg.h"
-#include "daemon/collector.h"
+#include "daemon/collector_opts.h"
 #include "common/fileio.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"
