@@ -1,6 +1,6 @@
 /*
  * cmd_ctl.c - `pyprof ctl start|stop|flush|status`: switch sampling on and
- * off in processes connected to a running collector (issue 10).
+ * off in processes connected to a running collector.
  *
  * A controller is a client of the collector's own socket that sends one
  * CTL_REQUEST frame instead of HELLO (wire.h); the collector answers with

@@ -1,6 +1,7 @@
 /*
  * control.h - switching sampling on and off in connected processes, from
- * the collector (issue 10): the API for /debug/pprof/profile?seconds=N
+ * the collector (processes started dormant, PYPROF_START=off, are
+ * profiled only while asked): the API for /debug/pprof/profile?seconds=N
  * (HTTP, collector/daemon/window.c) and for `pyprof ctl` (a controller
  * connection, see below).
  *

@@ -2,7 +2,7 @@
  * listener.h - the collector's listening Unix socket: safe creation,
  * refusal to start twice, and accepting clients with their credentials.
  *
- * Security model (DESIGN.md "The collector"): the socket is mode 0600 in a
+ * Security model: the socket is mode 0600 in a
  * directory we create with mode 0700, and every client's uid is checked
  * with SO_PEERCRED by the caller (collector.c). A collector that serves
  * other users too (--allow-user) opens the way for them: socket 0666 in a

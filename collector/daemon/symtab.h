@@ -17,7 +17,7 @@
  * compaction (below) keeps only what the caller marks as still referenced
  * and renumbers it, so that a collector running for days while processes
  * come and go holds what its live processes use, not everything they ever
- * defined (issue 5).
+ * defined.
  *
  * Single-threaded (the collector's loop thread). Fed by definition frames,
  * which are rare next to samples.

@@ -73,7 +73,7 @@ static uint64_t now_unix_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- sampling on demand (issue 10, control.h) ---------------------------- */
+/* ---- sampling on demand (control.h) -------------------------------------- */
 
 static void on_timer(struct loop *loop, struct loop_timer *t, void *arg);
 static void reschedule(struct window *w, uint64_t delay_ns);

@@ -23,15 +23,14 @@
  * should not wait for it (what it still sends from before the end is
  * left out: at most the last WINDOW_GRACE_NS of its window). Then the
  * profile is built (pprof.h: gzipped, every sample labelled with pid,
- * process and command) and handed to the window's callback. (With the
- * control channel of issue 10, a flush request answered by each process
- * would make this exact.)
+ * process and command) and handed to the window's callback. (Without a
+ * control this is a bound, not exact; with one, below, it is.)
  *
  * Any number of windows may overlap (up to WINDOW_MAX); each is computed
  * independently. The cost per sample is one comparison per open window,
  * plus one aggregate insertion per window it belongs to.
  *
- * Dormant processes (issue 10): with a control (control.h), a window
+ * Dormant processes: with a control (control.h), a window
  * holds sampling on in the processes it covers (its pid, or all) for its
  * duration, so that processes started with PYPROF_START=off are profiled
  * too, and switched back off after. The hold's end also makes closing

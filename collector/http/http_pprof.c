@@ -10,14 +10,14 @@
  * happens, and it frees the context.
  *
  * Choices where Go's net/http/pprof has no Python equivalent, or where
- * issue 9 asks for more:
+ * we offer more than it does:
  * - seconds must be 1..WINDOW_MAX_SECONDS (Go silently takes 30 for 0 or
  *   garbage; an explicit error tells the user their request was not what
  *   they got). Default 30, as Go.
  * - mode: a profile holds one kind of time. Without mode, a pid's own
  *   mode, else cpu; processes in the other mode are left out (the index
  *   page shows each one's mode).
- * - heap/allocs: the processes' heap profiles (issue 8, heapagg.h) as
+ * - heap/allocs: the processes' heap profiles (heapagg.h) as
  *   they are now, Go's heap profile; allocs with alloc_space first.
  *
  * Runs on the collector's loop thread.
@@ -286,7 +286,7 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	http_set_cancel(c, on_cancel, pd);
 }
 
-/* ---- heap and allocs (issue 8) -------------------------------------------------------- */
+/* ---- heap and allocs -------------------------------------------------------- */
 
 /*
  * The in-use (heap) or allocation (allocs) profile of pid (0: every

@@ -8,7 +8,7 @@
  * so one run reports every failure. End main() with `return check_summary();`
  * which prints `check: N passed, N failed` and returns non-zero if any check
  * failed. Numbering the messages ("3.1 ...") makes a failure point at one
- * case (STYLE.md section 8).
+ * case.
  */
 #ifndef PYPROF_CHECK_H
 #define PYPROF_CHECK_H

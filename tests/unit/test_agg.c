@@ -1,7 +1,7 @@
 /*
  * test_agg.c - the aggregator (collector/daemon/agg.h) against a model.
  *
- * Model test (STYLE.md section 8): random (node, thread, flags, count,
+ * Model test: random (node, thread, flags, count,
  * value) records go both into the real agg and into a plain array; the
  * array is then sorted and equal keys summed. Both must give the same set
  * of keys with the same sums. Key ranges vary by round so that the table

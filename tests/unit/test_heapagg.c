@@ -6,7 +6,7 @@
  *       the estimator it gives is unbiased: sampling a known stream of
  *       allocations the way the library does (exponential gaps) and
  *       scaling back gives the true bytes within a few percent;
- *   2.x model test (STYLE.md section 8): random allocs, frees (of live,
+ *   2.x model test: random allocs, frees (of live,
  *       unknown and already freed addresses), re-allocations of a live
  *       address (a lost FREE) and window resets go into the real table
  *       and into a plain array; per node, alloc and in-use sums and the

@@ -1,8 +1,8 @@
 /*
  * test_merge.c - the native/Python stack merge (preload/merge.h).
  *
- * Hand-made cases first (one per rule of merge.h), then a model test
- * (STYLE.md section 8): random true stacks, root first, interleaving
+ * Hand-made cases first (one per rule of merge.h), then a model test (a
+ * plain model given the same inputs must agree): random true stacks, root first, interleaving
  * native frames (outside the interpreter, the interpreter's own, pyprof's
  * own) with eval-loop calls that each run a group of Python frames; the
  * two inputs the agent would see are derived from the truth, merged, and

@@ -3,7 +3,8 @@
  * and what proc.h builds on it: renumbering every id a process holds,
  * the automatic trigger, windows, and the "collector away" gap.
  *
- * Model test (STYLE.md section 8): each process's stacks are kept as
+ * Model test (the real code and a plain model given the same inputs must
+ * agree): each process's stacks are kept as
  * plain strings ("file:func:line;..." from the root) computed from the
  * symtab before compaction, and compared with the same strings computed
  * after it, through every kind of id a process keeps (its aggregate's
