@@ -47,10 +47,8 @@ PROTO_H := $(BUILD)/gen/profile.pb-c.h
 # collector/: the two programs' main()s at its root, the libraries in one
 # folder each. pyprof-collector links common, symbols, daemon, http and
 # views/view_read + view_tree + view_flame (the HTTP flame graph); pyprof
-# links common, cli, views, and from daemon only timeline (the file format
-# it reads) and symtab (which timeline's writer uses). Includes are
-# written as paths from collector/ ("daemon/conn.h"), hence -Icollector
-# only.
+# links common, cli and views, no daemon object. Includes are written as
+# paths from collector/ ("daemon/conn.h"), hence -Icollector only.
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
 COLL_DIRS := common symbols daemon http views cli
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))

@@ -22,7 +22,7 @@
 #include "cli/cmd.h"
 #include "common/fileio.h"
 #include "common/log.h"
-#include "daemon/timeline.h"
+#include "common/timeline_file.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
 

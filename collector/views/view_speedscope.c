@@ -26,7 +26,7 @@
 
 #include "common/idhash.h"
 #include "pyprof/wire.h"
-#include "daemon/timeline.h"
+#include "common/timeline_file.h"
 
 #define SS_NAME_LEN 256
 
