@@ -51,8 +51,15 @@ endif
 
 PROTO_C := $(BUILD)/gen/profile.pb-c.c
 PROTO_H := $(BUILD)/gen/profile.pb-c.h
+# collector/: the two programs' main()s at its root, the libraries in one
+# folder each. pyprof-collector links common, symbols, daemon, http and
+# views/view_read + view_tree + view_flame (the HTTP flame graph); pyprof
+# links common, cli and views, no daemon object. Includes are written as
+# paths from collector/ ("daemon/conn.h"), hence -Icollector only.
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
-COLL_SRC := $(filter-out $(COLL_MAINS),$(wildcard collector/*.c))
+COLL_DIRS := common symbols daemon http views cli
+COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
+COLL_HDR := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.h))
 # preload/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o \
@@ -81,7 +88,8 @@ $(PROTO_C) $(PROTO_H): proto/profile.proto | $(BUILD)/gen
 $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
 	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
 
-$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(COLL_HDR) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+	@mkdir -p $(@D)
 	$(CC) $(COLL_CFLAGS) -c $< -o $@
 
 $(BUILD)/collector/preload_config.o: preload/config.c preload/config.h preload/log.h $(wildcard include/pyprof/*.h) | $(BUILD)/collector
@@ -109,7 +117,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(wildcard include/pyprof/*.h) | $(BUILD)/benc
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe
+check: all unit check-sigsafe check-includes
 	tests/run
 
 check-regrtest: all unit
@@ -118,10 +126,10 @@ check-regrtest: all unit
 # The whole suite on the interpreters being ported to (CPython 3.14 and
 # 3.15 from Debian sid, tools/get-sid-pythons): not yet in make check's
 # default list (tests/lib/pythons.sh), which must fit CI's time.
-check-new: all unit check-sigsafe
+check-new: all unit check-sigsafe check-includes
 	PYPROF_TEST_PYTHONS=new tests/run
 
-check-quick: all unit
+check-quick: all unit check-includes
 	QUICK=1 tests/run
 
 bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
@@ -133,7 +141,7 @@ bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
 FUZZ_SECONDS ?= 300
 fuzz-http: | $(BUILD)/fuzz
 	AFL_USE_ASAN=1 afl-cc -std=gnu11 -O1 -g -Icollector -D_GNU_SOURCE \
-	  tests/fuzz/http_parse_fuzz.c collector/http_parse.c -o $(BUILD)/fuzz/http_parse
+	  tests/fuzz/http_parse_fuzz.c collector/http/http_parse.c -o $(BUILD)/fuzz/http_parse
 	rm -rf $(BUILD)/fuzz/http_out
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	  afl-fuzz -V $(FUZZ_SECONDS) -m none -i tests/fuzz/http_seeds \
@@ -160,6 +168,15 @@ check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 	 grep -q 'fixture_handler calls fixture_helper, .*name it \*_sigsafe' $(BUILD)/sigsafe-fixture/out || \
 		{ echo "check-sigsafe: the fixture was rejected for the wrong reason:"; cat $(BUILD)/sigsafe-fixture/out; exit 1; }
 	@echo "check-sigsafe: the fixture that reaches malloc is rejected"
+
+# No cycle between the files of preload/ or collector/, neither through
+# their includes nor through the symbols their objects use from each
+# other; tools/include-cycles.allow lists those still being taken apart.
+CYCLES_ALLOW := tools/include-cycles.allow
+check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
+	tools/check-includes --allow $(CYCLES_ALLOW) preload collector
+	tools/check-includes --allow $(CYCLES_ALLOW) --link preload.o $(PRELOAD_OBJ)
+	tools/check-includes --allow $(CYCLES_ALLOW) --link collector.o $(COLL_OBJ)
 
 asan:
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
@@ -221,6 +238,6 @@ clean:
 	rm -rf build build-asan build-ubsan
 
 format:
-	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
+	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "log.h"
+#include "daemon/collector.h"
+#include "common/log.h"
 #include "pyprof/defaults.h"
 
 #define DEFAULT_OUTPUT_DIR "profiles"

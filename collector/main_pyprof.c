@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "log.h"
+#include "cli/cmd.h"
+#include "common/log.h"
 
 static const struct cmd cmds[] = {
 	{ "record", "run a command under the profiler and write a profile",

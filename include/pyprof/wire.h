@@ -62,7 +62,7 @@
  *     07 02          id 7, mapping 2
  *     b6 a4 80 02    address 0x401236
  *
- * Control (issue 10). The same connection also carries control frames,
+ * Control. The same connection also carries control frames,
  * in both directions, in the same frame format (u32 word = type |
  * payload_len << 8, then the payload). Their payloads are tagged fields,
  * as HELLO's (no magic): varint key = tag << 1 | kind, kind 0 a varint,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/bench/http.sh - pyprof-collector --http under load (issue 9).
+# tests/bench/http.sh - pyprof-collector --http under load.
 #
 # N_PROCS (default 8) busy Python processes (tests/targets/http_worker.py,
 # 100 Hz each) stream into a collector serving --http. Then:

@@ -410,7 +410,7 @@ static long status_kb(long pid, const char *field)
 static void settle(void)
 {
 	/* The collector hands freed memory back 200 ms after the last
-	 * removal (collector/output.c). */
+	 * removal (collector/daemon/output.c). */
 	struct timespec d = { 0, 600 * 1000 * 1000 };
 	nanosleep(&d, NULL);
 }

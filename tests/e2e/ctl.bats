@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # ctl.bats - dormant until asked: PYPROF_START=off, the control channel,
-# `pyprof ctl`, PYPROF_TOGGLE_SIGNAL (issue 10).
+# `pyprof ctl`, PYPROF_TOGGLE_SIGNAL.
 #
 # Programs measure themselves (tests/targets/dormant.py logs its own
 # CLOCK_MONOTONIC and CPU clock; toggle.py signals itself, so it knows

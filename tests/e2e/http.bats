@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # http.bats - pyprof-collector --http: Go's /debug/pprof/ endpoints over
-# live Python processes (issue 9).
+# live Python processes.
 #
 # One collector and two busy processes for the whole file (setup_file):
 # alpha on the first interpreter of tests/lib/pythons.sh's list, beta on

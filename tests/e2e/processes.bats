@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# processes.bats - many processes into one collector (issue 5): forked,
+# processes.bats - many processes into one collector: forked,
 # spawned and exec'd children, pre-fork servers, shell and make trees, 32
 # processes at once, a collector killed and restarted under running
 # clients, clients of another user, --period windows and --merge labels.

@@ -2,7 +2,7 @@
 # stress.bats - tests/targets/stress_code.py sampled at the highest rate
 # (PYPROF_HZ=10000): functions' __code__ swapped under running callers,
 # code objects compiled, run and freed in a loop, exceptions raised and
-# caught, in five threads for 3 s (issue 3). The program must behave as
+# caught, in five threads for 3 s. The program must behave as
 # it does without the library, and its profile must name nothing the
 # program did not run there: tests/lib/stress_names.py judges every frame
 # of every sample (its header lists the rules) and prints how many were

@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # threads.bats - many threads, wall-clock time, thread identity, rates past
-# the kernel tick (issue 4).
+# the kernel tick.
 #
 # Each test runs a target of tests/targets/ that measures itself (CPU time
 # per thread with time.thread_time, or clock_gettime(CLOCK_THREAD_CPUTIME_ID)
 # through ctypes before 3.7; the process's CPU with getrusage; wall time per
 # function) and compares the profile with that, through `go tool pprof`
 # (tests/lib/pprof_shares.py, tests/lib/thread_checks.py). Every
-# interpreter in tests/lib/pythons.sh, except 5.x (rates), which the issue
-# names for 3.8, 3.11 and 3.13, and 6.2 (pyprof record), on 3.11.
+# interpreter in tests/lib/pythons.sh, except 5.x (rates), on 3.8, 3.11
+# and 3.13 (the oldest, the usual and the newest layout), and 6.2 (pyprof record), on 3.11.
 #
 #   1.x  CPU mode, four threads burning CPU at once (tests/targets/threads_cpu.py)
 #   2.x  wall mode: sleep, socket wait and compute (thirds.py)

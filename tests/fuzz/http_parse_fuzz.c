@@ -1,6 +1,6 @@
 /*
  * http_parse_fuzz.c - afl++ harness for the HTTP request parser
- * (collector/http_parse.h), built and run by `make fuzz-http`.
+ * (collector/http/http_parse.h), built and run by `make fuzz-http`.
  *
  * Each input is one byte string as a client could send it. The harness
  * parses it as a whole and then as every prefix a slow client could have
@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http_parse.h"
+#include "http/http_parse.h"
 
 #ifndef __AFL_LOOP
 #define __AFL_LOOP(n) (once_++ == 0)

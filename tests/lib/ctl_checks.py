@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ctl_checks.py - helpers for tests/e2e/ctl.bats (issue 10).
+"""ctl_checks.py - helpers for tests/e2e/ctl.bats (sampling on demand).
 
   field CTL_OUTPUT PID KEY     the value of KEY on PID's line of the
                                output of `pyprof ctl` ("pid=P ... KEY=V")

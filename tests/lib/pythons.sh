@@ -26,7 +26,7 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/pyprof-pythons/root (the script's order);
 # NAME is then the interpreter's full version (3.14.10). They are static
 # builds (libpython linked in), like Debian's python3.
-# Default "all": every interpreter pyprof supports (issue 3), each one
+# Default "all": every interpreter pyprof supports, each one
 # required. pyenv is asked for its root and versions (`pyenv root`,
 # `pyenv versions --bare`); no path to an interpreter is written here.
 # Another pyenv version (a 3.14 being ported to) is tested by naming it.

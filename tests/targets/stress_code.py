@@ -1,9 +1,9 @@
 # stress_code.py - code objects that change and die under the sampler.
 #
-# For tests/e2e/stress.bats (issue 3: "a stress program replaces functions'
+# For tests/e2e/stress.bats: a stress program that replaces functions'
 # __code__ objects, creates and drops code objects in a loop, and raises
-# and catches exceptions, while being sampled at the highest rate: no
-# crash, no attribution to a wrong name"). For SECONDS of wall time, at
+# and catches exceptions, while being sampled at the highest rate, must
+# not crash and must not be attributed to a wrong name. For SECONDS of wall time, at
 # once:
 #   - the main thread swaps victim.__code__ between swap_alpha's and
 #     swap_beta's code while two caller threads call victim(): their

@@ -1,7 +1,7 @@
 /*
  * pprof_fixture.h - build pprof profiles in memory for the view tests,
  * with protobuf-c's generated code (the same message definitions any
- * pprof writer uses), independently of collector/pprof.c.
+ * pprof writer uses), independently of collector/daemon/pprof.c.
  *
  *   struct fx f; fx_init(&f, 2, "samples", "count", "cpu", "nanoseconds");
  *   uint64_t fn = fx_func(&f, "work", "app.py", 10);
@@ -247,7 +247,7 @@ static void fx_fini(struct fx *f)
 }
 
 /* Packs f and reads it back with view_read_mem; NULL on failure. */
-#ifdef PYPROF_VIEW_H
+#ifdef PYPROF_VIEW_READ_H
 static struct view_profile *fx_view(struct fx *f)
 {
 	size_t len;

@@ -1,5 +1,5 @@
 /*
- * test_agg.c - the aggregator (collector/agg.h) against a model.
+ * test_agg.c - the aggregator (collector/daemon/agg.h) against a model.
  *
  * Model test (docs/conventions.md, "Tests"): random (node, thread, flags, count,
  * value) records go both into the real agg and into a plain array; the
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agg.h"
+#include "daemon/agg.h"
 #include "check.h"
 
 struct rec {

@@ -1,6 +1,6 @@
 /*
  * test_cmd.c - unit tests for the pyprof command's shared helpers
- * (collector/cmd_util.c, through cmd.h): option values, the collector's
+ * (collector/cli/cmd_util.c, through cmd.h): option values, the collector's
  * summary line, command lookup as execvp does it, finding our own files,
  * and the private temporary directory.
  *
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cmd.h"
+#include "cli/cmd.h"
 
 static void test_parse_uint(void)
 {

@@ -19,15 +19,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agg.h"
+#include "daemon/agg.h"
 #include "check.h"
 #include "refuse.h"
-#include "conn.h"
-#include "heapagg.h"
-#include "log.h"
-#include "proc.h"
+#include "daemon/conn.h"
+#include "daemon/heapagg.h"
+#include "common/log.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 /* ---- stream building -------------------------------------------------------- */
 

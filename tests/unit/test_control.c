@@ -18,13 +18,13 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "conn.h"
-#include "control.h"
-#include "log.h"
-#include "loop.h"
-#include "proc.h"
+#include "daemon/conn.h"
+#include "daemon/control.h"
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 #define MS 1000000ull
 
@@ -91,7 +91,7 @@ static struct lib lib_connect_s(uint64_t pid, int sampling)
 		abort();
 	l.fd = fds[1];
 	l.c = conn_new(fds[0], getpid(), getuid(), reg);
-	conn_set_control(l.c, ctl);
+	control_attach(ctl, l.c);
 	loop_add_fd(lp, fds[0], EPOLLIN, on_fd, l.c);
 	memcpy(w.p, WIRE_MAGIC, WIRE_MAGIC_LEN);
 	w.p += WIRE_MAGIC_LEN;

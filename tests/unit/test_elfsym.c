@@ -1,5 +1,5 @@
 /*
- * test_elfsym.c - native symbolization (collector/elfsym.h, dwarfline.h)
+ * test_elfsym.c - native symbolization (collector/symbols/elfsym.h, dwarfline.h)
  * against what this very process knows about itself.
  *
  * The test binary is built with -g, so its own .symtab and .debug_line
@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dwarfline.h"
-#include "elfsym.h"
+#include "symbols/dwarfline.h"
+#include "symbols/elfsym.h"
 
 /* Where an address is mapped, as the library would send it. */
 struct where {

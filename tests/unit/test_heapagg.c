@@ -1,5 +1,5 @@
 /*
- * test_heapagg.c - one process's heap profile (collector/heapagg.h)
+ * test_heapagg.c - one process's heap profile (collector/daemon/heapagg.h)
  * against a model.
  *
  *   1.x the unbiasing factor: 1/(1 - e^(-S/R)), exactly 1 at rate 1, and
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "heapagg.h"
+#include "daemon/heapagg.h"
 
 #define NODES 50
 #define ADDRS 3000

@@ -1,5 +1,5 @@
 /*
- * test_http.c - the HTTP server's connection handling (collector/http.h)
+ * test_http.c - the HTTP server's connection handling (collector/http/http.h)
  * over a real loopback socket, driven step by step: the client writes,
  * then the loop runs for a moment, then the client reads.
  *
@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "http.h"
-#include "log.h"
-#include "loop.h"
+#include "http/http.h"
+#include "common/log.h"
+#include "daemon/loop.h"
 
 struct seen {
 	int n;

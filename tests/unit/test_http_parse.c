@@ -1,6 +1,6 @@
 /*
  * test_http_parse.c - the HTTP request-head parser and query helpers
- * (collector/http_parse.h): a table of requests with the status each must
+ * (collector/http/http_parse.h): a table of requests with the status each must
  * get, the fields of good ones, every proper prefix of a good request
  * asking for more, limits, decoding; then a replay of the fuzzer's seed
  * corpus (tests/fuzz/http_seeds/, and any crash or hang afl++ saved into
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "http_parse.h"
+#include "http/http_parse.h"
 
 static int parse(const char *s, struct http_req *r)
 {

@@ -30,14 +30,14 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "conn.h"
-#include "heapagg.h"
-#include "listener.h"
-#include "log.h"
-#include "loop.h"
-#include "proc.h"
+#include "daemon/conn.h"
+#include "daemon/heapagg.h"
+#include "daemon/listener.h"
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 /* ---- 1. the live heap table ---------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * test_lost.c - "[lost: collector away]" counts only samples that are not
- * on disk (collector/proc.h, conn.h; wire.h's WRITTEN and CTL_WRITTEN).
+ * on disk (collector/daemon/proc.h, conn.h; wire.h's WRITTEN and CTL_WRITTEN).
  *
  * Streams are written into a real socket pair with wire.h's encoder and
  * read by conn_read, as test_conn.c does; the collector's writing a
@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "conn.h"
-#include "log.h"
-#include "proc.h"
+#include "daemon/conn.h"
+#include "common/log.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 /* Each case is another process. */
 static uint64_t PID = 9191;

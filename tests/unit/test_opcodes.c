@@ -1,12 +1,12 @@
 /*
- * test_opcodes.c - opcode names by Python version (collector/opcodes.h,
+ * test_opcodes.c - opcode names by Python version (collector/symbols/opcodes.h,
  * generated table): the add opcodes of each era, specialized ones from
  * 3.11, version strings as HELLO sends them, unknowns.
  */
 #include <string.h>
 
 #include "check.h"
-#include "opcodes.h"
+#include "symbols/opcodes.h"
 
 static int is(const char *got, const char *want)
 {

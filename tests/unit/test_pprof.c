@@ -1,5 +1,5 @@
 /*
- * test_pprof.c - the pprof builder (collector/pprof.h), checked by
+ * test_pprof.c - the pprof builder (collector/daemon/pprof.h), checked by
  * decoding its output.
  *
  * Processes are fed through proc.h's session API (no socket), the profile
@@ -16,11 +16,11 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "pprof.h"
-#include "proc.h"
+#include "daemon/pprof.h"
+#include "daemon/proc.h"
 #include "profile.pb-c.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;

@@ -1,5 +1,5 @@
 /*
- * test_symtab.c - the shared symbol tables' compaction (collector/symtab.h)
+ * test_symtab.c - the shared symbol tables' compaction (collector/daemon/symtab.h)
  * and what proc.h builds on it: renumbering every id a process holds,
  * the automatic trigger, windows, and the "collector away" gap.
  *
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agg.h"
+#include "daemon/agg.h"
 #include "check.h"
-#include "proc.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
+#include "daemon/symtab.h"
 
 #define START_NS 1700000000000000000ull
 #define N_FUNCS 6

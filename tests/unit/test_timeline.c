@@ -1,5 +1,5 @@
 /*
- * test_timeline.c - the timeline file (collector/timeline.h): records
+ * test_timeline.c - the timeline file (collector/daemon/timeline.h): records
  * written from symtab nodes come back with the same pid, tid, time (also
  * going back in time across threads), count, value, flags and the stack
  * as the mapped location ids, leaf first; the documented worked example
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "symtab.h"
-#include "timeline.h"
+#include "daemon/symtab.h"
+#include "daemon/timeline.h"
 
 static void test_round_trip(void)
 {

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "view.h"
-#include "views.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
 #include "pprof_fixture.h"
 
 static struct view_profile *make(struct fx *f, int64_t a, int64_t b,

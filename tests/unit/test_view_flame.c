@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "view.h"
-#include "view_flame.h"
-#include "view_tree.h"
-#include "views.h"
+#include "views/view_read.h"
+#include "views/view_flame.h"
+#include "views/view_tree.h"
+#include "views/renderers.h"
 #include "pprof_fixture.h"
 
 static char *render(const struct view_profile *p,

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "view.h"
-#include "views.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
 #include "pprof_fixture.h"
 
 struct line {

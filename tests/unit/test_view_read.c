@@ -1,5 +1,5 @@
 /*
- * test_view_read.c - the pprof reader every view uses (collector/view.h):
+ * test_view_read.c - the pprof reader every view uses (collector/views/view_read.h):
  * profiles built with protobuf-c by tests/unit/pprof_fixture.h are read
  * back and checked field by field, including what Go's profiles have and
  * ours do not (sparse ids, inlined Lines, address-only Locations, default
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "view.h"
-#include "views.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
 #include "pprof_fixture.h"
 
 /* 1. A small profile, ids dense or sparse. */

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "timeline.h"
-#include "view.h"
-#include "views.h"
+#include "daemon/timeline.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
 #include "pprof_fixture.h"
 
 struct buf {

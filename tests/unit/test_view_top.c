@@ -1,5 +1,5 @@
 /*
- * test_view_top.c - `pyprof top`'s tables (collector/views.h view_top) on
+ * test_view_top.c - `pyprof top`'s tables (collector/views/renderers.h view_top) on
  * a profile whose answer is known: the exact text, rows in order, values
  * with their units and percentages; recursion counted once in cum; --tag;
  * the label and opcode summaries; a heap profile's totals per type.
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "view.h"
-#include "views.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
 #include "pprof_fixture.h"
 
 #define MS 1000000

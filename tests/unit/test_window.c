@@ -1,5 +1,5 @@
 /*
- * test_window.c - profile windows (collector/window.h) against a model.
+ * test_window.c - profile windows (collector/daemon/window.h) against a model.
  *
  * Three processes (two in CPU mode, one in wall mode) are fed random
  * samples stamped from half a second before to a second after several
@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "loop.h"
-#include "proc.h"
+#include "daemon/loop.h"
+#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "symtab.h"
-#include "view.h"
-#include "window.h"
+#include "daemon/symtab.h"
+#include "views/view_read.h"
+#include "daemon/window.h"
 
 #define N_PROCS 4
 #define N_WINDOWS 4

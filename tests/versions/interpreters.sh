@@ -10,7 +10,8 @@
 # VERSION is the full version (3.11.7), or for the system interpreter its
 # version and path (3.11.2:/usr/bin/python3).
 #
-# A missing interpreter is a failure, not a skip (issue 3): the function
+# A missing interpreter is a failure, not a skip (a suite that skips the
+# interpreter it was meant to check would pass without checking): the function
 # prints "FAIL missing interpreter: ..." to stderr for each one and returns
 # 1, after listing what it did find.
 

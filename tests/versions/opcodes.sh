@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/versions/opcodes.sh - the committed opcode names
-# (collector/opcodes_table.h) are what every interpreter on this machine
+# (collector/symbols/opcodes_table.h) are what every interpreter on this machine
 # says today: `tools/gen-opcodes --check` asks each one (pyenv's and
 # Debian's python3) for its opcode table, checks every number against its
 # own opcode header, and compares with the file. Then, per interpreter, the
@@ -16,9 +16,9 @@ out=${BUILD:-$top/build}/versions
 mkdir -p "$out" || exit 1
 
 if "$top/tools/gen-opcodes" --check >"$out/gen-opcodes.diff" 2>"$out/gen-opcodes.err"; then
-	echo "ok collector/opcodes_table.h matches tools/gen-opcodes"
+	echo "ok collector/symbols/opcodes_table.h matches tools/gen-opcodes"
 else
-	echo "FAIL collector/opcodes_table.h is not what tools/gen-opcodes gives here:"
+	echo "FAIL collector/symbols/opcodes_table.h is not what tools/gen-opcodes gives here:"
 	sed 's/^/  /' "$out/gen-opcodes.diff" "$out/gen-opcodes.err" | head -40
 	status=1
 fi
@@ -40,15 +40,15 @@ except AttributeError:  # 2.7: no get_instructions; find the byte
 print("%d.%d %d %s" % (sys.version_info[0], sys.version_info[1], op, name))
 ' 2>&1)
 	read -r ver op opname <<<"$line"
-	if grep -qE "^/\* Python $ver, " "$top/collector/opcodes_table.h" &&
+	if grep -qE "^/\* Python $ver, " "$top/collector/symbols/opcodes_table.h" &&
 		awk -v v="$ver" -v op="$op" -v n="$opname" '
 			$0 ~ "^/\\* Python " v ", " { on = 1; next }
 			on && /^};/ { exit }
 			on && $1 == "[" op "]" && $3 == "\"" n "\"," { found = 1 }
-			END { exit !found }' "$top/collector/opcodes_table.h"; then
+			END { exit !found }' "$top/collector/symbols/opcodes_table.h"; then
 		echo "ok $name: $opname is opcode $op in the $ver table"
 	else
-		echo "FAIL $name: '$line' not in collector/opcodes_table.h"
+		echo "FAIL $name: '$line' not in collector/symbols/opcodes_table.h"
 		status=1
 	fi
 done < <(PYPROF_TEST_PYTHONS=${PYPROF_TEST_PYTHONS:-all} pyprof_pythons)

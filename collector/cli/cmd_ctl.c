@@ -1,0 +1,398 @@
+/*
+ * cmd_ctl.c - `pyprof ctl start|stop|flush|status`: switch sampling on and
+ * off in processes connected to a running collector.
+ *
+ * A controller is a client of the collector's own socket that sends one
+ * CTL_REQUEST frame instead of HELLO (wire.h); the collector answers with
+ * one CTL_ANSWER per process it covers, then CTL_DONE (collector/daemon/control.h
+ * says what each verb does). This prints one line per process, as
+ * key=value pairs (easy to read and to grep):
+ *
+ *   pid=4242 comm=python3 status=ok sampling=on origin=request mode=cpu
+ *   hz=100 samples=0 signals=0 armed=2 lease_ms=2999
+ *   since_mono_ns=123456789012
+ *
+ * (samples: taken since the process started; signals: sampling signals it
+ * received; armed: threads with a timer; since_mono_ns: its
+ * CLOCK_MONOTONIC when sampling last started, or stopped when off)
+ * and a note (msg="...") when the process did not do all that was asked.
+ *
+ * Exit codes: 0 when every covered process answered and did what was
+ * asked (ok, or partial: it says what it could not do), 1 when one
+ * refused or did not answer, when nothing matched, or when no collector
+ * answers on the socket; 2 on a usage error.
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "common/log.h"
+#include "pyprof/defaults.h"
+#include "pyprof/wire.h"
+
+/* The collector waits 2 s for processes (control.h): wait for it longer. */
+#define CTL_WAIT_MS 6000
+
+void cmd_ctl_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: pyprof ctl start|stop|flush|status [OPTIONS]\n"
+		"\n"
+		"Switches sampling on and off in Python processes connected to "
+		"a running\npyprof-collector (for example processes started "
+		"with PYPROF_START=off),\nand prints what each process "
+		"answered, one line each.\n"
+		"\n"
+		"  start    sample, for --seconds N (default: until `ctl stop`)"
+		"\n"
+		"  stop     end what `ctl start` asked, and switch sampling off "
+		"(even in\n"
+		"           processes that sample by themselves), unless "
+		"another request\n"
+		"           (an HTTP profile) still needs it\n"
+		"  flush    have the processes send every sample taken so far\n"
+		"  status   say what they do\n"
+		"\n"
+		"Options:\n"
+		"  --pid P          only process P (default: every connected "
+		"one)\n"
+		"  --seconds N      start: for N seconds (1 to 86400)\n"
+		"  --mode cpu|wall  start: the mode asked for (a process "
+		"samples in its own\n"
+		"                   PYPROF_MODE and says so if it differs)\n"
+		"  --hz N           start: samples per second, 1 to 10000\n"
+		"  --heap-rate B    start: heap sampling, one sample per B "
+		"bytes allocated\n"
+		"  --native         start: native stacks (processes started "
+		"with PYPROF_NATIVE)\n"
+		"  --socket PATH    the collector's socket (default: as "
+		"PYPROF_SOCKET)\n"
+		"\n"
+		"Exit status: 0 done; 1 a process refused or did not answer, "
+		"nothing matched,\nor no collector; 2 usage error.\n");
+}
+
+static void put(struct wire_out *w, unsigned tag, uint64_t v)
+{
+	wire_put_varint(w, (uint64_t)tag << 1);
+	wire_put_varint(w, v);
+}
+
+static int usage_error(const char *what, const char *val)
+{
+	log_error("ctl: %s%s%s (see pyprof ctl --help)", what,
+		  val ? ": " : "", val ? val : "");
+	return CMD_EXIT_USAGE;
+}
+
+/* Prints one CTL_ANSWER; returns 1 if it was a failure. */
+static int print_answer(const uint8_t *p, size_t len)
+{
+	struct wire_in r = { p, p + len, 1 };
+	uint64_t pid = 0, status = WIRE_CTL_NO_REPLY, sampling = 0;
+	uint64_t origin = 0, mode = 0, period = 0, achieved = 0, samples = 0;
+	uint64_t signals = 0, armed = 0, lease = 0, heap = 0, native = 0;
+	uint64_t since = 0;
+	int has_lease = 0, has_period = 0;
+	char comm[64] = "?", msg[512] = "";
+
+	while (r.ok && !wire_at_end(&r)) {
+		uint64_t key = wire_get_varint(&r);
+		if (key & 1) {
+			size_t n;
+			const uint8_t *s = wire_get_bytes(&r, &n,
+							  WIRE_MAX_CTL_PAYLOAD);
+			if (!s)
+				break;
+			if (key >> 1 == WIRE_C_COMM)
+				log_printable(comm, sizeof(comm),
+					      (const char *)s, n);
+			else if (key >> 1 == WIRE_C_MSG) {
+				/* the collector's note, then the process's */
+				size_t at = strlen(msg);
+				if (at && at + 2 < sizeof(msg)) {
+					memcpy(msg + at, "; ", 3);
+					at += 2;
+				}
+				log_printable(msg + at, sizeof(msg) - at,
+					      (const char *)s, n);
+			}
+			continue;
+		}
+		uint64_t v = wire_get_varint(&r);
+		switch (key >> 1) {
+		case WIRE_C_PID: pid = v; break;
+		case WIRE_C_STATUS: status = v; break;
+		case WIRE_C_SAMPLING: sampling = v; break;
+		case WIRE_C_ORIGIN: origin = v; break;
+		case WIRE_C_MODE: mode = v; break;
+		case WIRE_C_PERIOD_NS: period = v; has_period = 1; break;
+		case WIRE_C_ACHIEVED_NS: achieved = v; break;
+		case WIRE_C_SAMPLES: samples = v; break;
+		case WIRE_C_SIGNALS: signals = v; break;
+		case WIRE_C_ARMED: armed = v; break;
+		case WIRE_C_LEASE_LEFT_MS: lease = v; has_lease = 1; break;
+		case WIRE_C_HEAP_RATE: heap = v; break;
+		case WIRE_C_NATIVE: native = v; break;
+		case WIRE_C_SINCE_NS: since = v; break;
+		default: break;
+		}
+	}
+	if (!r.ok) {
+		log_error("ctl: malformed answer from the collector");
+		return 1;
+	}
+	static const char *const statuses[] = { "ok", "partial", "refused",
+						"no-reply" };
+	static const char *const origins[] = { "off", "own", "request" };
+	printf("pid=%llu comm=%s status=%s", (unsigned long long)pid, comm,
+	       status < 4 ? statuses[status] : "?");
+	if (status != WIRE_CTL_NO_REPLY) {
+		printf(" sampling=%s origin=%s mode=%s", sampling ? "on" : "off",
+		       origin < 3 ? origins[origin] : "?",
+		       mode == WIRE_MODE_WALL ? "wall" : "cpu");
+		if (has_period && period)
+			printf(" hz=%llu", (unsigned long long)((1000000000u +
+								 period / 2) /
+								period));
+		if (achieved)
+			printf(" achieved_hz=%llu",
+			       (unsigned long long)((1000000000u +
+						     achieved / 2) / achieved));
+		if (heap)
+			printf(" heap_rate=%llu", (unsigned long long)heap);
+		if (native)
+			printf(" native=on");
+		printf(" samples=%llu signals=%llu armed=%llu",
+		       (unsigned long long)samples, (unsigned long long)signals,
+		       (unsigned long long)armed);
+		if (has_lease)
+			printf(" lease_ms=%llu", (unsigned long long)lease);
+		if (since)
+			printf(" since_mono_ns=%llu", (unsigned long long)since);
+	}
+	if (msg[0])
+		printf(" msg=\"%s\"", msg);
+	printf("\n");
+	return status == WIRE_CTL_REFUSED || status == WIRE_CTL_NO_REPLY;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Sends the request and prints the answers. Returns the exit status. */
+static int exchange(const char *path, const uint8_t *frame, size_t len,
+		    int start_verb)
+{
+	struct sockaddr_un sa;
+	uint8_t buf[2 * (WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD)];
+	size_t have = 0;
+	int fd, failed = 0, rc = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		log_error("ctl: no collector answers on %s: %s", path,
+			  strerror(errno));
+		goto out;
+	}
+	if (send(fd, frame, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		log_error("ctl: cannot send to the collector: %s",
+			  strerror(errno));
+		goto out;
+	}
+	uint64_t deadline = now_ms() + CTL_WAIT_MS;
+	for (;;) {
+		/* every whole frame in buf */
+		while (have >= WIRE_HDR_LEN) {
+			unsigned type;
+			size_t plen;
+			wire_get_hdr(buf, &type, &plen);
+			if ((type != WIRE_CTL_ANSWER && type != WIRE_CTL_DONE) ||
+			    plen > WIRE_MAX_CTL_PAYLOAD) {
+				log_error("ctl: unexpected frame (type %u) from "
+					  "the collector", type);
+				goto out;
+			}
+			if (have < WIRE_HDR_LEN + plen)
+				break;
+			if (type == WIRE_CTL_ANSWER) {
+				failed |= print_answer(buf + WIRE_HDR_LEN, plen);
+			} else {
+				struct wire_in r = { buf + WIRE_HDR_LEN,
+						     buf + WIRE_HDR_LEN + plen,
+						     1 };
+				char msg[256] = "";
+				while (r.ok && !wire_at_end(&r)) {
+					uint64_t key = wire_get_varint(&r);
+					if (!(key & 1)) {
+						wire_get_varint(&r);
+						continue;
+					}
+					size_t n;
+					const uint8_t *s = wire_get_bytes(
+						&r, &n, WIRE_MAX_CTL_PAYLOAD);
+					if (s && key >> 1 == WIRE_C_MSG)
+						log_printable(msg, sizeof(msg),
+							      (const char *)s,
+							      n);
+				}
+				/* start: a request nothing matched yet still
+				 * covers processes that connect in its time */
+				if (msg[0] && start_verb) {
+					log_info("ctl: %s", msg);
+				} else if (msg[0]) {
+					log_error("ctl: %s", msg);
+					failed = 1;
+				}
+				rc = failed;
+				goto out;
+			}
+			memmove(buf, buf + WIRE_HDR_LEN + plen,
+				have - WIRE_HDR_LEN - plen);
+			have -= WIRE_HDR_LEN + plen;
+		}
+		uint64_t t = now_ms();
+		if (t >= deadline) {
+			log_error("ctl: the collector did not finish answering "
+				  "in time");
+			goto out;
+		}
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		if (poll(&pfd, 1, (int)(deadline - t)) <= 0)
+			continue;
+		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			log_error("ctl: the collector closed the connection "
+				  "(is it older than this pyprof?)");
+			goto out;
+		}
+		have += (size_t)n;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	static const char *const verbs[] = { NULL, "start", "stop", "flush",
+					     "status" };
+	uint8_t frame[WIRE_HDR_LEN + 256];
+	struct wire_out w = { frame + WIRE_HDR_LEN, frame + sizeof(frame), 1 };
+	unsigned long pid = 0, seconds = 0, hz = 0, heap = 0;
+	int mode = -1, native = 0, verb = 0;
+	const char *sock = NULL;
+	char def[256];
+
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		cmd_ctl_usage(stdout);
+		return 0;
+	}
+	if (argc < 2)
+		return usage_error("start, stop, flush or status expected", NULL);
+	for (int v = 1; v <= 4; v++)
+		if (!strcmp(argv[1], verbs[v]))
+			verb = v;
+	if (!verb)
+		return usage_error("unknown verb", argv[1]);
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--native")) {
+			native = 1;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			cmd_ctl_usage(stdout);
+			return 0;
+		}
+		if (!val)
+			return usage_error("option needs a value", a);
+		i++;
+		if (!strcmp(a, "--pid")) {
+			if (cmd_parse_uint(val, 1, 0x7fffffff, &pid) < 0)
+				return usage_error("--pid expects a process id",
+						   val);
+		} else if (!strcmp(a, "--seconds")) {
+			if (cmd_parse_uint(val, 1, 86400, &seconds) < 0)
+				return usage_error("--seconds expects 1 to 86400",
+						   val);
+		} else if (!strcmp(a, "--hz")) {
+			if (cmd_parse_uint(val, 1, PYPROF_MAX_HZ, &hz) < 0)
+				return usage_error("--hz expects 1 to 10000", val);
+		} else if (!strcmp(a, "--heap-rate")) {
+			if (cmd_parse_uint(val, 1, 1ul << 40, &heap) < 0)
+				return usage_error("--heap-rate expects bytes, 1 "
+						   "or more", val);
+		} else if (!strcmp(a, "--mode")) {
+			if (!strcmp(val, "cpu"))
+				mode = WIRE_MODE_CPU;
+			else if (!strcmp(val, "wall"))
+				mode = WIRE_MODE_WALL;
+			else
+				return usage_error("--mode expects cpu or wall",
+						   val);
+		} else if (!strcmp(a, "--socket")) {
+			if (val[0] != '/' || strlen(val) >= 108)
+				return usage_error("--socket expects an absolute "
+						   "path shorter than 108 bytes",
+						   val);
+			sock = val;
+		} else {
+			return usage_error("unknown option", a);
+		}
+	}
+	if (verb != WIRE_VERB_START && (seconds || hz || heap || native ||
+					mode >= 0))
+		return usage_error("--seconds, --hz, --mode, --heap-rate and "
+				   "--native go with start only", NULL);
+	if (!sock) {
+		const char *env = getenv("PYPROF_SOCKET");
+		if (env && *env) {
+			sock = env;
+		} else if (pyprof_default_socket(def, sizeof(def)) == 0) {
+			sock = def;
+		} else {
+			log_error("ctl: the default socket path is too long; "
+				  "use --socket");
+			return 1;
+		}
+	}
+	put(&w, WIRE_C_VERB, (uint64_t)verb);
+	if (pid)
+		put(&w, WIRE_C_PID, pid);
+	if (seconds)
+		put(&w, WIRE_C_LEASE_MS, seconds * 1000);
+	if (mode >= 0)
+		put(&w, WIRE_C_MODE, (uint64_t)mode);
+	if (hz)
+		put(&w, WIRE_C_PERIOD_NS, 1000000000ull / hz);
+	if (heap)
+		put(&w, WIRE_C_HEAP_RATE, heap);
+	if (native)
+		put(&w, WIRE_C_NATIVE, 1);
+	size_t n = (size_t)(w.p - frame) - WIRE_HDR_LEN;
+	wire_put_hdr_at(frame, WIRE_CTL_REQUEST, n);
+	fflush(stdout);
+	int rc = exchange(sock, frame, n + WIRE_HDR_LEN,
+			  verb == WIRE_VERB_START);
+	fflush(stdout);
+	return rc;
+}

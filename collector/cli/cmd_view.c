@@ -1,0 +1,593 @@
+/*
+ * cmd_view.c - the subcommands that read profiles: `pyprof top`,
+ * `pyprof flamegraph`, `pyprof convert` and `pyprof diff`, and
+ * cmd_convert_file, which `pyprof record --format` uses.
+ *
+ * Each parses its options, reads the profile(s) with view_read.h, and calls a
+ * renderer of renderers.h. Output goes to standard output, or with -o FILE to
+ * FILE, written atomically (built in memory, then fileio.h), so a reader
+ * never sees half a flame graph. Exit status: 0, 1 (the profile cannot be
+ * read, has no such sample type or label, or the output cannot be
+ * written), 2 (usage).
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "common/timeline_file.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
+
+enum {
+	OPT_SAMPLE_TYPE = 256,
+	OPT_TAG,
+	OPT_BY,
+	OPT_SORT,
+	OPT_BY_LABEL,
+	OPT_ICICLE,
+	OPT_MIN_WIDTH,
+	OPT_TITLE,
+	OPT_FORMAT,
+	OPT_TIMELINE,
+	OPT_SHARES,
+	OPT_VALUES,
+};
+
+/* What every view command may be given. */
+struct vopts {
+	const char *output;       /* NULL or "-": standard output */
+	const char *sample_type;
+	struct view_filter filter;
+	enum view_by by;
+	int by_opcode;
+	const char *by_label;
+	enum view_top_sort sort;
+	unsigned long n_rows;
+	int icicle;
+	double min_width;
+	const char *title;
+	const char *format;
+	const char *timeline;
+	enum view_diff_compare compare;
+	char **args;              /* the positional arguments */
+	int n_args;
+};
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_error("%s (see pyprof %s --help)", buf, cmd);
+	return CMD_EXIT_USAGE;
+}
+
+/* Parses argv for subcommand cmd, accepting the options in allowed: their
+ * short letters, and for long-only options 'A' + (value - 256), so
+ * "oABC" is -o, --sample-type, --tag and --by. Returns -1 to go on, else
+ * the exit status to return (0 after --help). */
+static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
+		 void (*usage)(FILE *), const char *allowed)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
+		/* go tool pprof's name for it */
+		{ "sample_index", required_argument, NULL, OPT_SAMPLE_TYPE },
+		{ "sample-index", required_argument, NULL, OPT_SAMPLE_TYPE },
+		{ "tag", required_argument, NULL, OPT_TAG },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "by-label", required_argument, NULL, OPT_BY_LABEL },
+		{ "icicle", no_argument, NULL, OPT_ICICLE },
+		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "shares", no_argument, NULL, OPT_SHARES },
+		{ "values", no_argument, NULL, OPT_VALUES },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":o:n:h", longopts, NULL)) != -1) {
+		const char *name = NULL;
+		for (const struct option *lo = longopts; lo->name; lo++)
+			if (lo->val == c)
+				name = lo->name;
+		if (c != 'h' && c != '?' && c != ':' &&
+		    !strchr(allowed, c < 256 ? c : 'A' + (c - 256))) {
+			if (c == 'n')
+				return usage_error(cmd, "unknown option '-n'");
+			return usage_error(cmd, "unknown option '--%s'",
+					   name ? name : "?");
+		}
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'n':
+			if (cmd_parse_uint(optarg, 1, 1000000000, &o->n_rows))
+				return usage_error(cmd, "-n accepts a positive "
+						   "integer, not '%s'", optarg);
+			break;
+		case OPT_SAMPLE_TYPE:
+			o->sample_type = optarg;
+			break;
+		case OPT_TAG:
+			if (view_filter_add(&o->filter, optarg) == -E2BIG)
+				return usage_error(cmd, "at most %d --tag "
+						   "options", VIEW_MAX_TAGS);
+			if (o->filter.n == 0 ||
+			    o->filter.tags[o->filter.n - 1].key != optarg)
+				return usage_error(cmd, "--tag accepts "
+						   "KEY=VALUE, not '%s'",
+						   optarg);
+			break;
+		case OPT_BY:
+			if (!strcmp(optarg, "function"))
+				o->by = VIEW_BY_FUNCTION;
+			else if (!strcmp(optarg, "line"))
+				o->by = VIEW_BY_LINE;
+			else if (!strcmp(optarg, "opcode") &&
+				 !strcmp(cmd, "top"))
+				o->by_opcode = 1;
+			else
+				return usage_error(cmd, "--by accepts function"
+						   "%s or line, not '%s'",
+						   strcmp(cmd, "top") ? ""
+						   : ", opcode", optarg);
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "flat"))
+				o->sort = VIEW_SORT_FLAT;
+			else if (!strcmp(optarg, "cum"))
+				o->sort = VIEW_SORT_CUM;
+			else
+				return usage_error(cmd, "--sort accepts flat or "
+						   "cum, not '%s'", optarg);
+			break;
+		case OPT_BY_LABEL:
+			o->by_label = optarg;
+			break;
+		case OPT_ICICLE:
+			o->icicle = 1;
+			break;
+		case OPT_MIN_WIDTH: {
+			char *end;
+			o->min_width = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->min_width >= 0.01) ||
+			    o->min_width > 1000)
+				return usage_error(cmd, "--min-width accepts "
+						   "pixels from 0.01 to 1000, "
+						   "not '%s'", optarg);
+			break;
+		}
+		case OPT_TITLE:
+			o->title = optarg;
+			break;
+		case OPT_FORMAT:
+			o->format = optarg;
+			break;
+		case OPT_TIMELINE:
+			o->timeline = optarg;
+			break;
+		case OPT_SHARES:
+		case OPT_VALUES:
+			if (o->compare && o->compare != (c == OPT_SHARES
+						 ? VIEW_DIFF_SHARES
+						 : VIEW_DIFF_VALUES))
+				return usage_error(cmd, "give --shares or "
+						   "--values, not both");
+			o->compare = c == OPT_SHARES ? VIEW_DIFF_SHARES
+						     : VIEW_DIFF_VALUES;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			return usage_error(cmd, "%s needs a value",
+					   argv[optind - 1]);
+		default:
+			return usage_error(cmd, "unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	o->args = argv + optind;
+	o->n_args = argc - optind;
+	return -1;
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+struct sink {
+	FILE *f;
+	char *buf;
+	size_t len;
+	const char *path; /* NULL: stdout */
+};
+
+static int sink_open(struct sink *s, const char *path)
+{
+	memset(s, 0, sizeof(*s));
+	if (!path || !strcmp(path, "-")) {
+		s->f = stdout;
+		return 0;
+	}
+	s->path = path;
+	s->f = open_memstream(&s->buf, &s->len);
+	return s->f ? 0 : -ENOMEM;
+}
+
+/* Closes s, writing the file if ok; returns 0 or a negative errno
+ * (logged). */
+static int sink_close(struct sink *s, int ok)
+{
+	int rc = 0;
+
+	if (!s->path) {
+		if (fflush(stdout) != 0) {
+			log_error("writing standard output: %s",
+				  strerror(errno));
+			return -EIO;
+		}
+		return 0;
+	}
+	if (fclose(s->f) != 0)
+		rc = -ENOMEM;
+	if (ok && rc == 0) {
+		rc = file_write_atomic(s->path, s->buf, s->len, FILEIO_REPLACE);
+		if (rc < 0)
+			log_error("cannot write %s: %s", s->path,
+				  strerror(-rc));
+	}
+	free(s->buf);
+	return rc;
+}
+
+static struct view_profile *load(const char *path)
+{
+	char err[VIEW_ERR_LEN];
+	struct view_profile *p;
+
+	if (view_read_file(path, &p, err) < 0) {
+		log_error("%s: %s", path, err);
+		return NULL;
+	}
+	return p;
+}
+
+/* ---- pyprof top ---------------------------------------------------------------- */
+
+void cmd_top_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof top [OPTIONS] PROFILE\n"
+"\n"
+"Prints the functions of a pprof profile (ours, or any pprof) with flat\n"
+"(as the leaf) and cumulative (anywhere on the stack) values, their\n"
+"percentages of the total and a running sum, largest first.\n"
+"\n"
+"Options:\n"
+"  -n N                 at most N rows\n"
+"      --sort flat|cum  order by flat (default) or cumulative value\n"
+"      --by function|line|opcode\n"
+"                       a row per function (default), per source line, or\n"
+"                       per opcode (profiles recorded with PYPROF_OPCODES=1:\n"
+"                       samples, share, and the functions running it most)\n"
+"      --by-label KEY   a row per value of a label instead: pid, thread_id,\n"
+"                       thread_name, gil, native, cpu_state...\n"
+"      --sample-type T  which value to show: cpu, wall, samples; for heap\n"
+"                       profiles inuse_space, inuse_objects, alloc_space,\n"
+"                       alloc_objects (alias --sample_index) (default:\n"
+"                       the profile's default type, cpu or wall for ours)\n"
+"      --tag KEY=VALUE  only samples with this label (repeat: every key must\n"
+"                       match, any of the values given for one key)\n"
+"  -o, --output FILE    write the table to FILE instead of standard output\n"
+"  -h, --help           this text\n"
+"\n"
+"Units: times as ns, us, ms or s; counts as numbers.\n"
+"Exit status: 0, 1 if the profile cannot be read or lacks what was asked,\n"
+"2 on a usage error.\n");
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct vopts o = { 0 };
+	struct view_top_opts t = { 0 };
+	struct view_profile *p = NULL;
+	struct sink out;
+	char err[VIEW_ERR_LEN];
+	int rc;
+
+	rc = parse("top", argc, argv, &o, cmd_top_usage, "onABCDE");
+	if (rc >= 0)
+		return rc;
+	if (o.n_args != 1)
+		return usage_error("top", "give exactly one PROFILE");
+	if (o.by_label && o.by_opcode)
+		return usage_error("top", "--by opcode and --by-label are "
+				   "different tables: give one");
+	p = load(o.args[0]);
+	if (!p)
+		return CMD_EXIT_ERROR;
+	t.n_rows = o.n_rows;
+	t.sort = o.sort;
+	t.by = o.by;
+	t.sample_type = o.sample_type;
+	t.filter = &o.filter;
+	t.by_label = o.by_label;
+	t.by_opcode = o.by_opcode;
+	rc = sink_open(&out, o.output);
+	if (rc == 0) {
+		rc = view_top(out.f, p, &t, err);
+		if (rc < 0)
+			log_error("%s: %s", o.args[0], err);
+		if (sink_close(&out, rc == 0) < 0 && rc == 0)
+			rc = -EIO;
+	}
+	view_free(p);
+	return rc < 0 ? CMD_EXIT_ERROR : 0;
+}
+
+/* ---- pyprof flamegraph -------------------------------------------------------- */
+
+void cmd_flamegraph_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof flamegraph [OPTIONS] PROFILE -o OUT.svg\n"
+"\n"
+"Writes an interactive SVG flame graph of a pprof profile; open it in a\n"
+"browser. Click a frame to zoom into it, Reset Zoom (or the root) to zoom\n"
+"out; Search (or Ctrl-F) highlights functions matching a regular\n"
+"expression and shows their share; hover for function, file:line, value,\n"
+"samples and percent.\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE    the SVG (default: standard output)\n"
+"      --sample-type T  cpu, wall, samples, inuse_space, alloc_space...\n"
+"                       (default: the profile's; alias --sample_index)\n"
+"      --tag KEY=VALUE  only samples with this label, e.g. pid=1234 or\n"
+"                       thread_name=MainThread (repeatable)\n"
+"      --icicle         root at the top (an icicle graph)\n"
+"      --by function|line  a frame per function (default) or per line\n"
+"      --min-width PX   frames narrower than this are merged into one\n"
+"                       \"...\" frame per parent (default %.1f)\n"
+"      --title TEXT     the graph's title\n"
+"  -h, --help           this text\n",
+		VIEW_FLAME_MIN_WIDTH);
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	struct vopts o = { 0 };
+	struct view_flame_opts f = { 0 };
+	struct view_profile *p = NULL;
+	struct sink out;
+	char err[VIEW_ERR_LEN];
+	int rc;
+
+	rc = parse("flamegraph", argc, argv, &o, cmd_flamegraph_usage,
+		   "oABCFGH");
+	if (rc >= 0)
+		return rc;
+	if (o.n_args != 1)
+		return usage_error("flamegraph", "give exactly one PROFILE");
+	p = load(o.args[0]);
+	if (!p)
+		return CMD_EXIT_ERROR;
+	f.sample_type = o.sample_type;
+	f.filter = &o.filter;
+	f.by = o.by;
+	f.icicle = o.icicle;
+	f.min_width = o.min_width;
+	f.title = o.title;
+	rc = sink_open(&out, o.output);
+	if (rc == 0) {
+		rc = view_flame(out.f, p, &f, err);
+		if (rc < 0)
+			log_error("%s: %s", o.args[0], err);
+		if (sink_close(&out, rc == 0) < 0 && rc == 0)
+			rc = -EIO;
+	}
+	view_free(p);
+	return rc < 0 ? CMD_EXIT_ERROR : 0;
+}
+
+/* ---- pyprof convert ----------------------------------------------------------- */
+
+void cmd_convert_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof convert PROFILE --format FORMAT [-o OUT] [OPTIONS]\n"
+"\n"
+"Converts a pprof profile to another format:\n"
+"  folded      one line per stack, \"root;...;leaf N\" (FlameGraph,\n"
+"              inferno); N is the sample count unless --sample-type\n"
+"  speedscope  speedscope's JSON, a profile per thread; with --timeline,\n"
+"              samples in time order (see pyprof-collector --timeline)\n"
+"  svg         the flame graph of `pyprof flamegraph`\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE    where to write (default: standard output)\n"
+"      --format F       folded, speedscope or svg\n"
+"      --timeline FILE  the timeline recorded with PROFILE (speedscope)\n"
+"      --sample-type T  cpu, wall, samples...\n"
+"      --tag KEY=VALUE  only samples with this label (repeatable)\n"
+"      --by function|line  frames per function (default) or per line\n"
+"                       (folded, svg)\n"
+"  -h, --help           this text\n");
+}
+
+int cmd_convert_file(const char *profile, const char *timeline,
+		     const char *format, const char *sample_type,
+		     const struct view_filter *filter, int by,
+		     const char *output)
+{
+	struct view_profile *p = NULL;
+	struct timeline_data *tl = NULL;
+	char err[VIEW_ERR_LEN];
+	struct sink out;
+	int rc;
+
+	p = load(profile);
+	if (!p)
+		return -EINVAL;
+	if (timeline) {
+		rc = timeline_read(timeline, &tl, err);
+		if (rc < 0) {
+			log_error("%s: %s", timeline, err);
+			goto out;
+		}
+		if (tl->profile_time_nanos != p->time_nanos)
+			log_warn("%s was not recorded with %s (profile times "
+				 "differ); its locations may not match",
+				 timeline, profile);
+		if (tl->n_dropped)
+			log_warn("%s: %llu samples were not kept (memory "
+				 "cap)", timeline,
+				 (unsigned long long)tl->n_dropped);
+	}
+	rc = sink_open(&out, output);
+	if (rc < 0) {
+		log_error("out of memory");
+		goto out;
+	}
+	if (!strcmp(format, "folded")) {
+		rc = view_folded(out.f, p, sample_type, filter,
+				 (enum view_by)by, err);
+	} else if (!strcmp(format, "speedscope")) {
+		rc = view_speedscope(out.f, p, tl, sample_type, filter,
+				     profile, err);
+	} else {
+		struct view_flame_opts f = { .sample_type = sample_type,
+					     .filter = filter,
+					     .by = (enum view_by)by };
+		rc = view_flame(out.f, p, &f, err);
+	}
+	if (rc < 0)
+		log_error("%s: %s", profile, err);
+	if (sink_close(&out, rc == 0) < 0 && rc == 0)
+		rc = -EIO;
+out:
+	timeline_data_free(tl);
+	view_free(p);
+	return rc;
+}
+
+int cmd_format_ok(const char *format)
+{
+	return !strcmp(format, "folded") || !strcmp(format, "speedscope") ||
+	       !strcmp(format, "svg");
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct vopts o = { 0 };
+	int rc;
+
+	rc = parse("convert", argc, argv, &o, cmd_convert_usage, "oABCIJ");
+	if (rc >= 0)
+		return rc;
+	if (o.n_args != 1)
+		return usage_error("convert", "give exactly one PROFILE");
+	if (!o.format)
+		return usage_error("convert", "--format is required: folded, "
+				   "speedscope or svg");
+	if (!cmd_format_ok(o.format))
+		return usage_error("convert", "--format accepts folded, "
+				   "speedscope or svg, not '%s'", o.format);
+	if (o.timeline && strcmp(o.format, "speedscope"))
+		return usage_error("convert", "--timeline goes with --format "
+				   "speedscope");
+	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
+			      &o.filter, o.by, o.output);
+	return rc < 0 ? CMD_EXIT_ERROR : 0;
+}
+
+/* ---- pyprof diff --------------------------------------------------------------- */
+
+void cmd_diff_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof diff [OPTIONS] BASE NEW [-o DIFF.svg]\n"
+"\n"
+"Compares two profiles: prints the functions whose share of the total grew\n"
+"or shrank most (flat and cumulative, in percentage points), and with -o\n"
+"writes a differential flame graph: NEW's shape, red where a frame's share\n"
+"grew, blue where it shrank. Heap profiles (alloc_*, inuse_* types) compare\n"
+"values in their unit instead (bytes, objects), as go tool pprof -diff_base.\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE    the differential flame graph (SVG)\n"
+"  -n N                 rows of the table (default 20)\n"
+"      --sample-type T  cpu, wall, samples... (default: BASE's default)\n"
+"      --shares         compare shares of each total (default but heap)\n"
+"      --values         compare values in the type's unit (default: heap)\n"
+"      --tag KEY=VALUE  only samples with this label (repeatable)\n"
+"      --by function|line  compare functions (default) or lines\n"
+"  -h, --help           this text\n");
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct vopts o = { 0 };
+	struct view_diff_opts d = { 0 };
+	struct view_profile *base = NULL, *cur = NULL;
+	char err[VIEW_ERR_LEN];
+	struct sink out;
+	int rc;
+
+	rc = parse("diff", argc, argv, &o, cmd_diff_usage, "onABCKL");
+	if (rc >= 0)
+		return rc;
+	if (o.n_args != 2)
+		return usage_error("diff", "give two profiles: BASE NEW");
+	base = load(o.args[0]);
+	cur = base ? load(o.args[1]) : NULL;
+	rc = -EINVAL;
+	if (!base || !cur)
+		goto out;
+	d.n_rows = o.n_rows;
+	d.sample_type = o.sample_type;
+	d.filter = &o.filter;
+	d.by = o.by;
+	d.compare = o.compare;
+	rc = view_diff_table(stdout, base, cur, &d, err);
+	if (rc < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	fflush(stdout);
+	if (o.output && strcmp(o.output, "-")) {
+		rc = sink_open(&out, o.output);
+		if (rc < 0)
+			goto out;
+		rc = view_diff_flame(out.f, base, cur, &d, err);
+		if (rc < 0)
+			log_error("%s", err);
+		if (sink_close(&out, rc == 0) < 0 && rc == 0)
+			rc = -EIO;
+	}
+out:
+	view_free(base);
+	view_free(cur);
+	return rc < 0 ? CMD_EXIT_ERROR : 0;
+}

@@ -1,0 +1,122 @@
+/*
+ * log.c - the collector's log lines (see log.h).
+ *
+ * Each line is formatted into a stack buffer and written with one write(2)
+ * to stderr; a line longer than the buffer is cut and ends in "...". Called
+ * from the collector's single thread only.
+ */
+#include "common/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LOG_LINE_MAX 2048
+
+static enum log_level log_level = LOG_INFO;
+static const char *log_prefix = "pyprof-collector";
+
+void log_set_level(enum log_level level)
+{
+	log_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return log_level;
+}
+
+int log_parse_level(const char *s, enum log_level *level)
+{
+	static const struct {
+		const char *name;
+		enum log_level level;
+	} names[] = {
+		{ "error", LOG_ERROR }, { "warn", LOG_WARN },
+		{ "warning", LOG_WARN }, { "info", LOG_INFO },
+		{ "debug", LOG_DEBUG },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(s, names[i].name) == 0) {
+			*level = names[i].level;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void log_set_prefix(const char *prefix)
+{
+	log_prefix = prefix;
+}
+
+int log_debug_enabled(void)
+{
+	return log_level >= LOG_DEBUG;
+}
+
+static void log_line(enum log_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void log_line(enum log_level level, const char *fmt, va_list ap)
+{
+	static const char *const words[] = { "error: ", "warning: ", "",
+					     "debug: " };
+	char buf[LOG_LINE_MAX];
+	int saved = errno; /* callers often log, then look at errno */
+	int n, m;
+	size_t len;
+
+	if (level > log_level)
+		return;
+	n = snprintf(buf, sizeof(buf), "%s: %s", log_prefix, words[level]);
+	if (n < 0)
+		goto out;
+	len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+	m = vsnprintf(buf + len, sizeof(buf) - len, fmt, ap);
+	if (m < 0)
+		goto out;
+	if ((size_t)m >= sizeof(buf) - len) {
+		/* Cut: keep room for "...\n". */
+		len = sizeof(buf) - 5;
+		memcpy(buf + len, "...", 3);
+		len += 3;
+	} else {
+		len += (size_t)m;
+	}
+	buf[len++] = '\n';
+	/* One write per line; a short write to stderr is not worth a retry
+	 * loop that could block the event loop. */
+	if (write(STDERR_FILENO, buf, len) < 0) {
+		/* nothing sensible to do */
+	}
+out:
+	errno = saved;
+}
+
+const char *log_printable(char *buf, size_t n, const char *s, size_t len)
+{
+	size_t i;
+	for (i = 0; i < len && i + 1 < n && s[i]; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+	}
+	buf[i] = 0;
+	return buf;
+}
+
+#define LOG_DEFINE(fn, level)                                                \
+	void fn(const char *fmt, ...)                                        \
+	{                                                                    \
+		va_list ap;                                                  \
+		va_start(ap, fmt);                                           \
+		log_line(level, fmt, ap);                                    \
+		va_end(ap);                                                  \
+	}
+
+LOG_DEFINE(log_error, LOG_ERROR)
+LOG_DEFINE(log_warn, LOG_WARN)
+LOG_DEFINE(log_info, LOG_INFO)
+LOG_DEFINE(log_debug, LOG_DEBUG)

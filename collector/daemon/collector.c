@@ -1,0 +1,608 @@
+/*
+ * collector.c - wiring of the collector (see collector.h): the listener,
+ * client connections, who may connect, the signal fd, and the outputs
+ * (output.h), on one loop.
+ *
+ * Connections are kept in a table indexed by fd, which is how shutdown
+ * finds them all to drain. When a connection ends, its process may have no
+ * connection left: output.c then writes what is due and frees it, or keeps
+ * it for a merged profile.
+ */
+#include "daemon/collector.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/conn.h"
+#include "daemon/control.h"
+#include "common/fileio.h"
+#include "http/http_pprof.h"
+#include "daemon/listener.h"
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/output.h"
+#include "daemon/proc.h"
+#include "pyprof/defaults.h"
+#include "daemon/symtab.h"
+
+#define ACCEPTS_PER_EVENT 64
+#define ACCEPT_PAUSE_NS (100 * 1000000ull) /* after EMFILE and friends */
+/* A refused client's library retries every second or so: its pid is
+ * logged at warn once, later refusals of the same pid at debug. */
+#define REFUSED_PIDS 64
+/* Descriptors kept for everything but clients: the epoll and signal fds,
+ * the listener and its spare, HTTP, profiles being written, ELF files
+ * read for native names. */
+#define FD_RESERVE 64
+#define SWEEP_NS 1000000000ull /* time-outs checked every second */
+
+struct collector {
+	const struct collector_opts *opts;
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct listener *lis;
+	struct output *out;
+	struct control *ctl; /* sampling on demand (control.h) */
+	struct pprof_server *http; /* --http, else NULL */
+	int sigfd;
+	struct conn **conns; /* by fd */
+	size_t conns_cap;
+	size_t n_conns;
+	int failed; /* the loop failed */
+	char token[40];       /* made at start, else "" */
+	char token_path[300]; /* where it was written, else "" */
+	pid_t refused[REFUSED_PIDS]; /* recently refused pids, a ring */
+	unsigned n_refused;
+	size_t max_conns;    /* clients served at once */
+	uint64_t n_shed;     /* turned away in the current burst, for want
+				of descriptors (n_shed_fd) or of room */
+	uint64_t n_shed_fd;
+	uint64_t n_evicted;  /* silent ones closed for newcomers, this burst */
+};
+
+/* ---- connections ------------------------------------------------------------ */
+
+static void close_conn(struct collector *c, struct conn *conn)
+{
+	int fd = conn_fd(conn);
+	struct proc *p;
+
+	loop_del_fd(c->loop, fd);
+	c->conns[fd] = NULL;
+	c->n_conns--;
+	p = conn_free(conn);
+	if (p)
+		output_proc_ended(c->out, p);
+}
+
+static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct collector *c = arg;
+	/* errors and hang-ups surface as read results */
+	if ((events & EPOLLOUT) && conn_flush_out(c->conns[fd]) == 0)
+		loop_mod_fd(loop, fd, EPOLLIN); /* control frames all sent */
+	if (conn_read(c->conns[fd], 0))
+		close_conn(c, c->conns[fd]);
+	else
+		output_snapshots(c->out); /* heap snapshots asked for */
+}
+
+static int track_conn(struct collector *c, int fd, struct conn *conn)
+{
+	if ((size_t)fd >= c->conns_cap) {
+		size_t cap = c->conns_cap ? c->conns_cap : 64;
+		while (cap <= (size_t)fd)
+			cap *= 2;
+		struct conn **v = realloc(c->conns, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->conns_cap, 0,
+		       (cap - c->conns_cap) * sizeof(*v));
+		c->conns = v;
+		c->conns_cap = cap;
+	}
+	c->conns[fd] = conn;
+	c->n_conns++;
+	return 0;
+}
+
+static void on_accept_resume(struct loop *loop, struct loop_timer *t,
+			     void *arg)
+{
+	struct collector *c = arg;
+	(void)t;
+	loop_mod_fd(loop, listener_fd(c->lis), EPOLLIN);
+}
+
+static int uid_allowed(const struct collector *c, uid_t uid)
+{
+	if (uid == geteuid())
+		return 1;
+	for (size_t i = 0; i < c->opts->n_allow_uids; i++)
+		if (c->opts->allow_uids[i] == uid)
+			return 1;
+	return 0;
+}
+
+static void refuse(struct collector *c, pid_t pid, uid_t uid)
+{
+	int again = 0;
+	for (unsigned i = 0; i < REFUSED_PIDS; i++)
+		again |= c->refused[i] == pid;
+	if (!again)
+		c->refused[c->n_refused++ % REFUSED_PIDS] = pid;
+	(again ? log_debug : log_warn)(
+		"refused client pid %d: uid %u is not ours (%u)%s", (int)pid,
+		(unsigned)uid, (unsigned)geteuid(),
+		c->opts->n_allow_uids ? " nor allowed by --allow-user"
+				      : " (see --allow-user)");
+}
+
+/* At the cap: closes the connection that has waited longest without
+ * saying HELLO, if there is one (a client that says nothing is worth less
+ * than one about to). 0, or -ENOSPC when every client has said HELLO. */
+static int make_room(struct collector *c)
+{
+	struct conn *oldest = NULL;
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		struct conn *conn = c->conns[fd];
+		if (conn && conn_waits_hello(conn) &&
+		    (!oldest || conn_born_ns(conn) < conn_born_ns(oldest)))
+			oldest = conn;
+	}
+	if (!oldest)
+		return -ENOSPC;
+	/* Once per burst: a flood of silent clients would flood the log. */
+	(c->n_evicted++ ? log_debug : log_warn)(
+		"%zu clients connected, the most served at once: closing "
+		"the one that waited longest without a HELLO (%" PRIu64
+		" ms) to serve a new one", c->n_conns,
+		(loop_now_ns() - conn_born_ns(oldest)) / 1000000);
+	close_conn(c, oldest);
+	return 0;
+}
+
+static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
+{
+	struct conn *conn;
+	int rc;
+
+	if (!uid_allowed(c, uid)) {
+		refuse(c, pid, uid);
+		close(fd);
+		return;
+	}
+	if (c->n_conns < c->max_conns && c->n_evicted) {
+		log_info("%" PRIu64 " clients that said nothing were closed "
+			 "to make room", c->n_evicted);
+		c->n_evicted = 0;
+	}
+	if (c->n_conns >= c->max_conns && make_room(c) < 0) {
+		if (c->n_shed++ == 0)
+			log_warn("%zu clients connected, the most served at "
+				 "once (--max-clients): turning new ones "
+				 "away until some leave", c->n_conns);
+		log_debug("client pid %d turned away: too many clients",
+			  (int)pid);
+		close(fd);
+		return;
+	}
+	conn = conn_new(fd, pid, uid, c->reg);
+	if (!conn) {
+		log_error("client pid %d: out of memory; closing", (int)pid);
+		close(fd);
+		return;
+	}
+	if (c->ctl)
+		control_attach(c->ctl, conn);
+	if ((rc = track_conn(c, fd, conn)) < 0 ||
+	    (rc = loop_add_fd(c->loop, fd, EPOLLIN, on_conn, c)) < 0) {
+		log_error("client pid %d: cannot watch its socket: %s",
+			  (int)pid, strerror(-rc));
+		if (c->conns_cap > (size_t)fd && c->conns[fd] == conn) {
+			c->conns[fd] = NULL;
+			c->n_conns--;
+		}
+		conn_free(conn);
+		return;
+	}
+	log_debug("client pid %d connected", (int)pid);
+}
+
+static void on_listener(struct loop *loop, int lfd, uint32_t events,
+			void *arg)
+{
+	struct collector *c = arg;
+	(void)events;
+	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		int fd;
+		pid_t pid;
+		uid_t uid;
+		int rc = listener_accept(c->lis, &fd, &pid, &uid);
+		if (rc == -EAGAIN)
+			return;
+		if (rc == -EINTR || rc == -ECONNABORTED)
+			continue;
+		if (rc == 1) { /* no descriptor: one client turned away */
+			if (c->n_shed_fd++ == 0)
+				log_warn("out of file descriptors with %zu "
+					 "clients connected: turning new ones "
+					 "away until some leave (raise the "
+					 "limit: ulimit -n)", c->n_conns);
+			continue;
+		}
+		if (rc < 0) {
+			/* Out of fds or memory: the pending client stays
+			 * queued, and level-triggered epoll would spin on
+			 * it, so pause accepting for a moment. */
+			log_warn("accept: %s; pausing new connections for "
+				 "100 ms", strerror(-rc));
+			if (loop_mod_fd(loop, lfd, 0) == 0 &&
+			    !loop_add_timer(loop, ACCEPT_PAUSE_NS, 0,
+					    on_accept_resume, c))
+				loop_mod_fd(loop, lfd, EPOLLIN);
+			return;
+		}
+		if (c->n_shed_fd || c->n_shed) {
+			log_info("accepting new clients again; %" PRIu64
+				 " were turned away", c->n_shed_fd + c->n_shed);
+			c->n_shed_fd = c->n_shed = 0;
+		}
+		accept_one(c, fd, pid, uid);
+	}
+}
+
+/* A profile holding samples of conn's was written (proc.h): tell its
+ * library (conn.h's conn_ack). */
+static void ack_conn(struct collector *c, struct conn *conn)
+{
+	if (conn_ack(conn) == 1) /* the rest when the socket takes it */
+		loop_mod_fd(c->loop, conn_fd(conn), EPOLLIN | EPOLLOUT);
+}
+
+static void on_written(void *arg, void *owner)
+{
+	ack_conn(arg, owner);
+}
+
+/* Every second: connections that broke a time-out (conn.h) go, and an
+ * acknowledgement that did not fit last time goes out. */
+static void on_sweep(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct collector *c = arg;
+	uint64_t now = loop_now_ns();
+	(void)loop;
+	(void)t;
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		if (!c->conns[fd])
+			continue;
+		if (conn_expired(c->conns[fd], now))
+			close_conn(c, c->conns[fd]);
+		else
+			ack_conn(c, c->conns[fd]);
+	}
+}
+
+static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct signalfd_siginfo si;
+	(void)events;
+	(void)arg;
+	if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	log_info("%s received: writing profiles and exiting",
+		 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+	loop_stop(loop);
+}
+
+/* ---- shutdown ---------------------------------------------------------------- */
+
+/* Stops listening, takes in what every client already sent, closes them
+ * (which writes per-process profiles), then the merged profiles and the
+ * summary, which counts the processes that were still running; if all
+ * went to disk, tells the libraries so (CTL_WRITTEN), so that the next
+ * collector does not count those samples as lost. */
+static void shut_down(struct collector *c)
+{
+	struct { int fd; uint64_t n; } *acks;
+	size_t n_acks = 0;
+	uint64_t n_running = 0;
+
+	listener_close(c->lis);
+	c->lis = NULL;
+	/* Waiting HTTP requests get 503 before their windows would lose
+	 * the processes. */
+	pprof_server_free(c->http);
+	c->http = NULL;
+	acks = calloc(c->n_conns + 1, sizeof(*acks));
+	/* still open after what it sent: a process that runs on */
+	for (size_t fd = 0; fd < c->conns_cap; fd++)
+		if (c->conns[fd] && conn_read(c->conns[fd], 1) == 0 &&
+		    conn_pid(c->conns[fd]))
+			n_running++;
+	/* Windows held for want of room: written now, or counted as lost
+	 * in their processes' last profiles, written next. */
+	output_flush_held(c->out);
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		struct conn *conn = c->conns[fd];
+		if (!conn)
+			continue;
+		if (acks) {
+			acks[n_acks].fd = conn_ack_later(conn,
+							 &acks[n_acks].n);
+			n_acks += acks[n_acks].fd >= 0;
+		}
+		close_conn(c, conn);
+	}
+	output_shutdown(c->out, n_running);
+	for (size_t i = 0; i < n_acks; i++) {
+		if (output_failed(c->out))
+			close(acks[i].fd); /* not all on disk: say nothing */
+		else
+			conn_ack_after(acks[i].fd, acks[i].n);
+	}
+	free(acks);
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static int setup_signals(struct collector *c)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	/* Blocked, they wait in the signalfd for the loop to read them. */
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	c->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (c->sigfd < 0)
+		return -errno;
+	/* A client that vanishes must not kill us when we write to it
+	 * (control messages, later). */
+	signal(SIGPIPE, SIG_IGN);
+	return loop_add_fd(c->loop, c->sigfd, EPOLLIN, on_signal, c);
+}
+
+/* Many clients at once need many fds; the soft limit is often 1024.
+ * Returns how many clients fit, FD_RESERVE descriptors kept aside (a
+ * quarter of the limit when it is small). */
+static size_t raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024 - FD_RESERVE;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 30))
+		rl.rlim_cur = 1u << 30;
+	return rl.rlim_cur > 4 * FD_RESERVE ? rl.rlim_cur - FD_RESERVE
+					    : rl.rlim_cur * 3 / 4;
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		log_warn("--ready-fd %d: %s", fd, strerror(errno));
+	close(fd);
+}
+
+/* The directory that will hold path must exist and be writable. */
+static int check_writable_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash;
+	if (!path)
+		return 0;
+	slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (access(dir, W_OK | X_OK) < 0) {
+		int e = errno;
+		log_error("cannot write %s: %s: %s", path, dir, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* A token for --http when none was given: 128 random bits in hex,
+ * written where only our user can read it, beside the socket (whose
+ * directory the listener checked is ours). */
+static int make_token(struct collector *c, const char *sock)
+{
+	unsigned char raw[16];
+	ssize_t n;
+	int rc;
+
+	do
+		n = getrandom(raw, sizeof(raw), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(raw)) {
+		rc = n < 0 ? -errno : -EIO;
+		log_error("http: cannot make an access token: getrandom: %s",
+			  strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(c->token + 2 * i, 3, "%02x", raw[i]);
+	if ((size_t)snprintf(c->token_path, sizeof(c->token_path),
+			     "%s.http-token", sock) >= sizeof(c->token_path)) {
+		c->token_path[0] = 0;
+		log_error("http: socket path too long for the token file "
+			  "beside it; use --http-token");
+		return -ENAMETOOLONG;
+	}
+	char line[sizeof(c->token) + 1];
+	snprintf(line, sizeof(line), "%s\n", c->token);
+	rc = file_write_atomic(c->token_path, line, strlen(line),
+			       FILEIO_REPLACE | FILEIO_PRIVATE);
+	if (rc < 0) {
+		log_error("http: cannot write the access token to %s: %s",
+			  c->token_path, strerror(-rc));
+		c->token_path[0] = 0;
+	}
+	return rc;
+}
+
+int collector_run(const struct collector_opts *opts)
+{
+	struct collector c = { .opts = opts, .sigfd = -1 };
+	char def_path[256], err[LISTENER_ERR_LEN];
+	const char *path = opts->socket_path;
+	int rc;
+
+	if (!path) {
+		if (pyprof_default_socket(def_path, sizeof(def_path)) < 0) {
+			log_error("the default socket path is too long; use "
+				  "--socket");
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
+		path = def_path;
+	}
+	c.max_conns = raise_fd_limit();
+	if (opts->max_clients && opts->max_clients < c.max_conns)
+		c.max_conns = opts->max_clients;
+	else if (opts->max_clients > c.max_conns)
+		log_warn("--max-clients %zu: the descriptor limit allows %zu "
+			 "(ulimit -n)", opts->max_clients, c.max_conns);
+	else if (!opts->max_clients && c.max_conns > COLLECTOR_MAX_CLIENTS)
+		c.max_conns = COLLECTOR_MAX_CLIENTS;
+	rc = -ENOMEM;
+	c.loop = loop_new();
+	c.st = symtab_new();
+	c.reg = c.st ? procs_new(c.st) : NULL;
+	c.out = c.reg && c.loop ? output_new(opts, c.loop, c.st, c.reg) : NULL;
+	c.ctl = c.loop ? control_new(c.loop) : NULL;
+	if (!c.loop || !c.out || !c.ctl) {
+		log_error("out of memory");
+		goto out;
+	}
+	procs_set_written_hook(c.reg, on_written, &c);
+	/* Profiles hold every process's command line: ours alone, or our
+	 * group's with --output-group. */
+	file_set_group(opts->output_shared ? opts->output_gid : (gid_t)-1);
+	if (opts->output_dir &&
+	    (rc = file_mkdirs(opts->output_dir,
+			      opts->output_shared ? 0750 : 0700)) < 0) {
+		log_error("cannot create output directory %s: %s",
+			  opts->output_dir, strerror(-rc));
+		goto out;
+	}
+	/* Fail now, not after a whole run, if the files written at exit
+	 * cannot be. */
+	if ((rc = check_writable_dir(opts->output_file)) < 0 ||
+	    (rc = check_writable_dir(opts->summary_file)) < 0 ||
+	    (rc = check_writable_dir(opts->timeline_file)) < 0)
+		goto out;
+	if ((rc = setup_signals(&c)) < 0) {
+		log_error("cannot set up signal handling: %s", strerror(-rc));
+		goto out;
+	}
+	if ((rc = listener_open(path, opts->n_allow_uids > 0, &c.lis,
+				err)) < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	if ((rc = loop_add_fd(c.loop, listener_fd(c.lis), EPOLLIN,
+			      on_listener, &c)) < 0) {
+		log_error("cannot watch the listening socket: %s",
+			  strerror(-rc));
+		goto out;
+	}
+	if (!loop_add_timer(c.loop, SWEEP_NS, SWEEP_NS, on_sweep, &c)) {
+		log_error("out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = output_start(c.out)) < 0) {
+		log_error("out of memory");
+		goto out;
+	}
+	log_info("listening on %s%s%s%s%s%s%s", path,
+		 opts->output_dir ? "; profiles go to " : "",
+		 opts->output_dir ? opts->output_dir : "",
+		 opts->merge ? " (merged)" : "",
+		 opts->period_ns ? ", every period" : "",
+		 opts->output_file ? "; merged profile at exit: " : "",
+		 opts->output_file ? opts->output_file : "");
+	if (opts->http_spec) {
+		char herr[HTTP_ERR_LEN];
+		const char *token = opts->http_token;
+		if (!token && !opts->http_no_auth) {
+			if ((rc = make_token(&c, path)) < 0)
+				goto out;
+			token = c.token;
+		}
+		if ((rc = pprof_server_start(c.loop, c.st, c.reg, c.ctl,
+					     opts->http_spec, token,
+					     &c.http, herr)) < 0) {
+			log_error("%s", herr);
+			goto out;
+		}
+		if (c.token[0])
+			log_info("http: serving /debug/pprof/ on http://%s/ "
+				 "(access token in %s): open "
+				 "http://%s/debug/pprof/?token=%s",
+				 pprof_server_addr(c.http), c.token_path,
+				 pprof_server_addr(c.http), c.token);
+		else
+			log_info("http: serving /debug/pprof/ on http://%s/%s",
+				 pprof_server_addr(c.http),
+				 token ? " (access token required)" : "");
+		if (opts->http_no_auth)
+			log_warn("http: --http-no-auth: anyone who can reach "
+				 "%s can read every process's command line "
+				 "and switch sampling on",
+				 pprof_server_addr(c.http));
+	}
+	for (size_t i = 0; i < opts->n_allow_uids; i++)
+		log_info("clients of uid %u are allowed too (socket mode 0666)",
+			 (unsigned)opts->allow_uids[i]);
+	signal_ready(opts->ready_fd);
+	if ((rc = loop_run(c.loop)) < 0) {
+		log_error("event loop: %s", strerror(-rc));
+		c.failed = 1;
+	}
+	shut_down(&c);
+	rc = c.failed || output_failed(c.out) ? -EIO : 0;
+out:
+	pprof_server_free(c.http);
+	if (c.token_path[0])
+		unlink(c.token_path);
+	if (c.lis)
+		listener_close(c.lis);
+	if (c.conns) {
+		for (size_t fd = 0; fd < c.conns_cap; fd++)
+			if (c.conns[fd])
+				close_conn(&c, c.conns[fd]);
+		free(c.conns);
+	}
+	control_free(c.ctl);
+	output_free(c.out);
+	procs_free(c.reg);
+	symtab_free(c.st);
+	if (c.sigfd >= 0)
+		close(c.sigfd);
+	loop_free(c.loop);
+	return rc;
+}

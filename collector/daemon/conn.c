@@ -1,0 +1,1138 @@
+/*
+ * conn.c - framing and decoding for one client connection (see conn.h).
+ *
+ * Layout of the read buffer: bytes [off, len) are received and not yet
+ * consumed; whole frames are handled in place (no copy), and the tail of a
+ * partial frame is moved to the front before the next read. A frame header
+ * is checked as soon as its 4 bytes arrive, so an oversized length is
+ * rejected without waiting for (or buffering) its payload.
+ *
+ * Decoding uses wire.h's cursor: each handler reads its fields, then
+ * checks that the cursor is still ok (the payload did not end early) and
+ * at the end (nothing left over), and only then applies the frame, so a
+ * malformed frame changes nothing. SAMPLES is decoded twice, once to check
+ * every record and once to add them; the second pass costs less than a
+ * partly applied frame would in confusion.
+ *
+ * Example: a SAMPLES frame with base_ns 1000 and one record (node 3,
+ * thread 1, dt 5, count 1, value 10000000, flags 0):
+ *
+ *     07 0b 00 00        type 7, payload 11 bytes
+ *     e8 07              base_ns 1000
+ *     03 01 05 01        node 3, thread 1, dt_ns 5, count 1
+ *     80 ad e2 04 00     value 10000000, flags 0
+ */
+#include "daemon/conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/proc.h"
+#include "pyprof/wire.h"
+
+#define CONN_BUF_INIT (16u << 10) /* CONN_BUF_BUSY is conn.h's */
+#define CONN_READS_PER_EVENT 4
+#define CONN_BATCH 256 /* SAMPLES records decoded per proc call */
+
+enum conn_state {
+	CONN_WANT_HELLO,
+	CONN_ACTIVE,
+	CONN_AFTER_BYE,
+	CONN_CONTROLLER, /* sent CTL_REQUEST instead of HELLO (pyprof ctl) */
+	CONN_REFUSED    /* its HELLO said the process is not profiled: no
+			   frame may follow (wire.h, WIRE_H_REFUSED) */
+};
+
+/* Bytes waiting to go to the client (control frames): beyond this the
+ * client is not reading, and conn_send refuses. */
+#define CONN_OUT_MAX (256u << 10)
+
+struct conn {
+	int fd;
+	pid_t peer_pid;
+	uid_t peer_uid;
+	enum conn_state state;
+	struct procs *reg;
+	struct proc_session *session;
+	uint64_t pid;          /* from HELLO, for log lines */
+	uint8_t *buf;
+	size_t off, len, cap;
+	const char *end_why;   /* for the disconnect line */
+	uint64_t n_frames;
+	const struct conn_ctl_handlers *ctl; /* NULL: control frames are
+						refused */
+	void *ctl_ctx;         /* the handlers' first argument */
+	char comm[64];         /* from HELLO, for control answers */
+	int hello_sampling;    /* HELLO's SAMPLING, -1 if not sent */
+	int acks;              /* HELLO had WRITTEN: it takes CTL_WRITTEN */
+	uint8_t *obuf;         /* conn_send's bytes not yet written */
+	size_t olen;
+	uint64_t born_ns;      /* CLOCK_MONOTONIC at conn_new */
+	uint64_t rx_ns;        /* ... of the last byte received */
+	uint64_t frame_ns;     /* ... when the incomplete frame in buf began
+				  to arrive; 0: none */
+};
+
+static const char *const type_names[] = {
+	[WIRE_HELLO] = "HELLO",       [WIRE_STRING] = "STRING",
+	[WIRE_FUNCTION] = "FUNCTION", [WIRE_LOCATION] = "LOCATION",
+	[WIRE_NODE] = "NODE",         [WIRE_THREAD] = "THREAD",
+	[WIRE_SAMPLES] = "SAMPLES",   [WIRE_LOST] = "LOST",
+	[WIRE_BYE] = "BYE",           [WIRE_MAPPING] = "MAPPING",
+	[WIRE_ADDRESS] = "ADDRESS",   [WIRE_CTL_REPLY] = "CTL_REPLY",
+	[WIRE_CTL_STATE] = "CTL_STATE", [WIRE_CTL_REQUEST] = "CTL_REQUEST",
+	[WIRE_HEAP] = "HEAP",         [WIRE_HEAP_SNAPSHOT] = "HEAP_SNAPSHOT",
+};
+
+struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
+		      struct procs *reg)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->buf = malloc(CONN_BUF_INIT);
+	if (!c->buf) {
+		free(c);
+		return NULL;
+	}
+	c->cap = CONN_BUF_INIT;
+	c->fd = fd;
+	c->peer_pid = peer_pid;
+	c->peer_uid = peer_uid;
+	c->reg = reg;
+	c->state = CONN_WANT_HELLO;
+	c->hello_sampling = -1;
+	c->born_ns = c->rx_ns = loop_now_ns();
+	return c;
+}
+
+int conn_fd(const struct conn *c)
+{
+	return c->fd;
+}
+
+struct proc *conn_free(struct conn *c)
+{
+	struct proc *p = NULL;
+	if (!c)
+		return NULL;
+	if (c->ctl)
+		c->ctl->on_close(c->ctl_ctx, c);
+	if (c->session) {
+		log_info("pid %" PRIu64 " disconnected (%s): %" PRIu64
+			 " samples, %" PRIu64 " lost",
+			 c->pid, c->end_why ? c->end_why : "closed",
+			 proc_session_samples(c->session),
+			 proc_session_lost(c->session));
+		p = proc_session_close(c->session);
+	}
+	close(c->fd);
+	free(c->buf);
+	free(c->obuf);
+	free(c);
+	return p;
+}
+
+void conn_set_ctl_handlers(struct conn *c, const struct conn_ctl_handlers *h,
+			   void *ctx)
+{
+	c->ctl = h;
+	c->ctl_ctx = ctx;
+}
+
+uint64_t conn_pid(const struct conn *c)
+{
+	return c->state == CONN_ACTIVE || c->state == CONN_AFTER_BYE
+		       ? c->pid
+		       : 0;
+}
+
+const char *conn_comm(const struct conn *c)
+{
+	return c->comm;
+}
+
+int conn_hello_sampling(const struct conn *c)
+{
+	return c->hello_sampling;
+}
+
+int conn_flush_out(struct conn *c)
+{
+	while (c->olen) {
+		ssize_t n = send(c->fd, c->obuf, c->olen,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		memmove(c->obuf, c->obuf + n, c->olen - (size_t)n);
+		c->olen -= (size_t)n;
+	}
+	return 0;
+}
+
+int conn_send(struct conn *c, const uint8_t *frame, size_t len)
+{
+	if (c->olen + len > CONN_OUT_MAX)
+		return -ENOBUFS;
+	if (!c->obuf) {
+		c->obuf = malloc(CONN_OUT_MAX);
+		if (!c->obuf)
+			return -ENOMEM;
+	}
+	memcpy(c->obuf + c->olen, frame, len);
+	c->olen += len;
+	return conn_flush_out(c);
+}
+
+/* One line for a connection that broke the protocol. */
+static void reject(struct conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void reject(struct conn *c, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (c->session)
+		log_warn("pid %" PRIu64 ": protocol error: %s; closing "
+			 "connection", c->pid, why);
+	else
+		log_warn("client pid %d (uid %u): protocol error: %s; "
+			 "closing connection", (int)c->peer_pid,
+			 (unsigned)c->peer_uid, why);
+	c->end_why = "protocol error";
+}
+
+/* After reading a frame's fields: it must have been long enough and have
+ * nothing left over. */
+static int check_end(struct conn *c, const struct wire_in *r, unsigned type)
+{
+	if (!r->ok) {
+		reject(c, "%s frame: payload ends early or a field is "
+			  "malformed", type_names[type]);
+		return -EPROTO;
+	}
+	if (!wire_at_end(r)) {
+		reject(c, "%s frame: %td bytes left over after its fields",
+		       type_names[type], r->end - r->p);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* A proc_* call failed: log its reason. */
+static int proc_failed(struct conn *c, int rc, const char *err)
+{
+	if (rc == -ENOMEM) {
+		log_error("pid %" PRIu64 ": %s; closing connection", c->pid,
+			  err);
+		c->end_why = "out of memory";
+	} else {
+		reject(c, "%s", err);
+	}
+	return rc;
+}
+
+/* ---- HELLO and BYE: tagged fields ---------------------------------------- */
+
+/* Reads one tagged field's key and value: *is_bytes tells which of *v or
+ * (*s, *n) holds it. Returns 0, or -EPROTO when the cursor broke. */
+static int get_field(struct wire_in *r, uint64_t *tag, int *is_bytes,
+		     uint64_t *v, const uint8_t **s, size_t *n)
+{
+	uint64_t key = wire_get_varint(r);
+	*tag = key >> 1;
+	*is_bytes = (int)(key & 1);
+	if (*is_bytes)
+		*s = wire_get_bytes(r, n, WIRE_MAX_STRING);
+	else
+		*v = wire_get_varint(r);
+	return r->ok ? 0 : -EPROTO;
+}
+
+static int hello_bytes_tag(uint64_t tag)
+{
+	return tag == WIRE_H_PYVERSION || tag == WIRE_H_EXE ||
+	       tag == WIRE_H_ARG || tag == WIRE_H_COMM;
+}
+
+static const char *mode_name(uint64_t mode)
+{
+	return mode == WIRE_MODE_WALL ? "wall" : "cpu";
+}
+
+static uint64_t hz_of(uint64_t period_ns)
+{
+	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
+}
+
+static void log_connect(struct conn *c, const struct proc_hello *h,
+			int resumed)
+{
+	char exe[256], pyv[64], comm[64];
+	log_printable(exe, sizeof(exe), (const char *)h->exe.p, h->exe.len);
+	log_printable(pyv, sizeof(pyv), (const char *)h->pyversion.p,
+		      h->pyversion.len);
+	log_printable(comm, sizeof(comm), (const char *)h->comm.p,
+		      h->comm.len);
+	log_info("pid %" PRIu64 " connected: %s (%s), Python %s, %s mode at "
+		 "%" PRIu64 " Hz%s, parent %" PRIu64 "%s",
+		 h->pid, exe[0] ? exe : "?", comm[0] ? comm : "?",
+		 pyv[0] ? pyv : "?", mode_name(h->mode), hz_of(h->period_ns),
+		 c->hello_sampling == 0 ? " (dormant)" : "", h->ppid,
+		 resumed ? ", reconnected: continuing its profile"
+		 : h->conn_seq ? ", reconnected from another collector (or "
+				 "after its profile so far was written): "
+				 "what was neither written nor received here "
+				 "will count as lost when it says BYE"
+			       : "");
+	if (h->achieved_ns && h->achieved_ns != h->period_ns)
+		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
+			 " Hz, achieved %" PRIu64 " Hz",
+			 h->pid, hz_of(h->period_ns), hz_of(h->achieved_ns));
+	if (h->pid != (uint64_t)c->peer_pid)
+		log_debug("pid %" PRIu64 ": the socket says pid %d (another "
+			  "pid namespace?)", h->pid, (int)c->peer_pid);
+}
+
+/* A refused client's library tries again at once: each peer pid is
+ * logged at warn once, later refusals at debug. Loop thread only. */
+#define CONN_REFUSED_PIDS 32
+static pid_t refused_pids[CONN_REFUSED_PIDS];
+static unsigned n_refused_pids;
+
+/*
+ * The HELLO's pid names the profile and is what control requests aim at.
+ * A client of another user (--allow-user) speaks for itself only: its pid
+ * must be the one the kernel gave us for the socket (SO_PEERCRED, in our
+ * pid namespace), or it could pass its samples off as another process's
+ * and take over that process's session. Our own user and root may send
+ * another number: a process in a container's pid namespace knows only its
+ * number there. 0, or -EPERM (logged, connection to close).
+ */
+static int check_claimed_pid(struct conn *c, uint64_t pid)
+{
+	int again = 0;
+
+	if (c->peer_uid == geteuid() || c->peer_uid == 0 ||
+	    pid == (uint64_t)c->peer_pid)
+		return 0;
+	for (unsigned i = 0; i < CONN_REFUSED_PIDS && i < n_refused_pids; i++)
+		again |= refused_pids[i] == c->peer_pid;
+	if (!again)
+		refused_pids[n_refused_pids++ % CONN_REFUSED_PIDS] =
+			c->peer_pid;
+	(again ? log_debug : log_warn)(
+		"refused client pid %d (uid %u): its HELLO claims pid %" PRIu64
+		"; a client of another user must send its own pid (one in "
+		"another pid namespace cannot be served)",
+		(int)c->peer_pid, (unsigned)c->peer_uid, pid);
+	c->end_why = "refused";
+	return -EPERM;
+}
+
+/* A process that is not profiled says why (wire.h, WIRE_H_REFUSED): no
+ * session; it is logged and counted, and nothing may follow. */
+static void on_refused(struct conn *c, const struct proc_hello *h,
+		       const uint8_t *why, size_t why_len)
+{
+	char text[PROCS_REFUSED_LEN], exe[256], comm[64];
+
+	log_printable(text, sizeof(text), (const char *)why, why_len);
+	log_printable(exe, sizeof(exe), (const char *)h->exe.p, h->exe.len);
+	log_printable(comm, sizeof(comm), (const char *)h->comm.p,
+		      h->comm.len);
+	log_info("pid %" PRIu64 " (%s, %s) is not profiled: %s", h->pid,
+		 exe[0] ? exe : "?", comm[0] ? comm : "?",
+		 text[0] ? text : "no reason given");
+	procs_note_refused(c->reg, text[0] ? text : "no reason given");
+	c->pid = h->pid;
+	c->state = CONN_REFUSED;
+	c->end_why = "not profiled";
+}
+
+static int on_hello(struct conn *c, struct wire_in *r)
+{
+	struct proc_hello h = { 0 };
+	struct proc_bytes *args = NULL;
+	size_t args_cap = 0;
+	uint64_t seen = 0; /* bit per tag < 64 already read */
+	const uint8_t *refused = NULL;
+	size_t refused_len = 0;
+	char err[PROC_ERR_LEN];
+	int resumed, rc = -EPROTO;
+
+	if (c->state != CONN_WANT_HELLO) {
+		reject(c, "second HELLO on one connection");
+		goto out;
+	}
+	if ((size_t)(r->end - r->p) < WIRE_MAGIC_LEN ||
+	    memcmp(r->p, WIRE_MAGIC, WIRE_MAGIC_LEN) != 0) {
+		reject(c, "HELLO without the " WIRE_MAGIC " magic");
+		goto out;
+	}
+	r->p += WIRE_MAGIC_LEN;
+	while (!wire_at_end(r)) {
+		uint64_t tag, v = 0;
+		const uint8_t *s = NULL;
+		size_t n = 0;
+		int is_bytes;
+
+		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0) {
+			reject(c, "HELLO: a field is malformed or longer "
+				  "than the frame (or than %d bytes)",
+			       WIRE_MAX_STRING);
+			goto out;
+		}
+		if (seen == 0 && tag != WIRE_H_VERSION) {
+			reject(c, "HELLO must start with VERSION (got tag "
+				  "%" PRIu64 ")", tag);
+			goto out;
+		}
+		if (tag == WIRE_H_SAMPLING && !is_bytes) {
+			c->hello_sampling = v != 0; /* for control.c */
+			continue;
+		}
+		if (tag == WIRE_H_WRITTEN && !is_bytes) {
+			h.written = v;
+			h.has_written = 1;
+			continue;
+		}
+		if (tag == WIRE_H_REFUSED && is_bytes) {
+			refused = s;
+			refused_len = n;
+			continue;
+		}
+		if (tag == 0 || tag > WIRE_H_COMM)
+			continue; /* unknown: skipped, as wire.h promises */
+		if (is_bytes != hello_bytes_tag(tag)) {
+			reject(c, "HELLO tag %" PRIu64 " has the wrong kind",
+			       tag);
+			goto out;
+		}
+		if (tag != WIRE_H_ARG && (seen & (1ull << tag))) {
+			reject(c, "HELLO tag %" PRIu64 " repeated", tag);
+			goto out;
+		}
+		seen |= 1ull << tag;
+		switch (tag) {
+		case WIRE_H_VERSION:
+			h.version = v;
+			if (v != WIRE_VERSION) {
+				reject(c, "protocol version %" PRIu64
+					  " not supported (this collector "
+					  "speaks %d)", v, WIRE_VERSION);
+				goto out;
+			}
+			break;
+		case WIRE_H_PID: h.pid = v; break;
+		case WIRE_H_PPID: h.ppid = v; break;
+		case WIRE_H_START_UNIX_NS:
+			h.start_unix_ns = v;
+			h.has_start_unix = 1;
+			break;
+		case WIRE_H_START_MONO_NS:
+			h.start_mono_ns = v;
+			h.has_start_mono = 1;
+			break;
+		case WIRE_H_MODE: h.mode = v; break;
+		case WIRE_H_PERIOD_NS: h.period_ns = v; break;
+		case WIRE_H_MAX_DEPTH: h.max_depth = v; break;
+		case WIRE_H_PYVERSION: h.pyversion = (struct proc_bytes){ s, n }; break;
+		case WIRE_H_EXE: h.exe = (struct proc_bytes){ s, n }; break;
+		case WIRE_H_COMM: h.comm = (struct proc_bytes){ s, n }; break;
+		case WIRE_H_CONN_SEQ: h.conn_seq = v; break;
+		case WIRE_H_UID: h.uid = v; break;
+		case WIRE_H_ACHIEVED_NS: h.achieved_ns = v; break;
+		case WIRE_H_ARG:
+			if (h.n_args == WIRE_MAX_ARGS) {
+				reject(c, "HELLO: more than %d ARG fields",
+				       WIRE_MAX_ARGS);
+				goto out;
+			}
+			if (h.n_args == args_cap) {
+				size_t cap = args_cap ? 2 * args_cap : 16;
+				struct proc_bytes *a =
+					realloc(args, cap * sizeof(*a));
+				if (!a) {
+					rc = -ENOMEM;
+					log_error("client pid %d: out of "
+						  "memory", (int)c->peer_pid);
+					goto out;
+				}
+				args = a;
+				args_cap = cap;
+			}
+			args[h.n_args++] = (struct proc_bytes){ s, n };
+			break;
+		}
+	}
+	if (!(seen & (1ull << WIRE_H_VERSION))) {
+		reject(c, "HELLO without VERSION");
+		goto out;
+	}
+	if (!(seen & (1ull << WIRE_H_PID)) || h.pid == 0 ||
+	    h.pid > INT32_MAX) {
+		reject(c, "HELLO without a valid PID");
+		goto out;
+	}
+	if (h.mode != WIRE_MODE_CPU && h.mode != WIRE_MODE_WALL) {
+		reject(c, "HELLO: unknown mode %" PRIu64, h.mode);
+		goto out;
+	}
+	if ((rc = check_claimed_pid(c, h.pid)) < 0)
+		goto out;
+	if (refused) {
+		on_refused(c, &h, refused, refused_len);
+		rc = 0;
+		goto out;
+	}
+	h.args = args;
+	rc = proc_session_open(c->reg, &h, &c->session, &resumed, err);
+	if (rc < 0) {
+		log_error("client pid %d: %s", (int)c->peer_pid, err);
+		goto out;
+	}
+	proc_session_set_owner(c->session, c);
+	c->acks = h.has_written;
+	c->pid = h.pid;
+	c->state = CONN_ACTIVE;
+	log_printable(c->comm, sizeof(c->comm), (const char *)h.comm.p,
+		      h.comm.len);
+	log_connect(c, &h, resumed);
+	if (c->ctl) /* a request running now covers it too */
+		c->ctl->on_hello(c->ctl_ctx, c);
+	rc = 0;
+out:
+	free(args);
+	return rc;
+}
+
+static int on_bye(struct conn *c, struct wire_in *r)
+{
+	struct proc_bye b = { 0 };
+	while (!wire_at_end(r)) {
+		uint64_t tag, v = 0;
+		const uint8_t *s;
+		size_t n;
+		int is_bytes;
+		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0)
+			return check_end(c, r, WIRE_BYE);
+		if (is_bytes)
+			continue; /* no BYE field is bytes yet: unknown */
+		switch (tag) {
+		case WIRE_B_SAMPLES: b.samples = v; b.has_samples = 1; break;
+		case WIRE_B_LOST: b.lost = v; b.has_lost = 1; break;
+		case WIRE_B_END_MONO_NS:
+			b.end_mono_ns = v;
+			b.has_end_mono = 1;
+			break;
+		case WIRE_B_HANDLER_N: b.handler_n = v; break;
+		case WIRE_B_HANDLER_NS: b.handler_ns = v; break;
+		case WIRE_B_FAULTS: b.faults = v; break;
+		case WIRE_B_ACHIEVED_NS: b.achieved_ns = v; break;
+		case WIRE_B_NATIVE_UNMERGED:
+			b.native_unmerged = v;
+			b.has_native = 1;
+			break;
+		default: break;
+		}
+	}
+	proc_set_bye(c->session, &b);
+	c->state = CONN_AFTER_BYE;
+	log_debug("pid %" PRIu64 ": BYE: %" PRIu64 " samples taken, %" PRIu64
+		  " lost, %" PRIu64 " faulted reads, handler %" PRIu64
+		  " ns in %" PRIu64 " runs", c->pid, b.samples, b.lost,
+		  b.faults, b.handler_ns, b.handler_n);
+	return 0;
+}
+
+/* ---- definitions and data ---------------------------------------------- */
+
+static int on_def(struct conn *c, struct wire_in *r, unsigned type)
+{
+	char err[PROC_ERR_LEN];
+	uint64_t a, b, d, e;
+	const uint8_t *s;
+	size_t n;
+	int rc;
+
+	switch (type) {
+	case WIRE_STRING:
+		a = wire_get_varint(r);
+		s = wire_get_bytes(r, &n, WIRE_MAX_STRING);
+		if (!r->ok) {
+			reject(c, "STRING frame: payload ends early or the "
+				  "string is longer than %d bytes",
+			       WIRE_MAX_STRING);
+			return -EPROTO;
+		}
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_string(c->session, a, s, n, err);
+		break;
+	case WIRE_FUNCTION:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		e = wire_get_varint(r);
+		uint64_t line = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_function(c->session, a, b, d, e, line, err);
+		break;
+	case WIRE_LOCATION:
+	case WIRE_NODE:
+	case WIRE_THREAD:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		if (type == WIRE_LOCATION)
+			rc = proc_def_location(c->session, a, b, d, err);
+		else if (type == WIRE_NODE)
+			rc = proc_def_node(c->session, a, b, d, err);
+		else
+			rc = proc_def_thread(c->session, a, b, d, err);
+		break;
+	case WIRE_LOST:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_add_lost(c->session, a, b, d, err);
+		break;
+	case WIRE_MAPPING: {
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		e = wire_get_varint(r);
+		uint64_t file = wire_get_varint(r);
+		s = wire_get_bytes(r, &n, WIRE_MAX_BUILD_ID);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_mapping(c->session, a, b, d, e, file, s, n, err);
+		break;
+	}
+	case WIRE_ADDRESS:
+		a = wire_get_varint(r);
+		b = wire_get_varint(r);
+		d = wire_get_varint(r);
+		if ((rc = check_end(c, r, type)) < 0)
+			return rc;
+		rc = proc_def_address(c->session, a, b, d, err);
+		break;
+	default:
+		return -EPROTO; /* not reached: the caller filters types */
+	}
+	return rc < 0 ? proc_failed(c, rc, err) : 0;
+}
+
+/* Decodes up to CONN_BATCH records from r into recs; *n gets how many.
+ * Returns -EPROTO if a record is cut short. */
+static int decode_records(struct wire_in *r, struct proc_sample *recs,
+			  size_t *n)
+{
+	size_t i = 0;
+	while (i < CONN_BATCH && !wire_at_end(r)) {
+		struct proc_sample *s = &recs[i++];
+		s->node = wire_get_varint(r);
+		s->thread = wire_get_varint(r);
+		s->dt_ns = wire_get_varint(r);
+		s->count = wire_get_varint(r);
+		s->value = wire_get_varint(r);
+		s->flags = wire_get_varint(r);
+		/* PYPROF_OPCODES: the innermost frame's opcode follows. */
+		s->opcode = s->flags & WIRE_SF_OPCODE ? wire_get_varint(r)
+						       : 0;
+	}
+	*n = i;
+	return r->ok ? 0 : -EPROTO;
+}
+
+static int on_samples(struct conn *c, struct wire_in *r)
+{
+	struct proc_sample recs[CONN_BATCH];
+	char err[PROC_ERR_LEN];
+	struct wire_in start;
+	uint64_t base, index = 0;
+	size_t n;
+	int rc;
+
+	base = wire_get_varint(r);
+	if (!r->ok) {
+		reject(c, "SAMPLES frame: no base_ns");
+		return -EPROTO;
+	}
+	start = *r;
+	/* Pass 1: every record must decode and be valid. */
+	while (!wire_at_end(r)) {
+		if (decode_records(r, recs, &n) < 0) {
+			reject(c, "SAMPLES record %" PRIu64 ": cut short or "
+				  "malformed", index + (n ? n - 1 : 0));
+			return -EPROTO;
+		}
+		rc = proc_check_samples(c->session, recs, n, index, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+		index += n;
+	}
+	/* Pass 2: add them. */
+	*r = start;
+	while (!wire_at_end(r)) {
+		decode_records(r, recs, &n);
+		rc = proc_add_samples(c->session, &base, recs, n, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+	}
+	return 0;
+}
+
+/* Control frames (conn_set_ctl_handlers): a controller's one request, or a
+ * library's reply or state change. */
+static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
+		  size_t len)
+{
+	if (!c->ctl) {
+		reject(c, "%s frame: this collector takes no control frames",
+		       type_names[type]);
+		return -EPROTO;
+	}
+	if (type == WIRE_CTL_REQUEST) {
+		if (c->state != CONN_WANT_HELLO) {
+			reject(c, "CTL_REQUEST after HELLO");
+			return -EPROTO;
+		}
+		/* Switching sampling on in other processes: the
+		 * collector's own user (or root) only, even where
+		 * --allow-user lets others send samples. */
+		if (c->peer_uid != geteuid() && c->peer_uid != 0) {
+			log_warn("client pid %d (uid %u): control requests "
+				 "are taken from uid %u only; closing "
+				 "connection", (int)c->peer_pid,
+				 (unsigned)c->peer_uid, (unsigned)geteuid());
+			c->end_why = "refused";
+			return -EPERM;
+		}
+		c->state = CONN_CONTROLLER;
+		if (c->ctl->on_request(c->ctl_ctx, c, payload, len) < 0) {
+			reject(c, "CTL_REQUEST frame: malformed fields");
+			return -EPROTO;
+		}
+		return 0;
+	}
+	if (c->state != CONN_ACTIVE) {
+		reject(c, "%s frame %s", type_names[type],
+		       c->state == CONN_WANT_HELLO ? "before HELLO"
+		       : c->state == CONN_REFUSED  ? "from a process that is "
+						     "not profiled"
+						   : "after BYE");
+		return -EPROTO;
+	}
+	if (c->ctl->on_reply(c->ctl_ctx, c, type, payload, len) < 0) {
+		reject(c, "%s frame: malformed fields", type_names[type]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Decodes up to CONN_BATCH HEAP records (wire.h) from r. -EPROTO if one
+ * is cut short. */
+static int decode_heap(struct wire_in *r, struct proc_heap_rec *recs,
+		       size_t *n)
+{
+	size_t i = 0;
+	while (i < CONN_BATCH && !wire_at_end(r)) {
+		struct proc_heap_rec *h = &recs[i++];
+		*h = (struct proc_heap_rec){ .kind = wire_get_varint(r) };
+		if (h->kind == WIRE_HEAP_ALLOC) {
+			h->node = wire_get_varint(r);
+			h->thread = wire_get_varint(r);
+			h->size = wire_get_varint(r);
+			h->addr = wire_get_varint(r);
+		} else if (h->kind == WIRE_HEAP_FREE) {
+			h->addr = wire_get_varint(r);
+		} else if (h->kind == WIRE_HEAP_LOST) {
+			h->n = wire_get_varint(r);
+			h->bytes = wire_get_varint(r);
+		} else {
+			break; /* proc_check_heap names it */
+		}
+	}
+	*n = i;
+	return r->ok ? 0 : -EPROTO;
+}
+
+/* HEAP: checked whole, then applied, like SAMPLES. */
+static int on_heap(struct conn *c, struct wire_in *r)
+{
+	struct proc_heap_rec recs[CONN_BATCH];
+	char err[PROC_ERR_LEN];
+	struct wire_in start;
+	uint64_t rate, index = 0;
+	size_t n;
+	int rc;
+
+	rate = wire_get_varint(r);
+	if (!r->ok) {
+		reject(c, "HEAP frame: no rate");
+		return -EPROTO;
+	}
+	start = *r;
+	while (!wire_at_end(r)) {
+		if (decode_heap(r, recs, &n) < 0) {
+			reject(c, "HEAP record %" PRIu64 ": cut short or "
+				  "malformed", index + (n ? n - 1 : 0));
+			return -EPROTO;
+		}
+		rc = proc_check_heap(c->session, recs, n, index, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+		index += n;
+	}
+	*r = start;
+	while (!wire_at_end(r)) {
+		decode_heap(r, recs, &n);
+		rc = proc_add_heap(c->session, rate, recs, n, err);
+		if (rc < 0)
+			return proc_failed(c, rc, err);
+	}
+	return 0;
+}
+
+static int on_heap_snapshot(struct conn *c, struct wire_in *r)
+{
+	char err[PROC_ERR_LEN];
+	uint64_t seq = wire_get_varint(r);
+	int rc = check_end(c, r, WIRE_HEAP_SNAPSHOT);
+	if (rc < 0)
+		return rc;
+	rc = proc_heap_snapshot(c->session, seq, err);
+	return rc < 0 ? proc_failed(c, rc, err) : 0;
+}
+
+static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
+		    size_t len)
+{
+	struct wire_in r = { payload, payload + len, 1 };
+
+	c->n_frames++;
+	if (c->state == CONN_CONTROLLER) {
+		reject(c, "%s frame after CTL_REQUEST", type_names[type]);
+		return -EPROTO;
+	}
+	if (type >= WIRE_CTL_FIRST && type <= WIRE_CTL_LAST)
+		return on_ctl(c, type, payload, len);
+	if (type == WIRE_HELLO)
+		return on_hello(c, &r);
+	if (c->state == CONN_WANT_HELLO) {
+		reject(c, "%s frame before HELLO", type_names[type]);
+		return -EPROTO;
+	}
+	if (c->state == CONN_AFTER_BYE) {
+		reject(c, "%s frame after BYE", type_names[type]);
+		return -EPROTO;
+	}
+	if (c->state == CONN_REFUSED) {
+		reject(c, "%s frame after a HELLO saying the process is not "
+			  "profiled", type_names[type]);
+		return -EPROTO;
+	}
+	switch (type) {
+	case WIRE_SAMPLES:
+		return on_samples(c, &r);
+	case WIRE_BYE:
+		return on_bye(c, &r);
+	case WIRE_HEAP:
+		return on_heap(c, &r);
+	case WIRE_HEAP_SNAPSHOT:
+		return on_heap_snapshot(c, &r);
+	default:
+		return on_def(c, &r, type);
+	}
+}
+
+/* ---- reading and framing -------------------------------------------------- */
+
+/* Handles every whole frame in the buffer. Returns 0, or -EPROTO (logged)
+ * if one was malformed. */
+static int parse_frames(struct conn *c)
+{
+	while (c->len - c->off >= WIRE_HDR_LEN) {
+		unsigned type;
+		size_t plen;
+		int rc;
+
+		wire_get_hdr(c->buf + c->off, &type, &plen);
+		if (type == 0 || (type > WIRE_TYPE_MAX &&
+				  (type < WIRE_CTL_FIRST ||
+				   type > WIRE_CTL_LAST))) {
+			reject(c, "unknown frame type %u (header %02x %02x "
+				  "%02x %02x)", type, c->buf[c->off],
+			       c->buf[c->off + 1], c->buf[c->off + 2],
+			       c->buf[c->off + 3]);
+			return -EPROTO;
+		}
+		if (plen > WIRE_MAX_PAYLOAD ||
+		    (type >= WIRE_CTL_FIRST && plen > WIRE_MAX_CTL_PAYLOAD)) {
+			reject(c, "%s frame of %zu bytes, over the limit of %u",
+			       type_names[type], plen,
+			       type >= WIRE_CTL_FIRST ? WIRE_MAX_CTL_PAYLOAD
+						      : WIRE_MAX_PAYLOAD);
+			return -EPROTO;
+		}
+		if (c->len - c->off < WIRE_HDR_LEN + plen)
+			break;
+		rc = on_frame(c, type, c->buf + c->off + WIRE_HDR_LEN, plen);
+		if (rc < 0)
+			return rc;
+		c->off += WIRE_HDR_LEN + plen;
+	}
+	return 0;
+}
+
+/* Makes room to read: moves the unconsumed tail to the front; grows the
+ * buffer to the busy size when the last read filled it, and beyond that
+ * only for a frame that does not fit, in steps of the busy size as its
+ * bytes arrive (never to the length its header announces before they do:
+ * a client that sends half of a 1 MiB frame holds about half of it). */
+static int make_room(struct conn *c, int was_full)
+{
+	size_t want = c->cap;
+	if (c->off > 0) {
+		memmove(c->buf, c->buf + c->off, c->len - c->off);
+		c->len -= c->off;
+		c->off = 0;
+	}
+	if (was_full && want < CONN_BUF_BUSY)
+		want = CONN_BUF_BUSY;
+	if (c->len == c->cap && c->len >= WIRE_HDR_LEN) {
+		unsigned type;
+		size_t plen;
+		wire_get_hdr(c->buf, &type, &plen);
+		/* parse_frames has checked plen against the limit. */
+		size_t frame = WIRE_HDR_LEN + plen;
+		size_t next = c->cap + CONN_BUF_BUSY < frame
+				      ? c->cap + CONN_BUF_BUSY : frame;
+		if (next > want)
+			want = next;
+	}
+	if (want > c->cap) {
+		uint8_t *b = realloc(c->buf, want);
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = want;
+	}
+	return 0;
+}
+
+/* A buffer that grew for one big frame goes back to the busy size once
+ * what it holds fits, so a long-lived client holds at most that between
+ * big frames. */
+static void shrink(struct conn *c)
+{
+	size_t left = c->len - c->off;
+	if (c->cap <= CONN_BUF_BUSY || left > CONN_BUF_BUSY / 2)
+		return;
+	memmove(c->buf, c->buf + c->off, left);
+	c->off = 0;
+	c->len = left;
+	uint8_t *b = realloc(c->buf, CONN_BUF_BUSY);
+	if (b) {
+		c->buf = b;
+		c->cap = CONN_BUF_BUSY;
+	}
+}
+
+/* The peer closed its end. A partial frame left over is a truncated
+ * frame. */
+static void on_eof(struct conn *c)
+{
+	size_t left = c->len - c->off;
+	if (left > 0) {
+		reject(c, "connection closed in the middle of a frame (%zu "
+			  "bytes of it received)", left);
+		c->end_why = "truncated frame";
+		return;
+	}
+	/* Nothing sent at all: a probe (another collector checking whether
+	 * the socket is in use, or a script waiting for it), not an error. */
+	if (c->state == CONN_WANT_HELLO)
+		log_debug("client pid %d connected and closed without sending "
+			  "anything (a probe)", (int)c->peer_pid);
+	if (!c->end_why)
+		c->end_why = c->state == CONN_AFTER_BYE ? "clean" : "EOF";
+}
+
+int conn_read(struct conn *c, int drain)
+{
+	size_t budget = SIZE_MAX, total = 0;
+	int was_full = 0, queued;
+
+	/* Draining takes what is queued now (and one read more, to see an
+	 * end of stream), so a client that keeps sending cannot hold the
+	 * collector's shutdown forever. */
+	if (drain && ioctl(c->fd, FIONREAD, &queued) == 0 && queued >= 0)
+		budget = (size_t)queued;
+	for (int i = 0; drain ? total <= budget : i < CONN_READS_PER_EVENT;
+	     i++) {
+		ssize_t n;
+		if (make_room(c, was_full) < 0) {
+			log_error("pid %" PRIu64 ": out of memory for the "
+				  "read buffer; closing connection", c->pid);
+			c->end_why = "out of memory";
+			return 1;
+		}
+		n = read(c->fd, c->buf + c->len, c->cap - c->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			log_warn("pid %" PRIu64 ": read: %s; closing "
+				 "connection", c->session ? c->pid :
+				 (uint64_t)c->peer_pid, strerror(errno));
+			c->end_why = "read error";
+			return 1;
+		}
+		if (n == 0) {
+			on_eof(c);
+			return 1;
+		}
+		was_full = (size_t)n == c->cap - c->len;
+		c->len += (size_t)n;
+		total += (size_t)n;
+		uint64_t frames_before = c->n_frames;
+		c->rx_ns = loop_now_ns();
+		if (parse_frames(c) < 0)
+			return 1;
+		if (c->off == c->len) {
+			c->off = c->len = 0;
+			c->frame_ns = 0;
+		} else if (!c->frame_ns || c->n_frames != frames_before) {
+			c->frame_ns = c->rx_ns; /* a new frame began */
+		}
+		shrink(c);
+	}
+	return 0;
+}
+
+/* ---- written samples ---------------------------------------------------- */
+
+/* A CTL_WRITTEN frame saying n into frame (WIRE_HDR_LEN + 16 bytes); its
+ * length. */
+static size_t written_frame(uint8_t *frame, uint64_t n)
+{
+	struct wire_out w = { frame + WIRE_HDR_LEN, frame + WIRE_HDR_LEN + 16,
+			      1 };
+	wire_put_varint(&w, (uint64_t)WIRE_C_WRITTEN << 1);
+	wire_put_varint(&w, n);
+	size_t len = (size_t)(w.p - frame) - WIRE_HDR_LEN;
+	wire_put_hdr_at(frame, WIRE_CTL_WRITTEN, len);
+	return WIRE_HDR_LEN + len;
+}
+
+int conn_ack(struct conn *c)
+{
+	uint8_t frame[WIRE_HDR_LEN + 16];
+	uint64_t n;
+	int rc;
+
+	if (!c->acks || !c->session || c->state != CONN_ACTIVE ||
+	    !proc_session_to_ack(c->session, &n))
+		return 0;
+	rc = conn_send(c, frame, written_frame(frame, n));
+	if (rc >= 0)
+		proc_session_acked(c->session, n);
+	return rc;
+}
+
+int conn_ack_later(struct conn *c, uint64_t *n)
+{
+	if (!c->acks || !c->session || c->state != CONN_ACTIVE ||
+	    c->olen > 0) /* a partial frame queued: nothing can follow */
+		return -1;
+	*n = proc_session_samples(c->session);
+	return fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void conn_ack_after(int fd, uint64_t n)
+{
+	uint8_t frame[WIRE_HDR_LEN + 16];
+	if (fd < 0)
+		return;
+	/* A few bytes into a socket the library reads: they fit, or the
+	 * library is not reading and would not see them anyway. */
+	if (send(fd, frame, written_frame(frame, n),
+		 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("CTL_WRITTEN at exit: %s", strerror(errno));
+	close(fd);
+}
+
+/* ---- time-outs ---------------------------------------------------------- */
+
+int conn_waits_hello(const struct conn *c)
+{
+	return c->state == CONN_WANT_HELLO;
+}
+
+uint64_t conn_born_ns(const struct conn *c)
+{
+	return c->born_ns;
+}
+
+size_t conn_buf_size(const struct conn *c)
+{
+	return c->cap;
+}
+
+int conn_expired(struct conn *c, uint64_t now_ns)
+{
+	const char *why = NULL;
+	int queued = 0;
+	size_t held = c->len - c->off;
+
+	if (c->state == CONN_WANT_HELLO &&
+	    now_ns - c->born_ns > CONN_HELLO_NS)
+		why = "no HELLO";
+	else if (c->frame_ns && now_ns - c->frame_ns > CONN_FRAME_NS)
+		why = "frame incomplete";
+	else if (c->frame_ns && c->cap > CONN_BUF_BUSY &&
+		 now_ns - c->frame_ns > CONN_BIG_NS)
+		why = "big frame too slow";
+	/* Bytes waiting in the socket: the delay is ours (a long profile
+	 * write), not the client's. */
+	if (!why || (ioctl(c->fd, FIONREAD, &queued) == 0 && queued > 0))
+		return 0;
+	if (c->session)
+		log_warn("pid %" PRIu64 ": %s (%zu bytes of a frame held, "
+			 "nothing received for %" PRIu64 " ms); closing "
+			 "connection", c->pid, why, held,
+			 (now_ns - c->rx_ns) / 1000000);
+	else
+		log_warn("client pid %d (uid %u): %s after %" PRIu64 " ms "
+			 "(%zu bytes held); closing connection",
+			 (int)c->peer_pid, (unsigned)c->peer_uid, why,
+			 (now_ns - c->born_ns) / 1000000, held);
+	c->end_why = "timed out";
+	return 1;
+}

@@ -1,0 +1,1043 @@
+/*
+ * output.c - writing profiles and forgetting processes (see output.h; the
+ * file layout is described in collector.h).
+ *
+ * Windows. With --period P the window boundaries are the multiples of P
+ * in Unix time (a 60 s period ends windows on the minute), so windows of
+ * different processes, and of merged files, line up. A sample belongs to
+ * the window in which it reached the collector (the library sends every
+ * few tens of milliseconds), not to the one its timestamp falls in: a
+ * window's aggregate is reset at its boundary, and re-sorting samples by
+ * time would mean keeping two windows. The period timer runs on the
+ * monotonic clock and names the boundary by rounding Unix time to the
+ * nearest multiple of P, so a late timer still closes the right window
+ * and a stalled loop skips windows instead of writing a burst of them.
+ *
+ * File names start with the process name and pid (or "merged") and end
+ * with the window's start in UTC (YYYYmmddTHHMMSSZ), so `ls` lists each
+ * process's files, and the merged files, in time order, across changes of
+ * daylight saving time too. Two windows of one process never start in the
+ * same second (P is whole seconds); a name that exists anyway (pid reuse,
+ * two collectors on one directory) gets .1, .2... before .pb.gz, taken
+ * without a race (FILEIO_NOREPLACE).
+ *
+ * Per-thread files (--per-thread) follow the profile they split, named
+ * after it (collector.h): the threads of a process are those of its
+ * aggregate with samples, each OS thread once whatever names it had, and
+ * its file takes the last name it got. Each is a pprof_build of its own
+ * (pprof_opts.one_thread), so a process with many threads costs as many
+ * walks of its aggregate: a price only --per-thread pays.
+ *
+ * A window that cannot be written (a full disk, a quota, a directory
+ * gone for a while) is not thrown away: its encoded profile is held in
+ * memory, oldest first, up to hold_max bytes in all (--hold-max), and
+ * tried again every OUTPUT_RETRY_NS and before each new file, in the
+ * order the windows ended; a held profile is written under the name it
+ * would have had. When it must go (no room to hold it, older ones pushed
+ * out by newer ones, or still unwritten at exit), its samples are
+ * counted as lost with the reason "[lost: not written]": in the log, in
+ * the totals (--summary), and in the next profile of each of its
+ * processes that is still held (process ended: the log and the totals
+ * only). Only the profile itself is held: the heap and per-thread files
+ * beside it are written with it or not at all.
+ *
+ * Memory. A process is freed as soon as what it sent is written (at its
+ * disconnect, or with --merge at the end of the window it ended in).
+ * After each removal, and at each boundary, procs_maybe_compact decides
+ * whether to compact the shared symbol tables; freed memory is handed back
+ * to the kernel with malloc_trim a little later (coalesced by a timer:
+ * trimming walks the heap, and ten thousand processes may end in a
+ * minute).
+ */
+#include "daemon/output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/agg.h"
+#include "daemon/collector_opts.h"
+#include "common/fileio.h"
+#include "daemon/heapagg.h"
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/pprof.h"
+#include "daemon/timeline.h"
+#include "daemon/proc.h"
+#include "pyprof/wire.h"
+#include "daemon/symtab.h"
+
+#define OUTPUT_MAX_NAME_TRIES 1000
+#define OUTPUT_MAX_THREAD_NAME 64
+#define OUTPUT_TRIM_DELAY_NS (200 * 1000000ull)
+#define OUTPUT_RETRY_NS (2 * 1000000000ull)
+
+/* A process's share of a held window: what is lost if it is dropped. */
+struct held_proc {
+	uint64_t pid, start_unix_ns, samples, value;
+	/* the window's own "[lost: not written]", already in the totals:
+	 * carried to the next window if this one goes too */
+	uint64_t carried, carried_value;
+};
+
+/* A profile that could not be written yet, in a FIFO. */
+struct held {
+	struct held *next;
+	char stem[96];          /* the file name's parts (write_new_file) */
+	uint64_t stamp_ns;
+	void *data;             /* the encoded profile, owned */
+	size_t len;
+	char who[64];
+	struct held_proc *procs;
+	size_t n_procs;
+};
+
+struct output {
+	const struct collector_opts *opts;
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct loop_timer *period_timer; /* --period: repeats */
+	struct loop_timer *trim_timer;   /* pending malloc_trim, one-shot */
+	uint64_t win_start_ns; /* the merged window's start, Unix ns */
+	struct timeline *tl;   /* --timeline: samples in arrival order */
+	struct held *held, *held_last; /* oldest first */
+	size_t n_held, held_bytes;
+	struct loop_timer *retry_timer; /* while anything is held */
+	struct held_proc *charge; /* dropped, not yet counted as lost */
+	size_t n_charge, charge_cap;
+	int failed;
+};
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static void on_trim(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct output *o = arg;
+	(void)loop;
+	(void)t;
+	o->trim_timer = NULL; /* a one-shot timer is freed after this */
+	malloc_trim(0);
+}
+
+/* Memory was freed: give it back to the kernel soon. */
+static void schedule_trim(struct output *o)
+{
+	if (!o->trim_timer)
+		o->trim_timer = loop_add_timer(o->loop, OUTPUT_TRIM_DELAY_NS,
+					       0, on_trim, o);
+}
+
+/* A process was freed: compact the symbol tables if they are now mostly
+ * garbage. */
+static void after_remove(struct output *o)
+{
+	procs_maybe_compact(o->reg, 0);
+	schedule_trim(o);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+/* comm reduced to [A-Za-z0-9_.-], not starting with '.', at most 64
+ * characters; "python" if nothing is left. */
+static void file_stem(const char *comm, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *s = comm; *s && n + 1 < cap && n < 64; s++) {
+		char ch = *s;
+		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+			 (ch == '.' && n > 0);
+		out[n++] = ok ? ch : '_';
+	}
+	out[n] = 0;
+	if (n == 0 || strspn(out, "_") == n)
+		snprintf(out, cap, "python");
+}
+
+/* YYYYmmddTHHMMSSZ: UTC, so that names sort by time all year. */
+static void format_stamp(uint64_t unix_ns, char *buf, size_t cap)
+{
+	time_t t = (time_t)(unix_ns / 1000000000u);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) ||
+	    strftime(buf, cap, "%Y%m%dT%H%M%SZ", &tm) == 0)
+		snprintf(buf, cap, "%lld", (long long)t);
+}
+
+/* ---- one profile per thread (--per-thread) ---------------------------------- */
+
+/* A thread's name reduced to [A-Za-z0-9_-] (a dot too becomes '_', so
+ * that the file name's fields stay apart), at most
+ * OUTPUT_MAX_THREAD_NAME bytes; "" if nothing but '_' is left. */
+static void thread_stem(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *s = name; *s && n + 1 < cap &&
+				   n < OUTPUT_MAX_THREAD_NAME; s++) {
+		char ch = *s;
+		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+		out[n++] = ok ? ch : '_';
+	}
+	out[n] = 0;
+	if (strspn(out, "_") == n)
+		out[0] = 0;
+}
+
+struct thread_ref {
+	uint64_t tid;
+	uint32_t idx;   /* the process's thread number (proc.h) */
+	int named;      /* that number has a name */
+};
+
+/* By tid; then unnamed numbers first, each part in order of arrival. */
+static int thread_ref_cmp(const void *a, const void *b)
+{
+	const struct thread_ref *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->named != y->named)
+		return x->named - y->named;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The OS threads of p with samples in its aggregate, each once, by tid,
+ * with the thread number of the last name it got (a rename adds a
+ * number; so does a thread that the library sends unnamed again, as when
+ * it ends: such a number does not hide its name). Returns how many (*out
+ * malloc'd, the caller frees it), or -ENOMEM. */
+static long proc_threads_with_samples(const struct proc *p,
+				      struct thread_ref **out)
+{
+	uint32_t n_threads = proc_n_threads(p);
+	uint8_t *has = calloc((size_t)n_threads + 1, 1);
+	struct thread_ref *v = calloc((size_t)n_threads + 1, sizeof(*v));
+	const struct agg_entry *e;
+	size_t pos = 0, n = 0, k = 0;
+
+	if (!has || !v) {
+		free(has);
+		free(v);
+		return -ENOMEM;
+	}
+	while ((e = agg_next(proc_agg(p), &pos)))
+		if (e->count && e->thread >= 1 && e->thread <= n_threads)
+			has[e->thread] = 1;
+	for (uint32_t i = 1; i <= n_threads; i++) {
+		uint32_t name;
+		if (!has[i])
+			continue;
+		proc_thread(p, i, &v[n].tid, &name);
+		v[n].named = name != 0;
+		v[n++].idx = i;
+	}
+	free(has);
+	qsort(v, n, sizeof(*v), thread_ref_cmp);
+	/* keep the last of each tid: its last named number, if any */
+	for (size_t i = 0; i < n; i++)
+		if (i + 1 == n || v[i + 1].tid != v[i].tid)
+			v[k++] = v[i];
+	*out = v;
+	return (long)k;
+}
+
+/* One profile per thread of p with samples, beside the profile written
+ * as <base>.pb.gz (po its options): <base>[.pid<PID>].tid<TID>[.<thread>]
+ * .pb.gz, with .pid<PID> when with_pid (a profile of several processes).
+ * how is FILEIO_NOREPLACE or FILEIO_REPLACE, as for the whole profile.
+ * Failures are logged and remembered; the other threads are still
+ * written. */
+static void write_thread_files(struct output *o, const char *base,
+			       const struct proc *p,
+			       const struct pprof_opts *po, int with_pid,
+			       int how)
+{
+	const struct proc_info *in = proc_info(p);
+	const struct proc *one[1] = { p };
+	struct thread_ref *v = NULL;
+	long n = proc_threads_with_samples(p, &v);
+
+	if (n < 0) {
+		log_error("pid %" PRIu64 ": per-thread profiles: out of memory",
+			  in->pid);
+		o->failed = 1;
+		return;
+	}
+	for (long i = 0; i < n; i++) {
+		struct pprof_opts tpo = *po;
+		struct pprof_stats stats;
+		char pidpart[32] = "", tname[OUTPUT_MAX_THREAD_NAME + 2] = "";
+		char path[4096];
+		uint64_t tid;
+		uint32_t name;
+		int rc;
+
+		proc_thread(p, v[i].idx, &tid, &name);
+		if (name) {
+			tname[0] = '.';
+			thread_stem(symtab_string(o->st, name), tname + 1,
+				    sizeof(tname) - 1);
+			if (!tname[1])
+				tname[0] = 0;
+		}
+		if (with_pid)
+			snprintf(pidpart, sizeof(pidpart), ".pid%" PRIu64,
+				 in->pid);
+		if ((size_t)snprintf(path, sizeof(path),
+				     "%s%s.tid%" PRIu64 "%s.pb.gz", base,
+				     pidpart, tid, tname) >= sizeof(path)) {
+			rc = -ENAMETOOLONG;
+		} else {
+			tpo.one_thread = 1;
+			tpo.tid = tid;
+			tpo.want_loc_map = 0;
+			rc = pprof_write(o->st, one, 1, &tpo, path, how,
+					 &stats);
+		}
+		if (rc < 0) {
+			log_error("pid %" PRIu64 " thread %" PRIu64 ": cannot "
+				  "write its profile beside %s.pb.gz: %s",
+				  in->pid, tid, base, strerror(-rc));
+			o->failed = 1;
+			continue;
+		}
+		log_info("wrote %s: %" PRIu64 " samples (pid %" PRIu64
+			 ", thread %" PRIu64 ")", path, stats.samples, in->pid,
+			 tid);
+	}
+	free(v);
+}
+
+
+/* Whether any of list[0..n) has a heap profile to write. */
+static int any_heap(const struct proc *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (heapagg_has_data(proc_heap(list[i])))
+			return 1;
+	return 0;
+}
+
+/* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the heap
+ * profile of list[0..n) as NAME.heap.pb.gz, when one of them has heap
+ * data. who names it in log lines. */
+static void write_heap_beside(struct output *o, const char *cpu_path,
+			      const struct proc *const *list, size_t n,
+			      const struct pprof_opts *po, const char *who)
+{
+	struct pprof_opts hpo = *po;
+	struct pprof_stats stats;
+	char base[4096], path[4096 + 16];
+	int rc;
+
+	if (!any_heap(list, n))
+		return;
+	hpo.heap = 1;
+	hpo.want_loc_map = 0;
+	file_profile_base(cpu_path, base, sizeof(base));
+	snprintf(path, sizeof(path), "%s.heap.pb.gz", base);
+	rc = pprof_write(o->st, list, n, &hpo, path, FILEIO_REPLACE, &stats);
+	if (rc < 0) {
+		log_error("%s: cannot write its heap profile %s: %s", who,
+			  path, strerror(-rc));
+		o->failed = 1;
+		return;
+	}
+	log_info("wrote %s: %" PRIu64 " allocations (estimated), %" PRIu64
+		 " lost (%s)", path, stats.samples, stats.lost, who);
+}
+
+/* Writes data as a new file <dir>/<stem>.<stamp>[.N].pb.gz; its name in
+ * path. 0 or a negative errno. */
+static int place_new_file(const struct output *o, const char *stem,
+			  uint64_t stamp_ns, const void *data, size_t len,
+			  char *path, size_t cap)
+{
+	char stamp[32];
+	int rc = -EEXIST;
+
+	format_stamp(stamp_ns, stamp, sizeof(stamp));
+	for (int i = 0; i < OUTPUT_MAX_NAME_TRIES; i++) {
+		char suffix[16] = "";
+		if (i > 0)
+			snprintf(suffix, sizeof(suffix), ".%d", i);
+		if ((size_t)snprintf(path, cap, "%s/%s.%s%s.pb.gz",
+				     o->opts->output_dir, stem, stamp,
+				     suffix) >= cap)
+			return -ENAMETOOLONG;
+		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
+		if (rc != -EEXIST)
+			break;
+	}
+	return rc;
+}
+
+/* ---- windows that could not be written ------------------------------------ */
+
+static struct proc *find_proc(const struct output *o, uint64_t pid,
+			      uint64_t start_unix_ns)
+{
+	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p)) {
+		const struct proc_info *in = proc_info(p);
+		if (in->pid == pid && in->start_unix_ns == start_unix_ns)
+			return p;
+	}
+	return NULL;
+}
+
+/* Counts what was dropped as lost (not written): against each process
+ * still held, in its current window, so that its next profile shows it;
+ * else in the totals only. Called where no window is being written: a
+ * window is dropped while its own process's window is being closed, and
+ * the count must go to the next one. */
+static void charge_dropped(struct output *o)
+{
+	for (size_t i = 0; i < o->n_charge; i++) {
+		const struct held_proc *hp = &o->charge[i];
+		struct proc *p = find_proc(o, hp->pid, hp->start_unix_ns);
+		if (p) {
+			proc_count_lost(p, PROC_LOST_NOT_WRITTEN, hp->samples,
+					hp->value);
+			proc_carry_lost(p, PROC_LOST_NOT_WRITTEN, hp->carried,
+					hp->carried_value);
+		} else {
+			procs_count_lost(o->reg, hp->samples);
+		}
+	}
+	o->n_charge = 0;
+}
+
+/* The window is given up: its samples are to be counted as lost
+ * (charge_dropped). why says why, for the log. Frees h. */
+static void drop_held(struct output *o, struct held *h, const char *why)
+{
+	uint64_t samples = 0;
+	char stamp[32];
+	format_stamp(h->stamp_ns, stamp, sizeof(stamp));
+	for (size_t i = 0; i < h->n_procs; i++) {
+		const struct held_proc *hp = &h->procs[i];
+		samples += hp->samples;
+		if (o->n_charge == o->charge_cap) {
+			size_t cap = o->charge_cap ? 2 * o->charge_cap : 16;
+			struct held_proc *v = realloc(o->charge,
+						      cap * sizeof(*v));
+			if (!v) {
+				/* The totals at least. */
+				procs_count_lost(o->reg, hp->samples);
+				continue;
+			}
+			o->charge = v;
+			o->charge_cap = cap;
+		}
+		o->charge[o->n_charge++] = *hp;
+	}
+	log_error("%s: its profile %s/%s.%s.pb.gz was never written (%s): "
+		  "%" PRIu64 " samples counted as lost, \"[lost: not "
+		  "written]\"", h->who, o->opts->output_dir, h->stem, stamp,
+		  why, samples);
+	o->failed = 1;
+	free(h->procs);
+	free(h->data);
+	free(h);
+}
+
+static struct held *pop_held(struct output *o)
+{
+	struct held *h = o->held;
+	if (!h)
+		return NULL;
+	o->held = h->next;
+	if (!o->held)
+		o->held_last = NULL;
+	o->n_held--;
+	o->held_bytes -= h->len;
+	return h;
+}
+
+static void on_retry(struct loop *loop, struct loop_timer *t, void *arg);
+
+/* Writes what is held, oldest first, until one fails (the disk is likely
+ * still full: the rest wait too). Returns how many are still held. */
+static size_t retry_held(struct output *o)
+{
+	while (o->held) {
+		struct held *h = o->held;
+		char path[4096];
+		int rc = place_new_file(o, h->stem, h->stamp_ns, h->data,
+					h->len, path, sizeof(path));
+		if (rc < 0) {
+			log_debug("%s: held profile still not written: %s",
+				  h->who, strerror(-rc));
+			break;
+		}
+		log_info("wrote %s (%s), held in memory until there was room",
+			 path, h->who);
+		h = pop_held(o);
+		free(h->procs);
+		free(h->data);
+		free(h);
+	}
+	if (!o->held && o->retry_timer) {
+		loop_del_timer(o->loop, o->retry_timer);
+		o->retry_timer = NULL;
+	}
+	return o->n_held;
+}
+
+static void on_retry(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct output *o = arg;
+	(void)loop;
+	(void)t;
+	retry_held(o);
+}
+
+/* Keeps the profile data (len bytes, taken over: freed here whatever
+ * happens) of list[0..n) that could not be written (err), to be tried
+ * again; or, past the memory allowed, drops it (or older ones) and counts
+ * their samples as lost. */
+static void hold_window(struct output *o, const char *stem, uint64_t stamp_ns,
+			void *data, size_t len, const struct proc *const *list,
+			size_t n, const char *who, const char *path, int err)
+{
+	struct held *h = calloc(1, sizeof(*h));
+	uint64_t hold_max = o->opts->hold_max;
+
+	if (h)
+		h->procs = calloc(n ? n : 1, sizeof(*h->procs));
+	if (!h || !h->procs) {
+		log_error("%s: cannot write %s (%s), and no memory to hold it",
+			  who, path, strerror(-err));
+		free(h);
+		free(data);
+		o->failed = 1;
+		return;
+	}
+	snprintf(h->stem, sizeof(h->stem), "%s", stem);
+	snprintf(h->who, sizeof(h->who), "%s", who);
+	h->stamp_ns = stamp_ns;
+	h->data = data;
+	h->len = len;
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_info *in = proc_info(list[i]);
+		const struct agg_entry *e;
+		size_t pos = 0;
+		struct held_proc *hp = &h->procs[h->n_procs++];
+		hp->pid = in->pid;
+		hp->start_unix_ns = in->start_unix_ns;
+		hp->samples = in->win_samples;
+		while ((e = agg_next(proc_agg(list[i]), &pos)))
+			hp->value += e->value;
+		proc_lost(list[i], PROC_LOST_NOT_WRITTEN, &hp->carried,
+			  &hp->carried_value);
+	}
+	if (len > hold_max) {
+		char why[160];
+		snprintf(why, sizeof(why), "%s; %zu bytes is more than "
+			 "--hold-max allows holding", strerror(-err), len);
+		drop_held(o, h, why);
+		return;
+	}
+	while (o->held && o->held_bytes + len > hold_max)
+		drop_held(o, pop_held(o), "pushed out of the memory held for "
+			  "unwritten profiles (--hold-max) by a newer one");
+	if (o->held_last)
+		o->held_last->next = h;
+	else
+		o->held = h;
+	o->held_last = h;
+	o->n_held++;
+	o->held_bytes += len;
+	log_warn("%s: cannot write %s: %s; holding it in memory (%zu "
+		 "profile%s, %zu bytes held) and trying again every %u s",
+		 who, path, strerror(-err), o->n_held, o->n_held == 1 ? "" : "s",
+		 o->held_bytes, (unsigned)(OUTPUT_RETRY_NS / 1000000000u));
+	if (!o->retry_timer)
+		o->retry_timer = loop_add_timer(o->loop, OUTPUT_RETRY_NS,
+						OUTPUT_RETRY_NS, on_retry, o);
+}
+
+/* Gives up on whatever is still held (at exit). */
+static void drop_all_held(struct output *o, const char *why)
+{
+	struct held *h;
+	while ((h = pop_held(o)))
+		drop_held(o, h, why);
+	loop_del_timer(o->loop, o->retry_timer);
+	o->retry_timer = NULL;
+}
+
+/* Builds the profile of list[0..n) and writes it as a new file
+ * <dir>/<stem>.<stamp>[.N].pb.gz, then with --per-thread its threads'
+ * files. who names it in log lines. A profile that cannot be written is
+ * held and tried again (see above). */
+static void write_new_file(struct output *o, const char *stem,
+			   uint64_t stamp_ns, const struct proc *const *list,
+			   size_t n, const struct pprof_opts *po,
+			   const char *who)
+{
+	char path[4096] = "";
+	struct pprof_stats stats;
+	void *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = pprof_build(o->st, list, n, po, &data, &len, &stats);
+	if (rc < 0) {
+		log_error("%s: cannot build its profile: %s", who,
+			  strerror(-rc));
+		o->failed = 1;
+		goto out;
+	}
+	/* Older windows first, if there is room again. */
+	retry_held(o);
+	rc = place_new_file(o, stem, stamp_ns, data, len, path, sizeof(path));
+	if (rc == -ENAMETOOLONG) {
+		log_error("%s: cannot write its profile %s: %s", who, path,
+			  strerror(-rc));
+		o->failed = 1;
+		goto out;
+	}
+	if (rc < 0) {
+		hold_window(o, stem, stamp_ns, data, len, list, n, who, path,
+			    rc);
+		data = NULL;
+		goto out;
+	}
+	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost (%s)", path,
+		 stats.samples, stats.lost, who);
+	/* Their samples so far are on disk: the libraries may hear so
+	 * (proc.h). The list is const for the writing only. */
+	for (size_t i = 0; i < n; i++)
+		proc_mark_written((struct proc *)list[i]);
+	write_heap_beside(o, path, list, n, po, who);
+	if (o->opts->per_thread) {
+		path[strlen(path) - strlen(".pb.gz")] = 0;
+		for (size_t i = 0; i < n; i++)
+			write_thread_files(o, path, list[i], po, n > 1,
+					   FILEIO_NOREPLACE);
+	}
+out:
+	free(data);
+}
+
+/* One process's profile: its whole life, or with --period its window up
+ * to end_ns. */
+static void write_proc(struct output *o, const struct proc *p, uint64_t end_ns)
+{
+	const struct proc_info *in = proc_info(p);
+	const struct proc *one[1] = { p };
+	struct pprof_opts po = { 0 };
+	char comm[72], stem[96], who[64];
+
+	if (o->opts->period_ns) {
+		/* A window ends at its boundary at the latest, even when the
+		 * timer runs late and the process leaves first. */
+		uint64_t start = in->win_start_unix_ns, period = o->opts->period_ns;
+		uint64_t limit = (start / period + 1) * period;
+		po.start_unix_ns = start;
+		po.end_unix_ns = end_ns < start ? start
+			       : end_ns > limit ? limit : end_ns;
+	}
+	file_stem(symtab_string(o->st, in->comm_sid), comm, sizeof(comm));
+	snprintf(stem, sizeof(stem), "%s.%" PRIu64, comm, in->pid);
+	snprintf(who, sizeof(who), "pid %" PRIu64, in->pid);
+	write_new_file(o, stem, in->win_start_unix_ns, one, 1, &po, who);
+}
+
+static int has_window_data(const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	return in->win_samples || in->win_lost ||
+	       heapagg_has_data(proc_heap(p));
+}
+
+/* Fills list with the processes a merged profile takes: all of them, or
+ * only those with data in the window; all in the first one's mode (a
+ * profile has one sample type), the others left out with a warning. */
+static size_t merged_list(const struct output *o, const struct proc **list,
+			  int window_only, const char *target)
+{
+	size_t n = 0;
+	unsigned mode = 0;
+	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p)) {
+		const struct proc_info *in = proc_info(p);
+		if (window_only && !has_window_data(p))
+			continue;
+		if (n == 0)
+			mode = in->mode;
+		if (in->mode != mode) {
+			log_warn("pid %" PRIu64 " ran in %s mode, unlike the "
+				 "first process (%s mode): left out of %s",
+				 in->pid, in->mode == WIRE_MODE_WALL ? "wall"
+								    : "cpu",
+				 mode == WIRE_MODE_WALL ? "wall" : "cpu",
+				 target);
+			continue;
+		}
+		list[n++] = p;
+	}
+	return n;
+}
+
+/* --merge: one profile of every process with data in the window
+ * [start_ns, end_ns] (end_ns 0: the processes' own times), labelled by
+ * process. Nothing is written for a window without data. */
+static void write_merged_window(struct output *o, uint64_t start_ns,
+				uint64_t end_ns)
+{
+	struct pprof_opts po = { .proc_labels = 1 };
+	const struct proc **list;
+	char who[64];
+	size_t n;
+
+	list = calloc(procs_len(o->reg) + 1, sizeof(*list));
+	if (!list) {
+		log_error("merged profile: out of memory");
+		o->failed = 1;
+		return;
+	}
+	n = merged_list(o, list, 1, "the merged profile");
+	if (n == 0) {
+		log_debug("no samples in the window: no merged profile "
+			  "written");
+		goto out;
+	}
+	if (end_ns) {
+		po.start_unix_ns = start_ns;
+		po.end_unix_ns = end_ns > start_ns ? end_ns : start_ns;
+	}
+	snprintf(who, sizeof(who), "merged, %zu process%s", n,
+		 n == 1 ? "" : "es");
+	write_new_file(o, "merged", start_ns, list, n, &po, who);
+out:
+	free(list);
+}
+
+/* --timeline: the samples of the --output profile just written, in
+ * arrival order, naming its Location ids (timeline.h). */
+static void write_timeline(struct output *o, const struct pprof_stats *st)
+{
+	const char *path = o->opts->timeline_file;
+	int rc = timeline_write(o->tl, o->st, st->loc_map, st->n_loc_map,
+				st->time_nanos, path);
+
+	if (rc < 0) {
+		log_error("cannot write %s: %s", path, strerror(-rc));
+		o->failed = 1;
+		return;
+	}
+	log_info("wrote %s: %zu samples in arrival order%s", path,
+		 timeline_len(o->tl), timeline_dropped(o->tl) ?
+		 " (some dropped past the memory cap)" : "");
+}
+
+/* --output: every process seen, in one file, replaced if it exists. */
+static void write_output_file(struct output *o)
+{
+	const char *path = o->opts->output_file;
+	struct pprof_opts po = { .proc_labels = 1,
+				 .want_loc_map = o->tl != NULL };
+	struct pprof_stats stats = { 0 };
+	const struct proc **list;
+	size_t n;
+	int rc = -ENOMEM;
+
+	list = calloc(procs_len(o->reg) + 1, sizeof(*list));
+	if (!list)
+		goto out;
+	n = merged_list(o, list, 0, path);
+	rc = pprof_write(o->st, list, n, &po, path, FILEIO_REPLACE, &stats);
+	if (rc < 0)
+		goto out;
+	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, from %zu "
+		 "processes", path, stats.samples, stats.lost, n);
+	if (o->tl)
+		write_timeline(o, &stats);
+	write_heap_beside(o, path, list, n, &po, "all processes");
+	if (o->opts->per_thread) {
+		char base[4096];
+		file_profile_base(path, base, sizeof(base));
+		for (size_t i = 0; i < n; i++)
+			write_thread_files(o, base, list[i], &po, n > 1,
+					   FILEIO_REPLACE);
+	}
+out:
+	if (rc < 0) {
+		log_error("cannot write %s: %s", path, strerror(-rc));
+		o->failed = 1;
+	}
+	free(stats.loc_map);
+	free(list);
+}
+
+/* The --summary file: one line of counts (running=N only when some
+ * processes were still connected, refused=N only when some process was
+ * not profiled), then one line per reason why processes were
+ * not profiled: "refused N REASON" (cmd_summary_parse). */
+static void write_summary(struct output *o, uint64_t n_running)
+{
+	char text[256 + (PROCS_REFUSED_KINDS + 1) * (PROCS_REFUSED_LEN + 32)];
+	size_t len = 0;
+	const char *why;
+	uint64_t n_why;
+	int n = snprintf(text, sizeof(text),
+			 "processes=%" PRIu64 " samples=%" PRIu64
+			 " lost=%" PRIu64,
+			 procs_n_seen(o->reg), procs_total_samples(o->reg),
+			 procs_total_lost(o->reg));
+	len = (size_t)n;
+	/* running=N only when some were: the line stays what it was */
+	if (n_running)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					" running=%" PRIu64, n_running);
+	if (procs_n_refused(o->reg))
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					" refused=%" PRIu64,
+					procs_n_refused(o->reg));
+	text[len++] = '\n';
+	for (size_t i = 0; (why = procs_refused_reason(o->reg, i, &n_why)); i++) {
+		n = snprintf(text + len, sizeof(text) - len,
+			     "refused %" PRIu64 " %s\n", n_why, why);
+		if (n < 0 || (size_t)n >= sizeof(text) - len)
+			break;
+		len += (size_t)n;
+	}
+	int rc = file_write_atomic(o->opts->summary_file, text, len,
+				   FILEIO_REPLACE);
+	if (rc < 0) {
+		log_error("cannot write %s: %s", o->opts->summary_file,
+			  strerror(-rc));
+		o->failed = 1;
+	}
+}
+
+/* ---- windows ----------------------------------------------------------------- */
+
+/* Ends the window at end_ns: writes it, starts the next one, and frees
+ * the processes that ended in it (--merge keeps them until now). */
+static void close_window(struct output *o, uint64_t end_ns)
+{
+	struct proc *p, *next;
+	int removed = 0;
+
+	log_debug("window %" PRIu64 ".%03u s ends", end_ns / 1000000000u,
+		  (unsigned)(end_ns / 1000000u % 1000u));
+	if (o->opts->merge)
+		write_merged_window(o, o->win_start_ns, end_ns);
+	for (p = procs_first(o->reg); p; p = next) {
+		next = proc_next(p);
+		if (!proc_is_live(p)) {
+			/* Only --merge keeps ended processes (--output
+			 * cannot go with --period). */
+			procs_remove(o->reg, p);
+			removed = 1;
+			continue;
+		}
+		if (!o->opts->merge && has_window_data(p))
+			write_proc(o, p, end_ns);
+		proc_window_reset(p, end_ns);
+	}
+	o->win_start_ns = end_ns;
+	charge_dropped(o); /* into the windows just started */
+	if (procs_maybe_compact(o->reg, 1) || removed)
+		schedule_trim(o);
+}
+
+static void on_period(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct output *o = arg;
+	uint64_t period = o->opts->period_ns;
+	(void)loop;
+	(void)t;
+	/* The boundary the timer stands for: the nearest multiple. */
+	uint64_t end = (now_unix_ns() + period / 2) / period * period;
+	if (end <= o->win_start_ns)
+		return; /* fired early by the clocks' drift: next time */
+	close_window(o, end);
+}
+
+/* ---- the interface ------------------------------------------------------------ */
+
+struct output *output_new(const struct collector_opts *opts, struct loop *loop,
+			  struct symtab *st, struct procs *reg)
+{
+	struct output *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->opts = opts;
+	o->loop = loop;
+	o->st = st;
+	o->reg = reg;
+	if (opts->timeline_file) {
+		o->tl = timeline_new(0);
+		if (!o->tl) {
+			free(o);
+			return NULL;
+		}
+		procs_set_timeline(reg, o->tl);
+	}
+	return o;
+}
+
+void output_free(struct output *o)
+{
+	if (!o)
+		return;
+	loop_del_timer(o->loop, o->period_timer);
+	loop_del_timer(o->loop, o->trim_timer);
+	loop_del_timer(o->loop, o->retry_timer);
+	while (o->held) {
+		struct held *h = pop_held(o);
+		free(h->procs);
+		free(h->data);
+		free(h);
+	}
+	free(o->charge);
+	if (o->tl)
+		procs_set_timeline(o->reg, NULL);
+	timeline_free(o->tl);
+	free(o);
+}
+
+int output_start(struct output *o)
+{
+	uint64_t period = o->opts->period_ns;
+	uint64_t now = now_unix_ns();
+
+	o->win_start_ns = now;
+	if (!period)
+		return 0;
+	/* First boundary: the next multiple of the period. */
+	o->period_timer = loop_add_timer(o->loop, (now / period + 1) * period -
+							  now,
+					 period, on_period, o);
+	return o->period_timer ? 0 : -ENOMEM;
+}
+
+/* HEAP_SNAPSHOT (PYPROF_HEAP_SNAPSHOT_SECONDS): the process's heap profile
+ * as of that point in its stream, in-use blocks then and allocations of
+ * its window so far:
+ *   --output FILE  FILE-without-.pb.gz.<pid>.heap.<seq>.pb.gz
+ *   --output-dir   <dir>/<name>.<pid>.<its start>.heap.<seq>.pb.gz
+ * seq zero-padded to 4 digits so that names sort in time order. */
+void output_snapshots(struct output *o)
+{
+	struct proc *p;
+	uint64_t seq;
+
+	while ((p = procs_next_snapshot(o->reg, &seq))) {
+		const struct proc_info *in = proc_info(p);
+		const struct proc *one[1] = { p };
+		struct pprof_opts po = { .heap = 1,
+					 .proc_labels = o->opts->output_file
+							!= NULL };
+		char path[4096 + 128], base[4096], comm[72], stamp[32];
+		int rc;
+
+		if (o->opts->output_file) {
+			file_profile_base(o->opts->output_file, base,
+					 sizeof(base));
+			snprintf(path, sizeof(path),
+				 "%s.%" PRIu64 ".heap.%04" PRIu64 ".pb.gz",
+				 base, in->pid, seq);
+		} else if (o->opts->output_dir) {
+			file_stem(symtab_string(o->st, in->comm_sid), comm,
+				  sizeof(comm));
+			format_stamp(in->start_unix_ns, stamp, sizeof(stamp));
+			snprintf(path, sizeof(path),
+				 "%s/%s.%" PRIu64 ".%s.heap.%04" PRIu64
+				 ".pb.gz",
+				 o->opts->output_dir, comm, in->pid, stamp,
+				 seq);
+		} else {
+			continue;
+		}
+		rc = pprof_write(o->st, one, 1, &po, path, FILEIO_REPLACE,
+				 NULL);
+		if (rc < 0) {
+			log_error("pid %" PRIu64 ": cannot write heap "
+				  "snapshot %s: %s", in->pid, path,
+				  strerror(-rc));
+			o->failed = 1;
+			continue;
+		}
+		log_info("wrote %s (pid %" PRIu64 ", heap snapshot %" PRIu64
+			 ")", path, in->pid, seq);
+	}
+}
+
+void output_proc_ended(struct output *o, struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+
+	output_snapshots(o);
+
+	/* --merge writes it with its window (or at exit) and frees it then. */
+	if (o->opts->merge)
+		return;
+	if (o->opts->output_dir) {
+		/* One that sent nothing (no sample, no loss) gets no file: a
+		 * busy host starts many short Python processes that never
+		 * run long enough to be sampled. */
+		/* Its last window ends now: its last samples may have been
+		 * taken before the window began, and arrived in it. */
+		if (has_window_data(p))
+			write_proc(o, p, now_unix_ns());
+		else
+			log_info("pid %" PRIu64 ": no samples%s, no profile "
+				 "written", in->pid,
+				 o->opts->period_ns ? " in its last window"
+						    : "");
+	}
+	if (!o->opts->output_file) {
+		procs_remove(o->reg, p);
+		after_remove(o);
+	}
+	charge_dropped(o);
+}
+
+void output_flush_held(struct output *o)
+{
+	if (!o->held)
+		return;
+	if (retry_held(o) == 0)
+		return;
+	drop_all_held(o, "still no room at exit");
+	charge_dropped(o);
+}
+
+void output_shutdown(struct output *o, uint64_t n_running)
+{
+	output_snapshots(o);
+	/* Last windows that could not be written either. */
+	output_flush_held(o);
+	if (o->opts->merge) {
+		write_merged_window(o, o->win_start_ns,
+				    o->opts->period_ns ? now_unix_ns() : 0);
+		/* The merged profile itself, if it had no room: its loss
+		 * goes to the totals, and --output shows it. */
+		output_flush_held(o);
+	}
+	if (o->opts->output_file)
+		write_output_file(o);
+	if (o->opts->summary_file)
+		write_summary(o, n_running);
+}
+
+int output_failed(const struct output *o)
+{
+	return o->failed;
+}

@@ -1,0 +1,1007 @@
+/*
+ * pprof.c - the pprof builder (see pprof.h for what goes into a profile).
+ *
+ * The protobuf-c message tree is built in a bump arena and freed in one
+ * go; strings are not copied when they already live in the symtab. Every
+ * collector-wide id is mapped to a pprof id on first use (dense arrays
+ * indexed by the symtab id), so a profile lists only the functions and
+ * locations its samples use. Allocation failures set a sticky flag that is
+ * checked once, before packing (like wire.h's ok flag), which keeps the
+ * building code straight-line.
+ *
+ * A sample's stack is the node path from its leaf to the root: pprof wants
+ * location ids leaf first, which is the order of the walk.
+ */
+#include "daemon/pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "daemon/agg.h"
+#include "common/fileio.h"
+#include "daemon/heapagg.h"
+#include "common/idhash.h"
+#include "symbols/opcodes.h"
+#include "daemon/proc.h"
+#include "profile.pb-c.h"
+#include "pyprof/wire.h"
+#include "daemon/symtab.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+
+#define PPROF_ARENA_CHUNK (256u << 10)
+#define PPROF_MAX_COMMENT 4096
+#define PPROF_MAX_PROC_COMMENTS 64 /* processes described in comments */
+#define PPROF_MAX_PSEUDO 16
+#define PPROF_MAX_LABELS 9
+
+/* ---- bump arena ----------------------------------------------------------- */
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+struct arena {
+	struct arena_chunk *head;
+};
+
+static void *arena_alloc(struct arena *a, size_t size)
+{
+	struct arena_chunk *c = a->head;
+	size = (size + 15) & ~(size_t)15;
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > PPROF_ARENA_CHUNK ? size : PPROF_ARENA_CHUNK;
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += size;
+	return p;
+}
+
+static void arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct arena_chunk *next = a->head->next;
+		free(a->head);
+		a->head = next;
+	}
+}
+
+/* ---- builder state --------------------------------------------------------- */
+
+/* A growable array of pointers (protobuf-c's repeated message fields). */
+struct ptrs {
+	void **v;
+	size_t n, cap;
+};
+
+struct thread_labels {
+	Label *tid, *name;
+};
+
+struct builder {
+	const struct symtab *st;
+	struct arena arena;
+	int oom;
+
+	/* string table: strs[i] is string index i; strs[0] = "" */
+	struct ptrs strs;
+	struct idhash str_hash;  /* content -> index */
+	uint32_t *sid_idx;       /* symtab sid -> index, 0 = not yet */
+
+	uint32_t *fid_map;       /* symtab fid -> pprof function id */
+	uint32_t *lid_map;       /* symtab lid -> pprof location id */
+	uint32_t *mid_map;       /* symtab mid -> pprof mapping id (2..) */
+	uint8_t *mid_unnamed;    /* symtab mid: an address without a name */
+	struct ptrs maps;        /* native mappings, pprof ids 2.. */
+	struct ptrs funcs, locs, samples;
+	int64_t *comments;
+	size_t n_comments, comments_cap;
+
+	struct {
+		int64_t name;
+		uint64_t loc;
+	} pseudo[PPROF_MAX_PSEUDO];
+	size_t n_pseudo;
+
+	Label *flag_labels[6]; /* cpu on/off, gil held/released, native y/n */
+	unsigned mode;
+	int proc_labels;
+	int one_thread;  /* pprof_opts.one_thread: only thread tid's samples */
+	uint64_t tid;
+};
+
+/* The labels every sample of one process carries. */
+struct proc_labels {
+	Label *pid, *process, *command;
+};
+
+static void *balloc(struct builder *b, size_t size)
+{
+	void *p = arena_alloc(&b->arena, size);
+	if (!p)
+		b->oom = 1;
+	return p;
+}
+
+static void ptrs_push(struct builder *b, struct ptrs *a, void *p)
+{
+	if (!p) {
+		b->oom = 1;
+		return;
+	}
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 64;
+		void **v = realloc(a->v, cap * sizeof(*v));
+		if (!v) {
+			b->oom = 1;
+			return;
+		}
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = p;
+}
+
+/* ---- strings -------------------------------------------------------------- */
+
+struct str_key {
+	const struct builder *b;
+	const char *s;
+};
+
+static int str_eq(const void *ctx, uint32_t id)
+{
+	const struct str_key *k = ctx;
+	return strcmp(k->b->strs.v[id], k->s) == 0;
+}
+
+/* The string table index of s (which must stay valid until packing). */
+static int64_t str_idx(struct builder *b, const char *s)
+{
+	struct str_key key = { b, s };
+	uint64_t h;
+	uint32_t id;
+
+	if (s[0] == 0)
+		return 0;
+	h = idhash_bytes(s, strlen(s));
+	id = idhash_find(&b->str_hash, h, str_eq, &key);
+	if (id)
+		return id;
+	if (b->strs.n > UINT32_MAX - 1) {
+		b->oom = 1;
+		return 0;
+	}
+	id = (uint32_t)b->strs.n;
+	if (idhash_insert(&b->str_hash, h, id) < 0) {
+		b->oom = 1;
+		return 0;
+	}
+	ptrs_push(b, &b->strs, (void *)s);
+	return id;
+}
+
+static int64_t sid_idx(struct builder *b, uint32_t sid)
+{
+	if (sid == 0)
+		return 0;
+	if (!b->sid_idx[sid])
+		b->sid_idx[sid] = (uint32_t)str_idx(b, symtab_string(b->st, sid));
+	return b->sid_idx[sid];
+}
+
+/* A string formatted into the arena. */
+static int64_t str_fmt(struct builder *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int64_t str_fmt(struct builder *b, const char *fmt, ...)
+{
+	char *buf = balloc(b, PPROF_MAX_COMMENT);
+	va_list ap;
+	if (!buf)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(buf, PPROF_MAX_COMMENT, fmt, ap);
+	va_end(ap);
+	return str_idx(b, buf);
+}
+
+static void add_comment(struct builder *b, int64_t idx)
+{
+	if (b->n_comments == b->comments_cap) {
+		size_t cap = b->comments_cap ? 2 * b->comments_cap : 16;
+		int64_t *v = realloc(b->comments, cap * sizeof(*v));
+		if (!v) {
+			b->oom = 1;
+			return;
+		}
+		b->comments = v;
+		b->comments_cap = cap;
+	}
+	b->comments[b->n_comments++] = idx;
+}
+
+/* ---- functions and locations ----------------------------------------------- */
+
+static uint64_t new_function(struct builder *b, int64_t name, int64_t sys,
+			     int64_t file, int64_t start_line)
+{
+	Function *f = balloc(b, sizeof(*f));
+	if (!f)
+		return 0;
+	perftools__profiles__function__init(f);
+	f->id = b->funcs.n + 1;
+	f->name = name;
+	f->system_name = sys;
+	f->filename = file;
+	f->start_line = start_line;
+	ptrs_push(b, &b->funcs, f);
+	return f->id;
+}
+
+/* A location in mapping mapping_id at address (0 for Python frames,
+ * which are all in mapping 1), with one line, or none when function_id
+ * is 0 (a native address without a name: pprof shows the address and may
+ * symbolize it itself). */
+static uint64_t new_location_at(struct builder *b, uint64_t function_id,
+				int64_t line, uint64_t mapping_id,
+				uint64_t address)
+{
+	Location *l = balloc(b, sizeof(*l));
+	Line *ln = balloc(b, sizeof(*ln));
+	Line **lines = balloc(b, sizeof(*lines));
+	if (!l || !ln || !lines)
+		return 0;
+	perftools__profiles__location__init(l);
+	perftools__profiles__line__init(ln);
+	ln->function_id = function_id;
+	ln->line = line;
+	lines[0] = ln;
+	l->id = b->locs.n + 1;
+	l->mapping_id = mapping_id;
+	l->address = address;
+	l->n_line = function_id ? 1 : 0;
+	l->line = lines;
+	ptrs_push(b, &b->locs, l);
+	return l->id;
+}
+
+static uint64_t new_location(struct builder *b, uint64_t function_id,
+			     int64_t line)
+{
+	return new_location_at(b, function_id, line, 1, 0);
+}
+
+/* The pprof mapping of symtab mapping mid (PYPROF_NATIVE): one per loaded
+ * object's executable segment, with its build id, so that pprof can
+ * symbolize what we could not. */
+static uint64_t mapping_id(struct builder *b, uint32_t mid)
+{
+	struct symtab_mapping sm;
+	if (b->mid_map[mid])
+		return b->mid_map[mid];
+	Mapping *m = balloc(b, sizeof(*m));
+	if (!m)
+		return 0;
+	symtab_mapping(b->st, mid, &sm);
+	perftools__profiles__mapping__init(m);
+	m->id = 2 + b->maps.n;
+	m->memory_start = sm.start;
+	m->memory_limit = sm.limit;
+	m->file_offset = sm.offset;
+	m->filename = sid_idx(b, sm.file);
+	m->build_id = sid_idx(b, sm.build_id);
+	/* has_functions is settled once every location is known */
+	m->has_functions = (sm.flags & SYMTAB_MAP_FUNCTIONS) != 0;
+	m->has_filenames = m->has_line_numbers =
+		(sm.flags & SYMTAB_MAP_LINES) != 0;
+	ptrs_push(b, &b->maps, m);
+	b->mid_map[mid] = (uint32_t)m->id;
+	return m->id;
+}
+
+/* A native function: its system name is its symbol, as it is. */
+static uint64_t native_function_id(struct builder *b, uint32_t fid)
+{
+	uint32_t name, sys, file;
+	int64_t start;
+	if (!b->fid_map[fid]) {
+		symtab_function(b->st, fid, &name, &sys, &file, &start);
+		b->fid_map[fid] = (uint32_t)new_function(
+			b, sid_idx(b, name), sid_idx(b, sys), sid_idx(b, file),
+			start);
+	}
+	return b->fid_map[fid];
+}
+
+static uint64_t function_id(struct builder *b, uint32_t fid)
+{
+	uint32_t name, sys, file;
+	int64_t start;
+	if (!b->fid_map[fid]) {
+		symtab_function(b->st, fid, &name, &sys, &file, &start);
+		/* System name: "FILE:co_name". It must differ from the name:
+		 * where the two are equal, pprof takes the name for a C++ one
+		 * and strips anything in <...>, so "<module>", "<lambda>" or
+		 * "<listcomp>" would show up empty. */
+		int64_t sys_idx = sid_idx(b, sys);
+		if (file)
+			sys_idx = str_fmt(b, "%s:%s", symtab_string(b->st, file),
+					  symtab_string(b->st, sys));
+		b->fid_map[fid] = (uint32_t)new_function(
+			b, sid_idx(b, name), sys_idx, sid_idx(b, file), start);
+	}
+	return b->fid_map[fid];
+}
+
+static uint64_t location_id(struct builder *b, uint32_t lid)
+{
+	uint32_t fid, mid;
+	uint64_t addr;
+	int64_t line;
+	if (!b->lid_map[lid]) {
+		symtab_location(b->st, lid, &fid, &line);
+		symtab_location_native(b->st, lid, &mid, &addr);
+		if (mid || addr) {
+			if (!fid)
+				b->mid_unnamed[mid] = 1;
+			b->lid_map[lid] = (uint32_t)new_location_at(
+				b, fid ? native_function_id(b, fid) : 0, line,
+				mid ? mapping_id(b, mid) : 0, addr);
+		} else {
+			b->lid_map[lid] = (uint32_t)new_location(
+				b, function_id(b, fid), line);
+		}
+	}
+	return b->lid_map[lid];
+}
+
+/* The location of a pseudo-frame such as "[truncated]": a function of
+ * that name with no file. */
+static uint64_t pseudo_location(struct builder *b, const char *name)
+{
+	int64_t idx = str_idx(b, name);
+	for (size_t i = 0; i < b->n_pseudo; i++)
+		if (b->pseudo[i].name == idx)
+			return b->pseudo[i].loc;
+	if (b->n_pseudo == PPROF_MAX_PSEUDO) {
+		b->oom = 1; /* cannot happen: the names are a fixed set */
+		return 0;
+	}
+	uint64_t loc = new_location(b, new_function(b, idx, idx, 0, 0), 0);
+	b->pseudo[b->n_pseudo].name = idx;
+	b->pseudo[b->n_pseudo].loc = loc;
+	b->n_pseudo++;
+	return loc;
+}
+
+/* ---- labels ----------------------------------------------------------------- */
+
+static Label *num_label(struct builder *b, const char *key, int64_t num)
+{
+	Label *l = balloc(b, sizeof(*l));
+	if (!l)
+		return NULL;
+	perftools__profiles__label__init(l);
+	l->key = str_idx(b, key);
+	l->num = num;
+	return l;
+}
+
+static Label *str_label(struct builder *b, const char *key, int64_t str)
+{
+	Label *l = balloc(b, sizeof(*l));
+	if (!l)
+		return NULL;
+	perftools__profiles__label__init(l);
+	l->key = str_idx(b, key);
+	l->str = str;
+	return l;
+}
+
+static Label *flag_label(struct builder *b, unsigned which)
+{
+	static const char *const kv[6][2] = {
+		{ "cpu_state", "on" }, { "cpu_state", "off" },
+		{ "gil", "held" },     { "gil", "released" },
+		{ "native", "yes" },   { "native", "no" },
+	};
+	if (!b->flag_labels[which])
+		b->flag_labels[which] =
+			str_label(b, kv[which][0], str_idx(b, kv[which][1]));
+	return b->flag_labels[which];
+}
+
+/* The "opcode" label: the opcode's name in the process's Python version
+ * (opcodes.h), e.g. BINARY_OP_ADD_INT on 3.11. */
+static Label *opcode_label(struct builder *b, const struct proc *p,
+			   unsigned op)
+{
+	const char *ver = symtab_string(b->st, proc_info(p)->pyversion_sid);
+	char name[64];
+	return str_label(b, "opcode",
+			 str_fmt(b, "%s", opcodes_label(ver, op, name,
+							sizeof(name))));
+}
+
+/* ---- samples --------------------------------------------------------------- */
+
+static int64_t clamp64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* A sample with n_val values (2 for CPU profiles, 4 for heap ones). */
+static Sample *new_sample_n(struct builder *b, size_t n_loc,
+			    const int64_t *v, size_t n_val)
+{
+	Sample *s = balloc(b, sizeof(*s));
+	uint64_t *locs = balloc(b, n_loc * sizeof(*locs));
+	int64_t *vals = balloc(b, n_val * sizeof(*vals));
+	Label **labels = balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
+	if (!s || !locs || !vals || !labels)
+		return NULL;
+	perftools__profiles__sample__init(s);
+	memcpy(vals, v, n_val * sizeof(*vals));
+	s->n_value = n_val;
+	s->value = vals;
+	s->n_location_id = n_loc;
+	s->location_id = locs;
+	s->label = labels;
+	ptrs_push(b, &b->samples, s);
+	return s;
+}
+
+static Sample *new_sample(struct builder *b, size_t n_loc, uint64_t count,
+			  uint64_t value)
+{
+	Sample *s = balloc(b, sizeof(*s));
+	uint64_t *locs = balloc(b, n_loc * sizeof(*locs));
+	int64_t *vals = balloc(b, 2 * sizeof(*vals));
+	Label **labels = balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
+	if (!s || !locs || !vals || !labels)
+		return NULL;
+	perftools__profiles__sample__init(s);
+	vals[0] = clamp64(count);
+	vals[1] = clamp64(value);
+	s->n_value = 2;
+	s->value = vals;
+	s->n_location_id = n_loc;
+	s->location_id = locs;
+	s->label = labels;
+	ptrs_push(b, &b->samples, s);
+	return s;
+}
+
+static void append_utf8(char *buf, size_t cap, size_t *len, const char *s);
+
+/* pid, and with proc_labels the process name and its command line. */
+static struct proc_labels proc_labels(struct builder *b, const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	struct proc_labels pl = { 0 };
+	char *cmd;
+	size_t len = 0;
+
+	pl.pid = num_label(b, "pid", (int64_t)in->pid);
+	if (!b->proc_labels)
+		return pl;
+	pl.process = str_label(b, "process", sid_idx(b, in->comm_sid));
+	cmd = balloc(b, PPROF_MAX_COMMAND + 1);
+	if (!cmd)
+		return pl;
+	cmd[0] = 0;
+	for (size_t i = 0; i < in->n_args; i++) {
+		if (i)
+			append_utf8(cmd, PPROF_MAX_COMMAND + 1, &len, " ");
+		append_utf8(cmd, PPROF_MAX_COMMAND + 1, &len,
+			    symtab_string(b->st, in->arg_sids[i]));
+	}
+	pl.command = str_label(b, "command", str_idx(b, cmd));
+	return pl;
+}
+
+static void add_proc_labels(Sample *s, const struct proc_labels *pl)
+{
+	s->label[s->n_label++] = pl->pid;
+	if (pl->process)
+		s->label[s->n_label++] = pl->process;
+	if (pl->command)
+		s->label[s->n_label++] = pl->command;
+}
+
+static void add_proc_samples(struct builder *b, const struct proc *p,
+			     struct pprof_stats *stats)
+{
+	const struct agg *agg = proc_agg(p);
+	const struct agg_entry *e;
+	uint32_t n_threads = proc_n_threads(p);
+	struct thread_labels *tl = NULL;
+	struct proc_labels pl = proc_labels(b, p);
+	Label *op_labels[256] = { 0 }; /* "opcode" labels, made on first use */
+	size_t pos = 0;
+
+	tl = calloc((size_t)n_threads + 1, sizeof(*tl));
+	if (!tl) {
+		b->oom = 1;
+		return;
+	}
+	while (!b->oom && (e = agg_next(agg, &pos))) {
+		if (b->one_thread) {
+			uint64_t tid;
+			uint32_t name;
+			proc_thread(p, e->thread, &tid, &name);
+			if (tid != b->tid)
+				continue;
+		}
+		uint32_t depth = symtab_node_depth(b->st, e->node);
+		int trunc = (e->flags & WIRE_SF_TRUNCATED) != 0;
+		Sample *s = new_sample(b, depth + (size_t)trunc, e->count,
+				       e->value);
+		if (!s)
+			break;
+		size_t i = 0;
+		for (uint32_t nid = e->node, lid; nid;) {
+			symtab_node(b->st, nid, &nid, &lid);
+			s->location_id[i++] = location_id(b, lid);
+		}
+		if (trunc)
+			s->location_id[i++] = pseudo_location(b, "[truncated]");
+
+		struct thread_labels *t = &tl[e->thread];
+		if (!t->tid) {
+			uint64_t tid;
+			uint32_t name;
+			proc_thread(p, e->thread, &tid, &name);
+			t->tid = num_label(b, "thread_id", (int64_t)tid);
+			if (name)
+				t->name = str_label(b, "thread_name",
+						    sid_idx(b, name));
+		}
+		add_proc_labels(s, &pl);
+		s->label[s->n_label++] = t->tid;
+		if (t->name)
+			s->label[s->n_label++] = t->name;
+		if (b->mode == WIRE_MODE_WALL)
+			s->label[s->n_label++] = flag_label(
+				b, (e->flags & WIRE_SF_OFF_CPU) ? 1 : 0);
+		if (e->flags & WIRE_SF_GIL_KNOWN)
+			s->label[s->n_label++] = flag_label(
+				b, (e->flags & WIRE_SF_GIL) ? 2 : 3);
+		if (e->flags & WIRE_SF_NATIVE_KNOWN)
+			s->label[s->n_label++] = flag_label(
+				b, (e->flags & WIRE_SF_NATIVE) ? 4 : 5);
+		if (e->flags & WIRE_SF_OPCODE) {
+			unsigned op = agg_entry_opcode(e);
+			if (!op_labels[op])
+				op_labels[op] = opcode_label(b, p, op);
+			s->label[s->n_label++] = op_labels[op];
+		}
+		stats->samples += e->count;
+	}
+	free(tl);
+}
+
+static void add_lost_samples(struct builder *b, const struct proc *p,
+			     struct pprof_stats *stats)
+{
+	static const char *const names[PROC_LOST_MAX + 1] = {
+		[WIRE_LOST_RING_FULL] = "[lost: ring full]",
+		[WIRE_LOST_FAULT] = "[lost: faulted read]",
+		[WIRE_LOST_BUFFER] = "[lost: buffer full]",
+		[WIRE_LOST_INVALID] = "[lost: invalid stack]",
+		[WIRE_LOST_NO_THREAD] = "[lost: no thread state]",
+		[PROC_LOST_AWAY] = "[lost: collector away]",
+		[PROC_LOST_NOT_WRITTEN] = "[lost: not written]",
+	};
+	struct proc_labels pl = { 0 };
+	for (unsigned r = 1; r <= PROC_LOST_MAX; r++) {
+		uint64_t count, value;
+		proc_lost(p, r, &count, &value);
+		if (count == 0 && value == 0)
+			continue;
+		if (!pl.pid)
+			pl = proc_labels(b, p);
+		Sample *s = new_sample(b, 1, count, value);
+		if (!s)
+			return;
+		s->location_id[0] = pseudo_location(b, names[r]);
+		add_proc_labels(s, &pl);
+		stats->lost += count;
+	}
+}
+
+/* Rounds an unbiased value to the profile's integers. */
+static int64_t heap_val(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v >= 9.2e18)
+		return INT64_MAX;
+	return (int64_t)(v + 0.5);
+}
+
+/* The heap profile of one process (pprof_opts.heap). */
+static void add_heap_samples(struct builder *b, const struct proc *p,
+			     struct pprof_stats *stats)
+{
+	const struct heapagg *h = proc_heap(p);
+	struct heapagg_row *rows = NULL, lost;
+	struct proc_labels pl;
+	size_t n = 0;
+
+	if (!h)
+		return;
+	if (heapagg_rows(h, &rows, &n, &lost) < 0) {
+		b->oom = 1;
+		return;
+	}
+	pl = proc_labels(b, p);
+	for (size_t i = 0; i <= n && !b->oom; i++) {
+		const struct heapagg_row *r = i < n ? &rows[i] : &lost;
+		int64_t v[4] = { heap_val(r->alloc_objects),
+				 heap_val(r->alloc_bytes),
+				 heap_val(r->inuse_objects),
+				 heap_val(r->inuse_bytes) };
+		if (!v[0] && !v[1] && !v[2] && !v[3])
+			continue;
+		uint32_t depth = r->node ? symtab_node_depth(b->st, r->node)
+					 : 1;
+		Sample *s = new_sample_n(b, depth, v, 4);
+		if (!s)
+			break;
+		if (r->node) {
+			size_t k = 0;
+			for (uint32_t nid = r->node, lid; nid;) {
+				symtab_node(b->st, nid, &nid, &lid);
+				s->location_id[k++] = location_id(b, lid);
+			}
+			stats->samples += (uint64_t)v[0];
+		} else {
+			s->location_id[0] =
+				pseudo_location(b, "[lost: heap samples]");
+			stats->lost += (uint64_t)v[0];
+		}
+		add_proc_labels(s, &pl);
+	}
+	free(rows);
+}
+
+/* ---- comments --------------------------------------------------------------- */
+
+static uint64_t hz_of(uint64_t period_ns)
+{
+	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
+}
+
+/* Appends s to buf (cap bytes, NUL-terminated) without cutting a UTF-8
+ * sequence in half. Control characters become spaces: a `python -c`
+ * program's newlines would break pprof's one-comment-per-line output. */
+static void append_utf8(char *buf, size_t cap, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+	if (*len + n + 1 > cap) {
+		n = cap - *len - 1;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		buf[*len + i] = (ch < 0x20 || ch == 0x7f) ? ' ' : (char)ch;
+	}
+	*len += n;
+	buf[*len] = 0;
+}
+
+static void add_proc_comments(struct builder *b, const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	char *cmd = balloc(b, PPROF_MAX_COMMENT);
+	size_t len = 0;
+	if (!cmd)
+		return;
+	cmd[0] = 0;
+	append_utf8(cmd, PPROF_MAX_COMMENT, &len, "pid ");
+	char pidbuf[24];
+	snprintf(pidbuf, sizeof(pidbuf), "%" PRIu64, in->pid);
+	append_utf8(cmd, PPROF_MAX_COMMENT, &len, pidbuf);
+	append_utf8(cmd, PPROF_MAX_COMMENT, &len, " command:");
+	for (size_t i = 0; i < in->n_args; i++) {
+		append_utf8(cmd, PPROF_MAX_COMMENT, &len, " ");
+		append_utf8(cmd, PPROF_MAX_COMMENT, &len,
+			    symtab_string(b->st, in->arg_sids[i]));
+	}
+	add_comment(b, str_idx(b, cmd));
+	add_comment(b, str_fmt(b, "pid %" PRIu64 " executable: %s, Python %s, "
+				  "%s mode at %" PRIu64 " Hz",
+			       in->pid, symtab_string(b->st, in->exe_sid),
+			       symtab_string(b->st, in->pyversion_sid),
+			       in->mode == WIRE_MODE_WALL ? "wall" : "cpu",
+			       hz_of(in->period_ns)));
+	if (in->achieved_ns && in->achieved_ns != in->period_ns)
+		add_comment(b, str_fmt(b, "pid %" PRIu64 ": sampling rate "
+					  "asked %" PRIu64 " Hz, achieved "
+					  "%" PRIu64 " Hz", in->pid,
+				       hz_of(in->period_ns),
+				       hz_of(in->achieved_ns)));
+	if (in->has_bye && in->bye.has_native)
+		add_comment(b, str_fmt(b, "pid %" PRIu64 ": native stacks, "
+					  "%" PRIu64 " samples not merged",
+				       in->pid, in->bye.native_unmerged));
+}
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- packing ---------------------------------------------------------------- */
+
+static int gzip_buf(const void *in, size_t in_len, void **out,
+		    size_t *out_len)
+{
+	z_stream zs;
+	uint8_t *buf = NULL;
+	size_t cap;
+	int err = -EIO;
+
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: a gzip wrapper, as pprof requires on disk. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&zs, in_len) + 32;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.next_out = buf;
+	/* deflateBound's sizes fit zlib's uInt for anything we can build
+	 * in memory, but feed it in uInt-sized steps to be safe. */
+	for (;;) {
+		size_t in_left = in_len - (size_t)zs.total_in;
+		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX
+						   : (uInt)in_left;
+		size_t out_left = cap - (size_t)zs.total_out;
+		zs.avail_out = out_left > UINT32_MAX ? UINT32_MAX
+						     : (uInt)out_left;
+		int rc = deflate(&zs, in_left > zs.avail_in ? Z_NO_FLUSH
+							    : Z_FINISH);
+		if (rc == Z_STREAM_END)
+			break;
+		if (rc != Z_OK || zs.avail_out == 0)
+			goto out;
+	}
+	*out = buf;
+	*out_len = (size_t)zs.total_out;
+	buf = NULL;
+	err = 0;
+out:
+	deflateEnd(&zs);
+	free(buf);
+	return err;
+}
+
+int pprof_build(const struct symtab *st, const struct proc *const *procs,
+		size_t n, const struct pprof_opts *opts, void **out,
+		size_t *out_len, struct pprof_stats *stats)
+{
+	static const struct pprof_opts no_opts;
+	struct builder b = { 0 };
+	struct pprof_stats local = { 0 };
+	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	ValueType vt_count = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType vt_time = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType vt_period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType *types[2] = { &vt_count, &vt_time };
+	ValueType vt_heap[4] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	ValueType *heap_types[4] = { &vt_heap[0], &vt_heap[1], &vt_heap[2],
+				     &vt_heap[3] };
+	uint64_t heap_rate = 0;
+	Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
+	const struct proc_info *first;
+	uint64_t start = UINT64_MAX, end = 0;
+	uint8_t *packed = NULL;
+	size_t len;
+	int err = -ENOMEM;
+
+	if (!stats)
+		stats = &local;
+	if (!opts)
+		opts = &no_opts;
+	*stats = (struct pprof_stats){ 0 };
+	/* No process: a valid CPU profile with no samples, so that a caller
+	 * asking for a merged file always gets one. */
+	first = n ? proc_info(procs[0]) : NULL;
+	b.st = st;
+	b.mode = first ? first->mode
+		       : opts->empty_wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
+	b.proc_labels = opts->proc_labels;
+	b.one_thread = opts->one_thread;
+	b.tid = opts->tid;
+	idhash_init(&b.str_hash);
+	b.sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
+	b.fid_map = calloc((size_t)symtab_n_functions(st) + 1,
+			   sizeof(uint32_t));
+	b.lid_map = calloc((size_t)symtab_n_locations(st) + 1,
+			   sizeof(uint32_t));
+	b.mid_map = calloc((size_t)symtab_n_mappings(st) + 1,
+			   sizeof(uint32_t));
+	b.mid_unnamed = calloc((size_t)symtab_n_mappings(st) + 1, 1);
+	if (!b.sid_idx || !b.fid_map || !b.lid_map || !b.mid_map ||
+	    !b.mid_unnamed)
+		goto out;
+	ptrs_push(&b, &b.strs, (void *)"");
+
+	const char *kind = b.mode == WIRE_MODE_WALL ? "wall" : "cpu";
+	vt_count.type = str_idx(&b, "samples");
+	vt_count.unit = str_idx(&b, "count");
+	vt_time.type = str_idx(&b, kind);
+	vt_time.unit = str_idx(&b, "nanoseconds");
+	vt_period.type = vt_time.type;
+	vt_period.unit = vt_time.unit;
+	if (opts->heap) {
+		static const char *const names[4][2] = {
+			{ "alloc_objects", "count" },
+			{ "alloc_space", "bytes" },
+			{ "inuse_objects", "count" },
+			{ "inuse_space", "bytes" },
+		};
+		for (int i = 0; i < 4; i++) {
+			vt_heap[i].type = str_idx(&b, names[i][0]);
+			vt_heap[i].unit = str_idx(&b, names[i][1]);
+		}
+		vt_period.type = str_idx(&b, "space");
+		vt_period.unit = str_idx(&b, "bytes");
+		b.one_thread = 0;
+	}
+
+	map.id = 1;
+	map.filename = first ? sid_idx(&b, first->exe_sid) : 0;
+	map.has_functions = map.has_filenames = map.has_line_numbers = 1;
+
+	for (size_t i = 0; i < n && !b.oom; i++) {
+		const struct proc_info *in = proc_info(procs[i]);
+		uint64_t e = proc_end_unix_ns(procs[i]);
+		if (in->start_unix_ns < start)
+			start = in->start_unix_ns;
+		if (e > end)
+			end = e;
+		if (opts->heap) {
+			add_heap_samples(&b, procs[i], stats);
+			if (!heap_rate && proc_heap(procs[i]))
+				heap_rate = heapagg_rate_of(proc_heap(procs[i]));
+		} else {
+			add_proc_samples(&b, procs[i], stats);
+			if (!b.one_thread)
+				add_lost_samples(&b, procs[i], stats);
+		}
+		if (i < PPROF_MAX_PROC_COMMENTS)
+			add_proc_comments(&b, procs[i]);
+	}
+	if (b.one_thread)
+		add_comment(&b, str_fmt(&b, "thread %" PRIu64 " only (one "
+					    "profile per thread; lost samples "
+					    "are in the process's profile)",
+				       b.tid));
+	if (n > PPROF_MAX_PROC_COMMENTS)
+		add_comment(&b, str_fmt(&b, "%zu more processes not described "
+					    "here", n - PPROF_MAX_PROC_COMMENTS));
+	/* a mapping "has functions" only if every address in it was named */
+	for (uint32_t mid = 1; mid <= symtab_n_mappings(st); mid++)
+		if (b.mid_map[mid] && b.mid_unnamed[mid])
+			((Mapping *)b.maps.v[b.mid_map[mid] - 2])
+				->has_functions = 0;
+	Mapping **all_maps = balloc(&b, (1 + b.maps.n) * sizeof(*all_maps));
+	if (b.oom)
+		goto out;
+	all_maps[0] = &map;
+	for (size_t i = 0; i < b.maps.n; i++)
+		all_maps[1 + i] = b.maps.v[i];
+
+	prof.n_sample_type = opts->heap ? 4 : 2;
+	prof.sample_type = opts->heap ? heap_types : types;
+	if (opts->heap)
+		prof.default_sample_type =
+			vt_heap[opts->heap_allocs ? 1 : 3].type;
+	prof.n_sample = b.samples.n;
+	prof.sample = (Sample **)b.samples.v;
+	prof.n_mapping = 1 + b.maps.n;
+	prof.mapping = all_maps;
+	prof.n_location = b.locs.n;
+	prof.location = (Location **)b.locs.v;
+	prof.n_function = b.funcs.n;
+	prof.function = (Function **)b.funcs.v;
+	prof.n_string_table = b.strs.n;
+	prof.string_table = (char **)b.strs.v;
+	if (opts->end_unix_ns) {
+		start = opts->start_unix_ns;
+		end = opts->end_unix_ns;
+	} else if (n == 0) {
+		start = end = now_unix_ns();
+	}
+	prof.time_nanos = clamp64(start);
+	stats->time_nanos = prof.time_nanos;
+	prof.duration_nanos = end > start ? clamp64(end - start) : 0;
+	prof.period_type = &vt_period;
+	prof.period = opts->heap ? clamp64(heap_rate)
+		      : first ? clamp64(first->period_ns) : 0;
+	prof.n_comment = b.n_comments;
+	prof.comment = b.comments;
+
+	len = perftools__profiles__profile__get_packed_size(&prof);
+	packed = malloc(len ? len : 1);
+	if (!packed)
+		goto out;
+	perftools__profiles__profile__pack(&prof, packed);
+	err = gzip_buf(packed, len, out, out_len);
+	if (err)
+		goto out;
+	stats->n_samples = b.samples.n;
+	stats->bytes = *out_len;
+out:
+	free(packed);
+	free(b.sid_idx);
+	free(b.fid_map);
+	if (err == 0 && opts->want_loc_map) {
+		stats->loc_map = b.lid_map;
+		stats->n_loc_map = (size_t)symtab_n_locations(st) + 1;
+		b.lid_map = NULL;
+	}
+	free(b.lid_map);
+	free(b.mid_map);
+	free(b.mid_unnamed);
+	free(b.maps.v);
+	free(b.strs.v);
+	free(b.funcs.v);
+	free(b.locs.v);
+	free(b.samples.v);
+	free(b.comments);
+	idhash_fini(&b.str_hash);
+	arena_free(&b.arena);
+	return err;
+}
+
+int pprof_write(const struct symtab *st, const struct proc *const *procs,
+		size_t n, const struct pprof_opts *opts, const char *path,
+		int how, struct pprof_stats *stats)
+{
+	void *data = NULL;
+	size_t len = 0;
+	int err = pprof_build(st, procs, n, opts, &data, &len, stats);
+	if (err)
+		goto out;
+	err = file_write_atomic(path, data, len, how);
+out:
+	free(data);
+	return err;
+}

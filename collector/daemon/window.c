@@ -1,0 +1,408 @@
+/*
+ * window.c - profiles of the next N seconds (see window.h).
+ *
+ * Each open window keeps a small table from source process to its
+ * copy (proc.h), in the order processes first sent a sample in the
+ * window; samples come in batches from one process at a time, so a
+ * one-entry cache in front of the table's linear search answers almost
+ * every lookup. A process that is freed (it ended and was written) is
+ * forgotten by the table through the tap's gone callback, so a new
+ * process at the same address is never taken for it; its copy stays.
+ *
+ * Closing never happens inside a tap callback (those run in the middle
+ * of proc_add_samples): the tap only reschedules the window's timer to
+ * fire at once, and the timer builds and answers.
+ *
+ * Runs on the collector's loop thread.
+ */
+#include "daemon/window.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/control.h"
+#include "common/log.h"
+#include "daemon/loop.h"
+#include "daemon/pprof.h"
+#include "daemon/proc.h"
+#include "pyprof/wire.h"
+
+struct win_proc {
+	const struct proc *src; /* NULL once the process is freed */
+	struct proc *copy;
+};
+
+struct window {
+	struct windows *ws;
+	struct window *prev, *next;
+	struct window_filter f;
+	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC */
+	uint64_t start_unix_ns;
+	unsigned seconds;
+	struct win_proc *procs;
+	size_t n_procs, procs_cap;
+	size_t last;                      /* cache: index of the last hit */
+	const struct proc *crossed;       /* last process seen past the end */
+	struct loop_timer *timer;
+	struct control_hold *hold;        /* sampling switched on for us */
+	int hold_done;                    /* its processes acknowledged the
+					     end: every sample is in */
+	int closing;                      /* past end_ns, waiting for data */
+	int oom;                          /* a sample could not be added */
+	window_done_fn done;
+	void *arg;
+};
+
+struct windows {
+	struct loop *loop;
+	struct control *ctl;              /* NULL: no sampling on demand */
+	struct symtab *st;
+	struct procs *reg;
+	struct window *head;
+	size_t n;
+};
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- sampling on demand (control.h) -------------------------------------- */
+
+static void on_timer(struct loop *loop, struct loop_timer *t, void *arg);
+static void reschedule(struct window *w, uint64_t delay_ns);
+
+/* The processes acknowledged the hold's end (a CTL_STOP or CTL_FLUSH
+ * reply comes after every sample taken before it), or did not within
+ * CONTROL_REPLY_NS: nothing more will come for this window. Closes it
+ * from the loop, not from inside control.c's callback. */
+static void on_hold_done(struct control_hold *h, void *arg)
+{
+	struct window *w = arg;
+	(void)h;
+	w->hold = NULL; /* freed when we return */
+	w->hold_done = 1;
+	if (w->closing)
+		reschedule(w, 0);
+}
+
+/* Processes that started dormant (PYPROF_START=off) sample while a
+ * window covers them: a hold for the window's pid (0: every process) and
+ * duration, with the processes' own settings (their mode, rate). A hold
+ * covers processes that connect while it lasts too, and when the last
+ * hold on a process ends it goes back to its own state. Without a
+ * control (tests), or without memory for a hold, processes sample as
+ * they would anyway. */
+static void window_sampling_on(struct window *w)
+{
+	struct control_settings s = { 0 };
+	if (!w->ws->ctl)
+		return;
+	w->hold = control_start(w->ws->ctl, w->f.pid,
+				(uint64_t)w->seconds * 1000000000u, &s,
+				on_hold_done, w);
+	if (!w->hold)
+		log_warn("window of %u s: out of memory to switch sampling on",
+			 w->seconds);
+}
+
+/* The window is closed or cancelled: its hold ends now (without a
+ * callback), switching off what it alone kept on. */
+static void window_sampling_off(struct window *w)
+{
+	if (w->hold)
+		control_cancel(w->ws->ctl, w->hold);
+	w->hold = NULL;
+}
+
+/* ---- matching and lookup --------------------------------------------------- */
+
+static int matches(const struct window *w, const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	return in->mode == w->f.mode && (!w->f.pid || in->pid == w->f.pid);
+}
+
+/* p's copy in w, made on first use; NULL when out of memory. */
+static struct proc *copy_of(struct window *w, const struct proc *p)
+{
+	if (w->last < w->n_procs && w->procs[w->last].src == p)
+		return w->procs[w->last].copy;
+	for (size_t i = 0; i < w->n_procs; i++)
+		if (w->procs[i].src == p) {
+			w->last = i;
+			return w->procs[i].copy;
+		}
+	if (w->n_procs == w->procs_cap) {
+		size_t cap = w->procs_cap ? 2 * w->procs_cap : 8;
+		struct win_proc *v = realloc(w->procs, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		w->procs = v;
+		w->procs_cap = cap;
+	}
+	struct proc *copy = proc_copy_new(p);
+	if (!copy)
+		return NULL;
+	w->procs[w->n_procs] = (struct win_proc){ p, copy };
+	w->last = w->n_procs++;
+	return copy;
+}
+
+/* Whether nothing more is to be expected for the window: every matching
+ * live process has sent a sample stamped at or after the end (except the
+ * one being tapped, which just did), or had gone quiet before it. Quiet:
+ * its latest sample is older than WINDOW_QUIET_NS plus one sampling
+ * period before the end. The agent sends every 20 ms while its process
+ * runs, so a process we heard nothing from for that long was idle (a CPU
+ * profile has no samples to send then) or is so starved of CPU that
+ * waiting for it would hold up everyone's answer. */
+static int caught_up(const struct window *w, const struct proc *except)
+{
+	for (const struct proc *p = procs_first(w->ws->reg); p;
+	     p = proc_next(p)) {
+		if (p == except || !proc_is_live(p) || !matches(w, p))
+			continue;
+		uint64_t last = proc_last_mono_ns(p);
+		uint64_t quiet = WINDOW_QUIET_NS + proc_info(p)->period_ns;
+		if (last < w->end_ns && last + quiet >= w->end_ns)
+			return 0;
+	}
+	return 1;
+}
+
+/* Makes the window's timer fire after delay_ns instead. */
+static void reschedule(struct window *w, uint64_t delay_ns)
+{
+	struct loop *loop = w->ws->loop;
+	struct loop_timer *t = loop_add_timer(loop, delay_ns, 0, on_timer, w);
+	if (!t)
+		return; /* the old one still fires, at worst a little late */
+	loop_del_timer(loop, w->timer);
+	w->timer = t;
+}
+
+/* ---- the tap ------------------------------------------------------------------ */
+
+static void tap_sample(void *arg, const struct proc *p, uint32_t node,
+		       uint32_t thread, uint32_t flags, uint64_t count,
+		       uint64_t value, uint64_t t)
+{
+	struct windows *ws = arg;
+	for (struct window *w = ws->head; w; w = w->next) {
+		if (!matches(w, p))
+			continue;
+		if (t >= w->start_ns && t < w->end_ns) {
+			struct proc *copy = copy_of(w, p);
+			if (!copy || proc_copy_add(copy, p, node, thread,
+						   flags, count, value,
+						   t) < 0)
+				w->oom = 1;
+		} else if (t >= w->end_ns && w->closing && w->crossed != p) {
+			w->crossed = p;
+			if (caught_up(w, p))
+				reschedule(w, 0);
+		}
+	}
+}
+
+static void tap_lost(void *arg, const struct proc *p, unsigned reason,
+		     uint64_t samples, uint64_t value)
+{
+	struct windows *ws = arg;
+	for (struct window *w = ws->head; w; w = w->next) {
+		if (w->closing || !matches(w, p))
+			continue;
+		struct proc *copy = copy_of(w, p);
+		if (copy)
+			proc_copy_add_lost(copy, reason, samples, value);
+		else
+			w->oom = 1;
+	}
+}
+
+static void tap_gone(void *arg, const struct proc *p)
+{
+	struct windows *ws = arg;
+	for (struct window *w = ws->head; w; w = w->next) {
+		for (size_t i = 0; i < w->n_procs; i++)
+			if (w->procs[i].src == p) {
+				proc_copy_sync(w->procs[i].copy, p);
+				w->procs[i].src = NULL;
+			}
+		if (w->crossed == p)
+			w->crossed = NULL;
+	}
+}
+
+/* ---- open and close --------------------------------------------------------- */
+
+static void unlink_free(struct window *w)
+{
+	struct windows *ws = w->ws;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		ws->head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	ws->n--;
+	loop_del_timer(ws->loop, w->timer);
+	window_sampling_off(w);
+	for (size_t i = 0; i < w->n_procs; i++)
+		proc_copy_free(w->procs[i].copy);
+	free(w->procs);
+	free(w);
+}
+
+static void finish(struct window *w)
+{
+	struct pprof_opts o = {
+		.proc_labels = 1,
+		.start_unix_ns = w->start_unix_ns,
+		.end_unix_ns = w->start_unix_ns +
+			       (uint64_t)w->seconds * 1000000000u,
+		.empty_wall = w->f.mode == WIRE_MODE_WALL,
+	};
+	const struct proc **copies = NULL;
+	void *data = NULL;
+	size_t len = 0;
+	struct pprof_stats stats;
+	int rc = -ENOMEM;
+
+	w->timer = NULL; /* one-shot: the loop frees it after this */
+	if (w->oom)
+		goto out;
+	copies = malloc((w->n_procs ? w->n_procs : 1) * sizeof(*copies));
+	if (!copies)
+		goto out;
+	for (size_t i = 0; i < w->n_procs; i++) {
+		if (w->procs[i].src)
+			proc_copy_sync(w->procs[i].copy, w->procs[i].src);
+		copies[i] = w->procs[i].copy;
+	}
+	rc = pprof_build(w->ws->st, copies, w->n_procs, &o, &data, &len,
+			 &stats);
+	if (rc == 0)
+		log_debug("window of %u s (pid %" PRIu64 ", %s): %zu "
+			  "processes, %" PRIu64 " samples, %zu bytes, "
+			  "%.1f ms after its end",
+			  w->seconds, w->f.pid,
+			  w->f.mode == WIRE_MODE_WALL ? "wall" : "cpu",
+			  w->n_procs, stats.samples, len,
+			  (double)(loop_now_ns() - w->end_ns) / 1e6);
+out:
+	free(copies);
+	if (rc < 0)
+		log_warn("window of %u s: cannot build its profile: %s",
+			 w->seconds, strerror(-rc));
+	window_done_fn done = w->done;
+	void *arg = w->arg;
+	struct window_filter f = w->f;
+	unlink_free(w);
+	done(arg, rc, data, len, &f);
+}
+
+static void on_timer(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct window *w = arg;
+	(void)loop;
+	(void)t;
+	if (!w->closing) {
+		w->closing = 1;
+		/* Wait for late samples unless nothing more can come: with
+		 * a hold, until its processes acknowledge its end (at most
+		 * WINDOW_HOLD_WAIT_NS), else WINDOW_GRACE_NS. */
+		if (!w->hold_done && !caught_up(w, NULL)) {
+			w->timer = NULL; /* this one is freed on return */
+			w->timer = loop_add_timer(w->ws->loop,
+						  w->hold ? WINDOW_HOLD_WAIT_NS
+							  : WINDOW_GRACE_NS,
+						  0, on_timer, w);
+			if (w->timer)
+				return;
+		}
+	}
+	finish(w);
+}
+
+struct window *window_open(struct windows *ws, const struct window_filter *f,
+			   unsigned seconds, window_done_fn done, void *arg)
+{
+	struct window *w;
+
+	assert(seconds >= 1 && seconds <= WINDOW_MAX_SECONDS);
+	if (ws->n >= WINDOW_MAX) {
+		errno = EBUSY;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->ws = ws;
+	w->f = *f;
+	w->seconds = seconds;
+	w->start_ns = loop_now_ns();
+	w->end_ns = w->start_ns + (uint64_t)seconds * 1000000000u;
+	w->start_unix_ns = now_unix_ns();
+	w->done = done;
+	w->arg = arg;
+	w->timer = loop_add_timer(ws->loop, w->end_ns - w->start_ns, 0,
+				  on_timer, w);
+	if (!w->timer) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->next = ws->head;
+	if (ws->head)
+		ws->head->prev = w;
+	ws->head = w;
+	ws->n++;
+	window_sampling_on(w);
+	return w;
+}
+
+void window_cancel(struct window *w)
+{
+	if (w)
+		unlink_free(w);
+}
+
+size_t windows_len(const struct windows *ws)
+{
+	return ws->n;
+}
+
+struct windows *windows_new(struct loop *loop, struct symtab *st,
+			    struct procs *reg, struct control *ctl)
+{
+	struct windows *ws = calloc(1, sizeof(*ws));
+	if (!ws)
+		return NULL;
+	ws->loop = loop;
+	ws->ctl = ctl;
+	ws->st = st;
+	ws->reg = reg;
+	struct procs_tap tap = { tap_sample, tap_lost, tap_gone, ws };
+	procs_set_tap(reg, &tap);
+	return ws;
+}
+
+void windows_free(struct windows *ws)
+{
+	if (!ws)
+		return;
+	while (ws->head)
+		unlink_free(ws->head);
+	procs_set_tap(ws->reg, NULL);
+	free(ws);
+}

@@ -1,0 +1,924 @@
+/*
+ * http.c - the HTTP/1.1 server on the collector's loop (see http.h).
+ *
+ * Each connection is a small state machine:
+ *
+ *   HEAD --(head parsed, body expected)--> BODY --(body read)--+
+ *    ^  \--(head parsed, no body)------------------------------+--> WAIT
+ *    |                                                              |
+ *    +----(written, keep-alive)---- WRITE <--(handler answers)------+
+ *                                     |
+ *                 (written, close) -> LINGER --(EOF or 2 s)--> closed
+ *
+ * In HEAD and BODY the connection is read (EPOLLIN) under a time-out; in
+ * WAIT the handler has the request and only EPOLLRDHUP is watched, so a
+ * client that goes away cancels the work (a profile window) at once while
+ * bytes it pipelined stay unread in the kernel; WRITE waits for EPOLLOUT;
+ * LINGER has sent its answer and shut down its side, and reads whatever
+ * the client still sends until it closes, so that unread bytes do not
+ * turn our close into a reset that destroys the answer in flight.
+ *
+ * Re-entrancy: a handler may answer inside the call (most do), and the
+ * answer may complete at once, so the next pipelined request would be
+ * parsed from inside the previous one's handler. process() is therefore
+ * a loop that never recurses (in_process), and a connection closed while
+ * process() runs is only marked dead and freed when it returns.
+ *
+ * Runs on the collector's loop thread.
+ */
+#include "http/http.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "daemon/loop.h"
+
+#define HTTP_LINGER_NS (2 * 1000000000ull)
+#define HTTP_ACCEPT_PAUSE_NS (100 * 1000000ull)
+#define HTTP_READS_PER_EVENT 4
+#define HTTP_INITIAL_BUF 4096
+/* Refused requests are logged at info, at most this many a minute (a
+ * scanner must not flood the log); the rest at debug. */
+#define HTTP_LOG_REFUSED_PER_MIN 10
+
+enum conn_state { C_HEAD, C_BODY, C_WAIT, C_WRITE, C_LINGER };
+
+struct http_conn {
+	struct http_server *srv;
+	struct http_conn *prev, *next;
+	int fd;
+	enum conn_state state;
+	char *in;                 /* what the client sent, unconsumed */
+	size_t in_len, in_cap;
+	struct http_req req;      /* the request being served */
+	size_t req_total;         /* its head and body bytes in `in` */
+	int is_head;              /* HEAD: no body in the answer */
+	int close_after;          /* close once the answer is written */
+	char *out;                /* the answer being written */
+	size_t out_len, out_off;
+	struct loop_timer *timer;
+	http_cancel_fn cancel;    /* WAIT: tell the handler we are gone */
+	void *cancel_arg;
+	int in_process, dead;
+	int set_cookie;           /* authorized by ?token=: the answer sets
+				     the cookie (a browser's next pages) */
+	int head_timed;           /* the request's time-out is running: set
+				     once, at its first byte, so that a
+				     client trickling bytes cannot extend it */
+	uint64_t t_start;         /* when the request was complete */
+	char peer[64];
+};
+
+struct http_server {
+	struct loop *loop;
+	int fd;
+	char addr[80];
+	char *token;
+	char cookie[32]; /* the token cookie's name: pyprof_token_<port> */
+	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
+	http_handler_fn handler;
+	void *arg;
+	struct http_conn *conns;
+	size_t n_conns;
+	uint64_t refused_minute; /* loop_now_ns() / 60 s of the count below */
+	unsigned n_refused;
+};
+
+const char *http_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 301: return "Moved Permanently";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+/* ---- connection lifetime ----------------------------------------------------- */
+
+static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg);
+static void on_conn_timer(struct loop *loop, struct loop_timer *t,
+			  void *arg);
+static void process(struct http_conn *c);
+
+static void set_timer(struct http_conn *c, uint64_t ns)
+{
+	loop_del_timer(c->srv->loop, c->timer);
+	c->timer = ns ? loop_add_timer(c->srv->loop, ns, 0, on_conn_timer, c)
+		      : NULL;
+	/* Without memory for a timer the connection has no time-out; it
+	 * still ends with its client. */
+}
+
+static void conn_free(struct http_conn *c)
+{
+	struct http_server *s = c->srv;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->n_conns--;
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+/* Closes the socket now; frees c now or, inside process(), when it
+ * returns. A handler waiting to answer is told. */
+static void conn_close(struct http_conn *c)
+{
+	if (c->fd < 0)
+		return;
+	if (c->cancel) {
+		http_cancel_fn fn = c->cancel;
+		c->cancel = NULL;
+		fn(c->cancel_arg);
+	}
+	loop_del_fd(c->srv->loop, c->fd);
+	close(c->fd);
+	c->fd = -1;
+	set_timer(c, 0);
+	c->dead = 1;
+	if (!c->in_process)
+		conn_free(c);
+}
+
+/* Cannot fail for a registered fd (epoll_ctl MOD needs no memory); if
+ * it did, the time-out still ends the connection. */
+static void set_events(struct http_conn *c, uint32_t events)
+{
+	int rc = loop_mod_fd(c->srv->loop, c->fd, events);
+	if (rc < 0)
+		log_warn("http %s: epoll: %s", c->peer, strerror(-rc));
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+static void start_linger(struct http_conn *c)
+{
+	shutdown(c->fd, SHUT_WR);
+	c->state = C_LINGER;
+	set_timer(c, HTTP_LINGER_NS);
+	set_events(c, EPOLLIN | EPOLLRDHUP);
+}
+
+/* The answer is out: on to the next request, or close. */
+static void written(struct http_conn *c)
+{
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	if (c->close_after) {
+		start_linger(c);
+		return;
+	}
+	memmove(c->in, c->in + c->req_total, c->in_len - c->req_total);
+	c->in_len -= c->req_total;
+	c->req_total = 0;
+	c->state = C_HEAD;
+	c->head_timed = c->in_len > 0;
+	set_timer(c, c->in_len ? HTTP_HEAD_TIMEOUT_NS : HTTP_IDLE_TIMEOUT_NS);
+	set_events(c, EPOLLIN | EPOLLRDHUP);
+	if (!c->in_process && !c->dead)
+		process(c); /* requests pipelined behind this one */
+}
+
+static void do_write(struct http_conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off, MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			set_timer(c, HTTP_WRITE_TIMEOUT_NS);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			set_events(c, EPOLLOUT);
+			return;
+		}
+		log_debug("http %s: write: %s", c->peer,
+			  n < 0 ? strerror(errno) : "nothing written");
+		conn_close(c);
+		return;
+	}
+	written(c);
+}
+
+static void access_log(const struct http_conn *c, int status, size_t len)
+{
+	const struct http_req *r = &c->req;
+	if (!r->method.p || !r->target.p) {
+		log_debug("http %s: -> %d (%zu bytes)", c->peer, status, len);
+		return;
+	}
+	int redact = r->query.len &&
+		     memmem(r->query.p, r->query.len, "token", 5) != NULL;
+	struct http_str shown = redact ? r->path : r->target;
+	log_debug("http %s: %.*s %.*s%s -> %d (%zu bytes, %.1f ms)", c->peer,
+		  (int)(r->method.len > 16 ? 16 : r->method.len), r->method.p,
+		  (int)(shown.len > 200 ? 200 : shown.len), shown.p,
+		  redact ? "?(token redacted)" : "", status, len,
+		  (double)(loop_now_ns() - c->t_start) / 1e6);
+}
+
+void http_respond(struct http_conn *c, int status, const char *content_type,
+		  const char *extra_headers, const void *body, size_t len)
+{
+	char date[64], head[1024], cookie[400] = "";
+	struct tm tm;
+	time_t now = time(NULL);
+	int n;
+
+	if (c->dead || c->fd < 0)
+		return;
+	c->cancel = NULL;
+	if (!c->req.keep_alive)
+		c->close_after = 1;
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (c->set_cookie && c->srv->token &&
+	    !c->srv->token[strcspn(c->srv->token, "\",;\\")])
+		/* HttpOnly: no script reads it; SameSite=Strict: no other
+		 * site's page sends it. Cookies ignore ports, hence the
+		 * port in its name. (A token given with bytes a cookie
+		 * value cannot hold is not set: ?token= then works for
+		 * each request only.) */
+		snprintf(cookie, sizeof(cookie),
+			 "Set-Cookie: %s=%s; Path=/; HttpOnly; "
+			 "SameSite=Strict\r\n", c->srv->cookie, c->srv->token);
+	c->set_cookie = 0;
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 %d %s\r\n"
+		     "Date: %s\r\n"
+		     "Content-Type: %s\r\n"
+		     "Content-Length: %zu\r\n"
+		     "X-Content-Type-Options: nosniff\r\n"
+		     "%s%s%s\r\n",
+		     status, http_reason(status), date, content_type, len,
+		     extra_headers ? extra_headers : "", cookie,
+		     c->close_after ? "Connection: close\r\n"
+		     /* HTTP/1.0 keeps a connection only when told so */
+		     : c->req.minor == 0 ? "Connection: keep-alive\r\n" : "");
+	if (n < 0 || (size_t)n >= sizeof(head)) {
+		conn_close(c);
+		return;
+	}
+	access_log(c, status, len);
+	if (c->is_head)
+		len = 0;
+	free(c->out);
+	c->out = malloc((size_t)n + len);
+	if (!c->out) {
+		log_warn("http %s: out of memory for a %zu-byte answer",
+			 c->peer, len);
+		conn_close(c);
+		return;
+	}
+	memcpy(c->out, head, (size_t)n);
+	if (len)
+		memcpy(c->out + n, body, len);
+	c->out_len = (size_t)n + len;
+	c->out_off = 0;
+	c->state = C_WRITE;
+	do_write(c);
+}
+
+void http_error(struct http_conn *c, int status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(msg) - 2)
+		n = (int)sizeof(msg) - 2;
+	msg[n++] = '\n';
+	msg[n] = 0;
+	http_respond(c, status, "text/plain; charset=utf-8", "X-Go-Pprof: 1\r\n",
+		     msg, (size_t)n);
+}
+
+void http_set_cancel(struct http_conn *c, http_cancel_fn fn, void *arg)
+{
+	c->cancel = fn;
+	c->cancel_arg = arg;
+}
+
+const char *http_conn_peer(const struct http_conn *c)
+{
+	return c->peer;
+}
+
+/* ---- reading and dispatching ---------------------------------------------------- */
+
+/* Constant time in the token's length, so that timing does not tell how
+ * much of a guess was right. */
+static int token_eq(const char *token, const char *p, size_t len)
+{
+	size_t tl = strlen(token);
+	unsigned diff = (unsigned)(tl != len);
+	for (size_t i = 0; i < tl; i++)
+		diff |= (unsigned char)token[i] ^
+			(unsigned char)(i < len ? p[i] : 0);
+	return diff == 0;
+}
+
+/* Decodes standard base64 (with padding) from s into out (cap bytes,
+ * NUL-terminated). The length, or -1 when malformed or too long. */
+static int base64_decode(struct http_str s, char *out, size_t cap)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t acc = 0;
+	size_t n = 0, bits = 0, i = 0;
+
+	for (; i < s.len && s.p[i] != '='; i++) {
+		const char *at = memchr(abc, s.p[i], 64);
+		if (!at || !s.p[i])
+			return -1;
+		acc = (acc << 6) | (uint32_t)(at - abc);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n + 1 >= cap)
+				return -1;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	for (; i < s.len; i++)
+		if (s.p[i] != '=')
+			return -1;
+	out[n] = 0;
+	return memchr(out, 0, n) ? -1 : (int)n;
+}
+
+/* How a request carries the token, each as a client can send it:
+ *   Authorization: Bearer TOKEN    curl -H, scripts
+ *   Authorization: Basic (any user):TOKEN
+ *                                  a URL http://user:TOKEN@host/..., as
+ *                                  go tool pprof, curl and Python send it
+ *   ?token=TOKEN                   any URL (go tool pprof included)
+ *   Cookie: pyprof_token_<port>=TOKEN
+ *                                  a browser, after a page opened with
+ *                                  ?token= set it
+ * Returns 0 (refused), 1, or 2 when it came in the query (the answer
+ * then sets the cookie). */
+static int authorized(const struct http_server *s, const struct http_req *r)
+{
+	char q[256];
+	const struct http_str a = r->authorization;
+	if (!s->token)
+		return 1;
+	if (a.len > 7 && http_str_case_eq((struct http_str){ a.p, 7 },
+					  "Bearer ") &&
+	    token_eq(s->token, a.p + 7, a.len - 7))
+		return 1;
+	if (a.len > 6 && http_str_case_eq((struct http_str){ a.p, 6 },
+					  "Basic ")) {
+		int n = base64_decode((struct http_str){ a.p + 6, a.len - 6 },
+				      q, sizeof(q));
+		char *colon = n > 0 ? memchr(q, ':', (size_t)n) : NULL;
+		if (colon && token_eq(s->token, colon + 1,
+				      (size_t)(q + n - colon - 1)))
+			return 1;
+	}
+	/* Cookie: a=1; pyprof_token_6060=TOKEN; b=2 */
+	size_t cl = strlen(s->cookie);
+	for (size_t i = 0; i < r->cookie.len;) {
+		size_t end = i;
+		while (end < r->cookie.len && r->cookie.p[end] != ';')
+			end++;
+		while (i < end && r->cookie.p[i] == ' ')
+			i++;
+		if (end - i > cl && memcmp(r->cookie.p + i, s->cookie, cl) == 0
+		    && r->cookie.p[i + cl] == '=' &&
+		    token_eq(s->token, r->cookie.p + i + cl + 1,
+			     end - i - cl - 1))
+			return 1;
+		i = end + 1;
+	}
+	int rc = http_query_get(r->query, "token", q, sizeof(q));
+	return rc == 1 && token_eq(s->token, q, strlen(q)) ? 2 : 0;
+}
+
+/* A request that cannot be served: answer and close. */
+static void reject(struct http_conn *c, int status, const char *why)
+{
+	c->close_after = 1;
+	c->is_head = 0;
+	c->state = C_WAIT; /* http_respond writes from here */
+	struct http_server *s = c->srv;
+	uint64_t minute = loop_now_ns() / (60 * 1000000000ull);
+	if (minute != s->refused_minute) {
+		s->refused_minute = minute;
+		s->n_refused = 0;
+	}
+	s->n_refused++;
+	if (s->n_refused <= HTTP_LOG_REFUSED_PER_MIN)
+		log_info("http %s: request refused: %d %s%s", c->peer, status,
+			 why, s->n_refused == HTTP_LOG_REFUSED_PER_MIN
+				      ? " (more this minute at debug level)"
+				      : "");
+	else
+		log_debug("http %s: request refused: %d %s", c->peer, status,
+			  why);
+	http_error(c, status, "%s", why);
+}
+
+static void dispatch(struct http_conn *c)
+{
+	struct http_server *s = c->srv;
+	c->state = C_WAIT;
+	c->head_timed = 0;
+	c->t_start = loop_now_ns();
+	c->is_head = http_str_eq(c->req.method, "HEAD");
+	set_timer(c, 0);
+	set_events(c, EPOLLRDHUP);
+	if (c->dead)
+		return;
+	/* DNS rebinding: a web page the user visits could have its own name
+	 * resolve to 127.0.0.1 and read our pages as its own origin. A
+	 * browser always says which name it asked for; on loopback only
+	 * loopback names are served. */
+	if (s->loopback && c->req.host.len && !http_host_is_loopback(c->req.host)) {
+		http_error(c, 403, "Host '%.*s' is not a loopback name: this "
+			   "collector serves only localhost, 127.0.0.1 and "
+			   "[::1] (DNS rebinding); --http ADDR:PORT serves "
+			   "other addresses",
+			   (int)(c->req.host.len > 100 ? 100 : c->req.host.len),
+			   c->req.host.p);
+		return;
+	}
+	int auth = authorized(s, &c->req);
+	if (!auth) {
+		static const char msg[] =
+			"missing or wrong access token: add ?token=TOKEN to "
+			"the URL, or put it in the URL as "
+			"http://pyprof:TOKEN@HOST:PORT/..., or send "
+			"Authorization: Bearer TOKEN (the token is in the file "
+			"the collector named when it started)\n";
+		http_respond(c, 401, "text/plain; charset=utf-8",
+			     /* A browser asks for a user and password: any
+			      * user, the token as password. */
+			     "WWW-Authenticate: Basic realm=\"pyprof\", "
+			     "charset=\"UTF-8\"\r\n"
+			     "WWW-Authenticate: Bearer realm=\"pyprof\"\r\n"
+			     "X-Go-Pprof: 1\r\n",
+			     msg, sizeof(msg) - 1);
+		return;
+	}
+	c->set_cookie = auth == 2;
+	s->handler(s->arg, c, &c->req, c->in + c->req.head_len,
+		   c->req_total - c->req.head_len);
+}
+
+/* Parses and serves what the buffer holds, request after request, until
+ * more bytes are needed or an answer is on its way. */
+static void process(struct http_conn *c)
+{
+	c->in_process = 1;
+	while (!c->dead && (c->state == C_HEAD || c->state == C_BODY)) {
+		if (c->state == C_HEAD) {
+			const char *why;
+			int rc = http_parse_request(c->in, c->in_len, &c->req,
+						    &why);
+			if (rc < 0) {
+				reject(c, -rc, why);
+				break;
+			}
+			if (rc == 0) {
+				if (c->in_len && !c->head_timed) {
+					c->head_timed = 1;
+					set_timer(c, HTTP_HEAD_TIMEOUT_NS);
+				}
+				break;
+			}
+			if (c->req.content_length > HTTP_MAX_BODY) {
+				reject(c, 413, "request body too large");
+				break;
+			}
+			c->req_total = c->req.head_len +
+				       (size_t)c->req.content_length;
+			c->state = C_BODY;
+			if (c->req.expect_continue && c->req.content_length &&
+			    c->in_len < c->req_total) {
+				static const char cont[] =
+					"HTTP/1.1 100 Continue\r\n\r\n";
+				/* Best effort: a client that does not get it
+				 * sends its body after a second anyway. */
+				if (send(c->fd, cont, sizeof(cont) - 1,
+					 MSG_NOSIGNAL) < 0)
+					log_debug("http %s: 100 Continue: %s",
+						  c->peer, strerror(errno));
+			}
+		}
+		if (c->in_len < c->req_total) {
+			/* The body is still coming, under the request's
+			 * time-out (started now if the head came at once). */
+			if (!c->head_timed) {
+				c->head_timed = 1;
+				set_timer(c, HTTP_HEAD_TIMEOUT_NS);
+			}
+			break;
+		}
+		if (c->in_len > c->req.head_len) {
+			/* The buffer may have moved (grown for the body)
+			 * since the head was parsed: parse it again, so that
+			 * req points into it. Same bytes, same result. */
+			const char *why;
+			int rc = http_parse_request(c->in, c->in_len, &c->req,
+						    &why);
+			assert(rc == 1);
+			(void)rc;
+		}
+		dispatch(c);
+	}
+	c->in_process = 0;
+	if (c->dead)
+		conn_free(c);
+}
+
+/* Reads what the socket has into the buffer, growing it up to what the
+ * current state may need. Returns 0, or -1 when the connection ended. */
+static int do_read(struct http_conn *c)
+{
+	for (int i = 0; i < HTTP_READS_PER_EVENT; i++) {
+		/* One byte past the head limit is enough to know it is
+		 * exceeded; a body is read up to its end. */
+		size_t want = c->state == C_BODY ? c->req_total
+						 : HTTP_MAX_HEAD + 1;
+		if (c->in_len >= want)
+			return 0; /* process() decides */
+		if (c->in_len == c->in_cap) {
+			size_t cap = c->in_cap ? 2 * c->in_cap
+					       : HTTP_INITIAL_BUF;
+			if (cap > want)
+				cap = want;
+			char *p = realloc(c->in, cap);
+			if (!p)
+				return -1;
+			c->in = p;
+			c->in_cap = cap;
+		}
+		size_t room = (c->in_cap < want ? c->in_cap : want) - c->in_len;
+		ssize_t n = recv(c->fd, c->in + c->in_len, room, 0);
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		return -1; /* EOF (a partial request is dropped) or error */
+	}
+	return 0;
+}
+
+static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct http_conn *c = arg;
+	char sink[4096];
+	(void)loop;
+	(void)fd;
+
+	switch (c->state) {
+	case C_HEAD:
+	case C_BODY:
+		if (do_read(c) < 0) {
+			/* Serve what is complete; a partial request dies
+			 * with its connection. */
+			process(c);
+			if (!c->dead && c->state != C_WRITE)
+				conn_close(c);
+			else if (!c->dead)
+				c->close_after = 1;
+			return;
+		}
+		process(c);
+		return;
+	case C_WAIT:
+		/* Only hang-ups and errors are watched here. */
+		log_debug("http %s: client went away before its answer",
+			  c->peer);
+		conn_close(c);
+		return;
+	case C_WRITE:
+		if (events & (EPOLLERR | EPOLLHUP)) {
+			conn_close(c);
+			return;
+		}
+		do_write(c);
+		return;
+	case C_LINGER:
+		for (int i = 0; i < HTTP_READS_PER_EVENT; i++) {
+			ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
+			if (n > 0)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				return;
+			conn_close(c);
+			return;
+		}
+		return;
+	}
+}
+
+static void on_conn_timer(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct http_conn *c = arg;
+	(void)loop;
+	(void)t;
+	c->timer = NULL; /* one-shot: freed by the loop on return */
+	if ((c->state == C_HEAD && c->in_len) || c->state == C_BODY) {
+		log_debug("http %s: request not complete in time", c->peer);
+		c->req = (struct http_req){ 0 };
+		reject(c, 408, "request not complete in time");
+		return;
+	}
+	if (c->state == C_WRITE)
+		log_debug("http %s: client not reading its answer; closing",
+			  c->peer);
+	conn_close(c);
+}
+
+/* ---- listening ------------------------------------------------------------------- */
+
+static void format_addr(const struct sockaddr *sa, char *out, size_t cap)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(out, cap, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(out, cap, "[%s]:%u", host, port);
+	} else {
+		snprintf(out, cap, "?");
+	}
+}
+
+static void on_accept_resume(struct loop *loop, struct loop_timer *t,
+			     void *arg)
+{
+	struct http_server *s = arg;
+	(void)t;
+	if (s->fd >= 0)
+		loop_mod_fd(loop, s->fd, EPOLLIN);
+}
+
+static void accept_one(struct http_server *s, int fd,
+		       const struct sockaddr *sa)
+{
+	static const char busy[] =
+		"HTTP/1.1 503 Service Unavailable\r\n"
+		"Content-Type: text/plain; charset=utf-8\r\n"
+		"X-Go-Pprof: 1\r\nConnection: close\r\nContent-Length: 22\r\n"
+		"\r\ntoo many HTTP clients\n";
+	struct http_conn *c;
+
+	if (s->n_conns >= HTTP_MAX_CONNS) {
+		/* Best effort and non-blocking; the client learns why. */
+		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)
+			log_debug("http: 503 to a client: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	/* Each answer is written whole at once, so Nagle's algorithm only
+	 * holds back its last segment (or the next pipelined answer) until
+	 * the client's delayed ACK, up to 40 ms. Go turns it off on every
+	 * TCP connection too. */
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 &&
+	    sa->sa_family != AF_UNIX)
+		log_debug("http: TCP_NODELAY: %s", strerror(errno));
+	c->srv = s;
+	c->fd = fd;
+	c->state = C_HEAD;
+	format_addr(sa, c->peer, sizeof(c->peer));
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->n_conns++;
+	if (loop_add_fd(s->loop, fd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
+		close(fd);
+		conn_free(c);
+		return;
+	}
+	set_timer(c, HTTP_IDLE_TIMEOUT_NS);
+}
+
+static void on_listener(struct loop *loop, int lfd, uint32_t events,
+			void *arg)
+{
+	struct http_server *s = arg;
+	(void)events;
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			accept_one(s, fd, (struct sockaddr *)&ss);
+			continue;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		/* Out of fds or memory: the pending client stays queued and
+		 * level-triggered epoll would spin on it. */
+		log_warn("http: accept: %s; pausing for 100 ms",
+			 strerror(errno));
+		if (loop_mod_fd(loop, lfd, 0) == 0 &&
+		    !loop_add_timer(loop, HTTP_ACCEPT_PAUSE_NS, 0,
+				    on_accept_resume, s))
+			loop_mod_fd(loop, lfd, EPOLLIN);
+		return;
+	}
+}
+
+/* "[ADDR:]PORT" into host and port strings. */
+static int split_spec(const char *spec, char *host, size_t hcap, char *port,
+		      size_t pcap)
+{
+	const char *colon = strrchr(spec, ':');
+	const char *p = colon ? colon + 1 : spec;
+	size_t hl = colon ? (size_t)(colon - spec) : 0;
+	const char *h = spec;
+	uint64_t v;
+
+	if (http_parse_uint(p, 65535, &v) < 0 || strlen(p) >= pcap)
+		return -EINVAL;
+	snprintf(port, pcap, "%s", p);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	} else if (memchr(h, ':', hl)) {
+		return -EINVAL; /* IPv6 wants brackets */
+	}
+	if (hl >= hcap)
+		return -EINVAL;
+	if (hl == 0)
+		snprintf(host, hcap, "127.0.0.1");
+	else
+		snprintf(host, hcap, "%.*s", (int)hl, h);
+	return 0;
+}
+
+int http_listen(struct loop *loop, const char *spec, const char *token,
+		http_handler_fn handler, void *arg, struct http_server **out,
+		char *err)
+{
+	struct addrinfo hints = { 0 }, *ai = NULL;
+	struct http_server *s = NULL;
+	char host[256], port[8];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd = -1, one = 1, rc, gai;
+
+	*out = NULL;
+	if (split_spec(spec, host, sizeof(host), port, sizeof(port)) < 0) {
+		snprintf(err, HTTP_ERR_LEN, "--http wants [ADDR:]PORT (PORT "
+			 "0 to 65535, an IPv6 ADDR in brackets), not '%s'",
+			 spec);
+		return -EINVAL;
+	}
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	gai = getaddrinfo(host, port, &hints, &ai);
+	if (gai != 0) {
+		snprintf(err, HTTP_ERR_LEN, "--http %s: %s", spec,
+			 gai_strerror(gai));
+		return -EINVAL;
+	}
+	rc = -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (!s || (token && !(s->token = strdup(token)))) {
+		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		goto out;
+	}
+	s->loop = loop;
+	s->handler = handler;
+	s->arg = arg;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		rc = -errno;
+		snprintf(err, HTTP_ERR_LEN, "--http %s: cannot listen: %s",
+			 spec, strerror(errno));
+		goto out;
+	}
+	format_addr((struct sockaddr *)&ss, s->addr, sizeof(s->addr));
+	snprintf(s->cookie, sizeof(s->cookie), "pyprof_token_%u",
+		 (unsigned)ntohs(ss.ss_family == AF_INET6
+				 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				 : ((struct sockaddr_in *)&ss)->sin_port));
+	if (ss.ss_family == AF_INET)
+		s->loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr)
+			       >> 24) == 127;
+	else if (ss.ss_family == AF_INET6)
+		s->loopback = IN6_IS_ADDR_LOOPBACK(
+			&((struct sockaddr_in6 *)&ss)->sin6_addr);
+	if ((rc = loop_add_fd(loop, fd, EPOLLIN, on_listener, s)) < 0) {
+		snprintf(err, HTTP_ERR_LEN, "--http: cannot watch the "
+			 "socket: %s", strerror(-rc));
+		goto out;
+	}
+	s->fd = fd;
+	fd = -1;
+	*out = s;
+	s = NULL;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (s) {
+		free(s->token);
+		free(s);
+	}
+	freeaddrinfo(ai);
+	return rc;
+}
+
+const char *http_server_addr(const struct http_server *s)
+{
+	return s->addr;
+}
+
+void http_free(struct http_server *s)
+{
+	if (!s)
+		return;
+	loop_del_fd(s->loop, s->fd);
+	close(s->fd);
+	s->fd = -1;
+	while (s->conns) {
+		struct http_conn *c = s->conns;
+		c->in_process = 1; /* freed below, not inside http_error */
+		if (c->state == C_WAIT && c->cancel) {
+			http_cancel_fn fn = c->cancel;
+			c->cancel = NULL;
+			fn(c->cancel_arg);
+			/* One non-blocking try: whatever the socket takes. */
+			c->close_after = 1;
+			http_error(c, 503, "the collector is shutting down");
+		}
+		c->in_process = 0;
+		if (c->dead)
+			conn_free(c);
+		else
+			conn_close(c);
+	}
+	free(s->token);
+	free(s);
+}

@@ -1,0 +1,648 @@
+/*
+ * http_pprof.c - the endpoints of pyprof-collector --http (see
+ * http_pprof.h): routing, parameters and their errors, the index page,
+ * and the glue from a profile window (window.h) to its answer.
+ *
+ * A profile request opens a window and leaves the connection waiting
+ * (http.h's WAIT state) with a small context that links the two: the
+ * window's callback answers through it, the connection's cancel function
+ * closes the window if the client goes first. Exactly one of the two
+ * happens, and it frees the context.
+ *
+ * Choices where Go's net/http/pprof has no Python equivalent, or where
+ * we offer more than it does:
+ * - seconds must be 1..WINDOW_MAX_SECONDS (Go silently takes 30 for 0 or
+ *   garbage; an explicit error tells the user their request was not what
+ *   they got). Default 30, as Go.
+ * - mode: a profile holds one kind of time. Without mode, a pid's own
+ *   mode, else cpu; processes in the other mode are left out (the index
+ *   page shows each one's mode).
+ * - heap/allocs: the processes' heap profiles (heapagg.h) as
+ *   they are now, Go's heap profile; allocs with alloc_space first.
+ *
+ * Runs on the collector's loop thread.
+ */
+#include "http/http_pprof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/control.h"
+#include "daemon/heapagg.h"
+#include "common/log.h"
+#include "daemon/pprof.h"
+#include "daemon/proc.h"
+#include "pyprof/wire.h"
+#include "daemon/symtab.h"
+#include "views/view_read.h"
+#include "views/renderers.h"
+#include "daemon/window.h"
+
+#define DEFAULT_SECONDS 30
+#define PARAM_LEN 64
+
+struct pprof_server {
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct windows *ws;
+	struct control *ctl; /* NULL: no sampling on demand */
+	struct http_server *http;
+};
+
+/* A request waiting for its window. */
+struct pending {
+	struct pprof_server *ps;
+	struct http_conn *conn;
+	struct window *w;
+	int flame;
+	unsigned seconds;
+};
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t hz_of(uint64_t period_ns)
+{
+	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
+}
+
+/* The live process with this pid, or NULL. */
+static const struct proc *find_pid(const struct pprof_server *ps,
+				   uint64_t pid)
+{
+	for (const struct proc *p = procs_first(ps->reg); p; p = proc_next(p))
+		if (proc_is_live(p) && proc_info(p)->pid == pid)
+			return p;
+	return NULL;
+}
+
+/* ---- parameters ------------------------------------------------------------------ */
+
+/* A query parameter, or def when absent. 1 found, 0 absent; on a
+ * malformed one answers 400 and returns -1. */
+static int param(struct http_conn *c, const struct http_req *r,
+		 const char *key, char *out, size_t cap)
+{
+	int rc = http_query_get(r->query, key, out, cap);
+	if (rc < 0)
+		http_error(c, 400, "malformed query parameter '%s'", key);
+	return rc;
+}
+
+/* seconds=N: 1..WINDOW_MAX_SECONDS, default DEFAULT_SECONDS. 0 or -1
+ * (answered). */
+static int param_seconds(struct http_conn *c, const struct http_req *r,
+			 unsigned *seconds)
+{
+	char v[PARAM_LEN];
+	uint64_t n;
+	int rc = param(c, r, "seconds", v, sizeof(v));
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		*seconds = DEFAULT_SECONDS;
+		return 0;
+	}
+	if (http_parse_uint(v, UINT32_MAX, &n) < 0 || n < 1 ||
+	    n > WINDOW_MAX_SECONDS) {
+		http_error(c, 400, "seconds must be a whole number from 1 to "
+			   "%d, not '%s'", WINDOW_MAX_SECONDS, v);
+		return -1;
+	}
+	*seconds = (unsigned)n;
+	return 0;
+}
+
+/* pid=P (optional; 0 when absent): a live process, else 404. */
+static int param_pid(struct pprof_server *ps, struct http_conn *c,
+		     const struct http_req *r, uint64_t *pid,
+		     const struct proc **proc)
+{
+	char v[PARAM_LEN];
+	int rc = param(c, r, "pid", v, sizeof(v));
+	*pid = 0;
+	*proc = NULL;
+	if (rc <= 0)
+		return rc;
+	if (http_parse_uint(v, INT32_MAX, pid) < 0 || *pid == 0) {
+		http_error(c, 400, "pid must be a process id, not '%s'", v);
+		return -1;
+	}
+	*proc = find_pid(ps, *pid);
+	if (!*proc) {
+		http_error(c, 404, "no process with pid %" PRIu64 " is "
+			   "connected to this collector (see /debug/pprof/)",
+			   *pid);
+		return -1;
+	}
+	return 0;
+}
+
+/* The window's filter from pid and mode. 0 or -1 (answered). */
+static int param_filter(struct pprof_server *ps, struct http_conn *c,
+			const struct http_req *r, struct window_filter *f)
+{
+	char v[PARAM_LEN];
+	const struct proc *p;
+	int rc;
+
+	if (param_pid(ps, c, r, &f->pid, &p) < 0)
+		return -1;
+	rc = param(c, r, "mode", v, sizeof(v));
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		f->mode = p ? proc_info(p)->mode : WIRE_MODE_CPU;
+		return 0;
+	}
+	if (strcmp(v, "cpu") == 0)
+		f->mode = WIRE_MODE_CPU;
+	else if (strcmp(v, "wall") == 0)
+		f->mode = WIRE_MODE_WALL;
+	else {
+		http_error(c, 400, "mode must be cpu or wall, not '%s'", v);
+		return -1;
+	}
+	if (p && proc_info(p)->mode != f->mode) {
+		http_error(c, 400, "pid %" PRIu64 " samples in %s mode, not %s",
+			   f->pid, proc_info(p)->mode == WIRE_MODE_WALL
+					   ? "wall" : "cpu", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- profile and flamegraph: windows ----------------------------------------------- */
+
+static void answer_flame(struct pending *pd, const struct window_filter *f,
+			 void *data, size_t len)
+{
+	struct view_profile *vp = NULL;
+	char err[VIEW_ERR_LEN], title[160];
+	char *svg = NULL;
+	size_t svg_len = 0;
+	FILE *out = NULL;
+	int rc;
+
+	rc = view_read_mem(data, len, &vp, err);
+	if (rc < 0)
+		goto out;
+	if (f->pid)
+		snprintf(title, sizeof(title), "pid %" PRIu64 ", %u s of %s "
+			 "time", f->pid, pd->seconds,
+			 f->mode == WIRE_MODE_WALL ? "wall" : "CPU");
+	else
+		snprintf(title, sizeof(title), "All processes, %u s of %s "
+			 "time", pd->seconds,
+			 f->mode == WIRE_MODE_WALL ? "wall" : "CPU");
+	struct view_flame_opts o = { .title = title };
+	out = open_memstream(&svg, &svg_len);
+	if (!out) {
+		rc = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+		goto out;
+	}
+	rc = view_flame(out, vp, &o, err);
+	if (fclose(out) != 0 && rc == 0) {
+		rc = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+	}
+out:
+	if (rc < 0)
+		http_error(pd->conn, 500, "cannot draw the flame graph: %s",
+			   err);
+	else
+		http_respond(pd->conn, 200, "image/svg+xml; charset=utf-8",
+			     NULL, svg, svg_len);
+	free(svg);
+	view_free(vp);
+}
+
+static void on_window(void *arg, int status, void *data, size_t len,
+		      const struct window_filter *f)
+{
+	struct pending *pd = arg;
+	if (status < 0)
+		http_error(pd->conn, 500, "could not build the profile: %s",
+			   strerror(-status));
+	else if (pd->flame)
+		answer_flame(pd, f, data, len);
+	else
+		http_respond(pd->conn, 200, "application/octet-stream",
+			     "Content-Disposition: attachment; "
+			     "filename=\"profile\"\r\n",
+			     data, len);
+	free(data);
+	free(pd);
+}
+
+static void on_cancel(void *arg)
+{
+	struct pending *pd = arg;
+	window_cancel(pd->w);
+	free(pd);
+}
+
+static void serve_window(struct pprof_server *ps, struct http_conn *c,
+			 const struct http_req *r, int flame)
+{
+	struct window_filter f = { 0 };
+	struct pending *pd;
+	unsigned seconds;
+
+	if (param_seconds(c, r, &seconds) < 0 || param_filter(ps, c, r, &f) < 0)
+		return;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		http_error(c, 500, "out of memory");
+		return;
+	}
+	pd->ps = ps;
+	pd->conn = c;
+	pd->flame = flame;
+	pd->seconds = seconds;
+	pd->w = window_open(ps->ws, &f, seconds, on_window, pd);
+	if (!pd->w) {
+		int e = errno;
+		free(pd);
+		if (e == EBUSY)
+			http_error(c, 503, "%d profiles are being taken "
+				   "already; try again later", WINDOW_MAX);
+		else
+			http_error(c, 500, "out of memory");
+		return;
+	}
+	http_set_cancel(c, on_cancel, pd);
+}
+
+/* ---- heap and allocs -------------------------------------------------------- */
+
+/*
+ * The in-use (heap) or allocation (allocs) profile of pid (0: every
+ * process with heap data) into a malloc'd gzipped pprof in *data: Go's
+ * heap profile (pprof.h), allocs with alloc_space as its default sample
+ * type, as Go's /debug/pprof/allocs. Allocation values cover each
+ * process's current window (its life without --period), in-use is now.
+ * Returns 0, or -ENOENT when no process has heap data. Go's ?seconds=N
+ * (a delta of two profiles) and ?gc= are not served.
+ */
+static int heap_profile(struct pprof_server *ps, const char *kind,
+			uint64_t pid, void **data, size_t *len)
+{
+	struct pprof_opts po = { .heap = 1, .proc_labels = 1,
+				 .heap_allocs = strcmp(kind, "allocs") == 0 };
+	const struct proc **list;
+	size_t n = 0;
+	int rc;
+
+	*data = NULL;
+	*len = 0;
+	list = calloc(procs_len(ps->reg) + 1, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	for (struct proc *p = procs_first(ps->reg); p; p = proc_next(p)) {
+		if (pid && proc_info(p)->pid != pid)
+			continue;
+		if (heapagg_has_data(proc_heap(p)))
+			list[n++] = p;
+	}
+	rc = n ? pprof_build(ps->st, list, n, &po, data, len, NULL) : -ENOENT;
+	free(list);
+	return rc;
+}
+
+static void serve_heap(struct pprof_server *ps, struct http_conn *c,
+		       const struct http_req *r, const char *kind)
+{
+	const struct proc *p;
+	uint64_t pid;
+	void *data;
+	size_t len;
+	char disp[96];
+
+	if (param_pid(ps, c, r, &pid, &p) < 0)
+		return;
+	int rc = heap_profile(ps, kind, pid, &data, &len);
+	if (rc == -ENOENT) {
+		if (pid)
+			http_error(c, 404, "pid %" PRIu64 " does not sample "
+				   "its heap (start it with PYPROF_HEAP_RATE)",
+				   pid);
+		else
+			http_error(c, 404, "no process with heap sampling on "
+				   "(start them with PYPROF_HEAP_RATE)");
+		return;
+	}
+	if (rc < 0) {
+		http_error(c, 500, "could not build the %s profile: %s", kind,
+			   strerror(-rc));
+		return;
+	}
+	snprintf(disp, sizeof(disp), "Content-Disposition: attachment; "
+		 "filename=\"%s\"\r\n", kind);
+	http_respond(c, 200, "application/octet-stream", disp, data, len);
+	free(data);
+}
+
+/* ---- cmdline and symbol -------------------------------------------------------------- */
+
+static void serve_cmdline(struct pprof_server *ps, struct http_conn *c,
+			  const struct http_req *r)
+{
+	const struct proc *p;
+	uint64_t pid;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	if (param_pid(ps, c, r, &pid, &p) < 0)
+		return;
+	out = open_memstream(&buf, &len);
+	if (!out) {
+		http_error(c, 500, "out of memory");
+		return;
+	}
+	if (p) {
+		const struct proc_info *in = proc_info(p);
+		for (size_t i = 0; i < in->n_args; i++) {
+			if (i)
+				fputc(0, out);
+			fputs(symtab_string(ps->st, in->arg_sids[i]), out);
+		}
+	} else {
+		/* Go's: the server's own arguments. */
+		char tmp[4096];
+		ssize_t n = 0;
+		int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			while ((n = read(fd, tmp, sizeof(tmp))) > 0)
+				fwrite(tmp, 1, (size_t)n, out);
+			close(fd);
+		}
+	}
+	if (fclose(out) != 0) {
+		free(buf);
+		http_error(c, 500, "out of memory");
+		return;
+	}
+	if (!p && len && buf[len - 1] == 0)
+		len--; /* /proc ends every argument with NUL; Go joins */
+	http_respond(c, 200, "text/plain; charset=utf-8", NULL, buf, len);
+	free(buf);
+}
+
+static void serve_symbol(struct http_conn *c)
+{
+	static const char ans[] = "num_symbols: 1\n";
+	http_respond(c, 200, "text/plain; charset=utf-8", NULL, ans,
+		     sizeof(ans) - 1);
+}
+
+/* ---- the index page ------------------------------------------------------------------ */
+
+static void html(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				fputc(' ', out);
+			else
+				fputc(*s, out);
+		}
+	}
+}
+
+static void fmt_uptime(char *buf, size_t cap, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000u;
+	if (s < 60)
+		snprintf(buf, cap, "%" PRIu64 "s", s);
+	else if (s < 3600)
+		snprintf(buf, cap, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, cap, "%" PRIu64 "h%02" PRIu64 "m", s / 3600,
+			 s / 60 % 60);
+}
+
+static void index_row(struct pprof_server *ps, FILE *out,
+		      const struct proc *p, unsigned secs, uint64_t now)
+{
+	const struct proc_info *in = proc_info(p);
+	const char *mode = in->mode == WIRE_MODE_WALL ? "wall" : "cpu";
+	char up[32];
+	uint64_t hz = hz_of(in->achieved_ns ? in->achieved_ns : in->period_ns);
+
+	fmt_uptime(up, sizeof(up),
+		   now > in->start_unix_ns ? now - in->start_unix_ns : 0);
+	/* As the process last said: sampling by itself or for a profile
+	 * being taken, or dormant (PYPROF_START=off) until asked. */
+	unsigned holds = 0;
+	int on = ps->ctl ? control_proc_sampling(ps->ctl, in->pid, &holds) : -1;
+	const char *sampling = on < 0 ? "?" : on ? "on" : "dormant";
+	fprintf(out, "<tr class=\"proc\" data-pid=\"%" PRIu64 "\"><td class="
+		"\"pid\">%" PRIu64 "</td><td class=\"command\">", in->pid,
+		in->pid);
+	for (size_t i = 0; i < in->n_args; i++) {
+		if (i)
+			fputc(' ', out);
+		html(out, symtab_string(ps->st, in->arg_sids[i]));
+	}
+	if (!in->n_args)
+		html(out, symtab_string(ps->st, in->comm_sid));
+	fprintf(out, "</td><td class=\"python\">");
+	html(out, symtab_string(ps->st, in->pyversion_sid));
+	fprintf(out, "</td><td class=\"sampling\">%s</td>", sampling);
+	fprintf(out, "<td class=\"mode\">%s</td><td class=\"rate\">%"
+		PRIu64 " Hz</td><td class=\"uptime\">%s</td><td class="
+		"\"samples\">%" PRIu64 "</td><td class=\"dropped\">%" PRIu64
+		"</td><td>"
+		"<a class=\"profile\" href=\"profile?seconds=%u&amp;pid=%"
+		PRIu64 "\">profile</a> "
+		"<a class=\"flamegraph\" href=\"/flamegraph?seconds=%u&amp;"
+		"pid=%" PRIu64 "\">flame graph</a> "
+		"<a class=\"cmdline\" href=\"cmdline?pid=%" PRIu64
+		"\">cmdline</a></td></tr>\n",
+		mode, hz, up, in->n_samples, in->n_lost, secs, in->pid, secs,
+		in->pid, in->pid);
+}
+
+static void serve_index(struct pprof_server *ps, struct http_conn *c,
+			const struct http_req *r)
+{
+	char *buf = NULL;
+	size_t len = 0, n = 0;
+	uint64_t now = now_unix_ns();
+	unsigned secs;
+	FILE *out;
+
+	if (param_seconds(c, r, &secs) < 0)
+		return;
+	out = open_memstream(&buf, &len);
+	if (!out) {
+		http_error(c, 500, "out of memory");
+		return;
+	}
+	fprintf(out,
+		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+		"<title>/debug/pprof/</title>\n<style>"
+		"body{font-family:sans-serif}"
+		"table{border-collapse:collapse}"
+		"td,th{padding:2px 8px;text-align:left;"
+		"border-bottom:1px solid #ddd}"
+		"td.command{font-family:monospace;max-width:40em;"
+		"overflow-wrap:anywhere}</style></head>\n<body>\n"
+		"<h1>/debug/pprof/</h1>\n"
+		"<p>pyprof-collector: Python processes streaming samples to "
+		"it. Profiles cover the next %u seconds (change with "
+		"<a href=\"?seconds=10\">?seconds=</a>).</p>\n"
+		"<p>All processes: "
+		"<a id=\"all-profile\" href=\"profile?seconds=%u\">CPU "
+		"profile</a> | "
+		"<a id=\"all-wall\" href=\"profile?seconds=%u&amp;mode=wall\">"
+		"wall profile</a> | "
+		"<a id=\"all-flamegraph\" href=\"/flamegraph?seconds=%u\">"
+		"flame graph</a> | "
+		"<a href=\"heap\">heap</a> | <a href=\"allocs\">allocs</a> | "
+		"<a href=\"cmdline\">cmdline</a> | "
+		"<a href=\"symbol\">symbol</a></p>\n"
+		"<table id=\"processes\">\n<tr><th>pid</th><th>command</th>"
+		"<th>Python</th><th>sampling</th><th>mode</th><th>rate</th>"
+		"<th>uptime</th>"
+		"<th>samples</th><th>dropped</th><th>views</th></tr>\n",
+		secs, secs, secs, secs);
+	for (const struct proc *p = procs_first(ps->reg); p;
+	     p = proc_next(p)) {
+		if (!proc_is_live(p))
+			continue;
+		index_row(ps, out, p, secs, now);
+		n++;
+	}
+	fprintf(out, "</table>\n<p id=\"count\">%zu processes connected; "
+		"%zu profiles being taken.</p>\n"
+		"<p>Read a profile with <code>go tool pprof "
+		"http://HOST:PORT/debug/pprof/profile?seconds=30</code>.</p>\n"
+		"</body></html>\n", n, windows_len(ps->ws));
+	if (fclose(out) != 0) {
+		free(buf);
+		http_error(c, 500, "out of memory");
+		return;
+	}
+	http_respond(c, 200, "text/html; charset=utf-8", NULL, buf, len);
+	free(buf);
+}
+
+/* ---- routing ------------------------------------------------------------------------------ */
+
+static void redirect(struct http_conn *c, const char *to)
+{
+	char hdr[128];
+	snprintf(hdr, sizeof(hdr), "Location: %s\r\n", to);
+	http_respond(c, 301, "text/html; charset=utf-8", hdr, "", 0);
+}
+
+static void handle(void *arg, struct http_conn *c, const struct http_req *r,
+		   const char *body, size_t body_len)
+{
+	struct pprof_server *ps = arg;
+	char path[256];
+	int get = http_str_eq(r->method, "GET") ||
+		  http_str_eq(r->method, "HEAD");
+	int post = http_str_eq(r->method, "POST");
+
+	(void)body;
+	(void)body_len;
+	if (http_decode(r->path, 0, path, sizeof(path)) < 0) {
+		http_error(c, 404, "404 page not found");
+		return;
+	}
+	if (!get && !(post && strcmp(path, "/debug/pprof/symbol") == 0)) {
+		http_respond(c, 405, "text/plain; charset=utf-8",
+			     strcmp(path, "/debug/pprof/symbol") == 0
+				     ? "Allow: GET, HEAD, POST\r\n"
+				       "X-Go-Pprof: 1\r\n"
+				     : "Allow: GET, HEAD\r\nX-Go-Pprof: 1\r\n",
+			     "method not allowed\n", 19);
+		return;
+	}
+	if (strcmp(path, "/") == 0 || strcmp(path, "/debug/pprof") == 0)
+		redirect(c, "/debug/pprof/");
+	else if (strcmp(path, "/debug/pprof/") == 0)
+		serve_index(ps, c, r);
+	else if (strcmp(path, "/debug/pprof/profile") == 0)
+		serve_window(ps, c, r, 0);
+	else if (strcmp(path, "/flamegraph") == 0)
+		serve_window(ps, c, r, 1);
+	else if (strcmp(path, "/debug/pprof/heap") == 0)
+		serve_heap(ps, c, r, "heap");
+	else if (strcmp(path, "/debug/pprof/allocs") == 0)
+		serve_heap(ps, c, r, "allocs");
+	else if (strcmp(path, "/debug/pprof/cmdline") == 0)
+		serve_cmdline(ps, c, r);
+	else if (strcmp(path, "/debug/pprof/symbol") == 0)
+		serve_symbol(c);
+	else if (strncmp(path, "/debug/pprof/", 13) == 0)
+		http_error(c, 404, "Unknown profile");
+	else
+		http_error(c, 404, "404 page not found");
+}
+
+/* ---- lifetime -------------------------------------------------------------------------------- */
+
+int pprof_server_start(struct loop *loop, struct symtab *st,
+		       struct procs *reg, struct control *ctl,
+		       const char *spec, const char *token,
+		       struct pprof_server **out, char *err)
+{
+	struct pprof_server *ps = calloc(1, sizeof(*ps));
+	int rc;
+
+	*out = NULL;
+	if (!ps || !(ps->ws = windows_new(loop, st, reg, ctl))) {
+		free(ps);
+		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		return -ENOMEM;
+	}
+	ps->loop = loop;
+	ps->st = st;
+	ps->reg = reg;
+	ps->ctl = ctl;
+	rc = http_listen(loop, spec, token, handle, ps, &ps->http, err);
+	if (rc < 0) {
+		windows_free(ps->ws);
+		free(ps);
+		return rc;
+	}
+	*out = ps;
+	return 0;
+}
+
+const char *pprof_server_addr(const struct pprof_server *ps)
+{
+	return http_server_addr(ps->http);
+}
+
+void pprof_server_free(struct pprof_server *ps)
+{
+	if (!ps)
+		return;
+	http_free(ps->http); /* cancels waiting requests: their windows */
+	windows_free(ps->ws);
+	free(ps);
+}

@@ -1,0 +1,64 @@
+/*
+ * http_pprof.h - what pyprof-collector --http serves: Go's
+ * net/http/pprof endpoints over every Python process streaming into the
+ * collector, and a flame graph page for browsers.
+ *
+ *   /debug/pprof/           HTML index of the connected processes (pid,
+ *                           command, Python version, sampling on or
+ *                           dormant, mode, rate, uptime, samples,
+ *                           dropped) with links to each view;
+ *                           ?seconds=N sets the links' duration
+ *   /debug/pprof/profile    ?seconds=N (default 30, 1..3600) [&pid=P]
+ *                           [&mode=cpu|wall]: a profile of the next N
+ *                           seconds (window.h), gzipped pprof,
+ *                           application/octet-stream, attachment
+ *                           "profile"
+ *   /debug/pprof/heap       Go's heap profile of the processes with heap
+ *   /debug/pprof/allocs     data (?pid=P: one), as of now; allocs with
+ *                           alloc_space as the default sample type; 404
+ *                           "no process with heap sampling on" if none
+ *   /debug/pprof/cmdline    text/plain: with ?pid=P that process's command
+ *                           line, else the collector's own, arguments
+ *                           separated by NUL bytes (Go's)
+ *   /debug/pprof/symbol     "num_symbols: 1" (Python frames carry their
+ *                           names; native ones are named by the collector
+ *                           where it can, so address look-ups answer
+ *                           nothing more, as Go does for unknown ones)
+ *   /flamegraph             ?seconds=N [&pid=P] [&mode=...]: the same
+ *                           window as an interactive SVG (view_flame.h)
+ *   /, /debug/pprof         redirect to /debug/pprof/
+ *
+ * Errors as Go's net/http/pprof gives them: a status, text/plain body,
+ * X-Go-Pprof: 1 (go tool pprof then prints the body). Methods: GET and
+ * HEAD (and POST for /symbol); others 405. Nothing served writes a file or
+ * runs anything.
+ *
+ * Single-threaded (the collector's loop thread).
+ */
+#ifndef PYPROF_HTTP_PPROF_H
+#define PYPROF_HTTP_PPROF_H
+
+#include "http/http.h"
+
+struct loop;
+struct symtab;
+struct procs;
+struct pprof_server;
+
+/* Listens on spec ("[ADDR:]PORT", http.h) with an optional access token
+ * and serves reg's processes. 0 and the server in *out, or a negative
+ * errno with the reason in err (HTTP_ERR_LEN bytes). */
+struct control;
+/* ctl (control.h; may be NULL) switches sampling on in the processes a
+ * profile covers, for its duration. */
+int pprof_server_start(struct loop *loop, struct symtab *st,
+		       struct procs *reg, struct control *ctl,
+		       const char *spec, const char *token,
+		       struct pprof_server **out, char *err);
+/* The address it listens on, for the log. */
+const char *pprof_server_addr(const struct pprof_server *ps);
+/* Stops listening, answers waiting requests 503, closes every client and
+ * cancels the windows. NULL is fine. */
+void pprof_server_free(struct pprof_server *ps);
+
+#endif /* PYPROF_HTTP_PPROF_H */

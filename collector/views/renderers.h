@@ -1,0 +1,118 @@
+/*
+ * renderers.h - what a person looks at: the renderers behind `pyprof top`,
+ * `pyprof flamegraph`, `pyprof convert` and `pyprof diff`.
+ *
+ * Each takes profiles read by view_read.h and writes text to a stdio stream;
+ * the commands (cmd_view.c) parse options, open files and report errors.
+ * Errors are returned as negative errnos with a one-line reason in err
+ * (VIEW_ERR_LEN bytes): -ENOENT for a sample type or label the profile
+ * does not have, -ENOMEM, -EIO when the stream failed.
+ *
+ * Single-threaded; memory is freed before returning.
+ */
+#ifndef PYPROF_RENDERERS_H
+#define PYPROF_RENDERERS_H
+
+#include <stdio.h>
+
+#include "views/view_read.h"
+
+/* ---- top (view_top.c) ------------------------------------------------------ */
+
+enum view_top_sort {
+	VIEW_SORT_FLAT,
+	VIEW_SORT_CUM
+};
+
+struct view_top_opts {
+	size_t n_rows;              /* 0: every row */
+	enum view_top_sort sort;
+	enum view_by by;
+	const char *sample_type;    /* NULL: the profile's default */
+	const struct view_filter *filter; /* NULL: every sample */
+	const char *by_label;       /* non-NULL: a table per value of this
+				       label instead of per function */
+	int by_opcode;              /* the per-opcode table instead */
+};
+
+/* The table of functions (or lines) with flat and cumulative values,
+ * percentages of the total, and a running sum; or the per-label or
+ * per-opcode summary. */
+int view_top(FILE *out, const struct view_profile *p,
+	     const struct view_top_opts *o, char *err);
+
+/* ---- flame graphs (view_flame.c) --------------------------------------------- */
+
+#define VIEW_FLAME_WIDTH 1200
+#define VIEW_FLAME_MIN_WIDTH 0.5  /* px: narrower frames are merged */
+
+struct view_flame_opts {
+	const char *sample_type;    /* NULL: the profile's default */
+	const struct view_filter *filter;
+	enum view_by by;
+	int icicle;                 /* root at the top */
+	double min_width;           /* px; 0: VIEW_FLAME_MIN_WIDTH */
+	const char *title;          /* NULL: "Flame graph" / "Icicle graph" */
+};
+
+/* A self-contained interactive SVG flame graph of p. */
+int view_flame(FILE *out, const struct view_profile *p,
+	       const struct view_flame_opts *o, char *err);
+
+/* ---- folded stacks (view_folded.c) --------------------------------------------- */
+
+/* One line per distinct stack, "root;...;leaf N", N the sum of the chosen
+ * sample type (default: samples/count if the profile has it, else the
+ * default type), lines sorted by stack. Frames are written "name" or,
+ * when by is VIEW_BY_LINE, "name:LINE"; ';' in a name becomes ':', line
+ * breaks become spaces. */
+int view_folded(FILE *out, const struct view_profile *p,
+		const char *sample_type, const struct view_filter *filter,
+		enum view_by by, char *err);
+
+/* ---- speedscope (view_speedscope.c) -------------------------------------------- */
+
+struct timeline_data;
+
+/* A speedscope file (https://www.speedscope.app/file-format-schema.json):
+ * one "sampled" profile per (pid, thread). With tl (a timeline recorded
+ * with the profile, timeline.h) the samples are in time order and each
+ * weighs its own value; without, each distinct stack is one sample
+ * weighing its total, in stack order. */
+int view_speedscope(FILE *out, const struct view_profile *p,
+		    const struct timeline_data *tl, const char *sample_type,
+		    const struct view_filter *filter, const char *name,
+		    char *err);
+
+/* ---- diff (view_diff.c) -------------------------------------------------------- */
+
+/* What a diff compares: shares of each profile's total (where the time
+ * went), or values in the sample type's unit (how much more memory).
+ * AUTO: values for heap types (alloc_*, inuse_*), as go tool pprof
+ * -diff_base does, shares for the others. */
+enum view_diff_compare {
+	VIEW_DIFF_AUTO = 0,
+	VIEW_DIFF_SHARES,
+	VIEW_DIFF_VALUES
+};
+
+struct view_diff_opts {
+	size_t n_rows;              /* rows of the table; 0: 20 */
+	const char *sample_type;
+	const struct view_filter *filter;
+	enum view_by by;
+	enum view_diff_compare compare;
+};
+
+/* The functions whose share of the total (or value) grew or shrank most
+ * between base and cur, as a table. */
+int view_diff_table(FILE *out, const struct view_profile *base,
+		    const struct view_profile *cur,
+		    const struct view_diff_opts *o, char *err);
+/* A differential flame graph: cur's shape, each frame coloured by how
+ * its share (or value) changed (red grew, blue shrank). */
+int view_diff_flame(FILE *out, const struct view_profile *base,
+		    const struct view_profile *cur,
+		    const struct view_diff_opts *o, char *err);
+
+#endif /* PYPROF_RENDERERS_H */

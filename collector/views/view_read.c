@@ -1,0 +1,900 @@
+/*
+ * view_read.c - the pprof reader every view uses (see view_read.h), plus the
+ * shared helpers: sample types, label filters, keys and value formatting.
+ *
+ * Reading is three steps: gunzip (zlib, gzip or zlib wrapper detected by
+ * the first bytes, output capped at VIEW_MAX_INFLATED), unpack (protobuf-c,
+ * which rejects malformed wire data), then check and flatten: every string
+ * index and every id is resolved once here, so the views index plain
+ * arrays and never see a dangling reference. Ids are usually dense (1..n,
+ * in order: ours and Go's), then an id is an index; otherwise a sorted
+ * copy is binary-searched.
+ *
+ * Workload: profiles of up to a few hundred thousand samples with stacks
+ * of tens of frames; the flattening is linear in the number of
+ * (sample, location) pairs.
+ */
+#include "views/view_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+
+/* ---- input ---------------------------------------------------------------- */
+
+static int gunzip(const uint8_t *in, size_t len, uint8_t **out,
+		  size_t *out_len, char *err)
+{
+	z_stream zs;
+	uint8_t *buf = NULL;
+	size_t cap = len * 4 + 4096, used = 0;
+	int rc = -ENOMEM, zrc;
+
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 32: a gzip or zlib header, detected. */
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	for (;;) {
+		if (!buf || used == cap) {
+			uint8_t *nb;
+			if (buf)
+				cap *= 2;
+			if (cap > VIEW_MAX_INFLATED)
+				cap = VIEW_MAX_INFLATED;
+			if (buf && used == cap) {
+				snprintf(err, VIEW_ERR_LEN, "inflates to more "
+					 "than %llu bytes", VIEW_MAX_INFLATED);
+				rc = -E2BIG;
+				goto out;
+			}
+			nb = realloc(buf, cap);
+			if (!nb)
+				goto out;
+			buf = nb;
+		}
+		size_t in_left = len - (size_t)zs.total_in;
+		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
+		size_t out_left = cap - used;
+		zs.avail_out = out_left > UINT32_MAX ? UINT32_MAX
+						     : (uInt)out_left;
+		zs.next_out = buf + used;
+		zrc = inflate(&zs, Z_NO_FLUSH);
+		used = (size_t)zs.total_out;
+		if (zrc == Z_STREAM_END)
+			break;
+		if (zrc == Z_BUF_ERROR && zs.avail_in == 0 &&
+		    (size_t)zs.total_in == len) {
+			snprintf(err, VIEW_ERR_LEN, "gzip data is truncated");
+			rc = -EINVAL;
+			goto out;
+		}
+		if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
+			snprintf(err, VIEW_ERR_LEN, "bad gzip data: %s",
+				 zs.msg ? zs.msg : "inflate failed");
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	*out = buf;
+	*out_len = used;
+	buf = NULL;
+	rc = 0;
+out:
+	inflateEnd(&zs);
+	free(buf);
+	return rc;
+}
+
+static int read_all(const char *path, uint8_t **out, size_t *out_len,
+		    char *err)
+{
+	int fd = -1, rc = -ENOMEM;
+	uint8_t *buf = NULL;
+	size_t cap = 1 << 16, len = 0;
+
+	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
+		return rc;
+	}
+	for (;;) {
+		if (!buf || len == cap) {
+			uint8_t *nb;
+			if (buf)
+				cap *= 2;
+			if (cap > VIEW_MAX_FILE + 1)
+				cap = VIEW_MAX_FILE + 1;
+			if (buf && len == cap) {
+				snprintf(err, VIEW_ERR_LEN, "larger than %llu "
+					 "bytes", VIEW_MAX_FILE);
+				rc = -E2BIG;
+				goto out;
+			}
+			nb = realloc(buf, cap);
+			if (!nb)
+				goto out;
+			buf = nb;
+		}
+		ssize_t got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = -errno;
+			snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
+			goto out;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	*out = buf;
+	*out_len = len;
+	buf = NULL;
+	rc = 0;
+out:
+	if (fd > 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+/* ---- id maps ---------------------------------------------------------------- */
+
+/* Ids of one kind (functions or locations) -> their index in the message. */
+struct ids {
+	uint64_t *id;  /* sorted, unless dense */
+	uint32_t *idx;
+	size_t n;
+	int dense;     /* id i+1 is index i */
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* get_id(msg, i) reads the id of entry i. */
+static int ids_build(struct ids *m, size_t n, uint64_t (*get_id)(void *, size_t),
+		     void *msg, const char *what, char *err)
+{
+	uint64_t *pairs = NULL;
+	int rc = -ENOMEM;
+
+	m->n = n;
+	m->dense = 1;
+	for (size_t i = 0; i < n && m->dense; i++)
+		if (get_id(msg, i) != i + 1)
+			m->dense = 0;
+	if (m->dense)
+		return 0;
+	pairs = malloc(n * 2 * sizeof(*pairs) + 1);
+	m->id = malloc(n * sizeof(*m->id) + 1);
+	m->idx = malloc(n * sizeof(*m->idx) + 1);
+	if (!pairs || !m->id || !m->idx)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		pairs[2 * i] = get_id(msg, i);
+		pairs[2 * i + 1] = i;
+	}
+	qsort(pairs, n, 2 * sizeof(*pairs), cmp_pair);
+	for (size_t i = 0; i < n; i++) {
+		m->id[i] = pairs[2 * i];
+		m->idx[i] = (uint32_t)pairs[2 * i + 1];
+		if (m->id[i] == 0 || (i > 0 && m->id[i] == m->id[i - 1])) {
+			snprintf(err, VIEW_ERR_LEN, "%s id %" PRIu64 " is %s",
+				 what, m->id[i], m->id[i] ? "repeated" : "zero");
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(pairs);
+	return rc;
+}
+
+static void ids_fini(struct ids *m)
+{
+	free(m->id);
+	free(m->idx);
+}
+
+/* The index of id, or -1. */
+static long ids_find(const struct ids *m, uint64_t id)
+{
+	size_t lo = 0, hi = m->n;
+
+	if (m->dense)
+		return id >= 1 && id <= m->n ? (long)(id - 1) : -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->id[lo] == id ? (long)m->idx[lo] : -1;
+}
+
+static uint64_t func_id(void *msg, size_t i)
+{
+	return ((Profile *)msg)->function[i]->id;
+}
+
+static uint64_t loc_id(void *msg, size_t i)
+{
+	return ((Profile *)msg)->location[i]->id;
+}
+
+/* ---- flattening ------------------------------------------------------------- */
+
+struct reader {
+	Profile *pb;
+	struct view_profile *p;
+	char *err;
+	int bad; /* a string index was out of range */
+};
+
+static const char *str(struct reader *r, int64_t idx)
+{
+	if (idx < 0 || (uint64_t)idx >= r->pb->n_string_table) {
+		if (!r->bad)
+			snprintf(r->err, VIEW_ERR_LEN, "string index %" PRId64
+				 " out of range (table has %zu)", idx,
+				 r->pb->n_string_table);
+		r->bad = 1;
+		return "";
+	}
+	return r->pb->string_table[idx];
+}
+
+static void *own(struct view_profile *p, size_t size)
+{
+	for (size_t i = 0; i < sizeof(p->owned) / sizeof(p->owned[0]); i++) {
+		if (!p->owned[i]) {
+			p->owned[i] = calloc(1, size ? size : 1);
+			return p->owned[i];
+		}
+	}
+	return NULL;
+}
+
+static int flatten(struct reader *r)
+{
+	Profile *pb = r->pb;
+	struct view_profile *p = r->p;
+	struct ids fids = { 0 }, lids = { 0 };
+	struct view_type *types;
+	struct view_func *funcs;
+	struct view_frame *frames;
+	struct view_sample *samples;
+	struct view_label *labels;
+	const char **comments;
+	uint32_t *sframes;
+	size_t n_frames = 0, n_addr = 0, n_sframes = 0, n_labels = 0;
+	int rc;
+
+	if (pb->n_string_table == 0 || pb->string_table[0][0] != 0) {
+		snprintf(r->err, VIEW_ERR_LEN, "string table does not start "
+			 "with \"\"");
+		return -EINVAL;
+	}
+	if (pb->n_sample_type == 0) {
+		snprintf(r->err, VIEW_ERR_LEN, "no sample types");
+		return -EINVAL;
+	}
+	if ((rc = ids_build(&fids, pb->n_function, func_id, pb, "function",
+			    r->err)) < 0 ||
+	    (rc = ids_build(&lids, pb->n_location, loc_id, pb, "location",
+			    r->err)) < 0)
+		goto out;
+
+	/* Sizes. */
+	rc = -EINVAL;
+	for (size_t i = 0; i < pb->n_location; i++) {
+		size_t nl = pb->location[i]->n_line;
+		n_frames += nl ? nl : 1;
+		n_addr += nl == 0;
+	}
+	p->n_locs = pb->n_location;
+	p->loc_first = malloc(p->n_locs * sizeof(uint32_t) + 1);
+	p->loc_n = malloc(p->n_locs * sizeof(uint32_t) + 1);
+	if (!p->loc_first || !p->loc_n) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < pb->n_location; i++) {
+		p->loc_first[i] = 0;
+		p->loc_n[i] = pb->location[i]->n_line ? (uint32_t)
+			pb->location[i]->n_line : 1;
+	}
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		if (s->n_value != pb->n_sample_type) {
+			snprintf(r->err, VIEW_ERR_LEN, "sample %zu has %zu "
+				 "values for %zu sample types", i, s->n_value,
+				 pb->n_sample_type);
+			goto out;
+		}
+		for (size_t j = 0; j < s->n_location_id; j++) {
+			long li = ids_find(&lids, s->location_id[j]);
+			if (li < 0) {
+				snprintf(r->err, VIEW_ERR_LEN, "sample %zu: "
+					 "no location with id %" PRIu64, i,
+					 s->location_id[j]);
+				goto out;
+			}
+			n_sframes += p->loc_n[li];
+		}
+		n_labels += s->n_label;
+	}
+	if (n_frames > UINT32_MAX || n_sframes > UINT32_MAX ||
+	    pb->n_function + n_addr > UINT32_MAX) {
+		snprintf(r->err, VIEW_ERR_LEN, "too many frames");
+		rc = -E2BIG;
+		goto out;
+	}
+
+	rc = -ENOMEM;
+	types = own(p, pb->n_sample_type * sizeof(*types));
+	funcs = own(p, (pb->n_function + n_addr) * sizeof(*funcs));
+	frames = own(p, n_frames * sizeof(*frames));
+	samples = own(p, pb->n_sample * sizeof(*samples));
+	sframes = own(p, n_sframes * sizeof(*sframes));
+	labels = own(p, n_labels * sizeof(*labels));
+	comments = own(p, pb->n_comment * sizeof(*comments));
+	p->addr_names = calloc(n_addr ? n_addr : 1, 20);
+	if (!types || !funcs || !frames || !samples || !sframes || !labels ||
+	    !comments || !p->addr_names)
+		goto out;
+
+	rc = -EINVAL;
+	for (size_t i = 0; i < pb->n_sample_type; i++) {
+		types[i].type = str(r, pb->sample_type[i]->type);
+		types[i].unit = str(r, pb->sample_type[i]->unit);
+	}
+	p->n_types = pb->n_sample_type;
+	p->types = types;
+	p->default_type = pb->n_sample_type - 1;
+	if (pb->default_sample_type) {
+		const char *want = str(r, pb->default_sample_type);
+		for (size_t i = 0; i < p->n_types; i++)
+			if (!strcmp(types[i].type, want))
+				p->default_type = i;
+	}
+
+	for (size_t i = 0; i < pb->n_function; i++) {
+		const Perftools__Profiles__Function *f = pb->function[i];
+		funcs[i].name = str(r, f->name);
+		funcs[i].system_name = str(r, f->system_name);
+		funcs[i].file = str(r, f->filename);
+		funcs[i].start_line = f->start_line;
+	}
+	p->n_funcs = pb->n_function;
+
+	size_t fr = 0;
+	for (size_t i = 0; i < pb->n_location; i++) {
+		const Perftools__Profiles__Location *l = pb->location[i];
+		p->loc_first[i] = (uint32_t)fr;
+		if (l->n_line == 0) {
+			char *name = p->addr_names + 20 * (p->n_funcs -
+							  pb->n_function);
+			snprintf(name, 20, "0x%" PRIx64, l->address);
+			funcs[p->n_funcs] = (struct view_func){ name, name, "",
+								0 };
+			frames[fr].func = (uint32_t)p->n_funcs++;
+			frames[fr++].line = 0;
+			continue;
+		}
+		for (size_t j = 0; j < l->n_line; j++) {
+			long fi = ids_find(&fids, l->line[j]->function_id);
+			if (fi < 0) {
+				snprintf(r->err, VIEW_ERR_LEN, "location %"
+					 PRIu64 ": no function with id %"
+					 PRIu64, l->id, l->line[j]->function_id);
+				goto out;
+			}
+			frames[fr].func = (uint32_t)fi;
+			frames[fr++].line = l->line[j]->line;
+		}
+	}
+	p->funcs = funcs;
+	p->n_frames = fr;
+	p->frames = frames;
+
+	size_t sf = 0, lb = 0;
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		size_t start = sf;
+		samples[i].frames = sframes + sf;
+		for (size_t j = 0; j < s->n_location_id; j++) {
+			long li = ids_find(&lids, s->location_id[j]);
+			for (uint32_t k = 0; k < p->loc_n[li]; k++)
+				sframes[sf++] = p->loc_first[li] + k;
+		}
+		samples[i].n_frames = (uint32_t)(sf - start);
+		samples[i].values = s->value;
+		samples[i].labels = labels + lb;
+		samples[i].n_labels = (uint32_t)s->n_label;
+		for (size_t j = 0; j < s->n_label; j++) {
+			const Perftools__Profiles__Label *l = s->label[j];
+			labels[lb].key = str(r, l->key);
+			/* pprof: a string index of 0 makes it numeric. */
+			labels[lb].str = l->str ? str(r, l->str) : NULL;
+			labels[lb].num = l->num;
+			labels[lb].num_unit = str(r, l->num_unit);
+			lb++;
+		}
+	}
+	p->n_samples = pb->n_sample;
+	p->samples = samples;
+
+	for (size_t i = 0; i < pb->n_comment; i++)
+		comments[i] = str(r, pb->comment[i]);
+	p->n_comments = pb->n_comment;
+	p->comments = comments;
+	p->time_nanos = pb->time_nanos;
+	p->duration_nanos = pb->duration_nanos;
+	p->period = pb->period;
+	p->period_type.type = pb->period_type ? str(r, pb->period_type->type)
+					      : "";
+	p->period_type.unit = pb->period_type ? str(r, pb->period_type->unit)
+					      : "";
+	if (r->bad)
+		goto out;
+
+	/* Location ids for view_find_location: kept sorted. */
+	rc = -ENOMEM;
+	p->loc_ids = malloc(p->n_locs * sizeof(uint64_t) + 1);
+	p->loc_index = malloc(p->n_locs * sizeof(uint32_t) + 1);
+	if (!p->loc_ids || !p->loc_index)
+		goto out;
+	for (size_t i = 0; i < p->n_locs; i++) {
+		p->loc_ids[i] = lids.dense ? i + 1 : lids.id[i];
+		p->loc_index[i] = lids.dense ? (uint32_t)i : lids.idx[i];
+	}
+	rc = 0;
+out:
+	ids_fini(&fids);
+	ids_fini(&lids);
+	return rc;
+}
+
+void view_free(struct view_profile *p)
+{
+	if (!p)
+		return;
+	if (p->pb)
+		perftools__profiles__profile__free_unpacked(p->pb, NULL);
+	for (size_t i = 0; i < sizeof(p->owned) / sizeof(p->owned[0]); i++)
+		free(p->owned[i]);
+	free(p->loc_ids);
+	free(p->loc_index);
+	free(p->loc_first);
+	free(p->loc_n);
+	free(p->addr_names);
+	free(p);
+}
+
+int view_read_mem(const void *data, size_t len, struct view_profile **out,
+		  char *err)
+{
+	const uint8_t *d = data;
+	uint8_t *plain = NULL;
+	size_t plain_len = len;
+	struct view_profile *p = NULL;
+	struct reader r = { 0 };
+	int rc;
+
+	*out = NULL;
+	err[0] = 0;
+	if (len == 0) {
+		snprintf(err, VIEW_ERR_LEN, "not a pprof profile (empty file)");
+		return -EINVAL;
+	}
+	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
+		rc = gunzip(d, len, &plain, &plain_len, err);
+		if (rc < 0)
+			goto out;
+		d = plain;
+		if (plain_len == 0) {
+			snprintf(err, VIEW_ERR_LEN, "not a pprof profile "
+				 "(empty once uncompressed)");
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	rc = -ENOMEM;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		goto out;
+	p->pb = perftools__profiles__profile__unpack(NULL, plain_len, d);
+	if (!p->pb) {
+		snprintf(err, VIEW_ERR_LEN, "not a pprof profile (protobuf "
+			 "decoding failed)");
+		rc = -EINVAL;
+		goto out;
+	}
+	r.pb = p->pb;
+	r.p = p;
+	r.err = err;
+	rc = flatten(&r);
+	if (rc == -ENOMEM && !err[0])
+		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	if (rc < 0)
+		goto out;
+	*out = p;
+	p = NULL;
+out:
+	view_free(p);
+	free(plain);
+	return rc;
+}
+
+int view_read_file(const char *path, struct view_profile **out, char *err)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	rc = read_all(path, &data, &len, err);
+	if (rc == 0)
+		rc = view_read_mem(data, len, out, err);
+	free(data);
+	return rc;
+}
+
+int view_find_location(const struct view_profile *p, uint64_t id,
+		       uint32_t *first, uint32_t *n)
+{
+	size_t lo = 0, hi = p->n_locs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->loc_ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= p->n_locs || p->loc_ids[lo] != id)
+		return -ENOENT;
+	*first = p->loc_first[p->loc_index[lo]];
+	*n = p->loc_n[p->loc_index[lo]];
+	return 0;
+}
+
+/* ---- sample types ------------------------------------------------------------ */
+
+int view_pick_type(const struct view_profile *p, const char *name,
+		   size_t *idx)
+{
+	if (!name || !name[0]) {
+		*idx = p->default_type;
+		return 0;
+	}
+	for (size_t i = 0; i < p->n_types; i++) {
+		size_t tl = strlen(p->types[i].type);
+		if (!strcmp(name, p->types[i].type) ||
+		    (!strncmp(name, p->types[i].type, tl) && name[tl] == '/' &&
+		     !strcmp(name + tl + 1, p->types[i].unit))) {
+			*idx = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int view_count_type(const struct view_profile *p)
+{
+	/* only the number of samples: a heap profile's object counts
+	 * (alloc_objects, inuse_objects) are values of their own */
+	for (size_t i = 0; i < p->n_types; i++)
+		if (!strcmp(p->types[i].type, "samples") &&
+		    !strcmp(p->types[i].unit, "count"))
+			return (int)i;
+	return -1;
+}
+
+/* ---- filters ------------------------------------------------------------------- */
+
+int view_filter_add(struct view_filter *f, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	if (!eq || eq == kv)
+		return -EINVAL;
+	if (f->n == VIEW_MAX_TAGS)
+		return -E2BIG;
+	f->tags[f->n].key = kv;
+	f->tags[f->n].value = eq + 1;
+	f->n++;
+	return 0;
+}
+
+/* Does the key of tag i (which ends at its '=') equal key? */
+static int tag_key_is(const struct view_filter *f, size_t i, const char *key)
+{
+	const char *k = f->tags[i].key;
+	size_t len = (size_t)(f->tags[i].value - 1 - k);
+	return strlen(key) == len && !memcmp(k, key, len);
+}
+
+static int label_is(const struct view_label *l, const char *value)
+{
+	char buf[32];
+	if (l->str)
+		return !strcmp(l->str, value);
+	snprintf(buf, sizeof(buf), "%" PRId64, l->num);
+	return !strcmp(buf, value);
+}
+
+/* Do tags i and j name the same key? */
+static int same_key(const struct view_filter *f, size_t i, size_t j)
+{
+	size_t li = (size_t)(f->tags[i].value - f->tags[i].key);
+	size_t lj = (size_t)(f->tags[j].value - f->tags[j].key);
+	return li == lj && !memcmp(f->tags[i].key, f->tags[j].key, li);
+}
+
+int view_sample_matches(const struct view_sample *s,
+			const struct view_filter *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		int seen = 0, ok = 0;
+		/* Each key is checked once, at its first tag. */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_key(f, i, j);
+		if (seen)
+			continue;
+		/* Any of the values given for this key will do. */
+		for (size_t j = i; j < f->n && !ok; j++) {
+			if (!same_key(f, i, j))
+				continue;
+			for (uint32_t k = 0; k < s->n_labels && !ok; k++)
+				ok = tag_key_is(f, j, s->labels[k].key) &&
+				     label_is(&s->labels[k], f->tags[j].value);
+		}
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+const char *view_sample_label(const struct view_sample *s, const char *key,
+			      char *buf, size_t n)
+{
+	for (uint32_t k = 0; k < s->n_labels; k++) {
+		const struct view_label *l = &s->labels[k];
+		if (strcmp(l->key, key))
+			continue;
+		if (l->str)
+			snprintf(buf, n, "%s", l->str);
+		else
+			snprintf(buf, n, "%" PRId64, l->num);
+		return buf;
+	}
+	return NULL;
+}
+
+/* ---- keys --------------------------------------------------------------------- */
+
+struct key_probe {
+	const struct view_keys *k;
+	const char *name, *file;
+	int64_t line;
+};
+
+static int key_eq(const void *ctx, uint32_t id)
+{
+	const struct key_probe *q = ctx;
+	const struct view_key *v = &q->k->v[id - 1];
+	return v->line == q->line && !strcmp(v->name, q->name) &&
+	       !strcmp(v->file, q->file);
+}
+
+void view_keys_init(struct view_keys *k, enum view_by by)
+{
+	memset(k, 0, sizeof(*k));
+	k->by = by;
+	idhash_init(&k->hash);
+}
+
+void view_keys_fini(struct view_keys *k)
+{
+	free(k->v);
+	idhash_fini(&k->hash);
+	memset(k, 0, sizeof(*k));
+}
+
+static int key_intern(struct view_keys *k, uint64_t h, const char *name,
+		      const char *file, int64_t line, uint32_t *id)
+{
+	struct key_probe q = { k, name, file, line };
+	uint32_t got = idhash_find(&k->hash, h, key_eq, &q);
+
+	if (got) {
+		*id = got - 1;
+		return 0;
+	}
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 256;
+		struct view_key *v = realloc(k->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+		k->cap = cap;
+	}
+	if (k->n >= UINT32_MAX - 1 ||
+	    idhash_insert(&k->hash, h, (uint32_t)k->n + 1) < 0)
+		return -ENOMEM;
+	k->v[k->n] = (struct view_key){ name, file, line };
+	*id = (uint32_t)k->n++;
+	return 0;
+}
+
+int view_keys_map(struct view_keys *k, const struct view_profile *p,
+		  uint32_t **of_frame)
+{
+	uint32_t *fkey = NULL, *map = NULL;
+	uint64_t *fhash = NULL;
+	int rc = -ENOMEM;
+
+	*of_frame = NULL;
+	fkey = malloc(p->n_funcs * sizeof(*fkey) + 1);
+	fhash = malloc(p->n_funcs * sizeof(*fhash) + 1);
+	map = malloc(p->n_frames * sizeof(*map) + 1);
+	if (!fkey || !fhash || !map)
+		goto out;
+	/* Per function first (a profile has far fewer functions than
+	 * frames), then per frame. */
+	for (size_t i = 0; i < p->n_funcs; i++) {
+		const struct view_func *f = &p->funcs[i];
+		uint64_t h = idhash_combine(idhash_bytes(f->name,
+							 strlen(f->name)),
+					    idhash_bytes(f->file,
+							 strlen(f->file)));
+		fhash[i] = h;
+		if (k->by == VIEW_BY_FUNCTION &&
+		    key_intern(k, idhash_combine(h, (uint64_t)f->start_line),
+			       f->name, f->file, f->start_line, &fkey[i]) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < p->n_frames; i++) {
+		const struct view_frame *fr = &p->frames[i];
+		const struct view_func *f = &p->funcs[fr->func];
+		if (k->by == VIEW_BY_FUNCTION)
+			map[i] = fkey[fr->func];
+		else if (key_intern(k, idhash_combine(fhash[fr->func],
+						      (uint64_t)fr->line),
+				    f->name, f->file, fr->line, &map[i]) < 0)
+			goto out;
+	}
+	*of_frame = map;
+	map = NULL;
+	rc = 0;
+out:
+	free(fkey);
+	free(fhash);
+	free(map);
+	return rc;
+}
+
+static const struct view_keys *rank_keys; /* qsort has no context */
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct view_key *x = &rank_keys->v[*(const uint32_t *)a];
+	const struct view_key *y = &rank_keys->v[*(const uint32_t *)b];
+	int c = strcmp(x->name, y->name);
+	if (!c)
+		c = strcmp(x->file, y->file);
+	if (!c)
+		c = x->line < y->line ? -1 : x->line > y->line;
+	return c;
+}
+
+uint32_t *view_keys_rank(const struct view_keys *k)
+{
+	uint32_t *order = malloc(k->n * sizeof(*order) + 1);
+	uint32_t *rank = malloc(k->n * sizeof(*rank) + 1);
+
+	if (!order || !rank) {
+		free(order);
+		free(rank);
+		return NULL;
+	}
+	for (size_t i = 0; i < k->n; i++)
+		order[i] = (uint32_t)i;
+	rank_keys = k;
+	qsort(order, k->n, sizeof(*order), cmp_key);
+	rank_keys = NULL;
+	for (size_t i = 0; i < k->n; i++)
+		rank[order[i]] = (uint32_t)i;
+	free(order);
+	return rank;
+}
+
+/* ---- formatting --------------------------------------------------------------- */
+
+static double time_scale(const char *unit)
+{
+	if (!strcmp(unit, "nanoseconds") || !strcmp(unit, "ns"))
+		return 1;
+	if (!strcmp(unit, "microseconds") || !strcmp(unit, "us"))
+		return 1e3;
+	if (!strcmp(unit, "milliseconds") || !strcmp(unit, "ms"))
+		return 1e6;
+	if (!strcmp(unit, "seconds") || !strcmp(unit, "s"))
+		return 1e9;
+	return 0;
+}
+
+int view_unit_is_time(const char *unit)
+{
+	return time_scale(unit) != 0;
+}
+
+/* Three significant digits. */
+static void fmt3(char *buf, size_t n, double x, const char *suffix)
+{
+	double a = fabs(x);
+	if (a >= 99.95)
+		snprintf(buf, n, "%.0f%s", x, suffix);
+	else if (a >= 9.995)
+		snprintf(buf, n, "%.1f%s", x, suffix);
+	else
+		snprintf(buf, n, "%.2f%s", x, suffix);
+}
+
+const char *view_fmt_value(char *buf, size_t n, int64_t v, const char *unit)
+{
+	double scale = time_scale(unit);
+	double ns, a;
+
+	if (v == 0) {
+		snprintf(buf, n, "0");
+		return buf;
+	}
+	if (scale) {
+		ns = (double)v * scale;
+		a = fabs(ns);
+		if (a >= 1e9)
+			fmt3(buf, n, ns / 1e9, "s");
+		else if (a >= 1e6)
+			fmt3(buf, n, ns / 1e6, "ms");
+		else if (a >= 1e3)
+			fmt3(buf, n, ns / 1e3, "us");
+		else
+			snprintf(buf, n, "%.0fns", ns);
+		return buf;
+	}
+	if (!strcmp(unit, "bytes")) {
+		a = fabs((double)v);
+		if (a >= 1024.0 * 1024 * 1024)
+			fmt3(buf, n, (double)v / (1024.0 * 1024 * 1024), "GB");
+		else if (a >= 1024.0 * 1024)
+			fmt3(buf, n, (double)v / (1024.0 * 1024), "MB");
+		else if (a >= 1024.0)
+			fmt3(buf, n, (double)v / 1024.0, "kB");
+		else
+			snprintf(buf, n, "%" PRId64 "B", v);
+		return buf;
+	}
+	snprintf(buf, n, "%" PRId64, v);
+	return buf;
+}
