@@ -18,6 +18,7 @@
 #include "pyabi.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +32,10 @@
 struct pyabi_dbg {
 	int major, minor;
 	int cookie, version, free_threaded;
+	/* the sizes the block declares for its structs (3.13+ all have
+	 * one), type_object.tp_name, and 3.15+'s compact unicode size */
+	int rt_size, interp_size, ts_size, f_size, co_size, ob_size;
+	int tp_size, tp_name, bytes_size, u_size, u_compact_size;
 	int rt_interp_head, interp_next, interp_tstate_head;
 	int interp_gil_ptr, interp_gil, interp_gil_locked, interp_gil_holder;
 	int ts_next, ts_interp, ts_frame, ts_thread_id, ts_native_thread_id;
@@ -200,6 +205,384 @@ int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
 				rc = -EPROTO;
 				goto out;
 			}
+		}
+	}
+out:
+	return rc;
+}
+
+/*
+ * The rows a version without a compiled row of its own borrows from.
+ * facts: the running version's row unless withheld, else the newest row
+ * of the same major from 3.13 on (the one most likely to match a newer
+ * pre-release). Returns NULL when there is none.
+ */
+static const struct pyabi *facts_row(int major, int minor, int withheld)
+{
+	const struct pyabi *row, *best = NULL;
+
+	if (minor != withheld && (row = pyabi_find(major, minor)))
+		return row;
+	for (row = pyabi_table; row->major != 0; row++)
+		if (row->major == major && row->minor >= 13 &&
+		    row->minor != withheld && (!best || row->minor > best->minor))
+			best = row;
+	return best;
+}
+
+/* Every value pyabi_from_debug_offsets reads from the block. */
+struct dbg_values {
+	uint64_t version, free_threaded;
+	uint64_t rt_size, interp_size, ts_size, f_size, co_size, ob_size;
+	uint64_t tp_size, tp_name, bytes_size, u_size, u_compact_size;
+	uint64_t rt_interp_head, interp_next, interp_tstate_head;
+	uint64_t interp_gil_ptr, interp_gil, interp_gil_locked, interp_gil_holder;
+	uint64_t ts_next, ts_interp, ts_frame, ts_thread_id, ts_native_thread_id;
+	uint64_t f_back, f_code, f_lasti, f_owner;
+	uint64_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
+	uint64_t co_code_adaptive;
+	uint64_t ob_type, var_size, bytes_sval;
+	uint64_t u_state, u_length, u_ascii_size;
+};
+
+/* Largest size a struct of the block may declare: _PyRuntimeState is
+ * the biggest (about 100 KiB in 3.13-3.15). */
+#define DBG_SIZE_MAX (1u << 24)
+
+/*
+ * Reads the block at runtime with layout d and checks that the values are
+ * what layout d must give on this major.minor: cookie, version, a GIL build,
+ * every size declared within bounds, every offset inside the struct it
+ * belongs to, the object headers those of the facts row f (they have not
+ * moved in 3.x; a layout read at the wrong place does not give them), and
+ * PyCode_Type's tp_name read through the block's type_object.tp_name being
+ * "code". Returns 0 and fills *v; -EPROTO (why says which) or -EFAULT.
+ */
+static int dbg_read(const struct pyabi_dbg *d, const struct pyabi *f, int major,
+		    int minor, const void *runtime, const void *code_type,
+		    int (*read)(void *dst, const void *src, size_t n),
+		    struct dbg_values *v, char *why, size_t why_len)
+{
+	const char *rt = runtime;
+	char cookie[8], name[8];
+	uintptr_t name_ptr;
+	size_t i;
+	int rc = 0;
+
+#define GET(field)                                                         \
+	do {                                                               \
+		if (d->field < 0)                                          \
+			v->field = 0;                                      \
+		else if (read(&v->field, rt + d->field, sizeof(v->field))) { \
+			rc = -EFAULT;                                      \
+			goto out;                                          \
+		}                                                          \
+	} while (0)
+
+	memset(v, 0, sizeof(*v));
+	if (read(cookie, rt + d->cookie, sizeof(cookie))) {
+		rc = -EFAULT;
+		goto out;
+	}
+	if (memcmp(cookie, PYABI_DEBUG_COOKIE, sizeof(cookie)) != 0) {
+		say(why, why_len, "no xdebugpy cookie");
+		rc = -EPROTO;
+		goto out;
+	}
+	GET(version);
+	if ((int)(v->version >> 24 & 0xff) != major ||
+	    (int)(v->version >> 16 & 0xff) != minor) {
+		say(why, why_len, "version 0x%llx is not %d.%d",
+		    (unsigned long long)v->version, major, minor);
+		rc = -EPROTO;
+		goto out;
+	}
+	GET(free_threaded);
+	if (v->free_threaded != 0) {
+		say(why, why_len, "free-threaded build");
+		rc = -EPROTO;
+		goto out;
+	}
+	GET(rt_size); GET(interp_size); GET(ts_size); GET(f_size);
+	GET(co_size); GET(ob_size); GET(tp_size); GET(tp_name);
+	GET(bytes_size); GET(u_size); GET(u_compact_size);
+	GET(rt_interp_head); GET(interp_next); GET(interp_tstate_head);
+	GET(interp_gil_ptr); GET(interp_gil); GET(interp_gil_locked);
+	GET(interp_gil_holder);
+	GET(ts_next); GET(ts_interp); GET(ts_frame); GET(ts_thread_id);
+	GET(ts_native_thread_id);
+	GET(f_back); GET(f_code); GET(f_lasti); GET(f_owner);
+	GET(co_filename); GET(co_name); GET(co_qualname); GET(co_linetable);
+	GET(co_firstlineno); GET(co_code_adaptive);
+	GET(ob_type); GET(var_size); GET(bytes_sval);
+	GET(u_state); GET(u_length); GET(u_ascii_size);
+#undef GET
+
+	{
+		/* each offset, the size of the struct it lies in */
+		const struct {
+			const char *name;
+			uint64_t off, size;
+		} in[] = {
+			{ "runtime_state.interpreters_head", v->rt_interp_head, v->rt_size },
+			{ "interpreter_state.next", v->interp_next, v->interp_size },
+			{ "interpreter_state.threads_head", v->interp_tstate_head, v->interp_size },
+			{ "interpreter_state.ceval_gil", v->interp_gil_ptr, v->interp_size },
+			{ "interpreter_state.gil_runtime_state", v->interp_gil, v->interp_size },
+			{ "interpreter_state.gil_runtime_state_locked", v->interp_gil_locked, v->interp_size },
+			{ "interpreter_state.gil_runtime_state_holder", v->interp_gil_holder, v->interp_size },
+			{ "thread_state.next", v->ts_next, v->ts_size },
+			{ "thread_state.interp", v->ts_interp, v->ts_size },
+			{ "thread_state.current_frame", v->ts_frame, v->ts_size },
+			{ "thread_state.thread_id", v->ts_thread_id, v->ts_size },
+			{ "thread_state.native_thread_id", v->ts_native_thread_id, v->ts_size },
+			{ "interpreter_frame.previous", v->f_back, v->f_size },
+			{ "interpreter_frame.executable", v->f_code, v->f_size },
+			{ "interpreter_frame.instr_ptr", v->f_lasti, v->f_size },
+			{ "interpreter_frame.owner", v->f_owner, v->f_size },
+			{ "code_object.filename", v->co_filename, v->co_size },
+			{ "code_object.name", v->co_name, v->co_size },
+			{ "code_object.qualname", v->co_qualname, v->co_size },
+			{ "code_object.linetable", v->co_linetable, v->co_size },
+			{ "code_object.firstlineno", v->co_firstlineno, v->co_size },
+			/* the bytecode follows the struct: at its very end */
+			{ "code_object.co_code_adaptive", v->co_code_adaptive, v->co_size + 1 },
+			{ "pyobject.ob_type", v->ob_type, v->ob_size },
+			{ "type_object.tp_name", v->tp_name, v->tp_size },
+			{ "bytes_object.ob_size", v->var_size, v->bytes_size },
+			{ "bytes_object.ob_sval", v->bytes_sval, v->bytes_size },
+			{ "unicode_object.state", v->u_state, v->u_size },
+			{ "unicode_object.length", v->u_length, v->u_size },
+			{ "unicode_object.asciiobject_size", v->u_ascii_size, v->u_size + 1 },
+		};
+
+		for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+			if (in[i].size == 0 || in[i].size > DBG_SIZE_MAX ||
+			    in[i].off >= in[i].size) {
+				say(why, why_len, "%s %llu beyond size %llu",
+				    in[i].name, (unsigned long long)in[i].off,
+				    (unsigned long long)in[i].size);
+				rc = -EPROTO;
+				goto out;
+			}
+		}
+	}
+	if (d->u_compact_size >= 0 &&
+	    (v->u_compact_size <= v->u_ascii_size || v->u_compact_size > v->u_size)) {
+		say(why, why_len, "unicode_object.compactunicodeobject_size "
+			"%llu not in (%llu, %llu]",
+		    (unsigned long long)v->u_compact_size,
+		    (unsigned long long)v->u_ascii_size, (unsigned long long)v->u_size);
+		rc = -EPROTO;
+		goto out;
+	}
+	if (v->interp_gil_locked < v->interp_gil || v->interp_gil_holder < v->interp_gil) {
+		say(why, why_len, "the GIL's fields lie before the GIL");
+		rc = -EPROTO;
+		goto out;
+	}
+	{
+		const struct dbg_pair same[] = {
+			{ "pyobject.ob_type", 0, f->ob_type },
+			{ "bytes_object.ob_size", 0, f->var_size },
+			{ "bytes_object.ob_sval", 0, f->bytes_sval },
+			{ "unicode_object.state", 0, f->u_state },
+			{ "unicode_object.length", 0, f->u_length },
+			{ "unicode_object.asciiobject_size", 0, f->u_ascii_size },
+		};
+		const uint64_t got[] = { v->ob_type, v->var_size, v->bytes_sval,
+					 v->u_state, v->u_length, v->u_ascii_size };
+
+		for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+			if (got[i] != (uint64_t)same[i].row_off) {
+				say(why, why_len,
+				    "%s %llu, not %d as in %d.%d",
+				    same[i].name, (unsigned long long)got[i],
+				    same[i].row_off, f->major, f->minor);
+				rc = -EPROTO;
+				goto out;
+			}
+		}
+	}
+	/* PyCode_Type.tp_name, a static C string: "code" */
+	if (read(&name_ptr, (const char *)code_type + v->tp_name, sizeof(name_ptr)) ||
+	    !name_ptr || read(name, (const void *)name_ptr, 5)) {
+		rc = -EFAULT;
+		goto out;
+	}
+	if (memcmp(name, "code", 5) != 0) {
+		say(why, why_len, "type_object.tp_name %llu does not name "
+			"PyCode_Type",
+		    (unsigned long long)v->tp_name);
+		rc = -EPROTO;
+		goto out;
+	}
+out:
+	return rc;
+}
+
+int pyabi_from_debug_offsets(int major, int minor, int withheld,
+			     int withheld_layout, const void *runtime, const void *code_type,
+			     int (*read)(void *dst, const void *src, size_t n),
+			     struct pyabi_derived *out, char *why, size_t why_len)
+{
+	const struct pyabi_dbg *cand[16];
+	const struct pyabi_dbg *row;
+	const struct pyabi *f;
+	struct dbg_values v;
+	char first_why[200] = "";
+	size_t n = 0, i;
+	int rc = -EPROTO, first_rc = 0;
+
+	if (why && why_len)
+		why[0] = '\0';
+	if (!runtime || !code_type || !read || !out) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (major < 3 || (major == 3 && minor < 13)) {
+		say(why, why_len, "Python %d.%d has no _Py_DebugOffsets", major, minor);
+		rc = -ENOTSUP;
+		goto out;
+	}
+	f = facts_row(major, minor, withheld);
+	if (!f) {
+		say(why, why_len, "no Python %d.13+ row to take the other facts from",
+		    major);
+		rc = -ENOTSUP;
+		goto out;
+	}
+	/* the block's own layout: this version's, then the newest first */
+	if (minor != withheld_layout && (row = dbg_find(major, minor)))
+		cand[n++] = row;
+	for (;;) {
+		const struct pyabi_dbg *best = NULL;
+
+		for (row = pyabi_dbg_table; row->major != 0; row++) {
+			if (row->major != major || row->minor == withheld_layout ||
+			    row->minor == minor)
+				continue;
+			for (i = 0; i < n && cand[i] != row; i++)
+				;
+			if (i == n && (!best || row->minor > best->minor))
+				best = row;
+		}
+		if (!best || n == sizeof(cand) / sizeof(cand[0]))
+			break;
+		cand[n++] = best;
+	}
+	for (i = 0; i < n; i++) {
+		rc = dbg_read(cand[i], f, major, minor, runtime, code_type, read, &v,
+			      i == 0 ? first_why : NULL, sizeof(first_why));
+		if (i == 0)
+			first_rc = rc;
+		if (rc == 0)
+			break;
+	}
+	if (n == 0 || i == n) {
+		if (n == 0)
+			say(why, why_len, "no _Py_DebugOffsets layout for Python %d",
+			    major);
+		else if (first_rc == -EFAULT)
+			say(why, why_len, "_Py_DebugOffsets cannot be read");
+		else if (n == 1)
+			say(why, why_len, "_Py_DebugOffsets: %s", first_why);
+		else
+			say(why, why_len, "_Py_DebugOffsets fits no known layout "
+				"(%d.%d's: %s)", major, cand[0]->minor, first_why);
+		rc = n ? first_rc : -ENOTSUP;
+		if (rc == 0)
+			rc = -EPROTO;
+		goto out;
+	}
+
+	out->abi = *f;
+	out->abi.major = major;
+	out->abi.minor = minor;
+	out->facts_minor = f->minor;
+	out->layout_minor = cand[i]->minor;
+	out->abi.rt_interp_head = (int)v.rt_interp_head;
+	out->abi.interp_next = (int)v.interp_next;
+	out->abi.interp_tstate_head = (int)v.interp_tstate_head;
+	out->abi.ts_next = (int)v.ts_next;
+	out->abi.ts_interp = (int)v.ts_interp;
+	out->abi.ts_thread_id = (int)v.ts_thread_id;
+	out->abi.ts_native_thread_id = (int)v.ts_native_thread_id;
+	out->abi.ts_frame = (int)v.ts_frame;
+	out->abi.interp_gil_ptr = (int)v.interp_gil_ptr;
+	out->abi.interp_gil = (int)v.interp_gil;
+	out->abi.gil_locked = (int)(v.interp_gil_locked - v.interp_gil);
+	out->abi.gil_holder = (int)(v.interp_gil_holder - v.interp_gil);
+	out->abi.f_back = (int)v.f_back;
+	out->abi.f_code = (int)v.f_code;
+	out->abi.f_lasti = (int)v.f_lasti;
+	out->abi.f_owner = (int)v.f_owner;
+	out->abi.co_filename = (int)v.co_filename;
+	out->abi.co_name = (int)v.co_name;
+	out->abi.co_qualname = (int)v.co_qualname;
+	out->abi.co_linetable = (int)v.co_linetable;
+	out->abi.co_firstlineno = (int)v.co_firstlineno;
+	out->abi.co_code_adaptive = (int)v.co_code_adaptive;
+	/* _co_firsttraceable is not in the block: it keeps its distance from
+	 * the bytecode (co_extra lies between; 16 bytes in 3.13-3.15) */
+	out->abi.co_firsttraceable = (int)v.co_code_adaptive -
+				     (f->co_code_adaptive - f->co_firsttraceable);
+	/* sizeof(PyCompactUnicodeObject): in the block from 3.15; before,
+	 * the facts row's distance from sizeof(PyASCIIObject). data.any
+	 * follows the compact struct. */
+	out->abi.u_compact_size = cand[i]->u_compact_size >= 0
+					  ? (int)v.u_compact_size
+					  : (int)v.u_ascii_size +
+						    (f->u_compact_size - f->u_ascii_size);
+	out->abi.u_data_any = out->abi.u_compact_size + (f->u_data_any - f->u_compact_size);
+	rc = 0;
+out:
+	return rc;
+}
+
+/* The fields pyabi_compare looks at: every one pyabi_from_debug_offsets
+ * may set differently from the row it starts from. */
+#define PYABI_CMP(field) { #field, offsetof(struct pyabi, field) }
+static const struct {
+	const char *name;
+	size_t off;
+} cmp_fields[] = {
+	PYABI_CMP(rt_interp_head), PYABI_CMP(interp_next),
+	PYABI_CMP(interp_tstate_head), PYABI_CMP(ts_next), PYABI_CMP(ts_interp),
+	PYABI_CMP(ts_thread_id), PYABI_CMP(ts_native_thread_id),
+	PYABI_CMP(ts_frame), PYABI_CMP(interp_gil_ptr), PYABI_CMP(interp_gil),
+	PYABI_CMP(gil_locked), PYABI_CMP(gil_holder), PYABI_CMP(f_back),
+	PYABI_CMP(f_code), PYABI_CMP(f_lasti), PYABI_CMP(f_owner),
+	PYABI_CMP(co_filename), PYABI_CMP(co_name), PYABI_CMP(co_qualname),
+	PYABI_CMP(co_linetable), PYABI_CMP(co_firstlineno),
+	PYABI_CMP(co_code_adaptive), PYABI_CMP(co_firsttraceable),
+	PYABI_CMP(ob_type), PYABI_CMP(var_size), PYABI_CMP(bytes_sval),
+	PYABI_CMP(u_length), PYABI_CMP(u_state), PYABI_CMP(u_ascii_size),
+	PYABI_CMP(u_compact_size), PYABI_CMP(u_data_any),
+};
+#undef PYABI_CMP
+
+int pyabi_compare(const struct pyabi *row, const struct pyabi *got, char *why,
+		  size_t why_len)
+{
+	size_t i;
+	int a, b, rc = 0;
+
+	if (why && why_len)
+		why[0] = '\0';
+	if (!row || !got) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < sizeof(cmp_fields) / sizeof(cmp_fields[0]); i++) {
+		memcpy(&a, (const char *)row + cmp_fields[i].off, sizeof(a));
+		memcpy(&b, (const char *)got + cmp_fields[i].off, sizeof(b));
+		if (a != b) {
+			say(why, why_len, "%s is %d in _Py_DebugOffsets, %d in "
+				"the compiled %d.%d row", cmp_fields[i].name, b, a,
+			    row->major, row->minor);
+			rc = -EPROTO;
+			goto out;
 		}
 	}
 out:
