@@ -342,16 +342,24 @@ static int parse_version(const char *v, int *major, int *minor)
  *   "layout"  its row and its _Py_DebugOffsets layout are withheld (a
  *             new minor whose block changed shape: refused unless an
  *             older layout fits);
+ *   "skew"    its compiled row is kept but its co_qualname made wrong
+ *             (a build patched after the table was made): the
+ *             mismatch is logged and the interpreter's offsets win;
  *   anything else ("1"): nothing is known of it, no fallback: refused.
  * *row and *layout are the withheld minor or -1; returns 1 for "1".
  */
-static int test_withheld(int minor, int *row, int *layout)
+static int test_withheld(int minor, int *row, int *layout, int *skew)
 {
 	const char *v = getenv("PYPROF_TEST_WITHHOLD_TABLE");
 
 	*row = *layout = -1;
+	*skew = 0;
 	if (!v || !*v)
 		return 0;
+	if (strcmp(v, "skew") == 0) {
+		*skew = 1;
+		return 0;
+	}
 	if (strcmp(v, "row") == 0) {
 		*row = minor;
 		return 0;
@@ -377,8 +385,9 @@ static struct pyabi_derived derived;
 static const struct pyabi *choose_abi(const char *version, int major, int minor,
 				      void *code_type)
 {
-	int withheld, withheld_layout;
-	int all = test_withheld(minor, &withheld, &withheld_layout);
+	static struct pyabi skewed;
+	int withheld, withheld_layout, skew;
+	int all = test_withheld(minor, &withheld, &withheld_layout, &skew);
 	const struct pyabi *abi = all || withheld == minor ? NULL
 							   : pyabi_find(major, minor);
 	void *runtime;
@@ -391,6 +400,11 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 					"pyprof",
 			       major, minor);
 		return abi;
+	}
+	if (skew && abi) {
+		skewed = *abi;
+		skewed.co_qualname = abi->co_filename;
+		abi = &skewed;
 	}
 	runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	if (!runtime) {
