@@ -10,7 +10,10 @@
  *   2. is the configuration valid? (config.c; a bad value prints one line
  *      and leaves profiling off)
  *   3. is this a CPython version we know? (pyabi.c; if not, one line, and
- *      off: we never guess a layout)
+ *      off: we never guess a layout). 3.13+: the layout is read from the
+ *      interpreter's own _Py_DebugOffsets (choose_abi), which also lets a
+ *      minor released after this build be profiled when its block has a
+ *      known shape
  * Then it installs the fault guard and the SIGPROF handler, registers the
  * fork handlers and starts the agent, which waits for the interpreter to be
  * initialized before arming any timer (Python is not initialized yet when

@@ -20,8 +20,17 @@
  * bits are tags (code_ref_tag_mask masks them); frame owners were
  * renumbered (owner_cstack = 4, and 3 = FRAME_OWNED_BY_INTERPRETER is also
  * an entry sentinel: owner_skip2). 3.15 dropped FRAME_OWNED_BY_CSTACK:
- * owner_cstack = 3, no owner_skip2. On 3.13+ the row is cross-checked
- * with _Py_DebugOffsets (pyabi.c).
+ * owner_cstack = 3, no owner_skip2.
+ *
+ * 3.13+: the row actually used is built at start-up from the process's
+ * own _Py_DebugOffsets (pyabi_from_debug_offsets): the compiled row only
+ * supplies what the block does not say, and a compiled row that disagrees
+ * with the block loses (logged). A minor with no compiled row (a 3.16
+ * pre-release) is laid out from its block when the block keeps a known
+ * shape, the other facts taken from the newest 3.13+ row: an assumption
+ * (owner values, tag bits and bit positions change rarely, and each
+ * change so far came with a changed block) that the walker's own checks
+ * back up: every code object is type-checked and every read guarded.
  */
 #ifndef PYPROF_PYABI_H
 #define PYPROF_PYABI_H

@@ -620,8 +620,9 @@ const struct pyabi pyabi_table[] = {
 	{ .major = 0 },
 };
 
-/* 3.13+: where pyabi_check_debug_offsets finds each offset inside the
- * _Py_DebugOffsets block at the start of _PyRuntime. */
+/* 3.13+: where pyabi_from_debug_offsets (and pyabi_check_debug_offsets)
+ * find each value inside the _Py_DebugOffsets block at the start of
+ * _PyRuntime: the block's own layout, one row per minor (it changes). */
 static const struct pyabi_dbg pyabi_dbg_table[] = {
 	{ /* 3.13: pyenv 3.13.0 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
