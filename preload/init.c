@@ -349,15 +349,22 @@ static int parse_version(const char *v, int *major, int *minor)
  *             (a build patched after the table was made): the
  *             mismatch is logged and the interpreter's offsets win;
  *   anything else ("1"): nothing is known of it, no fallback: refused.
+ * "row", "layout" and "skew" concern 3.13+ only (an older interpreter has
+ * no block to fall back on) and leave older ones as they are, so that a
+ * whole test file can run with them set.
  * *row and *layout are the withheld minor or -1; returns 1 for "1".
  */
-static int test_withheld(int minor, int *row, int *layout, int *skew)
+static int test_withheld(int major, int minor, int *row, int *layout, int *skew)
 {
 	const char *v = getenv("PYPROF_TEST_WITHHOLD_TABLE");
+	int has_block = major > 3 || (major == 3 && minor >= 13);
 
 	*row = *layout = -1;
 	*skew = 0;
 	if (!v || !*v)
+		return 0;
+	if (!has_block && (strcmp(v, "row") == 0 || strcmp(v, "layout") == 0 ||
+			   strcmp(v, "skew") == 0))
 		return 0;
 	if (strcmp(v, "skew") == 0) {
 		*skew = 1;
@@ -390,7 +397,8 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 {
 	static struct pyabi skewed;
 	int withheld, withheld_layout, skew;
-	int all = test_withheld(minor, &withheld, &withheld_layout, &skew);
+	int all = test_withheld(major, minor, &withheld, &withheld_layout,
+				 &skew);
 	const struct pyabi *abi = all || withheld == minor ? NULL
 							   : pyabi_find(major, minor);
 	void *runtime;
