@@ -450,9 +450,11 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 			  major, minor, major, derived.layout_minor, major,
 			  derived.facts_minor);
 	else if (pyabi_compare(abi, &derived.abi, diff, sizeof diff) < 0)
-		plog_always("Python %d.%d: %s; using the interpreter's own "
-			    "offsets",
-			    major, minor, diff);
+		/* a warning, not a line on the program's stderr: profiling
+		 * goes on, correctly */
+		plog_warn("Python %d.%d: %s; using the interpreter's own "
+			  "offsets",
+			  major, minor, diff);
 	else
 		plog_debug("Python %d.%d: the compiled row agrees with "
 			   "_Py_DebugOffsets", major, minor);

@@ -88,14 +88,20 @@ check_calls() {
 		local exe=$2 mm f
 		mm=$(python_major_minor "$exe")
 		collector_start
-		PYPROF_TEST_WITHHOLD_TABLE=skew run_capture calls profiled "$exe" "$CALLS" 0.5
+		PYPROF_TEST_WITHHOLD_TABLE=skew PYPROF_LOG=warn run_capture calls \
+			profiled "$exe" "$CALLS" 0.5
 		assert_eq 0 "$RC" "exit status"
 		cat "$T/calls.err"
-		grep -qE "^pyprof: Python $mm: co_qualname is [0-9]+ in _Py_DebugOffsets, [0-9]+ in the compiled $mm row; using the interpreter's own offsets\$" \
-			"$T/calls.err" || fail "no line naming the mismatch"
+		grep -qE "^pyprof\[[0-9]+:[0-9]+\] warn: Python $mm: co_qualname is [0-9]+ in _Py_DebugOffsets, [0-9]+ in the compiled $mm row; using the interpreter's own offsets\$" \
+			"$T/calls.err" || fail "no warning naming the mismatch"
 		f=$(wait_profile "$PID")
 		pprof_raw "$f" >"$T/raw"
 		check_calls "$T/raw"
+		# profiling goes on: without PYPROF_LOG the program's stderr is
+		# its own
+		PYPROF_TEST_WITHHOLD_TABLE=skew run_capture quiet profiled "$exe" "$CALLS" 0.2
+		assert_eq 0 "$RC" "exit status"
+		[[ ! -s $T/quiet.err ]] || fail "stderr without PYPROF_LOG: $(cat "$T/quiet.err")"
 		collector_stop
 	}
 	PYPROF_TEST_PYTHONS=$(new_pythons) for_each_python check
