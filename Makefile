@@ -4,6 +4,8 @@
 #   make check      the whole test suite (what CI and the README run)
 #   make check-quick unit tests and one smoke test
 #   make check-new  the whole suite on CPython 3.14 and 3.15 (Debian sid's)
+#   make check-debug-offsets  e2e checks on 3.13-3.15 with their compiled
+#                   layout rows withheld (layouts from _Py_DebugOffsets)
 #   make bench      benchmarks (figures for docs/performance.md)
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local by default (MANDIR=PREFIX/share/man); runs ldconfig
@@ -129,6 +131,13 @@ check-regrtest: all unit
 check-new: all unit check-sigsafe check-includes
 	PYPROF_TEST_PYTHONS=new tests/run
 
+# 3.13, 3.14 and 3.15 as if this build did not know them: the compiled
+# rows are withheld (PYPROF_TEST_WITHHOLD_TABLE=row, a test switch) and
+# the library lays them out from each interpreter's own _Py_DebugOffsets.
+check-debug-offsets: all unit check-sigsafe check-includes
+	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" \
+		E2E="dbgoffsets smoke stacks truth threads native" T="$(T)" tests/run
+
 check-quick: all unit check-includes
 	QUICK=1 tests/run
 
@@ -240,4 +249,4 @@ clean:
 format:
 	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format

@@ -10,7 +10,10 @@
  *   2. is the configuration valid? (config.c; a bad value prints one line
  *      and leaves profiling off)
  *   3. is this a CPython version we know? (pyabi.c; if not, one line, and
- *      off: we never guess a layout)
+ *      off: we never guess a layout). 3.13+: the layout is read from the
+ *      interpreter's own _Py_DebugOffsets (choose_abi), which also lets a
+ *      minor released after this build be profiled when its block has a
+ *      known shape
  * Then it installs the fault guard and the SIGPROF handler, registers the
  * fork handlers and starts the agent, which waits for the interpreter to be
  * initialized before arming any timer (Python is not initialized yet when
@@ -310,6 +313,132 @@ static int parse_version(const char *v, int *major, int *minor)
 	return 0;
 }
 
+/*
+ * PYPROF_TEST_WITHHOLD_TABLE, for the tests (not a user option), as if
+ * this pyprof were built before the running version:
+ *   "row"     its compiled row is withheld: 3.13+ profiles from the
+ *             interpreter's own _Py_DebugOffsets, the other facts taken
+ *             from another 3.13+ row (a new minor whose block kept its
+ *             shape);
+ *   "layout"  its row and its _Py_DebugOffsets layout are withheld (a
+ *             new minor whose block changed shape: refused unless an
+ *             older layout fits);
+ *   "skew"    its compiled row is kept but its co_qualname made wrong
+ *             (a build patched after the table was made): the
+ *             mismatch is logged and the interpreter's offsets win;
+ *   anything else ("1"): nothing is known of it, no fallback: refused.
+ * "row", "layout" and "skew" concern 3.13+ only (an older interpreter has
+ * no block to fall back on) and leave older ones as they are, so that a
+ * whole test file can run with them set.
+ * *row and *layout are the withheld minor or -1; returns 1 for "1".
+ */
+static int test_withheld(int major, int minor, int *row, int *layout, int *skew)
+{
+	const char *v = getenv("PYPROF_TEST_WITHHOLD_TABLE");
+	int has_block = major > 3 || (major == 3 && minor >= 13);
+
+	*row = *layout = -1;
+	*skew = 0;
+	if (!v || !*v)
+		return 0;
+	if (!has_block && (strcmp(v, "row") == 0 || strcmp(v, "layout") == 0 ||
+			   strcmp(v, "skew") == 0))
+		return 0;
+	if (strcmp(v, "skew") == 0) {
+		*skew = 1;
+		return 0;
+	}
+	if (strcmp(v, "row") == 0) {
+		*row = minor;
+		return 0;
+	}
+	if (strcmp(v, "layout") == 0) {
+		*row = *layout = minor;
+		return 0;
+	}
+	return 1;
+}
+
+/* 3.13+: the row built from _Py_DebugOffsets. Written once here, before
+ * any timer is armed; read-only afterwards (pyabi.h). */
+static struct pyabi_derived derived;
+
+/*
+ * The layout for the running interpreter, or NULL when it is refused (the
+ * refusal is made here, with its reason). Up to 3.12: the compiled row.
+ * 3.13+: the row built from the process's own _Py_DebugOffsets, which
+ * wins over the compiled row when they differ (logged), and stands in
+ * for a missing one (a minor released after this build).
+ */
+static const struct pyabi *choose_abi(const char *version, int major, int minor,
+				      void *code_type)
+{
+	static struct pyabi skewed;
+	int withheld, withheld_layout, skew;
+	int all = test_withheld(major, minor, &withheld, &withheld_layout,
+				 &skew);
+	const struct pyabi *abi = all || withheld == minor ? NULL
+							   : pyabi_find(major, minor);
+	void *runtime;
+	char why[200] = "", diff[200] = "";
+	int rc;
+
+	if (all || (major == 3 && minor < 13) || major < 3) {
+		if (!abi)
+			refuse(version, "Python %d.%d is not supported by this "
+					"pyprof",
+			       major, minor);
+		return abi;
+	}
+	if (skew && abi) {
+		skewed = *abi;
+		skewed.co_qualname = abi->co_filename;
+		abi = &skewed;
+	}
+	runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	if (!runtime) {
+		if (abi)
+			refuse(version, "Python %d.%d does not match pyprof's "
+					"layout table (no _PyRuntime)",
+			       major, minor);
+		else
+			refuse(version, "Python %d.%d is not supported by this "
+					"pyprof",
+			       major, minor);
+		return NULL;
+	}
+	rc = pyabi_from_debug_offsets(major, minor, withheld, withheld_layout,
+				      runtime, code_type, guard_copy, &derived,
+				      why, sizeof why);
+	if (rc < 0) {
+		if (abi)
+			refuse(version, "Python %d.%d does not match pyprof's "
+					"layout table (%s)",
+			       major, minor, why);
+		else
+			refuse(version, "Python %d.%d is not supported by this "
+					"pyprof (%s)",
+			       major, minor, why);
+		return NULL;
+	}
+	if (!abi)
+		plog_info("Python %d.%d: no compiled layout; offsets from its "
+			  "_Py_DebugOffsets (read as %d.%d's), other facts from "
+			  "the %d.%d row",
+			  major, minor, major, derived.layout_minor, major,
+			  derived.facts_minor);
+	else if (pyabi_compare(abi, &derived.abi, diff, sizeof diff) < 0)
+		/* a warning, not a line on the program's stderr: profiling
+		 * goes on, correctly */
+		plog_warn("Python %d.%d: %s; using the interpreter's own "
+			  "offsets",
+			  major, minor, diff);
+	else
+		plog_debug("Python %d.%d: the compiled row agrees with "
+			   "_Py_DebugOffsets", major, minor);
+	return &derived.abi;
+}
+
 __attribute__((constructor)) static void pyprof_init(void)
 {
 	libc_next_init();
@@ -362,32 +491,9 @@ __attribute__((constructor)) static void pyprof_init(void)
 		       major, minor);
 		return;
 	}
-	/* PYPROF_TEST_WITHHOLD_TABLE: for the tests, not a user option: as
-	 * if this pyprof had no compiled row for the running version. */
-	const struct pyabi *abi = getenv("PYPROF_TEST_WITHHOLD_TABLE")
-					  ? NULL
-					  : pyabi_find(major, minor);
-	if (!abi) {
-		refuse(version, "Python %d.%d is not supported by this "
-				"pyprof",
-		       major, minor);
-		return;
-	}
-
-	/* 3.13+: the interpreter describes its own layout; a row that
-	 * disagrees with it (a patched or unusual build) is not used. */
-	if (abi->major * 100 + abi->minor >= 313) {
-		void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
-		char why[160] = "";
-		if (!runtime ||
-		    pyabi_check_debug_offsets(abi, runtime, guard_copy, why,
-					      sizeof why) != 0) {
-			refuse(version, "Python %d.%d does not match "
-					"pyprof's layout table (%s)",
-			       major, minor, runtime ? why : "no _PyRuntime");
-			return;
-		}
-	}
+	const struct pyabi *abi = choose_abi(version, major, minor, code_type);
+	if (!abi)
+		return; /* refused, with its reason */
 	sampler.abi = abi;
 	sampler.max_depth = cfg.max_depth;
 	sampler.period_ns = 1000000000ull / (uint64_t)cfg.hz;

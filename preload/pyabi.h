@@ -20,8 +20,17 @@
  * bits are tags (code_ref_tag_mask masks them); frame owners were
  * renumbered (owner_cstack = 4, and 3 = FRAME_OWNED_BY_INTERPRETER is also
  * an entry sentinel: owner_skip2). 3.15 dropped FRAME_OWNED_BY_CSTACK:
- * owner_cstack = 3, no owner_skip2. On 3.13+ the row is cross-checked
- * with _Py_DebugOffsets (pyabi.c).
+ * owner_cstack = 3, no owner_skip2.
+ *
+ * 3.13+: the row actually used is built at start-up from the process's
+ * own _Py_DebugOffsets (pyabi_from_debug_offsets): the compiled row only
+ * supplies what the block does not say, and a compiled row that disagrees
+ * with the block loses (logged). A minor with no compiled row (a 3.16
+ * pre-release) is laid out from its block when the block keeps a known
+ * shape, the other facts taken from the newest 3.13+ row: an assumption
+ * (owner values, tag bits and bit positions change rarely, and each
+ * change so far came with a changed block) that the walker's own checks
+ * back up: every code object is type-checked and every read guarded.
  */
 #ifndef PYPROF_PYABI_H
 #define PYPROF_PYABI_H
@@ -205,6 +214,67 @@ const struct pyabi *pyabi_find(int major, int minor);
 int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
 			      int (*read)(void *dst, const void *src, size_t n),
 			      char *why, size_t why_len);
+
+/*
+ * A row built at start-up from the interpreter's own _Py_DebugOffsets
+ * (pyabi_from_debug_offsets), and where its parts came from.
+ */
+struct pyabi_derived {
+	struct pyabi abi;            /* the row to use                        */
+	int facts_minor;             /* compiled row of the facts not in the
+	                                block (owners, tag bits, bit positions) */
+	int layout_minor;            /* whose _Py_DebugOffsets layout read it */
+};
+
+/*
+ * 3.13+: builds out->abi, the row for major.minor, from the
+ * _Py_DebugOffsets block at runtime (&_PyRuntime in the interpreter's
+ * memory), for a version with no compiled row or to check one.
+ *
+ * From the block (what CPython states about itself): the interpreter
+ * list, thread states, frames, code objects, object headers, bytes,
+ * unicode sizes and the interpreter's GIL (ceval.gil, _gil, and locked
+ * and last_holder inside it). Not in the block, so taken from a compiled
+ * row (the "facts" row: this version's own unless withheld, else the
+ * newest 3.13+ row of the same major): the frame and line-table kinds,
+ * frame owner values, _PyStackRef tag bits, the unicode state's bit
+ * positions, the GIL kind; _co_firsttraceable keeps the facts row's
+ * distance from co_code_adaptive, and before 3.15 sizeof
+ * (PyCompactUnicodeObject) its distance from sizeof(PyASCIIObject).
+ *
+ * The block's own layout changes between minors; it is read with this
+ * version's layout when known, else with each known layout of the same
+ * major, newest first, until one validates: cookie "xdebugpy", version
+ * major.minor, not free-threaded, every size the block declares within
+ * 16 MiB and each offset inside its struct's declared size, the object
+ * headers (ob_type, bytes and unicode header fields) equal to the facts
+ * row's, and PyCode_Type's tp_name (code_type is &PyCode_Type), read at
+ * the block's type_object.tp_name, being "code".
+ *
+ * withheld: a minor whose compiled row is not used (a test switch that
+ * simulates a version released after this build), or -1;
+ * withheld_layout: the same for the block layouts (a version whose block
+ * changed shape), or -1.
+ * Every access goes through read (0 on success; guard_copy fits).
+ *
+ * Returns 0 and fills *out; -ENOTSUP before 3.13 or with no row to take
+ * facts from; -EPROTO when no layout validates; -EFAULT when a read
+ * fails; -EINVAL for NULL arguments. why (may be NULL) says why, one
+ * line. Constructor only; reads about 1 KiB.
+ */
+int pyabi_from_debug_offsets(int major, int minor, int withheld,
+			     int withheld_layout, const void *runtime, const void *code_type,
+			     int (*read)(void *dst, const void *src, size_t n),
+			     struct pyabi_derived *out, char *why, size_t why_len);
+
+/*
+ * Compares every field pyabi_from_debug_offsets may set between a
+ * compiled row and the row built from the block. Returns 0 when they
+ * agree, -EPROTO on the first difference (named in why), -EINVAL for a
+ * NULL row. Any thread; no side effects.
+ */
+int pyabi_compare(const struct pyabi *row, const struct pyabi *got, char *why,
+		  size_t why_len);
 
 /*
  * Which thread state holds the GIL right now, read from another thread

@@ -620,8 +620,9 @@ const struct pyabi pyabi_table[] = {
 	{ .major = 0 },
 };
 
-/* 3.13+: where pyabi_check_debug_offsets finds each offset inside the
- * _Py_DebugOffsets block at the start of _PyRuntime. */
+/* 3.13+: where pyabi_from_debug_offsets (and pyabi_check_debug_offsets)
+ * find each value inside the _Py_DebugOffsets block at the start of
+ * _PyRuntime: the block's own layout, one row per minor (it changes). */
 static const struct pyabi_dbg pyabi_dbg_table[] = {
 	{ /* 3.13: pyenv 3.13.0 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -629,6 +630,17 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
 		.version = 8,                      /* _Py_DebugOffsets.version */
 		.free_threaded = 16,               /* _Py_DebugOffsets.free_threaded */
+		.rt_size = 24,                     /* _Py_DebugOffsets.runtime_state.size */
+		.interp_size = 48,                 /* _Py_DebugOffsets.interpreter_state.size */
+		.ts_size = 152,                    /* _Py_DebugOffsets.thread_state.size */
+		.f_size = 224,                     /* _Py_DebugOffsets.interpreter_frame.size */
+		.co_size = 272,                    /* _Py_DebugOffsets.code_object.size */
+		.ob_size = 352,                    /* _Py_DebugOffsets.pyobject.size */
+		.tp_size = 368,                    /* _Py_DebugOffsets.type_object.size */
+		.tp_name = 376,                    /* _Py_DebugOffsets.type_object.tp_name */
+		.bytes_size = 512,                 /* _Py_DebugOffsets.bytes_object.size */
+		.u_size = 536,                     /* _Py_DebugOffsets.unicode_object.size */
+		.u_compact_size = PYABI_NONE,      /* 3.15+: unicode_object.compactunicodeobject_size */
 		.rt_interp_head = 40,              /* _Py_DebugOffsets.runtime_state.interpreters_head */
 		.interp_next = 64,                 /* _Py_DebugOffsets.interpreter_state.next */
 		.interp_tstate_head = 72,          /* _Py_DebugOffsets.interpreter_state.threads_head */
@@ -664,6 +676,17 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
 		.version = 8,                      /* _Py_DebugOffsets.version */
 		.free_threaded = 16,               /* _Py_DebugOffsets.free_threaded */
+		.rt_size = 24,                     /* _Py_DebugOffsets.runtime_state.size */
+		.interp_size = 48,                 /* _Py_DebugOffsets.interpreter_state.size */
+		.ts_size = 176,                    /* _Py_DebugOffsets.thread_state.size */
+		.f_size = 248,                     /* _Py_DebugOffsets.interpreter_frame.size */
+		.co_size = 312,                    /* _Py_DebugOffsets.code_object.size */
+		.ob_size = 400,                    /* _Py_DebugOffsets.pyobject.size */
+		.tp_size = 416,                    /* _Py_DebugOffsets.type_object.size */
+		.tp_name = 424,                    /* _Py_DebugOffsets.type_object.tp_name */
+		.bytes_size = 592,                 /* _Py_DebugOffsets.bytes_object.size */
+		.u_size = 616,                     /* _Py_DebugOffsets.unicode_object.size */
+		.u_compact_size = PYABI_NONE,      /* 3.15+: unicode_object.compactunicodeobject_size */
 		.rt_interp_head = 40,              /* _Py_DebugOffsets.runtime_state.interpreters_head */
 		.interp_next = 64,                 /* _Py_DebugOffsets.interpreter_state.next */
 		.interp_tstate_head = 72,          /* _Py_DebugOffsets.interpreter_state.threads_head */
@@ -699,6 +722,17 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.cookie = 0,                       /* _Py_DebugOffsets.cookie */
 		.version = 8,                      /* _Py_DebugOffsets.version */
 		.free_threaded = 16,               /* _Py_DebugOffsets.free_threaded */
+		.rt_size = 24,                     /* _Py_DebugOffsets.runtime_state.size */
+		.interp_size = 48,                 /* _Py_DebugOffsets.interpreter_state.size */
+		.ts_size = 176,                    /* _Py_DebugOffsets.thread_state.size */
+		.f_size = 312,                     /* _Py_DebugOffsets.interpreter_frame.size */
+		.co_size = 376,                    /* _Py_DebugOffsets.code_object.size */
+		.ob_size = 464,                    /* _Py_DebugOffsets.pyobject.size */
+		.tp_size = 480,                    /* _Py_DebugOffsets.type_object.size */
+		.tp_name = 488,                    /* _Py_DebugOffsets.type_object.tp_name */
+		.bytes_size = 688,                 /* _Py_DebugOffsets.bytes_object.size */
+		.u_size = 712,                     /* _Py_DebugOffsets.unicode_object.size */
+		.u_compact_size = 744,             /* _Py_DebugOffsets.unicode_object.compactunicodeobject_size */
 		.rt_interp_head = 40,              /* _Py_DebugOffsets.runtime_state.interpreters_head */
 		.interp_next = 64,                 /* _Py_DebugOffsets.interpreter_state.next */
 		.interp_tstate_head = 72,          /* _Py_DebugOffsets.interpreter_state.threads_head */

@@ -414,8 +414,9 @@ static void row(void)
 #if PY_AT_LEAST(3, 13)
 #define DBG(name, member) emit(name, (long)offsetof(_Py_DebugOffsets, member), "_Py_DebugOffsets." #member)
 
-/* Where, inside _Py_DebugOffsets, each offset that pyabi_check_debug_offsets
- * compares sits. _PyRuntime must start with it for the check to work. */
+/* Where, inside _Py_DebugOffsets, each value that pyabi_check_debug_offsets
+ * compares and pyabi_from_debug_offsets reads sits. _PyRuntime must start
+ * with it for either to work. */
 static void dbg(void)
 {
 	if (offsetof(_PyRuntimeState, debug_offsets) != 0) {
@@ -429,6 +430,23 @@ static void dbg(void)
 	DBG("cookie", cookie);
 	DBG("version", version);
 	DBG("free_threaded", free_threaded);
+	/* each sub-struct's own size, which the block declares: offsets
+	 * read from it are checked against them */
+	DBG("rt_size", runtime_state.size);
+	DBG("interp_size", interpreter_state.size);
+	DBG("ts_size", thread_state.size);
+	DBG("f_size", interpreter_frame.size);
+	DBG("co_size", code_object.size);
+	DBG("ob_size", pyobject.size);
+	DBG("tp_size", type_object.size);
+	DBG("tp_name", type_object.tp_name);
+	DBG("bytes_size", bytes_object.size);
+	DBG("u_size", unicode_object.size);
+#if PY_AT_LEAST(3, 15)
+	DBG("u_compact_size", unicode_object.compactunicodeobject_size);
+#else
+	none("u_compact_size", "3.15+: unicode_object.compactunicodeobject_size");
+#endif
 	DBG("rt_interp_head", runtime_state.interpreters_head);
 	DBG("interp_next", interpreter_state.next);
 	DBG("interp_tstate_head", interpreter_state.threads_head);

@@ -722,6 +722,53 @@ static void check_debug_offsets(void)
 	memcpy(copy + 8, &v, 8);
 	CHECK(pyabi_check_debug_offsets(row, copy, rd, why, sizeof(why)) == -EPROTO &&
 		      strstr(why, "version"), "5.6 another version is -EPROTO");
+
+	/* the row the library uses: built from this live block */
+	{
+		struct pyabi_derived d;
+		const struct pyabi *other;
+		int n_other = 0;
+
+		rc = pyabi_from_debug_offsets(PY_MAJOR_VERSION, PY_MINOR_VERSION, -1, -1,
+					      _PyRuntime, &PyCode_Type, rd, &d, why,
+					      sizeof(why));
+		if (rc)
+			fprintf(stderr, "pyabi_from_debug_offsets: %s\n", why);
+		CHECK(rc == 0 && d.layout_minor == PY_MINOR_VERSION &&
+			      d.facts_minor == PY_MINOR_VERSION,
+		      "5.7 the live block is read with this version's layout");
+		rc = pyabi_compare(row, &d.abi, why, sizeof(why));
+		if (rc)
+			fprintf(stderr, "pyabi_compare: %s\n", why);
+		CHECK(rc == 0, "5.8 the row built from the block is the compiled row, "
+			       "derived offsets (_co_firsttraceable, unicode sizes) included");
+		/* as for a version released later: its row withheld */
+		rc = pyabi_from_debug_offsets(PY_MAJOR_VERSION, PY_MINOR_VERSION,
+					      PY_MINOR_VERSION, -1, _PyRuntime,
+					      &PyCode_Type, rd, &d, why, sizeof(why));
+		CHECK(rc == 0 && d.facts_minor != PY_MINOR_VERSION &&
+			      pyabi_compare(row, &d.abi, why, sizeof(why)) == 0,
+		      "5.9 with the row withheld: the same offsets, facts from another row");
+		CHECK(d.abi.owner_generator == row->owner_generator &&
+			      d.abi.lasti_kind == row->lasti_kind &&
+			      d.abi.lines_kind == row->lines_kind &&
+			      d.abi.u_kind_shift == row->u_kind_shift &&
+			      d.abi.u_compact_bit == row->u_compact_bit &&
+			      d.abi.u_ascii_bit == row->u_ascii_bit,
+		      "5.10 the borrowed facts that must hold do");
+		/* each other version's block layout is refused on this block */
+		for (other = pyabi_find(3, 13); other && other->major; other++) {
+			if (other->minor == PY_MINOR_VERSION)
+				continue;
+			n_other++;
+		}
+		rc = pyabi_from_debug_offsets(PY_MAJOR_VERSION, PY_MINOR_VERSION,
+					      PY_MINOR_VERSION, PY_MINOR_VERSION,
+					      _PyRuntime, &PyCode_Type, rd, &d, why,
+					      sizeof(why));
+		CHECK(n_other == 0 || (rc == -EPROTO && strstr(why, "fits no known layout")),
+		      "5.11 no other version's block layout fits this block");
+	}
 #else
 	rc = pyabi_check_debug_offsets(row, "", rd_fail, why, sizeof(why));
 	CHECK(rc == 0 && why[0] == '\0', "5.1 before 3.13 nothing is read, 0");
