@@ -80,7 +80,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(wildcard include/pyprof/*.h) | $(BUILD)/benc
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe
+check: all unit check-sigsafe $(BUILD)/fuzz/wire_fuzz
 	tests/run
 
 check-regrtest: all unit
@@ -108,6 +108,47 @@ fuzz-http: | $(BUILD)/fuzz
 $(BUILD)/fuzz:
 	mkdir -p $@
 
+# Fuzzing the wire decoder with libFuzzer (clang), under ASan and UBSan:
+# tests/fuzz/wire_fuzz.c feeds each input to the collector's real
+# decoder, aggregation and pprof builder. The collector's sources are
+# built again, instrumented, in $(BUILD)/fuzz/wire/. The corpus starts
+# from tests/data/wire/ and tests/fuzz/wire_seeds/; what the fuzzer adds
+# stays in $(BUILD)/fuzz/wire_corpus/, and each finding is saved to
+# tests/fuzz/wire_found/ (replayed by tests/unit/test_wire_fuzz.c).
+#   make fuzz-wire                       FUZZ_SECONDS (300) of fuzzing
+#   make fuzz-wire FUZZ_RUNS=10000000    a number of executions instead
+# check-fuzz-wire, part of `make check`: a fixed short budget
+# (FUZZ_CHECK_RUNS executions, a few tens of seconds) through
+# tests/fuzz/run-wire, which prints the figures and fails on a finding.
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
+  -I$(BUILD)/gen -Icollector -D_GNU_SOURCE $(FUZZ_SAN)
+FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o
+FUZZ_RUNS ?=
+FUZZ_CHECK_RUNS ?= 100000
+FUZZ_MAX_LEN ?= 16384
+
+$(BUILD)/fuzz/wire/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS)
+
+$(BUILD)/fuzz/wire:
+	mkdir -p $@
+
+fuzz-wire: $(BUILD)/fuzz/wire_fuzz
+	tools/fuzz-wire $(BUILD)/fuzz/wire_fuzz $(BUILD)/fuzz/wire_corpus \
+	  $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS)) \
+	  -max_len=$(FUZZ_MAX_LEN)
+
+check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
+	FUZZ_CHECK_RUNS=$(FUZZ_CHECK_RUNS) tests/versions/fuzz_wire.sh
+
 # Signal-context objects may call only what this list allows.
 check-sigsafe: $(PRELOAD_OBJ)
 	tools/check-sigsafe $(BUILD)/preload/sig_*.o
@@ -125,7 +166,8 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
-	  libxml2-utils chromium python3-jsonschema curl
+	  libxml2-utils chromium python3-jsonschema curl \
+	  clang libclang-rt-14-dev
 	$(MAKE) deps-npm
 
 # afl++ for make fuzz-http only (it brings clang and LLVM: not for CI).
@@ -155,4 +197,4 @@ clean:
 format:
 	clang-format -i preload/*.[ch] collector/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-quick bench check-sigsafe asan ubsan release deps deps-npm install clean format
