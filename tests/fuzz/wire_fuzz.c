@@ -185,6 +185,193 @@ out:
 	return why;
 }
 
+/* ---- a mutator that knows frames ------------------------------------------
+ *
+ * Byte-level mutations rarely survive the length prefixes: changing one
+ * field of a definition, or dropping one, means fixing the frame's header
+ * too, and the collector's interesting states are behind several valid
+ * frames. So half of the mutations cut the input into frames (and
+ * connections), change one frame as a whole or one varint inside it, and
+ * put the headers back; the other half are libFuzzer's own. Anything that
+ * does not parse as frames gets libFuzzer's mutations only. */
+
+#ifndef WIRE_FUZZ_NO_MUTATOR
+#include "pyprof/wire.h"
+
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
+
+#define MUT_MAX_FRAMES 4096
+
+struct mut_frame {
+	size_t off, len; /* payload, in the scratch copy */
+	unsigned type;
+	int split;       /* a connection marker comes before it */
+};
+
+static uint8_t mut_in[1 << 20], mut_pay[1 << 20];
+static struct mut_frame mut_f[MUT_MAX_FRAMES];
+
+static unsigned mut_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+/* Cuts mut_in[0..size) into frames; 0 if it is not whole frames. */
+static size_t mut_parse(size_t size)
+{
+	size_t n = 0, off = 0;
+	int split = 0;
+	while (off < size && n < MUT_MAX_FRAMES) {
+		if (size - off >= WIRE_FUZZ_SPLIT_LEN &&
+		    !memcmp(mut_in + off, WIRE_FUZZ_SPLIT, WIRE_FUZZ_SPLIT_LEN)) {
+			off += WIRE_FUZZ_SPLIT_LEN;
+			split = 1;
+			continue;
+		}
+		unsigned type;
+		size_t len;
+		if (size - off < WIRE_HDR_LEN)
+			return 0;
+		wire_get_hdr(mut_in + off, &type, &len);
+		if (len > size - off - WIRE_HDR_LEN)
+			return 0;
+		mut_f[n++] = (struct mut_frame){ off + WIRE_HDR_LEN, len, type,
+						 split };
+		split = 0;
+		off += WIRE_HDR_LEN + len;
+	}
+	return off == size ? n : 0;
+}
+
+/* Values that cross the decoder's limits and id rules. */
+static uint64_t mut_value(unsigned *seed, uint64_t old)
+{
+	static const uint64_t special[] = {
+		0, 1, 2, 0x7f, 0x80, 255, 256, 65536, 65537, WIRE_MAX_IDS,
+		WIRE_MAX_IDS + 1ull, WIRE_MAX_DEPTH, INT32_MAX,
+		INT32_MAX + 1ull, INT64_MAX, INT64_MAX + 1ull, UINT64_MAX
+	};
+	switch (mut_rand(seed) % 5) {
+	case 0:
+		return old + 1;
+	case 1:
+		return old - 1;
+	case 2:
+		return 0; /* "none", or nothing: the commonest edge */
+	default:
+		return special[mut_rand(seed) %
+			       (sizeof(special) / sizeof(special[0]))];
+	}
+}
+
+/* Rewrites one varint of payload p (len bytes) into out; its new length,
+ * or len unchanged (copied) if the payload has no varint at the start of
+ * the chosen place. */
+static size_t mut_varint(unsigned *seed, const uint8_t *p, size_t len,
+			 uint8_t *out, size_t cap)
+{
+	struct wire_in r = { p, p + len, 1 };
+	size_t k = 0, pick, at = 0, end = 0;
+	/* count the varints of a payload read as varints only */
+	while (!wire_at_end(&r) && r.ok) {
+		wire_get_varint(&r);
+		k++;
+	}
+	if (k == 0 || len > cap) {
+		memcpy(out, p, len < cap ? len : cap);
+		return len < cap ? len : cap;
+	}
+	pick = mut_rand(seed) % k;
+	r = (struct wire_in){ p, p + len, 1 };
+	uint64_t v = 0;
+	for (size_t i = 0; i <= pick && r.ok; i++) {
+		at = (size_t)(r.p - p);
+		v = wire_get_varint(&r);
+		end = (size_t)(r.p - p);
+	}
+	struct wire_out w = { out, out + cap, 1 };
+	memcpy(out, p, at);
+	w.p += at;
+	if (mut_rand(seed) % 8) /* else: the varint is dropped */
+		wire_put_varint(&w, mut_value(seed, v));
+	if ((size_t)(w.end - w.p) < len - end)
+		return len < cap ? (memcpy(out, p, len), len) : 0;
+	memcpy(w.p, p + end, len - end);
+	w.p += len - end;
+	return (size_t)(w.p - out);
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	size_t n, out = 0, pick, other;
+	unsigned op;
+
+	if (size > sizeof(mut_in) || mut_rand(&seed) % 2)
+		return LLVMFuzzerMutate(data, size, max_size);
+	memcpy(mut_in, data, size);
+	n = mut_parse(size);
+	if (n == 0)
+		return LLVMFuzzerMutate(data, size, max_size);
+	pick = mut_rand(&seed) % n;
+	other = mut_rand(&seed) % n;
+	op = mut_rand(&seed) % 6;
+	for (size_t i = 0; i < n; i++) {
+		const struct mut_frame *f = &mut_f[i];
+		const uint8_t *p = mut_in + f->off;
+		size_t len = f->len, reps = 1;
+		unsigned type = f->type;
+		if (i == pick) {
+			switch (op) {
+			case 0: /* one varint changed or dropped */
+				len = mut_varint(&seed, p, len, mut_pay,
+						 sizeof(mut_pay));
+				p = mut_pay;
+				break;
+			case 1: /* bytes of the payload changed */
+				memcpy(mut_pay, p, len);
+				if (len == 0)
+					mut_pay[len++] = (uint8_t)mut_rand(&seed);
+				len = LLVMFuzzerMutate(mut_pay, len,
+						       sizeof(mut_pay));
+				p = mut_pay;
+				break;
+			case 2: /* dropped */
+				reps = 0;
+				break;
+			case 3: /* sent twice */
+				reps = 2;
+				break;
+			case 4: /* another frame's copy in its place */
+				p = mut_in + mut_f[other].off;
+				len = mut_f[other].len;
+				type = mut_f[other].type;
+				break;
+			default: /* another type with the same payload */
+				type = 1 + mut_rand(&seed) % WIRE_TYPE_MAX;
+				break;
+			}
+		}
+		if (f->split && out + WIRE_FUZZ_SPLIT_LEN <= max_size) {
+			memcpy(data + out, WIRE_FUZZ_SPLIT, WIRE_FUZZ_SPLIT_LEN);
+			out += WIRE_FUZZ_SPLIT_LEN;
+		}
+		for (size_t k = 0; k < reps; k++) {
+			if (out + WIRE_HDR_LEN + len > max_size)
+				return out ? out : LLVMFuzzerMutate(data, size,
+								    max_size);
+			wire_put_hdr_at(data + out, type, len);
+			memmove(data + out + WIRE_HDR_LEN, p, len);
+			out += WIRE_HDR_LEN + len;
+		}
+	}
+	return out;
+}
+#endif /* WIRE_FUZZ_NO_MUTATOR */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
