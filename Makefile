@@ -119,7 +119,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(wildcard include/pyprof/*.h) | $(BUILD)/benc
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe check-includes
+check: all unit check-sigsafe check-includes $(BUILD)/fuzz/wire_fuzz
 	tests/run
 
 check-regrtest: all unit
@@ -159,6 +159,52 @@ fuzz-http: | $(BUILD)/fuzz
 
 $(BUILD)/fuzz:
 	mkdir -p $@
+
+# Fuzzing the wire decoder with libFuzzer (clang), under ASan and UBSan:
+# tests/fuzz/wire_fuzz.c feeds each input to the collector's real
+# decoder, aggregation and pprof builder. The collector's sources are
+# built again, instrumented, in $(BUILD)/fuzz/wire/. The corpus starts
+# from tests/data/wire/ and tests/fuzz/wire_seeds/; what the fuzzer adds
+# stays in $(BUILD)/fuzz/wire_corpus/, and each finding is saved to
+# tests/fuzz/wire_found/ (replayed by tests/unit/test_wire_fuzz.c).
+#   make fuzz-wire                       FUZZ_SECONDS (300) of fuzzing
+#   make fuzz-wire FUZZ_RUNS=10000000    a number of executions instead
+# check-fuzz-wire, part of `make check`: a fixed short budget
+# (FUZZ_CHECK_RUNS executions, a few tens of seconds) through
+# tests/fuzz/run-wire, which prints the figures and fails on a finding.
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
+  -I$(BUILD)/gen -Icollector -D_GNU_SOURCE $(FUZZ_SAN)
+FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o \
+            $(BUILD)/fuzz/wire/preload_config.o
+FUZZ_RUNS ?=
+FUZZ_CHECK_RUNS ?= 100000
+FUZZ_MAX_LEN ?= 16384
+
+$(BUILD)/fuzz/wire/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/preload_config.o: preload/config.c preload/config.h $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS)
+
+$(BUILD)/fuzz/wire:
+	mkdir -p $@
+
+fuzz-wire: $(BUILD)/fuzz/wire_fuzz
+	tools/fuzz-wire $(BUILD)/fuzz/wire_fuzz $(BUILD)/fuzz/wire_corpus \
+	  $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS)) \
+	  -max_len=$(FUZZ_MAX_LEN)
+
+check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
+	FUZZ_CHECK_RUNS=$(FUZZ_CHECK_RUNS) tests/versions/fuzz_wire.sh
 
 # Every function of preload/signal/ and preload/interpose/, every *_sigsafe
 # function, and all they call, may use only what tools/check-sigsafe allows.
@@ -215,7 +261,7 @@ deps:
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
 	  libxml2-utils chromium python3-jsonschema curl patchelf \
-	  man-db groff-base
+	  man-db groff-base clang libclang-rt-14-dev
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
 
@@ -249,4 +295,4 @@ clean:
 format:
 	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format

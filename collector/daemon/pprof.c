@@ -29,6 +29,7 @@
 #include "common/idhash.h"
 #include "symbols/opcodes.h"
 #include "daemon/proc.h"
+#include "common/log.h"
 #include "profile.pb-c.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
@@ -378,6 +379,61 @@ static uint64_t location_id(struct builder *b, uint32_t lid)
 	return b->lid_map[lid];
 }
 
+/* ---- defence in depth ------------------------------------------------------- */
+
+/* Whether function fid (1.. ) exists with strings that exist. */
+static int function_ok(const struct symtab *st, uint32_t fid)
+{
+	uint32_t name, sys, file, n_str = symtab_n_strings(st);
+	int64_t start;
+	if (fid == 0 || fid > symtab_n_functions(st))
+		return 0;
+	symtab_function(st, fid, &name, &sys, &file, &start);
+	return name <= n_str && sys <= n_str && file <= n_str;
+}
+
+/* Whether location lid is one the builder can write: a Python one (a
+ * function and a line) or a native one (an address, in a known mapping
+ * or in none, named by a function or not); never neither. */
+static int location_ok(const struct symtab *st, uint32_t lid)
+{
+	uint32_t fid, mid;
+	uint64_t addr;
+	int64_t line;
+	if (lid == 0 || lid > symtab_n_locations(st))
+		return 0;
+	symtab_location(st, lid, &fid, &line);
+	symtab_location_native(st, lid, &mid, &addr);
+	if (!mid && !addr)
+		return function_ok(st, fid);
+	if (mid > symtab_n_mappings(st))
+		return 0;
+	return fid == 0 || function_ok(st, fid);
+}
+
+/* Whether the stack from leaf node nid to the root is whole: every node
+ * and location exists, each parent comes before its child (so the walk
+ * ends), and the depth is what the symtab says. conn.c and proc.c refuse
+ * anything that would fail this; the builder checks again so that a bug
+ * there costs one sample, not the collector and every profile it holds. */
+static int stack_ok(const struct symtab *st, uint32_t nid)
+{
+	uint32_t n_nodes = symtab_n_nodes(st), depth, k = 0;
+	if (nid == 0 || nid > n_nodes)
+		return 0;
+	depth = symtab_node_depth(st, nid);
+	if (depth == 0 || depth > WIRE_MAX_DEPTH)
+		return 0;
+	while (nid) {
+		uint32_t parent, lid;
+		symtab_node(st, nid, &parent, &lid);
+		if (parent >= nid || !location_ok(st, lid) || ++k > depth)
+			return 0;
+		nid = parent;
+	}
+	return k == depth;
+}
+
 /* The location of a pseudo-frame such as "[truncated]": a function of
  * that name with no file. */
 static uint64_t pseudo_location(struct builder *b, const char *name)
@@ -549,12 +605,17 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		return;
 	}
 	while (!b->oom && (e = agg_next(agg, &pos))) {
-		if (b->one_thread) {
+		if (b->one_thread && e->thread >= 1 && e->thread <= n_threads) {
 			uint64_t tid;
 			uint32_t name;
 			proc_thread(p, e->thread, &tid, &name);
 			if (tid != b->tid)
 				continue;
+		}
+		if (e->thread == 0 || e->thread > n_threads ||
+		    !stack_ok(b->st, e->node)) {
+			stats->n_refused++;
+			continue;
 		}
 		uint32_t depth = symtab_node_depth(b->st, e->node);
 		int trunc = (e->flags & WIRE_SF_TRUNCATED) != 0;
@@ -667,6 +728,10 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 				 heap_val(r->inuse_bytes) };
 		if (!v[0] && !v[1] && !v[2] && !v[3])
 			continue;
+		if (r->node && !stack_ok(b->st, r->node)) {
+			stats->n_refused++;
+			continue;
+		}
 		uint32_t depth = r->node ? symtab_node_depth(b->st, r->node)
 					 : 1;
 		Sample *s = new_sample_n(b, depth, v, 4);
@@ -968,6 +1033,10 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 		goto out;
 	stats->n_samples = b.samples.n;
 	stats->bytes = *out_len;
+	if (stats->n_refused)
+		log_warn("profile: %zu stacks left out: they refer to symbols "
+			 "the collector does not hold (a collector bug; please "
+			 "report it)", stats->n_refused);
 out:
 	free(packed);
 	free(b.sid_idx);

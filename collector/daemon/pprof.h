@@ -88,6 +88,13 @@ struct pprof_stats {
 	uint64_t lost;     /* sum of lost samples written */
 	size_t n_samples;  /* Sample messages (distinct stacks + lost) */
 	size_t bytes;      /* gzipped size */
+	/* Stacks left out because they refer to what the symtab or the
+	 * process does not hold (an unknown node, location, function,
+	 * mapping or thread; a location that is neither Python nor native).
+	 * The decoder refuses all of these, so this stays 0 unless the
+	 * collector has a bug: the builder skips and counts instead of
+	 * crashing. */
+	size_t n_refused;
 	/* With pprof_opts.want_loc_map: symtab location id -> the profile's
 	 * Location id (0: not in it), n_loc_map entries, malloc'd, the
 	 * caller frees it; and the profile's time_nanos. */

@@ -752,6 +752,15 @@ int proc_def_address(struct proc_session *s, uint64_t id, uint64_t mapping,
 	    (mapping && (rc = check_ref(&s->mappings, mapping, "ADDRESS", id,
 					"mapping", "mapping", err)) < 0))
 		return rc;
+	/* Address 0 is never code, and with mapping 0 it would be an
+	 * ADDRESS naming nothing: neither a function and line nor a place
+	 * in a mapping (the symtab would take it for a Python location
+	 * without a function). */
+	if (addr == 0) {
+		snprintf(err, PROC_ERR_LEN, "ADDRESS %" PRIu64 ": address 0",
+			 id);
+		return -EPROTO;
+	}
 	if (mapping) {
 		struct symtab_mapping m;
 		mid = s->mappings.v[mapping];
@@ -1094,9 +1103,11 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
 	p->info.bye = *bye;
 	if (bye->achieved_ns && bye->achieved_ns != p->info.period_ns) {
 		p->info.achieved_ns = bye->achieved_ns;
+		/* HELLO's PERIOD_NS is optional: 0 when it was not sent */
 		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
-			 " Hz, achieved %" PRIu64 " Hz",
-			 p->info.pid, 1000000000u / p->info.period_ns,
+			 " Hz, achieved %" PRIu64 " Hz", p->info.pid,
+			 p->info.period_ns ? 1000000000u / p->info.period_ns
+					   : 0,
 			 1000000000u / bye->achieved_ns);
 	}
 	if (bye->has_end_mono && bye->end_mono_ns > p->max_mono_ns)

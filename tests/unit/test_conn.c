@@ -26,6 +26,7 @@
 #include "daemon/heapagg.h"
 #include "common/log.h"
 #include "daemon/proc.h"
+#include "daemon/pprof.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
 
@@ -457,6 +458,16 @@ static void bad_addr_shared_ids(struct buf *b)
 	frame3(b, WIRE_LOCATION, 3, 1, 3); /* 4 is next: one id space */
 }
 
+static void bad_addr_zero(struct buf *b)
+{
+	frame3(b, WIRE_ADDRESS, 3, 0, 0);
+}
+static void bad_addr_zero_mapped(struct buf *b)
+{
+	mapping(b, 1, 0, 0x2000, 0, 1, NULL, 0);
+	frame3(b, WIRE_ADDRESS, 3, 1, 0);
+}
+
 static void test_bad(void)
 {
 	static const struct {
@@ -493,6 +504,8 @@ static void test_bad(void)
 		{ "3.28 ADDRESS outside its mapping", bad_addr_outside },
 		{ "3.29 ADDRESS location id gap", bad_addr_gap },
 		{ "3.30 LOCATION and ADDRESS share ids", bad_addr_shared_ids },
+		{ "3.31 ADDRESS 0 in no mapping", bad_addr_zero },
+		{ "3.32 ADDRESS 0 in a mapping from 0", bad_addr_zero_mapped },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct harness h;
@@ -789,6 +802,82 @@ static void test_native(void)
 	free(b.p);
 }
 
+/* ---- streams that crashed the collector ------------------------------------ */
+
+/* Builds every process's profile as the collector does when it writes
+ * them; 1 if all built and none left a stack out. */
+static int h_profiles_ok(const struct harness *h)
+{
+	int ok = 1;
+	for (struct proc *p = procs_first(h->reg); p; p = proc_next(p)) {
+		const struct proc *one = p;
+		struct pprof_stats stats;
+		void *gz = NULL;
+		size_t len;
+		ok &= pprof_build(h->st, &one, 1, NULL, &gz, &len, &stats) ==
+			      0 &&
+		      stats.n_refused == 0;
+		free(gz);
+	}
+	return ok;
+}
+
+/* An ADDRESS with mapping 0 and address 0, a node on it and a sample on
+ * that node: the location named nothing, the symtab stored it like a
+ * Python location with function 0, and building the profile read a
+ * function that was never defined (SIGSEGV). The ADDRESS must close the
+ * connection; what came before stays, and the profile builds. */
+static void test_address_zero(void)
+{
+	struct harness h;
+	struct buf b = { 0 };
+	CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+	hello(&b, 0);
+	defs(&b);
+	samples(&b, 2, 1, 4, SIZE_MAX);
+	frame3(&b, WIRE_ADDRESS, 3, 0, 0);
+	frame3(&b, WIRE_NODE, 3, 0, 3);
+	samples(&b, 3, 1, 1, SIZE_MAX);
+	h_feed(&h, &b, 1 << 20);
+	CHECK(h.closed, "7.1 ADDRESS with mapping 0 and address 0 refused");
+	CHECK(h_samples(&h) == 4, "7.2 the samples before it are kept");
+	CHECK(h_profiles_ok(&h), "7.3 the process's profile builds whole");
+	h_close(&h);
+	free(b.p);
+}
+
+/* HELLO without PERIOD_NS (it is optional), then a BYE with the achieved
+ * period: the log line computed the rate asked for by dividing by 0
+ * (SIGFPE). */
+static void test_bye_without_period(void)
+{
+	struct harness h;
+	struct buf b = { 0 };
+	struct wire_out w = payload();
+	CHECK_OR_RETURN(h_open(&h) == 0, "harness", );
+	memcpy(w.p, WIRE_MAGIC, WIRE_MAGIC_LEN);
+	w.p += WIRE_MAGIC_LEN;
+	tag_v(&w, WIRE_H_VERSION, WIRE_VERSION);
+	tag_v(&w, WIRE_H_PID, PID);
+	put_frame(&b, WIRE_HELLO, &w);
+	defs(&b);
+	samples(&b, 2, 1, 2, SIZE_MAX);
+	w = payload();
+	tag_v(&w, WIRE_B_SAMPLES, 2);
+	tag_v(&w, WIRE_B_ACHIEVED_NS, 20000000);
+	put_frame(&b, WIRE_BYE, &w);
+	h_feed(&h, &b, 1 << 20);
+	h_eof(&h);
+	struct proc *p = procs_first(h.reg);
+	CHECK(p && proc_info(p)->has_bye &&
+		      proc_info(p)->achieved_ns == 20000000 &&
+		      h_samples(&h) == 2,
+	      "7.4 BYE with an achieved period after a HELLO without one");
+	CHECK(h_profiles_ok(&h), "7.5 and its profile builds");
+	h_close(&h);
+	free(b.p);
+}
+
 /* ---- heap profiles (HEAP, HEAP_SNAPSHOT) ----------------------------------- */
 
 /* A HEAP frame at rate 4096 with the records of r[] (n of them): each is
@@ -984,5 +1073,7 @@ int main(void)
 	test_native();
 	test_heap();
 	test_refused();
+	test_address_zero();
+	test_bye_without_period();
 	return check_summary();
 }

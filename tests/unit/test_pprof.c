@@ -380,11 +380,51 @@ static void test_one_thread(void)
 	world_close(&w);
 }
 
+/* Defence in depth: stacks the decoder should have refused (a location
+ * that is neither Python nor native, a node the symtab does not hold)
+ * are left out and counted, and the rest of the profile is written. They
+ * are put into a copy (proc.h), whose samples name symtab ids directly. */
+static void test_refused(void)
+{
+	struct world w;
+	struct pprof_stats stats;
+	uint32_t lid, bad_node, leaf;
+	world_open(&w);
+	const struct proc *p = feed(&w, 300, WIRE_MODE_CPU, 0);
+	CHECK_OR_RETURN(p != NULL, "5.0 fed", );
+	struct proc *copy = proc_copy_new(p);
+	CHECK_OR_RETURN(copy != NULL, "5.0 copy", );
+	leaf = symtab_n_nodes(w.st); /* main > work > leaf */
+	/* no function, no mapping, no address: names nothing */
+	CHECK(symtab_intern_native_location(w.st, 0, 0, 0, 0, &lid) == 0 &&
+		      symtab_intern_node(w.st, leaf, lid, &bad_node) == 0,
+	      "5.1 a location naming nothing, under leaf");
+	CHECK(proc_copy_add(copy, p, leaf, 1, 0, 4, 40, 2000) == 0 &&
+		      proc_copy_add(copy, p, bad_node, 1, 0, 5, 50, 2000) ==
+			      0 &&
+		      proc_copy_add(copy, p, bad_node + 100, 1, 0, 6, 60,
+				    2000) == 0,
+	      "5.2 one good stack and two bad ones");
+	const struct proc *one = copy;
+	Profile *prof = build(&w, &one, 1, &stats);
+	CHECK_OR_RETURN(prof != NULL, "5.3 the profile is still written", );
+	check_valid(prof, "5.4 and valid");
+	CHECK(stats.n_refused == 2, "5.5 the two bad stacks are counted");
+	CHECK(stats.samples == 4 && prof->n_sample == 1 &&
+		      prof->sample[0]->value[0] == 4 &&
+		      prof->sample[0]->n_location_id == 3,
+	      "5.6 only the good stack is in it");
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	proc_copy_free(copy);
+	world_close(&w);
+}
+
 int main(void)
 {
 	test_one_process();
 	test_wall_and_merge();
 	test_empty();
 	test_one_thread();
+	test_refused();
 	return check_summary();
 }

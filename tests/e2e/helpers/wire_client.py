@@ -19,6 +19,9 @@ Subcommands (all take --socket PATH):
            sending side first, as a client that died mid-frame would).
   fixtures DIR   (re)write the malformed-stream fixtures into DIR; see
            tests/data/wire/README.md.
+  seeds DIR      (re)write the valid streams that seed the wire fuzzer's
+           corpus into DIR (tests/fuzz/wire_seeds/; see
+           tests/fuzz/wire_fuzz.c).
 
 Exit status 0 on success, 1 on a socket error.
 """
@@ -351,7 +354,90 @@ def fixtures():
                            False)
     fx["heap-snapshot-zero"] = (p + heap_snapshot(0),
                                 "HEAP_SNAPSHOT with seq 0", False)
+    # An ADDRESS naming nothing (no mapping, address 0), then a stack and
+    # a sample on it: the collector once took it for a Python location
+    # with no function and crashed writing the profile.
+    fx["address-zero"] = (p + address(6, 0, 0) + node(6, 0, 6) +
+                          samples(1, [(6, 1, 0, 1, 1, 0)]),
+                          "ADDRESS 6: address 0", False)
     return fx
+
+
+def bye_fields(**fields):
+    tags = {"samples": B_SAMPLES, "lost": B_LOST, "end_mono_ns": B_END_MONO_NS,
+            "achieved_ns": 7}
+    return frame(BYE, b"".join(tag_varint(tags[k], v)
+                               for k, v in fields.items()))
+
+
+def ctl(ftype, fields):
+    """A control frame: fields is a list of (tag, int or bytes)."""
+    return frame(ftype, b"".join(
+        tag_bytes(t, v) if isinstance(v, (bytes, str)) else tag_varint(t, v)
+        for t, v in fields))
+
+
+FUZZ_SPLIT = b"@@conn@@"  # tests/fuzz/wire_fuzz.c: next connection
+
+
+def fuzz_seeds():
+    """name -> bytes: valid streams that reach every kind of frame, as
+    starting points for tests/fuzz/wire_fuzz.c (malformed ones are the
+    fixtures above)."""
+    sd = {}
+    pid, mono = 4343, 1_000_000_000
+    start = 1_700_000_000_000_000_000
+    prog = Program("seed", pid).definitions()
+    recs = [(3, 1, 0, 1, 10_000_000, 0),
+            (4, 2, 5, 2, 20_000_000, SF_GIL_KNOWN | SF_GIL),
+            (5, 1, 5, 1, 10_000_000, SF_TRUNCATED | SF_NATIVE_KNOWN),
+            (3, 2, 5, 1, 10_000_000, SF_OPCODE, 100)]
+    sd["cpu"] = (hello(pid, start, mono) + prog + samples(mono, recs) +
+                 lost(1, 3, 30_000_000) + thread(1, pid, 3) +
+                 samples(mono + 10, recs[:1]) +
+                 bye(5, 3, mono + 100))
+    sd["wall"] = (hello(pid, start, mono, mode=1, achieved_ns=20_000_000) +
+                  prog + samples(mono, [(3, 1, 0, 1, 10, SF_OFF_CPU)]) +
+                  bye_fields(samples=9, achieved_ns=30_000_000))
+    # native frames: a mapping, addresses in it and in none, a stack
+    # mixing them with Python frames
+    sd["native"] = (hello(pid, start, mono) + prog +
+                    string(9, "/usr/lib/libfake.so") +
+                    mapping(1, 0x7f0000000000, 0x7f0000100000, 0x1000, 9,
+                            bytes(range(20))) +
+                    address(6, 1, 0x7f0000001234) + address(7, 0, 0x401000) +
+                    node(6, 3, 6) + node(7, 6, 7) +
+                    samples(mono, [(7, 1, 0, 1, 1, SF_NATIVE_KNOWN |
+                                    SF_NATIVE)]) + bye(1, 0, mono + 1))
+    sd["heap"] = (hello(pid, start, mono) + prog +
+                  heap(524288, [(HEAP_ALLOC, 3, 1, 1_000_000, 0x7f0000001000),
+                                (HEAP_ALLOC, 4, 2, 64, 0x7f0000002000),
+                                (HEAP_FREE, 0x7f0000001000),
+                                (HEAP_LOST, 2, 128)]) +
+                  heap_snapshot(1) +
+                  heap(524288, [(HEAP_ALLOC, 5, 1, 4096, 0x7f0000002000)]) +
+                  heap_snapshot(2) + bye(0, 0, mono))
+    # the same process on two connections: a reconnection replaying its
+    # definitions while the first one is still open
+    sd["reconnect"] = (hello(pid, start, mono) + prog +
+                       samples(mono, recs[:2]) + FUZZ_SPLIT +
+                       hello(pid, start, mono, conn_seq=1) + prog +
+                       samples(mono + 50, recs[1:3]) + bye(6, 0, mono + 60))
+    # a library's control replies, then a controller asking for a start
+    sd["control"] = (hello(pid, start, mono) + prog +
+                     ctl(16, [(1, 5), (8, 0), (9, 1), (10, 2), (16, "ok")]) +
+                     ctl(17, [(9, 0), (10, 0), (12, 7)]) + FUZZ_SPLIT +
+                     ctl(18, [(18, 1), (17, pid), (6, 3000), (2, 0),
+                              (3, 5_000_000)]))
+    return sd
+
+
+def run_seeds(a):
+    os.makedirs(a.dir, exist_ok=True)
+    for name, data in sorted(fuzz_seeds().items()):
+        with open(os.path.join(a.dir, name + ".bin"), "wb") as f:
+            f.write(data)
+    return 0
 
 
 def run_fixtures(a):
@@ -421,10 +507,12 @@ def main():
     s.add_argument("file")
     f = sub.add_parser("fixtures")
     f.add_argument("dir")
+    f = sub.add_parser("seeds")
+    f.add_argument("dir")
     a = ap.parse_args()
     try:
         return {"good": run_good, "send": run_send,
-                "fixtures": run_fixtures}[a.cmd](a)
+                "fixtures": run_fixtures, "seeds": run_seeds}[a.cmd](a)
     except OSError as e:
         print("wire_client: %s" % e, file=sys.stderr)
         return 1
