@@ -309,11 +309,14 @@ teardown() {
 }
 
 @test "a profile that cannot be written keeps a failing command's status" {
-	mkdir -p "$T/gone"
+	mkdir -p "$T/gone" "$T/cwd"
+	cd "$T/cwd" # where the profile goes instead
 	run_capture rec "$PP_PYPROF" record -o "$T/gone/x.pb.gz" -- \
 		sh -c "rmdir '$T/gone'; exit 4"
 	cat "$T/rec.err"
 	assert_eq 4 "$RC" "exit status"
+	grep -qF "written to $T/cwd/pyprof.$PID.x.pb.gz instead" "$T/rec.err" ||
+		fail "not said where the profile went"
 }
 
 @test "pyprof --help, pyprof record --help and pyprof --version succeed" {
