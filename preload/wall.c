@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "guard.h"
 #include "log.h"
 #include "sampler.h"
@@ -43,14 +44,6 @@ struct found {
 	int tid;
 };
 static struct found found[WALL_MAX_THREADS];
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec t;
-	if (clock_gettime(c, &t) < 0)
-		return 0;
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static clockid_t tid_cpu_clock(int tid)
 {

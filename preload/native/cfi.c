@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "guard.h"
 #include "log.h"
 
@@ -63,13 +64,6 @@ struct retired {
 };
 static struct retired *retired;
 static int n_retired, cap_retired;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void retire(void *p)
 {

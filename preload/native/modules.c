@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "guard.h"
 #include "log.h"
 
@@ -239,13 +240,6 @@ static struct seg *find(struct modules *m, uint64_t pc)
 			return &m->segs[mid];
 	}
 	return NULL;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint32_t modules_location(struct modules *m, struct intern *in, uint64_t pc,

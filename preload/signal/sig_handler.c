@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
+#include "clock.h"
 #include "guard.h"
 #include "native/interp_text.h"
 #include "sampler.h"
@@ -72,13 +73,6 @@ static __thread uint32_t my_tid; /* cached: gettid costs a system call */
 void sig_handler_after_fork_child(void)
 {
 	my_tid = 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*

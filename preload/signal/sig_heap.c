@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
+#include "clock.h"
 #include "guard.h"
 #include "heap.h"
 #include "sampler.h"
@@ -232,13 +233,6 @@ static inline int maybe_sampled(const void *p)
 }
 
 /* ---- records ------------------------------------------------------------ */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Our own code (this library's image, from its ELF header to the end of
  * its text): the frames of the hooks, skipped at the top of a native
