@@ -140,21 +140,8 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 	rec->flags = flags;
 	rec->opcode = 0;
 	rec->n_native = 0; /* never in wall mode (native.h) */
-	sigjmp_buf jb;
-	if (sigsetjmp(jb, 0)) {
-		rec->n_frames = 0;
+	if (frames_sample_sigsafe(rec, ts, 0) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
-	} else {
-		guard_jmp = &jb;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		uint16_t wf = 0;
-		int n = frames_walk_sigsafe(ts, (struct raw_frame *)(rec + 1),
-					    sampler.max_depth, &wf);
-		rec->n_frames = (uint16_t)n;
-		rec->flags |= wf;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		guard_jmp = NULL;
-	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
 				    rec->n_frames * sizeof(struct raw_frame));
