@@ -79,10 +79,13 @@ static struct seen *seen_slot(int tid)
 static int list_threads(void)
 {
 	const struct pyabi *a = sampler.abi;
+	sigjmp_buf *volatile prev = guard_jmp; /* frames.c's guard policy */
 	sigjmp_buf jb;
 	volatile int n = 0;
-	if (sigsetjmp(jb, 0))
+	if (sigsetjmp(jb, 0)) {
+		guard_jmp = prev;
 		return -1;
+	}
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uintptr_t interp = (uintptr_t)sampler.interp_head();
@@ -104,7 +107,7 @@ static int list_threads(void)
 		interp = RD_PTR(interp + a->interp_next);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = NULL;
+	guard_jmp = prev;
 	return n;
 }
 

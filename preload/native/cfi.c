@@ -658,10 +658,12 @@ static struct built *build_object(struct dl_phdr_info *info)
 		objs = p;
 		cap_objs = nc;
 	}
+	sigjmp_buf *volatile prev = guard_jmp; /* frames.c's guard policy */
 	sigjmp_buf jb;
 	struct rows *volatile rp = &rows;
 	if (sigsetjmp(jb, 0)) {
 		/* the object went away under us */
+		guard_jmp = prev;
 		free(rp->v);
 		return NULL;
 	}
@@ -669,7 +671,7 @@ static struct built *build_object(struct dl_phdr_info *info)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	int rc = build(info, &rows);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = NULL;
+	guard_jmp = prev;
 	if (rc < 0) {
 		free(rows.v);
 		rows = (struct rows){0};
