@@ -16,6 +16,7 @@
 
 #include "native/cfi.h"
 #include "control.h"
+#include "clock.h"
 #include "guard.h"
 #include "intern.h"
 #include "log.h"
@@ -106,13 +107,6 @@ static int wake_open(struct fd_id *id)
 		fd = -1;
 	}
 	return fd;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void put_tag_varint(struct wire_out *w, unsigned tag, uint64_t v)

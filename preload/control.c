@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "threadnames.h"
 #include "pyprof/defaults.h"
@@ -44,13 +45,6 @@ static struct {
 	int tid_done;
 	char toggle_name[16];
 } cs;
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The application's CPU time: the process's, less this (agent) thread's. */
 static uint64_t app_cpu_ns(void)

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "config.h"
 #include "control.h"
 #include "guard.h"
@@ -90,13 +91,8 @@ static void read_args(void)
 
 static void read_identity(const char *pyver)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	info.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u +
-			     (uint64_t)ts.tv_nsec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	info.start_mono_ns = (uint64_t)ts.tv_sec * 1000000000u +
-			     (uint64_t)ts.tv_nsec;
+	info.start_unix_ns = unix_ns();
+	info.start_mono_ns = mono_ns();
 	ssize_t n = readlink("/proc/self/exe", info.exe, sizeof info.exe - 1);
 	info.exe[n > 0 ? n : 0] = 0;
 	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
@@ -187,13 +183,8 @@ static void fork_child(void)
 	threadnames_after_fork_child();
 	tid_note_main(); /* the forking thread is the child's main thread */
 	threads_after_fork_child(cpu_follow);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	info.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u +
-			     (uint64_t)ts.tv_nsec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	info.start_mono_ns = (uint64_t)ts.tv_sec * 1000000000u +
-			     (uint64_t)ts.tv_nsec;
+	info.start_unix_ns = unix_ns();
+	info.start_mono_ns = mono_ns();
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
 	if (cpu_follow)

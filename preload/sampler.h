@@ -185,6 +185,21 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f);
  */
 uintptr_t frames_find_tstate_sigsafe(void);
 
+/*
+ * One Python stack into a sample: the guarded region every sampler uses
+ * (the SIGPROF handler, the heap hooks, the wall sampler). Walks thread
+ * state ts, or with ts 0 the calling thread's (frames_find_tstate_sigsafe),
+ * into the frames after rec (room for sampler.max_depth): sets
+ * rec->tstate, rec->n_frames, the walk's flags, and with want_opcode
+ * rec->opcode. Returns 0; -ESRCH if the calling thread has no thread
+ * state (SAMPLE_NO_TSTATE set, no frames); -EFAULT if a read faulted
+ * (no frames; the caller marks the sample its own way). Arms the fault
+ * guard itself and puts back the guard it found: see frames.c.
+ * Async-signal-safe.
+ */
+int frames_sample_sigsafe(struct raw_sample *rec, uintptr_t ts,
+			  int want_opcode);
+
 /* This thread may unwind its native stack in the handler: libunwind's
  * thread-locals exist (native_prepare_thread set it, outside any signal).
  * Initial-exec TLS. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "guard.h"
 #include "log.h"
 #include "sampler.h"
@@ -43,14 +44,6 @@ struct found {
 	int tid;
 };
 static struct found found[WALL_MAX_THREADS];
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec t;
-	if (clock_gettime(c, &t) < 0)
-		return 0;
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static clockid_t tid_cpu_clock(int tid)
 {
@@ -86,10 +79,13 @@ static struct seen *seen_slot(int tid)
 static int list_threads(void)
 {
 	const struct pyabi *a = sampler.abi;
+	sigjmp_buf *volatile prev = guard_jmp; /* frames.c's guard policy */
 	sigjmp_buf jb;
 	volatile int n = 0;
-	if (sigsetjmp(jb, 0))
+	if (sigsetjmp(jb, 0)) {
+		guard_jmp = prev;
 		return -1;
+	}
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uintptr_t interp = (uintptr_t)sampler.interp_head();
@@ -111,7 +107,7 @@ static int list_threads(void)
 		interp = RD_PTR(interp + a->interp_next);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = NULL;
+	guard_jmp = prev;
 	return n;
 }
 
@@ -147,21 +143,8 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 	rec->flags = flags;
 	rec->opcode = 0;
 	rec->n_native = 0; /* never in wall mode (native.h) */
-	sigjmp_buf jb;
-	if (sigsetjmp(jb, 0)) {
-		rec->n_frames = 0;
+	if (frames_sample_sigsafe(rec, ts, 0) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
-	} else {
-		guard_jmp = &jb;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		uint16_t wf = 0;
-		int n = frames_walk_sigsafe(ts, (struct raw_frame *)(rec + 1),
-					    sampler.max_depth, &wf);
-		rec->n_frames = (uint16_t)n;
-		rec->flags |= wf;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		guard_jmp = NULL;
-	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
 				    rec->n_frames * sizeof(struct raw_frame));

@@ -30,7 +30,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "guard.h"
+#include "native/objects.h"
 #include "log.h"
 
 #define MAX_OBJECTS 4096
@@ -54,7 +56,8 @@ struct built {
 
 static struct built *objs;
 static int n_objs, cap_objs;
-static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
+/* the loader's counters when the index was built; no real count is ~0 */
+static struct objects_gen last_gen = {~0ull, ~0ull};
 static uint32_t gen;
 
 struct retired {
@@ -63,13 +66,6 @@ struct retired {
 };
 static struct retired *retired;
 static int n_retired, cap_retired;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void retire(void *p)
 {
@@ -638,6 +634,7 @@ struct scan {
 	struct cfi_seg *segs;
 	int n_segs, cap_segs;
 	int oom;
+	struct built *cur; /* the table of the object being scanned */
 };
 
 static struct built *find_built(uint64_t bias, const void *phdr)
@@ -661,10 +658,12 @@ static struct built *build_object(struct dl_phdr_info *info)
 		objs = p;
 		cap_objs = nc;
 	}
+	sigjmp_buf *volatile prev = guard_jmp; /* frames.c's guard policy */
 	sigjmp_buf jb;
 	struct rows *volatile rp = &rows;
 	if (sigsetjmp(jb, 0)) {
 		/* the object went away under us */
+		guard_jmp = prev;
 		free(rp->v);
 		return NULL;
 	}
@@ -672,7 +671,7 @@ static struct built *build_object(struct dl_phdr_info *info)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	int rc = build(info, &rows);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = NULL;
+	guard_jmp = prev;
 	if (rc < 0) {
 		free(rows.v);
 		rows = (struct rows){0};
@@ -683,42 +682,34 @@ static struct built *build_object(struct dl_phdr_info *info)
 	return b;
 }
 
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+static int collect(const struct object_seg *s, void *arg)
 {
 	struct scan *sc = arg;
-	struct built *b = NULL;
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum && !sc->oom; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
-		    !ph->p_memsz)
-			continue;
-		if (!b) {
-			b = find_built(info->dlpi_addr, info->dlpi_phdr);
-			if (!b)
-				b = build_object(info);
-			if (!b)
-				return 0; /* no table: its PCs fall back */
-			b->seen = 1;
-		}
-		if (!b->n_rows)
-			continue;
-		if (sc->n_segs == sc->cap_segs) {
-			int nc = sc->cap_segs ? 2 * sc->cap_segs : 64;
-			void *p = realloc(sc->segs, (size_t)nc * sizeof *sc->segs);
-			if (!p) {
-				sc->oom = 1;
-				return 1;
-			}
-			sc->segs = p;
-			sc->cap_segs = nc;
-		}
-		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-		sc->segs[sc->n_segs++] = (struct cfi_seg){
-			lo, lo + ph->p_memsz, info->dlpi_addr, b->rows,
-			b->n_rows};
+	struct dl_phdr_info *info = s->obj;
+	if (s->index == 0) {
+		struct built *b = find_built(info->dlpi_addr, info->dlpi_phdr);
+		if (!b)
+			b = build_object(info);
+		if (!b)
+			return OBJECTS_NEXT_OBJECT; /* no table: its PCs fall back */
+		b->seen = 1;
+		sc->cur = b;
 	}
-	return 0;
+	if (!sc->cur->n_rows)
+		return OBJECTS_NEXT_OBJECT;
+	if (sc->n_segs == sc->cap_segs) {
+		int nc = sc->cap_segs ? 2 * sc->cap_segs : 64;
+		void *p = realloc(sc->segs, (size_t)nc * sizeof *sc->segs);
+		if (!p) {
+			sc->oom = 1;
+			return OBJECTS_STOP;
+		}
+		sc->segs = p;
+		sc->cap_segs = nc;
+	}
+	sc->segs[sc->n_segs++] = (struct cfi_seg){
+		s->lo, s->hi, info->dlpi_addr, sc->cur->rows, sc->cur->n_rows};
+	return OBJECTS_NEXT_SEG;
 }
 
 static int seg_cmp(const void *a, const void *b)
@@ -727,32 +718,17 @@ static int seg_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-struct counters {
-	unsigned long long adds, subs;
-};
-
-static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct counters *c = arg;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
-			    sizeof info->dlpi_subs) {
-		c->adds = info->dlpi_adds;
-		c->subs = info->dlpi_subs;
-	}
-	return 1;
-}
-
 void cfi_refresh(void)
 {
-	struct counters cn = {0, 0};
+	struct objects_gen now;
 	struct scan sc = {0};
 	free_retired(0);
-	dl_iterate_phdr(read_counters, &cn);
-	if (cn.adds == last_adds && cn.subs == last_subs)
+	int gen_rc = objects_gen(&now);
+	if (objects_gen_current(&last_gen, &now, gen_rc))
 		return;
 	for (int i = 0; i < n_objs; i++)
 		objs[i].seen = 0;
-	dl_iterate_phdr(collect, &sc);
+	objects_scan(collect, &sc);
 	if (sc.oom) {
 		free(sc.segs);
 		return; /* try again next time */
@@ -782,8 +758,7 @@ void cfi_refresh(void)
 			retire(objs[i].rows);
 	}
 	n_objs = w;
-	last_adds = cn.adds;
-	last_subs = cn.subs;
+	last_gen = now;
 	unsigned long rows, nobj, none;
 	cfi_stats(&rows, &nobj, &none);
 	plog_debug("native: unwind tables for %lu objects, %lu rows (%lu "
@@ -805,7 +780,7 @@ void cfi_free_all(void)
 	free(retired);
 	retired = NULL;
 	cap_retired = 0;
-	last_adds = last_subs = ~0ull;
+	last_gen = (struct objects_gen){~0ull, ~0ull};
 }
 
 void cfi_stats(unsigned long *n_rows, unsigned long *n_objects,

@@ -14,6 +14,7 @@
 #include "native/modules.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "guard.h"
+#include "native/objects.h"
 #include "log.h"
 
 #define NOTE_MAX 4096        /* bytes of PT_NOTE read per segment */
@@ -45,7 +48,7 @@ struct modules {
 	int n_segs, cap_segs;
 	struct mod *mods;
 	int n_mods, cap_mods;
-	unsigned long long adds, subs;
+	struct objects_gen gen; /* the loader's, when the table was built */
 	int valid;
 	uint64_t last_forced_ns;
 	struct imap cache; /* (pc, exact) -> location id */
@@ -124,61 +127,53 @@ struct scan {
 	int oom;
 };
 
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+static int add_mod(struct modules *m, struct dl_phdr_info *info)
+{
+	if (m->n_mods == m->cap_mods) {
+		int nc = m->cap_mods ? 2 * m->cap_mods : 64;
+		void *p = realloc(m->mods, nc * sizeof *m->mods);
+		if (!p)
+			return -ENOMEM;
+		m->mods = p;
+		m->cap_mods = nc;
+	}
+	struct mod *md = &m->mods[m->n_mods];
+	memset(md, 0, sizeof *md);
+	const char *name = info->dlpi_name;
+	if (!name || !name[0])
+		name = m->exe; /* the main program */
+	else if (!strncmp(name, "linux-vdso", 10) ||
+		 !strncmp(name, "linux-gate", 10))
+		name = "[vdso]";
+	md->path = strdup(name);
+	if (!md->path)
+		return -ENOMEM;
+	read_build_id(md, info);
+	m->n_mods++;
+	return 0;
+}
+
+static int collect(const struct object_seg *s, void *arg)
 {
 	struct scan *sc = arg;
 	struct modules *m = sc->m;
-	int first = 1;
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
-		    !ph->p_memsz)
-			continue;
-		if (first) {
-			if (m->n_mods == m->cap_mods) {
-				int nc = m->cap_mods ? 2 * m->cap_mods : 64;
-				void *p = realloc(m->mods, nc * sizeof *m->mods);
-				if (!p) {
-					sc->oom = 1;
-					return 1;
-				}
-				m->mods = p;
-				m->cap_mods = nc;
-			}
-			struct mod *md = &m->mods[m->n_mods];
-			memset(md, 0, sizeof *md);
-			const char *name = info->dlpi_name;
-			if (!name || !name[0])
-				name = m->exe; /* the main program */
-			else if (!strncmp(name, "linux-vdso", 10) ||
-				 !strncmp(name, "linux-gate", 10))
-				name = "[vdso]";
-			md->path = strdup(name);
-			if (!md->path) {
-				sc->oom = 1;
-				return 1;
-			}
-			read_build_id(md, info);
-			m->n_mods++;
-			first = 0;
-		}
-		if (m->n_segs == m->cap_segs) {
-			int nc = m->cap_segs ? 2 * m->cap_segs : 128;
-			void *p = realloc(m->segs, nc * sizeof *m->segs);
-			if (!p) {
-				sc->oom = 1;
-				return 1;
-			}
-			m->segs = p;
-			m->cap_segs = nc;
-		}
-		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-		m->segs[m->n_segs++] = (struct seg){
-			lo, lo + ph->p_memsz, ph->p_offset,
-			(uint32_t)(m->n_mods - 1), 0};
+	if (s->index == 0 && add_mod(m, s->obj) < 0) {
+		sc->oom = 1;
+		return OBJECTS_STOP;
 	}
-	return 0;
+	if (m->n_segs == m->cap_segs) {
+		int nc = m->cap_segs ? 2 * m->cap_segs : 128;
+		void *p = realloc(m->segs, nc * sizeof *m->segs);
+		if (!p) {
+			sc->oom = 1;
+			return OBJECTS_STOP;
+		}
+		m->segs = p;
+		m->cap_segs = nc;
+	}
+	m->segs[m->n_segs++] = (struct seg){
+		s->lo, s->hi, s->offset, (uint32_t)(m->n_mods - 1), 0};
+	return OBJECTS_NEXT_SEG;
 }
 
 static int seg_cmp(const void *a, const void *b)
@@ -187,28 +182,11 @@ static int seg_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-struct counters {
-	unsigned long long adds, subs;
-	int ok;
-};
-
-static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct counters *c = arg;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
-			    sizeof info->dlpi_subs) {
-		c->adds = info->dlpi_adds;
-		c->subs = info->dlpi_subs;
-		c->ok = 1;
-	}
-	return 1; /* the counters are the same in every entry */
-}
-
 static void rebuild(struct modules *m)
 {
 	struct scan sc = {m, 0};
 	clear(m);
-	dl_iterate_phdr(collect, &sc);
+	objects_scan(collect, &sc);
 	qsort(m->segs, (size_t)m->n_segs, sizeof *m->segs, seg_cmp);
 	m->valid = !sc.oom;
 	plog_debug("native: %d objects, %d executable segments", m->n_mods,
@@ -217,13 +195,12 @@ static void rebuild(struct modules *m)
 
 void modules_refresh(struct modules *m)
 {
-	struct counters c = {0, 0, 0};
-	dl_iterate_phdr(read_counters, &c);
-	if (m->valid && c.ok && c.adds == m->adds && c.subs == m->subs)
+	struct objects_gen now;
+	int rc = objects_gen(&now);
+	if (m->valid && objects_gen_current(&m->gen, &now, rc))
 		return;
 	rebuild(m);
-	m->adds = c.adds;
-	m->subs = c.subs;
+	m->gen = now;
 }
 
 static struct seg *find(struct modules *m, uint64_t pc)
@@ -239,13 +216,6 @@ static struct seg *find(struct modules *m, uint64_t pc)
 			return &m->segs[mid];
 	}
 	return NULL;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint32_t modules_location(struct modules *m, struct intern *in, uint64_t pc,

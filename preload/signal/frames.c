@@ -1,11 +1,13 @@
 /*
  * signal/frames.c - the guarded walk of a CPython thread's frames.
  *
- * ASYNC-SIGNAL-SAFE: runs in the SIGPROF handler (and on the agent thread
- * for wall-clock sampling). No malloc, stdio, locks or lazily initialised
- * thread-locals. Every load from interpreter memory is a plain volatile
- * load made while the caller's fault guard is armed: a fault jumps back to
- * the caller, which drops the sample.
+ * ASYNC-SIGNAL-SAFE: runs in the SIGPROF handler, in the heap hooks
+ * (inside the program's allocations) and on the wall sampler thread, all
+ * three through frames_sample_sigsafe (at the end of this file), the one
+ * guarded region around the walk. No malloc, stdio, locks or lazily
+ * initialised thread-locals. Every load from interpreter memory is a plain
+ * volatile load made while the fault guard is armed: a fault jumps back to
+ * frames_sample_sigsafe, and the caller drops the sample's frames.
  *
  * Interpreter memory is not trusted: the walk is bounded (max frames kept,
  * and a cap on frames skipped), stops at a self-link, and checks the
@@ -32,8 +34,11 @@
  * frame itself is skipped as incomplete); 3.12+ the frame kept just before
  * a shim. Without it the walk reads nothing more than before.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 
+#include "guard.h"
 #include "sampler.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
@@ -213,4 +218,59 @@ uintptr_t frames_find_tstate_sigsafe(void)
 		interp = RD_PTR(interp + a->interp_next);
 	}
 	return 0;
+}
+
+/*
+ * frames_sample_sigsafe - see sampler.h. The one guarded frame walk.
+ *
+ * Guard policy: save, arm, put back. On entry the thread's guard_jmp is
+ * saved; the walk runs with our own buffer armed; on the way out, after a
+ * normal walk and after a fault alike, guard_jmp is set back to the saved
+ * value, never to NULL. That keeps the nested case right: the SIGPROF
+ * handler can interrupt a heap sample (the allocation hook) in the middle
+ * of its walk, on the same thread. The handler's walk saves the heap
+ * sample's armed buffer, and restores it when done, so a fault after the
+ * handler returns still jumps to the heap sample's buffer, not into a
+ * stack frame that no longer exists; and the heap sample, which nothing
+ * else interrupts with a guard of its own, finds NULL or an outer
+ * region's buffer and puts that back. A fault inside our region jumps to
+ * our buffer (the guard disarms itself first), and we restore the saved
+ * one there too. The handler keeps its own save for its native unwind and
+ * its exit, so a fault anywhere in it leaves the interrupted region armed.
+ *
+ * Cost: the SIGPROF handler did the same save, arm and restore around the
+ * same two calls before this function existed; the heap and wall samplers
+ * pay one thread-local load and a stack slot more than disarming to NULL.
+ */
+int frames_sample_sigsafe(struct raw_sample *rec, uintptr_t ts,
+			  int want_opcode)
+{
+	struct raw_frame *out = (struct raw_frame *)(rec + 1);
+	sigjmp_buf *volatile prev = guard_jmp;
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 0)) {
+		/* a read faulted: the guard disarmed itself before the jump */
+		guard_jmp = prev;
+		rec->n_frames = 0;
+		return -EFAULT;
+	}
+	guard_jmp = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int rc = 0;
+	uintptr_t t = ts ? ts : frames_find_tstate_sigsafe();
+	if (!t) {
+		rec->flags |= SAMPLE_NO_TSTATE;
+		rc = -ESRCH;
+	} else {
+		uint16_t flags = 0;
+		rec->tstate = t;
+		int n = frames_walk_sigsafe(t, out, sampler.max_depth, &flags);
+		rec->n_frames = (uint16_t)n;
+		rec->flags |= flags;
+		if (want_opcode && n > 0)
+			rec->opcode = frames_opcode_sigsafe(out);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	guard_jmp = prev;
+	return rc;
 }

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
+#include "clock.h"
 #include "guard.h"
 #include "native/interp_text.h"
 #include "sampler.h"
@@ -72,13 +73,6 @@ static __thread uint32_t my_tid; /* cached: gettid costs a system call */
 void sig_handler_after_fork_child(void)
 {
 	my_tid = 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -190,7 +184,9 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	in_handler = 1;
 	/* A heap sample (sig_heap.c) may be walking this thread's frames under
 	 * a guard of its own when we interrupt it: put it back on the way out
-	 * (a fault of ours disarms the guard before jumping to us). */
+	 * (a fault of ours disarms the guard before jumping to us). The frame
+	 * walk does the same for itself (frames_sample_sigsafe's policy);
+	 * this covers the native unwind and every exit. */
 	sigjmp_buf *volatile prev_jmp = guard_jmp;
 
 	uint64_t t0 = mono_ns();
@@ -233,32 +229,8 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	if (in_py >= 0)
 		rec->flags |= SAMPLE_NATIVE_KNOWN | (in_py ? 0 : SAMPLE_NATIVE);
 
-	sigjmp_buf jb;
-	if (sigsetjmp(jb, 0)) {
-		/* a read faulted: the guard has disarmed itself */
-		rec->n_frames = 0;
+	if (frames_sample_sigsafe(rec, 0, sampler.opcodes) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
-	} else {
-		guard_jmp = &jb;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		uintptr_t ts = frames_find_tstate_sigsafe();
-		if (!ts) {
-			rec->flags |= SAMPLE_NO_TSTATE;
-		} else {
-			uint16_t flags = 0;
-			rec->tstate = ts;
-			int n = frames_walk_sigsafe(
-				ts, (struct raw_frame *)(rec + 1),
-				sampler.max_depth, &flags);
-			rec->n_frames = (uint16_t)n;
-			rec->flags |= flags;
-			if (sampler.opcodes && n > 0)
-				rec->opcode = frames_opcode_sigsafe(
-					(struct raw_frame *)(rec + 1));
-		}
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		guard_jmp = prev_jmp;
-	}
 	/* Guarded on its own: a bad native frame loses the native stack,
 	 * not the Python one. */
 	if (sampler.native && !(rec->flags & SAMPLE_FAULT)) {

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
+#include "clock.h"
 #include "guard.h"
 #include "heap.h"
 #include "sampler.h"
@@ -233,13 +234,6 @@ static inline int maybe_sampled(const void *p)
 
 /* ---- records ------------------------------------------------------------ */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Our own code (this library's image, from its ELF header to the end of
  * its text): the frames of the hooks, skipped at the top of a native
  * stack. Hidden: the linker's symbols of this object, not the program's. */
@@ -311,9 +305,10 @@ static void record_alloc(void *p, size_t n)
 		goto out;
 	}
 	/* No signal is blocked meanwhile: a SIGPROF handler that interrupts
-	 * the walk below puts our fault guard back when it returns
-	 * (sig_handler.c), and the guard's own handler (SA_NODEFER, empty
-	 * mask) leaves the mask as it was when it jumps back here. */
+	 * the walk below puts our fault guard back when it returns (the guard
+	 * policy of frames_sample_sigsafe, in signal/frames.c), and the
+	 * guard's own handler (SA_NODEFER, empty mask) leaves the mask as it
+	 * was when it jumps back here. */
 	struct raw_sample *volatile rec =
 		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
 	if (!rec) {
@@ -333,43 +328,28 @@ static void record_alloc(void *p, size_t n)
 	rec->heap_size = n;
 	rec->value_ns = __atomic_load_n(&heap_sampling_rate, __ATOMIC_RELAXED);
 	if (sampler.is_initialized()) {
-		sigjmp_buf jb;
-		if (sigsetjmp(jb, 0)) {
-			/* a read faulted (the guard disarmed itself): the
-			 * allocation still counts, without a stack */
-			rec->n_frames = 0;
+		/* a read that faults: the allocation still counts, without
+		 * a stack */
+		if (frames_sample_sigsafe(rec, 0, 0) == -EFAULT)
 			rec->flags |= SAMPLE_NO_TSTATE;
-		} else {
-			guard_jmp = &jb;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			uintptr_t ts = frames_find_tstate_sigsafe();
-			if (!ts) {
-				rec->flags |= SAMPLE_NO_TSTATE;
-			} else {
-				uint16_t flags = 0;
-				rec->tstate = ts;
-				rec->n_frames = (uint16_t)frames_walk_sigsafe(
-					ts, (struct raw_frame *)(rec + 1),
-					sampler.max_depth, &flags);
-				rec->flags |= flags;
-			}
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			guard_jmp = NULL;
-		}
 	} else {
 		/* before Py_Initialize or after finalization began */
 		rec->flags |= SAMPLE_NO_TSTATE | SAMPLE_HEAP_NO_PY;
 	}
 	if (sampler.native && rec->n_frames) {
+		/* the guard policy of frames_sample_sigsafe: put back what
+		 * was armed before, on both ways out */
+		sigjmp_buf *volatile prev_jmp = guard_jmp;
 		sigjmp_buf njb;
 		if (sigsetjmp(njb, 0)) {
+			guard_jmp = prev_jmp;
 			rec->n_native = 0; /* a bad frame: Python stack only */
 		} else {
 			guard_jmp = &njb;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			capture_native(rec);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			guard_jmp = NULL;
+			guard_jmp = prev_jmp;
 		}
 	}
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
