@@ -125,9 +125,8 @@ check: all unit check-sigsafe check-includes $(BUILD)/fuzz/wire_fuzz
 check-regrtest: all unit
 	REGRTEST=1 T="regression tests" tests/run
 
-# The whole suite on the interpreters being ported to (CPython 3.14 and
-# 3.15 from Debian sid, tools/get-sid-pythons): not yet in make check's
-# default list (tests/lib/pythons.sh), which must fit CI's time.
+# The whole suite on the newest interpreters alone (CPython 3.14 and 3.15
+# from Debian sid, tools/get-sid-pythons; make check runs them too).
 check-new: all unit check-sigsafe check-includes
 	PYPROF_TEST_PYTHONS=new tests/run
 
