@@ -28,6 +28,7 @@
 #include "http/http_pprof.h"
 #include "daemon/listener.h"
 #include "common/log.h"
+#include "common/pidring.h"
 #include "daemon/loop.h"
 #include "daemon/output.h"
 #include "daemon/proc.h"
@@ -36,9 +37,6 @@
 
 #define ACCEPTS_PER_EVENT 64
 #define ACCEPT_PAUSE_NS (100 * 1000000ull) /* after EMFILE and friends */
-/* A refused client's library retries every second or so: its pid is
- * logged at warn once, later refusals of the same pid at debug. */
-#define REFUSED_PIDS 64
 /* Descriptors kept for everything but clients: the epoll and signal fds,
  * the listener and its spare, HTTP, profiles being written, ELF files
  * read for native names. */
@@ -61,8 +59,7 @@ struct collector {
 	int failed; /* the loop failed */
 	char token[40];       /* made at start, else "" */
 	char token_path[300]; /* where it was written, else "" */
-	pid_t refused[REFUSED_PIDS]; /* recently refused pids, a ring */
-	unsigned n_refused;
+	struct pidring refused; /* recently refused pids: warn once each */
 	size_t max_conns;    /* clients served at once */
 	uint64_t n_shed;     /* turned away in the current burst, for want
 				of descriptors (n_shed_fd) or of room */
@@ -136,12 +133,7 @@ static int uid_allowed(const struct collector *c, uid_t uid)
 
 static void refuse(struct collector *c, pid_t pid, uid_t uid)
 {
-	int again = 0;
-	for (unsigned i = 0; i < REFUSED_PIDS; i++)
-		again |= c->refused[i] == pid;
-	if (!again)
-		c->refused[c->n_refused++ % REFUSED_PIDS] = pid;
-	(again ? log_debug : log_warn)(
+	(pidring_seen(&c->refused, pid) ? log_debug : log_warn)(
 		"refused client pid %d: uid %u is not ours (%u)%s", (int)pid,
 		(unsigned)uid, (unsigned)geteuid(),
 		c->opts->n_allow_uids ? " nor allowed by --allow-user"

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/pidring.h"
 #include "daemon/loop.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
@@ -311,11 +312,9 @@ static void log_connect(struct conn *c, const struct proc_hello *h,
 			  "pid namespace?)", h->pid, (int)c->peer_pid);
 }
 
-/* A refused client's library tries again at once: each peer pid is
- * logged at warn once, later refusals at debug. Loop thread only. */
-#define CONN_REFUSED_PIDS 32
-static pid_t refused_pids[CONN_REFUSED_PIDS];
-static unsigned n_refused_pids;
+/* Peers refused for a claimed pid: each is logged at warn once, later
+ * refusals at debug. Loop thread only. */
+static struct pidring refused_pids;
 
 /*
  * The HELLO's pid names the profile and is what control requests aim at.
@@ -328,17 +327,10 @@ static unsigned n_refused_pids;
  */
 static int check_claimed_pid(struct conn *c, uint64_t pid)
 {
-	int again = 0;
-
 	if (c->peer_uid == geteuid() || c->peer_uid == 0 ||
 	    pid == (uint64_t)c->peer_pid)
 		return 0;
-	for (unsigned i = 0; i < CONN_REFUSED_PIDS && i < n_refused_pids; i++)
-		again |= refused_pids[i] == c->peer_pid;
-	if (!again)
-		refused_pids[n_refused_pids++ % CONN_REFUSED_PIDS] =
-			c->peer_pid;
-	(again ? log_debug : log_warn)(
+	(pidring_seen(&refused_pids, c->peer_pid) ? log_debug : log_warn)(
 		"refused client pid %d (uid %u): its HELLO claims pid %" PRIu64
 		"; a client of another user must send its own pid (one in "
 		"another pid namespace cannot be served)",
