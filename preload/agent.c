@@ -641,15 +641,12 @@ static void exit_flush(void)
 		uint64_t now = mono_ns();
 		if (ag.tr.fd < 0) {
 			/* one attempt: no waiting for a collector */
-			int conn = transport_connect(&ag.tr, now, build_hello,
-						     &ag, &ag.in);
-			if (conn > 0)
-				new_connection();
-			if (conn <= 0) {
-				size_t left = transport_pending(&ag.tr);
+			if (transport_connect(&ag.tr, now, build_hello, &ag,
+					      &ag.in) <= 0) {
+				/* a refusal (tr.refused) said so already */
 				if (ag.tr.refused)
-					; /* said once already */
-				else if (ag.tr.conn_seq == 0)
+					return;
+				if (ag.tr.conn_seq == 0)
 					plog_info("no collector at %s: exiting "
 						  "at once, %lu samples "
 						  "dropped",
@@ -657,9 +654,10 @@ static void exit_flush(void)
 				else
 					plog_info("collector gone at exit: %zu "
 						  "bytes of samples dropped",
-						  left);
+						  transport_pending(&ag.tr));
 				return;
 			}
+			new_connection();
 			ag.tr.next_try_ns = UINT64_MAX;
 		}
 		transport_pump(&ag.tr, now);
