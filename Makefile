@@ -84,7 +84,10 @@ $(BUILD)/libpyprof.so: $(PRELOAD_OBJ)
 $(BUILD)/libpreload.a: $(PRELOAD_AR_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(PROTO_C) $(PROTO_H): proto/profile.proto | $(BUILD)/gen
+# One grouped target (&:): protoc-c writes both files in one run. Two plain
+# targets let make -j run it twice, one run truncating the .c while the
+# other's was being compiled (an empty profile.pb-c.o; CI's UBSan link failed).
+$(PROTO_C) $(PROTO_H) &: proto/profile.proto | $(BUILD)/gen
 	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/profile.proto
 
 $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
