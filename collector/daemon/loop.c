@@ -16,8 +16,9 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "common/clock.h"
 
 #define LOOP_MAX_EVENTS 128
 
@@ -50,9 +51,7 @@ struct loop {
 
 uint64_t loop_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return now_mono_ns();
 }
 
 struct loop *loop_new(void)

@@ -59,6 +59,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "daemon/agg.h"
 #include "daemon/collector_opts.h"
 #include "common/fileio.h"
@@ -112,13 +113,6 @@ struct output {
 	size_t n_charge, charge_cap;
 	int failed;
 };
-
-static uint64_t now_unix_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- memory ------------------------------------------------------------------ */
 

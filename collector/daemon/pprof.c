@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 
+#include "common/clock.h"
 #include "daemon/agg.h"
 #include "common/fileio.h"
 #include "daemon/heapagg.h"
@@ -815,13 +815,6 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 		add_comment(b, str_fmt(b, "pid %" PRIu64 ": native stacks, "
 					  "%" PRIu64 " samples not merged",
 				       in->pid, in->bye.native_unmerged));
-}
-
-static uint64_t now_unix_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- packing ---------------------------------------------------------------- */

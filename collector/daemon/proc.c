@@ -34,8 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "daemon/agg.h"
 #include "symbols/elfsym.h"
 #include "daemon/heapagg.h"
@@ -139,13 +139,6 @@ struct procs {
 		char why[PROCS_REFUSED_LEN];
 	} refused[PROCS_REFUSED_KINDS + 1]; /* + "other reasons" */
 };
-
-static uint64_t now_unix_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -1287,13 +1280,6 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 	}
 	p->heard_unix_ns = now_unix_ns();
 	return 0;
-}
-
-static uint64_t now_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err)

@@ -22,8 +22,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "daemon/control.h"
 #include "common/log.h"
 #include "daemon/loop.h"
@@ -65,13 +65,6 @@ struct windows {
 	struct window *head;
 	size_t n;
 };
-
-static uint64_t now_unix_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- sampling on demand (control.h) -------------------------------------- */
 

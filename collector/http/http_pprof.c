@@ -30,9 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "daemon/control.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"
@@ -64,13 +64,6 @@ struct pending {
 	int flame;
 	unsigned seconds;
 };
-
-static uint64_t now_unix_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t hz_of(uint64_t period_ns)
 {
