@@ -12,7 +12,8 @@
  * at the end (nothing left over), and only then applies the frame, so a
  * malformed frame changes nothing. SAMPLES is decoded twice, once to check
  * every record and once to add them; the second pass costs less than a
- * partly applied frame would in confusion.
+ * partly applied frame would in confusion. HELLO and BYE, the two frames
+ * of tagged fields, are decoded by hello.c into structs this file applies.
  *
  * Example: a SAMPLES frame with base_ns 1000 and one record (node 3,
  * thread 1, dt 5, count 1, value 10000000, flags 0):
@@ -37,6 +38,7 @@
 
 #include "common/log.h"
 #include "common/pidring.h"
+#include "daemon/hello.h"
 #include "daemon/loop.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
@@ -250,28 +252,7 @@ static int proc_failed(struct conn *c, int rc, const char *err)
 	return rc;
 }
 
-/* ---- HELLO and BYE: tagged fields ---------------------------------------- */
-
-/* Reads one tagged field's key and value: *is_bytes tells which of *v or
- * (*s, *n) holds it. Returns 0, or -EPROTO when the cursor broke. */
-static int get_field(struct wire_in *r, uint64_t *tag, int *is_bytes,
-		     uint64_t *v, const uint8_t **s, size_t *n)
-{
-	uint64_t key = wire_get_varint(r);
-	*tag = key >> 1;
-	*is_bytes = (int)(key & 1);
-	if (*is_bytes)
-		*s = wire_get_bytes(r, n, WIRE_MAX_STRING);
-	else
-		*v = wire_get_varint(r);
-	return r->ok ? 0 : -EPROTO;
-}
-
-static int hello_bytes_tag(uint64_t tag)
-{
-	return tag == WIRE_H_PYVERSION || tag == WIRE_H_EXE ||
-	       tag == WIRE_H_ARG || tag == WIRE_H_COMM;
-}
+/* ---- HELLO and BYE (decoded by hello.c) ----------------------------------- */
 
 static const char *mode_name(uint64_t mode)
 {
@@ -361,190 +342,52 @@ static void on_refused(struct conn *c, const struct proc_hello *h,
 
 static int on_hello(struct conn *c, struct wire_in *r)
 {
-	struct proc_hello h = { 0 };
-	struct proc_bytes *args = NULL;
-	size_t args_cap = 0;
-	uint64_t seen = 0; /* bit per tag < 64 already read */
-	const uint8_t *refused = NULL;
-	size_t refused_len = 0;
-	char err[PROC_ERR_LEN];
-	int resumed, rc = -EPROTO;
+	struct hello hl;
+	char err[PROC_ERR_LEN > HELLO_ERR_LEN ? PROC_ERR_LEN : HELLO_ERR_LEN];
+	int resumed, rc;
 
 	if (c->state != CONN_WANT_HELLO) {
 		reject(c, "second HELLO on one connection");
+		return -EPROTO;
+	}
+	rc = hello_decode(r->p, (size_t)(r->end - r->p), &hl, err);
+	if (hl.sampling >= 0)
+		c->hello_sampling = hl.sampling; /* for control.c */
+	if (rc == -ENOMEM)
+		log_error("client pid %d: out of memory", (int)c->peer_pid);
+	else if (rc < 0)
+		reject(c, "%s", err);
+	if (rc < 0 || (rc = check_claimed_pid(c, hl.h.pid)) < 0)
+		goto out;
+	if (hl.refused) {
+		on_refused(c, &hl.h, hl.refused_why.p, hl.refused_why.len);
 		goto out;
 	}
-	if ((size_t)(r->end - r->p) < WIRE_MAGIC_LEN ||
-	    memcmp(r->p, WIRE_MAGIC, WIRE_MAGIC_LEN) != 0) {
-		reject(c, "HELLO without the " WIRE_MAGIC " magic");
-		goto out;
-	}
-	r->p += WIRE_MAGIC_LEN;
-	while (!wire_at_end(r)) {
-		uint64_t tag, v = 0;
-		const uint8_t *s = NULL;
-		size_t n = 0;
-		int is_bytes;
-
-		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0) {
-			reject(c, "HELLO: a field is malformed or longer "
-				  "than the frame (or than %d bytes)",
-			       WIRE_MAX_STRING);
-			goto out;
-		}
-		if (seen == 0 && tag != WIRE_H_VERSION) {
-			reject(c, "HELLO must start with VERSION (got tag "
-				  "%" PRIu64 ")", tag);
-			goto out;
-		}
-		if (tag == WIRE_H_SAMPLING && !is_bytes) {
-			c->hello_sampling = v != 0; /* for control.c */
-			continue;
-		}
-		if (tag == WIRE_H_WRITTEN && !is_bytes) {
-			h.written = v;
-			h.has_written = 1;
-			continue;
-		}
-		if (tag == WIRE_H_REFUSED && is_bytes) {
-			refused = s;
-			refused_len = n;
-			continue;
-		}
-		if (tag == 0 || tag > WIRE_H_COMM)
-			continue; /* unknown: skipped, as wire.h promises */
-		if (is_bytes != hello_bytes_tag(tag)) {
-			reject(c, "HELLO tag %" PRIu64 " has the wrong kind",
-			       tag);
-			goto out;
-		}
-		if (tag != WIRE_H_ARG && (seen & (1ull << tag))) {
-			reject(c, "HELLO tag %" PRIu64 " repeated", tag);
-			goto out;
-		}
-		seen |= 1ull << tag;
-		switch (tag) {
-		case WIRE_H_VERSION:
-			h.version = v;
-			if (v != WIRE_VERSION) {
-				reject(c, "protocol version %" PRIu64
-					  " not supported (this collector "
-					  "speaks %d)", v, WIRE_VERSION);
-				goto out;
-			}
-			break;
-		case WIRE_H_PID: h.pid = v; break;
-		case WIRE_H_PPID: h.ppid = v; break;
-		case WIRE_H_START_UNIX_NS:
-			h.start_unix_ns = v;
-			h.has_start_unix = 1;
-			break;
-		case WIRE_H_START_MONO_NS:
-			h.start_mono_ns = v;
-			h.has_start_mono = 1;
-			break;
-		case WIRE_H_MODE: h.mode = v; break;
-		case WIRE_H_PERIOD_NS: h.period_ns = v; break;
-		case WIRE_H_MAX_DEPTH: h.max_depth = v; break;
-		case WIRE_H_PYVERSION: h.pyversion = (struct proc_bytes){ s, n }; break;
-		case WIRE_H_EXE: h.exe = (struct proc_bytes){ s, n }; break;
-		case WIRE_H_COMM: h.comm = (struct proc_bytes){ s, n }; break;
-		case WIRE_H_CONN_SEQ: h.conn_seq = v; break;
-		case WIRE_H_UID: h.uid = v; break;
-		case WIRE_H_ACHIEVED_NS: h.achieved_ns = v; break;
-		case WIRE_H_ARG:
-			if (h.n_args == WIRE_MAX_ARGS) {
-				reject(c, "HELLO: more than %d ARG fields",
-				       WIRE_MAX_ARGS);
-				goto out;
-			}
-			if (h.n_args == args_cap) {
-				size_t cap = args_cap ? 2 * args_cap : 16;
-				struct proc_bytes *a =
-					realloc(args, cap * sizeof(*a));
-				if (!a) {
-					rc = -ENOMEM;
-					log_error("client pid %d: out of "
-						  "memory", (int)c->peer_pid);
-					goto out;
-				}
-				args = a;
-				args_cap = cap;
-			}
-			args[h.n_args++] = (struct proc_bytes){ s, n };
-			break;
-		}
-	}
-	if (!(seen & (1ull << WIRE_H_VERSION))) {
-		reject(c, "HELLO without VERSION");
-		goto out;
-	}
-	if (!(seen & (1ull << WIRE_H_PID)) || h.pid == 0 ||
-	    h.pid > INT32_MAX) {
-		reject(c, "HELLO without a valid PID");
-		goto out;
-	}
-	if (h.mode != WIRE_MODE_CPU && h.mode != WIRE_MODE_WALL) {
-		reject(c, "HELLO: unknown mode %" PRIu64, h.mode);
-		goto out;
-	}
-	if ((rc = check_claimed_pid(c, h.pid)) < 0)
-		goto out;
-	if (refused) {
-		on_refused(c, &h, refused, refused_len);
-		rc = 0;
-		goto out;
-	}
-	h.args = args;
-	rc = proc_session_open(c->reg, &h, &c->session, &resumed, err);
+	rc = proc_session_open(c->reg, &hl.h, &c->session, &resumed, err);
 	if (rc < 0) {
 		log_error("client pid %d: %s", (int)c->peer_pid, err);
 		goto out;
 	}
 	proc_session_set_owner(c->session, c);
-	c->acks = h.has_written;
-	c->pid = h.pid;
+	c->acks = hl.h.has_written;
+	c->pid = hl.h.pid;
 	c->state = CONN_ACTIVE;
-	log_printable(c->comm, sizeof(c->comm), (const char *)h.comm.p,
-		      h.comm.len);
-	log_connect(c, &h, resumed);
+	log_printable(c->comm, sizeof(c->comm), (const char *)hl.h.comm.p,
+		      hl.h.comm.len);
+	log_connect(c, &hl.h, resumed);
 	if (c->ctl) /* a request running now covers it too */
 		c->ctl->on_hello(c->ctl_ctx, c);
-	rc = 0;
 out:
-	free(args);
+	hello_free(&hl);
 	return rc;
 }
 
 static int on_bye(struct conn *c, struct wire_in *r)
 {
-	struct proc_bye b = { 0 };
-	while (!wire_at_end(r)) {
-		uint64_t tag, v = 0;
-		const uint8_t *s;
-		size_t n;
-		int is_bytes;
-		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0)
-			return check_end(c, r, WIRE_BYE);
-		if (is_bytes)
-			continue; /* no BYE field is bytes yet: unknown */
-		switch (tag) {
-		case WIRE_B_SAMPLES: b.samples = v; b.has_samples = 1; break;
-		case WIRE_B_LOST: b.lost = v; b.has_lost = 1; break;
-		case WIRE_B_END_MONO_NS:
-			b.end_mono_ns = v;
-			b.has_end_mono = 1;
-			break;
-		case WIRE_B_HANDLER_N: b.handler_n = v; break;
-		case WIRE_B_HANDLER_NS: b.handler_ns = v; break;
-		case WIRE_B_FAULTS: b.faults = v; break;
-		case WIRE_B_ACHIEVED_NS: b.achieved_ns = v; break;
-		case WIRE_B_NATIVE_UNMERGED:
-			b.native_unmerged = v;
-			b.has_native = 1;
-			break;
-		default: break;
-		}
+	struct proc_bye b;
+	if (bye_decode(r->p, (size_t)(r->end - r->p), &b) < 0) {
+		r->ok = 0;
+		return check_end(c, r, WIRE_BYE);
 	}
 	proc_set_bye(c->session, &b);
 	c->state = CONN_AFTER_BYE;

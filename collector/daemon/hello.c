@@ -1,0 +1,242 @@
+/*
+ * hello.c - HELLO and BYE decoding (see hello.h).
+ *
+ * Both payloads are lists of tagged fields (wire.h: key = tag << 1 |
+ * kind, then a varint or a byte string). HELLO is checked as it is read,
+ * in wire order, so the first thing wrong is the one reported; nothing
+ * outside *out is touched, so a rejected HELLO changes nothing.
+ *
+ * Collector loop thread (or any thread: no shared state).
+ */
+#include "daemon/hello.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pyprof/wire.h"
+
+/* Reads one tagged field's key and value: *is_bytes tells which of *v or
+ * (*s, *n) holds it. Returns 0, or -EPROTO when the cursor broke. */
+static int get_field(struct wire_in *r, uint64_t *tag, int *is_bytes,
+		     uint64_t *v, const uint8_t **s, size_t *n)
+{
+	uint64_t key = wire_get_varint(r);
+	*tag = key >> 1;
+	*is_bytes = (int)(key & 1);
+	if (*is_bytes)
+		*s = wire_get_bytes(r, n, WIRE_MAX_STRING);
+	else
+		*v = wire_get_varint(r);
+	return r->ok ? 0 : -EPROTO;
+}
+
+static int hello_bytes_tag(uint64_t tag)
+{
+	return tag == WIRE_H_PYVERSION || tag == WIRE_H_EXE ||
+	       tag == WIRE_H_ARG || tag == WIRE_H_COMM;
+}
+
+static int add_arg(struct hello *hl, size_t *cap, const uint8_t *s,
+		   size_t n, char *err)
+{
+	struct proc_hello *h = &hl->h;
+	if (h->n_args == WIRE_MAX_ARGS) {
+		snprintf(err, HELLO_ERR_LEN, "HELLO: more than %d ARG fields",
+			 WIRE_MAX_ARGS);
+		return -EPROTO;
+	}
+	if (h->n_args == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		struct proc_bytes *a = realloc(hl->args, c * sizeof(*a));
+		if (!a) {
+			snprintf(err, HELLO_ERR_LEN, "out of memory");
+			return -ENOMEM;
+		}
+		hl->args = a;
+		*cap = c;
+	}
+	hl->args[h->n_args++] = (struct proc_bytes){ s, n };
+	return 0;
+}
+
+/* A known tag up to WIRE_H_COMM, of the right kind, not repeated. */
+static int set_field(struct hello *hl, size_t *args_cap, uint64_t tag,
+		     uint64_t v, const uint8_t *s, size_t n, char *err)
+{
+	struct proc_hello *h = &hl->h;
+	switch (tag) {
+	case WIRE_H_VERSION:
+		h->version = v;
+		if (v != WIRE_VERSION) {
+			snprintf(err, HELLO_ERR_LEN,
+				 "protocol version %" PRIu64 " not supported "
+				 "(this collector speaks %d)", v,
+				 WIRE_VERSION);
+			return -EPROTO;
+		}
+		break;
+	case WIRE_H_PID: h->pid = v; break;
+	case WIRE_H_PPID: h->ppid = v; break;
+	case WIRE_H_START_UNIX_NS:
+		h->start_unix_ns = v;
+		h->has_start_unix = 1;
+		break;
+	case WIRE_H_START_MONO_NS:
+		h->start_mono_ns = v;
+		h->has_start_mono = 1;
+		break;
+	case WIRE_H_MODE: h->mode = v; break;
+	case WIRE_H_PERIOD_NS: h->period_ns = v; break;
+	case WIRE_H_MAX_DEPTH: h->max_depth = v; break;
+	case WIRE_H_PYVERSION: h->pyversion = (struct proc_bytes){ s, n }; break;
+	case WIRE_H_EXE: h->exe = (struct proc_bytes){ s, n }; break;
+	case WIRE_H_COMM: h->comm = (struct proc_bytes){ s, n }; break;
+	case WIRE_H_CONN_SEQ: h->conn_seq = v; break;
+	case WIRE_H_UID: h->uid = v; break;
+	case WIRE_H_ACHIEVED_NS: h->achieved_ns = v; break;
+	case WIRE_H_ARG: return add_arg(hl, args_cap, s, n, err);
+	}
+	return 0;
+}
+
+/* The fields after the magic, in order. *seen: a bit per tag < 64 read. */
+static int read_fields(struct wire_in *r, struct hello *hl, uint64_t *seen,
+		       char *err)
+{
+	size_t args_cap = 0;
+	int rc;
+
+	while (!wire_at_end(r)) {
+		uint64_t tag, v = 0;
+		const uint8_t *s = NULL;
+		size_t n = 0;
+		int is_bytes;
+
+		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0) {
+			snprintf(err, HELLO_ERR_LEN,
+				 "HELLO: a field is malformed or longer than "
+				 "the frame (or than %d bytes)",
+				 WIRE_MAX_STRING);
+			return -EPROTO;
+		}
+		if (*seen == 0 && tag != WIRE_H_VERSION) {
+			snprintf(err, HELLO_ERR_LEN,
+				 "HELLO must start with VERSION (got tag "
+				 "%" PRIu64 ")", tag);
+			return -EPROTO;
+		}
+		if (tag == WIRE_H_SAMPLING && !is_bytes) {
+			hl->sampling = v != 0;
+			continue;
+		}
+		if (tag == WIRE_H_WRITTEN && !is_bytes) {
+			hl->h.written = v;
+			hl->h.has_written = 1;
+			continue;
+		}
+		if (tag == WIRE_H_REFUSED && is_bytes) {
+			hl->refused = 1;
+			hl->refused_why = (struct proc_bytes){ s, n };
+			continue;
+		}
+		if (tag == 0 || tag > WIRE_H_COMM)
+			continue; /* unknown: skipped, as wire.h promises */
+		if (is_bytes != hello_bytes_tag(tag)) {
+			snprintf(err, HELLO_ERR_LEN,
+				 "HELLO tag %" PRIu64 " has the wrong kind",
+				 tag);
+			return -EPROTO;
+		}
+		if (tag != WIRE_H_ARG && (*seen & (1ull << tag))) {
+			snprintf(err, HELLO_ERR_LEN,
+				 "HELLO tag %" PRIu64 " repeated", tag);
+			return -EPROTO;
+		}
+		*seen |= 1ull << tag;
+		if ((rc = set_field(hl, &args_cap, tag, v, s, n, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int hello_decode(const uint8_t *p, size_t len, struct hello *out,
+		 char *err)
+{
+	struct wire_in r = { p, p + len, 1 };
+	uint64_t seen = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->sampling = -1;
+	err[0] = 0;
+	if (len < WIRE_MAGIC_LEN || memcmp(p, WIRE_MAGIC, WIRE_MAGIC_LEN)) {
+		snprintf(err, HELLO_ERR_LEN,
+			 "HELLO without the " WIRE_MAGIC " magic");
+		return -EPROTO;
+	}
+	r.p += WIRE_MAGIC_LEN;
+	if ((rc = read_fields(&r, out, &seen, err)) < 0)
+		return rc;
+	out->h.args = out->args;
+	if (!(seen & (1ull << WIRE_H_VERSION))) {
+		snprintf(err, HELLO_ERR_LEN, "HELLO without VERSION");
+		return -EPROTO;
+	}
+	if (!(seen & (1ull << WIRE_H_PID)) || out->h.pid == 0 ||
+	    out->h.pid > INT32_MAX) {
+		snprintf(err, HELLO_ERR_LEN, "HELLO without a valid PID");
+		return -EPROTO;
+	}
+	if (out->h.mode != WIRE_MODE_CPU && out->h.mode != WIRE_MODE_WALL) {
+		snprintf(err, HELLO_ERR_LEN, "HELLO: unknown mode %" PRIu64,
+			 out->h.mode);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+void hello_free(struct hello *hl)
+{
+	free(hl->args);
+	hl->args = NULL;
+	hl->h.args = NULL;
+	hl->h.n_args = 0;
+}
+
+int bye_decode(const uint8_t *p, size_t len, struct proc_bye *b)
+{
+	struct wire_in r = { p, p + len, 1 };
+
+	memset(b, 0, sizeof(*b));
+	while (!wire_at_end(&r)) {
+		uint64_t tag, v = 0;
+		const uint8_t *s;
+		size_t n;
+		int is_bytes;
+		if (get_field(&r, &tag, &is_bytes, &v, &s, &n) < 0)
+			return -EPROTO;
+		if (is_bytes)
+			continue; /* no BYE field is bytes yet: unknown */
+		switch (tag) {
+		case WIRE_B_SAMPLES: b->samples = v; b->has_samples = 1; break;
+		case WIRE_B_LOST: b->lost = v; b->has_lost = 1; break;
+		case WIRE_B_END_MONO_NS:
+			b->end_mono_ns = v;
+			b->has_end_mono = 1;
+			break;
+		case WIRE_B_HANDLER_N: b->handler_n = v; break;
+		case WIRE_B_HANDLER_NS: b->handler_ns = v; break;
+		case WIRE_B_FAULTS: b->faults = v; break;
+		case WIRE_B_ACHIEVED_NS: b->achieved_ns = v; break;
+		case WIRE_B_NATIVE_UNMERGED:
+			b->native_unmerged = v;
+			b->has_native = 1;
+			break;
+		default: break;
+		}
+	}
+	return 0;
+}
