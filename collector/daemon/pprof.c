@@ -866,30 +866,251 @@ out:
 	return err;
 }
 
+/* ---- the profile, one message at a time ------------------------------------ */
+
+/* The ValueType messages: sample types and the period type. */
+struct value_types {
+	ValueType count, time, period, heap[4];
+	ValueType *cpu_types[2], *heap_types[4];
+};
+
+/* The start and end of what the profile covers, and the heap rate. */
+struct span {
+	uint64_t start, end, heap_rate;
+};
+
+/* The builder's maps from symtab ids; -ENOMEM if one is missing. */
+static int builder_init(struct builder *b, const struct symtab *st,
+			const struct pprof_opts *opts,
+			const struct proc_info *first)
+{
+	b->st = st;
+	b->mode = first ? first->mode
+			: opts->empty_wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
+	b->proc_labels = opts->proc_labels;
+	b->one_thread = opts->one_thread;
+	b->tid = opts->tid;
+	idhash_init(&b->str_hash);
+	b->sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
+	b->fid_map = calloc((size_t)symtab_n_functions(st) + 1,
+			    sizeof(uint32_t));
+	b->lid_map = calloc((size_t)symtab_n_locations(st) + 1,
+			    sizeof(uint32_t));
+	b->mid_map = calloc((size_t)symtab_n_mappings(st) + 1,
+			    sizeof(uint32_t));
+	b->mid_unnamed = calloc((size_t)symtab_n_mappings(st) + 1, 1);
+	if (!b->sid_idx || !b->fid_map || !b->lid_map || !b->mid_map ||
+	    !b->mid_unnamed)
+		return -ENOMEM;
+	ptrs_push(b, &b->strs, (void *)""); /* string index 0 */
+	return 0;
+}
+
+/* Frees what builder_init and the encoders allocated; hands the location
+ * map to stats when asked for and the profile was built (err 0). */
+static void builder_fini(struct builder *b, int err,
+			 const struct pprof_opts *opts,
+			 struct pprof_stats *stats)
+{
+	free(b->sid_idx);
+	free(b->fid_map);
+	if (err == 0 && opts->want_loc_map) {
+		stats->loc_map = b->lid_map;
+		stats->n_loc_map = (size_t)symtab_n_locations(b->st) + 1;
+		b->lid_map = NULL;
+	}
+	free(b->lid_map);
+	free(b->mid_map);
+	free(b->mid_unnamed);
+	free(b->maps.v);
+	free(b->strs.v);
+	free(b->funcs.v);
+	free(b->locs.v);
+	free(b->samples.v);
+	free(b->comments);
+	idhash_fini(&b->str_hash);
+	arena_free(&b->arena);
+}
+
+/* sample_type, default_sample_type and period_type. Their strings are
+ * the first of the string table, in this order. */
+static void encode_sample_types(struct builder *b,
+				const struct pprof_opts *opts,
+				struct value_types *vt, Profile *prof)
+{
+	static const char *const heap_names[4][2] = {
+		{ "alloc_objects", "count" },
+		{ "alloc_space", "bytes" },
+		{ "inuse_objects", "count" },
+		{ "inuse_space", "bytes" },
+	};
+	const char *kind = b->mode == WIRE_MODE_WALL ? "wall" : "cpu";
+
+	vt->count.type = str_idx(b, "samples");
+	vt->count.unit = str_idx(b, "count");
+	vt->time.type = str_idx(b, kind);
+	vt->time.unit = str_idx(b, "nanoseconds");
+	vt->period.type = vt->time.type;
+	vt->period.unit = vt->time.unit;
+	vt->cpu_types[0] = &vt->count;
+	vt->cpu_types[1] = &vt->time;
+	prof->n_sample_type = 2;
+	prof->sample_type = vt->cpu_types;
+	prof->period_type = &vt->period;
+	if (!opts->heap)
+		return;
+	for (int i = 0; i < 4; i++) {
+		vt->heap[i].type = str_idx(b, heap_names[i][0]);
+		vt->heap[i].unit = str_idx(b, heap_names[i][1]);
+		vt->heap_types[i] = &vt->heap[i];
+	}
+	vt->period.type = str_idx(b, "space");
+	vt->period.unit = str_idx(b, "bytes");
+	b->one_thread = 0;
+	prof->n_sample_type = 4;
+	prof->sample_type = vt->heap_types;
+	prof->default_sample_type = vt->heap[opts->heap_allocs ? 1 : 3].type;
+}
+
+/* Mapping 1: the first process's executable (its name is interned
+ * before any sample's strings). */
+static void encode_main_mapping(struct builder *b,
+				const struct proc_info *first, Mapping *map)
+{
+	map->id = 1;
+	map->filename = first ? sid_idx(b, first->exe_sid) : 0;
+	map->has_functions = map->has_filenames = map->has_line_numbers = 1;
+}
+
+/* Samples (with the functions, locations, native mappings and strings
+ * they use) and the comments of each process; the processes' span. */
+static void encode_processes(struct builder *b,
+			     const struct proc *const *procs, size_t n,
+			     const struct pprof_opts *opts,
+			     struct pprof_stats *stats, struct span *sp)
+{
+	for (size_t i = 0; i < n && !b->oom; i++) {
+		const struct proc_info *in = proc_info(procs[i]);
+		uint64_t e = proc_end_unix_ns(procs[i]);
+		if (in->start_unix_ns < sp->start)
+			sp->start = in->start_unix_ns;
+		if (e > sp->end)
+			sp->end = e;
+		if (opts->heap) {
+			add_heap_samples(b, procs[i], stats);
+			if (!sp->heap_rate && proc_heap(procs[i]))
+				sp->heap_rate =
+					heapagg_rate_of(proc_heap(procs[i]));
+		} else {
+			add_proc_samples(b, procs[i], stats);
+			if (!b->one_thread)
+				add_lost_samples(b, procs[i], stats);
+		}
+		if (i < PPROF_MAX_PROC_COMMENTS)
+			add_proc_comments(b, procs[i]);
+	}
+}
+
+/* The comments about the profile as a whole, after the processes'. */
+static void encode_profile_comments(struct builder *b, size_t n)
+{
+	if (b->one_thread)
+		add_comment(b, str_fmt(b, "thread %" PRIu64 " only (one "
+					  "profile per thread; lost samples "
+					  "are in the process's profile)",
+				       b->tid));
+	if (n > PPROF_MAX_PROC_COMMENTS)
+		add_comment(b, str_fmt(b, "%zu more processes not described "
+					  "here", n - PPROF_MAX_PROC_COMMENTS));
+}
+
+/* Every mapping: the main one, then the native ones the samples used. */
+static void encode_mappings(struct builder *b, Mapping *main_map,
+			    Profile *prof)
+{
+	/* a mapping "has functions" only if every address in it was named */
+	for (uint32_t mid = 1; mid <= symtab_n_mappings(b->st); mid++)
+		if (b->mid_map[mid] && b->mid_unnamed[mid])
+			((Mapping *)b->maps.v[b->mid_map[mid] - 2])
+				->has_functions = 0;
+	Mapping **all = balloc(b, (1 + b->maps.n) * sizeof(*all));
+	if (!all)
+		return;
+	all[0] = main_map;
+	for (size_t i = 0; i < b->maps.n; i++)
+		all[1 + i] = b->maps.v[i];
+	prof->n_mapping = 1 + b->maps.n;
+	prof->mapping = all;
+}
+
+/* The repeated messages the encoders collected. */
+static void encode_tables(const struct builder *b, Profile *prof)
+{
+	prof->n_sample = b->samples.n;
+	prof->sample = (Sample **)b->samples.v;
+	prof->n_location = b->locs.n;
+	prof->location = (Location **)b->locs.v;
+	prof->n_function = b->funcs.n;
+	prof->function = (Function **)b->funcs.v;
+	prof->n_string_table = b->strs.n;
+	prof->string_table = (char **)b->strs.v;
+	prof->n_comment = b->n_comments;
+	prof->comment = b->comments;
+}
+
+/* time_nanos and duration_nanos: the window asked for, or the processes'
+ * span, or now for an empty profile. */
+static void encode_time(const struct pprof_opts *opts, size_t n,
+			struct span sp, Profile *prof)
+{
+	if (opts->end_unix_ns) {
+		sp.start = opts->start_unix_ns;
+		sp.end = opts->end_unix_ns;
+	} else if (n == 0) {
+		sp.start = sp.end = now_unix_ns();
+	}
+	prof->time_nanos = clamp64(sp.start);
+	prof->duration_nanos = sp.end > sp.start ? clamp64(sp.end - sp.start)
+						 : 0;
+}
+
+/* period: bytes per heap sample, or the first process's period. */
+static void encode_period(const struct pprof_opts *opts,
+			  const struct proc_info *first,
+			  const struct span *sp, Profile *prof)
+{
+	prof->period = opts->heap ? clamp64(sp->heap_rate)
+		       : first ? clamp64(first->period_ns) : 0;
+}
+
+/* Packs and gzips prof into *out (malloc'ed). 0 or -errno. */
+static int pack_profile(const Profile *prof, void **out, size_t *out_len)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(prof);
+	uint8_t *packed = malloc(len ? len : 1);
+	int err;
+
+	if (!packed)
+		return -ENOMEM;
+	perftools__profiles__profile__pack(prof, packed);
+	err = gzip_buf(packed, len, out, out_len);
+	free(packed);
+	return err;
+}
+
 int pprof_build(const struct symtab *st, const struct proc *const *procs,
 		size_t n, const struct pprof_opts *opts, void **out,
 		size_t *out_len, struct pprof_stats *stats)
 {
 	static const struct pprof_opts no_opts;
+	static const ValueType vt_init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	struct builder b = { 0 };
 	struct pprof_stats local = { 0 };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	ValueType vt_count = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	ValueType vt_time = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	ValueType vt_period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	ValueType *types[2] = { &vt_count, &vt_time };
-	ValueType vt_heap[4] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-				 PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
-	ValueType *heap_types[4] = { &vt_heap[0], &vt_heap[1], &vt_heap[2],
-				     &vt_heap[3] };
-	uint64_t heap_rate = 0;
 	Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
+	struct value_types vt;
+	struct span sp = { UINT64_MAX, 0, 0 };
 	const struct proc_info *first;
-	uint64_t start = UINT64_MAX, end = 0;
-	uint8_t *packed = NULL;
-	size_t len;
 	int err = -ENOMEM;
 
 	if (!stats)
@@ -897,132 +1118,26 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	if (!opts)
 		opts = &no_opts;
 	*stats = (struct pprof_stats){ 0 };
+	vt.count = vt.time = vt.period = vt_init;
+	for (size_t i = 0; i < 4; i++)
+		vt.heap[i] = vt_init;
 	/* No process: a valid CPU profile with no samples, so that a caller
 	 * asking for a merged file always gets one. */
 	first = n ? proc_info(procs[0]) : NULL;
-	b.st = st;
-	b.mode = first ? first->mode
-		       : opts->empty_wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
-	b.proc_labels = opts->proc_labels;
-	b.one_thread = opts->one_thread;
-	b.tid = opts->tid;
-	idhash_init(&b.str_hash);
-	b.sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
-	b.fid_map = calloc((size_t)symtab_n_functions(st) + 1,
-			   sizeof(uint32_t));
-	b.lid_map = calloc((size_t)symtab_n_locations(st) + 1,
-			   sizeof(uint32_t));
-	b.mid_map = calloc((size_t)symtab_n_mappings(st) + 1,
-			   sizeof(uint32_t));
-	b.mid_unnamed = calloc((size_t)symtab_n_mappings(st) + 1, 1);
-	if (!b.sid_idx || !b.fid_map || !b.lid_map || !b.mid_map ||
-	    !b.mid_unnamed)
+	if (builder_init(&b, st, opts, first) < 0)
 		goto out;
-	ptrs_push(&b, &b.strs, (void *)"");
-
-	const char *kind = b.mode == WIRE_MODE_WALL ? "wall" : "cpu";
-	vt_count.type = str_idx(&b, "samples");
-	vt_count.unit = str_idx(&b, "count");
-	vt_time.type = str_idx(&b, kind);
-	vt_time.unit = str_idx(&b, "nanoseconds");
-	vt_period.type = vt_time.type;
-	vt_period.unit = vt_time.unit;
-	if (opts->heap) {
-		static const char *const names[4][2] = {
-			{ "alloc_objects", "count" },
-			{ "alloc_space", "bytes" },
-			{ "inuse_objects", "count" },
-			{ "inuse_space", "bytes" },
-		};
-		for (int i = 0; i < 4; i++) {
-			vt_heap[i].type = str_idx(&b, names[i][0]);
-			vt_heap[i].unit = str_idx(&b, names[i][1]);
-		}
-		vt_period.type = str_idx(&b, "space");
-		vt_period.unit = str_idx(&b, "bytes");
-		b.one_thread = 0;
-	}
-
-	map.id = 1;
-	map.filename = first ? sid_idx(&b, first->exe_sid) : 0;
-	map.has_functions = map.has_filenames = map.has_line_numbers = 1;
-
-	for (size_t i = 0; i < n && !b.oom; i++) {
-		const struct proc_info *in = proc_info(procs[i]);
-		uint64_t e = proc_end_unix_ns(procs[i]);
-		if (in->start_unix_ns < start)
-			start = in->start_unix_ns;
-		if (e > end)
-			end = e;
-		if (opts->heap) {
-			add_heap_samples(&b, procs[i], stats);
-			if (!heap_rate && proc_heap(procs[i]))
-				heap_rate = heapagg_rate_of(proc_heap(procs[i]));
-		} else {
-			add_proc_samples(&b, procs[i], stats);
-			if (!b.one_thread)
-				add_lost_samples(&b, procs[i], stats);
-		}
-		if (i < PPROF_MAX_PROC_COMMENTS)
-			add_proc_comments(&b, procs[i]);
-	}
-	if (b.one_thread)
-		add_comment(&b, str_fmt(&b, "thread %" PRIu64 " only (one "
-					    "profile per thread; lost samples "
-					    "are in the process's profile)",
-				       b.tid));
-	if (n > PPROF_MAX_PROC_COMMENTS)
-		add_comment(&b, str_fmt(&b, "%zu more processes not described "
-					    "here", n - PPROF_MAX_PROC_COMMENTS));
-	/* a mapping "has functions" only if every address in it was named */
-	for (uint32_t mid = 1; mid <= symtab_n_mappings(st); mid++)
-		if (b.mid_map[mid] && b.mid_unnamed[mid])
-			((Mapping *)b.maps.v[b.mid_map[mid] - 2])
-				->has_functions = 0;
-	Mapping **all_maps = balloc(&b, (1 + b.maps.n) * sizeof(*all_maps));
+	encode_sample_types(&b, opts, &vt, &prof);
+	encode_main_mapping(&b, first, &map);
+	encode_processes(&b, procs, n, opts, stats, &sp);
+	encode_profile_comments(&b, n);
+	encode_mappings(&b, &map, &prof);
 	if (b.oom)
 		goto out;
-	all_maps[0] = &map;
-	for (size_t i = 0; i < b.maps.n; i++)
-		all_maps[1 + i] = b.maps.v[i];
-
-	prof.n_sample_type = opts->heap ? 4 : 2;
-	prof.sample_type = opts->heap ? heap_types : types;
-	if (opts->heap)
-		prof.default_sample_type =
-			vt_heap[opts->heap_allocs ? 1 : 3].type;
-	prof.n_sample = b.samples.n;
-	prof.sample = (Sample **)b.samples.v;
-	prof.n_mapping = 1 + b.maps.n;
-	prof.mapping = all_maps;
-	prof.n_location = b.locs.n;
-	prof.location = (Location **)b.locs.v;
-	prof.n_function = b.funcs.n;
-	prof.function = (Function **)b.funcs.v;
-	prof.n_string_table = b.strs.n;
-	prof.string_table = (char **)b.strs.v;
-	if (opts->end_unix_ns) {
-		start = opts->start_unix_ns;
-		end = opts->end_unix_ns;
-	} else if (n == 0) {
-		start = end = now_unix_ns();
-	}
-	prof.time_nanos = clamp64(start);
+	encode_tables(&b, &prof);
+	encode_time(opts, n, sp, &prof);
+	encode_period(opts, first, &sp, &prof);
 	stats->time_nanos = prof.time_nanos;
-	prof.duration_nanos = end > start ? clamp64(end - start) : 0;
-	prof.period_type = &vt_period;
-	prof.period = opts->heap ? clamp64(heap_rate)
-		      : first ? clamp64(first->period_ns) : 0;
-	prof.n_comment = b.n_comments;
-	prof.comment = b.comments;
-
-	len = perftools__profiles__profile__get_packed_size(&prof);
-	packed = malloc(len ? len : 1);
-	if (!packed)
-		goto out;
-	perftools__profiles__profile__pack(&prof, packed);
-	err = gzip_buf(packed, len, out, out_len);
-	if (err)
+	if ((err = pack_profile(&prof, out, out_len)) < 0)
 		goto out;
 	stats->n_samples = b.samples.n;
 	stats->bytes = *out_len;
@@ -1031,25 +1146,7 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 			 "the collector does not hold (a collector bug; please "
 			 "report it)", stats->n_refused);
 out:
-	free(packed);
-	free(b.sid_idx);
-	free(b.fid_map);
-	if (err == 0 && opts->want_loc_map) {
-		stats->loc_map = b.lid_map;
-		stats->n_loc_map = (size_t)symtab_n_locations(st) + 1;
-		b.lid_map = NULL;
-	}
-	free(b.lid_map);
-	free(b.mid_map);
-	free(b.mid_unnamed);
-	free(b.maps.v);
-	free(b.strs.v);
-	free(b.funcs.v);
-	free(b.locs.v);
-	free(b.samples.v);
-	free(b.comments);
-	idhash_fini(&b.str_hash);
-	arena_free(&b.arena);
+	builder_fini(&b, err, opts, stats);
 	return err;
 }
 
