@@ -455,41 +455,59 @@ static int make_token(struct collector *c, const char *sock)
 	return rc;
 }
 
-int collector_run(const struct collector_opts *opts)
+/* The socket path: --socket, or the default written into buf. */
+static const char *socket_path(const struct collector_opts *opts, char *buf,
+			       size_t cap)
 {
-	struct collector c = { .opts = opts, .sigfd = -1 };
-	char def_path[256], err[LISTENER_ERR_LEN];
-	const char *path = opts->socket_path;
+	if (opts->socket_path)
+		return opts->socket_path;
+	if (pyprof_default_socket(buf, cap) < 0) {
+		log_error("the default socket path is too long; use "
+			  "--socket");
+		return NULL;
+	}
+	return buf;
+}
+
+/* How many clients are served at once: --max-clients, within what the
+ * descriptor limit allows. */
+static size_t max_clients(const struct collector_opts *opts)
+{
+	size_t max = raise_fd_limit();
+	if (opts->max_clients && opts->max_clients < max)
+		max = opts->max_clients;
+	else if (opts->max_clients > max)
+		log_warn("--max-clients %zu: the descriptor limit allows %zu "
+			 "(ulimit -n)", opts->max_clients, max);
+	else if (!opts->max_clients && max > COLLECTOR_MAX_CLIENTS)
+		max = COLLECTOR_MAX_CLIENTS;
+	return max;
+}
+
+/* The loop, the symbol tables, the processes, the outputs, control. */
+static int make_parts(struct collector *c)
+{
+	c->loop = loop_new();
+	c->st = symtab_new();
+	c->reg = c->st ? procs_new(c->st) : NULL;
+	c->out = c->reg && c->loop ? output_new(c->opts, c->loop, c->st,
+						c->reg)
+				   : NULL;
+	c->ctl = c->loop ? control_new(c->loop) : NULL;
+	if (!c->loop || !c->out || !c->ctl) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	procs_set_written_hook(c->reg, on_written, c);
+	return 0;
+}
+
+/* The output directory, and a check that the files written at exit can
+ * be (fail now, not after a whole run). */
+static int prepare_outputs(const struct collector_opts *opts)
+{
 	int rc;
 
-	if (!path) {
-		if (pyprof_default_socket(def_path, sizeof(def_path)) < 0) {
-			log_error("the default socket path is too long; use "
-				  "--socket");
-			rc = -ENAMETOOLONG;
-			goto out;
-		}
-		path = def_path;
-	}
-	c.max_conns = raise_fd_limit();
-	if (opts->max_clients && opts->max_clients < c.max_conns)
-		c.max_conns = opts->max_clients;
-	else if (opts->max_clients > c.max_conns)
-		log_warn("--max-clients %zu: the descriptor limit allows %zu "
-			 "(ulimit -n)", opts->max_clients, c.max_conns);
-	else if (!opts->max_clients && c.max_conns > COLLECTOR_MAX_CLIENTS)
-		c.max_conns = COLLECTOR_MAX_CLIENTS;
-	rc = -ENOMEM;
-	c.loop = loop_new();
-	c.st = symtab_new();
-	c.reg = c.st ? procs_new(c.st) : NULL;
-	c.out = c.reg && c.loop ? output_new(opts, c.loop, c.st, c.reg) : NULL;
-	c.ctl = c.loop ? control_new(c.loop) : NULL;
-	if (!c.loop || !c.out || !c.ctl) {
-		log_error("out of memory");
-		goto out;
-	}
-	procs_set_written_hook(c.reg, on_written, &c);
 	/* Profiles hold every process's command line: ours alone, or our
 	 * group's with --output-group. */
 	file_set_group(opts->output_shared ? opts->output_gid : (gid_t)-1);
@@ -498,37 +516,45 @@ int collector_run(const struct collector_opts *opts)
 			      opts->output_shared ? 0750 : 0700)) < 0) {
 		log_error("cannot create output directory %s: %s",
 			  opts->output_dir, strerror(-rc));
-		goto out;
+		return rc;
 	}
-	/* Fail now, not after a whole run, if the files written at exit
-	 * cannot be. */
 	if ((rc = check_writable_dir(opts->output_file)) < 0 ||
 	    (rc = check_writable_dir(opts->summary_file)) < 0 ||
 	    (rc = check_writable_dir(opts->timeline_file)) < 0)
-		goto out;
-	if ((rc = setup_signals(&c)) < 0) {
+		return rc;
+	return 0;
+}
+
+/* Signals, the listening socket, the sweep timer and the outputs' timers
+ * on the loop; then the line saying where we listen. */
+static int start_listening(struct collector *c, const char *path)
+{
+	const struct collector_opts *opts = c->opts;
+	char err[LISTENER_ERR_LEN];
+	int rc;
+
+	if ((rc = setup_signals(c)) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(-rc));
-		goto out;
+		return rc;
 	}
-	if ((rc = listener_open(path, opts->n_allow_uids > 0, &c.lis,
+	if ((rc = listener_open(path, opts->n_allow_uids > 0, &c->lis,
 				err)) < 0) {
 		log_error("%s", err);
-		goto out;
+		return rc;
 	}
-	if ((rc = loop_add_fd(c.loop, listener_fd(c.lis), EPOLLIN,
-			      on_listener, &c)) < 0) {
+	if ((rc = loop_add_fd(c->loop, listener_fd(c->lis), EPOLLIN,
+			      on_listener, c)) < 0) {
 		log_error("cannot watch the listening socket: %s",
 			  strerror(-rc));
-		goto out;
+		return rc;
 	}
-	if (!loop_add_timer(c.loop, SWEEP_NS, SWEEP_NS, on_sweep, &c)) {
+	if (!loop_add_timer(c->loop, SWEEP_NS, SWEEP_NS, on_sweep, c)) {
 		log_error("out of memory");
-		rc = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
-	if ((rc = output_start(c.out)) < 0) {
+	if ((rc = output_start(c->out)) < 0) {
 		log_error("out of memory");
-		goto out;
+		return rc;
 	}
 	log_info("listening on %s%s%s%s%s%s%s", path,
 		 opts->output_dir ? "; profiles go to " : "",
@@ -537,36 +563,83 @@ int collector_run(const struct collector_opts *opts)
 		 opts->period_ns ? ", every period" : "",
 		 opts->output_file ? "; merged profile at exit: " : "",
 		 opts->output_file ? opts->output_file : "");
-	if (opts->http_spec) {
-		char herr[HTTP_ERR_LEN];
-		const char *token = opts->http_token;
-		if (!token && !opts->http_no_auth) {
-			if ((rc = make_token(&c, path)) < 0)
-				goto out;
-			token = c.token;
-		}
-		if ((rc = pprof_server_start(c.loop, c.st, c.reg, c.ctl,
-					     opts->http_spec, token,
-					     &c.http, herr)) < 0) {
-			log_error("%s", herr);
-			goto out;
-		}
-		if (c.token[0])
-			log_info("http: serving /debug/pprof/ on http://%s/ "
-				 "(access token in %s): open "
-				 "http://%s/debug/pprof/?token=%s",
-				 pprof_server_addr(c.http), c.token_path,
-				 pprof_server_addr(c.http), c.token);
-		else
-			log_info("http: serving /debug/pprof/ on http://%s/%s",
-				 pprof_server_addr(c.http),
-				 token ? " (access token required)" : "");
-		if (opts->http_no_auth)
-			log_warn("http: --http-no-auth: anyone who can reach "
-				 "%s can read every process's command line "
-				 "and switch sampling on",
-				 pprof_server_addr(c.http));
+	return 0;
+}
+
+/* --http: the token (given, or made beside the socket) and the server. */
+static int start_http(struct collector *c, const char *path)
+{
+	const struct collector_opts *opts = c->opts;
+	char herr[HTTP_ERR_LEN];
+	const char *token = opts->http_token;
+	int rc;
+
+	if (!token && !opts->http_no_auth) {
+		if ((rc = make_token(c, path)) < 0)
+			return rc;
+		token = c->token;
 	}
+	if ((rc = pprof_server_start(c->loop, c->st, c->reg, c->ctl,
+				     opts->http_spec, token, &c->http,
+				     herr)) < 0) {
+		log_error("%s", herr);
+		return rc;
+	}
+	if (c->token[0])
+		log_info("http: serving /debug/pprof/ on http://%s/ "
+			 "(access token in %s): open "
+			 "http://%s/debug/pprof/?token=%s",
+			 pprof_server_addr(c->http), c->token_path,
+			 pprof_server_addr(c->http), c->token);
+	else
+		log_info("http: serving /debug/pprof/ on http://%s/%s",
+			 pprof_server_addr(c->http),
+			 token ? " (access token required)" : "");
+	if (opts->http_no_auth)
+		log_warn("http: --http-no-auth: anyone who can reach "
+			 "%s can read every process's command line "
+			 "and switch sampling on",
+			 pprof_server_addr(c->http));
+	return 0;
+}
+
+/* Frees whatever was made, on every way out. */
+static void tear_down(struct collector *c)
+{
+	pprof_server_free(c->http);
+	if (c->token_path[0])
+		unlink(c->token_path);
+	if (c->lis)
+		listener_close(c->lis);
+	if (c->conns) {
+		for (size_t fd = 0; fd < c->conns_cap; fd++)
+			if (c->conns[fd])
+				close_conn(c, c->conns[fd]);
+		free(c->conns);
+	}
+	control_free(c->ctl);
+	output_free(c->out);
+	procs_free(c->reg);
+	symtab_free(c->st);
+	if (c->sigfd >= 0)
+		close(c->sigfd);
+	loop_free(c->loop);
+}
+
+int collector_run(const struct collector_opts *opts)
+{
+	struct collector c = { .opts = opts, .sigfd = -1 };
+	char def_path[256];
+	const char *path = socket_path(opts, def_path, sizeof(def_path));
+	int rc = -ENAMETOOLONG;
+
+	if (!path)
+		goto out;
+	c.max_conns = max_clients(opts);
+	if ((rc = make_parts(&c)) < 0 || (rc = prepare_outputs(opts)) < 0 ||
+	    (rc = start_listening(&c, path)) < 0 ||
+	    (opts->http_spec && (rc = start_http(&c, path)) < 0))
+		goto out;
 	for (size_t i = 0; i < opts->n_allow_uids; i++)
 		log_info("clients of uid %u are allowed too (socket mode 0666)",
 			 (unsigned)opts->allow_uids[i]);
@@ -578,23 +651,6 @@ int collector_run(const struct collector_opts *opts)
 	shut_down(&c);
 	rc = c.failed || output_failed(c.out) ? -EIO : 0;
 out:
-	pprof_server_free(c.http);
-	if (c.token_path[0])
-		unlink(c.token_path);
-	if (c.lis)
-		listener_close(c.lis);
-	if (c.conns) {
-		for (size_t fd = 0; fd < c.conns_cap; fd++)
-			if (c.conns[fd])
-				close_conn(&c, c.conns[fd]);
-		free(c.conns);
-	}
-	control_free(c.ctl);
-	output_free(c.out);
-	procs_free(c.reg);
-	symtab_free(c.st);
-	if (c.sigfd >= 0)
-		close(c.sigfd);
-	loop_free(c.loop);
+	tear_down(&c);
 	return rc;
 }
