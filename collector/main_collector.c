@@ -14,7 +14,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +21,10 @@
 
 #include "daemon/collector.h"
 #include "common/log.h"
+#include "common/usage.h"
 #include "pyprof/defaults.h"
 
+#define PROG "pyprof-collector" /* for usage_error */
 #define DEFAULT_OUTPUT_DIR "profiles"
 #define MAX_PERIOD_S (7 * 86400)
 #define MAX_CLIENTS (1 << 20)
@@ -113,9 +114,6 @@ static void usage(FILE *out)
 		sock, DEFAULT_OUTPUT_DIR, COLLECTOR_MAX_CLIENTS);
 }
 
-static int usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
 /* A user name, or a uid in decimal (which need not have a name). */
 static int parse_user(const char *s, uid_t *uid)
 {
@@ -192,17 +190,6 @@ static int may_give_to(gid_t gid)
 	return 0;
 }
 
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "pyprof-collector: error: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'pyprof-collector --help'.\n");
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
@@ -263,11 +250,11 @@ int main(int argc, char **argv)
 			long fd = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || fd < 0 ||
 			    fd > INT_MAX)
-				return usage_error("--ready-fd wants a file "
+				return usage_error(PROG, "--ready-fd wants a file "
 						   "descriptor number, not "
 						   "'%s'", optarg);
 			if (fcntl((int)fd, F_GETFD) < 0)
-				return usage_error("--ready-fd %s is not an "
+				return usage_error(PROG, "--ready-fd %s is not an "
 						   "open file descriptor",
 						   optarg);
 			opts.ready_fd = (int)fd;
@@ -279,7 +266,7 @@ int main(int argc, char **argv)
 			long sec = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || sec < 1 ||
 			    sec > MAX_PERIOD_S)
-				return usage_error("--period wants whole seconds "
+				return usage_error(PROG, "--period wants whole seconds "
 						   "from 1 to %d, not '%s'",
 						   MAX_PERIOD_S, optarg);
 			opts.period_ns = (uint64_t)sec * 1000000000u;
@@ -291,7 +278,7 @@ int main(int argc, char **argv)
 			long n = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || n < 1 ||
 			    n > MAX_CLIENTS)
-				return usage_error("--max-clients wants a "
+				return usage_error(PROG, "--max-clients wants a "
 						   "number from 1 to %d, not "
 						   "'%s'", MAX_CLIENTS, optarg);
 			opts.max_clients = (size_t)n;
@@ -306,11 +293,11 @@ int main(int argc, char **argv)
 		case OPT_ALLOW_USER: {
 			uid_t uid;
 			if (parse_user(optarg, &uid) < 0)
-				return usage_error("--allow-user wants a user "
+				return usage_error(PROG, "--allow-user wants a user "
 						   "name or a uid, not '%s' "
 						   "(no such user)", optarg);
 			if (opts.n_allow_uids == MAX_ALLOW_USERS)
-				return usage_error("--allow-user: at most %d "
+				return usage_error(PROG, "--allow-user: at most %d "
 						   "users", MAX_ALLOW_USERS);
 			allow[opts.n_allow_uids++] = uid;
 			opts.allow_uids = allow;
@@ -321,12 +308,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_OUTPUT_GROUP:
 			if (parse_group(optarg, &opts.output_gid) < 0)
-				return usage_error("--output-group wants a "
+				return usage_error(PROG, "--output-group wants a "
 						   "group name or a gid, not "
 						   "'%s' (no such group)",
 						   optarg);
 			if (!may_give_to(opts.output_gid))
-				return usage_error("--output-group %s: files "
+				return usage_error(PROG, "--output-group %s: files "
 						   "can only be given to a "
 						   "group you are a member of",
 						   optarg);
@@ -337,7 +324,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HOLD_MAX:
 			if (parse_size(optarg, &opts.hold_max) < 0)
-				return usage_error("--hold-max wants a size in "
+				return usage_error(PROG, "--hold-max wants a size in "
 						   "bytes, with K, M or G (of "
 						   "1024) or not, up to 1T, "
 						   "not '%s'", optarg);
@@ -347,7 +334,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LOG_LEVEL:
 			if (log_parse_level(optarg, &level) < 0)
-				return usage_error("--log-level wants error, "
+				return usage_error(PROG, "--log-level wants error, "
 						   "warn, info or debug, not "
 						   "'%s'", optarg);
 			level_set = 1;
@@ -360,32 +347,32 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case ':':
-			return usage_error("%s needs a value",
+			return usage_error(PROG, "%s needs a value",
 					   argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'",
+			return usage_error(PROG, "unknown option '%s'",
 					   argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return usage_error(PROG, "unexpected argument '%s'", argv[optind]);
 	if ((opts.socket_path && !*opts.socket_path) ||
 	    (opts.output_dir && !*opts.output_dir) ||
 	    (opts.output_file && !*opts.output_file) ||
 	    (opts.summary_file && !*opts.summary_file) ||
 	    (opts.timeline_file && !*opts.timeline_file))
-		return usage_error("empty path given to an option");
+		return usage_error(PROG, "empty path given to an option");
 	if (opts.timeline_file && !opts.output_file)
-		return usage_error("--timeline goes with --output (its stacks "
+		return usage_error(PROG, "--timeline goes with --output (its stacks "
 				   "name that profile's locations)");
 	if (opts.output_file && opts.period_ns)
-		return usage_error("--output cannot go with --period (each "
+		return usage_error(PROG, "--output cannot go with --period (each "
 				   "window starts afresh); use --merge");
 	if (opts.http_no_auth && opts.http_token)
-		return usage_error("--http-no-auth and --http-token exclude "
+		return usage_error(PROG, "--http-no-auth and --http-token exclude "
 				   "each other");
 	if (opts.http_no_auth && !opts.http_spec)
-		return usage_error("--http-no-auth goes with --http");
+		return usage_error(PROG, "--http-no-auth goes with --http");
 	if (!opts.http_no_auth && !opts.http_token &&
 	    getenv("PYPROF_HTTP_TOKEN") &&
 	    *getenv("PYPROF_HTTP_TOKEN"))
@@ -400,11 +387,11 @@ int main(int argc, char **argv)
 			      opts.http_token[i] != '%' &&
 			      opts.http_token[i] != '+';
 		if (!ok)
-			return usage_error("--http-token wants 1 to %d "
+			return usage_error(PROG, "--http-token wants 1 to %d "
 					   "visible ASCII characters other "
 					   "than & %% +", MAX_TOKEN_LEN);
 		if (!opts.http_spec)
-			return usage_error("--http-token goes with --http");
+			return usage_error(PROG, "--http-token goes with --http");
 	}
 	if (!level_set && env && strcmp(env, "debug") == 0)
 		level = LOG_DEBUG;

@@ -35,8 +35,11 @@
 
 #include "cli/cmd.h"
 #include "common/log.h"
+#include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
+
+#define CTL "pyprof ctl" /* for usage_error */
 
 /* The collector waits 2 s for processes (control.h): wait for it longer. */
 #define CTL_WAIT_MS 6000
@@ -84,13 +87,6 @@ static void put(struct wire_out *w, unsigned tag, uint64_t v)
 {
 	wire_put_varint(w, (uint64_t)tag << 1);
 	wire_put_varint(w, v);
-}
-
-static int usage_error(const char *what, const char *val)
-{
-	log_error("ctl: %s%s%s (see pyprof ctl --help)", what,
-		  val ? ": " : "", val ? val : "");
-	return CMD_EXIT_USAGE;
 }
 
 /* Prints one CTL_ANSWER; returns 1 if it was a failure. */
@@ -307,12 +303,12 @@ int cmd_ctl(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 2)
-		return usage_error("start, stop, flush or status expected", NULL);
+		return usage_error(CTL, "start, stop, flush or status expected");
 	for (int v = 1; v <= 4; v++)
 		if (!strcmp(argv[1], verbs[v]))
 			verb = v;
 	if (!verb)
-		return usage_error("unknown verb", argv[1]);
+		return usage_error(CTL, "unknown verb '%s'", argv[1]);
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--native")) {
@@ -324,45 +320,46 @@ int cmd_ctl(int argc, char **argv)
 			return 0;
 		}
 		if (!val)
-			return usage_error("option needs a value", a);
+			return usage_error(CTL, "%s needs a value", a);
 		i++;
 		if (!strcmp(a, "--pid")) {
 			if (cmd_parse_uint(val, 1, 0x7fffffff, &pid) < 0)
-				return usage_error("--pid expects a process id",
-						   val);
+				return usage_error(CTL, "--pid expects a process "
+						   "id, not '%s'", val);
 		} else if (!strcmp(a, "--seconds")) {
 			if (cmd_parse_uint(val, 1, 86400, &seconds) < 0)
-				return usage_error("--seconds expects 1 to 86400",
-						   val);
+				return usage_error(CTL, "--seconds expects 1 to "
+						   "86400, not '%s'", val);
 		} else if (!strcmp(a, "--hz")) {
 			if (cmd_parse_uint(val, 1, PYPROF_MAX_HZ, &hz) < 0)
-				return usage_error("--hz expects 1 to 10000", val);
+				return usage_error(CTL, "--hz expects 1 to 10000, "
+						   "not '%s'", val);
 		} else if (!strcmp(a, "--heap-rate")) {
 			if (cmd_parse_uint(val, 1, 1ul << 40, &heap) < 0)
-				return usage_error("--heap-rate expects bytes, 1 "
-						   "or more", val);
+				return usage_error(CTL, "--heap-rate expects bytes, "
+						   "1 or more, not '%s'", val);
 		} else if (!strcmp(a, "--mode")) {
 			if (!strcmp(val, "cpu"))
 				mode = WIRE_MODE_CPU;
 			else if (!strcmp(val, "wall"))
 				mode = WIRE_MODE_WALL;
 			else
-				return usage_error("--mode expects cpu or wall",
-						   val);
+				return usage_error(CTL, "--mode expects cpu or "
+						   "wall, not '%s'", val);
 		} else if (!strcmp(a, "--socket")) {
 			if (val[0] != '/' || strlen(val) >= 108)
-				return usage_error("--socket expects an absolute "
-						   "path shorter than 108 bytes",
-						   val);
+				return usage_error(CTL, "--socket expects an "
+						   "absolute path shorter than "
+						   "108 bytes, not '%s'", val);
 			sock = val;
 		} else {
-			return usage_error("unknown option", a);
+			return usage_error(CTL, "unknown option '%s'", a);
 		}
 	}
 	if (verb != WIRE_VERB_START && (seconds || hz || heap || native ||
 					mode >= 0))
-		return usage_error("--seconds, --hz, --mode, --heap-rate and "
-				   "--native go with start only", NULL);
+		return usage_error(CTL, "--seconds, --hz, --mode, --heap-rate "
+				   "and --native go with start only");
 	if (!sock) {
 		const char *env = getenv("PYPROF_SOCKET");
 		if (env && *env) {

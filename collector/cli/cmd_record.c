@@ -43,8 +43,11 @@
 #include "cli/cmd.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "../../preload/config.h"
+
+#define REC "pyprof record" /* for usage_error */
 
 #define RECORD_DEFAULT_OUTPUT "pyprof.pb.gz"
 /* what the collector writes in the temporary directory, and the stem of
@@ -308,7 +311,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		switch (c) {
 		case 'o':
 			if (!optarg[0]) {
-				log_error("-o/--output accepts a file name, not "
+				usage_error(REC, "-o/--output accepts a file name, not "
 					  "an empty string");
 				return -EINVAL;
 			}
@@ -316,7 +319,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case OPT_HZ:
 			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_HZ, &v) != 0) {
-				log_error("--hz accepts %s, not '%s'",
+				usage_error(REC, "--hz accepts %s, not '%s'",
 					  accepts(c, buf, sizeof(buf)), optarg);
 				return -EINVAL;
 			}
@@ -324,7 +327,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case OPT_MODE:
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "wall")) {
-				log_error("--mode accepts cpu or wall, not '%s'",
+				usage_error(REC, "--mode accepts cpu or wall, not '%s'",
 					  optarg);
 				return -EINVAL;
 			}
@@ -333,7 +336,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		case OPT_MAX_DEPTH:
 			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_MAX_DEPTH,
 					   &v) != 0) {
-				log_error("--max-depth accepts %s, not '%s'",
+				usage_error(REC, "--max-depth accepts %s, not '%s'",
 					  accepts(c, buf, sizeof(buf)), optarg);
 				return -EINVAL;
 			}
@@ -341,7 +344,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "pprof") && !cmd_format_ok(optarg)) {
-				log_error("--format accepts pprof, svg, folded "
+				usage_error(REC, "--format accepts pprof, svg, folded "
 					  "or speedscope, not '%s'", optarg);
 				return -EINVAL;
 			}
@@ -352,7 +355,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case OPT_NATIVE:
 			if (optarg && strcmp(optarg, "all")) {
-				log_error("--native accepts =all or nothing, "
+				usage_error(REC, "--native accepts =all or nothing, "
 					  "not '=%s'", optarg);
 				return -EINVAL;
 			}
@@ -365,7 +368,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case OPT_HEAP_RATE:
 			if (cmd_parse_uint(optarg, 1, 1ul << 30, &v) != 0) {
-				log_error("--heap-rate accepts %s, not '%s'",
+				usage_error(REC, "--heap-rate accepts %s, not '%s'",
 					  accepts(c, buf, sizeof(buf)), optarg);
 				return -EINVAL;
 			}
@@ -378,7 +381,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			cmd_record_usage(stdout);
 			return 1;
 		case ':':
-			log_error("%s needs a value: %s", opt_name(optopt),
+			usage_error(REC, "%s needs a value: %s", opt_name(optopt),
 				  accepts(optopt, buf, sizeof(buf)));
 			return -EINVAL;
 		default: {
@@ -390,32 +393,31 @@ static int parse_options(struct record *r, int argc, char **argv)
 
 				/* getopt says '?' for --verbose=1 too. */
 				if (eq && (optopt == 'v' || optopt == 'h'))
-					log_error("%.*s takes no value", len,
+					usage_error(REC, "%.*s takes no value", len,
 						  arg);
 				else
-					log_error("unknown option '%.*s' (see "
-						  "pyprof record --help)",
-						  len, arg);
+					usage_error(REC, "unknown option '%.*s'",
+						    len, arg);
 			} else {
-				log_error("unknown option '-%c' (see "
-					  "pyprof record --help)", optopt);
+				usage_error(REC, "unknown option '-%c'",
+					    optopt);
 			}
 			return -EINVAL;
 		}
 		}
 	}
 	if (optind >= argc) {
-		log_error("no command given (usage: pyprof record "
-			  "[OPTIONS] -- COMMAND [ARGS...])");
+		usage_error(REC, "no command given: pyprof record "
+			    "[OPTIONS] -- COMMAND [ARGS...]");
 		return -EINVAL;
 	}
 	if (r->heap_rate[0] && r->format) {
-		log_error("--heap writes pprof files only: it cannot go with "
+		usage_error(REC, "--heap writes pprof files only: it cannot go with "
 			  "--format %s", r->format);
 		return -EINVAL;
 	}
 	if (r->per_thread && r->format) {
-		log_error("--per-thread writes pprof files beside the pprof "
+		usage_error(REC, "--per-thread writes pprof files beside the pprof "
 			  "profile: not with --format %s", r->format);
 		return -EINVAL;
 	}

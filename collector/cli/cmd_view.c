@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/timeline_file.h"
+#include "common/usage.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
 
@@ -61,22 +61,7 @@ struct vopts {
 	int n_args;
 };
 
-static int usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	log_error("%s (see pyprof %s --help)", buf, cmd);
-	return CMD_EXIT_USAGE;
-}
-
-/* Parses argv for subcommand cmd, accepting the options in allowed: their
+/* Parses argv for subcommand cmd ("pyprof top"), accepting the options in allowed: their
  * short letters, and for long-only options 'A' + (value - 256), so
  * "oABC" is -o, --sample-type, --tag and --by. Returns -1 to go on, else
  * the exit status to return (0 after --help). */
@@ -147,12 +132,12 @@ static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 			else if (!strcmp(optarg, "line"))
 				o->by = VIEW_BY_LINE;
 			else if (!strcmp(optarg, "opcode") &&
-				 !strcmp(cmd, "top"))
+				 !strcmp(cmd, "pyprof top"))
 				o->by_opcode = 1;
 			else
 				return usage_error(cmd, "--by accepts function"
 						   "%s or line, not '%s'",
-						   strcmp(cmd, "top") ? ""
+						   strcmp(cmd, "pyprof top") ? ""
 						   : ", opcode", optarg);
 			break;
 		case OPT_SORT:
@@ -310,6 +295,7 @@ void cmd_top_usage(FILE *out)
 
 int cmd_top(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof top";
 	struct vopts o = { 0 };
 	struct view_top_opts t = { 0 };
 	struct view_profile *p = NULL;
@@ -317,13 +303,13 @@ int cmd_top(int argc, char **argv)
 	char err[VIEW_ERR_LEN];
 	int rc;
 
-	rc = parse("top", argc, argv, &o, cmd_top_usage, "onABCDE");
+	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDE");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
-		return usage_error("top", "give exactly one PROFILE");
+		return usage_error(cmd, "give exactly one PROFILE");
 	if (o.by_label && o.by_opcode)
-		return usage_error("top", "--by opcode and --by-label are "
+		return usage_error(cmd, "--by opcode and --by-label are "
 				   "different tables: give one");
 	p = load(o.args[0]);
 	if (!p)
@@ -377,6 +363,7 @@ void cmd_flamegraph_usage(FILE *out)
 
 int cmd_flamegraph(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof flamegraph";
 	struct vopts o = { 0 };
 	struct view_flame_opts f = { 0 };
 	struct view_profile *p = NULL;
@@ -384,12 +371,11 @@ int cmd_flamegraph(int argc, char **argv)
 	char err[VIEW_ERR_LEN];
 	int rc;
 
-	rc = parse("flamegraph", argc, argv, &o, cmd_flamegraph_usage,
-		   "oABCFGH");
+	rc = parse(cmd, argc, argv, &o, cmd_flamegraph_usage, "oABCFGH");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
-		return usage_error("flamegraph", "give exactly one PROFILE");
+		return usage_error(cmd, "give exactly one PROFILE");
 	p = load(o.args[0]);
 	if (!p)
 		return CMD_EXIT_ERROR;
@@ -500,22 +486,23 @@ int cmd_format_ok(const char *format)
 
 int cmd_convert(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof convert";
 	struct vopts o = { 0 };
 	int rc;
 
-	rc = parse("convert", argc, argv, &o, cmd_convert_usage, "oABCIJ");
+	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJ");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
-		return usage_error("convert", "give exactly one PROFILE");
+		return usage_error(cmd, "give exactly one PROFILE");
 	if (!o.format)
-		return usage_error("convert", "--format is required: folded, "
+		return usage_error(cmd, "--format is required: folded, "
 				   "speedscope or svg");
 	if (!cmd_format_ok(o.format))
-		return usage_error("convert", "--format accepts folded, "
+		return usage_error(cmd, "--format accepts folded, "
 				   "speedscope or svg, not '%s'", o.format);
 	if (o.timeline && strcmp(o.format, "speedscope"))
-		return usage_error("convert", "--timeline goes with --format "
+		return usage_error(cmd, "--timeline goes with --format "
 				   "speedscope");
 	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
 			      &o.filter, o.by, o.output);
@@ -548,6 +535,7 @@ void cmd_diff_usage(FILE *out)
 
 int cmd_diff(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof diff";
 	struct vopts o = { 0 };
 	struct view_diff_opts d = { 0 };
 	struct view_profile *base = NULL, *cur = NULL;
@@ -555,11 +543,11 @@ int cmd_diff(int argc, char **argv)
 	struct sink out;
 	int rc;
 
-	rc = parse("diff", argc, argv, &o, cmd_diff_usage, "onABCKL");
+	rc = parse(cmd, argc, argv, &o, cmd_diff_usage, "onABCKL");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 2)
-		return usage_error("diff", "give two profiles: BASE NEW");
+		return usage_error(cmd, "give two profiles: BASE NEW");
 	base = load(o.args[0]);
 	cur = base ? load(o.args[1]) : NULL;
 	rc = -EINVAL;
