@@ -61,139 +61,182 @@ struct vopts {
 	int n_args;
 };
 
-/* Parses argv for subcommand cmd ("pyprof top"), accepting the options in allowed: their
- * short letters, and for long-only options 'A' + (value - 256), so
- * "oABC" is -o, --sample-type, --tag and --by. Returns -1 to go on, else
- * the exit status to return (0 after --help). */
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
+	/* go tool pprof's name for it */
+	{ "sample_index", required_argument, NULL, OPT_SAMPLE_TYPE },
+	{ "sample-index", required_argument, NULL, OPT_SAMPLE_TYPE },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "by-label", required_argument, NULL, OPT_BY_LABEL },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
+	{ "shares", no_argument, NULL, OPT_SHARES },
+	{ "values", no_argument, NULL, OPT_VALUES },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Whether option c (as getopt_long returns it) is in allowed; if not,
+ * says so and returns the exit status. 0 when allowed. */
+static int check_allowed(const char *cmd, int c, const char *allowed)
+{
+	const char *name = NULL;
+
+	if (c == 'h' || c == '?' || c == ':' ||
+	    strchr(allowed, c < 256 ? c : 'A' + (c - 256)))
+		return 0;
+	if (c == 'n')
+		return usage_error(cmd, "unknown option '-n'");
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == c)
+			name = lo->name;
+	return usage_error(cmd, "unknown option '--%s'", name ? name : "?");
+}
+
+/* --by function|line, and opcode for top. */
+static int parse_by(const char *cmd, const char *arg, struct vopts *o)
+{
+	int top = !strcmp(cmd, "pyprof top");
+
+	if (!strcmp(arg, "function"))
+		o->by = VIEW_BY_FUNCTION;
+	else if (!strcmp(arg, "line"))
+		o->by = VIEW_BY_LINE;
+	else if (!strcmp(arg, "opcode") && top)
+		o->by_opcode = 1;
+	else
+		return usage_error(cmd, "--by accepts function%s or line, not "
+				   "'%s'", top ? ", opcode" : "", arg);
+	return 0;
+}
+
+/* --tag KEY=VALUE, added to the filter. */
+static int parse_tag(const char *cmd, const char *arg, struct vopts *o)
+{
+	if (view_filter_add(&o->filter, arg) == -E2BIG)
+		return usage_error(cmd, "at most %d --tag options",
+				   VIEW_MAX_TAGS);
+	if (o->filter.n == 0 || o->filter.tags[o->filter.n - 1].key != arg)
+		return usage_error(cmd, "--tag accepts KEY=VALUE, not '%s'",
+				   arg);
+	return 0;
+}
+
+/* The options with a value to check: -n, --tag, --by, --sort,
+ * --min-width, --shares and --values. */
+static int parse_checked(const char *cmd, int c, const char *arg,
+			 struct vopts *o)
+{
+	char *end;
+
+	switch (c) {
+	case 'n':
+		if (cmd_parse_uint(arg, 1, 1000000000, &o->n_rows))
+			return usage_error(cmd, "-n accepts a positive "
+					   "integer, not '%s'", arg);
+		return 0;
+	case OPT_TAG:
+		return parse_tag(cmd, arg, o);
+	case OPT_BY:
+		return parse_by(cmd, arg, o);
+	case OPT_SORT:
+		if (!strcmp(arg, "flat"))
+			o->sort = VIEW_SORT_FLAT;
+		else if (!strcmp(arg, "cum"))
+			o->sort = VIEW_SORT_CUM;
+		else
+			return usage_error(cmd, "--sort accepts flat or cum, "
+					   "not '%s'", arg);
+		return 0;
+	case OPT_MIN_WIDTH:
+		o->min_width = strtod(arg, &end);
+		if (*end || end == arg || !(o->min_width >= 0.01) ||
+		    o->min_width > 1000)
+			return usage_error(cmd, "--min-width accepts pixels "
+					   "from 0.01 to 1000, not '%s'", arg);
+		return 0;
+	default: { /* OPT_SHARES, OPT_VALUES */
+		enum view_diff_compare want = c == OPT_SHARES
+					      ? VIEW_DIFF_SHARES
+					      : VIEW_DIFF_VALUES;
+		if (o->compare && o->compare != want)
+			return usage_error(cmd, "give --shares or --values, "
+					   "not both");
+		o->compare = want;
+		return 0;
+	}
+	}
+}
+
+/* One option getopt_long returned; 0, or the exit status to return. */
+static int parse_one(const char *cmd, int c, char **argv, struct vopts *o)
+{
+	switch (c) {
+	case 'o':
+		o->output = optarg;
+		return 0;
+	case OPT_SAMPLE_TYPE:
+		o->sample_type = optarg;
+		return 0;
+	case OPT_BY_LABEL:
+		o->by_label = optarg;
+		return 0;
+	case OPT_ICICLE:
+		o->icicle = 1;
+		return 0;
+	case OPT_TITLE:
+		o->title = optarg;
+		return 0;
+	case OPT_FORMAT:
+		o->format = optarg;
+		return 0;
+	case OPT_TIMELINE:
+		o->timeline = optarg;
+		return 0;
+	case 'n':
+	case OPT_TAG:
+	case OPT_BY:
+	case OPT_SORT:
+	case OPT_MIN_WIDTH:
+	case OPT_SHARES:
+	case OPT_VALUES:
+		return parse_checked(cmd, c, optarg, o);
+	case ':':
+		return usage_error(cmd, "%s needs a value", argv[optind - 1]);
+	default:
+		return usage_error(cmd, "unknown option '%s'",
+				   argv[optind - 1]);
+	}
+}
+
+/* Parses argv for subcommand cmd ("pyprof top"), accepting the options in
+ * allowed: their short letters, and for long-only options 'A' + (value -
+ * 256), so "oABC" is -o, --sample-type, --tag and --by. Returns -1 to go
+ * on, else the exit status to return (0 after --help). */
 static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 		 void (*usage)(FILE *), const char *allowed)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
-		/* go tool pprof's name for it */
-		{ "sample_index", required_argument, NULL, OPT_SAMPLE_TYPE },
-		{ "sample-index", required_argument, NULL, OPT_SAMPLE_TYPE },
-		{ "tag", required_argument, NULL, OPT_TAG },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "by-label", required_argument, NULL, OPT_BY_LABEL },
-		{ "icicle", no_argument, NULL, OPT_ICICLE },
-		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "timeline", required_argument, NULL, OPT_TIMELINE },
-		{ "shares", no_argument, NULL, OPT_SHARES },
-		{ "values", no_argument, NULL, OPT_VALUES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c;
+	int c, rc;
 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:h", longopts, NULL)) != -1) {
-		const char *name = NULL;
-		for (const struct option *lo = longopts; lo->name; lo++)
-			if (lo->val == c)
-				name = lo->name;
-		if (c != 'h' && c != '?' && c != ':' &&
-		    !strchr(allowed, c < 256 ? c : 'A' + (c - 256))) {
-			if (c == 'n')
-				return usage_error(cmd, "unknown option '-n'");
-			return usage_error(cmd, "unknown option '--%s'",
-					   name ? name : "?");
-		}
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'n':
-			if (cmd_parse_uint(optarg, 1, 1000000000, &o->n_rows))
-				return usage_error(cmd, "-n accepts a positive "
-						   "integer, not '%s'", optarg);
-			break;
-		case OPT_SAMPLE_TYPE:
-			o->sample_type = optarg;
-			break;
-		case OPT_TAG:
-			if (view_filter_add(&o->filter, optarg) == -E2BIG)
-				return usage_error(cmd, "at most %d --tag "
-						   "options", VIEW_MAX_TAGS);
-			if (o->filter.n == 0 ||
-			    o->filter.tags[o->filter.n - 1].key != optarg)
-				return usage_error(cmd, "--tag accepts "
-						   "KEY=VALUE, not '%s'",
-						   optarg);
-			break;
-		case OPT_BY:
-			if (!strcmp(optarg, "function"))
-				o->by = VIEW_BY_FUNCTION;
-			else if (!strcmp(optarg, "line"))
-				o->by = VIEW_BY_LINE;
-			else if (!strcmp(optarg, "opcode") &&
-				 !strcmp(cmd, "pyprof top"))
-				o->by_opcode = 1;
-			else
-				return usage_error(cmd, "--by accepts function"
-						   "%s or line, not '%s'",
-						   strcmp(cmd, "pyprof top") ? ""
-						   : ", opcode", optarg);
-			break;
-		case OPT_SORT:
-			if (!strcmp(optarg, "flat"))
-				o->sort = VIEW_SORT_FLAT;
-			else if (!strcmp(optarg, "cum"))
-				o->sort = VIEW_SORT_CUM;
-			else
-				return usage_error(cmd, "--sort accepts flat or "
-						   "cum, not '%s'", optarg);
-			break;
-		case OPT_BY_LABEL:
-			o->by_label = optarg;
-			break;
-		case OPT_ICICLE:
-			o->icicle = 1;
-			break;
-		case OPT_MIN_WIDTH: {
-			char *end;
-			o->min_width = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->min_width >= 0.01) ||
-			    o->min_width > 1000)
-				return usage_error(cmd, "--min-width accepts "
-						   "pixels from 0.01 to 1000, "
-						   "not '%s'", optarg);
-			break;
-		}
-		case OPT_TITLE:
-			o->title = optarg;
-			break;
-		case OPT_FORMAT:
-			o->format = optarg;
-			break;
-		case OPT_TIMELINE:
-			o->timeline = optarg;
-			break;
-		case OPT_SHARES:
-		case OPT_VALUES:
-			if (o->compare && o->compare != (c == OPT_SHARES
-						 ? VIEW_DIFF_SHARES
-						 : VIEW_DIFF_VALUES))
-				return usage_error(cmd, "give --shares or "
-						   "--values, not both");
-			o->compare = c == OPT_SHARES ? VIEW_DIFF_SHARES
-						     : VIEW_DIFF_VALUES;
-			break;
-		case 'h':
+		rc = check_allowed(cmd, c, allowed);
+		if (rc)
+			return rc;
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		case ':':
-			return usage_error(cmd, "%s needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error(cmd, "unknown option '%s'",
-					   argv[optind - 1]);
 		}
+		rc = parse_one(cmd, c, argv, o);
+		if (rc)
+			return rc;
 	}
 	o->args = argv + optind;
 	o->n_args = argc - optind;
