@@ -290,6 +290,21 @@ static int sink_close(struct sink *s, int ok)
 	return rc;
 }
 
+/* After rendering into s with result rc: logs why it failed ("what: err",
+ * or err alone when what is NULL), then closes s, writing its file only if
+ * all went well. Returns rc, or -EIO when only the writing failed. */
+static int sink_finish(struct sink *s, int rc, const char *what,
+		       const char *err)
+{
+	if (rc < 0 && what)
+		log_error("%s: %s", what, err);
+	else if (rc < 0)
+		log_error("%s", err);
+	if (sink_close(s, rc == 0) < 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
 static struct view_profile *load(const char *path)
 {
 	char err[VIEW_ERR_LEN];
@@ -367,10 +382,7 @@ int cmd_top(int argc, char **argv)
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_top(out.f, p, &t, err);
-		if (rc < 0)
-			log_error("%s: %s", o.args[0], err);
-		if (sink_close(&out, rc == 0) < 0 && rc == 0)
-			rc = -EIO;
+		rc = sink_finish(&out, rc, o.args[0], err);
 	}
 	view_free(p);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
@@ -431,10 +443,7 @@ int cmd_flamegraph(int argc, char **argv)
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_flame(out.f, p, &f, err);
-		if (rc < 0)
-			log_error("%s: %s", o.args[0], err);
-		if (sink_close(&out, rc == 0) < 0 && rc == 0)
-			rc = -EIO;
+		rc = sink_finish(&out, rc, o.args[0], err);
 	}
 	view_free(p);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
@@ -511,10 +520,7 @@ int cmd_convert_file(const char *profile, const char *timeline,
 					     .by = (enum view_by)by };
 		rc = view_flame(out.f, p, &f, err);
 	}
-	if (rc < 0)
-		log_error("%s: %s", profile, err);
-	if (sink_close(&out, rc == 0) < 0 && rc == 0)
-		rc = -EIO;
+	rc = sink_finish(&out, rc, profile, err);
 out:
 	timeline_data_free(tl);
 	view_free(p);
@@ -612,10 +618,7 @@ int cmd_diff(int argc, char **argv)
 		if (rc < 0)
 			goto out;
 		rc = view_diff_flame(out.f, base, cur, &d, err);
-		if (rc < 0)
-			log_error("%s", err);
-		if (sink_close(&out, rc == 0) < 0 && rc == 0)
-			rc = -EIO;
+		rc = sink_finish(&out, rc, NULL, err);
 	}
 out:
 	view_free(base);
