@@ -709,11 +709,8 @@ int view_flame(FILE *out, const struct view_profile *p,
 	int slots[2], rc;
 
 	err[0] = 0;
-	if (view_pick_type(p, o->sample_type, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "the profile has no sample type "
-			 "'%s'", o->sample_type);
+	if (view_need_type(p, o->sample_type, &type, err) < 0)
 		return -ENOENT;
-	}
 	view_keys_init(&keys, o->by);
 	rc = view_tree_init(&tree);
 	if (rc < 0)
@@ -736,11 +733,8 @@ int view_flame(FILE *out, const struct view_profile *p,
 	s.title = o->title ? o->title
 			   : o->icicle ? "Icicle graph" : "Flame graph";
 	rc = flame_write(out, &s);
-	if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	view_errno_text(rc, err);
 	free(kmap);
 	view_tree_fini(&tree);
 	view_keys_fini(&keys);

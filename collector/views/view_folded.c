@@ -141,11 +141,8 @@ int view_folded(FILE *out, const struct view_profile *p,
 
 	err[0] = 0;
 	if (sample_type && sample_type[0]) {
-		if (view_pick_type(p, sample_type, &type) < 0) {
-			snprintf(err, VIEW_ERR_LEN, "the profile has no sample "
-				 "type '%s'", sample_type);
+		if (view_need_type(p, sample_type, &type, err) < 0)
 			return -ENOENT;
-		}
 	} else if (view_count_type(p) >= 0) {
 		type = (size_t)view_count_type(p);
 	} else {
@@ -169,10 +166,7 @@ int view_folded(FILE *out, const struct view_profile *p,
 	walk(&f, 0);
 	rc = f.oom ? -ENOMEM : ferror(out) ? -EIO : 0;
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
-	else if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
+	view_errno_text(rc, err);
 	free(f.path);
 	free(f.kids);
 	free(rank);

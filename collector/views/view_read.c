@@ -670,6 +670,25 @@ int view_pick_type(const struct view_profile *p, const char *name,
 	return -ENOENT;
 }
 
+int view_need_type(const struct view_profile *p, const char *name,
+		   size_t *idx, char *err)
+{
+	if (view_pick_type(p, name, idx) == 0)
+		return 0;
+	snprintf(err, VIEW_ERR_LEN, "the profile has no sample type '%s'",
+		 name);
+	return -ENOENT;
+}
+
+int view_errno_text(int rc, char *err)
+{
+	if (rc == -ENOMEM)
+		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	else if (rc == -EIO)
+		snprintf(err, VIEW_ERR_LEN, "write error");
+	return rc;
+}
+
 int view_count_type(const struct view_profile *p)
 {
 	/* only the number of samples: a heap profile's object counts

@@ -332,11 +332,8 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 	int use_count, rc;
 
 	err[0] = 0;
-	if (view_pick_type(p, sample_type, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "the profile has no sample type "
-			 "'%s'", sample_type);
+	if (view_need_type(p, sample_type, &type, err) < 0)
 		return -ENOENT;
-	}
 	use_count = !strcmp(p->types[type].unit, "count");
 	view_keys_init(&keys, VIEW_BY_FUNCTION);
 	idhash_init(&s.lane_hash);
@@ -432,11 +429,8 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 	}
 	fputs("\n]}}\n", out);
 	rc = ferror(out) ? -EIO : 0;
-	if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	view_errno_text(rc, err);
 	for (size_t i = 0; i < s.n_lanes; i++)
 		free(s.lanes[i].items);
 	free(s.lanes);

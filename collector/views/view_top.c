@@ -402,11 +402,8 @@ int view_top(FILE *out, const struct view_profile *p,
 	int count_type, rc;
 
 	err[0] = 0;
-	if (view_pick_type(p, o->sample_type, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "the profile has no sample type "
-			 "'%s'", o->sample_type);
+	if (view_need_type(p, o->sample_type, &type, err) < 0)
 		return -ENOENT;
-	}
 	count_type = view_count_type(p);
 	if (o->by_opcode)
 		rc = top_opcode(out, p, type, count_type, o, err);
