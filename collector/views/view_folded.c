@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "views/view_tree.h"
 
 struct folder {
@@ -44,15 +45,9 @@ static int cmp_kid(const void *a, const void *b, void *ctx)
 
 static void put(struct folder *f, const char *s, size_t n)
 {
-	if (f->len + n + 1 > f->cap) {
-		size_t cap = (f->len + n + 1) * 2;
-		char *p = realloc(f->path, cap);
-		if (!p) {
-			f->oom = 1;
-			return;
-		}
-		f->path = p;
-		f->cap = cap;
+	if (grow_array(&f->path, &f->cap, f->len + n + 1, 1, 256) < 0) {
+		f->oom = 1;
+		return;
 	}
 	memcpy(f->path + f->len, s, n);
 	f->len += n;
@@ -105,15 +100,10 @@ static void walk(struct folder *f, uint32_t node)
 	}
 	for (uint32_t c = nd->first_child; c && !f->oom;
 	     c = f->t->v[c].next_sibling) {
-		if (f->sp == f->kids_cap) {
-			size_t cap = f->kids_cap ? 2 * f->kids_cap : 256;
-			uint32_t *v = realloc(f->kids, cap * sizeof(*v));
-			if (!v) {
-				f->oom = 1;
-				break;
-			}
-			f->kids = v;
-			f->kids_cap = cap;
+		if (grow_array(&f->kids, &f->kids_cap, f->sp + 1,
+			       sizeof(*f->kids), 256) < 0) {
+			f->oom = 1;
+			break;
 		}
 		f->kids[f->sp++] = c;
 	}

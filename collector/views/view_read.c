@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/grow.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -821,14 +822,8 @@ static int key_intern(struct view_keys *k, uint64_t h, const char *name,
 		*id = got - 1;
 		return 0;
 	}
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 256;
-		struct view_key *v = realloc(k->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		k->v = v;
-		k->cap = cap;
-	}
+	if (grow_array(&k->v, &k->cap, k->n + 1, sizeof(*k->v), 256) < 0)
+		return -ENOMEM;
 	if (k->n >= UINT32_MAX - 1 ||
 	    idhash_insert(&k->hash, h, (uint32_t)k->n + 1) < 0)
 		return -ENOMEM;
