@@ -14,7 +14,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +21,10 @@
 
 #include "daemon/collector.h"
 #include "common/log.h"
+#include "common/usage.h"
 #include "pyprof/defaults.h"
 
+#define PROG "pyprof-collector" /* for usage_error */
 #define DEFAULT_OUTPUT_DIR "profiles"
 #define MAX_PERIOD_S (7 * 86400)
 #define MAX_CLIENTS (1 << 20)
@@ -113,25 +114,65 @@ static void usage(FILE *out)
 		sock, DEFAULT_OUTPUT_DIR, COLLECTOR_MAX_CLIENTS);
 }
 
-static int usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+/* A uid or gid in decimal: digits only, below max (which is (uid_t)-1,
+ * "no id"). */
+static int parse_id(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v >= max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
 
 /* A user name, or a uid in decimal (which need not have a name). */
 static int parse_user(const char *s, uid_t *uid)
 {
 	struct passwd *pw = getpwnam(s);
-	char *end;
 	unsigned long v;
 
 	if (pw) {
 		*uid = pw->pw_uid;
 		return 0;
 	}
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v >= (uid_t)-1)
+	if (parse_id(s, (uid_t)-1, &v) < 0)
 		return -EINVAL;
 	*uid = (uid_t)v;
+	return 0;
+}
+
+/* A group name, or a gid in decimal. */
+static int parse_group(const char *s, gid_t *gid)
+{
+	struct group *gr = getgrnam(s);
+	unsigned long v;
+
+	if (gr) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	if (parse_id(s, (gid_t)-1, &v) < 0)
+		return -EINVAL;
+	*gid = (gid_t)v;
+	return 0;
+}
+
+/* A decimal number from lo to hi (strtol's forms: a sign and leading
+ * blanks pass, as they always have). */
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -158,25 +199,6 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* A group name, or a gid in decimal. */
-static int parse_group(const char *s, gid_t *gid)
-{
-	struct group *gr = getgrnam(s);
-	char *end;
-	unsigned long v;
-
-	if (gr) {
-		*gid = gr->gr_gid;
-		return 0;
-	}
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v >= (gid_t)-1)
-		return -EINVAL;
-	*gid = (gid_t)v;
-	return 0;
-}
-
 /* Whether chown(2) lets us give a file to gid: root, or a member. */
 static int may_give_to(gid_t gid)
 {
@@ -192,225 +214,272 @@ static int may_give_to(gid_t gid)
 	return 0;
 }
 
-static int usage_error(const char *fmt, ...)
+enum {
+	OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
+	OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE, OPT_ALLOW_USER,
+	OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP, OPT_HTTP_TOKEN,
+	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS
+};
+
+static const struct option longopts[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "summary", required_argument, NULL, OPT_SUMMARY },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
+	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "merge", no_argument, NULL, OPT_MERGE },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
+	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
+	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+	{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
+	{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
+	{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line asks for: the collector's options, the users
+ * they point to, and the log level. */
+struct cmdline {
+	struct collector_opts opts;
+	uid_t allow[MAX_ALLOW_USERS];
+	enum log_level level;
+	int level_set;
+};
+
+/* The options that name a file or a socket: where their value goes. */
+static const char **path_option(struct collector_opts *o, int opt)
 {
-	va_list ap;
-	fprintf(stderr, "pyprof-collector: error: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'pyprof-collector --help'.\n");
-	return 2;
+	switch (opt) {
+	case OPT_SOCKET:
+		return &o->socket_path;
+	case OPT_OUTPUT_DIR:
+		return &o->output_dir;
+	case OPT_OUTPUT:
+		return &o->output_file;
+	case OPT_SUMMARY:
+		return &o->summary_file;
+	case OPT_TIMELINE:
+		return &o->timeline_file;
+	case OPT_HTTP:
+		return &o->http_spec;
+	case OPT_HTTP_TOKEN:
+		return &o->http_token;
+	default:
+		return NULL;
+	}
+}
+
+/* --ready-fd, --period and --max-clients: whole numbers in bounds. */
+static int number_option(struct collector_opts *o, int opt, const char *arg)
+{
+	long v;
+
+	switch (opt) {
+	case OPT_READY_FD:
+		if (parse_long(arg, 0, INT_MAX, &v) < 0)
+			return usage_error(PROG, "--ready-fd wants a file "
+					   "descriptor number, not '%s'", arg);
+		if (fcntl((int)v, F_GETFD) < 0)
+			return usage_error(PROG, "--ready-fd %s is not an open "
+					   "file descriptor", arg);
+		o->ready_fd = (int)v;
+		return 0;
+	case OPT_PERIOD:
+		if (parse_long(arg, 1, MAX_PERIOD_S, &v) < 0)
+			return usage_error(PROG, "--period wants whole seconds "
+					   "from 1 to %d, not '%s'",
+					   MAX_PERIOD_S, arg);
+		o->period_ns = (uint64_t)v * 1000000000u;
+		return 0;
+	default: /* OPT_MAX_CLIENTS */
+		if (parse_long(arg, 1, MAX_CLIENTS, &v) < 0)
+			return usage_error(PROG, "--max-clients wants a number "
+					   "from 1 to %d, not '%s'",
+					   MAX_CLIENTS, arg);
+		o->max_clients = (size_t)v;
+		return 0;
+	}
+}
+
+/* --allow-user and --output-group: who may read or own what we write. */
+static int who_option(struct cmdline *c, int opt, const char *arg)
+{
+	struct collector_opts *o = &c->opts;
+	uid_t uid;
+
+	if (opt == OPT_OUTPUT_GROUP) {
+		if (parse_group(arg, &o->output_gid) < 0)
+			return usage_error(PROG, "--output-group wants a group "
+					   "name or a gid, not '%s' (no such "
+					   "group)", arg);
+		if (!may_give_to(o->output_gid))
+			return usage_error(PROG, "--output-group %s: files can "
+					   "only be given to a group you are a "
+					   "member of", arg);
+		o->output_shared = 1;
+		return 0;
+	}
+	if (parse_user(arg, &uid) < 0)
+		return usage_error(PROG, "--allow-user wants a user name or a "
+				   "uid, not '%s' (no such user)", arg);
+	if (o->n_allow_uids == MAX_ALLOW_USERS)
+		return usage_error(PROG, "--allow-user: at most %d users",
+				   MAX_ALLOW_USERS);
+	c->allow[o->n_allow_uids++] = uid;
+	o->allow_uids = c->allow;
+	return 0;
+}
+
+/* One option getopt_long returned; 0, or the exit status to return. */
+static int one_option(struct cmdline *c, int opt, const char *arg,
+		      char **argv)
+{
+	struct collector_opts *o = &c->opts;
+	const char **path = path_option(o, opt);
+
+	if (path) {
+		*path = arg;
+		return 0;
+	}
+	switch (opt) {
+	case OPT_READY_FD:
+	case OPT_PERIOD:
+	case OPT_MAX_CLIENTS:
+		return number_option(o, opt, arg);
+	case OPT_ALLOW_USER:
+	case OPT_OUTPUT_GROUP:
+		return who_option(c, opt, arg);
+	case OPT_MERGE:
+		o->merge = 1;
+		return 0;
+	case OPT_PER_THREAD:
+		o->per_thread = 1;
+		return 0;
+	case OPT_HTTP_NO_AUTH:
+		o->http_no_auth = 1;
+		return 0;
+	case OPT_HOLD_MAX:
+		if (parse_size(arg, &o->hold_max) < 0)
+			return usage_error(PROG, "--hold-max wants a size in "
+					   "bytes, with K, M or G (of 1024) or "
+					   "not, up to 1T, not '%s'", arg);
+		return 0;
+	case OPT_LOG_LEVEL:
+		if (log_parse_level(arg, &c->level) < 0)
+			return usage_error(PROG, "--log-level wants error, "
+					   "warn, info or debug, not '%s'",
+					   arg);
+		c->level_set = 1;
+		return 0;
+	case 'v':
+		c->level = LOG_DEBUG;
+		c->level_set = 1;
+		return 0;
+	case ':':
+		return usage_error(PROG, "%s needs a value", argv[optind - 1]);
+	default:
+		return usage_error(PROG, "unknown option '%s'",
+				   argv[optind - 1]);
+	}
+}
+
+/* The HTTP token: --http-token, else $PYPROF_HTTP_TOKEN (unless
+ * --http-no-auth); 1 to MAX_TOKEN_LEN visible characters that need no
+ * escaping in a URL's query. */
+static int check_token(struct collector_opts *o)
+{
+	const char *env = getenv("PYPROF_HTTP_TOKEN");
+	size_t n;
+	int ok;
+
+	if (!o->http_no_auth && !o->http_token && env && *env)
+		o->http_token = env;
+	if (!o->http_token)
+		return 0;
+	n = strlen(o->http_token);
+	ok = n >= 1 && n <= MAX_TOKEN_LEN;
+	for (size_t i = 0; i < n; i++)
+		ok &= o->http_token[i] > 0x20 && o->http_token[i] < 0x7f &&
+		      o->http_token[i] != '&' && o->http_token[i] != '%' &&
+		      o->http_token[i] != '+';
+	if (!ok)
+		return usage_error(PROG, "--http-token wants 1 to %d visible "
+				   "ASCII characters other than & %% +",
+				   MAX_TOKEN_LEN);
+	if (!o->http_spec)
+		return usage_error(PROG, "--http-token goes with --http");
+	return 0;
+}
+
+/* The options that only make sense together, or not together. */
+static int check_combinations(struct collector_opts *o)
+{
+	if ((o->socket_path && !*o->socket_path) ||
+	    (o->output_dir && !*o->output_dir) ||
+	    (o->output_file && !*o->output_file) ||
+	    (o->summary_file && !*o->summary_file) ||
+	    (o->timeline_file && !*o->timeline_file))
+		return usage_error(PROG, "empty path given to an option");
+	if (o->timeline_file && !o->output_file)
+		return usage_error(PROG, "--timeline goes with --output (its "
+				   "stacks name that profile's locations)");
+	if (o->output_file && o->period_ns)
+		return usage_error(PROG, "--output cannot go with --period "
+				   "(each window starts afresh); use --merge");
+	if (o->http_no_auth && o->http_token)
+		return usage_error(PROG, "--http-no-auth and --http-token "
+				   "exclude each other");
+	if (o->http_no_auth && !o->http_spec)
+		return usage_error(PROG, "--http-no-auth goes with --http");
+	return check_token(o);
+}
+
+/* Fills c from argv; returns -1 to go on, else the exit status (0 after
+ * --help). */
+static int parse_cmdline(struct cmdline *c, int argc, char **argv)
+{
+	int opt, rc;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		rc = one_option(c, opt, optarg, argv);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(PROG, "unexpected argument '%s'",
+				   argv[optind]);
+	rc = check_combinations(&c->opts);
+	return rc ? rc : -1;
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
-	       OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE,
-	       OPT_ALLOW_USER, OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP,
-	       OPT_HTTP_TOKEN, OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH,
-	       OPT_HOLD_MAX, OPT_MAX_CLIENTS };
-	static const struct option longopts[] = {
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "summary", required_argument, NULL, OPT_SUMMARY },
-		{ "timeline", required_argument, NULL, OPT_TIMELINE },
-		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
-		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-		{ "period", required_argument, NULL, OPT_PERIOD },
-		{ "merge", no_argument, NULL, OPT_MERGE },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
-		{ "http", required_argument, NULL, OPT_HTTP },
-		{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
-		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
-		{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
-		{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
-		{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct collector_opts opts = { .ready_fd = -1,
-				       .hold_max = DEFAULT_HOLD_MAX };
-	uid_t allow[MAX_ALLOW_USERS];
-	enum log_level level = LOG_INFO;
-	int level_set = 0, opt;
+	struct cmdline c = { .opts = { .ready_fd = -1,
+				       .hold_max = DEFAULT_HOLD_MAX },
+			     .level = LOG_INFO };
 	const char *env = getenv("PYPROF_LOG");
+	int rc;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SOCKET:
-			opts.socket_path = optarg;
-			break;
-		case OPT_OUTPUT_DIR:
-			opts.output_dir = optarg;
-			break;
-		case OPT_OUTPUT:
-			opts.output_file = optarg;
-			break;
-		case OPT_SUMMARY:
-			opts.summary_file = optarg;
-			break;
-		case OPT_TIMELINE:
-			opts.timeline_file = optarg;
-			break;
-		case OPT_READY_FD: {
-			char *end;
-			errno = 0;
-			long fd = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || fd < 0 ||
-			    fd > INT_MAX)
-				return usage_error("--ready-fd wants a file "
-						   "descriptor number, not "
-						   "'%s'", optarg);
-			if (fcntl((int)fd, F_GETFD) < 0)
-				return usage_error("--ready-fd %s is not an "
-						   "open file descriptor",
-						   optarg);
-			opts.ready_fd = (int)fd;
-			break;
-		}
-		case OPT_PERIOD: {
-			char *end;
-			errno = 0;
-			long sec = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || sec < 1 ||
-			    sec > MAX_PERIOD_S)
-				return usage_error("--period wants whole seconds "
-						   "from 1 to %d, not '%s'",
-						   MAX_PERIOD_S, optarg);
-			opts.period_ns = (uint64_t)sec * 1000000000u;
-			break;
-		}
-		case OPT_MAX_CLIENTS: {
-			char *end;
-			errno = 0;
-			long n = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 ||
-			    n > MAX_CLIENTS)
-				return usage_error("--max-clients wants a "
-						   "number from 1 to %d, not "
-						   "'%s'", MAX_CLIENTS, optarg);
-			opts.max_clients = (size_t)n;
-			break;
-		}
-		case OPT_MERGE:
-			opts.merge = 1;
-			break;
-		case OPT_PER_THREAD:
-			opts.per_thread = 1;
-			break;
-		case OPT_ALLOW_USER: {
-			uid_t uid;
-			if (parse_user(optarg, &uid) < 0)
-				return usage_error("--allow-user wants a user "
-						   "name or a uid, not '%s' "
-						   "(no such user)", optarg);
-			if (opts.n_allow_uids == MAX_ALLOW_USERS)
-				return usage_error("--allow-user: at most %d "
-						   "users", MAX_ALLOW_USERS);
-			allow[opts.n_allow_uids++] = uid;
-			opts.allow_uids = allow;
-			break;
-		}
-		case OPT_HTTP:
-			opts.http_spec = optarg;
-			break;
-		case OPT_OUTPUT_GROUP:
-			if (parse_group(optarg, &opts.output_gid) < 0)
-				return usage_error("--output-group wants a "
-						   "group name or a gid, not "
-						   "'%s' (no such group)",
-						   optarg);
-			if (!may_give_to(opts.output_gid))
-				return usage_error("--output-group %s: files "
-						   "can only be given to a "
-						   "group you are a member of",
-						   optarg);
-			opts.output_shared = 1;
-			break;
-		case OPT_HTTP_TOKEN:
-			opts.http_token = optarg;
-			break;
-		case OPT_HOLD_MAX:
-			if (parse_size(optarg, &opts.hold_max) < 0)
-				return usage_error("--hold-max wants a size in "
-						   "bytes, with K, M or G (of "
-						   "1024) or not, up to 1T, "
-						   "not '%s'", optarg);
-			break;
-		case OPT_HTTP_NO_AUTH:
-			opts.http_no_auth = 1;
-			break;
-		case OPT_LOG_LEVEL:
-			if (log_parse_level(optarg, &level) < 0)
-				return usage_error("--log-level wants error, "
-						   "warn, info or debug, not "
-						   "'%s'", optarg);
-			level_set = 1;
-			break;
-		case 'v':
-			level = LOG_DEBUG;
-			level_set = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			return usage_error("%s needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if ((opts.socket_path && !*opts.socket_path) ||
-	    (opts.output_dir && !*opts.output_dir) ||
-	    (opts.output_file && !*opts.output_file) ||
-	    (opts.summary_file && !*opts.summary_file) ||
-	    (opts.timeline_file && !*opts.timeline_file))
-		return usage_error("empty path given to an option");
-	if (opts.timeline_file && !opts.output_file)
-		return usage_error("--timeline goes with --output (its stacks "
-				   "name that profile's locations)");
-	if (opts.output_file && opts.period_ns)
-		return usage_error("--output cannot go with --period (each "
-				   "window starts afresh); use --merge");
-	if (opts.http_no_auth && opts.http_token)
-		return usage_error("--http-no-auth and --http-token exclude "
-				   "each other");
-	if (opts.http_no_auth && !opts.http_spec)
-		return usage_error("--http-no-auth goes with --http");
-	if (!opts.http_no_auth && !opts.http_token &&
-	    getenv("PYPROF_HTTP_TOKEN") &&
-	    *getenv("PYPROF_HTTP_TOKEN"))
-		opts.http_token = getenv("PYPROF_HTTP_TOKEN");
-	if (opts.http_token) {
-		size_t n = strlen(opts.http_token);
-		int ok = n >= 1 && n <= MAX_TOKEN_LEN;
-		for (size_t i = 0; i < n; i++)
-			ok &= opts.http_token[i] > 0x20 &&
-			      opts.http_token[i] < 0x7f &&
-			      opts.http_token[i] != '&' &&
-			      opts.http_token[i] != '%' &&
-			      opts.http_token[i] != '+';
-		if (!ok)
-			return usage_error("--http-token wants 1 to %d "
-					   "visible ASCII characters other "
-					   "than & %% +", MAX_TOKEN_LEN);
-		if (!opts.http_spec)
-			return usage_error("--http-token goes with --http");
-	}
-	if (!level_set && env && strcmp(env, "debug") == 0)
-		level = LOG_DEBUG;
-	log_set_level(level);
-	if (!opts.output_dir &&
-	    (!opts.output_file || opts.merge || opts.period_ns))
-		opts.output_dir = DEFAULT_OUTPUT_DIR;
-	return collector_run(&opts) < 0 ? 1 : 0;
+	rc = parse_cmdline(&c, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (!c.level_set && env && strcmp(env, "debug") == 0)
+		c.level = LOG_DEBUG;
+	log_set_level(c.level);
+	if (!c.opts.output_dir &&
+	    (!c.opts.output_file || c.opts.merge || c.opts.period_ns))
+		c.opts.output_dir = DEFAULT_OUTPUT_DIR;
+	return collector_run(&c.opts) < 0 ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 
 #include "cli/cmd.h"
 #include "common/log.h"
+#include "common/usage.h"
 
 static const struct cmd cmds[] = {
 	{ "record", "run a command under the profiler and write a profile",
@@ -96,8 +97,7 @@ int main(int argc, char **argv)
 		}
 		c = cmd_lookup(argv[2]);
 		if (!c) {
-			log_error("unknown command '%s' (see pyprof --help)",
-				  argv[2]);
+			usage_error("pyprof", "unknown command '%s'", argv[2]);
 			return CMD_EXIT_FAIL;
 		}
 		c->usage(stdout);
@@ -105,12 +105,8 @@ int main(int argc, char **argv)
 	}
 	c = cmd_lookup(name);
 	if (!c) {
-		if (name[0] == '-')
-			log_error("unknown option '%s' (see pyprof --help)",
-				  name);
-		else
-			log_error("unknown command '%s' (see pyprof --help)",
-				  name);
+		usage_error("pyprof", "unknown %s '%s'",
+			    name[0] == '-' ? "option" : "command", name);
 		return CMD_EXIT_FAIL;
 	}
 	fflush(stdout);

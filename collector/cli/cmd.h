@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/usage.h"
+
 #ifndef PYPROF_VERSION
 #define PYPROF_VERSION "0.1.0"
 #endif
@@ -40,7 +42,7 @@
 #define CMD_EXIT_ERROR 1      /* a profile cannot be read, lacks what was
                                  asked for, or the output cannot be
                                  written                              */
-#define CMD_EXIT_USAGE 2      /* bad option or arguments              */
+#define CMD_EXIT_USAGE USAGE_EXIT /* bad option or arguments (usage.h) */
 
 /* The longest path a helper builds; longer ones are errors (-ENAMETOOLONG). */
 #define CMD_PATH_MAX 4096

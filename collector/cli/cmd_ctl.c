@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,8 +36,11 @@
 
 #include "cli/cmd.h"
 #include "common/log.h"
+#include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
+
+#define CTL "pyprof ctl" /* for usage_error */
 
 /* The collector waits 2 s for processes (control.h): wait for it longer. */
 #define CTL_WAIT_MS 6000
@@ -84,13 +88,6 @@ static void put(struct wire_out *w, unsigned tag, uint64_t v)
 {
 	wire_put_varint(w, (uint64_t)tag << 1);
 	wire_put_varint(w, v);
-}
-
-static int usage_error(const char *what, const char *val)
-{
-	log_error("ctl: %s%s%s (see pyprof ctl --help)", what,
-		  val ? ": " : "", val ? val : "");
-	return CMD_EXIT_USAGE;
 }
 
 /* Prints one CTL_ANSWER; returns 1 if it was a failure. */
@@ -291,108 +288,163 @@ out:
 	return rc;
 }
 
-int cmd_ctl(int argc, char **argv)
+/* What `pyprof ctl` was asked: the verb and its options. */
+struct ctl_req {
+	int verb;                 /* WIRE_VERB_* */
+	unsigned long pid, seconds, hz, heap;
+	int mode;                 /* WIRE_MODE_*, or -1: the process's own */
+	int native;
+	const char *sock;         /* NULL: $PYPROF_SOCKET or the default */
+};
+
+/* The options that take a number: bounds, what the error line says they
+ * expect, and where the value goes. */
+static const struct ctl_number {
+	const char *name;
+	unsigned long hi;
+	const char *expects;
+	size_t dest;              /* offsetof(struct ctl_req, ...) */
+} ctl_numbers[] = {
+	{ "--pid", 0x7fffffff, "a process id", offsetof(struct ctl_req, pid) },
+	{ "--seconds", 86400, "1 to 86400",
+	  offsetof(struct ctl_req, seconds) },
+	{ "--hz", PYPROF_MAX_HZ, "1 to 10000", offsetof(struct ctl_req, hz) },
+	{ "--heap-rate", 1ul << 40, "bytes, 1 or more",
+	  offsetof(struct ctl_req, heap) },
+};
+
+/* Option a with its value val (never NULL); 0, or the exit status. */
+static int ctl_option(struct ctl_req *q, const char *a, const char *val)
+{
+	for (size_t i = 0; i < sizeof(ctl_numbers) / sizeof(ctl_numbers[0]);
+	     i++) {
+		const struct ctl_number *n = &ctl_numbers[i];
+		if (strcmp(a, n->name))
+			continue;
+		if (cmd_parse_uint(val, 1, n->hi,
+				   (unsigned long *)((char *)q + n->dest)) < 0)
+			return usage_error(CTL, "%s expects %s, not '%s'",
+					   n->name, n->expects, val);
+		return 0;
+	}
+	if (!strcmp(a, "--mode")) {
+		if (!strcmp(val, "cpu"))
+			q->mode = WIRE_MODE_CPU;
+		else if (!strcmp(val, "wall"))
+			q->mode = WIRE_MODE_WALL;
+		else
+			return usage_error(CTL, "--mode expects cpu or wall, "
+					   "not '%s'", val);
+		return 0;
+	}
+	if (!strcmp(a, "--socket")) {
+		if (val[0] != '/' || strlen(val) >= 108)
+			return usage_error(CTL, "--socket expects an absolute "
+					   "path shorter than 108 bytes, not "
+					   "'%s'", val);
+		q->sock = val;
+		return 0;
+	}
+	return usage_error(CTL, "unknown option '%s'", a);
+}
+
+static int is_help(const char *a)
+{
+	return !strcmp(a, "-h") || !strcmp(a, "--help");
+}
+
+/* Fills q from argv; returns -1 to go on, else the exit status (0 after
+ * --help). */
+static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 {
 	static const char *const verbs[] = { NULL, "start", "stop", "flush",
 					     "status" };
-	uint8_t frame[WIRE_HDR_LEN + 256];
-	struct wire_out w = { frame + WIRE_HDR_LEN, frame + sizeof(frame), 1 };
-	unsigned long pid = 0, seconds = 0, hz = 0, heap = 0;
-	int mode = -1, native = 0, verb = 0;
-	const char *sock = NULL;
-	char def[256];
+	int rc;
 
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	if (argc >= 2 && is_help(argv[1])) {
 		cmd_ctl_usage(stdout);
 		return 0;
 	}
 	if (argc < 2)
-		return usage_error("start, stop, flush or status expected", NULL);
+		return usage_error(CTL, "start, stop, flush or status expected");
 	for (int v = 1; v <= 4; v++)
 		if (!strcmp(argv[1], verbs[v]))
-			verb = v;
-	if (!verb)
-		return usage_error("unknown verb", argv[1]);
+			q->verb = v;
+	if (!q->verb)
+		return usage_error(CTL, "unknown verb '%s'", argv[1]);
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--native")) {
-			native = 1;
+			q->native = 1;
 			continue;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (is_help(a)) {
 			cmd_ctl_usage(stdout);
 			return 0;
 		}
 		if (!val)
-			return usage_error("option needs a value", a);
+			return usage_error(CTL, "%s needs a value", a);
 		i++;
-		if (!strcmp(a, "--pid")) {
-			if (cmd_parse_uint(val, 1, 0x7fffffff, &pid) < 0)
-				return usage_error("--pid expects a process id",
-						   val);
-		} else if (!strcmp(a, "--seconds")) {
-			if (cmd_parse_uint(val, 1, 86400, &seconds) < 0)
-				return usage_error("--seconds expects 1 to 86400",
-						   val);
-		} else if (!strcmp(a, "--hz")) {
-			if (cmd_parse_uint(val, 1, PYPROF_MAX_HZ, &hz) < 0)
-				return usage_error("--hz expects 1 to 10000", val);
-		} else if (!strcmp(a, "--heap-rate")) {
-			if (cmd_parse_uint(val, 1, 1ul << 40, &heap) < 0)
-				return usage_error("--heap-rate expects bytes, 1 "
-						   "or more", val);
-		} else if (!strcmp(a, "--mode")) {
-			if (!strcmp(val, "cpu"))
-				mode = WIRE_MODE_CPU;
-			else if (!strcmp(val, "wall"))
-				mode = WIRE_MODE_WALL;
-			else
-				return usage_error("--mode expects cpu or wall",
-						   val);
-		} else if (!strcmp(a, "--socket")) {
-			if (val[0] != '/' || strlen(val) >= 108)
-				return usage_error("--socket expects an absolute "
-						   "path shorter than 108 bytes",
-						   val);
-			sock = val;
-		} else {
-			return usage_error("unknown option", a);
-		}
+		rc = ctl_option(q, a, val);
+		if (rc)
+			return rc;
 	}
-	if (verb != WIRE_VERB_START && (seconds || hz || heap || native ||
-					mode >= 0))
-		return usage_error("--seconds, --hz, --mode, --heap-rate and "
-				   "--native go with start only", NULL);
-	if (!sock) {
-		const char *env = getenv("PYPROF_SOCKET");
-		if (env && *env) {
-			sock = env;
-		} else if (pyprof_default_socket(def, sizeof(def)) == 0) {
-			sock = def;
-		} else {
+	if (q->verb != WIRE_VERB_START &&
+	    (q->seconds || q->hz || q->heap || q->native || q->mode >= 0))
+		return usage_error(CTL, "--seconds, --hz, --mode, --heap-rate "
+				   "and --native go with start only");
+	return -1;
+}
+
+/* The CTL_REQUEST frame for q into frame (size n); returns its length. */
+static size_t ctl_frame(const struct ctl_req *q, uint8_t *frame, size_t n)
+{
+	struct wire_out w = { frame + WIRE_HDR_LEN, frame + n, 1 };
+	size_t len;
+
+	put(&w, WIRE_C_VERB, (uint64_t)q->verb);
+	if (q->pid)
+		put(&w, WIRE_C_PID, q->pid);
+	if (q->seconds)
+		put(&w, WIRE_C_LEASE_MS, q->seconds * 1000);
+	if (q->mode >= 0)
+		put(&w, WIRE_C_MODE, (uint64_t)q->mode);
+	if (q->hz)
+		put(&w, WIRE_C_PERIOD_NS, 1000000000ull / q->hz);
+	if (q->heap)
+		put(&w, WIRE_C_HEAP_RATE, q->heap);
+	if (q->native)
+		put(&w, WIRE_C_NATIVE, 1);
+	len = (size_t)(w.p - frame) - WIRE_HDR_LEN;
+	wire_put_hdr_at(frame, WIRE_CTL_REQUEST, len);
+	return len + WIRE_HDR_LEN;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	struct ctl_req q = { .mode = -1 };
+	uint8_t frame[WIRE_HDR_LEN + 256];
+	const char *env = getenv("PYPROF_SOCKET");
+	char def[256];
+	size_t n;
+	int rc;
+
+	rc = ctl_parse(&q, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (!q.sock && env && *env) {
+		q.sock = env;
+	} else if (!q.sock) {
+		if (pyprof_default_socket(def, sizeof(def)) != 0) {
 			log_error("ctl: the default socket path is too long; "
 				  "use --socket");
 			return 1;
 		}
+		q.sock = def;
 	}
-	put(&w, WIRE_C_VERB, (uint64_t)verb);
-	if (pid)
-		put(&w, WIRE_C_PID, pid);
-	if (seconds)
-		put(&w, WIRE_C_LEASE_MS, seconds * 1000);
-	if (mode >= 0)
-		put(&w, WIRE_C_MODE, (uint64_t)mode);
-	if (hz)
-		put(&w, WIRE_C_PERIOD_NS, 1000000000ull / hz);
-	if (heap)
-		put(&w, WIRE_C_HEAP_RATE, heap);
-	if (native)
-		put(&w, WIRE_C_NATIVE, 1);
-	size_t n = (size_t)(w.p - frame) - WIRE_HDR_LEN;
-	wire_put_hdr_at(frame, WIRE_CTL_REQUEST, n);
+	n = ctl_frame(&q, frame, sizeof(frame));
 	fflush(stdout);
-	int rc = exchange(sock, frame, n + WIRE_HDR_LEN,
-			  verb == WIRE_VERB_START);
+	rc = exchange(q.sock, frame, n, q.verb == WIRE_VERB_START);
 	fflush(stdout);
 	return rc;
 }

@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +44,11 @@
 #include "cli/cmd.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "../../preload/config.h"
+
+#define REC "pyprof record" /* for usage_error */
 
 #define RECORD_DEFAULT_OUTPUT "pyprof.pb.gz"
 /* what the collector writes in the temporary directory, and the stem of
@@ -239,44 +243,134 @@ void cmd_record_usage(FILE *out)
 		PYPROF_MAX_MAX_DEPTH, PYPROF_DEFAULT_MAX_DEPTH);
 }
 
-/* What each option that takes a value accepts, for error lines. */
-static const char *accepts(int opt, char *buf, size_t n)
+/* The options that take a value: their names and what they accept, for
+ * error lines; the numbers among them go from 1 to hi and are kept in
+ * decimal in the char[24] at offset dest of struct record. */
+static const struct value_opt {
+	int opt;
+	const char *name;
+	const char *accepts; /* numbers: what the integer counts, or "" */
+	unsigned long hi;    /* 0: not a number */
+	size_t dest;
+} value_opts[] = {
+	{ 'o', "-o/--output", "a file name", 0, 0 },
+	{ OPT_HZ, "--hz", "", PYPROF_MAX_HZ, offsetof(struct record, hz) },
+	{ OPT_MODE, "--mode", "cpu or wall", 0, 0 },
+	{ OPT_MAX_DEPTH, "--max-depth", "", PYPROF_MAX_MAX_DEPTH,
+	  offsetof(struct record, max_depth) },
+	{ OPT_FORMAT, "--format", "pprof, svg, folded or speedscope", 0, 0 },
+	{ OPT_HEAP_RATE, "--heap-rate", "bytes between samples, ", 1ul << 30,
+	  offsetof(struct record, heap_rate) },
+};
+
+static const struct value_opt *value_opt(int opt)
 {
-	switch (opt) {
-	case 'o':
-		return "a file name";
-	case OPT_HZ:
-		snprintf(buf, n, "an integer from 1 to %d", PYPROF_MAX_HZ);
-		return buf;
-	case OPT_MODE:
-		return "cpu or wall";
-	case OPT_MAX_DEPTH:
-		snprintf(buf, n, "an integer from 1 to %d",
-			 PYPROF_MAX_MAX_DEPTH);
-		return buf;
-	case OPT_HEAP_RATE:
-		return "bytes between samples, an integer from 1 to 1073741824";
-	default:
-		return "a value";
-	}
+	for (size_t i = 0; i < sizeof(value_opts) / sizeof(value_opts[0]); i++)
+		if (value_opts[i].opt == opt)
+			return &value_opts[i];
+	return NULL;
 }
 
-static const char *opt_name(int opt)
+/* What v accepts, in words, into buf. */
+static const char *accepts(const struct value_opt *v, char *buf, size_t n)
 {
-	switch (opt) {
-	case 'o':
-		return "-o/--output";
-	case OPT_HZ:
-		return "--hz";
-	case OPT_MODE:
-		return "--mode";
-	case OPT_MAX_DEPTH:
-		return "--max-depth";
-	case OPT_HEAP_RATE:
-		return "--heap-rate";
-	default:
-		return "option";
+	if (!v->hi)
+		return v->accepts;
+	snprintf(buf, n, "%san integer from 1 to %lu", v->accepts, v->hi);
+	return buf;
+}
+
+/* Sets a numeric option from arg; 0, or -EINVAL (logged). */
+static int set_number(struct record *r, const struct value_opt *v,
+		      const char *arg)
+{
+	char buf[96];
+	unsigned long n;
+
+	if (cmd_parse_uint(arg, 1, v->hi, &n) != 0) {
+		usage_error(REC, "%s accepts %s, not '%s'", v->name,
+			    accepts(v, buf, sizeof(buf)), arg);
+		return -EINVAL;
 	}
+	snprintf((char *)r + v->dest, sizeof(r->hz), "%lu", n);
+	return 0;
+}
+
+/* Sets the option getopt_long returned as c; 0, or -EINVAL (logged). */
+static int set_option(struct record *r, int c, const char *arg)
+{
+	const struct value_opt *v = value_opt(c);
+
+	if (v && v->hi)
+		return set_number(r, v, arg);
+	switch (c) {
+	case 'o':
+		if (!arg[0]) {
+			usage_error(REC, "-o/--output accepts a file name, "
+				    "not an empty string");
+			return -EINVAL;
+		}
+		r->output = arg;
+		return 0;
+	case OPT_MODE:
+		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
+			break;
+		r->mode = arg;
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "pprof") && !cmd_format_ok(arg))
+			break;
+		r->format = strcmp(arg, "pprof") ? arg : NULL;
+		return 0;
+	case OPT_NATIVE:
+		if (arg && strcmp(arg, "all")) {
+			usage_error(REC, "--native accepts =all or nothing, "
+				    "not '=%s'", arg);
+			return -EINVAL;
+		}
+		r->native = arg ? "all" : "1";
+		return 0;
+	case OPT_PER_THREAD:
+		r->per_thread = 1;
+		return 0;
+	case OPT_HEAP:
+		if (!r->heap_rate[0])
+			snprintf(r->heap_rate, sizeof(r->heap_rate), "%u",
+				 RECORD_DEFAULT_HEAP_RATE);
+		return 0;
+	default: /* 'v' */
+		r->verbose = 1;
+		return 0;
+	}
+	usage_error(REC, "%s accepts %s, not '%s'", v->name, v->accepts, arg);
+	return -EINVAL;
+}
+
+/* Says what was wrong with the option getopt_long answered ':' or '?'
+ * to; returns -EINVAL. */
+static int bad_option(int c, char **argv)
+{
+	const struct value_opt *v = value_opt(optopt);
+	const char *arg = argv[optind - 1];
+	char buf[96];
+
+	if (c == ':') {
+		usage_error(REC, "%s needs a value: %s",
+			    v ? v->name : "option",
+			    v ? accepts(v, buf, sizeof(buf)) : "a value");
+	} else if (arg && arg[0] == '-' && arg[1] == '-') {
+		const char *eq = strchr(arg, '=');
+		int len = eq ? (int)(eq - arg) : (int)strlen(arg);
+
+		/* getopt says '?' for --verbose=1 too. */
+		if (eq && (optopt == 'v' || optopt == 'h'))
+			usage_error(REC, "%.*s takes no value", len, arg);
+		else
+			usage_error(REC, "unknown option '%.*s'", len, arg);
+	} else {
+		usage_error(REC, "unknown option '-%c'", optopt);
+	}
+	return -EINVAL;
 }
 
 /* Returns 0, 1 if --help was given (usage printed), or -EINVAL (one error
@@ -297,126 +391,34 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char buf[64];
-	unsigned long v;
 	int c;
 
 	opterr = 0;
 	optind = 0; /* GNU: full re-initialisation */
 	/* '+': stop at the first non-option, which starts COMMAND. */
 	while ((c = getopt_long(argc, argv, "+:o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!optarg[0]) {
-				log_error("-o/--output accepts a file name, not "
-					  "an empty string");
-				return -EINVAL;
-			}
-			r->output = optarg;
-			break;
-		case OPT_HZ:
-			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_HZ, &v) != 0) {
-				log_error("--hz accepts %s, not '%s'",
-					  accepts(c, buf, sizeof(buf)), optarg);
-				return -EINVAL;
-			}
-			snprintf(r->hz, sizeof(r->hz), "%lu", v);
-			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "wall")) {
-				log_error("--mode accepts cpu or wall, not '%s'",
-					  optarg);
-				return -EINVAL;
-			}
-			r->mode = optarg;
-			break;
-		case OPT_MAX_DEPTH:
-			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_MAX_DEPTH,
-					   &v) != 0) {
-				log_error("--max-depth accepts %s, not '%s'",
-					  accepts(c, buf, sizeof(buf)), optarg);
-				return -EINVAL;
-			}
-			snprintf(r->max_depth, sizeof(r->max_depth), "%lu", v);
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "pprof") && !cmd_format_ok(optarg)) {
-				log_error("--format accepts pprof, svg, folded "
-					  "or speedscope, not '%s'", optarg);
-				return -EINVAL;
-			}
-			r->format = strcmp(optarg, "pprof") ? optarg : NULL;
-			break;
-		case OPT_PER_THREAD:
-			r->per_thread = 1;
-			break;
-		case OPT_NATIVE:
-			if (optarg && strcmp(optarg, "all")) {
-				log_error("--native accepts =all or nothing, "
-					  "not '=%s'", optarg);
-				return -EINVAL;
-			}
-			r->native = optarg ? "all" : "1";
-			break;
-		case OPT_HEAP:
-			if (!r->heap_rate[0])
-				snprintf(r->heap_rate, sizeof(r->heap_rate),
-					 "%u", RECORD_DEFAULT_HEAP_RATE);
-			break;
-		case OPT_HEAP_RATE:
-			if (cmd_parse_uint(optarg, 1, 1ul << 30, &v) != 0) {
-				log_error("--heap-rate accepts %s, not '%s'",
-					  accepts(c, buf, sizeof(buf)), optarg);
-				return -EINVAL;
-			}
-			snprintf(r->heap_rate, sizeof(r->heap_rate), "%lu", v);
-			break;
-		case 'v':
-			r->verbose = 1;
-			break;
-		case 'h':
+		if (c == 'h') {
 			cmd_record_usage(stdout);
 			return 1;
-		case ':':
-			log_error("%s needs a value: %s", opt_name(optopt),
-				  accepts(optopt, buf, sizeof(buf)));
-			return -EINVAL;
-		default: {
-			const char *arg = argv[optind - 1];
-
-			if (arg && arg[0] == '-' && arg[1] == '-') {
-				const char *eq = strchr(arg, '=');
-				int len = eq ? (int)(eq - arg) : (int)strlen(arg);
-
-				/* getopt says '?' for --verbose=1 too. */
-				if (eq && (optopt == 'v' || optopt == 'h'))
-					log_error("%.*s takes no value", len,
-						  arg);
-				else
-					log_error("unknown option '%.*s' (see "
-						  "pyprof record --help)",
-						  len, arg);
-			} else {
-				log_error("unknown option '-%c' (see "
-					  "pyprof record --help)", optopt);
-			}
-			return -EINVAL;
 		}
-		}
+		if (c == ':' || c == '?')
+			return bad_option(c, argv);
+		if (set_option(r, c, optarg) < 0)
+			return -EINVAL;
 	}
 	if (optind >= argc) {
-		log_error("no command given (usage: pyprof record "
-			  "[OPTIONS] -- COMMAND [ARGS...])");
+		usage_error(REC, "no command given: pyprof record [OPTIONS] "
+			    "-- COMMAND [ARGS...]");
 		return -EINVAL;
 	}
 	if (r->heap_rate[0] && r->format) {
-		log_error("--heap writes pprof files only: it cannot go with "
-			  "--format %s", r->format);
+		usage_error(REC, "--heap writes pprof files only: it cannot "
+			    "go with --format %s", r->format);
 		return -EINVAL;
 	}
 	if (r->per_thread && r->format) {
-		log_error("--per-thread writes pprof files beside the pprof "
-			  "profile: not with --format %s", r->format);
+		usage_error(REC, "--per-thread writes pprof files beside the "
+			    "pprof profile: not with --format %s", r->format);
 		return -EINVAL;
 	}
 	r->command = argv + optind;

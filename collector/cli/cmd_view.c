@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/timeline_file.h"
+#include "common/usage.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
 
@@ -61,154 +61,182 @@ struct vopts {
 	int n_args;
 };
 
-static int usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
+	/* go tool pprof's name for it */
+	{ "sample_index", required_argument, NULL, OPT_SAMPLE_TYPE },
+	{ "sample-index", required_argument, NULL, OPT_SAMPLE_TYPE },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "by-label", required_argument, NULL, OPT_BY_LABEL },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
+	{ "shares", no_argument, NULL, OPT_SHARES },
+	{ "values", no_argument, NULL, OPT_VALUES },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
 
-static int usage_error(const char *cmd, const char *fmt, ...)
+/* Whether option c (as getopt_long returns it) is in allowed; if not,
+ * says so and returns the exit status. 0 when allowed. */
+static int check_allowed(const char *cmd, int c, const char *allowed)
 {
-	char buf[512];
-	va_list ap;
+	const char *name = NULL;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	log_error("%s (see pyprof %s --help)", buf, cmd);
-	return CMD_EXIT_USAGE;
+	if (c == 'h' || c == '?' || c == ':' ||
+	    strchr(allowed, c < 256 ? c : 'A' + (c - 256)))
+		return 0;
+	if (c == 'n')
+		return usage_error(cmd, "unknown option '-n'");
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == c)
+			name = lo->name;
+	return usage_error(cmd, "unknown option '--%s'", name ? name : "?");
 }
 
-/* Parses argv for subcommand cmd, accepting the options in allowed: their
- * short letters, and for long-only options 'A' + (value - 256), so
- * "oABC" is -o, --sample-type, --tag and --by. Returns -1 to go on, else
- * the exit status to return (0 after --help). */
+/* --by function|line, and opcode for top. */
+static int parse_by(const char *cmd, const char *arg, struct vopts *o)
+{
+	int top = !strcmp(cmd, "pyprof top");
+
+	if (!strcmp(arg, "function"))
+		o->by = VIEW_BY_FUNCTION;
+	else if (!strcmp(arg, "line"))
+		o->by = VIEW_BY_LINE;
+	else if (!strcmp(arg, "opcode") && top)
+		o->by_opcode = 1;
+	else
+		return usage_error(cmd, "--by accepts function%s or line, not "
+				   "'%s'", top ? ", opcode" : "", arg);
+	return 0;
+}
+
+/* --tag KEY=VALUE, added to the filter. */
+static int parse_tag(const char *cmd, const char *arg, struct vopts *o)
+{
+	if (view_filter_add(&o->filter, arg) == -E2BIG)
+		return usage_error(cmd, "at most %d --tag options",
+				   VIEW_MAX_TAGS);
+	if (o->filter.n == 0 || o->filter.tags[o->filter.n - 1].key != arg)
+		return usage_error(cmd, "--tag accepts KEY=VALUE, not '%s'",
+				   arg);
+	return 0;
+}
+
+/* The options with a value to check: -n, --tag, --by, --sort,
+ * --min-width, --shares and --values. */
+static int parse_checked(const char *cmd, int c, const char *arg,
+			 struct vopts *o)
+{
+	char *end;
+
+	switch (c) {
+	case 'n':
+		if (cmd_parse_uint(arg, 1, 1000000000, &o->n_rows))
+			return usage_error(cmd, "-n accepts a positive "
+					   "integer, not '%s'", arg);
+		return 0;
+	case OPT_TAG:
+		return parse_tag(cmd, arg, o);
+	case OPT_BY:
+		return parse_by(cmd, arg, o);
+	case OPT_SORT:
+		if (!strcmp(arg, "flat"))
+			o->sort = VIEW_SORT_FLAT;
+		else if (!strcmp(arg, "cum"))
+			o->sort = VIEW_SORT_CUM;
+		else
+			return usage_error(cmd, "--sort accepts flat or cum, "
+					   "not '%s'", arg);
+		return 0;
+	case OPT_MIN_WIDTH:
+		o->min_width = strtod(arg, &end);
+		if (*end || end == arg || !(o->min_width >= 0.01) ||
+		    o->min_width > 1000)
+			return usage_error(cmd, "--min-width accepts pixels "
+					   "from 0.01 to 1000, not '%s'", arg);
+		return 0;
+	default: { /* OPT_SHARES, OPT_VALUES */
+		enum view_diff_compare want = c == OPT_SHARES
+					      ? VIEW_DIFF_SHARES
+					      : VIEW_DIFF_VALUES;
+		if (o->compare && o->compare != want)
+			return usage_error(cmd, "give --shares or --values, "
+					   "not both");
+		o->compare = want;
+		return 0;
+	}
+	}
+}
+
+/* One option getopt_long returned; 0, or the exit status to return. */
+static int parse_one(const char *cmd, int c, char **argv, struct vopts *o)
+{
+	switch (c) {
+	case 'o':
+		o->output = optarg;
+		return 0;
+	case OPT_SAMPLE_TYPE:
+		o->sample_type = optarg;
+		return 0;
+	case OPT_BY_LABEL:
+		o->by_label = optarg;
+		return 0;
+	case OPT_ICICLE:
+		o->icicle = 1;
+		return 0;
+	case OPT_TITLE:
+		o->title = optarg;
+		return 0;
+	case OPT_FORMAT:
+		o->format = optarg;
+		return 0;
+	case OPT_TIMELINE:
+		o->timeline = optarg;
+		return 0;
+	case 'n':
+	case OPT_TAG:
+	case OPT_BY:
+	case OPT_SORT:
+	case OPT_MIN_WIDTH:
+	case OPT_SHARES:
+	case OPT_VALUES:
+		return parse_checked(cmd, c, optarg, o);
+	case ':':
+		return usage_error(cmd, "%s needs a value", argv[optind - 1]);
+	default:
+		return usage_error(cmd, "unknown option '%s'",
+				   argv[optind - 1]);
+	}
+}
+
+/* Parses argv for subcommand cmd ("pyprof top"), accepting the options in
+ * allowed: their short letters, and for long-only options 'A' + (value -
+ * 256), so "oABC" is -o, --sample-type, --tag and --by. Returns -1 to go
+ * on, else the exit status to return (0 after --help). */
 static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 		 void (*usage)(FILE *), const char *allowed)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
-		/* go tool pprof's name for it */
-		{ "sample_index", required_argument, NULL, OPT_SAMPLE_TYPE },
-		{ "sample-index", required_argument, NULL, OPT_SAMPLE_TYPE },
-		{ "tag", required_argument, NULL, OPT_TAG },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "by-label", required_argument, NULL, OPT_BY_LABEL },
-		{ "icicle", no_argument, NULL, OPT_ICICLE },
-		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "timeline", required_argument, NULL, OPT_TIMELINE },
-		{ "shares", no_argument, NULL, OPT_SHARES },
-		{ "values", no_argument, NULL, OPT_VALUES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c;
+	int c, rc;
 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:h", longopts, NULL)) != -1) {
-		const char *name = NULL;
-		for (const struct option *lo = longopts; lo->name; lo++)
-			if (lo->val == c)
-				name = lo->name;
-		if (c != 'h' && c != '?' && c != ':' &&
-		    !strchr(allowed, c < 256 ? c : 'A' + (c - 256))) {
-			if (c == 'n')
-				return usage_error(cmd, "unknown option '-n'");
-			return usage_error(cmd, "unknown option '--%s'",
-					   name ? name : "?");
-		}
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'n':
-			if (cmd_parse_uint(optarg, 1, 1000000000, &o->n_rows))
-				return usage_error(cmd, "-n accepts a positive "
-						   "integer, not '%s'", optarg);
-			break;
-		case OPT_SAMPLE_TYPE:
-			o->sample_type = optarg;
-			break;
-		case OPT_TAG:
-			if (view_filter_add(&o->filter, optarg) == -E2BIG)
-				return usage_error(cmd, "at most %d --tag "
-						   "options", VIEW_MAX_TAGS);
-			if (o->filter.n == 0 ||
-			    o->filter.tags[o->filter.n - 1].key != optarg)
-				return usage_error(cmd, "--tag accepts "
-						   "KEY=VALUE, not '%s'",
-						   optarg);
-			break;
-		case OPT_BY:
-			if (!strcmp(optarg, "function"))
-				o->by = VIEW_BY_FUNCTION;
-			else if (!strcmp(optarg, "line"))
-				o->by = VIEW_BY_LINE;
-			else if (!strcmp(optarg, "opcode") &&
-				 !strcmp(cmd, "top"))
-				o->by_opcode = 1;
-			else
-				return usage_error(cmd, "--by accepts function"
-						   "%s or line, not '%s'",
-						   strcmp(cmd, "top") ? ""
-						   : ", opcode", optarg);
-			break;
-		case OPT_SORT:
-			if (!strcmp(optarg, "flat"))
-				o->sort = VIEW_SORT_FLAT;
-			else if (!strcmp(optarg, "cum"))
-				o->sort = VIEW_SORT_CUM;
-			else
-				return usage_error(cmd, "--sort accepts flat or "
-						   "cum, not '%s'", optarg);
-			break;
-		case OPT_BY_LABEL:
-			o->by_label = optarg;
-			break;
-		case OPT_ICICLE:
-			o->icicle = 1;
-			break;
-		case OPT_MIN_WIDTH: {
-			char *end;
-			o->min_width = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->min_width >= 0.01) ||
-			    o->min_width > 1000)
-				return usage_error(cmd, "--min-width accepts "
-						   "pixels from 0.01 to 1000, "
-						   "not '%s'", optarg);
-			break;
-		}
-		case OPT_TITLE:
-			o->title = optarg;
-			break;
-		case OPT_FORMAT:
-			o->format = optarg;
-			break;
-		case OPT_TIMELINE:
-			o->timeline = optarg;
-			break;
-		case OPT_SHARES:
-		case OPT_VALUES:
-			if (o->compare && o->compare != (c == OPT_SHARES
-						 ? VIEW_DIFF_SHARES
-						 : VIEW_DIFF_VALUES))
-				return usage_error(cmd, "give --shares or "
-						   "--values, not both");
-			o->compare = c == OPT_SHARES ? VIEW_DIFF_SHARES
-						     : VIEW_DIFF_VALUES;
-			break;
-		case 'h':
+		rc = check_allowed(cmd, c, allowed);
+		if (rc)
+			return rc;
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		case ':':
-			return usage_error(cmd, "%s needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error(cmd, "unknown option '%s'",
-					   argv[optind - 1]);
 		}
+		rc = parse_one(cmd, c, argv, o);
+		if (rc)
+			return rc;
 	}
 	o->args = argv + optind;
 	o->n_args = argc - optind;
@@ -262,6 +290,21 @@ static int sink_close(struct sink *s, int ok)
 	return rc;
 }
 
+/* After rendering into s with result rc: logs why it failed ("what: err",
+ * or err alone when what is NULL), then closes s, writing its file only if
+ * all went well. Returns rc, or -EIO when only the writing failed. */
+static int sink_finish(struct sink *s, int rc, const char *what,
+		       const char *err)
+{
+	if (rc < 0 && what)
+		log_error("%s: %s", what, err);
+	else if (rc < 0)
+		log_error("%s", err);
+	if (sink_close(s, rc == 0) < 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
 static struct view_profile *load(const char *path)
 {
 	char err[VIEW_ERR_LEN];
@@ -310,6 +353,7 @@ void cmd_top_usage(FILE *out)
 
 int cmd_top(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof top";
 	struct vopts o = { 0 };
 	struct view_top_opts t = { 0 };
 	struct view_profile *p = NULL;
@@ -317,13 +361,13 @@ int cmd_top(int argc, char **argv)
 	char err[VIEW_ERR_LEN];
 	int rc;
 
-	rc = parse("top", argc, argv, &o, cmd_top_usage, "onABCDE");
+	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDE");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
-		return usage_error("top", "give exactly one PROFILE");
+		return usage_error(cmd, "give exactly one PROFILE");
 	if (o.by_label && o.by_opcode)
-		return usage_error("top", "--by opcode and --by-label are "
+		return usage_error(cmd, "--by opcode and --by-label are "
 				   "different tables: give one");
 	p = load(o.args[0]);
 	if (!p)
@@ -338,10 +382,7 @@ int cmd_top(int argc, char **argv)
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_top(out.f, p, &t, err);
-		if (rc < 0)
-			log_error("%s: %s", o.args[0], err);
-		if (sink_close(&out, rc == 0) < 0 && rc == 0)
-			rc = -EIO;
+		rc = sink_finish(&out, rc, o.args[0], err);
 	}
 	view_free(p);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
@@ -377,6 +418,7 @@ void cmd_flamegraph_usage(FILE *out)
 
 int cmd_flamegraph(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof flamegraph";
 	struct vopts o = { 0 };
 	struct view_flame_opts f = { 0 };
 	struct view_profile *p = NULL;
@@ -384,12 +426,11 @@ int cmd_flamegraph(int argc, char **argv)
 	char err[VIEW_ERR_LEN];
 	int rc;
 
-	rc = parse("flamegraph", argc, argv, &o, cmd_flamegraph_usage,
-		   "oABCFGH");
+	rc = parse(cmd, argc, argv, &o, cmd_flamegraph_usage, "oABCFGH");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
-		return usage_error("flamegraph", "give exactly one PROFILE");
+		return usage_error(cmd, "give exactly one PROFILE");
 	p = load(o.args[0]);
 	if (!p)
 		return CMD_EXIT_ERROR;
@@ -402,10 +443,7 @@ int cmd_flamegraph(int argc, char **argv)
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_flame(out.f, p, &f, err);
-		if (rc < 0)
-			log_error("%s: %s", o.args[0], err);
-		if (sink_close(&out, rc == 0) < 0 && rc == 0)
-			rc = -EIO;
+		rc = sink_finish(&out, rc, o.args[0], err);
 	}
 	view_free(p);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
@@ -482,10 +520,7 @@ int cmd_convert_file(const char *profile, const char *timeline,
 					     .by = (enum view_by)by };
 		rc = view_flame(out.f, p, &f, err);
 	}
-	if (rc < 0)
-		log_error("%s: %s", profile, err);
-	if (sink_close(&out, rc == 0) < 0 && rc == 0)
-		rc = -EIO;
+	rc = sink_finish(&out, rc, profile, err);
 out:
 	timeline_data_free(tl);
 	view_free(p);
@@ -500,22 +535,23 @@ int cmd_format_ok(const char *format)
 
 int cmd_convert(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof convert";
 	struct vopts o = { 0 };
 	int rc;
 
-	rc = parse("convert", argc, argv, &o, cmd_convert_usage, "oABCIJ");
+	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJ");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
-		return usage_error("convert", "give exactly one PROFILE");
+		return usage_error(cmd, "give exactly one PROFILE");
 	if (!o.format)
-		return usage_error("convert", "--format is required: folded, "
+		return usage_error(cmd, "--format is required: folded, "
 				   "speedscope or svg");
 	if (!cmd_format_ok(o.format))
-		return usage_error("convert", "--format accepts folded, "
+		return usage_error(cmd, "--format accepts folded, "
 				   "speedscope or svg, not '%s'", o.format);
 	if (o.timeline && strcmp(o.format, "speedscope"))
-		return usage_error("convert", "--timeline goes with --format "
+		return usage_error(cmd, "--timeline goes with --format "
 				   "speedscope");
 	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
 			      &o.filter, o.by, o.output);
@@ -548,6 +584,7 @@ void cmd_diff_usage(FILE *out)
 
 int cmd_diff(int argc, char **argv)
 {
+	static const char cmd[] = "pyprof diff";
 	struct vopts o = { 0 };
 	struct view_diff_opts d = { 0 };
 	struct view_profile *base = NULL, *cur = NULL;
@@ -555,11 +592,11 @@ int cmd_diff(int argc, char **argv)
 	struct sink out;
 	int rc;
 
-	rc = parse("diff", argc, argv, &o, cmd_diff_usage, "onABCKL");
+	rc = parse(cmd, argc, argv, &o, cmd_diff_usage, "onABCKL");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 2)
-		return usage_error("diff", "give two profiles: BASE NEW");
+		return usage_error(cmd, "give two profiles: BASE NEW");
 	base = load(o.args[0]);
 	cur = base ? load(o.args[1]) : NULL;
 	rc = -EINVAL;
@@ -581,10 +618,7 @@ int cmd_diff(int argc, char **argv)
 		if (rc < 0)
 			goto out;
 		rc = view_diff_flame(out.f, base, cur, &d, err);
-		if (rc < 0)
-			log_error("%s", err);
-		if (sink_close(&out, rc == 0) < 0 && rc == 0)
-			rc = -EIO;
+		rc = sink_finish(&out, rc, NULL, err);
 	}
 out:
 	view_free(base);

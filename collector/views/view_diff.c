@@ -222,11 +222,8 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 			r->dcum, k->name, where);
 	}
 	rc = ferror(out) ? -EIO : 0;
-	if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	view_errno_text(rc, err);
 	free(rows);
 	free(stamp);
 	free(km[0]);
@@ -285,11 +282,8 @@ int view_diff_flame(FILE *out, const struct view_profile *base,
 	s.title = "Differential flame graph";
 	s.subtitle = sub;
 	rc = flame_write(out, &s);
-	if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	view_errno_text(rc, err);
 	free(km[0]);
 	free(km[1]);
 	view_tree_fini(&tree);

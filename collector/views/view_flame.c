@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "views/renderers.h"
 
 #define FLAME_FRAME_H 16
@@ -164,15 +165,9 @@ struct layout {
 
 static uint32_t push_box(struct layout *L, const struct box *b)
 {
-	if (L->n == L->cap) {
-		size_t cap = L->cap ? 2 * L->cap : 1024;
-		struct box *v = realloc(L->v, cap * sizeof(*v));
-		if (!v) {
-			L->oom = 1;
-			return UINT32_MAX;
-		}
-		L->v = v;
-		L->cap = cap;
+	if (grow_array(&L->v, &L->cap, L->n + 1, sizeof(*L->v), 1024) < 0) {
+		L->oom = 1;
+		return UINT32_MAX;
 	}
 	L->v[L->n] = *b;
 	if (b->depth > L->max_depth)
@@ -214,15 +209,10 @@ static void lay(struct layout *L, uint32_t node, uint32_t parent, double x)
 			m.val[1] += t->v[c].total[1];
 			continue;
 		}
-		if (L->sp == L->stack_cap) {
-			size_t cap = L->stack_cap ? 2 * L->stack_cap : 1024;
-			uint32_t *v = realloc(L->stack, cap * sizeof(*v));
-			if (!v) {
-				L->oom = 1;
-				return;
-			}
-			L->stack = v;
-			L->stack_cap = cap;
+		if (grow_array(&L->stack, &L->stack_cap, L->sp + 1,
+			       sizeof(*L->stack), 1024) < 0) {
+			L->oom = 1;
+			return;
 		}
 		L->stack[L->sp++] = c;
 	}
@@ -709,11 +699,8 @@ int view_flame(FILE *out, const struct view_profile *p,
 	int slots[2], rc;
 
 	err[0] = 0;
-	if (view_pick_type(p, o->sample_type, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "the profile has no sample type "
-			 "'%s'", o->sample_type);
+	if (view_need_type(p, o->sample_type, &type, err) < 0)
 		return -ENOENT;
-	}
 	view_keys_init(&keys, o->by);
 	rc = view_tree_init(&tree);
 	if (rc < 0)
@@ -736,11 +723,8 @@ int view_flame(FILE *out, const struct view_profile *p,
 	s.title = o->title ? o->title
 			   : o->icicle ? "Icicle graph" : "Flame graph";
 	rc = flame_write(out, &s);
-	if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	view_errno_text(rc, err);
 	free(kmap);
 	view_tree_fini(&tree);
 	view_keys_fini(&keys);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "views/view_tree.h"
 
 struct folder {
@@ -44,15 +45,9 @@ static int cmp_kid(const void *a, const void *b, void *ctx)
 
 static void put(struct folder *f, const char *s, size_t n)
 {
-	if (f->len + n + 1 > f->cap) {
-		size_t cap = (f->len + n + 1) * 2;
-		char *p = realloc(f->path, cap);
-		if (!p) {
-			f->oom = 1;
-			return;
-		}
-		f->path = p;
-		f->cap = cap;
+	if (grow_array(&f->path, &f->cap, f->len + n + 1, 1, 256) < 0) {
+		f->oom = 1;
+		return;
 	}
 	memcpy(f->path + f->len, s, n);
 	f->len += n;
@@ -105,15 +100,10 @@ static void walk(struct folder *f, uint32_t node)
 	}
 	for (uint32_t c = nd->first_child; c && !f->oom;
 	     c = f->t->v[c].next_sibling) {
-		if (f->sp == f->kids_cap) {
-			size_t cap = f->kids_cap ? 2 * f->kids_cap : 256;
-			uint32_t *v = realloc(f->kids, cap * sizeof(*v));
-			if (!v) {
-				f->oom = 1;
-				break;
-			}
-			f->kids = v;
-			f->kids_cap = cap;
+		if (grow_array(&f->kids, &f->kids_cap, f->sp + 1,
+			       sizeof(*f->kids), 256) < 0) {
+			f->oom = 1;
+			break;
 		}
 		f->kids[f->sp++] = c;
 	}
@@ -141,11 +131,8 @@ int view_folded(FILE *out, const struct view_profile *p,
 
 	err[0] = 0;
 	if (sample_type && sample_type[0]) {
-		if (view_pick_type(p, sample_type, &type) < 0) {
-			snprintf(err, VIEW_ERR_LEN, "the profile has no sample "
-				 "type '%s'", sample_type);
+		if (view_need_type(p, sample_type, &type, err) < 0)
 			return -ENOENT;
-		}
 	} else if (view_count_type(p) >= 0) {
 		type = (size_t)view_count_type(p);
 	} else {
@@ -169,10 +156,7 @@ int view_folded(FILE *out, const struct view_profile *p,
 	walk(&f, 0);
 	rc = f.oom ? -ENOMEM : ferror(out) ? -EIO : 0;
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
-	else if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
+	view_errno_text(rc, err);
 	free(f.path);
 	free(f.kids);
 	free(rank);

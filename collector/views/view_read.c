@@ -27,11 +27,34 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/grow.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
 
 /* ---- input ---------------------------------------------------------------- */
+
+/* Makes room in *buf (capacity *cap, used bytes in use) when it is full,
+ * doubling up to max bytes: 0, -ENOMEM, or -E2BIG when it already holds
+ * max. A NULL *buf gets its first *cap bytes. */
+static int grow(uint8_t **buf, size_t *cap, size_t used, size_t max)
+{
+	uint8_t *nb;
+
+	if (*buf && used < *cap)
+		return 0;
+	if (*buf)
+		*cap *= 2;
+	if (*cap > max)
+		*cap = max;
+	if (*buf && used == *cap)
+		return -E2BIG;
+	nb = realloc(*buf, *cap);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	return 0;
+}
 
 static int gunzip(const uint8_t *in, size_t len, uint8_t **out,
 		  size_t *out_len, char *err)
@@ -47,23 +70,12 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out,
 		return -ENOMEM;
 	zs.next_in = (Bytef *)(uintptr_t)in;
 	for (;;) {
-		if (!buf || used == cap) {
-			uint8_t *nb;
-			if (buf)
-				cap *= 2;
-			if (cap > VIEW_MAX_INFLATED)
-				cap = VIEW_MAX_INFLATED;
-			if (buf && used == cap) {
-				snprintf(err, VIEW_ERR_LEN, "inflates to more "
-					 "than %llu bytes", VIEW_MAX_INFLATED);
-				rc = -E2BIG;
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto out;
-			buf = nb;
-		}
+		rc = grow(&buf, &cap, used, VIEW_MAX_INFLATED);
+		if (rc == -E2BIG)
+			snprintf(err, VIEW_ERR_LEN, "inflates to more than "
+				 "%llu bytes", VIEW_MAX_INFLATED);
+		if (rc < 0)
+			goto out;
 		size_t in_left = len - (size_t)zs.total_in;
 		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
 		size_t out_left = cap - used;
@@ -111,23 +123,12 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len,
 		return rc;
 	}
 	for (;;) {
-		if (!buf || len == cap) {
-			uint8_t *nb;
-			if (buf)
-				cap *= 2;
-			if (cap > VIEW_MAX_FILE + 1)
-				cap = VIEW_MAX_FILE + 1;
-			if (buf && len == cap) {
-				snprintf(err, VIEW_ERR_LEN, "larger than %llu "
-					 "bytes", VIEW_MAX_FILE);
-				rc = -E2BIG;
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto out;
-			buf = nb;
-		}
+		rc = grow(&buf, &cap, len, VIEW_MAX_FILE + 1);
+		if (rc == -E2BIG)
+			snprintf(err, VIEW_ERR_LEN, "larger than %llu bytes",
+				 VIEW_MAX_FILE);
+		if (rc < 0)
+			goto out;
 		ssize_t got = read(fd, buf + len, cap - len);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -273,19 +274,247 @@ static void *own(struct view_profile *p, size_t size)
 	return NULL;
 }
 
-static int flatten(struct reader *r)
+/* The counts flattening needs, from a first pass over the message. */
+struct sizes {
+	size_t n_frames;  /* one per line of each location, one if none */
+	size_t n_addr;    /* locations without lines: named by address */
+	size_t n_sframes; /* frames of all samples, locations expanded */
+	size_t n_labels;
+};
+
+/* The first pass: each location's frame count (p->loc_n), the sizes,
+ * and the checks of samples against sample types and location ids. */
+static int count(struct reader *r, const struct ids *lids, struct sizes *z)
 {
 	Profile *pb = r->pb;
 	struct view_profile *p = r->p;
-	struct ids fids = { 0 }, lids = { 0 };
-	struct view_type *types;
+
+	for (size_t i = 0; i < pb->n_location; i++) {
+		size_t nl = pb->location[i]->n_line;
+		z->n_frames += nl ? nl : 1;
+		z->n_addr += nl == 0;
+	}
+	p->n_locs = pb->n_location;
+	p->loc_first = malloc(p->n_locs * sizeof(uint32_t) + 1);
+	p->loc_n = malloc(p->n_locs * sizeof(uint32_t) + 1);
+	if (!p->loc_first || !p->loc_n)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_location; i++) {
+		p->loc_first[i] = 0;
+		p->loc_n[i] = pb->location[i]->n_line ? (uint32_t)
+			pb->location[i]->n_line : 1;
+	}
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		if (s->n_value != pb->n_sample_type) {
+			snprintf(r->err, VIEW_ERR_LEN, "sample %zu has %zu "
+				 "values for %zu sample types", i, s->n_value,
+				 pb->n_sample_type);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < s->n_location_id; j++) {
+			long li = ids_find(lids, s->location_id[j]);
+			if (li < 0) {
+				snprintf(r->err, VIEW_ERR_LEN, "sample %zu: "
+					 "no location with id %" PRIu64, i,
+					 s->location_id[j]);
+				return -EINVAL;
+			}
+			z->n_sframes += p->loc_n[li];
+		}
+		z->n_labels += s->n_label;
+	}
+	if (z->n_frames > UINT32_MAX || z->n_sframes > UINT32_MAX ||
+	    pb->n_function + z->n_addr > UINT32_MAX) {
+		snprintf(r->err, VIEW_ERR_LEN, "too many frames");
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* Sample types, and which one is the default. */
+static int read_types(struct reader *r)
+{
+	Profile *pb = r->pb;
+	struct view_profile *p = r->p;
+	struct view_type *types = own(p, pb->n_sample_type * sizeof(*types));
+
+	if (!types)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_sample_type; i++) {
+		types[i].type = str(r, pb->sample_type[i]->type);
+		types[i].unit = str(r, pb->sample_type[i]->unit);
+	}
+	p->n_types = pb->n_sample_type;
+	p->types = types;
+	p->default_type = pb->n_sample_type - 1;
+	if (pb->default_sample_type) {
+		const char *want = str(r, pb->default_sample_type);
+		for (size_t i = 0; i < p->n_types; i++)
+			if (!strcmp(types[i].type, want))
+				p->default_type = i;
+	}
+	return 0;
+}
+
+/* A location without lines: one frame, of a function named by its
+ * address (made here, after the profile's own functions). */
+static void address_frame(struct view_profile *p, size_t n_pb_funcs,
+			  const Perftools__Profiles__Location *l,
+			  struct view_func *funcs, struct view_frame *frame)
+{
+	char *name = p->addr_names + 20 * (p->n_funcs - n_pb_funcs);
+
+	snprintf(name, 20, "0x%" PRIx64, l->address);
+	funcs[p->n_funcs] = (struct view_func){ name, name, "", 0 };
+	frame->func = (uint32_t)p->n_funcs++;
+	frame->line = 0;
+}
+
+/* Functions, then every location's frames (one per line). */
+static int read_frames(struct reader *r, const struct ids *fids,
+		       const struct sizes *z)
+{
+	Profile *pb = r->pb;
+	struct view_profile *p = r->p;
 	struct view_func *funcs;
 	struct view_frame *frames;
+	size_t fr = 0;
+
+	funcs = own(p, (pb->n_function + z->n_addr) * sizeof(*funcs));
+	frames = own(p, z->n_frames * sizeof(*frames));
+	p->addr_names = calloc(z->n_addr ? z->n_addr : 1, 20);
+	if (!funcs || !frames || !p->addr_names)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_function; i++) {
+		const Perftools__Profiles__Function *f = pb->function[i];
+		funcs[i].name = str(r, f->name);
+		funcs[i].system_name = str(r, f->system_name);
+		funcs[i].file = str(r, f->filename);
+		funcs[i].start_line = f->start_line;
+	}
+	p->n_funcs = pb->n_function;
+	for (size_t i = 0; i < pb->n_location; i++) {
+		const Perftools__Profiles__Location *l = pb->location[i];
+		p->loc_first[i] = (uint32_t)fr;
+		if (l->n_line == 0) {
+			address_frame(p, pb->n_function, l, funcs,
+				      &frames[fr++]);
+			continue;
+		}
+		for (size_t j = 0; j < l->n_line; j++) {
+			long fi = ids_find(fids, l->line[j]->function_id);
+			if (fi < 0) {
+				snprintf(r->err, VIEW_ERR_LEN, "location %"
+					 PRIu64 ": no function with id %"
+					 PRIu64, l->id, l->line[j]->function_id);
+				return -EINVAL;
+			}
+			frames[fr].func = (uint32_t)fi;
+			frames[fr++].line = l->line[j]->line;
+		}
+	}
+	p->funcs = funcs;
+	p->n_frames = fr;
+	p->frames = frames;
+	return 0;
+}
+
+/* Sample s's labels into labels[]. */
+static void read_labels(struct reader *r,
+			const Perftools__Profiles__Sample *s,
+			struct view_label *labels)
+{
+	for (size_t j = 0; j < s->n_label; j++) {
+		const Perftools__Profiles__Label *l = s->label[j];
+		labels[j].key = str(r, l->key);
+		/* pprof: a string index of 0 makes it numeric. */
+		labels[j].str = l->str ? str(r, l->str) : NULL;
+		labels[j].num = l->num;
+		labels[j].num_unit = str(r, l->num_unit);
+	}
+}
+
+/* Samples: their frames (every location expanded to its frames), values
+ * and labels. */
+static int read_samples(struct reader *r, const struct ids *lids,
+			const struct sizes *z)
+{
+	Profile *pb = r->pb;
+	struct view_profile *p = r->p;
 	struct view_sample *samples;
 	struct view_label *labels;
-	const char **comments;
 	uint32_t *sframes;
-	size_t n_frames = 0, n_addr = 0, n_sframes = 0, n_labels = 0;
+	size_t sf = 0, lb = 0;
+
+	samples = own(p, pb->n_sample * sizeof(*samples));
+	sframes = own(p, z->n_sframes * sizeof(*sframes));
+	labels = own(p, z->n_labels * sizeof(*labels));
+	if (!samples || !sframes || !labels)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		size_t start = sf;
+		samples[i].frames = sframes + sf;
+		for (size_t j = 0; j < s->n_location_id; j++) {
+			long li = ids_find(lids, s->location_id[j]);
+			for (uint32_t k = 0; k < p->loc_n[li]; k++)
+				sframes[sf++] = p->loc_first[li] + k;
+		}
+		samples[i].n_frames = (uint32_t)(sf - start);
+		samples[i].values = s->value;
+		samples[i].labels = labels + lb;
+		samples[i].n_labels = (uint32_t)s->n_label;
+		read_labels(r, s, labels + lb);
+		lb += s->n_label;
+	}
+	p->n_samples = pb->n_sample;
+	p->samples = samples;
+	return 0;
+}
+
+/* Comments, times and the period. */
+static int read_about(struct reader *r)
+{
+	Profile *pb = r->pb;
+	struct view_profile *p = r->p;
+	const char **comments = own(p, pb->n_comment * sizeof(*comments));
+
+	if (!comments)
+		return -ENOMEM;
+	for (size_t i = 0; i < pb->n_comment; i++)
+		comments[i] = str(r, pb->comment[i]);
+	p->n_comments = pb->n_comment;
+	p->comments = comments;
+	p->time_nanos = pb->time_nanos;
+	p->duration_nanos = pb->duration_nanos;
+	p->period = pb->period;
+	p->period_type.type = pb->period_type ? str(r, pb->period_type->type)
+					      : "";
+	p->period_type.unit = pb->period_type ? str(r, pb->period_type->unit)
+					      : "";
+	return 0;
+}
+
+/* Location ids for view_find_location: kept sorted. */
+static int keep_location_ids(struct view_profile *p, const struct ids *lids)
+{
+	p->loc_ids = malloc(p->n_locs * sizeof(uint64_t) + 1);
+	p->loc_index = malloc(p->n_locs * sizeof(uint32_t) + 1);
+	if (!p->loc_ids || !p->loc_index)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_locs; i++) {
+		p->loc_ids[i] = lids->dense ? i + 1 : lids->id[i];
+		p->loc_index[i] = lids->dense ? (uint32_t)i : lids->idx[i];
+	}
+	return 0;
+}
+
+static int flatten(struct reader *r)
+{
+	Profile *pb = r->pb;
+	struct ids fids = { 0 }, lids = { 0 };
+	struct sizes z = { 0 };
 	int rc;
 
 	if (pb->n_string_table == 0 || pb->string_table[0][0] != 0) {
@@ -300,174 +529,17 @@ static int flatten(struct reader *r)
 	if ((rc = ids_build(&fids, pb->n_function, func_id, pb, "function",
 			    r->err)) < 0 ||
 	    (rc = ids_build(&lids, pb->n_location, loc_id, pb, "location",
-			    r->err)) < 0)
+			    r->err)) < 0 ||
+	    (rc = count(r, &lids, &z)) < 0 ||
+	    (rc = read_types(r)) < 0 ||
+	    (rc = read_frames(r, &fids, &z)) < 0 ||
+	    (rc = read_samples(r, &lids, &z)) < 0 ||
+	    (rc = read_about(r)) < 0)
 		goto out;
-
-	/* Sizes. */
 	rc = -EINVAL;
-	for (size_t i = 0; i < pb->n_location; i++) {
-		size_t nl = pb->location[i]->n_line;
-		n_frames += nl ? nl : 1;
-		n_addr += nl == 0;
-	}
-	p->n_locs = pb->n_location;
-	p->loc_first = malloc(p->n_locs * sizeof(uint32_t) + 1);
-	p->loc_n = malloc(p->n_locs * sizeof(uint32_t) + 1);
-	if (!p->loc_first || !p->loc_n) {
-		rc = -ENOMEM;
+	if (r->bad) /* a string index out of range, said in r->err */
 		goto out;
-	}
-	for (size_t i = 0; i < pb->n_location; i++) {
-		p->loc_first[i] = 0;
-		p->loc_n[i] = pb->location[i]->n_line ? (uint32_t)
-			pb->location[i]->n_line : 1;
-	}
-	for (size_t i = 0; i < pb->n_sample; i++) {
-		const Perftools__Profiles__Sample *s = pb->sample[i];
-		if (s->n_value != pb->n_sample_type) {
-			snprintf(r->err, VIEW_ERR_LEN, "sample %zu has %zu "
-				 "values for %zu sample types", i, s->n_value,
-				 pb->n_sample_type);
-			goto out;
-		}
-		for (size_t j = 0; j < s->n_location_id; j++) {
-			long li = ids_find(&lids, s->location_id[j]);
-			if (li < 0) {
-				snprintf(r->err, VIEW_ERR_LEN, "sample %zu: "
-					 "no location with id %" PRIu64, i,
-					 s->location_id[j]);
-				goto out;
-			}
-			n_sframes += p->loc_n[li];
-		}
-		n_labels += s->n_label;
-	}
-	if (n_frames > UINT32_MAX || n_sframes > UINT32_MAX ||
-	    pb->n_function + n_addr > UINT32_MAX) {
-		snprintf(r->err, VIEW_ERR_LEN, "too many frames");
-		rc = -E2BIG;
-		goto out;
-	}
-
-	rc = -ENOMEM;
-	types = own(p, pb->n_sample_type * sizeof(*types));
-	funcs = own(p, (pb->n_function + n_addr) * sizeof(*funcs));
-	frames = own(p, n_frames * sizeof(*frames));
-	samples = own(p, pb->n_sample * sizeof(*samples));
-	sframes = own(p, n_sframes * sizeof(*sframes));
-	labels = own(p, n_labels * sizeof(*labels));
-	comments = own(p, pb->n_comment * sizeof(*comments));
-	p->addr_names = calloc(n_addr ? n_addr : 1, 20);
-	if (!types || !funcs || !frames || !samples || !sframes || !labels ||
-	    !comments || !p->addr_names)
-		goto out;
-
-	rc = -EINVAL;
-	for (size_t i = 0; i < pb->n_sample_type; i++) {
-		types[i].type = str(r, pb->sample_type[i]->type);
-		types[i].unit = str(r, pb->sample_type[i]->unit);
-	}
-	p->n_types = pb->n_sample_type;
-	p->types = types;
-	p->default_type = pb->n_sample_type - 1;
-	if (pb->default_sample_type) {
-		const char *want = str(r, pb->default_sample_type);
-		for (size_t i = 0; i < p->n_types; i++)
-			if (!strcmp(types[i].type, want))
-				p->default_type = i;
-	}
-
-	for (size_t i = 0; i < pb->n_function; i++) {
-		const Perftools__Profiles__Function *f = pb->function[i];
-		funcs[i].name = str(r, f->name);
-		funcs[i].system_name = str(r, f->system_name);
-		funcs[i].file = str(r, f->filename);
-		funcs[i].start_line = f->start_line;
-	}
-	p->n_funcs = pb->n_function;
-
-	size_t fr = 0;
-	for (size_t i = 0; i < pb->n_location; i++) {
-		const Perftools__Profiles__Location *l = pb->location[i];
-		p->loc_first[i] = (uint32_t)fr;
-		if (l->n_line == 0) {
-			char *name = p->addr_names + 20 * (p->n_funcs -
-							  pb->n_function);
-			snprintf(name, 20, "0x%" PRIx64, l->address);
-			funcs[p->n_funcs] = (struct view_func){ name, name, "",
-								0 };
-			frames[fr].func = (uint32_t)p->n_funcs++;
-			frames[fr++].line = 0;
-			continue;
-		}
-		for (size_t j = 0; j < l->n_line; j++) {
-			long fi = ids_find(&fids, l->line[j]->function_id);
-			if (fi < 0) {
-				snprintf(r->err, VIEW_ERR_LEN, "location %"
-					 PRIu64 ": no function with id %"
-					 PRIu64, l->id, l->line[j]->function_id);
-				goto out;
-			}
-			frames[fr].func = (uint32_t)fi;
-			frames[fr++].line = l->line[j]->line;
-		}
-	}
-	p->funcs = funcs;
-	p->n_frames = fr;
-	p->frames = frames;
-
-	size_t sf = 0, lb = 0;
-	for (size_t i = 0; i < pb->n_sample; i++) {
-		const Perftools__Profiles__Sample *s = pb->sample[i];
-		size_t start = sf;
-		samples[i].frames = sframes + sf;
-		for (size_t j = 0; j < s->n_location_id; j++) {
-			long li = ids_find(&lids, s->location_id[j]);
-			for (uint32_t k = 0; k < p->loc_n[li]; k++)
-				sframes[sf++] = p->loc_first[li] + k;
-		}
-		samples[i].n_frames = (uint32_t)(sf - start);
-		samples[i].values = s->value;
-		samples[i].labels = labels + lb;
-		samples[i].n_labels = (uint32_t)s->n_label;
-		for (size_t j = 0; j < s->n_label; j++) {
-			const Perftools__Profiles__Label *l = s->label[j];
-			labels[lb].key = str(r, l->key);
-			/* pprof: a string index of 0 makes it numeric. */
-			labels[lb].str = l->str ? str(r, l->str) : NULL;
-			labels[lb].num = l->num;
-			labels[lb].num_unit = str(r, l->num_unit);
-			lb++;
-		}
-	}
-	p->n_samples = pb->n_sample;
-	p->samples = samples;
-
-	for (size_t i = 0; i < pb->n_comment; i++)
-		comments[i] = str(r, pb->comment[i]);
-	p->n_comments = pb->n_comment;
-	p->comments = comments;
-	p->time_nanos = pb->time_nanos;
-	p->duration_nanos = pb->duration_nanos;
-	p->period = pb->period;
-	p->period_type.type = pb->period_type ? str(r, pb->period_type->type)
-					      : "";
-	p->period_type.unit = pb->period_type ? str(r, pb->period_type->unit)
-					      : "";
-	if (r->bad)
-		goto out;
-
-	/* Location ids for view_find_location: kept sorted. */
-	rc = -ENOMEM;
-	p->loc_ids = malloc(p->n_locs * sizeof(uint64_t) + 1);
-	p->loc_index = malloc(p->n_locs * sizeof(uint32_t) + 1);
-	if (!p->loc_ids || !p->loc_index)
-		goto out;
-	for (size_t i = 0; i < p->n_locs; i++) {
-		p->loc_ids[i] = lids.dense ? i + 1 : lids.id[i];
-		p->loc_index[i] = lids.dense ? (uint32_t)i : lids.idx[i];
-	}
-	rc = 0;
+	rc = keep_location_ids(r->p, &lids);
 out:
 	ids_fini(&fids);
 	ids_fini(&lids);
@@ -597,6 +669,25 @@ int view_pick_type(const struct view_profile *p, const char *name,
 		}
 	}
 	return -ENOENT;
+}
+
+int view_need_type(const struct view_profile *p, const char *name,
+		   size_t *idx, char *err)
+{
+	if (view_pick_type(p, name, idx) == 0)
+		return 0;
+	snprintf(err, VIEW_ERR_LEN, "the profile has no sample type '%s'",
+		 name);
+	return -ENOENT;
+}
+
+int view_errno_text(int rc, char *err)
+{
+	if (rc == -ENOMEM)
+		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	else if (rc == -EIO)
+		snprintf(err, VIEW_ERR_LEN, "write error");
+	return rc;
 }
 
 int view_count_type(const struct view_profile *p)
@@ -731,14 +822,8 @@ static int key_intern(struct view_keys *k, uint64_t h, const char *name,
 		*id = got - 1;
 		return 0;
 	}
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 256;
-		struct view_key *v = realloc(k->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		k->v = v;
-		k->cap = cap;
-	}
+	if (grow_array(&k->v, &k->cap, k->n + 1, sizeof(*k->v), 256) < 0)
+		return -ENOMEM;
 	if (k->n >= UINT32_MAX - 1 ||
 	    idhash_insert(&k->hash, h, (uint32_t)k->n + 1) < 0)
 		return -ENOMEM;

@@ -122,6 +122,13 @@ int view_find_location(const struct view_profile *p, uint64_t id,
  * NULL or "" picks the default type. 0 or -ENOENT. */
 int view_pick_type(const struct view_profile *p, const char *name,
 		   size_t *idx);
+/* view_pick_type for a renderer: when there is no such type, err says
+ * "the profile has no sample type 'NAME'" (-ENOENT). */
+int view_need_type(const struct view_profile *p, const char *name,
+		   size_t *idx, char *err);
+/* Puts in err what a renderer's rc says when it is -ENOMEM ("out of
+ * memory") or -EIO ("write error"); returns rc. */
+int view_errno_text(int rc, char *err);
 /* The index of the samples/count type, or -1 if there is none (a heap
  * profile's object counts are not numbers of samples). */
 int view_count_type(const struct view_profile *p);

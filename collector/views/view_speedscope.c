@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/idhash.h"
 #include "pyprof/wire.h"
 #include "common/timeline_file.h"
@@ -70,14 +71,9 @@ static struct lane *lane_get(struct ss *s, uint64_t pid, uint64_t tid)
 
 	if (id)
 		return &s->lanes[id - 1];
-	if (s->n_lanes == s->lanes_cap) {
-		size_t cap = s->lanes_cap ? 2 * s->lanes_cap : 16;
-		struct lane *v = realloc(s->lanes, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		s->lanes = v;
-		s->lanes_cap = cap;
-	}
+	if (grow_array(&s->lanes, &s->lanes_cap, s->n_lanes + 1,
+		       sizeof(*s->lanes), 16) < 0)
+		return NULL;
 	if (idhash_insert(&s->lane_hash, h, (uint32_t)s->n_lanes + 1) < 0)
 		return NULL;
 	l = &s->lanes[s->n_lanes++];
@@ -89,14 +85,9 @@ static struct lane *lane_get(struct ss *s, uint64_t pid, uint64_t tid)
 
 static int lane_push(struct lane *l, size_t item, int64_t w)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		size_t *v = realloc(l->items, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->items = v;
-		l->cap = cap;
-	}
+	if (grow_array(&l->items, &l->cap, l->n + 1, sizeof(*l->items),
+		       256) < 0)
+		return -ENOMEM;
 	l->items[l->n++] = item;
 	l->total += w;
 	return 0;
@@ -305,14 +296,8 @@ static int tl_frames(const struct view_profile *p,
 				 "with?)", locs[i]);
 			return -EINVAL;
 		}
-		if (len + cnt > *cap) {
-			size_t c = (len + cnt) * 2;
-			uint32_t *v = realloc(*buf, c * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			*buf = v;
-			*cap = c;
-		}
+		if (grow_array(buf, cap, len + cnt, sizeof(**buf), 64) < 0)
+			return -ENOMEM;
 		for (uint32_t k = 0; k < cnt; k++)
 			(*buf)[len++] = first + k;
 	}
@@ -332,11 +317,8 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 	int use_count, rc;
 
 	err[0] = 0;
-	if (view_pick_type(p, sample_type, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "the profile has no sample type "
-			 "'%s'", sample_type);
+	if (view_need_type(p, sample_type, &type, err) < 0)
 		return -ENOENT;
-	}
 	use_count = !strcmp(p->types[type].unit, "count");
 	view_keys_init(&keys, VIEW_BY_FUNCTION);
 	idhash_init(&s.lane_hash);
@@ -432,11 +414,8 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 	}
 	fputs("\n]}}\n", out);
 	rc = ferror(out) ? -EIO : 0;
-	if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
 out:
-	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+	view_errno_text(rc, err);
 	for (size_t i = 0; i < s.n_lanes; i++)
 		free(s.lanes[i].items);
 	free(s.lanes);

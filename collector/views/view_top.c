@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 #define TOP_VALUE_W 10
 #define TOP_HOT_FUNCS 3
 #define TOP_MAX_LABEL 256
@@ -186,14 +188,8 @@ static struct lrow *ltable_get(struct ltable *t, const char *name)
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->v[i].name, name))
 			return &t->v[i];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 32;
-		struct lrow *v = realloc(t->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (grow_array(&t->v, &t->cap, t->n + 1, sizeof(*t->v), 32) < 0)
+		return NULL;
 	struct lrow *r = &t->v[t->n];
 	memset(r, 0, sizeof(*r));
 	r->name = strdup(name);
@@ -402,11 +398,8 @@ int view_top(FILE *out, const struct view_profile *p,
 	int count_type, rc;
 
 	err[0] = 0;
-	if (view_pick_type(p, o->sample_type, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "the profile has no sample type "
-			 "'%s'", o->sample_type);
+	if (view_need_type(p, o->sample_type, &type, err) < 0)
 		return -ENOENT;
-	}
 	count_type = view_count_type(p);
 	if (o->by_opcode)
 		rc = top_opcode(out, p, type, count_type, o, err);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/idhash.h"
 #include "views/view_read.h"
 
@@ -74,14 +75,8 @@ static uint32_t new_node(struct view_tree *t, uint32_t parent, uint32_t key)
 	struct view_node *nd;
 	uint32_t id;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap * 2;
-		struct view_node *v = realloc(t->v, cap * sizeof(*v));
-		if (!v)
-			return 0;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (grow_array(&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64) < 0)
+		return 0;
 	if (t->n >= UINT32_MAX - 1)
 		return 0;
 	id = (uint32_t)t->n++;
@@ -197,14 +192,9 @@ static int build_sorted(struct view_tree *t, struct bulk *B)
 		const uint32_t *k = B->keys + r->first;
 		uint32_t c = 0, cur;
 
-		if (r->len + 1 > depth_cap) {
-			uint32_t *np;
-			depth_cap = 2 * (r->len + 1);
-			np = realloc(path, depth_cap * sizeof(*np));
-			if (!np)
-				goto out;
-			path = np;
-		}
+		if (grow_array(&path, &depth_cap, r->len + 1, sizeof(*path),
+			       64) < 0)
+			goto out;
 		while (c < r->len && c < prev_len && k[c] == prev[c])
 			c++;
 		path[0] = 0;
@@ -252,23 +242,11 @@ int view_tree_add_profile(struct view_tree *t, const struct view_profile *p,
 			continue;
 		if (f && !view_sample_matches(s, f))
 			continue;
-		if (B.n_keys + s->n_frames > B.cap_keys) {
-			size_t cap = 2 * (B.n_keys + s->n_frames) + 1024;
-			uint32_t *nk = realloc(B.keys, cap * sizeof(*nk));
-			if (!nk)
-				goto out;
-			B.keys = nk;
-			B.cap_keys = cap;
-		}
-		if (B.n_refs == B.cap_refs) {
-			size_t cap = B.cap_refs ? 2 * B.cap_refs : 1024;
-			struct stack_ref *nr = realloc(B.refs,
-						       cap * sizeof(*nr));
-			if (!nr)
-				goto out;
-			B.refs = nr;
-			B.cap_refs = cap;
-		}
+		if (grow_array(&B.keys, &B.cap_keys, B.n_keys + s->n_frames,
+			       sizeof(*B.keys), 1024) < 0 ||
+		    grow_array(&B.refs, &B.cap_refs, B.n_refs + 1,
+			       sizeof(*B.refs), 1024) < 0)
+			goto out;
 		/* Root first: the reverse of pprof's order. */
 		for (uint32_t j = 0; j < s->n_frames; j++)
 			B.keys[B.n_keys + j] =
