@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,33 +52,72 @@ static int bad_to(struct bad_out *o, const char *var, const char *val,
 	return -EINVAL;
 }
 
-static int parse_bool(const char *s, int *out)
+/*
+ * The table: one row per variable, in the order they are checked (the
+ * first bad one is the one reported). A row's set function parses the
+ * value into *c, or returns -EINVAL; refuse() then says what the row
+ * accepts. Word and range rows set the int at `field`; the others know
+ * their own field.
+ */
+struct var;
+typedef int set_fn(const struct var *r, const char *v, struct config *c);
+
+struct word {
+	const char *word;
+	int value;
+};
+
+struct var {
+	const char *name;
+	set_fn *set;
+	size_t field;		  /* offsetof(struct config, the int it sets) */
+	const struct word *words; /* set_word: the accepted words           */
+	int nocase;		  /* set_word: any case                     */
+	long lo, hi;		  /* set_range: the bounds                  */
+	const char *lo_means;	  /* set_range: what lo stands for, if any  */
+	const char *accepts;	  /* set_range: what the number counts;
+				     others: the whole "expected ..." tail */
+	int empty_unset;	  /* "" reads as not set                    */
+};
+
+static int *field_of(const struct var *r, struct config *c)
 {
-	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
-	    !strcasecmp(s, "on")) {
-		*out = 1;
-		return 0;
-	}
-	if (!*s || !strcmp(s, "0") || !strcasecmp(s, "false") ||
-	    !strcasecmp(s, "no") || !strcasecmp(s, "off")) {
-		*out = 0;
+	return (int *)((char *)c + r->field);
+}
+
+static int set_word(const struct var *r, const char *v, struct config *c)
+{
+	for (const struct word *w = r->words; w->word; w++) {
+		if (r->nocase ? strcasecmp(v, w->word) : strcmp(v, w->word))
+			continue;
+		*field_of(r, c) = w->value;
 		return 0;
 	}
 	return -EINVAL;
+}
+
+static int set_range(const struct var *r, const char *v, struct config *c)
+{
+	long n;
+	if (config_parse_int(v, r->lo, r->hi, &n) < 0)
+		return -EINVAL;
+	*field_of(r, c) = (int)n;
+	return 0;
 }
 
 /* PYPROF_COLLECTOR_USER: a uid, or a name looked up in /etc/passwd
  * itself: fgetpwent parses the file without NSS, whose modules (LDAP,
  * systemd's userdb) have no place in the constructor of someone else's
  * program. */
-static int parse_user(const char *s, long *uid)
+static int set_user(const struct var *r, const char *s, struct config *c)
 {
 	struct passwd *pw;
 	FILE *f;
 	long n;
 
+	(void)r;
 	if (config_parse_int(s, 0, 4294967294L, &n) == 0) {
-		*uid = n;
+		c->collector_uid = n;
 		return 0;
 	}
 	if (!(f = fopen("/etc/passwd", "re")))
@@ -85,7 +125,7 @@ static int parse_user(const char *s, long *uid)
 	while ((pw = fgetpwent(f)) && strcmp(pw->pw_name, s) != 0)
 		;
 	if (pw)
-		*uid = (long)pw->pw_uid;
+		c->collector_uid = (long)pw->pw_uid;
 	fclose(f);
 	return pw ? 0 : -EINVAL;
 }
@@ -94,7 +134,7 @@ static int parse_user(const char *s, long *uid)
  * Refused: what cannot be caught or is taken (KILL, STOP, pyprof's own
  * SEGV, BUS, PROF), the synchronous faults, and glibc's internal
  * real-time signals below SIGRTMIN. */
-static int parse_signal(const char *s)
+static int set_signal(const struct var *r, const char *s, struct config *c)
 {
 	static const struct { const char *name; int sig; } names[] = {
 		{"HUP", SIGHUP},     {"INT", SIGINT},       {"QUIT", SIGQUIT},
@@ -107,6 +147,7 @@ static int parse_signal(const char *s)
 	};
 	long n;
 	int sig = 0;
+	(void)r;
 	if (!strncasecmp(s, "SIG", 3))
 		s += 3;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -119,12 +160,13 @@ static int parse_signal(const char *s)
 	    sig == SIGFPE || sig == SIGTRAP || sig == SIGABRT ||
 	    (sig > SIGSYS && sig < SIGRTMIN))
 		return -EINVAL;
-	return sig;
+	c->toggle_sig = sig;
+	return 0;
 }
 
 /* PYPROF_HEAP_RATE: bytes, with an optional binary suffix (k, KiB, M,
  * MiB; case-insensitive): 0 (off) to 1 GiB. */
-static int parse_bytes(const char *s, unsigned long long *out)
+static int set_bytes(const struct var *r, const char *s, struct config *c)
 {
 	static const struct {
 		const char *suffix;
@@ -133,6 +175,7 @@ static int parse_bytes(const char *s, unsigned long long *out)
 		      { "kb", 1024 },	  { "m", 1u << 20 }, { "mib", 1u << 20 },
 		      { "mb", 1u << 20 } };
 	char *end;
+	(void)r;
 	if (!s || !*s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
@@ -144,10 +187,117 @@ static int parse_bytes(const char *s, unsigned long long *out)
 			continue;
 		if (v > (1ull << 30) / units[i].mult)
 			return -EINVAL;
-		*out = v * units[i].mult;
+		c->heap_rate = v * units[i].mult;
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* PYPROF_SOCKET: an absolute path that fits a sockaddr_un. */
+static int set_socket(const struct var *r, const char *s, struct config *c)
+{
+	(void)r;
+	if (s[0] != '/' || strlen(s) >= sizeof c->socket)
+		return -EINVAL;
+	strcpy(c->socket, s);
+	return 0;
+}
+
+/* The socket messages below say 108 bytes. */
+_Static_assert(sizeof(((struct config *)0)->socket) == 108,
+	       "sun_path is not 108 bytes: fix the PYPROF_SOCKET messages");
+
+#define BOOL_WORDS                                                     \
+	{ "1", 1 }, { "true", 1 }, { "yes", 1 }, { "on", 1 }, { "", 0 }, \
+		{ "0", 0 }, { "false", 0 }, { "no", 0 }, { "off", 0 }
+#define BOOL_ACCEPTS "expected 1/true/yes/on or 0/false/no/off"
+
+static const struct word bool_words[] = { BOOL_WORDS, { NULL, 0 } };
+static const struct word native_words[] = {
+	{ "all", CONFIG_NATIVE_ALL }, BOOL_WORDS, { NULL, 0 }
+};
+static const struct word log_words[] = {
+	{ "off", PLOG_OFF },   { "error", PLOG_ERROR }, { "warn", PLOG_WARN },
+	{ "info", PLOG_INFO }, { "debug", PLOG_DEBUG }, { "0", PLOG_OFF },
+	{ "1", PLOG_INFO },    { NULL, 0 }
+};
+static const struct word start_words[] = { { "on", 1 }, { "off", 0 },
+					    { NULL, 0 } };
+static const struct word mode_words[] = { { "cpu", CONFIG_MODE_CPU },
+					   { "wall", CONFIG_MODE_WALL },
+					   { NULL, 0 } };
+static const struct word source_words[] = {
+	{ "auto", CONFIG_SOURCE_AUTO },
+	{ "timer", CONFIG_SOURCE_TIMER },
+	{ "perf", CONFIG_SOURCE_PERF },
+	{ NULL, 0 }
+};
+
+#define FIELD(f) .field = offsetof(struct config, f)
+
+static const struct var vars[] = {
+	{ "PYPROF_LOG", set_word, FIELD(log_level), .words = log_words,
+	  .nocase = 1,
+	  .accepts = "expected off, error, warn, info, debug, 0 or 1" },
+	{ "PYPROF_DISABLE", set_word, FIELD(disabled), .words = bool_words,
+	  .nocase = 1, .accepts = BOOL_ACCEPTS },
+	{ "PYPROF_OPCODES", set_word, FIELD(opcodes), .words = bool_words,
+	  .nocase = 1, .accepts = BOOL_ACCEPTS },
+	{ "PYPROF_NATIVE", set_word, FIELD(native), .words = native_words,
+	  .nocase = 1,
+	  .accepts = "expected 1/true/yes/on, all, or 0/false/no/off" },
+	{ "PYPROF_START", set_word, FIELD(start), .words = start_words,
+	  .nocase = 1,
+	  .accepts = "expected on (sample from the start) or off (dormant "
+		     "until asked)" },
+	{ "PYPROF_TOGGLE_SIGNAL", set_signal, .empty_unset = 1,
+	  .accepts = "expected a signal name or number that can be caught, "
+		     "such as SIGUSR2 or 12 (not KILL, STOP, SEGV, BUS, PROF, "
+		     "ILL, FPE, TRAP, ABRT)" },
+	{ "PYPROF_CHILDREN", set_word, FIELD(children), .words = bool_words,
+	  .nocase = 1, .accepts = BOOL_ACCEPTS },
+	{ "PYPROF_HZ", set_range, FIELD(hz), .lo = 1, .hi = PYPROF_MAX_HZ,
+	  .accepts = "samples per second" },
+	{ "PYPROF_MODE", set_word, FIELD(mode), .words = mode_words,
+	  .accepts = "expected cpu or wall" },
+	{ "PYPROF_CPU_SOURCE", set_word, FIELD(cpu_source),
+	  .words = source_words, .accepts = "expected auto, timer or perf" },
+	{ "PYPROF_MAX_DEPTH", set_range, FIELD(max_depth), .lo = 1,
+	  .hi = PYPROF_MAX_MAX_DEPTH, .accepts = "frames" },
+	{ "PYPROF_HEAP_RATE", set_bytes,
+	  .accepts = "expected bytes between samples from 0 (off) to 1 GiB, "
+		     "such as 524288 or 512k" },
+	{ "PYPROF_HEAP_SNAPSHOT_SECONDS", set_range, FIELD(heap_snapshot_s),
+	  .lo = 0, .hi = 86400, .lo_means = " (none)", .accepts = "seconds" },
+	{ "PYPROF_COLLECTOR_USER", set_user, .empty_unset = 1,
+	  .accepts = "expected a numeric uid or a user name in /etc/passwd" },
+	{ "PYPROF_SOCKET", set_socket, .empty_unset = 1,
+	  .accepts = "expected an absolute path shorter than 108 bytes" },
+};
+
+/* The line for a row's bad value: range rows say their bounds. */
+static int refuse(struct bad_out *o, const struct var *r, const char *v)
+{
+	char range[128];
+
+	if (r->set != set_range)
+		return bad_to(o, r->name, v, r->accepts);
+	snprintf(range, sizeof range,
+		 "expected a whole number of %s from %ld%s to %ld", r->accepts,
+		 r->lo, r->lo_means ? r->lo_means : "", r->hi);
+	return bad_to(o, r->name, v, range);
+}
+
+static void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->collector_uid = -1;
+	c->hz = PYPROF_DEFAULT_HZ;
+	c->mode = CONFIG_MODE_CPU;
+	c->max_depth = PYPROF_DEFAULT_MAX_DEPTH;
+	c->log_level = PLOG_OFF;
+	c->start = 1;
+	c->children = 1;
 }
 
 int config_check(struct config *c,
@@ -155,140 +305,24 @@ int config_check(struct config *c,
 		 char *err, size_t err_len)
 {
 	struct bad_out out = { err, err_len };
-	const char *v;
-	long n;
 
 	if (err_len)
 		err[0] = 0;
+	config_defaults(c);
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const struct var *r = &vars[i];
+		const char *v = get(r->name, arg);
 
-	memset(c, 0, sizeof *c);
-	c->collector_uid = -1;
-	c->hz = PYPROF_DEFAULT_HZ;
-	c->mode = CONFIG_MODE_CPU;
-	c->max_depth = PYPROF_DEFAULT_MAX_DEPTH;
-	c->log_level = PLOG_OFF;
-
-	if ((v = get("PYPROF_LOG", arg))) {
-		static const char *const names[] = {"off", "error", "warn",
-						    "info", "debug"};
-		int found = -1;
-		for (int i = 0; i < 5; i++)
-			if (!strcasecmp(v, names[i]))
-				found = i;
-		if (!strcmp(v, "0"))
-			found = PLOG_OFF;
-		else if (!strcmp(v, "1"))
-			found = PLOG_INFO;
-		if (found < 0)
-			return bad_to(&out, "PYPROF_LOG", v,
-				   "expected off, error, warn, info, debug, "
-				   "0 or 1");
-		c->log_level = found;
+		if (!v || (r->empty_unset && !*v))
+			continue;
+		if (r->set(r, v, c) < 0)
+			return refuse(&out, r, v);
 	}
-	if ((v = get("PYPROF_DISABLE", arg)) &&
-	    parse_bool(v, &c->disabled) < 0)
-		return bad_to(&out, "PYPROF_DISABLE", v,
-			   "expected 1/true/yes/on or 0/false/no/off");
-	if ((v = get("PYPROF_OPCODES", arg)) && parse_bool(v, &c->opcodes) < 0)
-		return bad_to(&out, "PYPROF_OPCODES", v,
-			   "expected 1/true/yes/on or 0/false/no/off");
-	if ((v = get("PYPROF_NATIVE", arg))) {
-		int on;
-		if (!strcasecmp(v, "all"))
-			c->native = CONFIG_NATIVE_ALL;
-		else if (parse_bool(v, &on) == 0)
-			c->native = on ? CONFIG_NATIVE_ON : CONFIG_NATIVE_OFF;
-		else
-			return bad_to(&out, "PYPROF_NATIVE", v,
-				   "expected 1/true/yes/on, all, or "
-				   "0/false/no/off");
-	}
-	c->start = 1;
-	if ((v = get("PYPROF_START", arg))) {
-		if (!strcasecmp(v, "on"))
-			c->start = 1;
-		else if (!strcasecmp(v, "off"))
-			c->start = 0;
-		else
-			return bad_to(&out, "PYPROF_START", v,
-				   "expected on (sample from the start) or off "
-				   "(dormant until asked)");
-	}
-	if ((v = get("PYPROF_TOGGLE_SIGNAL", arg)) && *v) {
-		int sig = parse_signal(v);
-		if (sig < 0)
-			return bad_to(&out, "PYPROF_TOGGLE_SIGNAL", v,
-				   "expected a signal name or number that can "
-				   "be caught, such as SIGUSR2 or 12 (not KILL, "
-				   "STOP, SEGV, BUS, PROF, ILL, FPE, TRAP, "
-				   "ABRT)");
-		c->toggle_sig = sig;
-	}
-	c->children = 1;
-	if ((v = get("PYPROF_CHILDREN", arg)) &&
-	    parse_bool(v, &c->children) < 0)
-		return bad_to(&out, "PYPROF_CHILDREN", v,
-			   "expected 1/true/yes/on or 0/false/no/off");
-	if ((v = get("PYPROF_HZ", arg))) {
-		if (config_parse_int(v, 1, PYPROF_MAX_HZ, &n) < 0)
-			return bad_to(&out, "PYPROF_HZ", v,
-				   "expected a whole number of samples per "
-				   "second from 1 to 10000");
-		c->hz = (int)n;
-	}
-	if ((v = get("PYPROF_MODE", arg))) {
-		if (!strcmp(v, "cpu"))
-			c->mode = CONFIG_MODE_CPU;
-		else if (!strcmp(v, "wall"))
-			c->mode = CONFIG_MODE_WALL;
-		else
-			return bad_to(&out, "PYPROF_MODE", v, "expected cpu or wall");
-	}
-	if ((v = get("PYPROF_CPU_SOURCE", arg))) {
-		if (!strcmp(v, "auto"))
-			c->cpu_source = CONFIG_SOURCE_AUTO;
-		else if (!strcmp(v, "timer"))
-			c->cpu_source = CONFIG_SOURCE_TIMER;
-		else if (!strcmp(v, "perf"))
-			c->cpu_source = CONFIG_SOURCE_PERF;
-		else
-			return bad_to(&out, "PYPROF_CPU_SOURCE", v,
-				   "expected auto, timer or perf");
-	}
-	if ((v = get("PYPROF_MAX_DEPTH", arg))) {
-		if (config_parse_int(v, 1, PYPROF_MAX_MAX_DEPTH, &n) < 0)
-			return bad_to(&out, "PYPROF_MAX_DEPTH", v,
-				   "expected a whole number of frames from 1 "
-				   "to 4096");
-		c->max_depth = (int)n;
-	}
-	if ((v = get("PYPROF_HEAP_RATE", arg)) &&
-	    parse_bytes(v, &c->heap_rate) < 0)
-		return bad_to(&out, "PYPROF_HEAP_RATE", v,
-			   "expected bytes between samples from 0 (off) to "
-			   "1 GiB, such as 524288 or 512k");
-	if ((v = get("PYPROF_HEAP_SNAPSHOT_SECONDS", arg))) {
-		if (config_parse_int(v, 0, 86400, &n) < 0)
-			return bad_to(&out, "PYPROF_HEAP_SNAPSHOT_SECONDS", v,
-				   "expected a whole number of seconds from 0 "
-				   "(none) to 86400");
-		c->heap_snapshot_s = (int)n;
-	}
-	if ((v = get("PYPROF_COLLECTOR_USER", arg)) && *v &&
-	    parse_user(v, &c->collector_uid) < 0)
-		return bad_to(&out, "PYPROF_COLLECTOR_USER", v,
-			   "expected a numeric uid or a user name in "
-			   "/etc/passwd");
-	if ((v = get("PYPROF_SOCKET", arg)) && *v) {
-		if (v[0] != '/' || strlen(v) >= sizeof c->socket)
-			return bad_to(&out, "PYPROF_SOCKET", v,
-				   "expected an absolute path shorter than "
-				   "108 bytes");
-		strcpy(c->socket, v);
-	} else if (pyprof_default_socket(c->socket, sizeof c->socket) < 0) {
+	/* PYPROF_SOCKET unset or empty: the default path, which must fit */
+	if (!c->socket[0] &&
+	    pyprof_default_socket(c->socket, sizeof c->socket) < 0)
 		return bad_to(&out, "XDG_RUNTIME_DIR", get("XDG_RUNTIME_DIR", arg),
-			   "the default socket path under it is longer than "
-			   "108 bytes; set PYPROF_SOCKET");
-	}
+			      "the default socket path under it is longer than "
+			      "108 bytes; set PYPROF_SOCKET");
 	return 0;
 }

@@ -430,75 +430,125 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 	return &derived.abi;
 }
 
-__attribute__((constructor)) static void pyprof_init(void)
-{
-	libc_next_init();
-	const char *(*get_version)(void) =
-		(const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
-	void *(*interp_head)(void) =
-		(void *(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Head");
-	int (*is_init)(void) =
-		(int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
-	void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
-	int major, minor, rc;
+/* libpython's entry points the constructor needs, from the global scope. */
+struct cpython {
+	const char *(*get_version)(void);
+	void *(*interp_head)(void);
+	int (*is_init)(void);
+	void *code_type; /* &PyCode_Type */
+};
 
-	if (!get_version || !interp_head || !is_init || !code_type) {
-		/* PyPy's C-API layer exports its own names; say why we stay
-		 * out, once (only if it does not even look like CPython). */
-		if (dlsym(RTLD_DEFAULT, "pypy_setup_home") &&
-		    config_load(&cfg) == 0 && !cfg.disabled)
-			refuse(NULL, "PyPy is not supported by pyprof (it "
-				     "profiles CPython)");
-		return; /* not CPython: stay inert, silently */
-	}
+/* Step 1: is this CPython? 0 with *py filled, or -1. */
+static int find_cpython(struct cpython *py)
+{
+	py->get_version = (const char *(*)(void))dlsym(RTLD_DEFAULT,
+						       "Py_GetVersion");
+	py->interp_head = (void *(*)(void))dlsym(RTLD_DEFAULT,
+						 "PyInterpreterState_Head");
+	py->is_init = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+	py->code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+	return py->get_version && py->interp_head && py->is_init &&
+			       py->code_type
+		       ? 0
+		       : -1;
+}
+
+/* Step 2: cfg from the environment, and what it says at once (log level,
+ * children, PYPROF_DISABLE). 0 when profiling goes on, else -1. */
+static int load_settings(void)
+{
 	if (config_load(&cfg) < 0)
-		return;
+		return -1;
 	plog_level = cfg.log_level;
 	if (!cfg.children)
 		drop_from_preload();
 	if (cfg.disabled) {
 		plog_info("PYPROF_DISABLE is set: profiling is off");
-		return;
+		return -1;
 	}
-	const char *version = get_version();
-	if (!version || parse_version(version, &major, &minor) < 0) {
-		refuse(NULL, "cannot tell this Python's version");
-		return;
+	return 0;
+}
+
+/*
+ * Builds whose objects pyprof cannot read, each known by either of two
+ * symbols: free-threaded builds (3.13t+) have another object header and
+ * per-thread bytecode (not supported yet); debug builds (Py_REF_DEBUG) lay
+ * objects out differently. Refuses and returns -1 for one, else 0.
+ */
+static int refuse_build(const char *version, int major, int minor)
+{
+	static const struct {
+		const char *sym[2];
+		const char *what;
+	} builds[] = {
+		{ { "_Py_MergeZeroLocalRefcount", "_Py_ExplicitMergeRefcount" },
+		  "a free-threaded build, which pyprof does not support yet" },
+		{ { "_Py_NegativeRefcount", "_Py_RefTotal" },
+		  "a debug build, which pyprof does not support" },
+	};
+
+	for (size_t i = 0; i < sizeof builds / sizeof builds[0]; i++) {
+		if (!dlsym(RTLD_DEFAULT, builds[i].sym[0]) &&
+		    !dlsym(RTLD_DEFAULT, builds[i].sym[1]))
+			continue;
+		refuse(version, "Python %d.%d is %s", major, minor,
+		       builds[i].what);
+		return -1;
 	}
-	/* Free-threaded builds (3.13t+) have another object header and
-	 * per-thread bytecode: not supported yet. */
-	if (dlsym(RTLD_DEFAULT, "_Py_MergeZeroLocalRefcount") ||
-	    dlsym(RTLD_DEFAULT, "_Py_ExplicitMergeRefcount")) {
-		refuse(version, "Python %d.%d is a free-threaded build, "
-				"which pyprof does not support yet",
-		       major, minor);
-		return;
-	}
-	/* Debug builds (Py_REF_DEBUG) lay objects out differently. */
-	if (dlsym(RTLD_DEFAULT, "_Py_NegativeRefcount") ||
-	    dlsym(RTLD_DEFAULT, "_Py_RefTotal")) {
-		refuse(version, "Python %d.%d is a debug build, which "
-				"pyprof does not support",
-		       major, minor);
-		return;
-	}
-	const struct pyabi *abi = choose_abi(version, major, minor, code_type);
-	if (!abi)
-		return; /* refused, with its reason */
+	return 0;
+}
+
+/* The sampler's settings, and its ring. 0, or -1 after saying why. */
+static int sampler_setup(const struct pyabi *abi, const struct cpython *py)
+{
+	int rc;
+
 	sampler.abi = abi;
 	sampler.max_depth = cfg.max_depth;
 	sampler.period_ns = 1000000000ull / (uint64_t)cfg.hz;
-	sampler.interp_head = interp_head;
-	sampler.is_initialized = is_init;
-	sampler.code_type = (uintptr_t)code_type;
+	sampler.interp_head = py->interp_head;
+	sampler.is_initialized = py->is_init;
+	sampler.code_type = (uintptr_t)py->code_type;
 	sampler.opcodes = cfg.opcodes;
 	sampler.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
 	sampler.cur_tstate_sym =
 		(uintptr_t)dlsym(RTLD_DEFAULT, "_PyThreadState_Current");
 	if ((rc = ring_init(&sampler.ring, RING_BYTES)) < 0) {
 		plog_error("cannot map the sample ring: %s", strerror(-rc));
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+/* The interpreter's code located, then PYPROF_NATIVE: libunwind is
+ * loaded only now, only when asked; it needs interp_text_init. */
+static void native_setup(const struct cpython *py, int major, int minor)
+{
+	if (interp_text_init((const void *)py->is_init) < 0)
+		plog_info("cannot locate the interpreter's code: no native "
+			  "label");
+	if (cfg.native && cfg.mode != CONFIG_MODE_CPU)
+		plog_always("PYPROF_NATIVE works in CPU mode only (a thread "
+			    "can unwind only itself); sampling without native "
+			    "stacks");
+	else if (cfg.native)
+		native_init(cfg.native, major, minor);
+}
+
+/*
+ * Everything that starts sampling, once the row is chosen: the ring, the
+ * fault guard and the SIGPROF handler, thread tracking, native stacks,
+ * thread names, control, the fork handlers and the agent; then the code
+ * dealloc hook and the heap sampler. Returns with active set, or having
+ * said why not.
+ */
+static void start_profiling(const struct pyabi *abi, const struct cpython *py,
+			    const char *version, int major, int minor)
+{
+	int rc;
+
+	if (sampler_setup(abi, py) < 0)
+		return;
 	read_identity(version);
 	if ((rc = guard_install()) < 0 ||
 	    (rc = guard_take_sigprof(sig_prof_handler)) < 0) {
@@ -508,17 +558,7 @@ __attribute__((constructor)) static void pyprof_init(void)
 	}
 	threads_init();
 	tid_note_main();
-	if (interp_text_init((const void *)is_init) < 0)
-		plog_info("cannot locate the interpreter's code: no native "
-			  "label");
-	/* PYPROF_NATIVE: libunwind is loaded only now, only when asked;
-	 * it needs the interpreter's code located (interp_text_init) */
-	if (cfg.native && cfg.mode != CONFIG_MODE_CPU)
-		plog_always("PYPROF_NATIVE works in CPU mode only (a thread "
-			    "can unwind only itself); sampling without native "
-			    "stacks");
-	else if (cfg.native)
-		native_init(cfg.native, major, minor);
+	native_setup(py, major, minor);
 	if (threadnames_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");
@@ -531,10 +571,42 @@ __attribute__((constructor)) static void pyprof_init(void)
 	active = 1;
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
-	hook_code_dealloc(code_type);
+	hook_code_dealloc(py->code_type);
 	heap_init(cfg.heap_rate, cfg.start, major);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
+}
+
+__attribute__((constructor)) static void pyprof_init(void)
+{
+	struct cpython py;
+	const struct pyabi *abi;
+	const char *version;
+	int major, minor;
+
+	libc_next_init();
+	if (find_cpython(&py) < 0) {
+		/* PyPy's C-API layer exports its own names; say why we stay
+		 * out, once (only if it does not even look like CPython). */
+		if (dlsym(RTLD_DEFAULT, "pypy_setup_home") &&
+		    config_load(&cfg) == 0 && !cfg.disabled)
+			refuse(NULL, "PyPy is not supported by pyprof (it "
+				     "profiles CPython)");
+		return; /* not CPython: stay inert, silently */
+	}
+	if (load_settings() < 0)
+		return;
+	version = py.get_version();
+	if (!version || parse_version(version, &major, &minor) < 0) {
+		refuse(NULL, "cannot tell this Python's version");
+		return;
+	}
+	if (refuse_build(version, major, minor) < 0)
+		return;
+	abi = choose_abi(version, major, minor, py.code_type);
+	if (!abi)
+		return; /* refused, with its reason */
+	start_profiling(abi, &py, version, major, minor);
 }
 
 __attribute__((destructor)) static void pyprof_fini(void)

@@ -102,6 +102,45 @@ static int reserve(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 	return 0;
 }
 
+/*
+ * A new id for the key (a, b) of m: makes room for one more element of a
+ * dense array (arr, cap, n, elem: ARRAY below), maps the key to *id (the
+ * element's index + 1) and returns the element, for the caller to fill.
+ * NULL when out of memory or ids (nothing added).
+ */
+static void *new_id(struct imap *m, uint64_t a, uint64_t b, void **arr,
+		    uint32_t *cap, uint32_t *n, size_t elem, uint32_t *id)
+{
+	if (reserve(arr, cap, *n, elem) < 0)
+		return NULL;
+	*id = *n + 1;
+	if (imap_put(m, a, b, *id) < 0)
+		return NULL;
+	return (char *)*arr + (size_t)(*n)++ * elem;
+}
+
+/*
+ * The id of the key (a, b) of m, added with new_id if it is not there.
+ * Returns the new element for the caller to fill, or NULL when the key
+ * was there (*id its id) or could not be added (*id 0).
+ */
+static void *find_or_new(struct imap *m, uint64_t a, uint64_t b, void **arr,
+			 uint32_t *cap, uint32_t *n, size_t elem, uint32_t *id)
+{
+	if ((*id = imap_get(m, a, b)))
+		return NULL;
+	void *slot = new_id(m, a, b, arr, cap, n, elem, id);
+	if (!slot)
+		*id = 0;
+	return slot;
+}
+
+/* new_id's array arguments for the array in->name (with its cap_name and
+ * n_name). */
+#define ARRAY(in, name)                                                  \
+	(void **)&(in)->name, &(in)->cap_##name, &(in)->n_##name,        \
+		sizeof *(in)->name
+
 static uint64_t str_hash(const char *s, size_t len, uint64_t seed)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ seed;
@@ -124,20 +163,17 @@ uint32_t intern_str(struct intern *in, const char *s, size_t len)
 		struct istr *e = &in->strs[id - 1];
 		return e->len == len && !memcmp(e->s, s, len) ? id : 0;
 	}
-	if (reserve((void **)&in->strs, &in->cap_strs, in->n_strs,
-		    sizeof *in->strs) < 0)
-		return 0;
 	char *copy = malloc(len + 1);
 	if (!copy)
 		return 0;
 	memcpy(copy, s, len);
 	copy[len] = 0;
-	id = in->n_strs + 1;
-	if (imap_put(&in->str_map, a, b, id) < 0) {
+	struct istr *e = new_id(&in->str_map, a, b, ARRAY(in, strs), &id);
+	if (!e) {
 		free(copy);
 		return 0;
 	}
-	in->strs[in->n_strs++] = (struct istr){copy, (uint32_t)len};
+	*e = (struct istr){copy, (uint32_t)len};
 	return id;
 }
 
@@ -146,32 +182,20 @@ uint32_t intern_func(struct intern *in, uint32_t name, uint32_t system_name,
 {
 	uint64_t a = (uint64_t)name << 32 | system_name;
 	uint64_t b = (uint64_t)filename << 32 | (uint32_t)start_line;
-	uint32_t id = imap_get(&in->func_map, a, b);
-	if (id)
-		return id;
-	if (reserve((void **)&in->funcs, &in->cap_funcs, in->n_funcs,
-		    sizeof *in->funcs) < 0)
-		return 0;
-	id = in->n_funcs + 1;
-	if (imap_put(&in->func_map, a, b, id) < 0)
-		return 0;
-	in->funcs[in->n_funcs++] =
-		(struct ifunc){name, system_name, filename, start_line};
+	uint32_t id;
+	struct ifunc *f = find_or_new(&in->func_map, a, b, ARRAY(in, funcs), &id);
+	if (f)
+		*f = (struct ifunc){name, system_name, filename, start_line};
 	return id;
 }
 
 uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line)
 {
-	uint32_t id = imap_get(&in->loc_map, func, (uint32_t)line);
-	if (id)
-		return id;
-	if (reserve((void **)&in->locs, &in->cap_locs, in->n_locs,
-		    sizeof *in->locs) < 0)
-		return 0;
-	id = in->n_locs + 1;
-	if (imap_put(&in->loc_map, func, (uint32_t)line, id) < 0)
-		return 0;
-	in->locs[in->n_locs++] = (struct iloc){func, line, 0, 0, 0};
+	uint32_t id;
+	struct iloc *l = find_or_new(&in->loc_map, func, (uint32_t)line,
+				     ARRAY(in, locs), &id);
+	if (l)
+		*l = (struct iloc){func, line, 0, 0, 0};
 	return id;
 }
 
@@ -180,16 +204,10 @@ uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line)
 uint32_t intern_addr(struct intern *in, uint32_t mapping, uint64_t addr)
 {
 	uint64_t a = 1ull << 63 | mapping;
-	uint32_t id = imap_get(&in->loc_map, a, addr);
-	if (id)
-		return id;
-	if (reserve((void **)&in->locs, &in->cap_locs, in->n_locs,
-		    sizeof *in->locs) < 0)
-		return 0;
-	id = in->n_locs + 1;
-	if (imap_put(&in->loc_map, a, addr, id) < 0)
-		return 0;
-	in->locs[in->n_locs++] = (struct iloc){0, 0, mapping, 1, addr};
+	uint32_t id;
+	struct iloc *l = find_or_new(&in->loc_map, a, addr, ARRAY(in, locs), &id);
+	if (l)
+		*l = (struct iloc){0, 0, mapping, 1, addr};
 	return id;
 }
 
@@ -210,13 +228,10 @@ uint32_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit,
 		/* another object at these addresses now: a new id, which
 		 * the key points to from now on */
 	}
-	if (reserve((void **)&in->maps, &in->cap_maps, in->n_maps,
-		    sizeof *in->maps) < 0)
+	struct imapping *m = new_id(&in->map_map, start, b, ARRAY(in, maps),
+				    &id);
+	if (!m)
 		return 0;
-	id = in->n_maps + 1;
-	if (imap_put(&in->map_map, start, b, id) < 0)
-		return 0;
-	struct imapping *m = &in->maps[in->n_maps++];
 	memset(m, 0, sizeof *m);
 	m->start = start;
 	m->limit = limit;
@@ -230,16 +245,11 @@ uint32_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit,
 
 uint32_t intern_node(struct intern *in, uint32_t parent, uint32_t loc)
 {
-	uint32_t id = imap_get(&in->node_map, parent, loc);
-	if (id)
-		return id;
-	if (reserve((void **)&in->nodes, &in->cap_nodes, in->n_nodes,
-		    sizeof *in->nodes) < 0)
-		return 0;
-	id = in->n_nodes + 1;
-	if (imap_put(&in->node_map, parent, loc, id) < 0)
-		return 0;
-	in->nodes[in->n_nodes++] = (struct inode){parent, loc};
+	uint32_t id;
+	struct inode *n = find_or_new(&in->node_map, parent, loc,
+				      ARRAY(in, nodes), &id);
+	if (n)
+		*n = (struct inode){parent, loc};
 	return id;
 }
 
@@ -255,13 +265,11 @@ uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
 		}
 		return id;
 	}
-	if (reserve((void **)&in->threads, &in->cap_threads, in->n_threads,
-		    sizeof *in->threads) < 0)
+	struct ithread *t = new_id(&in->thread_map, (uint64_t)(unsigned)tid, 0,
+				   ARRAY(in, threads), &id);
+	if (!t)
 		return 0;
-	id = in->n_threads + 1;
-	if (imap_put(&in->thread_map, (uint64_t)(unsigned)tid, 0, id) < 0)
-		return 0;
-	in->threads[in->n_threads++] = (struct ithread){tid, name};
+	*t = (struct ithread){tid, name};
 	*changed = 1;
 	return id;
 }

@@ -32,27 +32,52 @@
 #include <string.h>
 
 /*
- * Where each offset sits inside _Py_DebugOffsets, per minor version (the
+ * The values of _Py_DebugOffsets pyabi reads besides the cookie, version
+ * and free_threaded: the sizes the block declares for its structs (3.13+
+ * all have one), type_object.tp_name, 3.15+'s compact unicode size, and
+ * the offsets it shares with struct pyabi. One list: it declares both
+ * where each value sits in the block (struct pyabi_dbg) and the value read
+ * from there (struct dbg_values).
+ */
+#define DBG_VALUES(X)                                                       \
+	X(rt_size) X(interp_size) X(ts_size) X(f_size) X(co_size)            \
+	X(ob_size) X(tp_size) X(tp_name) X(bytes_size) X(u_size)             \
+	X(u_compact_size)                                                    \
+	X(rt_interp_head) X(interp_next) X(interp_tstate_head)               \
+	X(interp_gil_ptr) X(interp_gil) X(interp_gil_locked)                 \
+	X(interp_gil_holder)                                                 \
+	X(ts_next) X(ts_interp) X(ts_frame) X(ts_thread_id)                  \
+	X(ts_native_thread_id)                                               \
+	X(f_back) X(f_code) X(f_lasti) X(f_owner)                            \
+	X(co_filename) X(co_name) X(co_qualname) X(co_linetable)             \
+	X(co_firstlineno) X(co_code_adaptive)                                \
+	X(ob_type) X(var_size) X(bytes_sval)                                 \
+	X(u_state) X(u_length) X(u_ascii_size)
+
+#define DBG_AT(field) int field;
+#define DBG_VALUE(field) uint64_t field;
+
+/*
+ * Where each value sits inside _Py_DebugOffsets, per minor version (the
  * block's own layout changes between minors: 3.14 added fields). Every
- * value in the block is a uint64_t, except the 8-byte cookie. Filled by
- * tools/gen-pyabi from offsetof(_Py_DebugOffsets, ...).
+ * value in the block is a uint64_t, except the 8-byte cookie; PYABI_NONE
+ * where a layout has no such value. Filled by tools/gen-pyabi from
+ * offsetof(_Py_DebugOffsets, ...).
  */
 struct pyabi_dbg {
 	int major, minor;
 	int cookie, version, free_threaded;
-	/* the sizes the block declares for its structs (3.13+ all have
-	 * one), type_object.tp_name, and 3.15+'s compact unicode size */
-	int rt_size, interp_size, ts_size, f_size, co_size, ob_size;
-	int tp_size, tp_name, bytes_size, u_size, u_compact_size;
-	int rt_interp_head, interp_next, interp_tstate_head;
-	int interp_gil_ptr, interp_gil, interp_gil_locked, interp_gil_holder;
-	int ts_next, ts_interp, ts_frame, ts_thread_id, ts_native_thread_id;
-	int f_back, f_code, f_lasti, f_owner;
-	int co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
-	int co_code_adaptive;
-	int ob_type, var_size, bytes_sval;
-	int u_state, u_length, u_ascii_size;
+	DBG_VALUES(DBG_AT)
 };
+
+/* What one layout read from the block (0 where it has no such value). */
+struct dbg_values {
+	uint64_t version, free_threaded;
+	DBG_VALUES(DBG_VALUE)
+};
+
+#undef DBG_AT
+#undef DBG_VALUE
 
 #include "pyabi_table.h"
 
@@ -92,131 +117,203 @@ static void say(char *why, size_t why_len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* a + b, or PYABI_NONE when either is: the row's offset of a field inside
- * a struct that sits at offset a. */
-static int add_off(int a, int b)
+/*
+ * Each offset the block gives, in the order they are checked: its name
+ * there; the value and the declared size of the struct it lies in (both
+ * offsetof(struct dbg_values, ...)); past_end when it may sit at the very
+ * end of that struct (the bytecode and the unicode data follow theirs);
+ * the same offset in struct pyabi, or -1 (tp_name has none); in_gil when
+ * the row's offset is relative to the GIL (3.13 gives the GIL's fields
+ * from the interpreter state, for its own _gil; the row has them inside
+ * the GIL struct); header for the object headers, which have
+ * not moved in 3.x (a layout read at the wrong place does not give them).
+ */
+static const struct dbg_offset {
+	const char *name;
+	size_t at, in;
+	int past_end;
+	int row, in_gil;
+	int header;
+} dbg_offsets[] = {
+#define V(f) offsetof(struct dbg_values, f)
+#define R(f) (int)offsetof(struct pyabi, f)
+	{ "runtime_state.interpreters_head", V(rt_interp_head), V(rt_size), 0, R(rt_interp_head), 0, 0 },
+	{ "interpreter_state.next", V(interp_next), V(interp_size), 0, R(interp_next), 0, 0 },
+	{ "interpreter_state.threads_head", V(interp_tstate_head), V(interp_size), 0, R(interp_tstate_head), 0, 0 },
+	{ "interpreter_state.ceval_gil", V(interp_gil_ptr), V(interp_size), 0, R(interp_gil_ptr), 0, 0 },
+	{ "interpreter_state.gil_runtime_state", V(interp_gil), V(interp_size), 0, R(interp_gil), 0, 0 },
+	{ "interpreter_state.gil_runtime_state_locked", V(interp_gil_locked), V(interp_size), 0, R(gil_locked), 1, 0 },
+	{ "interpreter_state.gil_runtime_state_holder", V(interp_gil_holder), V(interp_size), 0, R(gil_holder), 1, 0 },
+	{ "thread_state.next", V(ts_next), V(ts_size), 0, R(ts_next), 0, 0 },
+	{ "thread_state.interp", V(ts_interp), V(ts_size), 0, R(ts_interp), 0, 0 },
+	{ "thread_state.current_frame", V(ts_frame), V(ts_size), 0, R(ts_frame), 0, 0 },
+	{ "thread_state.thread_id", V(ts_thread_id), V(ts_size), 0, R(ts_thread_id), 0, 0 },
+	{ "thread_state.native_thread_id", V(ts_native_thread_id), V(ts_size), 0, R(ts_native_thread_id), 0, 0 },
+	{ "interpreter_frame.previous", V(f_back), V(f_size), 0, R(f_back), 0, 0 },
+	{ "interpreter_frame.executable", V(f_code), V(f_size), 0, R(f_code), 0, 0 },
+	{ "interpreter_frame.instr_ptr", V(f_lasti), V(f_size), 0, R(f_lasti), 0, 0 },
+	{ "interpreter_frame.owner", V(f_owner), V(f_size), 0, R(f_owner), 0, 0 },
+	{ "code_object.filename", V(co_filename), V(co_size), 0, R(co_filename), 0, 0 },
+	{ "code_object.name", V(co_name), V(co_size), 0, R(co_name), 0, 0 },
+	{ "code_object.qualname", V(co_qualname), V(co_size), 0, R(co_qualname), 0, 0 },
+	{ "code_object.linetable", V(co_linetable), V(co_size), 0, R(co_linetable), 0, 0 },
+	{ "code_object.firstlineno", V(co_firstlineno), V(co_size), 0, R(co_firstlineno), 0, 0 },
+	{ "code_object.co_code_adaptive", V(co_code_adaptive), V(co_size), 1, R(co_code_adaptive), 0, 0 },
+	{ "pyobject.ob_type", V(ob_type), V(ob_size), 0, R(ob_type), 0, 1 },
+	{ "type_object.tp_name", V(tp_name), V(tp_size), 0, -1, 0, 0 },
+	{ "bytes_object.ob_size", V(var_size), V(bytes_size), 0, R(var_size), 0, 1 },
+	{ "bytes_object.ob_sval", V(bytes_sval), V(bytes_size), 0, R(bytes_sval), 0, 1 },
+	{ "unicode_object.state", V(u_state), V(u_size), 0, R(u_state), 0, 1 },
+	{ "unicode_object.length", V(u_length), V(u_size), 0, R(u_length), 0, 1 },
+	{ "unicode_object.asciiobject_size", V(u_ascii_size), V(u_size), 1, R(u_ascii_size), 0, 1 },
+#undef V
+#undef R
+};
+
+#define DBG_N_OFFSETS (sizeof(dbg_offsets) / sizeof(dbg_offsets[0]))
+
+static uint64_t dbg_value(const struct dbg_values *v, size_t at)
 {
-	return a < 0 || b < 0 ? PYABI_NONE : a + b;
+	uint64_t x;
+
+	memcpy(&x, (const char *)v + at, sizeof(x));
+	return x;
 }
 
-/* One comparison: the block's value at dbg_off against the row's offset. */
-struct dbg_pair {
-	const char *name;
-	int dbg_off;
-	int row_off;
-};
+static int row_int(const struct pyabi *abi, int at)
+{
+	int x;
+
+	memcpy(&x, (const char *)abi + at, sizeof(x));
+	return x;
+}
+
+/* The row's offset for e, from the interpreter state: PYABI_NONE when
+ * it, or the GIL it lies in, is. */
+static int dbg_row_off(const struct pyabi *abi, const struct dbg_offset *e)
+{
+	int off = e->row < 0 ? PYABI_NONE : row_int(abi, e->row);
+	int base = e->in_gil ? abi->interp_gil : 0;
+
+	return off < 0 || base < 0 ? PYABI_NONE : off + base;
+}
+
+/*
+ * The first offset (of the object headers only, if headers) where the
+ * block's value in v differs from abi's, or NULL; *got and *want say how.
+ * An offset abi lacks (PYABI_NONE) differs from any value.
+ */
+static const struct dbg_offset *dbg_differs(const struct dbg_values *v,
+					    const struct pyabi *abi, int headers,
+					    uint64_t *got, int *want)
+{
+	size_t i;
+
+	for (i = 0; i < DBG_N_OFFSETS; i++) {
+		const struct dbg_offset *e = &dbg_offsets[i];
+
+		if (e->row < 0 || (headers && !e->header))
+			continue;
+		*got = dbg_value(v, e->at);
+		*want = dbg_row_off(abi, e);
+		if (*want < 0 || *got != (uint64_t)*want)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The block's first three values through layout d: the cookie, a version
+ * of major.minor (PY_VERSION_HEX: 0xMMmmpp.., 3.13.0 final = 0x030d00f0)
+ * and a GIL build. Fills v->version and v->free_threaded; 0, -EPROTO (why
+ * says which) or -EFAULT.
+ */
+static int dbg_header(const struct pyabi_dbg *d, const char *rt, int major,
+		      int minor, int (*read)(void *dst, const void *src, size_t n),
+		      struct dbg_values *v, char *why, size_t why_len)
+{
+	char cookie[8];
+
+	if (read(cookie, rt + d->cookie, sizeof(cookie)))
+		return -EFAULT;
+	if (memcmp(cookie, PYABI_DEBUG_COOKIE, sizeof(cookie)) != 0) {
+		say(why, why_len, "no xdebugpy cookie");
+		return -EPROTO;
+	}
+	if (read(&v->version, rt + d->version, sizeof(v->version)))
+		return -EFAULT;
+	if ((int)(v->version >> 24 & 0xff) != major ||
+	    (int)(v->version >> 16 & 0xff) != minor) {
+		say(why, why_len, "version 0x%llx is not %d.%d",
+		    (unsigned long long)v->version, major, minor);
+		return -EPROTO;
+	}
+	if (read(&v->free_threaded, rt + d->free_threaded, sizeof(v->free_threaded)))
+		return -EFAULT;
+	if (v->free_threaded != 0) {
+		say(why, why_len, "free-threaded build");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Reads every DBG_VALUES value through layout d (0 for those it lacks);
+ * 0 or -EFAULT. */
+static int dbg_values(const struct pyabi_dbg *d, const char *rt,
+		      int (*read)(void *dst, const void *src, size_t n),
+		      struct dbg_values *v)
+{
+#define GET(field)                                                        \
+	if (d->field >= 0 && read(&v->field, rt + d->field, sizeof(v->field))) \
+		return -EFAULT;
+	DBG_VALUES(GET)
+#undef GET
+	return 0;
+}
+
+/* The header, then every value: what both readers of the block start with. */
+static int dbg_read_block(const struct pyabi_dbg *d, const char *rt, int major,
+			  int minor, int (*read)(void *dst, const void *src, size_t n),
+			  struct dbg_values *v, char *why, size_t why_len)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = dbg_header(d, rt, major, minor, read, v, why, why_len);
+	return rc ? rc : dbg_values(d, rt, read, v);
+}
 
 int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
 			      int (*read)(void *dst, const void *src, size_t n),
 			      char *why, size_t why_len)
 {
 	const struct pyabi_dbg *d;
-	char cookie[8];
-	uint64_t v;
-	size_t i;
-	int rc = 0;
+	const struct dbg_offset *e;
+	struct dbg_values v;
+	uint64_t got;
+	int rc, want;
 
 	if (why && why_len)
 		why[0] = '\0';
-	if (!abi || !runtime || !read) {
-		rc = -EINVAL;
-		goto out;
-	}
+	if (!abi || !runtime || !read)
+		return -EINVAL;
 	if (abi->major < 3 || (abi->major == 3 && abi->minor < 13))
-		goto out; /* no block before 3.13: nothing to compare */
+		return 0; /* no block before 3.13: nothing to compare */
 	d = dbg_find(abi->major, abi->minor);
 	if (!d) {
 		say(why, why_len, "no _Py_DebugOffsets layout for %d.%d",
 		    abi->major, abi->minor);
-		rc = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
-
-	if (read(cookie, (const char *)runtime + d->cookie, sizeof(cookie))) {
-		rc = -EFAULT;
-		goto out;
-	}
-	if (memcmp(cookie, PYABI_DEBUG_COOKIE, sizeof(cookie)) != 0) {
-		say(why, why_len, "no \"xdebugpy\" cookie at _PyRuntime");
-		rc = -EPROTO;
-		goto out;
-	}
-	/* version is PY_VERSION_HEX: 0xMMmmpp.. (3.13.0 final = 0x030d00f0) */
-	if (read(&v, (const char *)runtime + d->version, sizeof(v))) {
-		rc = -EFAULT;
-		goto out;
-	}
-	if ((int)(v >> 24 & 0xff) != abi->major ||
-	    (int)(v >> 16 & 0xff) != abi->minor) {
-		say(why, why_len, "_Py_DebugOffsets.version 0x%llx is not %d.%d",
-		    (unsigned long long)v, abi->major, abi->minor);
-		rc = -EPROTO;
-		goto out;
-	}
-	if (read(&v, (const char *)runtime + d->free_threaded, sizeof(v))) {
-		rc = -EFAULT;
-		goto out;
-	}
-	if (v != 0) {
-		say(why, why_len, "free-threaded build");
-		rc = -EPROTO;
-		goto out;
-	}
-
-	{
-		const struct dbg_pair pairs[] = {
-			{ "runtime_state.interpreters_head", d->rt_interp_head, abi->rt_interp_head },
-			{ "interpreter_state.next", d->interp_next, abi->interp_next },
-			{ "interpreter_state.threads_head", d->interp_tstate_head, abi->interp_tstate_head },
-			{ "interpreter_state.ceval_gil", d->interp_gil_ptr, abi->interp_gil_ptr },
-			{ "interpreter_state.gil_runtime_state", d->interp_gil, abi->interp_gil },
-			/* 3.13 gives these from the interpreter state, for its
-			 * own _gil; the row has them inside the GIL struct. */
-			{ "interpreter_state.gil_runtime_state_locked", d->interp_gil_locked,
-			  add_off(abi->interp_gil, abi->gil_locked) },
-			{ "interpreter_state.gil_runtime_state_holder", d->interp_gil_holder,
-			  add_off(abi->interp_gil, abi->gil_holder) },
-			{ "thread_state.next", d->ts_next, abi->ts_next },
-			{ "thread_state.interp", d->ts_interp, abi->ts_interp },
-			{ "thread_state.current_frame", d->ts_frame, abi->ts_frame },
-			{ "thread_state.thread_id", d->ts_thread_id, abi->ts_thread_id },
-			{ "thread_state.native_thread_id", d->ts_native_thread_id, abi->ts_native_thread_id },
-			{ "interpreter_frame.previous", d->f_back, abi->f_back },
-			{ "interpreter_frame.executable", d->f_code, abi->f_code },
-			{ "interpreter_frame.instr_ptr", d->f_lasti, abi->f_lasti },
-			{ "interpreter_frame.owner", d->f_owner, abi->f_owner },
-			{ "code_object.filename", d->co_filename, abi->co_filename },
-			{ "code_object.name", d->co_name, abi->co_name },
-			{ "code_object.qualname", d->co_qualname, abi->co_qualname },
-			{ "code_object.linetable", d->co_linetable, abi->co_linetable },
-			{ "code_object.firstlineno", d->co_firstlineno, abi->co_firstlineno },
-			{ "code_object.co_code_adaptive", d->co_code_adaptive, abi->co_code_adaptive },
-			{ "pyobject.ob_type", d->ob_type, abi->ob_type },
-			{ "bytes_object.ob_size", d->var_size, abi->var_size },
-			{ "bytes_object.ob_sval", d->bytes_sval, abi->bytes_sval },
-			{ "unicode_object.state", d->u_state, abi->u_state },
-			{ "unicode_object.length", d->u_length, abi->u_length },
-			{ "unicode_object.asciiobject_size", d->u_ascii_size, abi->u_ascii_size },
-		};
-
-		for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-			if (read(&v, (const char *)runtime + pairs[i].dbg_off,
-				 sizeof(v))) {
-				rc = -EFAULT;
-				goto out;
-			}
-			if (pairs[i].row_off < 0 || v != (uint64_t)pairs[i].row_off) {
-				say(why, why_len,
-				    "_Py_DebugOffsets.%s is %llu, the %d.%d row says %d",
-				    pairs[i].name, (unsigned long long)v,
-				    abi->major, abi->minor, pairs[i].row_off);
-				rc = -EPROTO;
-				goto out;
-			}
-		}
-	}
-out:
-	return rc;
+	rc = dbg_read_block(d, runtime, abi->major, abi->minor, read, &v, why,
+			    why_len);
+	if (rc)
+		return rc;
+	if (!(e = dbg_differs(&v, abi, 0, &got, &want)))
+		return 0;
+	say(why, why_len, "_Py_DebugOffsets.%s is %llu, the %d.%d row says %d",
+	    e->name, (unsigned long long)got, abi->major, abi->minor, want);
+	return -EPROTO;
 }
 
 /*
@@ -238,141 +335,27 @@ static const struct pyabi *facts_row(int major, int minor, int withheld)
 	return best;
 }
 
-/* Every value pyabi_from_debug_offsets reads from the block. */
-struct dbg_values {
-	uint64_t version, free_threaded;
-	uint64_t rt_size, interp_size, ts_size, f_size, co_size, ob_size;
-	uint64_t tp_size, tp_name, bytes_size, u_size, u_compact_size;
-	uint64_t rt_interp_head, interp_next, interp_tstate_head;
-	uint64_t interp_gil_ptr, interp_gil, interp_gil_locked, interp_gil_holder;
-	uint64_t ts_next, ts_interp, ts_frame, ts_thread_id, ts_native_thread_id;
-	uint64_t f_back, f_code, f_lasti, f_owner;
-	uint64_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
-	uint64_t co_code_adaptive;
-	uint64_t ob_type, var_size, bytes_sval;
-	uint64_t u_state, u_length, u_ascii_size;
-};
-
 /* Largest size a struct of the block may declare: _PyRuntimeState is
  * the biggest (about 100 KiB in 3.13-3.15). */
 #define DBG_SIZE_MAX (1u << 24)
 
-/*
- * Reads the block at runtime with layout d and checks that the values are
- * what layout d must give on this major.minor: cookie, version, a GIL build,
- * every size declared within bounds, every offset inside the struct it
- * belongs to, the object headers those of the facts row f (they have not
- * moved in 3.x; a layout read at the wrong place does not give them), and
- * PyCode_Type's tp_name read through the block's type_object.tp_name being
- * "code". Returns 0 and fills *v; -EPROTO (why says which) or -EFAULT.
- */
-static int dbg_read(const struct pyabi_dbg *d, const struct pyabi *f, int major,
-		    int minor, const void *runtime, const void *code_type,
-		    int (*read)(void *dst, const void *src, size_t n),
-		    struct dbg_values *v, char *why, size_t why_len)
+/* Every size declared within bounds and every offset inside the struct it
+ * belongs to, the compact unicode size between the ASCII one and the
+ * full one, the GIL's fields after the GIL; 0 or -EPROTO. */
+static int dbg_check_bounds(const struct pyabi_dbg *d, const struct dbg_values *v,
+			    char *why, size_t why_len)
 {
-	const char *rt = runtime;
-	char cookie[8], name[8];
-	uintptr_t name_ptr;
 	size_t i;
-	int rc = 0;
 
-#define GET(field)                                                         \
-	do {                                                               \
-		if (d->field < 0)                                          \
-			v->field = 0;                                      \
-		else if (read(&v->field, rt + d->field, sizeof(v->field))) { \
-			rc = -EFAULT;                                      \
-			goto out;                                          \
-		}                                                          \
-	} while (0)
+	for (i = 0; i < DBG_N_OFFSETS; i++) {
+		const struct dbg_offset *e = &dbg_offsets[i];
+		uint64_t off = dbg_value(v, e->at);
+		uint64_t size = dbg_value(v, e->in) + (uint64_t)e->past_end;
 
-	memset(v, 0, sizeof(*v));
-	if (read(cookie, rt + d->cookie, sizeof(cookie))) {
-		rc = -EFAULT;
-		goto out;
-	}
-	if (memcmp(cookie, PYABI_DEBUG_COOKIE, sizeof(cookie)) != 0) {
-		say(why, why_len, "no xdebugpy cookie");
-		rc = -EPROTO;
-		goto out;
-	}
-	GET(version);
-	if ((int)(v->version >> 24 & 0xff) != major ||
-	    (int)(v->version >> 16 & 0xff) != minor) {
-		say(why, why_len, "version 0x%llx is not %d.%d",
-		    (unsigned long long)v->version, major, minor);
-		rc = -EPROTO;
-		goto out;
-	}
-	GET(free_threaded);
-	if (v->free_threaded != 0) {
-		say(why, why_len, "free-threaded build");
-		rc = -EPROTO;
-		goto out;
-	}
-	GET(rt_size); GET(interp_size); GET(ts_size); GET(f_size);
-	GET(co_size); GET(ob_size); GET(tp_size); GET(tp_name);
-	GET(bytes_size); GET(u_size); GET(u_compact_size);
-	GET(rt_interp_head); GET(interp_next); GET(interp_tstate_head);
-	GET(interp_gil_ptr); GET(interp_gil); GET(interp_gil_locked);
-	GET(interp_gil_holder);
-	GET(ts_next); GET(ts_interp); GET(ts_frame); GET(ts_thread_id);
-	GET(ts_native_thread_id);
-	GET(f_back); GET(f_code); GET(f_lasti); GET(f_owner);
-	GET(co_filename); GET(co_name); GET(co_qualname); GET(co_linetable);
-	GET(co_firstlineno); GET(co_code_adaptive);
-	GET(ob_type); GET(var_size); GET(bytes_sval);
-	GET(u_state); GET(u_length); GET(u_ascii_size);
-#undef GET
-
-	{
-		/* each offset, the size of the struct it lies in */
-		const struct {
-			const char *name;
-			uint64_t off, size;
-		} in[] = {
-			{ "runtime_state.interpreters_head", v->rt_interp_head, v->rt_size },
-			{ "interpreter_state.next", v->interp_next, v->interp_size },
-			{ "interpreter_state.threads_head", v->interp_tstate_head, v->interp_size },
-			{ "interpreter_state.ceval_gil", v->interp_gil_ptr, v->interp_size },
-			{ "interpreter_state.gil_runtime_state", v->interp_gil, v->interp_size },
-			{ "interpreter_state.gil_runtime_state_locked", v->interp_gil_locked, v->interp_size },
-			{ "interpreter_state.gil_runtime_state_holder", v->interp_gil_holder, v->interp_size },
-			{ "thread_state.next", v->ts_next, v->ts_size },
-			{ "thread_state.interp", v->ts_interp, v->ts_size },
-			{ "thread_state.current_frame", v->ts_frame, v->ts_size },
-			{ "thread_state.thread_id", v->ts_thread_id, v->ts_size },
-			{ "thread_state.native_thread_id", v->ts_native_thread_id, v->ts_size },
-			{ "interpreter_frame.previous", v->f_back, v->f_size },
-			{ "interpreter_frame.executable", v->f_code, v->f_size },
-			{ "interpreter_frame.instr_ptr", v->f_lasti, v->f_size },
-			{ "interpreter_frame.owner", v->f_owner, v->f_size },
-			{ "code_object.filename", v->co_filename, v->co_size },
-			{ "code_object.name", v->co_name, v->co_size },
-			{ "code_object.qualname", v->co_qualname, v->co_size },
-			{ "code_object.linetable", v->co_linetable, v->co_size },
-			{ "code_object.firstlineno", v->co_firstlineno, v->co_size },
-			/* the bytecode follows the struct: at its very end */
-			{ "code_object.co_code_adaptive", v->co_code_adaptive, v->co_size + 1 },
-			{ "pyobject.ob_type", v->ob_type, v->ob_size },
-			{ "type_object.tp_name", v->tp_name, v->tp_size },
-			{ "bytes_object.ob_size", v->var_size, v->bytes_size },
-			{ "bytes_object.ob_sval", v->bytes_sval, v->bytes_size },
-			{ "unicode_object.state", v->u_state, v->u_size },
-			{ "unicode_object.length", v->u_length, v->u_size },
-			{ "unicode_object.asciiobject_size", v->u_ascii_size, v->u_size + 1 },
-		};
-
-		for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-			if (in[i].size == 0 || in[i].size > DBG_SIZE_MAX ||
-			    in[i].off >= in[i].size) {
-				say(why, why_len, "%s %llu beyond size %llu",
-				    in[i].name, (unsigned long long)in[i].off,
-				    (unsigned long long)in[i].size);
-				rc = -EPROTO;
-				goto out;
-			}
+		if (size == 0 || size > DBG_SIZE_MAX || off >= size) {
+			say(why, why_len, "%s %llu beyond size %llu", e->name,
+			    (unsigned long long)off, (unsigned long long)size);
+			return -EPROTO;
 		}
 	}
 	if (d->u_compact_size >= 0 &&
@@ -381,86 +364,84 @@ static int dbg_read(const struct pyabi_dbg *d, const struct pyabi *f, int major,
 			"%llu not in (%llu, %llu]",
 		    (unsigned long long)v->u_compact_size,
 		    (unsigned long long)v->u_ascii_size, (unsigned long long)v->u_size);
-		rc = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
 	if (v->interp_gil_locked < v->interp_gil || v->interp_gil_holder < v->interp_gil) {
 		say(why, why_len, "the GIL's fields lie before the GIL");
-		rc = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
-	{
-		const struct dbg_pair same[] = {
-			{ "pyobject.ob_type", 0, f->ob_type },
-			{ "bytes_object.ob_size", 0, f->var_size },
-			{ "bytes_object.ob_sval", 0, f->bytes_sval },
-			{ "unicode_object.state", 0, f->u_state },
-			{ "unicode_object.length", 0, f->u_length },
-			{ "unicode_object.asciiobject_size", 0, f->u_ascii_size },
-		};
-		const uint64_t got[] = { v->ob_type, v->var_size, v->bytes_sval,
-					 v->u_state, v->u_length, v->u_ascii_size };
+	return 0;
+}
 
-		for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
-			if (got[i] != (uint64_t)same[i].row_off) {
-				say(why, why_len,
-				    "%s %llu, not %d as in %d.%d",
-				    same[i].name, (unsigned long long)got[i],
-				    same[i].row_off, f->major, f->minor);
-				rc = -EPROTO;
-				goto out;
-			}
-		}
-	}
-	/* PyCode_Type.tp_name, a static C string: "code" */
+/* The object headers equal to those of the facts row f; 0 or -EPROTO. */
+static int dbg_check_headers(const struct dbg_values *v, const struct pyabi *f,
+			     char *why, size_t why_len)
+{
+	const struct dbg_offset *e;
+	uint64_t got;
+	int want;
+
+	if (!(e = dbg_differs(v, f, 1, &got, &want)))
+		return 0;
+	say(why, why_len, "%s %llu, not %d as in %d.%d", e->name,
+	    (unsigned long long)got, want, f->major, f->minor);
+	return -EPROTO;
+}
+
+/* PyCode_Type.tp_name, a static C string, read at the block's
+ * type_object.tp_name: "code". 0, -EPROTO or -EFAULT. */
+static int dbg_check_code_name(const struct dbg_values *v, const void *code_type,
+			       int (*read)(void *dst, const void *src, size_t n),
+			       char *why, size_t why_len)
+{
+	uintptr_t name_ptr;
+	char name[8];
+
 	if (read(&name_ptr, (const char *)code_type + v->tp_name, sizeof(name_ptr)) ||
-	    !name_ptr || read(name, (const void *)name_ptr, 5)) {
-		rc = -EFAULT;
-		goto out;
-	}
+	    !name_ptr || read(name, (const void *)name_ptr, 5))
+		return -EFAULT;
 	if (memcmp(name, "code", 5) != 0) {
 		say(why, why_len, "type_object.tp_name %llu does not name "
 			"PyCode_Type",
 		    (unsigned long long)v->tp_name);
-		rc = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
-out:
-	return rc;
+	return 0;
 }
 
-int pyabi_from_debug_offsets(int major, int minor, int withheld,
-			     int withheld_layout, const void *runtime, const void *code_type,
-			     int (*read)(void *dst, const void *src, size_t n),
-			     struct pyabi_derived *out, char *why, size_t why_len)
+/*
+ * Reads the block at runtime with layout d and checks that the values are
+ * what layout d must give on this major.minor: cookie, version, a GIL build,
+ * the bounds (dbg_check_bounds), the object headers those of the facts row
+ * f, and PyCode_Type's tp_name read through the block's
+ * type_object.tp_name being "code". Returns 0 and fills *v; -EPROTO (why
+ * says which) or -EFAULT.
+ */
+static int dbg_read(const struct pyabi_dbg *d, const struct pyabi *f, int major,
+		    int minor, const void *runtime, const void *code_type,
+		    int (*read)(void *dst, const void *src, size_t n),
+		    struct dbg_values *v, char *why, size_t why_len)
 {
-	const struct pyabi_dbg *cand[16];
-	const struct pyabi_dbg *row;
-	const struct pyabi *f;
-	struct dbg_values v;
-	char first_why[200] = "";
-	size_t n = 0, i;
-	int rc = -EPROTO, first_rc = 0;
+	int rc;
 
-	if (why && why_len)
-		why[0] = '\0';
-	if (!runtime || !code_type || !read || !out) {
-		rc = -EINVAL;
-		goto out;
-	}
-	if (major < 3 || (major == 3 && minor < 13)) {
-		say(why, why_len, "Python %d.%d has no _Py_DebugOffsets", major, minor);
-		rc = -ENOTSUP;
-		goto out;
-	}
-	f = facts_row(major, minor, withheld);
-	if (!f) {
-		say(why, why_len, "no Python %d.13+ row to take the other facts from",
-		    major);
-		rc = -ENOTSUP;
-		goto out;
-	}
-	/* the block's own layout: this version's, then the newest first */
+	if ((rc = dbg_read_block(d, runtime, major, minor, read, v, why, why_len)) ||
+	    (rc = dbg_check_bounds(d, v, why, why_len)) ||
+	    (rc = dbg_check_headers(v, f, why, why_len)))
+		return rc;
+	return dbg_check_code_name(v, code_type, read, why, why_len);
+}
+
+/*
+ * The block layouts to try for major.minor, into cand (at most max): this
+ * version's unless withheld_layout, then the others of the same major,
+ * newest first. Returns how many.
+ */
+static size_t dbg_candidates(int major, int minor, int withheld_layout,
+			     const struct pyabi_dbg **cand, size_t max)
+{
+	const struct pyabi_dbg *row;
+	size_t n = 0, i;
+
 	if (minor != withheld_layout && (row = dbg_find(major, minor)))
 		cand[n++] = row;
 	for (;;) {
@@ -475,77 +456,126 @@ int pyabi_from_debug_offsets(int major, int minor, int withheld,
 			if (i == n && (!best || row->minor > best->minor))
 				best = row;
 		}
-		if (!best || n == sizeof(cand) / sizeof(cand[0]))
+		if (!best || n == max)
 			break;
 		cand[n++] = best;
 	}
+	return n;
+}
+
+/*
+ * Tries each of the n candidate layouts until one validates. Returns its
+ * index with *v filled, or a negative errno with why saying why: the
+ * first candidate's failure, which is the likeliest layout.
+ */
+static int dbg_read_any(const struct pyabi_dbg *const *cand, size_t n,
+			const struct pyabi *f, int major, int minor,
+			const void *runtime, const void *code_type,
+			int (*read)(void *dst, const void *src, size_t len),
+			struct dbg_values *v, char *why, size_t why_len)
+{
+	char first_why[200] = "";
+	int rc, first_rc = 0;
+	size_t i;
+
+	if (n == 0) {
+		say(why, why_len, "no _Py_DebugOffsets layout for Python %d", major);
+		return -ENOTSUP;
+	}
 	for (i = 0; i < n; i++) {
-		rc = dbg_read(cand[i], f, major, minor, runtime, code_type, read, &v,
+		rc = dbg_read(cand[i], f, major, minor, runtime, code_type, read, v,
 			      i == 0 ? first_why : NULL, sizeof(first_why));
 		if (i == 0)
 			first_rc = rc;
 		if (rc == 0)
-			break;
+			return (int)i;
 	}
-	if (n == 0 || i == n) {
-		if (n == 0)
-			say(why, why_len, "no _Py_DebugOffsets layout for Python %d",
-			    major);
-		else if (first_rc == -EFAULT)
-			say(why, why_len, "_Py_DebugOffsets cannot be read");
-		else if (n == 1)
-			say(why, why_len, "_Py_DebugOffsets: %s", first_why);
-		else
-			say(why, why_len, "_Py_DebugOffsets fits no known layout "
-				"(%d.%d's: %s)", major, cand[0]->minor, first_why);
-		rc = n ? first_rc : -ENOTSUP;
-		if (rc == 0)
-			rc = -EPROTO;
-		goto out;
-	}
+	if (first_rc == -EFAULT)
+		say(why, why_len, "_Py_DebugOffsets cannot be read");
+	else if (n == 1)
+		say(why, why_len, "_Py_DebugOffsets: %s", first_why);
+	else
+		say(why, why_len, "_Py_DebugOffsets fits no known layout "
+			"(%d.%d's: %s)", major, cand[0]->minor, first_why);
+	return first_rc ? first_rc : -EPROTO;
+}
+
+/*
+ * out's row: the facts row f, with every offset the block gave (v, read
+ * with layout d) and what follows from them.
+ */
+static void derived_fill(struct pyabi_derived *out, const struct pyabi *f,
+			 int major, int minor, const struct pyabi_dbg *d,
+			 const struct dbg_values *v)
+{
+	size_t i;
 
 	out->abi = *f;
 	out->abi.major = major;
 	out->abi.minor = minor;
 	out->facts_minor = f->minor;
-	out->layout_minor = cand[i]->minor;
-	out->abi.rt_interp_head = (int)v.rt_interp_head;
-	out->abi.interp_next = (int)v.interp_next;
-	out->abi.interp_tstate_head = (int)v.interp_tstate_head;
-	out->abi.ts_next = (int)v.ts_next;
-	out->abi.ts_interp = (int)v.ts_interp;
-	out->abi.ts_thread_id = (int)v.ts_thread_id;
-	out->abi.ts_native_thread_id = (int)v.ts_native_thread_id;
-	out->abi.ts_frame = (int)v.ts_frame;
-	out->abi.interp_gil_ptr = (int)v.interp_gil_ptr;
-	out->abi.interp_gil = (int)v.interp_gil;
-	out->abi.gil_locked = (int)(v.interp_gil_locked - v.interp_gil);
-	out->abi.gil_holder = (int)(v.interp_gil_holder - v.interp_gil);
-	out->abi.f_back = (int)v.f_back;
-	out->abi.f_code = (int)v.f_code;
-	out->abi.f_lasti = (int)v.f_lasti;
-	out->abi.f_owner = (int)v.f_owner;
-	out->abi.co_filename = (int)v.co_filename;
-	out->abi.co_name = (int)v.co_name;
-	out->abi.co_qualname = (int)v.co_qualname;
-	out->abi.co_linetable = (int)v.co_linetable;
-	out->abi.co_firstlineno = (int)v.co_firstlineno;
-	out->abi.co_code_adaptive = (int)v.co_code_adaptive;
+	out->layout_minor = d->minor;
+	/* every offset with a row field of its own (the GIL's fields are
+	 * relative to the GIL in the row) */
+	for (i = 0; i < DBG_N_OFFSETS; i++) {
+		const struct dbg_offset *e = &dbg_offsets[i];
+		uint64_t off = dbg_value(v, e->at);
+		int x;
+
+		if (e->row < 0)
+			continue;
+		if (e->in_gil)
+			off -= v->interp_gil;
+		x = (int)off;
+		memcpy((char *)&out->abi + e->row, &x, sizeof(x));
+	}
 	/* _co_firsttraceable is not in the block: it keeps its distance from
 	 * the bytecode (co_extra lies between; 16 bytes in 3.13-3.15) */
-	out->abi.co_firsttraceable = (int)v.co_code_adaptive -
+	out->abi.co_firsttraceable = (int)v->co_code_adaptive -
 				     (f->co_code_adaptive - f->co_firsttraceable);
 	/* sizeof(PyCompactUnicodeObject): in the block from 3.15; before,
 	 * the facts row's distance from sizeof(PyASCIIObject). data.any
 	 * follows the compact struct. */
-	out->abi.u_compact_size = cand[i]->u_compact_size >= 0
-					  ? (int)v.u_compact_size
-					  : (int)v.u_ascii_size +
+	out->abi.u_compact_size = d->u_compact_size >= 0
+					  ? (int)v->u_compact_size
+					  : (int)v->u_ascii_size +
 						    (f->u_compact_size - f->u_ascii_size);
 	out->abi.u_data_any = out->abi.u_compact_size + (f->u_data_any - f->u_compact_size);
-	rc = 0;
-out:
-	return rc;
+}
+
+int pyabi_from_debug_offsets(int major, int minor, int withheld,
+			     int withheld_layout, const void *runtime, const void *code_type,
+			     int (*read)(void *dst, const void *src, size_t n),
+			     struct pyabi_derived *out, char *why, size_t why_len)
+{
+	const struct pyabi_dbg *cand[16];
+	const struct pyabi *f;
+	struct dbg_values v;
+	size_t n;
+	int i;
+
+	if (why && why_len)
+		why[0] = '\0';
+	if (!runtime || !code_type || !read || !out)
+		return -EINVAL;
+	if (major < 3 || (major == 3 && minor < 13)) {
+		say(why, why_len, "Python %d.%d has no _Py_DebugOffsets", major, minor);
+		return -ENOTSUP;
+	}
+	f = facts_row(major, minor, withheld);
+	if (!f) {
+		say(why, why_len, "no Python %d.13+ row to take the other facts from",
+		    major);
+		return -ENOTSUP;
+	}
+	n = dbg_candidates(major, minor, withheld_layout, cand,
+			   sizeof(cand) / sizeof(cand[0]));
+	i = dbg_read_any(cand, n, f, major, minor, runtime, code_type, read, &v,
+			 why, why_len);
+	if (i < 0)
+		return i;
+	derived_fill(out, f, major, minor, cand[i], &v);
+	return 0;
 }
 
 /* The fields pyabi_compare looks at: every one pyabi_from_debug_offsets

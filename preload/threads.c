@@ -263,6 +263,24 @@ static struct slot *claim(int tid)
 	return NULL;
 }
 
+/* Gives the slot back: free, with tid -1, the tombstone claim() reuses. */
+static void free_slot(struct slot *s)
+{
+	__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+}
+
+/* Stops the slot's interrupts (its perf_event or its timer) and frees it;
+ * by whoever moved it out of CLAIMED or ARMED. */
+static void disarm_slot(struct slot *s)
+{
+	if (s->perf_fd >= 0)
+		perf_close(s->perf_fd);
+	else
+		timer_delete(s->timer);
+	free_slot(s);
+}
+
 /* Arms a claimed slot; undoes the claim on failure or if the owner went
  * away meanwhile. */
 static void arm_slot(struct slot *s, int tid)
@@ -282,8 +300,7 @@ static void arm_slot(struct slot *s, int tid)
 				  strerror(-fd));
 	}
 	if (arm_timer(tid, &t) < 0) {
-		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
-		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+		free_slot(s);
 		return;
 	}
 	s->timer = t;
@@ -292,12 +309,7 @@ armed:;
 	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		/* the thread exited while we armed: retire it ourselves */
-		if (s->perf_fd >= 0)
-			perf_close(s->perf_fd);
-		else
-			timer_delete(s->timer);
-		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
-		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+		disarm_slot(s);
 	}
 }
 
@@ -307,12 +319,7 @@ static void retire(struct slot *s)
 	int expect = SLOT_ARMED;
 	if (__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		if (s->perf_fd >= 0)
-			perf_close(s->perf_fd);
-		else
-			timer_delete(s->timer);
-		__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
-		__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+		disarm_slot(s);
 	} else if (expect == SLOT_CLAIMED) {
 		/* arm_slot will see DYING and clean up */
 		__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
