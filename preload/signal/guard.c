@@ -131,23 +131,43 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 }
 
 /* Kept out of line so that the sigsetjmp frame is this function's own. */
-__attribute__((noinline)) int guard_copy(void *dst, const void *src, size_t n)
+__attribute__((noinline)) int guard_run_sigsafe(void (*fn)(void *arg),
+						void *arg)
 {
 	sigjmp_buf jb;
 	sigjmp_buf *volatile prev = guard_jmp;
 	if (sigsetjmp(jb, 0)) {
+		/* a read faulted: the guard disarmed itself before the jump */
 		guard_jmp = prev;
 		return -EFAULT;
 	}
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	const volatile unsigned char *s = src;
-	unsigned char *d = dst;
-	for (size_t i = 0; i < n; i++)
-		d[i] = s[i];
+	fn(arg);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	guard_jmp = prev;
 	return 0;
+}
+
+struct copy {
+	void *dst;
+	const void *src;
+	size_t n;
+};
+
+static void copy_bytes(void *arg)
+{
+	const struct copy *c = arg;
+	const volatile unsigned char *s = c->src;
+	unsigned char *d = c->dst;
+	for (size_t i = 0; i < c->n; i++)
+		d[i] = s[i];
+}
+
+int guard_copy(void *dst, const void *src, size_t n)
+{
+	struct copy c = {dst, src, n};
+	return guard_run_sigsafe(copy_bytes, &c);
 }
 
 uint64_t guard_read_u64(uintptr_t addr, int *ok)

@@ -210,36 +210,37 @@ static inline void record_start(struct raw_sample *rec, uint64_t t0,
 		rec->flags |= SAMPLE_NATIVE_KNOWN | (in_py ? 0 : SAMPLE_NATIVE);
 }
 
-/* The native stack, guarded on its own: a bad native frame loses the
- * native stack, not the Python one. prev_jmp: the guard armed when the
- * handler was entered, put back on both ways out. */
-static void capture_native_guarded(struct raw_sample *rec,
-				   const ucontext_t *uc,
-				   sigjmp_buf *prev_jmp)
+/* The native stack, a guarded region of its own (guard_run_sigsafe): a
+ * bad native frame loses the native stack, not the Python one. */
+struct native_arg {
+	struct raw_sample *rec;
+	const ucontext_t *uc;
+};
+
+static void capture_native_region(void *arg)
 {
-	sigjmp_buf njb;
-	if (sigsetjmp(njb, 0)) {
-		rec->n_native = 0;
-		rec->flags |= SAMPLE_NATIVE_FAILED;
-		in_unwind = 0;
-		if (counted_unwind) { /* faulted inside libunwind */
-			__atomic_fetch_sub(&sampler.in_libunwind, 1,
-					   __ATOMIC_RELEASE);
-			counted_unwind = 0;
-		}
-	} else {
-		guard_jmp = &njb;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		capture_native(rec, uc);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		guard_jmp = prev_jmp;
+	const struct native_arg *na = arg;
+	capture_native(na->rec, na->uc);
+}
+
+static void capture_native_guarded(struct raw_sample *rec,
+				   const ucontext_t *uc)
+{
+	struct native_arg na = {rec, uc};
+	if (guard_run_sigsafe(capture_native_region, &na) == 0)
+		return;
+	rec->n_native = 0;
+	rec->flags |= SAMPLE_NATIVE_FAILED;
+	in_unwind = 0;
+	if (counted_unwind) { /* faulted inside libunwind */
+		__atomic_fetch_sub(&sampler.in_libunwind, 1, __ATOMIC_RELEASE);
+		counted_unwind = 0;
 	}
 }
 
 /* One sample of this thread into the ring: its Python frames, and with
  * PYPROF_NATIVE its native stack; a full ring counts it lost. */
-static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc,
-			sigjmp_buf *prev_jmp)
+static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
 {
 	size_t cap = sizeof(struct raw_sample) +
 		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
@@ -257,7 +258,7 @@ static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc,
 	if (frames_sample_sigsafe(rec, 0, sampler.opcodes) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
 	if (sampler.native && !(rec->flags & SAMPLE_FAULT))
-		capture_native_guarded(rec, uc, prev_jmp);
+		capture_native_guarded(rec, uc);
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
 				    rec->n_frames * sizeof(struct raw_frame) +
@@ -292,15 +293,15 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	in_handler = 1;
 	/* A heap sample (sig_heap.c) may be walking this thread's frames under
 	 * a guard of its own when we interrupt it: put it back on the way out
-	 * (a fault of ours disarms the guard before jumping to us). The frame
-	 * walk does the same for itself (frames_sample_sigsafe's policy);
-	 * this covers the native unwind and every exit. */
+	 * (a fault of ours disarms the guard before jumping to us). Our guarded
+	 * regions (the frame walk, the native unwind) do the same for
+	 * themselves (guard_run_sigsafe's policy); this covers every exit. */
 	sigjmp_buf *prev_jmp = guard_jmp;
 	uint64_t t0 = mono_ns();
 	uint32_t weight = sample_weight(si, from_perf);
 	/* starting up or finalizing: nothing to read */
 	if (sampler.is_initialized())
-		take_sample(t0, weight, uc, prev_jmp);
+		take_sample(t0, weight, uc);
 	count_run(t0, weight);
 	guard_jmp = prev_jmp;
 	in_handler = 0;
