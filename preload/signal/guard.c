@@ -108,9 +108,10 @@ void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
 
 /*
  * The program's handler is called last, in tail position, from a function
- * with no local whose address escapes: the compiler makes it a jump, so
- * the handler runs in place of ours, returning straight to the kernel's
- * trampoline. A C stack dump taken there (faulthandler's on 3.14+) then
+ * with no local whose address escapes, and guard_chain_sigsafe, which
+ * calls it, is in tail position here: the compiler makes both calls jumps,
+ * so the handler runs in place of ours, returning straight to the
+ * kernel's trampoline. A C stack dump taken there (faulthandler's on 3.14+) then
  * shows the same frames as without pyprof.
  */
 static void guard_handler(int sig, siginfo_t *si, void *uc)
@@ -121,13 +122,7 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 		__atomic_fetch_add(&guard_faults, 1, __ATOMIC_RELAXED);
 		siglongjmp(*jb, 1);
 	}
-	const struct sigaction *a = chain_prepare(sig_index(sig), sig, si);
-	if (!a)
-		return;
-	if (a->sa_flags & SA_SIGINFO)
-		a->sa_sigaction(sig, si, uc);
-	else
-		a->sa_handler(sig);
+	guard_chain_sigsafe(sig_index(sig), sig, si, uc);
 }
 
 /* Kept out of line so that the sigsetjmp frame is this function's own. */
