@@ -574,14 +574,6 @@ EXPORT void *reallocarray(void *old, size_t n, size_t m)
 
 /* ---- CPython's MEM and OBJ domains (3.5+ PyMemAllocatorEx) -------------- */
 
-struct py_allocator {
-	void *ctx;
-	void *(*malloc)(void *ctx, size_t n);
-	void *(*calloc)(void *ctx, size_t n, size_t m);
-	void *(*realloc)(void *ctx, void *p, size_t n);
-	void (*free)(void *ctx, void *p);
-};
-
 /* [domain]: what we chain to (filled by heap.c before ours go in). */
 static struct py_allocator py_orig[3];
 
@@ -671,12 +663,12 @@ static const struct py_allocator py_hook[3] = {
 
 #pragma GCC pop_options
 
-const void *heap_py_hook_sigsafe(int domain)
+const struct py_allocator *heap_py_hook_sigsafe(int domain)
 {
 	return &py_hook[domain];
 }
 
-void *heap_py_orig_sigsafe(int domain)
+struct py_allocator *heap_py_orig_sigsafe(int domain)
 {
 	return &py_orig[domain];
 }
