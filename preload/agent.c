@@ -102,58 +102,36 @@ static int wake_open(struct fd_id *id)
 	return fd;
 }
 
-static void put_tag_varint(struct wire_out *w, unsigned tag, uint64_t v)
-{
-	wire_put_varint(w, (uint64_t)tag << 1);
-	wire_put_varint(w, v);
-}
-
-static void put_tag_bytes(struct wire_out *w, unsigned tag, const void *s,
-			  size_t n)
-{
-	wire_put_varint(w, (uint64_t)tag << 1 | 1);
-	wire_put_bytes(w, s, n);
-}
-
 static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
 {
 	struct agent *a = arg;
 	const struct agent_info *inf = a->info;
-	struct wire_out w = {buf + WIRE_HDR_LEN, buf + cap, 1};
-	for (size_t i = 0; i < WIRE_MAGIC_LEN; i++)
-		wire_put_u8(&w, (uint8_t)WIRE_MAGIC[i]);
-	put_tag_varint(&w, WIRE_H_VERSION, WIRE_VERSION);
-	put_tag_varint(&w, WIRE_H_PID, (uint64_t)getpid());
-	put_tag_varint(&w, WIRE_H_PPID, (uint64_t)getppid());
-	put_tag_varint(&w, WIRE_H_START_UNIX_NS, inf->start_unix_ns);
-	put_tag_varint(&w, WIRE_H_START_MONO_NS, inf->start_mono_ns);
-	put_tag_varint(&w, WIRE_H_MODE, (uint64_t)a->cfg->mode);
-	put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
-	put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
-	put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
+	struct wire_out w = transport_hello_begin(buf, cap);
+	wire_put_tag_varint(&w, WIRE_H_START_UNIX_NS, inf->start_unix_ns);
+	wire_put_tag_varint(&w, WIRE_H_START_MONO_NS, inf->start_mono_ns);
+	wire_put_tag_varint(&w, WIRE_H_MODE, (uint64_t)a->cfg->mode);
+	wire_put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
+	wire_put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
+	wire_put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
 		      strlen(inf->pyversion));
-	put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
-	put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
+	wire_put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
+	wire_put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
 	size_t budget = cap / 2; /* keep HELLO well under its buffer */
 	for (size_t off = 0, n = 0; off < inf->args_len && n < WIRE_MAX_ARGS;
 	     n++) {
 		size_t l = strlen(inf->args + off);
 		if ((size_t)(w.p - buf) + l > budget)
 			break;
-		put_tag_bytes(&w, WIRE_H_ARG, inf->args + off, l);
+		wire_put_tag_bytes(&w, WIRE_H_ARG, inf->args + off, l);
 		off += l + 1;
 	}
-	put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
-	put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
-	put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
+	wire_put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
+	wire_put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
+	wire_put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
 	/* what collectors wrote so far; sent from the first connection on,
 	 * which also asks for CTL_WRITTEN */
-	put_tag_varint(&w, WIRE_H_WRITTEN, a->written_before + a->written_now);
-	if (!w.ok)
-		return 0;
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_HELLO, n);
-	return n + WIRE_HDR_LEN;
+	wire_put_tag_varint(&w, WIRE_H_WRITTEN, a->written_before + a->written_now);
+	return w.ok ? wire_end_frame(buf, &w, WIRE_HELLO) : 0;
 }
 
 static void count_lost(int reason, uint64_t samples, uint64_t value)
@@ -168,13 +146,10 @@ static void flush_batch(void)
 {
 	if (!ag.batch_n)
 		return;
-	size_t n = (size_t)(ag.w.p - ag.batch) - WIRE_HDR_LEN;
-	wire_put_hdr_at(ag.batch, WIRE_SAMPLES, n);
-	transport_put_defs(&ag.tr, &ag.in);
-	if (transport_put_data(&ag.tr, ag.batch, n + WIRE_HDR_LEN) < 0) {
+	if (transport_put_frame(&ag.tr, &ag.in, ag.batch, &ag.w,
+				WIRE_SAMPLES) < 0) {
 		/* no room: the samples in this batch are lost */
-		struct wire_in r = {ag.batch + WIRE_HDR_LEN,
-				    ag.batch + WIRE_HDR_LEN + n, 1};
+		struct wire_in r = {ag.batch + WIRE_HDR_LEN, ag.w.p, 1};
 		wire_get_varint(&r);
 		while (r.ok && !wire_at_end(&r)) {
 			wire_get_varint(&r);
@@ -413,10 +388,8 @@ static void put_lost(void)
 		wire_put_varint(&w, (uint64_t)r);
 		wire_put_varint(&w, ag.lost[r][0]);
 		wire_put_varint(&w, ag.lost[r][1]);
-		size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-		wire_put_hdr_at(buf, WIRE_LOST, n);
 		/* if even this does not fit, keep counting and retry later */
-		if (transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN) == 0)
+		if (transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_LOST) == 0)
 			ag.lost[r][0] = ag.lost[r][1] = 0;
 	}
 }
@@ -437,25 +410,23 @@ static void put_bye(void)
 {
 	uint8_t buf[128];
 	struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
-	put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
-	put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
-	put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
-	put_tag_varint(&w, WIRE_B_HANDLER_N,
+	wire_put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
+	wire_put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
+	wire_put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
+	wire_put_tag_varint(&w, WIRE_B_HANDLER_N,
 		       __atomic_load_n(&sampler.n_handler_runs,
 				       __ATOMIC_RELAXED));
-	put_tag_varint(&w, WIRE_B_HANDLER_NS,
+	wire_put_tag_varint(&w, WIRE_B_HANDLER_NS,
 		       __atomic_load_n(&sampler.n_handler_ns,
 				       __ATOMIC_RELAXED));
-	put_tag_varint(&w, WIRE_B_FAULTS,
+	wire_put_tag_varint(&w, WIRE_B_FAULTS,
 		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
 	uint64_t achieved = control_achieved_ns();
 	if (achieved)
-		put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
+		wire_put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
 	if (sampler.native)
-		put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_BYE, n);
-	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
+		wire_put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
+	transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_BYE);
 }
 
 /* A new connection: the last one's CTL_WRITTEN count, sent in its HELLO,

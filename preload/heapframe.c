@@ -45,10 +45,7 @@ static void queue(struct heapframe *h)
 {
 	if (!h->n)
 		return;
-	size_t n = (size_t)(h->w.p - h->buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(h->buf, WIRE_HEAP, n);
-	transport_put_defs(h->tr, h->in);
-	if (transport_put_data(h->tr, h->buf, n + WIRE_HDR_LEN) < 0) {
+	if (transport_put_frame(h->tr, h->in, h->buf, &h->w, WIRE_HEAP) < 0) {
 		h->lost_n += h->allocs;
 		h->lost_bytes += h->bytes;
 	}
@@ -146,7 +143,5 @@ void heapframe_put_snapshot(struct heapframe *h, uint64_t now,
 	uint8_t buf[32];
 	struct wire_out w = { buf + WIRE_HDR_LEN, buf + sizeof buf, 1 };
 	wire_put_varint(&w, ++h->snap_seq);
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_HEAP_SNAPSHOT, n);
-	transport_put_data(h->tr, buf, n + WIRE_HDR_LEN);
+	transport_put_frame(h->tr, NULL, buf, &w, WIRE_HEAP_SNAPSHOT);
 }
