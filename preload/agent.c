@@ -801,10 +801,31 @@ void agent_fork_parent(void)
 	pthread_mutex_unlock(&ag_lock);
 }
 
+/* Starts the agent thread. It inherits a mask with every signal blocked,
+ * so no signal of the application's is ever delivered to it, except the
+ * faults: with SIGSEGV blocked, a fault in a guarded read would kill the
+ * process instead of reaching the guard. The caller's mask is restored
+ * right after. 0 or an errno number. */
+static int spawn(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ag.running = 1;
+	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		ag.started = 1;
+	else
+		ag.running = 0;
+	return rc;
+}
+
 int agent_start(const struct config *c, struct agent_info *info)
 {
 	int rc = 0;
-	sigset_t all, old;
 
 	memset(&ag, 0, sizeof ag);
 	ag.cfg = c;
@@ -831,23 +852,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 	}
 	transport_init(&ag.tr, c->socket, c->collector_uid);
 	ag.tr.on_frame = on_ctl_frame;
-
-	/* The agent inherits a mask with every signal blocked, so no signal
-	 * of the application's is ever delivered to it; the caller's mask is
-	 * restored right after. */
-	sigfillset(&all);
-	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
-	 * read would kill the process instead of reaching the guard */
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ag.running = 1;
-	rc = -pthread_create(&ag.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0)
-		ag.started = 1;
-	else
-		ag.running = 0;
+	rc = -spawn();
 out:
 	if (rc < 0) {
 		if (ag.wake_fd >= 0)
@@ -933,18 +938,5 @@ void agent_after_fork_child(int follow)
 	 * (subprocess): the agent waits a moment before it arms anything,
 	 * and an exec ends it silently. */
 	ag.start_delay_ms = AGENT_CHILD_DELAY_MS;
-	sigset_t all, old;
-	sigfillset(&all);
-	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
-	 * read would kill the process instead of reaching the guard */
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ag.running = 1;
-	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0)
-		ag.started = 1;
-	else
-		ag.running = 0;
+	spawn();
 }
