@@ -33,6 +33,7 @@
 #include "tid.h"
 #include "lastthread.h"
 #include "heap.h"
+#include "heapframe.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -74,16 +75,8 @@ struct agent {
 	uint32_t loc_mark[4];          /* by enum merge_status */
 	unsigned long n_native, n_unmerged;
 
-	/* heap profiling (heap.h): the HEAP frame being built, LOST counts
-	 * already sent, the next snapshot (PYPROF_HEAP_SNAPSHOT_SECONDS) */
-	uint8_t *hbatch;
-	struct wire_out hw;
-	int hbatch_n;
-	uint64_t hbatch_rate;               /* the HEAP frame's rate   */
-	uint64_t hbatch_allocs, hbatch_bytes; /* its ALLOC records */
-	unsigned long heap_lost_seen, heap_lost_bytes_seen;
-	uint64_t heap_lost_n, heap_lost_bytes; /* not sent yet */
-	uint64_t snap_next_ns, snap_seq;
+	/* heap profiling (heap.h): the HEAP frames (heapframe.h) */
+	struct heapframe heap;
 
 	/* samples collectors wrote (CTL_WRITTEN, wire.h): the sum over the
 	 * connections before this one, and this one's last count */
@@ -109,58 +102,36 @@ static int wake_open(struct fd_id *id)
 	return fd;
 }
 
-static void put_tag_varint(struct wire_out *w, unsigned tag, uint64_t v)
-{
-	wire_put_varint(w, (uint64_t)tag << 1);
-	wire_put_varint(w, v);
-}
-
-static void put_tag_bytes(struct wire_out *w, unsigned tag, const void *s,
-			  size_t n)
-{
-	wire_put_varint(w, (uint64_t)tag << 1 | 1);
-	wire_put_bytes(w, s, n);
-}
-
 static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
 {
 	struct agent *a = arg;
 	const struct agent_info *inf = a->info;
-	struct wire_out w = {buf + WIRE_HDR_LEN, buf + cap, 1};
-	for (size_t i = 0; i < WIRE_MAGIC_LEN; i++)
-		wire_put_u8(&w, (uint8_t)WIRE_MAGIC[i]);
-	put_tag_varint(&w, WIRE_H_VERSION, WIRE_VERSION);
-	put_tag_varint(&w, WIRE_H_PID, (uint64_t)getpid());
-	put_tag_varint(&w, WIRE_H_PPID, (uint64_t)getppid());
-	put_tag_varint(&w, WIRE_H_START_UNIX_NS, inf->start_unix_ns);
-	put_tag_varint(&w, WIRE_H_START_MONO_NS, inf->start_mono_ns);
-	put_tag_varint(&w, WIRE_H_MODE, (uint64_t)a->cfg->mode);
-	put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
-	put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
-	put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
+	struct wire_out w = transport_hello_begin(buf, cap);
+	wire_put_tag_varint(&w, WIRE_H_START_UNIX_NS, inf->start_unix_ns);
+	wire_put_tag_varint(&w, WIRE_H_START_MONO_NS, inf->start_mono_ns);
+	wire_put_tag_varint(&w, WIRE_H_MODE, (uint64_t)a->cfg->mode);
+	wire_put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
+	wire_put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
+	wire_put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
 		      strlen(inf->pyversion));
-	put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
-	put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
+	wire_put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
+	wire_put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
 	size_t budget = cap / 2; /* keep HELLO well under its buffer */
 	for (size_t off = 0, n = 0; off < inf->args_len && n < WIRE_MAX_ARGS;
 	     n++) {
 		size_t l = strlen(inf->args + off);
 		if ((size_t)(w.p - buf) + l > budget)
 			break;
-		put_tag_bytes(&w, WIRE_H_ARG, inf->args + off, l);
+		wire_put_tag_bytes(&w, WIRE_H_ARG, inf->args + off, l);
 		off += l + 1;
 	}
-	put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
-	put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
-	put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
+	wire_put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
+	wire_put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
+	wire_put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
 	/* what collectors wrote so far; sent from the first connection on,
 	 * which also asks for CTL_WRITTEN */
-	put_tag_varint(&w, WIRE_H_WRITTEN, a->written_before + a->written_now);
-	if (!w.ok)
-		return 0;
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_HELLO, n);
-	return n + WIRE_HDR_LEN;
+	wire_put_tag_varint(&w, WIRE_H_WRITTEN, a->written_before + a->written_now);
+	return w.ok ? wire_end_frame(buf, &w, WIRE_HELLO) : 0;
 }
 
 static void count_lost(int reason, uint64_t samples, uint64_t value)
@@ -175,13 +146,10 @@ static void flush_batch(void)
 {
 	if (!ag.batch_n)
 		return;
-	size_t n = (size_t)(ag.w.p - ag.batch) - WIRE_HDR_LEN;
-	wire_put_hdr_at(ag.batch, WIRE_SAMPLES, n);
-	transport_put_defs(&ag.tr, &ag.in);
-	if (transport_put_data(&ag.tr, ag.batch, n + WIRE_HDR_LEN) < 0) {
+	if (transport_put_frame(&ag.tr, &ag.in, ag.batch, &ag.w,
+				WIRE_SAMPLES) < 0) {
 		/* no room: the samples in this batch are lost */
-		struct wire_in r = {ag.batch + WIRE_HDR_LEN,
-				    ag.batch + WIRE_HDR_LEN + n, 1};
+		struct wire_in r = {ag.batch + WIRE_HDR_LEN, ag.w.p, 1};
 		wire_get_varint(&r);
 		while (r.ok && !wire_at_end(&r)) {
 			wire_get_varint(&r);
@@ -309,95 +277,6 @@ static uint32_t merged_node(const struct raw_sample *s,
 	return node;
 }
 
-/* ---- heap profiling: HEAP frames (wire.h) ------------------------------ */
-
-#define HBATCH_CAP (64u << 10)
-
-/* Ends the HEAP frame under construction and queues it; if there is no
- * room, its allocations are counted lost (its frees are lost too: those
- * blocks stay in use in the collector's view; the transport drops data
- * only after 16 MiB of backlog, a collector gone for long). */
-static void heap_flush(void)
-{
-	if (!ag.hbatch_n)
-		return;
-	size_t n = (size_t)(ag.hw.p - ag.hbatch) - WIRE_HDR_LEN;
-	wire_put_hdr_at(ag.hbatch, WIRE_HEAP, n);
-	transport_put_defs(&ag.tr, &ag.in);
-	if (transport_put_data(&ag.tr, ag.hbatch, n + WIRE_HDR_LEN) < 0) {
-		ag.heap_lost_n += ag.hbatch_allocs;
-		ag.heap_lost_bytes += ag.hbatch_bytes;
-	}
-	ag.hbatch_n = 0;
-	ag.hbatch_allocs = ag.hbatch_bytes = 0;
-}
-
-/* Starts a record of kind in the HEAP frame; rate is the one its
- * allocations were sampled at (0: any, for FREE): a frame has one rate,
- * so a new rate (a command changed it) starts a new frame. */
-static struct wire_out *heap_record(unsigned kind, uint64_t rate)
-{
-	if (ag.hbatch_n && ((size_t)(ag.hw.end - ag.hw.p) < 64 ||
-			    (rate && rate != ag.hbatch_rate)))
-		heap_flush();
-	if (!ag.hbatch_n) {
-		ag.hw = (struct wire_out){ ag.hbatch + WIRE_HDR_LEN,
-					   ag.hbatch + WIRE_HDR_LEN +
-						   HBATCH_CAP,
-					   1 };
-		ag.hbatch_rate = rate ? rate
-				      : __atomic_load_n(&heap_sampling_rate,
-							__ATOMIC_RELAXED);
-		wire_put_varint(&ag.hw, ag.hbatch_rate);
-	}
-	ag.hbatch_n++;
-	wire_put_varint(&ag.hw, kind);
-	return &ag.hw;
-}
-
-/* Sampled allocations the library could not record, as a LOST record. */
-static void heap_put_lost(void)
-{
-	unsigned long n = __atomic_load_n(&heap_stats.n_lost,
-					  __ATOMIC_RELAXED);
-	unsigned long b = __atomic_load_n(&heap_stats.lost_bytes,
-					  __ATOMIC_RELAXED);
-	ag.heap_lost_n += n - ag.heap_lost_seen;
-	ag.heap_lost_bytes += b - ag.heap_lost_bytes_seen;
-	ag.heap_lost_seen = n;
-	ag.heap_lost_bytes_seen = b;
-	if (!ag.heap_lost_n)
-		return;
-	struct wire_out *w = heap_record(WIRE_HEAP_LOST, 0);
-	wire_put_varint(w, ag.heap_lost_n);
-	wire_put_varint(w, ag.heap_lost_bytes);
-	ag.heap_lost_n = ag.heap_lost_bytes = 0;
-}
-
-/* Every PYPROF_HEAP_SNAPSHOT_SECONDS: everything drained so far is in
- * the stream ahead of this frame. */
-static void heap_put_snapshot(uint64_t now)
-{
-	if (!ag.cfg->heap_snapshot_s || !heap_on)
-		return;
-	uint64_t period = (uint64_t)ag.cfg->heap_snapshot_s * 1000000000ull;
-	if (!ag.snap_next_ns) {
-		ag.snap_next_ns = now + period;
-		return;
-	}
-	if (now < ag.snap_next_ns)
-		return;
-	ag.snap_next_ns = now + period;
-	if (!heap_stats.n_sampled && !heap_stats.n_lost)
-		return; /* never sampled (dormant): nothing to write */
-	uint8_t buf[32];
-	struct wire_out w = { buf + WIRE_HDR_LEN, buf + sizeof buf, 1 };
-	wire_put_varint(&w, ++ag.snap_seq);
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_HEAP_SNAPSHOT, n);
-	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
-}
-
 static void on_sample(const void *payload, size_t len, void *arg)
 {
 	(void)arg;
@@ -408,13 +287,12 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		return;
 	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
 	if (s->flags & SAMPLE_HEAP_FREE) {
-		if (ag.hbatch)
-			wire_put_varint(heap_record(WIRE_HEAP_FREE, 0),
-					s->heap_addr);
+		if (ag.heap.buf)
+			heapframe_put_free(&ag.heap, s->heap_addr);
 		return;
 	}
 	int heap = (s->flags & SAMPLE_HEAP) != 0;
-	if (heap && !ag.hbatch)
+	if (heap && !ag.heap.buf)
 		return;
 	if (heap && (s->flags & SAMPLE_INVALID)) {
 		/* the allocation happened: keep it, with what was walked */
@@ -460,7 +338,7 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	}
 	if (!node) {
 		if (heap)
-			ag.heap_lost_n++, ag.heap_lost_bytes += s->heap_size;
+			heapframe_lost(&ag.heap, s->heap_size);
 		else
 			count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
 		return;
@@ -475,14 +353,8 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	if (changed) /* a rename: resend if the old name went out already */
 		transport_put_thread(&ag.tr, &ag.in, thread);
 	if (heap) {
-		struct wire_out *w = heap_record(WIRE_HEAP_ALLOC,
-						 s->value_ns);
-		wire_put_varint(w, node);
-		wire_put_varint(w, thread);
-		wire_put_varint(w, s->heap_size);
-		wire_put_varint(w, s->heap_addr);
-		ag.hbatch_allocs++;
-		ag.hbatch_bytes += s->heap_size;
+		heapframe_put_alloc(&ag.heap, s->value_ns, node, thread,
+				    s->heap_size, s->heap_addr);
 		return;
 	}
 	uint32_t flags = 0;
@@ -516,10 +388,8 @@ static void put_lost(void)
 		wire_put_varint(&w, (uint64_t)r);
 		wire_put_varint(&w, ag.lost[r][0]);
 		wire_put_varint(&w, ag.lost[r][1]);
-		size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-		wire_put_hdr_at(buf, WIRE_LOST, n);
 		/* if even this does not fit, keep counting and retry later */
-		if (transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN) == 0)
+		if (transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_LOST) == 0)
 			ag.lost[r][0] = ag.lost[r][1] = 0;
 	}
 }
@@ -530,10 +400,8 @@ static void drain(void)
 		modules_refresh(ag.mods); /* objects dlopen'd since */
 	ring_drain(&sampler.ring, on_sample, NULL);
 	flush_batch();
-	if (ag.hbatch) {
-		heap_put_lost();
-		heap_flush();
-	}
+	if (ag.heap.buf)
+		heapframe_flush(&ag.heap);
 	put_lost();
 	transport_put_defs(&ag.tr, &ag.in);
 }
@@ -542,25 +410,23 @@ static void put_bye(void)
 {
 	uint8_t buf[128];
 	struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
-	put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
-	put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
-	put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
-	put_tag_varint(&w, WIRE_B_HANDLER_N,
+	wire_put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
+	wire_put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
+	wire_put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
+	wire_put_tag_varint(&w, WIRE_B_HANDLER_N,
 		       __atomic_load_n(&sampler.n_handler_runs,
 				       __ATOMIC_RELAXED));
-	put_tag_varint(&w, WIRE_B_HANDLER_NS,
+	wire_put_tag_varint(&w, WIRE_B_HANDLER_NS,
 		       __atomic_load_n(&sampler.n_handler_ns,
 				       __ATOMIC_RELAXED));
-	put_tag_varint(&w, WIRE_B_FAULTS,
+	wire_put_tag_varint(&w, WIRE_B_FAULTS,
 		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
 	uint64_t achieved = control_achieved_ns();
 	if (achieved)
-		put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
+		wire_put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
 	if (sampler.native)
-		put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_BYE, n);
-	transport_put_data(&ag.tr, buf, n + WIRE_HDR_LEN);
+		wire_put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
+	transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_BYE);
 }
 
 /* A new connection: the last one's CTL_WRITTEN count, sent in its HELLO,
@@ -682,160 +548,227 @@ static void exit_flush(void)
 		   (double)(mono_ns() - start) / 1e6);
 }
 
-static void *agent_main(void *arg)
+/* Whether the ring holds samples not drained yet. */
+static int ring_pending(void)
 {
-	(void)arg;
-	threads_internal_self();
-	uint64_t last_scan = 0, last_gone_check = 0;
-	int was_initialized = 0, gone = 0;
+	return __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&sampler.ring.tail, __ATOMIC_ACQUIRE);
+}
 
-	if (ag.start_delay_ms) {
-		struct timespec d = {0, (long)ag.start_delay_ms * 1000000L};
-		nanosleep(&d, NULL);
+/* The state of the agent's loop between ticks. */
+struct loop {
+	uint64_t last_scan, last_gone_check;
+	int was_initialized;   /* the interpreter was seen up */
+	int gone;              /* the program's last thread has ended */
+};
+
+/* Empties the wake-up eventfd; one the program closed is never read
+ * again (the number may now be its own file; ticks go on). */
+static void read_wake(void)
+{
+	uint64_t v;
+	if (fd_is(ag.wake_fd, &ag.wake_id)) {
+		ssize_t r = read(ag.wake_fd, &v, sizeof v);
+		(void)r;
+	} else {
+		ag.wake_fd = -1;
 	}
+}
 
-	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0},
-				      {ag.tr.fd, POLLIN, 0}};
-		if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
-			p[1].events |= POLLOUT;
-		poll(p, ag.tr.fd >= 0 ? 2 : 1,
-		     poll_ms(mono_ns(), was_initialized && !ag.finalized));
-		if (p[0].revents) {
-			uint64_t v;
-			if (fd_is(ag.wake_fd, &ag.wake_id)) {
-				ssize_t r = read(ag.wake_fd, &v, sizeof v);
-				(void)r;
-			} else {
-				/* the program closed it: never read what
-				 * may now be its own file; ticks go on */
-				ag.wake_fd = -1;
-			}
-		}
-		uint64_t now = mono_ns();
-		if (now - last_gone_check >= AGENT_SCAN_MS * 1000000ull) {
-			last_gone_check = now;
-			if (program_gone()) {
-				plog_debug("the program's last thread has "
-					   "ended: finishing");
-				gone = 1;
-				break;
-			}
-		}
-		if (sampler.native) {
-			/* under the lock: fork must not find us inside
-			 * dl_iterate_phdr (the child would inherit the
-			 * loader's lock taken) */
-			pthread_mutex_lock(&ag_lock);
-			cfi_refresh(); /* unwind tables for new objects */
-			pthread_mutex_unlock(&ag_lock);
-		}
-		int init = sampler.is_initialized();
-		if (init && !was_initialized && !ag.finalized) {
-			was_initialized = 1;
-			heap_python_started();
-			control_ready();
-		} else if (!init && was_initialized && !ag.finalized) {
-			ag.finalized = 1;
-			control_finalized();
-			plog_debug("interpreter finalized: sampling stopped");
-		}
-		if (!was_initialized)
-			continue; /* nothing to say before Python runs */
-		if (sampling_is_on())
-			threadnames_start(); /* a fork child's, once */
-		if (sampling_is_on() &&
-		    now - last_scan >= AGENT_SCAN_MS * 1000000ull) {
-			threads_scan();
-			last_scan = now;
-		}
-		pthread_mutex_lock(&ag_lock);
-		uint8_t st[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
-		size_t stn = control_tick(now, st, sizeof st);
-		drain();
-		if (stn)
-			transport_put_ctl(&ag.tr, st, stn);
-		if (ag.hbatch)
-			heap_put_snapshot(now);
-		int conn = transport_connect(&ag.tr, now, build_hello, &ag,
-					     &ag.in);
-		if (conn > 0)
-			new_connection();
-		else if (conn == -EPERM)
-			control_finalized(); /* not to be heard: off for good */
-		transport_pump(&ag.tr, now);
-		if (ag.connected && ag.tr.fd < 0)
-			control_disconnected(); /* its requests end with it */
-		ag.connected = ag.tr.fd >= 0;
-		pthread_mutex_unlock(&ag_lock);
+/* Sleeps until the next tick, a wake-up, or the collector's socket is
+ * readable (or writable, with something to send). */
+static void wait_tick(const struct loop *l)
+{
+	struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0}, {ag.tr.fd, POLLIN, 0}};
+	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
+		p[1].events |= POLLOUT;
+	poll(p, ag.tr.fd >= 0 ? 2 : 1,
+	     poll_ms(mono_ns(), l->was_initialized && !ag.finalized));
+	if (p[0].revents)
+		read_wake();
+}
+
+/* Every AGENT_SCAN_MS: whether the program's last thread has ended. */
+static int program_ended(struct loop *l, uint64_t now)
+{
+	if (now - l->last_gone_check < AGENT_SCAN_MS * 1000000ull)
+		return 0;
+	l->last_gone_check = now;
+	if (!program_gone())
+		return 0;
+	plog_debug("the program's last thread has ended: finishing");
+	return 1;
+}
+
+/* Unwind tables for the objects loaded since (PYPROF_NATIVE); under the
+ * lock: fork must not find us inside dl_iterate_phdr (the child would
+ * inherit the loader's lock taken). */
+static void refresh_unwind_tables(void)
+{
+	if (!sampler.native)
+		return;
+	pthread_mutex_lock(&ag_lock);
+	cfi_refresh();
+	pthread_mutex_unlock(&ag_lock);
+}
+
+/* Follows the interpreter: once up, sampling may begin; once finalized,
+ * it stops for good. */
+static void follow_interpreter(struct loop *l)
+{
+	int init = sampler.is_initialized();
+	if (ag.finalized)
+		return;
+	if (init && !l->was_initialized) {
+		l->was_initialized = 1;
+		heap_python_started();
+		control_ready();
+	} else if (!init && l->was_initialized) {
+		ag.finalized = 1;
+		control_finalized();
+		plog_debug("interpreter finalized: sampling stopped");
 	}
+}
 
-	/* Final: no more samples, then everything we have, then BYE. */
+/* While sampling: the names thread (a fork child's starts here, once),
+ * and every AGENT_SCAN_MS the program's threads. */
+static void follow_threads(struct loop *l, uint64_t now)
+{
+	if (!sampling_is_on())
+		return;
+	threadnames_start();
+	if (now - l->last_scan >= AGENT_SCAN_MS * 1000000ull) {
+		threads_scan();
+		l->last_scan = now;
+	}
+}
+
+/* The connection: a new one when it is time, what is queued sent, what
+ * the collector said read (on_ctl_frame). */
+static void keep_connected(uint64_t now)
+{
+	int conn = transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
+	if (conn > 0)
+		new_connection();
+	else if (conn == -EPERM)
+		control_finalized(); /* not to be heard: off for good */
+	transport_pump(&ag.tr, now);
+	if (ag.connected && ag.tr.fd < 0)
+		control_disconnected(); /* its requests end with it */
+	ag.connected = ag.tr.fd >= 0;
+}
+
+/* One tick's work, under the lock: control's timers and status, the
+ * ring drained, a heap snapshot when due, the connection kept. */
+static void tick(uint64_t now)
+{
+	uint8_t st[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
+	pthread_mutex_lock(&ag_lock);
+	size_t stn = control_tick(now, st, sizeof st);
+	drain();
+	if (stn)
+		transport_put_ctl(&ag.tr, st, stn);
+	if (ag.heap.buf)
+		heapframe_put_snapshot(&ag.heap, now, ag.cfg->heap_snapshot_s);
+	keep_connected(now);
+	pthread_mutex_unlock(&ag_lock);
+}
+
+/* The numbers of the run, in the log at exit. */
+static void log_exit_stats(void)
+{
+	unsigned long runs = __atomic_load_n(&sampler.n_handler_runs,
+					     __ATOMIC_RELAXED);
+	unsigned long ns = __atomic_load_n(&sampler.n_handler_ns,
+					   __ATOMIC_RELAXED);
+	unsigned long n_code, n_unknown;
+	symbolize_stats(ag.sym, &n_code, &n_unknown);
+	plog_info("handler: %lu runs, %lu ns mean, %lu ns median, "
+		  "%lu ns p90; %lu samples sent; %lu faulted reads; "
+		  "%lu code objects named, %lu frames unknown",
+		  runs, runs ? ns / runs : 0, sampler_handler_quantile(0.5),
+		  sampler_handler_quantile(0.9), ag.n_samples,
+		  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED), n_code,
+		  n_unknown);
+	if (sampler.native) {
+		unsigned long rows, objs, none;
+		cfi_stats(&rows, &objs, &none);
+		plog_info("native stacks: %lu samples, %lu not merged "
+			  "(%.2f%%), %d executable segments; unwound "
+			  "%lu times from our tables (%lu objects, %lu "
+			  "rows), %lu by libunwind",
+			  ag.n_native, ag.n_unmerged,
+			  ag.n_native ? 100.0 * (double)ag.n_unmerged /
+						(double)ag.n_native
+				      : 0.0,
+			  ag.mods ? modules_count(ag.mods) : 0,
+			  __atomic_load_n(&sampler.n_native_tables,
+					  __ATOMIC_RELAXED),
+			  objs, rows,
+			  __atomic_load_n(&sampler.n_native_libunwind,
+					  __ATOMIC_RELAXED));
+	}
+	if (ag.heap.buf)
+		plog_info("heap: %lu allocations sampled, %lu of them "
+			  "freed, %lu lost (table or ring full), %lu "
+			  "frees lost",
+			  heap_stats.n_sampled, heap_stats.n_freed,
+			  heap_stats.n_lost, heap_stats.n_free_lost);
+	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
+		plog_warn("exiting with %zu bytes not sent to the "
+			  "collector",
+			  transport_pending(&ag.tr));
+}
+
+/* Final: no more samples, then everything we have, then BYE. */
+static void finish(const struct loop *l)
+{
 	control_finalized();
 	threadnames_stop();
 	pthread_mutex_lock(&ag_lock);
 	/* A program that ended before the loop saw its interpreter up (a
 	 * tick) may still have samples: heap sampling starts with the
 	 * library, and a dying code object drains the ring (ag.batch_n,
-	 * ag.hbatch_n). They are sent like any others. */
-	int sampled = __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
-			      __atomic_load_n(&sampler.ring.tail,
-					      __ATOMIC_ACQUIRE) ||
-		      ag.batch_n || ag.hbatch_n;
-	if (was_initialized || sampled) {
+	 * ag.heap.n). They are sent like any others. */
+	if (l->was_initialized || ring_pending() || ag.batch_n || ag.heap.n) {
 		drain();
 		put_bye();
 		exit_flush();
-		unsigned long runs = __atomic_load_n(&sampler.n_handler_runs,
-						     __ATOMIC_RELAXED);
-		unsigned long ns = __atomic_load_n(&sampler.n_handler_ns,
-						   __ATOMIC_RELAXED);
-		unsigned long n_code, n_unknown;
-		symbolize_stats(ag.sym, &n_code, &n_unknown);
-		plog_info("handler: %lu runs, %lu ns mean, %lu ns median, "
-			  "%lu ns p90; %lu samples sent; %lu faulted reads; "
-			  "%lu code objects named, %lu frames unknown",
-			  runs, runs ? ns / runs : 0,
-			  sampler_handler_quantile(0.5),
-			  sampler_handler_quantile(0.9), ag.n_samples,
-			  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED),
-			  n_code, n_unknown);
-		if (sampler.native) {
-			unsigned long rows, objs, none;
-			cfi_stats(&rows, &objs, &none);
-			plog_info("native stacks: %lu samples, %lu not merged "
-				  "(%.2f%%), %d executable segments; unwound "
-				  "%lu times from our tables (%lu objects, %lu "
-				  "rows), %lu by libunwind",
-				  ag.n_native, ag.n_unmerged,
-				  ag.n_native ? 100.0 * (double)ag.n_unmerged /
-							(double)ag.n_native
-					      : 0.0,
-				  ag.mods ? modules_count(ag.mods) : 0,
-				  __atomic_load_n(&sampler.n_native_tables,
-						  __ATOMIC_RELAXED),
-				  objs, rows,
-				  __atomic_load_n(&sampler.n_native_libunwind,
-						  __ATOMIC_RELAXED));
-		}
-		if (ag.hbatch)
-			plog_info("heap: %lu allocations sampled, %lu of them "
-				  "freed, %lu lost (table or ring full), %lu "
-				  "frees lost",
-				  heap_stats.n_sampled, heap_stats.n_freed,
-				  heap_stats.n_lost, heap_stats.n_free_lost);
-		if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
-			plog_warn("exiting with %zu bytes not sent to the "
-				  "collector",
-				  transport_pending(&ag.tr));
+		log_exit_stats();
 	}
 	__atomic_store_n(&ag.running, 0, __ATOMIC_RELEASE);
-	if (gone) {
+	if (l->gone) {
 		/* We are (about to be) the last thread: returning makes glibc
 		 * call exit(0), whose destructors must not wait for us. */
 		ag.started = 0;
 	}
 	pthread_mutex_unlock(&ag_lock);
+}
+
+static void *agent_main(void *arg)
+{
+	struct loop l = {0};
+	(void)arg;
+	threads_internal_self();
+	if (ag.start_delay_ms) {
+		struct timespec d = {0, (long)ag.start_delay_ms * 1000000L};
+		nanosleep(&d, NULL);
+	}
+	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
+		wait_tick(&l);
+		uint64_t now = mono_ns();
+		if (program_ended(&l, now)) {
+			l.gone = 1;
+			break;
+		}
+		refresh_unwind_tables();
+		follow_interpreter(&l);
+		if (!l.was_initialized)
+			continue; /* nothing to say before Python runs */
+		follow_threads(&l, now);
+		tick(now);
+	}
+	finish(&l);
 	return NULL;
 }
 
@@ -846,8 +779,7 @@ void agent_code_dying(void *code)
 	/* Only samples already in the ring can name the dying object: a
 	 * code object that is being freed runs in no frame any more. And
 	 * only a named object has an entry to forget. */
-	int pending = __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
-		      __atomic_load_n(&sampler.ring.tail, __ATOMIC_ACQUIRE);
+	int pending = ring_pending();
 	if (!pending && !symbolize_maybe_known((uintptr_t)code))
 		return;
 	pthread_mutex_lock(&ag_lock);
@@ -869,10 +801,31 @@ void agent_fork_parent(void)
 	pthread_mutex_unlock(&ag_lock);
 }
 
+/* Starts the agent thread. It inherits a mask with every signal blocked,
+ * so no signal of the application's is ever delivered to it, except the
+ * faults: with SIGSEGV blocked, a fault in a guarded read would kill the
+ * process instead of reaching the guard. The caller's mask is restored
+ * right after. 0 or an errno number. */
+static int spawn(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ag.running = 1;
+	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		ag.started = 1;
+	else
+		ag.running = 0;
+	return rc;
+}
+
 int agent_start(const struct config *c, struct agent_info *info)
 {
 	int rc = 0;
-	sigset_t all, old;
 
 	memset(&ag, 0, sizeof ag);
 	ag.cfg = c;
@@ -881,9 +834,8 @@ int agent_start(const struct config *c, struct agent_info *info)
 	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
 	ag.sym = symbolize_new(&ag.in);
 	/* always: a command may switch heap sampling on (control.h) */
-	ag.hbatch = malloc(HBATCH_CAP + WIRE_HDR_LEN + 64);
-	if (ag.wake_fd < 0 || !ag.batch || !ag.sym ||
-	    !ag.hbatch) {
+	if (heapframe_init(&ag.heap, &ag.tr, &ag.in) < 0 || ag.wake_fd < 0 ||
+	    !ag.batch || !ag.sym) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -900,29 +852,13 @@ int agent_start(const struct config *c, struct agent_info *info)
 	}
 	transport_init(&ag.tr, c->socket, c->collector_uid);
 	ag.tr.on_frame = on_ctl_frame;
-
-	/* The agent inherits a mask with every signal blocked, so no signal
-	 * of the application's is ever delivered to it; the caller's mask is
-	 * restored right after. */
-	sigfillset(&all);
-	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
-	 * read would kill the process instead of reaching the guard */
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ag.running = 1;
-	rc = -pthread_create(&ag.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0)
-		ag.started = 1;
-	else
-		ag.running = 0;
+	rc = -spawn();
 out:
 	if (rc < 0) {
 		if (ag.wake_fd >= 0)
 			fd_close_own(ag.wake_fd, &ag.wake_id);
 		free(ag.batch);
-		free(ag.hbatch);
+		heapframe_free(&ag.heap);
 		symbolize_free(ag.sym);
 		modules_free(ag.mods);
 		free(ag.py_entry);
@@ -980,11 +916,7 @@ void agent_after_fork_child(int follow)
 	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
 	ag.batch_n = 0;
-	ag.hbatch_n = 0;
-	ag.hbatch_allocs = ag.hbatch_bytes = 0;
-	ag.heap_lost_seen = ag.heap_lost_bytes_seen = 0;
-	ag.heap_lost_n = ag.heap_lost_bytes = 0;
-	ag.snap_next_ns = ag.snap_seq = 0;
+	heapframe_reset(&ag.heap);
 	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
@@ -1006,18 +938,5 @@ void agent_after_fork_child(int follow)
 	 * (subprocess): the agent waits a moment before it arms anything,
 	 * and an exec ends it silently. */
 	ag.start_delay_ms = AGENT_CHILD_DELAY_MS;
-	sigset_t all, old;
-	sigfillset(&all);
-	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
-	 * read would kill the process instead of reaching the guard */
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ag.running = 1;
-	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0)
-		ag.started = 1;
-	else
-		ag.running = 0;
+	spawn();
 }

@@ -49,6 +49,23 @@ int guard_install(void);
 int guard_take_sigprof(void (*handler)(int, siginfo_t *, void *));
 
 /*
+ * Runs fn(arg) as a guarded region: a fault in a read it makes jumps back
+ * here, and the call returns -EFAULT (fn did not finish); 0 otherwise.
+ * The one guard policy: save, arm, put back. The thread's guard_jmp is
+ * saved on entry; fn runs with this call's own buffer armed; on the way
+ * out, after fn returned and after a fault alike, guard_jmp is set back to
+ * the saved value, never to NULL. That keeps the nested case right: the
+ * SIGPROF handler can interrupt a heap sample (the allocation hook) in the
+ * middle of its walk, on the same thread; the handler's regions save the
+ * heap sample's armed buffer and put it back, so a fault after the handler
+ * returns still jumps to the heap sample's buffer, not into a stack frame
+ * that no longer exists; and the heap sample, which nothing else
+ * interrupts with a guard of its own, finds NULL or an outer region's
+ * buffer and puts that back. Async-signal-safe when fn is; any thread.
+ */
+int guard_run_sigsafe(void (*fn)(void *arg), void *arg);
+
+/*
  * Copies n bytes from src (interpreter memory, possibly unmapped) to dst.
  * Returns 0, or -EFAULT if the read faulted. Async-signal-safe, any thread.
  */

@@ -37,14 +37,6 @@
 /* CPython's PyMemAllocatorDomain */
 enum { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
 
-struct py_allocator {
-	void *ctx;
-	void *(*malloc)(void *ctx, size_t n);
-	void *(*calloc)(void *ctx, size_t n, size_t m);
-	void *(*realloc)(void *ctx, void *p, size_t n);
-	void (*free)(void *ctx, void *p);
-};
-
 static void (*py_get)(int domain, struct py_allocator *a);
 static void (*py_set)(int domain, struct py_allocator *a);
 /* The RAW domain's malloc function before anything changed it (the
@@ -79,7 +71,7 @@ static int hook_domain(int d)
 		    (void *)inner.malloc == raw_malloc_fn)
 			return 0;
 	}
-	memcpy(heap_py_orig_sigsafe(d), &cur, sizeof cur);
+	*heap_py_orig_sigsafe(d) = cur;
 	mine = *ours;
 	mine.ctx = cur.ctx; /* see sig_heap.c: only pointers change */
 	py_set(d, &mine);

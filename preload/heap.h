@@ -132,7 +132,17 @@ void heap_stop(void);
  * it in a fork child). */
 void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
 				size_t *len2);
-const void *heap_py_hook_sigsafe(int domain); /* our hooks (ctx unset) */
-void *heap_py_orig_sigsafe(int domain); /* where the chained one goes */
+/* CPython's PyMemAllocatorEx (3.5+), one per allocator domain. */
+struct py_allocator {
+	void *ctx;
+	void *(*malloc)(void *ctx, size_t n);
+	void *(*calloc)(void *ctx, size_t n, size_t m);
+	void *(*realloc)(void *ctx, void *p, size_t n);
+	void (*free)(void *ctx, void *p);
+};
+
+/* our hooks (ctx unset), and where the chained one goes */
+const struct py_allocator *heap_py_hook_sigsafe(int domain);
+struct py_allocator *heap_py_orig_sigsafe(int domain);
 
 #endif /* PYPROF_HEAP_H */

@@ -22,17 +22,10 @@
 
 #define REFUSE_FRAME_CAP 4096
 
-static void put_tag_varint(struct wire_out *w, unsigned tag, uint64_t v)
-{
-	wire_put_varint(w, (uint64_t)tag << 1);
-	wire_put_varint(w, v);
-}
-
+/* A string field, at most 1024 bytes of it. */
 static void put_tag_str(struct wire_out *w, unsigned tag, const char *s)
 {
-	size_t n = strnlen(s, 1024);
-	wire_put_varint(w, (uint64_t)tag << 1 | 1);
-	wire_put_bytes(w, s, n);
+	wire_put_tag_bytes(w, tag, s, strnlen(s, 1024));
 }
 
 size_t refuse_build_hello(uint8_t *buf, size_t cap, const char *pyversion,
@@ -40,23 +33,14 @@ size_t refuse_build_hello(uint8_t *buf, size_t cap, const char *pyversion,
 {
 	if (cap < WIRE_HDR_LEN)
 		return 0;
-	struct wire_out w = {buf + WIRE_HDR_LEN, buf + cap, 1};
-	for (size_t i = 0; i < WIRE_MAGIC_LEN; i++)
-		wire_put_u8(&w, (uint8_t)WIRE_MAGIC[i]);
-	put_tag_varint(&w, WIRE_H_VERSION, WIRE_VERSION);
-	put_tag_varint(&w, WIRE_H_PID, (uint64_t)getpid());
-	put_tag_varint(&w, WIRE_H_PPID, (uint64_t)getppid());
+	struct wire_out w = transport_hello_begin(buf, cap);
 	if (pyversion && pyversion[0])
 		put_tag_str(&w, WIRE_H_PYVERSION, pyversion);
 	put_tag_str(&w, WIRE_H_EXE, exe);
 	put_tag_str(&w, WIRE_H_COMM, comm);
-	put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
+	wire_put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
 	put_tag_str(&w, WIRE_H_REFUSED, why);
-	if (!w.ok)
-		return 0;
-	size_t n = (size_t)(w.p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, WIRE_HELLO, n);
-	return n + WIRE_HDR_LEN;
+	return w.ok ? wire_end_frame(buf, &w, WIRE_HELLO) : 0;
 }
 
 /* Reads /proc/self/comm into out (without its newline); "" on failure. */

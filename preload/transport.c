@@ -226,6 +226,27 @@ int transport_put_data(struct transport *t, const uint8_t *frame,
 	return 0;
 }
 
+int transport_put_frame(struct transport *t, const struct intern *in,
+			uint8_t *frame, const struct wire_out *w,
+			unsigned type)
+{
+	size_t len = wire_end_frame(frame, w, type);
+	if (in)
+		transport_put_defs(t, in);
+	return transport_put_data(t, frame, len);
+}
+
+struct wire_out transport_hello_begin(uint8_t *frame, size_t cap)
+{
+	struct wire_out w = {frame + WIRE_HDR_LEN, frame + cap, 1};
+	for (size_t i = 0; i < WIRE_MAGIC_LEN; i++)
+		wire_put_u8(&w, (uint8_t)WIRE_MAGIC[i]);
+	wire_put_tag_varint(&w, WIRE_H_VERSION, WIRE_VERSION);
+	wire_put_tag_varint(&w, WIRE_H_PID, (uint64_t)getpid());
+	wire_put_tag_varint(&w, WIRE_H_PPID, (uint64_t)getppid());
+	return w;
+}
+
 /* Forgets the data frames that have been sent completely. */
 static void retire_sent(struct transport *t)
 {

@@ -114,6 +114,18 @@ int transport_put_thread(struct transport *t, const struct intern *in,
 int transport_put_data(struct transport *t, const uint8_t *frame,
 		       size_t len);
 
+/* Ends the data frame of type that w wrote after the header's room at
+ * frame (wire_end_frame) and appends it as transport_put_data does; with
+ * in, after the definitions it may refer to (transport_put_defs). */
+int transport_put_frame(struct transport *t, const struct intern *in,
+			uint8_t *frame, const struct wire_out *w,
+			unsigned type);
+
+/* The fields every HELLO starts with (magic, VERSION, PID, PPID), for the
+ * agent's HELLO and refuse.c's: returns the cursor over frame's payload,
+ * those fields written, for the caller's fields. Any thread. */
+struct wire_out transport_hello_begin(uint8_t *frame, size_t cap);
+
 /* Appends one frame that belongs to this connection only (a control
  * reply): dropped, not replayed, if the connection breaks. -ENOTCONN when
  * not connected, -ENOMEM. */

@@ -431,6 +431,32 @@ static inline void wire_put_hdr_at(uint8_t *at, unsigned type, size_t len)
 	at[3] = (uint8_t)(word >> 24);
 }
 
+/* A tagged field (HELLO, BYE, control frames): key = tag << 1 | kind,
+ * kind 0 a varint, 1 bytes. */
+static inline void wire_put_tag_varint(struct wire_out *w, unsigned tag,
+				       uint64_t v)
+{
+	wire_put_varint(w, (uint64_t)tag << 1);
+	wire_put_varint(w, v);
+}
+
+static inline void wire_put_tag_bytes(struct wire_out *w, unsigned tag,
+				      const void *s, size_t n)
+{
+	wire_put_varint(w, (uint64_t)tag << 1 | 1);
+	wire_put_bytes(w, s, n);
+}
+
+/* Ends a frame of type whose payload w wrote from frame + WIRE_HDR_LEN on:
+ * writes its header; returns its whole length (check w->ok first). */
+static inline size_t wire_end_frame(uint8_t *frame, const struct wire_out *w,
+				    unsigned type)
+{
+	size_t n = (size_t)(w->p - frame) - WIRE_HDR_LEN;
+	wire_put_hdr_at(frame, type, n);
+	return n + WIRE_HDR_LEN;
+}
+
 static inline void wire_get_hdr(const uint8_t *at, unsigned *type,
 				size_t *len)
 {

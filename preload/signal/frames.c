@@ -6,8 +6,9 @@
  * three through frames_sample_sigsafe (at the end of this file), the one
  * guarded region around the walk. No malloc, stdio, locks or lazily
  * initialised thread-locals. Every load from interpreter memory is a plain
- * volatile load made while the fault guard is armed: a fault jumps back to
- * frames_sample_sigsafe, and the caller drops the sample's frames.
+ * volatile load made while the fault guard is armed (guard_run_sigsafe in
+ * guard.h): a fault jumps back there, and frames_sample_sigsafe drops the
+ * sample's frames.
  *
  * Interpreter memory is not trusted: the walk is bounded (max frames kept,
  * and a cap on frames skipped), stops at a self-link, and checks the
@@ -36,7 +37,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
 
 #include "guard.h"
 #include "sampler.h"
@@ -220,57 +220,48 @@ uintptr_t frames_find_tstate_sigsafe(void)
 	return 0;
 }
 
+/* What one guarded walk reads and writes (frames_sample_sigsafe). */
+struct walk {
+	struct raw_sample *rec;
+	uintptr_t ts;
+	int want_opcode;
+	int rc;
+};
+
+static void walk_guarded(void *arg)
+{
+	struct walk *w = arg;
+	struct raw_sample *rec = w->rec;
+	struct raw_frame *out = (struct raw_frame *)(rec + 1);
+	uintptr_t t = w->ts ? w->ts : frames_find_tstate_sigsafe();
+	if (!t) {
+		rec->flags |= SAMPLE_NO_TSTATE;
+		w->rc = -ESRCH;
+		return;
+	}
+	uint16_t flags = 0;
+	rec->tstate = t;
+	int n = frames_walk_sigsafe(t, out, sampler.max_depth, &flags);
+	rec->n_frames = (uint16_t)n;
+	rec->flags |= flags;
+	if (w->want_opcode && n > 0)
+		rec->opcode = frames_opcode_sigsafe(out);
+}
+
 /*
- * frames_sample_sigsafe - see sampler.h. The one guarded frame walk.
- *
- * Guard policy: save, arm, put back. On entry the thread's guard_jmp is
- * saved; the walk runs with our own buffer armed; on the way out, after a
- * normal walk and after a fault alike, guard_jmp is set back to the saved
- * value, never to NULL. That keeps the nested case right: the SIGPROF
- * handler can interrupt a heap sample (the allocation hook) in the middle
- * of its walk, on the same thread. The handler's walk saves the heap
- * sample's armed buffer, and restores it when done, so a fault after the
- * handler returns still jumps to the heap sample's buffer, not into a
- * stack frame that no longer exists; and the heap sample, which nothing
- * else interrupts with a guard of its own, finds NULL or an outer
- * region's buffer and puts that back. A fault inside our region jumps to
- * our buffer (the guard disarms itself first), and we restore the saved
- * one there too. The handler keeps its own save for its native unwind and
- * its exit, so a fault anywhere in it leaves the interrupted region armed.
- *
- * Cost: the SIGPROF handler did the same save, arm and restore around the
- * same two calls before this function existed; the heap and wall samplers
- * pay one thread-local load and a stack slot more than disarming to NULL.
+ * frames_sample_sigsafe - see sampler.h. The one guarded frame walk, a
+ * region of guard_run_sigsafe, whose guard policy (save, arm, put back)
+ * keeps the nested case right: the SIGPROF handler's walk interrupting a
+ * heap sample's, on the same thread, puts the heap sample's guard back.
+ * A fault drops the frames walked so far.
  */
 int frames_sample_sigsafe(struct raw_sample *rec, uintptr_t ts,
 			  int want_opcode)
 {
-	struct raw_frame *out = (struct raw_frame *)(rec + 1);
-	sigjmp_buf *volatile prev = guard_jmp;
-	sigjmp_buf jb;
-	if (sigsetjmp(jb, 0)) {
-		/* a read faulted: the guard disarmed itself before the jump */
-		guard_jmp = prev;
+	struct walk w = {rec, ts, want_opcode, 0};
+	if (guard_run_sigsafe(walk_guarded, &w) < 0) {
 		rec->n_frames = 0;
 		return -EFAULT;
 	}
-	guard_jmp = &jb;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	int rc = 0;
-	uintptr_t t = ts ? ts : frames_find_tstate_sigsafe();
-	if (!t) {
-		rec->flags |= SAMPLE_NO_TSTATE;
-		rc = -ESRCH;
-	} else {
-		uint16_t flags = 0;
-		rec->tstate = t;
-		int n = frames_walk_sigsafe(t, out, sampler.max_depth, &flags);
-		rec->n_frames = (uint16_t)n;
-		rec->flags |= flags;
-		if (want_opcode && n > 0)
-			rec->opcode = frames_opcode_sigsafe(out);
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = prev;
-	return rc;
+	return w.rc;
 }

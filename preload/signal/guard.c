@@ -108,9 +108,10 @@ void guard_chain_sigsafe(enum guard_sig which, int sig, siginfo_t *si,
 
 /*
  * The program's handler is called last, in tail position, from a function
- * with no local whose address escapes: the compiler makes it a jump, so
- * the handler runs in place of ours, returning straight to the kernel's
- * trampoline. A C stack dump taken there (faulthandler's on 3.14+) then
+ * with no local whose address escapes, and guard_chain_sigsafe, which
+ * calls it, is in tail position here: the compiler makes both calls jumps,
+ * so the handler runs in place of ours, returning straight to the
+ * kernel's trampoline. A C stack dump taken there (faulthandler's on 3.14+) then
  * shows the same frames as without pyprof.
  */
 static void guard_handler(int sig, siginfo_t *si, void *uc)
@@ -121,33 +122,47 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 		__atomic_fetch_add(&guard_faults, 1, __ATOMIC_RELAXED);
 		siglongjmp(*jb, 1);
 	}
-	const struct sigaction *a = chain_prepare(sig_index(sig), sig, si);
-	if (!a)
-		return;
-	if (a->sa_flags & SA_SIGINFO)
-		a->sa_sigaction(sig, si, uc);
-	else
-		a->sa_handler(sig);
+	guard_chain_sigsafe(sig_index(sig), sig, si, uc);
 }
 
 /* Kept out of line so that the sigsetjmp frame is this function's own. */
-__attribute__((noinline)) int guard_copy(void *dst, const void *src, size_t n)
+__attribute__((noinline)) int guard_run_sigsafe(void (*fn)(void *arg),
+						void *arg)
 {
 	sigjmp_buf jb;
 	sigjmp_buf *volatile prev = guard_jmp;
 	if (sigsetjmp(jb, 0)) {
+		/* a read faulted: the guard disarmed itself before the jump */
 		guard_jmp = prev;
 		return -EFAULT;
 	}
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	const volatile unsigned char *s = src;
-	unsigned char *d = dst;
-	for (size_t i = 0; i < n; i++)
-		d[i] = s[i];
+	fn(arg);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	guard_jmp = prev;
 	return 0;
+}
+
+struct copy {
+	void *dst;
+	const void *src;
+	size_t n;
+};
+
+static void copy_bytes(void *arg)
+{
+	const struct copy *c = arg;
+	const volatile unsigned char *s = c->src;
+	unsigned char *d = c->dst;
+	for (size_t i = 0; i < c->n; i++)
+		d[i] = s[i];
+}
+
+int guard_copy(void *dst, const void *src, size_t n)
+{
+	struct copy c = {dst, src, n};
+	return guard_run_sigsafe(copy_bytes, &c);
 }
 
 uint64_t guard_read_u64(uintptr_t addr, int *ok)

@@ -167,50 +167,32 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
-void sig_prof_handler(int sig, siginfo_t *si, void *uc)
+/* Whether this SIGPROF is one of ours: a thread timer's (its si_value is
+ * our cookie) or a perf counter's overflow (from_perf set). */
+static inline int is_ours(const siginfo_t *si, int *from_perf)
 {
-	int saved_errno = errno;
-	int from_perf = (si->si_code == POLL_HUP || si->si_code == POLL_IN) &&
-			threads_perf_fd_sigsafe(si->si_fd);
-	if (!from_perf &&
-	    (si->si_code != SI_TIMER || si->si_value.sival_ptr != &sampler)) {
-		errno = saved_errno;
-		guard_chain_sigsafe(GUARD_PROF, sig, si, uc);
-		return;
-	}
-	__atomic_fetch_add(&sampler.n_signals, 1, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
-		goto out;
-	in_handler = 1;
-	/* A heap sample (sig_heap.c) may be walking this thread's frames under
-	 * a guard of its own when we interrupt it: put it back on the way out
-	 * (a fault of ours disarms the guard before jumping to us). The frame
-	 * walk does the same for itself (frames_sample_sigsafe's policy);
-	 * this covers the native unwind and every exit. */
-	sigjmp_buf *volatile prev_jmp = guard_jmp;
+	*from_perf = (si->si_code == POLL_HUP || si->si_code == POLL_IN) &&
+		     threads_perf_fd_sigsafe(si->si_fd);
+	return *from_perf ||
+	       (si->si_code == SI_TIMER && si->si_value.sival_ptr == &sampler);
+}
 
-	uint64_t t0 = mono_ns();
+/* How many sampling periods this signal stands for: a timer's overruns
+ * count (capped), a perf counter's overflow is one. */
+static inline uint32_t sample_weight(const siginfo_t *si, int from_perf)
+{
 	uint32_t weight = from_perf ? 1
 			  : 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun
 							       : 0);
-	if (weight > 100000)
-		weight = 100000;
-	if (!sampler.is_initialized())
-		goto done; /* starting up or finalizing: nothing to read */
+	return weight > 100000 ? 100000 : weight;
+}
 
-	size_t cap = sizeof(struct raw_sample) +
-		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
-	if (sampler.native)
-		cap += (SAMPLER_NATIVE_MAX + SAMPLER_NATIVE_SKIP) *
-		       sizeof(uint64_t);
-	uint64_t pos;
-	struct raw_sample *volatile rec =
-		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
-	if (!rec) {
-		__atomic_fetch_add(&sampler.n_lost_ring, weight,
-				   __ATOMIC_RELAXED);
-		goto done;
-	}
+/* The record's head: time, weight, thread, and where the thread was
+ * interrupted: in the interpreter, or in native code (an extension,
+ * libc...). */
+static inline void record_start(struct raw_sample *rec, uint64_t t0,
+				uint32_t weight, const ucontext_t *uc)
+{
 	rec->time_ns = t0;
 	rec->value_ns = weight * sampler.period_ns;
 	if (!my_tid)
@@ -222,42 +204,71 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	rec->tstate = 0;
 	rec->opcode = 0;
 	rec->n_native = 0;
-	/* where the thread was interrupted: in the interpreter, or in
-	 * native code (an extension, libc...) */
 	int in_py = interp_text_contains_sigsafe(
-		(uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
+		(uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 	if (in_py >= 0)
 		rec->flags |= SAMPLE_NATIVE_KNOWN | (in_py ? 0 : SAMPLE_NATIVE);
+}
 
+/* The native stack, a guarded region of its own (guard_run_sigsafe): a
+ * bad native frame loses the native stack, not the Python one. */
+struct native_arg {
+	struct raw_sample *rec;
+	const ucontext_t *uc;
+};
+
+static void capture_native_region(void *arg)
+{
+	const struct native_arg *na = arg;
+	capture_native(na->rec, na->uc);
+}
+
+static void capture_native_guarded(struct raw_sample *rec,
+				   const ucontext_t *uc)
+{
+	struct native_arg na = {rec, uc};
+	if (guard_run_sigsafe(capture_native_region, &na) == 0)
+		return;
+	rec->n_native = 0;
+	rec->flags |= SAMPLE_NATIVE_FAILED;
+	in_unwind = 0;
+	if (counted_unwind) { /* faulted inside libunwind */
+		__atomic_fetch_sub(&sampler.in_libunwind, 1, __ATOMIC_RELEASE);
+		counted_unwind = 0;
+	}
+}
+
+/* One sample of this thread into the ring: its Python frames, and with
+ * PYPROF_NATIVE its native stack; a full ring counts it lost. */
+static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
+{
+	size_t cap = sizeof(struct raw_sample) +
+		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+	if (sampler.native)
+		cap += (SAMPLER_NATIVE_MAX + SAMPLER_NATIVE_SKIP) *
+		       sizeof(uint64_t);
+	uint64_t pos;
+	struct raw_sample *rec = ring_reserve_sigsafe(&sampler.ring, cap, &pos);
+	if (!rec) {
+		__atomic_fetch_add(&sampler.n_lost_ring, weight,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	record_start(rec, t0, weight, uc);
 	if (frames_sample_sigsafe(rec, 0, sampler.opcodes) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
-	/* Guarded on its own: a bad native frame loses the native stack,
-	 * not the Python one. */
-	if (sampler.native && !(rec->flags & SAMPLE_FAULT)) {
-		sigjmp_buf njb;
-		if (sigsetjmp(njb, 0)) {
-			rec->n_native = 0;
-			rec->flags |= SAMPLE_NATIVE_FAILED;
-			in_unwind = 0;
-			if (counted_unwind) { /* faulted inside libunwind */
-				__atomic_fetch_sub(&sampler.in_libunwind, 1,
-						   __ATOMIC_RELEASE);
-				counted_unwind = 0;
-			}
-		} else {
-			guard_jmp = &njb;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			capture_native(rec, uc);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			guard_jmp = prev_jmp;
-		}
-	}
+	if (sampler.native && !(rec->flags & SAMPLE_FAULT))
+		capture_native_guarded(rec, uc);
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
 				    rec->n_frames * sizeof(struct raw_frame) +
 				    rec->n_native * sizeof(uint64_t));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
-done:;
+}
+
+/* The handler's own cost: its time into the histogram and the sums. */
+static inline void count_run(uint64_t t0, uint32_t weight)
+{
 	uint64_t dt = mono_ns() - t0;
 	uint64_t b = dt / SAMPLER_HIST_NS;
 	__atomic_fetch_add(&sampler.hist[b < SAMPLER_HIST_N ? b
@@ -266,6 +277,32 @@ done:;
 	__atomic_fetch_add(&sampler.n_handler_ns, dt, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_handler_runs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
+}
+
+void sig_prof_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno, from_perf;
+	if (!is_ours(si, &from_perf)) {
+		errno = saved_errno;
+		guard_chain_sigsafe(GUARD_PROF, sig, si, uc);
+		return;
+	}
+	__atomic_fetch_add(&sampler.n_signals, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) || in_handler)
+		goto out;
+	in_handler = 1;
+	/* A heap sample (sig_heap.c) may be walking this thread's frames under
+	 * a guard of its own when we interrupt it: put it back on the way out
+	 * (a fault of ours disarms the guard before jumping to us). Our guarded
+	 * regions (the frame walk, the native unwind) do the same for
+	 * themselves (guard_run_sigsafe's policy); this covers every exit. */
+	sigjmp_buf *prev_jmp = guard_jmp;
+	uint64_t t0 = mono_ns();
+	uint32_t weight = sample_weight(si, from_perf);
+	/* starting up or finalizing: nothing to read */
+	if (sampler.is_initialized())
+		take_sample(t0, weight, uc);
+	count_run(t0, weight);
 	guard_jmp = prev_jmp;
 	in_handler = 0;
 out:

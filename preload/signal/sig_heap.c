@@ -40,7 +40,6 @@
  */
 #include <errno.h>
 #include <malloc.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -262,10 +261,11 @@ static __attribute__((noinline)) void caller_regs(ucontext_t *uc)
  * an allocator hook). Our own frames are dropped; the first PC left is a
  * return address into the allocation's caller, made to point into the
  * call (minus 1) because the merge takes a stack's first PC as exact.
- * The caller has armed the fault guard.
+ * A guarded region (guard_run_sigsafe).
  */
-static void capture_native(struct raw_sample *rec)
+static void capture_native(void *arg)
 {
+	struct raw_sample *rec = arg;
 	uint64_t *pcs = (uint64_t *)((struct raw_frame *)(rec + 1) +
 				     rec->n_frames);
 	ucontext_t uc;
@@ -306,10 +306,10 @@ static void record_alloc(void *p, size_t n)
 	}
 	/* No signal is blocked meanwhile: a SIGPROF handler that interrupts
 	 * the walk below puts our fault guard back when it returns (the guard
-	 * policy of frames_sample_sigsafe, in signal/frames.c), and the
+	 * policy of guard_run_sigsafe, in guard.h), and the
 	 * guard's own handler (SA_NODEFER, empty mask) leaves the mask as it
 	 * was when it jumps back here. */
-	struct raw_sample *volatile rec =
+	struct raw_sample *rec =
 		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
 	if (!rec) {
 		table_remove((uintptr_t)p);
@@ -336,22 +336,9 @@ static void record_alloc(void *p, size_t n)
 		/* before Py_Initialize or after finalization began */
 		rec->flags |= SAMPLE_NO_TSTATE | SAMPLE_HEAP_NO_PY;
 	}
-	if (sampler.native && rec->n_frames) {
-		/* the guard policy of frames_sample_sigsafe: put back what
-		 * was armed before, on both ways out */
-		sigjmp_buf *volatile prev_jmp = guard_jmp;
-		sigjmp_buf njb;
-		if (sigsetjmp(njb, 0)) {
-			guard_jmp = prev_jmp;
-			rec->n_native = 0; /* a bad frame: Python stack only */
-		} else {
-			guard_jmp = &njb;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			capture_native(rec);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			guard_jmp = prev_jmp;
-		}
-	}
+	if (sampler.native && rec->n_frames &&
+	    guard_run_sigsafe(capture_native, rec) < 0)
+		rec->n_native = 0; /* a bad frame: Python stack only */
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
 			    sizeof(struct raw_sample) +
 				    rec->n_frames * sizeof(struct raw_frame) +
@@ -587,14 +574,6 @@ EXPORT void *reallocarray(void *old, size_t n, size_t m)
 
 /* ---- CPython's MEM and OBJ domains (3.5+ PyMemAllocatorEx) -------------- */
 
-struct py_allocator {
-	void *ctx;
-	void *(*malloc)(void *ctx, size_t n);
-	void *(*calloc)(void *ctx, size_t n, size_t m);
-	void *(*realloc)(void *ctx, void *p, size_t n);
-	void (*free)(void *ctx, void *p);
-};
-
 /* [domain]: what we chain to (filled by heap.c before ours go in). */
 static struct py_allocator py_orig[3];
 
@@ -684,12 +663,12 @@ static const struct py_allocator py_hook[3] = {
 
 #pragma GCC pop_options
 
-const void *heap_py_hook_sigsafe(int domain)
+const struct py_allocator *heap_py_hook_sigsafe(int domain)
 {
 	return &py_hook[domain];
 }
 
-void *heap_py_orig_sigsafe(int domain)
+struct py_allocator *heap_py_orig_sigsafe(int domain)
 {
 	return &py_orig[domain];
 }
