@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/idhash.h"
+#include "pyprof/leb128.h"
 
 #define MAX_FILES_PER_UNIT 65536
 #define MAX_NAME 4096
@@ -53,35 +54,27 @@ static uint64_t rd_n(struct cur *c, unsigned n)
 
 static uint64_t rd_uleb(struct cur *c)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; c->ok && c->p < c->end; shift += 7) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
+	uint64_t v;
+	size_t n = c->ok ? leb128_get_u(c->p, c->end, &v) : 0;
+	if (!n) {
+		c->ok = 0;
+		c->p = c->end;
+		return 0;
 	}
-	c->ok = 0;
-	return 0;
+	c->p += n;
+	return v;
 }
 
 static int64_t rd_sleb(struct cur *c)
 {
-	int64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0x80;
-	while (c->ok && c->p < c->end && (b & 0x80)) {
-		b = *c->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	}
-	if (b & 0x80) {
+	int64_t v;
+	size_t n = c->ok ? leb128_get_s(c->p, c->end, &v) : 0;
+	if (!n) {
 		c->ok = 0;
+		c->p = c->end;
 		return 0;
 	}
-	if (shift < 64 && (b & 0x40))
-		v |= -(int64_t)((uint64_t)1 << shift);
+	c->p += n;
 	return v;
 }
 

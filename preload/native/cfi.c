@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pyprof/leb128.h"
+
 #include "clock.h"
 #include "guard.h"
 #include "native/objects.h"
@@ -118,35 +120,27 @@ static uint64_t get_n(struct cur *c, unsigned n)
 
 static uint64_t get_uleb(struct cur *c)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; !c->bad && c->p < c->end; shift += 7) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
+	uint64_t v;
+	size_t n = c->bad ? 0 : leb128_get_u(c->p, c->end, &v);
+	if (!n) {
+		c->bad = 1;
+		c->p = c->end;
+		return 0;
 	}
-	c->bad = 1;
-	return 0;
+	c->p += n;
+	return v;
 }
 
 static int64_t get_sleb(struct cur *c)
 {
-	int64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0x80;
-	while (!c->bad && c->p < c->end && (b & 0x80)) {
-		b = *c->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	}
-	if (b & 0x80) {
+	int64_t v;
+	size_t n = c->bad ? 0 : leb128_get_s(c->p, c->end, &v);
+	if (!n) {
 		c->bad = 1;
+		c->p = c->end;
 		return 0;
 	}
-	if (shift < 64 && (b & 0x40))
-		v |= -(int64_t)((uint64_t)1 << shift);
+	c->p += n;
 	return v;
 }
 
