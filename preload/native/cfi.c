@@ -787,28 +787,5 @@ uint32_t cfi_lookup(uint64_t pc)
 		__atomic_load_n(&cfi_current, __ATOMIC_ACQUIRE);
 	if (!ix)
 		return CFI_NONE;
-	uint32_t lo = 0, hi = ix->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (pc < ix->seg[mid].lo)
-			hi = mid;
-		else if (pc >= ix->seg[mid].hi)
-			lo = mid + 1;
-		else {
-			const struct cfi_seg *s = &ix->seg[mid];
-			uint64_t off = pc - s->bias;
-			uint32_t a = 0, b = s->n_rows;
-			if (off > 0xffffffffu)
-				return CFI_NONE;
-			while (a < b) {
-				uint32_t m = a + (b - a) / 2;
-				if (s->rows[m].pc <= off)
-					a = m + 1;
-				else
-					b = m;
-			}
-			return a ? s->rows[a - 1].rule : CFI_NONE;
-		}
-	}
-	return CFI_NONE;
+	return cfi_index_rule(ix, pc);
 }
