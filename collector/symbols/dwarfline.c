@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/idhash.h"
+#include "pyprof/leb128.h"
 
 #define MAX_FILES_PER_UNIT 65536
 #define MAX_NAME 4096
@@ -53,35 +54,27 @@ static uint64_t rd_n(struct cur *c, unsigned n)
 
 static uint64_t rd_uleb(struct cur *c)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; c->ok && c->p < c->end; shift += 7) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
+	uint64_t v;
+	size_t n = c->ok ? leb128_get_u(c->p, c->end, &v) : 0;
+	if (!n) {
+		c->ok = 0;
+		c->p = c->end;
+		return 0;
 	}
-	c->ok = 0;
-	return 0;
+	c->p += n;
+	return v;
 }
 
 static int64_t rd_sleb(struct cur *c)
 {
-	int64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0x80;
-	while (c->ok && c->p < c->end && (b & 0x80)) {
-		b = *c->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	}
-	if (b & 0x80) {
+	int64_t v;
+	size_t n = c->ok ? leb128_get_s(c->p, c->end, &v) : 0;
+	if (!n) {
 		c->ok = 0;
+		c->p = c->end;
 		return 0;
 	}
-	if (shift < 64 && (b & 0x40))
-		v |= -(int64_t)((uint64_t)1 << shift);
+	c->p += n;
 	return v;
 }
 
@@ -268,20 +261,24 @@ static int read_v5_entries(struct cur *c, int off64, const struct sects *s,
 	return c->ok && !bad ? 0 : -1;
 }
 
-/* Runs one unit's program (the unit's bytes are c). 0, or -1 to skip the
- * rest of this unit. */
-static int parse_unit(struct dwarfline *d, struct cur *c, int off64,
-		      const struct sects *s)
-{
-	const char **dnames = NULL, **fnames = NULL;
-	uint64_t *ddirs = NULL, *fdirs = NULL, n_dirs = 0, n_files = 0;
-	uint32_t *file_ids = NULL;
-	int rc = -1;
+/* One unit's header: what its line program needs. */
+struct unit {
+	unsigned version, min_inst, line_range, opcode_base;
+	int line_base;
+	uint8_t std_len[256];  /* operands of each standard opcode */
+	const uint8_t *prog;   /* the program, to the unit's end */
+	const char **dnames, **fnames;
+	uint64_t *ddirs, *fdirs, n_dirs, n_files;
+	uint32_t *file_ids;    /* each file's name id (add_name), 0 unmade */
+};
 
-	unsigned version = (unsigned)rd_n(c, 2);
-	if (version < 2 || version > 5)
+/* The fixed fields of a unit's header, up to its file tables. 0 or -1. */
+static int read_unit_header(struct cur *c, int off64, struct unit *u)
+{
+	u->version = (unsigned)rd_n(c, 2);
+	if (u->version < 2 || u->version > 5)
 		return -1;
-	if (version >= 5) {
+	if (u->version >= 5) {
 		unsigned asz = (unsigned)rd_n(c, 1);
 		rd_n(c, 1); /* segment selector size */
 		if (asz != 8)
@@ -290,156 +287,221 @@ static int parse_unit(struct dwarfline *d, struct cur *c, int off64,
 	uint64_t hlen = rd_n(c, off64 ? 8 : 4);
 	if (!c->ok || hlen > (uint64_t)(c->end - c->p))
 		return -1;
-	const uint8_t *prog = c->p + hlen;
-	unsigned min_inst = (unsigned)rd_n(c, 1);
-	if (version >= 4)
+	u->prog = c->p + hlen;
+	u->min_inst = (unsigned)rd_n(c, 1);
+	if (u->version >= 4)
 		rd_n(c, 1); /* maximum_operations_per_instruction (VLIW) */
-	int default_stmt = (int)rd_n(c, 1);
-	int line_base = (int8_t)rd_n(c, 1);
-	unsigned line_range = (unsigned)rd_n(c, 1);
-	unsigned opcode_base = (unsigned)rd_n(c, 1);
-	uint8_t std_len[256] = { 0 };
-	for (unsigned i = 1; i < opcode_base; i++)
-		std_len[i] = (uint8_t)rd_n(c, 1);
-	if (!c->ok || line_range == 0 || opcode_base == 0)
+	rd_n(c, 1);         /* default_is_stmt */
+	u->line_base = (int8_t)rd_n(c, 1);
+	u->line_range = (unsigned)rd_n(c, 1);
+	u->opcode_base = (unsigned)rd_n(c, 1);
+	for (unsigned i = 1; i < u->opcode_base; i++)
+		u->std_len[i] = (uint8_t)rd_n(c, 1);
+	if (!c->ok || u->line_range == 0 || u->opcode_base == 0)
 		return -1;
-	(void)default_stmt;
+	return 0;
+}
 
-	if (version >= 5) {
-		if (read_v5_entries(c, off64, s, &dnames, &ddirs, &n_dirs) < 0 ||
-		    read_v5_entries(c, off64, s, &fnames, &fdirs, &n_files) < 0)
-			goto out;
-	} else {
-		/* include_directories, then file_names; 1-based */
-		const char *tmpd[1024];
-		n_dirs = 1;
-		tmpd[0] = "";
-		for (;;) {
-			const char *dn = rd_str(c);
-			if (!c->ok || !dn[0])
-				break;
-			if (n_dirs < 1024)
-				tmpd[n_dirs++] = dn;
-		}
-		dnames = calloc(n_dirs, sizeof(*dnames));
-		fnames = calloc(MAX_FILES_PER_UNIT, sizeof(*fnames));
-		fdirs = calloc(MAX_FILES_PER_UNIT, sizeof(*fdirs));
-		if (!dnames || !fnames || !fdirs)
-			goto out;
-		memcpy(dnames, tmpd, n_dirs * sizeof(*dnames));
-		n_files = 1;
-		fnames[0] = "";
-		for (;;) {
-			const char *fn = rd_str(c);
-			if (!c->ok || !fn[0])
-				break;
-			uint64_t di = rd_uleb(c);
-			rd_uleb(c);
-			rd_uleb(c);
-			if (n_files < MAX_FILES_PER_UNIT) {
-				fnames[n_files] = fn;
-				fdirs[n_files++] = di;
-			}
+/* DWARF 2-4: include_directories, then file_names, each list ended by an
+ * empty string; both 1-based (entry 0 is ""). 0 or -1. */
+static int read_v4_entries(struct cur *c, struct unit *u)
+{
+	const char *tmpd[1024];
+	u->n_dirs = 1;
+	tmpd[0] = "";
+	for (;;) {
+		const char *dn = rd_str(c);
+		if (!c->ok || !dn[0])
+			break;
+		if (u->n_dirs < 1024)
+			tmpd[u->n_dirs++] = dn;
+	}
+	u->dnames = calloc(u->n_dirs, sizeof(*u->dnames));
+	u->fnames = calloc(MAX_FILES_PER_UNIT, sizeof(*u->fnames));
+	u->fdirs = calloc(MAX_FILES_PER_UNIT, sizeof(*u->fdirs));
+	if (!u->dnames || !u->fnames || !u->fdirs)
+		return -1;
+	memcpy(u->dnames, tmpd, u->n_dirs * sizeof(*u->dnames));
+	u->n_files = 1;
+	u->fnames[0] = "";
+	for (;;) {
+		const char *fn = rd_str(c);
+		if (!c->ok || !fn[0])
+			break;
+		uint64_t di = rd_uleb(c);
+		rd_uleb(c); /* modification time */
+		rd_uleb(c); /* length */
+		if (u->n_files < MAX_FILES_PER_UNIT) {
+			u->fnames[u->n_files] = fn;
+			u->fdirs[u->n_files++] = di;
 		}
 	}
-	if (!c->ok)
-		goto out;
-	file_ids = calloc(n_files ? n_files : 1, sizeof(*file_ids));
-	if (!file_ids)
-		goto out;
+	return 0;
+}
 
-	/* the program */
-	c->p = prog;
-	uint64_t addr = 0, file = version >= 5 ? 0 : 1;
-	int64_t line = 1;
-	int started = 0;
-#define EMIT(end)                                                              \
-	do {                                                                   \
-		uint32_t fid = 0;                                              \
-		if (!(end) && file < n_files) {                                \
-			if (!file_ids[file]) {                                 \
-				uint64_t di = fdirs[file];                     \
-				file_ids[file] = add_name(                     \
-					d, version >= 5 ? dnames[0] : NULL,    \
-					di < n_dirs ? dnames[di] : "",         \
-					fnames[file]);                         \
-			}                                                      \
-			fid = file_ids[file];                                  \
-		}                                                              \
-		if ((end) || fid)                                              \
-			if (add_row(d, addr,                                   \
-				    (end) ? 0                                  \
-					  : (uint32_t)(line > 0 ? line : 0),   \
-				    fid) < 0)                                  \
-				goto out;                                      \
-	} while (0)
+/* The header's directory and file tables, and room for the files' name
+ * ids. 0 or -1. */
+static int read_file_tables(struct cur *c, int off64, const struct sects *s,
+			    struct unit *u)
+{
+	if (u->version >= 5) {
+		if (read_v5_entries(c, off64, s, &u->dnames, &u->ddirs,
+				    &u->n_dirs) < 0 ||
+		    read_v5_entries(c, off64, s, &u->fnames, &u->fdirs,
+				    &u->n_files) < 0)
+			return -1;
+	} else if (read_v4_entries(c, u) < 0) {
+		return -1;
+	}
+	if (!c->ok)
+		return -1;
+	u->file_ids = calloc(u->n_files ? u->n_files : 1,
+			     sizeof(*u->file_ids));
+	return u->file_ids ? 0 : -1;
+}
+
+static void free_unit(struct unit *u)
+{
+	free(u->dnames);
+	free(u->ddirs);
+	free(u->fnames);
+	free(u->fdirs);
+	free(u->file_ids);
+}
+
+/* The name id of the unit's file entry, made on first use; 0 for none. */
+static uint32_t file_id(struct dwarfline *d, struct unit *u, uint64_t file)
+{
+	if (file >= u->n_files)
+		return 0;
+	if (!u->file_ids[file]) {
+		uint64_t di = u->fdirs[file];
+		u->file_ids[file] = add_name(
+			d, u->version >= 5 ? u->dnames[0] : NULL,
+			di < u->n_dirs ? u->dnames[di] : "", u->fnames[file]);
+	}
+	return u->file_ids[file];
+}
+
+/* The line-number state machine's registers that make a row. */
+struct line_state {
+	uint64_t addr, file;
+	int64_t line;
+	int started;   /* a row since the sequence began */
+};
+
+static void start_sequence(struct line_state *st, const struct unit *u)
+{
+	*st = (struct line_state){ .file = u->version >= 5 ? 0 : 1,
+				   .line = 1 };
+}
+
+/* A row at the state's address: its file and line, or (end) the end of
+ * a sequence. A row whose file has no name is left out. 0, or < 0 when
+ * the table is full or memory ran out. */
+static int emit_row(struct dwarfline *d, struct unit *u,
+		    const struct line_state *st, int end)
+{
+	uint32_t fid = end ? 0 : file_id(d, u, st->file);
+	if (!end && !fid)
+		return 0;
+	return add_row(d, st->addr,
+		       end ? 0 : (uint32_t)(st->line > 0 ? st->line : 0), fid);
+}
+
+/* DW_LNS_extended_op: its length, then the sub-opcode. 0, or < 0 from
+ * emit_row; a malformed one clears c->ok. */
+static int run_extended_op(struct dwarfline *d, struct cur *c,
+			   struct unit *u, struct line_state *st)
+{
+	uint64_t len = rd_uleb(c);
+	if (!c->ok || len == 0 || len > (uint64_t)(c->end - c->p)) {
+		c->ok = 0;
+		return 0;
+	}
+	const uint8_t *next = c->p + len;
+	unsigned sub = (unsigned)rd_n(c, 1);
+	if (sub == 1) { /* end_sequence */
+		if (st->started && emit_row(d, u, st, 1) < 0)
+			return -1;
+		start_sequence(st, u);
+	} else if (sub == 2 && len == 9) { /* set_address */
+		st->addr = rd_n(c, 8);
+	}
+	c->p = next;
+	return 0;
+}
+
+/*
+ * The line-number program interpreter: runs the unit's opcodes from
+ * u->prog to the unit's end, adding a row at each special opcode, copy
+ * and end_sequence. 0 (a malformed program keeps the rows before it), or
+ * -1 when the rows could not be added.
+ */
+static int run_line_program(struct dwarfline *d, struct cur *c,
+			    struct unit *u)
+{
+	struct line_state st;
+	start_sequence(&st, u);
+	c->p = u->prog;
 	while (c->ok && c->p < c->end) {
 		unsigned op = (unsigned)rd_n(c, 1);
-		if (op >= opcode_base) {
-			unsigned adj = op - opcode_base;
-			addr += (uint64_t)(adj / line_range) * min_inst;
-			line += line_base + (int)(adj % line_range);
-			EMIT(0);
-			started = 1;
+		if (op >= u->opcode_base) { /* special */
+			unsigned adj = op - u->opcode_base;
+			st.addr += (uint64_t)(adj / u->line_range) * u->min_inst;
+			st.line += u->line_base + (int)(adj % u->line_range);
+			if (emit_row(d, u, &st, 0) < 0)
+				return -1;
+			st.started = 1;
 			continue;
 		}
 		switch (op) {
-		case 0: { /* extended */
-			uint64_t len = rd_uleb(c);
-			if (!c->ok || len == 0 ||
-			    len > (uint64_t)(c->end - c->p)) {
-				c->ok = 0;
-				break;
-			}
-			const uint8_t *next = c->p + len;
-			unsigned sub = (unsigned)rd_n(c, 1);
-			if (sub == 1) { /* end_sequence */
-				if (started)
-					EMIT(1);
-				addr = 0;
-				file = version >= 5 ? 0 : 1;
-				line = 1;
-				started = 0;
-			} else if (sub == 2 && len == 9) { /* set_address */
-				addr = rd_n(c, 8);
-			}
-			c->p = next;
+		case 0: /* extended */
+			if (run_extended_op(d, c, u, &st) < 0)
+				return -1;
 			break;
-		}
 		case 1: /* copy */
-			EMIT(0);
-			started = 1;
+			if (emit_row(d, u, &st, 0) < 0)
+				return -1;
+			st.started = 1;
 			break;
 		case 2: /* advance_pc */
-			addr += rd_uleb(c) * min_inst;
+			st.addr += rd_uleb(c) * u->min_inst;
 			break;
 		case 3: /* advance_line */
-			line += rd_sleb(c);
+			st.line += rd_sleb(c);
 			break;
 		case 4: /* set_file */
-			file = rd_uleb(c);
+			st.file = rd_uleb(c);
 			break;
 		case 8: /* const_add_pc */
-			addr += (uint64_t)((255 - opcode_base) / line_range) *
-				min_inst;
+			st.addr += (uint64_t)((255 - u->opcode_base) /
+					      u->line_range) * u->min_inst;
 			break;
 		case 9: /* fixed_advance_pc */
-			addr += rd_n(c, 2);
+			st.addr += rd_n(c, 2);
 			break;
-		default:
-			for (unsigned i = 0; i < std_len[op]; i++)
+		default: /* one we do not follow: skip its operands */
+			for (unsigned i = 0; i < u->std_len[op]; i++)
 				rd_uleb(c);
 			break;
 		}
 	}
-#undef EMIT
-	rc = 0;
-out:
-	free(dnames);
-	free(ddirs);
-	free(fnames);
-	free(fdirs);
-	free(file_ids);
+	return 0;
+}
+
+/* Reads one unit's header and runs its program (the unit's bytes are c).
+ * 0, or -1 to skip the rest of this unit. */
+static int parse_unit(struct dwarfline *d, struct cur *c, int off64,
+		      const struct sects *s)
+{
+	struct unit u = { 0 };
+	int rc = -1;
+	if (read_unit_header(c, off64, &u) < 0)
+		return -1;
+	if (read_file_tables(c, off64, s, &u) == 0)
+		rc = run_line_program(d, c, &u);
+	free_unit(&u);
 	return rc;
 }
 

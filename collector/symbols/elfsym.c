@@ -22,6 +22,7 @@
 
 #include "symbols/dwarfline.h"
 #include "common/log.h"
+#include "pyprof/leb128.h"
 
 #define MAX_LOADS 16
 #define MAX_SYMS (8u << 20)
@@ -397,6 +398,14 @@ static int eh_value(const uint8_t *b, size_t n, size_t *o, uint8_t enc,
 	return 0;
 }
 
+/* Steps *o over the LEB128 at b[*o], or to n if it does not end before. */
+static void skip_leb128(const uint8_t *b, size_t n, size_t *o)
+{
+	uint64_t dummy;
+	size_t k = leb128_get_u(b + *o, b + n, &dummy);
+	*o = k ? *o + k : n;
+}
+
 /* The FDE pointer encoding of the CIE at c (its 'R' augmentation). */
 static int cie_fde_enc(const uint8_t *b, size_t n, size_t c, uint8_t *enc)
 {
@@ -412,11 +421,13 @@ static int cie_fde_enc(const uint8_t *b, size_t n, size_t c, uint8_t *enc)
 	*enc = 0;
 	if (aug[0] != 'z')
 		return aug[0] ? -1 : 0;
-	for (int leb = 0; leb < 3; leb++) /* code, data align, RA */
-		while (o < n && (b[o++] & 0x80) && (version != 1 || leb != 2))
-			;
-	while (o < n && (b[o++] & 0x80)) /* augmentation length */
-		;
+	skip_leb128(b, n, &o); /* code alignment */
+	skip_leb128(b, n, &o); /* data alignment */
+	if (version != 1) /* return address register */
+		skip_leb128(b, n, &o);
+	else if (o < n) /* a byte in version 1 */
+		o++;
+	skip_leb128(b, n, &o); /* augmentation length */
 	for (const char *a = aug + 1; *a && o < n; a++) {
 		if (*a == 'R') {
 			*enc = b[o];

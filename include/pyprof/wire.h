@@ -115,6 +115,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "pyprof/leb128.h"
+
 #define WIRE_MAGIC "PYPROF"           /* first bytes of HELLO's payload */
 #define WIRE_MAGIC_LEN 6
 #define WIRE_VERSION 1
@@ -475,16 +477,11 @@ struct wire_in {
 
 static inline uint64_t wire_get_varint(struct wire_in *r)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (r->p >= r->end)
-			break;
-		uint8_t b = *r->p++;
-		if (shift == 63 && b > 1)
-			break; /* would overflow 64 bits */
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
+	uint64_t v;
+	size_t n = leb128_get_u(r->p, r->end, &v);
+	if (n && leb128_fits_u64(r->p, n)) {
+		r->p += n;
+		return v;
 	}
 	r->ok = 0;
 	r->p = r->end;

@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pyprof/leb128.h"
+
 #include "clock.h"
 #include "guard.h"
 #include "native/objects.h"
@@ -118,35 +120,27 @@ static uint64_t get_n(struct cur *c, unsigned n)
 
 static uint64_t get_uleb(struct cur *c)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; !c->bad && c->p < c->end; shift += 7) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
+	uint64_t v;
+	size_t n = c->bad ? 0 : leb128_get_u(c->p, c->end, &v);
+	if (!n) {
+		c->bad = 1;
+		c->p = c->end;
+		return 0;
 	}
-	c->bad = 1;
-	return 0;
+	c->p += n;
+	return v;
 }
 
 static int64_t get_sleb(struct cur *c)
 {
-	int64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0x80;
-	while (!c->bad && c->p < c->end && (b & 0x80)) {
-		b = *c->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	}
-	if (b & 0x80) {
+	int64_t v;
+	size_t n = c->bad ? 0 : leb128_get_s(c->p, c->end, &v);
+	if (!n) {
 		c->bad = 1;
+		c->p = c->end;
 		return 0;
 	}
-	if (shift < 64 && (b & 0x40))
-		v |= -(int64_t)((uint64_t)1 << shift);
+	c->p += n;
 	return v;
 }
 
@@ -266,168 +260,159 @@ static void set_reg(struct state *s, uint64_t reg, int rule, int64_t off)
 	/* other registers do not matter to us */
 }
 
+/* DW_CFA_restore(_extended): reg's rule back to what the CIE's initial
+ * instructions left in *init (none while those run). */
+static void restore_reg(struct state *s, const struct state *init,
+			uint64_t reg)
+{
+	if (init && reg == DW_RBP) {
+		s->rbp = init->rbp;
+		s->rbp_off = init->rbp_off;
+	} else if (init && reg == DW_RA) {
+		s->ra = init->ra;
+		s->ra_off = init->ra_off;
+	}
+}
+
+/* Steps over a DWARF expression: its ULEB128 length, then its bytes.
+ * -1 (and bad) if it runs past the end. */
+static int skip_expression(struct cur *c)
+{
+	uint64_t n = get_uleb(c);
+	if (n > (uint64_t)(c->end - c->p)) {
+		c->bad = 1;
+		return -1;
+	}
+	c->p += n;
+	return 0;
+}
+
+/* A DW_CFA_advance_loc*: the row for [*loc, *loc + delta) is the state
+ * so far; emitted unless only evaluating (rows NULL). */
+static void advance_loc(struct rows *rows, uint64_t *loc,
+			const struct state *s, const struct cie *cie,
+			uint64_t delta)
+{
+	if (rows)
+		emit(rows, *loc, encode(s));
+	*loc += delta * cie->code_align;
+}
+
 /*
- * Runs a CFA program over [c->p, c->end). With rows == NULL it only
- * evaluates (a CIE's initial instructions into *s). loc starts at
- * pc_begin (relative to bias); rows are emitted from it. Returns 0, or -1
- * on a malformed program (the rows so far stand; the caller ends the FDE
- * with a NONE row).
+ * The CFA program interpreter: runs the DW_CFA_* instructions over
+ * [c->p, c->end). With rows == NULL it only evaluates (a CIE's initial
+ * instructions into *s, init NULL). loc starts at pc_begin (relative to
+ * bias); rows are emitted from it. Returns 0, or -1 on a malformed
+ * program (the rows so far stand; the caller ends the FDE with a NONE
+ * row).
  */
-static int run(struct cur *c, const struct cie *cie, struct state *s,
-	       const struct state *init, struct rows *rows, uint64_t *loc)
+static int run_cfa_program(struct cur *c, const struct cie *cie,
+			   struct state *s, const struct state *init,
+			   struct rows *rows, uint64_t *loc)
 {
 	struct state stack[STATE_STACK];
 	int depth = 0;
 	while (!c->bad && c->p < c->end) {
 		uint8_t op = (uint8_t)get_n(c, 1);
-		uint64_t reg, delta = 0;
-		int advance = 0;
-		switch (op >> 6) {
-		case 1: /* DW_CFA_advance_loc */
-			delta = op & 0x3f;
-			advance = 1;
+		uint64_t reg;
+		/* the three primary opcodes carry an operand in their low
+		 * six bits; the extended ones have 0 in the top two */
+		switch (op & 0xc0 ? op & 0xc0 : op) {
+		case 0x40: /* advance_loc */
+			advance_loc(rows, loc, s, cie, op & 0x3f);
 			break;
-		case 2: /* DW_CFA_offset */
+		case 0x80: /* offset */
 			set_reg(s, op & 0x3f, R_OFFSET,
 				(int64_t)get_uleb(c) * cie->data_align);
-			continue;
-		case 3: /* DW_CFA_restore */
-			reg = op & 0x3f;
-			if (init && reg == DW_RBP) {
-				s->rbp = init->rbp;
-				s->rbp_off = init->rbp_off;
-			} else if (init && reg == DW_RA) {
-				s->ra = init->ra;
-				s->ra_off = init->ra_off;
-			}
-			continue;
-		}
-		if (!advance) {
-			switch (op) {
-			case 0x00: /* nop */
-				break;
-			case 0x02: /* advance_loc1 */
-				delta = get_n(c, 1);
-				advance = 1;
-				break;
-			case 0x03: /* advance_loc2 */
-				delta = get_n(c, 2);
-				advance = 1;
-				break;
-			case 0x04: /* advance_loc4 */
-				delta = get_n(c, 4);
-				advance = 1;
-				break;
-			case 0x05: /* offset_extended */
-				reg = get_uleb(c);
-				set_reg(s, reg, R_OFFSET,
-					(int64_t)get_uleb(c) * cie->data_align);
-				break;
-			case 0x11: /* offset_extended_sf */
-				reg = get_uleb(c);
-				set_reg(s, reg, R_OFFSET,
-					get_sleb(c) * cie->data_align);
-				break;
-			case 0x06: /* restore_extended */
-				reg = get_uleb(c);
-				if (init && reg == DW_RBP) {
-					s->rbp = init->rbp;
-					s->rbp_off = init->rbp_off;
-				} else if (init && reg == DW_RA) {
-					s->ra = init->ra;
-					s->ra_off = init->ra_off;
-				}
-				break;
-			case 0x07: /* undefined */
-				set_reg(s, get_uleb(c), R_UNDEF, 0);
-				break;
-			case 0x08: /* same_value */
-				set_reg(s, get_uleb(c), R_SAME, 0);
-				break;
-			case 0x09: /* register */
-				reg = get_uleb(c);
-				get_uleb(c);
-				set_reg(s, reg, R_OTHER, 0);
-				break;
-			case 0x0a: /* remember_state */
-				if (depth == STATE_STACK)
-					return -1;
-				stack[depth++] = *s;
-				break;
-			case 0x0b: /* restore_state: every rule, the CFA's too
-				      (GCC's epilogues rely on it) */
-				if (depth == 0)
-					return -1;
-				*s = stack[--depth];
-				break;
-			case 0x0c: /* def_cfa */
-				s->cfa_reg = (int)get_uleb(c);
-				s->cfa_off = (int64_t)get_uleb(c);
-				break;
-			case 0x12: /* def_cfa_sf */
-				s->cfa_reg = (int)get_uleb(c);
-				s->cfa_off = get_sleb(c) * cie->data_align;
-				break;
-			case 0x0d: /* def_cfa_register */
-				s->cfa_reg = (int)get_uleb(c);
-				break;
-			case 0x0e: /* def_cfa_offset */
-				s->cfa_off = (int64_t)get_uleb(c);
-				break;
-			case 0x13: /* def_cfa_offset_sf */
-				s->cfa_off = get_sleb(c) * cie->data_align;
-				break;
-			case 0x0f: /* def_cfa_expression: not followed */
-				{
-					uint64_t n = get_uleb(c);
-					if (n > (uint64_t)(c->end - c->p)) {
-						c->bad = 1;
-						break;
-					}
-					c->p += n;
-				}
-				s->cfa_reg = -1;
-				break;
-			case 0x10: /* expression */
-			case 0x16: /* val_expression */
-				reg = get_uleb(c);
-				{
-					uint64_t n = get_uleb(c);
-					if (n > (uint64_t)(c->end - c->p)) {
-						c->bad = 1;
-						break;
-					}
-					c->p += n;
-				}
-				set_reg(s, reg, R_OTHER, 0);
-				break;
-			case 0x14: /* val_offset */
-				reg = get_uleb(c);
-				get_uleb(c);
-				set_reg(s, reg, R_OTHER, 0);
-				break;
-			case 0x15: /* val_offset_sf */
-				reg = get_uleb(c);
-				get_sleb(c);
-				set_reg(s, reg, R_OTHER, 0);
-				break;
-			case 0x2e: /* GNU_args_size */
-				get_uleb(c);
-				break;
-			case 0x2f: /* GNU_negative_offset_extended */
-				reg = get_uleb(c);
-				set_reg(s, reg, R_OFFSET,
-					-(int64_t)get_uleb(c) * cie->data_align);
-				break;
-			case 0x01: /* set_loc: not produced for .eh_frame */
-			default:
+			break;
+		case 0xc0: /* restore */
+			restore_reg(s, init, op & 0x3f);
+			break;
+		case 0x00: /* nop */
+			break;
+		case 0x02: /* advance_loc1 */
+			advance_loc(rows, loc, s, cie, get_n(c, 1));
+			break;
+		case 0x03: /* advance_loc2 */
+			advance_loc(rows, loc, s, cie, get_n(c, 2));
+			break;
+		case 0x04: /* advance_loc4 */
+			advance_loc(rows, loc, s, cie, get_n(c, 4));
+			break;
+		case 0x05: /* offset_extended */
+			reg = get_uleb(c);
+			set_reg(s, reg, R_OFFSET,
+				(int64_t)get_uleb(c) * cie->data_align);
+			break;
+		case 0x11: /* offset_extended_sf */
+			reg = get_uleb(c);
+			set_reg(s, reg, R_OFFSET, get_sleb(c) * cie->data_align);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = get_uleb(c);
+			set_reg(s, reg, R_OFFSET,
+				-(int64_t)get_uleb(c) * cie->data_align);
+			break;
+		case 0x06: /* restore_extended */
+			restore_reg(s, init, get_uleb(c));
+			break;
+		case 0x07: /* undefined */
+			set_reg(s, get_uleb(c), R_UNDEF, 0);
+			break;
+		case 0x08: /* same_value */
+			set_reg(s, get_uleb(c), R_SAME, 0);
+			break;
+		case 0x09: /* register */
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf: a LEB128 all the same */
+			reg = get_uleb(c);
+			get_uleb(c); /* the other register, or the offset */
+			set_reg(s, reg, R_OTHER, 0);
+			break;
+		case 0x0a: /* remember_state */
+			if (depth == STATE_STACK)
 				return -1;
-			}
-		}
-		if (advance) {
-			if (rows)
-				emit(rows, *loc, encode(s));
-			*loc += delta * cie->code_align;
+			stack[depth++] = *s;
+			break;
+		case 0x0b: /* restore_state: every rule, the CFA's too (GCC's
+			      epilogues rely on it) */
+			if (depth == 0)
+				return -1;
+			*s = stack[--depth];
+			break;
+		case 0x0c: /* def_cfa */
+			s->cfa_reg = (int)get_uleb(c);
+			s->cfa_off = (int64_t)get_uleb(c);
+			break;
+		case 0x12: /* def_cfa_sf */
+			s->cfa_reg = (int)get_uleb(c);
+			s->cfa_off = get_sleb(c) * cie->data_align;
+			break;
+		case 0x0d: /* def_cfa_register */
+			s->cfa_reg = (int)get_uleb(c);
+			break;
+		case 0x0e: /* def_cfa_offset */
+			s->cfa_off = (int64_t)get_uleb(c);
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			s->cfa_off = get_sleb(c) * cie->data_align;
+			break;
+		case 0x0f: /* def_cfa_expression: not followed */
+			if (skip_expression(c) == 0)
+				s->cfa_reg = -1;
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = get_uleb(c);
+			if (skip_expression(c) == 0)
+				set_reg(s, reg, R_OTHER, 0);
+			break;
+		case 0x2e: /* GNU_args_size */
+			get_uleb(c);
+			break;
+		case 0x01: /* set_loc: not produced for .eh_frame */
+		default:
+			return -1;
 		}
 	}
 	return c->bad ? -1 : 0;
@@ -534,12 +519,12 @@ static void do_fde(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 	init.ra = R_OTHER;
 	struct cur ic = cie.init;
 	uint64_t dummy = loc;
-	if (run(&ic, &cie, &init, NULL, NULL, &dummy) < 0)
+	if (run_cfa_program(&ic, &cie, &init, NULL, NULL, &dummy) < 0)
 		init.cfa_reg = -1;
 	s = init;
 	if (cie.signal) /* a signal trampoline: libunwind's business */
 		s.cfa_reg = -1;
-	if (run(&c, &cie, &s, &init, rows, &loc) < 0)
+	if (run_cfa_program(&c, &cie, &s, &init, rows, &loc) < 0)
 		s.cfa_reg = -1; /* from here on: NONE */
 	if (loc < stop)
 		emit(rows, loc, encode(&s));
@@ -802,28 +787,5 @@ uint32_t cfi_lookup(uint64_t pc)
 		__atomic_load_n(&cfi_current, __ATOMIC_ACQUIRE);
 	if (!ix)
 		return CFI_NONE;
-	uint32_t lo = 0, hi = ix->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (pc < ix->seg[mid].lo)
-			hi = mid;
-		else if (pc >= ix->seg[mid].hi)
-			lo = mid + 1;
-		else {
-			const struct cfi_seg *s = &ix->seg[mid];
-			uint64_t off = pc - s->bias;
-			uint32_t a = 0, b = s->n_rows;
-			if (off > 0xffffffffu)
-				return CFI_NONE;
-			while (a < b) {
-				uint32_t m = a + (b - a) / 2;
-				if (s->rows[m].pc <= off)
-					a = m + 1;
-				else
-					b = m;
-			}
-			return a ? s->rows[a - 1].rule : CFI_NONE;
-		}
-	}
-	return CFI_NONE;
+	return cfi_index_rule(ix, pc);
 }

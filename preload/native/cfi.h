@@ -69,6 +69,37 @@ struct cfi_index {
 	struct cfi_seg seg[];
 };
 
+/* The rule for pc in ix: its segment's last row at or before pc, or
+ * CFI_NONE when no segment holds pc. Plain reads of a published index:
+ * any thread, and the handler (sig_unwind.c). */
+static inline uint32_t cfi_index_rule(const struct cfi_index *ix, uint64_t pc)
+{
+	uint32_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct cfi_seg *s = &ix->seg[mid];
+		if (pc < s->lo) {
+			hi = mid;
+		} else if (pc >= s->hi) {
+			lo = mid + 1;
+		} else {
+			uint64_t off = pc - s->bias;
+			uint32_t a = 0, b = s->n_rows;
+			if (off > 0xffffffffu)
+				return CFI_NONE;
+			while (a < b) {
+				uint32_t m = a + (b - a) / 2;
+				if (s->rows[m].pc <= off)
+					a = m + 1;
+				else
+					b = m;
+			}
+			return a ? s->rows[a - 1].rule : CFI_NONE;
+		}
+	}
+	return CFI_NONE;
+}
+
 /* The index the handler uses, or NULL (acquire; cfi_refresh stores). */
 extern struct cfi_index *cfi_current;
 

@@ -12,11 +12,11 @@
  * Per frame: find the rule for the PC (the interrupted PC itself, then
  * each return address minus 1, inside its call) in a per-thread direct-
  * mapped cache keyed by exact PC, else by binary search in the index and
- * the object's rows (then cached); compute the CFA from RSP or RBP; read
- * the return address at CFA - 8 and, if saved, RBP. The walk ends at an
- * END rule (the outermost frame) or a zero return address; it gives up
- * (the caller then asks libunwind) at a PC no usable rule covers, or when
- * a CFA does not move up the stack.
+ * the object's rows (cfi_index_rule, then cached); compute the CFA from
+ * RSP or RBP; read the return address at CFA - 8 and, if saved, RBP. The
+ * walk ends at an END rule (the outermost frame) or a zero return
+ * address; it gives up (the caller then asks libunwind) at a PC no usable
+ * rule covers, or when a CFA does not move up the stack.
  */
 #include <stdint.h>
 #include <ucontext.h>
@@ -38,31 +38,7 @@ static uint32_t find_rule(const struct cfi_index *ix, uint64_t pc)
 		if (slot->pc == pc && slot->gen == ix->gen)
 			return slot->rule;
 	}
-	uint32_t rule = CFI_NONE, lo = 0, hi = ix->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct cfi_seg *s = &ix->seg[mid];
-		if (pc < s->lo) {
-			hi = mid;
-		} else if (pc >= s->hi) {
-			lo = mid + 1;
-		} else {
-			uint64_t off = pc - s->bias;
-			uint32_t a = 0, b = s->n_rows;
-			if (off > 0xffffffffu)
-				break;
-			while (a < b) {
-				uint32_t m = a + (b - a) / 2;
-				if (s->rows[m].pc <= off)
-					a = m + 1;
-				else
-					b = m;
-			}
-			if (a)
-				rule = s->rows[a - 1].rule;
-			break;
-		}
-	}
+	uint32_t rule = cfi_index_rule(ix, pc);
 	if (slot) {
 		slot->pc = pc;
 		slot->rule = rule;
