@@ -21,51 +21,20 @@
 #include "cli/record.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/readfile.h"
 
 /* ---- the result ------------------------------------------------------- */
 
 /* Reads the file src whole into *data (malloc'd). 0 or -errno. */
 static int read_whole(const char *src, uint8_t **data, size_t *len)
 {
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	int fd = open(src, O_RDONLY | O_CLOEXEC), e;
+	int fd = open(src, O_RDONLY | O_CLOEXEC), rc;
 
-	if (fd < 0 || !buf) {
-		e = fd < 0 ? errno : ENOMEM;
-		goto fail;
-	}
-	for (;;) {
-		ssize_t got;
-		if (n == cap) {
-			uint8_t *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				e = ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			e = errno;
-			goto fail;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
+	if (fd < 0)
+		return -errno;
+	rc = read_fd_all(fd, SIZE_MAX - 1, data, len);
 	close(fd);
-	*data = buf;
-	*len = n;
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return -e;
+	return rc;
 }
 
 /* Writes what the collector left in the temporary directory (src) to
