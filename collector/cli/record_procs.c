@@ -114,6 +114,14 @@ const char *record_describe_status(int st, char *buf, size_t n)
 	return buf;
 }
 
+/* Closes the ends of a pipe still open (-1: closed already). */
+static void close_pipe(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+}
+
 /* ---- the collector ---------------------------------------------------- */
 
 static void collector_child(const struct record *r, int ready_w,
@@ -239,10 +247,7 @@ int record_collector_start(struct record *r)
 	ready[1] = -1;
 	ret = collector_wait_ready(r, ready[0]);
 out:
-	if (ready[0] >= 0)
-		close(ready[0]);
-	if (ready[1] >= 0)
-		close(ready[1]);
+	close_pipe(ready);
 	return ret;
 }
 
@@ -370,9 +375,6 @@ int record_command_run(struct record *r, int *ran)
 	*ran = 1;
 	ret = status_code(st);
 out:
-	if (errp[0] >= 0)
-		close(errp[0]);
-	if (errp[1] >= 0)
-		close(errp[1]);
+	close_pipe(errp);
 	return ret;
 }
