@@ -156,6 +156,9 @@ struct cmd_summary {
  */
 int cmd_summary_parse(const char *text, struct cmd_summary *out);
 
+/* Writes "dir/name" into out (size n). 0, or -ENAMETOOLONG. */
+int cmd_join_path(char *out, size_t n, const char *dir, const char *name);
+
 /*
  * Creates a private (0700) temporary directory named pyprof.XXXXXX under
  * $TMPDIR, or /tmp when $TMPDIR is unset, not absolute, or so long that a

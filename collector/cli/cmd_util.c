@@ -262,3 +262,10 @@ out:
 		closedir(d);
 	return ret;
 }
+
+int cmd_join_path(char *out, size_t n, const char *dir, const char *name)
+{
+	int len = snprintf(out, n, "%s/%s", dir, name);
+
+	return (len < 0 || (size_t)len >= n) ? -ENAMETOOLONG : 0;
+}

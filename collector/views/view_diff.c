@@ -121,6 +121,104 @@ static int cmp_drow(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
+/* What the table is about, for its lines. */
+struct dtable {
+	FILE *out;
+	const struct view_keys *keys;
+	const char *type, *unit;
+	int64_t total[2];
+	int values;      /* changes of values, not of shares */
+	int by_line;
+};
+
+/* Keeps the rows that are in either profile, with their changes, largest
+ * change first; returns how many. */
+static size_t changed_rows(const struct dtable *t, struct drow *rows)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < t->keys->n; k++) {
+		struct drow *r = &rows[k];
+		if (!r->cum[0] && !r->cum[1] && !r->flat[0] && !r->flat[1])
+			continue;
+		r->key = (uint32_t)k;
+		if (t->values) {
+			r->dflat = (double)r->flat[1] - (double)r->flat[0];
+			r->dcum = (double)r->cum[1] - (double)r->cum[0];
+		} else {
+			r->dflat = pts(r->flat[1], t->total[1]) -
+				   pts(r->flat[0], t->total[0]);
+			r->dcum = pts(r->cum[1], t->total[1]) -
+				  pts(r->cum[0], t->total[0]);
+		}
+		rows[n++] = *r;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_drow);
+	return n;
+}
+
+/* The totals, what is shown, and the column heads. */
+static void table_head(const struct dtable *t, size_t shown, size_t n)
+{
+	const char *what = t->by_line ? "lines" : "functions";
+	char a[32], b[32];
+
+	fprintf(t->out, "Type: %s (%s); base total %s, new total %s",
+		t->type, t->unit,
+		view_fmt_value(a, sizeof(a), t->total[0], t->unit),
+		view_fmt_value(b, sizeof(b), t->total[1], t->unit));
+	if (t->values)
+		fprintf(t->out, ", change %s",
+			fmt_change(a, sizeof(a), t->total[1] - t->total[0],
+				   t->unit));
+	fprintf(t->out, "\n");
+	if (t->values)
+		fprintf(t->out, "Showing %zu of %zu %s, by change of flat "
+			"value (%s; + grew, - shrank)\n", shown, n, what,
+			t->unit);
+	else
+		fprintf(t->out, "Showing %zu of %zu %s, by change of flat "
+			"share (percentage points; + grew, - shrank)\n", shown,
+			n, what);
+	fprintf(t->out, t->values ? "%9s %9s %9s  %9s %9s %9s  %s\n"
+				  : "%9s %9s %8s  %9s %9s %8s  %s\n",
+		"flat base", "flat new", "change", "cum base", "cum new",
+		"change", t->by_line ? "line" : "function");
+}
+
+/* One row: base, new and change, flat then cumulative, and the name. */
+static void table_row(const struct dtable *t, const struct drow *r)
+{
+	const struct view_key *k = &t->keys->v[r->key];
+	const char *unit = t->unit;
+	char where[4096];
+
+	if (k->file[0] && k->line > 0)
+		snprintf(where, sizeof(where), "  %s:%" PRId64, k->file,
+			 k->line);
+	else if (k->file[0])
+		snprintf(where, sizeof(where), "  %s", k->file);
+	else
+		where[0] = 0;
+	if (t->values) {
+		char v[6][32];
+		fprintf(t->out, "%9s %9s %9s  %9s %9s %9s  %s%s\n",
+			view_fmt_value(v[0], 32, r->flat[0], unit),
+			view_fmt_value(v[1], 32, r->flat[1], unit),
+			fmt_change(v[2], 32, r->flat[1] - r->flat[0], unit),
+			view_fmt_value(v[3], 32, r->cum[0], unit),
+			view_fmt_value(v[4], 32, r->cum[1], unit),
+			fmt_change(v[5], 32, r->cum[1] - r->cum[0], unit),
+			k->name, where);
+		return;
+	}
+	fprintf(t->out, "%8.2f%% %8.2f%% %+8.2f  %8.2f%% %8.2f%% %+8.2f  "
+		"%s%s\n", pts(r->flat[0], t->total[0]),
+		pts(r->flat[1], t->total[1]), r->dflat,
+		pts(r->cum[0], t->total[0]), pts(r->cum[1], t->total[1]),
+		r->dcum, k->name, where);
+}
+
 int view_diff_table(FILE *out, const struct view_profile *base,
 		    const struct view_profile *cur,
 		    const struct view_diff_opts *o, char *err)
@@ -128,17 +226,17 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 	struct view_keys keys;
 	uint32_t *km[2] = { NULL, NULL }, *stamp = NULL;
 	struct drow *rows = NULL;
-	int64_t total[2] = { 0, 0 };
-	size_t type[2], n = 0, shown, want;
-	char a[32], b[32], where[4096];
-	const char *unit;
-	int rc, values;
+	struct dtable t = { .out = out, .keys = &keys,
+			    .by_line = o->by == VIEW_BY_LINE };
+	size_t type[2], n, shown, want;
+	int rc;
 
 	err[0] = 0;
 	if ((rc = pick_types(base, cur, o->sample_type, type, err)) < 0)
 		return rc;
-	values = by_values(o, &base->types[type[0]]);
-	unit = base->types[type[0]].unit;
+	t.values = by_values(o, &base->types[type[0]]);
+	t.type = base->types[type[0]].type;
+	t.unit = base->types[type[0]].unit;
 	view_keys_init(&keys, o->by);
 	rc = -ENOMEM;
 	if (view_keys_map(&keys, base, &km[0]) < 0 ||
@@ -149,78 +247,15 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 	if (!rows || !stamp)
 		goto out;
 	add_flat_cum(rows, stamp, base, km[0], type[0], o->filter, 0,
-		     &total[0]);
+		     &t.total[0]);
 	add_flat_cum(rows, stamp, cur, km[1], type[1], o->filter, 1,
-		     &total[1]);
-	for (size_t k = 0; k < keys.n; k++) {
-		struct drow *r = &rows[k];
-		if (!r->cum[0] && !r->cum[1] && !r->flat[0] && !r->flat[1])
-			continue;
-		r->key = (uint32_t)k;
-		if (values) {
-			r->dflat = (double)r->flat[1] - (double)r->flat[0];
-			r->dcum = (double)r->cum[1] - (double)r->cum[0];
-		} else {
-			r->dflat = pts(r->flat[1], total[1]) -
-				   pts(r->flat[0], total[0]);
-			r->dcum = pts(r->cum[1], total[1]) -
-				  pts(r->cum[0], total[0]);
-		}
-		rows[n++] = *r;
-	}
-	qsort(rows, n, sizeof(*rows), cmp_drow);
+		     &t.total[1]);
+	n = changed_rows(&t, rows);
 	want = o->n_rows ? o->n_rows : DIFF_DEFAULT_ROWS;
 	shown = want < n ? want : n;
-	fprintf(out, "Type: %s (%s); base total %s, new total %s",
-		base->types[type[0]].type, unit,
-		view_fmt_value(a, sizeof(a), total[0], unit),
-		view_fmt_value(b, sizeof(b), total[1], unit));
-	if (values)
-		fprintf(out, ", change %s",
-			fmt_change(a, sizeof(a), total[1] - total[0], unit));
-	fprintf(out, "\n");
-	if (values)
-		fprintf(out, "Showing %zu of %zu %s, by change of flat value "
-			"(%s; + grew, - shrank)\n", shown, n,
-			o->by == VIEW_BY_LINE ? "lines" : "functions", unit);
-	else
-		fprintf(out, "Showing %zu of %zu %s, by change of flat share "
-			"(percentage points; + grew, - shrank)\n", shown, n,
-			o->by == VIEW_BY_LINE ? "lines" : "functions");
-	fprintf(out, values ? "%9s %9s %9s  %9s %9s %9s  %s\n"
-			    : "%9s %9s %8s  %9s %9s %8s  %s\n",
-		"flat base", "flat new", "change", "cum base", "cum new",
-		"change", o->by == VIEW_BY_LINE ? "line" : "function");
-	for (size_t i = 0; i < shown; i++) {
-		const struct drow *r = &rows[i];
-		const struct view_key *k = &keys.v[r->key];
-		if (k->file[0] && k->line > 0)
-			snprintf(where, sizeof(where), "  %s:%" PRId64, k->file,
-				 k->line);
-		else if (k->file[0])
-			snprintf(where, sizeof(where), "  %s", k->file);
-		else
-			where[0] = 0;
-		if (values) {
-			char v[6][32];
-			fprintf(out, "%9s %9s %9s  %9s %9s %9s  %s%s\n",
-				view_fmt_value(v[0], 32, r->flat[0], unit),
-				view_fmt_value(v[1], 32, r->flat[1], unit),
-				fmt_change(v[2], 32, r->flat[1] - r->flat[0],
-					   unit),
-				view_fmt_value(v[3], 32, r->cum[0], unit),
-				view_fmt_value(v[4], 32, r->cum[1], unit),
-				fmt_change(v[5], 32, r->cum[1] - r->cum[0],
-					   unit),
-				k->name, where);
-			continue;
-		}
-		fprintf(out, "%8.2f%% %8.2f%% %+8.2f  %8.2f%% %8.2f%% %+8.2f  "
-			"%s%s\n", pts(r->flat[0], total[0]),
-			pts(r->flat[1], total[1]), r->dflat,
-			pts(r->cum[0], total[0]), pts(r->cum[1], total[1]),
-			r->dcum, k->name, where);
-	}
+	table_head(&t, shown, n);
+	for (size_t i = 0; i < shown; i++)
+		table_row(&t, &rows[i]);
 	rc = ferror(out) ? -EIO : 0;
 out:
 	view_errno_text(rc, err);

@@ -157,8 +157,7 @@ struct layout {
 	double scale;      /* px per unit of value */
 	struct box *v;
 	size_t n, cap;
-	uint32_t *stack;   /* children being laid out, a stack of runs */
-	size_t sp, stack_cap;
+	struct view_kids kids; /* children being laid out */
 	uint32_t max_depth;
 	int oom;
 };
@@ -191,7 +190,7 @@ static void lay(struct layout *L, uint32_t node, uint32_t parent, double x)
 	struct box b = { .node = node, .parent = parent, .depth = nd->depth,
 			 .x = x, .val = { nd->total[0], nd->total[1] } };
 	struct box m = { 0 };
-	size_t base = L->sp, i;
+	size_t base = L->kids.n, i;
 	double cx = x;
 	uint32_t me;
 
@@ -209,22 +208,18 @@ static void lay(struct layout *L, uint32_t node, uint32_t parent, double x)
 			m.val[1] += t->v[c].total[1];
 			continue;
 		}
-		if (grow_array(&L->stack, &L->stack_cap, L->sp + 1,
-			       sizeof(*L->stack), 1024) < 0) {
+		if (view_kids_push(&L->kids, c) < 0) {
 			L->oom = 1;
 			return;
 		}
-		L->stack[L->sp++] = c;
 	}
-	if (L->sp > base) /* L->stack is still NULL when no node has a child */
-		qsort_r(L->stack + base, L->sp - base, sizeof(uint32_t),
-			cmp_child, L);
-	for (i = base; i < L->sp && !L->oom; i++) {
-		uint32_t c = L->stack[i];
+	view_kids_sort(&L->kids, base, cmp_child, L);
+	for (i = base; i < L->kids.n && !L->oom; i++) {
+		uint32_t c = L->kids.v[i];
 		lay(L, c, me, cx);
 		cx += (double)t->v[c].total[L->slot] * L->scale;
 	}
-	L->sp = base;
+	L->kids.n = base;
 	m.w = (double)m.val[L->slot] * L->scale;
 	if (m.n_merged && m.w >= FLAME_MERGED_MIN && !L->oom) {
 		m.node = node;
@@ -681,7 +676,7 @@ int flame_write(FILE *out, const struct flame_spec *s)
 	rc = ferror(out) ? -EIO : 0;
 out:
 	free(L.v);
-	free(L.stack);
+	view_kids_fini(&L.kids);
 	free((void *)L.rank);
 	return rc;
 }

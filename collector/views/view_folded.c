@@ -30,8 +30,7 @@ struct folder {
 	const uint32_t *rank;
 	char *path;
 	size_t len, cap;
-	uint32_t *kids;
-	size_t sp, kids_cap;
+	struct view_kids kids; /* children being walked */
 	int oom;
 };
 
@@ -88,7 +87,7 @@ static void put_frame(struct folder *f, const struct view_key *k)
 static void walk(struct folder *f, uint32_t node)
 {
 	const struct view_node *nd = &f->t->v[node];
-	size_t len = f->len, base = f->sp;
+	size_t len = f->len, base = f->kids.n;
 
 	if (node) {
 		if (nd->depth > 1)
@@ -100,19 +99,15 @@ static void walk(struct folder *f, uint32_t node)
 	}
 	for (uint32_t c = nd->first_child; c && !f->oom;
 	     c = f->t->v[c].next_sibling) {
-		if (grow_array(&f->kids, &f->kids_cap, f->sp + 1,
-			       sizeof(*f->kids), 256) < 0) {
+		if (view_kids_push(&f->kids, c) < 0) {
 			f->oom = 1;
 			break;
 		}
-		f->kids[f->sp++] = c;
 	}
-	if (f->sp > base) /* f->kids is still NULL when no node has a child */
-		qsort_r(f->kids + base, f->sp - base, sizeof(uint32_t),
-			cmp_kid, f);
-	for (size_t i = base; i < f->sp && !f->oom; i++)
-		walk(f, f->kids[i]);
-	f->sp = base;
+	view_kids_sort(&f->kids, base, cmp_kid, f);
+	for (size_t i = base; i < f->kids.n && !f->oom; i++)
+		walk(f, f->kids.v[i]);
+	f->kids.n = base;
 	f->len = len;
 	if (f->path)
 		f->path[len] = 0;
@@ -158,7 +153,7 @@ int view_folded(FILE *out, const struct view_profile *p,
 out:
 	view_errno_text(rc, err);
 	free(f.path);
-	free(f.kids);
+	view_kids_fini(&f.kids);
 	free(rank);
 	free(kmap);
 	view_tree_fini(&tree);

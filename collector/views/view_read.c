@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "common/grow.h"
+#include "common/readfile.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -112,43 +113,22 @@ out:
 static int read_all(const char *path, uint8_t **out, size_t *out_len,
 		    char *err)
 {
-	int fd = -1, rc = -ENOMEM;
-	uint8_t *buf = NULL;
-	size_t cap = 1 << 16, len = 0;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	int rc;
 
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
 		return rc;
 	}
-	for (;;) {
-		rc = grow(&buf, &cap, len, VIEW_MAX_FILE + 1);
-		if (rc == -E2BIG)
-			snprintf(err, VIEW_ERR_LEN, "larger than %llu bytes",
-				 VIEW_MAX_FILE);
-		if (rc < 0)
-			goto out;
-		ssize_t got = read(fd, buf + len, cap - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			rc = -errno;
-			snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
-			goto out;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	*out = buf;
-	*out_len = len;
-	buf = NULL;
-	rc = 0;
-out:
+	rc = read_fd_all(fd, VIEW_MAX_FILE, out, out_len);
+	if (rc == -E2BIG)
+		snprintf(err, VIEW_ERR_LEN, "larger than %llu bytes",
+			 VIEW_MAX_FILE);
+	else if (rc < 0 && rc != -ENOMEM)
+		snprintf(err, VIEW_ERR_LEN, "%s", strerror(-rc));
 	if (fd > 0)
 		close(fd);
-	free(buf);
 	return rc;
 }
 

@@ -53,6 +53,12 @@ struct ss {
 	size_t n_lanes, lanes_cap;
 	struct idhash lane_hash;
 	int oom;
+	/* what is written */
+	const struct timeline_data *tl; /* NULL: the profile's samples */
+	size_t type;            /* the sample type */
+	int use_count;          /* timeline weights: counts, not values */
+	uint32_t *fbuf;         /* a timeline record's frames */
+	size_t fcap;
 };
 
 static int lane_eq(const void *ctx, uint32_t id)
@@ -305,6 +311,123 @@ static int tl_frames(const struct view_profile *p,
 	return 0;
 }
 
+/* Lane l's stacks, root first, each as output frame indexes. */
+static int write_samples(struct ss *s, const struct lane *l, char *err)
+{
+	int first = 1, rc;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (s->tl) {
+			const struct timeline_rec *r = &s->tl->recs[l->items[i]];
+			size_t n;
+			rc = tl_frames(s->p, s->tl, r->stack, &s->fbuf,
+				       &s->fcap, &n, err);
+			if (rc < 0)
+				return rc;
+			put_stack(s, s->fbuf, n,
+				  (r->flags & WIRE_SF_TRUNCATED) != 0, &first);
+		} else {
+			const struct view_sample *smp =
+				&s->p->samples[l->items[i]];
+			put_stack(s, smp->frames, smp->n_frames, 0, &first);
+		}
+	}
+	return 0;
+}
+
+/* Lane l's weights, one per stack. */
+static void write_weights(struct ss *s, const struct lane *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct timeline_rec *r;
+		int64_t w;
+		if (s->tl) {
+			r = &s->tl->recs[l->items[i]];
+			w = s->use_count ? r->count : r->value;
+		} else {
+			w = s->p->samples[l->items[i]].values[s->type];
+		}
+		fprintf(s->out, "%s%" PRId64, i ? "," : "", w);
+	}
+}
+
+/* The shared frames, in output order. */
+static void write_frames(struct ss *s)
+{
+	for (size_t i = 0; i < s->n_out; i++) {
+		const struct view_key *k;
+		if (i)
+			fputs(",", s->out);
+		fputs("\n{\"name\":", s->out);
+		if (i == 0 && s->trunc_frame == 0) {
+			json_str(s->out, "[truncated]");
+			fputs("}", s->out);
+			continue;
+		}
+		k = &s->keys->v[s->order[i]];
+		json_str(s->out, k->name);
+		if (k->file[0]) {
+			fputs(",\"file\":", s->out);
+			json_str(s->out, k->file);
+		}
+		if (k->line > 0)
+			fprintf(s->out, ",\"line\":%" PRId64, k->line);
+		fputs("}", s->out);
+	}
+}
+
+/* The whole file: header, one profile per lane, the shared frames. */
+static int write_file(struct ss *s, const char *name, char *err)
+{
+	int rc;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema"
+	      ".json\",\n\"exporter\":\"pyprof\",\"name\":", s->out);
+	json_str(s->out, name ? name : "pyprof profile");
+	fputs(",\"activeProfileIndex\":0,\n\"profiles\":[", s->out);
+	for (size_t li = 0; li < s->n_lanes; li++) {
+		const struct lane *l = &s->lanes[li];
+		lane_head(s, l, s->p->types[s->type].unit, li == 0);
+		rc = write_samples(s, l, err);
+		if (rc < 0)
+			return rc;
+		fputs("],\n\"weights\":[", s->out);
+		write_weights(s, l);
+		fputs("]}", s->out);
+	}
+	fputs("\n],\n\"shared\":{\"frames\":[", s->out);
+	write_frames(s);
+	fputs("\n]}}\n", s->out);
+	return ferror(s->out) ? -EIO : 0;
+}
+
+/* Samples into lanes, from the timeline or the profile, and the lanes'
+ * thread names. */
+static int collect(struct ss *s, const struct view_filter *filter,
+		   char *err)
+{
+	int rc;
+
+	s->trunc_frame = -1;
+	if (s->tl) {
+		for (size_t i = 0; i < s->tl->n_records && s->trunc_frame < 0;
+		     i++)
+			if (s->tl->recs[i].flags & WIRE_SF_TRUNCATED)
+				s->trunc_frame = 0;
+		rc = from_timeline(s, s->tl, s->use_count, filter, err);
+	} else {
+		rc = from_profile(s, s->type, filter);
+	}
+	if (rc < 0)
+		return rc;
+	name_lanes(s);
+	/* "[truncated]" is frame 0 when a timeline needs it (in a profile
+	 * alone it is an ordinary frame). */
+	if (s->trunc_frame == 0)
+		s->n_out = 1;
+	return 0;
+}
+
 int view_speedscope(FILE *out, const struct view_profile *p,
 		    const struct timeline_data *tl, const char *sample_type,
 		    const struct view_filter *filter, const char *name,
@@ -312,14 +435,13 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 {
 	struct view_keys keys;
 	struct ss s = { 0 };
-	uint32_t *kmap = NULL, *fbuf = NULL;
-	size_t type, fcap = 0;
-	int use_count, rc;
+	uint32_t *kmap = NULL;
+	size_t type;
+	int rc;
 
 	err[0] = 0;
 	if (view_need_type(p, sample_type, &type, err) < 0)
 		return -ENOENT;
-	use_count = !strcmp(p->types[type].unit, "count");
 	view_keys_init(&keys, VIEW_BY_FUNCTION);
 	idhash_init(&s.lane_hash);
 	rc = view_keys_map(&keys, p, &kmap);
@@ -330,90 +452,18 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 	s.p = p;
 	s.keys = &keys;
 	s.kmap = kmap;
+	s.tl = tl;
+	s.type = type;
+	s.use_count = !strcmp(p->types[type].unit, "count");
 	s.frame_of_key = malloc((keys.n + 1) * sizeof(*s.frame_of_key));
 	s.order = malloc((keys.n + 1) * sizeof(*s.order));
 	if (!s.frame_of_key || !s.order)
 		goto out;
 	for (size_t i = 0; i < keys.n; i++)
 		s.frame_of_key[i] = -1;
-	s.trunc_frame = -1;
-	if (tl) {
-		for (size_t i = 0; i < tl->n_records && s.trunc_frame < 0; i++)
-			if (tl->recs[i].flags & WIRE_SF_TRUNCATED)
-				s.trunc_frame = 0;
-		rc = from_timeline(&s, tl, use_count, filter, err);
-	} else {
-		rc = from_profile(&s, type, filter);
-	}
-	if (rc < 0)
-		goto out;
-	name_lanes(&s);
-	/* "[truncated]" is frame 0 when a timeline needs it (in a profile
-	 * alone it is an ordinary frame). */
-	if (s.trunc_frame == 0)
-		s.n_out = 1;
-
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema"
-	      ".json\",\n\"exporter\":\"pyprof\",\"name\":", out);
-	json_str(out, name ? name : "pyprof profile");
-	fputs(",\"activeProfileIndex\":0,\n\"profiles\":[", out);
-	for (size_t li = 0; li < s.n_lanes; li++) {
-		struct lane *l = &s.lanes[li];
-		int first = 1;
-		lane_head(&s, l, p->types[type].unit, li == 0);
-		for (size_t i = 0; i < l->n; i++) {
-			if (tl) {
-				const struct timeline_rec *r = &tl->recs[
-					l->items[i]];
-				size_t n;
-				rc = tl_frames(p, tl, r->stack, &fbuf, &fcap,
-					       &n, err);
-				if (rc < 0)
-					goto out;
-				put_stack(&s, fbuf, n,
-					  (r->flags & WIRE_SF_TRUNCATED) != 0,
-					  &first);
-			} else {
-				const struct view_sample *smp =
-					&p->samples[l->items[i]];
-				put_stack(&s, smp->frames, smp->n_frames, 0,
-					  &first);
-			}
-		}
-		fputs("],\n\"weights\":[", out);
-		for (size_t i = 0; i < l->n; i++) {
-			int64_t w;
-			if (tl)
-				w = use_count ? tl->recs[l->items[i]].count
-					      : tl->recs[l->items[i]].value;
-			else
-				w = p->samples[l->items[i]].values[type];
-			fprintf(out, "%s%" PRId64, i ? "," : "", w);
-		}
-		fputs("]}", out);
-	}
-	fputs("\n],\n\"shared\":{\"frames\":[", out);
-	for (size_t i = 0; i < s.n_out; i++) {
-		if (i)
-			fputs(",", out);
-		fputs("\n{\"name\":", out);
-		if (i == 0 && s.trunc_frame == 0) {
-			json_str(out, "[truncated]");
-			fputs("}", out);
-			continue;
-		}
-		const struct view_key *k = &keys.v[s.order[i]];
-		json_str(out, k->name);
-		if (k->file[0]) {
-			fputs(",\"file\":", out);
-			json_str(out, k->file);
-		}
-		if (k->line > 0)
-			fprintf(out, ",\"line\":%" PRId64, k->line);
-		fputs("}", out);
-	}
-	fputs("\n]}}\n", out);
-	rc = ferror(out) ? -EIO : 0;
+	rc = collect(&s, filter, err);
+	if (rc == 0)
+		rc = write_file(&s, name, err);
 out:
 	view_errno_text(rc, err);
 	for (size_t i = 0; i < s.n_lanes; i++)
@@ -422,7 +472,7 @@ out:
 	idhash_fini(&s.lane_hash);
 	free(s.frame_of_key);
 	free(s.order);
-	free(fbuf);
+	free(s.fbuf);
 	free(kmap);
 	view_keys_fini(&keys);
 	return rc;

@@ -223,35 +223,68 @@ static int cmp_lrow(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* What the label tables add up. */
+struct tally {
+	size_t type;
+	int count_type;     /* -1: no count of samples */
+	int64_t total;      /* of the samples passing the filter */
+	int64_t n_samples;
+	int64_t with;       /* of those with the label */
+	int any;            /* a sample has the label */
+};
+
+/* Adds each sample passing the filter to the row of its label key's value
+ * in t (to the row none when it has no such label, or to no row when none
+ * is NULL) and to the leaf function's share of that row when t has
+ * per-key values (kmap). 0 or -ENOMEM. */
+static int tally_label(struct ltable *t, struct tally *y,
+		       const struct view_profile *p,
+		       const struct view_filter *filter, const char *key,
+		       const char *none, const uint32_t *kmap)
+{
+	char buf[TOP_MAX_LABEL];
+
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct view_sample *s = &p->samples[i];
+		int64_t v = s->values[y->type];
+		const char *lv;
+		struct lrow *r;
+		if (filter && !view_sample_matches(s, filter))
+			continue;
+		y->total += v;
+		if (y->count_type >= 0)
+			y->n_samples += s->values[y->count_type];
+		lv = view_sample_label(s, key, buf, sizeof(buf));
+		y->any |= lv != NULL;
+		if (!lv && !none)
+			continue;
+		r = ltable_get(t, lv ? lv : none);
+		if (!r)
+			return -ENOMEM;
+		y->with += lv ? v : 0;
+		r->value += v;
+		if (y->count_type >= 0)
+			r->count += s->values[y->count_type];
+		if (t->n_keys && s->n_frames)
+			r->per_key[kmap[s->frames[0]]] += v;
+	}
+	return 0;
+}
+
 static int top_label(FILE *out, const struct view_profile *p, size_t type,
 		     int count_type, const struct view_top_opts *o, char *err)
 {
 	struct ltable t = { 0 };
+	struct tally y = { .type = type, .count_type = count_type };
 	const char *unit = p->types[type].unit;
-	int64_t total = 0, n_samples = 0;
-	char buf[TOP_MAX_LABEL], a[32];
+	char a[32];
 	size_t shown;
-	int rc = -ENOMEM, any = 0;
+	int rc;
 
-	for (size_t i = 0; i < p->n_samples; i++) {
-		const struct view_sample *s = &p->samples[i];
-		const char *v;
-		struct lrow *r;
-		if (o->filter && !view_sample_matches(s, o->filter))
-			continue;
-		v = view_sample_label(s, o->by_label, buf, sizeof(buf));
-		any |= v != NULL;
-		r = ltable_get(&t, v ? v : "(none)");
-		if (!r)
-			goto out;
-		r->value += s->values[type];
-		total += s->values[type];
-		if (count_type >= 0) {
-			r->count += s->values[count_type];
-			n_samples += s->values[count_type];
-		}
-	}
-	if (!any) {
+	rc = tally_label(&t, &y, p, o->filter, o->by_label, "(none)", NULL);
+	if (rc < 0)
+		goto out;
+	if (!y.any) {
 		snprintf(err, VIEW_ERR_LEN, "no sample has a label '%s'",
 			 o->by_label);
 		rc = -ENOENT;
@@ -259,7 +292,7 @@ static int top_label(FILE *out, const struct view_profile *p, size_t type,
 	}
 	qsort(t.v, t.n, sizeof(*t.v), cmp_lrow);
 	shown = o->n_rows && o->n_rows < t.n ? o->n_rows : t.n;
-	header(out, p, type, total, n_samples, count_type);
+	header(out, p, type, y.total, y.n_samples, count_type);
 	fprintf(out, "Showing %zu of %zu values of label %s\n", shown, t.n,
 		o->by_label);
 	fprintf(out, "%*s %7s %10s  %s\n", TOP_VALUE_W, p->types[type].type,
@@ -270,7 +303,7 @@ static int top_label(FILE *out, const struct view_profile *p, size_t type,
 			snprintf(cnt, sizeof(cnt), "%" PRId64, t.v[i].count);
 		fprintf(out, "%*s %6.2f%% %10s  %s\n", TOP_VALUE_W,
 			view_fmt_value(a, sizeof(a), t.v[i].value, unit),
-			pct(t.v[i].value, total), cnt, t.v[i].name);
+			pct(t.v[i].value, y.total), cnt, t.v[i].name);
 	}
 	rc = 0;
 out:
@@ -326,10 +359,10 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 {
 	struct view_keys keys;
 	struct ltable t = { 0 };
+	struct tally y = { .type = type, .count_type = count_type };
 	uint32_t *kmap = NULL;
 	const char *unit = p->types[type].unit;
-	int64_t total = 0, n_samples = 0, with = 0;
-	char buf[TOP_MAX_LABEL], a[32], hot[1024];
+	char a[32], hot[1024];
 	size_t shown;
 	int rc = -ENOMEM;
 
@@ -337,28 +370,9 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 	if (view_keys_map(&keys, p, &kmap) < 0)
 		goto out;
 	t.n_keys = keys.n + 1;
-	for (size_t i = 0; i < p->n_samples; i++) {
-		const struct view_sample *s = &p->samples[i];
-		const char *v;
-		struct lrow *r;
-		if (o->filter && !view_sample_matches(s, o->filter))
-			continue;
-		total += s->values[type];
-		if (count_type >= 0)
-			n_samples += s->values[count_type];
-		v = view_sample_label(s, "opcode", buf, sizeof(buf));
-		if (!v)
-			continue;
-		r = ltable_get(&t, v);
-		if (!r)
-			goto out;
-		with += s->values[type];
-		r->value += s->values[type];
-		if (count_type >= 0)
-			r->count += s->values[count_type];
-		if (s->n_frames)
-			r->per_key[kmap[s->frames[0]]] += s->values[type];
-	}
+	rc = tally_label(&t, &y, p, o->filter, "opcode", NULL, kmap);
+	if (rc < 0)
+		goto out;
 	if (t.n == 0) {
 		snprintf(err, VIEW_ERR_LEN, "no sample has an opcode label "
 			 "(record with PYPROF_OPCODES=1)");
@@ -367,10 +381,10 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 	}
 	qsort(t.v, t.n, sizeof(*t.v), cmp_lrow);
 	shown = o->n_rows && o->n_rows < t.n ? o->n_rows : t.n;
-	header(out, p, type, total, n_samples, count_type);
+	header(out, p, type, y.total, y.n_samples, count_type);
 	fprintf(out, "Showing %zu of %zu opcodes; %.2f%% of the total has an "
 		"opcode (samples in Python code)\n", shown, t.n,
-		pct(with, total));
+		pct(y.with, y.total));
 	fprintf(out, "%*s %7s %8s  %-28s %s\n", TOP_VALUE_W,
 		p->types[type].type, "share", count_type >= 0 ? "samples" : "",
 		"opcode", "hottest in");
@@ -381,7 +395,7 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 		hot_funcs(&t.v[i], &keys, hot, sizeof(hot));
 		fprintf(out, "%*s %6.2f%% %8s  %-28s %s\n", TOP_VALUE_W,
 			view_fmt_value(a, sizeof(a), t.v[i].value, unit),
-			pct(t.v[i].value, total), cnt, t.v[i].name, hot);
+			pct(t.v[i].value, y.total), cnt, t.v[i].name, hot);
 	}
 	rc = 0;
 out:

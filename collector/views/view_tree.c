@@ -298,3 +298,25 @@ size_t view_tree_path(const struct view_tree *t, uint32_t node,
 			out[i] = t->v[cur].key;
 	return depth;
 }
+
+int view_kids_push(struct view_kids *k, uint32_t id)
+{
+	if (grow_array(&k->v, &k->cap, k->n + 1, sizeof(*k->v), 256) < 0)
+		return -ENOMEM;
+	k->v[k->n++] = id;
+	return 0;
+}
+
+void view_kids_sort(struct view_kids *k, size_t base,
+		    int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	if (k->n > base) /* k->v is still NULL when no node has a child */
+		qsort_r(k->v + base, k->n - base, sizeof(*k->v), cmp, ctx);
+}
+
+void view_kids_fini(struct view_kids *k)
+{
+	free(k->v);
+	k->v = NULL;
+	k->n = k->cap = 0;
+}

@@ -75,6 +75,24 @@ int view_tree_add_profile(struct view_tree *t, const struct view_profile *p,
 			  const uint32_t *key_of_frame,
 			  const struct view_filter *f, const int slot_type[2]);
 
+/*
+ * The children of tree nodes in the order a recursive walk visits them
+ * (the flame graph's layout, folded stacks): one stack shared by every
+ * level. A level remembers n as its base, pushes its node's children,
+ * sorts them, walks them, and sets n back to its base.
+ */
+struct view_kids {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+/* Pushes node id; 0 or -ENOMEM. */
+int view_kids_push(struct view_kids *k, uint32_t id);
+/* Sorts the ids pushed above base with cmp(a, b, ctx) (qsort_r's). */
+void view_kids_sort(struct view_kids *k, size_t base,
+		    int (*cmp)(const void *, const void *, void *), void *ctx);
+void view_kids_fini(struct view_kids *k);
+
 /* Writes into out (n entries) the path from the root's child down to
  * node (keys, root first) and returns its length (the node's depth). */
 size_t view_tree_path(const struct view_tree *t, uint32_t node,

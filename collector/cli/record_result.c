@@ -1,0 +1,205 @@
+/*
+ * record_result.c - the end of `pyprof record`: the profile the collector
+ * wrote in the temporary directory put where -o asked (atomically, or
+ * converted with --format; a fallback place if that fails), the files
+ * beside it (heap, per thread), and the one-line report from the
+ * collector's summary.
+ *
+ * Single-threaded, in the pyprof process, after the collector exited.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/record.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "common/readfile.h"
+
+/* ---- the result ------------------------------------------------------- */
+
+/* Reads the file src whole into *data (malloc'd). 0 or -errno. */
+static int read_whole(const char *src, uint8_t **data, size_t *len)
+{
+	int fd = open(src, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = read_fd_all(fd, SIZE_MAX - 1, data, len);
+	close(fd);
+	return rc;
+}
+
+/* Writes what the collector left in the temporary directory (src) to
+ * dest, atomically; or, with format, converts it there. 0 or -errno
+ * (the conversion logs its own reason). */
+static int put_file(const struct record *r, const char *src, const char *dest,
+		    int convert)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (convert)
+		return cmd_convert_file(src,
+					r->timeline[0] ? r->timeline : NULL,
+					r->format, NULL, NULL, 0, dest);
+	rc = read_whole(src, &data, &len);
+	if (rc == 0)
+		rc = file_write_atomic(dest, data, len, FILEIO_REPLACE);
+	free(data);
+	return rc;
+}
+
+/* dest, as asked, or if it cannot be written, a fallback: the current
+ * directory, else $TMPDIR or /tmp, as pyprof.<pid>.<name of dest>, said
+ * on stderr. shown names dest as the user typed it; *where gets the path
+ * written (n bytes). 0 if written where asked, 1 if in the fallback,
+ * -errno if nowhere. */
+static int place(const struct record *r, const char *src, const char *dest,
+		 const char *shown, int convert, char *where, size_t n)
+{
+	const char *name = strrchr(dest, '/'), *tmp = getenv("TMPDIR");
+	const char *dirs[3] = { ".", tmp && tmp[0] == '/' ? tmp : "/tmp",
+				"/tmp" };
+	char cwd[CMD_PATH_MAX];
+	int rc, rc2;
+
+	snprintf(where, n, "%s", shown);
+	rc = put_file(r, src, dest, convert);
+	if (rc == 0)
+		return 0;
+	name = name ? name + 1 : dest;
+	if (getcwd(cwd, sizeof(cwd)))
+		dirs[0] = cwd;
+	rc2 = rc;
+	for (int i = 0; i < 3; i++) {
+		int len = snprintf(where, n, "%s/pyprof.%d.%s", dirs[i],
+				   (int)getpid(), name);
+		if (len < 0 || (size_t)len >= n)
+			continue;
+		rc2 = put_file(r, src, where, convert);
+		if (rc2 == 0) {
+			/* (a conversion said why already) */
+			log_error("cannot write %s%s%s; written to %s instead",
+				  shown, convert ? "" : ": ",
+				  convert ? "" : strerror(-rc), where);
+			return 1;
+		}
+	}
+	log_error("cannot write %s%s%s, nor anywhere else", shown,
+		  convert ? "" : ": ", convert ? "" : strerror(-rc));
+	return rc2;
+}
+
+/* The files the collector wrote beside its profile in the temporary
+ * directory (profile.heap.pb.gz, profile.tid<TID>.<name>.pb.gz), each put
+ * beside the output as NAME.heap.pb.gz..., NAME being the output without
+ * its .pb.gz. The heap profile is named on stderr. 0, or 1 if one went
+ * to a fallback or nowhere. */
+static int place_beside(const struct record *r)
+{
+	static const char stem[] = RECORD_TMP_STEM;
+	char base_abs[CMD_PATH_MAX], base[CMD_PATH_MAX], src[CMD_PATH_MAX];
+	char dest[CMD_PATH_MAX + 256], shown[CMD_PATH_MAX + 256];
+	char where[CMD_PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(r->tmpdir);
+	int failed = 0;
+
+	if (!d)
+		return 0;
+	file_profile_base(r->output_abs, base_abs, sizeof(base_abs));
+	file_profile_base(r->output, base, sizeof(base));
+	while ((de = readdir(d)) != NULL) {
+		const char *rest = de->d_name + sizeof(stem) - 1;
+		if (strncmp(de->d_name, stem, sizeof(stem) - 1) ||
+		    rest[0] != '.' || !strcmp(de->d_name, RECORD_TMP_PROFILE) ||
+		    cmd_join_path(src, sizeof(src), r->tmpdir, de->d_name))
+			continue;
+		snprintf(dest, sizeof(dest), "%s%s", base_abs, rest);
+		snprintf(shown, sizeof(shown), "%s%s", base, rest);
+		int rc = place(r, src, dest, shown, 0, where, sizeof(where));
+		if (rc != 0)
+			failed = 1;
+		if (rc >= 0 && !strcmp(rest, ".heap.pb.gz"))
+			log_info("wrote %s (heap profile)", where);
+	}
+	closedir(d);
+	return failed;
+}
+
+/* Prints the one-line result (record.h). */
+int record_report(const struct record *r, int coll_status)
+{
+	char buf[RECORD_SUMMARY_MAX];
+	struct cmd_summary sum;
+	struct stat st;
+	char where[CMD_PATH_MAX + 256];
+	ssize_t len = -1;
+	int fd, placed;
+
+	if (coll_status == -1) {
+		log_error("no profile written: lost track of the collector");
+		return -ECHILD;
+	}
+	if (!WIFEXITED(coll_status) || WEXITSTATUS(coll_status) != 0) {
+		log_error("no profile written: the collector %s",
+			  record_describe_status(coll_status, buf,
+						 sizeof(buf)));
+		return -EIO;
+	}
+	if (stat(r->profile, &st) != 0) {
+		log_error("no profile written: the collector exited without "
+			  "writing %s", r->profile);
+		return -ENOENT;
+	}
+	/* The collector wrote into the temporary directory, which is
+	 * always writable: the profile is lost only if no place at all can
+	 * take it. --format: the pprof file is only a step (it goes with
+	 * the temporary directory); the conversion says why if it fails. */
+	placed = place(r, r->profile, r->output_abs, r->output,
+		       r->format != NULL, where, sizeof(where));
+	if (placed < 0)
+		return -EIO;
+	fd = open(r->summary, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (len >= 0)
+		buf[len] = '\0';
+	if (len < 0 || cmd_summary_parse(buf, &sum) != 0) {
+		/* The profile is there; only the counts are missing. */
+		log_info("wrote %s", where);
+		return place_beside(r) || placed ? -EIO : 0;
+	}
+	log_info("wrote %s (%llu sample%s, %llu process%s, %llu dropped)",
+		 where, sum.n_samples, sum.n_samples == 1 ? "" : "s",
+		 sum.n_processes, sum.n_processes == 1 ? "" : "es",
+		 sum.n_lost);
+	for (size_t i = 0; i < sum.n_reasons; i++)
+		log_info("%llu process%s not profiled: %s (profiling off)",
+			 sum.reasons[i].n, sum.reasons[i].n == 1 ? "" : "es",
+			 sum.reasons[i].why);
+	if (sum.n_processes == 0 && sum.n_refused == 0)
+		log_warn("no Python process reported to the collector (is "
+			 "%s a CPython program? is PYPROF_DISABLE set?)",
+			 r->command[0]);
+	if (sum.n_running)
+		log_warn("%llu profiled process%s still running when %s "
+			 "exited (a daemon?): the profile stops there. record "
+			 "stops with its command; to profile a daemon, run "
+			 "pyprof-collector and start the daemon with "
+			 "LD_PRELOAD=%s", sum.n_running,
+			 sum.n_running == 1 ? " was" : "es were", r->command[0],
+			 r->lib);
+	return place_beside(r) || placed ? -EIO : 0;
+}
