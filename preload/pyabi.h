@@ -209,7 +209,8 @@ const struct pyabi *pyabi_find(int major, int minor);
  * which have no block (nothing is read); -EPROTO on the first mismatch,
  * described in why (NUL-terminated, truncated to why_len; why may be
  * NULL); -EFAULT when a read fails; -EINVAL for a NULL abi or runtime.
- * Constructor or agent thread; reads about 600 bytes.
+ * Constructor or agent thread; reads about 1 KiB (the values
+ * pyabi_from_debug_offsets reads).
  */
 int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
 			      int (*read)(void *dst, const void *src, size_t n),
