@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -34,6 +33,7 @@
 #include "lastthread.h"
 #include "heap.h"
 #include "heapframe.h"
+#include "ownthread.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -801,21 +801,12 @@ void agent_fork_parent(void)
 	pthread_mutex_unlock(&ag_lock);
 }
 
-/* Starts the agent thread. It inherits a mask with every signal blocked,
- * so no signal of the application's is ever delivered to it, except the
- * faults: with SIGSEGV blocked, a fault in a guarded read would kill the
- * process instead of reaching the guard. The caller's mask is restored
- * right after. 0 or an errno number. */
+/* Starts the agent thread (ownthread.h: no signal of the program's
+ * reaches it). 0 or an errno number. */
 static int spawn(void)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ag.running = 1;
-	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = ownthread_create(&ag.thread, agent_main, NULL);
 	if (rc == 0)
 		ag.started = 1;
 	else

@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include "sampler.h"
 #include "threads.h"
 #include "tid.h"
+#include "ownthread.h"
 
 typedef void PyObject;
 typedef long Py_ssize_t;
@@ -238,17 +238,11 @@ void threadnames_start(void)
 {
 	if (!api.ok || started)
 		return;
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV); /* the guard needs faults delivered */
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	stopping = 0;
-	if (pthread_create(&threadnames_thread, NULL, threadnames_main, NULL) == 0) {
+	if (ownthread_create(&threadnames_thread, threadnames_main, NULL) == 0) {
 		pthread_detach(threadnames_thread);
 		started = 1;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void threadnames_request(void)
