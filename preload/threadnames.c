@@ -245,24 +245,26 @@ void threadnames_start(void)
 	}
 }
 
-void threadnames_request(void)
+/* Sets *flag (asked or stopping) under the wake lock and wakes the names
+ * thread, if it runs. */
+static void wake_with(int *flag)
 {
 	if (!started)
 		return;
 	pthread_mutex_lock(&wake_lock);
-	asked = 1;
+	*flag = 1;
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&wake_lock);
 }
 
+void threadnames_request(void)
+{
+	wake_with(&asked);
+}
+
 void threadnames_stop(void)
 {
-	if (!started)
-		return;
-	pthread_mutex_lock(&wake_lock);
-	stopping = 1;
-	pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&wake_lock);
+	wake_with(&stopping);
 }
 
 void threadnames_fork_prepare(void)
