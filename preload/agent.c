@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -34,6 +33,7 @@
 #include "lastthread.h"
 #include "heap.h"
 #include "heapframe.h"
+#include "ownthread.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -221,6 +221,15 @@ static uint32_t thread_name(int tid)
 	return sid;
 }
 
+/* The pseudo-location name (a frame that says why there is no stack),
+ * made once into *loc. */
+static uint32_t pseudo_loc(uint32_t *loc, const char *name)
+{
+	if (!*loc)
+		*loc = symbolize_pseudo(ag.sym, name);
+	return *loc;
+}
+
 /* The merged native and Python stack of s as a node (0 when out of memory
  * or when both stacks are empty). */
 static uint32_t merged_node(const struct raw_sample *s,
@@ -265,10 +274,7 @@ static uint32_t merged_node(const struct raw_sample *s,
 			loc = modules_location(ag.mods, &ag.in,
 					       pcs[it->index], it->index == 0);
 		} else {
-			if (!ag.loc_mark[status])
-				ag.loc_mark[status] =
-					symbolize_pseudo(ag.sym, marks[status]);
-			loc = ag.loc_mark[status];
+			loc = pseudo_loc(&ag.loc_mark[status], marks[status]);
 		}
 		node = loc ? intern_node(&ag.in, node, loc) : 0;
 		if (!node)
@@ -277,6 +283,59 @@ static uint32_t merged_node(const struct raw_sample *s,
 	return node;
 }
 
+/* The stack of s as a node (0: out of memory): merged with its native
+ * stack, a pseudo-frame saying why there is no Python stack, or its
+ * Python frames. */
+static uint32_t stack_node(const struct raw_sample *s,
+			   const struct raw_frame *fr)
+{
+	if (sampler.native && ag.mods &&
+	    (s->n_native || (s->n_frames && !(s->flags & SAMPLE_NO_TSTATE) &&
+			     (s->flags & SAMPLE_NATIVE_FAILED))))
+		return merged_node(s, fr);
+	if (s->flags & SAMPLE_HEAP_NO_PY)
+		return intern_node(&ag.in, 0,
+				   pseudo_loc(&ag.loc_no_py,
+					      "[Python not running]"));
+	if (s->flags & SAMPLE_NO_TSTATE)
+		return intern_node(&ag.in, 0,
+				   pseudo_loc(&ag.loc_non_python,
+					      "[non-Python thread]"));
+	if (s->n_frames == 0)
+		return intern_node(&ag.in, 0,
+				   pseudo_loc(&ag.loc_no_frame,
+					      "[no Python frame]"));
+	/* frames are leaf first; the trie grows from the root */
+	uint32_t node = 0;
+	for (int i = s->n_frames - 1; i >= 0; i--) {
+		uint32_t loc = symbolize_frame(ag.sym, &fr[i]);
+		node = loc ? intern_node(&ag.in, node, loc) : 0;
+		if (!node)
+			break;
+	}
+	return node;
+}
+
+/* The SAMPLES record's flags (wire.h) for s. */
+static uint32_t wire_flags(const struct raw_sample *s)
+{
+	uint32_t flags = 0;
+	if (s->flags & SAMPLE_TRUNCATED)
+		flags |= WIRE_SF_TRUNCATED;
+	if (s->flags & SAMPLE_OFF_CPU)
+		flags |= WIRE_SF_OFF_CPU;
+	if (s->flags & SAMPLE_NATIVE_KNOWN)
+		flags |= WIRE_SF_NATIVE_KNOWN |
+			 (s->flags & SAMPLE_NATIVE ? WIRE_SF_NATIVE : 0);
+	if (s->flags & SAMPLE_GIL_KNOWN)
+		flags |= WIRE_SF_GIL_KNOWN |
+			 (s->flags & SAMPLE_GIL ? WIRE_SF_GIL : 0);
+	return flags;
+}
+
+/* One record drained from the ring (ring_drain's callback, ag_lock
+ * held): a CPU or wall sample into the SAMPLES frame, a heap allocation
+ * or free into the HEAP frame, or counted lost. */
 static void on_sample(const void *payload, size_t len, void *arg)
 {
 	(void)arg;
@@ -307,35 +366,7 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		count_lost(WIRE_LOST_INVALID, s->weight, s->value_ns);
 		return;
 	}
-	uint32_t node = 0;
-	if (sampler.native && ag.mods &&
-	    (s->n_native || (s->n_frames && !(s->flags & SAMPLE_NO_TSTATE) &&
-			     (s->flags & SAMPLE_NATIVE_FAILED)))) {
-		node = merged_node(s, fr);
-	} else if (s->flags & SAMPLE_HEAP_NO_PY) {
-		if (!ag.loc_no_py)
-			ag.loc_no_py = symbolize_pseudo(
-				ag.sym, "[Python not running]");
-		node = intern_node(&ag.in, 0, ag.loc_no_py);
-	} else if (s->flags & SAMPLE_NO_TSTATE) {
-		if (!ag.loc_non_python)
-			ag.loc_non_python = symbolize_pseudo(
-				ag.sym, "[non-Python thread]");
-		node = intern_node(&ag.in, 0, ag.loc_non_python);
-	} else if (s->n_frames == 0) {
-		if (!ag.loc_no_frame)
-			ag.loc_no_frame =
-				symbolize_pseudo(ag.sym, "[no Python frame]");
-		node = intern_node(&ag.in, 0, ag.loc_no_frame);
-	} else {
-		/* frames are leaf first; the trie grows from the root */
-		for (int i = s->n_frames - 1; i >= 0; i--) {
-			uint32_t loc = symbolize_frame(ag.sym, &fr[i]);
-			node = loc ? intern_node(&ag.in, node, loc) : 0;
-			if (!node)
-				break;
-		}
-	}
+	uint32_t node = stack_node(s, fr);
 	if (!node) {
 		if (heap)
 			heapframe_lost(&ag.heap, s->heap_size);
@@ -357,18 +388,7 @@ static void on_sample(const void *payload, size_t len, void *arg)
 				    s->heap_size, s->heap_addr);
 		return;
 	}
-	uint32_t flags = 0;
-	if (s->flags & SAMPLE_TRUNCATED)
-		flags |= WIRE_SF_TRUNCATED;
-	if (s->flags & SAMPLE_OFF_CPU)
-		flags |= WIRE_SF_OFF_CPU;
-	if (s->flags & SAMPLE_NATIVE_KNOWN)
-		flags |= WIRE_SF_NATIVE_KNOWN |
-			 (s->flags & SAMPLE_NATIVE ? WIRE_SF_NATIVE : 0);
-	if (s->flags & SAMPLE_GIL_KNOWN)
-		flags |= WIRE_SF_GIL_KNOWN |
-			 (s->flags & SAMPLE_GIL ? WIRE_SF_GIL : 0);
-	add_to_batch(node, thread, s, flags);
+	add_to_batch(node, thread, s, wire_flags(s));
 }
 
 static void put_lost(void)
@@ -801,21 +821,12 @@ void agent_fork_parent(void)
 	pthread_mutex_unlock(&ag_lock);
 }
 
-/* Starts the agent thread. It inherits a mask with every signal blocked,
- * so no signal of the application's is ever delivered to it, except the
- * faults: with SIGSEGV blocked, a fault in a guarded read would kill the
- * process instead of reaching the guard. The caller's mask is restored
- * right after. 0 or an errno number. */
+/* Starts the agent thread (ownthread.h: no signal of the program's
+ * reaches it). 0 or an errno number. */
 static int spawn(void)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ag.running = 1;
-	int rc = pthread_create(&ag.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = ownthread_create(&ag.thread, agent_main, NULL);
 	if (rc == 0)
 		ag.started = 1;
 	else

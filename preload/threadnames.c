@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include "sampler.h"
 #include "threads.h"
 #include "tid.h"
+#include "ownthread.h"
 
 typedef void PyObject;
 typedef long Py_ssize_t;
@@ -238,37 +238,33 @@ void threadnames_start(void)
 {
 	if (!api.ok || started)
 		return;
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV); /* the guard needs faults delivered */
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	stopping = 0;
-	if (pthread_create(&threadnames_thread, NULL, threadnames_main, NULL) == 0) {
+	if (ownthread_create(&threadnames_thread, threadnames_main, NULL) == 0) {
 		pthread_detach(threadnames_thread);
 		started = 1;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Sets *flag (asked or stopping) under the wake lock and wakes the names
+ * thread, if it runs. */
+static void wake_with(int *flag)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&wake_lock);
+	*flag = 1;
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&wake_lock);
 }
 
 void threadnames_request(void)
 {
-	if (!started)
-		return;
-	pthread_mutex_lock(&wake_lock);
-	asked = 1;
-	pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&wake_lock);
+	wake_with(&asked);
 }
 
 void threadnames_stop(void)
 {
-	if (!started)
-		return;
-	pthread_mutex_lock(&wake_lock);
-	stopping = 1;
-	pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&wake_lock);
+	wake_with(&stopping);
 }
 
 void threadnames_fork_prepare(void)

@@ -6,9 +6,10 @@
  * errno saved and restored where a system call could change it. Only
  * guard_install() and guard_take_sigprof() run outside (constructor).
  *
- * The guard: a thread that reads interpreter memory arms guard_jmp with a
- * sigsetjmp(…, 0) buffer. A fault on that thread jumps back; the region's
- * owner reports one failed read. We install the handler with SA_NODEFER so
+ * The guard: a thread that reads interpreter memory does it in a guarded
+ * region (guard_run_sigsafe), which arms guard_jmp with a sigsetjmp(…, 0)
+ * buffer. A fault on that thread jumps back; the region's owner reports
+ * one failed read. We install the handler with SA_NODEFER so
  * that jumping out of it leaves SIGSEGV unblocked without the cost of a
  * signal-mask system call per region, and SA_ONSTACK so that a real stack
  * overflow in the application still reaches an alternate stack (Python's

@@ -1,0 +1,19 @@
+/*
+ * ownthread.c - see ownthread.h. Constructor, agent, fork child; never a
+ * signal handler.
+ */
+#include "ownthread.h"
+
+#include <signal.h>
+
+int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
