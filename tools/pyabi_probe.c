@@ -211,12 +211,9 @@ static void gil(void)
 #endif
 }
 
-static void row(void)
+/* Which layout family each part of the interpreter uses. */
+static void kinds(void)
 {
-	printf("\t{ /* %d.%d, from the headers of %s */\n", PY_MAJOR_VERSION,
-	       PY_MINOR_VERSION, PY_VERSION);
-	emit("major", PY_MAJOR_VERSION, "PY_MAJOR_VERSION");
-	emit("minor", PY_MINOR_VERSION, "PY_MINOR_VERSION");
 #if PY_AT_LEAST(3, 11)
 	emit_sym("frame_kind", "PYABI_FRAME_INTERP", "_PyInterpreterFrame chain");
 #else
@@ -245,8 +242,11 @@ static void row(void)
 #else
 	emit_sym("str_kind", "PYABI_STR_BYTES", "PyStringObject");
 #endif
+}
 
-	/* The runtime's interpreter list. */
+/* The runtime's interpreter list and the thread states. */
+static void threads(void)
+{
 #if PY_AT_LEAST(3, 7)
 	OFF("rt_interp_head", _PyRuntimeState, interpreters.head);
 #else
@@ -281,10 +281,11 @@ static void row(void)
 	none("ts_cframe", "no _PyCFrame before 3.11");
 	none("cframe_current_frame", "no _PyCFrame before 3.11");
 #endif
+}
 
-	gil();
-
-	/* Frames. */
+/* Frames: the chain, the code and instruction pointers, their owners. */
+static void frames(void)
+{
 #if PY_AT_LEAST(3, 11)
 	OFF("f_back", _PyInterpreterFrame, previous);
 #if PY_AT_LEAST(3, 13)
@@ -331,14 +332,11 @@ static void row(void)
 	none("owner_skip2", "3.14+: FRAME_OWNED_BY_INTERPRETER");
 	emit("code_ref_tag_mask", 0, "3.14+: _PyStackRef tag bits");
 #endif
+}
 
-#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 8
-	OFF("rt_pending_finishing", _PyRuntimeState, ceval.pending.finishing);
-#else
-	none("rt_pending_finishing", "only 3.8's Py_AddPendingCall prints an error once finalization began");
-#endif
-
-	/* Code objects. */
+/* Code objects. */
+static void code_objects(void)
+{
 	OFF("co_filename", PyCodeObject, co_filename);
 	OFF("co_name", PyCodeObject, co_name);
 #if PY_AT_LEAST(3, 11)
@@ -361,8 +359,11 @@ static void row(void)
 	none("co_firsttraceable", "added in 3.11");
 	OFF("co_code", PyCodeObject, co_code);
 #endif
+}
 
-	/* Objects. */
+/* Object headers and bytes. */
+static void objects(void)
+{
 	OFF("ob_type", PyObject, ob_type);
 	OFF("var_size", PyVarObject, ob_size);
 #if PY_MAJOR_VERSION >= 3
@@ -370,8 +371,11 @@ static void row(void)
 #else
 	OFF("bytes_sval", PyStringObject, ob_sval);
 #endif
+}
 
-	/* PEP 393 unicode. */
+/* PEP 393 unicode (2.7: none). */
+static void unicode_strings(void)
+{
 #if PY_MAJOR_VERSION >= 3
 	{
 		int bit;
@@ -408,6 +412,27 @@ static void row(void)
 	none("u_compact_size", "2.7 names are PyStringObject");
 	none("u_data_any", "2.7 names are PyStringObject");
 #endif
+}
+
+/* The struct pyabi initializer, its fields in the struct's order. */
+static void row(void)
+{
+	printf("\t{ /* %d.%d, from the headers of %s */\n", PY_MAJOR_VERSION,
+	       PY_MINOR_VERSION, PY_VERSION);
+	emit("major", PY_MAJOR_VERSION, "PY_MAJOR_VERSION");
+	emit("minor", PY_MINOR_VERSION, "PY_MINOR_VERSION");
+	kinds();
+	threads();
+	gil();
+	frames();
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 8
+	OFF("rt_pending_finishing", _PyRuntimeState, ceval.pending.finishing);
+#else
+	none("rt_pending_finishing", "only 3.8's Py_AddPendingCall prints an error once finalization began");
+#endif
+	code_objects();
+	objects();
+	unicode_strings();
 	printf("\t},\n");
 }
 

@@ -52,29 +52,29 @@ static uint64_t rd_n(struct cur *c, unsigned n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct cur *c)
+/* Steps over the n-byte LEB128 at c->p; n 0 (none ended before c->end)
+ * fails the cursor. */
+static void step_leb(struct cur *c, size_t n)
 {
-	uint64_t v;
-	size_t n = c->ok ? leb128_get_u(c->p, c->end, &v) : 0;
-	if (!n) {
+	if (n) {
+		c->p += n;
+	} else {
 		c->ok = 0;
 		c->p = c->end;
-		return 0;
 	}
-	c->p += n;
+}
+
+static uint64_t rd_uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	step_leb(c, c->ok ? leb128_get_u(c->p, c->end, &v) : 0);
 	return v;
 }
 
 static int64_t rd_sleb(struct cur *c)
 {
-	int64_t v;
-	size_t n = c->ok ? leb128_get_s(c->p, c->end, &v) : 0;
-	if (!n) {
-		c->ok = 0;
-		c->p = c->end;
-		return 0;
-	}
-	c->p += n;
+	int64_t v = 0;
+	step_leb(c, c->ok ? leb128_get_s(c->p, c->end, &v) : 0);
 	return v;
 }
 

@@ -251,28 +251,32 @@ static size_t note_build_id(const uint8_t *p, size_t len, uint8_t *id,
 	return 0;
 }
 
+/* The build id in the notes at [off, off + size) of the file (buf holds
+ * NOTE_MAX bytes), or 0. */
+static size_t build_id_at(const struct elf *e, uint8_t *buf, uint64_t off,
+			  uint64_t size, uint8_t *id, size_t cap)
+{
+	if (size > NOTE_MAX || !in_file(e, off, size) ||
+	    pread_full(e->fd, buf, size, off) < 0)
+		return 0;
+	return note_build_id(buf, size, id, cap);
+}
+
+/* The build id from the SHT_NOTE sections, else the PT_NOTE segments. */
 static size_t elf_build_id(const struct elf *e, uint8_t *id, size_t cap)
 {
 	uint8_t *buf = malloc(NOTE_MAX);
 	size_t n = 0;
 	if (!buf)
 		return 0;
-	for (unsigned i = 0; i < e->n_sh && !n; i++) {
-		const Elf64_Shdr *s = &e->sh[i];
-		if (s->sh_type != SHT_NOTE || s->sh_size > NOTE_MAX ||
-		    !in_file(e, s->sh_offset, s->sh_size) ||
-		    pread_full(e->fd, buf, s->sh_size, s->sh_offset) < 0)
-			continue;
-		n = note_build_id(buf, s->sh_size, id, cap);
-	}
-	for (unsigned i = 0; i < e->n_ph && !n; i++) {
-		const Elf64_Phdr *p = &e->ph[i];
-		if (p->p_type != PT_NOTE || p->p_filesz > NOTE_MAX ||
-		    !in_file(e, p->p_offset, p->p_filesz) ||
-		    pread_full(e->fd, buf, p->p_filesz, p->p_offset) < 0)
-			continue;
-		n = note_build_id(buf, p->p_filesz, id, cap);
-	}
+	for (unsigned i = 0; i < e->n_sh && !n; i++)
+		if (e->sh[i].sh_type == SHT_NOTE)
+			n = build_id_at(e, buf, e->sh[i].sh_offset,
+					e->sh[i].sh_size, id, cap);
+	for (unsigned i = 0; i < e->n_ph && !n; i++)
+		if (e->ph[i].p_type == PT_NOTE)
+			n = build_id_at(e, buf, e->ph[i].p_offset,
+					e->ph[i].p_filesz, id, cap);
 	free(buf);
 	return n;
 }

@@ -53,8 +53,10 @@ static inline size_t leb128_get_s(const uint8_t *p, const uint8_t *end,
 			x |= (int64_t)((uint64_t)(b & 0x7f) << shift);
 		if (!(b & 0x80)) {
 			shift += 7;
+			/* ones above the sign bit (unsigned: -(1 << 63)
+			 * would overflow) */
 			if (shift < 64 && (b & 0x40))
-				x |= -(int64_t)((uint64_t)1 << shift);
+				x |= (int64_t)(~(uint64_t)0 << shift);
 			*v = x;
 			return n + 1;
 		}

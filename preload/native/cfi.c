@@ -118,29 +118,29 @@ static uint64_t get_n(struct cur *c, unsigned n)
 	return v;
 }
 
-static uint64_t get_uleb(struct cur *c)
+/* Steps over the n-byte LEB128 at c->p; n 0 (none ended before c->end)
+ * fails the cursor. */
+static void step_leb(struct cur *c, size_t n)
 {
-	uint64_t v;
-	size_t n = c->bad ? 0 : leb128_get_u(c->p, c->end, &v);
-	if (!n) {
+	if (n) {
+		c->p += n;
+	} else {
 		c->bad = 1;
 		c->p = c->end;
-		return 0;
 	}
-	c->p += n;
+}
+
+static uint64_t get_uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	step_leb(c, c->bad ? 0 : leb128_get_u(c->p, c->end, &v));
 	return v;
 }
 
 static int64_t get_sleb(struct cur *c)
 {
-	int64_t v;
-	size_t n = c->bad ? 0 : leb128_get_s(c->p, c->end, &v);
-	if (!n) {
-		c->bad = 1;
-		c->p = c->end;
-		return 0;
-	}
-	c->p += n;
+	int64_t v = 0;
+	step_leb(c, c->bad ? 0 : leb128_get_s(c->p, c->end, &v));
 	return v;
 }
 

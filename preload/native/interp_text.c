@@ -9,6 +9,8 @@
 #include <link.h>
 #include <string.h>
 
+#include "native/objects.h"
+
 #define MAPS_MAX 16
 
 static struct {
@@ -17,59 +19,35 @@ static struct {
 static int n_ranges;
 
 struct scan {
-	uintptr_t sym;      /* an address inside libpython's code     */
-	uintptr_t py_bias;  /* load bias of the object that holds it  */
-	int found;
+	uintptr_t py_bias;  /* load bias of the object that holds libpython */
+	int n_objects;      /* objects seen so far */
 };
 
-/* Pass 1: which object holds the symbol. */
-static int find_owner(struct dl_phdr_info *info, size_t size, void *arg)
+/* The executable segments of libpython's object and of the main
+ * program (the first object listed). */
+static int collect(const struct object_seg *seg, void *arg)
 {
-	(void)size;
 	struct scan *s = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && s->sym >= lo &&
-		    s->sym < lo + ph->p_memsz) {
-			s->py_bias = info->dlpi_addr;
-			s->found = 1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Pass 2: the executable segments of that object and of the main
- * program (the first object listed, with an empty name). */
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	const struct scan *s = arg;
-	static int seen_first;
-	int is_main = !seen_first;
-	seen_first = 1;
-	if (!is_main && info->dlpi_addr != s->py_bias)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum && n_ranges < MAPS_MAX; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		ranges[n_ranges].lo = info->dlpi_addr + ph->p_vaddr;
-		ranges[n_ranges].hi = ranges[n_ranges].lo + ph->p_memsz;
-		n_ranges++;
-	}
-	return 0;
+	if (seg->index == 0)
+		s->n_objects++;
+	if (s->n_objects > 1 && seg->obj->dlpi_addr != s->py_bias)
+		return OBJECTS_NEXT_OBJECT;
+	if (n_ranges == MAPS_MAX)
+		return OBJECTS_STOP;
+	ranges[n_ranges].lo = (uintptr_t)seg->lo;
+	ranges[n_ranges].hi = (uintptr_t)seg->hi;
+	n_ranges++;
+	return OBJECTS_NEXT_SEG;
 }
 
 int interp_text_init(const void *py_symbol)
 {
-	struct scan s = {(uintptr_t)py_symbol, 0, 0};
+	struct dl_phdr_info py;
 	n_ranges = 0;
-	dl_iterate_phdr(find_owner, &s);
-	if (!s.found)
+	if (objects_owner((uintptr_t)py_symbol, &py) < 0)
 		return -ENOENT;
-	dl_iterate_phdr(collect, &s);
+	struct scan s = {py.dlpi_addr, 0};
+	objects_scan(collect, &s);
 	return n_ranges ? 0 : -ENOENT;
 }
 

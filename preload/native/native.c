@@ -22,6 +22,7 @@
 #include "config.h"
 #include "log.h"
 #include "native/interp_text.h"
+#include "native/objects.h"
 #include "sampler.h"
 
 #define NATIVE_RANGES 8
@@ -59,31 +60,24 @@ struct owner {
 	int found;
 };
 
-static int find_owner(struct dl_phdr_info *info, size_t size, void *arg)
+/* Fills o (o->addr set) from the loaded object that holds o->addr. */
+static void find_owner(struct owner *o)
 {
-	(void)size;
-	struct owner *o = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type != PT_LOAD || o->addr < lo ||
-		    o->addr >= lo + ph->p_memsz)
-			continue;
-		o->bias = info->dlpi_addr;
-		o->phdr = info->dlpi_phdr;
-		o->phnum = info->dlpi_phnum;
-		o->found = 1;
-		const char *name = info->dlpi_name;
-		if (!name || !name[0]) { /* the main program */
-			ssize_t n = readlink("/proc/self/exe", o->path,
-					     sizeof o->path - 1);
-			o->path[n > 0 ? n : 0] = 0;
-		} else {
-			strncpy(o->path, name, sizeof o->path - 1);
-		}
-		return 1;
+	struct dl_phdr_info info;
+	if (objects_owner(o->addr, &info) < 0)
+		return;
+	o->bias = info.dlpi_addr;
+	o->phdr = info.dlpi_phdr;
+	o->phnum = info.dlpi_phnum;
+	o->found = 1;
+	const char *name = info.dlpi_name;
+	if (!name || !name[0]) { /* the main program */
+		ssize_t n = readlink("/proc/self/exe", o->path,
+				     sizeof o->path - 1);
+		o->path[n > 0 ? n : 0] = 0;
+	} else {
+		strncpy(o->path, name, sizeof o->path - 1);
 	}
-	return 0;
 }
 
 /* ---- out-of-line parts of a function, from the file's .symtab ---------- */
@@ -290,7 +284,7 @@ static int find_eval(int major)
 		  (uint64_t)(uintptr_t)sym + es->st_size);
 	memset(&o, 0, sizeof o);
 	o.addr = (uint64_t)(uintptr_t)sym;
-	dl_iterate_phdr(find_owner, &o);
+	find_owner(&o);
 	if (o.found && o.path[0] == '/')
 		add_split_parts(o.path, o.bias, name);
 	if (o.found && n_eval == 1) /* no .symtab: find the parts by code */
@@ -304,7 +298,7 @@ static void find_self(void)
 	static struct owner o;
 	memset(&o, 0, sizeof o);
 	o.addr = (uint64_t)(uintptr_t)&find_self;
-	dl_iterate_phdr(find_owner, &o);
+	find_owner(&o);
 	for (int i = 0; o.found && i < o.phnum; i++)
 		if (o.phdr[i].p_type == PT_LOAD && (o.phdr[i].p_flags & PF_X))
 			add_range(self_r, &n_self, o.bias + o.phdr[i].p_vaddr,

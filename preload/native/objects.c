@@ -1,10 +1,11 @@
 /*
- * objects.c - see objects.h. Agent thread only.
+ * objects.c - see objects.h. Agent thread and constructor only.
  */
 #include "native/objects.h"
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 static int read_gen(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -62,4 +63,32 @@ void objects_scan(int (*fn)(const struct object_seg *s, void *arg),
 {
 	struct scan sc = {fn, arg};
 	dl_iterate_phdr(each_object, &sc);
+}
+
+struct owner_query {
+	uint64_t addr;
+	struct dl_phdr_info *info;
+};
+
+static int holds_addr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const struct owner_query *q = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && q->addr >= lo &&
+		    q->addr < lo + ph->p_memsz) {
+			memcpy(q->info, info,
+			       size < sizeof *info ? size : sizeof *info);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int objects_owner(uint64_t addr, struct dl_phdr_info *info)
+{
+	struct owner_query q = {addr, info};
+	memset(info, 0, sizeof *info);
+	return dl_iterate_phdr(holds_addr, &q) == 1 ? 0 : -ENOENT;
 }

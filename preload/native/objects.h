@@ -1,8 +1,9 @@
 /*
  * objects.h - the one scan of the process's loaded objects (the main
  * program, its libraries, the vDSO), shared by the mappings table
- * (modules.c) and the unwind tables (cfi.c) so that both see the same
- * objects and the same executable segments.
+ * (modules.c), the unwind tables (cfi.c), the interpreter's code
+ * (interp_text.c) and the eval function's extent (native.c) so that all
+ * see the same objects and the same executable segments.
  *
  * The dynamic loader's list (dl_iterate_phdr) is the source: an object's
  * executable code is each PT_LOAD segment with PF_X and a non-zero size,
@@ -10,8 +11,8 @@
  * counts objects added and removed (dlpi_adds, dlpi_subs): a table built
  * from a scan is current while those counters have not moved.
  *
- * Agent thread only (dl_iterate_phdr takes the loader's lock: never from a
- * signal handler or a fork child).
+ * Agent thread and the library's constructor only (dl_iterate_phdr takes
+ * the loader's lock: never from a signal handler or a fork child).
  */
 #ifndef PYPROF_OBJECTS_H
 #define PYPROF_OBJECTS_H
@@ -53,5 +54,10 @@ enum {
  * no executable segment is not seen. */
 void objects_scan(int (*fn)(const struct object_seg *s, void *arg),
 		  void *arg);
+
+/* The loaded object one of whose PT_LOAD segments holds addr: 0 with a
+ * copy of the loader's entry in *info (its pointers, program headers and
+ * name, stay valid while the object is loaded), or -ENOENT. */
+int objects_owner(uint64_t addr, struct dl_phdr_info *info);
 
 #endif /* PYPROF_OBJECTS_H */

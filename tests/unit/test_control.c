@@ -161,10 +161,134 @@ static void done_cb(struct control_hold *h, void *arg)
 	n_done[(intptr_t)arg]++;
 }
 
+/* 1. one hold for every process: each gets one START, with a lease
+ *    of the hold's time plus the margin */
+static void test_one_hold_for_all(struct lib *a, struct lib *b)
+{
+	struct cmd c;
+	unsigned holds = 9;
+	struct control_hold *h1 =
+		control_start(ctl, 0, 300 * MS, NULL, done_cb, (void *)1);
+	CHECK(h1 != NULL, "1.1 hold made");
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_START, "1.2 A: START");
+	CHECK(c.has_lease && c.lease_ms > 2200 && c.lease_ms <= 2300,
+	      "1.3 A: lease = 300 ms + the 2 s margin");
+	reply(a, &c);
+	CHECK(next_cmd(b, &c) && c.type == WIRE_CTL_START, "1.4 B: START");
+	reply(b, &c);
+	CHECK(control_hold_procs(ctl, h1) == 2, "1.5 covers both");
+	run(10);
+	CHECK(control_proc_sampling(ctl, 100, &holds) == 1 && holds == 1,
+	      "1.6 A's reply says it samples, one hold");
+}
+
+/* 2. a shorter hold on A alone shares A's session: no new START;
+ *    its end flushes A (h1 still holds it), and its callback runs
+ *    once A acknowledged */
+static void test_shorter_hold_shares(struct lib *a, struct lib *b)
+{
+	struct cmd c;
+	struct control_settings s = { .period_ns = 5 * MS };
+	struct control_hold *h2 =
+		control_start(ctl, 100, 100 * MS, &s, done_cb, (void *)2);
+	run(10);
+	CHECK(!next_cmd(a, &c), "2.1 A: nothing sent for the shorter hold");
+	CHECK(control_n_holds(ctl) == 2, "2.2 two holds");
+	run(120);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_FLUSH,
+	      "2.3 A: FLUSH at the shorter hold's end");
+	struct cmd none;
+	CHECK(!next_cmd(b, &none), "2.4 B: nothing");
+	CHECK(n_done[2] == 0, "2.5 h2's callback waits for A's answer");
+	reply(a, &c);
+	run(10);
+	CHECK(n_done[2] == 1 && n_done[1] == 0, "2.6 h2 done, h1 not");
+	(void)h2;
+}
+
+/* 3. h1's end: the last hold on each: STOP (not hard) to both */
+static void test_last_hold_stops(struct lib *a, struct lib *b)
+{
+	struct cmd c;
+	run(200);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_STOP && !c.hard,
+	      "3.1 A: STOP, back to its own state");
+	reply(a, &c);
+	CHECK(next_cmd(b, &c) && c.type == WIRE_CTL_STOP, "3.2 B: STOP");
+	run(10);
+	CHECK(n_done[1] == 0, "3.3 h1 waits for B");
+	reply(b, &c);
+	run(10);
+	CHECK(n_done[1] == 1, "3.4 h1 done once both answered");
+}
+
+/* 4. an open-ended hold: no lease; a process connecting during it
+ *    gets it too; one that goes away does not hold up the end */
+static void test_open_ended_hold(struct lib *a, struct lib *b)
+{
+	struct cmd c;
+	struct control_hold *h3 =
+		control_start(ctl, 0, 0, NULL, done_cb, (void *)3);
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_START && !c.has_lease,
+	      "4.1 A: START without a lease");
+	reply(a, &c);
+	CHECK(next_cmd(b, &c) && c.type == WIRE_CTL_START, "4.2 B: START");
+	reply(b, &c);
+	struct lib d = lib_connect(300);
+	CHECK(next_cmd(&d, &c) && c.type == WIRE_CTL_START,
+	      "4.3 a late process gets START");
+	reply(&d, &c);
+	CHECK(control_hold_procs(ctl, h3) == 3, "4.4 covers three");
+	/* a longer hold on A renews its lease: none yet (open-ended) */
+	control_end(ctl, h3);
+	run(10);
+	close(d.fd); /* D goes away without answering */
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_STOP, "4.5 A: STOP");
+	reply(a, &c);
+	CHECK(next_cmd(b, &c) && c.type == WIRE_CTL_STOP, "4.6 B: STOP");
+	reply(b, &c);
+	run(20);
+	CHECK(n_done[3] == 1, "4.7 done: D's disconnect counts as its end");
+}
+
+/* 5. a longer hold renews the lease of a shorter one's session; 6. both
+ *    cancelled */
+static void test_renew_then_cancel(struct lib *a)
+{
+	struct cmd c;
+	struct control_hold *h4 = control_start(ctl, 100, 200 * MS, NULL,
+						NULL, NULL);
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_START && c.lease_ms <= 2200,
+	      "5.1 A: START, short lease");
+	reply(a, &c);
+	struct control_hold *h5 = control_start(ctl, 100, 5000 * MS, NULL,
+						done_cb, (void *)0);
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_START &&
+		      c.lease_ms > 6900 && c.lease_ms <= 7000,
+	      "5.2 A: START again with the longer lease");
+	reply(a, &c);
+	/* 6. cancel: no callback, and the session ends with the last */
+	control_cancel(ctl, h5);
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_FLUSH,
+	      "6.1 A: FLUSH (h4 still holds it)");
+	reply(a, &c);
+	control_cancel(ctl, h4);
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_STOP, "6.2 A: STOP");
+	reply(a, &c);
+	run(10);
+	CHECK(n_done[0] == 0, "6.3 cancelled holds call nothing");
+	CHECK(control_n_holds(ctl) == 0, "6.4 no hold left");
+}
+
 int main(void)
 {
 	struct symtab *st = symtab_new();
-	struct cmd c;
 
 	log_set_level(LOG_ERROR);
 	lp = loop_new();
@@ -180,108 +304,11 @@ int main(void)
 	CHECK(control_proc_sampling(ctl, 999, NULL) == -1,
 	      "0.4 no such process");
 
-	/* 1. one hold for every process: each gets one START, with a lease
-	 *    of the hold's time plus the margin */
-	struct control_hold *h1 =
-		control_start(ctl, 0, 300 * MS, NULL, done_cb, (void *)1);
-	CHECK(h1 != NULL, "1.1 hold made");
-	run(10);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_START, "1.2 A: START");
-	CHECK(c.has_lease && c.lease_ms > 2200 && c.lease_ms <= 2300,
-	      "1.3 A: lease = 300 ms + the 2 s margin");
-	reply(&a, &c);
-	CHECK(next_cmd(&b, &c) && c.type == WIRE_CTL_START, "1.4 B: START");
-	reply(&b, &c);
-	CHECK(control_hold_procs(ctl, h1) == 2, "1.5 covers both");
-	run(10);
-	CHECK(control_proc_sampling(ctl, 100, &holds) == 1 && holds == 1,
-	      "1.6 A's reply says it samples, one hold");
-
-	/* 2. a shorter hold on A alone shares A's session: no new START;
-	 *    its end flushes A (h1 still holds it), and its callback runs
-	 *    once A acknowledged */
-	struct control_settings s = { .period_ns = 5 * MS };
-	struct control_hold *h2 =
-		control_start(ctl, 100, 100 * MS, &s, done_cb, (void *)2);
-	run(10);
-	CHECK(!next_cmd(&a, &c), "2.1 A: nothing sent for the shorter hold");
-	CHECK(control_n_holds(ctl) == 2, "2.2 two holds");
-	run(120);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_FLUSH,
-	      "2.3 A: FLUSH at the shorter hold's end");
-	struct cmd none;
-	CHECK(!next_cmd(&b, &none), "2.4 B: nothing");
-	CHECK(n_done[2] == 0, "2.5 h2's callback waits for A's answer");
-	reply(&a, &c);
-	run(10);
-	CHECK(n_done[2] == 1 && n_done[1] == 0, "2.6 h2 done, h1 not");
-	(void)h2;
-
-	/* 3. h1's end: the last hold on each: STOP (not hard) to both */
-	run(200);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_STOP && !c.hard,
-	      "3.1 A: STOP, back to its own state");
-	reply(&a, &c);
-	CHECK(next_cmd(&b, &c) && c.type == WIRE_CTL_STOP, "3.2 B: STOP");
-	run(10);
-	CHECK(n_done[1] == 0, "3.3 h1 waits for B");
-	reply(&b, &c);
-	run(10);
-	CHECK(n_done[1] == 1, "3.4 h1 done once both answered");
-
-	/* 4. an open-ended hold: no lease; a process connecting during it
-	 *    gets it too; one that goes away does not hold up the end */
-	struct control_hold *h3 =
-		control_start(ctl, 0, 0, NULL, done_cb, (void *)3);
-	run(10);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_START && !c.has_lease,
-	      "4.1 A: START without a lease");
-	reply(&a, &c);
-	CHECK(next_cmd(&b, &c) && c.type == WIRE_CTL_START, "4.2 B: START");
-	reply(&b, &c);
-	struct lib d = lib_connect(300);
-	CHECK(next_cmd(&d, &c) && c.type == WIRE_CTL_START,
-	      "4.3 a late process gets START");
-	reply(&d, &c);
-	CHECK(control_hold_procs(ctl, h3) == 3, "4.4 covers three");
-	/* a longer hold on A renews its lease: none yet (open-ended) */
-	control_end(ctl, h3);
-	run(10);
-	close(d.fd); /* D goes away without answering */
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_STOP, "4.5 A: STOP");
-	reply(&a, &c);
-	CHECK(next_cmd(&b, &c) && c.type == WIRE_CTL_STOP, "4.6 B: STOP");
-	reply(&b, &c);
-	run(20);
-	CHECK(n_done[3] == 1, "4.7 done: D's disconnect counts as its end");
-
-	/* 5. a longer hold renews the lease of a shorter one's session */
-	struct control_hold *h4 = control_start(ctl, 100, 200 * MS, NULL,
-						NULL, NULL);
-	run(10);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_START && c.lease_ms <= 2200,
-	      "5.1 A: START, short lease");
-	reply(&a, &c);
-	struct control_hold *h5 = control_start(ctl, 100, 5000 * MS, NULL,
-						done_cb, (void *)0);
-	run(10);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_START &&
-		      c.lease_ms > 6900 && c.lease_ms <= 7000,
-	      "5.2 A: START again with the longer lease");
-	reply(&a, &c);
-	/* 6. cancel: no callback, and the session ends with the last */
-	control_cancel(ctl, h5);
-	run(10);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_FLUSH,
-	      "6.1 A: FLUSH (h4 still holds it)");
-	reply(&a, &c);
-	control_cancel(ctl, h4);
-	run(10);
-	CHECK(next_cmd(&a, &c) && c.type == WIRE_CTL_STOP, "6.2 A: STOP");
-	reply(&a, &c);
-	run(10);
-	CHECK(n_done[0] == 0, "6.3 cancelled holds call nothing");
-	CHECK(control_n_holds(ctl) == 0, "6.4 no hold left");
+	test_one_hold_for_all(&a, &b);
+	test_shorter_hold_shares(&a, &b);
+	test_last_hold_stops(&a, &b);
+	test_open_ended_hold(&a, &b);
+	test_renew_then_cancel(&a);
 
 	close(a.fd);
 	close(b.fd);

@@ -76,6 +76,10 @@ static void test_signed(void)
 	CHECK(s(min, 10, &len) == INT64_MIN && len == 10, "2.5 -2^63");
 	CHECK(s((const uint8_t[]){0x80, 0x80}, 2, &len) == 0 && len == 0,
 	      "2.6 truncated: 0, length 0");
+	const uint8_t nine[] = {0x80, 0x80, 0x80, 0x80, 0x80,
+				0x80, 0x80, 0x80, 0x7f};
+	CHECK(s(nine, 9, &len) == -((int64_t)1 << 56) && len == 9,
+	      "2.7 -2^56 in 9 bytes: sign extended from bit 63");
 }
 
 static void test_wire(void)

@@ -281,17 +281,16 @@ static int rs(const struct pyabi *a, char *out, size_t cap)
 	return pycode_read_str(a, fk.obj, rd_window, out, cap);
 }
 
-static void test_unicode_row(const struct pyabi *a, const char *ver)
+/* Strings of each kind, as code points. */
+static const uint32_t hello[] = { 'h', 'e', 'l', 'l', 'o' };
+static const uint32_t cafe[] = { 'c', 'a', 'f', 0xe9 };
+static const uint32_t zhuk[] = { 0x416, 0x443, 0x43a };
+static const uint32_t emoji[] = { 'a', 0x1f600, 0xe9 };
+
+/* 5.1-5.7: compact strings of each kind, and truncating them. */
+static void test_unicode_compact(const struct pyabi *a, const char *ver)
 {
-	static const uint32_t hello[] = { 'h', 'e', 'l', 'l', 'o' };
-	static const uint32_t cafe[] = { 'c', 'a', 'f', 0xe9 };
-	static const uint32_t zhuk[] = { 0x416, 0x443, 0x43a };
-	static const uint32_t emoji[] = { 'a', 0x1f600, 0xe9 };
-	static const uint32_t bad[] = { 'x', 0xd800, 0xdfff, 0x110000, 0xffffffff, 'y' };
-	static uint32_t many[10000];
 	char out[20000], msg[120];
-	unsigned kind;
-	size_t i;
 	int n;
 
 	snprintf(msg, sizeof(msg), "5.1 %s compact ascii", ver);
@@ -323,6 +322,15 @@ static void test_unicode_row(const struct pyabi *a, const char *ver)
 	n = rs(a, out, 1);
 	CHECK(n == 0 && out[0] == '\0', "5.6 out_cap 1: empty string");
 	CHECK(rs(a, out, 0) == -EINVAL, "5.7 out_cap 0: -EINVAL");
+}
+
+/* 5.8-5.15: non-compact strings, then objects the reader must refuse. */
+static void test_unicode_odd(const struct pyabi *a, const char *ver)
+{
+	static const uint32_t bad[] = { 'x', 0xd800, 0xdfff, 0x110000, 0xffffffff, 'y' };
+	char out[20000], msg[120];
+	unsigned kind;
+	int n;
 
 	for (kind = 1; kind <= 4; kind *= 2) {
 		snprintf(msg, sizeof(msg), "5.8 %s non-compact kind %u", ver, kind);
@@ -373,6 +381,15 @@ static void test_unicode_row(const struct pyabi *a, const char *ver)
 		snprintf(msg, sizeof(msg), "5.15 %s length past the object: -EFAULT", ver);
 		CHECK(rs(a, out, sizeof(out)) == -EFAULT && out[0] == '\0', msg);
 	}
+}
+
+/* 5.16: a long string is cut. */
+static void test_unicode_long(const struct pyabi *a, const char *ver)
+{
+	static uint32_t many[10000];
+	char out[20000], msg[120];
+	size_t i;
+	int n;
 
 	/* 10000 characters: only PYCODE_STR_MAX_CHARS are decoded. */
 	for (i = 0; i < 10000; i++)
@@ -382,6 +399,13 @@ static void test_unicode_row(const struct pyabi *a, const char *ver)
 	snprintf(msg, sizeof(msg), "5.16 %s 10000 characters cut at %d", ver,
 		 PYCODE_STR_MAX_CHARS);
 	CHECK(n == PYCODE_STR_MAX_CHARS / 2 * 3, msg);
+}
+
+static void test_unicode_row(const struct pyabi *a, const char *ver)
+{
+	test_unicode_compact(a, ver);
+	test_unicode_odd(a, ver);
+	test_unicode_long(a, ver);
 }
 
 static void test_unicode(void)

@@ -183,142 +183,155 @@ static int read_sums(const struct result *r, const uint64_t *pids,
 	return 0;
 }
 
-int main(void)
-{
-	struct symtab *st = symtab_new();
-	struct procs *reg = procs_new(st);
+/* The windows (filter, seconds) and the processes (pid, mode). */
+static const struct window_filter fs[N_WINDOWS] = {
+	{ 0, WIRE_MODE_CPU },   /* all CPU processes, 1 s */
+	{ 101, WIRE_MODE_CPU }, /* one pid, 1 s */
+	{ 0, WIRE_MODE_WALL },  /* the wall process, 1 s */
+	{ 0, WIRE_MODE_CPU },   /* all CPU processes, 2 s */
+};
+static const unsigned secs[N_WINDOWS] = { 1, 1, 1, 2 };
+static const uint64_t pids[N_PROCS] = { 101, 102, 103, 104 };
+static const unsigned modes[N_PROCS] = { WIRE_MODE_CPU, WIRE_MODE_CPU,
+					 WIRE_MODE_WALL, WIRE_MODE_CPU };
+
+/* What the steps share. */
+struct run {
+	struct procs *reg;
 	struct windows *ws;
+	struct proc_session *s[N_PROCS];
+	uint64_t before, after; /* the windows opened between these */
+	uint64_t slack;         /* what opening them took, and 1 ms */
+};
+
+/* 1. Open the windows; they start between before and after. Then the
+ * samples: [before - 500 ms, before) is outside every window; then up to
+ * after + 2.5 s, leaving out the two instants where windows end (end +-
+ * what opening them took). */
+static int open_windows(struct run *r)
+{
 	struct window *w[N_WINDOWS + 1];
-	struct window_filter fs[N_WINDOWS] = {
-		{ 0, WIRE_MODE_CPU },   /* all CPU processes, 1 s */
-		{ 101, WIRE_MODE_CPU }, /* one pid, 1 s */
-		{ 0, WIRE_MODE_WALL },  /* the wall process, 1 s */
-		{ 0, WIRE_MODE_CPU },   /* all CPU processes, 2 s */
-	};
-	const unsigned secs[N_WINDOWS] = { 1, 1, 1, 2 };
-	const uint64_t pids[N_PROCS] = { 101, 102, 103, 104 };
-	const unsigned modes[N_PROCS] = { WIRE_MODE_CPU, WIRE_MODE_CPU,
-					  WIRE_MODE_WALL, WIRE_MODE_CPU };
-	struct proc_session *s[N_PROCS] = { 0 };
-	char err[PROC_ERR_LEN];
-
-	the_loop = loop_new();
-	CHECK_OR_RETURN(st && reg && the_loop, "0.1 setup", 1);
-	ws = windows_new(the_loop, st, reg, NULL);
-	CHECK_OR_RETURN(ws != NULL, "0.2 windows_new", 1);
-	/* A process whose symbols become garbage, defined first so that
-	 * compacting them away renumbers everything the windows hold. */
-	struct proc_session *gs = open_proc(reg, 99, WIRE_MODE_CPU, "g");
-	for (int i = 0; i < 3; i++)
-		s[i] = open_proc(reg, pids[i], modes[i], "f");
-	CHECK_OR_RETURN(s[0] && s[1] && s[2], "0.3 processes", 1);
-
-	/* 1. Open the windows; they start between before and after. */
-	uint64_t before = loop_now_ns();
+	r->before = loop_now_ns();
 	for (int i = 0; i < N_WINDOWS; i++)
-		w[i] = window_open(ws, &fs[i], secs[i], on_done, &results[i]);
-	uint64_t after = loop_now_ns();
-	CHECK_OR_RETURN(w[0] && w[1] && w[2] && w[3], "1.1 windows open", 1);
-	w[N_WINDOWS] = window_open(ws, &fs[0], 1, on_never, NULL);
+		w[i] = window_open(r->ws, &fs[i], secs[i], on_done, &results[i]);
+	r->after = loop_now_ns();
+	CHECK_OR_RETURN(w[0] && w[1] && w[2] && w[3], "1.1 windows open", -1);
+	w[N_WINDOWS] = window_open(r->ws, &fs[0], 1, on_never, NULL);
 	CHECK(w[N_WINDOWS] != NULL, "1.2 a fifth window opens");
 	window_cancel(w[N_WINDOWS]);
-	CHECK(windows_len(ws) == N_WINDOWS, "1.3 cancelled one is gone");
+	CHECK(windows_len(r->ws) == N_WINDOWS, "1.3 cancelled one is gone");
 
-	/* The samples: [before - 500 ms, before) is outside every window;
-	 * then up to after + 2.5 s, leaving out the two instants where
-	 * windows end (end +- what opening them took). */
-	uint64_t slack = after - before + 1 * MS;
+	r->slack = r->after - r->before + 1 * MS;
 	for (int i = 0; i < 3; i++) {
-		CHECK(feed(s[i], pids[i], modes[i], before - 500 * MS,
-			   before - slack, 200) == 0, "1.4 fed (before)");
-		CHECK(feed(s[i], pids[i], modes[i], after + 1 * MS,
-			   before + 1000 * MS - slack, 600) == 0,
+		CHECK(feed(r->s[i], pids[i], modes[i], r->before - 500 * MS,
+			   r->before - r->slack, 200) == 0, "1.4 fed (before)");
+		CHECK(feed(r->s[i], pids[i], modes[i], r->after + 1 * MS,
+			   r->before + 1000 * MS - r->slack, 600) == 0,
 		      "1.5 fed (first second)");
 	}
-	/* 2. Compaction while windows hold ids (renumbered: pid 99's
-	 * symbols are gone). */
+	return 0;
+}
+
+/* 2. Compaction while windows hold ids (renumbered: pid 99's symbols,
+ * gs's, are gone). Lost samples arrive while the windows are open. */
+static void compact_while_open(struct run *r, struct proc_session *gs)
+{
+	char err[PROC_ERR_LEN];
 	struct proc *gp = gs ? proc_session_proc(gs) : NULL;
 	if (gs && proc_session_close(gs))
-		procs_remove(reg, gp);
-	CHECK(procs_compact(reg) == 0, "2.1 compaction");
-	/* Lost samples arrive while the windows are open. */
-	CHECK(proc_add_lost(s[0], WIRE_LOST_RING_FULL, 5, 50 * MS, err) == 0,
+		procs_remove(r->reg, gp);
+	CHECK(procs_compact(r->reg) == 0, "2.1 compaction");
+	CHECK(proc_add_lost(r->s[0], WIRE_LOST_RING_FULL, 5, 50 * MS, err) ==
+		      0,
 	      "2.2 lost");
 	for (int i = 0; i < 3; i++)
-		CHECK(feed(s[i], pids[i], modes[i],
-			   after + 1000 * MS + slack, before + 2000 * MS - slack,
-			   500) == 0,
+		CHECK(feed(r->s[i], pids[i], modes[i],
+			   r->after + 1000 * MS + r->slack,
+			   r->before + 2000 * MS - r->slack, 500) == 0,
 		      "2.3 fed (second second)");
-	/* 3. Every process ends and is freed; the registry is empty (the
-	 * symtab would be cleared if nothing held it). A new process
-	 * follows, probably at the same address. */
+}
+
+/* 3. Every process ends and is freed; the registry is empty (the symtab
+ * would be cleared if nothing held it). A new process follows, probably
+ * at the same address. */
+static int replace_processes(struct run *r)
+{
 	for (int i = 0; i < 3; i++) {
-		struct proc *p = proc_session_close(s[i]);
+		struct proc *p = proc_session_close(r->s[i]);
 		CHECK(p != NULL, "3.1 last session closed");
-		procs_remove(reg, p);
+		procs_remove(r->reg, p);
 	}
-	CHECK(procs_len(reg) == 0, "3.2 registry empty");
-	s[3] = open_proc(reg, pids[3], modes[3], "f");
-	CHECK_OR_RETURN(s[3] != NULL, "3.3 a new process", 1);
-	CHECK(feed(s[3], pids[3], modes[3], after + 1500 * MS,
-		   before + 2000 * MS - slack, 100) == 0, "3.4 fed (new)");
-	CHECK(feed(s[3], pids[3], modes[3], after + 2000 * MS + slack,
-		   after + 2500 * MS, 50) == 0, "3.5 fed (after all)");
-	CHECK(procs_compact(reg) == 0, "3.6 compaction again");
+	CHECK(procs_len(r->reg) == 0, "3.2 registry empty");
+	r->s[3] = open_proc(r->reg, pids[3], modes[3], "f");
+	CHECK_OR_RETURN(r->s[3] != NULL, "3.3 a new process", -1);
+	CHECK(feed(r->s[3], pids[3], modes[3], r->after + 1500 * MS,
+		   r->before + 2000 * MS - r->slack, 100) == 0, "3.4 fed (new)");
+	CHECK(feed(r->s[3], pids[3], modes[3], r->after + 2000 * MS + r->slack,
+		   r->after + 2500 * MS, 50) == 0, "3.5 fed (after all)");
+	CHECK(procs_compact(r->reg) == 0, "3.6 compaction again");
+	return 0;
+}
 
-	/* 4. Run until all four closed. */
-	int rc = loop_run(the_loop);
-	CHECK(rc == 0 && n_done == N_WINDOWS, "4.1 every window answered");
-	for (int i = 0; i < N_WINDOWS; i++) {
-		char what[128];
-		struct sums got;
-		uint64_t want[N_PROCS + 1][4] = { { 0 } };
-		uint64_t start = i == 0 ? before : before; /* see slack */
-		snprintf(what, sizeof(what), "4.2 window %d built", i);
-		CHECK_OR_RETURN(results[i].done == 1 && results[i].status == 0,
-				what, 1);
-		CHECK_OR_RETURN(read_sums(&results[i], pids, &got) == 0,
-				"4.3 readable", 1);
-		for (size_t k = 0; k < n_sent; k++) {
-			const struct sent *x = &sent[k];
-			if (x->t < start ||
-			    x->t >= start + (uint64_t)secs[i] * 1000 * MS)
-				continue;
-			if (x->mode != fs[i].mode ||
-			    (fs[i].pid && x->pid != fs[i].pid))
-				continue;
-			for (int pi = 0; pi < N_PROCS; pi++)
-				if (pids[pi] == x->pid)
-					want[pi][x->func] += x->count;
-		}
-		int same = 1;
+/* The model: the samples sent that window i, from start, takes. */
+static void model_window(int i, uint64_t start,
+			 uint64_t want[N_PROCS + 1][4])
+{
+	for (size_t k = 0; k < n_sent; k++) {
+		const struct sent *x = &sent[k];
+		if (x->t < start ||
+		    x->t >= start + (uint64_t)secs[i] * 1000 * MS)
+			continue;
+		if (x->mode != fs[i].mode ||
+		    (fs[i].pid && x->pid != fs[i].pid))
+			continue;
 		for (int pi = 0; pi < N_PROCS; pi++)
-			for (int f = 1; f <= 3; f++) {
-				if (got.by[pi][f] != want[pi][f]) {
-					fprintf(stderr, "window %d pid %d f%d: "
-						"got %llu want %llu\n", i,
-						(int)pids[pi], f,
-						(unsigned long long)got.by[pi][f],
-						(unsigned long long)want[pi][f]);
-					same = 0;
-				}
-			}
-		snprintf(what, sizeof(what), "4.4 window %d holds exactly the "
-			 "model's samples per pid and function", i);
-		CHECK(same, what);
-		snprintf(what, sizeof(what), "4.5 window %d: nothing else", i);
-		CHECK(got.other == 0, what);
-		snprintf(what, sizeof(what), "4.6 window %d: lost counted where "
-			 "pid 101 matches", i);
-		CHECK(got.lost == (fs[i].mode == WIRE_MODE_CPU ? 5u : 0u), what);
-		snprintf(what, sizeof(what), "4.7 window %d lasts %u s", i,
-			 secs[i]);
-		CHECK(got.duration == (int64_t)secs[i] * 1000000000, what);
-		free(results[i].data);
+			if (pids[pi] == x->pid)
+				want[pi][x->func] += x->count;
 	}
-	CHECK(windows_len(ws) == 0, "4.8 no window left open");
+}
 
-	/* 5. The limit on open windows. */
+/* 4.x for window i: its profile against the model. */
+static int check_window(int i, const struct run *r)
+{
+	char what[128];
+	struct sums got;
+	uint64_t want[N_PROCS + 1][4] = { { 0 } };
+	uint64_t start = r->before; /* see slack */
+	snprintf(what, sizeof(what), "4.2 window %d built", i);
+	CHECK_OR_RETURN(results[i].done == 1 && results[i].status == 0,
+			what, -1);
+	CHECK_OR_RETURN(read_sums(&results[i], pids, &got) == 0,
+			"4.3 readable", -1);
+	model_window(i, start, want);
+	int same = 1;
+	for (int pi = 0; pi < N_PROCS; pi++)
+		for (int f = 1; f <= 3; f++) {
+			if (got.by[pi][f] != want[pi][f]) {
+				fprintf(stderr, "window %d pid %d f%d: "
+					"got %llu want %llu\n", i,
+					(int)pids[pi], f,
+					(unsigned long long)got.by[pi][f],
+					(unsigned long long)want[pi][f]);
+				same = 0;
+			}
+		}
+	snprintf(what, sizeof(what), "4.4 window %d holds exactly the "
+		 "model's samples per pid and function", i);
+	CHECK(same, what);
+	snprintf(what, sizeof(what), "4.5 window %d: nothing else", i);
+	CHECK(got.other == 0, what);
+	snprintf(what, sizeof(what), "4.6 window %d: lost counted where "
+		 "pid 101 matches", i);
+	CHECK(got.lost == (fs[i].mode == WIRE_MODE_CPU ? 5u : 0u), what);
+	snprintf(what, sizeof(what), "4.7 window %d lasts %u s", i, secs[i]);
+	CHECK(got.duration == (int64_t)secs[i] * 1000000000, what);
+	free(results[i].data);
+	return 0;
+}
+
+/* 5. The limit on open windows. */
+static void check_window_limit(struct windows *ws)
+{
 	struct window *many[WINDOW_MAX + 1];
 	int n_open = 0;
 	for (int i = 0; i <= WINDOW_MAX; i++) {
@@ -328,12 +341,45 @@ int main(void)
 	CHECK(n_open == WINDOW_MAX && many[WINDOW_MAX] == NULL &&
 		      errno == EBUSY,
 	      "5.1 at most WINDOW_MAX windows, then EBUSY");
-	windows_free(ws); /* cancels them: no callback */
+}
 
-	struct proc *p = proc_session_close(s[3]);
+int main(void)
+{
+	struct symtab *st = symtab_new();
+	struct run r = { .reg = procs_new(st) };
+
+	the_loop = loop_new();
+	CHECK_OR_RETURN(st && r.reg && the_loop, "0.1 setup", 1);
+	r.ws = windows_new(the_loop, st, r.reg, NULL);
+	CHECK_OR_RETURN(r.ws != NULL, "0.2 windows_new", 1);
+	/* A process whose symbols become garbage, defined first so that
+	 * compacting them away renumbers everything the windows hold. */
+	struct proc_session *gs = open_proc(r.reg, 99, WIRE_MODE_CPU, "g");
+	for (int i = 0; i < 3; i++)
+		r.s[i] = open_proc(r.reg, pids[i], modes[i], "f");
+	CHECK_OR_RETURN(r.s[0] && r.s[1] && r.s[2], "0.3 processes", 1);
+
+	if (open_windows(&r) < 0)
+		return 1;
+	compact_while_open(&r, gs);
+	if (replace_processes(&r) < 0)
+		return 1;
+
+	/* 4. Run until all four closed. */
+	int rc = loop_run(the_loop);
+	CHECK(rc == 0 && n_done == N_WINDOWS, "4.1 every window answered");
+	for (int i = 0; i < N_WINDOWS; i++)
+		if (check_window(i, &r) < 0)
+			return 1;
+	CHECK(windows_len(r.ws) == 0, "4.8 no window left open");
+
+	check_window_limit(r.ws);
+	windows_free(r.ws); /* cancels them: no callback */
+
+	struct proc *p = proc_session_close(r.s[3]);
 	if (p)
-		procs_remove(reg, p);
-	procs_free(reg);
+		procs_remove(r.reg, p);
+	procs_free(r.reg);
 	symtab_free(st);
 	loop_free(the_loop);
 	return check_summary();

@@ -60,15 +60,131 @@ static uint8_t *unhex(const char *hex, size_t *len)
 	return buf;
 }
 
+/* What the dump said so far, and the counts. */
+struct dump {
+	const struct pyabi *abi;
+	int major, minor, micro;
+	/* the current code object (its C line) */
+	char *hex, *where;
+	uint8_t *table;
+	size_t table_len;
+	int firstlineno, step, code_len;
+	long n_offsets, n_codes, n_bad;
+};
+
+/* What a line handler returns besides 0. */
+enum { MALFORMED = -1, FAILED = -2 };
+
+/* V MAJOR MINOR MICRO: the interpreter, and so the pyabi row. */
+static int on_version(struct dump *d, const char *line)
+{
+	if (sscanf(line, "V %d %d %d", &d->major, &d->minor, &d->micro) != 3)
+		return MALFORMED;
+	d->abi = pyabi_find(d->major, d->minor);
+	if (!d->abi) {
+		fprintf(stderr, "linetable_check: no pyabi row for %d.%d\n",
+			d->major, d->minor);
+		return FAILED;
+	}
+	return 0;
+}
+
+/* C FIRSTLINENO CODE_LEN STEP HEX WHERE: the next code object. */
+static int on_code(struct dump *d, const char *line)
+{
+	free(d->hex);
+	free(d->where);
+	free(d->table);
+	d->hex = d->where = NULL;
+	d->table = NULL;
+	if (!d->abi ||
+	    sscanf(line, "C %d %d %d %ms %ms", &d->firstlineno, &d->code_len,
+		   &d->step, &d->hex, &d->where) != 5 ||
+	    d->step <= 0)
+		return MALFORMED;
+	d->table = unhex(d->hex, &d->table_len);
+	if (!d->table)
+		return MALFORMED;
+	d->n_codes++;
+	return 0;
+}
+
+/* The interpreter's line at each offset (the numbers after L) against
+ * pycode_addr2line. */
+static int check_offsets(struct dump *d, const char *line)
+{
+	const char *p = line + 1;
+	char *end;
+	long i = 0, want;
+	int got;
+
+	for (;; i++) {
+		want = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		p = end;
+		got = pycode_addr2line(d->abi->lines_kind, d->table,
+				       d->table_len, d->firstlineno,
+				       (uint32_t)(i * d->step));
+		d->n_offsets++;
+		if (got != want && d->n_bad++ < MAX_SHOWN)
+			fprintf(stderr,
+				"MISMATCH %d.%d %s offset %ld: "
+				"interpreter %ld, pycode %d\n",
+				d->major, d->minor, d->where, i * d->step,
+				want, got);
+	}
+	return i != (d->code_len + d->step - 1) / d->step ? MALFORMED : 0;
+}
+
+/* Truncated copies of the table: any answer >= -1 is fine, a read past
+ * the end is not (ASan/valgrind). */
+static int check_truncated(struct dump *d)
+{
+	for (size_t cut = 1; cut <= 3 && cut <= d->table_len; cut++) {
+		size_t n = cut == 3 ? d->table_len / 2 : d->table_len - cut;
+		uint8_t *copy = malloc(n ? n : 1);
+
+		if (!copy)
+			return FAILED;
+		memcpy(copy, d->table, n);
+		for (long j = 0; j * d->step < d->code_len; j++)
+			if (pycode_addr2line(d->abi->lines_kind, copy, n,
+					     d->firstlineno,
+					     (uint32_t)(j * d->step)) < -1)
+				d->n_bad++;
+		free(copy);
+	}
+	return 0;
+}
+
+/* L LINE...: the current code object's lines. */
+static int on_lines(struct dump *d, const char *line)
+{
+	int rc;
+	if (!d->table)
+		return MALFORMED;
+	if ((rc = check_offsets(d, line)) < 0)
+		return rc;
+	return check_truncated(d);
+}
+
+static int on_line(struct dump *d, const char *line)
+{
+	switch (line[0]) {
+	case 'V': return on_version(d, line);
+	case 'C': return on_code(d, line);
+	case 'L': return on_lines(d, line);
+	default: return MALFORMED;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const struct pyabi *abi = NULL;
-	char *line = NULL, *hex = NULL, *where = NULL;
-	size_t cap = 0, table_len = 0;
-	uint8_t *table = NULL;
-	long n_offsets = 0, n_codes = 0, n_bad = 0;
-	int firstlineno = 0, step = 0, code_len = 0, major, minor, micro;
-	int rc = 2;
+	struct dump d = { 0 };
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 2, r = 0;
 	FILE *f;
 
 	if (argc != 2) {
@@ -80,98 +196,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "linetable_check: %s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
-	while (getline(&line, &cap, f) > 0) {
+	while (r == 0 && getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == 'V') {
-			if (sscanf(line, "V %d %d %d", &major, &minor, &micro) != 3)
-				goto bad;
-			abi = pyabi_find(major, minor);
-			if (!abi) {
-				fprintf(stderr, "linetable_check: no pyabi row for %d.%d\n",
-					major, minor);
-				goto out;
-			}
-		} else if (line[0] == 'C') {
-			free(hex);
-			free(where);
-			free(table);
-			hex = where = NULL;
-			table = NULL;
-			if (!abi ||
-			    sscanf(line, "C %d %d %d %ms %ms", &firstlineno, &code_len,
-				   &step, &hex, &where) != 5 ||
-			    step <= 0)
-				goto bad;
-			table = unhex(hex, &table_len);
-			if (!table)
-				goto bad;
-			n_codes++;
-		} else if (line[0] == 'L') {
-			char *p = line + 1, *end;
-			long i = 0, want;
-			int got;
-			size_t cut;
-
-			if (!table)
-				goto bad;
-			for (;; i++) {
-				want = strtol(p, &end, 10);
-				if (end == p)
-					break;
-				p = end;
-				got = pycode_addr2line(abi->lines_kind, table,
-						       table_len, firstlineno,
-						       (uint32_t)(i * step));
-				n_offsets++;
-				if (got != want && n_bad++ < MAX_SHOWN)
-					fprintf(stderr,
-						"MISMATCH %d.%d %s offset %ld: "
-						"interpreter %ld, pycode %d\n",
-						major, minor, where, i * step,
-						want, got);
-			}
-			if (i != (code_len + step - 1) / step)
-				goto bad;
-			/* Truncated copies: any answer >= -1 is fine, a read
-			 * past the end is not (ASan/valgrind). */
-			for (cut = 1; cut <= 3 && cut <= table_len; cut++) {
-				size_t n = cut == 3 ? table_len / 2 : table_len - cut;
-				uint8_t *copy = malloc(n ? n : 1);
-				long j;
-
-				if (!copy)
-					goto out;
-				memcpy(copy, table, n);
-				for (j = 0; j * step < code_len; j++)
-					if (pycode_addr2line(abi->lines_kind, copy, n,
-							     firstlineno,
-							     (uint32_t)(j * step)) < -1)
-						n_bad++;
-				free(copy);
-			}
-		} else {
-			goto bad;
-		}
+		r = on_line(&d, line);
 	}
-	if (!abi || n_codes == 0)
-		goto bad;
-	if (n_bad) {
+	if (r == 0 && (!d.abi || d.n_codes == 0))
+		r = MALFORMED;
+	if (r == MALFORMED) {
+		fprintf(stderr, "linetable_check: %s: malformed dump near: %.80s\n",
+			argv[1], line ? line : "(start)");
+	} else if (r == 0 && d.n_bad) {
 		fprintf(stderr, "linetable_check: %d.%d: %ld of %ld offsets wrong\n",
-			major, minor, n_bad, n_offsets);
+			d.major, d.minor, d.n_bad, d.n_offsets);
 		rc = 1;
-		goto out;
+	} else if (r == 0) {
+		printf("%ld offsets checked in %ld code objects\n", d.n_offsets,
+		       d.n_codes);
+		rc = 0;
 	}
-	printf("%ld offsets checked in %ld code objects\n", n_offsets, n_codes);
-	rc = 0;
-	goto out;
-bad:
-	fprintf(stderr, "linetable_check: %s: malformed dump near: %.80s\n",
-		argv[1], line ? line : "(start)");
-	rc = 2;
-out:
-	free(table);
-	free(hex);
-	free(where);
+	free(d.table);
+	free(d.hex);
+	free(d.where);
 	free(line);
 	fclose(f);
 	return rc;

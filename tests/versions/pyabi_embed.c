@@ -159,24 +159,10 @@ static void check_second_tstate(void)
 
 /* ---- 2. code objects ---- */
 
-static void check_code(void)
+/* 2.2-2.6: the header and the name fields of f's code object co. */
+static void check_code_fields(PyObject *co)
 {
-	const char *src = "x = 1\n\n\ndef f(a):\n    b = a\n    def g():\n"
-			  "        return b\n    return g\n";
-	PyObject *mod, *consts, *co = NULL, *attr;
-	Py_ssize_t i, n;
-
-	mod = Py_CompileString(src, "probe_file.py", Py_file_input);
-	CHECK(mod != NULL, "2.0 compile");
-	if (!mod)
-		return;
-	consts = PyObject_GetAttrString(mod, "co_consts");
-	for (i = 0; consts && i < PyTuple_Size(consts); i++)
-		if (PyCode_Check(PyTuple_GetItem(consts, i)))
-			co = PyTuple_GetItem(consts, i);
-	CHECK(co != NULL, "2.1 found f's code");
-	if (!co)
-		goto out;
+	PyObject *attr;
 
 	CHECK(rd_ptr((uintptr_t)co + row->ob_type) == (uintptr_t)&PyCode_Type,
 	      "2.2 ob_type is PyCode_Type");
@@ -197,8 +183,14 @@ static void check_code(void)
 		      "2.6 co_qualname");
 		Py_XDECREF(attr);
 	}
-	/* The line table: the pointer at the offset holds the same bytes as
-	 * co_lnotab (<= 3.9) / co_linetable (3.10+). */
+}
+
+/* 2.7: the pointer at co_linetable's offset holds the same bytes as
+ * co_lnotab (<= 3.9) / co_linetable (3.10+). */
+static void check_code_linetable(PyObject *co)
+{
+	PyObject *attr;
+
 	attr = PyObject_GetAttrString(co, PY_AT_LEAST(3, 10) ? "co_linetable" : "co_lnotab");
 	{
 		uint8_t buf[4096];
@@ -210,60 +202,95 @@ static void check_code(void)
 		      "2.7 co_linetable contents");
 	}
 	Py_XDECREF(attr);
-	if (row->co_code_adaptive != PYABI_NONE) {
-		/* The inline bytecode holds co_code's opcodes (CACHE entries,
-		 * opcode 0, may already hold counters: skipped). The first
-		 * traceable instruction is RESUME. */
-		PyObject *code = PyObject_GetAttrString(co, "co_code");
-		PyObject *dis = PyImport_ImportModule("dis");
-		PyObject *opmap = dis ? PyObject_GetAttrString(dis, "opmap") : NULL;
-		PyObject *resume = opmap ? PyDict_GetItemString(opmap, "RESUME") : NULL;
-		const uint8_t *inl = (const uint8_t *)co + row->co_code_adaptive;
-		const uint8_t *want = (const uint8_t *)PyBytes_AsString(code);
-		int ft = rd_i32((uintptr_t)co + row->co_firsttraceable), same = 1;
+}
 
-		n = PyBytes_Size(code);
-		PyObject *opmod = PyImport_ImportModule("opcode");
-		PyObject *opname = opmod ? PyObject_GetAttrString(opmod, "opname") : NULL;
-		PyObject *spec = opmod ? PyObject_GetAttrString(opmod, "_specializations") : NULL;
+/* opcode._specializations (3.13+: _opcode_metadata's), a new reference
+ * or NULL. */
+static PyObject *specializations(PyObject *opmod)
+{
+	PyObject *spec = opmod ? PyObject_GetAttrString(opmod, "_specializations") : NULL;
 
-		if (!spec) { /* 3.13 moved it */
-			PyObject *meta;
+	if (!spec) { /* 3.13 moved it */
+		PyObject *meta;
 
-			PyErr_Clear();
-			meta = PyImport_ImportModule("_opcode_metadata");
-			spec = meta ? PyObject_GetAttrString(meta, "_specializations") : NULL;
-			Py_XDECREF(meta);
-		}
-		CHECK(opname && spec, "2.8 opcode names and specializations");
-		for (i = 0; opname && spec && i < n; i += 2) {
-			/* 3.12 quickens at creation (STORE_FAST__LOAD_FAST...):
-			 * only an opcode with a specialized family may differ. */
-			if (want[i] != 0 && want[i] != inl[i] &&
-			    PyDict_Contains(spec, PyList_GetItem(opname, want[i])) != 1) {
-				fprintf(stderr, "unit %d: co_code %d/%d inline %d/%d\n",
-					(int)i / 2, want[i], want[i + 1], inl[i], inl[i + 1]);
-				same = 0;
-			}
-		}
-		Py_XDECREF(spec);
-		Py_XDECREF(opname);
-		Py_XDECREF(opmod);
-		CHECK(same && n > 0, "2.8 co_code_adaptive holds co_code");
-		CHECK(resume && ft >= 0 && 2 * ft < n &&
-			      want[2 * ft] == PyLong_AsLong(resume),
-		      "2.9 _co_firsttraceable is the first RESUME");
-		for (i = 0; resume && i < 2 * ft; i += 2)
-			CHECK(want[i] != PyLong_AsLong(resume),
-			      "2.10 no RESUME before _co_firsttraceable");
-		Py_XDECREF(opmap);
-		Py_XDECREF(dis);
-		Py_XDECREF(code);
-	} else {
-		CHECK(row->co_firsttraceable == PYABI_NONE && !PY_AT_LEAST(3, 11),
-		      "2.8 no inline bytecode before 3.11");
+		PyErr_Clear();
+		meta = PyImport_ImportModule("_opcode_metadata");
+		spec = meta ? PyObject_GetAttrString(meta, "_specializations") : NULL;
+		Py_XDECREF(meta);
 	}
-out:
+	return spec;
+}
+
+/* 2.8-2.10 (3.11+): the inline bytecode holds co_code's opcodes (CACHE
+ * entries, opcode 0, may already hold counters: skipped). The first
+ * traceable instruction is RESUME. */
+static void check_code_adaptive(PyObject *co)
+{
+	PyObject *code = PyObject_GetAttrString(co, "co_code");
+	PyObject *dis = PyImport_ImportModule("dis");
+	PyObject *opmap = dis ? PyObject_GetAttrString(dis, "opmap") : NULL;
+	PyObject *resume = opmap ? PyDict_GetItemString(opmap, "RESUME") : NULL;
+	const uint8_t *inl = (const uint8_t *)co + row->co_code_adaptive;
+	const uint8_t *want = (const uint8_t *)PyBytes_AsString(code);
+	int ft = rd_i32((uintptr_t)co + row->co_firsttraceable), same = 1;
+	Py_ssize_t i, n;
+
+	n = PyBytes_Size(code);
+	PyObject *opmod = PyImport_ImportModule("opcode");
+	PyObject *opname = opmod ? PyObject_GetAttrString(opmod, "opname") : NULL;
+	PyObject *spec = specializations(opmod);
+
+	CHECK(opname && spec, "2.8 opcode names and specializations");
+	for (i = 0; opname && spec && i < n; i += 2) {
+		/* 3.12 quickens at creation (STORE_FAST__LOAD_FAST...):
+		 * only an opcode with a specialized family may differ. */
+		if (want[i] != 0 && want[i] != inl[i] &&
+		    PyDict_Contains(spec, PyList_GetItem(opname, want[i])) != 1) {
+			fprintf(stderr, "unit %d: co_code %d/%d inline %d/%d\n",
+				(int)i / 2, want[i], want[i + 1], inl[i], inl[i + 1]);
+			same = 0;
+		}
+	}
+	Py_XDECREF(spec);
+	Py_XDECREF(opname);
+	Py_XDECREF(opmod);
+	CHECK(same && n > 0, "2.8 co_code_adaptive holds co_code");
+	CHECK(resume && ft >= 0 && 2 * ft < n &&
+		      want[2 * ft] == PyLong_AsLong(resume),
+	      "2.9 _co_firsttraceable is the first RESUME");
+	for (i = 0; resume && i < 2 * ft; i += 2)
+		CHECK(want[i] != PyLong_AsLong(resume),
+		      "2.10 no RESUME before _co_firsttraceable");
+	Py_XDECREF(opmap);
+	Py_XDECREF(dis);
+	Py_XDECREF(code);
+}
+
+static void check_code(void)
+{
+	const char *src = "x = 1\n\n\ndef f(a):\n    b = a\n    def g():\n"
+			  "        return b\n    return g\n";
+	PyObject *mod, *consts, *co = NULL;
+	Py_ssize_t i;
+
+	mod = Py_CompileString(src, "probe_file.py", Py_file_input);
+	CHECK(mod != NULL, "2.0 compile");
+	if (!mod)
+		return;
+	consts = PyObject_GetAttrString(mod, "co_consts");
+	for (i = 0; consts && i < PyTuple_Size(consts); i++)
+		if (PyCode_Check(PyTuple_GetItem(consts, i)))
+			co = PyTuple_GetItem(consts, i);
+	CHECK(co != NULL, "2.1 found f's code");
+	if (co) {
+		check_code_fields(co);
+		check_code_linetable(co);
+		if (row->co_code_adaptive != PYABI_NONE)
+			check_code_adaptive(co);
+		else
+			CHECK(row->co_firsttraceable == PYABI_NONE && !PY_AT_LEAST(3, 11),
+			      "2.8 no inline bytecode before 3.11");
+	}
 	Py_XDECREF(consts);
 	Py_DECREF(mod);
 }
