@@ -455,7 +455,9 @@ static uint64_t pseudo_location(struct builder *b, const char *name)
 
 /* ---- labels ----------------------------------------------------------------- */
 
-static Label *num_label(struct builder *b, const char *key, int64_t num)
+/* A label: key = num, or key = str (a string index); the other 0. */
+static Label *new_label(struct builder *b, const char *key, int64_t num,
+			int64_t str)
 {
 	Label *l = balloc(b, sizeof(*l));
 	if (!l)
@@ -463,18 +465,18 @@ static Label *num_label(struct builder *b, const char *key, int64_t num)
 	perftools__profiles__label__init(l);
 	l->key = str_idx(b, key);
 	l->num = num;
+	l->str = str;
 	return l;
+}
+
+static Label *num_label(struct builder *b, const char *key, int64_t num)
+{
+	return new_label(b, key, num, 0);
 }
 
 static Label *str_label(struct builder *b, const char *key, int64_t str)
 {
-	Label *l = balloc(b, sizeof(*l));
-	if (!l)
-		return NULL;
-	perftools__profiles__label__init(l);
-	l->key = str_idx(b, key);
-	l->str = str;
-	return l;
+	return new_label(b, key, 0, str);
 }
 
 static Label *flag_label(struct builder *b, unsigned which)
