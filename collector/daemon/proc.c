@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/dlist.h"
 #include "daemon/agg.h"
 #include "symbols/elfsym.h"
 #include "daemon/heapagg.h"
@@ -368,14 +369,7 @@ void procs_remove(struct procs *reg, struct proc *p)
 					   : reg->n_tombs++ % PROCS_TOMBS] = t;
 	}
 	assert(p->n_sessions == 0 && p->reg == reg);
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		reg->head = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	else
-		reg->tail = p->prev;
+	DLIST_UNLINK_T(reg->head, reg->tail, p);
 	reg->n--;
 	if (reg->tap.gone)
 		reg->tap.gone(reg->tap.arg, p);
@@ -498,22 +492,14 @@ int proc_session_open(struct procs *reg, const struct proc_hello *h,
 			free(s);
 			return oom(err);
 		}
-		p->prev = reg->tail;
-		if (reg->tail)
-			reg->tail->next = p;
-		else
-			reg->head = p;
-		reg->tail = p;
+		DLIST_APPEND_T(reg->head, reg->tail, p);
 		reg->n++;
 		reg->n_seen++;
 	}
 	p->n_sessions++;
 	p->info.n_connects++;
 	s->proc = p;
-	s->next = p->sessions;
-	if (p->sessions)
-		p->sessions->prev = s;
-	p->sessions = s;
+	DLIST_PUSH(p->sessions, s);
 	*out = s;
 	return 0;
 }
@@ -524,12 +510,7 @@ struct proc *proc_session_close(struct proc_session *s)
 	if (!s)
 		return NULL;
 	p = s->proc;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		p->sessions = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
+	DLIST_UNLINK(p->sessions, s);
 	session_refs_closed(s);
 	idmap_fini(&s->strings);
 	idmap_fini(&s->functions);
@@ -1510,10 +1491,7 @@ struct proc *proc_copy_new(const struct proc *src)
 		       src->info.n_args * sizeof(uint32_t));
 	add_refs(p, 3 + p->info.n_args);
 	p->heard_unix_ns = src->heard_unix_ns;
-	p->next = reg->copies;
-	if (reg->copies)
-		reg->copies->prev = p;
-	reg->copies = p;
+	DLIST_PUSH(reg->copies, p);
 	reg->n_copies++;
 	return p;
 }
@@ -1578,12 +1556,7 @@ void proc_copy_free(struct proc *copy)
 		return;
 	assert(copy->is_copy);
 	reg = copy->reg;
-	if (copy->prev)
-		copy->prev->next = copy->next;
-	else
-		reg->copies = copy->next;
-	if (copy->next)
-		copy->next->prev = copy->prev;
+	DLIST_UNLINK(reg->copies, copy);
 	reg->n_copies--;
 	proc_free(copy);
 	if (reg->n == 0 && reg->n_copies == 0 && reg->head == NULL) {

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/dlist.h"
 #include "daemon/control.h"
 #include "common/log.h"
 #include "daemon/loop.h"
@@ -239,12 +240,7 @@ static void tap_gone(void *arg, const struct proc *p)
 static void unlink_free(struct window *w)
 {
 	struct windows *ws = w->ws;
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		ws->head = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
+	DLIST_UNLINK(ws->head, w);
 	ws->n--;
 	loop_del_timer(ws->loop, w->timer);
 	window_sampling_off(w);
@@ -355,10 +351,7 @@ struct window *window_open(struct windows *ws, const struct window_filter *f,
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->next = ws->head;
-	if (ws->head)
-		ws->head->prev = w;
-	ws->head = w;
+	DLIST_PUSH(ws->head, w);
 	ws->n++;
 	window_sampling_on(w);
 	return w;
