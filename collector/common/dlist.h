@@ -51,14 +51,9 @@
 /* Takes e out of the list at head and tail. */
 #define DLIST_UNLINK_T(head, tail, e)                                        \
 	do {                                                                 \
-		if ((e)->prev)                                               \
-			(e)->prev->next = (e)->next;                         \
-		else                                                         \
-			(head) = (e)->next;                                  \
-		if ((e)->next)                                               \
-			(e)->next->prev = (e)->prev;                         \
-		else                                                         \
+		if (!(e)->next)                                              \
 			(tail) = (e)->prev;                                  \
+		DLIST_UNLINK(head, e);                                       \
 	} while (0)
 
 #endif /* PYPROF_DLIST_H */
