@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/wire_fields.h"
 #include "pyprof/wire.h"
 
@@ -34,16 +35,13 @@ static int add_arg(struct hello *hl, size_t *cap, const uint8_t *s,
 			 WIRE_MAX_ARGS);
 		return -EPROTO;
 	}
-	if (h->n_args == *cap) {
-		size_t c = *cap ? 2 * *cap : 16;
-		struct proc_bytes *a = realloc(hl->args, c * sizeof(*a));
-		if (!a) {
-			snprintf(err, HELLO_ERR_LEN, "out of memory");
-			return -ENOMEM;
-		}
-		hl->args = a;
-		*cap = c;
+	struct proc_bytes *a = grow_array(hl->args, cap, h->n_args + 1,
+					  sizeof(*a), 16);
+	if (!a) {
+		snprintf(err, HELLO_ERR_LEN, "out of memory");
+		return -ENOMEM;
 	}
+	hl->args = a;
 	hl->args[h->n_args++] = (struct proc_bytes){ s, n };
 	return 0;
 }

@@ -63,6 +63,7 @@
 #include "daemon/agg.h"
 #include "daemon/collector_opts.h"
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"
 #include "daemon/loop.h"
@@ -423,18 +424,15 @@ static void drop_held(struct output *o, struct held *h, const char *why)
 	for (size_t i = 0; i < h->n_procs; i++) {
 		const struct held_proc *hp = &h->procs[i];
 		samples += hp->samples;
-		if (o->n_charge == o->charge_cap) {
-			size_t cap = o->charge_cap ? 2 * o->charge_cap : 16;
-			struct held_proc *v = realloc(o->charge,
-						      cap * sizeof(*v));
-			if (!v) {
-				/* The totals at least. */
-				procs_count_lost(o->reg, hp->samples);
-				continue;
-			}
-			o->charge = v;
-			o->charge_cap = cap;
+		struct held_proc *v = grow_array(o->charge, &o->charge_cap,
+						 o->n_charge + 1, sizeof(*v),
+						 16);
+		if (!v) {
+			/* The totals at least. */
+			procs_count_lost(o->reg, hp->samples);
+			continue;
 		}
+		o->charge = v;
 		o->charge[o->n_charge++] = *hp;
 	}
 	log_error("%s: its profile %s/%s.%s.pb.gz was never written (%s): "

@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "daemon/agg.h"
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "daemon/heapagg.h"
 #include "common/idhash.h"
 #include "symbols/opcodes.h"
@@ -152,16 +153,12 @@ static void ptrs_push(struct builder *b, struct ptrs *a, void *p)
 		b->oom = 1;
 		return;
 	}
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 64;
-		void **v = realloc(a->v, cap * sizeof(*v));
-		if (!v) {
-			b->oom = 1;
-			return;
-		}
-		a->v = v;
-		a->cap = cap;
+	void **v = grow_array(a->v, &a->cap, a->n + 1, sizeof(*v), 64);
+	if (!v) {
+		b->oom = 1;
+		return;
 	}
+	a->v = v;
 	a->v[a->n++] = p;
 }
 
@@ -231,16 +228,13 @@ static int64_t str_fmt(struct builder *b, const char *fmt, ...)
 
 static void add_comment(struct builder *b, int64_t idx)
 {
-	if (b->n_comments == b->comments_cap) {
-		size_t cap = b->comments_cap ? 2 * b->comments_cap : 16;
-		int64_t *v = realloc(b->comments, cap * sizeof(*v));
-		if (!v) {
-			b->oom = 1;
-			return;
-		}
-		b->comments = v;
-		b->comments_cap = cap;
+	int64_t *v = grow_array(b->comments, &b->comments_cap,
+				b->n_comments + 1, sizeof(*v), 16);
+	if (!v) {
+		b->oom = 1;
+		return;
 	}
+	b->comments = v;
 	b->comments[b->n_comments++] = idx;
 }
 

@@ -37,6 +37,7 @@
 
 #include "common/clock.h"
 #include "common/dlist.h"
+#include "common/grow.h"
 #include "daemon/agg.h"
 #include "symbols/elfsym.h"
 #include "daemon/heapagg.h"
@@ -158,14 +159,11 @@ static void idmap_fini(struct idmap *m)
 
 static int idmap_push(struct idmap *m, uint32_t gid)
 {
-	if (m->n + 1 >= m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		uint32_t *v = realloc(m->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
+	/* ids start at 1: v[0] is unused */
+	uint32_t *v = grow_array(m->v, &m->cap, m->n + 2, sizeof(*v), 256);
+	if (!v)
+		return -ENOMEM;
+	m->v = v;
 	m->v[++m->n] = gid;
 	return 0;
 }
@@ -813,14 +811,12 @@ static int proc_thread_intern(struct proc *p, uint64_t tid, uint32_t name_sid,
 		*idx = i;
 		return 0;
 	}
-	if ((size_t)p->n_threads + 1 >= p->threads_cap) {
-		size_t cap = p->threads_cap ? 2 * p->threads_cap : 16;
-		struct proc_thread *t = realloc(p->threads, cap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		p->threads = t;
-		p->threads_cap = cap;
-	}
+	struct proc_thread *t = grow_array(p->threads, &p->threads_cap,
+					   (size_t)p->n_threads + 2,
+					   sizeof(*t), 16);
+	if (!t)
+		return -ENOMEM;
+	p->threads = t;
 	i = p->n_threads + 1;
 	if (idhash_insert(&p->thread_hash, h, i) < 0)
 		return -ENOMEM;

@@ -25,6 +25,7 @@
 
 #include "common/clock.h"
 #include "common/dlist.h"
+#include "common/grow.h"
 #include "daemon/control.h"
 #include "common/log.h"
 #include "daemon/loop.h"
@@ -133,14 +134,11 @@ static struct proc *copy_of(struct window *w, const struct proc *p)
 			w->last = i;
 			return w->procs[i].copy;
 		}
-	if (w->n_procs == w->procs_cap) {
-		size_t cap = w->procs_cap ? 2 * w->procs_cap : 8;
-		struct win_proc *v = realloc(w->procs, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		w->procs = v;
-		w->procs_cap = cap;
-	}
+	struct win_proc *v = grow_array(w->procs, &w->procs_cap,
+					w->n_procs + 1, sizeof(*v), 8);
+	if (!v)
+		return NULL;
+	w->procs = v;
 	struct proc *copy = proc_copy_new(p);
 	if (!copy)
 		return NULL;
