@@ -526,25 +526,12 @@ static Sample *new_sample_n(struct builder *b, size_t n_loc,
 	return s;
 }
 
+/* A CPU or wall sample: count and value. */
 static Sample *new_sample(struct builder *b, size_t n_loc, uint64_t count,
 			  uint64_t value)
 {
-	Sample *s = balloc(b, sizeof(*s));
-	uint64_t *locs = balloc(b, n_loc * sizeof(*locs));
-	int64_t *vals = balloc(b, 2 * sizeof(*vals));
-	Label **labels = balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
-	if (!s || !locs || !vals || !labels)
-		return NULL;
-	perftools__profiles__sample__init(s);
-	vals[0] = clamp64(count);
-	vals[1] = clamp64(value);
-	s->n_value = 2;
-	s->value = vals;
-	s->n_location_id = n_loc;
-	s->location_id = locs;
-	s->label = labels;
-	ptrs_push(b, &b->samples, s);
-	return s;
+	const int64_t v[2] = { clamp64(count), clamp64(value) };
+	return new_sample_n(b, n_loc, v, 2);
 }
 
 static void append_utf8(char *buf, size_t cap, size_t *len, const char *s);
