@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/path.h"
+
 static unsigned tmp_counter;
 static gid_t share_gid = (gid_t)-1;
 
@@ -47,17 +49,7 @@ static int write_all(int fd, const void *data, size_t len)
 static void split_path(const char *path, char *dir, size_t dir_len,
 		       const char **base)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash) {
-		snprintf(dir, dir_len, ".");
-		*base = path;
-	} else if (slash == path) {
-		snprintf(dir, dir_len, "/");
-		*base = slash + 1;
-	} else {
-		snprintf(dir, dir_len, "%.*s", (int)(slash - path), path);
-		*base = slash + 1;
-	}
+	*base = path_split(path, dir, dir_len);
 }
 
 static int place_file(const char *tmp, const char *path, int how)

@@ -28,6 +28,7 @@
 #include "http/http_pprof.h"
 #include "daemon/listener.h"
 #include "common/log.h"
+#include "common/path.h"
 #include "common/pidring.h"
 #include "daemon/loop.h"
 #include "daemon/output.h"
@@ -398,16 +399,9 @@ static void signal_ready(int fd)
 static int check_writable_dir(const char *path)
 {
 	char dir[4096];
-	const char *slash;
 	if (!path)
 		return 0;
-	slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	path_split(path, dir, sizeof(dir));
 	if (access(dir, W_OK | X_OK) < 0) {
 		int e = errno;
 		log_error("cannot write %s: %s: %s", path, dir, strerror(e));

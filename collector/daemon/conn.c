@@ -481,14 +481,21 @@ static int on_def(struct conn *c, struct wire_in *r, unsigned type)
 	return rc < 0 ? proc_failed(c, rc, err) : 0;
 }
 
+/* ---- record frames: SAMPLES and HEAP ------------------------------------ */
+
+/* A batch of decoded records of one kind. */
+union batch {
+	struct proc_sample samples[CONN_BATCH];
+	struct proc_heap_rec heap[CONN_BATCH];
+};
+
 /* Decodes up to CONN_BATCH records from r into recs; *n gets how many.
  * Returns -EPROTO if a record is cut short. */
-static int decode_records(struct wire_in *r, struct proc_sample *recs,
-			  size_t *n)
+static int decode_samples(struct wire_in *r, union batch *b, size_t *n)
 {
 	size_t i = 0;
 	while (i < CONN_BATCH && !wire_at_end(r)) {
-		struct proc_sample *s = &recs[i++];
+		struct proc_sample *s = &b->samples[i++];
 		s->node = wire_get_varint(r);
 		s->thread = wire_get_varint(r);
 		s->dt_ns = wire_get_varint(r);
@@ -501,44 +508,6 @@ static int decode_records(struct wire_in *r, struct proc_sample *recs,
 	}
 	*n = i;
 	return r->ok ? 0 : -EPROTO;
-}
-
-static int on_samples(struct conn *c, struct wire_in *r)
-{
-	struct proc_sample recs[CONN_BATCH];
-	char err[PROC_ERR_LEN];
-	struct wire_in start;
-	uint64_t base, index = 0;
-	size_t n;
-	int rc;
-
-	base = wire_get_varint(r);
-	if (!r->ok) {
-		reject(c, "SAMPLES frame: no base_ns");
-		return -EPROTO;
-	}
-	start = *r;
-	/* Pass 1: every record must decode and be valid. */
-	while (!wire_at_end(r)) {
-		if (decode_records(r, recs, &n) < 0) {
-			reject(c, "SAMPLES record %" PRIu64 ": cut short or "
-				  "malformed", index + (n ? n - 1 : 0));
-			return -EPROTO;
-		}
-		rc = proc_check_samples(c->session, recs, n, index, err);
-		if (rc < 0)
-			return proc_failed(c, rc, err);
-		index += n;
-	}
-	/* Pass 2: add them. */
-	*r = start;
-	while (!wire_at_end(r)) {
-		decode_records(r, recs, &n);
-		rc = proc_add_samples(c->session, &base, recs, n, err);
-		if (rc < 0)
-			return proc_failed(c, rc, err);
-	}
-	return 0;
 }
 
 /* Control frames (conn_set_ctl_handlers): a controller's one request, or a
@@ -591,12 +560,11 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 
 /* Decodes up to CONN_BATCH HEAP records (wire.h) from r. -EPROTO if one
  * is cut short. */
-static int decode_heap(struct wire_in *r, struct proc_heap_rec *recs,
-		       size_t *n)
+static int decode_heap(struct wire_in *r, union batch *b, size_t *n)
 {
 	size_t i = 0;
 	while (i < CONN_BATCH && !wire_at_end(r)) {
-		struct proc_heap_rec *h = &recs[i++];
+		struct proc_heap_rec *h = &b->heap[i++];
 		*h = (struct proc_heap_rec){ .kind = wire_get_varint(r) };
 		if (h->kind == WIRE_HEAP_ALLOC) {
 			h->node = wire_get_varint(r);
@@ -616,37 +584,84 @@ static int decode_heap(struct wire_in *r, struct proc_heap_rec *recs,
 	return r->ok ? 0 : -EPROTO;
 }
 
-/* HEAP: checked whole, then applied, like SAMPLES. */
-static int on_heap(struct conn *c, struct wire_in *r)
+static int check_samples(const struct proc_session *s, const union batch *b,
+			 size_t n, uint64_t index, char *err)
 {
-	struct proc_heap_rec recs[CONN_BATCH];
+	return proc_check_samples(s, b->samples, n, index, err);
+}
+
+static int add_samples(struct proc_session *s, uint64_t *base,
+		       const union batch *b, size_t n, char *err)
+{
+	return proc_add_samples(s, base, b->samples, n, err);
+}
+
+static int check_heap(const struct proc_session *s, const union batch *b,
+		      size_t n, uint64_t index, char *err)
+{
+	return proc_check_heap(s, b->heap, n, index, err);
+}
+
+static int add_heap(struct proc_session *s, uint64_t *rate,
+		    const union batch *b, size_t n, char *err)
+{
+	return proc_add_heap(s, *rate, b->heap, n, err);
+}
+
+/* A frame of records after one leading varint, and its proc.h steps. */
+struct record_frame {
+	const char *name;  /* in log lines: "SAMPLES" */
+	const char *lead;  /* the leading field: "base_ns" */
+	int (*decode)(struct wire_in *r, union batch *b, size_t *n);
+	int (*check)(const struct proc_session *s, const union batch *b,
+		     size_t n, uint64_t index, char *err);
+	int (*add)(struct proc_session *s, uint64_t *lead,
+		   const union batch *b, size_t n, char *err);
+};
+
+static const struct record_frame samples_frame = {
+	"SAMPLES", "base_ns", decode_samples, check_samples, add_samples
+};
+static const struct record_frame heap_frame = {
+	"HEAP", "rate", decode_heap, check_heap, add_heap
+};
+
+/* SAMPLES and HEAP: decoded twice, in batches of CONN_BATCH records;
+ * every record is checked before any is applied. */
+static int on_records(struct conn *c, struct wire_in *r,
+		      const struct record_frame *k)
+{
+	union batch recs;
 	char err[PROC_ERR_LEN];
 	struct wire_in start;
-	uint64_t rate, index = 0;
+	uint64_t lead, index = 0;
 	size_t n;
 	int rc;
 
-	rate = wire_get_varint(r);
+	lead = wire_get_varint(r);
 	if (!r->ok) {
-		reject(c, "HEAP frame: no rate");
+		reject(c, "%s frame: no %s", k->name, k->lead);
 		return -EPROTO;
 	}
 	start = *r;
+	/* Pass 1: every record must decode and be valid. */
 	while (!wire_at_end(r)) {
-		if (decode_heap(r, recs, &n) < 0) {
-			reject(c, "HEAP record %" PRIu64 ": cut short or "
-				  "malformed", index + (n ? n - 1 : 0));
+		if (k->decode(r, &recs, &n) < 0) {
+			reject(c, "%s record %" PRIu64 ": cut short or "
+				  "malformed", k->name,
+			       index + (n ? n - 1 : 0));
 			return -EPROTO;
 		}
-		rc = proc_check_heap(c->session, recs, n, index, err);
+		rc = k->check(c->session, &recs, n, index, err);
 		if (rc < 0)
 			return proc_failed(c, rc, err);
 		index += n;
 	}
+	/* Pass 2: add them. */
 	*r = start;
 	while (!wire_at_end(r)) {
-		decode_heap(r, recs, &n);
-		rc = proc_add_heap(c->session, rate, recs, n, err);
+		k->decode(r, &recs, &n);
+		rc = k->add(c->session, &lead, &recs, n, err);
 		if (rc < 0)
 			return proc_failed(c, rc, err);
 	}
@@ -693,11 +708,11 @@ static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
 	}
 	switch (type) {
 	case WIRE_SAMPLES:
-		return on_samples(c, &r);
+		return on_records(c, &r, &samples_frame);
 	case WIRE_BYE:
 		return on_bye(c, &r);
 	case WIRE_HEAP:
-		return on_heap(c, &r);
+		return on_records(c, &r, &heap_frame);
 	case WIRE_HEAP_SNAPSHOT:
 		return on_heap_snapshot(c, &r);
 	default:

@@ -16,6 +16,7 @@
 
 #include "daemon/conn.h"
 #include "common/log.h"
+#include "common/wire_fields.h"
 #include "daemon/loop.h"
 #include "pyprof/wire.h"
 
@@ -568,27 +569,30 @@ static void control_on_hello(struct control *ctl, struct conn *c)
 			peer_hold(ctl, p, h, NULL);
 }
 
+struct reply {
+	uint64_t req, sampling;
+};
+
+static void reply_field(void *ctx, uint64_t tag, uint64_t v)
+{
+	struct reply *rp = ctx;
+	if (tag == WIRE_C_REQ)
+		rp->req = v;
+	else if (tag == WIRE_C_SAMPLING)
+		rp->sampling = v;
+}
+
 /* Reads a control payload's REQ and STATUS (and checks the rest is
  * well formed). 0 or -EPROTO. */
 static int reply_fields(const uint8_t *p, size_t len, uint64_t *req,
 			uint64_t *sampling)
 {
-	struct wire_in r = { p, p + len, 1 };
-	*req = 0;
-	while (r.ok && !wire_at_end(&r)) {
-		uint64_t key = wire_get_varint(&r);
-		if (key & 1) {
-			size_t n;
-			wire_get_bytes(&r, &n, WIRE_MAX_CTL_PAYLOAD);
-			continue;
-		}
-		uint64_t v = wire_get_varint(&r);
-		if (key >> 1 == WIRE_C_REQ)
-			*req = v;
-		else if (key >> 1 == WIRE_C_SAMPLING)
-			*sampling = v;
-	}
-	return r.ok ? 0 : -EPROTO;
+	struct reply rp = { 0, *sampling };
+	int rc = wire_fields_varints(p, len, WIRE_MAX_CTL_PAYLOAD, reply_field,
+				     &rp);
+	*req = rp.req;
+	*sampling = rp.sampling;
+	return rc;
 }
 
 static int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
@@ -640,31 +644,28 @@ struct request {
 	struct control_settings s;
 };
 
+static void request_field(void *ctx, uint64_t tag, uint64_t v)
+{
+	struct request *q = ctx;
+	switch (tag) {
+	case WIRE_C_VERB: q->verb = v; break;
+	case WIRE_C_PID: q->pid = v; break;
+	case WIRE_C_LEASE_MS: q->lease_ms = v; break;
+	case WIRE_C_MODE: q->s.has_mode = 1; q->s.mode = (unsigned)v; break;
+	case WIRE_C_PERIOD_NS: q->s.period_ns = v; break;
+	case WIRE_C_HEAP_RATE: q->s.heap_rate = v; break;
+	case WIRE_C_NATIVE: q->s.native = v != 0; break;
+	default: break;
+	}
+}
+
+/* Reads a CTL_REQUEST payload into *q and checks it. 0 or -EPROTO. */
 static int request_fields(const uint8_t *p, size_t len, struct request *q)
 {
-	struct wire_in r = { p, p + len, 1 };
 	memset(q, 0, sizeof(*q));
-	while (r.ok && !wire_at_end(&r)) {
-		uint64_t key = wire_get_varint(&r);
-		if (key & 1) {
-			size_t n;
-			wire_get_bytes(&r, &n, WIRE_MAX_CTL_PAYLOAD);
-			continue;
-		}
-		uint64_t v = wire_get_varint(&r);
-		switch (key >> 1) {
-		case WIRE_C_VERB: q->verb = v; break;
-		case WIRE_C_PID: q->pid = v; break;
-		case WIRE_C_LEASE_MS: q->lease_ms = v; break;
-		case WIRE_C_MODE: q->s.has_mode = 1; q->s.mode = (unsigned)v;
-			break;
-		case WIRE_C_PERIOD_NS: q->s.period_ns = v; break;
-		case WIRE_C_HEAP_RATE: q->s.heap_rate = v; break;
-		case WIRE_C_NATIVE: q->s.native = v != 0; break;
-		default: break;
-		}
-	}
-	if (!r.ok || q->verb < WIRE_VERB_START || q->verb > WIRE_VERB_STATUS ||
+	if (wire_fields_varints(p, len, WIRE_MAX_CTL_PAYLOAD, request_field,
+				q) < 0 ||
+	    q->verb < WIRE_VERB_START || q->verb > WIRE_VERB_STATUS ||
 	    q->lease_ms > UINT64_MAX / 1000000 / 2)
 		return -EPROTO;
 	return 0;

@@ -16,22 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/wire_fields.h"
 #include "pyprof/wire.h"
-
-/* Reads one tagged field's key and value: *is_bytes tells which of *v or
- * (*s, *n) holds it. Returns 0, or -EPROTO when the cursor broke. */
-static int get_field(struct wire_in *r, uint64_t *tag, int *is_bytes,
-		     uint64_t *v, const uint8_t **s, size_t *n)
-{
-	uint64_t key = wire_get_varint(r);
-	*tag = key >> 1;
-	*is_bytes = (int)(key & 1);
-	if (*is_bytes)
-		*s = wire_get_bytes(r, n, WIRE_MAX_STRING);
-	else
-		*v = wire_get_varint(r);
-	return r->ok ? 0 : -EPROTO;
-}
 
 static int hello_bytes_tag(uint64_t tag)
 {
@@ -48,26 +35,22 @@ static int add_arg(struct hello *hl, size_t *cap, const uint8_t *s,
 			 WIRE_MAX_ARGS);
 		return -EPROTO;
 	}
-	if (h->n_args == *cap) {
-		size_t c = *cap ? 2 * *cap : 16;
-		struct proc_bytes *a = realloc(hl->args, c * sizeof(*a));
-		if (!a) {
-			snprintf(err, HELLO_ERR_LEN, "out of memory");
-			return -ENOMEM;
-		}
-		hl->args = a;
-		*cap = c;
+	if (grow_array(&hl->args, cap, h->n_args + 1, sizeof(*hl->args),
+		       16) < 0) {
+		snprintf(err, HELLO_ERR_LEN, "out of memory");
+		return -ENOMEM;
 	}
 	hl->args[h->n_args++] = (struct proc_bytes){ s, n };
 	return 0;
 }
 
 /* A known tag up to WIRE_H_COMM, of the right kind, not repeated. */
-static int set_field(struct hello *hl, size_t *args_cap, uint64_t tag,
-		     uint64_t v, const uint8_t *s, size_t n, char *err)
+static int set_field(struct hello *hl, size_t *args_cap,
+		     const struct wire_field *f, char *err)
 {
 	struct proc_hello *h = &hl->h;
-	switch (tag) {
+	uint64_t v = f->v;
+	switch (f->tag) {
 	case WIRE_H_VERSION:
 		h->version = v;
 		if (v != WIRE_VERSION) {
@@ -91,13 +74,13 @@ static int set_field(struct hello *hl, size_t *args_cap, uint64_t tag,
 	case WIRE_H_MODE: h->mode = v; break;
 	case WIRE_H_PERIOD_NS: h->period_ns = v; break;
 	case WIRE_H_MAX_DEPTH: h->max_depth = v; break;
-	case WIRE_H_PYVERSION: h->pyversion = (struct proc_bytes){ s, n }; break;
-	case WIRE_H_EXE: h->exe = (struct proc_bytes){ s, n }; break;
-	case WIRE_H_COMM: h->comm = (struct proc_bytes){ s, n }; break;
+	case WIRE_H_PYVERSION: h->pyversion = (struct proc_bytes){ f->s, f->n }; break;
+	case WIRE_H_EXE: h->exe = (struct proc_bytes){ f->s, f->n }; break;
+	case WIRE_H_COMM: h->comm = (struct proc_bytes){ f->s, f->n }; break;
 	case WIRE_H_CONN_SEQ: h->conn_seq = v; break;
 	case WIRE_H_UID: h->uid = v; break;
 	case WIRE_H_ACHIEVED_NS: h->achieved_ns = v; break;
-	case WIRE_H_ARG: return add_arg(hl, args_cap, s, n, err);
+	case WIRE_H_ARG: return add_arg(hl, args_cap, f->s, f->n, err);
 	}
 	return 0;
 }
@@ -107,56 +90,52 @@ static int read_fields(struct wire_in *r, struct hello *hl, uint64_t *seen,
 		       char *err)
 {
 	size_t args_cap = 0;
+	struct wire_field f;
 	int rc;
 
 	while (!wire_at_end(r)) {
-		uint64_t tag, v = 0;
-		const uint8_t *s = NULL;
-		size_t n = 0;
-		int is_bytes;
-
-		if (get_field(r, &tag, &is_bytes, &v, &s, &n) < 0) {
+		if (wire_field_next(r, WIRE_MAX_STRING, &f) < 0) {
 			snprintf(err, HELLO_ERR_LEN,
 				 "HELLO: a field is malformed or longer than "
 				 "the frame (or than %d bytes)",
 				 WIRE_MAX_STRING);
 			return -EPROTO;
 		}
-		if (*seen == 0 && tag != WIRE_H_VERSION) {
+		if (*seen == 0 && f.tag != WIRE_H_VERSION) {
 			snprintf(err, HELLO_ERR_LEN,
 				 "HELLO must start with VERSION (got tag "
-				 "%" PRIu64 ")", tag);
+				 "%" PRIu64 ")", f.tag);
 			return -EPROTO;
 		}
-		if (tag == WIRE_H_SAMPLING && !is_bytes) {
-			hl->sampling = v != 0;
+		if (f.tag == WIRE_H_SAMPLING && !f.is_bytes) {
+			hl->sampling = f.v != 0;
 			continue;
 		}
-		if (tag == WIRE_H_WRITTEN && !is_bytes) {
-			hl->h.written = v;
+		if (f.tag == WIRE_H_WRITTEN && !f.is_bytes) {
+			hl->h.written = f.v;
 			hl->h.has_written = 1;
 			continue;
 		}
-		if (tag == WIRE_H_REFUSED && is_bytes) {
+		if (f.tag == WIRE_H_REFUSED && f.is_bytes) {
 			hl->refused = 1;
-			hl->refused_why = (struct proc_bytes){ s, n };
+			hl->refused_why = (struct proc_bytes){ f.s, f.n };
 			continue;
 		}
-		if (tag == 0 || tag > WIRE_H_COMM)
+		if (f.tag == 0 || f.tag > WIRE_H_COMM)
 			continue; /* unknown: skipped, as wire.h promises */
-		if (is_bytes != hello_bytes_tag(tag)) {
+		if (f.is_bytes != hello_bytes_tag(f.tag)) {
 			snprintf(err, HELLO_ERR_LEN,
 				 "HELLO tag %" PRIu64 " has the wrong kind",
-				 tag);
+				 f.tag);
 			return -EPROTO;
 		}
-		if (tag != WIRE_H_ARG && (*seen & (1ull << tag))) {
+		if (f.tag != WIRE_H_ARG && (*seen & (1ull << f.tag))) {
 			snprintf(err, HELLO_ERR_LEN,
-				 "HELLO tag %" PRIu64 " repeated", tag);
+				 "HELLO tag %" PRIu64 " repeated", f.tag);
 			return -EPROTO;
 		}
-		*seen |= 1ull << tag;
-		if ((rc = set_field(hl, &args_cap, tag, v, s, n, err)) < 0)
+		*seen |= 1ull << f.tag;
+		if ((rc = set_field(hl, &args_cap, &f, err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -206,37 +185,30 @@ void hello_free(struct hello *hl)
 	hl->h.n_args = 0;
 }
 
+static void bye_field(void *ctx, uint64_t tag, uint64_t v)
+{
+	struct proc_bye *b = ctx;
+	switch (tag) {
+	case WIRE_B_SAMPLES: b->samples = v; b->has_samples = 1; break;
+	case WIRE_B_LOST: b->lost = v; b->has_lost = 1; break;
+	case WIRE_B_END_MONO_NS:
+		b->end_mono_ns = v;
+		b->has_end_mono = 1;
+		break;
+	case WIRE_B_HANDLER_N: b->handler_n = v; break;
+	case WIRE_B_HANDLER_NS: b->handler_ns = v; break;
+	case WIRE_B_FAULTS: b->faults = v; break;
+	case WIRE_B_ACHIEVED_NS: b->achieved_ns = v; break;
+	case WIRE_B_NATIVE_UNMERGED:
+		b->native_unmerged = v;
+		b->has_native = 1;
+		break;
+	default: break; /* unknown; no BYE field is bytes yet */
+	}
+}
+
 int bye_decode(const uint8_t *p, size_t len, struct proc_bye *b)
 {
-	struct wire_in r = { p, p + len, 1 };
-
 	memset(b, 0, sizeof(*b));
-	while (!wire_at_end(&r)) {
-		uint64_t tag, v = 0;
-		const uint8_t *s;
-		size_t n;
-		int is_bytes;
-		if (get_field(&r, &tag, &is_bytes, &v, &s, &n) < 0)
-			return -EPROTO;
-		if (is_bytes)
-			continue; /* no BYE field is bytes yet: unknown */
-		switch (tag) {
-		case WIRE_B_SAMPLES: b->samples = v; b->has_samples = 1; break;
-		case WIRE_B_LOST: b->lost = v; b->has_lost = 1; break;
-		case WIRE_B_END_MONO_NS:
-			b->end_mono_ns = v;
-			b->has_end_mono = 1;
-			break;
-		case WIRE_B_HANDLER_N: b->handler_n = v; break;
-		case WIRE_B_HANDLER_NS: b->handler_ns = v; break;
-		case WIRE_B_FAULTS: b->faults = v; break;
-		case WIRE_B_ACHIEVED_NS: b->achieved_ns = v; break;
-		case WIRE_B_NATIVE_UNMERGED:
-			b->native_unmerged = v;
-			b->has_native = 1;
-			break;
-		default: break;
-		}
-	}
-	return 0;
+	return wire_fields_varints(p, len, WIRE_MAX_STRING, bye_field, b);
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/path.h"
 
 struct listener {
 	int fd;
@@ -109,16 +110,10 @@ static int prepare_dir(const char *path, int shared, char *err)
 {
 	mode_t mode = shared ? 0711 : 0700;
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* path fits */
-	const char *slash = strrchr(path, '/');
 	struct stat sb;
 	int fd = -1, created = 0, rc;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	path_split(path, dir, sizeof(dir));
 	if (mkdir(dir, 0700) == 0) {
 		created = 1;
 	} else if (errno == ENOENT) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 
 #define LOOP_MAX_EVENTS 128
 
@@ -185,14 +186,9 @@ static void heap_down(struct loop *loop, size_t i)
 
 static int heap_push(struct loop *loop, struct loop_timer *t)
 {
-	if (loop->n_heap == loop->heap_cap) {
-		size_t cap = loop->heap_cap ? 2 * loop->heap_cap : 16;
-		struct loop_timer **h = realloc(loop->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		loop->heap = h;
-		loop->heap_cap = cap;
-	}
+	if (grow_array(&loop->heap, &loop->heap_cap, loop->n_heap + 1,
+		       sizeof(*loop->heap), 16) < 0)
+		return -ENOMEM;
 	heap_set(loop, loop->n_heap++, t);
 	heap_up(loop, loop->n_heap - 1);
 	return 0;

@@ -21,12 +21,8 @@
  * two collectors on one directory) gets .1, .2... before .pb.gz, taken
  * without a race (FILEIO_NOREPLACE).
  *
- * Per-thread files (--per-thread) follow the profile they split, named
- * after it (collector.h): the threads of a process are those of its
- * aggregate with samples, each OS thread once whatever names it had, and
- * its file takes the last name it got. Each is a pprof_build of its own
- * (pprof_opts.one_thread), so a process with many threads costs as many
- * walks of its aggregate: a price only --per-thread pays.
+ * Per-thread files (--per-thread, thread_files.h) follow the profile they
+ * split, named after it (collector.h).
  *
  * A window that cannot be written (a full disk, a quota, a directory
  * gone for a while) is not thrown away: its encoded profile is held in
@@ -63,17 +59,18 @@
 #include "daemon/agg.h"
 #include "daemon/collector_opts.h"
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"
 #include "daemon/loop.h"
 #include "daemon/pprof.h"
+#include "daemon/thread_files.h"
 #include "daemon/timeline.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
 
 #define OUTPUT_MAX_NAME_TRIES 1000
-#define OUTPUT_MAX_THREAD_NAME 64
 #define OUTPUT_TRIM_DELAY_NS (200 * 1000000ull)
 #define OUTPUT_RETRY_NS (2 * 1000000000ull)
 
@@ -169,151 +166,6 @@ static void format_stamp(uint64_t unix_ns, char *buf, size_t cap)
 	    strftime(buf, cap, "%Y%m%dT%H%M%SZ", &tm) == 0)
 		snprintf(buf, cap, "%lld", (long long)t);
 }
-
-/* ---- one profile per thread (--per-thread) ---------------------------------- */
-
-/* A thread's name reduced to [A-Za-z0-9_-] (a dot too becomes '_', so
- * that the file name's fields stay apart), at most
- * OUTPUT_MAX_THREAD_NAME bytes; "" if nothing but '_' is left. */
-static void thread_stem(const char *name, char *out, size_t cap)
-{
-	size_t n = 0;
-	for (const char *s = name; *s && n + 1 < cap &&
-				   n < OUTPUT_MAX_THREAD_NAME; s++) {
-		char ch = *s;
-		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-		out[n++] = ok ? ch : '_';
-	}
-	out[n] = 0;
-	if (strspn(out, "_") == n)
-		out[0] = 0;
-}
-
-struct thread_ref {
-	uint64_t tid;
-	uint32_t idx;   /* the process's thread number (proc.h) */
-	int named;      /* that number has a name */
-};
-
-/* By tid; then unnamed numbers first, each part in order of arrival. */
-static int thread_ref_cmp(const void *a, const void *b)
-{
-	const struct thread_ref *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->named != y->named)
-		return x->named - y->named;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* The OS threads of p with samples in its aggregate, each once, by tid,
- * with the thread number of the last name it got (a rename adds a
- * number; so does a thread that the library sends unnamed again, as when
- * it ends: such a number does not hide its name). Returns how many (*out
- * malloc'd, the caller frees it), or -ENOMEM. */
-static long proc_threads_with_samples(const struct proc *p,
-				      struct thread_ref **out)
-{
-	uint32_t n_threads = proc_n_threads(p);
-	uint8_t *has = calloc((size_t)n_threads + 1, 1);
-	struct thread_ref *v = calloc((size_t)n_threads + 1, sizeof(*v));
-	const struct agg_entry *e;
-	size_t pos = 0, n = 0, k = 0;
-
-	if (!has || !v) {
-		free(has);
-		free(v);
-		return -ENOMEM;
-	}
-	while ((e = agg_next(proc_agg(p), &pos)))
-		if (e->count && e->thread >= 1 && e->thread <= n_threads)
-			has[e->thread] = 1;
-	for (uint32_t i = 1; i <= n_threads; i++) {
-		uint32_t name;
-		if (!has[i])
-			continue;
-		proc_thread(p, i, &v[n].tid, &name);
-		v[n].named = name != 0;
-		v[n++].idx = i;
-	}
-	free(has);
-	qsort(v, n, sizeof(*v), thread_ref_cmp);
-	/* keep the last of each tid: its last named number, if any */
-	for (size_t i = 0; i < n; i++)
-		if (i + 1 == n || v[i + 1].tid != v[i].tid)
-			v[k++] = v[i];
-	*out = v;
-	return (long)k;
-}
-
-/* One profile per thread of p with samples, beside the profile written
- * as <base>.pb.gz (po its options): <base>[.pid<PID>].tid<TID>[.<thread>]
- * .pb.gz, with .pid<PID> when with_pid (a profile of several processes).
- * how is FILEIO_NOREPLACE or FILEIO_REPLACE, as for the whole profile.
- * Failures are logged and remembered; the other threads are still
- * written. */
-static void write_thread_files(struct output *o, const char *base,
-			       const struct proc *p,
-			       const struct pprof_opts *po, int with_pid,
-			       int how)
-{
-	const struct proc_info *in = proc_info(p);
-	const struct proc *one[1] = { p };
-	struct thread_ref *v = NULL;
-	long n = proc_threads_with_samples(p, &v);
-
-	if (n < 0) {
-		log_error("pid %" PRIu64 ": per-thread profiles: out of memory",
-			  in->pid);
-		o->failed = 1;
-		return;
-	}
-	for (long i = 0; i < n; i++) {
-		struct pprof_opts tpo = *po;
-		struct pprof_stats stats;
-		char pidpart[32] = "", tname[OUTPUT_MAX_THREAD_NAME + 2] = "";
-		char path[4096];
-		uint64_t tid;
-		uint32_t name;
-		int rc;
-
-		proc_thread(p, v[i].idx, &tid, &name);
-		if (name) {
-			tname[0] = '.';
-			thread_stem(symtab_string(o->st, name), tname + 1,
-				    sizeof(tname) - 1);
-			if (!tname[1])
-				tname[0] = 0;
-		}
-		if (with_pid)
-			snprintf(pidpart, sizeof(pidpart), ".pid%" PRIu64,
-				 in->pid);
-		if ((size_t)snprintf(path, sizeof(path),
-				     "%s%s.tid%" PRIu64 "%s.pb.gz", base,
-				     pidpart, tid, tname) >= sizeof(path)) {
-			rc = -ENAMETOOLONG;
-		} else {
-			tpo.one_thread = 1;
-			tpo.tid = tid;
-			tpo.want_loc_map = 0;
-			rc = pprof_write(o->st, one, 1, &tpo, path, how,
-					 &stats);
-		}
-		if (rc < 0) {
-			log_error("pid %" PRIu64 " thread %" PRIu64 ": cannot "
-				  "write its profile beside %s.pb.gz: %s",
-				  in->pid, tid, base, strerror(-rc));
-			o->failed = 1;
-			continue;
-		}
-		log_info("wrote %s: %" PRIu64 " samples (pid %" PRIu64
-			 ", thread %" PRIu64 ")", path, stats.samples, in->pid,
-			 tid);
-	}
-	free(v);
-}
-
 
 /* Whether any of list[0..n) has a heap profile to write. */
 static int any_heap(const struct proc *const *list, size_t n)
@@ -423,17 +275,11 @@ static void drop_held(struct output *o, struct held *h, const char *why)
 	for (size_t i = 0; i < h->n_procs; i++) {
 		const struct held_proc *hp = &h->procs[i];
 		samples += hp->samples;
-		if (o->n_charge == o->charge_cap) {
-			size_t cap = o->charge_cap ? 2 * o->charge_cap : 16;
-			struct held_proc *v = realloc(o->charge,
-						      cap * sizeof(*v));
-			if (!v) {
-				/* The totals at least. */
-				procs_count_lost(o->reg, hp->samples);
-				continue;
-			}
-			o->charge = v;
-			o->charge_cap = cap;
+		if (grow_array(&o->charge, &o->charge_cap, o->n_charge + 1,
+			       sizeof(*o->charge), 16) < 0) {
+			/* The totals at least. */
+			procs_count_lost(o->reg, hp->samples);
+			continue;
 		}
 		o->charge[o->n_charge++] = *hp;
 	}
@@ -620,8 +466,9 @@ static void write_new_file(struct output *o, const char *stem,
 	if (o->opts->per_thread) {
 		path[strlen(path) - strlen(".pb.gz")] = 0;
 		for (size_t i = 0; i < n; i++)
-			write_thread_files(o, path, list[i], po, n > 1,
-					   FILEIO_NOREPLACE);
+			if (thread_files_write(o->st, path, list[i], po,
+					       n > 1, FILEIO_NOREPLACE) < 0)
+				o->failed = 1;
 	}
 out:
 	free(data);
@@ -765,8 +612,9 @@ static void write_output_file(struct output *o)
 		char base[4096];
 		file_profile_base(path, base, sizeof(base));
 		for (size_t i = 0; i < n; i++)
-			write_thread_files(o, base, list[i], &po, n > 1,
-					   FILEIO_REPLACE);
+			if (thread_files_write(o->st, base, list[i], &po,
+					       n > 1, FILEIO_REPLACE) < 0)
+				o->failed = 1;
 	}
 out:
 	if (rc < 0) {

@@ -1,13 +1,13 @@
 /*
  * pprof.c - the pprof builder (see pprof.h for what goes into a profile).
  *
- * The protobuf-c message tree is built in a bump arena and freed in one
- * go; strings are not copied when they already live in the symtab. Every
- * collector-wide id is mapped to a pprof id on first use (dense arrays
- * indexed by the symtab id), so a profile lists only the functions and
- * locations its samples use. Allocation failures set a sticky flag that is
- * checked once, before packing (like wire.h's ok flag), which keeps the
- * building code straight-line.
+ * A profile is built from pprof_builder.h's pieces (the arena, the string
+ * table, functions, locations and mappings made on first use, labels),
+ * one small encoder per message: samples per process, comments, sample
+ * and period types, mappings, tables, time, period; then packed and
+ * gzipped. Allocation failures set the builder's sticky flag, checked
+ * once before packing (like wire.h's ok flag), which keeps the building
+ * code straight-line.
  *
  * A sample's stack is the node path from its leaf to the root: pprof wants
  * location ids leaf first, which is the order of the walk.
@@ -25,484 +25,26 @@
 #include "common/clock.h"
 #include "daemon/agg.h"
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "daemon/heapagg.h"
 #include "common/idhash.h"
 #include "symbols/opcodes.h"
+#include "daemon/pprof_builder.h"
 #include "daemon/proc.h"
 #include "common/log.h"
 #include "profile.pb-c.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
 
-typedef Perftools__Profiles__Profile Profile;
-typedef Perftools__Profiles__ValueType ValueType;
-typedef Perftools__Profiles__Sample Sample;
-typedef Perftools__Profiles__Label Label;
-typedef Perftools__Profiles__Mapping Mapping;
-typedef Perftools__Profiles__Location Location;
-typedef Perftools__Profiles__Line Line;
-typedef Perftools__Profiles__Function Function;
-
-#define PPROF_ARENA_CHUNK (256u << 10)
-#define PPROF_MAX_COMMENT 4096
 #define PPROF_MAX_PROC_COMMENTS 64 /* processes described in comments */
-#define PPROF_MAX_PSEUDO 16
 #define PPROF_MAX_LABELS 9
 
-/* ---- bump arena ----------------------------------------------------------- */
-
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, cap;
-	max_align_t data[];
-};
-
-struct arena {
-	struct arena_chunk *head;
-};
-
-static void *arena_alloc(struct arena *a, size_t size)
-{
-	struct arena_chunk *c = a->head;
-	size = (size + 15) & ~(size_t)15;
-	if (!c || c->cap - c->used < size) {
-		size_t cap = size > PPROF_ARENA_CHUNK ? size : PPROF_ARENA_CHUNK;
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->used = 0;
-		c->cap = cap;
-		c->next = a->head;
-		a->head = c;
-	}
-	void *p = (char *)c->data + c->used;
-	c->used += size;
-	return p;
-}
-
-static void arena_free(struct arena *a)
-{
-	while (a->head) {
-		struct arena_chunk *next = a->head->next;
-		free(a->head);
-		a->head = next;
-	}
-}
-
-/* ---- builder state --------------------------------------------------------- */
-
-/* A growable array of pointers (protobuf-c's repeated message fields). */
-struct ptrs {
-	void **v;
-	size_t n, cap;
-};
-
-struct thread_labels {
-	Label *tid, *name;
-};
-
-struct builder {
-	const struct symtab *st;
-	struct arena arena;
-	int oom;
-
-	/* string table: strs[i] is string index i; strs[0] = "" */
-	struct ptrs strs;
-	struct idhash str_hash;  /* content -> index */
-	uint32_t *sid_idx;       /* symtab sid -> index, 0 = not yet */
-
-	uint32_t *fid_map;       /* symtab fid -> pprof function id */
-	uint32_t *lid_map;       /* symtab lid -> pprof location id */
-	uint32_t *mid_map;       /* symtab mid -> pprof mapping id (2..) */
-	uint8_t *mid_unnamed;    /* symtab mid: an address without a name */
-	struct ptrs maps;        /* native mappings, pprof ids 2.. */
-	struct ptrs funcs, locs, samples;
-	int64_t *comments;
-	size_t n_comments, comments_cap;
-
-	struct {
-		int64_t name;
-		uint64_t loc;
-	} pseudo[PPROF_MAX_PSEUDO];
-	size_t n_pseudo;
-
-	Label *flag_labels[6]; /* cpu on/off, gil held/released, native y/n */
-	unsigned mode;
-	int proc_labels;
-	int one_thread;  /* pprof_opts.one_thread: only thread tid's samples */
-	uint64_t tid;
-};
+/* ---- samples --------------------------------------------------------------- */
 
 /* The labels every sample of one process carries. */
 struct proc_labels {
 	Label *pid, *process, *command;
 };
-
-static void *balloc(struct builder *b, size_t size)
-{
-	void *p = arena_alloc(&b->arena, size);
-	if (!p)
-		b->oom = 1;
-	return p;
-}
-
-static void ptrs_push(struct builder *b, struct ptrs *a, void *p)
-{
-	if (!p) {
-		b->oom = 1;
-		return;
-	}
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 64;
-		void **v = realloc(a->v, cap * sizeof(*v));
-		if (!v) {
-			b->oom = 1;
-			return;
-		}
-		a->v = v;
-		a->cap = cap;
-	}
-	a->v[a->n++] = p;
-}
-
-/* ---- strings -------------------------------------------------------------- */
-
-struct str_key {
-	const struct builder *b;
-	const char *s;
-};
-
-static int str_eq(const void *ctx, uint32_t id)
-{
-	const struct str_key *k = ctx;
-	return strcmp(k->b->strs.v[id], k->s) == 0;
-}
-
-/* The string table index of s (which must stay valid until packing). */
-static int64_t str_idx(struct builder *b, const char *s)
-{
-	struct str_key key = { b, s };
-	uint64_t h;
-	uint32_t id;
-
-	if (s[0] == 0)
-		return 0;
-	h = idhash_bytes(s, strlen(s));
-	id = idhash_find(&b->str_hash, h, str_eq, &key);
-	if (id)
-		return id;
-	if (b->strs.n > UINT32_MAX - 1) {
-		b->oom = 1;
-		return 0;
-	}
-	id = (uint32_t)b->strs.n;
-	if (idhash_insert(&b->str_hash, h, id) < 0) {
-		b->oom = 1;
-		return 0;
-	}
-	ptrs_push(b, &b->strs, (void *)s);
-	return id;
-}
-
-static int64_t sid_idx(struct builder *b, uint32_t sid)
-{
-	if (sid == 0)
-		return 0;
-	if (!b->sid_idx[sid])
-		b->sid_idx[sid] = (uint32_t)str_idx(b, symtab_string(b->st, sid));
-	return b->sid_idx[sid];
-}
-
-/* A string formatted into the arena. */
-static int64_t str_fmt(struct builder *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int64_t str_fmt(struct builder *b, const char *fmt, ...)
-{
-	char *buf = balloc(b, PPROF_MAX_COMMENT);
-	va_list ap;
-	if (!buf)
-		return 0;
-	va_start(ap, fmt);
-	vsnprintf(buf, PPROF_MAX_COMMENT, fmt, ap);
-	va_end(ap);
-	return str_idx(b, buf);
-}
-
-static void add_comment(struct builder *b, int64_t idx)
-{
-	if (b->n_comments == b->comments_cap) {
-		size_t cap = b->comments_cap ? 2 * b->comments_cap : 16;
-		int64_t *v = realloc(b->comments, cap * sizeof(*v));
-		if (!v) {
-			b->oom = 1;
-			return;
-		}
-		b->comments = v;
-		b->comments_cap = cap;
-	}
-	b->comments[b->n_comments++] = idx;
-}
-
-/* ---- functions and locations ----------------------------------------------- */
-
-static uint64_t new_function(struct builder *b, int64_t name, int64_t sys,
-			     int64_t file, int64_t start_line)
-{
-	Function *f = balloc(b, sizeof(*f));
-	if (!f)
-		return 0;
-	perftools__profiles__function__init(f);
-	f->id = b->funcs.n + 1;
-	f->name = name;
-	f->system_name = sys;
-	f->filename = file;
-	f->start_line = start_line;
-	ptrs_push(b, &b->funcs, f);
-	return f->id;
-}
-
-/* A location in mapping mapping_id at address (0 for Python frames,
- * which are all in mapping 1), with one line, or none when function_id
- * is 0 (a native address without a name: pprof shows the address and may
- * symbolize it itself). */
-static uint64_t new_location_at(struct builder *b, uint64_t function_id,
-				int64_t line, uint64_t mapping_id,
-				uint64_t address)
-{
-	Location *l = balloc(b, sizeof(*l));
-	Line *ln = balloc(b, sizeof(*ln));
-	Line **lines = balloc(b, sizeof(*lines));
-	if (!l || !ln || !lines)
-		return 0;
-	perftools__profiles__location__init(l);
-	perftools__profiles__line__init(ln);
-	ln->function_id = function_id;
-	ln->line = line;
-	lines[0] = ln;
-	l->id = b->locs.n + 1;
-	l->mapping_id = mapping_id;
-	l->address = address;
-	l->n_line = function_id ? 1 : 0;
-	l->line = lines;
-	ptrs_push(b, &b->locs, l);
-	return l->id;
-}
-
-static uint64_t new_location(struct builder *b, uint64_t function_id,
-			     int64_t line)
-{
-	return new_location_at(b, function_id, line, 1, 0);
-}
-
-/* The pprof mapping of symtab mapping mid (PYPROF_NATIVE): one per loaded
- * object's executable segment, with its build id, so that pprof can
- * symbolize what we could not. */
-static uint64_t mapping_id(struct builder *b, uint32_t mid)
-{
-	struct symtab_mapping sm;
-	if (b->mid_map[mid])
-		return b->mid_map[mid];
-	Mapping *m = balloc(b, sizeof(*m));
-	if (!m)
-		return 0;
-	symtab_mapping(b->st, mid, &sm);
-	perftools__profiles__mapping__init(m);
-	m->id = 2 + b->maps.n;
-	m->memory_start = sm.start;
-	m->memory_limit = sm.limit;
-	m->file_offset = sm.offset;
-	m->filename = sid_idx(b, sm.file);
-	m->build_id = sid_idx(b, sm.build_id);
-	/* has_functions is settled once every location is known */
-	m->has_functions = (sm.flags & SYMTAB_MAP_FUNCTIONS) != 0;
-	m->has_filenames = m->has_line_numbers =
-		(sm.flags & SYMTAB_MAP_LINES) != 0;
-	ptrs_push(b, &b->maps, m);
-	b->mid_map[mid] = (uint32_t)m->id;
-	return m->id;
-}
-
-/* A native function: its system name is its symbol, as it is. */
-static uint64_t native_function_id(struct builder *b, uint32_t fid)
-{
-	uint32_t name, sys, file;
-	int64_t start;
-	if (!b->fid_map[fid]) {
-		symtab_function(b->st, fid, &name, &sys, &file, &start);
-		b->fid_map[fid] = (uint32_t)new_function(
-			b, sid_idx(b, name), sid_idx(b, sys), sid_idx(b, file),
-			start);
-	}
-	return b->fid_map[fid];
-}
-
-static uint64_t function_id(struct builder *b, uint32_t fid)
-{
-	uint32_t name, sys, file;
-	int64_t start;
-	if (!b->fid_map[fid]) {
-		symtab_function(b->st, fid, &name, &sys, &file, &start);
-		/* System name: "FILE:co_name". It must differ from the name:
-		 * where the two are equal, pprof takes the name for a C++ one
-		 * and strips anything in <...>, so "<module>", "<lambda>" or
-		 * "<listcomp>" would show up empty. */
-		int64_t sys_idx = sid_idx(b, sys);
-		if (file)
-			sys_idx = str_fmt(b, "%s:%s", symtab_string(b->st, file),
-					  symtab_string(b->st, sys));
-		b->fid_map[fid] = (uint32_t)new_function(
-			b, sid_idx(b, name), sys_idx, sid_idx(b, file), start);
-	}
-	return b->fid_map[fid];
-}
-
-static uint64_t location_id(struct builder *b, uint32_t lid)
-{
-	uint32_t fid, mid;
-	uint64_t addr;
-	int64_t line;
-	if (!b->lid_map[lid]) {
-		symtab_location(b->st, lid, &fid, &line);
-		symtab_location_native(b->st, lid, &mid, &addr);
-		if (mid || addr) {
-			if (!fid)
-				b->mid_unnamed[mid] = 1;
-			b->lid_map[lid] = (uint32_t)new_location_at(
-				b, fid ? native_function_id(b, fid) : 0, line,
-				mid ? mapping_id(b, mid) : 0, addr);
-		} else {
-			b->lid_map[lid] = (uint32_t)new_location(
-				b, function_id(b, fid), line);
-		}
-	}
-	return b->lid_map[lid];
-}
-
-/* ---- defence in depth ------------------------------------------------------- */
-
-/* Whether function fid (1.. ) exists with strings that exist. */
-static int function_ok(const struct symtab *st, uint32_t fid)
-{
-	uint32_t name, sys, file, n_str = symtab_n_strings(st);
-	int64_t start;
-	if (fid == 0 || fid > symtab_n_functions(st))
-		return 0;
-	symtab_function(st, fid, &name, &sys, &file, &start);
-	return name <= n_str && sys <= n_str && file <= n_str;
-}
-
-/* Whether location lid is one the builder can write: a Python one (a
- * function and a line) or a native one (an address, in a known mapping
- * or in none, named by a function or not); never neither. */
-static int location_ok(const struct symtab *st, uint32_t lid)
-{
-	uint32_t fid, mid;
-	uint64_t addr;
-	int64_t line;
-	if (lid == 0 || lid > symtab_n_locations(st))
-		return 0;
-	symtab_location(st, lid, &fid, &line);
-	symtab_location_native(st, lid, &mid, &addr);
-	if (!mid && !addr)
-		return function_ok(st, fid);
-	if (mid > symtab_n_mappings(st))
-		return 0;
-	return fid == 0 || function_ok(st, fid);
-}
-
-/* Whether the stack from leaf node nid to the root is whole: every node
- * and location exists, each parent comes before its child (so the walk
- * ends), and the depth is what the symtab says. conn.c and proc.c refuse
- * anything that would fail this; the builder checks again so that a bug
- * there costs one sample, not the collector and every profile it holds. */
-static int stack_ok(const struct symtab *st, uint32_t nid)
-{
-	uint32_t n_nodes = symtab_n_nodes(st), depth, k = 0;
-	if (nid == 0 || nid > n_nodes)
-		return 0;
-	depth = symtab_node_depth(st, nid);
-	if (depth == 0 || depth > WIRE_MAX_DEPTH)
-		return 0;
-	while (nid) {
-		uint32_t parent, lid;
-		symtab_node(st, nid, &parent, &lid);
-		if (parent >= nid || !location_ok(st, lid) || ++k > depth)
-			return 0;
-		nid = parent;
-	}
-	return k == depth;
-}
-
-/* The location of a pseudo-frame such as "[truncated]": a function of
- * that name with no file. */
-static uint64_t pseudo_location(struct builder *b, const char *name)
-{
-	int64_t idx = str_idx(b, name);
-	for (size_t i = 0; i < b->n_pseudo; i++)
-		if (b->pseudo[i].name == idx)
-			return b->pseudo[i].loc;
-	if (b->n_pseudo == PPROF_MAX_PSEUDO) {
-		b->oom = 1; /* cannot happen: the names are a fixed set */
-		return 0;
-	}
-	uint64_t loc = new_location(b, new_function(b, idx, idx, 0, 0), 0);
-	b->pseudo[b->n_pseudo].name = idx;
-	b->pseudo[b->n_pseudo].loc = loc;
-	b->n_pseudo++;
-	return loc;
-}
-
-/* ---- labels ----------------------------------------------------------------- */
-
-static Label *num_label(struct builder *b, const char *key, int64_t num)
-{
-	Label *l = balloc(b, sizeof(*l));
-	if (!l)
-		return NULL;
-	perftools__profiles__label__init(l);
-	l->key = str_idx(b, key);
-	l->num = num;
-	return l;
-}
-
-static Label *str_label(struct builder *b, const char *key, int64_t str)
-{
-	Label *l = balloc(b, sizeof(*l));
-	if (!l)
-		return NULL;
-	perftools__profiles__label__init(l);
-	l->key = str_idx(b, key);
-	l->str = str;
-	return l;
-}
-
-static Label *flag_label(struct builder *b, unsigned which)
-{
-	static const char *const kv[6][2] = {
-		{ "cpu_state", "on" }, { "cpu_state", "off" },
-		{ "gil", "held" },     { "gil", "released" },
-		{ "native", "yes" },   { "native", "no" },
-	};
-	if (!b->flag_labels[which])
-		b->flag_labels[which] =
-			str_label(b, kv[which][0], str_idx(b, kv[which][1]));
-	return b->flag_labels[which];
-}
-
-/* The "opcode" label: the opcode's name in the process's Python version
- * (opcodes.h), e.g. BINARY_OP_ADD_INT on 3.11. */
-static Label *opcode_label(struct builder *b, const struct proc *p,
-			   unsigned op)
-{
-	const char *ver = symtab_string(b->st, proc_info(p)->pyversion_sid);
-	char name[64];
-	return str_label(b, "opcode",
-			 str_fmt(b, "%s", opcodes_label(ver, op, name,
-							sizeof(name))));
-}
-
-/* ---- samples --------------------------------------------------------------- */
 
 static int64_t clamp64(uint64_t v)
 {
@@ -513,10 +55,10 @@ static int64_t clamp64(uint64_t v)
 static Sample *new_sample_n(struct builder *b, size_t n_loc,
 			    const int64_t *v, size_t n_val)
 {
-	Sample *s = balloc(b, sizeof(*s));
-	uint64_t *locs = balloc(b, n_loc * sizeof(*locs));
-	int64_t *vals = balloc(b, n_val * sizeof(*vals));
-	Label **labels = balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
+	Sample *s = pb_balloc(b, sizeof(*s));
+	uint64_t *locs = pb_balloc(b, n_loc * sizeof(*locs));
+	int64_t *vals = pb_balloc(b, n_val * sizeof(*vals));
+	Label **labels = pb_balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
 	if (!s || !locs || !vals || !labels)
 		return NULL;
 	perftools__profiles__sample__init(s);
@@ -526,29 +68,16 @@ static Sample *new_sample_n(struct builder *b, size_t n_loc,
 	s->n_location_id = n_loc;
 	s->location_id = locs;
 	s->label = labels;
-	ptrs_push(b, &b->samples, s);
+	pb_ptrs_push(b, &b->samples, s);
 	return s;
 }
 
+/* A CPU or wall sample: count and value. */
 static Sample *new_sample(struct builder *b, size_t n_loc, uint64_t count,
 			  uint64_t value)
 {
-	Sample *s = balloc(b, sizeof(*s));
-	uint64_t *locs = balloc(b, n_loc * sizeof(*locs));
-	int64_t *vals = balloc(b, 2 * sizeof(*vals));
-	Label **labels = balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
-	if (!s || !locs || !vals || !labels)
-		return NULL;
-	perftools__profiles__sample__init(s);
-	vals[0] = clamp64(count);
-	vals[1] = clamp64(value);
-	s->n_value = 2;
-	s->value = vals;
-	s->n_location_id = n_loc;
-	s->location_id = locs;
-	s->label = labels;
-	ptrs_push(b, &b->samples, s);
-	return s;
+	const int64_t v[2] = { clamp64(count), clamp64(value) };
+	return new_sample_n(b, n_loc, v, 2);
 }
 
 static void append_utf8(char *buf, size_t cap, size_t *len, const char *s);
@@ -561,11 +90,11 @@ static struct proc_labels proc_labels(struct builder *b, const struct proc *p)
 	char *cmd;
 	size_t len = 0;
 
-	pl.pid = num_label(b, "pid", (int64_t)in->pid);
+	pl.pid = pb_num_label(b, "pid", (int64_t)in->pid);
 	if (!b->proc_labels)
 		return pl;
-	pl.process = str_label(b, "process", sid_idx(b, in->comm_sid));
-	cmd = balloc(b, PPROF_MAX_COMMAND + 1);
+	pl.process = pb_str_label(b, "process", pb_sid_idx(b, in->comm_sid));
+	cmd = pb_balloc(b, PPROF_MAX_COMMAND + 1);
 	if (!cmd)
 		return pl;
 	cmd[0] = 0;
@@ -575,7 +104,7 @@ static struct proc_labels proc_labels(struct builder *b, const struct proc *p)
 		append_utf8(cmd, PPROF_MAX_COMMAND + 1, &len,
 			    symtab_string(b->st, in->arg_sids[i]));
 	}
-	pl.command = str_label(b, "command", str_idx(b, cmd));
+	pl.command = pb_str_label(b, "command", pb_str_idx(b, cmd));
 	return pl;
 }
 
@@ -613,7 +142,7 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 				continue;
 		}
 		if (e->thread == 0 || e->thread > n_threads ||
-		    !stack_ok(b->st, e->node)) {
+		    !pb_stack_ok(b->st, e->node)) {
 			stats->n_refused++;
 			continue;
 		}
@@ -626,38 +155,38 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		size_t i = 0;
 		for (uint32_t nid = e->node, lid; nid;) {
 			symtab_node(b->st, nid, &nid, &lid);
-			s->location_id[i++] = location_id(b, lid);
+			s->location_id[i++] = pb_location_id(b, lid);
 		}
 		if (trunc)
-			s->location_id[i++] = pseudo_location(b, "[truncated]");
+			s->location_id[i++] = pb_pseudo_location(b, "[truncated]");
 
 		struct thread_labels *t = &tl[e->thread];
 		if (!t->tid) {
 			uint64_t tid;
 			uint32_t name;
 			proc_thread(p, e->thread, &tid, &name);
-			t->tid = num_label(b, "thread_id", (int64_t)tid);
+			t->tid = pb_num_label(b, "thread_id", (int64_t)tid);
 			if (name)
-				t->name = str_label(b, "thread_name",
-						    sid_idx(b, name));
+				t->name = pb_str_label(b, "thread_name",
+						    pb_sid_idx(b, name));
 		}
 		add_proc_labels(s, &pl);
 		s->label[s->n_label++] = t->tid;
 		if (t->name)
 			s->label[s->n_label++] = t->name;
 		if (b->mode == WIRE_MODE_WALL)
-			s->label[s->n_label++] = flag_label(
+			s->label[s->n_label++] = pb_flag_label(
 				b, (e->flags & WIRE_SF_OFF_CPU) ? 1 : 0);
 		if (e->flags & WIRE_SF_GIL_KNOWN)
-			s->label[s->n_label++] = flag_label(
+			s->label[s->n_label++] = pb_flag_label(
 				b, (e->flags & WIRE_SF_GIL) ? 2 : 3);
 		if (e->flags & WIRE_SF_NATIVE_KNOWN)
-			s->label[s->n_label++] = flag_label(
+			s->label[s->n_label++] = pb_flag_label(
 				b, (e->flags & WIRE_SF_NATIVE) ? 4 : 5);
 		if (e->flags & WIRE_SF_OPCODE) {
 			unsigned op = agg_entry_opcode(e);
 			if (!op_labels[op])
-				op_labels[op] = opcode_label(b, p, op);
+				op_labels[op] = pb_opcode_label(b, p, op);
 			s->label[s->n_label++] = op_labels[op];
 		}
 		stats->samples += e->count;
@@ -688,7 +217,7 @@ static void add_lost_samples(struct builder *b, const struct proc *p,
 		Sample *s = new_sample(b, 1, count, value);
 		if (!s)
 			return;
-		s->location_id[0] = pseudo_location(b, names[r]);
+		s->location_id[0] = pb_pseudo_location(b, names[r]);
 		add_proc_labels(s, &pl);
 		stats->lost += count;
 	}
@@ -728,7 +257,7 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 				 heap_val(r->inuse_bytes) };
 		if (!v[0] && !v[1] && !v[2] && !v[3])
 			continue;
-		if (r->node && !stack_ok(b->st, r->node)) {
+		if (r->node && !pb_stack_ok(b->st, r->node)) {
 			stats->n_refused++;
 			continue;
 		}
@@ -741,12 +270,12 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 			size_t k = 0;
 			for (uint32_t nid = r->node, lid; nid;) {
 				symtab_node(b->st, nid, &nid, &lid);
-				s->location_id[k++] = location_id(b, lid);
+				s->location_id[k++] = pb_location_id(b, lid);
 			}
 			stats->samples += (uint64_t)v[0];
 		} else {
 			s->location_id[0] =
-				pseudo_location(b, "[lost: heap samples]");
+				pb_pseudo_location(b, "[lost: heap samples]");
 			stats->lost += (uint64_t)v[0];
 		}
 		add_proc_labels(s, &pl);
@@ -783,7 +312,7 @@ static void append_utf8(char *buf, size_t cap, size_t *len, const char *s)
 static void add_proc_comments(struct builder *b, const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
-	char *cmd = balloc(b, PPROF_MAX_COMMENT);
+	char *cmd = pb_balloc(b, PPROF_MAX_COMMENT);
 	size_t len = 0;
 	if (!cmd)
 		return;
@@ -798,21 +327,21 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 		append_utf8(cmd, PPROF_MAX_COMMENT, &len,
 			    symtab_string(b->st, in->arg_sids[i]));
 	}
-	add_comment(b, str_idx(b, cmd));
-	add_comment(b, str_fmt(b, "pid %" PRIu64 " executable: %s, Python %s, "
+	pb_add_comment(b, pb_str_idx(b, cmd));
+	pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 " executable: %s, Python %s, "
 				  "%s mode at %" PRIu64 " Hz",
 			       in->pid, symtab_string(b->st, in->exe_sid),
 			       symtab_string(b->st, in->pyversion_sid),
 			       in->mode == WIRE_MODE_WALL ? "wall" : "cpu",
 			       hz_of(in->period_ns)));
 	if (in->achieved_ns && in->achieved_ns != in->period_ns)
-		add_comment(b, str_fmt(b, "pid %" PRIu64 ": sampling rate "
+		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": sampling rate "
 					  "asked %" PRIu64 " Hz, achieved "
 					  "%" PRIu64 " Hz", in->pid,
 				       hz_of(in->period_ns),
 				       hz_of(in->achieved_ns)));
 	if (in->has_bye && in->bye.has_native)
-		add_comment(b, str_fmt(b, "pid %" PRIu64 ": native stacks, "
+		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": native stacks, "
 					  "%" PRIu64 " samples not merged",
 				       in->pid, in->bye.native_unmerged));
 }
@@ -902,7 +431,7 @@ static int builder_init(struct builder *b, const struct symtab *st,
 	if (!b->sid_idx || !b->fid_map || !b->lid_map || !b->mid_map ||
 	    !b->mid_unnamed)
 		return -ENOMEM;
-	ptrs_push(b, &b->strs, (void *)""); /* string index 0 */
+	pb_ptrs_push(b, &b->strs, (void *)""); /* string index 0 */
 	return 0;
 }
 
@@ -929,7 +458,7 @@ static void builder_fini(struct builder *b, int err,
 	free(b->samples.v);
 	free(b->comments);
 	idhash_fini(&b->str_hash);
-	arena_free(&b->arena);
+	pb_arena_free(&b->arena);
 }
 
 /* sample_type, default_sample_type and period_type. Their strings are
@@ -946,10 +475,10 @@ static void encode_sample_types(struct builder *b,
 	};
 	const char *kind = b->mode == WIRE_MODE_WALL ? "wall" : "cpu";
 
-	vt->count.type = str_idx(b, "samples");
-	vt->count.unit = str_idx(b, "count");
-	vt->time.type = str_idx(b, kind);
-	vt->time.unit = str_idx(b, "nanoseconds");
+	vt->count.type = pb_str_idx(b, "samples");
+	vt->count.unit = pb_str_idx(b, "count");
+	vt->time.type = pb_str_idx(b, kind);
+	vt->time.unit = pb_str_idx(b, "nanoseconds");
 	vt->period.type = vt->time.type;
 	vt->period.unit = vt->time.unit;
 	vt->cpu_types[0] = &vt->count;
@@ -960,12 +489,12 @@ static void encode_sample_types(struct builder *b,
 	if (!opts->heap)
 		return;
 	for (int i = 0; i < 4; i++) {
-		vt->heap[i].type = str_idx(b, heap_names[i][0]);
-		vt->heap[i].unit = str_idx(b, heap_names[i][1]);
+		vt->heap[i].type = pb_str_idx(b, heap_names[i][0]);
+		vt->heap[i].unit = pb_str_idx(b, heap_names[i][1]);
 		vt->heap_types[i] = &vt->heap[i];
 	}
-	vt->period.type = str_idx(b, "space");
-	vt->period.unit = str_idx(b, "bytes");
+	vt->period.type = pb_str_idx(b, "space");
+	vt->period.unit = pb_str_idx(b, "bytes");
 	b->one_thread = 0;
 	prof->n_sample_type = 4;
 	prof->sample_type = vt->heap_types;
@@ -978,7 +507,7 @@ static void encode_main_mapping(struct builder *b,
 				const struct proc_info *first, Mapping *map)
 {
 	map->id = 1;
-	map->filename = first ? sid_idx(b, first->exe_sid) : 0;
+	map->filename = first ? pb_sid_idx(b, first->exe_sid) : 0;
 	map->has_functions = map->has_filenames = map->has_line_numbers = 1;
 }
 
@@ -1015,12 +544,12 @@ static void encode_processes(struct builder *b,
 static void encode_profile_comments(struct builder *b, size_t n)
 {
 	if (b->one_thread)
-		add_comment(b, str_fmt(b, "thread %" PRIu64 " only (one "
+		pb_add_comment(b, pb_str_fmt(b, "thread %" PRIu64 " only (one "
 					  "profile per thread; lost samples "
 					  "are in the process's profile)",
 				       b->tid));
 	if (n > PPROF_MAX_PROC_COMMENTS)
-		add_comment(b, str_fmt(b, "%zu more processes not described "
+		pb_add_comment(b, pb_str_fmt(b, "%zu more processes not described "
 					  "here", n - PPROF_MAX_PROC_COMMENTS));
 }
 
@@ -1033,7 +562,7 @@ static void encode_mappings(struct builder *b, Mapping *main_map,
 		if (b->mid_map[mid] && b->mid_unnamed[mid])
 			((Mapping *)b->maps.v[b->mid_map[mid] - 2])
 				->has_functions = 0;
-	Mapping **all = balloc(b, (1 + b->maps.n) * sizeof(*all));
+	Mapping **all = pb_balloc(b, (1 + b->maps.n) * sizeof(*all));
 	if (!all)
 		return;
 	all[0] = main_map;

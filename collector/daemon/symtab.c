@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/idhash.h"
 #include "pyprof/wire.h"
 
@@ -90,17 +91,23 @@ struct symtab {
 /* Makes room for index `need` in an array of elem-sized entries. */
 static int reserve(void **arr, size_t *cap, size_t need, size_t elem)
 {
-	if (need < *cap)
-		return 0;
-	size_t c = *cap ? *cap : 64;
-	while (c <= need)
-		c *= 2;
-	void *p = realloc(*arr, c * elem);
-	if (!p)
+	if (grow_array(arr, cap, need + 1, elem, 64) < 0)
 		return -ENOMEM;
-	*arr = p;
-	*cap = c;
 	return 0;
+}
+
+/* A new id, n + 1, for a record no equal one of which is stored: room
+ * for it in *arr (elem bytes a record) and the id stored under hash h.
+ * The caller then fills the record and counts it. 0, -E2BIG or -ENOMEM. */
+static int add_id(struct idhash *hs, uint64_t h, void **arr, size_t *cap,
+		  size_t elem, uint32_t n, uint32_t *id)
+{
+	int err;
+	if (n >= SYMTAB_MAX_ID)
+		return -E2BIG;
+	*id = n + 1;
+	err = reserve(arr, cap, *id, elem);
+	return err ? err : idhash_insert(hs, h, *id);
 }
 
 struct symtab *symtab_new(void)
@@ -265,16 +272,9 @@ static int intern_clean(struct symtab *st, const char *s, size_t len,
 		      sizeof(*st->str_off));
 	if (err)
 		return err;
-	if (st->arena_len + len + 1 > st->arena_cap) {
-		size_t cap = st->arena_cap ? st->arena_cap : 4096;
-		while (cap < st->arena_len + len + 1)
-			cap *= 2;
-		char *a = realloc(st->arena, cap);
-		if (!a)
-			return -ENOMEM;
-		st->arena = a;
-		st->arena_cap = cap;
-	}
+	if (grow_array(&st->arena, &st->arena_cap, st->arena_len + len + 1, 1,
+		       4096) < 0)
+		return -ENOMEM;
 	if ((err = idhash_insert(&st->str_hash, h, id)) < 0)
 		return err;
 	if (id == 1)
@@ -347,13 +347,9 @@ int symtab_intern_function(struct symtab *st, uint32_t name_sid,
 
 	id = idhash_find(&st->func_hash, h, func_eq, &key);
 	if (!id) {
-		if (st->n_funcs >= SYMTAB_MAX_ID)
-			return -E2BIG;
-		id = st->n_funcs + 1;
-		err = reserve((void **)&st->funcs, &st->funcs_cap, id,
-			      sizeof(*st->funcs));
-		if (!err)
-			err = idhash_insert(&st->func_hash, h, id);
+		err = add_id(&st->func_hash, h, (void **)&st->funcs,
+			     &st->funcs_cap, sizeof(*st->funcs), st->n_funcs,
+			     &id);
 		if (err)
 			return err;
 		st->funcs[id] = key.f;
@@ -406,13 +402,9 @@ int symtab_intern_native_location(struct symtab *st, uint32_t fid,
 
 	id = idhash_find(&st->loc_hash, h, loc_eq, &key);
 	if (!id) {
-		if (st->n_locs >= SYMTAB_MAX_ID)
-			return -E2BIG;
-		id = st->n_locs + 1;
-		err = reserve((void **)&st->locs, &st->locs_cap, id,
-			      sizeof(*st->locs));
-		if (!err)
-			err = idhash_insert(&st->loc_hash, h, id);
+		err = add_id(&st->loc_hash, h, (void **)&st->locs,
+			     &st->locs_cap, sizeof(*st->locs), st->n_locs,
+			     &id);
 		if (err)
 			return err;
 		st->locs[id] = key.l;
@@ -465,13 +457,9 @@ int symtab_intern_mapping(struct symtab *st, const struct symtab_mapping *m,
 
 	id = idhash_find(&st->map_hash, h, map_eq, &key);
 	if (!id) {
-		if (st->n_maps >= SYMTAB_MAX_ID)
-			return -E2BIG;
-		id = st->n_maps + 1;
-		err = reserve((void **)&st->maps, &st->maps_cap, id,
-			      sizeof(*st->maps));
-		if (!err)
-			err = idhash_insert(&st->map_hash, h, id);
+		err = add_id(&st->map_hash, h, (void **)&st->maps,
+			     &st->maps_cap, sizeof(*st->maps), st->n_maps,
+			     &id);
 		if (err)
 			return err;
 		st->maps[id].m = *m;
@@ -519,13 +507,9 @@ int symtab_intern_node(struct symtab *st, uint32_t parent, uint32_t lid,
 		depth = parent ? st->nodes[parent].depth + 1 : 1;
 		if (depth > WIRE_MAX_DEPTH)
 			return -ELOOP;
-		if (st->n_nodes >= SYMTAB_MAX_ID)
-			return -E2BIG;
-		id = st->n_nodes + 1;
-		err = reserve((void **)&st->nodes, &st->nodes_cap, id,
-			      sizeof(*st->nodes));
-		if (!err)
-			err = idhash_insert(&st->node_hash, h, id);
+		err = add_id(&st->node_hash, h, (void **)&st->nodes,
+			     &st->nodes_cap, sizeof(*st->nodes), st->n_nodes,
+			     &id);
 		if (err)
 			return err;
 		st->nodes[id] = (struct symtab_node){ parent, lid, depth };

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
 
@@ -108,15 +109,9 @@ struct buf {
 
 static void put_varint(struct buf *b, uint64_t v)
 {
-	if (b->cap - b->len < 10) {
-		size_t cap = b->cap ? 2 * b->cap : 1 << 16;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (grow_array(&b->p, &b->cap, b->len + 10, 1, 1 << 16) < 0) {
+		b->oom = 1;
+		return;
 	}
 	while (v >= 0x80) {
 		b->p[b->len++] = (uint8_t)(v | 0x80);

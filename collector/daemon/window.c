@@ -24,6 +24,8 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/dlist.h"
+#include "common/grow.h"
 #include "daemon/control.h"
 #include "common/log.h"
 #include "daemon/loop.h"
@@ -132,14 +134,9 @@ static struct proc *copy_of(struct window *w, const struct proc *p)
 			w->last = i;
 			return w->procs[i].copy;
 		}
-	if (w->n_procs == w->procs_cap) {
-		size_t cap = w->procs_cap ? 2 * w->procs_cap : 8;
-		struct win_proc *v = realloc(w->procs, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		w->procs = v;
-		w->procs_cap = cap;
-	}
+	if (grow_array(&w->procs, &w->procs_cap, w->n_procs + 1,
+		       sizeof(*w->procs), 8) < 0)
+		return NULL;
 	struct proc *copy = proc_copy_new(p);
 	if (!copy)
 		return NULL;
@@ -239,12 +236,7 @@ static void tap_gone(void *arg, const struct proc *p)
 static void unlink_free(struct window *w)
 {
 	struct windows *ws = w->ws;
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		ws->head = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
+	DLIST_UNLINK(ws->head, w);
 	ws->n--;
 	loop_del_timer(ws->loop, w->timer);
 	window_sampling_off(w);
@@ -355,10 +347,7 @@ struct window *window_open(struct windows *ws, const struct window_filter *f,
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->next = ws->head;
-	if (ws->head)
-		ws->head->prev = w;
-	ws->head = w;
+	DLIST_PUSH(ws->head, w);
 	ws->n++;
 	window_sampling_on(w);
 	return w;

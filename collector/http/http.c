@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/dlist.h"
 #include "common/log.h"
 #include "daemon/loop.h"
 
@@ -140,12 +141,7 @@ static void set_timer(struct http_conn *c, uint64_t ns)
 static void conn_free(struct http_conn *c)
 {
 	struct http_server *s = c->srv;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	DLIST_UNLINK(s->conns, c);
 	s->n_conns--;
 	free(c->in);
 	free(c->out);
@@ -740,10 +736,7 @@ static void accept_one(struct http_server *s, int fd,
 	c->fd = fd;
 	c->state = C_HEAD;
 	format_addr(sa, c->peer, sizeof(c->peer));
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
+	DLIST_PUSH(s->conns, c);
 	s->n_conns++;
 	if (loop_add_fd(s->loop, fd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
 		close(fd);
