@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sorted.h"
+
 #define HEAPAGG_MIN_CAP 64
 
 struct live {
@@ -254,14 +256,8 @@ static int row_cmp(const void *a, const void *b)
 static struct heapagg_row *row_find(struct heapagg_row *rows, size_t n,
 				    uint32_t node)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rows[mid].node < node)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_lower_u32(rows, n, sizeof(*rows),
+				     offsetof(struct heapagg_row, node), node);
 	return lo < n && rows[lo].node == node ? &rows[lo] : NULL;
 }
 

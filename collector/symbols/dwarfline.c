@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/idhash.h"
+#include "common/sorted.h"
 #include "pyprof/leb128.h"
 
 #define MAX_FILES_PER_UNIT 65536
@@ -631,14 +632,8 @@ size_t dwarfline_bytes(const struct dwarfline *d)
 int dwarfline_find(const struct dwarfline *d, uint64_t vaddr,
 		   const char **file, uint32_t *line)
 {
-	size_t lo = 0, hi = d->n_rows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->rows[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_upper_u64(d->rows, d->n_rows, sizeof(*d->rows),
+				     offsetof(struct row, addr), vaddr);
 	if (lo == 0 || d->rows[lo - 1].line == 0)
 		return 0;
 	*file = d->names + d->rows[lo - 1].file - 1;

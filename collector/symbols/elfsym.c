@@ -22,6 +22,7 @@
 
 #include "symbols/dwarfline.h"
 #include "common/log.h"
+#include "common/sorted.h"
 #include "pyprof/leb128.h"
 
 #define MAX_LOADS 16
@@ -622,14 +623,8 @@ static struct efile *get_file(struct elfsym *es, const char *path,
 static int by_fde(struct elfsym *es, const struct efile *f,
 		  struct elfsym_hit *hit)
 {
-	size_t lo = 0, hi = f->n_funcs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->funcs[mid].lo <= hit->vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_upper_u64(f->funcs, f->n_funcs, sizeof(*f->funcs),
+				     offsetof(struct range, lo), hit->vaddr);
 	if (lo == 0 || hit->vaddr >= f->funcs[lo - 1].hi)
 		return 0;
 	const char *base = strrchr(f->path, '/');
@@ -670,14 +665,8 @@ int elfsym_lookup(struct elfsym *es, const char *path,
 	if (!found)
 		return 0;
 	/* the last symbol at or below vaddr */
-	size_t lo = 0, hi = f->n_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].vaddr <= hit->vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_upper_u64(f->syms, f->n_syms, sizeof(*f->syms),
+				     offsetof(struct esym, vaddr), hit->vaddr);
 	const struct esym *s = lo ? &f->syms[lo - 1] : NULL;
 	/* Covered by its size; a symbol without one (assembly) covers up
 	 * to the next symbol, at most 64 KiB. */

@@ -29,6 +29,7 @@
 
 #include "common/grow.h"
 #include "common/readfile.h"
+#include "common/sorted.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -197,17 +198,11 @@ static void ids_fini(struct ids *m)
 /* The index of id, or -1. */
 static long ids_find(const struct ids *m, uint64_t id)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo;
 
 	if (m->dense)
 		return id >= 1 && id <= m->n ? (long)(id - 1) : -1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted_lower_u64(m->id, m->n, sizeof(*m->id), 0, id);
 	return lo < m->n && m->id[lo] == id ? (long)m->idx[lo] : -1;
 }
 
@@ -614,15 +609,9 @@ int view_read_file(const char *path, struct view_profile **out, char *err)
 int view_find_location(const struct view_profile *p, uint64_t id,
 		       uint32_t *first, uint32_t *n)
 {
-	size_t lo = 0, hi = p->n_locs;
+	size_t lo = sorted_lower_u64(p->loc_ids, p->n_locs,
+				     sizeof(*p->loc_ids), 0, id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->loc_ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo >= p->n_locs || p->loc_ids[lo] != id)
 		return -ENOENT;
 	*first = p->loc_first[p->loc_index[lo]];
