@@ -2,14 +2,13 @@
  * wall.c - the wall-clock sampler thread; see wall.h.
  *
  * Reads of interpreter memory happen with this thread's fault guard armed
- * (one sigsetjmp per list walk and per stack walk), exactly like the
- * signal handler's: a fault drops that sample or that tick.
+ * (one guarded region, guard_run_sigsafe, per list walk and per stack
+ * walk), as in the signal handler: a fault drops that sample or that tick.
  */
 #include "wall.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -74,20 +73,13 @@ static struct seen *seen_slot(int tid)
 	return free_slot;
 }
 
-/* Lists the Python threads: their states and OS ids. Returns how many,
- * or -1 if a read faulted (the tick is skipped). */
-static int list_threads(void)
+/* The thread listing, a guarded region (guard_run_sigsafe): *arg is the
+ * count of threads found. */
+static void list_threads_region(void *arg)
 {
 	const struct pyabi *a = sampler.abi;
-	sigjmp_buf *volatile prev = guard_jmp; /* frames.c's guard policy */
-	sigjmp_buf jb;
-	volatile int n = 0;
-	if (sigsetjmp(jb, 0)) {
-		guard_jmp = prev;
-		return -1;
-	}
-	guard_jmp = &jb;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int *np = arg;
+	int n = 0;
 	uintptr_t interp = (uintptr_t)sampler.interp_head();
 	for (int i = 0; interp && i < 64; i++) {
 		uintptr_t ts = RD_PTR(interp + a->interp_tstate_head);
@@ -98,7 +90,7 @@ static int list_threads(void)
 			found[n].ts = ts;
 			found[n].interp = interp;
 			found[n].tid = tid;
-			n = n + 1;
+			n++;
 			uintptr_t next = RD_PTR(ts + a->ts_next);
 			if (next == ts)
 				break;
@@ -106,8 +98,16 @@ static int list_threads(void)
 		}
 		interp = RD_PTR(interp + a->interp_next);
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = prev;
+	*np = n;
+}
+
+/* Lists the Python threads: their states and OS ids. Returns how many,
+ * or -1 if a read faulted (the tick is skipped). */
+static int list_threads(void)
+{
+	int n = 0;
+	if (guard_run_sigsafe(list_threads_region, &n) < 0)
+		return -1;
 	return n;
 }
 

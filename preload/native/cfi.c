@@ -25,7 +25,6 @@
 
 #include <elf.h>
 #include <link.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -630,6 +629,20 @@ static struct built *find_built(uint64_t bias, const void *phdr)
 	return NULL;
 }
 
+/* build() as a guarded region (guard_run_sigsafe): an object unloaded
+ * while its tables are read faults, and its rows are dropped. */
+struct build_call {
+	struct dl_phdr_info *info;
+	struct rows *rows;
+	int rc;
+};
+
+static void build_region(void *arg)
+{
+	struct build_call *c = arg;
+	c->rc = build(c->info, c->rows);
+}
+
 static struct built *build_object(struct dl_phdr_info *info)
 {
 	struct rows rows = {0};
@@ -643,21 +656,13 @@ static struct built *build_object(struct dl_phdr_info *info)
 		objs = p;
 		cap_objs = nc;
 	}
-	sigjmp_buf *volatile prev = guard_jmp; /* frames.c's guard policy */
-	sigjmp_buf jb;
-	struct rows *volatile rp = &rows;
-	if (sigsetjmp(jb, 0)) {
+	struct build_call call = {info, &rows, -1};
+	if (guard_run_sigsafe(build_region, &call) < 0) {
 		/* the object went away under us */
-		guard_jmp = prev;
-		free(rp->v);
+		free(rows.v);
 		return NULL;
 	}
-	guard_jmp = &jb;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	int rc = build(info, &rows);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = prev;
-	if (rc < 0) {
+	if (call.rc < 0) {
 		free(rows.v);
 		rows = (struct rows){0};
 	}
