@@ -275,19 +275,24 @@ static void utf8_put(char *o, uint32_t cp, size_t n)
  * The headers shrank in 3.12 when wstr went away (PEP 623), which the row's
  * sizes account for.
  */
-static int read_unicode_str(const struct pyabi *abi, uintptr_t obj,
-			    int (*read)(void *, const void *, size_t),
-			    char *out, size_t out_cap)
+/* Where a str's characters are and how they are stored. */
+struct ustr {
+	uintptr_t data;  /* the first character */
+	size_t n_chars;  /* its length, capped at PYCODE_STR_MAX_CHARS */
+	unsigned kind;   /* bytes per character: 1, 2 or 4 */
+};
+
+/* Reads the header of the str at obj into *u. 0, or a negative errno
+ * number (-EINVAL: the row or the header makes no sense). */
+static int read_unicode_header(const struct pyabi *abi, uintptr_t obj,
+			       int (*read)(void *, const void *, size_t),
+			       struct ustr *u)
 {
 	uint8_t hdr[64];
-	uint8_t chunk[512];
-	size_t hdr_len, n_chars, done, take, i, pos = 0, w;
-	uint32_t state, cp;
-	unsigned kind;
+	size_t hdr_len;
+	uint32_t state;
 	int compact, ascii, rc;
-	int64_t length;
-	py_ssize len_raw;
-	uintptr_t data;
+	py_ssize length;
 
 	/* The row must be sane before we use it to index hdr. */
 	if (abi->u_length < 0 || abi->u_state < 0 || abi->u_kind_shift < 0 ||
@@ -305,73 +310,98 @@ static int read_unicode_str(const struct pyabi *abi, uintptr_t obj,
 	if (rc)
 		return rc;
 
-	memcpy(&len_raw, hdr + abi->u_length, sizeof(len_raw));
-	length = len_raw;
+	memcpy(&length, hdr + abi->u_length, sizeof(length));
 	/* Assemble the bitfield byte by byte: bit n is bit n % 8 of byte
 	 * n / 8, the numbering tools/pyabi_probe.c uses. */
 	state = (uint32_t)hdr[abi->u_state] |
 		(uint32_t)hdr[abi->u_state + 1] << 8 |
 		(uint32_t)hdr[abi->u_state + 2] << 16 |
 		(uint32_t)hdr[abi->u_state + 3] << 24;
-	kind = state >> abi->u_kind_shift & 7;
+	u->kind = state >> abi->u_kind_shift & 7;
 	compact = state >> abi->u_compact_bit & 1;
 	ascii = state >> abi->u_ascii_bit & 1;
-	if (length < 0 || length > PYCODE_LEN_ABSURD)
+	if (length < 0 || (int64_t)length > PYCODE_LEN_ABSURD)
 		return -EINVAL;
-	if (kind != 1 && kind != 2 && kind != 4)
+	if (u->kind != 1 && u->kind != 2 && u->kind != 4)
 		return -EINVAL; /* 0 is <= 3.11's PyUnicode_WCHAR_KIND: not ready */
-	if (ascii && kind != 1)
+	if (ascii && u->kind != 1)
 		return -EINVAL;
 
 	if (compact) {
-		data = obj + (uintptr_t)(ascii ? abi->u_ascii_size
-					       : abi->u_compact_size);
+		u->data = obj + (uintptr_t)(ascii ? abi->u_ascii_size
+						  : abi->u_compact_size);
 	} else {
-		rc = read_at(read, &data, obj + (uintptr_t)abi->u_data_any,
-			     sizeof(data));
+		rc = read_at(read, &u->data, obj + (uintptr_t)abi->u_data_any,
+			     sizeof(u->data));
 		if (rc)
 			return rc;
-		if (!data)
+		if (!u->data)
 			return -EINVAL;
 	}
+	u->n_chars = (size_t)length;
+	if (u->n_chars > PYCODE_STR_MAX_CHARS)
+		u->n_chars = PYCODE_STR_MAX_CHARS;
+	return 0;
+}
 
-	n_chars = (size_t)length;
-	if (n_chars > PYCODE_STR_MAX_CHARS)
-		n_chars = PYCODE_STR_MAX_CHARS;
-	for (done = 0; done < n_chars; done += take) {
-		take = n_chars - done;
-		if (take > sizeof(chunk) / kind)
-			take = sizeof(chunk) / kind;
-		rc = read_at(read, chunk, data + done * kind, take * kind);
+/* Appends code point cp to out (*pos bytes used of out_cap, one kept for
+ * the NUL) as UTF-8. 0, or -1 when it does not fit. */
+static int put_code_point(uint32_t cp, char *out, size_t out_cap,
+			  size_t *pos)
+{
+	size_t w;
+
+	if (cp >= 0xdc80 && cp <= 0xdcff) {
+		/* surrogateescape (a file name decoded in the C locale, 3.6):
+		 * give back the original byte, as os.fsencode would */
+		if (*pos + 1 > out_cap - 1)
+			return -1;
+		out[(*pos)++] = (char)(cp & 0xff);
+		return 0;
+	}
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	w = utf8_len(cp);
+	if (*pos + w > out_cap - 1)
+		return -1;
+	utf8_put(out + *pos, cp, w);
+	*pos += w;
+	return 0;
+}
+
+static int read_unicode_str(const struct pyabi *abi, uintptr_t obj,
+			    int (*read)(void *, const void *, size_t),
+			    char *out, size_t out_cap)
+{
+	uint8_t chunk[512];
+	struct ustr u;
+	size_t done, take, i, pos = 0;
+	uint32_t cp;
+	int rc = read_unicode_header(abi, obj, read, &u);
+
+	if (rc)
+		return rc;
+	for (done = 0; done < u.n_chars; done += take) {
+		take = u.n_chars - done;
+		if (take > sizeof(chunk) / u.kind)
+			take = sizeof(chunk) / u.kind;
+		rc = read_at(read, chunk, u.data + done * u.kind,
+			     take * u.kind);
 		if (rc)
 			return rc;
 		for (i = 0; i < take; i++) {
-			if (kind == 1) {
+			if (u.kind == 1) {
 				cp = chunk[i];
-			} else if (kind == 2) {
-				uint16_t u;
+			} else if (u.kind == 2) {
+				uint16_t c16;
 
-				memcpy(&u, chunk + 2 * i, 2);
-				cp = u;
+				memcpy(&c16, chunk + 2 * i, 2);
+				cp = c16;
 			} else {
 				memcpy(&cp, chunk + 4 * i, 4);
 			}
-			if (cp >= 0xdc80 && cp <= 0xdcff) {
-				/* surrogateescape (a file name decoded in the
-				 * C locale, 3.6): give back the original byte,
-				 * as os.fsencode would */
-				if (pos + 1 > out_cap - 1)
-					goto full;
-				out[pos++] = (char)(cp & 0xff);
-				continue;
-			}
-			if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-				cp = 0xfffd;
-			w = utf8_len(cp);
-			if (pos + w > out_cap - 1)
+			if (put_code_point(cp, out, out_cap, &pos) < 0)
 				goto full;
-			utf8_put(out + pos, cp, w);
-			pos += w;
 		}
 	}
 full:
