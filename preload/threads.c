@@ -24,6 +24,7 @@
 #include "libc_next.h"
 #include "native/native.h"
 #include "sampler.h"
+#include "tid.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
 
@@ -128,14 +129,6 @@ static int key_ok;
 static int gettid_(void)
 {
 	return (int)syscall(SYS_gettid);
-}
-
-/* The CPU-time clock of any thread of ours, by tid (as glibc's
- * pthread_getcpuclockid computes it: ~tid << 3 | CPUCLOCK_PERTHREAD |
- * CPUCLOCK_SCHED). Works for threads we have no pthread_t for. */
-static clockid_t tid_cpu_clock(int tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
 }
 
 static uint64_t rand_below(uint64_t n)

@@ -47,8 +47,9 @@ int tid_init(void)
 int tid_of(uintptr_t th)
 {
 	int v;
+	struct timespec t;
 	if (offset < 0 || !th ||
-	    guard_copy(&v, (const char *)th + offset, sizeof v) < 0)
+	    guard_copy(&v, (const char *)th + offset, sizeof v) < 0 || v <= 0)
 		return 0;
-	return v > 0 ? v : 0;
+	return clock_gettime(tid_cpu_clock(v), &t) == 0 ? v : 0;
 }

@@ -15,6 +15,17 @@
 #define PYPROF_TID_H
 
 #include <stdint.h>
+#include <time.h>
+
+/* The CPU-time clock of thread tid of this process, by tid (as glibc's
+ * pthread_getcpuclockid computes it: ~tid << 3 | CPUCLOCK_PERTHREAD |
+ * CPUCLOCK_SCHED), so also for threads we have no pthread_t for; for
+ * timer_create and clock_gettime. The kernel lets only the thread's own
+ * process read it. */
+static inline clockid_t tid_cpu_clock(int tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+}
 
 /* Records the main thread (constructor, on the main thread). */
 void tid_note_main(void);
@@ -23,7 +34,9 @@ void tid_note_main(void);
 int tid_init(void);
 
 /* The tid of the thread whose pthread_t is th, or 0 if unknown. Guarded;
- * any thread but signal context. */
+ * any thread but signal context. A thread that has ended can leave th
+ * pointing at reused memory: a number read there that is no thread of
+ * this process (its CPU clock cannot be read) is unknown too. */
 int tid_of(uintptr_t th);
 
 #endif /* PYPROF_TID_H */

@@ -44,22 +44,6 @@ struct found {
 };
 static struct found found[WALL_MAX_THREADS];
 
-static clockid_t tid_cpu_clock(int tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
-}
-
-/* Whether tid is a thread of this process: a thread's CPU clock can be
- * read only from its own process. Before 3.8 a thread's number comes from
- * its pthread (tid_of), read after the listing: a thread state whose
- * thread ended in between can lead to memory that has been reused, and
- * to a number that is no thread of ours (seen: 4), which would become a
- * thread of its own in the profile. */
-static int tid_is_ours(int tid)
-{
-	struct timespec t;
-	return clock_gettime(tid_cpu_clock(tid), &t) == 0;
-}
 
 static struct seen *seen_slot(int tid)
 {
@@ -220,8 +204,6 @@ static void *wall_main(void *arg)
 							sampler.abi->ts_thread_id),
 					       sizeof ident) == 0)
 					tid = tid_of(ident);
-				if (tid > 0 && !tid_is_ours(tid))
-					tid = 0;
 			}
 			/* a thread state whose thread has not started (or has
 			 * ended): nothing runs there yet; or one of ours (the
