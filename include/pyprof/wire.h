@@ -163,7 +163,9 @@ enum wire_type {
 	WIRE_HEAP_SNAPSHOT = 13, /* seq (1, 2, ...): the process's heap as of
 	                      this point in the stream; the collector writes
 	                      an in-use profile of it (a snapshot)            */
-	WIRE_TYPE_MAX = 13,
+	WIRE_LABELS = 14,  /* id, then (key sid, value sid) pairs until the
+	                      payload ends: one label set; see "Labels"      */
+	WIRE_TYPE_MAX = 14,
 
 	/* control (see the top of this file); tagged fields, enum
 	 * wire_ctl_tag. Library -> collector: */
@@ -280,8 +282,35 @@ enum wire_ctl_origin {
 enum wire_heap_kind {
 	WIRE_HEAP_ALLOC = 1,
 	WIRE_HEAP_FREE = 2,
-	WIRE_HEAP_LOST = 3
+	WIRE_HEAP_LOST = 3,
+	WIRE_HEAP_ALLOC_LABELS = 4 /* ALLOC's fields, then a LABELS set id */
 };
+
+/*
+ * Labels. A LABELS frame defines one label set: its id (dense from 1, as
+ * every kind), then key and value string ids in pairs, at most
+ * WIRE_MAX_LABELS pairs, at least one. Keys are distinct within a set and
+ * none is one of the names the collector writes itself
+ * (WIRE_RESERVED_LABELS); values may be any string, the empty one
+ * included. A set is what the program said was in force (pyprof.labels(),
+ * the asyncio task): the collector writes each pair as a pprof string
+ * label on every sample that names the set, beside its own labels. A
+ * SAMPLES record names a set with WIRE_SF_LABELS, a HEAP allocation with
+ * WIRE_HEAP_ALLOC_LABELS; a record without one had no labels.
+ *
+ * Worked example: set 1 = {endpoint: "/api"} with "endpoint" string 4
+ * and "/api" string 5, then a SAMPLES record that names it:
+ *
+ *     0e 03 00 00    type 14 (LABELS), payload_len 3
+ *     01 04 05       id 1, key 4, value 5
+ *     ... node, thread, dt_ns, count, value,
+ *     80 01 01       flags WIRE_SF_LABELS (0x80), set 1
+ */
+#define WIRE_MAX_LABELS 64
+#define WIRE_RESERVED_LABELS                                              \
+	"pid", "thread_id", "thread_name", "process", "command", "native",  \
+		"gil", "opcode"
+
 
 /*
  * HELLO and BYE payloads: the magic (HELLO only), then fields until the
@@ -366,12 +395,15 @@ enum wire_sample_flag {
 	WIRE_SF_GIL_KNOWN = 1u << 3, /* WIRE_SF_GIL is meaningful            */
 	WIRE_SF_NATIVE = 1u << 4,    /* interrupted outside the interpreter  */
 	WIRE_SF_NATIVE_KNOWN = 1u << 5,
-	WIRE_SF_OPCODE = 1u << 6     /* one more varint follows the flags:
+	WIRE_SF_OPCODE = 1u << 6,    /* one more varint follows the flags:
 	                                the opcode byte executing in the
 	                                innermost Python frame (as stored in
 	                                the code, so 3.11+ shows specialized
 	                                opcodes); names per version are the
 	                                reader's business (PYPROF_OPCODES)  */
+	WIRE_SF_LABELS = 1u << 7     /* one more varint follows (after the
+	                                opcode, if any): the id of the LABELS
+	                                set in force for this sample        */
 };
 
 /* LOST reasons: why samples never became stacks. */
