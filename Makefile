@@ -286,6 +286,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(BUILD)/pyprof $(BUILD)/pyprof-collector $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/libpyprof.so $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/lib/pyprof/python
+	install -m 0644 preload/python/pyprof.py $(DESTDIR)$(PREFIX)/lib/pyprof/python/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0644 man/pyprof.1 man/pyprof-collector.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/libpyprof.7 $(DESTDIR)$(MANDIR)/man7/

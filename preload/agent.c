@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "guard.h"
 #include "intern.h"
+#include "labels.h"
 #include "log.h"
 #include "native/merge.h"
 #include "native/modules.h"
@@ -157,7 +158,10 @@ static void flush_batch(void)
 			wire_get_varint(&r);
 			uint64_t count = wire_get_varint(&r);
 			uint64_t value = wire_get_varint(&r);
-			if (wire_get_varint(&r) & WIRE_SF_OPCODE)
+			uint64_t flags = wire_get_varint(&r);
+			if (flags & WIRE_SF_OPCODE)
+				wire_get_varint(&r);
+			if (flags & WIRE_SF_LABELS)
 				wire_get_varint(&r);
 			count_lost(WIRE_LOST_BUFFER, count, value);
 			ag.n_samples -= count; /* never queued after all */
@@ -167,7 +171,8 @@ static void flush_batch(void)
 }
 
 static void add_to_batch(uint32_t node, uint32_t thread,
-			 const struct raw_sample *s, uint32_t flags)
+			 const struct raw_sample *s, uint32_t flags,
+			 uint32_t labels)
 {
 	if (ag.batch_n && (size_t)(ag.w.end - ag.w.p) < 64)
 		flush_batch();
@@ -191,9 +196,13 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 	wire_put_varint(&ag.w, s->value_ns);
 	if (s->opcode)
 		flags |= WIRE_SF_OPCODE;
+	if (labels)
+		flags |= WIRE_SF_LABELS;
 	wire_put_varint(&ag.w, flags);
 	if (s->opcode)
 		wire_put_varint(&ag.w, s->opcode - 1);
+	if (labels)
+		wire_put_varint(&ag.w, labels);
 	ag.batch_n++;
 	ag.n_samples += s->weight;
 }
@@ -340,9 +349,7 @@ static void on_sample(const void *payload, size_t len, void *arg)
 {
 	(void)arg;
 	const struct raw_sample *s = payload;
-	if (len < sizeof *s ||
-	    len < sizeof *s + s->n_frames * sizeof(struct raw_frame) +
-			  s->n_native * sizeof(uint64_t))
+	if (len < sizeof *s || len < raw_size(s))
 		return;
 	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
 	if (s->flags & SAMPLE_HEAP_FREE) {
@@ -383,12 +390,16 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	}
 	if (changed) /* a rename: resend if the old name went out already */
 		transport_put_thread(&ag.tr, &ag.in, thread);
+	/* a torn or unnumbered set: the sample counts, without labels */
+	uint32_t labels = s->n_labels ? labels_set_id(&ag.in, raw_labels(s),
+						       s->n_labels)
+				      : 0;
 	if (heap) {
 		heapframe_put_alloc(&ag.heap, s->value_ns, node, thread,
-				    s->heap_size, s->heap_addr);
+				    s->heap_size, s->heap_addr, labels);
 		return;
 	}
-	add_to_batch(node, thread, s, wire_flags(s));
+	add_to_batch(node, thread, s, wire_flags(s), labels);
 }
 
 static void put_lost(void)

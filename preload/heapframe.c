@@ -78,13 +78,17 @@ static struct wire_out *record(struct heapframe *h, unsigned kind,
 }
 
 void heapframe_put_alloc(struct heapframe *h, uint64_t rate, uint32_t node,
-			 uint32_t thread, uint64_t size, uint64_t addr)
+			 uint32_t thread, uint64_t size, uint64_t addr,
+			 uint32_t labels)
 {
-	struct wire_out *w = record(h, WIRE_HEAP_ALLOC, rate);
+	struct wire_out *w = record(
+		h, labels ? WIRE_HEAP_ALLOC_LABELS : WIRE_HEAP_ALLOC, rate);
 	wire_put_varint(w, node);
 	wire_put_varint(w, thread);
 	wire_put_varint(w, size);
 	wire_put_varint(w, addr);
+	if (labels)
+		wire_put_varint(w, labels);
 	h->allocs++;
 	h->bytes += size;
 }

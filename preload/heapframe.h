@@ -38,10 +38,11 @@ void heapframe_free(struct heapframe *h);
 /* A fork child: the parent's frame and counts are the parent's. */
 void heapframe_reset(struct heapframe *h);
 
-/* One sampled allocation at rate (its stack node and thread interned),
- * and one free of a sampled block. */
+/* One sampled allocation at rate (its stack node, thread and label set,
+ * 0 for none, interned), and one free of a sampled block. */
 void heapframe_put_alloc(struct heapframe *h, uint64_t rate, uint32_t node,
-			 uint32_t thread, uint64_t size, uint64_t addr);
+			 uint32_t thread, uint64_t size, uint64_t addr,
+			 uint32_t labels);
 void heapframe_put_free(struct heapframe *h, uint64_t addr);
 
 /* A sampled allocation whose stack could not be interned: counted lost. */

@@ -274,6 +274,39 @@ uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
 	return id;
 }
 
+uint32_t intern_labels(struct intern *in, const uint32_t *kv,
+		       uint32_t n_pairs)
+{
+	size_t bytes = (size_t)n_pairs * 2 * sizeof *kv;
+	uint64_t a = str_hash((const char *)kv, bytes, 0) ^ n_pairs;
+	uint64_t b = str_hash((const char *)kv, bytes, 0x5bd1e995);
+	uint32_t id = imap_get(&in->labels_map, a, b);
+	if (id) { /* confirmed, as strings are */
+		const struct ilabels *e = &in->labels[id - 1];
+		return e->n == n_pairs &&
+				       !memcmp(in->label_kv + e->first, kv, bytes)
+			       ? id
+			       : 0;
+	}
+	uint32_t first = in->n_label_kv;
+	for (uint32_t i = 0; i < 2 * n_pairs; i++) {
+		if (reserve((void **)&in->label_kv, &in->cap_label_kv,
+			    in->n_label_kv, sizeof *in->label_kv) < 0) {
+			in->n_label_kv = first;
+			return 0;
+		}
+		in->label_kv[in->n_label_kv++] = kv[i];
+	}
+	struct ilabels *e = new_id(&in->labels_map, a, b, ARRAY(in, labels),
+				   &id);
+	if (!e) {
+		in->n_label_kv = first;
+		return 0;
+	}
+	*e = (struct ilabels){first, n_pairs};
+	return id;
+}
+
 void intern_free(struct intern *in)
 {
 	for (uint32_t i = 0; i < in->n_strs; i++)
@@ -284,6 +317,9 @@ void intern_free(struct intern *in)
 	free(in->nodes);
 	free(in->threads);
 	free(in->maps);
+	free(in->labels);
+	free(in->label_kv);
+	imap_free(&in->labels_map);
 	imap_free(&in->map_map);
 	imap_free(&in->str_map);
 	imap_free(&in->func_map);

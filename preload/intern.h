@@ -44,6 +44,9 @@ struct iloc {
 };
 struct inode { uint32_t parent, loc; };
 struct ithread { int tid; uint32_t name; };
+/* A label set (wire.h's LABELS): n (key, value) string id pairs at
+ * label_kv[first .. first + 2n). */
+struct ilabels { uint32_t first, n; };
 struct imapping {
 	uint64_t start, limit, offset;
 	uint32_t file;          /* string id of the path */
@@ -53,14 +56,18 @@ struct imapping {
 
 struct intern {
 	struct imap str_map, func_map, loc_map, node_map, thread_map, map_map;
+	struct imap labels_map;
 	struct istr *strs;      /* [id - 1] */
 	struct ifunc *funcs;
 	struct iloc *locs;
 	struct inode *nodes;
 	struct ithread *threads;
 	struct imapping *maps;
-	uint32_t n_strs, n_funcs, n_locs, n_nodes, n_threads, n_maps;
+	struct ilabels *labels;
+	uint32_t *label_kv;
+	uint32_t n_strs, n_funcs, n_locs, n_nodes, n_threads, n_maps, n_labels;
 	uint32_t cap_strs, cap_funcs, cap_locs, cap_nodes, cap_threads, cap_maps;
+	uint32_t cap_labels, n_label_kv, cap_label_kv;
 };
 
 /* Each returns the id (>= 1), or 0 when out of memory or over the cap. */
@@ -80,6 +87,11 @@ uint32_t intern_addr(struct intern *in, uint32_t mapping, uint64_t addr);
  * and sets *changed). */
 uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
 		       int *changed);
+
+/* A label set of n_pairs (key, value) string ids at kv: the same pairs
+ * in the same order give the same id. */
+uint32_t intern_labels(struct intern *in, const uint32_t *kv,
+		       uint32_t n_pairs);
 
 void intern_free(struct intern *in);
 

@@ -13,6 +13,7 @@
 #define PYPROF_SAMPLER_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pyabi.h"
@@ -82,7 +83,8 @@ enum sample_flag {
 
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first, then
  * n_native native program counters (uint64_t), leaf first: the first is
- * the interrupted PC itself, the others are return addresses. */
+ * the interrupted PC itself, the others are return addresses; then
+ * n_labels bytes of the labels in force (labels.h). */
 struct raw_sample {
 	uint64_t time_ns;  /* CLOCK_MONOTONIC                            */
 	uint64_t value_ns; /* time this sample stands for                 */
@@ -93,7 +95,9 @@ struct raw_sample {
 	uint16_t flags;    /* enum sample_flag                            */
 	uint32_t opcode;   /* 1 + the leaf's opcode byte, 0 if not read  */
 	uint16_t n_native; /* native PCs after the frames (PYPROF_NATIVE) */
-	uint16_t pad[3];
+	uint16_t n_labels; /* bytes of encoded labels after the native PCs
+	                      (labels.h), 0 if none                       */
+	uint16_t pad[2];
 	uint64_t heap_addr; /* SAMPLE_HEAP, SAMPLE_HEAP_FREE: the block    */
 	uint64_t heap_size; /* SAMPLE_HEAP: its size in bytes              */
 };
@@ -103,6 +107,29 @@ static inline const uint64_t *raw_native(const struct raw_sample *s)
 	return (const uint64_t *)((const struct raw_frame *)(s + 1) +
 				  s->n_frames);
 }
+
+static inline const uint8_t *raw_labels(const struct raw_sample *s)
+{
+	return (const uint8_t *)(raw_native(s) + s->n_native);
+}
+
+/* The bytes of record s, labels included. */
+static inline size_t raw_size(const struct raw_sample *s)
+{
+	return sizeof *s + s->n_frames * sizeof(struct raw_frame) +
+	       s->n_native * sizeof(uint64_t) + s->n_labels;
+}
+
+/* Room a record reserves for labels: LABELS_MAX_BYTES while the module
+ * has set them up, else 0 (labels.h). Async-signal-safe. */
+size_t sampler_labels_room_sigsafe(void);
+
+/* Reads the labels in force on thread state ts (0: rec->tstate) into
+ * the end of rec, after its frames and native PCs, if room (from
+ * sampler_labels_room_sigsafe before the record was reserved) allows;
+ * sets rec->n_labels. Async-signal-safe. */
+void sampler_labels_sigsafe(struct raw_sample *rec, uintptr_t ts,
+			    size_t room);
 
 #define SAMPLER_HIST_N 1024
 #define SAMPLER_HIST_NS 100

@@ -146,6 +146,13 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 		type = WIRE_THREAD;
 		break;
 	}
+	case 6: {
+		const struct ilabels *e = &in->labels[id - 1];
+		for (uint32_t i = 0; i < 2 * e->n; i++)
+			wire_put_varint(&w, in->label_kv[e->first + i]);
+		type = WIRE_LABELS;
+		break;
+	}
 	case 5: {
 		const struct imapping *e = &in->maps[id - 1];
 		wire_put_varint(&w, e->start);
@@ -164,14 +171,15 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 
 int transport_put_defs(struct transport *t, const struct intern *in)
 {
-	const uint32_t counts[6] = {in->n_strs,  in->n_funcs,   in->n_locs,
-				    in->n_nodes, in->n_threads, in->n_maps};
+	const uint32_t counts[7] = {in->n_strs,    in->n_funcs, in->n_locs,
+				    in->n_nodes,   in->n_threads, in->n_maps,
+				    in->n_labels};
 	/* definitions before use: a mapping names a string, an ADDRESS
-	 * location a mapping */
-	static const int order[6] = {0, 5, 1, 2, 3, 4};
+	 * location a mapping, a label set strings */
+	static const int order[7] = {0, 5, 1, 2, 3, 4, 6};
 	if (t->fd < 0)
 		return 0;
-	for (int o = 0; o < 6; o++) {
+	for (int o = 0; o < 7; o++) {
 		int k = order[o];
 		while (t->sent[k] < counts[k]) {
 			int rc = put_def(t, in, k, t->sent[k] + 1);

@@ -61,9 +61,9 @@ struct transport {
 	size_t n_marks, cap_marks, first_mark;
 	size_t data_bytes;      /* bytes of data frames in buf           */
 
-	uint32_t sent[6];       /* definitions sent on this connection:
+	uint32_t sent[7];       /* definitions sent on this connection:
 	                           strings, funcs, locs, nodes, threads,
-	                           mappings                               */
+	                           mappings, label sets                   */
 	uint32_t thread_gen;    /* renames to resend                     */
 
 	/* frames from the collector (control.h), whole ones handed to

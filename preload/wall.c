@@ -121,8 +121,10 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 			s->gen = gen;
 		}
 	}
+	size_t room = sampler_labels_room_sigsafe();
 	size_t cap = sizeof(struct raw_sample) +
-		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
+		     (size_t)sampler.max_depth * sizeof(struct raw_frame) +
+		     room;
 	uint64_t pos;
 	struct raw_sample *volatile rec =
 		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
@@ -139,11 +141,12 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 	rec->flags = flags;
 	rec->opcode = 0;
 	rec->n_native = 0; /* never in wall mode (native.h) */
+	rec->n_labels = 0;
 	if (frames_sample_sigsafe(rec, ts, 0) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
-	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
-			    sizeof(struct raw_sample) +
-				    rec->n_frames * sizeof(struct raw_frame));
+	else if (room)
+		sampler_labels_sigsafe(rec, ts, room);
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 }
 

@@ -131,8 +131,20 @@ static int find_files(struct record *r)
 		log_error("pyprof-collector not found in %s", dir);
 		return ret;
 	}
+	/* The module for labels from code: optional (without it a program
+	 * that imports it fails as it would without pyprof). */
+	static const char *const mod_rel[] = {
+		"../preload/python/pyprof.py",        /* build tree */
+		"../lib/pyprof/python/pyprof.py",     /* installed */
+		NULL
+	};
+	if (cmd_find_beside(dir, mod_rel, r->pymod, sizeof(r->pymod)) == 0)
+		*strrchr(r->pymod, '/') = 0;
+	else
+		r->pymod[0] = 0;
 	log_debug("library %s", r->lib);
 	log_debug("collector %s", r->collector);
+	log_debug("module %s", r->pymod[0] ? r->pymod : "(not found)");
 	return 0;
 }
 

@@ -44,6 +44,9 @@ struct record {
 	/* files */
 	char output_abs[CMD_PATH_MAX];
 	char lib[CMD_PATH_MAX];
+	char pymod[CMD_PATH_MAX]; /* the directory of the pyprof module
+	                             (labels), put on the command's
+	                             PYTHONPATH; "" if not found       */
 	char collector[CMD_PATH_MAX];
 	char tmpdir[CMD_PATH_MAX]; /* "" until created                   */
 	char sock[CMD_PATH_MAX];

@@ -287,6 +287,25 @@ void record_collector_stop(struct record *r, int *status)
 
 /* ---- the command ------------------------------------------------------ */
 
+/* The module for labels from code (r->pymod) on the command's
+ * PYTHONPATH, after what the user put there. 0 or -1 (no memory). */
+static int add_module_path(const struct record *r)
+{
+	const char *old = getenv("PYTHONPATH");
+	char *path = NULL;
+	if (!r->pymod[0])
+		return 0;
+	if (old && old[0]) {
+		if (asprintf(&path, "%s:%s", old, r->pymod) < 0)
+			return -1;
+	} else if (!(path = strdup(r->pymod))) {
+		return -1;
+	}
+	int rc = setenv("PYTHONPATH", path, 1);
+	free(path);
+	return rc;
+}
+
 static void command_child(const struct record *r, int err_w)
 {
 	const char *old = getenv("LD_PRELOAD");
@@ -309,7 +328,8 @@ static void command_child(const struct record *r, int err_w)
 	    (r->heap_rate[0] &&
 	     setenv("PYPROF_HEAP_RATE", r->heap_rate, 1) != 0) ||
 	    (r->max_depth[0] &&
-	     setenv("PYPROF_MAX_DEPTH", r->max_depth, 1) != 0)) {
+	     setenv("PYPROF_MAX_DEPTH", r->max_depth, 1) != 0) ||
+	    add_module_path(r) != 0) {
 		e = ENOMEM;
 		goto fail;
 	}

@@ -204,6 +204,7 @@ static inline void record_start(struct raw_sample *rec, uint64_t t0,
 	rec->tstate = 0;
 	rec->opcode = 0;
 	rec->n_native = 0;
+	rec->n_labels = 0;
 	int in_py = interp_text_contains_sigsafe(
 		(uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 	if (in_py >= 0)
@@ -247,6 +248,8 @@ static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
 	if (sampler.native)
 		cap += (SAMPLER_NATIVE_MAX + SAMPLER_NATIVE_SKIP) *
 		       sizeof(uint64_t);
+	size_t room = sampler_labels_room_sigsafe();
+	cap += room;
 	uint64_t pos;
 	struct raw_sample *rec = ring_reserve_sigsafe(&sampler.ring, cap, &pos);
 	if (!rec) {
@@ -259,10 +262,9 @@ static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
 		rec->flags |= SAMPLE_FAULT;
 	if (sampler.native && !(rec->flags & SAMPLE_FAULT))
 		capture_native_guarded(rec, uc);
-	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
-			    sizeof(struct raw_sample) +
-				    rec->n_frames * sizeof(struct raw_frame) +
-				    rec->n_native * sizeof(uint64_t));
+	if (room && !(rec->flags & SAMPLE_FAULT))
+		sampler_labels_sigsafe(rec, 0, room);
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 }
 

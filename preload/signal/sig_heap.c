@@ -294,10 +294,12 @@ static void record_alloc(void *p, size_t n)
 {
 	int saved_errno = errno;
 	uint64_t pos;
+	const size_t room = sampler_labels_room_sigsafe();
 	const size_t cap =
 		sizeof(struct raw_sample) +
 		(size_t)sampler.max_depth * sizeof(struct raw_frame) +
-		(sampler.native ? SAMPLER_NATIVE_MAX * sizeof(uint64_t) : 0);
+		(sampler.native ? SAMPLER_NATIVE_MAX * sizeof(uint64_t) : 0) +
+		room;
 
 	if (!table_insert((uintptr_t)p)) {
 		__atomic_fetch_add(&heap_stats.n_lost, 1, __ATOMIC_RELAXED);
@@ -339,10 +341,9 @@ static void record_alloc(void *p, size_t n)
 	if (sampler.native && rec->n_frames &&
 	    guard_run_sigsafe(capture_native, rec) < 0)
 		rec->n_native = 0; /* a bad frame: Python stack only */
-	ring_commit_sigsafe(&sampler.ring, rec, pos, cap,
-			    sizeof(struct raw_sample) +
-				    rec->n_frames * sizeof(struct raw_frame) +
-				    rec->n_native * sizeof(uint64_t));
+	if (room && rec->tstate)
+		sampler_labels_sigsafe(rec, 0, room);
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
 	__atomic_fetch_add(&heap_stats.n_sampled, 1, __ATOMIC_RELAXED);
 out:
 	errno = saved_errno;

@@ -1,0 +1,231 @@
+/*
+ * labels.c - the library's side of the `pyprof` module (labels.h): the
+ * functions the module calls with ctypes, the per-thread values of 2.7
+ * and 3.6, and the agent's numbering of encoded sets.
+ *
+ * The module's calls run on a Python thread holding the GIL, never in a
+ * signal handler; the samplers read what they publish (sig_labels.c).
+ */
+#include "labels.h"
+
+#include <string.h>
+
+#include "guard.h"
+#include "log.h"
+#include "sampler.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* How far into a thread state the context pointer may be looked for. */
+#define TS_SCAN_BYTES 4096
+
+/* LABELS_THREAD: (thread state, value) slots, open addressing. A slot is
+ * claimed once for a thread state address (CAS from 0) and keeps it: a
+ * thread state freed and made again at the same address finds its slot.
+ * The value is the module's tuple, kept alive by the module while it is
+ * in force and cleared (0) when the thread leaves its last block. */
+#define THREAD_SLOTS 4096
+static struct tslot {
+	uintptr_t ts, value;
+} tslots[THREAD_SLOTS];
+
+static uint32_t ts_hash(uintptr_t ts)
+{
+	uint64_t h = (uint64_t)ts * 0x9E3779B97F4A7C15ull;
+	return (uint32_t)(h >> 40) & (THREAD_SLOTS - 1);
+}
+
+uintptr_t labels_thread_value_sigsafe(uintptr_t ts)
+{
+	uint32_t i = ts_hash(ts);
+	for (int probe = 0; probe < THREAD_SLOTS; probe++) {
+		uintptr_t t = __atomic_load_n(&tslots[i].ts, __ATOMIC_ACQUIRE);
+		if (t == ts)
+			return __atomic_load_n(&tslots[i].value,
+					       __ATOMIC_ACQUIRE);
+		if (!t)
+			return 0;
+		i = (i + 1) & (THREAD_SLOTS - 1);
+	}
+	return 0;
+}
+
+/*
+ * pyprof_labels_thread(ts, value): the calling thread's labels (2.7,
+ * 3.6): value is the module's tuple, or NULL for none. Returns 0, or -1
+ * when no slot is left (the labels are not seen; the module carries on).
+ */
+EXPORT int pyprof_labels_thread(void *ts, void *value)
+{
+	uintptr_t key = (uintptr_t)ts;
+	uint32_t i = ts_hash(key);
+	if (!key)
+		return -1;
+	for (int probe = 0; probe < THREAD_SLOTS; probe++) {
+		uintptr_t t = __atomic_load_n(&tslots[i].ts, __ATOMIC_ACQUIRE);
+		if (!t && value) {
+			uintptr_t zero = 0;
+			if (__atomic_compare_exchange_n(&tslots[i].ts, &zero, key,
+							0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				t = key;
+			else
+				t = zero;
+		}
+		if (t == key) {
+			__atomic_store_n(&tslots[i].value, (uintptr_t)value,
+					 __ATOMIC_RELEASE);
+			return 0;
+		}
+		if (!t)
+			return 0; /* clearing a thread that never had a slot */
+		i = (i + 1) & (THREAD_SLOTS - 1);
+	}
+	return -1;
+}
+
+struct scan {
+	uintptr_t ts, ctx;
+	long start, found;
+};
+
+static void scan_region(void *arg)
+{
+	struct scan *s = arg;
+	for (long off = s->start; off + 8 <= TS_SCAN_BYTES; off += 8)
+		if (*(volatile uintptr_t *)(s->ts + (uintptr_t)off) == s->ctx) {
+			s->found = off;
+			return;
+		}
+}
+
+/*
+ * pyprof_labels_find(ts, ctx, start): the first offset >= start (a
+ * multiple of 8) at which thread state ts holds the pointer ctx, or -1.
+ * The module calls it inside ctx.run() for two fresh contexts and keeps
+ * the offset both agree on: where the interpreter keeps the thread's
+ * current context, whatever the version's layout.
+ */
+EXPORT long pyprof_labels_find(void *ts, void *ctx, long start)
+{
+	struct scan s = {(uintptr_t)ts, (uintptr_t)ctx, start < 0 ? 0 : start,
+			 -1};
+	if (!ts || !ctx || (s.start & 7))
+		return -1;
+	if (guard_run_sigsafe(scan_region, &s) < 0)
+		return -1;
+	return s.found;
+}
+
+/*
+ * pyprof_labels_setup(kind, var, hash, ts_context, tuple_item,
+ * tuple_type, bytes_type): the module's ContextVar (LABELS_CONTEXT; NULL
+ * with LABELS_THREAD), hash(var), the context's offset in a thread state
+ * (pyprof_labels_find), offsetof(PyTupleObject, ob_item) and the two
+ * types. Returns 0 when the samplers will read labels; -1 when this
+ * process is not being profiled (the module then does nothing at all).
+ * The module checks the whole path once with pyprof_labels_read.
+ */
+EXPORT int pyprof_labels_setup(int kind, void *var, long long hash,
+			       long ts_context, long tuple_item,
+			       void *tuple_type, void *bytes_type)
+{
+	const struct pyabi *a = sampler.abi;
+	if (!a || (kind != LABELS_CONTEXT && kind != LABELS_THREAD))
+		return -1;
+	if (kind == LABELS_CONTEXT &&
+	    (!var || ts_context <= 0 || ts_context > TS_SCAN_BYTES))
+		return -1;
+	if (tuple_item <= 0 || tuple_item > 64 || !tuple_type || !bytes_type)
+		return -1;
+	__atomic_store_n(&labels_abi.kind, LABELS_OFF, __ATOMIC_RELEASE);
+	labels_abi.var = (uintptr_t)var;
+	/* CPython's HAMT folds the 64-bit hash to 32 bits (-1 is taken) */
+	int32_t folded = (int32_t)(uint32_t)((uint64_t)hash & 0xffffffffu) ^
+			 (int32_t)((uint64_t)hash >> 32);
+	labels_abi.hash = (uint32_t)(folded == -1 ? -2 : folded);
+	labels_abi.ts_context = (int)ts_context;
+	labels_abi.ctx_vars = a->var_size + 8;  /* after ctx_prev */
+	labels_abi.hamt_root = a->var_size;     /* first after the header */
+	labels_abi.tuple_item = (int)tuple_item;
+	labels_abi.tuple_type = (uintptr_t)tuple_type;
+	labels_abi.bytes_type = (uintptr_t)bytes_type;
+	__atomic_store_n(&labels_abi.kind, kind, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * pyprof_labels_read(ts, out, cap): what a sampler would read on thread
+ * state ts now, copied to out; returns its length (0: nothing). The
+ * module's check of the set-up: it sets labels it knows and compares.
+ */
+EXPORT long pyprof_labels_read(void *ts, char *out, long cap)
+{
+	uint8_t buf[LABELS_MAX_BYTES];
+	if (!ts || !out || cap <= 0)
+		return 0;
+	size_t n = labels_capture_sigsafe((uintptr_t)ts, buf);
+	if ((long)n > cap)
+		n = (size_t)cap;
+	memcpy(out, buf, n);
+	return (long)n;
+}
+
+/* pyprof_labels_off(): the module found the set-up wrong; no more
+ * reads. */
+EXPORT void pyprof_labels_off(void)
+{
+	__atomic_store_n(&labels_abi.kind, LABELS_OFF, __ATOMIC_RELEASE);
+}
+
+static const char *const reserved[] = {WIRE_RESERVED_LABELS};
+
+static int is_reserved(const uint8_t *k, size_t n)
+{
+	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+		if (strlen(reserved[i]) == n && !memcmp(reserved[i], k, n))
+			return 1;
+	return 0;
+}
+
+/* Whether key (a, an) sorts strictly before key (b, bn), bytewise. */
+static int key_before(const uint8_t *a, size_t an, const uint8_t *b,
+		      size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+	return c < 0 || (c == 0 && an < bn);
+}
+
+uint32_t labels_set_id(struct intern *in, const uint8_t *p, size_t n)
+{
+	uint32_t kv[2 * WIRE_MAX_LABELS];
+	uint32_t words = 0;
+	const uint8_t *prev_key = NULL;
+	size_t prev_len = 0;
+	size_t i = 0;
+	if (n == 0 || n > LABELS_MAX_BYTES || p[n - 1] != 0)
+		return 0;
+	while (i < n) {
+		const uint8_t *s = p + i;
+		const uint8_t *end = memchr(s, 0, n - i);
+		size_t len = (size_t)(end - s);
+		int is_key = !(words & 1);
+		if (words == 2 * WIRE_MAX_LABELS)
+			return 0;
+		if (is_key) { /* non-empty, not ours, sorted (so distinct) */
+			if (!len || is_reserved(s, len) ||
+			    (prev_key && !key_before(prev_key, prev_len, s, len)))
+				return 0;
+			prev_key = s;
+			prev_len = len;
+		}
+		uint32_t sid = intern_str(in, (const char *)s, len);
+		if (!sid)
+			return 0;
+		kv[words++] = sid;
+		i += len + 1;
+	}
+	if (words & 1)
+		return 0;
+	return intern_labels(in, kv, words / 2);
+}

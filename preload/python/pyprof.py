@@ -1,0 +1,383 @@
+"""pyprof - labels from the program's own code, for the pyprof profiler.
+
+    import pyprof
+
+    with pyprof.labels(endpoint="/api/users", tenant="acme"):
+        handle(request)          # every sample taken here carries both
+
+    @pyprof.labels(job="reindex")
+    def reindex(): ...           # plain functions and `async def` alike
+
+    pyprof.current_labels()      # {'endpoint': '/api/users', ...}
+
+Every CPU, wall and heap sample taken while labels are in force carries
+them as pprof string labels (`go tool pprof -tagfocus endpoint=/api/users`,
+`pyprof top --tag endpoint=/api/users`). Nested blocks add to and override
+the labels around them and put them back on the way out, exceptions
+included.
+
+Where labels live: on Python 3.7+ in a contextvars.ContextVar, so each
+asyncio task sees the labels of the context it was created in and its own
+changes, never another task's, and a thread started inside a block does
+not inherit them unless the program copies the context
+(contextvars.copy_context().run). On 2.7 and 3.6, which have no
+contextvars, they belong to the thread.
+
+Rules (checked whether or not the profiler is there, so that a program
+behaves the same in both cases):
+  - names are str (TypeError otherwise), not empty, without NUL, encodable
+    as UTF-8, and none of the names pyprof sets itself (RESERVED:
+    ValueError);
+  - values that are not str are converted with str(); NUL is refused;
+  - at most MAX_LABELS labels in force, and at most MAX_BYTES bytes for
+    all of them encoded (each name and value in UTF-8 plus one byte):
+    ValueError, never a silent cut.
+
+Without the profiler's library in the process (the program was not
+started by `pyprof record` or with LD_PRELOAD=libpyprof.so) entering and
+leaving a block does nothing but the checks, and current_labels() is
+always {}. This module has no compiled part: it finds the library's
+functions (pyprof_labels_*) with ctypes, and the library's samplers read
+the labels from the interpreter's own structures (see the library's
+preload/labels.h).
+"""
+import functools
+import sys
+
+__all__ = ["labels", "current_labels", "enabled", "MAX_LABELS", "MAX_BYTES",
+           "RESERVED"]
+
+MAX_LABELS = 64
+MAX_BYTES = 1024
+RESERVED = frozenset(("pid", "thread_id", "thread_name", "process",
+                      "command", "native", "gil", "opcode"))
+
+_PY2 = sys.version_info[0] == 2
+_text = basestring if _PY2 else str  # noqa: F821 (2.7's name)
+
+try:
+    import contextvars
+except ImportError:
+    contextvars = None
+
+# The value in force is None or a tuple (encoded, names): the labels
+# encoded as the library reads them (name NUL value NUL ..., names in
+# UTF-8 byte order) and a dict of them. _cache maps (encoded in force,
+# the block's checked items) to the value a block puts in force.
+_cache = {}
+_checked_cache = {}
+_CACHE_MAX = 8192
+
+
+def _utf8(s, what):
+    if not _PY2 or isinstance(s, unicode):  # noqa: F821
+        try:
+            return s.encode("utf-8")
+        except UnicodeError:
+            raise ValueError("pyprof.labels: %s %r is not valid text "
+                             "(it cannot be encoded as UTF-8)" % (what, s))
+    return s
+
+
+def _check(items):
+    """The block's (name, value) pairs checked, values made str."""
+    out = []
+    for k, v in items:
+        if not isinstance(k, _text):
+            raise TypeError("pyprof.labels: a label name must be str, "
+                            "not %s" % type(k).__name__)
+        if not k:
+            raise ValueError("pyprof.labels: a label name cannot be empty")
+        if k in RESERVED:
+            raise ValueError("pyprof.labels: %r is a label pyprof sets "
+                             "itself; reserved: %s"
+                             % (k, ", ".join(sorted(RESERVED))))
+        if not isinstance(v, _text):
+            v = str(v)
+        if "\0" in k or "\0" in v:
+            raise ValueError("pyprof.labels: label %r: names and values "
+                             "cannot contain NUL" % (k,))
+        out.append((k, v))
+    return tuple(out)
+
+
+def _checked(items):
+    try:
+        r = _checked_cache.get(items)
+    except TypeError:  # a value that cannot be hashed: checked each time
+        return _check(items)
+    if r is None:
+        r = _check(items)
+        if len(_checked_cache) >= _CACHE_MAX:
+            _checked_cache.clear()
+        _checked_cache[items] = r
+    return r
+
+
+def _encode(names):
+    pairs = sorted((_utf8(k, "label name"), _utf8(v, "label value"))
+                   for k, v in names.items())
+    if len(pairs) > MAX_LABELS:
+        raise ValueError("pyprof.labels: %d labels would be in force; at "
+                         "most %d" % (len(pairs), MAX_LABELS))
+    enc = b"".join(k + b"\0" + v + b"\0" for k, v in pairs)
+    if len(enc) > MAX_BYTES:
+        raise ValueError("pyprof.labels: the labels in force would take %d "
+                         "bytes (each name and value in UTF-8 plus one); at "
+                         "most %d" % (len(enc), MAX_BYTES))
+    return enc
+
+
+def _derive(cur, items):
+    """The value in force inside a block of checked items, around cur."""
+    key = (cur[0] if cur is not None else None, items)
+    r = _cache.get(key)
+    if r is None:
+        names = dict(cur[1]) if cur is not None else {}
+        names.update(items)
+        r = (_encode(names), names) if names else None
+        if len(_cache) >= _CACHE_MAX:
+            _cache.clear()
+        _cache[key] = r
+    return r
+
+
+def _setup_context(ctypes, lib, var):
+    """Where this interpreter keeps a thread's current context, found by
+    asking the library to look for two fresh contexts while each runs;
+    then the library is told where to read, and the whole path checked."""
+    ts = ctypes.pythonapi.PyThreadState_Get
+    ts.restype = ctypes.c_void_p
+    ts.argtypes = ()
+    find = lib.pyprof_labels_find
+    find.restype = ctypes.c_long
+    find.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long)
+
+    def offsets(ctx):
+        t, out, start = ts(), [], 0
+        while True:
+            off = find(t, id(ctx), start)
+            if off < 0:
+                return out
+            out.append(off)
+            start = off + 8
+
+    c1, c2 = contextvars.Context(), contextvars.Context()
+    o2 = set(c2.run(offsets, c2))
+    common = [o for o in c1.run(offsets, c1) if o in o2]
+    if not common:
+        return False
+    setup = lib.pyprof_labels_setup
+    setup.restype = ctypes.c_int
+    setup.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_longlong,
+                      ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
+                      ctypes.c_void_p)
+    if setup(1, id(var), hash(var), common[0], tuple.__basicsize__,
+             id(tuple), id(bytes)) != 0:
+        return False
+
+    # The check: a value set in a context that also holds 40 other
+    # variables (so the lookup goes through more than one kind of node)
+    # must read back as it was encoded.
+    read = lib.pyprof_labels_read
+    read.restype = ctypes.c_long
+    read.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_long)
+    probe = {"pyprof.check": "ok", "n": "1"}
+    value = (_encode(probe), probe)
+    others = [contextvars.ContextVar("pyprof.check.%d" % i)
+              for i in range(40)]
+
+    def check():
+        for i, o in enumerate(others):
+            o.set(i)
+        var.set(value)
+        buf = ctypes.create_string_buffer(MAX_BYTES)
+        n = read(ts(), buf, MAX_BYTES)
+        return buf.raw[:n] == value[0]
+
+    return contextvars.Context().run(check)
+
+
+def _setup_thread(ctypes, lib):
+    """2.7 and 3.6: the library keeps each thread's value; returns the
+    function that tells it, or None."""
+    ts = ctypes.pythonapi.PyThreadState_Get
+    ts.restype = ctypes.c_void_p
+    ts.argtypes = ()
+    setup = lib.pyprof_labels_setup
+    setup.restype = ctypes.c_int
+    setup.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_longlong,
+                      ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
+                      ctypes.c_void_p)
+    if setup(2, None, 0, 0, tuple.__basicsize__, id(tuple),
+             id(bytes)) != 0:
+        return None
+    put = lib.pyprof_labels_thread
+    put.restype = ctypes.c_int
+    put.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    read = lib.pyprof_labels_read
+    read.restype = ctypes.c_long
+    read.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_long)
+    probe = {"pyprof.check": "ok"}
+    value = (_encode(probe), probe)
+    t = ts()
+    put(t, id(value))
+    buf = ctypes.create_string_buffer(MAX_BYTES)
+    n = read(t, buf, MAX_BYTES)  # before buf.raw is taken
+    ok = buf.raw[:n] == value[0]
+    put(t, None)
+    if not ok:
+        return None
+    return lambda v: put(ts(), id(v) if v is not None else None)
+
+
+def _connect():
+    """Finds the library and sets it up; (mode, what mode needs), or
+    (None, None) when labels cannot reach a profiler here."""
+    try:
+        import ctypes
+        lib = ctypes.PyDLL(None)
+        lib.pyprof_labels_setup
+    except (ImportError, OSError, AttributeError):
+        return None, None
+    try:
+        if contextvars is not None:
+            var = contextvars.ContextVar("pyprof.labels", default=None)
+            if _setup_context(ctypes, lib, var):
+                return "context", var
+        else:
+            put = _setup_thread(ctypes, lib)
+            if put is not None:
+                return "thread", put
+    except Exception as e:  # never break the program over labels
+        why = "%s: %s" % (type(e).__name__, e)
+    else:
+        why = "the interpreter's layout was not as expected"
+    try:
+        lib.pyprof_labels_off()
+    except Exception:
+        pass
+    sys.stderr.write("pyprof: labels are off in this process (%s); "
+                     "profiles have no labels from code\n" % why)
+    return None, None
+
+
+_mode, _how = _connect()
+
+if _mode == "context":
+    _var = _how
+    _get = _var.get
+    _set = _var.set
+    _reset = _var.reset
+elif _mode == "thread":
+    import threading
+    _local = threading.local()
+    _put = _how
+
+    def _get():
+        return getattr(_local, "v", None)
+
+    def _set(v):
+        old = getattr(_local, "v", None)
+        _local.v = v
+        _put(v)
+        return old
+
+    def _reset(old):
+        _local.v = old
+        _put(old)
+
+
+def enabled():
+    """Whether labels reach a profiler in this process."""
+    return _mode is not None
+
+
+def current_labels():
+    """The labels in force here, as a new dict ({} without the
+    profiler)."""
+    if _mode is None:
+        return {}
+    cur = _get()
+    return dict(cur[1]) if cur is not None else {}
+
+
+def _is_coroutine_function(fn):
+    try:
+        import inspect
+        return inspect.iscoroutinefunction(fn)
+    except AttributeError:  # before 3.5
+        return False
+
+
+_wrap_async = None
+if sys.version_info >= (3, 5):
+    # `async def` is a syntax error before 3.5: compiled only here
+    _ns = {"functools": functools}
+    exec("""
+def _wrap_async(fn, items, enter, leave):
+    @functools.wraps(fn)
+    async def wrapper(*args, **kwargs):
+        token = enter(items)
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            leave(token)
+    return wrapper
+""", _ns)
+    _wrap_async = _ns["_wrap_async"]
+
+
+def _enter(items):
+    return _set(_derive(_get(), items))
+
+
+class labels(object):
+    """labels(mapping=None, **labels): a context manager, and a decorator
+    for plain functions and coroutine functions, that puts labels in force
+    for what runs inside. A mapping allows names that are not Python
+    identifiers (labels({"http.route": "/users/{id}"})); keyword labels
+    are added after it."""
+
+    __slots__ = ("_items", "_tokens")
+
+    def __init__(self, *mapping, **kw):
+        if mapping:
+            if len(mapping) > 1:
+                raise TypeError("pyprof.labels() takes at most one "
+                                "mapping, got %d" % len(mapping))
+            items = tuple(dict(mapping[0]).items()) + tuple(kw.items())
+        else:
+            items = tuple(kw.items())
+        self._items = _checked(items)
+        self._tokens = []
+
+    def __enter__(self):
+        if _mode is not None:
+            self._tokens.append(_set(_derive(_get(), self._items)))
+        return self
+
+    def __exit__(self, *exc):
+        if _mode is not None:
+            _reset(self._tokens.pop())
+        return False
+
+    def __call__(self, fn):
+        items = self._items
+        if _mode is None:
+            return fn
+        if _wrap_async is not None and _is_coroutine_function(fn):
+            return _wrap_async(fn, items, _enter, _reset)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            token = _set(_derive(_get(), items))
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _reset(token)
+        return wrapper
+
+    def __repr__(self):
+        return "pyprof.labels(%s)" % ", ".join(
+            "%s=%r" % kv for kv in self._items)

@@ -1,0 +1,198 @@
+/*
+ * signal/sig_labels.c - the labels in force on a thread, read by the
+ * samplers (labels.h).
+ *
+ * ASYNC-SIGNAL-SAFE: runs in the SIGPROF handler, in the heap hooks and
+ * on the wall sampler thread. No malloc, stdio or locks; every load from
+ * interpreter memory is made inside a guarded region (guard_run_sigsafe):
+ * a fault costs this sample its labels, nothing more. Bounded: a HAMT
+ * lookup visits at most HAMT_MAX_DEPTH nodes and a collision node's
+ * entries are capped.
+ *
+ * The lookup is CPython's own (Python/hamt.c) done with plain reads:
+ *   - the key's hash is folded to 32 bits (done once, at set-up);
+ *   - at depth d (shift 5d) the hash's 5 bits (hash >> shift) & 31 pick
+ *     a slot: a bitmap node holds the set slots densely, the index of
+ *     slot b being popcount(bitmap & (bit(b) - 1)), each a (key, value)
+ *     pair whose key NULL means the value is a sub-node one level down;
+ *     an array node holds 32 sub-node pointers, NULL for none;
+ *   - past the last level, a collision node lists (key, value) pairs of
+ *     keys with equal hashes.
+ * Keys are compared by identity: the module's ContextVar is the object
+ * the program set, and a ContextVar equals only itself.
+ *
+ * The node types are not exported by every build, so they are told apart
+ * by their tp_name ("hamt_bitmap_node", "hamt_array_node",
+ * "hamt_collision_node": the same in 3.7 to 3.15) the first time each is
+ * met, and remembered by address.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "guard.h"
+#include "labels.h"
+#include "sampler.h"
+
+#define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
+#define RD_U32(a) (*(volatile uint32_t *)(uintptr_t)(a))
+#define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
+#define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
+
+/* 32 bits of hash, 5 a level: 7 levels, then collision nodes. */
+#define HAMT_MAX_DEPTH 8
+#define HAMT_MAX_COLLISIONS 64
+
+struct labels_abi labels_abi;
+
+enum node_kind { NODE_BITMAP = 0, NODE_ARRAY = 1, NODE_COLLISION = 2 };
+
+/* Where a HAMT node's fields are, after the object header (16 bytes on
+ * every build pyprof profiles; a variable-size node has ob_size next). */
+#define BITMAP_BITS(h) ((h) + 8)   /* after ob_size: uint32_t b_bitmap */
+#define BITMAP_ARRAY(h) ((h) + 16) /* PyObject *b_array[]              */
+#define ARRAY_ITEMS(h) (h)         /* PyHamtNode *a_array[32]          */
+#define COLL_ARRAY(h) ((h) + 16)   /* after ob_size and c_hash         */
+
+/* The kind of node n, by its type: remembered, else by tp_name. -1: not
+ * a HAMT node. */
+static int node_kind(uintptr_t n)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t t = RD_PTR(n + a->ob_type);
+	for (int k = 0; k < 3; k++)
+		if (t && __atomic_load_n(&labels_abi.node_type[k],
+					 __ATOMIC_RELAXED) == t)
+			return k;
+	/* tp_name follows the type object's variable-size header */
+	uintptr_t name = RD_PTR(t + a->var_size + 8);
+	static const char pfx[] = "hamt_";
+	for (int i = 0; i < 5; i++)
+		if (RD_U8(name + i) != (uint8_t)pfx[i])
+			return -1;
+	int k;
+	switch (RD_U8(name + 5)) {
+	case 'b': k = NODE_BITMAP; break;
+	case 'a': k = NODE_ARRAY; break;
+	case 'c': k = NODE_COLLISION; break;
+	default: return -1;
+	}
+	__atomic_store_n(&labels_abi.node_type[k], t, __ATOMIC_RELAXED);
+	return k;
+}
+
+/* The value stored under key (hash h) in the HAMT rooted at node, or 0. */
+static uintptr_t hamt_find(uintptr_t node, uintptr_t key, uint32_t h)
+{
+	const struct pyabi *a = sampler.abi;
+	const int hdr = a->var_size; /* the object header's size */
+	for (int depth = 0; node && depth < HAMT_MAX_DEPTH; depth++) {
+		uintptr_t body = node + (uintptr_t)hdr;
+		uint32_t slot = (h >> (5 * depth)) & 31;
+		switch (node_kind(node)) {
+		case NODE_BITMAP: {
+			uint32_t bits = RD_U32(BITMAP_BITS(body));
+			uint32_t bit = 1u << slot;
+			if (!(bits & bit))
+				return 0;
+			uint32_t idx = (uint32_t)__builtin_popcount(bits &
+								    (bit - 1));
+			uintptr_t k = RD_PTR(BITMAP_ARRAY(body) + 16 * idx);
+			uintptr_t v = RD_PTR(BITMAP_ARRAY(body) + 16 * idx + 8);
+			if (k)
+				return k == key ? v : 0;
+			node = v; /* a sub-node */
+			break;
+		}
+		case NODE_ARRAY:
+			node = RD_PTR(ARRAY_ITEMS(body) + 8 * slot);
+			break;
+		case NODE_COLLISION: {
+			int64_t n = RD_I64(node + (uintptr_t)a->var_size);
+			if (n > 2 * HAMT_MAX_COLLISIONS)
+				n = 2 * HAMT_MAX_COLLISIONS;
+			for (int64_t i = 0; i + 1 < n; i += 2)
+				if (RD_PTR(COLL_ARRAY(body) + 8 * i) == key)
+					return RD_PTR(COLL_ARRAY(body) +
+						      8 * (i + 1));
+			return 0;
+		}
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* The module's value (a tuple) in force on ts, or 0. */
+static uintptr_t value_of(uintptr_t ts, int kind)
+{
+	if (kind == LABELS_THREAD)
+		return labels_thread_value_sigsafe(ts);
+	uintptr_t ctx = RD_PTR(ts + (uintptr_t)labels_abi.ts_context);
+	if (!ctx)
+		return 0; /* the thread never made a context */
+	uintptr_t vars = RD_PTR(ctx + (uintptr_t)labels_abi.ctx_vars);
+	if (!vars)
+		return 0;
+	uintptr_t root = RD_PTR(vars + (uintptr_t)labels_abi.hamt_root);
+	return hamt_find(root, labels_abi.var, labels_abi.hash);
+}
+
+struct capture {
+	uintptr_t ts;
+	uint8_t *out;
+	size_t n;
+};
+
+static void capture_region(void *arg)
+{
+	struct capture *c = arg;
+	const struct pyabi *a = sampler.abi;
+	int kind = __atomic_load_n(&labels_abi.kind, __ATOMIC_ACQUIRE);
+	uintptr_t ts = c->ts ? c->ts : frames_find_tstate_sigsafe();
+	if (kind == LABELS_OFF || !ts)
+		return;
+	uintptr_t v = value_of(ts, kind);
+	if (!v || RD_PTR(v + a->ob_type) != labels_abi.tuple_type ||
+	    RD_I64(v + a->var_size) < 1)
+		return;
+	uintptr_t b = RD_PTR(v + (uintptr_t)labels_abi.tuple_item);
+	if (!b || RD_PTR(b + a->ob_type) != labels_abi.bytes_type)
+		return;
+	int64_t len = RD_I64(b + a->var_size);
+	if (len <= 0 || len > LABELS_MAX_BYTES)
+		return;
+	const volatile uint8_t *src =
+		(const volatile uint8_t *)(b + (uintptr_t)a->bytes_sval);
+	for (int64_t i = 0; i < len; i++)
+		c->out[i] = src[i];
+	c->n = (size_t)len;
+}
+
+size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out)
+{
+	if (!__atomic_load_n(&labels_abi.kind, __ATOMIC_RELAXED))
+		return 0;
+	struct capture c = {ts, out, 0};
+	if (guard_run_sigsafe(capture_region, &c) < 0)
+		return 0;
+	return c.n;
+}
+
+size_t sampler_labels_room_sigsafe(void)
+{
+	return __atomic_load_n(&labels_abi.kind, __ATOMIC_ACQUIRE)
+		       ? LABELS_MAX_BYTES
+		       : 0;
+}
+
+void sampler_labels_sigsafe(struct raw_sample *rec, uintptr_t ts,
+			    size_t room)
+{
+	rec->n_labels = 0;
+	if (room < LABELS_MAX_BYTES || !(ts || rec->tstate))
+		return;
+	uint8_t *out = (uint8_t *)(uintptr_t)raw_labels(rec);
+	rec->n_labels = (uint16_t)labels_capture_sigsafe(ts ? ts : rec->tstate,
+							 out);
+}
