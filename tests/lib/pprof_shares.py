@@ -24,6 +24,14 @@ INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
                                fails unless at least F (default 0.9) of
                                FUNC's samples are at LINE with FUNC as the
                                leaf, and FUNC has at least S of all samples
+  label-shares INPUT KEY TRUTH --tol PP [--index N]
+                               each value of label KEY's share of all
+                               samples (value "" for samples without KEY)
+                               against TRUTH's {"shares": {value: fraction}};
+                               fails if any differs by more than PP points
+                               or the profile has a value TRUTH lacks;
+                               --index: weigh by the Nth sample value
+                               (0-based) instead of samples/count
   summary INPUT                sample types, totals, period, comments
   threads INPUT                per (thread_id, thread_name) label pair:
                                "TID<TAB>NAME<TAB>SAMPLES" ("<none>" when a
@@ -330,6 +338,30 @@ def cmd_threads(p, args):
     return 0
 
 
+def cmd_label_shares(p, args):
+    with open(args.truth) as f:
+        truth = json.load(f)["shares"]
+    vi = p.weight_index() if args.index is None else args.index
+    agg = collections.Counter()
+    for values, _, labels in p.samples:
+        agg[labels.get(args.key, "")] += values[vi] if vi < len(values) else 0
+    total = sum(agg.values())
+    if total <= 0:
+        print("no samples")
+        return 1
+    bad = 0
+    print("%-20s %8s %8s" % (args.key, "profile", "program"))
+    for v in sorted(set(truth) | set(agg)):
+        got = 100.0 * agg[v] / total
+        want = 100.0 * truth.get(v, 0.0)
+        off = abs(got - want) > args.tol or v not in truth
+        bad += off
+        print("%-20s %7.1f%% %7.1f%%%s" % (v or "(none)", got, want,
+                                          "  <-- off" if off else ""))
+    print("samples weighed: %d" % total)
+    return 1 if bad else 0
+
+
 def cmd_count(p, args):
     where = []
     for kv in args.where or []:
@@ -400,6 +432,12 @@ def main(argv):
     s.add_argument("--min", type=float, default=0.9)
     s.add_argument("--min-share", type=float, default=0.1)
     s.add_argument("--file", help="only FUNC's frames in this file")
+    s = sub.add_parser("label-shares")
+    s.add_argument("input")
+    s.add_argument("key")
+    s.add_argument("truth")
+    s.add_argument("--tol", type=float, required=True)
+    s.add_argument("--index", type=int)
     s = sub.add_parser("summary")
     s.add_argument("input")
     s = sub.add_parser("threads")
@@ -421,6 +459,7 @@ def main(argv):
     return {
         "funcs": cmd_funcs, "lines": cmd_lines, "folded": cmd_folded,
         "labels": cmd_labels, "compare": cmd_compare,
+        "label-shares": cmd_label_shares,
         "expect-line": cmd_expect_line, "summary": cmd_summary,
         "threads": cmd_threads, "count": cmd_count,
     }[args.cmd](p, args)
