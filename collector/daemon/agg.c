@@ -18,6 +18,9 @@
 #include <stdlib.h>
 
 #define AGG_INIT_CAP 256
+/* An entry agg_renumber has still to move: a bit of flags no key uses
+ * (agg.h), so that the entry stays 32 bytes. */
+#define AGG_MOVING (1u << 31)
 
 struct agg {
 	struct agg_entry *slots;
@@ -33,10 +36,11 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-static inline size_t key_hash(uint32_t node, uint32_t thread, uint32_t flags)
+static inline size_t key_hash(uint32_t node, uint32_t thread, uint32_t flags,
+			      uint32_t labels)
 {
 	uint64_t x = (uint64_t)node | (uint64_t)thread << 32;
-	x ^= (uint64_t)flags * 0x9e3779b97f4a7c15ULL;
+	x ^= ((uint64_t)flags | (uint64_t)labels << 32) * 0x9e3779b97f4a7c15ULL;
 	x ^= x >> 31;
 	x *= 0xbf58476d1ce4e5b9ULL;
 	x ^= x >> 29;
@@ -80,7 +84,8 @@ static int grow(struct agg *a)
 		const struct agg_entry *e = &a->slots[i];
 		if (!e->node)
 			continue;
-		size_t j = key_hash(e->node, e->thread, e->flags) & mask;
+		size_t j = key_hash(e->node, e->thread, e->flags, e->labels) &
+			   mask;
 		while (slots[j].node)
 			j = (j + 1) & mask;
 		slots[j] = *e;
@@ -92,32 +97,40 @@ static int grow(struct agg *a)
 	return 0;
 }
 
+static inline int key_is(const struct agg_entry *e, uint32_t node,
+			 uint32_t thread, uint32_t flags, uint32_t labels)
+{
+	return e->node == node && e->thread == thread && e->flags == flags &&
+	       e->labels == labels;
+}
+
 int agg_add(struct agg *a, uint32_t node, uint32_t thread, uint32_t flags,
-	    uint64_t count, uint64_t value)
+	    uint32_t labels, uint64_t count, uint64_t value)
 {
 	struct agg_entry *e = &a->slots[a->last];
 	size_t mask, i;
 
-	assert(node != 0);
-	if (e->node == node && e->thread == thread && e->flags == flags)
+	assert(node != 0 && !(flags & AGG_MOVING));
+	if (key_is(e, node, thread, flags, labels))
 		goto hit;
 	mask = a->cap - 1;
-	for (i = key_hash(node, thread, flags) & mask;; i = (i + 1) & mask) {
+	for (i = key_hash(node, thread, flags, labels) & mask;;
+	     i = (i + 1) & mask) {
 		e = &a->slots[i];
-		if (e->node == node && e->thread == thread &&
-		    e->flags == flags)
+		if (key_is(e, node, thread, flags, labels))
 			break;
 		if (e->node == 0) {
 			if ((a->n + 1) * 2 > a->cap) {
 				int err = grow(a);
 				if (err)
 					return err;
-				return agg_add(a, node, thread, flags, count,
-					       value);
+				return agg_add(a, node, thread, flags, labels,
+					       count, value);
 			}
 			e->node = node;
 			e->thread = thread;
 			e->flags = flags;
+			e->labels = labels;
 			a->n++;
 			break;
 		}
@@ -186,7 +199,8 @@ void agg_clear(struct agg *a)
  * slot between its home and its position was settled when it settled, so
  * lookups, which stop at the first empty slot, still find every key. Each
  * step settles one entry: O(n) probes in all. */
-void agg_renumber(struct agg *a, agg_map_fn map, const void *arg)
+void agg_renumber(struct agg *a, agg_map_fn map_node, agg_map_fn map_labels,
+		  const void *arg)
 {
 	size_t mask = a->cap - 1;
 
@@ -194,17 +208,21 @@ void agg_renumber(struct agg *a, agg_map_fn map, const void *arg)
 		struct agg_entry *e = &a->slots[i];
 		if (!e->node)
 			continue;
-		e->node = map(arg, e->node);
+		e->node = map_node(arg, e->node);
 		assert(e->node != 0);
-		e->moving_ = 1;
+		if (e->labels)
+			e->labels = map_labels(arg, e->labels);
+		e->flags |= AGG_MOVING;
 	}
 	for (size_t i = 0; i < a->cap; i++) {
-		while (a->slots[i].node && a->slots[i].moving_) {
+		while (a->slots[i].node && (a->slots[i].flags & AGG_MOVING)) {
 			struct agg_entry e = a->slots[i];
-			size_t j = key_hash(e.node, e.thread, e.flags) & mask;
-			while (a->slots[j].node && !a->slots[j].moving_)
+			e.flags &= ~AGG_MOVING;
+			size_t j = key_hash(e.node, e.thread, e.flags,
+					    e.labels) & mask;
+			while (a->slots[j].node &&
+			       !(a->slots[j].flags & AGG_MOVING))
 				j = (j + 1) & mask;
-			e.moving_ = 0;
 			if (j == i) {
 				a->slots[i] = e;
 			} else if (!a->slots[j].node) {

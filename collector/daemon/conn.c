@@ -95,6 +95,7 @@ static const char *const type_names[] = {
 	[WIRE_ADDRESS] = "ADDRESS",   [WIRE_CTL_REPLY] = "CTL_REPLY",
 	[WIRE_CTL_STATE] = "CTL_STATE", [WIRE_CTL_REQUEST] = "CTL_REQUEST",
 	[WIRE_HEAP] = "HEAP",         [WIRE_HEAP_SNAPSHOT] = "HEAP_SNAPSHOT",
+	[WIRE_LABELS] = "LABELS",
 };
 
 struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
@@ -481,6 +482,32 @@ static int on_def(struct conn *c, struct wire_in *r, unsigned type)
 	return rc < 0 ? proc_failed(c, rc, err) : 0;
 }
 
+/* LABELS: an id, then (key, value) string ids until the payload ends;
+ * proc_def_labels checks what they name. */
+static int on_labels(struct conn *c, struct wire_in *r)
+{
+	char err[PROC_ERR_LEN];
+	uint64_t kv[2 * WIRE_MAX_LABELS];
+	uint64_t id = wire_get_varint(r);
+	size_t n = 0;
+	int rc;
+
+	while (r->ok && !wire_at_end(r)) {
+		if (n == WIRE_MAX_LABELS) {
+			reject(c, "LABELS frame: more than %u pairs",
+			       WIRE_MAX_LABELS);
+			return -EPROTO;
+		}
+		kv[2 * n] = wire_get_varint(r);
+		kv[2 * n + 1] = wire_get_varint(r);
+		n++;
+	}
+	if ((rc = check_end(c, r, WIRE_LABELS)) < 0)
+		return rc;
+	rc = proc_def_labels(c->session, id, kv, n, err);
+	return rc < 0 ? proc_failed(c, rc, err) : 0;
+}
+
 /* ---- record frames: SAMPLES and HEAP ------------------------------------ */
 
 /* A batch of decoded records of one kind. */
@@ -502,8 +529,11 @@ static int decode_samples(struct wire_in *r, union batch *b, size_t *n)
 		s->count = wire_get_varint(r);
 		s->value = wire_get_varint(r);
 		s->flags = wire_get_varint(r);
-		/* PYPROF_OPCODES: the innermost frame's opcode follows. */
+		/* PYPROF_OPCODES: the innermost frame's opcode follows,
+		 * then the label set in force, each if its flag says so. */
 		s->opcode = s->flags & WIRE_SF_OPCODE ? wire_get_varint(r)
+						       : 0;
+		s->labels = s->flags & WIRE_SF_LABELS ? wire_get_varint(r)
 						       : 0;
 	}
 	*n = i;
@@ -566,11 +596,14 @@ static int decode_heap(struct wire_in *r, union batch *b, size_t *n)
 	while (i < CONN_BATCH && !wire_at_end(r)) {
 		struct proc_heap_rec *h = &b->heap[i++];
 		*h = (struct proc_heap_rec){ .kind = wire_get_varint(r) };
-		if (h->kind == WIRE_HEAP_ALLOC) {
+		if (h->kind == WIRE_HEAP_ALLOC ||
+		    h->kind == WIRE_HEAP_ALLOC_LABELS) {
 			h->node = wire_get_varint(r);
 			h->thread = wire_get_varint(r);
 			h->size = wire_get_varint(r);
 			h->addr = wire_get_varint(r);
+			if (h->kind == WIRE_HEAP_ALLOC_LABELS)
+				h->labels = wire_get_varint(r);
 		} else if (h->kind == WIRE_HEAP_FREE) {
 			h->addr = wire_get_varint(r);
 		} else if (h->kind == WIRE_HEAP_LOST) {
@@ -715,6 +748,8 @@ static int on_frame(struct conn *c, unsigned type, const uint8_t *payload,
 		return on_records(c, &r, &heap_frame);
 	case WIRE_HEAP_SNAPSHOT:
 		return on_heap_snapshot(c, &r);
+	case WIRE_LABELS:
+		return on_labels(c, &r);
 	default:
 		return on_def(c, &r, type);
 	}

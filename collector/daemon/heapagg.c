@@ -2,11 +2,11 @@
  * heapagg.c - one process's heap profile (see heapagg.h).
  *
  * Two open-addressing tables with linear probing:
- *   live  address -> (node, size) of each sampled block in use; removal
- *         shifts the following entries back (no tombstones), so a long-
- *         running process's churn does not slow lookups;
- *   acc   node -> unbiased allocation sums of the window; only grows
- *         within a window, emptied by heapagg_window_reset.
+ *   live  address -> (node, labels, size) of each sampled block in use;
+ *         removal shifts the following entries back (no tombstones), so
+ *         a long-running process's churn does not slow lookups;
+ *   acc   (node, labels) -> unbiased allocation sums of the window; only
+ *         grows within a window, emptied by heapagg_window_reset.
  * Both double when half full. Hashes are Fibonacci hashing of the key.
  */
 #include "daemon/heapagg.h"
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/sorted.h"
 
 #define HEAPAGG_MIN_CAP 64
 
@@ -24,13 +23,20 @@ struct live {
 	uint64_t addr; /* 0: empty */
 	uint64_t size;
 	uint32_t node;
-	uint32_t pad_;
+	uint32_t labels;
 };
 
 struct acc {
 	uint32_t node; /* 0: empty */
+	uint32_t labels;
 	double objects, bytes;
 };
+
+/* acc's key as one number to hash. */
+static uint64_t acc_key(uint32_t node, uint32_t labels)
+{
+	return (uint64_t)labels << 32 | node;
+}
 
 struct heapagg {
 	struct live *live;
@@ -142,8 +148,10 @@ void heapagg_release(struct heapagg *h, uint64_t addr)
 
 /* ---- allocation sums ------------------------------------------------------ */
 
-static struct acc *acc_get(struct heapagg *h, uint32_t node)
+static struct acc *acc_get(struct heapagg *h, uint32_t node, uint32_t labels)
 {
+	uint64_t key = acc_key(node, labels);
+
 	if (2 * (h->acc_n + 1) > h->acc_cap) {
 		size_t cap = h->acc_cap ? 2 * h->acc_cap : HEAPAGG_MIN_CAP;
 		struct acc *t = calloc(cap, sizeof(*t));
@@ -152,7 +160,8 @@ static struct acc *acc_get(struct heapagg *h, uint32_t node)
 		for (size_t i = 0; i < h->acc_cap; i++) {
 			if (!h->acc[i].node)
 				continue;
-			size_t k = slot_of(h->acc[i].node, cap);
+			size_t k = slot_of(acc_key(h->acc[i].node,
+						   h->acc[i].labels), cap);
 			while (t[k].node)
 				k = (k + 1) & (cap - 1);
 			t[k] = h->acc[i];
@@ -164,22 +173,25 @@ static struct acc *acc_get(struct heapagg *h, uint32_t node)
 	}
 	if (h->acc_unhashed)
 		for (size_t k = 0; k < h->acc_cap; k++)
-			if (h->acc[k].node == node)
+			if (h->acc[k].node == node && h->acc[k].labels == labels)
 				return &h->acc[k];
-	size_t i = slot_of(node, h->acc_cap);
-	while (h->acc[i].node && h->acc[i].node != node)
+	size_t i = slot_of(key, h->acc_cap);
+	while (h->acc[i].node &&
+	       acc_key(h->acc[i].node, h->acc[i].labels) != key)
 		i = (i + 1) & (h->acc_cap - 1);
 	if (!h->acc[i].node) {
 		h->acc[i].node = node;
+		h->acc[i].labels = labels;
 		h->acc_n++;
 	}
 	return &h->acc[i];
 }
 
 int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
-		  uint64_t size, uint64_t addr)
+		  uint32_t labels, uint64_t size, uint64_t addr)
 {
-	struct live e = { .addr = addr, .size = size, .node = node };
+	struct live e = { .addr = addr, .size = size, .node = node,
+			  .labels = labels };
 	struct acc *a;
 
 	if (!addr || !node)
@@ -193,7 +205,7 @@ int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
 	}
 	if (2 * (h->live_n + 1) > h->live_cap && live_grow(h) < 0)
 		return -ENOMEM;
-	if (!(a = acc_get(h, node)))
+	if (!(a = acc_get(h, node, labels)))
 		return -ENOMEM;
 	h->rate = rate;
 	heapagg_release(h, addr); /* its FREE was lost */
@@ -246,19 +258,23 @@ void heapagg_window_reset(struct heapagg *h)
 
 /* ---- reading ------------------------------------------------------------- */
 
+static uint64_t row_key(const struct heapagg_row *r)
+{
+	return (uint64_t)r->node << 32 | r->labels;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
-	uint32_t x = ((const struct heapagg_row *)a)->node;
-	uint32_t y = ((const struct heapagg_row *)b)->node;
+	uint64_t x = row_key(a), y = row_key(b);
 	return x < y ? -1 : x > y;
 }
 
+/* The row of (node, labels) among rows[0..n), sorted, or NULL. */
 static struct heapagg_row *row_find(struct heapagg_row *rows, size_t n,
-				    uint32_t node)
+				    uint32_t node, uint32_t labels)
 {
-	size_t lo = sorted_lower_u32(rows, n, sizeof(*rows),
-				     offsetof(struct heapagg_row, node), node);
-	return lo < n && rows[lo].node == node ? &rows[lo] : NULL;
+	struct heapagg_row key = { .node = node, .labels = labels };
+	return bsearch(&key, rows, n, sizeof(*rows), row_cmp);
 }
 
 int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
@@ -275,6 +291,7 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 		if (h->acc[i].node)
 			rows[n++] = (struct heapagg_row){
 				.node = h->acc[i].node,
+				.labels = h->acc[i].labels,
 				.alloc_objects = h->acc[i].objects,
 				.alloc_bytes = h->acc[i].bytes,
 			};
@@ -286,17 +303,20 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 		const struct live *e = &h->live[i];
 		if (!e->addr)
 			continue;
-		struct heapagg_row *r = row_find(rows, n_acc, e->node);
+		struct heapagg_row *r = row_find(rows, n_acc, e->node,
+						 e->labels);
 		if (!r) {
 			for (size_t k = n_acc; k < n; k++)
-				if (rows[k].node == e->node) {
+				if (rows[k].node == e->node &&
+				    rows[k].labels == e->labels) {
 					r = &rows[k];
 					break;
 				}
 		}
 		if (!r) {
 			r = &rows[n++];
-			*r = (struct heapagg_row){ .node = e->node };
+			*r = (struct heapagg_row){ .node = e->node,
+						   .labels = e->labels };
 		}
 		double w = heapagg_scale(e->size, h->rate);
 		r->inuse_objects += w;
@@ -310,24 +330,43 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 	return 0;
 }
 
-void heapagg_each_node(const struct heapagg *h,
-		       void (*fn)(void *arg, uint32_t node), void *arg)
+void heapagg_each_key(const struct heapagg *h,
+		      void (*fn)(void *arg, uint32_t node, uint32_t labels),
+		      void *arg)
 {
 	for (size_t i = 0; i < h->acc_cap; i++)
 		if (h->acc[i].node)
-			fn(arg, h->acc[i].node);
+			fn(arg, h->acc[i].node, h->acc[i].labels);
 	for (size_t i = 0; i < h->live_cap; i++)
 		if (h->live[i].addr)
-			fn(arg, h->live[i].node);
+			fn(arg, h->live[i].node, h->live[i].labels);
+}
+
+/* A key renumbered (heapagg_renumber's maps). */
+struct renumber {
+	uint32_t (*node)(const void *arg, uint32_t node);
+	uint32_t (*labels)(const void *arg, uint32_t labels);
+	const void *arg;
+};
+
+static void renumber_key(const struct renumber *m, uint32_t *node,
+			 uint32_t *labels)
+{
+	*node = m->node(m->arg, *node);
+	if (*labels)
+		*labels = m->labels(m->arg, *labels);
 }
 
 void heapagg_renumber(struct heapagg *h,
-		      uint32_t (*map)(const void *arg, uint32_t node),
+		      uint32_t (*map_node)(const void *arg, uint32_t node),
+		      uint32_t (*map_labels)(const void *arg, uint32_t labels),
 		      const void *arg)
 {
+	const struct renumber m = { map_node, map_labels, arg };
 	for (size_t i = 0; i < h->live_cap; i++)
 		if (h->live[i].addr)
-			h->live[i].node = map(arg, h->live[i].node);
+			renumber_key(&m, &h->live[i].node,
+				     &h->live[i].labels);
 	/* acc is keyed by node: rebuild it in place of the old one */
 	if (!h->acc_cap)
 		return;
@@ -339,7 +378,8 @@ void heapagg_renumber(struct heapagg *h,
 		 * whole table until the next growth rehashes it */
 		for (size_t i = 0; i < cap; i++)
 			if (old[i].node)
-				old[i].node = map(arg, old[i].node);
+				renumber_key(&m, &old[i].node,
+					     &old[i].labels);
 		h->acc_unhashed = 1;
 		return;
 	}
@@ -347,8 +387,8 @@ void heapagg_renumber(struct heapagg *h,
 		if (!old[i].node)
 			continue;
 		struct acc e = old[i];
-		e.node = map(arg, e.node);
-		size_t k = slot_of(e.node, cap);
+		renumber_key(&m, &e.node, &e.labels);
+		size_t k = slot_of(acc_key(e.node, e.labels), cap);
 		while (t[k].node)
 			k = (k + 1) & (cap - 1);
 		t[k] = e;

@@ -1,6 +1,7 @@
 /*
  * heapagg.h - one process's heap profile: what its sampled allocations add
- * up to (per stack), and which sampled blocks are still in use.
+ * up to (per stack and label set), and which sampled blocks are still in
+ * use.
  *
  * proc.c feeds it from HEAP frames (wire.h): heapagg_alloc for each ALLOC,
  * heapagg_release for each FREE, heapagg_lost for LOST. pprof.c reads it with
@@ -31,9 +32,10 @@
 
 struct heapagg;
 
-/* One stack's values, unbiased. */
+/* One stack's values under one label set, unbiased. */
 struct heapagg_row {
-	uint32_t node; /* 0 for the lost row */
+	uint32_t node;   /* 0 for the lost row */
+	uint32_t labels; /* label set id (symtab.h), 0: none */
 	double alloc_objects, alloc_bytes;
 	double inuse_objects, inuse_bytes;
 };
@@ -46,13 +48,14 @@ double heapagg_scale(uint64_t size, uint64_t rate);
 
 #define HEAPAGG_LIVE_MAX (1u << 20)
 
-/* A sampled allocation of size bytes at addr by stack node, at rate. A
+/* A sampled allocation of size bytes at addr by stack node under label
+ * set labels (0: none), at rate. A
  * block already in use at addr was freed without our hearing of it: it is
  * dropped first. 0; 1 when HEAPAGG_LIVE_MAX blocks are in use already: the
  * allocation is counted as lost instead (heapagg_n_over says how many so
  * far); or -ENOMEM (nothing changed). */
-int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node, uint64_t size,
-	       uint64_t addr);
+int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
+		  uint32_t labels, uint64_t size, uint64_t addr);
 
 /* The block at addr was freed; an address not in use is ignored (a block
  * from before this collector heard of the process). */
@@ -78,19 +81,22 @@ uint64_t heapagg_n_over(const struct heapagg *h);
 /* Forgets the window's allocation sums and lost counts. */
 void heapagg_window_reset(struct heapagg *h);
 
-/* The rows of the profile, one per stack with allocations in the window
- * or blocks in use, sorted by node, into *rows (malloc'd; the caller
+/* The rows of the profile, one per (stack, label set) with allocations in
+ * the window or blocks in use, sorted by node and then label set, into *rows (malloc'd; the caller
  * frees it), and the lost allocations in *lost (node 0; zero values if
  * none). 0 or -ENOMEM. */
 int heapagg_rows(const struct heapagg *h, struct heapagg_row **rows, size_t *n,
 	      struct heapagg_row *lost);
 
-/* Symtab compaction: calls fn(arg, node) for every node held, and
- * replaces every node with map(arg, node). */
-void heapagg_each_node(const struct heapagg *h, void (*fn)(void *arg, uint32_t),
-		    void *arg);
-void heapagg_renumber(struct heapagg *h, uint32_t (*map)(const void *arg,
-						   uint32_t node),
-		   const void *arg);
+/* Symtab compaction: calls fn(arg, node, labels) for every key held, and
+ * replaces every node with map_node(arg, node) and every label set but 0
+ * with map_labels(arg, labels). */
+void heapagg_each_key(const struct heapagg *h,
+		      void (*fn)(void *arg, uint32_t node, uint32_t labels),
+		      void *arg);
+void heapagg_renumber(struct heapagg *h,
+		      uint32_t (*map_node)(const void *arg, uint32_t node),
+		      uint32_t (*map_labels)(const void *arg, uint32_t labels),
+		      const void *arg);
 
 #endif /* PYPROF_HEAPAGG_H */

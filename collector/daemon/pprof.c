@@ -51,14 +51,18 @@ static int64_t clamp64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* A sample with n_val values (2 for CPU profiles, 4 for heap ones). */
+/* A sample with n_val values (2 for CPU profiles, 4 for heap ones), room
+ * for the collector's labels and those of label set lsid (0: none). */
 static Sample *new_sample_n(struct builder *b, size_t n_loc,
-			    const int64_t *v, size_t n_val)
+			    const int64_t *v, size_t n_val, uint32_t lsid)
 {
+	size_t n_set = 0;
+	Label **set = lsid ? pb_set_labels(b, lsid, &n_set) : NULL;
 	Sample *s = pb_balloc(b, sizeof(*s));
 	uint64_t *locs = pb_balloc(b, n_loc * sizeof(*locs));
 	int64_t *vals = pb_balloc(b, n_val * sizeof(*vals));
-	Label **labels = pb_balloc(b, PPROF_MAX_LABELS * sizeof(*labels));
+	Label **labels = pb_balloc(b, (PPROF_MAX_LABELS + n_set) *
+					      sizeof(*labels));
 	if (!s || !locs || !vals || !labels)
 		return NULL;
 	perftools__profiles__sample__init(s);
@@ -68,16 +72,30 @@ static Sample *new_sample_n(struct builder *b, size_t n_loc,
 	s->n_location_id = n_loc;
 	s->location_id = locs;
 	s->label = labels;
+	/* the set's labels; the caller appends the collector's own */
+	if (n_set) {
+		if (!set)
+			return NULL;
+		memcpy(labels, set, n_set * sizeof(*labels));
+		s->n_label = n_set;
+	}
 	pb_ptrs_push(b, &b->samples, s);
 	return s;
 }
 
 /* A CPU or wall sample: count and value. */
 static Sample *new_sample(struct builder *b, size_t n_loc, uint64_t count,
-			  uint64_t value)
+			  uint64_t value, uint32_t lsid)
 {
 	const int64_t v[2] = { clamp64(count), clamp64(value) };
-	return new_sample_n(b, n_loc, v, 2);
+	return new_sample_n(b, n_loc, v, 2, lsid);
+}
+
+/* Whether label set lsid is 0 or one the symtab holds (pb_stack_ok's
+ * counterpart: the decoder lets no other through). */
+static int labels_ok(const struct symtab *st, uint32_t lsid)
+{
+	return lsid <= symtab_n_labels(st);
 }
 
 static void append_utf8(char *buf, size_t cap, size_t *len, const char *s);
@@ -142,14 +160,15 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 				continue;
 		}
 		if (e->thread == 0 || e->thread > n_threads ||
-		    !pb_stack_ok(b->st, e->node)) {
+		    !pb_stack_ok(b->st, e->node) ||
+		    !labels_ok(b->st, e->labels)) {
 			stats->n_refused++;
 			continue;
 		}
 		uint32_t depth = symtab_node_depth(b->st, e->node);
 		int trunc = (e->flags & WIRE_SF_TRUNCATED) != 0;
 		Sample *s = new_sample(b, depth + (size_t)trunc, e->count,
-				       e->value);
+				       e->value, e->labels);
 		if (!s)
 			break;
 		size_t i = 0;
@@ -214,7 +233,7 @@ static void add_lost_samples(struct builder *b, const struct proc *p,
 			continue;
 		if (!pl.pid)
 			pl = proc_labels(b, p);
-		Sample *s = new_sample(b, 1, count, value);
+		Sample *s = new_sample(b, 1, count, value, 0);
 		if (!s)
 			return;
 		s->location_id[0] = pb_pseudo_location(b, names[r]);
@@ -257,13 +276,14 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 				 heap_val(r->inuse_bytes) };
 		if (!v[0] && !v[1] && !v[2] && !v[3])
 			continue;
-		if (r->node && !pb_stack_ok(b->st, r->node)) {
+		if (r->node && (!pb_stack_ok(b->st, r->node) ||
+				!labels_ok(b->st, r->labels))) {
 			stats->n_refused++;
 			continue;
 		}
 		uint32_t depth = r->node ? symtab_node_depth(b->st, r->node)
 					 : 1;
-		Sample *s = new_sample_n(b, depth, v, 4);
+		Sample *s = new_sample_n(b, depth, v, 4, r->labels);
 		if (!s)
 			break;
 		if (r->node) {
@@ -428,8 +448,10 @@ static int builder_init(struct builder *b, const struct symtab *st,
 	b->mid_map = calloc((size_t)symtab_n_mappings(st) + 1,
 			    sizeof(uint32_t));
 	b->mid_unnamed = calloc((size_t)symtab_n_mappings(st) + 1, 1);
+	b->set_labels = calloc((size_t)symtab_n_labels(st) + 1,
+			       sizeof(*b->set_labels));
 	if (!b->sid_idx || !b->fid_map || !b->lid_map || !b->mid_map ||
-	    !b->mid_unnamed)
+	    !b->mid_unnamed || !b->set_labels)
 		return -ENOMEM;
 	pb_ptrs_push(b, &b->strs, (void *)""); /* string index 0 */
 	return 0;
@@ -451,6 +473,7 @@ static void builder_fini(struct builder *b, int err,
 	free(b->lid_map);
 	free(b->mid_map);
 	free(b->mid_unnamed);
+	free(b->set_labels);
 	free(b->maps.v);
 	free(b->strs.v);
 	free(b->funcs.v);

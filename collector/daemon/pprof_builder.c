@@ -398,6 +398,41 @@ Label *pb_flag_label(struct builder *b, unsigned which)
 	return b->flag_labels[which];
 }
 
+/* A label's value as a string index. Readers take index 0 for "no string"
+ * (Go's profile.go keeps a label only if its str is not 0, and reads
+ * one with str 0 as a number), so an empty value, which a program's
+ * labels may have (wire.h), points at a second "" in the table. */
+static int64_t value_idx(struct builder *b, uint32_t sid)
+{
+	if (symtab_string(b->st, sid)[0])
+		return pb_sid_idx(b, sid);
+	if (!b->empty_value && b->strs.n <= UINT32_MAX - 1) {
+		b->empty_value = (int64_t)b->strs.n;
+		pb_ptrs_push(b, &b->strs, (void *)"");
+	}
+	return b->empty_value;
+}
+
+Label **pb_set_labels(struct builder *b, uint32_t lsid, size_t *n)
+{
+	const uint32_t *kv;
+	Label **ls;
+
+	symtab_labels(b->st, lsid, &kv, n);
+	if (b->set_labels[lsid])
+		return b->set_labels[lsid];
+	ls = pb_balloc(b, *n * sizeof(*ls));
+	for (size_t i = 0; ls && i < *n; i++) {
+		ls[i] = pb_balloc(b, sizeof(**ls));
+		if (!ls[i])
+			return NULL;
+		perftools__profiles__label__init(ls[i]);
+		ls[i]->key = pb_sid_idx(b, kv[2 * i]);
+		ls[i]->str = value_idx(b, kv[2 * i + 1]);
+	}
+	return b->set_labels[lsid] = ls;
+}
+
 /* The "opcode" label: the opcode's name in the process's Python version
  * (opcodes.h), e.g. BINARY_OP_ADD_INT on 3.11. */
 Label *pb_opcode_label(struct builder *b, const struct proc *p,

@@ -66,6 +66,9 @@ struct builder {
 	uint32_t *lid_map;       /* symtab lid -> pprof location id */
 	uint32_t *mid_map;       /* symtab mid -> pprof mapping id (2..) */
 	uint8_t *mid_unnamed;    /* symtab mid: an address without a name */
+	Label ***set_labels;     /* symtab label set -> its Labels, made on
+				    first use (as many as it has pairs) */
+	int64_t empty_value;     /* index of a second "", 0 = not yet */
 	struct ptrs maps;        /* native mappings, pprof ids 2.. */
 	struct ptrs funcs, locs, samples;
 	int64_t *comments;
@@ -113,6 +116,10 @@ Label *pb_num_label(struct builder *b, const char *key, int64_t num);
 Label *pb_str_label(struct builder *b, const char *key, int64_t str);
 /* The label of flag which (cpu_state, gil, native; made once). */
 Label *pb_flag_label(struct builder *b, unsigned which);
+/* The Labels of symtab label set lsid (one per pair, sorted by key; made
+ * once), *n of them; NULL (b->oom set) without memory. lsid must
+ * exist. */
+Label **pb_set_labels(struct builder *b, uint32_t lsid, size_t *n);
 /* The "opcode" label: op's name in p's Python version. */
 Label *pb_opcode_label(struct builder *b, const struct proc *p,
 			   unsigned op);

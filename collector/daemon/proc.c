@@ -55,7 +55,7 @@
 #define FLAGS_KNOWN                                                          \
 	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |                 \
 	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN |         \
-	 WIRE_SF_OPCODE)
+	 WIRE_SF_OPCODE | WIRE_SF_LABELS)
 
 /* ---- id maps ------------------------------------------------------------ */
 
@@ -356,6 +356,7 @@ struct proc *proc_session_close(struct proc_session *s)
 	idmap_fini(&s->nodes);
 	idmap_fini(&s->threads);
 	idmap_fini(&s->mappings);
+	idmap_fini(&s->labels);
 	free(s);
 	assert(p->n_sessions > 0);
 	return --p->n_sessions == 0 ? p : NULL;
@@ -395,6 +396,9 @@ int proc_check_samples(const struct proc_session *s,
 			why = "count or value out of range";
 		else if (r->opcode > 255)
 			why = "opcode is not a byte";
+		else if ((r->flags & WIRE_SF_LABELS) &&
+			 r->labels - 1 >= s->labels.n)
+			why = "labels is not a defined label set";
 		else
 			continue;
 		snprintf(err, PROC_ERR_LEN,
@@ -416,6 +420,8 @@ static uint32_t norm_flags(uint64_t f, unsigned mode)
 		f &= ~(uint64_t)WIRE_SF_NATIVE;
 	if (mode != WIRE_MODE_WALL)
 		f &= ~(uint64_t)WIRE_SF_OFF_CPU;
+	/* the set itself is the key's labels field */
+	f &= ~(uint64_t)WIRE_SF_LABELS;
 	return (uint32_t)f;
 }
 
@@ -436,6 +442,7 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 {
 	struct proc *p = s->proc;
 	const uint32_t *nodes = s->nodes.v, *threads = s->threads.v;
+	const uint32_t *sets = s->labels.v;
 	unsigned mode = p->info.mode;
 	uint64_t count = 0, t = *clock_ns;
 
@@ -445,14 +452,16 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		       r->thread - 1 < s->threads.n);
 		uint32_t flags = agg_key_flags(norm_flags(r->flags, mode),
 					       (unsigned)r->opcode);
+		uint32_t labels = r->flags & WIRE_SF_LABELS ? sets[r->labels]
+							    : 0;
 		if (agg_add(p->agg, nodes[r->node], threads[r->thread], flags,
-			    r->count, r->value) < 0)
+			    labels, r->count, r->value) < 0)
 			return oom(err);
 		count = sat_add(count, r->count);
 		t = sat_add(t, r->dt_ns);
 		if (p->reg->tap.sample)
 			p->reg->tap.sample(p->reg->tap.arg, p, nodes[r->node],
-					   threads[r->thread], flags,
+					   threads[r->thread], flags, labels,
 					   r->count, r->value, t);
 		if (p->reg->timeline)
 			timeline_add(p->reg->timeline, nodes[r->node],
@@ -710,9 +719,10 @@ uint64_t procs_refs_bound(const struct procs *reg)
 	return reg->n_refs;
 }
 
-static void mark_node(void *st, uint32_t node)
+static void mark_heap_key(void *st, uint32_t node, uint32_t labels)
 {
 	symtab_gc_mark_node(st, node);
+	symtab_gc_mark_labels(st, labels);
 }
 
 static void mark_proc(struct symtab *st, const struct proc *p)
@@ -727,10 +737,12 @@ static void mark_proc(struct symtab *st, const struct proc *p)
 		symtab_gc_mark_string(st, p->info.arg_sids[i]);
 	for (uint32_t i = 1; i <= p->n_threads; i++)
 		symtab_gc_mark_string(st, p->threads[i].name_sid);
-	while ((e = agg_next(p->agg, &pos)))
+	while ((e = agg_next(p->agg, &pos))) {
 		symtab_gc_mark_node(st, e->node);
+		symtab_gc_mark_labels(st, e->labels);
+	}
 	if (p->heap)
-		heapagg_each_node(p->heap, mark_node, st);
+		heapagg_each_key(p->heap, mark_heap_key, st);
 	for (const struct proc_session *s = p->sessions; s; s = s->next) {
 		for (size_t i = 1; i <= s->strings.n; i++)
 			symtab_gc_mark_string(st, s->strings.v[i]);
@@ -742,12 +754,19 @@ static void mark_proc(struct symtab *st, const struct proc *p)
 			symtab_gc_mark_node(st, s->nodes.v[i]);
 		for (size_t i = 1; i <= s->mappings.n; i++)
 			symtab_gc_mark_mapping(st, s->mappings.v[i]);
+		for (size_t i = 1; i <= s->labels.n; i++)
+			symtab_gc_mark_labels(st, s->labels.v[i]);
 	}
 }
 
 static uint32_t new_node(const void *st, uint32_t old)
 {
 	return symtab_gc_new_node(st, old);
+}
+
+static uint32_t new_labels(const void *st, uint32_t old)
+{
+	return symtab_gc_new_labels(st, old);
 }
 
 static void renumber_proc(const struct symtab *st, struct proc *p)
@@ -762,9 +781,9 @@ static void renumber_proc(const struct symtab *st, struct proc *p)
 	for (uint32_t i = 1; i <= p->n_threads; i++)
 		p->threads[i].name_sid =
 			symtab_gc_new_string(st, p->threads[i].name_sid);
-	agg_renumber(p->agg, new_node, st);
+	agg_renumber(p->agg, new_node, new_labels, st);
 	if (p->heap)
-		heapagg_renumber(p->heap, new_node, st);
+		heapagg_renumber(p->heap, new_node, new_labels, st);
 	for (struct proc_session *s = p->sessions; s; s = s->next) {
 		for (size_t i = 1; i <= s->strings.n; i++)
 			s->strings.v[i] = symtab_gc_new_string(st, s->strings.v[i]);
@@ -779,6 +798,9 @@ static void renumber_proc(const struct symtab *st, struct proc *p)
 		for (size_t i = 1; i <= s->mappings.n; i++)
 			s->mappings.v[i] =
 				symtab_gc_new_mapping(st, s->mappings.v[i]);
+		for (size_t i = 1; i <= s->labels.n; i++)
+			s->labels.v[i] =
+				symtab_gc_new_labels(st, s->labels.v[i]);
 	}
 }
 

@@ -105,6 +105,7 @@ struct proc_bye {
 struct proc_sample {
 	uint64_t node, thread, dt_ns, count, value, flags;
 	uint64_t opcode; /* with WIRE_SF_OPCODE in flags; else 0 */
+	uint64_t labels; /* with WIRE_SF_LABELS: a LABELS set id; else 0 */
 };
 
 /* What a process said about itself and what we received from it. Owned by
@@ -256,6 +257,14 @@ int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
 		  uint64_t location, char *err);
 int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 		    uint64_t name, char *err);
+/* A label set (wire.h's LABELS): kv holds n (key, value) pairs of the
+ * connection's string ids, key first. Refused (-EPROTO): an id out of
+ * order, no pair or more than WIRE_MAX_LABELS, an undefined string, an
+ * empty key, a key given twice or one of WIRE_RESERVED_LABELS. Each set
+ * costs the budget 8 bytes a pair beyond the fixed cost of a
+ * definition. */
+int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
+		    size_t n, char *err);
 
 /* Samples, in two steps so that a SAMPLES frame is taken whole or not at
  * all: proc_check_samples validates records (call it on every record of
@@ -279,12 +288,14 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye);
 
 /* HEAP frames (wire.h), in two steps like SAMPLES: proc_check_heap
  * validates the records (kind known; an ALLOC's node and thread defined,
- * size > 0, address not 0; a FREE's address not 0), proc_add_heap applies
+ * size > 0, address not 0, and an ALLOC_LABELS's set defined; a FREE's
+ * address not 0), proc_add_heap applies
  * checked ones to the process's heap profile (heapagg.h) at rate. 0,
  * -EPROTO or -ENOMEM. */
 struct proc_heap_rec {
 	uint64_t kind; /* enum wire_heap_kind */
 	uint64_t node, thread, size, addr; /* ALLOC; FREE: addr only */
+	uint64_t labels;                    /* ALLOC_LABELS: the set */
 	uint64_t n, bytes;                  /* LOST */
 };
 int proc_check_heap(const struct proc_session *s,
@@ -347,14 +358,14 @@ uint64_t proc_end_unix_ns(const struct proc *p);
 /* A tap sees every sample and lost count as it is accepted, and every
  * process just before it is freed, so that window.c can keep its own
  * aggregates of what arrives between two instants. t_mono_ns is the
- * sample's CLOCK_MONOTONIC time as the library took it; node, thread and
- * flags are as in the process's own aggregate (agg.h). One tap per
+ * sample's CLOCK_MONOTONIC time as the library took it; node, thread,
+ * flags and labels are as in the process's own aggregate (agg.h). One tap per
  * registry; NULL turns it off. The callbacks must not change the
  * registry. */
 struct procs_tap {
 	void (*sample)(void *arg, const struct proc *p, uint32_t node,
-		       uint32_t thread, uint32_t flags, uint64_t count,
-		       uint64_t value, uint64_t t_mono_ns);
+		       uint32_t thread, uint32_t flags, uint32_t labels,
+		       uint64_t count, uint64_t value, uint64_t t_mono_ns);
 	void (*lost)(void *arg, const struct proc *p, unsigned reason,
 		     uint64_t samples, uint64_t value);
 	void (*gone)(void *arg, const struct proc *p);
@@ -375,8 +386,8 @@ struct proc *proc_copy_new(const struct proc *src);
  * src's threads are copied as needed so that thread numbers mean the same
  * in both. 0 or -ENOMEM (nothing added). */
 int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
-		  uint32_t thread, uint32_t flags, uint64_t count,
-		  uint64_t value, uint64_t t_mono_ns);
+		  uint32_t thread, uint32_t flags, uint32_t labels,
+		  uint64_t count, uint64_t value, uint64_t t_mono_ns);
 void proc_copy_add_lost(struct proc *copy, unsigned reason,
 			uint64_t samples, uint64_t value);
 /* Copies what src learnt since the copy was made (a BYE's achieved

@@ -70,8 +70,8 @@ struct proc *proc_copy_new(const struct proc *src)
 }
 
 int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
-		  uint32_t thread, uint32_t flags, uint64_t count,
-		  uint64_t value, uint64_t t_mono_ns)
+		  uint32_t thread, uint32_t flags, uint32_t labels,
+		  uint64_t count, uint64_t value, uint64_t t_mono_ns)
 {
 	assert(copy->is_copy && thread >= 1 && thread <= src->n_threads);
 	/* Thread numbers only grow in src: copying its table's prefix keeps
@@ -93,7 +93,7 @@ int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
 		add_refs(copy, n - copy->n_threads);
 		copy->n_threads = n;
 	}
-	if (agg_add(copy->agg, node, thread, flags, count, value) < 0)
+	if (agg_add(copy->agg, node, thread, flags, labels, count, value) < 0)
 		return -ENOMEM;
 	copy->info.n_samples = sat_add(copy->info.n_samples, count);
 	copy->info.win_samples = copy->info.n_samples;

@@ -1,6 +1,6 @@
 /*
  * proc_def.c - the definitions a connection sends (STRING, FUNCTION,
- * LOCATION, NODE, THREAD, MAPPING, ADDRESS; see proc.h): each checked
+ * LOCATION, NODE, THREAD, MAPPING, ADDRESS, LABELS; see proc.h): each checked
  * against its session's id maps and budget, interned in the symtab, and
  * pushed onto the session's map from connection id to collector-wide id.
  * A thread's (tid, name) pairs are interned in its process. Split from
@@ -420,6 +420,72 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 		return 0;
 	}
 	if (session_push(s, &s->threads, idx) < 0)
+		return oom(err);
+	return 0;
+}
+
+/* ---- label sets --------------------------------------------------------- */
+
+/* Why key sid (collector-wide) cannot be a label's key, or NULL: the
+ * empty string names nothing in pprof, and the names the collector writes
+ * itself (wire.h) would give a sample two values for one of them. */
+static const char *bad_key(const struct symtab *st, uint32_t sid)
+{
+	static const char *const reserved[] = { WIRE_RESERVED_LABELS };
+	const char *key = symtab_string(st, sid);
+
+	if (!key[0])
+		return "an empty key";
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(key, reserved[i]))
+			return "a key the collector writes itself";
+	return NULL;
+}
+
+int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
+		    size_t n, char *err)
+{
+	struct symtab *st = s->proc->reg->st;
+	uint32_t gkv[2 * WIRE_MAX_LABELS], lsid;
+	const char *why = NULL;
+	int rc;
+
+	if ((rc = check_new_id(&s->labels, id, "LABELS", err)) < 0)
+		return rc;
+	if (n == 0 || n > WIRE_MAX_LABELS) {
+		snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64 ": %zu pairs "
+			 "(1 to %u are allowed)", id, n, WIRE_MAX_LABELS);
+		return -EPROTO;
+	}
+	for (size_t i = 0; i < 2 * n; i++) {
+		if ((rc = check_ref(&s->strings, kv[i], "LABELS", id,
+				    i % 2 ? "value" : "key", "string",
+				    err)) < 0)
+			return rc;
+		gkv[i] = s->strings.v[kv[i]];
+	}
+	/* Keys compare by content (two string ids may say the same), at
+	 * most 64 of them: quadratic is fine. */
+	for (size_t i = 0; i < n && !why; i++) {
+		why = bad_key(st, gkv[2 * i]);
+		for (size_t j = 0; j < i && !why; j++)
+			if (gkv[2 * j] == gkv[2 * i])
+				why = "a key given twice";
+		if (why) {
+			const char *key = symtab_string(st, gkv[2 * i]);
+			char shown[48];
+			log_printable(shown, sizeof(shown), key, strlen(key));
+			snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64
+				 ": pair %zu has %s (\"%s\")", id, i, why,
+				 shown);
+		}
+	}
+	if (why)
+		return -EPROTO;
+	if ((rc = charge(s, 8 * n, err)) < 0)
+		return rc;
+	if (symtab_intern_labels(st, gkv, n, &lsid) < 0 ||
+	    session_push(s, &s->labels, lsid) < 0)
 		return oom(err);
 	return 0;
 }

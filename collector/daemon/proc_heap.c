@@ -30,6 +30,7 @@ int proc_check_heap(const struct proc_session *s,
 		const char *why = NULL;
 		switch (r->kind) {
 		case WIRE_HEAP_ALLOC:
+		case WIRE_HEAP_ALLOC_LABELS:
 			if (r->node - 1 >= s->nodes.n)
 				why = "node is not a defined node";
 			else if (r->thread - 1 >= s->threads.n)
@@ -38,6 +39,9 @@ int proc_check_heap(const struct proc_session *s,
 				why = "size out of range";
 			else if (r->addr == 0)
 				why = "address 0";
+			else if (r->kind == WIRE_HEAP_ALLOC_LABELS &&
+				 r->labels - 1 >= s->labels.n)
+				why = "labels is not a defined label set";
 			break;
 		case WIRE_HEAP_FREE:
 			if (r->addr == 0)
@@ -69,11 +73,15 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 		return oom(err);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_heap_rec *r = &recs[i];
-		if (r->kind == WIRE_HEAP_ALLOC) {
-			assert(r->node - 1 < s->nodes.n);
+		if (r->kind == WIRE_HEAP_ALLOC ||
+		    r->kind == WIRE_HEAP_ALLOC_LABELS) {
+			assert(r->node - 1 < s->nodes.n &&
+			       r->labels <= s->labels.n);
 			int rc = heapagg_alloc(p->heap, rate,
-					       s->nodes.v[r->node], r->size,
-					       r->addr);
+					       s->nodes.v[r->node],
+					       r->labels ? s->labels.v[r->labels]
+							 : 0,
+					       r->size, r->addr);
 			if (rc < 0)
 				return oom(err);
 			if (rc == 1 && heapagg_n_over(p->heap) == 1)

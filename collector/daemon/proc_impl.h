@@ -68,6 +68,7 @@ struct proc_session {
 	struct proc_session *prev, *next; /* the process's sessions */
 	struct idmap strings, functions, locations, nodes, threads;
 	struct idmap mappings; /* PYPROF_NATIVE's MAPPING frames */
+	struct idmap labels;   /* LABELS sets: collector-wide set ids */
 	uint64_t def_bytes;
 	uint64_t n_samples, n_lost;
 	uint64_t n_refs; /* ids pushed into its maps */

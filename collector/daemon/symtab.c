@@ -1,10 +1,11 @@
 /*
  * symtab.c - collector-wide interning of strings, functions, locations,
- * stack nodes and mappings (see symtab.h).
+ * stack nodes, mappings and label sets (see symtab.h).
  *
  * Each kind is a dense array indexed by id (slot 0 unused) plus an idhash
  * to find an existing equal entry. Strings live back to back in one arena,
- * each NUL-terminated, found by offset. Called only for definition frames:
+ * each NUL-terminated, found by offset; label sets likewise, as runs of
+ * (key, value) sids in an array of their own. Called only for definition frames:
  * a busy client defines a few thousand of each and then sends samples that
  * name them, so none of this is on the per-sample path.
  *
@@ -52,7 +53,7 @@ struct symtab_node {
  * kind, map[old id] is 0 while unmarked, 1 once marked, and the new id
  * after the rebuild. */
 struct symtab_gc {
-	uint32_t *str, *func, *loc, *node, *map;
+	uint32_t *str, *func, *loc, *node, *map, *lab;
 	int rebuilt;
 };
 
@@ -86,6 +87,14 @@ struct symtab {
 	uint32_t n_maps;
 	size_t maps_cap;
 	struct idhash map_hash;
+
+	/* label sets: set i is lab_kv[lab_off[i] .. lab_off[i + 1]) */
+	uint32_t *lab_kv;
+	size_t lab_kv_len, lab_kv_cap;
+	uint64_t *lab_off;
+	uint32_t n_lab;
+	size_t lab_cap;
+	struct idhash lab_hash;
 };
 
 /* Makes room for index `need` in an array of elem-sized entries. */
@@ -120,6 +129,7 @@ struct symtab *symtab_new(void)
 	idhash_init(&st->loc_hash);
 	idhash_init(&st->node_hash);
 	idhash_init(&st->map_hash);
+	idhash_init(&st->lab_hash);
 	return st;
 }
 
@@ -132,11 +142,14 @@ static void tables_free(struct symtab *st)
 	free(st->locs);
 	free(st->nodes);
 	free(st->maps);
+	free(st->lab_kv);
+	free(st->lab_off);
 	idhash_fini(&st->str_hash);
 	idhash_fini(&st->func_hash);
 	idhash_fini(&st->loc_hash);
 	idhash_fini(&st->node_hash);
 	idhash_fini(&st->map_hash);
+	idhash_fini(&st->lab_hash);
 }
 
 void symtab_clear(struct symtab *st)
@@ -482,6 +495,83 @@ uint32_t symtab_n_mappings(const struct symtab *st)
 	return st->n_maps;
 }
 
+/* ---- label sets ----------------------------------------------------------- */
+
+struct lab_key {
+	const struct symtab *st;
+	const uint32_t *kv; /* sorted */
+	size_t n;           /* pairs */
+};
+
+static int lab_eq(const void *ctx, uint32_t id)
+{
+	const struct lab_key *k = ctx;
+	const struct symtab *st = k->st;
+	size_t len = st->lab_off[id + 1] - st->lab_off[id];
+	return len == 2 * k->n &&
+	       !memcmp(st->lab_kv + st->lab_off[id], k->kv,
+		       len * sizeof(*k->kv));
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int symtab_intern_labels(struct symtab *st, const uint32_t *kv, size_t n,
+			 uint32_t *lsid)
+{
+	uint32_t sorted[2 * WIRE_MAX_LABELS], id;
+	struct lab_key key = { st, sorted, n };
+	uint64_t h = idhash_mix(n);
+	int err;
+
+	assert(n >= 1 && n <= WIRE_MAX_LABELS);
+	/* Keys are distinct, so sorting by key gives one order per set. */
+	memcpy(sorted, kv, 2 * n * sizeof(*kv));
+	qsort(sorted, n, 2 * sizeof(*sorted), pair_cmp);
+	for (size_t i = 0; i < 2 * n; i++)
+		h = idhash_combine(h, sorted[i]);
+	id = idhash_find(&st->lab_hash, h, lab_eq, &key);
+	if (id) {
+		*lsid = id;
+		return 0;
+	}
+	if (st->n_lab >= SYMTAB_MAX_ID)
+		return -E2BIG;
+	id = st->n_lab + 1;
+	if ((err = reserve((void **)&st->lab_off, &st->lab_cap, (size_t)id + 1,
+			   sizeof(*st->lab_off))) < 0)
+		return err;
+	if (grow_array(&st->lab_kv, &st->lab_kv_cap, st->lab_kv_len + 2 * n,
+		       sizeof(*st->lab_kv), 256) < 0)
+		return -ENOMEM;
+	if ((err = idhash_insert(&st->lab_hash, h, id)) < 0)
+		return err;
+	if (id == 1)
+		st->lab_off[1] = st->lab_kv_len;
+	memcpy(st->lab_kv + st->lab_kv_len, sorted, 2 * n * sizeof(*kv));
+	st->lab_kv_len += 2 * n;
+	st->lab_off[id + 1] = st->lab_kv_len;
+	st->n_lab = id;
+	*lsid = id;
+	return 0;
+}
+
+void symtab_labels(const struct symtab *st, uint32_t lsid,
+		   const uint32_t **kv, size_t *n)
+{
+	assert(lsid >= 1 && lsid <= st->n_lab);
+	*kv = st->lab_kv + st->lab_off[lsid];
+	*n = (size_t)(st->lab_off[lsid + 1] - st->lab_off[lsid]) / 2;
+}
+
+uint32_t symtab_n_labels(const struct symtab *st)
+{
+	return st->n_lab;
+}
+
 struct node_key {
 	const struct symtab *st;
 	uint32_t parent, lid;
@@ -554,7 +644,7 @@ uint32_t symtab_n_nodes(const struct symtab *st)
 uint64_t symtab_n_entries(const struct symtab *st)
 {
 	return (uint64_t)st->n_str + st->n_funcs + st->n_locs + st->n_nodes +
-	       st->n_maps;
+	       st->n_maps + st->n_lab;
 }
 
 size_t symtab_bytes(const struct symtab *st)
@@ -564,6 +654,8 @@ size_t symtab_bytes(const struct symtab *st)
 	       st->locs_cap * sizeof(*st->locs) +
 	       st->nodes_cap * sizeof(*st->nodes) +
 	       st->maps_cap * sizeof(*st->maps) +
+	       st->lab_kv_cap * sizeof(*st->lab_kv) +
+	       st->lab_cap * sizeof(*st->lab_off) + idhash_mem(&st->lab_hash) +
 	       idhash_mem(&st->str_hash) + idhash_mem(&st->func_hash) +
 	       idhash_mem(&st->loc_hash) + idhash_mem(&st->node_hash) +
 	       idhash_mem(&st->map_hash);
@@ -582,8 +674,10 @@ int symtab_gc_begin(struct symtab *st)
 	gc->loc = calloc((size_t)st->n_locs + 1, sizeof(uint32_t));
 	gc->node = calloc((size_t)st->n_nodes + 1, sizeof(uint32_t));
 	gc->map = calloc((size_t)st->n_maps + 1, sizeof(uint32_t));
+	gc->lab = calloc((size_t)st->n_lab + 1, sizeof(uint32_t));
 	st->gc = gc;
-	if (!gc->str || !gc->func || !gc->loc || !gc->node || !gc->map) {
+	if (!gc->str || !gc->func || !gc->loc || !gc->node || !gc->map ||
+	    !gc->lab) {
 		symtab_gc_end(st);
 		return -ENOMEM;
 	}
@@ -628,6 +722,17 @@ void symtab_gc_mark_mapping(struct symtab *st, uint32_t mid)
 	gc->map[mid] = 1;
 	symtab_gc_mark_string(st, st->maps[mid].m.file);
 	symtab_gc_mark_string(st, st->maps[mid].m.build_id);
+}
+
+void symtab_gc_mark_labels(struct symtab *st, uint32_t lsid)
+{
+	struct symtab_gc *gc = st->gc;
+	assert(gc && !gc->rebuilt && lsid <= st->n_lab);
+	if (lsid == 0 || gc->lab[lsid])
+		return;
+	gc->lab[lsid] = 1;
+	for (uint64_t i = st->lab_off[lsid]; i < st->lab_off[lsid + 1]; i++)
+		symtab_gc_mark_string(st, st->lab_kv[i]);
 }
 
 void symtab_gc_mark_node(struct symtab *st, uint32_t nid)
@@ -685,6 +790,17 @@ static int rebuild_into(struct symtab *nst, const struct symtab *st)
 			nst, l->fid ? gc->func[l->fid] : 0, l->line,
 			l->mid ? gc->map[l->mid] : 0, l->addr, &gc->loc[i]);
 	}
+	for (uint32_t i = 1; i <= st->n_lab && !err; i++) {
+		uint32_t kv[2 * WIRE_MAX_LABELS];
+		const uint32_t *old;
+		size_t n;
+		if (!gc->lab[i])
+			continue;
+		symtab_labels(st, i, &old, &n);
+		for (size_t k = 0; k < 2 * n; k++)
+			kv[k] = gc->str[old[k]];
+		err = symtab_intern_labels(nst, kv, n, &gc->lab[i]);
+	}
 	for (uint32_t i = 1; i <= st->n_nodes && !err; i++) {
 		const struct symtab_node *n = &st->nodes[i];
 		if (!gc->node[i])
@@ -710,6 +826,7 @@ int symtab_gc_rebuild(struct symtab *st)
 	idhash_init(&nst.loc_hash);
 	idhash_init(&nst.node_hash);
 	idhash_init(&nst.map_hash);
+	idhash_init(&nst.lab_hash);
 	err = rebuild_into(&nst, st);
 	if (err) {
 		/* The marks were overwritten with partial new ids: useless
@@ -748,6 +865,12 @@ uint32_t symtab_gc_new_mapping(const struct symtab *st, uint32_t old)
 	return old ? st->gc->map[old] : 0;
 }
 
+uint32_t symtab_gc_new_labels(const struct symtab *st, uint32_t old)
+{
+	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->lab[old]));
+	return old ? st->gc->lab[old] : 0;
+}
+
 uint32_t symtab_gc_new_node(const struct symtab *st, uint32_t old)
 {
 	assert(st->gc && st->gc->rebuilt && (old == 0 || st->gc->node[old]));
@@ -764,6 +887,7 @@ void symtab_gc_end(struct symtab *st)
 	free(gc->loc);
 	free(gc->node);
 	free(gc->map);
+	free(gc->lab);
 	free(gc);
 	st->gc = NULL;
 }

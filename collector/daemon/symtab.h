@@ -1,7 +1,7 @@
 /*
  * symtab.h - the collector-wide symbol tables: strings, functions,
- * locations, stack nodes and mappings, each interned once for all
- * processes. A location is a Python one (function, line) or a native one
+ * locations, stack nodes, mappings and label sets, each interned once for
+ * all processes. A location is a Python one (function, line) or a native one
  * (PYPROF_NATIVE: an address in a mapping, with the function and line
  * found for it, or none).
  *
@@ -100,12 +100,27 @@ void symtab_node(const struct symtab *st, uint32_t nid, uint32_t *parent,
 		 uint32_t *lid);
 uint32_t symtab_node_depth(const struct symtab *st, uint32_t nid);
 
+/* A label set (wire.h's LABELS): n pairs of (key sid, value sid), keys
+ * distinct, 1 <= n <= WIRE_MAX_LABELS, every sid existing. Interned by
+ * content: the pairs are kept sorted by key sid, so one set sent in two
+ * orders, or by two processes, is one id (a merged profile maps the sets
+ * of its processes by what they say, not by who sent them). kv holds 2n
+ * sids, key first. 0, -ENOMEM or -E2BIG. */
+int symtab_intern_labels(struct symtab *st, const uint32_t *kv, size_t n,
+			 uint32_t *lsid);
+/* The pairs of set lsid, which must exist: *kv points at 2 * *n sids
+ * (key, value, key, value...), sorted by key; valid until the next
+ * symtab_intern_labels or symtab_clear. */
+void symtab_labels(const struct symtab *st, uint32_t lsid,
+		   const uint32_t **kv, size_t *n);
+
 /* How many entries of each kind exist: the largest id of that kind. */
 uint32_t symtab_n_strings(const struct symtab *st);
 uint32_t symtab_n_functions(const struct symtab *st);
 uint32_t symtab_n_locations(const struct symtab *st);
 uint32_t symtab_n_nodes(const struct symtab *st);
 uint32_t symtab_n_mappings(const struct symtab *st);
+uint32_t symtab_n_labels(const struct symtab *st);
 /* Bytes held, for statistics. */
 size_t symtab_bytes(const struct symtab *st);
 /* Entries of all kinds. */
@@ -121,8 +136,8 @@ uint64_t symtab_n_entries(const struct symtab *st);
  *   symtab_gc_end(st)           forget the marks and the renumbering
  *
  * Marking follows references: a node marks its ancestors and their
- * locations, a location its function and mapping, a function or a mapping
- * its strings, so callers mark only what they hold directly. Old order is kept, so a node's parent
+ * locations, a location its function and mapping, a function, a mapping
+ * or a label set its strings, so callers mark only what they hold directly. Old order is kept, so a node's parent
  * still has a smaller id than the node. Ids of each kind are dense again
  * after the rebuild; their memory is what the marked entries need.
  *
@@ -139,6 +154,7 @@ void symtab_gc_mark_function(struct symtab *st, uint32_t fid);
 void symtab_gc_mark_location(struct symtab *st, uint32_t lid);
 void symtab_gc_mark_node(struct symtab *st, uint32_t nid);
 void symtab_gc_mark_mapping(struct symtab *st, uint32_t mid);
+void symtab_gc_mark_labels(struct symtab *st, uint32_t lsid);
 int symtab_gc_rebuild(struct symtab *st);
 /* 0 maps to 0; old must have been marked. */
 uint32_t symtab_gc_new_string(const struct symtab *st, uint32_t old);
@@ -146,6 +162,7 @@ uint32_t symtab_gc_new_function(const struct symtab *st, uint32_t old);
 uint32_t symtab_gc_new_location(const struct symtab *st, uint32_t old);
 uint32_t symtab_gc_new_node(const struct symtab *st, uint32_t old);
 uint32_t symtab_gc_new_mapping(const struct symtab *st, uint32_t old);
+uint32_t symtab_gc_new_labels(const struct symtab *st, uint32_t old);
 void symtab_gc_end(struct symtab *st);
 
 #endif /* PYPROF_SYMTAB_H */

@@ -181,8 +181,8 @@ static void reschedule(struct window *w, uint64_t delay_ns)
 /* ---- the tap ------------------------------------------------------------------ */
 
 static void tap_sample(void *arg, const struct proc *p, uint32_t node,
-		       uint32_t thread, uint32_t flags, uint64_t count,
-		       uint64_t value, uint64_t t)
+		       uint32_t thread, uint32_t flags, uint32_t labels,
+		       uint64_t count, uint64_t value, uint64_t t)
 {
 	struct windows *ws = arg;
 	for (struct window *w = ws->head; w; w = w->next) {
@@ -191,8 +191,8 @@ static void tap_sample(void *arg, const struct proc *p, uint32_t node,
 		if (t >= w->start_ns && t < w->end_ns) {
 			struct proc *copy = copy_of(w, p);
 			if (!copy || proc_copy_add(copy, p, node, thread,
-						   flags, count, value,
-						   t) < 0)
+						   flags, labels, count,
+						   value, t) < 0)
 				w->oom = 1;
 		} else if (t >= w->end_ns && w->closing && w->crossed != p) {
 			w->crossed = p;

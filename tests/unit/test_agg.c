@@ -1,8 +1,8 @@
 /*
  * test_agg.c - the aggregator (collector/daemon/agg.h) against a model.
  *
- * Model test (docs/conventions.md, "Tests"): random (node, thread, flags, count,
- * value) records go both into the real agg and into a plain array; the
+ * Model test (docs/conventions.md, "Tests"): random (node, thread, flags,
+ * label set, count, value) records go both into the real agg and into a plain array; the
  * array is then sorted and equal keys summed. Both must give the same set
  * of keys with the same sums. Key ranges vary by round so that the table
  * both sees many repeats (the hot path and its last-hit cache) and grows
@@ -16,7 +16,7 @@
 #include "check.h"
 
 struct rec {
-	uint32_t node, thread, flags;
+	uint32_t node, thread, flags, labels;
 	uint64_t count, value;
 };
 
@@ -29,6 +29,8 @@ static int rec_cmp(const void *a, const void *b)
 		return x->thread < y->thread ? -1 : 1;
 	if (x->flags != y->flags)
 		return x->flags < y->flags ? -1 : 1;
+	if (x->labels != y->labels)
+		return x->labels < y->labels ? -1 : 1;
 	return 0;
 }
 
@@ -60,7 +62,8 @@ static uint64_t rnd(void)
 
 /* One round: n records with keys drawn from the given ranges. */
 static void model_round(const char *name, size_t n, uint32_t nodes,
-			uint32_t threads, uint32_t flags, int runs)
+			uint32_t threads, uint32_t flags, uint32_t sets,
+			int runs)
 {
 	struct agg *a = agg_new();
 	struct rec *model = calloc(n, sizeof(*model));
@@ -83,13 +86,15 @@ static void model_round(const char *name, size_t n, uint32_t nodes,
 			r.node = 1 + (uint32_t)(rnd() % nodes);
 			r.thread = (uint32_t)(rnd() % threads);
 			r.flags = (uint32_t)(rnd() % flags);
+			r.labels = (uint32_t)(rnd() % sets); /* 0: none */
 		}
 		r.count = 1 + rnd() % 4;
 		r.value = rnd() % 100000000;
 		model[i] = r;
 		total_count += r.count;
 		total_value += r.value;
-		if (agg_add(a, r.node, r.thread, r.flags, r.count, r.value))
+		if (agg_add(a, r.node, r.thread, r.flags, r.labels, r.count,
+			    r.value))
 			ok = 0;
 	}
 	CHECK(ok, "agg_add returned 0 for every record");
@@ -102,8 +107,8 @@ static void model_round(const char *name, size_t n, uint32_t nodes,
 	while (got && (e = agg_next(a, &pos))) {
 		if (n_got <= agg_len(a))
 			got[n_got++] = (struct rec){ e->node, e->thread,
-						     e->flags, e->count,
-						     e->value };
+						     e->flags, e->labels,
+						     e->count, e->value };
 	}
 	CHECK(n_got == n_keys, "iteration visits every key once");
 	if (got && n_got == n_keys) {
@@ -131,8 +136,8 @@ static void test_saturation(void)
 	CHECK(a != NULL, "3.0 agg_new");
 	if (!a)
 		return;
-	agg_add(a, 7, 1, 0, UINT64_MAX - 1, UINT64_MAX - 5);
-	agg_add(a, 7, 1, 0, 10, 10);
+	agg_add(a, 7, 1, 0, 0, UINT64_MAX - 1, UINT64_MAX - 5);
+	agg_add(a, 7, 1, 0, 0, 10, 10);
 	e = agg_next(a, &pos);
 	CHECK(e && e->count == UINT64_MAX, "3.1 count saturates");
 	CHECK(e && e->value == UINT64_MAX, "3.2 value saturates");
@@ -148,13 +153,13 @@ static void test_clear(void)
 	if (!a)
 		return;
 	for (uint32_t i = 1; i <= 5000; i++)
-		agg_add(a, i, 0, 0, 1, 1);
+		agg_add(a, i, 0, 0, 0, 1, 1);
 	CHECK(agg_len(a) == 5000, "4.1 5000 keys before clear");
 	agg_clear(a);
 	CHECK(agg_len(a) == 0 && agg_total_count(a) == 0,
 	      "4.2 empty after clear");
 	CHECK(agg_next(a, &pos) == NULL, "4.3 nothing to iterate");
-	agg_add(a, 3, 2, 1, 4, 5);
+	agg_add(a, 3, 2, 1, 0, 4, 5);
 	pos = 0;
 	const struct agg_entry *e = agg_next(a, &pos);
 	CHECK(e && e->node == 3 && e->thread == 2 && e->flags == 1 &&
@@ -165,12 +170,14 @@ static void test_clear(void)
 
 int main(void)
 {
-	model_round("1.1 few keys, many repeats", 200000, 20, 3, 4, 1);
-	model_round("1.2 many keys, growth", 300000, 100000, 2, 2, 0);
+	model_round("1.1 few keys, many repeats", 200000, 20, 3, 4, 3, 1);
+	model_round("1.2 many keys, growth", 300000, 100000, 2, 2, 1, 0);
 	model_round("1.3 keys differing only by thread", 50000, 1, 5000, 1,
-		    0);
-	model_round("1.4 keys differing only by flags", 50000, 1, 1, 64, 1);
-	model_round("1.5 a single record", 1, 1, 1, 1, 0);
+		    1, 0);
+	model_round("1.4 keys differing only by flags", 50000, 1, 1, 64, 1, 1);
+	model_round("1.5 a single record", 1, 1, 1, 1, 1, 0);
+	model_round("1.6 keys differing only by label set", 50000, 1, 1, 1,
+		    3000, 1);
 	test_saturation();
 	test_clear();
 	return check_summary();

@@ -153,7 +153,7 @@ static void test_model(void)
 		case 0: case 1: case 2: case 3: { /* alloc (maybe re-alloc) */
 			uint32_t node = 1 + (uint32_t)((r >> 32) % NODES);
 			uint64_t size = 1 + (r >> 40) % 20000;
-			if (heapagg_alloc(h, rate, node, size, addr) < 0) {
+			if (heapagg_alloc(h, rate, node, 0, size, addr) < 0) {
 				bad = 1;
 				break;
 			}
@@ -202,20 +202,22 @@ static void test_renumber(void)
 
 	CHECK_OR_RETURN(h != NULL, "3.0 heapagg_new", );
 	for (uint32_t i = 1; i <= 300; i++)
-		heapagg_alloc(h, 1, i % 40 + 1, i, 0x1000 + i * 16);
+		heapagg_alloc(h, 1, i % 40 + 1, i % 3, i, 0x1000 + i * 16);
 	for (uint32_t i = 1; i <= 300; i += 3)
 		heapagg_release(h, 0x1000 + i * 16);
 	heapagg_rows(h, &a, &na, &lost);
-	heapagg_renumber(h, plus_1000, NULL);
+	heapagg_renumber(h, plus_1000, plus_1000, NULL);
 	heapagg_rows(h, &b, &nb, &lost);
 	int same = na == nb;
 	for (size_t i = 0; same && i < na; i++)
 		same = b[i].node == a[i].node + 1000 &&
+		       b[i].labels == (a[i].labels ? a[i].labels + 1000 : 0) &&
 		       b[i].alloc_bytes == a[i].alloc_bytes &&
 		       b[i].inuse_bytes == a[i].inuse_bytes;
-	CHECK(same, "3.1 every row moved to its new node, values kept");
+	CHECK(same, "3.1 every row moved to its new node and label set, "
+		    "values kept");
 	/* allocations after the renumbering land on the new ids */
-	heapagg_alloc(h, 1, 1001, 5, 0x900000);
+	heapagg_alloc(h, 1, 1001, 0, 5, 0x900000);
 	free(b);
 	heapagg_rows(h, &b, &nb, &lost);
 	CHECK(nb == na && b[0].node == 1001 &&

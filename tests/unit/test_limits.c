@@ -51,7 +51,7 @@ static void test_heap_cap(void)
 	CHECK_OR_RETURN(h != NULL, "heapagg_new", );
 	/* a client that allocates and never frees */
 	for (uint64_t i = 1; i <= HEAPAGG_LIVE_MAX + 100ull; i++) {
-		rc = heapagg_alloc(h, 1, 7, 64, i * 16);
+		rc = heapagg_alloc(h, 1, 7, 0, 64, i * 16);
 		if (rc < 0)
 			break;
 		n_one += rc == 1;
@@ -66,11 +66,11 @@ static void test_heap_cap(void)
 	      "1.4 ... and counted as lost allocations, with their bytes");
 	free(rows);
 	/* a re-allocation of an address in use replaces it: no growth */
-	CHECK(heapagg_alloc(h, 1, 7, 64, 16) == 0 &&
+	CHECK(heapagg_alloc(h, 1, 7, 0, 64, 16) == 0 &&
 		      heapagg_n_live(h) == HEAPAGG_LIVE_MAX,
 	      "1.5 an address in use is still replaced when full");
 	heapagg_release(h, 32);
-	CHECK(heapagg_alloc(h, 1, 7, 64, 0x7f00000000ull) == 0 &&
+	CHECK(heapagg_alloc(h, 1, 7, 0, 64, 0x7f00000000ull) == 0 &&
 		      heapagg_n_live(h) == HEAPAGG_LIVE_MAX,
 	      "1.6 a freed block makes room for a new one");
 	heapagg_free(h);

@@ -91,8 +91,8 @@ static struct proc *feed(struct world *w, uint64_t pid, unsigned mode,
 	rc |= proc_def_thread(s, 2, pid + 1, 0, err);
 	struct proc_sample recs[2] = {
 		{ 3, 1, 100, 7, 70000000,
-		  WIRE_SF_GIL | WIRE_SF_GIL_KNOWN | WIRE_SF_OFF_CPU, 0 },
-		{ 2, 2, 200, 2, 20000000, WIRE_SF_TRUNCATED, 0 },
+		  WIRE_SF_GIL | WIRE_SF_GIL_KNOWN | WIRE_SF_OFF_CPU, 0, 0 },
+		{ 2, 2, 200, 2, 20000000, WIRE_SF_TRUNCATED, 0, 0 },
 	};
 	uint64_t clock = 1000 + 5000000000ull; /* 5 s after start */
 	rc |= proc_check_samples(s, recs, 2, 0, err);
@@ -399,10 +399,10 @@ static void test_refused(void)
 	CHECK(symtab_intern_native_location(w.st, 0, 0, 0, 0, &lid) == 0 &&
 		      symtab_intern_node(w.st, leaf, lid, &bad_node) == 0,
 	      "5.1 a location naming nothing, under leaf");
-	CHECK(proc_copy_add(copy, p, leaf, 1, 0, 4, 40, 2000) == 0 &&
-		      proc_copy_add(copy, p, bad_node, 1, 0, 5, 50, 2000) ==
+	CHECK(proc_copy_add(copy, p, leaf, 1, 0, 0, 4, 40, 2000) == 0 &&
+		      proc_copy_add(copy, p, bad_node, 1, 0, 0, 5, 50, 2000) ==
 			      0 &&
-		      proc_copy_add(copy, p, bad_node + 100, 1, 0, 6, 60,
+		      proc_copy_add(copy, p, bad_node + 100, 1, 0, 0, 6, 60,
 				    2000) == 0,
 	      "5.2 one good stack and two bad ones");
 	const struct proc *one = copy;

@@ -112,17 +112,22 @@ static void test_agg_renumber(void)
 	const struct agg_entry *e;
 	size_t pos = 0, bad = 0;
 
+	/* label sets i % 5 (0: none) are renumbered by the same map */
 	for (uint32_t i = 1; i <= n; i++)
-		agg_add(a, i, i % 7, i % 3, i, 2 * i);
-	agg_renumber(a, reverse_map, &n);
+		agg_add(a, i, i % 7, i % 3, i % 5, i, 2 * i);
+	agg_renumber(a, reverse_map, reverse_map, &n);
 	CHECK(agg_len(a) == n, "2.1 same number of keys");
-	while ((e = agg_next(a, &pos)))
-		bad += e->count != n + 1 - e->node || e->moving_;
+	while ((e = agg_next(a, &pos))) {
+		uint32_t i = n + 1 - e->node;
+		bad += e->count != i || e->flags != i % 3 ||
+		       e->labels != (i % 5 ? n + 1 - i % 5 : 0);
+	}
 	CHECK(bad == 0, "2.2 every entry carries its new node");
 	/* Every key is found where it now lives: adding to it creates no
 	 * new key. */
 	for (uint32_t i = 1; i <= n; i++)
-		agg_add(a, n + 1 - i, i % 7, i % 3, 1, 0);
+		agg_add(a, n + 1 - i, i % 7, i % 3,
+			i % 5 ? n + 1 - i % 5 : 0, 1, 0);
 	CHECK(agg_len(a) == n, "2.3 lookups find every renumbered key");
 	CHECK(agg_total_count(a) == (uint64_t)n * (n + 1) / 2 + n,
 	      "2.4 totals kept");
@@ -179,7 +184,7 @@ static int define(struct proc_session *s, const char *tag, uint64_t tid)
 
 static int add(struct proc_session *s, uint64_t node, uint64_t count)
 {
-	struct proc_sample r = { node, 1, 0, count, count * 10000000, 0, 0 };
+	struct proc_sample r = { node, 1, 0, count, count * 10000000, 0, 0, 0 };
 	uint64_t clock = 1000;
 	char err[PROC_ERR_LEN];
 	return proc_check_samples(s, &r, 1, 0, err) |

@@ -107,7 +107,7 @@ static int feed(struct proc_session *s, uint64_t pid, unsigned mode,
 		int func = 1 + (int)(rand_r(&seed) % 3);
 		uint64_t count = 1 + (uint64_t)(rand_r(&seed) % 3);
 		struct proc_sample r = { (uint64_t)func, 1, 0, count,
-					 count * 10 * MS, 0, 0 };
+					 count * 10 * MS, 0, 0, 0 };
 		uint64_t clock = t;
 		if (proc_check_samples(s, &r, 1, 0, err) < 0 ||
 		    proc_add_samples(s, &clock, &r, 1, err) < 0)
