@@ -31,7 +31,9 @@ INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
                                fails if any differs by more than PP points
                                or the profile has a value TRUTH lacks;
                                --index: weigh by the Nth sample value
-                               (0-based) instead of samples/count
+                               (0-based) instead of samples/count;
+                               --labelled: among the samples that have
+                               KEY only (and TRUTH's values other than "")
   summary INPUT                sample types, totals, period, comments
   threads INPUT                per (thread_id, thread_name) label pair:
                                "TID<TAB>NAME<TAB>SAMPLES" ("<none>" when a
@@ -342,9 +344,15 @@ def cmd_label_shares(p, args):
     with open(args.truth) as f:
         truth = json.load(f)["shares"]
     vi = p.weight_index() if args.index is None else args.index
+    if args.labelled:
+        truth.pop("", None)
+        t = sum(truth.values())
+        truth = dict((k, v / t) for k, v in truth.items())
     agg = collections.Counter()
     for values, _, labels in p.samples:
-        agg[labels.get(args.key, "")] += values[vi] if vi < len(values) else 0
+        v = labels.get(args.key, "")
+        if v or not args.labelled:
+            agg[v] += values[vi] if vi < len(values) else 0
     total = sum(agg.values())
     if total <= 0:
         print("no samples")
@@ -438,6 +446,7 @@ def main(argv):
     s.add_argument("truth")
     s.add_argument("--tol", type=float, required=True)
     s.add_argument("--index", type=int)
+    s.add_argument("--labelled", action="store_true")
     s = sub.add_parser("summary")
     s.add_argument("input")
     s = sub.add_parser("threads")
