@@ -13,8 +13,11 @@
  *                leaf first; labels pid, thread_id (numbers), thread_name,
  *                and from the flags cpu_state (wall mode only), gil,
  *                native (strings), opcode (its name in the process's
- *                Python version, PYPROF_OPCODES=1; opcodes.h); a
- *                truncated stack gets a root-side "[truncated]" frame
+ *                Python version, PYPROF_OPCODES=1; opcodes.h), and a
+ *                string label per pair of the sample's label set
+ *                (symtab.h; an empty value points at a second "" in the
+ *                string table); a truncated stack gets a root-side
+ *                "[truncated]" frame
  *   lost samples one sample per process and reason on a pseudo-frame such
  *                as "[lost: ring full]", labelled with pid
  *   process      with pprof_opts.proc_labels (merged profiles), every
@@ -45,7 +48,7 @@
  *   sample       one per allocating stack (heapagg.h): allocations in
  *                the window and blocks still in use, unbiased per sample
  *                and rounded; labels pid (and process, command as
- *                above); allocations the process could not record on a
+ *                above) and the allocation's label set; allocations the process could not record on a
  *                "[lost: heap samples]" frame
  *   the rest     as for CPU profiles; processes without heap data are
  *                left out of the samples

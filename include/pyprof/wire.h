@@ -309,7 +309,7 @@ enum wire_heap_kind {
 #define WIRE_MAX_LABELS 64
 #define WIRE_RESERVED_LABELS                                              \
 	"pid", "thread_id", "thread_name", "process", "command", "native",  \
-		"gil", "opcode"
+		"gil", "opcode", "cpu_state"
 
 
 /*

@@ -50,7 +50,7 @@ __all__ = ["labels", "current_labels", "enabled", "MAX_LABELS", "MAX_BYTES",
 MAX_LABELS = 64
 MAX_BYTES = 1024
 RESERVED = frozenset(("pid", "thread_id", "thread_name", "process",
-                      "command", "native", "gil", "opcode"))
+                      "command", "native", "gil", "opcode", "cpu_state"))
 
 _PY2 = sys.version_info[0] == 2
 _text = basestring if _PY2 else str  # noqa: F821 (2.7's name)

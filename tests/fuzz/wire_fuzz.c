@@ -19,8 +19,8 @@
  * merged profile of all of them), closes the connections and frees
  * everything. A crash, a sanitizer report or an assert() is a finding; so
  * is a broken invariant (abort()):
- *   - pprof_build succeeds and refuses nothing (what it would refuse, the
- *     decoder must have refused first);
+ *   - pprof_build succeeds and refuses nothing (a stack, thread or label
+ *     set it would refuse, the decoder must have refused first);
  *   - a profile holds exactly the samples the process's window counted.
  *
  * Runs on one thread; the collector's log is silenced below LOG_ERROR.

@@ -38,6 +38,9 @@ HELLO, STRING, FUNCTION, LOCATION, NODE, THREAD, SAMPLES, LOST, BYE = range(1, 1
 MAPPING, ADDRESS = 10, 11  # PYPROF_NATIVE
 HEAP, HEAP_SNAPSHOT = 12, 13  # PYPROF_HEAP_RATE
 HEAP_ALLOC, HEAP_FREE, HEAP_LOST = 1, 2, 3
+LABELS = 14  # label sets from code
+HEAP_ALLOC_LABELS = 4  # an ALLOC's fields, then a LABELS set id
+MAX_LABELS = 64
 H_VERSION, H_PID, H_PPID, H_START_UNIX_NS, H_START_MONO_NS, H_MODE = 1, 2, 3, 4, 5, 6
 H_PERIOD_NS, H_MAX_DEPTH, H_PYVERSION, H_EXE, H_ARG, H_CONN_SEQ = 7, 8, 9, 10, 11, 12
 H_UID, H_ACHIEVED_NS, H_COMM = 13, 14, 15
@@ -46,6 +49,7 @@ MAX_PAYLOAD = 1 << 20
 SF_TRUNCATED, SF_OFF_CPU, SF_GIL, SF_GIL_KNOWN, SF_NATIVE, SF_NATIVE_KNOWN = (
     1, 2, 4, 8, 16, 32)
 SF_OPCODE = 64  # one more varint after the flags: the opcode
+SF_LABELS = 128  # one more varint (after the opcode, if any): a set id
 
 
 def varint(v):
@@ -132,11 +136,18 @@ def thread(ref, tid, name):
 
 def samples(base_ns, records):
     """records: (node, thread, dt_ns, count, value, flags) tuples, with
-    a seventh item, the opcode, when flags has SF_OPCODE."""
+    the opcode next when flags has SF_OPCODE, then the label set id when
+    it has SF_LABELS."""
     p = varint(base_ns)
     for r in records:
         p += b"".join(varint(x) for x in r)
     return frame(SAMPLES, p)
+
+
+def labels(i, pairs):
+    """A LABELS frame: set id i, then (key sid, value sid) pairs."""
+    return frame(LABELS, varint(i) + b"".join(varint(k) + varint(v)
+                                              for k, v in pairs))
 
 
 def lost(reason, count, value):
@@ -145,7 +156,8 @@ def lost(reason, count, value):
 
 def heap(rate, records):
     """records: (HEAP_ALLOC, node, thread, size, addr), (HEAP_FREE, addr),
-    (HEAP_LOST, n, bytes), or any other tuple sent as is."""
+    (HEAP_LOST, n, bytes), (HEAP_ALLOC_LABELS, node, thread, size, addr,
+    set), or any other tuple sent as is."""
     return frame(HEAP, varint(rate) +
                  b"".join(b"".join(varint(v) for v in r) for r in records))
 
@@ -215,6 +227,21 @@ def run_good(a):
                     achieved_ns=(1_000_000_000 // a.achieved_hz
                                  if a.achieved_hz else None)))
     s.sendall(prog.definitions())
+    # --label KEY=VALUE...: one set, id 1, its strings from id 9 on (the
+    # Program has 8); every even-numbered sample names it
+    pairs = []
+    for i, kv in enumerate(a.label or []):
+        k, v = kv.split("=", 1)
+        s.sendall(string(9 + 2 * i, k) + string(10 + 2 * i, v))
+        pairs.append((9 + 2 * i, 10 + 2 * i))
+    if pairs:
+        s.sendall(labels(1, pairs))
+    if pairs and a.heap_labels:
+        # one allocation under the set, one without (rate 1: each is
+        # one allocation of its size)
+        s.sendall(heap(1, [(HEAP_ALLOC_LABELS, 3, 1, 1_000_000,
+                            0x7f0000001000, 1),
+                           (HEAP_ALLOC, 4, 1, 4096, 0x7f0000002000)]))
     sent = 0
     t = mono
     while sent < a.samples:
@@ -231,6 +258,8 @@ def run_good(a):
                 # Cycled over the samples, as PYPROF_OPCODES sends them.
                 ops = [int(x) for x in a.opcodes.split(",")]
                 rec = rec[:5] + (flags | SF_OPCODE, ops[i % len(ops)])
+            if pairs and i % 2 == 0:
+                rec = rec[:5] + (rec[5] | SF_LABELS,) + rec[6:] + (1,)
             recs.append(rec)
         s.sendall(samples(t, recs))
         t += n * period
@@ -360,6 +389,41 @@ def fixtures():
     fx["address-zero"] = (p + address(6, 0, 0) + node(6, 0, 6) +
                           samples(1, [(6, 1, 0, 1, 1, 0)]),
                           "ADDRESS 6: address 0", False)
+    # Label sets: strings 1-8 are defined; 9 "endpoint", 10 "/api", then
+    # the bad part
+    lp = p + string(9, "endpoint") + string(10, "/api")
+    fx["labels-id-gap"] = (lp + labels(2, [(9, 10)]),
+                           "LABELS id 2 out of order (expected 1)", False)
+    fx["labels-no-pairs"] = (lp + labels(1, []),
+                             "LABELS 1: 0 pairs (1 to 64 are allowed)",
+                             False)
+    fx["labels-odd"] = (lp + frame(LABELS, varint(1) + varint(9) +
+                                   varint(10) + varint(9)),
+                        "LABELS frame: payload ends early", False)
+    many = b"".join(string(11 + i, "k%d" % i) for i in range(MAX_LABELS + 1))
+    fx["labels-too-many"] = (
+        lp + many + labels(1, [(11 + i, 10) for i in range(MAX_LABELS + 1)]),
+        "LABELS frame: more than 64 pairs", False)
+    fx["labels-undefined-string"] = (lp + labels(1, [(9, 99)]),
+                                     "LABELS 1: value 99 is not a defined "
+                                     "string", False)
+    fx["labels-empty-key"] = (lp + string(11, "") + labels(1, [(11, 10)]),
+                              "LABELS 1: pair 0 has an empty key", False)
+    fx["labels-duplicate-key"] = (
+        lp + string(11, "endpoint") + labels(1, [(9, 10), (11, 10)]),
+        'LABELS 1: pair 1 has a key given twice ("endpoint")', False)
+    fx["labels-reserved-key"] = (
+        lp + string(11, "thread_name") + labels(1, [(11, 10)]),
+        'a key the collector writes itself ("thread_name")', False)
+    fx["labels-undefined-set"] = (
+        lp + labels(1, [(9, 10)]) +
+        samples(1, [(3, 1, 0, 1, 1, SF_LABELS, 1),
+                    (3, 1, 0, 1, 1, SF_LABELS, 2)]),
+        "SAMPLES record 1 (node 3, thread 1, flags 0x80): labels is not "
+        "a defined label set", False)
+    fx["heap-undefined-labels"] = (
+        lp + heap(4096, [(HEAP_ALLOC_LABELS, 3, 1, 64, 0x1000, 1)]),
+        "HEAP record 0 (kind 4): labels is not a defined label set", False)
     return fx
 
 
@@ -423,6 +487,22 @@ def fuzz_seeds():
                        samples(mono, recs[:2]) + FUZZ_SPLIT +
                        hello(pid, start, mono, conn_seq=1) + prog +
                        samples(mono + 50, recs[1:3]) + bye(6, 0, mono + 60))
+    # label sets: samples naming them (one with an opcode before the set
+    # id), a labelled allocation, and a reconnection replaying the sets
+    lab = (string(9, "endpoint") + string(10, "/api/users") +
+           string(11, "") + string(12, "user") +
+           labels(1, [(9, 10)]) + labels(2, [(12, 11), (9, 10)]))
+    lrecs = [(3, 1, 0, 1, 10_000_000, SF_LABELS, 1),
+             (4, 2, 5, 2, 20_000_000, SF_LABELS | SF_OPCODE, 100, 2),
+             (3, 1, 5, 1, 10_000_000, 0)]
+    sd["labels"] = (hello(pid, start, mono) + prog + lab +
+                    samples(mono, lrecs) +
+                    heap(524288, [(HEAP_ALLOC_LABELS, 3, 1, 4096,
+                                   0x7f0000001000, 2),
+                                  (HEAP_ALLOC, 4, 1, 64, 0x7f0000002000)]) +
+                    FUZZ_SPLIT + hello(pid, start, mono, conn_seq=1) + prog +
+                    lab + samples(mono + 50, lrecs[:2]) +
+                    bye(7, 0, mono + 60))
     # a library's control replies, then a controller asking for a start
     sd["control"] = (hello(pid, start, mono) + prog +
                      ctl(16, [(1, 5), (8, 0), (9, 1), (10, 2), (16, "ok")]) +
@@ -491,6 +571,13 @@ def main():
     g.add_argument("--wall", action="store_true")
     g.add_argument("--opcodes", help="comma-separated opcode numbers, "
                    "cycled over the samples (WIRE_SF_OPCODE)")
+    g.add_argument("--label", action="append", metavar="KEY=VALUE",
+                   help="a pair of the label set that every even-numbered "
+                   "sample names (WIRE_SF_LABELS); repeatable")
+    g.add_argument("--heap-labels", action="store_true",
+                   help="with --label: also a HEAP frame, one allocation "
+                   "of 1000000 bytes under the set (ALLOC_LABELS) and one "
+                   "of 4096 without")
     g.add_argument("--pyversion", default="3.11.7")
     g.add_argument("--flags", action="store_true",
                    help="mark GIL held on odd samples")
