@@ -19,37 +19,6 @@
 /* How far into a thread state the context pointer may be looked for. */
 #define TS_SCAN_BYTES 4096
 
-/* LABELS_THREAD: (thread state, value) slots, open addressing. A slot is
- * claimed once for a thread state address (CAS from 0) and keeps it: a
- * thread state freed and made again at the same address finds its slot.
- * The value is the module's tuple, kept alive by the module while it is
- * in force and cleared (0) when the thread leaves its last block. */
-#define THREAD_SLOTS 4096
-static struct tslot {
-	uintptr_t ts, value;
-} tslots[THREAD_SLOTS];
-
-static uint32_t ts_hash(uintptr_t ts)
-{
-	uint64_t h = (uint64_t)ts * 0x9E3779B97F4A7C15ull;
-	return (uint32_t)(h >> 40) & (THREAD_SLOTS - 1);
-}
-
-uintptr_t labels_thread_value_sigsafe(uintptr_t ts)
-{
-	uint32_t i = ts_hash(ts);
-	for (int probe = 0; probe < THREAD_SLOTS; probe++) {
-		uintptr_t t = __atomic_load_n(&tslots[i].ts, __ATOMIC_ACQUIRE);
-		if (t == ts)
-			return __atomic_load_n(&tslots[i].value,
-					       __ATOMIC_ACQUIRE);
-		if (!t)
-			return 0;
-		i = (i + 1) & (THREAD_SLOTS - 1);
-	}
-	return 0;
-}
-
 /*
  * pyprof_labels_thread(ts, value): the calling thread's labels (2.7,
  * 3.6): value is the module's tuple, or NULL for none. Returns 0, or -1
@@ -57,31 +26,7 @@ uintptr_t labels_thread_value_sigsafe(uintptr_t ts)
  */
 EXPORT int pyprof_labels_thread(void *ts, void *value)
 {
-	uintptr_t key = (uintptr_t)ts;
-	uint32_t i = ts_hash(key);
-	if (!key)
-		return -1;
-	for (int probe = 0; probe < THREAD_SLOTS; probe++) {
-		uintptr_t t = __atomic_load_n(&tslots[i].ts, __ATOMIC_ACQUIRE);
-		if (!t && value) {
-			uintptr_t zero = 0;
-			if (__atomic_compare_exchange_n(&tslots[i].ts, &zero, key,
-							0, __ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE))
-				t = key;
-			else
-				t = zero;
-		}
-		if (t == key) {
-			__atomic_store_n(&tslots[i].value, (uintptr_t)value,
-					 __ATOMIC_RELEASE);
-			return 0;
-		}
-		if (!t)
-			return 0; /* clearing a thread that never had a slot */
-		i = (i + 1) & (THREAD_SLOTS - 1);
-	}
-	return -1;
+	return labels_thread_put((uintptr_t)ts, (uintptr_t)value);
 }
 
 struct scan {

@@ -80,6 +80,11 @@ void pyprof_labels_off(void);
  * none). Async-signal-safe; any thread. */
 uintptr_t labels_thread_value_sigsafe(uintptr_t ts);
 
+/* LABELS_THREAD: sets thread state ts's value (0: none), on the thread
+ * itself (pyprof_labels_thread). 0, or -1 when no slot is left. Lock-free
+ * (readers: labels_thread_value_sigsafe). */
+int labels_thread_put(uintptr_t ts, uintptr_t value);
+
 /*
  * The LABELS set id (intern_labels) of the encoded labels p[0..n): 0 if
  * they are not a valid set (keys empty, reserved, unsorted or repeated,

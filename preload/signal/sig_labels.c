@@ -25,6 +25,11 @@
  * by their tp_name ("hamt_bitmap_node", "hamt_array_node",
  * "hamt_collision_node": the same in 3.7 to 3.15) the first time each is
  * met, and remembered by address.
+ *
+ * 2.7 and 3.6 (LABELS_THREAD) have no context variables: the module tells
+ * the library each thread's value (labels_thread_put, lock-free, on the
+ * thread itself) and the samplers read it from a table keyed by thread
+ * state, here.
  */
 #include <errno.h>
 #include <string.h>
@@ -80,6 +85,16 @@ static int node_kind(uintptr_t n)
 	return k;
 }
 
+/* Set bits of x (without libgcc's __popcountdi2, which check-sigsafe
+ * does not know: the same arithmetic, in the open). */
+static uint32_t popcount32(uint32_t x)
+{
+	x = x - ((x >> 1) & 0x55555555u);
+	x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+	x = (x + (x >> 4)) & 0x0f0f0f0fu;
+	return (x * 0x01010101u) >> 24;
+}
+
 /* The value stored under key (hash h) in the HAMT rooted at node, or 0. */
 static uintptr_t hamt_find(uintptr_t node, uintptr_t key, uint32_t h)
 {
@@ -94,8 +109,7 @@ static uintptr_t hamt_find(uintptr_t node, uintptr_t key, uint32_t h)
 			uint32_t bit = 1u << slot;
 			if (!(bits & bit))
 				return 0;
-			uint32_t idx = (uint32_t)__builtin_popcount(bits &
-								    (bit - 1));
+			uint32_t idx = popcount32(bits & (bit - 1));
 			uintptr_t k = RD_PTR(BITMAP_ARRAY(body) + 16 * idx);
 			uintptr_t v = RD_PTR(BITMAP_ARRAY(body) + 16 * idx + 8);
 			if (k)
@@ -121,6 +135,65 @@ static uintptr_t hamt_find(uintptr_t node, uintptr_t key, uint32_t h)
 		}
 	}
 	return 0;
+}
+
+/* LABELS_THREAD: (thread state, value) slots, open addressing. A slot is
+ * claimed once for a thread state address (CAS from 0) and keeps it: a
+ * thread state freed and made again at the same address finds its slot.
+ * The value is the module's tuple, kept alive by the module while it is
+ * in force and cleared (0) when the thread leaves its last block. */
+#define THREAD_SLOTS 4096
+static struct tslot {
+	uintptr_t ts, value;
+} tslots[THREAD_SLOTS];
+
+static uint32_t ts_hash(uintptr_t ts)
+{
+	uint64_t h = (uint64_t)ts * 0x9E3779B97F4A7C15ull;
+	return (uint32_t)(h >> 40) & (THREAD_SLOTS - 1);
+}
+
+uintptr_t labels_thread_value_sigsafe(uintptr_t ts)
+{
+	uint32_t i = ts_hash(ts);
+	for (int probe = 0; probe < THREAD_SLOTS; probe++) {
+		uintptr_t t = __atomic_load_n(&tslots[i].ts, __ATOMIC_ACQUIRE);
+		if (t == ts)
+			return __atomic_load_n(&tslots[i].value,
+					       __ATOMIC_ACQUIRE);
+		if (!t)
+			return 0;
+		i = (i + 1) & (THREAD_SLOTS - 1);
+	}
+	return 0;
+}
+
+int labels_thread_put(uintptr_t key, uintptr_t value)
+{
+	uint32_t i = ts_hash(key);
+	if (!key)
+		return -1;
+	for (int probe = 0; probe < THREAD_SLOTS; probe++) {
+		uintptr_t t = __atomic_load_n(&tslots[i].ts, __ATOMIC_ACQUIRE);
+		if (!t && value) {
+			uintptr_t zero = 0;
+			if (__atomic_compare_exchange_n(&tslots[i].ts, &zero, key,
+							0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				t = key;
+			else
+				t = zero;
+		}
+		if (t == key) {
+			__atomic_store_n(&tslots[i].value, value,
+					 __ATOMIC_RELEASE);
+			return 0;
+		}
+		if (!t)
+			return 0; /* clearing a thread that never had a slot */
+		i = (i + 1) & (THREAD_SLOTS - 1);
+	}
+	return -1;
 }
 
 /* The module's value (a tuple) in force on ts, or 0. */
