@@ -62,11 +62,22 @@ except ImportError:
 
 # The value in force is None or a tuple (encoded, names): the labels
 # encoded as the library reads them (name NUL value NUL ..., names in
-# UTF-8 byte order) and a dict of them. _cache maps (encoded in force,
-# the block's checked items) to the value a block puts in force.
-_cache = {}
-_checked_cache = {}
+# UTF-8 byte order) and a dict of them. A block's labels, checked, are a
+# _Spec, one per distinct (name, value) tuple (_specs); each _Spec keeps
+# the value it puts in force around each encoding it has met (derived),
+# so entering a block costs two dictionary look-ups, one of them keyed by
+# a bytes object whose hash Python caches.
+_specs = {}
 _CACHE_MAX = 8192
+_MISSING = object()
+
+
+class _Spec(object):
+    __slots__ = ("items", "derived")
+
+    def __init__(self, items):
+        self.items = items
+        self.derived = {}
 
 
 def _utf8(s, what):
@@ -101,17 +112,18 @@ def _check(items):
     return tuple(out)
 
 
-def _checked(items):
+def _spec_of(items):
     try:
-        r = _checked_cache.get(items)
+        spec = _specs.get(items)
     except TypeError:  # a value that cannot be hashed: checked each time
-        return _check(items)
-    if r is None:
-        r = _check(items)
-        if len(_checked_cache) >= _CACHE_MAX:
-            _checked_cache.clear()
-        _checked_cache[items] = r
-    return r
+        return _Spec(_check(items))
+    if spec is None:
+        checked = _check(items)
+        spec = _specs.get(checked) or _Spec(checked)
+        if len(_specs) >= _CACHE_MAX:
+            _specs.clear()
+        _specs[items] = spec
+    return spec
 
 
 def _encode(names):
@@ -128,17 +140,17 @@ def _encode(names):
     return enc
 
 
-def _derive(cur, items):
-    """The value in force inside a block of checked items, around cur."""
-    key = (cur[0] if cur is not None else None, items)
-    r = _cache.get(key)
-    if r is None:
+def _derive(cur, spec):
+    """The value in force inside a block of spec's labels, around cur."""
+    key = cur[0] if cur is not None else None
+    r = spec.derived.get(key, _MISSING)
+    if r is _MISSING:
         names = dict(cur[1]) if cur is not None else {}
-        names.update(items)
+        names.update(spec.items)
         r = (_encode(names), names) if names else None
-        if len(_cache) >= _CACHE_MAX:
-            _cache.clear()
-        _cache[key] = r
+        if len(spec.derived) >= 256:
+            spec.derived.clear()
+        spec.derived[key] = r
     return r
 
 
@@ -315,10 +327,10 @@ if sys.version_info >= (3, 5):
     # `async def` is a syntax error before 3.5: compiled only here
     _ns = {"functools": functools}
     exec("""
-def _wrap_async(fn, items, enter, leave):
+def _wrap_async(fn, spec, enter, leave):
     @functools.wraps(fn)
     async def wrapper(*args, **kwargs):
-        token = enter(items)
+        token = enter(spec)
         try:
             return await fn(*args, **kwargs)
         finally:
@@ -328,8 +340,8 @@ def _wrap_async(fn, items, enter, leave):
     _wrap_async = _ns["_wrap_async"]
 
 
-def _enter(items):
-    return _set(_derive(_get(), items))
+def _enter(spec):
+    return _set(_derive(_get(), spec))
 
 
 class labels(object):
@@ -339,7 +351,7 @@ class labels(object):
     identifiers (labels({"http.route": "/users/{id}"})); keyword labels
     are added after it."""
 
-    __slots__ = ("_items", "_tokens")
+    __slots__ = ("_spec", "_token", "_more")
 
     def __init__(self, *mapping, **kw):
         if mapping:
@@ -349,29 +361,45 @@ class labels(object):
             items = tuple(dict(mapping[0]).items()) + tuple(kw.items())
         else:
             items = tuple(kw.items())
-        self._items = _checked(items)
-        self._tokens = []
+        self._spec = _spec_of(items)
+        self._token = _MISSING
+        self._more = None  # tokens of the same block entered again inside
 
     def __enter__(self):
         if _mode is not None:
-            self._tokens.append(_set(_derive(_get(), self._items)))
+            cur = _get()
+            r = self._spec.derived.get(cur[0] if cur is not None else None,
+                                       _MISSING)
+            if r is _MISSING:
+                r = _derive(cur, self._spec)
+            token = _set(r)
+            if self._token is _MISSING:
+                self._token = token
+            else:
+                if self._more is None:
+                    self._more = []
+                self._more.append(token)
         return self
 
     def __exit__(self, *exc):
         if _mode is not None:
-            _reset(self._tokens.pop())
+            if self._more:
+                _reset(self._more.pop())
+            else:
+                token, self._token = self._token, _MISSING
+                _reset(token)
         return False
 
     def __call__(self, fn):
-        items = self._items
+        spec = self._spec
         if _mode is None:
             return fn
         if _wrap_async is not None and _is_coroutine_function(fn):
-            return _wrap_async(fn, items, _enter, _reset)
+            return _wrap_async(fn, spec, _enter, _reset)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            token = _set(_derive(_get(), items))
+            token = _set(_derive(_get(), spec))
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -380,4 +408,4 @@ class labels(object):
 
     def __repr__(self):
         return "pyprof.labels(%s)" % ", ".join(
-            "%s=%r" % kv for kv in self._items)
+            "%s=%r" % kv for kv in self._spec.items)

@@ -17,7 +17,7 @@ import pyprof
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-clock = getattr(time, "process_time", time.clock)
+clock = getattr(time, "process_time", None) or time.clock  # 2.7: clock
 
 
 class Nothing(object):
