@@ -246,7 +246,7 @@ ubsan:
 # interpreters (PYPROF_TEST_PYTHONS; 3.11 is the one most files prefer).
 # The collector and pyprof are sanitized, libpyprof.so is not (see
 # PRELOAD_AR_OBJ), nor are the version drivers run.
-SAN_E2E     ?= smoke collector robust limits record views http ctl processes labels_wire
+SAN_E2E     ?= smoke collector robust limits record views http ctl processes
 SAN_PYTHONS ?= 3.11
 SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" tests/run
 check-asan: asan

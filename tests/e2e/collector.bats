@@ -17,6 +17,7 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 BUILD=${PYPROF_BUILD:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 COLLECTOR=$BUILD/pyprof-collector
+PYPROF=$BUILD/pyprof
 WC="python3 $ROOT/tests/e2e/helpers/wire_client.py"
 RAW="python3 $ROOT/tests/e2e/helpers/pprof_raw.py"
 DATA=$ROOT/tests/data/wire
@@ -497,4 +498,89 @@ file_totals() {
 		fail "summary: $(cat "$T/summary.txt")"
 	grep -qE "pid 5903: its profile .* was never written \(still no room at exit\): 100 samples counted as lost" "$T/log" ||
 		fail "$(grep 'never written' "$T/log")"
+}
+
+# ---- label sets (wire.h's "Labels") ----------------------------------
+# Every client sends 300 samples, the even-numbered 150 under its set;
+# alpha (pid 6001) endpoint=/api/users, beta (pid 6002) endpoint=/api/items
+# and user=bob.
+
+# The two clients; alpha also sends a labelled and an unlabelled
+# allocation (--heap-labels).
+clients() {
+	$WC good --socket "$SOCK" --pid 6001 --samples 300 --prefix alpha \
+		--comm alpha --label endpoint=/api/users --heap-labels >/dev/null
+	$WC good --socket "$SOCK" --pid 6002 --samples 300 --prefix beta \
+		--comm beta --label endpoint=/api/items --label user=bob >/dev/null
+}
+
+refute_fact() {
+	! grep -qF -- "$2" "$1" || fail "unexpected '$2' in $1:$(printf '\n'; cat "$1")"
+}
+
+@test "per-process profiles carry each process's labels on its labelled samples only" {
+	collector_start --output-dir "$OUT"
+	clients
+	collector_stop
+	[[ $CRC == 0 ]] || fail "collector exit status $CRC"
+	a=$(echo "$OUT"/alpha.6001.*Z.pb.gz)
+	b=$(echo "$OUT"/beta.6002.*Z.pb.gz)
+	$RAW summary "$a" >"$T/a"
+	$RAW summary "$b" >"$T/b"
+	assert_fact "$T/a" "label endpoint=/api/users 150"
+	# the labelled samples are the even ones: all on thread ref 1
+	assert_fact "$T/a" "label thread_name=MainThread 150"
+	refute_fact "$T/a" "endpoint=/api/items"
+	assert_fact "$T/b" "label endpoint=/api/items 150"
+	assert_fact "$T/b" "label user=bob 150"
+	refute_fact "$T/b" "endpoint=/api/users"
+	go tool pprof -symbolize=none -sample_index=samples \
+		-tagfocus=endpoint=/api/users -top "$a" >"$T/top" 2>&1
+	grep -q "accounting for 150, 50.00% of 300 total" "$T/top" ||
+		fail "$(cat "$T/top")"
+	"$PYPROF" top --tag endpoint=/api/users "$a" >"$T/ptop"
+	grep -q "in 150 samples" "$T/ptop" || fail "$(cat "$T/ptop")"
+	"$PYPROF" top --tag endpoint=/api/users "$b" >"$T/pnone" 2>&1 || true
+	! grep -q "beta_" "$T/pnone" || fail "$(cat "$T/pnone")"
+}
+
+@test "a merged profile keeps both processes' labels apart, and -tagfocus and --tag pick one process's samples" {
+	collector_start --output-dir "$OUT" --merge
+	clients
+	collector_stop
+	[[ $CRC == 0 ]] || fail "collector exit status $CRC"
+	m=$(echo "$OUT"/merged.*Z.pb.gz)
+	$RAW summary "$m" >"$T/m"
+	assert_fact "$T/m" "total 600"
+	assert_fact "$T/m" "label endpoint=/api/users 150"
+	assert_fact "$T/m" "label endpoint=/api/items 150"
+	assert_fact "$T/m" "label user=bob 150"
+	go tool pprof -symbolize=none -tagfocus=endpoint=/api/users -traces \
+		"$m" >"$T/traces" 2>&1
+	grep -q "pid:  6001" "$T/traces" || fail "$(cat "$T/traces")"
+	! grep -q "pid:  6002" "$T/traces" || fail "beta's samples kept by -tagfocus"
+	! grep -q "beta_" "$T/traces" || fail "beta's stacks kept by -tagfocus"
+	"$PYPROF" top --tag endpoint=/api/items "$m" >"$T/ptop"
+	grep -q "in 150 samples" "$T/ptop" || fail "$(cat "$T/ptop")"
+	grep -q "beta_idle" "$T/ptop" && ! grep -q "alpha_" "$T/ptop" ||
+		fail "$(cat "$T/ptop")"
+}
+
+@test "a labelled allocation is a heap sample of its own with the set's labels" {
+	collector_start --output-dir "$OUT"
+	clients
+	collector_stop
+	[[ $CRC == 0 ]] || fail "collector exit status $CRC"
+	h=$(echo "$OUT"/alpha.6001.*.heap.pb.gz)
+	go tool pprof -symbolize=none -raw "$h" >"$T/raw" 2>&1
+	# the 1000000-byte allocation (rate 1: one object) is labelled, the
+	# 4096-byte one is not
+	grep -A1 -E "^ +1 +1000000 +1 +1000000:" "$T/raw" |
+		grep -q "endpoint:\[/api/users\]" || fail "$(cat "$T/raw")"
+	grep -A1 -E "^ +1 +4096 +1 +4096:" "$T/raw" | tail -1 |
+		grep -vq "endpoint" || fail "$(cat "$T/raw")"
+	go tool pprof -symbolize=none -sample_index=inuse_space \
+		-tagfocus=endpoint=/api/users -top "$h" >"$T/top" 2>&1
+	grep -q "alpha_leaf_a" "$T/top" && ! grep -q "alpha_leaf_b" "$T/top" ||
+		fail "$(cat "$T/top")"
 }
