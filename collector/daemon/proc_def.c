@@ -431,14 +431,12 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
  * itself (wire.h) would give a sample two values for one of them. */
 static const char *bad_key(const struct symtab *st, uint32_t sid)
 {
-	static const char *const reserved[] = { WIRE_RESERVED_LABELS };
 	const char *key = symtab_string(st, sid);
 
 	if (!key[0])
 		return "an empty key";
-	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (!strcmp(key, reserved[i]))
-			return "a key the collector writes itself";
+	if (wire_label_reserved(key, strlen(key)))
+		return "a key the collector writes itself";
 	return NULL;
 }
 

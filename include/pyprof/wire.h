@@ -311,6 +311,16 @@ enum wire_heap_kind {
 	"pid", "thread_id", "thread_name", "process", "command", "native",  \
 		"gil", "opcode", "cpu_state"
 
+/* Whether the key k[0..n) is one of WIRE_RESERVED_LABELS: the one check,
+ * for the library's agent and the collector alike. */
+static inline int wire_label_reserved(const char *k, size_t n)
+{
+	static const char *const reserved[] = {WIRE_RESERVED_LABELS};
+	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+		if (strlen(reserved[i]) == n && !memcmp(reserved[i], k, n))
+			return 1;
+	return 0;
+}
 
 /*
  * HELLO and BYE payloads: the magic (HELLO only), then fields until the
