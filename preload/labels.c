@@ -123,16 +123,6 @@ EXPORT void pyprof_labels_off(void)
 	__atomic_store_n(&labels_abi.kind, LABELS_OFF, __ATOMIC_RELEASE);
 }
 
-static const char *const reserved[] = {WIRE_RESERVED_LABELS};
-
-static int is_reserved(const uint8_t *k, size_t n)
-{
-	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
-		if (strlen(reserved[i]) == n && !memcmp(reserved[i], k, n))
-			return 1;
-	return 0;
-}
-
 /* Whether key (a, an) sorts strictly before key (b, bn), bytewise. */
 static int key_before(const uint8_t *a, size_t an, const uint8_t *b,
 		      size_t bn)
@@ -158,7 +148,7 @@ uint32_t labels_set_id(struct intern *in, const uint8_t *p, size_t n)
 		if (words == 2 * WIRE_MAX_LABELS)
 			return 0;
 		if (is_key) { /* non-empty, not ours, sorted (so distinct) */
-			if (!len || is_reserved(s, len) ||
+			if (!len || wire_label_reserved((const char *)s, len) ||
 			    (prev_key && !key_before(prev_key, prev_len, s, len)))
 				return 0;
 			prev_key = s;

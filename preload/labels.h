@@ -20,7 +20,8 @@
  * (exports.map: pyprof_*) and called with ctypes while holding the GIL.
  * The samplers copy the encoded bytes into their record (after the native
  * PCs: raw_labels in sampler.h); the agent turns each distinct encoding
- * into one LABELS set of the connection (labels_set_id).
+ * into one LABELS set, numbered for the life of the process as every
+ * definition is (labels_set_id).
  */
 #ifndef PYPROF_LABELS_H
 #define PYPROF_LABELS_H
@@ -61,10 +62,10 @@ struct labels_abi {
 extern struct labels_abi labels_abi;
 
 /*
- * The encoded labels in force on thread state ts (0: the calling
- * thread's, found as frames_sample_sigsafe finds it) copied to out (room
- * for LABELS_MAX_BYTES). Returns the length, 0 when none (or when a read
- * faulted: a guarded region of its own). Async-signal-safe; any thread.
+ * The encoded labels in force on thread state ts copied to out (room for
+ * LABELS_MAX_BYTES). Returns the length, 0 when none, when labels are off
+ * or when a read faulted (a guarded region of its own).
+ * Async-signal-safe; any thread.
  */
 size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out);
 

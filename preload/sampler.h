@@ -124,12 +124,12 @@ static inline size_t raw_size(const struct raw_sample *s)
  * has set them up, else 0 (labels.h). Async-signal-safe. */
 size_t sampler_labels_room_sigsafe(void);
 
-/* Reads the labels in force on thread state ts (0: rec->tstate) into
- * the end of rec, after its frames and native PCs, if room (from
- * sampler_labels_room_sigsafe before the record was reserved) allows;
- * sets rec->n_labels. Async-signal-safe. */
-void sampler_labels_sigsafe(struct raw_sample *rec, uintptr_t ts,
-			    size_t room);
+/* Reads the labels in force on rec's thread state (rec->tstate, set by
+ * the frame walk; none without one) into the end of rec, after its
+ * frames and native PCs, if room (from sampler_labels_room_sigsafe
+ * before the record was reserved) allows; sets rec->n_labels.
+ * Async-signal-safe. */
+void sampler_labels_sigsafe(struct raw_sample *rec, size_t room);
 
 #define SAMPLER_HIST_N 1024
 #define SAMPLER_HIST_NS 100

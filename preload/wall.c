@@ -145,7 +145,7 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 	if (frames_sample_sigsafe(rec, ts, 0) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
 	else if (room)
-		sampler_labels_sigsafe(rec, ts, room);
+		sampler_labels_sigsafe(rec, room);
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 }

@@ -263,7 +263,7 @@ static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
 	if (sampler.native && !(rec->flags & SAMPLE_FAULT))
 		capture_native_guarded(rec, uc);
 	if (room && !(rec->flags & SAMPLE_FAULT))
-		sampler_labels_sigsafe(rec, 0, room);
+		sampler_labels_sigsafe(rec, room);
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 }

@@ -341,8 +341,8 @@ static void record_alloc(void *p, size_t n)
 	if (sampler.native && rec->n_frames &&
 	    guard_run_sigsafe(capture_native, rec) < 0)
 		rec->n_native = 0; /* a bad frame: Python stack only */
-	if (room && rec->tstate)
-		sampler_labels_sigsafe(rec, 0, room);
+	if (room)
+		sampler_labels_sigsafe(rec, room);
 	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
 	__atomic_fetch_add(&heap_stats.n_sampled, 1, __ATOMIC_RELAXED);
 out:

@@ -222,10 +222,9 @@ static void capture_region(void *arg)
 	struct capture *c = arg;
 	const struct pyabi *a = sampler.abi;
 	int kind = __atomic_load_n(&labels_abi.kind, __ATOMIC_ACQUIRE);
-	uintptr_t ts = c->ts ? c->ts : frames_find_tstate_sigsafe();
-	if (kind == LABELS_OFF || !ts)
+	if (kind == LABELS_OFF)
 		return;
-	uintptr_t v = value_of(ts, kind);
+	uintptr_t v = value_of(c->ts, kind);
 	if (!v || RD_PTR(v + a->ob_type) != labels_abi.tuple_type ||
 	    RD_I64(v + a->var_size) < 1)
 		return;
@@ -244,8 +243,6 @@ static void capture_region(void *arg)
 
 size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out)
 {
-	if (!__atomic_load_n(&labels_abi.kind, __ATOMIC_RELAXED))
-		return 0;
 	struct capture c = {ts, out, 0};
 	if (guard_run_sigsafe(capture_region, &c) < 0)
 		return 0;
@@ -259,13 +256,11 @@ size_t sampler_labels_room_sigsafe(void)
 		       : 0;
 }
 
-void sampler_labels_sigsafe(struct raw_sample *rec, uintptr_t ts,
-			    size_t room)
+void sampler_labels_sigsafe(struct raw_sample *rec, size_t room)
 {
 	rec->n_labels = 0;
-	if (room < LABELS_MAX_BYTES || !(ts || rec->tstate))
+	if (room < LABELS_MAX_BYTES || !rec->tstate)
 		return;
 	uint8_t *out = (uint8_t *)(uintptr_t)raw_labels(rec);
-	rec->n_labels = (uint16_t)labels_capture_sigsafe(ts ? ts : rec->tstate,
-							 out);
+	rec->n_labels = (uint16_t)labels_capture_sigsafe(rec->tstate, out);
 }
