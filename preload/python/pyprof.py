@@ -154,16 +154,48 @@ def _derive(cur, spec):
     return r
 
 
-def _setup_context(ctypes, lib, var):
+def _functions(ctypes, lib):
+    """The library's functions, and PyThreadState_Get, typed for ctypes."""
+    c = ctypes
+    ptr, lng, i32 = c.c_void_p, c.c_long, c.c_int
+    protos = (
+        (c.pythonapi, "PyThreadState_Get", ptr, ()),
+        (lib, "pyprof_labels_find", lng, (ptr, ptr, lng)),
+        (lib, "pyprof_labels_setup", i32,
+         (i32, ptr, c.c_longlong, lng, lng, ptr, ptr)),
+        (lib, "pyprof_labels_read", lng, (ptr, c.c_char_p, lng)),
+        (lib, "pyprof_labels_thread", i32, (ptr, ptr)),
+    )
+    fns = {}
+    for where, name, restype, argtypes in protos:
+        fn = getattr(where, name)
+        fn.restype, fn.argtypes = restype, argtypes
+        fns[name.replace("pyprof_labels_", "")] = fn
+    fns["ts"] = fns.pop("PyThreadState_Get")
+
+    ts, c_read, c_setup = fns["ts"], fns["read"], fns["setup"]
+
+    def read_now():
+        """What a sampler would read on this thread now."""
+        buf = ctypes.create_string_buffer(MAX_BYTES)
+        n = c_read(ts(), buf, MAX_BYTES)  # before buf.raw is taken
+        return buf.raw[:n]
+
+    def setup(kind, var, ts_context):
+        """Tells the library where to read; whether it will."""
+        return c_setup(kind, id(var) if var is not None else None,
+                       hash(var) if var is not None else 0, ts_context,
+                       tuple.__basicsize__, id(tuple), id(bytes)) == 0
+
+    fns["read_now"], fns["setup"] = read_now, setup
+    return fns
+
+
+def _setup_context(fns, var):
     """Where this interpreter keeps a thread's current context, found by
     asking the library to look for two fresh contexts while each runs;
     then the library is told where to read, and the whole path checked."""
-    ts = ctypes.pythonapi.PyThreadState_Get
-    ts.restype = ctypes.c_void_p
-    ts.argtypes = ()
-    find = lib.pyprof_labels_find
-    find.restype = ctypes.c_long
-    find.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long)
+    ts, find = fns["ts"], fns["find"]
 
     def offsets(ctx):
         t, out, start = ts(), [], 0
@@ -177,23 +209,12 @@ def _setup_context(ctypes, lib, var):
     c1, c2 = contextvars.Context(), contextvars.Context()
     o2 = set(c2.run(offsets, c2))
     common = [o for o in c1.run(offsets, c1) if o in o2]
-    if not common:
-        return False
-    setup = lib.pyprof_labels_setup
-    setup.restype = ctypes.c_int
-    setup.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_longlong,
-                      ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
-                      ctypes.c_void_p)
-    if setup(1, id(var), hash(var), common[0], tuple.__basicsize__,
-             id(tuple), id(bytes)) != 0:
+    if not common or not fns["setup"](1, var, common[0]):
         return False
 
     # The check: a value set in a context that also holds 40 other
     # variables (so the lookup goes through more than one kind of node)
     # must read back as it was encoded.
-    read = lib.pyprof_labels_read
-    read.restype = ctypes.c_long
-    read.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_long)
     probe = {"pyprof.check": "ok", "n": "1"}
     value = (_encode(probe), probe)
     others = [contextvars.ContextVar("pyprof.check.%d" % i)
@@ -203,41 +224,22 @@ def _setup_context(ctypes, lib, var):
         for i, o in enumerate(others):
             o.set(i)
         var.set(value)
-        buf = ctypes.create_string_buffer(MAX_BYTES)
-        n = read(ts(), buf, MAX_BYTES)
-        return buf.raw[:n] == value[0]
+        return fns["read_now"]() == value[0]
 
     return contextvars.Context().run(check)
 
 
-def _setup_thread(ctypes, lib):
+def _setup_thread(fns):
     """2.7 and 3.6: the library keeps each thread's value; returns the
     function that tells it, or None."""
-    ts = ctypes.pythonapi.PyThreadState_Get
-    ts.restype = ctypes.c_void_p
-    ts.argtypes = ()
-    setup = lib.pyprof_labels_setup
-    setup.restype = ctypes.c_int
-    setup.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_longlong,
-                      ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
-                      ctypes.c_void_p)
-    if setup(2, None, 0, 0, tuple.__basicsize__, id(tuple),
-             id(bytes)) != 0:
+    ts, put = fns["ts"], fns["thread"]
+    if not fns["setup"](2, None, 0):
         return None
-    put = lib.pyprof_labels_thread
-    put.restype = ctypes.c_int
-    put.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-    read = lib.pyprof_labels_read
-    read.restype = ctypes.c_long
-    read.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_long)
     probe = {"pyprof.check": "ok"}
     value = (_encode(probe), probe)
-    t = ts()
-    put(t, id(value))
-    buf = ctypes.create_string_buffer(MAX_BYTES)
-    n = read(t, buf, MAX_BYTES)  # before buf.raw is taken
-    ok = buf.raw[:n] == value[0]
-    put(t, None)
+    put(ts(), id(value))
+    ok = fns["read_now"]() == value[0]
+    put(ts(), None)
     if not ok:
         return None
     return lambda v: put(ts(), id(v) if v is not None else None)
@@ -253,12 +255,13 @@ def _connect():
     except (ImportError, OSError, AttributeError):
         return None, None
     try:
+        fns = _functions(ctypes, lib)
         if contextvars is not None:
             var = contextvars.ContextVar("pyprof.labels", default=None)
-            if _setup_context(ctypes, lib, var):
+            if _setup_context(fns, var):
                 return "context", var
         else:
-            put = _setup_thread(ctypes, lib)
+            put = _setup_thread(fns)
             if put is not None:
                 return "thread", put
     except Exception as e:  # never break the program over labels
