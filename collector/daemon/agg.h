@@ -37,8 +37,9 @@ struct agg_entry {
 /* The opcode of a sample (PYPROF_OPCODES) is part of its key. It rides in
  * the flags word, above the wire's flag bits, so that an entry stays 32
  * bytes (two per cache line, the table's premise; bit 31 is agg.c's own)
- * and agg_add keeps its signature: proc.c builds the key with agg_key_flags, pprof.c reads the
- * opcode back with agg_entry_opcode when flags has WIRE_SF_OPCODE. */
+ * and agg_add keeps its signature: proc.c builds the key with
+ * agg_key_flags, pprof.c reads the opcode back with agg_entry_opcode when
+ * flags has WIRE_SF_OPCODE. */
 #define AGG_OPCODE_SHIFT 16
 static inline uint32_t agg_key_flags(uint32_t wire_flags, unsigned opcode)
 {
