@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define HEAPAGG_MIN_CAP 64
 
 struct live {
