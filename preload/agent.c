@@ -391,9 +391,11 @@ static void on_sample(const void *payload, size_t len, void *arg)
 	if (changed) /* a rename: resend if the old name went out already */
 		transport_put_thread(&ag.tr, &ag.in, thread);
 	/* a torn or unnumbered set: the sample counts, without labels */
-	uint32_t labels = s->n_labels ? labels_set_id(&ag.in, raw_labels(s),
-						       s->n_labels)
-				      : 0;
+	uint32_t labels = s->n_labels || s->n_task
+				  ? labels_set_id(&ag.in, raw_labels(s),
+						  s->n_labels, raw_task(s),
+						  s->n_task)
+				  : 0;
 	if (heap) {
 		heapframe_put_alloc(&ag.heap, s->value_ns, node, thread,
 				    s->heap_size, s->heap_addr, labels);

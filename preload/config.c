@@ -256,6 +256,8 @@ static const struct var vars[] = {
 		     "ILL, FPE, TRAP, ABRT)" },
 	{ "PYPROF_CHILDREN", set_word, FIELD(children), .words = bool_words,
 	  .nocase = 1, .accepts = BOOL_ACCEPTS },
+	{ "PYPROF_ASYNCIO", set_word, FIELD(asyncio), .words = bool_words,
+	  .nocase = 1, .accepts = BOOL_ACCEPTS },
 	{ "PYPROF_HZ", set_range, FIELD(hz), .lo = 1, .hi = PYPROF_MAX_HZ,
 	  .accepts = "samples per second" },
 	{ "PYPROF_MODE", set_word, FIELD(mode), .words = mode_words,
@@ -298,6 +300,7 @@ static void config_defaults(struct config *c)
 	c->log_level = PLOG_OFF;
 	c->start = 1;
 	c->children = 1;
+	c->asyncio = 1;
 }
 
 int config_check(struct config *c,

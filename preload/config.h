@@ -36,6 +36,7 @@ struct config {
 	int log_level;    /* PYPROF_LOG, enum plog_level                  */
 	int cpu_source;   /* PYPROF_CPU_SOURCE, enum config_source        */
 	int children;     /* PYPROF_CHILDREN: follow forked children      */
+	int asyncio;      /* PYPROF_ASYNCIO: the asyncio view (wall mode) */
 	int opcodes;      /* PYPROF_OPCODES: record the leaf's opcode     */
 	int native;       /* PYPROF_NATIVE, enum config_native            */
 	int start;        /* PYPROF_START: sample from the start (1), or

@@ -37,6 +37,7 @@
 
 #include "agent.h"
 #include "clock.h"
+#include "asyncio.h"
 #include "config.h"
 #include "control.h"
 #include "guard.h"
@@ -510,6 +511,7 @@ static int sampler_setup(const struct pyabi *abi, const struct cpython *py)
 	sampler.is_initialized = py->is_init;
 	sampler.code_type = (uintptr_t)py->code_type;
 	sampler.opcodes = cfg.opcodes;
+	asyncio_init(cfg.asyncio);
 	sampler.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
 	sampler.cur_tstate_sym =
 		(uintptr_t)dlsym(RTLD_DEFAULT, "_PyThreadState_Current");

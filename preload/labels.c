@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "asyncio.h"
 #include "guard.h"
 #include "log.h"
 #include "sampler.h"
@@ -131,36 +132,64 @@ static int key_before(const uint8_t *a, size_t an, const uint8_t *b,
 	return c < 0 || (c == 0 && an < bn);
 }
 
-uint32_t labels_set_id(struct intern *in, const uint8_t *p, size_t n)
+/* Appends the pair (k, v) to kv (words so far in *words); 0, or -1. */
+static int put_pair(struct intern *in, uint32_t *kv, uint32_t *words,
+		    const char *k, size_t kl, const char *v, size_t vl)
 {
+	uint32_t ks, vs;
+	if (*words == 2 * WIRE_MAX_LABELS || !(ks = intern_str(in, k, kl)) ||
+	    !(vs = intern_str(in, v, vl)))
+		return -1;
+	kv[(*words)++] = ks;
+	kv[(*words)++] = vs;
+	return 0;
+}
+
+uint32_t labels_set_id(struct intern *in, const uint8_t *p, size_t n,
+		       const uint8_t *task, size_t task_len)
+{
+	static const char task_key[] = "task";
+	const size_t tk = sizeof task_key - 1;
 	uint32_t kv[2 * WIRE_MAX_LABELS];
 	uint32_t words = 0;
 	const uint8_t *prev_key = NULL;
 	size_t prev_len = 0;
 	size_t i = 0;
-	if (n == 0 || n > LABELS_MAX_BYTES || p[n - 1] != 0)
+	int task_put = task_len == 0;
+	if (n > LABELS_MAX_BYTES || (n && p[n - 1] != 0) ||
+	    task_len > ASYNCIO_NAME_MAX || (!n && !task_len))
 		return 0;
 	while (i < n) {
-		const uint8_t *s = p + i;
-		const uint8_t *end = memchr(s, 0, n - i);
-		size_t len = (size_t)(end - s);
-		int is_key = !(words & 1);
-		if (words == 2 * WIRE_MAX_LABELS)
+		const uint8_t *k = p + i;
+		const uint8_t *kend = memchr(k, 0, n - i);
+		size_t kl = (size_t)(kend - k);
+		if (kend + 1 >= p + n)
+			return 0; /* a key without a value */
+		const uint8_t *v = kend + 1;
+		size_t vl = (size_t)((const uint8_t *)memchr(v, 0, (size_t)(p + n - v)) - v);
+		i += kl + vl + 2;
+		/* keys: non-empty, not ours, sorted (so distinct) */
+		if (!kl || wire_label_reserved((const char *)k, kl) ||
+		    (prev_key && !key_before(prev_key, prev_len, k, kl)))
 			return 0;
-		if (is_key) { /* non-empty, not ours, sorted (so distinct) */
-			if (!len || wire_label_reserved((const char *)s, len) ||
-			    (prev_key && !key_before(prev_key, prev_len, s, len)))
+		prev_key = k;
+		prev_len = kl;
+		if (!task_put && !key_before(k, kl, (const uint8_t *)task_key, tk)) {
+			/* the asyncio task's name goes here, and replaces a
+			 * label of the same key */
+			if (put_pair(in, kv, &words, task_key, tk,
+				     (const char *)task, task_len) < 0)
 				return 0;
-			prev_key = s;
-			prev_len = len;
+			task_put = 1;
+			if (kl == tk && !memcmp(k, task_key, tk))
+				continue;
 		}
-		uint32_t sid = intern_str(in, (const char *)s, len);
-		if (!sid)
+		if (put_pair(in, kv, &words, (const char *)k, kl,
+			     (const char *)v, vl) < 0)
 			return 0;
-		kv[words++] = sid;
-		i += len + 1;
 	}
-	if (words & 1)
+	if (!task_put && put_pair(in, kv, &words, task_key, tk,
+				  (const char *)task, task_len) < 0)
 		return 0;
 	return intern_labels(in, kv, words / 2);
 }

@@ -69,6 +69,10 @@ extern struct labels_abi labels_abi;
  */
 size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out);
 
+/* The same, for the labels of context ctx (a PyContext: an asyncio task's
+ * own, asyncio.h) rather than a thread's. */
+size_t labels_capture_ctx_sigsafe(uintptr_t ctx, uint8_t *out);
+
 /* The module's calls (labels.c says what each does), exported. */
 int pyprof_labels_thread(void *ts, void *value);
 long pyprof_labels_find(void *ts, void *ctx, long start);
@@ -87,12 +91,15 @@ uintptr_t labels_thread_value_sigsafe(uintptr_t ts);
 int labels_thread_put(uintptr_t ts, uintptr_t value);
 
 /*
- * The LABELS set id (intern_labels) of the encoded labels p[0..n): 0 if
- * they are not a valid set (keys empty, reserved, unsorted or repeated,
- * more than WIRE_MAX_LABELS pairs: a torn read, since the samplers read
- * without the GIL and the module checks what it encodes) or when out of
- * memory. Agent thread.
+ * The LABELS set id (intern_labels) of the encoded labels p[0..n) and,
+ * when task_len > 0, the label task=<task[0..task_len)>, an asyncio
+ * task's name (asyncio.h), which replaces a label "task" from the
+ * program. 0 if they are not a valid set (keys empty, reserved, unsorted
+ * or repeated, more than WIRE_MAX_LABELS pairs: a torn read, since the
+ * samplers read without the GIL and the module checks what it encodes),
+ * if there is nothing, or when out of memory. Agent thread.
  */
-uint32_t labels_set_id(struct intern *in, const uint8_t *p, size_t n);
+uint32_t labels_set_id(struct intern *in, const uint8_t *p, size_t n,
+		       const uint8_t *task, size_t task_len);
 
 #endif /* PYPROF_LABELS_H */

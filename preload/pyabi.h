@@ -90,6 +90,18 @@ enum pyabi_gil_kind {
 	                              last_holder                              */
 };
 
+/* Where a suspended frame's value stack ends (struct pyabi f_stack). */
+enum pyabi_stack_kind {
+	PYABI_STACK_TOP = 1,       /* 3.7-3.9: PyObject **f_stacktop, one past
+	                              the top                                  */
+	PYABI_STACK_DEPTH = 2,     /* 3.10: int f_stackdepth, entries from
+	                              f_valuestack                             */
+	PYABI_STACK_LOCALSPLUS = 3, /* 3.11-3.13: int stacktop, entries from
+	                              localsplus                               */
+	PYABI_STACK_POINTER = 4    /* 3.14+: _PyStackRef *stackpointer, one
+	                              past the top; entries are tagged         */
+};
+
 /* An offset that does not exist in this version. */
 #define PYABI_NONE (-1)
 
@@ -184,6 +196,21 @@ struct pyabi {
 	int u_ascii_size;            /* sizeof(PyASCIIObject)                 */
 	int u_compact_size;          /* sizeof(PyCompactUnicodeObject)        */
 	int u_data_any;              /* offsetof(PyUnicodeObject, data.any)   */
+
+	/* Coroutines (3.7+; else NONE), for the asyncio view (asyncio.h). */
+	int gen_frame;               /* <= 3.10 gi_frame (a PyFrameObject *);
+	                                3.11+ gi_iframe (the frame itself)   */
+	int gen_frame_state;         /* 3.11+: int8_t gi_frame_state          */
+	int gen_suspended;           /* 3.11+: the state of a coroutine
+	                                suspended in an await (3.13+
+	                                FRAME_SUSPENDED_YIELD_FROM)           */
+	int gen_yielded;             /* 3.13+: FRAME_SUSPENDED, at a plain
+	                                yield (a generator-based coroutine);
+	                                3.11-3.12 one state covers both, NONE */
+	int f_localsplus;            /* the frame's locals (then its stack)  */
+	int f_valuestack;            /* 3.10: PyObject **f_valuestack         */
+	int f_stack_kind;            /* enum pyabi_stack_kind                 */
+	int f_stack;                 /* where the value stack's top is known  */
 };
 
 /* The rows of pyabi_table.h, last entry has major == 0. */

@@ -76,6 +76,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = PYABI_NONE,        /* 2.7 names are PyStringObject */
 		.u_compact_size = PYABI_NONE,      /* 2.7 names are PyStringObject */
 		.u_data_any = PYABI_NONE,          /* 2.7 names are PyStringObject */
+		.gen_frame = PYABI_NONE,           /* no asyncio view before 3.7 */
+		.gen_frame_state = PYABI_NONE,     /* no asyncio view before 3.7 */
+		.gen_suspended = PYABI_NONE,       /* no asyncio view before 3.7 */
+		.gen_yielded = PYABI_NONE,         /* no asyncio view before 3.7 */
+		.f_localsplus = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.f_valuestack = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.f_stack_kind = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.f_stack = PYABI_NONE,             /* no asyncio view before 3.7 */
 	},
 	{ /* 3.6: pyenv 3.6.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -130,6 +138,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 48,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 72,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 72,                  /* PyUnicodeObject.data.any */
+		.gen_frame = PYABI_NONE,           /* no asyncio view before 3.7 */
+		.gen_frame_state = PYABI_NONE,     /* no asyncio view before 3.7 */
+		.gen_suspended = PYABI_NONE,       /* no asyncio view before 3.7 */
+		.gen_yielded = PYABI_NONE,         /* no asyncio view before 3.7 */
+		.f_localsplus = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.f_valuestack = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.f_stack_kind = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.f_stack = PYABI_NONE,             /* no asyncio view before 3.7 */
 	},
 	{ /* 3.7: pyenv 3.7.16 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -184,6 +200,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 48,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 72,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 72,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 16,                   /* PyGenObject.gi_frame */
+		.gen_frame_state = PYABI_NONE,     /* a suspended coroutine has a gi_frame with a stack */
+		.gen_suspended = PYABI_NONE,       /* a suspended coroutine has a gi_frame with a stack */
+		.gen_yielded = PYABI_NONE,         /* a suspended coroutine has a gi_frame with a stack */
+		.f_localsplus = 360,               /* PyFrameObject.f_localsplus */
+		.f_valuestack = PYABI_NONE,        /* f_stacktop points past the top */
+		.f_stack_kind = PYABI_STACK_TOP,   /* PyObject **f_stacktop, NULL while running */
+		.f_stack = 72,                     /* PyFrameObject.f_stacktop */
 	},
 	{ /* 3.8: pyenv 3.8.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -238,6 +262,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 48,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 72,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 72,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 16,                   /* PyGenObject.gi_frame */
+		.gen_frame_state = PYABI_NONE,     /* a suspended coroutine has a gi_frame with a stack */
+		.gen_suspended = PYABI_NONE,       /* a suspended coroutine has a gi_frame with a stack */
+		.gen_yielded = PYABI_NONE,         /* a suspended coroutine has a gi_frame with a stack */
+		.f_localsplus = 360,               /* PyFrameObject.f_localsplus */
+		.f_valuestack = PYABI_NONE,        /* f_stacktop points past the top */
+		.f_stack_kind = PYABI_STACK_TOP,   /* PyObject **f_stacktop, NULL while running */
+		.f_stack = 72,                     /* PyFrameObject.f_stacktop */
 	},
 	{ /* 3.9: pyenv 3.9.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -292,6 +324,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 48,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 72,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 72,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 16,                   /* PyGenObject.gi_frame */
+		.gen_frame_state = PYABI_NONE,     /* a suspended coroutine has a gi_frame with a stack */
+		.gen_suspended = PYABI_NONE,       /* a suspended coroutine has a gi_frame with a stack */
+		.gen_yielded = PYABI_NONE,         /* a suspended coroutine has a gi_frame with a stack */
+		.f_localsplus = 360,               /* PyFrameObject.f_localsplus */
+		.f_valuestack = PYABI_NONE,        /* f_stacktop points past the top */
+		.f_stack_kind = PYABI_STACK_TOP,   /* PyObject **f_stacktop, NULL while running */
+		.f_stack = 72,                     /* PyFrameObject.f_stacktop */
 	},
 	{ /* 3.10: pyenv 3.10.13 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -346,6 +386,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 48,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 72,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 72,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 16,                   /* PyGenObject.gi_frame */
+		.gen_frame_state = PYABI_NONE,     /* a suspended coroutine has a gi_frame with a stack */
+		.gen_suspended = PYABI_NONE,       /* a suspended coroutine has a gi_frame with a stack */
+		.gen_yielded = PYABI_NONE,         /* a suspended coroutine has a gi_frame with a stack */
+		.f_localsplus = 352,               /* PyFrameObject.f_localsplus */
+		.f_valuestack = 64,                /* PyFrameObject.f_valuestack */
+		.f_stack_kind = PYABI_STACK_DEPTH, /* int f_stackdepth, from f_valuestack */
+		.f_stack = 80,                     /* PyFrameObject.f_stackdepth */
 	},
 	{ /* 3.11: pyenv 3.11.7, /usr/bin/python3 (3.11.2) */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -400,6 +448,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 48,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 72,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 72,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 80,                   /* PyGenObject.gi_iframe */
+		.gen_frame_state = 75,             /* PyGenObject.gi_frame_state */
+		.gen_suspended = -1,               /* enum _framestate FRAME_SUSPENDED */
+		.gen_yielded = PYABI_NONE,         /* FRAME_SUSPENDED covers a yield and an await */
+		.f_localsplus = 72,                /* _PyInterpreterFrame.localsplus */
+		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
+		.f_stack_kind = PYABI_STACK_LOCALSPLUS, /* int stacktop, from localsplus */
+		.f_stack = 64,                     /* _PyInterpreterFrame.stacktop */
 	},
 	{ /* 3.12: pyenv 3.12.1 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -454,6 +510,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 40,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 72,                   /* PyGenObject.gi_iframe */
+		.gen_frame_state = 67,             /* PyGenObject.gi_frame_state */
+		.gen_suspended = -1,               /* enum _framestate FRAME_SUSPENDED */
+		.gen_yielded = PYABI_NONE,         /* FRAME_SUSPENDED covers a yield and an await */
+		.f_localsplus = 72,                /* _PyInterpreterFrame.localsplus */
+		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
+		.f_stack_kind = PYABI_STACK_LOCALSPLUS, /* int stacktop, from localsplus */
+		.f_stack = 64,                     /* _PyInterpreterFrame.stacktop */
 	},
 	{ /* 3.13: pyenv 3.13.0 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -508,6 +572,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 40,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 72,                   /* PyGenObject.gi_iframe */
+		.gen_frame_state = 67,             /* PyGenObject.gi_frame_state */
+		.gen_suspended = -1,               /* enum _framestate FRAME_SUSPENDED_YIELD_FROM */
+		.gen_yielded = -2,                 /* enum _framestate FRAME_SUSPENDED */
+		.f_localsplus = 72,                /* _PyInterpreterFrame.localsplus */
+		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
+		.f_stack_kind = PYABI_STACK_LOCALSPLUS, /* int stacktop, from localsplus */
+		.f_stack = 64,                     /* _PyInterpreterFrame.stacktop */
 	},
 	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -562,6 +634,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 40,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 72,                   /* PyGenObject.gi_iframe */
+		.gen_frame_state = 67,             /* PyGenObject.gi_frame_state */
+		.gen_suspended = -1,               /* enum _framestate FRAME_SUSPENDED_YIELD_FROM */
+		.gen_yielded = -2,                 /* enum _framestate FRAME_SUSPENDED */
+		.f_localsplus = 80,                /* _PyInterpreterFrame.localsplus */
+		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
+		.f_stack_kind = PYABI_STACK_POINTER, /* _PyStackRef *stackpointer */
+		.f_stack = 64,                     /* _PyInterpreterFrame.stackpointer */
 	},
 	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -616,6 +696,14 @@ const struct pyabi pyabi_table[] = {
 		.u_ascii_size = 40,                /* sizeof(PyASCIIObject) */
 		.u_compact_size = 56,              /* sizeof(PyCompactUnicodeObject) */
 		.u_data_any = 56,                  /* PyUnicodeObject.data.any */
+		.gen_frame = 72,                   /* PyGenObject.gi_iframe */
+		.gen_frame_state = 67,             /* PyGenObject.gi_frame_state */
+		.gen_suspended = 2,                /* enum _framestate FRAME_SUSPENDED_YIELD_FROM */
+		.gen_yielded = 1,                  /* enum _framestate FRAME_SUSPENDED */
+		.f_localsplus = 80,                /* _PyInterpreterFrame.localsplus */
+		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
+		.f_stack_kind = PYABI_STACK_POINTER, /* _PyStackRef *stackpointer */
+		.f_stack = 64,                     /* _PyInterpreterFrame.stackpointer */
 	},
 	{ .major = 0 },
 };

@@ -84,7 +84,8 @@ enum sample_flag {
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first, then
  * n_native native program counters (uint64_t), leaf first: the first is
  * the interrupted PC itself, the others are return addresses; then
- * n_labels bytes of the labels in force (labels.h). */
+ * n_labels bytes of the labels in force (labels.h); then n_task bytes of
+ * an asyncio task's name (asyncio.h). */
 struct raw_sample {
 	uint64_t time_ns;  /* CLOCK_MONOTONIC                            */
 	uint64_t value_ns; /* time this sample stands for                 */
@@ -97,7 +98,9 @@ struct raw_sample {
 	uint16_t n_native; /* native PCs after the frames (PYPROF_NATIVE) */
 	uint16_t n_labels; /* bytes of encoded labels after the native PCs
 	                      (labels.h), 0 if none                       */
-	uint16_t pad[2];
+	uint16_t n_task;   /* bytes of the asyncio task's name after the
+	                      labels (asyncio.h), 0 if none               */
+	uint16_t pad;
 	uint64_t heap_addr; /* SAMPLE_HEAP, SAMPLE_HEAP_FREE: the block    */
 	uint64_t heap_size; /* SAMPLE_HEAP: its size in bytes              */
 };
@@ -113,12 +116,22 @@ static inline const uint8_t *raw_labels(const struct raw_sample *s)
 	return (const uint8_t *)(raw_native(s) + s->n_native);
 }
 
-/* The bytes of record s, labels included. */
+static inline const uint8_t *raw_task(const struct raw_sample *s)
+{
+	return raw_labels(s) + s->n_labels;
+}
+
+/* The bytes of record s, labels and task name included. */
 static inline size_t raw_size(const struct raw_sample *s)
 {
 	return sizeof *s + s->n_frames * sizeof(struct raw_frame) +
-	       s->n_native * sizeof(uint64_t) + s->n_labels;
+	       s->n_native * sizeof(uint64_t) + s->n_labels + s->n_task;
 }
+
+/* One frame (a PyFrameObject or _PyInterpreterFrame at frame, per the
+ * version) as the walk would keep it, into *f; -1 if it holds no code
+ * object. Call inside a guarded region. Async-signal-safe. */
+int frames_one_sigsafe(uintptr_t frame, struct raw_frame *f);
 
 /* Room a record reserves for labels: LABELS_MAX_BYTES while the module
  * has set them up, else 0 (labels.h). Async-signal-safe. */

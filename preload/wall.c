@@ -13,9 +13,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "asyncio.h"
 #include "clock.h"
 #include "guard.h"
+#include "labels.h"
 #include "log.h"
+#include "pyprof/defaults.h"
 #include "sampler.h"
 #include "threads.h"
 #include "tid.h"
@@ -107,6 +110,109 @@ static int list_threads(void)
 	return n;
 }
 
+/* A record of up to max_depth frames, room labels bytes and (asyncio on)
+ * a task name; NULL, counted, when the ring is full. */
+static struct raw_sample *reserve(size_t room, uint64_t *pos, size_t *cap)
+{
+	*cap = sizeof(struct raw_sample) +
+	       (size_t)sampler.max_depth * sizeof(struct raw_frame) + room +
+	       (asyncio_abi.kind ? ASYNCIO_NAME_MAX : 0);
+	struct raw_sample *rec = ring_reserve_sigsafe(&sampler.ring, *cap, pos);
+	if (!rec)
+		__atomic_fetch_add(&sampler.n_lost_ring, 1, __ATOMIC_RELAXED);
+	return rec;
+}
+
+static void fill(struct raw_sample *rec, uintptr_t ts, int tid, uint64_t now,
+		 uint64_t value, uint16_t flags)
+{
+	rec->time_ns = now;
+	rec->value_ns = value;
+	rec->tstate = ts;
+	rec->tid = (uint32_t)(tid > 0 ? tid : 0);
+	rec->weight = 1;
+	rec->n_frames = 0;
+	rec->flags = flags;
+	rec->opcode = 0;
+	rec->n_native = 0; /* never in wall mode (native.h) */
+	rec->n_labels = 0;
+	rec->n_task = 0;
+}
+
+static void put_task(struct raw_sample *rec, const char *name, size_t n)
+{
+	memcpy((uint8_t *)(uintptr_t)raw_task(rec), name, n);
+	rec->n_task = (uint16_t)n;
+}
+
+static void commit(struct raw_sample *rec, uint64_t pos, size_t cap)
+{
+	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
+	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Leaf i of a thread whose event loop waits (asyncio.h) into rec, whose
+ * frames are the thread's own: the leaf's await chain and its waiters',
+ * then the thread's frames from the loop's _run_once (index cut) down.
+ */
+static void build_leaf(struct raw_sample *rec, int i, int cut, size_t room)
+{
+	static struct raw_frame chain[PYPROF_MAX_MAX_DEPTH];
+	struct raw_frame *out = (struct raw_frame *)(rec + 1);
+	int max = sampler.max_depth;
+	int keep = rec->n_frames - cut; /* _run_once and below */
+	if (keep > max / 2) {
+		keep = max / 2;
+		rec->flags |= SAMPLE_TRUNCATED;
+	}
+	char name[ASYNCIO_NAME_MAX];
+	size_t name_len;
+	uintptr_t ctx;
+	int c = asyncio_leaf_sigsafe(i, chain, max - keep, name, &name_len,
+				     &ctx);
+	if (c < 0)
+		c = 0;
+	if (c == max - keep)
+		rec->flags |= SAMPLE_TRUNCATED;
+	memmove(out + c, out + cut, (size_t)keep * sizeof *out);
+	memcpy(out, chain, (size_t)c * sizeof *out);
+	rec->n_frames = (uint16_t)(c + keep);
+	if (room)
+		rec->n_labels = (uint16_t)labels_capture_ctx_sigsafe(
+			ctx, (uint8_t *)(uintptr_t)raw_labels(rec));
+	put_task(rec, name, name_len);
+}
+
+/*
+ * The waiting loop's first leaf goes in rec (the thread's walk); each
+ * other one in a record of its own, with a copy of the thread's frames.
+ * The tick's time is split among them.
+ */
+static void sample_waiting(struct raw_sample *rec, uint64_t pos, size_t cap,
+			   int cut, int n_leaves, size_t room)
+{
+	static struct raw_frame own[PYPROF_MAX_MAX_DEPTH];
+	int k = n_leaves < ASYNCIO_MAX_SAMPLED ? n_leaves : ASYNCIO_MAX_SAMPLED;
+	uint64_t elapsed = rec->value_ns, share = elapsed / (uint64_t)k;
+	int n = rec->n_frames;
+	struct raw_sample head = *rec;
+	memcpy(own, rec + 1, (size_t)n * sizeof *own);
+	rec->value_ns = share + elapsed % (uint64_t)k;
+	build_leaf(rec, 0, cut, room);
+	commit(rec, pos, cap);
+	for (int i = 1; i < k; i++) {
+		struct raw_sample *volatile r = reserve(room, &pos, &cap);
+		if (!r)
+			return;
+		*r = head;
+		r->value_ns = share;
+		memcpy((struct raw_frame *)(r + 1), own, (size_t)n * sizeof *own);
+		build_leaf(r, i, cut, room);
+		commit(r, pos, cap);
+	}
+}
+
 static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 			  uint64_t elapsed, uint16_t flags)
 {
@@ -122,32 +228,33 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 		}
 	}
 	size_t room = sampler_labels_room_sigsafe();
-	size_t cap = sizeof(struct raw_sample) +
-		     (size_t)sampler.max_depth * sizeof(struct raw_frame) +
-		     room;
 	uint64_t pos;
-	struct raw_sample *volatile rec =
-		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
-	if (!rec) {
-		__atomic_fetch_add(&sampler.n_lost_ring, 1, __ATOMIC_RELAXED);
+	size_t cap;
+	struct raw_sample *volatile rec = reserve(room, &pos, &cap);
+	if (!rec)
+		return;
+	fill(rec, ts, tid, now, elapsed, flags);
+	if (frames_sample_sigsafe(rec, ts, 0) == -EFAULT) {
+		rec->flags |= SAMPLE_FAULT;
+		commit(rec, pos, cap);
 		return;
 	}
-	rec->time_ns = now;
-	rec->value_ns = elapsed;
-	rec->tstate = ts;
-	rec->tid = (uint32_t)(tid > 0 ? tid : 0);
-	rec->weight = 1;
-	rec->n_frames = 0;
-	rec->flags = flags;
-	rec->opcode = 0;
-	rec->n_native = 0; /* never in wall mode (native.h) */
-	rec->n_labels = 0;
-	if (frames_sample_sigsafe(rec, ts, 0) == -EFAULT)
-		rec->flags |= SAMPLE_FAULT;
-	else if (room)
+	struct asyncio_view v = {0};
+	if (__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE)) {
+		int selecting;
+		int cut = asyncio_loop_frame_sigsafe(rec + 1, rec->n_frames,
+						     &selecting);
+		if (asyncio_view_sigsafe(ts, cut >= 0 && selecting, &v) ==
+		    ASYNCIO_WAITING) {
+			sample_waiting(rec, pos, cap, cut, v.n_leaves, room);
+			return;
+		}
+	}
+	if (room)
 		sampler_labels_sigsafe(rec, room);
-	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
-	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
+	if (v.state == ASYNCIO_RUNNING)
+		put_task(rec, v.name, v.name_len);
+	commit(rec, pos, cap);
 }
 
 static uint64_t jitter(uint64_t period)
@@ -177,6 +284,7 @@ static void *wall_main(void *arg)
 		uint64_t elapsed = now - last;
 		last = now;
 		gen++;
+		asyncio_poll();
 		int n = list_threads();
 		uintptr_t gil_interp = 0, holder = 0;
 		int gil_known = 0;

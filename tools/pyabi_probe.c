@@ -414,6 +414,59 @@ static void unicode_strings(void)
 #endif
 }
 
+/* Coroutines (3.7+), for the asyncio view: where a coroutine keeps its
+ * frame, whether it is suspended in an await, and where a suspended
+ * frame's value stack ends (its top is what the coroutine awaits); the
+ * frame's locals, for the event loop's self. */
+static void coroutines(void)
+{
+#if PY_AT_LEAST(3, 11)
+	OFF("gen_frame", PyGenObject, gi_iframe);
+	OFF("gen_frame_state", PyGenObject, gi_frame_state);
+#if PY_AT_LEAST(3, 13)
+	emit("gen_suspended", FRAME_SUSPENDED_YIELD_FROM,
+	     "enum _framestate FRAME_SUSPENDED_YIELD_FROM");
+	emit("gen_yielded", FRAME_SUSPENDED, "enum _framestate FRAME_SUSPENDED");
+#else
+	emit("gen_suspended", FRAME_SUSPENDED, "enum _framestate FRAME_SUSPENDED");
+	none("gen_yielded", "FRAME_SUSPENDED covers a yield and an await");
+#endif
+	OFF("f_localsplus", _PyInterpreterFrame, localsplus);
+	none("f_valuestack", "3.11+: the stack follows localsplus");
+#if PY_AT_LEAST(3, 14)
+	emit_sym("f_stack_kind", "PYABI_STACK_POINTER", "_PyStackRef *stackpointer");
+	OFF("f_stack", _PyInterpreterFrame, stackpointer);
+#else
+	emit_sym("f_stack_kind", "PYABI_STACK_LOCALSPLUS", "int stacktop, from localsplus");
+	OFF("f_stack", _PyInterpreterFrame, stacktop);
+#endif
+#elif PY_AT_LEAST(3, 7)
+	OFF("gen_frame", PyGenObject, gi_frame);
+	none("gen_frame_state", "a suspended coroutine has a gi_frame with a stack");
+	none("gen_suspended", "a suspended coroutine has a gi_frame with a stack");
+	none("gen_yielded", "a suspended coroutine has a gi_frame with a stack");
+	OFF("f_localsplus", PyFrameObject, f_localsplus);
+#if PY_AT_LEAST(3, 10)
+	OFF("f_valuestack", PyFrameObject, f_valuestack);
+	emit_sym("f_stack_kind", "PYABI_STACK_DEPTH", "int f_stackdepth, from f_valuestack");
+	OFF("f_stack", PyFrameObject, f_stackdepth);
+#else
+	none("f_valuestack", "f_stacktop points past the top");
+	emit_sym("f_stack_kind", "PYABI_STACK_TOP", "PyObject **f_stacktop, NULL while running");
+	OFF("f_stack", PyFrameObject, f_stacktop);
+#endif
+#else
+	none("gen_frame", "no asyncio view before 3.7");
+	none("gen_frame_state", "no asyncio view before 3.7");
+	none("gen_suspended", "no asyncio view before 3.7");
+	none("gen_yielded", "no asyncio view before 3.7");
+	none("f_localsplus", "no asyncio view before 3.7");
+	none("f_valuestack", "no asyncio view before 3.7");
+	none("f_stack_kind", "no asyncio view before 3.7");
+	none("f_stack", "no asyncio view before 3.7");
+#endif
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -433,6 +486,7 @@ static void row(void)
 	code_objects();
 	objects();
 	unicode_strings();
+	coroutines();
 	printf("\t},\n");
 }
 

@@ -306,7 +306,8 @@ enum wire_heap_kind {
  *     ... node, thread, dt_ns, count, value,
  *     80 01 01       flags WIRE_SF_LABELS (0x80), set 1
  */
-#define WIRE_MAX_LABELS 64
+/* 64 from the program (the module's MAX_LABELS), one more for task */
+#define WIRE_MAX_LABELS 65
 #define WIRE_RESERVED_LABELS                                              \
 	"pid", "thread_id", "thread_name", "process", "command", "native",  \
 		"gil", "opcode", "cpu_state"

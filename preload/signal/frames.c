@@ -174,6 +174,33 @@ skip:
 	return n;
 }
 
+int frames_one_sigsafe(uintptr_t frame, struct raw_frame *f)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t code;
+	int64_t off;
+	if (a->frame_kind == PYABI_FRAME_OBJECT) {
+		code = RD_PTR(frame + a->f_code);
+		off = RD_I32(frame + a->f_lasti);
+		if (a->lasti_kind == PYABI_LASTI_UNITS)
+			off *= 2;
+	} else {
+		code = RD_PTR(frame + a->f_code) &
+		       ~(uintptr_t)a->code_ref_tag_mask;
+		if (!code || (sampler.code_type &&
+			      RD_PTR(code + a->ob_type) != sampler.code_type))
+			return -1;
+		off = (int64_t)(RD_PTR(frame + a->f_lasti) -
+				(code + (uintptr_t)a->co_code_adaptive));
+	}
+	if (!code || off > 0x7fffffff)
+		return -1;
+	f->code = code;
+	f->offset = off < 0 ? RAW_NOT_STARTED : (uint32_t)off;
+	fingerprint(a, code, f);
+	return 0;
+}
+
 uint32_t frames_opcode_sigsafe(const struct raw_frame *f)
 {
 	const struct pyabi *a = sampler.abi;

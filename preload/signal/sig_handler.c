@@ -205,6 +205,7 @@ static inline void record_start(struct raw_sample *rec, uint64_t t0,
 	rec->opcode = 0;
 	rec->n_native = 0;
 	rec->n_labels = 0;
+	rec->n_task = 0;
 	int in_py = interp_text_contains_sigsafe(
 		(uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 	if (in_py >= 0)

@@ -196,12 +196,19 @@ int labels_thread_put(uintptr_t key, uintptr_t value)
 	return -1;
 }
 
+static uintptr_t value_in(uintptr_t ctx);
+
 /* The module's value (a tuple) in force on ts, or 0. */
 static uintptr_t value_of(uintptr_t ts, int kind)
 {
 	if (kind == LABELS_THREAD)
 		return labels_thread_value_sigsafe(ts);
-	uintptr_t ctx = RD_PTR(ts + (uintptr_t)labels_abi.ts_context);
+	return value_in(RD_PTR(ts + (uintptr_t)labels_abi.ts_context));
+}
+
+/* The module's value in context ctx (a PyContext), or 0. */
+static uintptr_t value_in(uintptr_t ctx)
+{
 	if (!ctx)
 		return 0; /* the thread never made a context */
 	uintptr_t vars = RD_PTR(ctx + (uintptr_t)labels_abi.ctx_vars);
@@ -212,7 +219,8 @@ static uintptr_t value_of(uintptr_t ts, int kind)
 }
 
 struct capture {
-	uintptr_t ts;
+	uintptr_t ts;  /* the thread state's labels, or */
+	uintptr_t ctx; /* those of this context, if set */
 	uint8_t *out;
 	size_t n;
 };
@@ -224,7 +232,8 @@ static void capture_region(void *arg)
 	int kind = __atomic_load_n(&labels_abi.kind, __ATOMIC_ACQUIRE);
 	if (kind == LABELS_OFF)
 		return;
-	uintptr_t v = value_of(c->ts, kind);
+	uintptr_t v = c->ctx ? (kind == LABELS_CONTEXT ? value_in(c->ctx) : 0)
+			     : value_of(c->ts, kind);
 	if (!v || RD_PTR(v + a->ob_type) != labels_abi.tuple_type ||
 	    RD_I64(v + a->var_size) < 1)
 		return;
@@ -243,8 +252,16 @@ static void capture_region(void *arg)
 
 size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out)
 {
-	struct capture c = {ts, out, 0};
+	struct capture c = {ts, 0, out, 0};
 	if (guard_run_sigsafe(capture_region, &c) < 0)
+		return 0;
+	return c.n;
+}
+
+size_t labels_capture_ctx_sigsafe(uintptr_t ctx, uint8_t *out)
+{
+	struct capture c = {0, ctx, out, 0};
+	if (!ctx || guard_run_sigsafe(capture_region, &c) < 0)
 		return 0;
 	return c.n;
 }

@@ -1,0 +1,129 @@
+/*
+ * asyncio.h - asyncio as the programmer sees it, in wall mode: which task
+ * a thread runs, and, while its event loop waits in the selector, the
+ * tasks that are waiting and what each one awaits.
+ *
+ * Two halves. asyncio.c (the wall sampler thread, outside any guarded
+ * region) learns where the interpreter keeps tasks: on 3.14+ from the
+ * interpreter's own description of them, the AsyncioDebug section that
+ * CPython places in the _asyncio module (or in libpython when the module
+ * is built in), read once from the object file's section headers; on
+ * 3.7-3.13 from the asyncio module's task registry, found once with the
+ * GIL (asyncio.c's comments say what is read). signal/sig_asyncio.c reads
+ * tasks with guarded reads on every wall tick, as frames are read.
+ *
+ * The rule for a waiting thread (docs/asyncio.md): its event loop runs no
+ * task and the thread is in the loop's selector (its innermost frames are
+ * a select called by the loop's _run_once). Each pending task that waits on no
+ * other task (a leaf of the await graph) gets one sample, its stack its
+ * await chain (innermost coroutine first, up to the task's coroutine),
+ * then the chain of the task that awaits it, and so on up (gather,
+ * TaskGroup, shield, wait_for), then the thread's own frames from the
+ * event loop's _run_once down to the root. The tick's wall time is split
+ * equally among those samples, so a thread's tasks add up to the thread's
+ * wall time. At most ASYNCIO_MAX_SAMPLED leaves are sampled per tick,
+ * taken in turn when there are more; each then stands for its share of
+ * all the leaves.
+ */
+#ifndef PYPROF_ASYNCIO_H
+#define PYPROF_ASYNCIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* offsetof(PyTypeObject, tp_base): the same in every CPython 3.x on a
+ * 64-bit target (32 pointer-sized fields after the variable-size header
+ * come first). */
+#define ASYNCIO_TP_BASE 256
+
+/* Bytes of a task name kept (UTF-8; longer names are cut at a character
+ * boundary). */
+#define ASYNCIO_NAME_MAX 128
+/* Tasks read per thread and tick; a loop with more has the rest unseen. */
+#define ASYNCIO_MAX_TASKS 4096
+/* Leaf tasks sampled per thread and tick. */
+#define ASYNCIO_MAX_SAMPLED 32
+
+enum asyncio_kind {
+	ASYNCIO_NONE = 0,   /* not found (yet), or off (PYPROF_ASYNCIO=0)    */
+	ASYNCIO_LISTS = 1,  /* 3.14+: per-thread lists of C tasks             */
+	ASYNCIO_SETS = 2    /* 3.7-3.13: the asyncio module's registry        */
+};
+
+/* What the guarded half reads; written by asyncio.c before `kind` is
+ * published (release store, acquire load). */
+struct asyncio_abi {
+	int kind;                     /* enum asyncio_kind (atomic)          */
+	/* TaskObj (the C Task) */
+	uint64_t task_loop;           /* fut_loop                            */
+	uint64_t task_name;           /* a str, or (3.12+) an int n for
+	                                 "Task-n", made lazily               */
+	uint64_t task_coro;
+	uint64_t task_context;
+	uint64_t task_fut_waiter;     /* SETS: the future it waits on        */
+	uint64_t task_awaited_by;     /* LISTS: NULL, a task, or a set       */
+	uint64_t task_awaited_by_is_set; /* LISTS: char                      */
+	uint64_t task_is_task;        /* LISTS: char                         */
+	uint64_t task_node;           /* LISTS: its struct llist_node        */
+	/* LISTS: where thread and interpreter states keep their lists, the
+	 * running loop and task */
+	uint64_t ts_running_loop, ts_running_task, ts_tasks_head;
+	uint64_t interp_tasks_head;
+	/* SETS: the registry's objects (3.7-3.11 one WeakSet's set of
+	 * weak references; 3.12-3.13 the scheduled tasks' and the eager
+	 * tasks', a plain set), and the current task of each loop (a dict) */
+	uintptr_t weak_tasks;         /* set of weakrefs to tasks            */
+	uintptr_t eager_tasks;        /* set of tasks, or 0                  */
+	/* types */
+	uintptr_t task_type;          /* _asyncio.Task                       */
+	uintptr_t coro_type, gen_type, unicode_type, long_type, set_type;
+	uintptr_t weakref_type;
+};
+
+extern struct asyncio_abi asyncio_abi;
+
+/* Constructor: whether to look for tasks at all (PYPROF_ASYNCIO, wall
+ * mode, a version the view knows). */
+void asyncio_init(int on);
+
+/* Wall sampler thread: looks for the interpreter's tasks if not found
+ * yet (cheap when there is nothing new to look at). */
+void asyncio_poll(void);
+
+/* What one thread is doing, for the wall sampler (sig_asyncio.c). */
+enum asyncio_state {
+	ASYNCIO_NOT_LOOP = 0, /* no event loop, or it runs something else   */
+	ASYNCIO_RUNNING = 1,  /* a task runs: its name is in the view       */
+	ASYNCIO_WAITING = 2   /* the loop waits: n_leaves tasks to sample   */
+};
+
+struct asyncio_view {
+	int state;
+	char name[ASYNCIO_NAME_MAX]; /* RUNNING: the task's name            */
+	size_t name_len;
+	int n_leaves;                /* WAITING: leaves found               */
+};
+
+/*
+ * Reads thread state ts's event loop, guarded. selecting: the thread's
+ * frames show it in the loop's selector (asyncio_loop_frame_sigsafe).
+ * Returns the state (also in *v). Wall sampler thread only (the task
+ * table is its own).
+ */
+int asyncio_view_sigsafe(uintptr_t ts, int selecting, struct asyncio_view *v);
+
+/*
+ * WAITING, after asyncio_view_sigsafe: the stack of leaf i (0 <= i <
+ * n_leaves) into out[0..max), leaf first, task names to name/name_len,
+ * the task's context (for its labels) to *ctx. Returns the frames
+ * written, -1 if a read faulted.
+ */
+int asyncio_leaf_sigsafe(int i, void *out, int max, char *name,
+			 size_t *name_len, uintptr_t *ctx);
+
+/* Where, in a thread's own frames (leaf first), the event loop's
+ * _run_once is: its index, or -1; *selecting: the frame above it, the
+ * innermost, is the selector's select. */
+int asyncio_loop_frame_sigsafe(const void *frames, int n, int *selecting);
+
+#endif

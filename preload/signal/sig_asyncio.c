@@ -1,0 +1,512 @@
+/*
+ * signal/sig_asyncio.c - the guarded half of the asyncio view (asyncio.h):
+ * a thread's event loop, its tasks, their await chains and names.
+ *
+ * Runs on the wall sampler thread, with the discipline of the signal
+ * handler (no malloc, stdio or locks; every load from interpreter memory
+ * inside guard_run_sigsafe): tasks come and go while they are read, so a
+ * read may fault or see a half-made object, and that costs one tick's view
+ * of one thread, nothing more. Every walk is bounded. The tables below are
+ * the wall thread's own.
+ *
+ * Per version (asyncio_abi.kind):
+ *   LISTS (3.14+)  the loop and the running task are in the thread state
+ *                  (asyncio_running_loop, asyncio_running_task); the C
+ *                  tasks a thread made are on its circular list
+ *                  (asyncio_tasks_head, linked through each task's
+ *                  task_node), those of threads that ended on the
+ *                  interpreter's. task_awaited_by names the tasks waiting
+ *                  for a task: NULL, one object, or a set of them; CPython
+ *                  keeps it for await, gather, TaskGroup and shield.
+ *   SETS (3.7-3.13) tasks are in the registry asyncio.c found: weak
+ *                  references in a set, and (3.12+) the eager tasks' set.
+ *                  The loop of a thread is the self of its _run_once frame;
+ *                  a task waits for another when its fut_waiter is that
+ *                  task, or a future one of that task's done-callbacks
+ *                  was made for (gather's outer future, shield's, wait_for's
+ *                  waiter): the callback's bound self, partial arguments or
+ *                  closure cells hold it. The running task is the one whose
+ *                  coroutine's frame is on the thread's stack.
+ * A coroutine's await chain: its frame, then what it awaits, the top of
+ * its suspended frame's value stack (CPython's own _PyGen_yf; on 3.15 the
+ * entry under a null reference SEND leaves on top), while that
+ * is a coroutine or a generator (generator-based coroutines, __await__
+ * generators); it ends at a future's iterator.
+ */
+#include <errno.h>
+
+#include "asyncio.h"
+#include "guard.h"
+#include "sampler.h"
+
+#define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
+#define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
+#define RD_I32(a) (*(volatile int32_t *)(uintptr_t)(a))
+#define RD_U32(a) (*(volatile uint32_t *)(uintptr_t)(a))
+#define RD_I8(a) (*(volatile int8_t *)(uintptr_t)(a))
+#define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
+
+#define SLOTS (2 * ASYNCIO_MAX_TASKS) /* a power of two */
+#define MAX_CHAIN 256                 /* coroutines of one task's chain */
+#define MAX_HOPS 32                   /* tasks up from a leaf           */
+#define SET_MAX 65536                 /* entries of a set read          */
+
+struct asyncio_abi asyncio_abi;
+
+struct task {
+	uintptr_t obj;
+	int32_t parent;  /* index of a task waiting for this one, or -1 */
+	uint8_t waits;   /* waits for another task of the table          */
+};
+
+static struct task tasks[ASYNCIO_MAX_TASKS];
+static int n_tasks;
+static int32_t slot[SLOTS]; /* index + 1, 0 free */
+static int leaves[ASYNCIO_MAX_TASKS];
+static int n_leaves;
+static unsigned turn;       /* where this tick's leaves start */
+static uintptr_t thread_loop;
+static struct raw_frame chain_tmp[MAX_CHAIN];
+
+static uint32_t ptr_hash(uintptr_t p)
+{
+	return (uint32_t)((p >> 4) * 2654435761u);
+}
+
+static int find(uintptr_t obj)
+{
+	for (uint32_t h = ptr_hash(obj), i = 0; i < SLOTS; i++) {
+		int32_t s = slot[(h + i) & (SLOTS - 1)];
+		if (!s)
+			return -1;
+		if (tasks[s - 1].obj == obj)
+			return s - 1;
+	}
+	return -1;
+}
+
+static void add(uintptr_t obj)
+{
+	if (n_tasks >= ASYNCIO_MAX_TASKS || !obj || find(obj) >= 0)
+		return;
+	for (uint32_t h = ptr_hash(obj), i = 0; i < SLOTS; i++) {
+		int32_t *s = &slot[(h + i) & (SLOTS - 1)];
+		if (!*s) {
+			tasks[n_tasks].obj = obj;
+			tasks[n_tasks].parent = -1;
+			tasks[n_tasks].waits = 0;
+			*s = ++n_tasks;
+			return;
+		}
+	}
+}
+
+static void clear_table(void)
+{
+	for (int i = 0; i < n_tasks; i++)
+		for (uint32_t h = ptr_hash(tasks[i].obj), j = 0; j < SLOTS; j++) {
+			int32_t *s = &slot[(h + j) & (SLOTS - 1)];
+			if (!*s)
+				break;
+			*s = 0;
+		}
+	n_tasks = 0;
+	n_leaves = 0;
+}
+
+static uintptr_t type_of(uintptr_t obj)
+{
+	return RD_PTR(obj + (uintptr_t)sampler.abi->ob_type);
+}
+
+/* A task of ours: the C Task or a subclass of it (one level). LISTS hold
+ * nothing else. */
+static int is_task(uintptr_t obj)
+{
+	if (!obj)
+		return 0;
+	if (asyncio_abi.kind == ASYNCIO_LISTS)
+		return 1;
+	uintptr_t t = type_of(obj);
+	return t == asyncio_abi.task_type ||
+	       (t && RD_PTR(t + ASYNCIO_TP_BASE) == asyncio_abi.task_type);
+}
+
+/* ---- coroutines ------------------------------------------------------ */
+
+static int is_coroutine(uintptr_t obj)
+{
+	uintptr_t t = obj ? type_of(obj) : 0;
+	return t && (t == asyncio_abi.coro_type || t == asyncio_abi.gen_type);
+}
+
+/* The frame of coroutine c if it is suspended in an await (or, <= 3.10,
+ * suspended at all), else 0. */
+static uintptr_t suspended_frame(uintptr_t c)
+{
+	const struct pyabi *a = sampler.abi;
+	if (a->frame_kind != PYABI_FRAME_OBJECT) {
+		int8_t st = RD_I8(c + a->gen_frame_state);
+		if (st != a->gen_suspended && st != a->gen_yielded)
+			return 0;
+		return c + (uintptr_t)a->gen_frame;
+	}
+	uintptr_t f = RD_PTR(c + a->gen_frame);
+	if (!f)
+		return 0; /* finished */
+	if (a->f_stack_kind == PYABI_STACK_TOP)
+		return RD_PTR(f + a->f_stack) ? f : 0; /* NULL: running */
+	return RD_I32(f + a->f_stack) > 0 ? f : 0;
+}
+
+/* The object suspended frame f awaits: the top of its value stack. */
+static uintptr_t awaited(uintptr_t f)
+{
+	const struct pyabi *a = sampler.abi;
+	switch (a->f_stack_kind) {
+	case PYABI_STACK_TOP:
+		return RD_PTR(RD_PTR(f + a->f_stack) - sizeof(uintptr_t));
+	case PYABI_STACK_DEPTH: {
+		int32_t d = RD_I32(f + a->f_stack);
+		uintptr_t vs = RD_PTR(f + a->f_valuestack);
+		return d > 0 ? RD_PTR(vs + (uintptr_t)(d - 1) * 8) : 0;
+	}
+	case PYABI_STACK_LOCALSPLUS: {
+		int32_t d = RD_I32(f + a->f_stack);
+		return d > 0 ? RD_PTR(f + a->f_localsplus +
+				      (uintptr_t)(d - 1) * 8)
+			     : 0;
+	}
+	case PYABI_STACK_POINTER: {
+		/* 3.15 keeps a null reference above the receiver while a
+		 * SEND is suspended; 3.14 has the receiver on top */
+		uintptr_t mask = ~(uintptr_t)a->code_ref_tag_mask;
+		uintptr_t sp = RD_PTR(f + a->f_stack);
+		uintptr_t top = RD_PTR(sp - 8) & mask;
+		return top ? top : RD_PTR(sp - 16) & mask;
+	}
+	}
+	return 0;
+}
+
+/* Task t's await chain into chain_tmp, outermost (the task's coroutine)
+ * first; returns how many, at most max. */
+static int chain_of(uintptr_t t, int max)
+{
+	uintptr_t c = RD_PTR(t + asyncio_abi.task_coro);
+	int n = 0;
+	while (n < max && is_coroutine(c)) {
+		uintptr_t f = suspended_frame(c);
+		if (!f || frames_one_sigsafe(f, &chain_tmp[n]) < 0)
+			break;
+		n++;
+		uintptr_t next = awaited(f);
+		if (next == c)
+			break;
+		c = next;
+	}
+	return n;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static size_t put_utf8(char *out, size_t at, uint32_t ch)
+{
+	if (ch < 0x80) {
+		if (at + 1 > ASYNCIO_NAME_MAX)
+			return 0;
+		out[at] = (char)ch;
+		return 1;
+	}
+	size_t n = ch < 0x800 ? 2 : ch < 0x10000 ? 3 : 4;
+	if (at + n > ASYNCIO_NAME_MAX || ch > 0x10ffff)
+		return 0;
+	static const uint8_t lead[5] = {0, 0, 0xc0, 0xe0, 0xf0};
+	for (size_t i = n - 1; i > 0; i--) {
+		out[at + i] = (char)(0x80 | (ch & 0x3f));
+		ch >>= 6;
+	}
+	out[at] = (char)(lead[n] | ch);
+	return n;
+}
+
+/* A str's text as UTF-8 (compact strings: every name a program makes). */
+static size_t str_text(uintptr_t s, char *out)
+{
+	const struct pyabi *a = sampler.abi;
+	uint32_t st = RD_U8(s + a->u_state) | RD_U8(s + a->u_state + 1) << 8 |
+		      (uint32_t)RD_U8(s + a->u_state + 2) << 16 |
+		      (uint32_t)RD_U8(s + a->u_state + 3) << 24;
+	if (!(st >> a->u_compact_bit & 1))
+		return 0;
+	int ascii = st >> a->u_ascii_bit & 1;
+	unsigned kind = st >> a->u_kind_shift & 7;
+	int64_t len = RD_I64(s + a->u_length);
+	uintptr_t data = s + (uintptr_t)(ascii ? a->u_ascii_size
+					       : a->u_compact_size);
+	size_t n = 0;
+	for (int64_t i = 0; i < len && i < ASYNCIO_NAME_MAX; i++) {
+		uint32_t ch = kind == 1 ? RD_U8(data + (uintptr_t)i)
+			      : kind == 2
+				      ? *(volatile uint16_t *)(data + 2 * i)
+				      : RD_U32(data + 4 * (uintptr_t)i);
+		size_t w = put_utf8(out, n, ch);
+		if (!w)
+			break;
+		n += w;
+	}
+	return n;
+}
+
+/* "Task-<n>" for a name still kept as the number n (3.12+: a compact
+ * int, its 30-bit digits after lv_tag). */
+static size_t number_name(uintptr_t v, char *out)
+{
+	uintptr_t tag = RD_PTR(v + 16);
+	uint64_t n = 0;
+	unsigned digits = (unsigned)(tag >> 3);
+	if ((tag & 3) == 2 || digits > 2)
+		return 0;
+	for (unsigned i = digits; i-- > 0;)
+		n = n << 30 | RD_U32(v + 24 + 4 * i);
+	static const char pre[] = "Task-";
+	char rev[24];
+	size_t k = 0, at = 0;
+	do
+		rev[k++] = (char)('0' + n % 10);
+	while ((n /= 10) && k < sizeof rev);
+	for (; pre[at]; at++)
+		out[at] = pre[at];
+	while (k)
+		out[at++] = rev[--k];
+	return at;
+}
+
+static size_t name_of(uintptr_t t, char *out)
+{
+	if (!asyncio_abi.task_name)
+		return 0; /* 3.7: tasks have no names */
+	uintptr_t v = RD_PTR(t + asyncio_abi.task_name);
+	uintptr_t ty = v ? type_of(v) : 0;
+	if (ty && ty == asyncio_abi.unicode_type)
+		return str_text(v, out);
+	if (ty && ty == asyncio_abi.long_type && sampler.abi->minor >= 12)
+		return number_name(v, out);
+	return 0;
+}
+
+/* ---- the tasks of a loop ---------------------------------------------- */
+
+/* Each key of set s (a PySetObject: fill, used, mask, table), skipping
+ * empty and dummy slots (a dummy's type is not a task's). */
+static void set_each(uintptr_t s, void (*fn)(uintptr_t key, uintptr_t arg),
+		     uintptr_t arg)
+{
+	if (!s || type_of(s) != asyncio_abi.set_type)
+		return;
+	int64_t mask = RD_I64(s + 32);
+	uintptr_t table = RD_PTR(s + 40);
+	if (mask < 0 || mask >= SET_MAX || !table)
+		return;
+	for (int64_t i = 0; i <= mask; i++) {
+		uintptr_t key = RD_PTR(table + (uintptr_t)i * 16);
+		if (key)
+			fn(key, arg);
+	}
+}
+
+static void add_if_ours(uintptr_t t)
+{
+	if (is_task(t) && RD_PTR(t + asyncio_abi.task_loop) == thread_loop)
+		add(t);
+}
+
+/* LISTS: a circular list of tasks linked through task_node. */
+static void add_list(uintptr_t head)
+{
+	uintptr_t node = RD_PTR(head);
+	for (int i = 0; node && node != head && i < ASYNCIO_MAX_TASKS; i++) {
+		add_if_ours(node - asyncio_abi.task_node);
+		node = RD_PTR(node);
+	}
+}
+
+static void link_parent(uintptr_t parent, uintptr_t child_index)
+{
+	int p = find(parent);
+	if (p < 0 || p == (int)child_index)
+		return;
+	tasks[p].waits = 1;
+	if (tasks[child_index].parent < 0)
+		tasks[child_index].parent = p;
+}
+
+/* LISTS: the tasks waiting for task i, from task_awaited_by. */
+static void link_awaited_by(int i)
+{
+	uintptr_t t = tasks[i].obj;
+	uintptr_t by = RD_PTR(t + asyncio_abi.task_awaited_by);
+	if (!by)
+		return;
+	if (RD_U8(t + asyncio_abi.task_awaited_by_is_set))
+		set_each(by, link_parent, (uintptr_t)i);
+	else
+		link_parent(by, (uintptr_t)i);
+}
+
+/* ---- the view --------------------------------------------------------- */
+
+struct view_args {
+	uintptr_t ts;
+	int selecting;
+	struct asyncio_view *v;
+};
+
+static int collect_lists(uintptr_t ts, int selecting, struct asyncio_view *v)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	thread_loop = RD_PTR(ts + x->ts_running_loop);
+	if (!thread_loop)
+		return ASYNCIO_NOT_LOOP;
+	uintptr_t running = RD_PTR(ts + x->ts_running_task);
+	if (running) { /* (a task may wait in a selector of its own) */
+		v->name_len = name_of(running, v->name);
+		return ASYNCIO_RUNNING;
+	}
+	if (!selecting)
+		return ASYNCIO_NOT_LOOP; /* the loop's own work, no task's */
+	add_list(ts + x->ts_tasks_head);
+	uintptr_t interp = RD_PTR(ts + (uintptr_t)sampler.abi->ts_interp);
+	if (interp)
+		add_list(interp + x->interp_tasks_head);
+	for (int i = 0; i < n_tasks; i++)
+		link_awaited_by(i);
+	return ASYNCIO_WAITING;
+}
+
+static void view_region(void *arg)
+{
+	struct view_args *w = arg;
+	struct asyncio_view *v = w->v;
+	v->state = ASYNCIO_NOT_LOOP;
+	clear_table();
+	int st = ASYNCIO_NOT_LOOP;
+	if (asyncio_abi.kind == ASYNCIO_LISTS)
+		st = collect_lists(w->ts, w->selecting, v);
+	if (st == ASYNCIO_WAITING) {
+		for (int i = 0; i < n_tasks; i++) {
+			uintptr_t c = RD_PTR(tasks[i].obj + asyncio_abi.task_coro);
+			if (!tasks[i].waits && is_coroutine(c) &&
+			    suspended_frame(c))
+				leaves[n_leaves++] = i;
+		}
+		if (!n_leaves)
+			st = ASYNCIO_NOT_LOOP;
+	}
+	v->n_leaves = n_leaves;
+	v->state = st;
+}
+
+int asyncio_view_sigsafe(uintptr_t ts, int selecting, struct asyncio_view *v)
+{
+	v->state = ASYNCIO_NOT_LOOP;
+	v->name_len = 0;
+	v->n_leaves = 0;
+	if (!__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE) || !ts)
+		return ASYNCIO_NOT_LOOP;
+	struct view_args w = {ts, selecting, v};
+	if (guard_run_sigsafe(view_region, &w) < 0) {
+		clear_table();
+		v->state = ASYNCIO_NOT_LOOP;
+		v->name_len = 0;
+	}
+	if (v->state == ASYNCIO_WAITING)
+		turn++;
+	return v->state;
+}
+
+struct leaf_args {
+	int i;
+	struct raw_frame *out;
+	int max, n;
+	char *name;
+	size_t *name_len;
+	uintptr_t *ctx;
+};
+
+static void leaf_region(void *arg)
+{
+	struct leaf_args *l = arg;
+	int t = leaves[(turn + (unsigned)l->i) % (unsigned)n_leaves];
+	*l->name_len = name_of(tasks[t].obj, l->name);
+	*l->ctx = RD_PTR(tasks[t].obj + asyncio_abi.task_context);
+	for (int hop = 0; t >= 0 && hop < MAX_HOPS && l->n < l->max; hop++) {
+		int room = l->max - l->n;
+		int c = chain_of(tasks[t].obj,
+				 room < MAX_CHAIN ? room : MAX_CHAIN);
+		/* chain_tmp is outermost first; the record is leaf first */
+		for (int k = c - 1; k >= 0; k--)
+			l->out[l->n++] = chain_tmp[k];
+		t = tasks[t].parent;
+	}
+}
+
+int asyncio_leaf_sigsafe(int i, void *out, int max, char *name,
+			 size_t *name_len, uintptr_t *ctx)
+{
+	struct leaf_args l = {i, out, max, 0, name, name_len, ctx};
+	*name_len = 0;
+	*ctx = 0;
+	if (i < 0 || i >= n_leaves)
+		return -1;
+	if (guard_run_sigsafe(leaf_region, &l) < 0)
+		return -1;
+	return l.n;
+}
+
+/* ---- the loop's frame ------------------------------------------------- */
+
+static int code_named(uintptr_t code, const char *want, size_t len)
+{
+	uintptr_t s = RD_PTR(code + sampler.abi->co_name);
+	char buf[ASYNCIO_NAME_MAX];
+	size_t n = s ? str_text(s, buf) : 0;
+	if (n != len)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] != want[i])
+			return 0;
+	return 1;
+}
+
+#define NAMED(code, lit) code_named(code, lit, sizeof lit - 1)
+
+struct loop_args {
+	const struct raw_frame *f;
+	int n, at, selecting;
+};
+
+static void loop_region(void *arg)
+{
+	struct loop_args *l = arg;
+	static uintptr_t known; /* the code last found to be _run_once */
+	for (int i = 0; i < l->n; i++) {
+		uintptr_t code = raw_code(&l->f[i]);
+		if (code == known || NAMED(code, "_run_once")) {
+			known = code;
+			l->at = i;
+			l->selecting = i == 1 && NAMED(raw_code(&l->f[0]), "select");
+			return;
+		}
+	}
+}
+
+int asyncio_loop_frame_sigsafe(const void *frames, int n, int *selecting)
+{
+	struct loop_args l = {frames, n, -1, 0};
+	*selecting = 0;
+	if (guard_run_sigsafe(loop_region, &l) < 0)
+		return -1;
+	*selecting = l.selecting;
+	return l.at;
+}
