@@ -13,6 +13,20 @@
  * the thread state's and interpreter state's task lists, running loop
  * and running task. The section is read from the object file's section
  * headers (they are not mapped) and its contents from memory.
+ *
+ * 3.7-3.13: the C Task's layout is fixed per version (the table below,
+ * measured on each interpreter: the offset of a task's coroutine, the
+ * fields around it follow the same order in every version); where the
+ * tasks are is learned from the asyncio module itself, once, with the
+ * GIL held and through the C API (as threadnames.c reads thread names):
+ * asyncio.tasks' registry (_all_tasks up to 3.11; _scheduled_tasks and
+ * _eager_tasks from 3.12), the C Task type, and functools.partial's type.
+ * It looks once the _asyncio extension is loaded (it comes with `import
+ * asyncio`), then again after 10 ms, 20 ms, ... up to once a second until
+ * asyncio.tasks is there and complete; a process that never imports asyncio never takes the GIL for
+ * this (one where _asyncio is built into the interpreter looks once a
+ * second until it does). The registry's objects are kept alive by the
+ * references taken here (they live as long as the module anyway).
  */
 #include "asyncio.h"
 
@@ -23,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -37,16 +52,57 @@ enum {
 	D_N
 };
 
+/* offsetof(TaskObj, task_coro), 3.7 to 3.13; the waiter is one pointer
+ * before it, the name (3.8+) one after, then the context (3.7: the context
+ * is one after). */
+static const int task_coro_at[] = {
+	[7] = 112, [8] = 112, [9] = 152, [10] = 160, [11] = 136, [12] = 136,
+	[13] = 120,
+};
+
+typedef void PyObject;
+
+static struct {
+	int (*gil_ensure)(void);
+	void (*gil_release)(int);
+	PyObject *(*modules)(void);
+	PyObject *(*dict_get)(PyObject *, const char *);
+	PyObject *(*getattr)(PyObject *, const char *);
+	void (*fetch)(PyObject **, PyObject **, PyObject **);
+	void (*restore)(PyObject *, PyObject *, PyObject *);
+	void (*clear)(void);
+	int (*finalizing)(void);
+} api;
+
 static int wanted;
+static uint64_t next_look; /* SETS: not before (CLOCK_MONOTONIC) */
+static uint64_t look_gap = 10000000ull; /* then doubled, up to a second */
 static unsigned long long loads_seen = ~0ull; /* dlpi_adds last scanned */
 static uintptr_t checked[MAX_CHECKED]; /* objects looked at, by base */
 static int n_checked;
 
+#define SYM(field, name)                                                   \
+	(api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
+
 void asyncio_init(int on)
 {
 	const struct pyabi *a = sampler.abi;
-	wanted = on && a && a->major == 3 && a->minor >= 14 &&
-		 a->gen_frame != PYABI_NONE;
+	wanted = on && a && a->major == 3 && a->minor >= 7 &&
+		 a->gen_frame != PYABI_NONE && a->func_closure != PYABI_NONE;
+	if (!wanted || a->minor >= 14)
+		return;
+	int ok = SYM(gil_ensure, "PyGILState_Ensure") &&
+		 SYM(gil_release, "PyGILState_Release") &&
+		 SYM(modules, "PyImport_GetModuleDict") &&
+		 SYM(dict_get, "PyDict_GetItemString") &&
+		 SYM(getattr, "PyObject_GetAttrString") &&
+		 SYM(fetch, "PyErr_Fetch") && SYM(restore, "PyErr_Restore") &&
+		 SYM(clear, "PyErr_Clear");
+	if (!SYM(finalizing, "Py_IsFinalizing"))
+		ok = ok && SYM(finalizing, "_Py_IsFinalizing");
+	wanted = ok && a->minor < (int)(sizeof task_coro_at /
+					 sizeof task_coro_at[0]) &&
+		 task_coro_at[a->minor];
 }
 
 /* The address and size of section `want` in ELF file path (as linked:
@@ -140,6 +196,14 @@ static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* dl_iterate_phdr: whether the _asyncio extension is loaded. */
+static int is_asyncio(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	return info->dlpi_name && strstr(info->dlpi_name, "/_asyncio.") != NULL;
+}
+
 /* dl_iterate_phdr: the objects that may hold the section, each once. */
 static int look_at(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -162,6 +226,11 @@ static int look_at(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+static uintptr_t types(const char *name)
+{
+	return (uintptr_t)dlsym(RTLD_DEFAULT, name);
+}
+
 static void find_lists(void)
 {
 	uint64_t d[D_N];
@@ -174,11 +243,11 @@ static void find_lists(void)
 		return;
 	}
 	struct asyncio_abi *x = &asyncio_abi;
-	x->coro_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCoro_Type");
-	x->gen_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyGen_Type");
-	x->unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-	x->long_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyLong_Type");
-	x->set_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PySet_Type");
+	x->coro_type = types("PyCoro_Type");
+	x->gen_type = types("PyGen_Type");
+	x->unicode_type = types("PyUnicode_Type");
+	x->long_type = types("PyLong_Type");
+	x->set_type = types("PySet_Type");
 	if (!x->coro_type || !x->gen_type || !x->unicode_type) {
 		wanted = 0;
 		return;
@@ -187,16 +256,97 @@ static void find_lists(void)
 	__atomic_store_n(&x->kind, ASYNCIO_LISTS, __ATOMIC_RELEASE);
 }
 
-/* Every tick until found; a scan only when an object was loaded since
- * the last one (the _asyncio extension is loaded by `import asyncio`). */
+
+/* SETS, GIL held: the registry, or 0 when asyncio.tasks is not (yet)
+ * there. The error indicator is the caller's. */
+static int take_sets(void)
+{
+	struct asyncio_abi *x = &asyncio_abi;
+	int minor = sampler.abi->minor;
+	PyObject *mods = api.modules();
+	PyObject *tasks = mods ? api.dict_get(mods, "asyncio.tasks") : NULL;
+	PyObject *c_mod = mods ? api.dict_get(mods, "_asyncio") : NULL;
+	PyObject *functools = mods ? api.dict_get(mods, "functools") : NULL;
+	if (!tasks || !c_mod)
+		return 0;
+	PyObject *reg = api.getattr(tasks, minor >= 12 ? "_scheduled_tasks"
+						       : "_all_tasks");
+	PyObject *data = reg ? api.getattr(reg, "data") : NULL;
+	PyObject *eager = minor >= 12 ? api.getattr(tasks, "_eager_tasks") : NULL;
+	PyObject *task_type = api.getattr(c_mod, "Task");
+	PyObject *partial = functools ? api.getattr(functools, "partial") : NULL;
+	api.clear();
+	if (!data || !task_type || (minor >= 12 && !eager))
+		return 0; /* asyncio.tasks still being imported */
+	int coro = task_coro_at[minor];
+	x->task_loop = 16;
+	x->task_fut_waiter = (uint64_t)coro - 8;
+	x->task_coro = (uint64_t)coro;
+	x->task_name = minor >= 8 ? (uint64_t)coro + 8 : 0;
+	x->task_context = (uint64_t)coro + (minor >= 8 ? 16 : 8);
+	x->weak_tasks = (uintptr_t)data;
+	x->eager_tasks = (uintptr_t)eager;
+	x->task_type = (uintptr_t)task_type;
+	x->partial_type = (uintptr_t)partial;
+	return 1;
+}
+
+static void find_sets(void)
+{
+	struct asyncio_abi *x = &asyncio_abi;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	if (now < next_look || !sampler.is_initialized() || api.finalizing())
+		return;
+	next_look = now + look_gap;
+	if (look_gap < 1000000000ull)
+		look_gap *= 2;
+	PyObject *et, *ev, *tb;
+	int g = api.gil_ensure();
+	api.fetch(&et, &ev, &tb);
+	int found = take_sets();
+	api.restore(et, ev, tb);
+	api.gil_release(g);
+	if (!found)
+		return;
+	x->coro_type = types("PyCoro_Type");
+	x->gen_type = types("PyGen_Type");
+	x->unicode_type = types("PyUnicode_Type");
+	x->long_type = types("PyLong_Type");
+	x->set_type = types("PySet_Type");
+	x->weakref_type = types("_PyWeakref_RefType");
+	x->function_type = types("PyFunction_Type");
+	x->method_type = types("PyMethod_Type");
+	x->cell_type = types("PyCell_Type");
+	x->tuple_type = types("PyTuple_Type");
+	x->list_type = types("PyList_Type");
+	if (!x->coro_type || !x->gen_type || !x->unicode_type ||
+	    !x->set_type || !x->weakref_type) {
+		wanted = 0;
+		return;
+	}
+	plog_debug("asyncio: tasks from asyncio's registry");
+	__atomic_store_n(&x->kind, ASYNCIO_SETS, __ATOMIC_RELEASE);
+}
+
+/* Every tick until found: a look at the loader's count of loaded objects,
+ * and a search when it changed (the _asyncio extension is loaded by
+ * `import asyncio`); SETS then looks again at most once a second until
+ * asyncio.tasks is complete. */
 void asyncio_poll(void)
 {
 	unsigned long long loads = 0;
+	static int looking; /* SETS: a load was seen, the registry not yet */
 	if (!wanted || __atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE))
 		return;
 	dl_iterate_phdr(count_loads, &loads);
-	if (loads == loads_seen)
-		return;
-	loads_seen = loads;
-	find_lists();
+	if (loads != loads_seen) {
+		loads_seen = loads;
+		if (sampler.abi->minor >= 14)
+			find_lists();
+		else if (!looking)
+			looking = dlsym(RTLD_DEFAULT, "PyInit__asyncio") ||
+				  dl_iterate_phdr(is_asyncio, NULL);
+	}
+	if (looking && sampler.abi->minor < 14)
+		find_sets();
 }

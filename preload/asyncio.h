@@ -75,9 +75,12 @@ struct asyncio_abi {
 	uintptr_t weak_tasks;         /* set of weakrefs to tasks            */
 	uintptr_t eager_tasks;        /* set of tasks, or 0                  */
 	/* types */
-	uintptr_t task_type;          /* _asyncio.Task                       */
+	uintptr_t task_type;          /* SETS: _asyncio.Task                 */
 	uintptr_t coro_type, gen_type, unicode_type, long_type, set_type;
 	uintptr_t weakref_type;
+	/* SETS: what a task's done-callbacks may be */
+	uintptr_t function_type, method_type, cell_type, tuple_type;
+	uintptr_t list_type, partial_type;
 };
 
 extern struct asyncio_abi asyncio_abi;

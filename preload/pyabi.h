@@ -211,6 +211,7 @@ struct pyabi {
 	int f_valuestack;            /* 3.10: PyObject **f_valuestack         */
 	int f_stack_kind;            /* enum pyabi_stack_kind                 */
 	int f_stack;                 /* where the value stack's top is known  */
+	int func_closure;            /* PyFunctionObject.func_closure (3.7+)  */
 };
 
 /* The rows of pyabi_table.h, last entry has major == 0. */

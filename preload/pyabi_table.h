@@ -84,6 +84,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* no asyncio view before 3.7 */
 		.f_stack_kind = PYABI_NONE,        /* no asyncio view before 3.7 */
 		.f_stack = PYABI_NONE,             /* no asyncio view before 3.7 */
+		.func_closure = PYABI_NONE,        /* no asyncio view before 3.7 */
 	},
 	{ /* 3.6: pyenv 3.6.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -146,6 +147,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* no asyncio view before 3.7 */
 		.f_stack_kind = PYABI_NONE,        /* no asyncio view before 3.7 */
 		.f_stack = PYABI_NONE,             /* no asyncio view before 3.7 */
+		.func_closure = PYABI_NONE,        /* no asyncio view before 3.7 */
 	},
 	{ /* 3.7: pyenv 3.7.16 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -208,6 +210,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* f_stacktop points past the top */
 		.f_stack_kind = PYABI_STACK_TOP,   /* PyObject **f_stacktop, NULL while running */
 		.f_stack = 72,                     /* PyFrameObject.f_stacktop */
+		.func_closure = 48,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.8: pyenv 3.8.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -270,6 +273,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* f_stacktop points past the top */
 		.f_stack_kind = PYABI_STACK_TOP,   /* PyObject **f_stacktop, NULL while running */
 		.f_stack = 72,                     /* PyFrameObject.f_stacktop */
+		.func_closure = 48,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.9: pyenv 3.9.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -332,6 +336,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* f_stacktop points past the top */
 		.f_stack_kind = PYABI_STACK_TOP,   /* PyObject **f_stacktop, NULL while running */
 		.f_stack = 72,                     /* PyFrameObject.f_stacktop */
+		.func_closure = 48,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.10: pyenv 3.10.13 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -394,6 +399,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = 64,                /* PyFrameObject.f_valuestack */
 		.f_stack_kind = PYABI_STACK_DEPTH, /* int f_stackdepth, from f_valuestack */
 		.f_stack = 80,                     /* PyFrameObject.f_stackdepth */
+		.func_closure = 72,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.11: pyenv 3.11.7, /usr/bin/python3 (3.11.2) */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -456,6 +462,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
 		.f_stack_kind = PYABI_STACK_LOCALSPLUS, /* int stacktop, from localsplus */
 		.f_stack = 64,                     /* _PyInterpreterFrame.stacktop */
+		.func_closure = 72,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.12: pyenv 3.12.1 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -518,6 +525,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
 		.f_stack_kind = PYABI_STACK_LOCALSPLUS, /* int stacktop, from localsplus */
 		.f_stack = 64,                     /* _PyInterpreterFrame.stacktop */
+		.func_closure = 72,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.13: pyenv 3.13.0 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -580,6 +588,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
 		.f_stack_kind = PYABI_STACK_LOCALSPLUS, /* int stacktop, from localsplus */
 		.f_stack = 64,                     /* _PyInterpreterFrame.stacktop */
+		.func_closure = 72,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -642,6 +651,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
 		.f_stack_kind = PYABI_STACK_POINTER, /* _PyStackRef *stackpointer */
 		.f_stack = 64,                     /* _PyInterpreterFrame.stackpointer */
+		.func_closure = 72,                /* PyFunctionObject.func_closure */
 	},
 	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -704,6 +714,7 @@ const struct pyabi pyabi_table[] = {
 		.f_valuestack = PYABI_NONE,        /* 3.11+: the stack follows localsplus */
 		.f_stack_kind = PYABI_STACK_POINTER, /* _PyStackRef *stackpointer */
 		.f_stack = 64,                     /* _PyInterpreterFrame.stackpointer */
+		.func_closure = 72,                /* PyFunctionObject.func_closure */
 	},
 	{ .major = 0 },
 };

@@ -128,6 +128,9 @@ static inline size_t raw_size(const struct raw_sample *s)
 	       s->n_native * sizeof(uint64_t) + s->n_labels + s->n_task;
 }
 
+/* The innermost frame of thread state ts (guarded region). */
+uintptr_t frames_first_sigsafe(uintptr_t ts);
+
 /* One frame (a PyFrameObject or _PyInterpreterFrame at frame, per the
  * version) as the walk would keep it, into *f; -1 if it holds no code
  * object. Call inside a guarded region. Async-signal-safe. */

@@ -455,6 +455,9 @@ static void coroutines(void)
 	emit_sym("f_stack_kind", "PYABI_STACK_TOP", "PyObject **f_stacktop, NULL while running");
 	OFF("f_stack", PyFrameObject, f_stacktop);
 #endif
+#endif
+#if PY_AT_LEAST(3, 7)
+	OFF("func_closure", PyFunctionObject, func_closure);
 #else
 	none("gen_frame", "no asyncio view before 3.7");
 	none("gen_frame_state", "no asyncio view before 3.7");
@@ -464,6 +467,7 @@ static void coroutines(void)
 	none("f_valuestack", "no asyncio view before 3.7");
 	none("f_stack_kind", "no asyncio view before 3.7");
 	none("f_stack", "no asyncio view before 3.7");
+	none("func_closure", "no asyncio view before 3.7");
 #endif
 }
 

@@ -62,6 +62,11 @@ static uintptr_t first_frame(const struct pyabi *a, uintptr_t ts)
 	return RD_PTR(ts + a->ts_frame);
 }
 
+uintptr_t frames_first_sigsafe(uintptr_t ts)
+{
+	return first_frame(sampler.abi, ts);
+}
+
 static void fingerprint(const struct pyabi *a, uintptr_t code,
 			struct raw_frame *f)
 {

@@ -101,8 +101,11 @@ static void add(uintptr_t obj)
 	}
 }
 
+static void clear_waits(void);
+
 static void clear_table(void)
 {
+	clear_waits();
 	for (int i = 0; i < n_tasks; i++)
 		for (uint32_t h = ptr_hash(tasks[i].obj), j = 0; j < SLOTS; j++) {
 			int32_t *s = &slot[(h + j) & (SLOTS - 1)];
@@ -284,8 +287,15 @@ static size_t number_name(uintptr_t v, char *out)
 
 static size_t name_of(uintptr_t t, char *out)
 {
-	if (!asyncio_abi.task_name)
-		return 0; /* 3.7: tasks have no names */
+	if (!asyncio_abi.task_name) {
+		/* 3.7: tasks have no names; the coroutine's function's */
+		const struct pyabi *a = sampler.abi;
+		uintptr_t c = RD_PTR(t + asyncio_abi.task_coro);
+		uintptr_t f = c && is_coroutine(c) ? RD_PTR(c + a->gen_frame) : 0;
+		uintptr_t code = f ? RD_PTR(f + a->f_code) : 0;
+		uintptr_t s = code ? RD_PTR(code + a->co_name) : 0;
+		return s ? str_text(s, out) : 0;
+	}
 	uintptr_t v = RD_PTR(t + asyncio_abi.task_name);
 	uintptr_t ty = v ? type_of(v) : 0;
 	if (ty && ty == asyncio_abi.unicode_type)
@@ -354,6 +364,235 @@ static void link_awaited_by(int i)
 		link_parent(by, (uintptr_t)i);
 }
 
+static void add_weak(uintptr_t ref, uintptr_t arg)
+{
+	(void)arg;
+	if (type_of(ref) == asyncio_abi.weakref_type)
+		add_if_ours(RD_PTR(ref + 16)); /* wr_object */
+}
+
+static void add_strong(uintptr_t t, uintptr_t arg)
+{
+	(void)arg;
+	add_if_ours(t);
+}
+
+/* SETS: the objects a waiting task waits on, each mapped to the task:
+ * its fut_waiter, and the self of its innermost frame (TaskGroup's
+ * __aexit__ waits on a future of the group's own). */
+struct wslot {
+	uintptr_t key;
+	int32_t task;
+};
+static struct wslot waits_on[2 * SLOTS];
+static uint32_t used[2 * ASYNCIO_MAX_TASKS]; /* slots to clear */
+static int n_used;
+
+static void wait_put(uintptr_t key, int task)
+{
+	if (!key)
+		return;
+	for (uint32_t h = ptr_hash(key), i = 0; i < 2 * SLOTS; i++) {
+		uint32_t at = (h + i) & (2 * SLOTS - 1);
+		struct wslot *w = &waits_on[at];
+		if (!w->key) {
+			if (n_used == 2 * ASYNCIO_MAX_TASKS)
+				return;
+			w->key = key;
+			w->task = task;
+			used[n_used++] = at;
+			return;
+		}
+		if (w->key == key)
+			return;
+	}
+}
+
+static int wait_get(uintptr_t key)
+{
+	for (uint32_t h = ptr_hash(key), i = 0; key && i < 2 * SLOTS; i++) {
+		struct wslot *w = &waits_on[(h + i) & (2 * SLOTS - 1)];
+		if (!w->key)
+			return -1;
+		if (w->key == key)
+			return w->task;
+	}
+	return -1;
+}
+
+/* The innermost frame of task t's await chain, or 0. */
+static uintptr_t innermost(uintptr_t t)
+{
+	uintptr_t c = RD_PTR(t + asyncio_abi.task_coro), last = 0;
+	for (int n = 0; n < MAX_CHAIN && is_coroutine(c); n++) {
+		uintptr_t f = suspended_frame(c);
+		if (!f)
+			break;
+		last = f;
+		uintptr_t next = awaited(f);
+		if (next == c)
+			break;
+		c = next;
+	}
+	return last;
+}
+
+static void clear_waits(void)
+{
+	for (int i = 0; i < n_used; i++)
+		waits_on[used[i]].key = 0;
+	n_used = 0;
+}
+
+/* Task j waits on obj, which a done-callback of task i holds. */
+static void link_candidate(uintptr_t obj, int i)
+{
+	int j = wait_get(obj);
+	if (j >= 0 && j != i) {
+		tasks[j].waits = 1;
+		if (tasks[i].parent < 0)
+			tasks[i].parent = j;
+	}
+}
+
+/* The futures done-callback cb of task i refers to: a bound method's
+ * self, a closure's cells (gather's and shield's outer future), a
+ * partial's arguments (wait_for's waiter, 3.7-3.11). */
+static void link_through(uintptr_t cb, int i)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	uintptr_t ty = cb ? type_of(cb) : 0;
+	uintptr_t items = 0;
+	if (!ty)
+		return;
+	if (ty == x->method_type) {
+		link_candidate(RD_PTR(cb + 24), i); /* im_self */
+		return;
+	}
+	if (ty == x->function_type)
+		items = RD_PTR(cb + (uintptr_t)sampler.abi->func_closure);
+	else if (ty == x->partial_type)
+		items = RD_PTR(cb + 24); /* args */
+	if (!items || type_of(items) != x->tuple_type)
+		return;
+	int64_t n = RD_I64(items + (uintptr_t)sampler.abi->var_size);
+	for (int64_t k = 0; k < n && k < 32; k++) {
+		uintptr_t it = RD_PTR(items + 24 + 8 * (uintptr_t)k);
+		if (it && ty == x->function_type)
+			it = type_of(it) == x->cell_type ? RD_PTR(it + 16) : 0;
+		link_candidate(it, i);
+	}
+}
+
+/* SETS: who waits for whom. A task waits for task i when its fut_waiter
+ * is i, or is (or its innermost frame's self is) an object one of i's
+ * done-callbacks holds. */
+static void link_sets(void)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	for (int i = 0; i < n_tasks; i++) {
+		uintptr_t t = tasks[i].obj;
+		uintptr_t w = RD_PTR(t + x->task_fut_waiter);
+		int j = w ? find(w) : -1;
+		if (j >= 0 && j != i) {
+			tasks[i].waits = 1;
+			if (tasks[j].parent < 0)
+				tasks[j].parent = i;
+		}
+		wait_put(w, i);
+		uintptr_t f = innermost(t);
+		if (f)
+			wait_put(RD_PTR(f + (uintptr_t)sampler.abi->f_localsplus), i);
+	}
+	for (int i = 0; i < n_tasks; i++) {
+		uintptr_t t = tasks[i].obj;
+		link_through(RD_PTR(t + 24), i); /* fut_callback0 */
+		uintptr_t cbs = RD_PTR(t + 40); /* fut_callbacks: (cb, ctx) */
+		if (!cbs || type_of(cbs) != x->list_type)
+			continue;
+		int64_t n = RD_I64(cbs + (uintptr_t)sampler.abi->var_size);
+		uintptr_t item = RD_PTR(cbs + 24);
+		for (int64_t k = 0; item && k < n && k < 64; k++) {
+			uintptr_t pair = RD_PTR(item + 8 * (uintptr_t)k);
+			if (pair && type_of(pair) == x->tuple_type)
+				link_through(RD_PTR(pair + 24), i);
+		}
+	}
+}
+
+/* SETS: the loop running on thread state ts (the self of its _run_once
+ * frame), and the frames above that frame, innermost first. */
+#define MAX_ABOVE 512
+static uintptr_t above[MAX_ABOVE];
+static int n_above;
+
+static int code_named(uintptr_t code, const char *want, size_t len);
+#define NAMED(code, lit) code_named(code, lit, sizeof lit - 1)
+
+static uintptr_t loop_of(uintptr_t ts)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t f = frames_first_sigsafe(ts);
+	n_above = 0;
+	for (int i = 0; f && i < 4 * MAX_ABOVE; i++) {
+		uintptr_t code = RD_PTR(f + a->f_code) &
+				 ~(uintptr_t)a->code_ref_tag_mask;
+		if (code && RD_PTR(code + a->ob_type) == sampler.code_type &&
+		    NAMED(code, "_run_once"))
+			return RD_PTR(f + a->f_localsplus);
+		if (n_above < MAX_ABOVE)
+			above[n_above++] = f;
+		uintptr_t next = RD_PTR(f + a->f_back);
+		if (next == f)
+			break;
+		f = next;
+	}
+	return 0;
+}
+
+/* SETS: the task whose coroutine's frame is innermost among those above
+ * the loop's frame: the one running. */
+static uintptr_t running_of(void)
+{
+	const struct pyabi *a = sampler.abi;
+	int best = MAX_ABOVE;
+	uintptr_t run = 0;
+	for (int i = 0; i < n_tasks; i++) {
+		uintptr_t c = RD_PTR(tasks[i].obj + asyncio_abi.task_coro);
+		if (!c)
+			continue;
+		uintptr_t f = a->frame_kind == PYABI_FRAME_OBJECT
+				      ? RD_PTR(c + a->gen_frame)
+				      : c + (uintptr_t)a->gen_frame;
+		for (int k = 0; f && k < n_above && k < best; k++)
+			if (above[k] == f) {
+				best = k;
+				run = tasks[i].obj;
+			}
+	}
+	return run;
+}
+
+static int collect_sets(uintptr_t ts, int selecting, struct asyncio_view *v)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	thread_loop = loop_of(ts);
+	if (!thread_loop)
+		return ASYNCIO_NOT_LOOP;
+	set_each(x->weak_tasks, add_weak, 0);
+	if (x->eager_tasks)
+		set_each(x->eager_tasks, add_strong, 0);
+	uintptr_t running = running_of();
+	if (running) {
+		v->name_len = name_of(running, v->name);
+		return ASYNCIO_RUNNING;
+	}
+	if (!selecting)
+		return ASYNCIO_NOT_LOOP;
+	link_sets();
+	return ASYNCIO_WAITING;
+}
+
 /* ---- the view --------------------------------------------------------- */
 
 struct view_args {
@@ -393,6 +632,8 @@ static void view_region(void *arg)
 	int st = ASYNCIO_NOT_LOOP;
 	if (asyncio_abi.kind == ASYNCIO_LISTS)
 		st = collect_lists(w->ts, w->selecting, v);
+	else if (asyncio_abi.kind == ASYNCIO_SETS)
+		st = collect_sets(w->ts, w->selecting, v);
 	if (st == ASYNCIO_WAITING) {
 		for (int i = 0; i < n_tasks; i++) {
 			uintptr_t c = RD_PTR(tasks[i].obj + asyncio_abi.task_coro);
@@ -478,8 +719,6 @@ static int code_named(uintptr_t code, const char *want, size_t len)
 			return 0;
 	return 1;
 }
-
-#define NAMED(code, lit) code_named(code, lit, sizeof lit - 1)
 
 struct loop_args {
 	const struct raw_frame *f;
