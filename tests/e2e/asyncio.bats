@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# asyncio.bats - asyncio as the programmer sees it, in wall mode
+# (docs/asyncio.md): samples of a running task carry task=<its name>;
+# while the event loop waits, each waiting task gets its own sample, its
+# await chain on top of the loop's frames, the tick's time split among
+# them. Checked against the programs' own clocks
+# (tests/targets/asyncio_tasks.py) and against the waits they set up
+# (tests/targets/asyncio_shapes.py), through the real `go tool pprof`, on
+# every interpreter with asyncio.run (3.7+).
+
+load ../lib/common
+
+setup() {
+	common_setup
+	TASKS=$PP_TARGETS/asyncio_tasks.py
+	SHAPES=$PP_TARGETS/asyncio_shapes.py
+	MOD=$PP_ROOT/preload/python
+}
+
+teardown() {
+	common_teardown
+}
+
+# has_asyncio_run EXE: 3.7+.
+has_asyncio_run() { "$1" -c 'import asyncio; asyncio.run' 2>/dev/null; }
+
+# record NAME EXE SCRIPT ARGS... -- OPTIONS...: SCRIPT under `pyprof
+# record --mode wall` into $T/NAME.pb.gz, its output in $T/NAME.out.
+record() {
+	local name=$1 exe=$2 script=$3
+	shift 3
+	local args=()
+	while (($#)) && [[ $1 != -- ]]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	run_capture "$name" "$PP_PYPROF" record --mode wall "$@" \
+		-o "$T/$name.pb.gz" -- "$exe" "$script" "${args[@]}"
+	cat "$T/$name.err"
+	assert_eq 0 "$RC" "exit status of $script under pyprof record"
+	[[ -s $T/$name.pb.gz ]] || fail "no profile $T/$name.pb.gz"
+}
+
+# chain_in FILE NAME...: go tool pprof -traces output FILE has a stack
+# whose frames, leaf first, start with the NAMEs one after the other.
+chain_in() {
+	local file=$1
+	shift
+	awk -v want="$*" '
+		BEGIN { n = split(want, w, " ") }
+		/^-----/ { k = 0; next }
+		{
+			f = $NF
+			if (k < n && f == w[k + 1]) { k++; if (k == n) found = 1 }
+			else if (k < n) k = (f == w[1])
+		}
+		END { exit !found }' "$file"
+}
+
+@test "two endpoints as tasks: their wall shares by task= within 5 points of the program's clock; handler -> query -> sleep in go tool pprof -traces" {
+	check() {
+		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
+		record tasks "$2" "$TASKS" 3 -- --hz 100
+		head -1 "$T/tasks.out" >"$T/truth.json"
+		# wall time (the second sample type), among the samples that
+		# carry a task (start-up and the interpreter's exit carry none)
+		shares label-shares "$T/tasks.pb.gz" task "$T/truth.json" \
+			--tol 5 --index 1 --labelled
+		go tool pprof -symbolize=none -tagfocus task=slow -traces \
+			"$T/tasks.pb.gz" >"$T/traces" 2>&1
+		chain_in "$T/traces" sleep query handler slow main ||
+			{ head -60 "$T/traces"; fail "no sleep <- query <- handler <- slow <- main stack for task=slow"; }
+		# the event loop's frames stay at the root
+		grep -q '_run_once' "$T/traces" || fail "no _run_once under the waiting chain"
+		# the computing task's own frames while it runs
+		go tool pprof -symbolize=none -tagfocus task=compute -top \
+			"$T/tasks.pb.gz" >"$T/top" 2>&1
+		grep -qE ' spin$' "$T/top" || { cat "$T/top"; fail "task=compute shows no spin"; }
+	}
+	for_each_python check
+}
+
+@test "a waiting task's stack goes on into the task waiting for it: await, gather, shield, wait_for, TaskGroup" {
+	check() {
+		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
+		record shapes "$2" "$SHAPES" 1.5 -- --hz 100
+		shares folded "$T/shapes.pb.gz" >"$T/folded"
+		local shape n=0
+		while read -r shape; do
+			n=$((n + 1))
+			grep -qE "(^|;)by_$shape;([^;]*;)*child_$shape;nap;sleep " "$T/folded" ||
+				{ grep "child_$shape" "$T/folded" | head; fail "$shape: no sleep <- nap <- child_$shape <- ... <- by_$shape stack"; }
+		done <"$T/shapes.out"
+		((n >= 4)) || fail "the program ran $n shapes"
+	}
+	for_each_python check
+}
+
+@test "waiting tasks carry the labels of their own context (pyprof.labels) beside task=" {
+	check() {
+		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
+		record lab "$2" "$TASKS" 2 --labels -- --hz 100
+		# every sample of a task carries that task's endpoint, waiting
+		# (in sleep) or running; read with `go tool pprof -raw`
+		python3 - "$PP_ROOT/tests/lib" "$T/lab.pb.gz" <<-'EOF'
+			import sys
+			sys.path.insert(0, sys.argv[1])
+			import pprof_shares
+			seen = {}
+			for _, _, labels in pprof_shares.load(sys.argv[2]).samples:
+			    if "task" in labels:
+			        seen.setdefault(labels["task"], set()).add(
+			            labels.get("endpoint"))
+			print(seen)
+			assert set(seen) == {"slow", "compute"}, seen
+			for task, eps in seen.items():
+			    assert "/" + task in eps and eps <= {"/" + task, None}, \
+			        (task, eps)
+			EOF
+	}
+	for_each_python check
+}
+
+@test "PYPROF_ASYNCIO=0: no task labels, the loop's select as it is" {
+	check() {
+		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
+		PYPROF_ASYNCIO=0 record off "$2" "$TASKS" 1 -- --hz 100
+		shares labels "$T/off.pb.gz" task >"$T/tasks"
+		cat "$T/tasks"
+		! grep -qv '^<none> ' "$T/tasks" || fail "task labels with PYPROF_ASYNCIO=0"
+		shares folded "$T/off.pb.gz" | grep -q 'select' || fail "no select in the profile"
+	}
+	PYPROF_TEST_PYTHONS=${PYPROF_TEST_PYTHONS:-3.11} for_each_python check
+}
