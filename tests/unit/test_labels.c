@@ -12,6 +12,7 @@
  * processes' sets merged by content, and a symtab compaction.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "labels.h"
 #include "daemon/agg.h"
 #include "daemon/conn.h"
 #include "daemon/pprof.h"
@@ -571,6 +573,65 @@ static void test_across(void)
 	free(b);
 }
 
+/* The set as "k=v,k=v" (the agent's interned strings), for comparing. */
+static void set_text(const struct intern *in, uint32_t id, char *out,
+		     size_t cap)
+{
+	size_t at = 0;
+	out[0] = 0;
+	if (!id)
+		return;
+	const struct ilabels *l = &in->labels[id - 1];
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct istr *k = &in->strs[in->label_kv[l->first + 2 * i] - 1];
+		const struct istr *v =
+			&in->strs[in->label_kv[l->first + 2 * i + 1] - 1];
+		at += (size_t)snprintf(out + at, cap - at, "%s%.*s=%.*s",
+				       i ? "," : "", (int)k->len, k->s,
+				       (int)v->len, v->s);
+	}
+}
+
+/* Whether set id reads want ("k=v,k=v"); says what it is if not. */
+static int set_is(const struct intern *in, uint32_t id, const char *want)
+{
+	char got[256];
+	set_text(in, id, got, sizeof got);
+	if (strcmp(got, want))
+		fprintf(stderr, "set %u is \"%s\", not \"%s\"\n", id, got, want);
+	return !strcmp(got, want);
+}
+
+#define LIT(lit) (const uint8_t *)(lit), sizeof(lit) - 1
+
+/* The agent's sets with an asyncio task's name: task=<name> in its
+ * sorted place, replacing the program's own "task", alone when the
+ * program set nothing; torn encodings still refused. */
+static void test_task_name(void)
+{
+	struct intern in;
+	memset(&in, 0, sizeof in);
+	CHECK(set_is(&in, labels_set_id(&in, LIT("a\0x\0z\0y\0"), LIT("worker")),
+		     "a=x,task=worker,z=y"),
+	      "4.1 task= goes in its sorted place");
+	CHECK(set_is(&in,
+		     labels_set_id(&in, LIT("a\0x\0task\0mine\0"), LIT("worker")),
+		     "a=x,task=worker"),
+	      "4.2 ... and replaces the program's own task label");
+	CHECK(set_is(&in, labels_set_id(&in, NULL, 0, LIT("Task-7")),
+		     "task=Task-7"),
+	      "4.3 a task alone");
+	CHECK(set_is(&in, labels_set_id(&in, LIT("tab\0v\0"), LIT("t")),
+		     "tab=v,task=t"),
+	      "4.4 'tab' sorts before 'task'");
+	CHECK(labels_set_id(&in, LIT("z\0y\0a\0x\0"), LIT("t")) == 0,
+	      "4.5 an unsorted encoding is refused, task or not");
+	CHECK(labels_set_id(&in, LIT("a\0"), LIT("t")) == 0,
+	      "4.6 a name without a value is refused");
+	CHECK(labels_set_id(&in, NULL, 0, NULL, 0) == 0, "4.7 nothing: no set");
+	intern_free(&in);
+}
+
 int main(void)
 {
 	test_samples();
@@ -578,5 +639,6 @@ int main(void)
 	test_refusals();
 	test_max();
 	test_across();
+	test_task_name();
 	return check_summary();
 }
