@@ -23,9 +23,9 @@
  * _eager_tasks from 3.12), the C Task type, and functools.partial's type.
  * It looks once the _asyncio extension is loaded (it comes with `import
  * asyncio`), then again after 10 ms, 20 ms, ... up to once a second until
- * asyncio.tasks is there and complete; a process that never imports asyncio never takes the GIL for
- * this (one where _asyncio is built into the interpreter looks once a
- * second until it does). The registry's objects are kept alive by the
+ * asyncio.tasks is there and complete; a process that never imports
+ * asyncio never takes the GIL for this (one where _asyncio is built into
+ * the interpreter looks once a second until it does). The registry's objects are kept alive by the
  * references taken here (they live as long as the module anyway).
  */
 #include "asyncio.h"

@@ -34,6 +34,7 @@
  * generators); it ends at a future's iterator.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "asyncio.h"
 #include "guard.h"
@@ -106,13 +107,8 @@ static void clear_waits(void);
 static void clear_table(void)
 {
 	clear_waits();
-	for (int i = 0; i < n_tasks; i++)
-		for (uint32_t h = ptr_hash(tasks[i].obj), j = 0; j < SLOTS; j++) {
-			int32_t *s = &slot[(h + j) & (SLOTS - 1)];
-			if (!*s)
-				break;
-			*s = 0;
-		}
+	if (n_tasks)
+		memset(slot, 0, sizeof slot);
 	n_tasks = 0;
 	n_leaves = 0;
 }
@@ -221,8 +217,10 @@ static size_t put_utf8(char *out, size_t at, uint32_t ch)
 		out[at] = (char)ch;
 		return 1;
 	}
+	if ((ch >= 0xd800 && ch < 0xe000) || ch > 0x10ffff)
+		ch = 0xfffd; /* a lone surrogate is no UTF-8: the replacement */
 	size_t n = ch < 0x800 ? 2 : ch < 0x10000 ? 3 : 4;
-	if (at + n > ASYNCIO_NAME_MAX || ch > 0x10ffff)
+	if (at + n > ASYNCIO_NAME_MAX)
 		return 0;
 	static const uint8_t lead[5] = {0, 0, 0xc0, 0xe0, 0xf0};
 	for (size_t i = n - 1; i > 0; i--) {

@@ -40,7 +40,7 @@ HEAP, HEAP_SNAPSHOT = 12, 13  # PYPROF_HEAP_RATE
 HEAP_ALLOC, HEAP_FREE, HEAP_LOST = 1, 2, 3
 LABELS = 14  # label sets from code
 HEAP_ALLOC_LABELS = 4  # an ALLOC's fields, then a LABELS set id
-MAX_LABELS = 64
+MAX_LABELS = 65  # wire.h WIRE_MAX_LABELS: 64 from the program, 1 task
 H_VERSION, H_PID, H_PPID, H_START_UNIX_NS, H_START_MONO_NS, H_MODE = 1, 2, 3, 4, 5, 6
 H_PERIOD_NS, H_MAX_DEPTH, H_PYVERSION, H_EXE, H_ARG, H_CONN_SEQ = 7, 8, 9, 10, 11, 12
 H_UID, H_ACHIEVED_NS, H_COMM = 13, 14, 15
@@ -394,16 +394,16 @@ def fixtures():
     lp = p + string(9, "endpoint") + string(10, "/api")
     fx["labels-id-gap"] = (lp + labels(2, [(9, 10)]),
                            "LABELS id 2 out of order (expected 1)", False)
-    fx["labels-no-pairs"] = (lp + labels(1, []),
-                             "LABELS 1: 0 pairs (1 to 64 are allowed)",
-                             False)
+    fx["labels-no-pairs"] = (
+        lp + labels(1, []),
+        "LABELS 1: 0 pairs (1 to %d are allowed)" % MAX_LABELS, False)
     fx["labels-odd"] = (lp + frame(LABELS, varint(1) + varint(9) +
                                    varint(10) + varint(9)),
                         "LABELS frame: payload ends early", False)
     many = b"".join(string(11 + i, "k%d" % i) for i in range(MAX_LABELS + 1))
     fx["labels-too-many"] = (
         lp + many + labels(1, [(11 + i, 10) for i in range(MAX_LABELS + 1)]),
-        "LABELS frame: more than 64 pairs", False)
+        "LABELS frame: more than %d pairs" % MAX_LABELS, False)
     fx["labels-undefined-string"] = (lp + labels(1, [(9, 99)]),
                                      "LABELS 1: value 99 is not a defined "
                                      "string", False)
