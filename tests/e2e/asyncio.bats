@@ -122,6 +122,18 @@ chain_in() {
 	for_each_python check
 }
 
+@test "tasks made, awaited, cancelled and renamed as fast as asyncio can, read at 1000 Hz: output and exit status unchanged" {
+	check() {
+		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
+		record churn "$2" "$PP_TARGETS/asyncio_churn.py" 2 -- --hz 1000
+		grep -qx 'ok True' "$T/churn.out" ||
+			{ cat "$T/churn.out"; fail "the program's checksum changed"; }
+		shares labels "$T/churn.pb.gz" task | grep -q '^leaf' ||
+			fail "no sample of a leaf task (renamed, 3.8+)"
+	}
+	for_each_python check
+}
+
 @test "PYPROF_ASYNCIO=0: no task labels, the loop's select as it is" {
 	check() {
 		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
