@@ -18,15 +18,17 @@
  * measured on each interpreter: the offset of a task's coroutine, the
  * fields around it follow the same order in every version); where the
  * tasks are is learned from the asyncio module itself, once, with the
- * GIL held and through the C API (as threadnames.c reads thread names):
- * asyncio.tasks' registry (_all_tasks up to 3.11; _scheduled_tasks and
+ * GIL held and through the C API, on the names thread (threadnames.c,
+ * which takes the GIL for thread names: the wall sampler must not wait
+ * for it): asyncio.tasks' registry (_all_tasks up to 3.11; _scheduled_tasks and
  * _eager_tasks from 3.12), the C Task type, and functools.partial's type.
  * It looks once the _asyncio extension is loaded (it comes with `import
  * asyncio`), then again after 10 ms, 20 ms, ... up to once a second until
  * asyncio.tasks is there and complete; a process that never imports
  * asyncio never takes the GIL for this (one where _asyncio is built into
- * the interpreter looks once a second until it does). The registry's objects are kept alive by the
- * references taken here (they live as long as the module anyway).
+ * the interpreter looks once a second until it does). The registry's
+ * objects are kept alive by the references taken here (they live as long
+ * as the module anyway).
  */
 #include "asyncio.h"
 
@@ -40,6 +42,7 @@
 #include "clock.h"
 #include "log.h"
 #include "sampler.h"
+#include "threadnames.h"
 
 #define MAX_CHECKED 32
 
@@ -63,8 +66,6 @@ static const int task_coro_at[] = {
 typedef void PyObject;
 
 static struct {
-	int (*gil_ensure)(void);
-	void (*gil_release)(int);
 	PyObject *(*modules)(void);
 	PyObject *(*dict_get)(PyObject *, const char *);
 	PyObject *(*getattr)(PyObject *, const char *);
@@ -81,6 +82,9 @@ static unsigned long long loads_seen = ~0ull; /* dlpi_adds last scanned */
 static uintptr_t checked[MAX_CHECKED]; /* objects looked at, by base */
 static int n_checked;
 
+static int look_wanted(void);
+static void look_with_gil(void);
+
 #define SYM(field, name)                                                   \
 	(api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
@@ -91,9 +95,7 @@ void asyncio_init(int on)
 		 a->gen_frame != PYABI_NONE && a->func_closure != PYABI_NONE;
 	if (!wanted || a->minor >= 14)
 		return;
-	int ok = SYM(gil_ensure, "PyGILState_Ensure") &&
-		 SYM(gil_release, "PyGILState_Release") &&
-		 SYM(modules, "PyImport_GetModuleDict") &&
+	int ok = SYM(modules, "PyImport_GetModuleDict") &&
 		 SYM(dict_get, "PyDict_GetItemString") &&
 		 SYM(getattr, "PyObject_GetAttrString") &&
 		 SYM(fetch, "PyErr_Fetch") && SYM(restore, "PyErr_Restore") &&
@@ -103,6 +105,8 @@ void asyncio_init(int on)
 	wanted = ok && a->minor < (int)(sizeof task_coro_at /
 					 sizeof task_coro_at[0]) &&
 		 task_coro_at[a->minor];
+	if (wanted)
+		threadnames_gil_hook(look_wanted, look_with_gil);
 }
 
 /* The address and size of section `want` in ELF file path (as linked:
@@ -291,21 +295,27 @@ static int take_sets(void)
 	return 1;
 }
 
-static void find_sets(void)
+/* SETS: the wall thread wants a look (atomic); the names thread takes it
+ * with the GIL held (threadnames_gil_hook): never the wall thread, which
+ * must not wait for the GIL (an import can hold it for half a second). */
+static int want_look;
+
+static int look_wanted(void)
+{
+	return __atomic_load_n(&want_look, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE) &&
+	       !api.finalizing();
+}
+
+/* Names thread, GIL held. */
+static void look_with_gil(void)
 {
 	struct asyncio_abi *x = &asyncio_abi;
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	if (now < next_look || !sampler.is_initialized() || api.finalizing())
-		return;
-	next_look = now + look_gap;
-	if (look_gap < 1000000000ull)
-		look_gap *= 2;
 	PyObject *et, *ev, *tb;
-	int g = api.gil_ensure();
 	api.fetch(&et, &ev, &tb);
 	int found = take_sets();
 	api.restore(et, ev, tb);
-	api.gil_release(g);
+	__atomic_store_n(&want_look, 0, __ATOMIC_RELEASE);
 	if (!found)
 		return;
 	x->coro_type = types("PyCoro_Type");
@@ -326,6 +336,19 @@ static void find_sets(void)
 	}
 	plog_debug("asyncio: tasks from asyncio's registry");
 	__atomic_store_n(&x->kind, ASYNCIO_SETS, __ATOMIC_RELEASE);
+}
+
+/* Wall thread: asks the names thread for a look, at growing intervals. */
+static void find_sets(void)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	if (now < next_look || __atomic_load_n(&want_look, __ATOMIC_ACQUIRE))
+		return;
+	next_look = now + look_gap;
+	if (look_gap < 1000000000ull)
+		look_gap *= 2;
+	__atomic_store_n(&want_look, 1, __ATOMIC_RELEASE);
+	threadnames_request();
 }
 
 /* Every tick until found: a look at the loader's count of loaded objects,

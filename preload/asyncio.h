@@ -9,7 +9,8 @@
  * CPython places in the _asyncio module (or in libpython when the module
  * is built in), read once from the object file's section headers; on
  * 3.7-3.13 from the asyncio module's task registry, found once with the
- * GIL (asyncio.c's comments say what is read). signal/sig_asyncio.c reads
+ * GIL by the names thread, on the wall thread's request (asyncio.c's
+ * comments say what is read). signal/sig_asyncio.c reads
  * tasks with guarded reads on every wall tick, as frames are read.
  *
  * The rule for a waiting thread (docs/asyncio.md): its event loop runs no

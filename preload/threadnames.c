@@ -58,6 +58,14 @@ static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static int asked, stopping;
 static int forking_tid;     /* the thread that called fork()            */
+static int (*hook_has_work)(void);
+static void (*hook)(void);  /* threadnames_gil_hook                      */
+
+void threadnames_gil_hook(int (*has_work)(void), void (*fn)(void))
+{
+	hook_has_work = has_work;
+	hook = fn;
+}
 
 #define SYM(field, name) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
@@ -219,12 +227,17 @@ static void *threadnames_main(void *arg)
 		/* (not while dormant: control.h) */
 		if (__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
 		    sampler.is_initialized() && !finishing()) {
-			if (!several_threads()) {
+			int several = several_threads();
+			int more = hook && hook_has_work();
+			if (!several)
 				name_alone();
-			} else if (!api.threads_initialized ||
-				   api.threads_initialized()) {
+			if ((several || more) && (!api.threads_initialized ||
+						  api.threads_initialized())) {
 				int g = api.gil_ensure();
-				threadnames_refresh();
+				if (several)
+					threadnames_refresh();
+				if (more)
+					hook();
 				api.gil_release(g);
 			}
 		}

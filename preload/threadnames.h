@@ -46,6 +46,13 @@ void threadnames_start(void);
 /* Agent: asks for a refresh now (a thread without a name was seen). */
 void threadnames_request(void);
 
+/* Another look the names thread takes while it holds the GIL, at each of
+ * its wakes (threadnames_request wakes it): fn returns quickly when it
+ * has nothing to do (has_work false: the GIL is then not taken for it).
+ * asyncio.c's, which must not wait for the GIL on the wall sampler's
+ * thread. Set once, in the constructor. */
+void threadnames_gil_hook(int (*has_work)(void), void (*fn)(void));
+
 /* Agent: the generation of the table, bumped by each refresh. */
 unsigned threadnames_generation(void);
 
