@@ -59,7 +59,7 @@ PROTO_H := $(BUILD)/gen/profile.pb-c.h
 # links common, cli and views, no daemon object. Includes are written as
 # paths from collector/ ("daemon/conn.h"), hence -Icollector only.
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
-COLL_DIRS := common symbols daemon http views cli
+COLL_DIRS := common symbols daemon http push views cli
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 COLL_HDR := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.h))
 # preload/config.c too: `pyprof record` checks PYPROF_* with the library's
