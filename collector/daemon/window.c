@@ -13,6 +13,14 @@
  * of proc_add_samples): the tap only reschedules the window's timer to
  * fire at once, and the timer builds and answers.
  *
+ * Standbys (scrapes that tile, window.h) live in the same list as open
+ * windows, with no end (end_ns UINT64_MAX) and a timer that drops them
+ * at their gap bound; adoption turns one into an open window in place,
+ * so the samples it holds stay where they are. A window and its standby
+ * point at each other until either goes. Lost-sample reports are split
+ * by arrival between a window (before its end) and its standby (from
+ * its start, the same instant), so none is counted twice.
+ *
  * Runs on the collector's loop thread.
  */
 #include "daemon/window.h"
@@ -31,6 +39,7 @@
 #include "daemon/loop.h"
 #include "daemon/pprof.h"
 #include "daemon/proc.h"
+#include "daemon/symtab.h"
 #include "pyprof/wire.h"
 
 struct win_proc {
@@ -42,9 +51,18 @@ struct window {
 	struct windows *ws;
 	struct window *prev, *next;
 	struct window_filter f;
-	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC */
-	uint64_t start_unix_ns;
+	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC; a standby's
+					     end is UINT64_MAX */
+	uint64_t start_unix_ns, end_unix_ns;
 	unsigned seconds;
+	char *key;                        /* scrape key; NULL: a one-off */
+	int standby;                      /* waiting for key's next request */
+	uint64_t gap_ns;                  /* standby: adopted until start +
+					     gap_ns */
+	struct window *succ;              /* our standby, NULL if none */
+	struct window *parent;            /* standby: the window it follows */
+	const struct proc *named;         /* cache of window_names_match: */
+	int named_ok;                     /* the last process and its answer */
 	struct win_proc *procs;
 	size_t n_procs, procs_cap;
 	size_t last;                      /* cache: index of the last hit */
@@ -65,7 +83,8 @@ struct windows {
 	struct symtab *st;
 	struct procs *reg;
 	struct window *head;
-	size_t n;
+	size_t n;                         /* open windows */
+	size_t n_standby;                 /* standbys */
 };
 
 /* ---- sampling on demand (control.h) -------------------------------------- */
@@ -94,13 +113,12 @@ static void on_hold_done(struct control_hold *h, void *arg)
  * hold on a process ends it goes back to its own state. Without a
  * control (tests), or without memory for a hold, processes sample as
  * they would anyway. */
-static void window_sampling_on(struct window *w)
+static void window_sampling_on(struct window *w, uint64_t duration_ns)
 {
 	struct control_settings s = { 0 };
 	if (!w->ws->ctl)
 		return;
-	w->hold = control_start(w->ws->ctl, w->f.pid,
-				(uint64_t)w->seconds * 1000000000u, &s,
+	w->hold = control_start(w->ws->ctl, w->f.pid, duration_ns, &s,
 				on_hold_done, w);
 	if (!w->hold)
 		log_warn("window of %u s: out of memory to switch sampling on",
@@ -118,10 +136,61 @@ static void window_sampling_off(struct window *w)
 
 /* ---- matching and lookup --------------------------------------------------- */
 
-static int matches(const struct window *w, const struct proc *p)
+/* Whether needle occurs in p's command line: its arguments joined by
+ * spaces (its name when it sent none). */
+static int command_has(const struct symtab *st, const struct proc_info *in,
+		       const char *needle)
+{
+	size_t len = 1;
+	char *line, *at;
+	int found;
+
+	if (!in->n_args)
+		return strstr(symtab_string(st, in->comm_sid), needle) != NULL;
+	for (size_t i = 0; i < in->n_args; i++)
+		len += strlen(symtab_string(st, in->arg_sids[i])) + 1;
+	line = malloc(len);
+	if (!line)
+		return 0; /* out of memory: left out, as if it did not match */
+	at = line;
+	for (size_t i = 0; i < in->n_args; i++) {
+		const char *a = symtab_string(st, in->arg_sids[i]);
+		size_t n = strlen(a);
+		if (i)
+			*at++ = ' ';
+		memcpy(at, a, n);
+		at += n;
+	}
+	*at = 0;
+	found = strstr(line, needle) != NULL;
+	free(line);
+	return found;
+}
+
+int window_names_match(const struct symtab *st, const struct window_filter *f,
+		       const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
-	return in->mode == w->f.mode && (!w->f.pid || in->pid == w->f.pid);
+	if (f->service[0] &&
+	    strcmp(symtab_string(st, in->comm_sid), f->service) != 0)
+		return 0;
+	return !f->command[0] || command_has(st, in, f->command);
+}
+
+/* Whether w takes p's samples. Names are compared once per process in a
+ * row (samples come in batches from one process). */
+static int matches(struct window *w, const struct proc *p)
+{
+	const struct proc_info *in = proc_info(p);
+	if (in->mode != w->f.mode || (w->f.pid && in->pid != w->f.pid))
+		return 0;
+	if (!w->f.service[0] && !w->f.command[0])
+		return 1;
+	if (w->named != p) {
+		w->named = p;
+		w->named_ok = window_names_match(w->ws->st, &w->f, p);
+	}
+	return w->named_ok;
 }
 
 /* p's copy in w, made on first use; NULL when out of memory. */
@@ -153,7 +222,7 @@ static struct proc *copy_of(struct window *w, const struct proc *p)
  * runs, so a process we heard nothing from for that long was idle (a CPU
  * profile has no samples to send then) or is so starved of CPU that
  * waiting for it would hold up everyone's answer. */
-static int caught_up(const struct window *w, const struct proc *except)
+static int caught_up(struct window *w, const struct proc *except)
 {
 	for (const struct proc *p = procs_first(w->ws->reg); p;
 	     p = proc_next(p)) {
@@ -188,7 +257,7 @@ static void tap_sample(void *arg, const struct proc *p, uint32_t node,
 	for (struct window *w = ws->head; w; w = w->next) {
 		if (!matches(w, p))
 			continue;
-		if (t >= w->start_ns && t < w->end_ns) {
+		if (t >= w->start_ns && t < w->end_ns) { /* standby: no end */
 			struct proc *copy = copy_of(w, p);
 			if (!copy || proc_copy_add(copy, p, node, thread,
 						   flags, labels, count,
@@ -206,8 +275,11 @@ static void tap_lost(void *arg, const struct proc *p, unsigned reason,
 		     uint64_t samples, uint64_t value)
 {
 	struct windows *ws = arg;
+	uint64_t now = loop_now_ns();
+	/* By arrival: a window's before its end, its standby's from then. */
 	for (struct window *w = ws->head; w; w = w->next) {
-		if (w->closing || !matches(w, p))
+		if (w->closing || now < w->start_ns || now >= w->end_ns ||
+		    !matches(w, p))
 			continue;
 		struct proc *copy = copy_of(w, p);
 		if (copy)
@@ -228,6 +300,8 @@ static void tap_gone(void *arg, const struct proc *p)
 			}
 		if (w->crossed == p)
 			w->crossed = NULL;
+		if (w->named == p)
+			w->named = NULL;
 	}
 }
 
@@ -237,12 +311,20 @@ static void unlink_free(struct window *w)
 {
 	struct windows *ws = w->ws;
 	DLIST_UNLINK(ws->head, w);
-	ws->n--;
+	if (w->standby)
+		ws->n_standby--;
+	else
+		ws->n--;
+	if (w->succ)
+		w->succ->parent = NULL;
+	if (w->parent)
+		w->parent->succ = NULL;
 	loop_del_timer(ws->loop, w->timer);
 	window_sampling_off(w);
 	for (size_t i = 0; i < w->n_procs; i++)
 		proc_copy_free(w->procs[i].copy);
 	free(w->procs);
+	free(w->key);
 	free(w);
 }
 
@@ -251,8 +333,7 @@ static void finish(struct window *w)
 	struct pprof_opts o = {
 		.proc_labels = 1,
 		.start_unix_ns = w->start_unix_ns,
-		.end_unix_ns = w->start_unix_ns +
-			       (uint64_t)w->seconds * 1000000000u,
+		.end_unix_ns = w->end_unix_ns,
 		.empty_wall = w->f.mode == WIRE_MODE_WALL,
 	};
 	const struct proc **copies = NULL;
@@ -275,10 +356,10 @@ static void finish(struct window *w)
 	rc = pprof_build(w->ws->st, copies, w->n_procs, &o, &data, &len,
 			 &stats);
 	if (rc == 0)
-		log_debug("window of %u s (pid %" PRIu64 ", %s): %zu "
+		log_debug("window of %.3f s (pid %" PRIu64 ", %s): %zu "
 			  "processes, %" PRIu64 " samples, %zu bytes, "
 			  "%.1f ms after its end",
-			  w->seconds, w->f.pid,
+			  (double)(w->end_ns - w->start_ns) / 1e9, w->f.pid,
 			  w->f.mode == WIRE_MODE_WALL ? "wall" : "cpu",
 			  w->n_procs, stats.samples, len,
 			  (double)(loop_now_ns() - w->end_ns) / 1e6);
@@ -299,6 +380,11 @@ static void on_timer(struct loop *loop, struct loop_timer *t, void *arg)
 	struct window *w = arg;
 	(void)loop;
 	(void)t;
+	if (w->standby) { /* nobody came for it within its bound */
+		w->timer = NULL; /* this one is freed on return */
+		unlink_free(w);
+		return;
+	}
 	if (!w->closing) {
 		w->closing = 1;
 		/* Wait for late samples unless nothing more can come: with
@@ -317,46 +403,204 @@ static void on_timer(struct loop *loop, struct loop_timer *t, void *arg)
 	finish(w);
 }
 
-struct window *window_open(struct windows *ws, const struct window_filter *f,
-			   unsigned seconds, window_done_fn done, void *arg)
-{
-	struct window *w;
+#define NS 1000000000ull
 
-	assert(seconds >= 1 && seconds <= WINDOW_MAX_SECONDS);
-	if (ws->n >= WINDOW_MAX) {
-		errno = EBUSY;
-		return NULL;
+/* Drops the oldest standby (the earliest start) to make room. */
+static void evict_standby(struct windows *ws)
+{
+	struct window *old = NULL;
+	for (struct window *w = ws->head; w; w = w->next)
+		if (w->standby && (!old || w->start_ns < old->start_ns))
+			old = w;
+	if (old) {
+		log_debug("scrape standby dropped: %d waiting already",
+			  WINDOW_STANDBY_MAX);
+		unlink_free(old);
 	}
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		errno = ENOMEM;
-		return NULL;
+}
+
+/* Leaves w's standby: from w's end on, keyed like it, adopted within
+ * its bound. Without memory w simply has none (the key's next request
+ * covers its next N seconds). */
+static void standby_new(struct window *w, const char *key)
+{
+	struct windows *ws = w->ws;
+	uint64_t now = loop_now_ns();
+	unsigned gap_s = w->seconds < WINDOW_GAP_MAX_SECONDS
+				 ? w->seconds : WINDOW_GAP_MAX_SECONDS;
+	struct window *s;
+
+	if (ws->n_standby >= WINDOW_STANDBY_MAX)
+		evict_standby(ws);
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->key = strdup(key)))
+		goto fail;
+	s->ws = ws;
+	s->f = w->f;
+	s->standby = 1;
+	s->seconds = w->seconds;
+	s->start_ns = w->end_ns;
+	s->end_ns = UINT64_MAX;
+	s->start_unix_ns = w->end_unix_ns;
+	s->gap_ns = (uint64_t)gap_s * NS;
+	s->timer = loop_add_timer(ws->loop, w->end_ns + s->gap_ns - now, 0,
+				  on_timer, s);
+	if (!s->timer)
+		goto fail;
+	s->parent = w;
+	w->succ = s;
+	DLIST_PUSH(ws->head, s);
+	ws->n_standby++;
+	/* Overlapping w's hold, so that sampling carries on at w's end. */
+	window_sampling_on(s, w->end_ns - now + s->gap_ns + NS);
+	return;
+fail:
+	if (s)
+		free(s->key);
+	free(s);
+	log_debug("scrape standby: out of memory");
+}
+
+/* The standby of key and filter f that a request now continues: the
+ * latest one started at or before now, within its bound; NULL if none. */
+static struct window *standby_find(struct windows *ws, const char *key,
+				   const struct window_filter *f, uint64_t now)
+{
+	struct window *best = NULL;
+	for (struct window *w = ws->head; w; w = w->next) {
+		if (!w->standby || w->start_ns > now ||
+		    now - w->start_ns > w->gap_ns || strcmp(w->key, key) != 0 ||
+		    w->f.pid != f->pid || w->f.mode != f->mode ||
+		    strcmp(w->f.service, f->service) != 0 ||
+		    strcmp(w->f.command, f->command) != 0)
+			continue;
+		if (!best || w->start_ns > best->start_ns)
+			best = w;
 	}
+	return best;
+}
+
+/* Turns standby s into an open window ending seconds from now; the
+ * key's other standbys that started before now are dropped (they cover
+ * time s covers). 0 or -ENOMEM (s unchanged). */
+static int standby_adopt(struct window *s, unsigned seconds, uint64_t now,
+			 window_done_fn done, void *arg)
+{
+	struct windows *ws = s->ws;
+	struct loop_timer *t;
+	struct control_hold *old = s->hold;
+	uint64_t end = now + (uint64_t)seconds * NS;
+
+	t = loop_add_timer(ws->loop, end - now, 0, on_timer, s);
+	if (!t)
+		return -ENOMEM;
+	loop_del_timer(ws->loop, s->timer);
+	s->timer = t;
+	for (struct window *w = ws->head, *next; w; w = next) {
+		next = w->next;
+		if (w != s && w->standby && w->start_ns <= now &&
+		    strcmp(w->key, s->key) == 0)
+			unlink_free(w);
+	}
+	if (s->parent)
+		s->parent->succ = NULL;
+	s->parent = NULL;
+	s->standby = 0;
+	ws->n_standby--;
+	ws->n++;
+	s->seconds = seconds;
+	s->end_ns = end;
+	s->end_unix_ns = s->start_unix_ns + (end - s->start_ns);
+	s->done = done;
+	s->arg = arg;
+	s->hold = NULL;
+	s->hold_done = 0;
+	window_sampling_on(s, end - now); /* first: no switch-off between */
+	if (old)
+		control_cancel(ws->ctl, old);
+	return 0;
+}
+
+/* A window of seconds from now. NULL (ENOMEM). */
+static struct window *window_new(struct windows *ws,
+				 const struct window_filter *f,
+				 unsigned seconds, window_done_fn done,
+				 void *arg)
+{
+	struct window *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
 	w->ws = ws;
 	w->f = *f;
 	w->seconds = seconds;
 	w->start_ns = loop_now_ns();
-	w->end_ns = w->start_ns + (uint64_t)seconds * 1000000000u;
+	w->end_ns = w->start_ns + (uint64_t)seconds * NS;
 	w->start_unix_ns = now_unix_ns();
+	w->end_unix_ns = w->start_unix_ns + (uint64_t)seconds * NS;
 	w->done = done;
 	w->arg = arg;
 	w->timer = loop_add_timer(ws->loop, w->end_ns - w->start_ns, 0,
 				  on_timer, w);
 	if (!w->timer) {
 		free(w);
-		errno = ENOMEM;
 		return NULL;
 	}
 	DLIST_PUSH(ws->head, w);
 	ws->n++;
-	window_sampling_on(w);
+	window_sampling_on(w, (uint64_t)seconds * NS);
+	return w;
+}
+
+struct window *window_open(struct windows *ws, const struct window_filter *f,
+			   unsigned seconds, const char *key,
+			   window_done_fn done, void *arg)
+{
+	struct window *w = NULL;
+	uint64_t now = loop_now_ns();
+
+	assert(seconds >= 1 && seconds <= WINDOW_MAX_SECONDS);
+	if (ws->n >= WINDOW_MAX) {
+		errno = EBUSY;
+		return NULL;
+	}
+	if (key) {
+		w = standby_find(ws, key, f, now);
+		if (w && standby_adopt(w, seconds, now, done, arg) < 0)
+			w = NULL;
+		if (w)
+			log_debug("scrape continues: %.3f s since the last "
+				  "one's end", (double)(now - w->start_ns) / 1e9);
+	}
+	if (!w)
+		w = window_new(ws, f, seconds, done, arg);
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (key)
+		standby_new(w, key);
 	return w;
 }
 
 void window_cancel(struct window *w)
 {
-	if (w)
-		unlink_free(w);
+	if (!w)
+		return;
+	if (w->succ)
+		unlink_free(w->succ);
+	unlink_free(w);
+}
+
+void window_span(const struct window *w, uint64_t *start_unix_ns,
+		 uint64_t *end_unix_ns)
+{
+	*start_unix_ns = w->start_unix_ns;
+	*end_unix_ns = w->end_unix_ns;
+}
+
+size_t windows_standbys(const struct windows *ws)
+{
+	return ws->n_standby;
 }
 
 size_t windows_len(const struct windows *ws)

@@ -39,6 +39,26 @@
  * WINDOW_HOLD_WAIT_NS after its end; control.c waits longer for a process
  * that does not answer, the window does not).
  *
+ * Scrapes that tile time (a scraper such as Grafana Alloy or Parca
+ * polling every 15 s). A window opened with a scrape key (http_pprof.c
+ * builds it from the client's address, its User-Agent and the request's
+ * path and query) leaves, when it is opened, a standby: a window keyed
+ * the same that starts exactly where it ends and collects from then on,
+ * with no end, holding sampling on like a window. The key's next
+ * request, if it comes within the gap bound (the window's seconds, at
+ * most WINDOW_GAP_MAX_SECONDS, after the end), adopts the standby: its
+ * window covers [previous end, request + N s), so consecutive scrapes
+ * tile time with no gap and no overlap, by each sample's own time stamp,
+ * and time_nanos/duration_nanos say so exactly (the previous window's
+ * time_nanos + duration_nanos is the next one's time_nanos). A standby
+ * nobody adopts is dropped at the bound; a request without one (a first
+ * scrape, a one-off `go tool pprof`, a scraper late by more than the
+ * bound) covers the next N seconds, as Go's. At most WINDOW_STANDBY_MAX
+ * standbys are kept (the oldest goes first); a window whose client went
+ * away (window_cancel) takes its standby with it. Memory: a standby is a
+ * window's copies of the processes it covers, filled for at most the gap
+ * bound past its start.
+ *
  * Single-threaded (the collector's loop thread).
  */
 #ifndef PYPROF_WINDOW_H
@@ -50,6 +70,7 @@
 struct control;
 struct loop;
 struct procs;
+struct proc;
 struct symtab;
 struct windows;
 struct window;
@@ -62,13 +83,29 @@ struct window;
 #define WINDOW_HOLD_WAIT_NS (90 * 1000000ull) /* with a hold: wait at most
 						 this for its acks */
 #define WINDOW_MAX_SECONDS 3600
+#define WINDOW_GAP_MAX_SECONDS 60            /* a standby waits at most
+						this long (and at most its
+						window's seconds) */
+#define WINDOW_STANDBY_MAX 64                /* standbys kept at once */
+#define WINDOW_NAME_LEN 128                  /* service, command + NUL */
 
 /* Which samples a window takes: every process (pid 0) or one pid, in
- * mode (enum wire_mode). */
+ * mode (enum wire_mode); with service set, only processes whose name
+ * (HELLO's comm, the profile's `process` label) is exactly it; with
+ * command set, only those whose command line (arguments joined by
+ * spaces; the name when there are none) contains it. Empty strings
+ * select everything. */
 struct window_filter {
 	uint64_t pid;
 	unsigned mode;
+	char service[WINDOW_NAME_LEN];
+	char command[WINDOW_NAME_LEN];
 };
+
+/* Whether process p passes f's service and command (not its pid or
+ * mode): 1 or 0. Names are read from st. */
+int window_names_match(const struct symtab *st, const struct window_filter *f,
+		       const struct proc *p);
 
 /* The window's result. On success status is 0 and data/len the gzipped
  * pprof (malloc'd; the callee takes it and frees it); else a negative
@@ -85,17 +122,26 @@ struct windows *windows_new(struct loop *loop, struct symtab *st,
  * fine. */
 void windows_free(struct windows *ws);
 
-/* Opens a window of seconds (1..WINDOW_MAX_SECONDS) starting now. done is
- * called once, from the loop, when it closes, unless window_cancel is
- * called first. Returns the window, or NULL: errno EBUSY (WINDOW_MAX
- * open) or ENOMEM. */
+/* Opens a window of seconds (1..WINDOW_MAX_SECONDS) ending seconds from
+ * now. key NULL: it starts now. key set (copied): it continues the
+ * standby of the same key and filter, if one waits (see the top), else
+ * starts now; either way it leaves a standby of its own (when memory
+ * allows). done is called once, from the loop, when it closes, unless
+ * window_cancel is called first. Returns the window, or NULL: errno
+ * EBUSY (WINDOW_MAX open) or ENOMEM. */
 struct window *window_open(struct windows *ws, const struct window_filter *f,
-			   unsigned seconds, window_done_fn done, void *arg);
-/* Drops an open window without calling its callback (the client went
- * away). */
+			   unsigned seconds, const char *key,
+			   window_done_fn done, void *arg);
+/* Drops an open window and its standby without calling its callback
+ * (the client went away). */
 void window_cancel(struct window *w);
+/* The interval an open window covers, in Unix ns: [*start, *end). */
+void window_span(const struct window *w, uint64_t *start_unix_ns,
+		 uint64_t *end_unix_ns);
 
-/* Windows open now. */
+/* Windows open now (standbys not counted). */
 size_t windows_len(const struct windows *ws);
+/* Standbys waiting now. */
+size_t windows_standbys(const struct windows *ws);
 
 #endif /* PYPROF_WINDOW_H */

@@ -208,6 +208,8 @@ static int parse_field(const char *p, size_t n, struct http_req *req,
 		req->authorization = value;
 	} else if (http_str_case_eq(name, "cookie")) {
 		req->cookie = value;
+	} else if (http_str_case_eq(name, "user-agent")) {
+		req->user_agent = value;
 	}
 	return 0;
 }

@@ -55,6 +55,7 @@ struct http_req {
 	struct http_str host;
 	struct http_str authorization; /* empty if none */
 	struct http_str cookie;  /* the last Cookie header, empty if none */
+	struct http_str user_agent; /* the last User-Agent, empty if none */
 	size_t head_len;         /* bytes of the head, empty line included */
 };
 

@@ -19,6 +19,15 @@
  *   page shows each one's mode).
  * - heap/allocs: the processes' heap profiles (heapagg.h) as
  *   they are now, Go's heap profile; allocs with alloc_space first.
+ * - service=NAME (the process name, exactly) and command=TEXT (part of
+ *   the command line): the complement of pid, so that one collector can
+ *   be scraped as several services; not with pid (400).
+ * - Scrapes tile (window.h): a profile request's scrape key is the
+ *   client's address without its port, its User-Agent and the request
+ *   target as sent (path and query), so that two scrapers of the same
+ *   URL, or two URLs of one scraper, each keep their own series.
+ *   /flamegraph is not keyed (a browser reloading it wants the next N
+ *   seconds).
  *
  * Runs on the collector's loop thread.
  */
@@ -142,7 +151,56 @@ static int param_pid(struct pprof_server *ps, struct http_conn *c,
 	return 0;
 }
 
-/* The window's filter from pid and mode. 0 or -1 (answered). */
+/* One name of service= or command= into out (WINDOW_NAME_LEN bytes;
+ * "" when absent): 1 to max bytes, no control characters. 0 or -1
+ * (answered). */
+static int param_name(struct http_conn *c, const struct http_req *r,
+		      const char *key, size_t max, const char *what,
+		      char *out)
+{
+	char v[HTTP_MAX_LINE];
+	int rc = param(c, r, key, v, sizeof(v));
+	size_t n;
+	int ctl = 0;
+
+	out[0] = 0;
+	if (rc <= 0)
+		return rc;
+	n = strlen(v);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			ctl = 1;
+	if (ctl || n == 0 || n > max) {
+		http_error(c, 400, "%s must be %s: 1 to %zu bytes without "
+			   "control characters, not '%s'", key, what, max,
+			   ctl ? "(control characters)" : v);
+		return -1;
+	}
+	memcpy(out, v, n + 1);
+	return 0;
+}
+
+/* service=NAME, command=TEXT into f (see window.h), and not with a pid.
+ * 0 or -1 (answered). */
+static int param_names(struct http_conn *c, const struct http_req *r,
+		       uint64_t pid, struct window_filter *f)
+{
+	/* The name is the kernel's comm: at most 15 bytes. */
+	if (param_name(c, r, "service", 15, "a process name (the process "
+		       "label)", f->service) < 0 ||
+	    param_name(c, r, "command", WINDOW_NAME_LEN - 1, "text in the "
+		       "command line", f->command) < 0)
+		return -1;
+	if (pid && (f->service[0] || f->command[0])) {
+		http_error(c, 400, "pid selects one process: service and "
+			   "command cannot be combined with it");
+		return -1;
+	}
+	return 0;
+}
+
+/* The window's filter from pid, service, command and mode. 0 or -1
+ * (answered). */
 static int param_filter(struct pprof_server *ps, struct http_conn *c,
 			const struct http_req *r, struct window_filter *f)
 {
@@ -150,7 +208,8 @@ static int param_filter(struct pprof_server *ps, struct http_conn *c,
 	const struct proc *p;
 	int rc;
 
-	if (param_pid(ps, c, r, &f->pid, &p) < 0)
+	if (param_pid(ps, c, r, &f->pid, &p) < 0 ||
+	    param_names(c, r, f->pid, f) < 0)
 		return -1;
 	rc = param(c, r, "mode", v, sizeof(v));
 	if (rc < 0)
@@ -247,12 +306,30 @@ static void on_cancel(void *arg)
 	free(pd);
 }
 
+/* The scrape key of request r from c (see the top), malloc'd: the
+ * client's address without its port, the User-Agent, the target. NULL
+ * when out of memory (the request is then a one-off). */
+static char *scrape_key(struct http_conn *c, const struct http_req *r)
+{
+	const char *peer = http_conn_peer(c);
+	const char *colon = strrchr(peer, ':');
+	int host_len = colon ? (int)(colon - peer) : (int)strlen(peer);
+	char *key = NULL;
+
+	if (asprintf(&key, "%.*s\n%.*s\n%.*s", host_len, peer,
+		     (int)r->user_agent.len, r->user_agent.p,
+		     (int)r->target.len, r->target.p) < 0)
+		return NULL;
+	return key;
+}
+
 static void serve_window(struct pprof_server *ps, struct http_conn *c,
 			 const struct http_req *r, int flame)
 {
 	struct window_filter f = { 0 };
 	struct pending *pd;
 	unsigned seconds;
+	char *key = NULL;
 
 	if (param_seconds(c, r, &seconds) < 0 || param_filter(ps, c, r, &f) < 0)
 		return;
@@ -265,7 +342,10 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	pd->conn = c;
 	pd->flame = flame;
 	pd->seconds = seconds;
-	pd->w = window_open(ps->ws, &f, seconds, on_window, pd);
+	if (!flame)
+		key = scrape_key(c, r);
+	pd->w = window_open(ps->ws, &f, seconds, key, on_window, pd);
+	free(key);
 	if (!pd->w) {
 		int e = errno;
 		free(pd);
@@ -291,7 +371,8 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
  * (a delta of two profiles) and ?gc= are not served.
  */
 static int heap_profile(struct pprof_server *ps, const char *kind,
-			uint64_t pid, void **data, size_t *len)
+			const struct window_filter *f, void **data,
+			size_t *len)
 {
 	struct pprof_opts po = { .heap = 1, .proc_labels = 1,
 				 .heap_allocs = strcmp(kind, "allocs") == 0 };
@@ -305,7 +386,9 @@ static int heap_profile(struct pprof_server *ps, const char *kind,
 	if (!list)
 		return -ENOMEM;
 	for (struct proc *p = procs_first(ps->reg); p; p = proc_next(p)) {
-		if (pid && proc_info(p)->pid != pid)
+		if (f->pid && proc_info(p)->pid != f->pid)
+			continue;
+		if (!window_names_match(ps->st, f, p))
 			continue;
 		if (heapagg_has_data(proc_heap(p)))
 			list[n++] = p;
@@ -319,19 +402,26 @@ static void serve_heap(struct pprof_server *ps, struct http_conn *c,
 		       const struct http_req *r, const char *kind)
 {
 	const struct proc *p;
+	struct window_filter f = { 0 };
 	uint64_t pid;
 	void *data;
 	size_t len;
 	char disp[96];
 
-	if (param_pid(ps, c, r, &pid, &p) < 0)
+	if (param_pid(ps, c, r, &pid, &p) < 0 ||
+	    param_names(c, r, pid, &f) < 0)
 		return;
-	int rc = heap_profile(ps, kind, pid, &data, &len);
+	f.pid = pid;
+	int rc = heap_profile(ps, kind, &f, &data, &len);
 	if (rc == -ENOENT) {
 		if (pid)
 			http_error(c, 404, "pid %" PRIu64 " does not sample "
 				   "its heap (start it with PYPROF_HEAP_RATE)",
 				   pid);
+		else if (f.service[0] || f.command[0])
+			http_error(c, 404, "no process of this service "
+				   "samples its heap (start them with "
+				   "PYPROF_HEAP_RATE)");
 		else
 			http_error(c, 404, "no process with heap sampling on "
 				   "(start them with PYPROF_HEAP_RATE)");

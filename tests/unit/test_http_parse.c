@@ -354,6 +354,11 @@ static void test_host(void)
 	CHECK(parse("GET / HTTP/1.1\r\nHost: x\r\nCookie: a=1; b=2\r\n"
 		    "\r\n", &r) == 1 && http_str_eq(r.cookie, "a=1; b=2"),
 	      "7.c Cookie kept");
+	/* User-Agent is kept for the scrape key (http_pprof.c). */
+	CHECK(parse("GET / HTTP/1.1\r\nHost: x\r\nUser-Agent: Alloy/v1.11.0 "
+		    "(linux; binary)\r\n\r\n", &r) == 1 &&
+	      http_str_eq(r.user_agent, "Alloy/v1.11.0 (linux; binary)"),
+	      "7.d User-Agent kept");
 }
 
 int main(void)

@@ -185,10 +185,10 @@ static int read_sums(const struct result *r, const uint64_t *pids,
 
 /* The windows (filter, seconds) and the processes (pid, mode). */
 static const struct window_filter fs[N_WINDOWS] = {
-	{ 0, WIRE_MODE_CPU },   /* all CPU processes, 1 s */
-	{ 101, WIRE_MODE_CPU }, /* one pid, 1 s */
-	{ 0, WIRE_MODE_WALL },  /* the wall process, 1 s */
-	{ 0, WIRE_MODE_CPU },   /* all CPU processes, 2 s */
+	{ .pid = 0, .mode = WIRE_MODE_CPU },   /* all CPU processes, 1 s */
+	{ .pid = 101, .mode = WIRE_MODE_CPU }, /* one pid, 1 s */
+	{ .pid = 0, .mode = WIRE_MODE_WALL },  /* the wall process, 1 s */
+	{ .pid = 0, .mode = WIRE_MODE_CPU },   /* all CPU processes, 2 s */
 };
 static const unsigned secs[N_WINDOWS] = { 1, 1, 1, 2 };
 static const uint64_t pids[N_PROCS] = { 101, 102, 103, 104 };
@@ -213,10 +213,10 @@ static int open_windows(struct run *r)
 	struct window *w[N_WINDOWS + 1];
 	r->before = loop_now_ns();
 	for (int i = 0; i < N_WINDOWS; i++)
-		w[i] = window_open(r->ws, &fs[i], secs[i], on_done, &results[i]);
+		w[i] = window_open(r->ws, &fs[i], secs[i], NULL, on_done, &results[i]);
 	r->after = loop_now_ns();
 	CHECK_OR_RETURN(w[0] && w[1] && w[2] && w[3], "1.1 windows open", -1);
-	w[N_WINDOWS] = window_open(r->ws, &fs[0], 1, on_never, NULL);
+	w[N_WINDOWS] = window_open(r->ws, &fs[0], 1, NULL, on_never, NULL);
 	CHECK(w[N_WINDOWS] != NULL, "1.2 a fifth window opens");
 	window_cancel(w[N_WINDOWS]);
 	CHECK(windows_len(r->ws) == N_WINDOWS, "1.3 cancelled one is gone");
@@ -335,7 +335,7 @@ static void check_window_limit(struct windows *ws)
 	struct window *many[WINDOW_MAX + 1];
 	int n_open = 0;
 	for (int i = 0; i <= WINDOW_MAX; i++) {
-		many[i] = window_open(ws, &fs[0], 1, on_never, NULL);
+		many[i] = window_open(ws, &fs[0], 1, NULL, on_never, NULL);
 		n_open += many[i] != NULL;
 	}
 	CHECK(n_open == WINDOW_MAX && many[WINDOW_MAX] == NULL &&
