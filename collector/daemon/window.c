@@ -421,8 +421,13 @@ static void evict_standby(struct windows *ws)
 
 /* Leaves w's standby: from w's end on, keyed like it, adopted within
  * its bound. Without memory w simply has none (the key's next request
- * covers its next N seconds). */
-static void standby_new(struct window *w, const char *key)
+ * covers its next N seconds). With hold (w continued a standby: its key
+ * is a scraper's, not a one-off), the standby keeps sampling on in
+ * dormant processes until it is adopted or dropped; a one-off's standby
+ * does not, so that `go tool pprof` leaves dormant processes dormant
+ * after its window (the first gap of a scraper's series then holds
+ * only the processes that sample by themselves). */
+static void standby_new(struct window *w, const char *key, int hold)
 {
 	struct windows *ws = w->ws;
 	uint64_t now = loop_now_ns();
@@ -452,7 +457,8 @@ static void standby_new(struct window *w, const char *key)
 	DLIST_PUSH(ws->head, s);
 	ws->n_standby++;
 	/* Overlapping w's hold, so that sampling carries on at w's end. */
-	window_sampling_on(s, w->end_ns - now + s->gap_ns + NS);
+	if (hold)
+		window_sampling_on(s, w->end_ns - now + s->gap_ns + NS);
 	return;
 fail:
 	if (s)
@@ -557,6 +563,7 @@ struct window *window_open(struct windows *ws, const struct window_filter *f,
 {
 	struct window *w = NULL;
 	uint64_t now = loop_now_ns();
+	int adopted = 0;
 
 	assert(seconds >= 1 && seconds <= WINDOW_MAX_SECONDS);
 	if (ws->n >= WINDOW_MAX) {
@@ -567,6 +574,7 @@ struct window *window_open(struct windows *ws, const struct window_filter *f,
 		w = standby_find(ws, key, f, now);
 		if (w && standby_adopt(w, seconds, now, done, arg) < 0)
 			w = NULL;
+		adopted = w != NULL;
 		if (w)
 			log_debug("scrape continues: %.3f s since the last "
 				  "one's end", (double)(now - w->start_ns) / 1e9);
@@ -578,7 +586,7 @@ struct window *window_open(struct windows *ws, const struct window_filter *f,
 		return NULL;
 	}
 	if (key)
-		standby_new(w, key);
+		standby_new(w, key, adopted);
 	return w;
 }
 

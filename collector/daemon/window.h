@@ -44,7 +44,9 @@
  * builds it from the client's address, its User-Agent and the request's
  * path and query) leaves, when it is opened, a standby: a window keyed
  * the same that starts exactly where it ends and collects from then on,
- * with no end, holding sampling on like a window. The key's next
+ * with no end (holding sampling on like a window once the key has
+ * been continued at least once: a scraper's, not a one-off's). The
+ * key's next
  * request, if it comes within the gap bound (the window's seconds, at
  * most WINDOW_GAP_MAX_SECONDS, after the end), adopts the standby: its
  * window covers [previous end, request + N s), so consecutive scrapes
