@@ -8,13 +8,16 @@
  *                           dormant, mode, rate, uptime, samples,
  *                           dropped) with links to each view;
  *                           ?seconds=N sets the links' duration
- *   /debug/pprof/profile    ?seconds=N (default 30, 1..3600) [&pid=P]
+ *   /debug/pprof/profile    ?seconds=N (default 30, 1..3600) [&pid=P |
+ *                           &service=NAME &command=TEXT]
  *                           [&mode=cpu|wall]: a profile of the next N
- *                           seconds (window.h), gzipped pprof,
- *                           application/octet-stream, attachment
- *                           "profile"
+ *                           seconds (window.h), or, for a scraper's next
+ *                           request, from its previous window's end;
+ *                           gzipped pprof, application/octet-stream,
+ *                           attachment "profile"
  *   /debug/pprof/heap       Go's heap profile of the processes with heap
- *   /debug/pprof/allocs     data (?pid=P: one), as of now; allocs with
+ *   /debug/pprof/allocs     data (?pid=P: one; ?service=, ?command=: a
+ *                           service's), as of now; allocs with
  *                           alloc_space as the default sample type; 404
  *                           "no process with heap sampling on" if none
  *   /debug/pprof/cmdline    text/plain: with ?pid=P that process's command
@@ -24,8 +27,10 @@
  *                           names; native ones are named by the collector
  *                           where it can, so address look-ups answer
  *                           nothing more, as Go does for unknown ones)
- *   /flamegraph             ?seconds=N [&pid=P] [&mode=...]: the same
- *                           window as an interactive SVG (view_flame.h)
+ *   /flamegraph             ?seconds=N [&pid=P] [&service=...]
+ *                           [&command=...] [&mode=...]: the same window
+ *                           as an interactive SVG (view_flame.h), always
+ *                           the next N seconds
  *   /, /debug/pprof         redirect to /debug/pprof/
  *
  * Errors as Go's net/http/pprof gives them: a status, text/plain body,
