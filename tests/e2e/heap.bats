@@ -291,14 +291,8 @@ PY
 
 @test "3.10 pyprof-collector --http serves a live process's heap (in use now) and allocs, as go tool pprof reads them" {
 	collector_start --http 127.0.0.1:0
-	local port i
-	for ((i = 0; i < 200; i++)); do
-		port=$(sed -n 's|.*http: serving /debug/pprof/ on http://[^ ]*:\([0-9]*\)/.*|\1|p' \
-			"$T/collector.log" | head -1)
-		[[ -n $port ]] && break
-		sleep 0.05
-	done
-	[[ -n $port ]] || fail "no HTTP port in the collector's log"
+	local port
+	port=$(http_port "$T/collector.log")
 	local tok
 	tok=$(cat "$SOCK.http-token") # the access token the collector made
 	PYPROF_HEAP_RATE=64k profiled "$PP_HOST_PYTHON" "$LEAK" 3 \

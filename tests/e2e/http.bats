@@ -24,21 +24,6 @@ WORKER=$PP_ROOT/tests/targets/http_worker.py
 RAWHTTP="$PP_HOST_PYTHON $PP_ROOT/tests/lib/http_raw.py"
 RAWPROF="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/pprof_raw.py"
 
-# http_port LOG: the port the collector logged it serves HTTP on.
-http_port() {
-	local i p
-	for ((i = 0; i < 200; i++)); do
-		p=$(sed -n 's|.*http: serving /debug/pprof/ on http://[^ ]*:\([0-9]*\)/.*|\1|p' "$1" | head -1)
-		if [[ -n $p ]]; then
-			echo "$p"
-			return 0
-		fi
-		sleep 0.05
-	done
-	cat "$1" >&2
-	fail "no HTTP port in $1"
-}
-
 setup_file() {
 	local first last i
 	HT=$(mktemp -d /tmp/pyprof-http.XXXXXX)

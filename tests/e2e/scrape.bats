@@ -23,7 +23,7 @@ WORKER=$PP_ROOT/tests/targets/scrape_worker.py
 CLIENT="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/scrape_client.py"
 
 setup_file() {
-	local i p
+	local p
 	ST=$(mktemp -d /tmp/pyprof-scrape.XXXXXX)
 	export ST SSOCK=$ST/c.sock
 	for v in $(compgen -e PYPROF_); do
@@ -32,13 +32,7 @@ setup_file() {
 	"$PP_COLLECTOR" --socket "$SSOCK" --output-dir "$ST/out" --http 0 -v \
 		>"$ST/collector.log" 2>&1 3>&- &
 	export SCPID=$!
-	for ((i = 0; i < 200; i++)); do
-		p=$(sed -n 's|.*http: serving /debug/pprof/ on http://[^ ]*:\([0-9]*\)/.*|\1|p' \
-			"$ST/collector.log" | head -1)
-		[[ -n $p ]] && break
-		sleep 0.05
-	done
-	[[ -n $p ]] || fail "no HTTP port in the collector's log"
+	p=$(http_port "$ST/collector.log")
 	export ADDR=127.0.0.1:$p TOKEN
 	TOKEN=$(cat "$SSOCK.http-token")
 	PY=$(pyprof_pythons | head -1 | cut -d' ' -f2)

@@ -7,7 +7,8 @@
 #              (PYPROF_BUILD=dir selects another build, e.g. build-asan)
 #   per test   T (the test's own temp dir), SOCK (a short socket path),
 #              OUT (the collector's --output-dir)
-#   collector  collector_start [ARGS], collector_stop, collector_kill
+#   collector  collector_start [ARGS], collector_stop, collector_kill,
+#              http_port LOG (the port a --http collector logged)
 #   running    profiled CMD... (LD_PRELOAD + PYPROF_SOCKET), run_capture
 #              NAME CMD... (stdout/stderr to files, sets RC and PID),
 #              start_in_pgrp (for Ctrl-C), wait_for_line
@@ -333,4 +334,19 @@ for_each_python() {
 # python_major_minor EXE: "3.11", "2.7".
 python_major_minor() {
 	"$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'
+}
+
+# http_port LOG: the port the collector logged it serves HTTP on.
+http_port() {
+	local i p
+	for ((i = 0; i < 200; i++)); do
+		p=$(sed -n 's|.*http: serving /debug/pprof/ on http://[^ ]*:\([0-9]*\)/.*|\1|p' "$1" | head -1)
+		if [[ -n $p ]]; then
+			echo "$p"
+			return 0
+		fi
+		sleep 0.05
+	done
+	cat "$1" >&2
+	fail "no HTTP port in $1"
 }
