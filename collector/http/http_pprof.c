@@ -618,10 +618,12 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		n++;
 	}
 	fprintf(out, "</table>\n<p id=\"count\">%zu processes connected; "
-		"%zu profiles being taken.</p>\n"
+		"%zu profiles being taken; %zu waiting for a scraper's next "
+		"request.</p>\n"
 		"<p>Read a profile with <code>go tool pprof "
 		"http://HOST:PORT/debug/pprof/profile?seconds=30</code>.</p>\n"
-		"</body></html>\n", n, windows_len(ps->ws));
+		"</body></html>\n", n, windows_len(ps->ws),
+		windows_standbys(ps->ws));
 	if (fclose(out) != 0) {
 		free(buf);
 		http_error(c, 500, "out of memory");

@@ -87,7 +87,7 @@ def fetch(addr, token, url, timeout, kind):
 def scrape(argv):
     kind, addr, token_file, out = argv[:4]
     interval, count = int(argv[4]), int(argv[5])
-    path = argv[6] if len(argv) > 6 else "/debug/pprof/profile"
+    path = argv[6] if len(argv) > 6 and argv[6] else "/debug/pprof/profile"
     prefix = argv[7] if len(argv) > 7 else ""
     url = target(kind, interval, path, prefix, argv[8:])
     with open(token_file) as f:
