@@ -11,9 +11,10 @@
 # one's end, exactly), each process is counted for the time it lived
 # and only in the windows it lived in, and the CPU the windows hold is
 # the CPU the process measured itself (tests/targets/scrape_worker.py).
-# Also ?service= and ?command=, and that a one-off request still covers
-# the next N seconds. Version-independent: one interpreter (the first of
-# tests/lib/pythons.sh's list). About 45 s.
+# Also ?service= and ?command=, that a one-off request still covers the
+# next N seconds, and that a dormant process scraped as a series samples
+# between requests. Version-independent: one interpreter (the first of
+# tests/lib/pythons.sh's list). About a minute.
 #
 # Rerun one test:  bats -f 'tile' tests/e2e/scrape.bats
 
@@ -64,14 +65,15 @@ teardown() {
 	fi
 }
 
-# worker NAME SECONDS [EXE]: starts scrape_worker.py under the library
-# (as EXE, a link to the interpreter, to give it that process name); its
-# pid, spawn time and log in NAME_PID, NAME_SPAWN, NAME_LOG.
+# worker NAME SECONDS [EXE [ENV=VALUE...]]: starts scrape_worker.py
+# under the library (as EXE, a link to the interpreter, to give it that
+# process name; with the variables given); its pid, spawn time and log in
+# NAME_PID, NAME_SPAWN, NAME_LOG.
 worker() {
 	local exe=${3:-$PY}
 	printf -v "$1_SPAWN" '%s' "$(date +%s.%N)"
 	printf -v "$1_LOG" '%s' "$T/$1.log"
-	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SSOCK "$exe" "$WORKER" "$1" "$2" "$T/$1.log" \
+	env "${@:4}" LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SSOCK "$exe" "$WORKER" "$1" "$2" "$T/$1.log" \
 		>"$T/$1.out" 2>&1 </dev/null 3>&- &
 	printf -v "$1_PID" '%s' "$!"
 }
@@ -176,4 +178,18 @@ status() {
 	[[ $(status "/debug/pprof/heap?service=billing") == 404 ]] ||
 		fail "heap of a service without heap sampling: $(cat "$T/body")"
 	wait "$billing_PID" "$search_PID"
+}
+
+@test "a dormant process (PYPROF_START=off) scraped as a series samples without a break once its series is continued" {
+	worker steady 14 "$PY" PYPROF_START=off
+	connected "$steady_PID"
+	$CLIENT alloy "$ADDR" "$SSOCK.http-token" "$T/alloy" 3 4 >"$T/alloy.out" 2>&1 3>&- ||
+		fail "alloy client: $(cat "$T/alloy.out")"
+	$CLIENT tiles "$T/alloy" 2 || fail "the windows do not tile"
+	wait "$steady_PID" # its notes are written as it exits
+	# The first window's hold ends with it and a one-off's standby keeps
+	# nothing on: the second window misses its first second. From the
+	# third on, the series' standbys hold sampling on between requests.
+	$CLIENT cpu --skip 2 "$T/alloy" "steady:$steady_PID:$steady_SPAWN:$steady_LOG" ||
+		fail "the series' windows miss CPU of the dormant process"
 }

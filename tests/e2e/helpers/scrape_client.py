@@ -28,10 +28,11 @@ url.Values.Encode does (keys sorted, QueryEscape).
       the answers tile time: each one's time_nanos is the previous one's
       time_nanos + duration_nanos, exactly; the first lasts SECONDS and
       starts when it was asked for
-  scrape_client.py cpu OUTDIR NAME:PID:SPAWN:LOG ...
+  scrape_client.py cpu [--skip N] OUTDIR NAME:PID:SPAWN:LOG ...
       per process (SPAWN its start, Unix seconds; LOG scrape_worker.py's
       notes): it is only in windows it lived in, and the CPU the windows
-      hold matches its own clock over the span they cover
+      hold matches its own clock over the span they cover (--skip: the
+      first N answers are left out)
 Prints what it compared; exit status 1 on a failed check.
 """
 import os
@@ -225,9 +226,9 @@ def check_proc(wins, name, pid, spawn, notes):
     return ok
 
 
-def cpu(out, procs):
+def cpu(out, procs, skip=0):
     wins = []
-    for r in answers(out):
+    for r in answers(out)[skip:]:
         if r["status"] != 200:
             print("scrape %d: status %d" % (r["n"], r["status"]))
             return 1
@@ -249,6 +250,8 @@ def main():
         return scrape(a)
     if len(a) == 3 and a[0] == "tiles":
         return tiles(a[1], int(a[2]))
+    if len(a) >= 5 and a[0] == "cpu" and a[1] == "--skip":
+        return cpu(a[3], a[4:], int(a[2]))
     if len(a) >= 3 and a[0] == "cpu":
         return cpu(a[1], a[2:])
     sys.stderr.write(__doc__)
