@@ -125,6 +125,9 @@ status() {
 			"late:$late_PID:$late_SPAWN:$late_LOG" || rc=1
 	done
 	((rc == 0)) || fail "see above"
+	# The reference reader takes a continued window as any other.
+	go tool pprof -raw "$T/alloy/004.pb.gz" >"$T/raw" || fail "go tool pprof"
+	grep -q steady_work "$T/raw" || fail "no steady_work in a continued window"
 }
 
 @test "a one-off profile?seconds=N covers the next N seconds, and so does a repeat later than its bound" {
