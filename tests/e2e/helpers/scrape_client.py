@@ -152,7 +152,7 @@ def tiles(out, seconds):
             if d != seconds * 10**9:
                 line += "  FIRST NOT %d s" % seconds
                 ok = False
-            if abs(t / 1e9 - r["start"]) > 0.25:
+            if abs(t / 1e9 - r["start"]) > 0.5:
                 line += "  FIRST DOES NOT START WHEN ASKED"
                 ok = False
         elif t != prev[0] + prev[1]:
@@ -198,7 +198,9 @@ def check_proc(wins, name, pid, spawn, notes):
     for (s, e, by) in wins:
         c = by.get(pid, 0.0)
         got += c
-        lived = s < notes[-1][0] + 0.05 and e > spawn
+        # Its last note is taken just before it exits: writing the notes
+        # and the interpreter's shutdown follow (well under 0.5 s).
+        lived = s < notes[-1][0] + 0.5 and e > spawn
         if c > 0 and not lived:
             print("  %s: %.3f s of CPU in [%.3f, %.3f), outside its life "
                   "[%.3f, %.3f]" % (name, c, s, e, spawn, notes[-1][0]))
