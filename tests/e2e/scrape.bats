@@ -12,8 +12,9 @@
 # and only in the windows it lived in, and the CPU the windows hold is
 # the CPU the process measured itself (tests/targets/scrape_worker.py).
 # Also ?service= and ?command=, that a one-off request still covers the
-# next N seconds, and that a dormant process scraped as a series samples
-# between requests. Version-independent: one interpreter (the first of
+# next N seconds, that a dormant process scraped as a series samples
+# between requests, and that Alloy's memory scrape (allocs) is
+# cumulative. Version-independent: one interpreter (the first of
 # tests/lib/pythons.sh's list). About a minute.
 #
 # Rerun one test:  bats -f 'tile' tests/e2e/scrape.bats
@@ -195,4 +196,18 @@ status() {
 	# third on, the series' standbys hold sampling on between requests.
 	$CLIENT cpu --skip 2 "$T/alloy" "steady:$steady_PID:$steady_SPAWN:$steady_LOG" ||
 		fail "the series' windows miss CPU of the dormant process"
+}
+
+@test "Alloy's memory scrape (allocs, no seconds=) gets allocations that only grow, as its own subtraction needs" {
+	PYPROF_HEAP_RATE=64k LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SSOCK "$PY" "$PP_TARGETS/heap_leak.py" 9 \
+		>"$T/leak.out" 2>&1 </dev/null 3>&- &
+	lpid=$!
+	connected "$lpid"
+	$CLIENT alloy "$ADDR" "$SSOCK.http-token" "$T/mem" 2 3 /debug/pprof/allocs \
+		>"$T/mem.out" 2>&1 3>&- || fail "alloy client: $(cat "$T/mem.out")"
+	cat "$T/mem/index"
+	grep -q ' /debug/pprof/allocs$' "$T/mem/index" || fail "not Alloy's memory request"
+	$CLIENT grows "$T/mem" "$lpid" || fail "allocs is not cumulative"
+	go tool pprof -raw "$T/mem/002.pb.gz" | grep -q leak || fail "go tool pprof: no leak()"
+	wait "$lpid"
 }

@@ -16,6 +16,10 @@ pkg/scrape/{target,scrape}.go), on their schedule, scaled down:
   parca: the same with seconds=I (its interval) and User-Agent:
          conprof/VERSION; no path prefix.
 
+seconds= is added for delta profiles only: those of path
+/debug/pprof/profile here (Alloy's process_cpu and a custom "wall";
+memory, /debug/pprof/allocs, is not one).
+
 A Go ticker keeps one pending tick: a scrape that outlasts the interval
 is followed at once by the next. Query parameters are encoded as Go's
 url.Values.Encode does (keys sorted, QueryEscape).
@@ -24,6 +28,10 @@ url.Values.Encode does (keys sorted, QueryEscape).
         [PATH [PREFIX [KEY=VALUE...]]]
       writes OUTDIR/NNN.pb.gz (each answer's body) and OUTDIR/index
       ("N START END STATUS URL" per scrape, Unix seconds)
+  scrape_client.py grows OUTDIR PID
+      allocs answers: pid's alloc_objects and alloc_space never go down
+      from one answer to the next and grow overall (cumulative, as
+      Alloy's own subtraction and Parca's expect)
   scrape_client.py tiles OUTDIR SECONDS
       the answers tile time: each one's time_nanos is the previous one's
       time_nanos + duration_nanos, exactly; the first lasts SECONDS and
@@ -63,11 +71,13 @@ def target(kind, interval, path, prefix, extra):
     for kv in extra:
         k, v = kv.split("=", 1)
         params.setdefault(k, []).append(v)
-    seconds = interval - 1 if kind == "alloy" else interval
-    params.setdefault("seconds", []).append(str(seconds))
+    if path.rstrip("/").endswith("/debug/pprof/profile"):
+        seconds = interval - 1 if kind == "alloy" else interval
+        params.setdefault("seconds", []).append(str(seconds))
     # Alloy: url.URL{...}.JoinPath(prefix, path); Parca: path alone.
     full = "/" + "/".join(p.strip("/") for p in (prefix, path) if p.strip("/"))
-    return full + "?" + go_query(params)
+    query = go_query(params)
+    return full + ("?" + query if query else "")
 
 
 def fetch(addr, token, url, timeout, kind):
@@ -163,6 +173,53 @@ def tiles(out, seconds):
     return 0 if ok and rows else 1
 
 
+def sample_types(path):
+    """The profile's sample type names, in order."""
+    import gzip
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    types, strings = [], []
+    for num, _, v in pprof_pb.fields(raw):
+        if num == 1:
+            types.append(dict((n, x) for n, _, x in pprof_pb.fields(v)))
+        elif num == 6:
+            strings.append(v.decode("utf-8"))
+    return [strings[t.get(1, 0)] for t in types]
+
+
+def grows(out, pid):
+    ok = True
+    prev = None
+    first = None
+    for r in answers(out):
+        if r["status"] != 200:
+            print("scrape %d: status %d" % (r["n"], r["status"]))
+            return 1
+        names = sample_types(r["file"])
+        p = pprof_pb.decode(r["file"])
+        tot = dict((n, 0) for n in names)
+        for s in p["samples"]:
+            labels, _ = pprof_pb.sample_view(p, s)
+            if int(labels.get("pid", 0)) == pid:
+                for n, v in zip(names, s["values"]):
+                    tot[n] += v
+        now = (tot.get("alloc_objects", -1), tot.get("alloc_space", -1))
+        print("scrape %d: %s; pid %d alloc_objects %d alloc_space %d" % (
+            r["n"], " ".join(names), pid, now[0], now[1]))
+        if now[0] < 0 or now[1] < 0:
+            print("  no alloc_objects/alloc_space")
+            ok = False
+        if prev is not None and (now[0] < prev[0] or now[1] < prev[1]):
+            print("  went down: a scraper's subtraction would be negative")
+            ok = False
+        prev = now
+        first = first or now
+    if prev is None or prev[1] <= first[1]:
+        print("allocations did not grow")
+        ok = False
+    return 0 if ok else 1
+
+
 def cpu_by_pid(p):
     """{pid: CPU seconds} of one profile (cpu/nanoseconds values)."""
     out = {}
@@ -250,6 +307,8 @@ def main():
     a = sys.argv[1:]
     if len(a) >= 6 and a[0] in AGENTS:
         return scrape(a)
+    if len(a) == 3 and a[0] == "grows":
+        return grows(a[1], int(a[2]))
     if len(a) == 3 and a[0] == "tiles":
         return tiles(a[1], int(a[2]))
     if len(a) >= 5 and a[0] == "cpu" and a[1] == "--skip":
