@@ -14,7 +14,8 @@ pkg/scrape/{target,scrape}.go), on their schedule, scaled down:
          Accept-Encoding: gzip (Go's transport adds it); one request per
          tick of a ticker of period I.
   parca: the same with seconds=I (its interval) and User-Agent:
-         conprof/VERSION; no path prefix.
+         conprof/VERSION (its path_prefix is joined to each path when
+         its configuration loads: the same URL).
 
 seconds= is added for delta profiles only: those of path
 /debug/pprof/profile here (Alloy's process_cpu and a custom "wall";
