@@ -15,6 +15,7 @@
 
 #include "native/cfi.h"
 #include "control.h"
+#include "cpuclock.h"
 #include "clock.h"
 #include "guard.h"
 #include "intern.h"
@@ -670,6 +671,8 @@ static void follow_threads(struct loop *l, uint64_t now)
 	if (!sampling_is_on())
 		return;
 	threadnames_start();
+	if (threads_using_clock())
+		cpuclock_start(); /* a fork child's starts here */
 	if (now - l->last_scan >= AGENT_SCAN_MS * 1000000ull) {
 		threads_scan();
 		l->last_scan = now;
