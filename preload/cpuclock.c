@@ -15,6 +15,9 @@
 #include <time.h>
 
 #include "clock.h"
+#include "guard.h"
+#include "labels.h"
+#include "pyprof/defaults.h"
 #include "log.h"
 #include "ownthread.h"
 #include "pythreads.h"
@@ -24,6 +27,7 @@
 
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000
+#define CC_HOLD_PERIODS 8
 
 /* One program thread's account; a table addressed by tid (open
  * addressing), entries of threads no longer listed are reused. Sampler
@@ -45,7 +49,7 @@ static struct pythread py[PYTHREADS_MAX];
 static pthread_t cc_thread;
 static int cc_running;   /* thread exists (agent)                     */
 static int cc_stop_flag; /* asks it to leave (atomic)                 */
-static unsigned long n_ticks, n_invalid, n_tick_ns; /* for the log */
+static unsigned long n_ticks, n_invalid, n_held, n_tick_ns; /* the log */
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t next_rand(void)
@@ -113,41 +117,86 @@ static uintptr_t ts_of(int tid, int n_py)
 	return 0;
 }
 
-/* One record of thread tid (state ts, or 0: no Python state) standing
- * for weight periods of its CPU time. */
-static void sample(uintptr_t ts, int tid, uint64_t now, uint32_t weight)
+/* The record being built: a stack is read here first, and copied into
+ * the ring only if it is kept (see tick). */
+static union {
+	struct raw_sample rec;
+	uint8_t bytes[sizeof(struct raw_sample) +
+		      PYPROF_MAX_MAX_DEPTH * sizeof(struct raw_frame) +
+		      LABELS_MAX_BYTES];
+} scratch;
+
+/* Reads thread tid's stack (state ts, or 0: no Python state) into
+ * scratch. */
+static void read_stack(uintptr_t ts, int tid, uint64_t now)
 {
+	struct raw_sample *rec = &scratch.rec;
 	size_t room = ts ? sampler_labels_room_sigsafe() : 0;
-	size_t cap = sizeof(struct raw_sample) +
-		     (size_t)sampler.max_depth * sizeof(struct raw_frame) + room;
-	uint64_t pos;
-	struct raw_sample *volatile rec =
-		ring_reserve_sigsafe(&sampler.ring, cap, &pos);
-	if (!rec) {
-		__atomic_fetch_add(&sampler.n_lost_ring, weight,
-				   __ATOMIC_RELAXED);
-		return;
-	}
-	memset((struct raw_sample *)rec, 0, sizeof *rec);
+	memset(rec, 0, sizeof *rec);
 	rec->time_ns = now;
-	rec->value_ns = weight * sampler.period_ns;
 	rec->tid = (uint32_t)tid;
-	rec->weight = weight;
 	if (!ts)
 		rec->flags = SAMPLE_NO_TSTATE;
 	else if (frames_sample_sigsafe(rec, ts, sampler.opcodes) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
 	else if (room)
 		sampler_labels_sigsafe(rec, room);
+}
+
+/* scratch into the ring, standing for weight periods of CPU time. */
+static void put_sample(uint32_t weight)
+{
+	struct raw_sample *rec = &scratch.rec;
+	rec->weight = weight;
+	rec->value_ns = weight * sampler.period_ns;
 	if (rec->flags & SAMPLE_INVALID)
 		n_invalid++;
-	ring_commit_sigsafe(&sampler.ring, rec, pos, cap, raw_size(rec));
+	size_t len = raw_size(rec);
+	uint64_t pos;
+	void *dst = ring_reserve_sigsafe(&sampler.ring, len, &pos);
+	if (!dst) {
+		__atomic_fetch_add(&sampler.n_lost_ring, weight,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	memcpy(dst, rec, len);
+	ring_commit_sigsafe(&sampler.ring, dst, pos, len, len);
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
 }
 
+/*
+ * A thread whose account holds a period: its stack is read, then its
+ * clock again. If the clock moved meanwhile, or the thread holds the GIL
+ * (then it runs Python code, or waits for a CPU: this thread of ours may
+ * have taken its CPU to wake up), the thread is running and the stack is
+ * where its time goes: the account is charged to it. Otherwise the thread
+ * is blocked and the stack is where it stopped, not where its time went
+ * (a thread that hands the GIL over stops in the call that gave it up):
+ * the account is kept for the next tick that finds it running, up to
+ * CC_HOLD_PERIODS periods (a thread that only ever runs between ticks
+ * must still be counted: then the stack it stopped at is charged).
+ */
+static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
+		   uint64_t now, uint64_t period)
+{
+	read_stack(ts, a->tid, now);
+	uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
+	int running = cpu > a->cpu_ns || (ts && ts == holder);
+	if (running) {
+		a->acc_ns += cpu - a->cpu_ns;
+		a->cpu_ns = cpu;
+	} else if (ts && a->acc_ns < CC_HOLD_PERIODS * period) {
+		n_held++;
+		return;
+	}
+	uint64_t w = a->acc_ns / period;
+	a->acc_ns -= w * period;
+	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
+}
+
 /* One tick: every listed thread's clock read into its account; those
- * holding a period or more sampled. */
+ * holding a period or more charged. */
 static void tick(uint64_t now, uint64_t period)
 {
 	static int due[CC_MAX_THREADS];
@@ -167,14 +216,20 @@ static void tick(uint64_t now, uint64_t period)
 		if (a->acc_ns >= period)
 			due[n_due++] = i;
 	}
+	uintptr_t holder = 0;
 	for (int k = 0; k < n_due; k++) {
 		struct acct *a = listed[due[k]];
-		uint64_t w = a->acc_ns / period;
-		a->acc_ns -= w * period;
-		if (n_py < 0)
+		if (n_py < 0) {
 			n_py = pythreads_list(py, PYTHREADS_MAX);
-		sample(n_py > 0 ? ts_of(a->tid, n_py) : 0, a->tid, now,
-		       (uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
+			if (n_py > 0 &&
+			    pyabi_gil_holder(sampler.abi, sampler.runtime,
+					     py[0].interp,
+					     sampler.cur_tstate_sym, guard_copy,
+					     &holder) < 0)
+				holder = 0;
+		}
+		charge(a, n_py > 0 ? ts_of(a->tid, n_py) : 0, holder, now,
+		       period);
 	}
 }
 
@@ -225,7 +280,7 @@ int cpuclock_start(void)
 	memset(accts, 0, sizeof accts);
 	n_listed = 0;
 	epoch = 0;
-	n_ticks = n_invalid = n_tick_ns = 0;
+	n_ticks = n_invalid = n_held = n_tick_ns = 0;
 	int rc = ownthread_create(&cc_thread, cc_main, NULL);
 	if (rc)
 		return -rc;
@@ -240,9 +295,10 @@ void cpuclock_stop(void)
 	__atomic_store_n(&cc_stop_flag, 1, __ATOMIC_RELEASE);
 	pthread_join(cc_thread, NULL);
 	cc_running = 0;
-	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick, %lu "
-		  "samples failed validation",
-		  n_ticks, n_ticks ? n_tick_ns / n_ticks : 0, n_invalid);
+	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick; %lu "
+		  "stacks failed validation, %lu read from threads not "
+		  "running (time held for the next)",
+		  n_ticks, n_ticks ? n_tick_ns / n_ticks : 0, n_invalid, n_held);
 }
 
 void cpuclock_after_fork_child(void)

@@ -17,8 +17,11 @@
 #   SECONDS of the program's CPU in all; the functions take turns in blocks
 #   of about 40 ms of CPU each, in a seeded random order with sizes drawn
 #   at random (so no pattern lines up with the sampling), on the main
-#   thread; with "threads", each function runs on a thread of its own,
-#   all four at once, until each has used SECONDS/4 of CPU.
+#   thread; with "threads", each function runs on a thread of its own
+#   (under t_py_loop, t_c_heavy, t_sys_pread, t_sys_fault), all four at
+#   once, until each has used SECONDS/4 of CPU in its function; the
+#   shares are then the threads' (each thread's whole CPU time, its
+#   bookkeeping included: the split between threads).
 # Prints one JSON line: {"shares": {name: fraction}, "seconds": {...},
 # "system": {name: fraction of its time in the kernel}, ...}.
 #
@@ -46,7 +49,7 @@ ZEROS = b"\0" * (4 << 20)
 def py_loop(n):
     x = 0
     i = 0
-    while i < n * 3000:
+    while i < n * 40000:
         x = (x * 31 + i) % 1000003
         i += 1
     return x
@@ -66,7 +69,7 @@ def _pread(fd, off):
 
 
 def sys_pread(n, fd):
-    for i in range(n * 100):
+    for i in range(n * 2000):
         _pread(fd, (i * 16384) % (1 << 20))
 
 
@@ -126,26 +129,48 @@ def run_main(seconds, fd):
     return acct
 
 
+def thread_work(name, seconds, fd, out):
+    """name's blocks on this thread until it used seconds of CPU; out
+    gets the thread's whole CPU time (the blocks and their bookkeeping)."""
+    own = Account()
+    rnd = random.Random(name)
+    t0 = thread_cpu()
+    while own.cpu.get(name, 0.0) < seconds:
+        one_block(own, name, calls(fd)[name], rnd)
+    out["t_" + name] = (thread_cpu() - t0, own.user[name] / own.cpu[name])
+
+
+# One function per thread, so that a profile tells the threads apart by
+# their stacks: the threaded variant checks the split between threads.
+def t_py_loop(*a):
+    thread_work("py_loop", *a)
+
+
+def t_c_heavy(*a):
+    thread_work("c_heavy", *a)
+
+
+def t_sys_pread(*a):
+    thread_work("sys_pread", *a)
+
+
+def t_sys_fault(*a):
+    thread_work("sys_fault", *a)
+
+
 def run_threads(seconds, fd):
-    acct = Account()
-    table = calls(fd)
-    lock = threading.Lock()
-
-    def worker(name):
-        own = Account()
-        rnd = random.Random(name)
-        while own.cpu.get(name, 0.0) < seconds / 4.0:
-            one_block(own, name, table[name], rnd)
-        with lock:
-            acct.cpu[name] = own.cpu[name]
-            acct.user[name] = own.user[name]
-
-    threads = [threading.Thread(target=worker, args=(n,), name=n)
-               for n in sorted(table)]
+    out = {}
+    fns = [t_c_heavy, t_py_loop, t_sys_fault, t_sys_pread]
+    threads = [threading.Thread(target=f, args=(seconds / 4.0, fd, out),
+                                name=f.__name__) for f in fns]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    acct = Account()
+    for k, (cpu, user_frac) in out.items():
+        acct.cpu[k] = cpu
+        acct.user[k] = cpu * user_frac
     return acct
 
 
@@ -158,7 +183,8 @@ def main():
     print(json.dumps({
         "shares": dict((k, v / total) for k, v in acct.cpu.items()),
         "seconds": acct.cpu,
-        "system": dict((k, 1.0 - acct.user[k] / v if v else 0.0)
+        "system": dict((k.replace("t_", "", 1),
+                        1.0 - acct.user[k] / v if v else 0.0)
                        for k, v in acct.cpu.items()),
         "thread_clock": THREAD_CLOCK,
         "threads": threaded,
