@@ -71,7 +71,7 @@ print(max(60, int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values()))))' \
 	pprof_raw "$prof" >"$T/raw"
 	# 3 points (past the tick each thread's total is its CPU clock's, to
 	# within a period: systime.bats holds that split to 1 point)
-	shares compare "$T/raw" "$T/truth.json" --tol 3 --min-samples "$want""
+	shares compare "$T/raw" "$T/truth.json" --tol 3 --min-samples "$want"
 }
 
 @test "1.1 four threads at once, one in C without the GIL: each function's share of the samples is within 3 points of its thread's CPU time (100 Hz, timers)" {
