@@ -460,6 +460,9 @@ static void put_bye(void)
 		wire_put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
 	if (sampler.native)
 		wire_put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
+	int source = threads_source();
+	if (source)
+		wire_put_tag_varint(&w, WIRE_B_CPU_SOURCE, (uint64_t)source);
 	transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_BYE);
 }
 

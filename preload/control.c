@@ -47,11 +47,12 @@ static struct {
 	char toggle_name[16];
 } cs;
 
-/* The application's CPU time: the process's, less this (agent) thread's. */
+/* The application's CPU time: the process's, less this (agent) thread's
+ * and the CPU-clock sampler's. */
 static uint64_t app_cpu_ns(void)
 {
 	return clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
-	       clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	       clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpuclock_cpu_ns();
 }
 
 int sampling_is_on(void)

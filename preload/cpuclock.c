@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "clock.h"
@@ -47,6 +49,8 @@ static unsigned table_gen; /* threads_table_gen() at the last listing  */
 static struct pythread py[PYTHREADS_MAX];
 
 static pthread_t cc_thread;
+static int cc_tid;            /* its OS id while it runs (atomic)     */
+static uint64_t cc_cpu_ended; /* CPU of the sampler threads that ended */
 static int cc_running;   /* thread exists (agent)                     */
 static int cc_stop_flag; /* asks it to leave (atomic)                 */
 static unsigned long n_ticks, n_invalid, n_held, n_tick_ns; /* the log */
@@ -253,6 +257,7 @@ static void *cc_main(void *arg)
 {
 	(void)arg;
 	threads_internal_self();
+	__atomic_store_n(&cc_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	uint64_t period = sampler.period_ns;
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -268,6 +273,9 @@ static void *cc_main(void *arg)
 		n_tick_ns += mono_ns() - t0;
 		n_ticks++;
 	}
+	uint64_t own = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	__atomic_store_n(&cc_tid, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&cc_cpu_ended, own, __ATOMIC_RELEASE);
 	threads_internal_leave();
 	return NULL;
 }
@@ -304,4 +312,13 @@ void cpuclock_stop(void)
 void cpuclock_after_fork_child(void)
 {
 	cc_running = 0;
+	cc_tid = 0;
+	cc_cpu_ended = 0;
+}
+
+uint64_t cpuclock_cpu_ns(void)
+{
+	int tid = __atomic_load_n(&cc_tid, __ATOMIC_ACQUIRE);
+	uint64_t ended = __atomic_load_n(&cc_cpu_ended, __ATOMIC_ACQUIRE);
+	return ended + (tid ? clock_ns(tid_cpu_clock(tid)) : 0);
 }

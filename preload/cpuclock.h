@@ -39,6 +39,8 @@
 #ifndef PYPROF_CPUCLOCK_H
 #define PYPROF_CPUCLOCK_H
 
+#include <stdint.h>
+
 /* Starts the sampler thread if it is not running. 0 or -errno. Agent. */
 int cpuclock_start(void);
 
@@ -48,5 +50,10 @@ void cpuclock_stop(void);
 
 /* Fork child: the sampler thread did not survive. */
 void cpuclock_after_fork_child(void);
+
+/* The CPU time the sampler threads of this process have used, ended ones
+ * included (it is not the program's: control.c leaves it out of the CPU
+ * the achieved rate is judged by). Agent. */
+uint64_t cpuclock_cpu_ns(void);
 
 #endif /* PYPROF_CPUCLOCK_H */

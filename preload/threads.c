@@ -25,6 +25,7 @@
 #include "native/native.h"
 #include "sampler.h"
 #include "tid.h"
+#include "pyprof/wire.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
 
@@ -48,6 +49,7 @@ static int perf_failed_logged;
  * table_gen counts the changes of the table, for its reader */
 static int use_clock;
 static unsigned table_gen;
+static int started; /* threads_start ran (threads_source) */
 #define PERF_FD_MAX 65536
 static uint8_t perf_fd_bits[PERF_FD_MAX / 8];
 
@@ -456,6 +458,7 @@ void threads_start(int source)
 	use_perf = !use_clock &&
 		   (source == CONFIG_SOURCE_PERF ||
 		    (source == CONFIG_SOURCE_AUTO && past_tick));
+	started = 1;
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 	threads_scan();
 }
@@ -497,6 +500,16 @@ int threads_using_perf(void)
 int threads_using_clock(void)
 {
 	return use_clock;
+}
+
+int threads_source(void)
+{
+	if (!started)
+		return 0;
+	if (use_clock)
+		return WIRE_CPU_CLOCKS;
+	return use_perf && !perf_failed_logged ? WIRE_CPU_PERF_USER
+					       : WIRE_CPU_TIMERS;
 }
 
 int threads_running(void)

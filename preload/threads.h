@@ -64,6 +64,12 @@ int threads_using_perf(void);
  * in them. Agent and that thread. */
 int threads_using_clock(void);
 
+/* What the last threads_start counted CPU time with: an enum
+ * wire_cpu_source (timers once perf was refused for a thread: those
+ * armed from then on use them),
+ * 0 if it never started. Agent. */
+int threads_source(void);
+
 /* 1 between threads_start and threads_stop_sigsafe. Any thread. */
 int threads_running(void);
 
