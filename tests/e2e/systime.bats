@@ -13,8 +13,10 @@
 # on a thread of its own, all at once. The target must itself spend at
 # least 30% of the two system functions' time in the kernel, so that a
 # profiler that dropped kernel time would fail here (user-time perf
-# counters were 9 to 22 points off). Every interpreter in
-# tests/lib/pythons.sh.
+# counters were 9 to 22 points off), and the profile's comments must name
+# what counted the time. Every interpreter in tests/lib/pythons.sh; 3.x
+# (native stacks past the tick: perf counters of user time, and the
+# comment says so) on 3.11.
 
 load ../lib/common
 
@@ -49,6 +51,11 @@ print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
 		"$T/truth.json" "$4")
 	pprof_raw "$prof" >"$T/raw"
 	shares compare "$T/raw" "$T/truth.json" --tol 1 --min-samples "$want"
+	# the profile says what counted the time
+	local source="per-thread CPU timers (user and system time)"
+	(($4 > 250)) && source="the threads' CPU clocks, read by the library's own thread (user and system time)"
+	go tool pprof -comments "$prof" | grep -F -- ": CPU time from $source" ||
+		fail "no comment naming the source: $source"
 }
 
 @test "1.1 at 250 Hz (CPU timers) each function's share, system time included, is within 1 point of its CPU clock" {
@@ -79,4 +86,16 @@ print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
 @test "2.3 the same at 4 kHz" {
 	collector_start
 	for_each_python systime_check 4000 threads
+}
+
+@test "3.1 with native stacks past the tick, the profile says its CPU time is user time only (3.11)" {
+	collector_start
+	check() {
+		local prof
+		prof=$(PYPROF_NATIVE=1 PYPROF_HZ=1000 cached_profile "$1-systime-native" \
+			"$2" "$PP_TARGETS/systime.py" 0.5)
+		go tool pprof -comments "$prof" | grep -F -- ": CPU time from perf_event counters of user time only (time in the kernel is not sampled)" ||
+			fail "no comment saying user time only"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11) for_each_python check
 }
