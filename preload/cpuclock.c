@@ -74,12 +74,12 @@ static struct acct *acct_get(int tid, uint64_t period)
 	struct acct *free_a = NULL;
 	for (unsigned i = 0; i < n; i++) {
 		struct acct *a = &accts[(h + i) % n];
-		if (a->tid == tid) {
+		if (a->tid == tid && a->epoch + 1 >= epoch) {
 			a->epoch = epoch;
 			return a;
 		}
 		if (!free_a && (!a->tid || a->epoch + 1 < epoch))
-			free_a = a;
+			free_a = a; /* a stale entry of tid's own included */
 		if (!a->tid)
 			break;
 	}
@@ -187,10 +187,11 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	read_stack(ts, a->tid, now);
 	uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
 	int running = cpu > a->cpu_ns || (ts && ts == holder);
-	if (running) {
+	if (cpu > a->cpu_ns) { /* 0 if it has just ended */
 		a->acc_ns += cpu - a->cpu_ns;
 		a->cpu_ns = cpu;
-	} else if (ts && a->acc_ns < CC_HOLD_PERIODS * period) {
+	}
+	if (!running && ts && a->acc_ns < CC_HOLD_PERIODS * period) {
 		n_held++;
 		return;
 	}
