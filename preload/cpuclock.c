@@ -172,8 +172,10 @@ static void put_sample(uint32_t weight)
 /*
  * A thread whose account holds a period: its stack is read, then its
  * clock again. If the clock moved meanwhile, or the thread holds the GIL
- * (then it runs Python code, or waits for a CPU: this thread of ours may
- * have taken its CPU to wake up), the thread is running and the stack is
+ * (the main interpreter's; then it runs Python code, or waits for a CPU:
+ * this thread of ours may have taken its CPU to wake up; a thread waiting
+ * for a CPU without the GIL, in C code, is taken for a blocked one: its
+ * time goes to its next running tick), the thread is running and the stack is
  * where its time goes: the account is charged to it. Otherwise the thread
  * is blocked and the stack is where it stopped, not where its time went
  * (a thread that hands the GIL over stops in the call that gave it up):
