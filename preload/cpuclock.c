@@ -30,6 +30,12 @@
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000
 #define CC_HOLD_PERIODS 8
+/* An idle thread's clock is read every tick at first, then every 2, then
+ * every CC_IDLE_GAP ticks: a pool of idle workers costs a quarter of the
+ * reads, and a worker that wakes is read within CC_IDLE_GAP ticks, fewer
+ * than CC_HOLD_PERIODS, so a burst that ended before the read keeps its
+ * time for the next running tick rather than for where it waits. */
+#define CC_IDLE_GAP 4
 
 /* One program thread's account; a table addressed by tid (open
  * addressing), entries of threads no longer listed are reused. Sampler
@@ -37,8 +43,10 @@
 struct acct {
 	int tid;         /* 0 = free                                   */
 	unsigned epoch;  /* the listing it was last listed in          */
-	uint64_t cpu_ns; /* its CPU clock at the previous tick         */
+	uint64_t cpu_ns; /* its CPU clock when last read               */
 	uint64_t acc_ns; /* CPU time not yet sampled                    */
+	unsigned idle;   /* reads in a row that found the clock still   */
+	unsigned long next_read; /* the tick its clock is read at next  */
 };
 
 static struct acct accts[2 * CC_MAX_THREADS];
@@ -88,6 +96,8 @@ static struct acct *acct_get(int tid, uint64_t period)
 		free_a->epoch = epoch;
 		free_a->cpu_ns = clock_ns(tid_cpu_clock(tid));
 		free_a->acc_ns = next_rand() % period;
+		free_a->idle = 0;
+		free_a->next_read = 0;
 	}
 	return free_a;
 }
@@ -202,8 +212,8 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
 }
 
-/* One tick: every listed thread's clock read into its account; those
- * holding a period or more charged. */
+/* One tick: every listed thread's clock read (idle ones less often)
+ * into its account; those that ran and hold a period or more charged. */
 static void tick(uint64_t now, uint64_t period)
 {
 	static int due[CC_MAX_THREADS];
@@ -211,6 +221,8 @@ static void tick(uint64_t now, uint64_t period)
 	relist(period);
 	for (int i = 0; i < n_listed; i++) {
 		struct acct *a = listed[i];
+		if (a->next_read > n_ticks)
+			continue; /* idle: read later */
 		uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
 		if (!cpu)
 			continue; /* gone: the table will say so */
@@ -218,9 +230,14 @@ static void tick(uint64_t now, uint64_t period)
 			a->cpu_ns = cpu;
 			continue;
 		}
+		a->idle = cpu == a->cpu_ns ? a->idle + 1 : 0;
+		a->next_read = n_ticks + (a->idle < 2 ? 1
+					  : a->idle < 4 ? 2 : CC_IDLE_GAP);
 		a->acc_ns += cpu - a->cpu_ns;
 		a->cpu_ns = cpu;
-		if (a->acc_ns >= period)
+		/* a thread whose clock stood still is not running: its stack
+		 * is not where its time went (charge keeps it) */
+		if (a->acc_ns >= period && !a->idle)
 			due[n_due++] = i;
 	}
 	uintptr_t holder = 0;
