@@ -15,6 +15,7 @@
 
 #include "native/cfi.h"
 #include "control.h"
+#include "cpuclock.h"
 #include "clock.h"
 #include "guard.h"
 #include "intern.h"
@@ -459,6 +460,9 @@ static void put_bye(void)
 		wire_put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
 	if (sampler.native)
 		wire_put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
+	int source = threads_source();
+	if (source)
+		wire_put_tag_varint(&w, WIRE_B_CPU_SOURCE, (uint64_t)source);
 	transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_BYE);
 }
 
@@ -670,6 +674,8 @@ static void follow_threads(struct loop *l, uint64_t now)
 	if (!sampling_is_on())
 		return;
 	threadnames_start();
+	if (threads_using_clock())
+		cpuclock_start(); /* a fork child's starts here */
 	if (now - l->last_scan >= AGENT_SCAN_MS * 1000000ull) {
 		threads_scan();
 		l->last_scan = now;

@@ -230,6 +230,7 @@ static const struct word source_words[] = {
 	{ "auto", CONFIG_SOURCE_AUTO },
 	{ "timer", CONFIG_SOURCE_TIMER },
 	{ "perf", CONFIG_SOURCE_PERF },
+	{ "clock", CONFIG_SOURCE_CLOCK },
 	{ NULL, 0 }
 };
 
@@ -263,7 +264,7 @@ static const struct var vars[] = {
 	{ "PYPROF_MODE", set_word, FIELD(mode), .words = mode_words,
 	  .accepts = "expected cpu or wall" },
 	{ "PYPROF_CPU_SOURCE", set_word, FIELD(cpu_source),
-	  .words = source_words, .accepts = "expected auto, timer or perf" },
+	  .words = source_words, .accepts = "expected auto, timer, perf or clock" },
 	{ "PYPROF_MAX_DEPTH", set_range, FIELD(max_depth), .lo = 1,
 	  .hi = PYPROF_MAX_MAX_DEPTH, .accepts = "frames" },
 	{ "PYPROF_HEAP_RATE", set_bytes,

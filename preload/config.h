@@ -11,12 +11,15 @@
 
 enum config_mode { CONFIG_MODE_CPU = 0, CONFIG_MODE_WALL = 1 };
 
-/* What interrupts a thread in CPU mode: auto picks perf_event counters
- * past the kernel tick (rates over 250 Hz), CPU timers below. */
+/* What samples a thread in CPU mode: auto picks CPU timers up to the
+ * kernel tick (250 Hz), past it the threads' CPU clocks read from the
+ * library's own thread (cpuclock.h), or perf_event counters when native
+ * stacks are on (they need the interrupted thread's registers). */
 enum config_source {
 	CONFIG_SOURCE_AUTO = 0,
 	CONFIG_SOURCE_TIMER = 1,
-	CONFIG_SOURCE_PERF = 2
+	CONFIG_SOURCE_PERF = 2,
+	CONFIG_SOURCE_CLOCK = 3
 };
 
 /* PYPROF_NATIVE: native stacks merged with the Python ones (CPU mode).

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "cpuclock.h"
 #include "log.h"
 #include "threadnames.h"
 #include "pyprof/defaults.h"
@@ -46,16 +47,37 @@ static struct {
 	char toggle_name[16];
 } cs;
 
-/* The application's CPU time: the process's, less this (agent) thread's. */
+/* The application's CPU time: the process's, less this (agent) thread's
+ * and the CPU-clock sampler's. */
 static uint64_t app_cpu_ns(void)
 {
 	return clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
-	       clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	       clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpuclock_cpu_ns();
 }
 
 int sampling_is_on(void)
 {
 	return __atomic_load_n(&cs.on, __ATOMIC_RELAXED);
+}
+
+/* Which source samples CPU time, and what it counts: once per start. */
+static void log_source(unsigned hz)
+{
+	if (threads_using_clock())
+		plog_info("sampling at %u Hz from the threads' CPU clocks "
+			  "(user and system time; no signal), %d thread(s)",
+			  hz, threads_armed());
+	else if (threads_using_perf())
+		plog_info("sampling at %u Hz with perf_event counters of user "
+			  "time (time in the kernel is not sampled%s), %d "
+			  "thread(s) armed",
+			  hz, sampler.native ? ": native stacks need a signal"
+					     : "",
+			  threads_armed());
+	else
+		plog_info("sampling at %u Hz with CPU timers (user and "
+			  "system time), %d thread(s) armed",
+			  hz, threads_armed());
 }
 
 int sampling_start(const struct sampling_settings *s)
@@ -96,9 +118,13 @@ int sampling_start(const struct sampling_settings *s)
 		return 0;
 	}
 	threads_start(cs.cfg->cpu_source);
-	plog_info("sampling at %u Hz with %s, %d thread(s) armed", hz,
-		  threads_using_perf() ? "perf_event counters" : "CPU timers",
-		  threads_armed());
+	if (threads_using_clock()) {
+		int rc = cpuclock_start();
+		if (rc < 0)
+			plog_error("cannot start the CPU clock sampler: %s",
+				   strerror(-rc));
+	}
+	log_source(hz);
 	return 0;
 }
 
@@ -108,10 +134,12 @@ void sampling_stop(void)
 		return;
 	__atomic_store_n(&heap_sampling_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
-	if (cs.cur.mode == CONFIG_MODE_WALL)
+	if (cs.cur.mode == CONFIG_MODE_WALL) {
 		wall_stop();
-	else
+	} else {
 		threads_stop_sigsafe();
+		cpuclock_stop();
+	}
 	if (cs.cur.period_ns == cs.own.period_ns) {
 		cs.own_cpu += app_cpu_ns() - cs.cpu_at_start;
 		cs.own_runs += __atomic_load_n(&sampler.n_periods,

@@ -48,6 +48,7 @@
 #include "threads.h"
 #include "tid.h"
 #include "wall.h"
+#include "cpuclock.h"
 #include "init.h"
 #include "libc_next.h"
 #include "native/interp_text.h"
@@ -181,6 +182,7 @@ static void fork_child(void)
 	sig_handler_after_fork_child();
 	native_fork_done();
 	wall_after_fork_child();
+	cpuclock_after_fork_child();
 	threadnames_after_fork_child();
 	tid_note_main(); /* the forking thread is the child's main thread */
 	threads_after_fork_child(cpu_follow);

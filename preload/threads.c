@@ -25,6 +25,7 @@
 #include "native/native.h"
 #include "sampler.h"
 #include "tid.h"
+#include "pyprof/wire.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
 
@@ -33,6 +34,7 @@ struct slot {
 	int state;     /* enum above, atomic                            */
 	timer_t timer; /* valid in ARMED, written before the release    */
 	int perf_fd;   /* perf_event fd instead of the timer, or -1     */
+	int counted;   /* clock source: no timer, no fd (cpuclock.h)     */
 	int seen;      /* agent scratch: present in the last scan       */
 };
 
@@ -43,6 +45,11 @@ static struct slot slots[THREADS_MAX];
  * another fasync user's (only fds below 65536 are used for this). */
 static int use_perf;
 static int perf_failed_logged;
+/* the clock source (cpuclock.h): slots list the threads, nothing armed;
+ * table_gen counts the changes of the table, for its reader */
+static int use_clock;
+static unsigned table_gen;
+static int started; /* threads_start ran (threads_source) */
 #define PERF_FD_MAX 65536
 static uint8_t perf_fd_bits[PERF_FD_MAX / 8];
 
@@ -261,6 +268,7 @@ static void free_slot(struct slot *s)
 {
 	__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Stops the slot's interrupts (its perf_event or its timer) and frees it;
@@ -269,7 +277,7 @@ static void disarm_slot(struct slot *s)
 {
 	if (s->perf_fd >= 0)
 		perf_close(s->perf_fd);
-	else
+	else if (!s->counted)
 		timer_delete(s->timer);
 	free_slot(s);
 }
@@ -280,6 +288,9 @@ static void arm_slot(struct slot *s, int tid)
 {
 	timer_t t;
 	s->perf_fd = -1;
+	s->counted = use_clock;
+	if (use_clock)
+		goto armed;
 	if (use_perf) {
 		int fd = perf_open(tid, sampler.period_ns);
 		if (fd >= 0) {
@@ -303,7 +314,9 @@ armed:;
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		/* the thread exited while we armed: retire it ourselves */
 		disarm_slot(s);
+		return;
 	}
+	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Deletes the slot's timer if we win it. */
@@ -434,10 +447,18 @@ void threads_scan(void)
 void threads_start(int source)
 {
 	/* Past the tick (250 Hz here) CPU timers cannot keep up: 4 ms of CPU
-	 * per signal at best. perf_event task-clock counters are not tied to
-	 * the tick. */
-	use_perf = source == CONFIG_SOURCE_PERF ||
-		   (source == CONFIG_SOURCE_AUTO && sampler.period_ns < 4000000);
+	 * per signal at best. Past it, the threads' CPU clocks read from our
+	 * own thread (cpuclock.h: user and system time, no signal), except
+	 * for native stacks, which need the thread's own registers:
+	 * perf_event task-clock counters, not tied to the tick. */
+	int past_tick = sampler.period_ns < 4000000;
+	use_clock = source == CONFIG_SOURCE_CLOCK ||
+		    (source == CONFIG_SOURCE_AUTO && past_tick &&
+		     !sampler.native);
+	use_perf = !use_clock &&
+		   (source == CONFIG_SOURCE_PERF ||
+		    (source == CONFIG_SOURCE_AUTO && past_tick));
+	started = 1;
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 	threads_scan();
 }
@@ -474,6 +495,43 @@ void threads_after_fork_child(int follow)
 int threads_using_perf(void)
 {
 	return use_perf && !perf_failed_logged;
+}
+
+int threads_using_clock(void)
+{
+	return use_clock;
+}
+
+int threads_source(void)
+{
+	if (!started)
+		return 0;
+	if (use_clock)
+		return WIRE_CPU_CLOCKS;
+	return use_perf && !perf_failed_logged ? WIRE_CPU_PERF_USER
+					       : WIRE_CPU_TIMERS;
+}
+
+int threads_running(void)
+{
+	return __atomic_load_n(&running, __ATOMIC_ACQUIRE);
+}
+
+unsigned threads_table_gen(void)
+{
+	return __atomic_load_n(&table_gen, __ATOMIC_ACQUIRE);
+}
+
+int threads_list(int *tids, int max)
+{
+	int n = 0;
+	for (int i = 0; i < THREADS_MAX && n < max; i++) {
+		int t = __atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE);
+		if (t > 0 && __atomic_load_n(&slots[i].state,
+					     __ATOMIC_ACQUIRE) == SLOT_ARMED)
+			tids[n++] = t;
+	}
+	return n;
 }
 
 int threads_armed(void)

@@ -59,6 +59,31 @@ int threads_perf_fd_sigsafe(int fd);
 /* 1 if the armed sources are perf_event counters (past the tick). */
 int threads_using_perf(void);
 
+/* 1 if the source is the threads' CPU clocks read from the library's own
+ * thread (cpuclock.h): slots then list the threads, and nothing is armed
+ * in them. Agent and that thread. */
+int threads_using_clock(void);
+
+/* What the last threads_start counted CPU time with: an enum
+ * wire_cpu_source (timers once perf was refused for a thread: those
+ * armed from then on use them),
+ * 0 if it never started. Agent. */
+int threads_source(void);
+
+/* 1 between threads_start and threads_stop_sigsafe. Any thread. */
+int threads_running(void);
+
+/* A count that changes whenever a thread's slot is armed or freed: a
+ * reader lists the threads again (threads_list) when it moved. Any
+ * thread, lock-free. */
+unsigned threads_table_gen(void);
+
+/* The tids of the armed slots into tids[0..max); returns how many. Any
+ * thread, lock-free: a thread arriving or leaving meanwhile may be
+ * missed or listed after it left (its CPU clock then cannot be read);
+ * the count of threads_table_gen read before the call tells. */
+int threads_list(int *tids, int max);
+
 /* Called first thing by each of pyprof's own threads: it is never
  * sampled (its timer, if the pthread_create wrapper armed one, is
  * retired). */

@@ -19,13 +19,12 @@
 #include "labels.h"
 #include "log.h"
 #include "pyprof/defaults.h"
+#include "pythreads.h"
 #include "sampler.h"
 #include "threads.h"
 #include "tid.h"
 
-#define WALL_MAX_THREADS 4096
-#define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
-#define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
+#define WALL_MAX_THREADS PYTHREADS_MAX
 
 struct seen {
 	int tid;          /* 0 = free */
@@ -40,13 +39,7 @@ static struct seen seen[2 * WALL_MAX_THREADS];
 static uint64_t gen;
 static int gil_logged;
 
-struct found {
-	uintptr_t ts;
-	uintptr_t interp;
-	int tid;
-};
-static struct found found[WALL_MAX_THREADS];
-
+static struct pythread found[WALL_MAX_THREADS];
 
 static struct seen *seen_slot(int tid)
 {
@@ -70,44 +63,6 @@ static struct seen *seen_slot(int tid)
 		free_slot->gen = 0;
 	}
 	return free_slot;
-}
-
-/* The thread listing, a guarded region (guard_run_sigsafe): *arg is the
- * count of threads found. */
-static void list_threads_region(void *arg)
-{
-	const struct pyabi *a = sampler.abi;
-	int *np = arg;
-	int n = 0;
-	uintptr_t interp = (uintptr_t)sampler.interp_head();
-	for (int i = 0; interp && i < 64; i++) {
-		uintptr_t ts = RD_PTR(interp + a->interp_tstate_head);
-		while (ts && n < WALL_MAX_THREADS) {
-			int tid = 0;
-			if (a->ts_native_thread_id != PYABI_NONE)
-				tid = (int)RD_I64(ts + a->ts_native_thread_id);
-			found[n].ts = ts;
-			found[n].interp = interp;
-			found[n].tid = tid;
-			n++;
-			uintptr_t next = RD_PTR(ts + a->ts_next);
-			if (next == ts)
-				break;
-			ts = next;
-		}
-		interp = RD_PTR(interp + a->interp_next);
-	}
-	*np = n;
-}
-
-/* Lists the Python threads: their states and OS ids. Returns how many,
- * or -1 if a read faulted (the tick is skipped). */
-static int list_threads(void)
-{
-	int n = 0;
-	if (guard_run_sigsafe(list_threads_region, &n) < 0)
-		return -1;
-	return n;
 }
 
 /* A record of up to max_depth frames, room labels bytes and (asyncio on)
@@ -285,7 +240,7 @@ static void *wall_main(void *arg)
 		last = now;
 		gen++;
 		asyncio_poll();
-		int n = list_threads();
+		int n = pythreads_list(found, WALL_MAX_THREADS);
 		uintptr_t gil_interp = 0, holder = 0;
 		int gil_known = 0;
 		for (int i = 0; i < n; i++) {
@@ -308,14 +263,6 @@ static void *wall_main(void *arg)
 				flags |= SAMPLE_GIL_KNOWN |
 					 (holder == found[i].ts ? SAMPLE_GIL : 0);
 			int tid = found[i].tid;
-			if (tid <= 0) {
-				uintptr_t ident;
-				if (guard_copy(&ident,
-					       (void *)(found[i].ts +
-							sampler.abi->ts_thread_id),
-					       sizeof ident) == 0)
-					tid = tid_of(ident);
-			}
 			/* a thread state whose thread has not started (or has
 			 * ended): nothing runs there yet; or one of ours (the
 			 * names thread holds one while it reads names) */

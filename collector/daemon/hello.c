@@ -203,6 +203,7 @@ static void bye_field(void *ctx, uint64_t tag, uint64_t v)
 		b->native_unmerged = v;
 		b->has_native = 1;
 		break;
+	case WIRE_B_CPU_SOURCE: b->cpu_source = v; break;
 	default: break; /* unknown; no BYE field is bytes yet */
 	}
 }

@@ -329,6 +329,23 @@ static void append_utf8(char *buf, size_t cap, size_t *len, const char *s)
 	buf[*len] = 0;
 }
 
+/* What measured a process's CPU time, as its profile's comment says it. */
+static const char *cpu_source_name(uint64_t source)
+{
+	switch (source) {
+	case WIRE_CPU_TIMERS:
+		return "per-thread CPU timers (user and system time)";
+	case WIRE_CPU_PERF_USER:
+		return "perf_event counters of user time only (time in the "
+		       "kernel is not sampled)";
+	case WIRE_CPU_CLOCKS:
+		return "the threads' CPU clocks, read by the library's own "
+		       "thread (user and system time)";
+	default:
+		return "an unknown source";
+	}
+}
+
 static void add_proc_comments(struct builder *b, const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
@@ -360,6 +377,10 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 					  "%" PRIu64 " Hz", in->pid,
 				       hz_of(in->period_ns),
 				       hz_of(in->achieved_ns)));
+	if (in->has_bye && in->bye.cpu_source)
+		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": CPU time from "
+					  "%s", in->pid,
+				       cpu_source_name(in->bye.cpu_source)));
 	if (in->has_bye && in->bye.has_native)
 		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": native stacks, "
 					  "%" PRIu64 " samples not merged",

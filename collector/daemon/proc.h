@@ -98,6 +98,7 @@ struct proc_bye {
 	uint64_t samples, lost, end_mono_ns, handler_n, handler_ns, faults;
 	uint64_t achieved_ns;
 	uint64_t native_unmerged; /* PYPROF_NATIVE samples not merged */
+	uint64_t cpu_source;      /* enum wire_cpu_source, 0 if not sent */
 	int has_samples, has_lost, has_end_mono, has_native;
 };
 

@@ -387,9 +387,23 @@ enum wire_bye_tag {
 	WIRE_B_ACHIEVED_NS = 7,  /* varint: sampling period achieved, when it
 	                            differs from the one asked for (CPU time
 	                            per signal actually delivered)           */
-	WIRE_B_NATIVE_UNMERGED = 8 /* varint: PYPROF_NATIVE samples whose
+	WIRE_B_NATIVE_UNMERGED = 8, /* varint: PYPROF_NATIVE samples whose
 	                            native and Python stacks could not be
 	                            merged (their stacks carry a marker)     */
+	WIRE_B_CPU_SOURCE = 9    /* varint: enum wire_cpu_source, what the
+	                            last CPU-mode sampling counted with; absent
+	                            in wall mode or if it never sampled     */
+};
+
+/* What measured CPU time (BYE's WIRE_B_CPU_SOURCE). A receiver shows an
+ * unknown value as a number. */
+enum wire_cpu_source {
+	WIRE_CPU_TIMERS = 1,    /* per-thread CPU timers: user + system time,
+	                           at most one sample per kernel tick       */
+	WIRE_CPU_PERF_USER = 2, /* perf_event task-clock counters of user
+	                           time only: time in the kernel unsampled */
+	WIRE_CPU_CLOCKS = 3     /* the threads' CPU clocks read from the
+	                           library's own thread: user + system     */
 };
 
 enum wire_mode {

@@ -97,8 +97,9 @@ def cmd_cpu_total(a):
     p = pprof_shares.load(a.profile)
     t = truth(a.truth)
     sampled = value_total(p, "cpu") / 1e9
-    # Past the tick the library counts user time only (perf_event
-    # counters with exclude_kernel; docs/environment.md, "Rates"): compare like with like.
+    # --user: for a source that counts user time only (perf_event
+    # counters with exclude_kernel, past the tick with PYPROF_NATIVE;
+    # docs/environment.md, "Rates"): compare like with like.
     kernel = float(t["process_user_cpu" if a.user else "process_cpu"])
     allowed = a.rel * kernel + a.fixed_ms / 1000.0
     diff = sampled - kernel

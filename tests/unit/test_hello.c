@@ -546,12 +546,15 @@ static void test_bye(void)
 	ends[n_ends++] = pl_len(&pl);
 	pl_v(&pl, WIRE_B_NATIVE_UNMERGED, 10);
 	ends[n_ends++] = pl_len(&pl);
+	pl_v(&pl, WIRE_B_CPU_SOURCE, WIRE_CPU_CLOCKS);
+	ends[n_ends++] = pl_len(&pl);
 	pl_v(&pl, 31, 11);
 	CHECK(bye_decode(pl.b, pl_len(&pl), &b) == 0 && b.has_samples &&
 	      b.samples == 100 && b.has_lost && b.lost == 2 &&
 	      b.has_end_mono && b.end_mono_ns == 5 && b.handler_n == 6 &&
 	      b.handler_ns == 7 && b.faults == 8 && b.achieved_ns == 9 &&
-	      b.has_native && b.native_unmerged == 10,
+	      b.has_native && b.native_unmerged == 10 &&
+	      b.cpu_source == WIRE_CPU_CLOCKS,
 	      "4.1 every BYE field; unknown ones skipped");
 	CHECK(bye_decode(pl.b, 0, &b) == 0 && !b.has_samples && !b.has_lost,
 	      "4.2 an empty BYE");

@@ -1,0 +1,195 @@
+# systime.py - four functions, two of which spend much of their time in the
+# kernel, each timed by the program itself with its thread's CPU clock
+# (user + system time, what a profiler of CPU time must add up to).
+#
+# Used by tests/e2e/systime.bats: at 250 Hz (CPU timers), 1 kHz and 4 kHz
+# (the CPU-clock sampler past the tick) each function's share of the
+# samples must be within 1 point of the share measured here, so time in
+# system calls and page faults must be counted as it is spent.
+#
+#   py_loop     pure Python arithmetic
+#   c_heavy     sorted() and zlib.compress over prepared data (C, user time)
+#   sys_pread   16 KiB os.pread calls on a cached file (system calls)
+#   sys_fault   4 MiB copied into a fresh anonymous mapping, then unmapped
+#               (pages faulted in and given back: mostly kernel)
+#
+# Usage: python systime.py SECONDS [threads]
+#   SECONDS of the program's CPU in all; the functions take turns in blocks
+#   of about 40 ms of CPU each, in a seeded random order with sizes drawn
+#   at random (so no pattern lines up with the sampling), on the main
+#   thread; with "threads", each function runs on a thread of its own
+#   (under t_py_loop, t_c_heavy, t_sys_pread, t_sys_fault), all four at
+#   once, until each has used SECONDS/4 of CPU in its function; the
+#   shares are then the threads' (each thread's whole CPU time, its
+#   bookkeeping included: the split between threads).
+# Prints one JSON line: {"shares": {name: fraction}, "seconds": {...},
+# "system": {name: fraction of its time in the kernel}, ...}.
+#
+# Runs on Python 2.7 and 3.6+ (tclock.py: the per-thread clocks).
+from __future__ import print_function
+
+import json
+import mmap
+import os
+import random
+import sys
+import tempfile
+import threading
+import zlib
+
+from tclock import THREAD_CLOCK, thread_cpu, thread_user_cpu
+
+BLOCK = 0.04
+DATA = list(range(20000))
+random.Random(7).shuffle(DATA)
+BLOB = os.urandom(1 << 16) + b"pyprof systime " * 8000
+ZEROS = b"\0" * (4 << 20)
+
+
+def py_loop(n):
+    x = 0
+    i = 0
+    while i < n * 40000:
+        x = (x * 31 + i) % 1000003
+        i += 1
+    return x
+
+
+def c_heavy(n):
+    for _ in range(n):
+        sorted(DATA)
+        zlib.compress(BLOB, 6)
+
+
+def _pread(fd, off):
+    if hasattr(os, "pread"):
+        return os.pread(fd, 16384, off)
+    os.lseek(fd, off, 0)
+    return os.read(fd, 16384)
+
+
+def sys_pread(n, fd):
+    for i in range(n * 2000):
+        _pread(fd, (i * 16384) % (1 << 20))
+
+
+def sys_fault(n):
+    for _ in range(n):
+        m = mmap.mmap(-1, len(ZEROS))
+        m.write(ZEROS)
+        m.close()
+
+
+def make_file():
+    f = tempfile.TemporaryFile()
+    f.write(os.urandom(1 << 20))
+    f.flush()
+    return f
+
+
+class Account(object):
+    def __init__(self):
+        self.cpu = {}
+        self.user = {}
+
+    def add(self, name, fn, *args):
+        """One call of fn, its CPU and user time added to name's."""
+        c0, u0 = thread_cpu(), thread_user_cpu()
+        fn(*args)
+        c1, u1 = thread_cpu(), thread_user_cpu()
+        self.cpu[name] = self.cpu.get(name, 0.0) + (c1 - c0)
+        self.user[name] = self.user.get(name, 0.0) + (u1 - u0)
+
+
+def calls(fd):
+    return {"py_loop": (py_loop,), "c_heavy": (c_heavy,),
+            "sys_pread": (sys_pread, fd), "sys_fault": (sys_fault,)}
+
+
+def one_block(acct, name, call, rnd):
+    """About BLOCK seconds of CPU in function name (its calls are sized
+    to take a random 20 to 60% of a block each)."""
+    fn, args = call[0], call[1:]
+    spent = 0.0
+    while spent < BLOCK * rnd.uniform(0.7, 1.3):
+        before = acct.cpu.get(name, 0.0)
+        acct.add(name, fn, rnd.randint(1, 3), *args)
+        spent += acct.cpu[name] - before
+
+
+def run_main(seconds, fd):
+    acct = Account()
+    rnd = random.Random(1)
+    table = calls(fd)
+    names = sorted(table)
+    while sum(acct.cpu.values()) < seconds:
+        rnd.shuffle(names)
+        for name in names:
+            one_block(acct, name, table[name], rnd)
+    return acct
+
+
+def thread_work(name, seconds, fd, out):
+    """name's blocks on this thread until it used seconds of CPU; out
+    gets the thread's whole CPU time (the blocks and their bookkeeping)."""
+    own = Account()
+    rnd = random.Random(name)
+    t0 = thread_cpu()
+    while own.cpu.get(name, 0.0) < seconds:
+        one_block(own, name, calls(fd)[name], rnd)
+    out["t_" + name] = (thread_cpu() - t0, own.user[name] / own.cpu[name])
+
+
+# One function per thread, so that a profile tells the threads apart by
+# their stacks: the threaded variant checks the split between threads.
+def t_py_loop(*a):
+    thread_work("py_loop", *a)
+
+
+def t_c_heavy(*a):
+    thread_work("c_heavy", *a)
+
+
+def t_sys_pread(*a):
+    thread_work("sys_pread", *a)
+
+
+def t_sys_fault(*a):
+    thread_work("sys_fault", *a)
+
+
+def run_threads(seconds, fd):
+    out = {}
+    fns = [t_c_heavy, t_py_loop, t_sys_fault, t_sys_pread]
+    threads = [threading.Thread(target=f, args=(seconds / 4.0, fd, out),
+                                name=f.__name__) for f in fns]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    acct = Account()
+    for k, (cpu, user_frac) in out.items():
+        acct.cpu[k] = cpu
+        acct.user[k] = cpu * user_frac
+    return acct
+
+
+def main():
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+    threaded = len(sys.argv) > 2 and sys.argv[2] == "threads"
+    f = make_file()
+    acct = (run_threads if threaded else run_main)(seconds, f.fileno())
+    total = sum(acct.cpu.values())
+    print(json.dumps({
+        "shares": dict((k, v / total) for k, v in acct.cpu.items()),
+        "seconds": acct.cpu,
+        "system": dict((k.replace("t_", "", 1),
+                        1.0 - acct.user[k] / v if v else 0.0)
+                       for k, v in acct.cpu.items()),
+        "thread_clock": THREAD_CLOCK,
+        "threads": threaded,
+    }, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
