@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pydict.h"
+
 /* offsetof(PyTypeObject, tp_base): the same in every CPython 3.x on a
  * 64-bit target (32 pointer-sized fields after the variable-size header
  * come first). */
@@ -49,6 +51,13 @@ enum asyncio_kind {
 	ASYNCIO_NONE = 0,   /* not found (yet), or off (PYPROF_ASYNCIO=0)    */
 	ASYNCIO_LISTS = 1,  /* 3.14+: per-thread lists of C tasks             */
 	ASYNCIO_SETS = 2    /* 3.7-3.13: the asyncio module's registry        */
+};
+
+/* A pure-Python task's fields (asyncio.tasks._PyTask), by name in its
+ * instance dictionary (pydict.h). */
+enum asyncio_py_field {
+	ASYNCIO_PY_LOOP, ASYNCIO_PY_NAME, ASYNCIO_PY_CORO, ASYNCIO_PY_CONTEXT,
+	ASYNCIO_PY_WAITER, ASYNCIO_PY_CALLBACKS, ASYNCIO_PY_N
 };
 
 /* What the guarded half reads; written by asyncio.c before `kind` is
@@ -70,13 +79,21 @@ struct asyncio_abi {
 	 * running loop and task */
 	uint64_t ts_running_loop, ts_running_task, ts_tasks_head;
 	uint64_t interp_tasks_head;
-	/* SETS: the registry's objects (3.7-3.11 one WeakSet's set of
-	 * weak references; 3.12-3.13 the scheduled tasks' and the eager
-	 * tasks', a plain set), and the current task of each loop (a dict) */
+	/* The registry's objects (3.7-3.11 one WeakSet's set of weak
+	 * references; 3.12+ the scheduled tasks' and the eager tasks', a
+	 * plain set). SETS: every task; LISTS: the pure-Python tasks, which
+	 * 3.14+ keep there (0 until the names thread found them). */
 	uintptr_t weak_tasks;         /* set of weakrefs to tasks            */
 	uintptr_t eager_tasks;        /* set of tasks, or 0                  */
 	/* types */
-	uintptr_t task_type;          /* SETS: _asyncio.Task                 */
+	uintptr_t task_type;          /* SETS: _asyncio.Task, or 0 when the
+	                                 extension is missing                */
+	/* Pure-Python tasks: their class (a subclass is one too), where an
+	 * instance keeps its attributes, and their names. py_task_type is
+	 * published (release) after the rest. */
+	uintptr_t py_task_type;       /* asyncio.tasks._PyTask, or 0         */
+	struct pydict_layout dict;
+	struct pydict_key py_keys[ASYNCIO_PY_N];
 	uintptr_t coro_type, gen_type, unicode_type, long_type, set_type;
 	uintptr_t weakref_type;
 	/* SETS: what a task's done-callbacks may be */
@@ -93,6 +110,14 @@ void asyncio_init(int on);
 /* Wall sampler thread: looks for the interpreter's tasks if not found
  * yet (cheap when there is nothing new to look at). */
 void asyncio_poll(void);
+
+/* Wall sampler thread, 3.7-3.13: whether no _asyncio extension was seen
+ * yet, so that a thread's frames should be looked at (now and then) for
+ * an event loop; and that one was seen (asyncio_loop_frame_sigsafe found
+ * _run_once): asyncio, pure Python, is in use, and its registry is
+ * looked for as when the extension is loaded. */
+int asyncio_hint_wanted(void);
+void asyncio_saw_loop(void);
 
 /* What one thread is doing, for the wall sampler (sig_asyncio.c). */
 enum asyncio_state {
