@@ -77,6 +77,7 @@ static struct {
 } api;
 
 static int wanted;
+static int c_tasks; /* names thread: the _asyncio extension is there */
 static int with_gil; /* the registry may be looked up (names thread) */
 static uint64_t next_look; /* SETS: not before (CLOCK_MONOTONIC) */
 static uint64_t look_gap = 10000000ull; /* then doubled, up to a second */
@@ -183,6 +184,12 @@ static int take_lists(const uint64_t *d)
 	x->task_context = d[D_TASK_NODE] == d[D_TASK_NAME] + 16
 				  ? d[D_TASK_NAME] + 8
 				  : 0;
+	/* the waiter sits before the coroutine, as in 3.7-3.13's layout;
+	 * read only for a C task waited for by pure-Python ones */
+	x->task_fut_waiter = d[D_TASK_NAME] == d[D_TASK_CORO] + 8 &&
+					     d[D_TASK_CORO] >= 24
+				     ? d[D_TASK_CORO] - 8
+				     : 0;
 	x->task_awaited_by = d[D_TASK_AWAITED_BY];
 	x->task_awaited_by_is_set = d[D_TASK_AWAITED_BY_IS_SET];
 	x->task_is_task = d[D_TASK_IS_TASK];
@@ -261,6 +268,8 @@ static void take_types(void)
 	x->cell_type = types("PyCell_Type");
 	x->tuple_type = types("PyTuple_Type");
 	x->list_type = types("PyList_Type");
+	/* 3.14 keeps a tuple's hash before its items */
+	x->tuple_items = sampler.abi->minor >= 14 ? 32 : 24;
 }
 
 static void find_lists(void)
@@ -337,6 +346,7 @@ static int take_registry(uintptr_t *py_type)
 	api.clear();
 	if (!done || !data || (minor >= 12 && !eager))
 		return 0;
+	c_tasks = task_type != NULL;
 	if (minor < 14) {
 		int coro = task_coro_at[minor];
 		x->task_loop = 16;
@@ -383,7 +393,7 @@ static void look_with_gil(void)
 	if (!found)
 		return;
 	__atomic_store_n(&registry_found, 1, __ATOMIC_RELEASE);
-	if (!lists)
+	if (!x->coro_type) /* (LISTS took them already) */
 		take_types();
 	if (!x->coro_type || !x->gen_type || !x->unicode_type ||
 	    !x->set_type || !x->weakref_type) {
@@ -392,10 +402,12 @@ static void look_with_gil(void)
 	}
 	/* pairs with the acquire loads of sig_asyncio.c */
 	__atomic_store_n(&x->py_task_type, py_type, __ATOMIC_RELEASE);
-	if (lists) {
+	if (lists && (c_tasks || __atomic_load_n(&x->kind, __ATOMIC_ACQUIRE))) {
 		plog_debug("asyncio: pure-Python tasks from asyncio's registry");
 		return;
 	}
+	/* 3.14+ without the _asyncio extension: no lists, pure-Python
+	 * tasks only, read as 3.7-3.13 read theirs */
 	plog_debug("asyncio: tasks from asyncio's registry");
 	__atomic_store_n(&x->kind, ASYNCIO_SETS, __ATOMIC_RELEASE);
 }
@@ -440,10 +452,10 @@ void asyncio_poll(void)
 	static int looking; /* a load was seen, the registry not yet */
 	int kind = __atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE);
 	int lists = sampler.abi && sampler.abi->minor >= 14;
-	if (!wanted || (kind && !lists) ||
-	    __atomic_load_n(&registry_found, __ATOMIC_ACQUIRE))
+	int found = __atomic_load_n(&registry_found, __ATOMIC_ACQUIRE);
+	if (!wanted || kind == ASYNCIO_SETS || (found && kind))
 		return;
-	if (kind == ASYNCIO_LISTS) {
+	if (kind == ASYNCIO_LISTS) { /* its pure-Python tasks' registry */
 		if (with_gil)
 			find_sets();
 		return;
@@ -457,9 +469,11 @@ void asyncio_poll(void)
 			looking = dlsym(RTLD_DEFAULT, "PyInit__asyncio") ||
 				  dl_iterate_phdr(is_asyncio, NULL);
 	}
-	if (!lists && !looking)
+	/* no extension (3.14+: no lists), but an event loop runs */
+	if (!looking)
 		looking = __atomic_load_n(&loop_seen, __ATOMIC_RELAXED);
-	__atomic_store_n(&hint_wanted, !lists && !looking, __ATOMIC_RELAXED);
-	if (looking && !lists)
+	__atomic_store_n(&hint_wanted, !looking, __ATOMIC_RELAXED);
+	if (looking && with_gil && !found &&
+	    !__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE))
 		find_sets();
 }

@@ -99,6 +99,7 @@ struct asyncio_abi {
 	/* SETS: what a task's done-callbacks may be */
 	uintptr_t function_type, method_type, cell_type, tuple_type;
 	uintptr_t list_type, partial_type;
+	uint64_t tuple_items;         /* offsetof(PyTupleObject, ob_item)    */
 };
 
 extern struct asyncio_abi asyncio_abi;

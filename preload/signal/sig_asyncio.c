@@ -518,7 +518,7 @@ static void link_through(uintptr_t cb, int i)
 		return;
 	int64_t n = RD_I64(items + (uintptr_t)sampler.abi->var_size);
 	for (int64_t k = 0; k < n && k < 32; k++) {
-		uintptr_t it = RD_PTR(items + 24 + 8 * (uintptr_t)k);
+		uintptr_t it = RD_PTR(items + x->tuple_items + 8 * (uintptr_t)k);
 		if (it && ty == x->function_type)
 			it = type_of(it) == x->cell_type ? RD_PTR(it + 16) : 0;
 		link_candidate(it, i);
@@ -544,7 +544,9 @@ static void link_sets(void)
 		wait_put(w, i);
 		uintptr_t f = innermost(t, tasks[i].kind);
 		if (f)
-			wait_put(RD_PTR(f + (uintptr_t)sampler.abi->f_localsplus), i);
+			wait_put(RD_PTR(f + (uintptr_t)sampler.abi->f_localsplus) &
+					 ~(uintptr_t)sampler.abi->code_ref_tag_mask,
+				 i);
 	}
 	for (int i = 0; i < n_tasks; i++) {
 		uintptr_t t = tasks[i].obj;
@@ -552,6 +554,7 @@ static void link_sets(void)
 			link_through(RD_PTR(t + 24), i); /* fut_callback0 */
 		/* fut_callbacks, _callbacks: a list of (cb, ctx) */
 		uintptr_t cbs = field(t, tasks[i].kind, ASYNCIO_PY_CALLBACKS);
+
 		if (!cbs || type_of(cbs) != x->list_type)
 			continue;
 		int64_t n = RD_I64(cbs + (uintptr_t)sampler.abi->var_size);
@@ -559,7 +562,7 @@ static void link_sets(void)
 		for (int64_t k = 0; item && k < n && k < 64; k++) {
 			uintptr_t pair = RD_PTR(item + 8 * (uintptr_t)k);
 			if (pair && type_of(pair) == x->tuple_type)
-				link_through(RD_PTR(pair + 24), i);
+				link_through(RD_PTR(pair + x->tuple_items), i);
 		}
 	}
 }
@@ -582,8 +585,9 @@ static uintptr_t loop_of(uintptr_t ts)
 		uintptr_t code = RD_PTR(f + a->f_code) &
 				 ~(uintptr_t)a->code_ref_tag_mask;
 		if (code && RD_PTR(code + a->ob_type) == sampler.code_type &&
-		    NAMED(code, "_run_once"))
-			return RD_PTR(f + a->f_localsplus);
+		    NAMED(code, "_run_once")) /* 3.14+: a tagged reference */
+			return RD_PTR(f + a->f_localsplus) &
+			       ~(uintptr_t)a->code_ref_tag_mask;
 		if (n_above < MAX_ABOVE)
 			above[n_above++] = f;
 		uintptr_t next = RD_PTR(f + a->f_back);
@@ -647,32 +651,51 @@ struct view_args {
 	struct asyncio_view *v;
 };
 
+/* LISTS: the pure-Python tasks of thread_loop, from asyncio's registry
+ * (3.14+ keep none of them in the thread state: a running one is found as
+ * SETS find theirs, by its coroutine's frame on the thread's stack). The
+ * running one's index, or -1. */
+static int add_py_tasks(uintptr_t ts)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	if (!py_task_type)
+		return -1;
+	set_each(x->weak_tasks, add_weak, 0);
+	set_each(x->eager_tasks, add_strong, 0);
+	if (!n_tasks)
+		return -1;
+	loop_of(ts); /* the frames above the loop's */
+	return running_of();
+}
+
 static int collect_lists(uintptr_t ts, int selecting, struct asyncio_view *v)
 {
 	const struct asyncio_abi *x = &asyncio_abi;
 	thread_loop = RD_PTR(ts + x->ts_running_loop);
+	if (!thread_loop && py_task_type) /* asyncio without _asyncio */
+		thread_loop = loop_of(ts);
 	if (!thread_loop)
 		return ASYNCIO_NOT_LOOP;
 	uintptr_t running = RD_PTR(ts + x->ts_running_task);
 	if (running) { /* (a task may wait in a selector of its own) */
-		int kind = task_kind(running) == TASK_PY ? TASK_PY : TASK_C;
-		v->name_len = name_of(running, kind, v->name);
+		v->name_len = name_of(running, TASK_C, v->name);
+		return ASYNCIO_RUNNING;
+	}
+	int py_running = add_py_tasks(ts);
+	if (py_running >= 0) {
+		v->name_len = name_of(tasks[py_running].obj, TASK_PY, v->name);
 		return ASYNCIO_RUNNING;
 	}
 	if (!selecting)
 		return ASYNCIO_NOT_LOOP; /* the loop's own work, no task's */
+	int n_py = n_tasks;
 	add_list(ts + x->ts_tasks_head);
 	uintptr_t interp = RD_PTR(ts + (uintptr_t)sampler.abi->ts_interp);
 	if (interp)
 		add_list(interp + x->interp_tasks_head);
-	int n_c = n_tasks;
-	if (py_task_type) { /* pure-Python tasks: asyncio's registry */
-		set_each(x->weak_tasks, add_weak, 0);
-		set_each(x->eager_tasks, add_strong, 0);
-	}
-	for (int i = 0; i < n_c; i++)
+	for (int i = n_py; i < n_tasks; i++)
 		link_awaited_by(i);
-	if (n_tasks > n_c)
+	if (n_py)
 		link_sets();
 	return ASYNCIO_WAITING;
 }

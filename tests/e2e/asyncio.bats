@@ -90,9 +90,8 @@ chain_in() {
 
 # tasks_checks NAME EXE KIND: asyncio_tasks.py with --tasks=KIND, the
 # checks of the test above: the program ran the class asked for; shares by
-# task= within 5 points of its clock; the slow task's chain, from the
-# task's coroutine on (main too, unless main is a task of another kind
-# that 3.14+ do not link: see docs/asyncio.md); the computing task's spin.
+# task= within 5 points of its clock; the slow task's chain (NAMEs, as
+# chain_in takes them); the computing task's spin.
 tasks_checks() {
 	local name=$1 exe=$2 kind=$3 want_class=$4 chain=$5
 	record "$name" "$exe" "$TASKS" 2 "--tasks=$kind" -- --hz 100
@@ -121,12 +120,8 @@ tasks_checks() {
 		# its __await__, a generator, on the chain like any other
 		tasks_checks noext "$2" noext "python Task" \
 			"sleep query handler slow *__await__ main"
-		# main stays a C task (made before the factory is set); 3.14+
-		# do not link a pure-Python task to a C one waiting for it
-		local mixed=$full
-		"$2" -c 'import sys; sys.exit(sys.version_info >= (3, 14))' ||
-			mixed="sleep query handler slow"
-		tasks_checks factory "$2" factory "python Task" "$mixed"
+		# main stays a C task (made before the factory is set)
+		tasks_checks factory "$2" factory "python Task" "$full"
 	}
 	for_each_python check
 }
