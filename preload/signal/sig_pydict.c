@@ -26,14 +26,16 @@
 #define MANAGED_AT 24                 /* the dict (or values) at obj - 24 */
 
 /* Where obj's attributes are: *keys and, for a split table, *values (the
- * first value's address); 0, or -1 when obj has no attributes to read. */
+ * values array) and *cap (how many it holds, or -1: as many as the keys);
+ * 0, or -1 when obj has no attributes to read. */
 static int where(const struct pydict_layout *l, uintptr_t obj,
-		 uintptr_t *keys, uintptr_t *values)
+		 uintptr_t *keys, uintptr_t *values, int *cap)
 {
 	uintptr_t tp = RD_PTR(obj + (uintptr_t)sampler.abi->ob_type);
 	uint64_t flags = tp ? RD_PTR(tp + TP_FLAGS) : 0;
 	uintptr_t d = 0, v = 0;
 	*keys = *values = 0;
+	*cap = -1;
 	if (!tp)
 		return -1;
 	if (l->kind >= PYDICT_MANAGED && (flags & FLAG_MANAGED_DICT)) {
@@ -42,28 +44,31 @@ static int where(const struct pydict_layout *l, uintptr_t obj,
 			if (RD_U8(in + 3)) /* valid */
 				v = in;
 		}
-		uintptr_t w = v ? 0 : RD_PTR(obj - MANAGED_AT);
-		if (l->kind == PYDICT_MANAGED)
-			v = w ? 0 : RD_PTR(obj - MANAGED_AT - 8);
-		else if (l->kind == PYDICT_TAGGED && (w & 1))
-			v = w + 1;
-		else
-			d = w;
-		if (v) {
-			*keys = RD_PTR(tp + (uintptr_t)l->ht_cached_keys);
-			*values = v + (uintptr_t)l->values_at;
-			return *keys ? 0 : -1;
+		if (!v) {
+			uintptr_t w = RD_PTR(obj - MANAGED_AT);
+			if (l->kind == PYDICT_MANAGED && !w)
+				v = RD_PTR(obj - MANAGED_AT - 8);
+			else if (l->kind == PYDICT_TAGGED && (w & 1))
+				v = w + 1;
+			else
+				d = w;
 		}
+		if (v)
+			*keys = RD_PTR(tp + (uintptr_t)l->ht_cached_keys);
 	} else {
 		int64_t off = RD_I64(tp + TP_DICTOFFSET);
 		if (off <= 0 || off > 4096) /* < 0: variable-size objects */
 			return -1;
 		d = RD_PTR(obj + (uintptr_t)off);
 	}
-	if (!d || RD_PTR(d + (uintptr_t)sampler.abi->ob_type) != l->dict_type)
-		return -1;
-	*keys = RD_PTR(d + 32);   /* ma_keys */
-	v = RD_PTR(d + 40);       /* ma_values: split table */
+	if (d) {
+		if (RD_PTR(d + (uintptr_t)sampler.abi->ob_type) != l->dict_type)
+			return -1;
+		*keys = RD_PTR(d + 32); /* ma_keys */
+		v = RD_PTR(d + 40);     /* ma_values: a split table */
+	}
+	if (v && l->values_at) /* 3.13+: capacity, size, embedded, valid */
+		*cap = RD_U8(v);
 	*values = v ? v + (uintptr_t)l->values_at : 0;
 	return *keys ? 0 : -1;
 }
@@ -91,8 +96,9 @@ uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
 {
 	uintptr_t keys, values, entries;
 	int64_t n;
+	int cap;
 	unsigned size, key_at, value_at;
-	if (!l->kind || !obj || where(l, obj, &keys, &values) < 0)
+	if (!l->kind || !obj || where(l, obj, &keys, &values, &cap) < 0)
 		return 0;
 	if (l->old_keys) {
 		int64_t dk_size = RD_I64(keys + 8);
@@ -123,6 +129,8 @@ uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
 				    l->str_type ||
 			    !same_text(k, key))))
 			continue;
+		if (values && cap >= 0 && i >= cap)
+			return 0; /* a key added after these values were made */
 		return values ? RD_PTR(values + 8 * (uintptr_t)i)
 			      : RD_PTR(e + value_at);
 	}

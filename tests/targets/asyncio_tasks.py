@@ -13,7 +13,9 @@
 #   --tasks=KIND: which Task class the tasks are (asyncio's C Task by
 #     default):
 #       py        the pure-Python one, asyncio.tasks._PyTask, put in
-#                 place of asyncio.Task before any task is made;
+#                 place of asyncio.Task before any task is made; slow's
+#                 instance dict is made (vars()), compute's given 40 more
+#                 attributes (a combined table);
 #       factory   _PyTask from a task factory (loop.set_task_factory);
 #                 main() itself, made by asyncio.run, stays a C task;
 #       noext     the pure-Python one because the _asyncio extension is
@@ -128,6 +130,13 @@ async def main():
     tasks = [start(loop, slow(), "slow"), start(loop, compute(), "compute")]
     KIND[0] = ("python " if isinstance(tasks[0], asyncio.tasks._PyTask)
                else "c ") + type(tasks[0]).__name__
+    if TASKS == "py":
+        # the instance dictionaries in their other shapes: slow's made
+        # (3.11+ keep attributes without one until asked), compute's
+        # with more attributes than a class shares keys for (combined)
+        vars(tasks[0])
+        for i in range(40):
+            setattr(tasks[1], "extra_%d" % i, i)
     await asyncio.gather(*tasks)
     return time.perf_counter() - t0
 
