@@ -426,19 +426,13 @@ static void find_sets(void)
 }
 
 /* Whether the wall thread may look at frames for an event loop: no
- * _asyncio extension seen yet (3.7-3.13), so a program whose asyncio is
- * pure Python is found by its loop's frames (asyncio_saw_loop). */
+ * _asyncio extension (3.14+: no lists) seen yet, so that a program whose
+ * asyncio is pure Python is found by its loop's frames (loop_seen). */
 static int hint_wanted; /* atomic */
-static int loop_seen;   /* atomic */
 
 int asyncio_hint_wanted(void)
 {
 	return __atomic_load_n(&hint_wanted, __ATOMIC_RELAXED);
-}
-
-void asyncio_saw_loop(void)
-{
-	__atomic_store_n(&loop_seen, 1, __ATOMIC_RELAXED);
 }
 
 /* Every tick until found: a look at the loader's count of loaded objects,
@@ -455,8 +449,15 @@ void asyncio_poll(void)
 	int found = __atomic_load_n(&registry_found, __ATOMIC_ACQUIRE);
 	if (!wanted || kind == ASYNCIO_SETS || (found && kind))
 		return;
-	if (kind == ASYNCIO_LISTS) { /* its pure-Python tasks' registry */
-		if (with_gil)
+	if (kind == ASYNCIO_LISTS) {
+		/* its pure-Python tasks' registry, once a loop runs (a
+		 * program that never starts one is never asked): one in the
+		 * thread state, or (no _asyncio) one in the frames */
+		int seen = __atomic_load_n(&asyncio_abi.loop_seen,
+					   __ATOMIC_RELAXED);
+		__atomic_store_n(&hint_wanted, with_gil && !seen,
+				 __ATOMIC_RELAXED);
+		if (with_gil && seen)
 			find_sets();
 		return;
 	}
@@ -471,7 +472,8 @@ void asyncio_poll(void)
 	}
 	/* no extension (3.14+: no lists), but an event loop runs */
 	if (!looking)
-		looking = __atomic_load_n(&loop_seen, __ATOMIC_RELAXED);
+		looking = __atomic_load_n(&asyncio_abi.loop_seen,
+					  __ATOMIC_RELAXED);
 	__atomic_store_n(&hint_wanted, !looking, __ATOMIC_RELAXED);
 	if (looking && with_gil && !found &&
 	    !__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE))

@@ -64,6 +64,11 @@ enum asyncio_py_field {
  * published (release store, acquire load). */
 struct asyncio_abi {
 	int kind;                     /* enum asyncio_kind (atomic)          */
+	/* An event loop was seen running (atomic, relaxed; set by the wall
+	 * thread: sig_asyncio.c on LISTS, wall.c's look at frames when no
+	 * extension was seen): asyncio is in use, its registry worth a look
+	 * with the GIL. */
+	int loop_seen;
 	/* TaskObj (the C Task) */
 	uint64_t task_loop;           /* fut_loop                            */
 	uint64_t task_name;           /* a str, or (3.12+) an int n for
@@ -112,13 +117,12 @@ void asyncio_init(int on);
  * yet (cheap when there is nothing new to look at). */
 void asyncio_poll(void);
 
-/* Wall sampler thread, 3.7-3.13: whether no _asyncio extension was seen
- * yet, so that a thread's frames should be looked at (now and then) for
- * an event loop; and that one was seen (asyncio_loop_frame_sigsafe found
- * _run_once): asyncio, pure Python, is in use, and its registry is
- * looked for as when the extension is loaded. */
+/* Wall sampler thread: whether no _asyncio extension (3.14+: no task
+ * lists) was seen yet, so that a thread's frames should be looked at now
+ * and then for an event loop (asyncio_loop_frame_sigsafe finds _run_once;
+ * then set asyncio_abi.loop_seen): asyncio in pure Python, whose
+ * registry is looked for as when the extension is loaded. */
 int asyncio_hint_wanted(void);
-void asyncio_saw_loop(void);
 
 /* What one thread is doing, for the wall sampler (sig_asyncio.c). */
 enum asyncio_state {

@@ -676,6 +676,8 @@ static int collect_lists(uintptr_t ts, int selecting, struct asyncio_view *v)
 		thread_loop = loop_of(ts);
 	if (!thread_loop)
 		return ASYNCIO_NOT_LOOP;
+	if (!py_task_type) /* asyncio.c: time to look for the registry */
+		__atomic_store_n(&asyncio_abi.loop_seen, 1, __ATOMIC_RELAXED);
 	uintptr_t running = RD_PTR(ts + x->ts_running_task);
 	if (running) { /* (a task may wait in a selector of its own) */
 		v->name_len = name_of(running, TASK_C, v->name);
