@@ -29,6 +29,14 @@
  * the interpreter looks once a second until it does). The registry's
  * objects are kept alive by the references taken here (they live as long
  * as the module anyway).
+ *
+ * Pure-Python tasks (asyncio.tasks._PyTask): the same look takes their
+ * class and the interned names of their fields; 3.7-3.13 keep them in the
+ * registry above (3.14+ too, beside the C tasks' lists: there the look is
+ * asked for once a thread state shows a running loop). A process without
+ * the _asyncio extension is noticed by the wall thread's look at frames
+ * (a loop's _run_once, one tick in 16); its registry, read as SETS, has
+ * pure-Python tasks only, whatever the version.
  */
 #include "asyncio.h"
 

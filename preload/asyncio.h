@@ -13,6 +13,15 @@
  * comments say what is read). signal/sig_asyncio.c reads
  * tasks with guarded reads on every wall tick, as frames are read.
  *
+ * Tasks are the C Task's (_asyncio.Task and its subclasses: fields at
+ * fixed offsets) or the pure-Python one's (asyncio.tasks._PyTask and its
+ * subclasses: fields in the instance dictionary, read through pydict.h).
+ * 3.7-3.13 register both in the same registry; 3.14+ list C tasks per
+ * thread and keep pure-Python ones in asyncio's Python registry, looked
+ * up as 3.7-3.13's once an event loop runs. Without the _asyncio
+ * extension (no C tasks, no lists) the registry is looked up once a
+ * thread's frames show an event loop's _run_once.
+ *
  * The rule for a waiting thread (docs/asyncio.md): its event loop runs no
  * task and the thread is in the loop's selector (its innermost frames are
  * a select called by the loop's _run_once). Each pending task that waits on no

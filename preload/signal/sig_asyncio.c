@@ -27,6 +27,13 @@
  *                  waiter): the callback's bound self, partial arguments or
  *                  closure cells hold it. The running task is the one whose
  *                  coroutine's frame is on the thread's stack.
+ * Pure-Python tasks (asyncio.tasks._PyTask, and its subclasses) keep
+ * their fields in their instance dictionary (field(), sig_pydict.c);
+ * SETS find them in the same registry; on LISTS they come from asyncio's
+ * Python registry (3.14+ list only C tasks), a running one is the one
+ * whose coroutine's frame is on the stack (they do not set the thread
+ * state's running task), and who waits for them is found as SETS find
+ * it (fut_waiter, done-callbacks).
  * A coroutine's await chain: its frame, then what it awaits, the top of
  * its suspended frame's value stack (CPython's own _PyGen_yf; on 3.15 the
  * entry under a null reference SEND leaves on top), while that

@@ -6,7 +6,8 @@
 # them. Checked against the programs' own clocks
 # (tests/targets/asyncio_tasks.py) and against the waits they set up
 # (tests/targets/asyncio_shapes.py), through the real `go tool pprof`, on
-# every interpreter with asyncio.run (3.7+).
+# every interpreter with asyncio.run (3.7+); for the C Task, its subclasses
+# written in Python, and the pure-Python Task (asyncio.tasks._PyTask).
 
 load ../lib/common
 
@@ -182,14 +183,17 @@ tasks_checks() {
 	for_each_python check
 }
 
-@test "tasks made, awaited, cancelled and renamed as fast as asyncio can, read at 1000 Hz: output and exit status unchanged" {
+@test "tasks made, awaited, cancelled and renamed as fast as asyncio can, read at 1000 Hz: output and exit status unchanged (C tasks, then pure-Python ones)" {
 	check() {
 		has_asyncio_run "$2" || { echo "   no asyncio.run: skipped"; return 0; }
-		record churn "$2" "$PP_TARGETS/asyncio_churn.py" 2 -- --hz 1000
-		grep -qx 'ok True' "$T/churn.out" ||
-			{ cat "$T/churn.out"; fail "the program's checksum changed"; }
-		shares labels "$T/churn.pb.gz" task | grep -q '^leaf' ||
-			fail "no sample of a leaf task (renamed, 3.8+)"
+		local py
+		for py in "" --py; do
+			record "churn$py" "$2" "$PP_TARGETS/asyncio_churn.py" 2 ${py:+"$py"} -- --hz 1000
+			grep -qx 'ok True' "$T/churn$py.out" ||
+				{ cat "$T/churn$py.out"; fail "the program's checksum changed ($py)"; }
+			shares labels "$T/churn$py.pb.gz" task | grep -q '^leaf' ||
+				fail "no sample of a leaf task (renamed, 3.8+) ($py)"
+		done
 	}
 	for_each_python check
 }
