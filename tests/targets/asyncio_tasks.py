@@ -15,7 +15,8 @@
 #       py        the pure-Python one, asyncio.tasks._PyTask, put in
 #                 place of asyncio.Task before any task is made; slow's
 #                 instance dict is made (vars()), compute's given 40 more
-#                 attributes (a combined table);
+#                 attributes (a combined table) and keys that are not the
+#                 interned names;
 #       factory   _PyTask from a task factory (loop.set_task_factory);
 #                 main() itself, made by asyncio.run, stays a C task;
 #       noext     the pure-Python one because the _asyncio extension is
@@ -133,10 +134,14 @@ async def main():
     if TASKS == "py":
         # the instance dictionaries in their other shapes: slow's made
         # (3.11+ keep attributes without one until asked), compute's
-        # with more attributes than a class shares keys for (combined)
+        # with more attributes than a class shares keys for (combined),
+        # its keys new strings, not the interned names (the profiler
+        # then knows them by their text)
         vars(tasks[0])
         for i in range(40):
             setattr(tasks[1], "extra_%d" % i, i)
+        tasks[1].__dict__ = {k[:1] + k[1:]: v
+                             for k, v in vars(tasks[1]).items()}
     await asyncio.gather(*tasks)
     return time.perf_counter() - t0
 
