@@ -29,6 +29,14 @@
  * the interpreter looks once a second until it does). The registry's
  * objects are kept alive by the references taken here (they live as long
  * as the module anyway).
+ *
+ * Pure-Python tasks (asyncio.tasks._PyTask): the same look takes their
+ * class and the interned names of their fields; 3.7-3.13 keep them in the
+ * registry above (3.14+ too, beside the C tasks' lists: there the look is
+ * asked for once a thread state shows a running loop). A process without
+ * the _asyncio extension is noticed by the wall thread's look at frames
+ * (a loop's _run_once, one tick in 16); its registry, read as SETS, has
+ * pure-Python tasks only, whatever the version.
  */
 #include "asyncio.h"
 
@@ -73,9 +81,12 @@ static struct {
 	void (*restore)(PyObject *, PyObject *, PyObject *);
 	void (*clear)(void);
 	int (*finalizing)(void);
+	PyObject *(*intern)(const char *);
 } api;
 
 static int wanted;
+static int c_tasks; /* names thread: the _asyncio extension is there */
+static int with_gil; /* the registry may be looked up (names thread) */
 static uint64_t next_look; /* SETS: not before (CLOCK_MONOTONIC) */
 static uint64_t look_gap = 10000000ull; /* then doubled, up to a second */
 static unsigned long long loads_seen = ~0ull; /* dlpi_adds last scanned */
@@ -93,18 +104,28 @@ void asyncio_init(int on)
 	const struct pyabi *a = sampler.abi;
 	wanted = on && a && a->major == 3 && a->minor >= 7 &&
 		 a->gen_frame != PYABI_NONE && a->func_closure != PYABI_NONE;
-	if (!wanted || a->minor >= 14)
+	if (!wanted)
 		return;
 	int ok = SYM(modules, "PyImport_GetModuleDict") &&
 		 SYM(dict_get, "PyDict_GetItemString") &&
 		 SYM(getattr, "PyObject_GetAttrString") &&
 		 SYM(fetch, "PyErr_Fetch") && SYM(restore, "PyErr_Restore") &&
-		 SYM(clear, "PyErr_Clear");
+		 SYM(clear, "PyErr_Clear") &&
+		 SYM(intern, "PyUnicode_InternFromString");
 	if (!SYM(finalizing, "Py_IsFinalizing"))
 		ok = ok && SYM(finalizing, "_Py_IsFinalizing");
+	/* 3.14+ reads its C tasks without the GIL; the registry of the
+	 * pure-Python ones is looked up as 3.7-3.13's is, if it can be */
+	if (a->minor >= 14) {
+		with_gil = ok;
+		if (ok)
+			threadnames_gil_hook(look_wanted, look_with_gil);
+		return;
+	}
 	wanted = ok && a->minor < (int)(sizeof task_coro_at /
 					 sizeof task_coro_at[0]) &&
 		 task_coro_at[a->minor];
+	with_gil = wanted;
 	if (wanted)
 		threadnames_gil_hook(look_wanted, look_with_gil);
 }
@@ -171,6 +192,12 @@ static int take_lists(const uint64_t *d)
 	x->task_context = d[D_TASK_NODE] == d[D_TASK_NAME] + 16
 				  ? d[D_TASK_NAME] + 8
 				  : 0;
+	/* the waiter sits before the coroutine, as in 3.7-3.13's layout;
+	 * read only for a C task waited for by pure-Python ones */
+	x->task_fut_waiter = d[D_TASK_NAME] == d[D_TASK_CORO] + 8 &&
+					     d[D_TASK_CORO] >= 24
+				     ? d[D_TASK_CORO] - 8
+				     : 0;
 	x->task_awaited_by = d[D_TASK_AWAITED_BY];
 	x->task_awaited_by_is_set = d[D_TASK_AWAITED_BY_IS_SET];
 	x->task_is_task = d[D_TASK_IS_TASK];
@@ -235,6 +262,24 @@ static uintptr_t types(const char *name)
 	return (uintptr_t)dlsym(RTLD_DEFAULT, name);
 }
 
+static void take_types(void)
+{
+	struct asyncio_abi *x = &asyncio_abi;
+	x->coro_type = types("PyCoro_Type");
+	x->gen_type = types("PyGen_Type");
+	x->unicode_type = types("PyUnicode_Type");
+	x->long_type = types("PyLong_Type");
+	x->set_type = types("PySet_Type");
+	x->weakref_type = types("_PyWeakref_RefType");
+	x->function_type = types("PyFunction_Type");
+	x->method_type = types("PyMethod_Type");
+	x->cell_type = types("PyCell_Type");
+	x->tuple_type = types("PyTuple_Type");
+	x->list_type = types("PyList_Type");
+	/* 3.14 keeps a tuple's hash before its items */
+	x->tuple_items = sampler.abi->minor >= 14 ? 32 : 24;
+}
+
 static void find_lists(void)
 {
 	uint64_t d[D_N];
@@ -247,11 +292,7 @@ static void find_lists(void)
 		return;
 	}
 	struct asyncio_abi *x = &asyncio_abi;
-	x->coro_type = types("PyCoro_Type");
-	x->gen_type = types("PyGen_Type");
-	x->unicode_type = types("PyUnicode_Type");
-	x->long_type = types("PyLong_Type");
-	x->set_type = types("PySet_Type");
+	take_types();
 	if (!x->coro_type || !x->gen_type || !x->unicode_type) {
 		wanted = 0;
 		return;
@@ -261,9 +302,36 @@ static void find_lists(void)
 }
 
 
-/* SETS, GIL held: the registry, or 0 when asyncio.tasks is not (yet)
- * there. The error indicator is the caller's. */
-static int take_sets(void)
+/* GIL held: the pure-Python task class (returned, or 0) and its fields'
+ * names (interned strings, which CPython keeps for the process's life). */
+static uintptr_t take_py_tasks(PyObject *tasks)
+{
+	static const char *const names[ASYNCIO_PY_N] = {
+		[ASYNCIO_PY_LOOP] = "_loop", [ASYNCIO_PY_NAME] = "_name",
+		[ASYNCIO_PY_CORO] = "_coro", [ASYNCIO_PY_CONTEXT] = "_context",
+		[ASYNCIO_PY_WAITER] = "_fut_waiter",
+		[ASYNCIO_PY_CALLBACKS] = "_callbacks",
+	};
+	struct asyncio_abi *x = &asyncio_abi;
+	if (pydict_layout_init(&x->dict, 3, sampler.abi->minor) < 0)
+		return 0;
+	x->dict.dict_type = types("PyDict_Type");
+	x->dict.str_type = types("PyUnicode_Type");
+	for (int i = 0; i < ASYNCIO_PY_N; i++) {
+		/* an address to compare first; the text is the fallback */
+		x->py_keys[i].interned = (uintptr_t)api.intern(names[i]);
+		x->py_keys[i].text = names[i];
+		x->py_keys[i].len = strlen(names[i]);
+	}
+	if (!x->dict.dict_type || !x->dict.str_type)
+		return 0;
+	return (uintptr_t)api.getattr(tasks, "_PyTask");
+}
+
+/* GIL held: asyncio's registry, or 0 when asyncio.tasks is not (yet)
+ * complete (the names its last lines bind are not there). The error
+ * indicator is the caller's. The C task's offsets are SETS' (3.7-3.13). */
+static int take_registry(uintptr_t *py_type)
 {
 	struct asyncio_abi *x = &asyncio_abi;
 	int minor = sampler.abi->minor;
@@ -271,39 +339,51 @@ static int take_sets(void)
 	PyObject *tasks = mods ? api.dict_get(mods, "asyncio.tasks") : NULL;
 	PyObject *c_mod = mods ? api.dict_get(mods, "_asyncio") : NULL;
 	PyObject *functools = mods ? api.dict_get(mods, "functools") : NULL;
-	if (!tasks || !c_mod)
+	if (!tasks)
 		return 0;
+	PyObject *task_type = c_mod ? api.getattr(c_mod, "Task") : NULL;
+	api.clear();
+	/* bound at the end of asyncio.tasks, after its registry is final */
+	PyObject *done = api.getattr(tasks, task_type ? "_c_register_task"
+						      : "_py_register_task");
 	PyObject *reg = api.getattr(tasks, minor >= 12 ? "_scheduled_tasks"
 						       : "_all_tasks");
 	PyObject *data = reg ? api.getattr(reg, "data") : NULL;
 	PyObject *eager = minor >= 12 ? api.getattr(tasks, "_eager_tasks") : NULL;
-	PyObject *task_type = api.getattr(c_mod, "Task");
 	PyObject *partial = functools ? api.getattr(functools, "partial") : NULL;
 	api.clear();
-	if (!data || !task_type || (minor >= 12 && !eager))
-		return 0; /* asyncio.tasks still being imported */
-	int coro = task_coro_at[minor];
-	x->task_loop = 16;
-	x->task_fut_waiter = (uint64_t)coro - 8;
-	x->task_coro = (uint64_t)coro;
-	x->task_name = minor >= 8 ? (uint64_t)coro + 8 : 0;
-	x->task_context = (uint64_t)coro + (minor >= 8 ? 16 : 8);
+	if (!done || !data || (minor >= 12 && !eager))
+		return 0;
+	c_tasks = task_type != NULL;
+	if (minor < 14) {
+		int coro = task_coro_at[minor];
+		x->task_loop = 16;
+		x->task_fut_waiter = (uint64_t)coro - 8;
+		x->task_coro = (uint64_t)coro;
+		x->task_name = minor >= 8 ? (uint64_t)coro + 8 : 0;
+		x->task_context = (uint64_t)coro + (minor >= 8 ? 16 : 8);
+		x->task_type = (uintptr_t)task_type;
+	}
 	x->weak_tasks = (uintptr_t)data;
 	x->eager_tasks = (uintptr_t)eager;
-	x->task_type = (uintptr_t)task_type;
 	x->partial_type = (uintptr_t)partial;
+	*py_type = take_py_tasks(tasks);
+	api.clear();
 	return 1;
 }
 
-/* SETS: the wall thread wants a look (atomic); the names thread takes it
+/* The wall thread wants a look (atomic); the names thread takes it
  * with the GIL held (threadnames_gil_hook): never the wall thread, which
- * must not wait for the GIL (an import can hold it for half a second). */
+ * must not wait for the GIL (an import can hold it for half a second).
+ * SETS: until the registry is found; LISTS: until the pure-Python
+ * tasks' registry is. */
 static int want_look;
+static int registry_found; /* atomic: written by the names thread */
 
 static int look_wanted(void)
 {
 	return __atomic_load_n(&want_look, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&registry_found, __ATOMIC_ACQUIRE) &&
 	       !api.finalizing();
 }
 
@@ -312,28 +392,30 @@ static void look_with_gil(void)
 {
 	struct asyncio_abi *x = &asyncio_abi;
 	PyObject *et, *ev, *tb;
+	uintptr_t py_type = 0;
+	int lists = sampler.abi->minor >= 14;
 	api.fetch(&et, &ev, &tb);
-	int found = take_sets();
+	int found = take_registry(&py_type);
 	api.restore(et, ev, tb);
 	__atomic_store_n(&want_look, 0, __ATOMIC_RELEASE);
 	if (!found)
 		return;
-	x->coro_type = types("PyCoro_Type");
-	x->gen_type = types("PyGen_Type");
-	x->unicode_type = types("PyUnicode_Type");
-	x->long_type = types("PyLong_Type");
-	x->set_type = types("PySet_Type");
-	x->weakref_type = types("_PyWeakref_RefType");
-	x->function_type = types("PyFunction_Type");
-	x->method_type = types("PyMethod_Type");
-	x->cell_type = types("PyCell_Type");
-	x->tuple_type = types("PyTuple_Type");
-	x->list_type = types("PyList_Type");
+	__atomic_store_n(&registry_found, 1, __ATOMIC_RELEASE);
+	if (!x->coro_type) /* (LISTS took them already) */
+		take_types();
 	if (!x->coro_type || !x->gen_type || !x->unicode_type ||
 	    !x->set_type || !x->weakref_type) {
-		wanted = 0;
+		wanted = lists; /* LISTS go on without pure-Python tasks */
 		return;
 	}
+	/* pairs with the acquire loads of sig_asyncio.c */
+	__atomic_store_n(&x->py_task_type, py_type, __ATOMIC_RELEASE);
+	if (lists && (c_tasks || __atomic_load_n(&x->kind, __ATOMIC_ACQUIRE))) {
+		plog_debug("asyncio: pure-Python tasks from asyncio's registry");
+		return;
+	}
+	/* 3.14+ without the _asyncio extension: no lists, pure-Python
+	 * tasks only, read as 3.7-3.13 read theirs */
 	plog_debug("asyncio: tasks from asyncio's registry");
 	__atomic_store_n(&x->kind, ASYNCIO_SETS, __ATOMIC_RELEASE);
 }
@@ -351,25 +433,57 @@ static void find_sets(void)
 	threadnames_request();
 }
 
+/* Whether the wall thread may look at frames for an event loop: no
+ * _asyncio extension (3.14+: no lists) seen yet, so that a program whose
+ * asyncio is pure Python is found by its loop's frames (loop_seen). */
+static int hint_wanted; /* atomic */
+
+int asyncio_hint_wanted(void)
+{
+	return __atomic_load_n(&hint_wanted, __ATOMIC_RELAXED);
+}
+
 /* Every tick until found: a look at the loader's count of loaded objects,
  * and a search when it changed (the _asyncio extension is loaded by
  * `import asyncio`); SETS then looks again at most once a second until
- * asyncio.tasks is complete. */
+ * asyncio.tasks is complete. 3.14+ then does the same for the registry
+ * of pure-Python tasks. */
 void asyncio_poll(void)
 {
 	unsigned long long loads = 0;
-	static int looking; /* SETS: a load was seen, the registry not yet */
-	if (!wanted || __atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE))
+	static int looking; /* a load was seen, the registry not yet */
+	int kind = __atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE);
+	int lists = sampler.abi && sampler.abi->minor >= 14;
+	int found = __atomic_load_n(&registry_found, __ATOMIC_ACQUIRE);
+	if (!wanted || kind == ASYNCIO_SETS || (found && kind))
 		return;
+	if (kind == ASYNCIO_LISTS) {
+		/* its pure-Python tasks' registry, once a loop runs (a
+		 * program that never starts one is never asked): one in the
+		 * thread state, or (no _asyncio) one in the frames */
+		int seen = __atomic_load_n(&asyncio_abi.loop_seen,
+					   __ATOMIC_RELAXED);
+		__atomic_store_n(&hint_wanted, with_gil && !seen,
+				 __ATOMIC_RELAXED);
+		if (with_gil && seen)
+			find_sets();
+		return;
+	}
 	dl_iterate_phdr(count_loads, &loads);
 	if (loads != loads_seen) {
 		loads_seen = loads;
-		if (sampler.abi->minor >= 14)
+		if (lists)
 			find_lists();
 		else if (!looking)
 			looking = dlsym(RTLD_DEFAULT, "PyInit__asyncio") ||
 				  dl_iterate_phdr(is_asyncio, NULL);
 	}
-	if (looking && sampler.abi->minor < 14)
+	/* no extension (3.14+: no lists), but an event loop runs */
+	if (!looking)
+		looking = __atomic_load_n(&asyncio_abi.loop_seen,
+					  __ATOMIC_RELAXED);
+	__atomic_store_n(&hint_wanted, !looking, __ATOMIC_RELAXED);
+	if (looking && with_gil && !found &&
+	    !__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE))
 		find_sets();
 }

@@ -13,6 +13,15 @@
  * comments say what is read). signal/sig_asyncio.c reads
  * tasks with guarded reads on every wall tick, as frames are read.
  *
+ * Tasks are the C Task's (_asyncio.Task and its subclasses: fields at
+ * fixed offsets) or the pure-Python one's (asyncio.tasks._PyTask and its
+ * subclasses: fields in the instance dictionary, read through pydict.h).
+ * 3.7-3.13 register both in the same registry; 3.14+ list C tasks per
+ * thread and keep pure-Python ones in asyncio's Python registry, looked
+ * up as 3.7-3.13's once an event loop runs. Without the _asyncio
+ * extension (no C tasks, no lists) the registry is looked up once a
+ * thread's frames show an event loop's _run_once.
+ *
  * The rule for a waiting thread (docs/asyncio.md): its event loop runs no
  * task and the thread is in the loop's selector (its innermost frames are
  * a select called by the loop's _run_once). Each pending task that waits on no
@@ -31,6 +40,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "pydict.h"
 
 /* offsetof(PyTypeObject, tp_base): the same in every CPython 3.x on a
  * 64-bit target (32 pointer-sized fields after the variable-size header
@@ -51,10 +62,22 @@ enum asyncio_kind {
 	ASYNCIO_SETS = 2    /* 3.7-3.13: the asyncio module's registry        */
 };
 
+/* A pure-Python task's fields (asyncio.tasks._PyTask), by name in its
+ * instance dictionary (pydict.h). */
+enum asyncio_py_field {
+	ASYNCIO_PY_LOOP, ASYNCIO_PY_NAME, ASYNCIO_PY_CORO, ASYNCIO_PY_CONTEXT,
+	ASYNCIO_PY_WAITER, ASYNCIO_PY_CALLBACKS, ASYNCIO_PY_N
+};
+
 /* What the guarded half reads; written by asyncio.c before `kind` is
  * published (release store, acquire load). */
 struct asyncio_abi {
 	int kind;                     /* enum asyncio_kind (atomic)          */
+	/* An event loop was seen running (atomic, relaxed; set by the wall
+	 * thread: sig_asyncio.c on LISTS, wall.c's look at frames when no
+	 * extension was seen): asyncio is in use, its registry worth a look
+	 * with the GIL. */
+	int loop_seen;
 	/* TaskObj (the C Task) */
 	uint64_t task_loop;           /* fut_loop                            */
 	uint64_t task_name;           /* a str, or (3.12+) an int n for
@@ -70,18 +93,27 @@ struct asyncio_abi {
 	 * running loop and task */
 	uint64_t ts_running_loop, ts_running_task, ts_tasks_head;
 	uint64_t interp_tasks_head;
-	/* SETS: the registry's objects (3.7-3.11 one WeakSet's set of
-	 * weak references; 3.12-3.13 the scheduled tasks' and the eager
-	 * tasks', a plain set), and the current task of each loop (a dict) */
+	/* The registry's objects (3.7-3.11 one WeakSet's set of weak
+	 * references; 3.12+ the scheduled tasks' and the eager tasks', a
+	 * plain set). SETS: every task; LISTS: the pure-Python tasks, which
+	 * 3.14+ keep there (0 until the names thread found them). */
 	uintptr_t weak_tasks;         /* set of weakrefs to tasks            */
 	uintptr_t eager_tasks;        /* set of tasks, or 0                  */
 	/* types */
-	uintptr_t task_type;          /* SETS: _asyncio.Task                 */
+	uintptr_t task_type;          /* SETS: _asyncio.Task, or 0 when the
+	                                 extension is missing                */
+	/* Pure-Python tasks: their class (a subclass is one too), where an
+	 * instance keeps its attributes, and their names. py_task_type is
+	 * published (release) after the rest. */
+	uintptr_t py_task_type;       /* asyncio.tasks._PyTask, or 0         */
+	struct pydict_layout dict;
+	struct pydict_key py_keys[ASYNCIO_PY_N];
 	uintptr_t coro_type, gen_type, unicode_type, long_type, set_type;
 	uintptr_t weakref_type;
 	/* SETS: what a task's done-callbacks may be */
 	uintptr_t function_type, method_type, cell_type, tuple_type;
 	uintptr_t list_type, partial_type;
+	uint64_t tuple_items;         /* offsetof(PyTupleObject, ob_item)    */
 };
 
 extern struct asyncio_abi asyncio_abi;
@@ -93,6 +125,13 @@ void asyncio_init(int on);
 /* Wall sampler thread: looks for the interpreter's tasks if not found
  * yet (cheap when there is nothing new to look at). */
 void asyncio_poll(void);
+
+/* Wall sampler thread: whether no _asyncio extension (3.14+: no task
+ * lists) was seen yet, so that a thread's frames should be looked at now
+ * and then for an event loop (asyncio_loop_frame_sigsafe finds _run_once;
+ * then set asyncio_abi.loop_seen): asyncio in pure Python, whose
+ * registry is looked for as when the extension is loaded. */
+int asyncio_hint_wanted(void);
 
 /* What one thread is doing, for the wall sampler (sig_asyncio.c). */
 enum asyncio_state {

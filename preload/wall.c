@@ -195,6 +195,14 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 		return;
 	}
 	struct asyncio_view v = {0};
+	if (gen % 16 == 0 && asyncio_hint_wanted()) {
+		/* an event loop without the _asyncio extension */
+		int selecting;
+		if (asyncio_loop_frame_sigsafe(rec + 1, rec->n_frames,
+					       &selecting) >= 0)
+			__atomic_store_n(&asyncio_abi.loop_seen, 1,
+					 __ATOMIC_RELAXED);
+	}
 	if (__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE)) {
 		int selecting;
 		int cut = asyncio_loop_frame_sigsafe(rec + 1, rec->n_frames,

@@ -27,6 +27,13 @@
  *                  waiter): the callback's bound self, partial arguments or
  *                  closure cells hold it. The running task is the one whose
  *                  coroutine's frame is on the thread's stack.
+ * Pure-Python tasks (asyncio.tasks._PyTask, and its subclasses) keep
+ * their fields in their instance dictionary (field(), sig_pydict.c);
+ * SETS find them in the same registry; on LISTS they come from asyncio's
+ * Python registry (3.14+ list only C tasks), a running one is the one
+ * whose coroutine's frame is on the stack (they do not set the thread
+ * state's running task), and who waits for them is found as SETS find
+ * it (fut_waiter, done-callbacks).
  * A coroutine's await chain: its frame, then what it awaits, the top of
  * its suspended frame's value stack (CPython's own _PyGen_yf; on 3.15 the
  * entry under a null reference SEND leaves on top), while that
@@ -54,10 +61,16 @@
 
 struct asyncio_abi asyncio_abi;
 
+/* What a task is: the C Task (or a subclass of it: its fields at fixed
+ * offsets) or the pure-Python one (or a subclass: its fields in its
+ * instance dictionary). */
+enum { TASK_NONE = 0, TASK_C = 1, TASK_PY = 2 };
+
 struct task {
 	uintptr_t obj;
 	int32_t parent;  /* index of a task waiting for this one, or -1 */
 	uint8_t waits;   /* waits for another task of the table          */
+	uint8_t kind;    /* TASK_C or TASK_PY                            */
 };
 
 static struct task tasks[ASYNCIO_MAX_TASKS];
@@ -67,6 +80,7 @@ static int leaves[ASYNCIO_MAX_TASKS];
 static int n_leaves;
 static unsigned turn;       /* where this tick's leaves start */
 static uintptr_t thread_loop;
+static uintptr_t py_task_type; /* this view's asyncio_abi.py_task_type */
 static struct raw_frame chain_tmp[MAX_CHAIN];
 
 static uint32_t ptr_hash(uintptr_t p)
@@ -86,7 +100,7 @@ static int find(uintptr_t obj)
 	return -1;
 }
 
-static void add(uintptr_t obj)
+static void add(uintptr_t obj, int kind)
 {
 	if (n_tasks >= ASYNCIO_MAX_TASKS || !obj || find(obj) >= 0)
 		return;
@@ -96,6 +110,7 @@ static void add(uintptr_t obj)
 			tasks[n_tasks].obj = obj;
 			tasks[n_tasks].parent = -1;
 			tasks[n_tasks].waits = 0;
+			tasks[n_tasks].kind = (uint8_t)kind;
 			*s = ++n_tasks;
 			return;
 		}
@@ -118,17 +133,43 @@ static uintptr_t type_of(uintptr_t obj)
 	return RD_PTR(obj + (uintptr_t)sampler.abi->ob_type);
 }
 
-/* A task of ours: the C Task or a subclass of it (one level). LISTS hold
- * nothing else. */
-static int is_task(uintptr_t obj)
+/* What obj is (TASK_C, TASK_PY, or TASK_NONE): its type or one of the
+ * type's bases is the C Task or the pure-Python one. LISTS hold C tasks
+ * only; there the C Task's type is not needed. */
+static int task_kind(uintptr_t obj)
 {
-	if (!obj)
-		return 0;
-	if (asyncio_abi.kind == ASYNCIO_LISTS)
-		return 1;
-	uintptr_t t = type_of(obj);
-	return t == asyncio_abi.task_type ||
-	       (t && RD_PTR(t + ASYNCIO_TP_BASE) == asyncio_abi.task_type);
+	const struct asyncio_abi *x = &asyncio_abi;
+	uintptr_t t = obj ? type_of(obj) : 0;
+	for (int i = 0; t && i < 8; i++) {
+		if (x->task_type && t == x->task_type)
+			return TASK_C;
+		if (py_task_type && t == py_task_type)
+			return TASK_PY;
+		t = RD_PTR(t + ASYNCIO_TP_BASE);
+	}
+	return TASK_NONE;
+}
+
+/* Field f (enum asyncio_py_field) of task t, or 0: a C task's at its
+ * offset (0: this version's has none known), a pure-Python task's from
+ * its instance dictionary. */
+static uintptr_t field(uintptr_t t, int kind, int f)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	uint64_t at = 0;
+	if (kind == TASK_PY)
+		return pydict_attr_sigsafe(&x->dict, t, &x->py_keys[f]);
+	switch (f) {
+	case ASYNCIO_PY_LOOP: at = x->task_loop; break;
+	case ASYNCIO_PY_NAME: at = x->task_name; break;
+	case ASYNCIO_PY_CORO: at = x->task_coro; break;
+	case ASYNCIO_PY_CONTEXT: at = x->task_context; break;
+	case ASYNCIO_PY_WAITER: at = x->task_fut_waiter; break;
+	case ASYNCIO_PY_CALLBACKS: /* fut_callbacks, SETS only */
+		at = x->kind == ASYNCIO_SETS ? 40 : 0;
+		break;
+	}
+	return at ? RD_PTR(t + at) : 0;
 }
 
 /* ---- coroutines ------------------------------------------------------ */
@@ -190,9 +231,9 @@ static uintptr_t awaited(uintptr_t f)
 
 /* Task t's await chain into chain_tmp, outermost (the task's coroutine)
  * first; returns how many, at most max. */
-static int chain_of(uintptr_t t, int max)
+static int chain_of(uintptr_t t, int kind, int max)
 {
-	uintptr_t c = RD_PTR(t + asyncio_abi.task_coro);
+	uintptr_t c = field(t, kind, ASYNCIO_PY_CORO);
 	int n = 0;
 	while (n < max && is_coroutine(c)) {
 		uintptr_t f = suspended_frame(c);
@@ -283,18 +324,18 @@ static size_t number_name(uintptr_t v, char *out)
 	return at;
 }
 
-static size_t name_of(uintptr_t t, char *out)
+static size_t name_of(uintptr_t t, int kind, char *out)
 {
-	if (!asyncio_abi.task_name) {
+	if (sampler.abi->minor == 7) {
 		/* 3.7: tasks have no names; the coroutine's function's */
 		const struct pyabi *a = sampler.abi;
-		uintptr_t c = RD_PTR(t + asyncio_abi.task_coro);
+		uintptr_t c = field(t, kind, ASYNCIO_PY_CORO);
 		uintptr_t f = c && is_coroutine(c) ? RD_PTR(c + a->gen_frame) : 0;
 		uintptr_t code = f ? RD_PTR(f + a->f_code) : 0;
 		uintptr_t s = code ? RD_PTR(code + a->co_name) : 0;
 		return s ? str_text(s, out) : 0;
 	}
-	uintptr_t v = RD_PTR(t + asyncio_abi.task_name);
+	uintptr_t v = field(t, kind, ASYNCIO_PY_NAME);
 	uintptr_t ty = v ? type_of(v) : 0;
 	if (ty && ty == asyncio_abi.unicode_type)
 		return str_text(v, out);
@@ -323,10 +364,19 @@ static void set_each(uintptr_t s, void (*fn)(uintptr_t key, uintptr_t arg),
 	}
 }
 
-static void add_if_ours(uintptr_t t)
+static void add_if_ours(uintptr_t t, int kind)
 {
-	if (is_task(t) && RD_PTR(t + asyncio_abi.task_loop) == thread_loop)
-		add(t);
+	if (kind && field(t, kind, ASYNCIO_PY_LOOP) == thread_loop)
+		add(t, kind);
+}
+
+/* A task from asyncio's registry: on LISTS only the pure-Python ones
+ * (3.14+ keep no C task there). */
+static void add_found(uintptr_t t)
+{
+	int kind = task_kind(t);
+	if (asyncio_abi.kind == ASYNCIO_SETS || kind == TASK_PY)
+		add_if_ours(t, kind);
 }
 
 /* LISTS: a circular list of tasks linked through task_node. */
@@ -334,7 +384,7 @@ static void add_list(uintptr_t head)
 {
 	uintptr_t node = RD_PTR(head);
 	for (int i = 0; node && node != head && i < ASYNCIO_MAX_TASKS; i++) {
-		add_if_ours(node - asyncio_abi.task_node);
+		add_if_ours(node - asyncio_abi.task_node, TASK_C);
 		node = RD_PTR(node);
 	}
 }
@@ -366,13 +416,13 @@ static void add_weak(uintptr_t ref, uintptr_t arg)
 {
 	(void)arg;
 	if (type_of(ref) == asyncio_abi.weakref_type)
-		add_if_ours(RD_PTR(ref + 16)); /* wr_object */
+		add_found(RD_PTR(ref + 16)); /* wr_object */
 }
 
 static void add_strong(uintptr_t t, uintptr_t arg)
 {
 	(void)arg;
-	add_if_ours(t);
+	add_found(t);
 }
 
 /* SETS: the objects a waiting task waits on, each mapped to the task:
@@ -419,9 +469,9 @@ static int wait_get(uintptr_t key)
 }
 
 /* The innermost frame of task t's await chain, or 0. */
-static uintptr_t innermost(uintptr_t t)
+static uintptr_t innermost(uintptr_t t, int kind)
 {
-	uintptr_t c = RD_PTR(t + asyncio_abi.task_coro), last = 0;
+	uintptr_t c = field(t, kind, ASYNCIO_PY_CORO), last = 0;
 	for (int n = 0; n < MAX_CHAIN && is_coroutine(c); n++) {
 		uintptr_t f = suspended_frame(c);
 		if (!f)
@@ -475,22 +525,23 @@ static void link_through(uintptr_t cb, int i)
 		return;
 	int64_t n = RD_I64(items + (uintptr_t)sampler.abi->var_size);
 	for (int64_t k = 0; k < n && k < 32; k++) {
-		uintptr_t it = RD_PTR(items + 24 + 8 * (uintptr_t)k);
+		uintptr_t it = RD_PTR(items + x->tuple_items + 8 * (uintptr_t)k);
 		if (it && ty == x->function_type)
 			it = type_of(it) == x->cell_type ? RD_PTR(it + 16) : 0;
 		link_candidate(it, i);
 	}
 }
 
-/* SETS: who waits for whom. A task waits for task i when its fut_waiter
- * is i, or is (or its innermost frame's self is) an object one of i's
- * done-callbacks holds. */
+/* SETS, and LISTS' pure-Python tasks: who waits for whom. A task waits
+ * for task i when its fut_waiter is i, or is (or its innermost frame's
+ * self is) an object one of i's done-callbacks holds. (LISTS: a C task's
+ * waiter and callbacks are not known, its awaited_by is.) */
 static void link_sets(void)
 {
 	const struct asyncio_abi *x = &asyncio_abi;
 	for (int i = 0; i < n_tasks; i++) {
 		uintptr_t t = tasks[i].obj;
-		uintptr_t w = RD_PTR(t + x->task_fut_waiter);
+		uintptr_t w = field(t, tasks[i].kind, ASYNCIO_PY_WAITER);
 		int j = w ? find(w) : -1;
 		if (j >= 0 && j != i) {
 			tasks[i].waits = 1;
@@ -498,14 +549,19 @@ static void link_sets(void)
 				tasks[j].parent = i;
 		}
 		wait_put(w, i);
-		uintptr_t f = innermost(t);
+		uintptr_t f = innermost(t, tasks[i].kind);
 		if (f)
-			wait_put(RD_PTR(f + (uintptr_t)sampler.abi->f_localsplus), i);
+			wait_put(RD_PTR(f + (uintptr_t)sampler.abi->f_localsplus) &
+					 ~(uintptr_t)sampler.abi->code_ref_tag_mask,
+				 i);
 	}
 	for (int i = 0; i < n_tasks; i++) {
 		uintptr_t t = tasks[i].obj;
-		link_through(RD_PTR(t + 24), i); /* fut_callback0 */
-		uintptr_t cbs = RD_PTR(t + 40); /* fut_callbacks: (cb, ctx) */
+		if (tasks[i].kind == TASK_C && x->kind == ASYNCIO_SETS)
+			link_through(RD_PTR(t + 24), i); /* fut_callback0 */
+		/* fut_callbacks, _callbacks: a list of (cb, ctx) */
+		uintptr_t cbs = field(t, tasks[i].kind, ASYNCIO_PY_CALLBACKS);
+
 		if (!cbs || type_of(cbs) != x->list_type)
 			continue;
 		int64_t n = RD_I64(cbs + (uintptr_t)sampler.abi->var_size);
@@ -513,7 +569,7 @@ static void link_sets(void)
 		for (int64_t k = 0; item && k < n && k < 64; k++) {
 			uintptr_t pair = RD_PTR(item + 8 * (uintptr_t)k);
 			if (pair && type_of(pair) == x->tuple_type)
-				link_through(RD_PTR(pair + 24), i);
+				link_through(RD_PTR(pair + x->tuple_items), i);
 		}
 	}
 }
@@ -536,8 +592,9 @@ static uintptr_t loop_of(uintptr_t ts)
 		uintptr_t code = RD_PTR(f + a->f_code) &
 				 ~(uintptr_t)a->code_ref_tag_mask;
 		if (code && RD_PTR(code + a->ob_type) == sampler.code_type &&
-		    NAMED(code, "_run_once"))
-			return RD_PTR(f + a->f_localsplus);
+		    NAMED(code, "_run_once")) /* 3.14+: a tagged reference */
+			return RD_PTR(f + a->f_localsplus) &
+			       ~(uintptr_t)a->code_ref_tag_mask;
 		if (n_above < MAX_ABOVE)
 			above[n_above++] = f;
 		uintptr_t next = RD_PTR(f + a->f_back);
@@ -549,14 +606,15 @@ static uintptr_t loop_of(uintptr_t ts)
 }
 
 /* SETS: the task whose coroutine's frame is innermost among those above
- * the loop's frame: the one running. */
-static uintptr_t running_of(void)
+ * the loop's frame: the one running (its index, or -1). */
+static int running_of(void)
 {
 	const struct pyabi *a = sampler.abi;
 	int best = MAX_ABOVE;
-	uintptr_t run = 0;
+	int run = -1;
 	for (int i = 0; i < n_tasks; i++) {
-		uintptr_t c = RD_PTR(tasks[i].obj + asyncio_abi.task_coro);
+		uintptr_t c = field(tasks[i].obj, tasks[i].kind,
+				    ASYNCIO_PY_CORO);
 		if (!c)
 			continue;
 		uintptr_t f = a->frame_kind == PYABI_FRAME_OBJECT
@@ -565,7 +623,7 @@ static uintptr_t running_of(void)
 		for (int k = 0; f && k < n_above && k < best; k++)
 			if (above[k] == f) {
 				best = k;
-				run = tasks[i].obj;
+				run = i;
 			}
 	}
 	return run;
@@ -580,9 +638,10 @@ static int collect_sets(uintptr_t ts, int selecting, struct asyncio_view *v)
 	set_each(x->weak_tasks, add_weak, 0);
 	if (x->eager_tasks)
 		set_each(x->eager_tasks, add_strong, 0);
-	uintptr_t running = running_of();
-	if (running) {
-		v->name_len = name_of(running, v->name);
+	int running = running_of();
+	if (running >= 0) {
+		v->name_len = name_of(tasks[running].obj, tasks[running].kind,
+				      v->name);
 		return ASYNCIO_RUNNING;
 	}
 	if (!selecting)
@@ -599,25 +658,54 @@ struct view_args {
 	struct asyncio_view *v;
 };
 
+/* LISTS: the pure-Python tasks of thread_loop, from asyncio's registry
+ * (3.14+ keep none of them in the thread state: a running one is found as
+ * SETS find theirs, by its coroutine's frame on the thread's stack). The
+ * running one's index, or -1. */
+static int add_py_tasks(uintptr_t ts)
+{
+	const struct asyncio_abi *x = &asyncio_abi;
+	if (!py_task_type)
+		return -1;
+	set_each(x->weak_tasks, add_weak, 0);
+	set_each(x->eager_tasks, add_strong, 0);
+	if (!n_tasks)
+		return -1;
+	loop_of(ts); /* the frames above the loop's */
+	return running_of();
+}
+
 static int collect_lists(uintptr_t ts, int selecting, struct asyncio_view *v)
 {
 	const struct asyncio_abi *x = &asyncio_abi;
 	thread_loop = RD_PTR(ts + x->ts_running_loop);
+	if (!thread_loop && py_task_type) /* asyncio without _asyncio */
+		thread_loop = loop_of(ts);
 	if (!thread_loop)
 		return ASYNCIO_NOT_LOOP;
+	if (!py_task_type) /* asyncio.c: time to look for the registry */
+		__atomic_store_n(&asyncio_abi.loop_seen, 1, __ATOMIC_RELAXED);
 	uintptr_t running = RD_PTR(ts + x->ts_running_task);
 	if (running) { /* (a task may wait in a selector of its own) */
-		v->name_len = name_of(running, v->name);
+		v->name_len = name_of(running, TASK_C, v->name);
+		return ASYNCIO_RUNNING;
+	}
+	int py_running = add_py_tasks(ts);
+	if (py_running >= 0) {
+		v->name_len = name_of(tasks[py_running].obj, TASK_PY, v->name);
 		return ASYNCIO_RUNNING;
 	}
 	if (!selecting)
 		return ASYNCIO_NOT_LOOP; /* the loop's own work, no task's */
+	int n_py = n_tasks;
 	add_list(ts + x->ts_tasks_head);
 	uintptr_t interp = RD_PTR(ts + (uintptr_t)sampler.abi->ts_interp);
 	if (interp)
 		add_list(interp + x->interp_tasks_head);
-	for (int i = 0; i < n_tasks; i++)
+	for (int i = n_py; i < n_tasks; i++)
 		link_awaited_by(i);
+	if (n_py)
+		link_sets();
 	return ASYNCIO_WAITING;
 }
 
@@ -627,6 +715,9 @@ static void view_region(void *arg)
 	struct asyncio_view *v = w->v;
 	v->state = ASYNCIO_NOT_LOOP;
 	clear_table();
+	/* pairs with the release store of asyncio.c (look_with_gil) */
+	py_task_type = __atomic_load_n(&asyncio_abi.py_task_type,
+				       __ATOMIC_ACQUIRE);
 	int st = ASYNCIO_NOT_LOOP;
 	if (asyncio_abi.kind == ASYNCIO_LISTS)
 		st = collect_lists(w->ts, w->selecting, v);
@@ -634,7 +725,8 @@ static void view_region(void *arg)
 		st = collect_sets(w->ts, w->selecting, v);
 	if (st == ASYNCIO_WAITING) {
 		for (int i = 0; i < n_tasks; i++) {
-			uintptr_t c = RD_PTR(tasks[i].obj + asyncio_abi.task_coro);
+			uintptr_t c = field(tasks[i].obj, tasks[i].kind,
+					    ASYNCIO_PY_CORO);
 			if (!tasks[i].waits && is_coroutine(c) &&
 			    suspended_frame(c))
 				leaves[n_leaves++] = i;
@@ -677,11 +769,11 @@ static void leaf_region(void *arg)
 {
 	struct leaf_args *l = arg;
 	int t = leaves[(turn + (unsigned)l->i) % (unsigned)n_leaves];
-	*l->name_len = name_of(tasks[t].obj, l->name);
-	*l->ctx = RD_PTR(tasks[t].obj + asyncio_abi.task_context);
+	*l->name_len = name_of(tasks[t].obj, tasks[t].kind, l->name);
+	*l->ctx = field(tasks[t].obj, tasks[t].kind, ASYNCIO_PY_CONTEXT);
 	for (int hop = 0; t >= 0 && hop < MAX_HOPS && l->n < l->max; hop++) {
 		int room = l->max - l->n;
-		int c = chain_of(tasks[t].obj,
+		int c = chain_of(tasks[t].obj, tasks[t].kind,
 				 room < MAX_CHAIN ? room : MAX_CHAIN);
 		/* chain_tmp is outermost first; the record is leaf first */
 		for (int k = c - 1; k >= 0; k--)

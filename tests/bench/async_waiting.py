@@ -8,15 +8,20 @@ WORK slices. Prints two numbers: the CPU seconds of the main thread (the
 program's own: time.thread_time) and of the whole process
 (time.process_time, which includes the library's threads: the wall
 sampler reading the tasks).
-Usage: async_waiting.py [TASKS] [WORK]
+Usage: async_waiting.py [TASKS] [WORK] [--py]
+  --py: the tasks are pure-Python ones (asyncio.tasks._PyTask), whose
+  fields the view reads from their instance dictionaries.
 """
 import asyncio
 import random
 import sys
 import time
 
-TASKS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-WORK = int(sys.argv[2]) if len(sys.argv) > 2 else 600
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+TASKS = int(args[0]) if len(args) > 0 else 200
+WORK = int(args[1]) if len(args) > 1 else 600
+if "--py" in sys.argv:
+    asyncio.tasks.Task = asyncio.Task = asyncio.tasks._PyTask
 DONE = []
 
 

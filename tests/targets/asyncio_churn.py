@@ -3,12 +3,22 @@
 # await short tasks through gather, wait_for and shield, cancelled tasks,
 # tasks renamed while they run. Prints a checksum of the results, the same
 # with or without the profiler.
-# Usage: python asyncio_churn.py [SECONDS]
-import asyncio
+# Usage: python asyncio_churn.py [SECONDS] [--py]
+#   --py: asyncio in pure Python (the _asyncio extension blocked), so the
+#   tasks are asyncio.tasks._PyTask, whose fields the sampler reads from
+#   instance dictionaries that change while it reads them. (Only that
+#   setup is whole on 3.14+, whose C current_task() does not see a
+#   _PyTask put in place of the C Task: wait_for fails there.)
 import sys
+
+if "--py" in sys.argv:
+    sys.modules["_asyncio"] = None
+
+import asyncio
 import time
 
-SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+SECONDS = float(args[0]) if args else 2.0
 
 
 async def leaf(i):
