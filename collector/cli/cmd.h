@@ -19,10 +19,7 @@
 #include <stdio.h>
 
 #include "common/usage.h"
-
-#ifndef PYPROF_VERSION
-#define PYPROF_VERSION "0.1.0"
-#endif
+#include "common/version.h"
 
 /*
  * Exit codes of the pyprof command (listed in docs/exit-codes.md and
