@@ -411,6 +411,11 @@ int otlp_from_pprof(const void *pprof_gz, size_t len,
 	err[0] = 0;
 	if ((rc = gunzip(pprof_gz, len, &raw, &raw_len, err, err_len)) < 0)
 		goto out;
+	if (raw_len == 0) {
+		snprintf(err, err_len, "an empty profile");
+		rc = -EINVAL;
+		goto out;
+	}
 	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
 	if (!p) {
 		snprintf(err, err_len, "not a pprof profile (protobuf "
