@@ -90,6 +90,16 @@ int cmd_convert_file(const char *profile, const char *timeline,
 		     const struct view_filter *filter, int by,
 		     const char *output);
 
+/*
+ * cmd_otlp.c: the pprof file profile as an OTLP ExportProfilesService
+ * Request (push/otlp.h), with resource attribute service.name =
+ * service_name (NULL: "unknown_service", OpenTelemetry's name for a
+ * service nobody named), written atomically to output (NULL or "-":
+ * standard output). Returns 0 or a negative errno, after logging why.
+ */
+int cmd_convert_otlp(const char *profile, const char *service_name,
+		     const char *output);
+
 /* ---- shared helpers (cmd_util.c) -------------------------------------- */
 
 /*
