@@ -78,6 +78,9 @@ COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profil
             $(BUILD)/collector/preload_config.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(BUILD)/gen -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
+# libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
+# on a thread of its own; pyprof and libpyprof.so do not link it.
+PUSH_LIBS := -lcurl -lpthread
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -122,7 +125,7 @@ $(BUILD)/libcollector.a: $(COLL_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/pyprof-collector: $(BUILD)/collector/main_collector.o $(BUILD)/libcollector.a
-	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
+	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS) $(PUSH_LIBS)
 
 $(BUILD)/pyprof: $(BUILD)/collector/main_pyprof.o $(BUILD)/libcollector.a
 	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
@@ -219,7 +222,7 @@ $(FUZZ_OTLP_OBJ): $(BUILD)/fuzz/wire/gen/%.o: $(BUILD)/gen/%.c $(OTLP_H)
 	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
 
 $(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS) $(PUSH_LIBS)
 
 $(BUILD)/fuzz/wire:
 	mkdir -p $@
@@ -270,7 +273,7 @@ ubsan:
 # interpreters (PYPROF_TEST_PYTHONS; 3.11 is the one most files prefer).
 # The collector and pyprof are sanitized, libpyprof.so is not (see
 # PRELOAD_AR_OBJ), nor are the version drivers run.
-SAN_E2E     ?= smoke collector robust limits record views http ctl processes
+SAN_E2E     ?= smoke collector robust limits record views http ctl processes push
 SAN_PYTHONS ?= 3.11
 SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" tests/run
 check-asan: asan
@@ -287,7 +290,7 @@ deps:
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
 	  libxml2-utils chromium python3-jsonschema curl patchelf \
-	  man-db groff-base clang libclang-rt-14-dev \
+	  man-db groff-base clang libclang-rt-14-dev libcurl4-openssl-dev \
 	  protobuf-compiler python3-protobuf
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
