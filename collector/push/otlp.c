@@ -23,8 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "common/gunzip.h"
 #include "common/idhash.h"
 #include "common/version.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
@@ -58,71 +58,21 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
 static int gunzip(const uint8_t *in, size_t len, uint8_t **raw,
 		  size_t *raw_len, char *err, size_t err_len)
 {
-	z_stream zs;
-	size_t cap = len < OTLP_MAX_RAW / 4 ? 4 * len + 4096 : OTLP_MAX_RAW;
-	size_t n = 0;
-	uint8_t *buf = NULL, *nb;
-	int zrc, rc = -EINVAL;
-
-	*raw = NULL;
-	if (len < 2 || in[0] != 0x1f || in[1] != 0x8b) {
-		if (!(buf = malloc(len ? len : 1)))
-			return -ENOMEM;
-		memcpy(buf, in, len);
-		*raw = buf;
-		*raw_len = len;
-		return 0;
+	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
+		int rc = gunzip_mem(in, len, OTLP_MAX_RAW, raw, raw_len, err,
+				    err_len);
+		if (rc == -EINVAL) {
+			char why[128];
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, err_len, "not a gzipped profile (%s)", why);
+		}
+		return rc;
 	}
-	if (len > OTLP_MAX_RAW) {
-		snprintf(err, err_len, "the profile is larger than %u MiB",
-			 OTLP_MAX_RAW >> 20);
-		return -EINVAL;
-	}
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+	if (!(*raw = malloc(len ? len : 1)))
 		return -ENOMEM;
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.avail_in = (uInt)len;
-	for (;;) {
-		if (!buf || n == cap) {
-			if (buf && cap >= OTLP_MAX_RAW) {
-				snprintf(err, err_len, "the profile inflates to "
-					 "more than %u MiB", OTLP_MAX_RAW >> 20);
-				goto out;
-			}
-			cap = !buf ? cap : cap > OTLP_MAX_RAW / 2 ? OTLP_MAX_RAW
-								 : 2 * cap;
-			if (!(nb = realloc(buf, cap))) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-		}
-		zs.next_out = buf + n;
-		zs.avail_out = (uInt)(cap - n);
-		zrc = inflate(&zs, Z_NO_FLUSH);
-		n = cap - zs.avail_out;
-		if (zrc == Z_STREAM_END)
-			break;
-		if (zrc == Z_MEM_ERROR) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		/* Z_BUF_ERROR with room left: the input ended early */
-		if (zrc != Z_OK && !(zrc == Z_BUF_ERROR && zs.avail_out == 0)) {
-			snprintf(err, err_len, "not a gzipped profile (%s)",
-				 zs.msg ? zs.msg : "truncated");
-			goto out;
-		}
-	}
-	*raw = buf;
-	*raw_len = n;
-	buf = NULL;
-	rc = 0;
-out:
-	inflateEnd(&zs);
-	free(buf);
-	return rc;
+	memcpy(*raw, in, len);
+	*raw_len = len;
+	return 0;
 }
 
 /* ---- resource and scope ---------------------------------------------------------- */

@@ -11,10 +11,13 @@
 #include "push/otlp_conv.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/sorted.h"
 
 typedef Perftools__Profiles__Mapping PprofMapping;
 typedef Perftools__Profiles__Location PprofLocation;
@@ -94,17 +97,9 @@ static int ids_index(struct otlp_conv *c, const char *what, void **items,
 /* The index in the pprof array of the item with this id, or -1. */
 static ssize_t ids_find(const struct otlp_id_ent *e, size_t n, uint64_t id)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e[mid].id == id)
-			return (ssize_t)e[mid].i;
-		if (e[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	size_t i = sorted_lower_u64(e, n, sizeof(*e),
+				    offsetof(struct otlp_id_ent, id), id);
+	return i < n && e[i].id == id ? (ssize_t)e[i].i : -1;
 }
 
 static uint64_t map_id(const void *m) { return ((const PprofMapping *)m)->id; }
