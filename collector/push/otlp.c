@@ -44,7 +44,6 @@ typedef Opentelemetry__Proto__Profiles__V1development__ValueType ValueType;
 typedef Opentelemetry__Proto__Resource__V1__Resource Resource;
 typedef Opentelemetry__Proto__Common__V1__InstrumentationScope Scope;
 typedef Opentelemetry__Proto__Common__V1__KeyValue KeyValue;
-typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
 
 /* The most an input may inflate to: far beyond any window (a busy
  * process's is a few MB), small enough that a gzip bomb cannot take the
@@ -81,20 +80,12 @@ static KeyValue *kv_new(struct otlp_dict *d, const char *key, const char *str,
 			int64_t num)
 {
 	KeyValue *kv = otlp_dict_alloc(d, sizeof(*kv));
-	AnyValue *v = otlp_dict_alloc(d, sizeof(*v));
+	AnyValue *v = otlp_conv_value(d, str, num);
 	if (!kv || !v)
 		return NULL;
 	opentelemetry__proto__common__v1__key_value__init(kv);
-	opentelemetry__proto__common__v1__any_value__init(v);
 	kv->key = (char *)key;
 	kv->value = v;
-	if (str) {
-		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
-		v->string_value = (char *)str;
-	} else {
-		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
-		v->int_value = num;
-	}
 	return kv;
 }
 

@@ -32,7 +32,6 @@ typedef Opentelemetry__Proto__Profiles__V1development__Stack Stack;
 typedef Opentelemetry__Proto__Profiles__V1development__Link Link;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit
 	KeyValueAndUnit;
-typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
 
 /* The most labels of one sample converted (wire.h allows 64 set from code
  * plus pyprof's own); the rest are dropped. */
@@ -142,19 +141,12 @@ void otlp_conv_fini(struct otlp_conv *c)
 
 /* ---- attributes ------------------------------------------------------------ */
 
-/* An attribute key = a string (str set) or an integer, with a unit. */
-static int32_t attr_make(struct otlp_conv *c, const char *key,
-			 const char *str, int64_t num, const char *unit)
+AnyValue *otlp_conv_value(struct otlp_dict *d, const char *str, int64_t num)
 {
-	KeyValueAndUnit *kv = otlp_dict_alloc(c->d, sizeof(*kv));
-	AnyValue *v = otlp_dict_alloc(c->d, sizeof(*v));
-	if (!kv || !v)
-		return 0;
-	opentelemetry__proto__profiles__v1development__key_value_and_unit__init(kv);
+	AnyValue *v = otlp_dict_alloc(d, sizeof(*v));
+	if (!v)
+		return NULL;
 	opentelemetry__proto__common__v1__any_value__init(v);
-	kv->key_strindex = otlp_dict_string(c->d, key);
-	kv->unit_strindex = otlp_dict_string(c->d, unit);
-	kv->value = v;
 	if (str) {
 		/* string_value, not string_value_strindex: the latter came in
 		 * opentelemetry-proto 1.10 and older receivers ignore it */
@@ -164,6 +156,21 @@ static int32_t attr_make(struct otlp_conv *c, const char *key,
 		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
 		v->int_value = num;
 	}
+	return v;
+}
+
+/* An attribute key = a string (str set) or an integer, with a unit. */
+static int32_t attr_make(struct otlp_conv *c, const char *key,
+			 const char *str, int64_t num, const char *unit)
+{
+	KeyValueAndUnit *kv = otlp_dict_alloc(c->d, sizeof(*kv));
+	AnyValue *v = otlp_conv_value(c->d, str, num);
+	if (!kv || !v)
+		return 0;
+	opentelemetry__proto__profiles__v1development__key_value_and_unit__init(kv);
+	kv->key_strindex = otlp_dict_string(c->d, key);
+	kv->unit_strindex = otlp_dict_string(c->d, unit);
+	kv->value = v;
 	return otlp_dict_intern(c->d, OTLP_ATTRIBUTES, &kv->base);
 }
 

@@ -36,6 +36,7 @@
 
 typedef Perftools__Profiles__Profile PprofProfile;
 typedef Opentelemetry__Proto__Profiles__V1development__Sample OtlpSample;
+typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
 
 struct otlp_id_ent {
 	uint64_t id;
@@ -69,6 +70,11 @@ void otlp_conv_bad(struct otlp_conv *c, const char *fmt, ...)
 
 /* pprof string i, or "" (and c bad) when i is out of range. */
 const char *otlp_conv_str(struct otlp_conv *c, int64_t i);
+
+/* An attribute value in d's arena: the string str (borrowed: it must
+ * live as long as d), or with str NULL the integer num; NULL when memory
+ * is short. */
+AnyValue *otlp_conv_value(struct otlp_dict *d, const char *str, int64_t num);
 
 /* Sample i of the pprof profile as an OTLP sample without values: its
  * stack, attributes (sorted by index) and link, allocated in the

@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "check.h"
+#include "common/gunzip.h"
 #include "daemon/pprof.h"
 #include "daemon/proc.h"
 #include "daemon/symtab.h"
@@ -126,19 +126,13 @@ static struct proc *feed(struct world *w, int heap)
 
 static Perftools__Profiles__Profile *pprof_decode(const void *gz, size_t len)
 {
-	static uint8_t raw[1 << 20];
-	z_stream zs = { 0 };
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	char err[128];
 	Perftools__Profiles__Profile *prof = NULL;
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return NULL;
-	zs.next_in = (Bytef *)(uintptr_t)gz;
-	zs.avail_in = (uInt)len;
-	zs.next_out = raw;
-	zs.avail_out = sizeof(raw);
-	if (inflate(&zs, Z_FINISH) == Z_STREAM_END)
-		prof = perftools__profiles__profile__unpack(NULL, zs.total_out,
-							    raw);
-	inflateEnd(&zs);
+	if (gunzip_mem(gz, len, 1 << 26, &raw, &raw_len, err, sizeof(err)) == 0)
+		prof = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	free(raw);
 	return prof;
 }
 
