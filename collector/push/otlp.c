@@ -14,8 +14,10 @@
  * from a hash of the input and the type, so that a window sent twice (a
  * retry) carries the same ids.
  *
- * Runs on the collector's push thread (push.h) and in `pyprof convert`:
- * memory is about ten times the unpacked pprof, freed before returning.
+ * Runs on the collector's push thread (push.h) and in `pyprof convert`.
+ * Memory grows with the window: the unpacked pprof, the dictionary (each
+ * item with its encoding, for deduplication) and the output, all freed
+ * before returning but the output.
  */
 #include "push/otlp.h"
 

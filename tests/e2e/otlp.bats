@@ -89,6 +89,18 @@ record_convert() {
 	grep -qE '^scope pyprof [0-9]' "$T/cpu.sum" || fail "scope"
 }
 
+@test "1b wall mode: samples and wall time, totals equal go tool pprof's, wall first" {
+	record_convert wall --mode wall
+	pprof_totals "$T/wall.pb.gz" | sort >"$T/want"
+	otlp_totals "$T/wall.sum" >"$T/got"
+	cat "$T/want"
+	grep -q '^wall/nanoseconds ' "$T/want" || fail "not a wall profile"
+	assert_same_file "$T/want" "$T/got" "totals per sample type"
+	[[ $(grep -m1 '^profile' "$T/wall.sum" | cut -d' ' -f2) == wall/nanoseconds ]] ||
+		fail "first profile: $(grep -m1 '^profile' "$T/wall.sum")"
+	grep -qE '^attr wall cpu_state=' "$T/wall.sum" || fail "no cpu_state attribute"
+}
+
 @test "2 the program's functions are cpython frames, its stacks intact" {
 	record_convert cpu
 	grep -qx 'frame otlp_alpha cpython' "$T/cpu.sum" || fail "otlp_alpha"
