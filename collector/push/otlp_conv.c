@@ -425,9 +425,8 @@ OtlpSample *otlp_conv_sample(struct otlp_conv *c, size_t i)
 {
 	const PprofSample *s = c->p->sample[i];
 	OtlpSample *o = otlp_dict_alloc(c->d, sizeof(*o));
-	int32_t *attrs = otlp_dict_alloc(
-		c->d, CONV_MAX_LABELS * sizeof(*attrs));
-	if (!o || !attrs)
+	int32_t attrs[CONV_MAX_LABELS];
+	if (!o)
 		return NULL;
 	if (s->n_value != c->p->n_sample_type) {
 		otlp_conv_bad(c, "sample %zu has %zu values for %zu sample "
@@ -438,6 +437,10 @@ OtlpSample *otlp_conv_sample(struct otlp_conv *c, size_t i)
 	o->stack_index = stack_index(c, s);
 	o->link_index = link_index(c, s);
 	o->n_attribute_indices = sample_attrs(c, s, o->link_index != 0, attrs);
-	o->attribute_indices = attrs;
+	o->attribute_indices = otlp_dict_alloc(
+		c->d, (o->n_attribute_indices + 1) * sizeof(*attrs));
+	if (o->attribute_indices)
+		memcpy(o->attribute_indices, attrs,
+		       o->n_attribute_indices * sizeof(*attrs));
 	return c->bad || otlp_dict_failed(c->d) ? NULL : o;
 }
