@@ -50,7 +50,8 @@
 /* What the command line asks for (push_opts.c fills and checks it). */
 struct push_opts {
 	const char *pyroscope_url; /* http(s)://HOST[:PORT][/PATH], no
-				      trailing '/'; NULL: no push */
+				      trailing '/'; NULL: no push there */
+	const char *otlp_url;      /* --otlp, the same form */
 	const char *service_name;  /* NULL: each window's process name */
 	const char *label_keys[PUSH_MAX_LABELS]; /* --push-label, host */
 	const char *label_values[PUSH_MAX_LABELS];
@@ -63,6 +64,14 @@ struct push_opts {
 	const char *spool_dir;     /* NULL: the default (push_new) */
 	uint64_t spool_max;        /* bytes */
 };
+
+/* Where windows go: each destination has its own push (thread, HTTP
+ * client, spool subdirectory DEST_NAME under the spool directory, outage
+ * state), so that one down does not hold up the other.
+ *   PUSH_PYROSCOPE  POST URL/ingest (pyroscope.h), subdirectory pyroscope
+ *   PUSH_OTLP       POST URL/v1development/profiles (otlp_request.h),
+ *                   subdirectory otlp */
+enum push_dest { PUSH_PYROSCOPE, PUSH_OTLP };
 
 /* What a window is. */
 enum push_kind { PUSH_CPU, PUSH_WALL, PUSH_HEAP };
@@ -79,12 +88,13 @@ struct push_window {
 
 struct push;
 
-/* Opens the spool (made 0700 if missing; its windows from an earlier run
- * are queued first), reads the password or token files, and starts the
+/* Opens dest's spool (made 0700 if missing; its windows from an earlier
+ * run are sent first), reads the password or token files, and starts the
  * push thread. output_dir (may be NULL) holds the default spool. NULL
  * after logging why (a spool directory that cannot be made or is used
  * by another collector, an unreadable secret, no memory). */
-struct push *push_new(const struct push_opts *opts, const char *output_dir);
+struct push *push_new(const struct push_opts *opts, enum push_dest dest,
+		      const char *output_dir);
 /* Sends what is queued for at most PUSH_EXIT_NS, spools the rest, stops
  * the thread and frees everything. NULL is fine. */
 void push_free(struct push *p);

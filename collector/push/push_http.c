@@ -70,7 +70,8 @@ static int make_headers(struct push_http *h, const struct push_opts *o,
 }
 
 struct push_http *push_http_new(const struct push_opts *o,
-				const char *password, const char *token,
+				const char *url, const char *password,
+				const char *token,
 				int (*abort)(void *), void *arg)
 {
 	static int initialised;
@@ -88,7 +89,7 @@ struct push_http *push_http_new(const struct push_opts *o,
 		goto fail;
 	h->abort = abort;
 	h->arg = arg;
-	h->base = strdup(o->pyroscope_url);
+	h->base = strdup(url);
 	h->curl = curl_easy_init();
 	if (!h->base || !h->curl || make_headers(h, o, token) < 0)
 		goto fail;

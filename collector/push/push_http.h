@@ -30,16 +30,17 @@ enum push_result {
 
 struct push_http;
 
-/* A client for base_url (no trailing '/'), with opts' authentication and
+/* A client for url (no trailing '/'), with opts' authentication and
  * headers; password and token (may be NULL) are the secrets read at
  * start. abort (may be NULL) is called while a request runs: non-zero
  * cuts it short (PUSH_RETRY). NULL after logging why. */
 struct push_http *push_http_new(const struct push_opts *opts,
-				const char *password, const char *token,
+				const char *url, const char *password,
+				const char *token,
 				int (*abort)(void *), void *arg);
 void push_http_free(struct push_http *h);
 
-/* POSTs body[0..len) to base_url + path_query with Content-Type ctype.
+/* POSTs body[0..len) to url + path_query with Content-Type ctype.
  * why[0..why_len) gets a one-line reason unless PUSH_SENT: the status
  * and the start of the server's answer, or libcurl's error. *status is
  * the HTTP status (0: none). */

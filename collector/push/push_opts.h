@@ -1,6 +1,6 @@
 /*
  * push_opts.h - reading pyprof-collector's push options into struct
- * push_opts (push.h): --pyroscope, --service-name, --push-label,
+ * push_opts (push.h): --pyroscope, --otlp, --service-name, --push-label,
  * --push-basic-auth, --push-password-file, --push-bearer-token-file,
  * --push-header, --spool-dir (--spool-max is a size, read by
  * main_collector.c like --hold-max).
@@ -23,7 +23,8 @@
 int push_opts_set(struct push_opts *o, const char *name, const char *arg,
 		  char *err, size_t cap);
 
-/* After every option: refuses push options without --pyroscope (and
+/* After every option: refuses push options without --pyroscope or --otlp
+ * (and
  * --spool-max, when spool_max_given), basic authentication without a
  * password source, both kinds of authentication at once; adds the label
  * host=<host name> unless one was given. 0, or -1 with err. */

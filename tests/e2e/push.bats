@@ -218,8 +218,9 @@ increasing() {
 	pc_start
 	client 7003 3
 	wait_for '(($(n_spooled) >= 2))'
-	[[ $(stat -c %a "$SPOOL") == 700 ]] || fail "spool mode $(stat -c %a "$SPOOL")"
-	for f in "$SPOOL"/*.push; do
+	[[ $(stat -c %a "$SPOOL/pyroscope") == 700 ]] ||
+		fail "spool mode $(stat -c %a "$SPOOL/pyroscope")"
+	for f in "$SPOOL"/pyroscope/*.push; do
 		[[ $(stat -c %a "$f") == 600 ]] || fail "$f mode $(stat -c %a "$f")"
 	done
 	kill -KILL "$CPID"
@@ -301,7 +302,7 @@ increasing() {
 	[[ $CRC == 0 ]] || fail "collector exit $CRC"
 	# What could not be sent within the exit grace is spooled.
 	(($(n_spooled) >= 2)) || fail "$(n_spooled) windows spooled at exit"
-	grep -q "left in $SPOOL for the next run" "$T/log"
+	grep -q "left in $SPOOL/pyroscope for the next run" "$T/log"
 }
 
 @test "CPU, wall and heap windows go as their own profile types; --merge names the shared service" {
@@ -375,7 +376,7 @@ increasing() {
 	CPID=$!
 	wait_for '[[ -S $SOCK ]]'
 	pc_stop
-	grep -q "spool $T/state/pyprof/spool " "$T/log"
+	grep -q "spool $T/state/pyprof/spool/pyroscope " "$T/log"
 	[[ $(stat -c %a "$T/state/pyprof/spool") == 700 ]]
 	(cd "$T" && exec "$PP_COLLECTOR" --socket "$SOCK" --output-dir "$OUT" \
 		--pyroscope "$URL" --period 1 2>>"$T/log" 3>&-) &
@@ -387,7 +388,39 @@ increasing() {
 	((status == 1)) || fail "second collector: status $status"
 	[[ $output == *"is used by another collector"* ]] || fail "$output"
 	pc_stop
-	grep -q "spool $OUT/spool " "$T/log"
+	grep -q "spool $OUT/spool/pyroscope " "$T/log"
+}
+
+@test "--otlp: the same windows as OTLP profiles, a 503 retried, next to --pyroscope" {
+	local ORX=$T/orx total
+	mkdir -p "$ORX"
+	receiver_start
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" serve "$ORX" \
+		--fail 503 2>>"$T/otlp.log" 3>&- &
+	local opid=$!
+	wait_for '[[ -s $ORX/port ]]'
+	pc_start --otlp "http://127.0.0.1:$(cat "$ORX/port")" --push-label env=test
+	client 7015 3 otlpapp
+	wait_for '(($(n_spooled) == 0 && $(n_accepted) >= 3))' 30
+	wait_for '(($(ls "$ORX"/req-*.pb 2>/dev/null | wc -l) >= 3))' 30
+	pc_stop
+	kill "$opid"
+	[[ $CRC == 0 ]] || fail "collector exit $CRC"
+	assert_eq 300 "$(total_samples)" "samples at Pyroscope"
+	total=0
+	for f in "$ORX"/req-*.pb; do
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" summary "$f" >"$f.sum" ||
+			fail "$f breaks profiles.proto's rules"
+		grep -qx "resource service.name=otlpapp" "$f.sum"
+		grep -qx "resource process.pid=7015" "$f.sum"
+		grep -qx "resource host.name=$(hostname)" "$f.sum"
+		grep -qx "resource env=test" "$f.sum"
+		total=$((total + $(awk '$1 == "profile" && $2 == "samples/count" { print $4 }' "$f.sum")))
+	done
+	assert_eq 300 "$total" "samples in the OTLP profiles"
+	assert_eq "503" "$(awk 'NR == 1 { print $2 }' "$ORX/log")" "first OTLP answer"
+	assert_eq 1 "$(grep -c "cannot send to http://127.0.0.1:$(cat "$ORX/port")" "$T/log")" "OTLP outage lines"
+	grep -q "takes windows again" "$T/log"
 }
 
 @test "bad push options give one line naming the option and what it accepts" {
@@ -412,7 +445,8 @@ increasing() {
 --pyroscope http://h --spool-max 12X|--spool-max wants a size
 --pyroscope http://h --push-basic-auth u|--push-basic-auth needs the password in $PYPROF_PUSH_PASSWORD
 --pyroscope http://h --push-password-file /x|--push-password-file goes with --push-basic-auth
---service-name svc|--service-name goes with --pyroscope
---spool-dir /tmp/x|--spool-dir goes with --pyroscope
+--otlp localhost:4318|--otlp wants http://HOST[:PORT][/PATH]
+--service-name svc|--service-name goes with --pyroscope or --otlp
+--spool-dir /tmp/x|--spool-dir goes with --pyroscope or --otlp
 EOF
 }
