@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "push/push.h"
+#include "push/push_types.h"
 
 #define OTLP_REQUEST_PATH "/v1development/profiles"
 #define OTLP_REQUEST_CTYPE "application/x-protobuf"

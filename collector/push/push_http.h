@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "push/push.h"
+#include "push/push_types.h"
 
 #define PUSH_HTTP_CONNECT_S 10
 #define PUSH_HTTP_TIMEOUT_S 30

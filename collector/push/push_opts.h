@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "push/push.h"
+#include "push/push_types.h"
 
 /* Sets the option called name (its long name without "--") to arg. 0, or
  * -1 with the message in err. */

@@ -29,7 +29,7 @@
 
 #include <stddef.h>
 
-#include "push/push.h"
+#include "push/push_types.h"
 
 /* The path and query of the request for w ("/ingest?..."), malloc'd; NULL
  * (ENOMEM). The service is push_service_name's. */
