@@ -267,15 +267,22 @@ static void send_spooled(struct push *p)
 		end_outage(p);
 }
 
+/* Takes the queue's head (there is one); mu held. */
+static struct item *pop_item(struct push *p)
+{
+	struct item *it = p->head;
+	p->head = it->next;
+	if (!p->head)
+		p->tail = NULL;
+	p->queued_bytes -= it->len;
+	return it;
+}
+
 /* Moves the queue to the spool. Called and returns with mu held. */
 static void spool_queue(struct push *p)
 {
 	while (p->head) {
-		struct item *it = p->head;
-		p->head = it->next;
-		if (!p->head)
-			p->tail = NULL;
-		p->queued_bytes -= it->len;
+		struct item *it = pop_item(p);
 		pthread_mutex_unlock(&p->mu);
 		to_spool(p, it);
 		item_free(it);
@@ -307,11 +314,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		if (!p->outage && p->head && !spool_oldest(p->spool)) {
-			struct item *it = p->head;
-			p->head = it->next;
-			if (!p->head)
-				p->tail = NULL;
-			p->queued_bytes -= it->len;
+			struct item *it = pop_item(p);
 			pthread_mutex_unlock(&p->mu);
 			send_item(p, it);
 			pthread_mutex_lock(&p->mu);
