@@ -535,7 +535,7 @@ int main(int argc, char **argv)
 
 	rc = parse_cmdline(&c, argc, argv);
 	if (rc >= 0)
-		return rc;
+		goto out;
 	if (!c.level_set && env && strcmp(env, "debug") == 0)
 		c.level = LOG_DEBUG;
 	log_set_level(c.level);
@@ -543,5 +543,8 @@ int main(int argc, char **argv)
 	if (!c.opts.output_dir && !c.opts.push &&
 	    (!c.opts.output_file || c.opts.merge || c.opts.period_ns))
 		c.opts.output_dir = DEFAULT_OUTPUT_DIR;
-	return collector_run(&c.opts) < 0 ? 1 : 0;
+	rc = collector_run(&c.opts) < 0 ? 1 : 0;
+out:
+	push_opts_free(&c.push);
+	return rc;
 }

@@ -38,7 +38,8 @@ static int set_url(const char **where, const char *opt, const char *arg,
 	n = strlen(url);
 	while (n > 0 && url[n - 1] == '/')
 		url[--n] = 0;
-	*where = url; /* kept for the program's life */
+	free((char *)*where); /* given twice: the last one */
+	*where = url; /* freed by push_opts_free */
 	return 0;
 bad:
 	snprintf(err, cap, "--%s wants http://HOST[:PORT][/PATH] or "
@@ -205,7 +206,19 @@ int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 	if (gethostname(host_name, sizeof(host_name) - 1) < 0 ||
 	    !pyroscope_valid_label_value(host_name))
 		return 0; /* no host label rather than a refused one */
-	o->label_keys[o->n_labels] = "host";
+	o->label_keys[o->n_labels] = strdup("host");
+	if (!o->label_keys[o->n_labels])
+		return 0;
 	o->label_values[o->n_labels++] = host_name;
 	return 0;
+}
+
+void push_opts_free(struct push_opts *o)
+{
+	free((char *)o->pyroscope_url);
+	free((char *)o->otlp_url);
+	for (size_t i = 0; i < o->n_labels; i++)
+		free((char *)o->label_keys[i]);
+	o->pyroscope_url = o->otlp_url = NULL;
+	o->n_labels = 0;
 }

@@ -5,8 +5,8 @@
  * --push-header, --spool-dir (--spool-max is a size, read by
  * main_collector.c like --hold-max).
  *
- * Values are borrowed from argv (the URL and label names are copied and
- * kept for the program's life). Errors are one line naming the option
+ * Values are borrowed from argv (the URLs and label names are copied:
+ * push_opts_free frees them). Errors are one line naming the option
  * and what it accepts, for usage_error.
  *
  * Single-threaded, from the option parsing.
@@ -30,5 +30,8 @@ int push_opts_set(struct push_opts *o, const char *name, const char *arg,
  * host=<host name> unless one was given. 0, or -1 with err. */
 int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 		    size_t cap);
+
+/* Frees what push_opts_set and push_opts_check copied. */
+void push_opts_free(struct push_opts *o);
 
 #endif /* PYPROF_PUSH_OPTS_H */

@@ -123,8 +123,8 @@ static void test_opts(void)
 	CHECK(push_opts_check(&o, 0, err, sizeof(err)) == 0 &&
 	      strcmp(o.label_keys[o.n_labels - 1], "host") == 0,
 	      "4.5 host added");
-	free((char *)o.pyroscope_url);
-	free((char *)o.label_keys[0]);
+	push_opts_free(&o);
+	CHECK(o.n_labels == 0 && !o.pyroscope_url, "4.6 freed");
 }
 
 /* ---- the spool ---------------------------------------------------------- */
