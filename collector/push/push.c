@@ -131,16 +131,32 @@ static void to_spool(struct push *p, struct item *it)
 	note_dropped(p);
 }
 
+/* When to try again: the back-off with jitter, or later if the server
+ * asked so (Retry-After). */
+static void schedule_retry(struct push *p)
+{
+	uint64_t now = now_mono_ns();
+	uint64_t asked = push_http_retry_after(p->http) * 1000000000ull;
+	uint64_t wait = jitter(p, p->backoff_ns);
+
+	p->next_try_ns = now + (asked > wait ? asked : wait);
+}
+
 static void start_outage(struct push *p, const char *why)
 {
+	char asked[64] = "";
+	unsigned ra = push_http_retry_after(p->http);
+
 	p->outage = 1;
 	p->outage_start_ns = now_mono_ns();
 	p->out_windows = p->out_bytes = p->out_dropped = 0;
 	p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
-	p->next_try_ns = now_mono_ns() + jitter(p, p->backoff_ns);
+	schedule_retry(p);
+	if (ra)
+		snprintf(asked, sizeof(asked), ", the first after %u s as "
+			 "the server asks", ra);
 	log_warn("push: cannot send to %s (%s): keeping windows in %s and "
-		 "trying again with back-off", p->url, why,
-		 p->dir);
+		 "trying again with back-off%s", p->url, why, p->dir, asked);
 }
 
 static void end_outage(struct push *p)
@@ -249,7 +265,7 @@ static void send_spooled(struct push *p)
 			p->backoff_ns *= 2;
 		else
 			p->backoff_ns = PUSH_BACKOFF_MAX_NS;
-		p->next_try_ns = now_mono_ns() + jitter(p, p->backoff_ns);
+		schedule_retry(p);
 		log_debug("push: still failing (%s); next try in %" PRIu64
 			  " ms", why, (p->next_try_ns - now_mono_ns()) /
 			  1000000u);

@@ -22,8 +22,8 @@
  * answer 408, 429 or 5xx) starts an outage: it and every later window go
  * to the spool directory (files that survive a crash and a restart), and
  * the oldest is tried again after an exponential back-off (1 s doubling
- * to PUSH_BACKOFF_MAX, with jitter), then the rest in order once one
- * passes. One warning starts an outage and one line ends it, with the
+ * to PUSH_BACKOFF_MAX, with jitter; longer if the answer's Retry-After
+ * asks so), then the rest in order once one passes. One warning starts an outage and one line ends it, with the
  * windows spooled and their bytes. Another 4xx answer (a bad token, 413)
  * is not retried: the window is dropped and counted, the server's message
  * logged once until a window passes again. A window is sent with the same

@@ -20,6 +20,7 @@
 
 #define PUSH_HTTP_CONNECT_S 10
 #define PUSH_HTTP_TIMEOUT_S 30
+#define PUSH_HTTP_RETRY_AFTER_MAX 600
 
 /* What a request came to. */
 enum push_result {
@@ -48,5 +49,10 @@ enum push_result push_http_post(struct push_http *h, const char *path_query,
 				const char *ctype, const void *body,
 				size_t len, int *status, char *why,
 				size_t why_len);
+
+/* The last answer's Retry-After in seconds (429 and 503 may carry it:
+ * RFC 9110, and OTLP/HTTP asks clients to honour it), at most
+ * PUSH_HTTP_RETRY_AFTER_MAX; 0 when it had none. */
+unsigned push_http_retry_after(const struct push_http *h);
 
 #endif /* PYPROF_PUSH_HTTP_H */

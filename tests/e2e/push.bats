@@ -391,12 +391,12 @@ increasing() {
 	grep -q "spool $OUT/spool/pyroscope " "$T/log"
 }
 
-@test "--otlp: the same windows as OTLP profiles, a 503 retried, next to --pyroscope" {
+@test "--otlp: the same windows as OTLP profiles, a 503 retried after its Retry-After, next to --pyroscope" {
 	local ORX=$T/orx total
 	mkdir -p "$ORX"
 	receiver_start
 	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" serve "$ORX" \
-		--fail 503 2>>"$T/otlp.log" 3>&- &
+		--fail 503 --retry-after 2 2>>"$T/otlp.log" 3>&- &
 	local opid=$!
 	wait_for '[[ -s $ORX/port ]]'
 	pc_start --otlp "http://127.0.0.1:$(cat "$ORX/port")" --push-label env=test
@@ -420,6 +420,7 @@ increasing() {
 	assert_eq 300 "$total" "samples in the OTLP profiles"
 	assert_eq "503" "$(awk 'NR == 1 { print $2 }' "$ORX/log")" "first OTLP answer"
 	assert_eq 1 "$(grep -c "cannot send to http://127.0.0.1:$(cat "$ORX/port")" "$T/log")" "OTLP outage lines"
+	grep -q "the first after 2 s as the server asks" "$T/log"
 	grep -q "takes windows again" "$T/log"
 }
 
