@@ -50,7 +50,8 @@ static void usage(FILE *out)
 "                     its directory is created with mode 0700)\n"
 "  --output-dir DIR   write each process's profile to DIR when it ends, as\n"
 "                     <comm>.<pid>.<YYYYmmddTHHMMSSZ>.pb.gz (its start, in\n"
-"                     UTC; default ./%s unless only --output is given)\n"
+"                     UTC; default ./%s unless only --output is given,\n"
+"                     or windows are pushed: then no files without it)\n"
 "  --output-group GROUP  share what is written with GROUP (a name or a\n"
 "                     gid you are a member of): files 0640 and new\n"
 "                     directories 0750, of that group. Without it files\n"
@@ -104,6 +105,9 @@ static void usage(FILE *out)
 "                     (Alloy's pyroscope.receive_http takes it too); the\n"
 "                     collector never waits on the network: a window that\n"
 "                     cannot be sent is spooled and retried\n"
+"  --otlp URL         push every window as OpenTelemetry profiles to\n"
+"                     POST URL/v1development/profiles (OTLP/HTTP), the\n"
+"                     same way; with --pyroscope too, each its own queue\n"
 "  --service-name NAME  the service the windows belong to (default: the\n"
 "                     process name; merged: the name all processes share,\n"
 "                     else pyprof)\n"
@@ -114,8 +118,9 @@ static void usage(FILE *out)
 "  --push-bearer-token-file FILE  send Authorization: Bearer <its line>\n"
 "  --push-header 'Name: value'  add a header (repeatable), such as\n"
 "                     X-Scope-OrgID: TENANT\n"
-"  --spool-dir DIR    where unsent windows wait (default DIR/spool under\n"
-"                     --output-dir, else ~/.local/state/pyprof/spool)\n"
+"  --spool-dir DIR    where unsent windows wait, in DIR/pyroscope and\n"
+"                     DIR/otlp (default DIR/spool under --output-dir,\n"
+"                     else ~/.local/state/pyprof/spool)\n"
 "  --spool-max SIZE   at most SIZE bytes spooled (default 256M; K, M, G),\n"
 "                     the oldest dropped first\n"
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
@@ -262,6 +267,7 @@ static const struct option longopts[] = {
 	{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
 	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
 	{ "pyroscope", required_argument, NULL, OPT_PUSH },
+	{ "otlp", required_argument, NULL, OPT_PUSH },
 	{ "service-name", required_argument, NULL, OPT_PUSH },
 	{ "push-label", required_argument, NULL, OPT_PUSH },
 	{ "push-basic-auth", required_argument, NULL, OPT_PUSH },
@@ -513,7 +519,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 	if (!rc && push_opts_check(&c->push, c->spool_max_given, err,
 				   sizeof(err)) < 0)
 		rc = usage_error(PROG, "%s", err);
-	if (c->push.pyroscope_url)
+	if (c->push.pyroscope_url || c->push.otlp_url)
 		c->opts.push = &c->push;
 	return rc ? rc : -1;
 }
@@ -529,7 +535,7 @@ int main(int argc, char **argv)
 
 	rc = parse_cmdline(&c, argc, argv);
 	if (rc >= 0)
-		return rc;
+		goto out;
 	if (!c.level_set && env && strcmp(env, "debug") == 0)
 		c.level = LOG_DEBUG;
 	log_set_level(c.level);
@@ -537,5 +543,8 @@ int main(int argc, char **argv)
 	if (!c.opts.output_dir && !c.opts.push &&
 	    (!c.opts.output_file || c.opts.merge || c.opts.period_ns))
 		c.opts.output_dir = DEFAULT_OUTPUT_DIR;
-	return collector_run(&c.opts) < 0 ? 1 : 0;
+	rc = collector_run(&c.opts) < 0 ? 1 : 0;
+out:
+	push_opts_free(&c.push);
+	return rc;
 }

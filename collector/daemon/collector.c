@@ -54,7 +54,7 @@ struct collector {
 	struct output *out;
 	struct control *ctl; /* sampling on demand (control.h) */
 	struct pprof_server *http; /* --http, else NULL */
-	struct push *push;         /* --pyroscope, else NULL */
+	struct push *push[2];      /* --pyroscope, --otlp (either NULL) */
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
@@ -341,9 +341,10 @@ static void shut_down(struct collector *c)
 	}
 	output_shutdown(c->out, n_running);
 	/* The last windows are queued: sent for a few seconds, or spooled. */
-	output_set_push(c->out, NULL);
-	push_free(c->push);
-	c->push = NULL;
+	output_set_push(c->out, NULL, NULL);
+	push_free(c->push[0]);
+	push_free(c->push[1]);
+	c->push[0] = c->push[1] = NULL;
 	for (size_t i = 0; i < n_acks; i++) {
 		if (output_failed(c->out))
 			close(acks[i].fd); /* not all on disk: say nothing */
@@ -525,13 +526,19 @@ static int prepare_outputs(const struct collector_opts *opts)
 	return 0;
 }
 
-/* --pyroscope: the push thread and its spool; windows go to it. */
+/* --pyroscope, --otlp: a push thread and spool for each; windows go to
+ * them. */
 static int start_push(struct collector *c)
 {
-	c->push = push_new(c->opts->push, c->opts->output_dir);
-	if (!c->push)
+	const struct push_opts *po = c->opts->push;
+	const char *dir = c->opts->output_dir;
+
+	if (po->pyroscope_url &&
+	    !(c->push[0] = push_new(po, PUSH_PYROSCOPE, dir)))
 		return -EIO;
-	output_set_push(c->out, c->push);
+	if (po->otlp_url && !(c->push[1] = push_new(po, PUSH_OTLP, dir)))
+		return -EIO;
+	output_set_push(c->out, c->push[0], c->push[1]);
 	return 0;
 }
 
@@ -629,7 +636,8 @@ static void tear_down(struct collector *c)
 		free(c->conns);
 	}
 	control_free(c->ctl);
-	push_free(c->push);
+	push_free(c->push[0]);
+	push_free(c->push[1]);
 	output_free(c->out);
 	procs_free(c->reg);
 	symtab_free(c->st);

@@ -107,7 +107,7 @@ struct output {
 	struct held *held, *held_last; /* oldest first */
 	size_t n_held, held_bytes;
 	struct loop_timer *retry_timer; /* while anything is held */
-	struct push *push;     /* --pyroscope, else NULL */
+	struct push *push[2];  /* --pyroscope, --otlp; NULL: none */
 	struct held_proc *charge; /* dropped, not yet counted as lost */
 	size_t n_charge, charge_cap;
 	int failed;
@@ -178,7 +178,7 @@ static int any_heap(const struct proc *const *list, size_t n)
 	return 0;
 }
 
-/* --pyroscope: hands the profile data[0..len) of list[0..n) to the push
+/* --pyroscope, --otlp: hands the profile data[0..len) of list[0..n) to the push
  * queue: a CPU or wall window (its mode) or a heap one. The service is
  * the processes' name when they share one. */
 static void push_profile(struct output *o, const struct proc *const *list,
@@ -188,7 +188,7 @@ static void push_profile(struct output *o, const struct proc *const *list,
 	const struct proc_info *in;
 	struct push_window w = { 0 };
 
-	if (!o->push || n == 0)
+	if ((!o->push[0] && !o->push[1]) || n == 0)
 		return;
 	in = proc_info(list[0]);
 	w.kind = heap ? PUSH_HEAP
@@ -213,7 +213,9 @@ static void push_profile(struct output *o, const struct proc *const *list,
 						in->period_ns / 2) /
 					       in->period_ns)
 				  : 0;
-	push_window(o->push, &w, data, len);
+	for (int i = 0; i < 2; i++)
+		if (o->push[i])
+			push_window(o->push[i], &w, data, len);
 }
 
 /* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the heap
@@ -795,9 +797,10 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 	return o;
 }
 
-void output_set_push(struct output *o, struct push *push)
+void output_set_push(struct output *o, struct push *a, struct push *b)
 {
-	o->push = push;
+	o->push[0] = a;
+	o->push[1] = b;
 }
 
 void output_free(struct output *o)
@@ -896,7 +899,7 @@ void output_proc_ended(struct output *o, struct proc *p)
 	/* --merge writes it with its window (or at exit) and frees it then. */
 	if (o->opts->merge)
 		return;
-	if (o->opts->output_dir || o->push) {
+	if (o->opts->output_dir || o->push[0] || o->push[1]) {
 		/* One that sent nothing (no sample, no loss) gets no file: a
 		 * busy host starts many short Python processes that never
 		 * run long enough to be sampled. */

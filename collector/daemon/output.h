@@ -35,10 +35,11 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 /* Cancels its timers. NULL is fine. */
 void output_free(struct output *o);
 
-/* --pyroscope: every window built from now on (and its heap profile)
- * is also handed to push (push.h), which outlives it or is unset first;
- * NULL stops that. Without --output-dir the windows are pushed only. */
-void output_set_push(struct output *o, struct push *push);
+/* --pyroscope, --otlp: every window built from now on (and its heap
+ * profile) is also handed to each push given (push.h; NULL: none), which
+ * outlive it or are unset first. Without --output-dir the windows are
+ * pushed only. */
+void output_set_push(struct output *o, struct push *a, struct push *b);
 
 /* The collector is listening: the first window starts now and, with
  * --period, the timer for its end is set. 0 or -ENOMEM. */

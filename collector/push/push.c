@@ -30,13 +30,13 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "push/otlp_request.h"
 #include "push/push_http.h"
 #include "push/pyroscope.h"
 #include "push/spool.h"
 
 #define PUSH_BACKOFF_FIRST_NS 1000000000ull
-#define PUSH_DEST "pyroscope"
-#define PUSH_CTYPE "application/octet-stream"
+#define PUSH_PYROSCOPE_CTYPE "application/octet-stream"
 #define PUSH_SECRET_MAX 4096
 
 struct item {
@@ -49,6 +49,9 @@ struct item {
 
 struct push {
 	const struct push_opts *opts;
+	enum push_dest dest;
+	const char *url;            /* the destination's base URL */
+	const char *name;           /* "pyroscope", "otlp" */
 	struct spool *spool;
 	struct push_http *http;
 	char dir[4096];
@@ -116,7 +119,7 @@ static void note_dropped(struct push *p)
 /* Spools a window (the thread's, or the loop's when the queue is full). */
 static void to_spool(struct push *p, struct item *it)
 {
-	int rc = spool_add(p->spool, it->seq, PUSH_DEST, it->query, it->body,
+	int rc = spool_add(p->spool, it->seq, p->name, it->query, it->body,
 			   it->len);
 	if (rc < 0 && rc != -EFBIG)
 		log_error("push: cannot spool a window in %s: %s: it is lost",
@@ -128,16 +131,32 @@ static void to_spool(struct push *p, struct item *it)
 	note_dropped(p);
 }
 
+/* When to try again: the back-off with jitter, or later if the server
+ * asked so (Retry-After). */
+static void schedule_retry(struct push *p)
+{
+	uint64_t now = now_mono_ns();
+	uint64_t asked = push_http_retry_after(p->http) * 1000000000ull;
+	uint64_t wait = jitter(p, p->backoff_ns);
+
+	p->next_try_ns = now + (asked > wait ? asked : wait);
+}
+
 static void start_outage(struct push *p, const char *why)
 {
+	char asked[64] = "";
+	unsigned ra = push_http_retry_after(p->http);
+
 	p->outage = 1;
 	p->outage_start_ns = now_mono_ns();
 	p->out_windows = p->out_bytes = p->out_dropped = 0;
 	p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
-	p->next_try_ns = now_mono_ns() + jitter(p, p->backoff_ns);
+	schedule_retry(p);
+	if (ra)
+		snprintf(asked, sizeof(asked), ", the first after %u s as "
+			 "the server asks", ra);
 	log_warn("push: cannot send to %s (%s): keeping windows in %s and "
-		 "trying again with back-off", p->opts->pyroscope_url, why,
-		 p->dir);
+		 "trying again with back-off%s", p->url, why, p->dir, asked);
 }
 
 static void end_outage(struct push *p)
@@ -151,7 +170,7 @@ static void end_outage(struct push *p)
 			 "dropped (spool full)", p->out_dropped);
 	log_info("push: %s takes windows again after %" PRIu64 " s: %" PRIu64
 		 " window%s (%" PRIu64 " bytes) were spooled, all sent%s",
-		 p->opts->pyroscope_url, s, p->out_windows,
+		 p->url, s, p->out_windows,
 		 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
 }
 
@@ -161,20 +180,44 @@ static void refused(struct push *p, const char *why)
 	if (!p->refused_logged)
 		log_error("push: %s refused a window (%s): it is dropped, not "
 			  "sent again; so is every window it refuses until "
-			  "one passes", p->opts->pyroscope_url, why);
+			  "one passes", p->url, why);
 	else
 		log_debug("push: refused again (%s)", why);
 	p->refused_logged = 1;
+}
+
+/* One try at sending a window (path and query, gzipped pprof) to the
+ * destination: for OTLP the request is made from it first. */
+static enum push_result post(struct push *p, const char *query,
+			     const void *body, size_t len, char *why,
+			     size_t why_len)
+{
+	void *req = NULL;
+	size_t req_len = 0;
+	int status, rc;
+	enum push_result r;
+
+	if (p->dest == PUSH_PYROSCOPE)
+		return push_http_post(p->http, query, PUSH_PYROSCOPE_CTYPE,
+				      body, len, &status, why, why_len);
+	rc = otlp_request_body(query, body, len, &req, &req_len, why,
+			       why_len);
+	if (rc == -ENOMEM)
+		snprintf(why, why_len, "out of memory");
+	if (rc < 0)
+		return rc == -ENOMEM ? PUSH_RETRY : PUSH_REFUSED;
+	r = push_http_post(p->http, OTLP_REQUEST_PATH, OTLP_REQUEST_CTYPE,
+			   req, req_len, &status, why, why_len);
+	free(req);
+	return r;
 }
 
 /* Sends a window taken from the queue (no outage, nothing spooled). */
 static void send_item(struct push *p, struct item *it)
 {
 	char why[512];
-	int status;
-	enum push_result r = push_http_post(p->http, it->query, PUSH_CTYPE,
-					    it->body, it->len, &status, why,
-					    sizeof(why));
+	enum push_result r = post(p, it->query, it->body, it->len, why,
+				  sizeof(why));
 	if (r == PUSH_RETRY && should_abort(p))
 		snprintf(why, sizeof(why), "still sending when the collector "
 			 "exits");
@@ -195,7 +238,7 @@ static void send_spooled(struct push *p)
 {
 	struct spool_item si;
 	char why[512];
-	int status, rc;
+	int rc;
 	uint64_t seq = spool_oldest(p->spool);
 	enum push_result r;
 
@@ -211,8 +254,7 @@ static void send_spooled(struct push *p)
 			spool_remove(p->spool, seq);
 		return;
 	}
-	r = push_http_post(p->http, si.query, PUSH_CTYPE, si.body, si.len,
-			   &status, why, sizeof(why));
+	r = post(p, si.query, si.body, si.len, why, sizeof(why));
 	spool_item_free(&si);
 	if (r == PUSH_RETRY) {
 		if (!p->outage) {
@@ -223,7 +265,7 @@ static void send_spooled(struct push *p)
 			p->backoff_ns *= 2;
 		else
 			p->backoff_ns = PUSH_BACKOFF_MAX_NS;
-		p->next_try_ns = now_mono_ns() + jitter(p, p->backoff_ns);
+		schedule_retry(p);
 		log_debug("push: still failing (%s); next try in %" PRIu64
 			  " ms", why, (p->next_try_ns - now_mono_ns()) /
 			  1000000u);
@@ -241,15 +283,22 @@ static void send_spooled(struct push *p)
 		end_outage(p);
 }
 
+/* Takes the queue's head (there is one); mu held. */
+static struct item *pop_item(struct push *p)
+{
+	struct item *it = p->head;
+	p->head = it->next;
+	if (!p->head)
+		p->tail = NULL;
+	p->queued_bytes -= it->len;
+	return it;
+}
+
 /* Moves the queue to the spool. Called and returns with mu held. */
 static void spool_queue(struct push *p)
 {
 	while (p->head) {
-		struct item *it = p->head;
-		p->head = it->next;
-		if (!p->head)
-			p->tail = NULL;
-		p->queued_bytes -= it->len;
+		struct item *it = pop_item(p);
 		pthread_mutex_unlock(&p->mu);
 		to_spool(p, it);
 		item_free(it);
@@ -281,11 +330,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		if (!p->outage && p->head && !spool_oldest(p->spool)) {
-			struct item *it = p->head;
-			p->head = it->next;
-			if (!p->head)
-				p->tail = NULL;
-			p->queued_bytes -= it->len;
+			struct item *it = pop_item(p);
 			pthread_mutex_unlock(&p->mu);
 			send_item(p, it);
 			pthread_mutex_lock(&p->mu);
@@ -338,23 +383,25 @@ static char *read_secret(const char *file, const char *what)
 }
 
 /* --spool-dir, else DIR/spool beside the profiles, else a private
- * directory of the user's ($XDG_STATE_HOME or ~/.local/state). */
+ * directory of the user's ($XDG_STATE_HOME or ~/.local/state); then the
+ * destination's subdirectory. */
 static int spool_path(const struct push_opts *o, const char *output_dir,
-		      char *out, size_t cap)
+		      const char *name, char *out, size_t cap)
 {
 	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	struct passwd *pw;
 	int n;
 
 	if (o->spool_dir)
-		n = snprintf(out, cap, "%s", o->spool_dir);
+		n = snprintf(out, cap, "%s/%s", o->spool_dir, name);
 	else if (output_dir)
-		n = snprintf(out, cap, "%s/spool", output_dir);
+		n = snprintf(out, cap, "%s/spool/%s", output_dir, name);
 	else if (state && state[0] == '/')
-		n = snprintf(out, cap, "%s/pyprof/spool", state);
+		n = snprintf(out, cap, "%s/pyprof/spool/%s", state, name);
 	else if ((home && home[0] == '/') ||
 		 ((pw = getpwuid(getuid())) && (home = pw->pw_dir)))
-		n = snprintf(out, cap, "%s/.local/state/pyprof/spool", home);
+		n = snprintf(out, cap, "%s/.local/state/pyprof/spool/%s",
+			     home, name);
 	else
 		return -ENOENT;
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
@@ -370,7 +417,7 @@ static int prepare(struct push *p, const char *output_dir, char **password,
 	size_t n;
 	uint64_t bytes;
 
-	if (spool_path(o, output_dir, p->dir, sizeof(p->dir)) < 0) {
+	if (spool_path(o, output_dir, p->name, p->dir, sizeof(p->dir)) < 0) {
 		log_error("push: no place for the spool: give --spool-dir");
 		return -1;
 	}
@@ -391,9 +438,9 @@ static int prepare(struct push *p, const char *output_dir, char **password,
 		return -1;
 	p->next_seq = spool_last_seq(p->spool) + 1;
 	spool_usage(p->spool, &n, &bytes);
-	log_info("push: windows go to %s/ingest; spool %s (at most %" PRIu64
-		 " bytes)%s", o->pyroscope_url, p->dir, o->spool_max,
-		 n ? "" : ", empty");
+	log_info("push: windows go to %s%s; spool %s (at most %" PRIu64
+		 " bytes)%s", p->url, p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH
+		 : "/ingest", p->dir, o->spool_max, n ? "" : ", empty");
 	if (n)
 		log_info("push: %zu window%s (%" PRIu64 " bytes) spooled by "
 			 "an earlier run: sent first", n, n == 1 ? "" : "s",
@@ -401,7 +448,8 @@ static int prepare(struct push *p, const char *output_dir, char **password,
 	return 0;
 }
 
-struct push *push_new(const struct push_opts *o, const char *output_dir)
+struct push *push_new(const struct push_opts *o, enum push_dest dest,
+		      const char *output_dir)
 {
 	struct push *p = calloc(1, sizeof(*p));
 	char *password = NULL, *token = NULL;
@@ -412,6 +460,9 @@ struct push *push_new(const struct push_opts *o, const char *output_dir)
 		return NULL;
 	}
 	p->opts = o;
+	p->dest = dest;
+	p->url = dest == PUSH_OTLP ? o->otlp_url : o->pyroscope_url;
+	p->name = dest == PUSH_OTLP ? "otlp" : "pyroscope";
 	pthread_mutex_init(&p->mu, NULL);
 	{
 		pthread_condattr_t ca;
@@ -424,7 +475,7 @@ struct push *push_new(const struct push_opts *o, const char *output_dir)
 		p->seed = (unsigned)now_mono_ns();
 	if (prepare(p, output_dir, &password, &token) < 0)
 		goto fail;
-	p->http = push_http_new(o, password, token, should_abort, p);
+	p->http = push_http_new(o, p->url, password, token, should_abort, p);
 	if (!p->http)
 		goto fail;
 	/* The collector takes SIGTERM through its signalfd: the thread
@@ -491,7 +542,8 @@ int push_window(struct push *p, const struct push_window *w,
 	int spill;
 
 	if (it) {
-		it->query = pyroscope_query(p->opts, w);
+		it->query = p->dest == PUSH_OTLP ? otlp_request_query(p->opts, w)
+						 : pyroscope_query(p->opts, w);
 		it->body = malloc(len ? len : 1);
 	}
 	if (!it || !it->query || !it->body) {
@@ -517,7 +569,7 @@ int push_window(struct push *p, const struct push_window *w,
 	pthread_mutex_unlock(&p->mu);
 	if (spill) {
 		/* The thread is stuck on the network: to disk, in order. */
-		int rc = spool_add(p->spool, it->seq, PUSH_DEST, it->query,
+		int rc = spool_add(p->spool, it->seq, p->name, it->query,
 				   it->body, it->len);
 		if (rc < 0 && rc != -EFBIG)
 			log_error("push: cannot spool a window in %s: %s",

@@ -22,8 +22,8 @@
  * answer 408, 429 or 5xx) starts an outage: it and every later window go
  * to the spool directory (files that survive a crash and a restart), and
  * the oldest is tried again after an exponential back-off (1 s doubling
- * to PUSH_BACKOFF_MAX, with jitter), then the rest in order once one
- * passes. One warning starts an outage and one line ends it, with the
+ * to PUSH_BACKOFF_MAX, with jitter; longer if the answer's Retry-After
+ * asks so), then the rest in order once one passes. One warning starts an outage and one line ends it, with the
  * windows spooled and their bytes. Another 4xx answer (a bad token, 413)
  * is not retried: the window is dropped and counted, the server's message
  * logged once until a window passes again. A window is sent with the same
@@ -40,51 +40,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "push/push_types.h"
+
 #define PUSH_QUEUE_MAX (64u << 20)
-#define PUSH_SPOOL_MAX_DEFAULT (256ull << 20)
 #define PUSH_BACKOFF_MAX_NS (60 * 1000000000ull)
 #define PUSH_EXIT_NS (5 * 1000000000ull)
-#define PUSH_MAX_LABELS 32
-#define PUSH_MAX_HEADERS 16
-
-/* What the command line asks for (push_opts.c fills and checks it). */
-struct push_opts {
-	const char *pyroscope_url; /* http(s)://HOST[:PORT][/PATH], no
-				      trailing '/'; NULL: no push */
-	const char *service_name;  /* NULL: each window's process name */
-	const char *label_keys[PUSH_MAX_LABELS]; /* --push-label, host */
-	const char *label_values[PUSH_MAX_LABELS];
-	size_t n_labels;
-	const char *basic_user;    /* --push-basic-auth; NULL: none */
-	const char *password_file; /* else $PYPROF_PUSH_PASSWORD */
-	const char *bearer_file;   /* --push-bearer-token-file */
-	const char *headers[PUSH_MAX_HEADERS]; /* "Name: value" */
-	size_t n_headers;
-	const char *spool_dir;     /* NULL: the default (push_new) */
-	uint64_t spool_max;        /* bytes */
-};
-
-/* What a window is. */
-enum push_kind { PUSH_CPU, PUSH_WALL, PUSH_HEAP };
-
-/* One window as output.c describes it. Strings are borrowed for the
- * call. */
-struct push_window {
-	enum push_kind kind;
-	const char *comm;   /* the process name; NULL for a merged window */
-	uint64_t pid;       /* 0 for a merged window */
-	uint64_t from_ns, until_ns; /* Unix time */
-	unsigned rate_hz;   /* the sampling rate; 0: not known */
-};
 
 struct push;
 
-/* Opens the spool (made 0700 if missing; its windows from an earlier run
- * are queued first), reads the password or token files, and starts the
+/* Opens dest's spool (made 0700 if missing; its windows from an earlier
+ * run are sent first), reads the password or token files, and starts the
  * push thread. output_dir (may be NULL) holds the default spool. NULL
  * after logging why (a spool directory that cannot be made or is used
  * by another collector, an unreadable secret, no memory). */
-struct push *push_new(const struct push_opts *opts, const char *output_dir);
+struct push *push_new(const struct push_opts *opts, enum push_dest dest,
+		      const char *output_dir);
 /* Sends what is queued for at most PUSH_EXIT_NS, spools the rest, stops
  * the thread and frees everything. NULL is fine. */
 void push_free(struct push *p);

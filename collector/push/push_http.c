@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 
@@ -24,6 +25,7 @@ struct push_http {
 	char *base;
 	int (*abort)(void *);
 	void *arg;
+	unsigned retry_after;   /* the last answer's Retry-After, seconds */
 	char answer[PUSH_HTTP_ANSWER + 1];
 	size_t answer_len;
 	char errbuf[CURL_ERROR_SIZE];
@@ -38,6 +40,27 @@ static size_t on_answer(char *data, size_t size, size_t n, void *arg)
 	memcpy(h->answer + h->answer_len, data, take);
 	h->answer_len += take;
 	h->answer[h->answer_len] = 0;
+	return len;
+}
+
+/* Retry-After: N (seconds; the HTTP-date form is ignored). */
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct push_http *h = arg;
+	size_t len = size * n;
+	char line[128];
+	unsigned long v;
+	char *end;
+
+	if (len >= sizeof(line) || len < 12 ||
+	    strncasecmp(data, "Retry-After:", 12) != 0)
+		return len;
+	memcpy(line, data + 12, len - 12);
+	line[len - 12] = 0;
+	v = strtoul(line, &end, 10);
+	if (end != line && (*end == '\r' || *end == '\n' || !*end))
+		h->retry_after = v > PUSH_HTTP_RETRY_AFTER_MAX
+				 ? PUSH_HTTP_RETRY_AFTER_MAX : (unsigned)v;
 	return len;
 }
 
@@ -70,7 +93,8 @@ static int make_headers(struct push_http *h, const struct push_opts *o,
 }
 
 struct push_http *push_http_new(const struct push_opts *o,
-				const char *password, const char *token,
+				const char *url, const char *password,
+				const char *token,
 				int (*abort)(void *), void *arg)
 {
 	static int initialised;
@@ -88,7 +112,7 @@ struct push_http *push_http_new(const struct push_opts *o,
 		goto fail;
 	h->abort = abort;
 	h->arg = arg;
-	h->base = strdup(o->pyroscope_url);
+	h->base = strdup(url);
 	h->curl = curl_easy_init();
 	if (!h->base || !h->curl || make_headers(h, o, token) < 0)
 		goto fail;
@@ -99,6 +123,8 @@ struct push_http *push_http_new(const struct push_opts *o,
 	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, (long)PUSH_HTTP_TIMEOUT_S);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_answer);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
@@ -129,6 +155,11 @@ void push_http_free(struct push_http *h)
 	free(h);
 }
 
+unsigned push_http_retry_after(const struct push_http *h)
+{
+	return h->retry_after;
+}
+
 /* The answer's first line, printable, for the log. */
 static void answer_text(struct push_http *h, char *out, size_t cap)
 {
@@ -151,6 +182,7 @@ enum push_result push_http_post(struct push_http *h, const char *path_query,
 	snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
 	h->answer_len = 0;
 	h->answer[0] = 0;
+	h->retry_after = 0;
 	h->errbuf[0] = 0;
 	/* Content-Type goes first; curl keeps the first of equal names. */
 	extra = curl_slist_append(NULL, ct);

@@ -18,8 +18,8 @@ static char host_name[256];
 
 /* http(s)://HOST[:PORT][/PATH]: no query, fragment, blank or control
  * character; a trailing '/' is dropped (the API's paths are appended). */
-static int set_url(struct push_opts *o, const char *arg, char *err,
-		   size_t cap)
+static int set_url(const char **where, const char *opt, const char *arg,
+		   char *err, size_t cap)
 {
 	const char *rest = strncmp(arg, "http://", 7) == 0 ? arg + 7
 			 : strncmp(arg, "https://", 8) == 0 ? arg + 8 : NULL;
@@ -38,11 +38,13 @@ static int set_url(struct push_opts *o, const char *arg, char *err,
 	n = strlen(url);
 	while (n > 0 && url[n - 1] == '/')
 		url[--n] = 0;
-	o->pyroscope_url = url; /* kept for the program's life */
+	free((char *)*where); /* given twice: the last one */
+	*where = url; /* freed by push_opts_free */
 	return 0;
 bad:
-	snprintf(err, cap, "--pyroscope wants http://HOST[:PORT][/PATH] or "
-		 "https://..., without ?query or #fragment, not '%s'", arg);
+	snprintf(err, cap, "--%s wants http://HOST[:PORT][/PATH] or "
+		 "https://..., without ?query or #fragment, not '%s'", opt,
+		 arg);
 	return -1;
 }
 
@@ -121,7 +123,9 @@ int push_opts_set(struct push_opts *o, const char *name, const char *arg,
 		  char *err, size_t cap)
 {
 	if (strcmp(name, "pyroscope") == 0)
-		return set_url(o, arg, err, cap);
+		return set_url(&o->pyroscope_url, name, arg, err, cap);
+	if (strcmp(name, "otlp") == 0)
+		return set_url(&o->otlp_url, name, arg, err, cap);
 	if (strcmp(name, "push-label") == 0)
 		return set_label(o, arg, err, cap);
 	if (strcmp(name, "push-header") == 0)
@@ -174,9 +178,10 @@ int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 			   : o->spool_dir ? "--spool-dir"
 			   : spool_max_given ? "--spool-max" : NULL;
 
-	if (!o->pyroscope_url) {
+	if (!o->pyroscope_url && !o->otlp_url) {
 		if (orphan)
-			snprintf(err, cap, "%s goes with --pyroscope", orphan);
+			snprintf(err, cap, "%s goes with --pyroscope or --otlp",
+				 orphan);
 		return orphan ? -1 : 0;
 	}
 	if (o->password_file && !o->basic_user) {
@@ -201,7 +206,19 @@ int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 	if (gethostname(host_name, sizeof(host_name) - 1) < 0 ||
 	    !pyroscope_valid_label_value(host_name))
 		return 0; /* no host label rather than a refused one */
-	o->label_keys[o->n_labels] = "host";
+	o->label_keys[o->n_labels] = strdup("host");
+	if (!o->label_keys[o->n_labels])
+		return 0;
 	o->label_values[o->n_labels++] = host_name;
 	return 0;
+}
+
+void push_opts_free(struct push_opts *o)
+{
+	free((char *)o->pyroscope_url);
+	free((char *)o->otlp_url);
+	for (size_t i = 0; i < o->n_labels; i++)
+		free((char *)o->label_keys[i]);
+	o->pyroscope_url = o->otlp_url = NULL;
+	o->n_labels = 0;
 }

@@ -70,8 +70,7 @@ void pyroscope_service(const char *comm, char *out, size_t cap)
 		snprintf(out, cap, "python");
 }
 
-/* Appends s to buf percent-encoded (RFC 3986: all but unreserved). */
-static void put_escaped(char **p, const char *s)
+void push_escape(char **p, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	for (; *s; s++) {
@@ -88,6 +87,17 @@ static void put_escaped(char **p, const char *s)
 	}
 }
 
+void push_service_name(const struct push_opts *o,
+		       const struct push_window *w, char *out, size_t cap)
+{
+	if (o->service_name)
+		snprintf(out, cap, "%s", o->service_name);
+	else if (w->comm)
+		pyroscope_service(w->comm, out, cap);
+	else
+		snprintf(out, cap, "pyprof");
+}
+
 /* SERVICE{k=v,...}: the name parameter before escaping. */
 static char *series_name(const struct push_opts *o,
 			 const struct push_window *w)
@@ -96,12 +106,7 @@ static char *series_name(const struct push_opts *o,
 	size_t cap = sizeof(svc) + 3;
 	char *name, *p;
 
-	if (o->service_name)
-		snprintf(svc, sizeof(svc), "%s", o->service_name);
-	else if (w->comm)
-		pyroscope_service(w->comm, svc, sizeof(svc));
-	else
-		snprintf(svc, sizeof(svc), "pyprof");
+	push_service_name(o, w, svc, sizeof(svc));
 	for (size_t i = 0; i < o->n_labels; i++)
 		cap += strlen(o->label_keys[i]) + strlen(o->label_values[i]) +
 		       2;
@@ -129,7 +134,7 @@ char *pyroscope_query(const struct push_opts *o, const struct push_window *w)
 	q = malloc(strlen(name) * 3 + 160);
 	if (q) {
 		p = q + sprintf(q, "/ingest?name=");
-		put_escaped(&p, name);
+		push_escape(&p, name);
 		p += sprintf(p, "&from=%" PRIu64 "&until=%" PRIu64
 			     "&format=pprof", from, until);
 		if (w->rate_hz)

@@ -29,14 +29,22 @@
 
 #include <stddef.h>
 
-#include "push/push.h"
+#include "push/push_types.h"
 
 /* The path and query of the request for w ("/ingest?..."), malloc'd; NULL
- * (ENOMEM). The service is opts->service_name, else pyroscope_service
- * (w->comm), else (a merged window of processes of several names)
- * "pyprof". */
+ * (ENOMEM). The service is push_service_name's. */
 char *pyroscope_query(const struct push_opts *opts,
 		      const struct push_window *w);
+
+/* The service a window belongs to (for every destination):
+ * opts->service_name, else pyroscope_service(w->comm), else (a merged
+ * window of processes of several names) "pyprof". */
+void push_service_name(const struct push_opts *opts,
+		       const struct push_window *w, char *out, size_t cap);
+
+/* Appends s at *p percent-encoded (RFC 3986: all but the unreserved
+ * characters), advancing *p; room for 3 * strlen(s) is the caller's. */
+void push_escape(char **p, const char *s);
 
 /* comm as a service name: characters the server refuses become '_';
  * "python" when nothing is left. */
