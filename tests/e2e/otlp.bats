@@ -11,7 +11,9 @@
 # named otlp-worker, trace and span ids set with pyprof.labels, zlib for
 # native frames), profiled with `pyprof record`. No OpenTelemetry
 # collector can be installed here: the receiver is helpers/otlp_pb.py's
-# OTLP/HTTP server, written to the published specification.
+# OTLP/HTTP server, written to the published specification; test 9 has
+# the real collector push every --period window of a real program to it
+# (push.bats covers outages, retries and the spool).
 #
 # Rerun one test:  bats -f 'frame types' tests/e2e/otlp.bats
 
@@ -236,4 +238,42 @@ receiver_start() {
 		fail "refused requests were kept or the accepted one was not"
 	awk '{ print $2 }' "$T/rx/log" | tr '\n' ' ' | grep -qx '503 429 200 ' ||
 		fail "log: $(cat "$T/rx/log")"
+}
+
+@test "9 pyprof-collector --otlp --period 1: every window of a real program arrives once and decodes, with go tool pprof's totals" {
+	local exe want_n got_n f
+	exe=$(pyprof_pythons | awk '$3 != "missing" { print $2; exit }')
+	receiver_start
+	collector_start --period 1 --otlp "http://127.0.0.1:$PORT" \
+		--service-name shop --push-label env=test
+	PYTHONPATH=$PP_ROOT/preload/python run_capture w profiled "$exe" "$WORK" 3
+	assert_eq 0 "$RC" "the program's exit status: $(cat "$T/w.err")"
+	local pid=$PID
+	collector_stop || fail "collector exit status"
+	# the files the collector wrote: one per window
+	want_n=$(ls "$OUT"/*."$pid".*.pb.gz | wc -l)
+	got_n=$(ls "$T"/rx/req-*.pb 2>/dev/null | wc -l)
+	((want_n >= 3)) || fail "only $want_n windows written"
+	assert_eq "$want_n" "$got_n" "OTLP requests received, one per window"
+	for f in "$OUT"/*."$pid".*.pb.gz; do pprof_totals "$f"; done |
+		awk '{ s[$1] += $2 } END { for (t in s) printf "%s %.0f\n", t, s[t] }' |
+		sort >"$T/want"
+	for f in "$T"/rx/req-*.pb; do
+		$OTLP summary "$f" >"$f.sum" || fail "$f breaks profiles.proto's rules"
+		grep -qx 'resource service.name=shop' "$f.sum" || fail "$f: service"
+		grep -qx "resource process.pid=$pid" "$f.sum" || fail "$f: pid"
+		grep -qx 'resource env=test' "$f.sum" || fail "$f: env"
+		otlp_totals "$f.sum"
+	done | awk '{ s[$1] += $2 } END { for (t in s) printf "%s %.0f\n", t, s[t] }' |
+		sort >"$T/got"
+	cat "$T/want"
+	assert_same_file "$T/want" "$T/got" "totals over all windows"
+	cat "$T"/rx/req-*.pb.sum | grep -qx 'frame otlp_alpha cpython' ||
+		fail "otlp_alpha in no window"
+	cat "$T"/rx/req-*.pb.sum | grep -qx 'frame otlp_beta cpython' ||
+		fail "otlp_beta in no window"
+	[[ -z $(cat "$T"/rx/req-*.pb.sum | grep '^time ' | sort | uniq -d) ]] ||
+		fail "a window arrived twice (same start time)"
+	awk '$2 != 200' "$T/rx/log" | grep -q . && fail "not all 200: $(cat "$T/rx/log")"
+	true
 }
