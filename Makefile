@@ -53,6 +53,16 @@ endif
 
 PROTO_C := $(BUILD)/gen/profile.pb-c.c
 PROTO_H := $(BUILD)/gen/profile.pb-c.h
+# opentelemetry-proto's profiles (OTLP, --otlp), vendored under proto/ at the
+# release proto/opentelemetry/README names. protoc-c keeps each file's path
+# under build/gen, so the generated headers include each other as
+# "opentelemetry/proto/...", found through -I$(BUILD)/gen.
+OTLP_PROTO := $(addprefix proto/opentelemetry/proto/,common/v1/common.proto \
+              resource/v1/resource.proto profiles/v1development/profiles.proto \
+              collector/profiles/v1development/profiles_service.proto)
+OTLP_C := $(OTLP_PROTO:proto/%.proto=$(BUILD)/gen/%.pb-c.c)
+OTLP_H := $(OTLP_PROTO:proto/%.proto=$(BUILD)/gen/%.pb-c.h)
+OTLP_OBJ := $(OTLP_C:.c=.o)
 # collector/: the two programs' main()s at its root, the libraries in one
 # folder each. pyprof-collector links common, symbols, daemon, http and
 # views/view_read + view_tree + view_flame (the HTTP flame graph); pyprof
@@ -64,10 +74,13 @@ COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 COLL_HDR := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.h))
 # preload/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
-COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o \
+COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o $(OTLP_OBJ) \
             $(BUILD)/collector/preload_config.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(BUILD)/gen -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
+# libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
+# on a thread of its own; pyprof and libpyprof.so do not link it.
+PUSH_LIBS := -lcurl -lpthread
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -93,7 +106,15 @@ $(PROTO_C) $(PROTO_H) &: proto/profile.proto | $(BUILD)/gen
 $(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
 	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
 
-$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(COLL_HDR) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+# The four OTLP files in one protoc-c run, grouped for the same reason.
+# (None uses proto3 `optional`, which Debian 12's protoc-c 1.4.1 refuses.)
+$(OTLP_C) $(OTLP_H) &: $(OTLP_PROTO) | $(BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen $(OTLP_PROTO)
+
+$(OTLP_OBJ): %.o: %.c $(OTLP_H)
+	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(OTLP_H) $(COLL_HDR) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
 	@mkdir -p $(@D)
 	$(CC) $(COLL_CFLAGS) -c $< -o $@
 
@@ -104,7 +125,7 @@ $(BUILD)/libcollector.a: $(COLL_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/pyprof-collector: $(BUILD)/collector/main_collector.o $(BUILD)/libcollector.a
-	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
+	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS) $(PUSH_LIBS)
 
 $(BUILD)/pyprof: $(BUILD)/collector/main_pyprof.o $(BUILD)/libcollector.a
 	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
@@ -178,13 +199,15 @@ FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
   -I$(BUILD)/gen -Icollector -D_GNU_SOURCE $(FUZZ_SAN)
+FUZZ_OTLP_OBJ := $(OTLP_PROTO:proto/%.proto=$(BUILD)/fuzz/wire/gen/%.pb-c.o)
 FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o \
+            $(FUZZ_OTLP_OBJ) \
             $(BUILD)/fuzz/wire/preload_config.o
 FUZZ_RUNS ?=
 FUZZ_CHECK_RUNS ?= 100000
 FUZZ_MAX_LEN ?= 16384
 
-$(BUILD)/fuzz/wire/%.o: collector/%.c $(PROTO_H) $(wildcard collector/*/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
+$(BUILD)/fuzz/wire/%.o: collector/%.c $(PROTO_H) $(OTLP_H) $(wildcard collector/*/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
@@ -194,8 +217,12 @@ $(BUILD)/fuzz/wire/preload_config.o: preload/config.c preload/config.h $(wildcar
 $(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
 
+$(FUZZ_OTLP_OBJ): $(BUILD)/fuzz/wire/gen/%.o: $(BUILD)/gen/%.c $(OTLP_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
+
 $(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS) $(PUSH_LIBS)
 
 $(BUILD)/fuzz/wire:
 	mkdir -p $@
@@ -246,7 +273,7 @@ ubsan:
 # interpreters (PYPROF_TEST_PYTHONS; 3.11 is the one most files prefer).
 # The collector and pyprof are sanitized, libpyprof.so is not (see
 # PRELOAD_AR_OBJ), nor are the version drivers run.
-SAN_E2E     ?= smoke collector robust limits record views http ctl processes
+SAN_E2E     ?= smoke collector robust limits record views http ctl processes push
 SAN_PYTHONS ?= 3.11
 SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" tests/run
 check-asan: asan
@@ -263,7 +290,8 @@ deps:
 	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
 	  libxml2-utils chromium python3-jsonschema curl patchelf \
-	  man-db groff-base clang libclang-rt-14-dev
+	  man-db groff-base clang libclang-rt-14-dev libcurl4-openssl-dev \
+	  protobuf-compiler python3-protobuf
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
 

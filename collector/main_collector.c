@@ -22,6 +22,7 @@
 #include "daemon/collector.h"
 #include "common/log.h"
 #include "common/usage.h"
+#include "push/push_opts.h"
 #include "pyprof/defaults.h"
 
 #define PROG "pyprof-collector" /* for usage_error */
@@ -49,7 +50,8 @@ static void usage(FILE *out)
 "                     its directory is created with mode 0700)\n"
 "  --output-dir DIR   write each process's profile to DIR when it ends, as\n"
 "                     <comm>.<pid>.<YYYYmmddTHHMMSSZ>.pb.gz (its start, in\n"
-"                     UTC; default ./%s unless only --output is given)\n"
+"                     UTC; default ./%s unless only --output is given,\n"
+"                     or windows are pushed: then no files without it)\n"
 "  --output-group GROUP  share what is written with GROUP (a name or a\n"
 "                     gid you are a member of): files 0640 and new\n"
 "                     directories 0750, of that group. Without it files\n"
@@ -98,6 +100,29 @@ static void usage(FILE *out)
 "                     (go tool pprof, curl), or Authorization: Bearer TOKEN\n"
 "  --http-no-auth     serve HTTP without a token: anyone who can reach the\n"
 "                     port reads command lines and switches sampling on\n"
+"  --pyroscope URL    push every window (--period; each process's, or the\n"
+"                     merged one) to Grafana Pyroscope's POST URL/ingest\n"
+"                     (Alloy's pyroscope.receive_http takes it too); the\n"
+"                     collector never waits on the network: a window that\n"
+"                     cannot be sent is spooled and retried\n"
+"  --otlp URL         push every window as OpenTelemetry profiles to\n"
+"                     POST URL/v1development/profiles (OTLP/HTTP), the\n"
+"                     same way; with --pyroscope too, each its own queue\n"
+"  --service-name NAME  the service the windows belong to (default: the\n"
+"                     process name; merged: the name all processes share,\n"
+"                     else pyprof)\n"
+"  --push-label KEY=VALUE  a series label (repeatable; host=<host name>\n"
+"                     unless given)\n"
+"  --push-basic-auth USER  HTTP basic authentication, the password from\n"
+"                     $PYPROF_PUSH_PASSWORD or --push-password-file FILE\n"
+"  --push-bearer-token-file FILE  send Authorization: Bearer <its line>\n"
+"  --push-header 'Name: value'  add a header (repeatable), such as\n"
+"                     X-Scope-OrgID: TENANT\n"
+"  --spool-dir DIR    where unsent windows wait, in DIR/pyroscope and\n"
+"                     DIR/otlp (default DIR/spool under --output-dir,\n"
+"                     else ~/.local/state/pyprof/spool)\n"
+"  --spool-max SIZE   at most SIZE bytes spooled (default 256M; K, M, G),\n"
+"                     the oldest dropped first\n"
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
 "                     most the descriptor limit less 64); beyond, the one\n"
 "                     waiting longest without a HELLO is closed, or the\n"
@@ -218,7 +243,8 @@ enum {
 	OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
 	OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE, OPT_ALLOW_USER,
 	OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP, OPT_HTTP_TOKEN,
-	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS
+	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS,
+	OPT_SPOOL_MAX, OPT_PUSH /* the push options: push_opts.h */
 };
 
 static const struct option longopts[] = {
@@ -239,6 +265,16 @@ static const struct option longopts[] = {
 	{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
 	{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
 	{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
+	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
+	{ "pyroscope", required_argument, NULL, OPT_PUSH },
+	{ "otlp", required_argument, NULL, OPT_PUSH },
+	{ "service-name", required_argument, NULL, OPT_PUSH },
+	{ "push-label", required_argument, NULL, OPT_PUSH },
+	{ "push-basic-auth", required_argument, NULL, OPT_PUSH },
+	{ "push-password-file", required_argument, NULL, OPT_PUSH },
+	{ "push-bearer-token-file", required_argument, NULL, OPT_PUSH },
+	{ "push-header", required_argument, NULL, OPT_PUSH },
+	{ "spool-dir", required_argument, NULL, OPT_PUSH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -248,6 +284,8 @@ static const struct option longopts[] = {
  * they point to, and the log level. */
 struct cmdline {
 	struct collector_opts opts;
+	struct push_opts push;
+	int spool_max_given;
 	uid_t allow[MAX_ALLOW_USERS];
 	enum log_level level;
 	int level_set;
@@ -339,8 +377,10 @@ static int who_option(struct cmdline *c, int opt, const char *arg)
 
 /* One option getopt_long returned; 0, or the exit status to return. */
 static int one_option(struct cmdline *c, int opt, const char *arg,
-		      char **argv)
+		      char **argv, int index)
 {
+	char err[512];
+
 	struct collector_opts *o = &c->opts;
 	const char **path = path_option(o, opt);
 
@@ -370,6 +410,19 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 			return usage_error(PROG, "--hold-max wants a size in "
 					   "bytes, with K, M or G (of 1024) or "
 					   "not, up to 1T, not '%s'", arg);
+		return 0;
+	case OPT_SPOOL_MAX:
+		if (parse_size(arg, &c->push.spool_max) < 0 ||
+		    c->push.spool_max == 0)
+			return usage_error(PROG, "--spool-max wants a size in "
+					   "bytes, with K, M or G (of 1024) or "
+					   "not, from 1 to 1T, not '%s'", arg);
+		c->spool_max_given = 1;
+		return 0;
+	case OPT_PUSH:
+		if (push_opts_set(&c->push, longopts[index].name, arg, err,
+				  sizeof(err)) < 0)
+			return usage_error(PROG, "%s", err);
 		return 0;
 	case OPT_LOG_LEVEL:
 		if (log_parse_level(arg, &c->level) < 0)
@@ -445,15 +498,17 @@ static int check_combinations(struct collector_opts *o)
  * --help). */
 static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 {
-	int opt, rc;
+	int opt, rc, index = 0;
+	char err[512];
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, &index)) !=
+	       -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
 		}
-		rc = one_option(c, opt, optarg, argv);
+		rc = one_option(c, opt, optarg, argv, index);
 		if (rc)
 			return rc;
 	}
@@ -461,6 +516,11 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 		return usage_error(PROG, "unexpected argument '%s'",
 				   argv[optind]);
 	rc = check_combinations(&c->opts);
+	if (!rc && push_opts_check(&c->push, c->spool_max_given, err,
+				   sizeof(err)) < 0)
+		rc = usage_error(PROG, "%s", err);
+	if (c->push.pyroscope_url || c->push.otlp_url)
+		c->opts.push = &c->push;
 	return rc ? rc : -1;
 }
 
@@ -468,18 +528,23 @@ int main(int argc, char **argv)
 {
 	struct cmdline c = { .opts = { .ready_fd = -1,
 				       .hold_max = DEFAULT_HOLD_MAX },
+			     .push = { .spool_max = PUSH_SPOOL_MAX_DEFAULT },
 			     .level = LOG_INFO };
 	const char *env = getenv("PYPROF_LOG");
 	int rc;
 
 	rc = parse_cmdline(&c, argc, argv);
 	if (rc >= 0)
-		return rc;
+		goto out;
 	if (!c.level_set && env && strcmp(env, "debug") == 0)
 		c.level = LOG_DEBUG;
 	log_set_level(c.level);
-	if (!c.opts.output_dir &&
+	/* Files are optional when pushing. */
+	if (!c.opts.output_dir && !c.opts.push &&
 	    (!c.opts.output_file || c.opts.merge || c.opts.period_ns))
 		c.opts.output_dir = DEFAULT_OUTPUT_DIR;
-	return collector_run(&c.opts) < 0 ? 1 : 0;
+	rc = collector_run(&c.opts) < 0 ? 1 : 0;
+out:
+	push_opts_free(&c.push);
+	return rc;
 }

@@ -19,10 +19,7 @@
 #include <stdio.h>
 
 #include "common/usage.h"
-
-#ifndef PYPROF_VERSION
-#define PYPROF_VERSION "0.1.0"
-#endif
+#include "common/version.h"
 
 /*
  * Exit codes of the pyprof command (listed in docs/exit-codes.md and
@@ -91,6 +88,16 @@ int cmd_format_ok(const char *format);
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
 		     const struct view_filter *filter, int by,
+		     const char *output);
+
+/*
+ * cmd_otlp.c: the pprof file profile as an OTLP ExportProfilesService
+ * Request (push/otlp.h), with resource attribute service.name =
+ * service_name (NULL: "unknown_service", OpenTelemetry's name for a
+ * service nobody named), written atomically to output (NULL or "-":
+ * standard output). Returns 0 or a negative errno, after logging why.
+ */
+int cmd_convert_otlp(const char *profile, const char *service_name,
 		     const char *output);
 
 /* ---- shared helpers (cmd_util.c) -------------------------------------- */

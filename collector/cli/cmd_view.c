@@ -39,6 +39,7 @@ enum {
 	OPT_TIMELINE,
 	OPT_SHARES,
 	OPT_VALUES,
+	OPT_SERVICE_NAME,
 };
 
 /* What every view command may be given. */
@@ -56,6 +57,7 @@ struct vopts {
 	const char *title;
 	const char *format;
 	const char *timeline;
+	const char *service_name;
 	enum view_diff_compare compare;
 	char **args;              /* the positional arguments */
 	int n_args;
@@ -78,6 +80,7 @@ static const struct option longopts[] = {
 	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "shares", no_argument, NULL, OPT_SHARES },
 	{ "values", no_argument, NULL, OPT_VALUES },
+	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -198,6 +201,9 @@ static int parse_one(const char *cmd, int c, char **argv, struct vopts *o)
 		return 0;
 	case OPT_TIMELINE:
 		o->timeline = optarg;
+		return 0;
+	case OPT_SERVICE_NAME:
+		o->service_name = optarg;
 		return 0;
 	case 'n':
 	case OPT_TAG:
@@ -462,15 +468,19 @@ void cmd_convert_usage(FILE *out)
 "  speedscope  speedscope's JSON, a profile per thread; with --timeline,\n"
 "              samples in time order (see pyprof-collector --timeline)\n"
 "  svg         the flame graph of `pyprof flamegraph`\n"
+"  otlp        an OpenTelemetry profiles export request (OTLP protobuf,\n"
+"              what pyprof-collector --otlp sends), every sample type\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE    where to write (default: standard output)\n"
-"      --format F       folded, speedscope or svg\n"
+"      --format F       folded, speedscope, svg or otlp\n"
 "      --timeline FILE  the timeline recorded with PROFILE (speedscope)\n"
 "      --sample-type T  cpu, wall, samples...\n"
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
 "      --by function|line  frames per function (default) or per line\n"
 "                       (folded, svg)\n"
+"      --service-name NAME  otlp: the service.name resource attribute\n"
+"                       (default unknown_service)\n"
 "  -h, --help           this text\n");
 }
 
@@ -533,23 +543,44 @@ int cmd_format_ok(const char *format)
 	       !strcmp(format, "svg");
 }
 
+/* --format otlp: every sample type, every sample, so the options that
+ * pick or group samples do not apply. */
+static int convert_otlp(const char *cmd, const struct vopts *o)
+{
+	if (o->sample_type || o->filter.n || o->by || o->timeline)
+		return usage_error(cmd, "--format otlp takes every sample: "
+				   "no --sample-type, --tag, --by or "
+				   "--timeline");
+	if (o->service_name && !o->service_name[0])
+		return usage_error(cmd, "--service-name accepts a non-empty "
+				   "name");
+	return cmd_convert_otlp(o->args[0], o->service_name, o->output) < 0
+		       ? CMD_EXIT_ERROR
+		       : 0;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const char cmd[] = "pyprof convert";
 	struct vopts o = { 0 };
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJ");
+	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJM");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
 		return usage_error(cmd, "give exactly one PROFILE");
 	if (!o.format)
 		return usage_error(cmd, "--format is required: folded, "
-				   "speedscope or svg");
+				   "speedscope, svg or otlp");
+	if (!strcmp(o.format, "otlp"))
+		return convert_otlp(cmd, &o);
 	if (!cmd_format_ok(o.format))
 		return usage_error(cmd, "--format accepts folded, "
-				   "speedscope or svg, not '%s'", o.format);
+				   "speedscope, svg or otlp, not '%s'", o.format);
+	if (o.service_name)
+		return usage_error(cmd, "--service-name goes with --format "
+				   "otlp");
 	if (o.timeline && strcmp(o.format, "speedscope"))
 		return usage_error(cmd, "--timeline goes with --format "
 				   "speedscope");

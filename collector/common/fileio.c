@@ -17,11 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "common/path.h"
 
-static unsigned tmp_counter;
+/* Any thread may write (the loop, the push thread's spool): the counter
+ * that keeps temporary names apart is atomic; relaxed, as only its
+ * uniqueness matters. */
+static _Atomic unsigned tmp_counter;
 static gid_t share_gid = (gid_t)-1;
 
 void file_set_group(gid_t gid)
@@ -80,7 +84,9 @@ int file_write_atomic(const char *path, const void *data, size_t len,
 
 	split_path(path, dir, sizeof(dir), &base);
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%u.tmp", dir, base,
-		     (int)getpid(), tmp_counter++) >= (int)sizeof(tmp)) {
+		     (int)getpid(),
+		     atomic_fetch_add_explicit(&tmp_counter, 1u,
+					       memory_order_relaxed)) >= (int)sizeof(tmp)) {
 		err = -ENAMETOOLONG;
 		goto out;
 	}

@@ -34,6 +34,7 @@
 #include "daemon/output.h"
 #include "daemon/proc.h"
 #include "pyprof/defaults.h"
+#include "push/push.h"
 #include "daemon/symtab.h"
 
 #define ACCEPTS_PER_EVENT 64
@@ -53,6 +54,7 @@ struct collector {
 	struct output *out;
 	struct control *ctl; /* sampling on demand (control.h) */
 	struct pprof_server *http; /* --http, else NULL */
+	struct push *push[2];      /* --pyroscope, --otlp (either NULL) */
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
@@ -338,6 +340,11 @@ static void shut_down(struct collector *c)
 		close_conn(c, conn);
 	}
 	output_shutdown(c->out, n_running);
+	/* The last windows are queued: sent for a few seconds, or spooled. */
+	output_set_push(c->out, NULL, NULL);
+	push_free(c->push[0]);
+	push_free(c->push[1]);
+	c->push[0] = c->push[1] = NULL;
 	for (size_t i = 0; i < n_acks; i++) {
 		if (output_failed(c->out))
 			close(acks[i].fd); /* not all on disk: say nothing */
@@ -519,6 +526,22 @@ static int prepare_outputs(const struct collector_opts *opts)
 	return 0;
 }
 
+/* --pyroscope, --otlp: a push thread and spool for each; windows go to
+ * them. */
+static int start_push(struct collector *c)
+{
+	const struct push_opts *po = c->opts->push;
+	const char *dir = c->opts->output_dir;
+
+	if (po->pyroscope_url &&
+	    !(c->push[0] = push_new(po, PUSH_PYROSCOPE, dir)))
+		return -EIO;
+	if (po->otlp_url && !(c->push[1] = push_new(po, PUSH_OTLP, dir)))
+		return -EIO;
+	output_set_push(c->out, c->push[0], c->push[1]);
+	return 0;
+}
+
 /* Signals, the listening socket, the sweep timer and the outputs' timers
  * on the loop; then the line saying where we listen. */
 static int start_listening(struct collector *c, const char *path)
@@ -550,13 +573,14 @@ static int start_listening(struct collector *c, const char *path)
 		log_error("out of memory");
 		return rc;
 	}
-	log_info("listening on %s%s%s%s%s%s%s", path,
+	log_info("listening on %s%s%s%s%s%s%s%s", path,
 		 opts->output_dir ? "; profiles go to " : "",
 		 opts->output_dir ? opts->output_dir : "",
 		 opts->merge ? " (merged)" : "",
 		 opts->period_ns ? ", every period" : "",
 		 opts->output_file ? "; merged profile at exit: " : "",
-		 opts->output_file ? opts->output_file : "");
+		 opts->output_file ? opts->output_file : "",
+		 opts->push ? "; windows pushed" : "");
 	return 0;
 }
 
@@ -612,6 +636,8 @@ static void tear_down(struct collector *c)
 		free(c->conns);
 	}
 	control_free(c->ctl);
+	push_free(c->push[0]);
+	push_free(c->push[1]);
 	output_free(c->out);
 	procs_free(c->reg);
 	symtab_free(c->st);
@@ -631,6 +657,7 @@ int collector_run(const struct collector_opts *opts)
 		goto out;
 	c.max_conns = max_clients(opts);
 	if ((rc = make_parts(&c)) < 0 || (rc = prepare_outputs(opts)) < 0 ||
+	    (opts->push && (rc = start_push(&c)) < 0) ||
 	    (rc = start_listening(&c, path)) < 0 ||
 	    (opts->http_spec && (rc = start_http(&c, path)) < 0))
 		goto out;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct push_opts;
+
 struct collector_opts {
 	const char *socket_path;  /* NULL: pyprof_default_socket() */
 	const char *output_dir;   /* NULL: no per-process profiles */
@@ -41,6 +43,8 @@ struct collector_opts {
 				     0640 and 0750, of group output_gid */
 	gid_t output_gid;
 	size_t max_clients;       /* 0: COLLECTOR_MAX_CLIENTS */
+	const struct push_opts *push; /* NULL: no push; else where windows
+					 are sent (push.h) */
 };
 
 #define COLLECTOR_MAX_CLIENTS 4096

@@ -68,6 +68,7 @@
 #include "daemon/timeline.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
+#include "push/push.h"
 #include "daemon/symtab.h"
 
 #define OUTPUT_MAX_NAME_TRIES 1000
@@ -106,6 +107,7 @@ struct output {
 	struct held *held, *held_last; /* oldest first */
 	size_t n_held, held_bytes;
 	struct loop_timer *retry_timer; /* while anything is held */
+	struct push *push[2];  /* --pyroscope, --otlp; NULL: none */
 	struct held_proc *charge; /* dropped, not yet counted as lost */
 	size_t n_charge, charge_cap;
 	int failed;
@@ -176,33 +178,85 @@ static int any_heap(const struct proc *const *list, size_t n)
 	return 0;
 }
 
+/* --pyroscope, --otlp: hands the profile data[0..len) of list[0..n) to the push
+ * queue: a CPU or wall window (its mode) or a heap one. The service is
+ * the processes' name when they share one. */
+static void push_profile(struct output *o, const struct proc *const *list,
+			 size_t n, const struct pprof_opts *po,
+			 const void *data, size_t len, int heap)
+{
+	const struct proc_info *in;
+	struct push_window w = { 0 };
+
+	if ((!o->push[0] && !o->push[1]) || n == 0)
+		return;
+	in = proc_info(list[0]);
+	w.kind = heap ? PUSH_HEAP
+	       : in->mode == WIRE_MODE_WALL ? PUSH_WALL : PUSH_CPU;
+	w.comm = symtab_string(o->st, in->comm_sid);
+	w.pid = n == 1 && !po->proc_labels ? in->pid : 0;
+	w.from_ns = in->start_unix_ns;
+	for (size_t i = 1; i < n; i++) {
+		const struct proc_info *other = proc_info(list[i]);
+		if (other->comm_sid != in->comm_sid)
+			w.comm = NULL;
+		if (other->start_unix_ns < w.from_ns)
+			w.from_ns = other->start_unix_ns;
+	}
+	if (po->end_unix_ns) {
+		w.from_ns = po->start_unix_ns;
+		w.until_ns = po->end_unix_ns;
+	} else {
+		w.until_ns = now_unix_ns();
+	}
+	w.rate_hz = in->period_ns ? (unsigned)((1000000000u +
+						in->period_ns / 2) /
+					       in->period_ns)
+				  : 0;
+	for (int i = 0; i < 2; i++)
+		if (o->push[i])
+			push_window(o->push[i], &w, data, len);
+}
+
 /* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the heap
  * profile of list[0..n) as NAME.heap.pb.gz, when one of them has heap
  * data. who names it in log lines. */
 static void write_heap_beside(struct output *o, const char *cpu_path,
 			      const struct proc *const *list, size_t n,
-			      const struct pprof_opts *po, const char *who)
+			      const struct pprof_opts *po, const char *who,
+			      int push)
 {
 	struct pprof_opts hpo = *po;
 	struct pprof_stats stats;
 	char base[4096], path[4096 + 16];
+	void *data = NULL;
+	size_t len = 0;
 	int rc;
 
 	if (!any_heap(list, n))
 		return;
 	hpo.heap = 1;
 	hpo.want_loc_map = 0;
-	file_profile_base(cpu_path, base, sizeof(base));
-	snprintf(path, sizeof(path), "%s.heap.pb.gz", base);
-	rc = pprof_write(o->st, list, n, &hpo, path, FILEIO_REPLACE, &stats);
+	rc = pprof_build(o->st, list, n, &hpo, &data, &len, &stats);
+	if (rc == 0 && push)
+		push_profile(o, list, n, po, data, len, 1);
+	if (rc == 0 && !cpu_path)
+		goto out;
+	if (rc == 0) {
+		file_profile_base(cpu_path, base, sizeof(base));
+		snprintf(path, sizeof(path), "%s.heap.pb.gz", base);
+		rc = file_write_atomic(path, data, len, FILEIO_REPLACE);
+	}
 	if (rc < 0) {
-		log_error("%s: cannot write its heap profile %s: %s", who,
-			  path, strerror(-rc));
+		log_error("%s: cannot build or write its heap profile: %s",
+			  who, strerror(-rc));
 		o->failed = 1;
-		return;
+		goto out;
 	}
 	log_info("wrote %s: %" PRIu64 " allocations (estimated), %" PRIu64
 		 " lost (%s)", path, stats.samples, stats.lost, who);
+out:
+	free(data);
 }
 
 /* Writes data as a new file <dir>/<stem>.<stamp>[.N].pb.gz; its name in
@@ -441,6 +495,15 @@ static void write_new_file(struct output *o, const char *stem,
 		o->failed = 1;
 		goto out;
 	}
+	push_profile(o, list, n, po, data, len, 0);
+	if (!o->opts->output_dir) { /* pushed only */
+		log_debug("%s: window of %" PRIu64 " samples queued for push",
+			  who, stats.samples);
+		for (size_t i = 0; i < n; i++)
+			proc_mark_written((struct proc *)list[i]);
+		write_heap_beside(o, NULL, list, n, po, who, 1);
+		goto out;
+	}
 	/* Older windows first, if there is room again. */
 	retry_held(o);
 	rc = place_new_file(o, stem, stamp_ns, data, len, path, sizeof(path));
@@ -462,7 +525,7 @@ static void write_new_file(struct output *o, const char *stem,
 	 * (proc.h). The list is const for the writing only. */
 	for (size_t i = 0; i < n; i++)
 		proc_mark_written((struct proc *)list[i]);
-	write_heap_beside(o, path, list, n, po, who);
+	write_heap_beside(o, path, list, n, po, who, 1);
 	if (o->opts->per_thread) {
 		path[strlen(path) - strlen(".pb.gz")] = 0;
 		for (size_t i = 0; i < n; i++)
@@ -607,7 +670,7 @@ static void write_output_file(struct output *o)
 		 "processes", path, stats.samples, stats.lost, n);
 	if (o->tl)
 		write_timeline(o, &stats);
-	write_heap_beside(o, path, list, n, &po, "all processes");
+	write_heap_beside(o, path, list, n, &po, "all processes", 0);
 	if (o->opts->per_thread) {
 		char base[4096];
 		file_profile_base(path, base, sizeof(base));
@@ -734,6 +797,12 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 	return o;
 }
 
+void output_set_push(struct output *o, struct push *a, struct push *b)
+{
+	o->push[0] = a;
+	o->push[1] = b;
+}
+
 void output_free(struct output *o)
 {
 	if (!o)
@@ -830,7 +899,7 @@ void output_proc_ended(struct output *o, struct proc *p)
 	/* --merge writes it with its window (or at exit) and frees it then. */
 	if (o->opts->merge)
 		return;
-	if (o->opts->output_dir) {
+	if (o->opts->output_dir || o->push[0] || o->push[1]) {
 		/* One that sent nothing (no sample, no loss) gets no file: a
 		 * busy host starts many short Python processes that never
 		 * run long enough to be sampled. */

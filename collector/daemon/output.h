@@ -22,6 +22,7 @@
 struct collector_opts;
 struct loop;
 struct procs;
+struct push;
 struct proc;
 struct symtab;
 
@@ -33,6 +34,12 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 			  struct symtab *st, struct procs *reg);
 /* Cancels its timers. NULL is fine. */
 void output_free(struct output *o);
+
+/* --pyroscope, --otlp: every window built from now on (and its heap
+ * profile) is also handed to each push given (push.h; NULL: none), which
+ * outlive it or are unset first. Without --output-dir the windows are
+ * pushed only. */
+void output_set_push(struct output *o, struct push *a, struct push *b);
 
 /* The collector is listening: the first window starts now and, with
  * --period, the timer for its end is set. 0 or -ENOMEM. */

@@ -7,9 +7,14 @@
  * The input is a window as the collector writes it (pprof.h: gzipped
  * profile.proto bytes); the output is one ExportProfilesServiceRequest
  * holding one ResourceProfiles (the resource attributes below), one
- * ScopeProfiles, one Profile per sample type of the input, sharing one
- * dictionary. Samples keep their pprof labels as attributes; frames are
- * typed `cpython` (Python frames) or `native` (the rest).
+ * ScopeProfiles, one Profile per sample type of the input (the pprof's
+ * default type first), sharing one dictionary. Samples keep their pprof
+ * labels as attributes (pid, thread_id, thread_name under their semantic
+ * convention names), trace_id/span_id as a Link; frames are typed
+ * `cpython` (Python frames) or `native` (with an address); see
+ * otlp_conv.h and docs/otlp.md. The same input gives the same bytes (a
+ * retried window is sent identically). A plain (not gzipped) profile is
+ * taken too.
  *
  * Runs on the collector's push thread; allocates what it returns.
  */

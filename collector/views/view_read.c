@@ -25,9 +25,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "common/grow.h"
+#include "common/gunzip.h"
 #include "common/readfile.h"
 #include "common/sorted.h"
 #include "profile.pb-c.h"
@@ -35,81 +35,6 @@
 typedef Perftools__Profiles__Profile Profile;
 
 /* ---- input ---------------------------------------------------------------- */
-
-/* Makes room in *buf (capacity *cap, used bytes in use) when it is full,
- * doubling up to max bytes: 0, -ENOMEM, or -E2BIG when it already holds
- * max. A NULL *buf gets its first *cap bytes. */
-static int grow(uint8_t **buf, size_t *cap, size_t used, size_t max)
-{
-	uint8_t *nb;
-
-	if (*buf && used < *cap)
-		return 0;
-	if (*buf)
-		*cap *= 2;
-	if (*cap > max)
-		*cap = max;
-	if (*buf && used == *cap)
-		return -E2BIG;
-	nb = realloc(*buf, *cap);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	return 0;
-}
-
-static int gunzip(const uint8_t *in, size_t len, uint8_t **out,
-		  size_t *out_len, char *err)
-{
-	z_stream zs;
-	uint8_t *buf = NULL;
-	size_t cap = len * 4 + 4096, used = 0;
-	int rc = -ENOMEM, zrc;
-
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 32: a gzip or zlib header, detected. */
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	for (;;) {
-		rc = grow(&buf, &cap, used, VIEW_MAX_INFLATED);
-		if (rc == -E2BIG)
-			snprintf(err, VIEW_ERR_LEN, "inflates to more than "
-				 "%llu bytes", VIEW_MAX_INFLATED);
-		if (rc < 0)
-			goto out;
-		size_t in_left = len - (size_t)zs.total_in;
-		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-		size_t out_left = cap - used;
-		zs.avail_out = out_left > UINT32_MAX ? UINT32_MAX
-						     : (uInt)out_left;
-		zs.next_out = buf + used;
-		zrc = inflate(&zs, Z_NO_FLUSH);
-		used = (size_t)zs.total_out;
-		if (zrc == Z_STREAM_END)
-			break;
-		if (zrc == Z_BUF_ERROR && zs.avail_in == 0 &&
-		    (size_t)zs.total_in == len) {
-			snprintf(err, VIEW_ERR_LEN, "gzip data is truncated");
-			rc = -EINVAL;
-			goto out;
-		}
-		if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
-			snprintf(err, VIEW_ERR_LEN, "bad gzip data: %s",
-				 zs.msg ? zs.msg : "inflate failed");
-			rc = -EINVAL;
-			goto out;
-		}
-	}
-	*out = buf;
-	*out_len = used;
-	buf = NULL;
-	rc = 0;
-out:
-	inflateEnd(&zs);
-	free(buf);
-	return rc;
-}
 
 static int read_all(const char *path, uint8_t **out, size_t *out_len,
 		    char *err)
@@ -554,7 +479,8 @@ int view_read_mem(const void *data, size_t len, struct view_profile **out,
 		return -EINVAL;
 	}
 	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
-		rc = gunzip(d, len, &plain, &plain_len, err);
+		rc = gunzip_mem(d, len, VIEW_MAX_INFLATED, &plain, &plain_len,
+				err, VIEW_ERR_LEN);
 		if (rc < 0)
 			goto out;
 		d = plain;

@@ -1,0 +1,587 @@
+/*
+ * push.c - the push queue and thread (see push.h for the behaviour).
+ *
+ * The queue. A FIFO of requests (sequence number, path and query, body)
+ * under mu: the loop thread appends (push_window), the push thread
+ * takes from the head. Sequence numbers are given by the loop thread in
+ * the order windows end and go on from the spool's largest, so the
+ * oldest window is always the smaller of the queue's head and the
+ * spool's oldest; while anything is spooled the thread moves the queue
+ * to the spool first (so that it survives a crash too) and sends from
+ * the spool alone.
+ *
+ * State of the push thread (its own, no lock): whether an outage is
+ * running, its back-off and counts; the counts logged at exit.
+ */
+#include "push/push.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "push/otlp_request.h"
+#include "push/push_http.h"
+#include "push/pyroscope.h"
+#include "push/spool.h"
+
+#define PUSH_BACKOFF_FIRST_NS 1000000000ull
+#define PUSH_PYROSCOPE_CTYPE "application/octet-stream"
+#define PUSH_SECRET_MAX 4096
+
+struct item {
+	struct item *next;
+	uint64_t seq;
+	char *query;
+	void *body;
+	size_t len;
+};
+
+struct push {
+	const struct push_opts *opts;
+	enum push_dest dest;
+	const char *url;            /* the destination's base URL */
+	const char *name;           /* "pyroscope", "otlp" */
+	struct spool *spool;
+	struct push_http *http;
+	char dir[4096];
+	pthread_t thread;
+	int started;
+	uint64_t next_seq;          /* loop thread only */
+
+	pthread_mutex_t mu;         /* guards the block below */
+	pthread_cond_t cv;          /* signalled on a new item, and stop */
+	struct item *head, *tail;
+	size_t queued_bytes;
+	int stopping;
+	uint64_t spilled, spilled_bytes; /* spooled by the loop thread */
+	_Atomic uint64_t deadline_ns;    /* 0, or when uploads give up */
+
+	/* the push thread's own */
+	int outage;
+	uint64_t outage_start_ns, backoff_ns, next_try_ns;
+	uint64_t out_windows, out_bytes, out_dropped;
+	int refused_logged;
+	uint64_t n_sent, n_refused, n_dropped;
+	unsigned seed;
+};
+
+static void item_free(struct item *it)
+{
+	if (!it)
+		return;
+	free(it->query);
+	free(it->body);
+	free(it);
+}
+
+/* ---- the push thread ----------------------------------------------------- */
+
+/* Called by libcurl during a request: cut it short once exiting and past
+ * the deadline. Pairs with the release store in push_free. */
+static int should_abort(void *arg)
+{
+	struct push *p = arg;
+	uint64_t d = atomic_load_explicit(&p->deadline_ns,
+					  memory_order_acquire);
+	return d && now_mono_ns() > d;
+}
+
+/* A delay in [d/2, d]: windows of many collectors do not retry in step. */
+static uint64_t jitter(struct push *p, uint64_t d)
+{
+	return d / 2 + (uint64_t)rand_r(&p->seed) % (d / 2 + 1);
+}
+
+static void note_dropped(struct push *p)
+{
+	uint64_t bytes, n = spool_take_dropped(p->spool, &bytes);
+	if (!n)
+		return;
+	p->n_dropped += n;
+	p->out_dropped += n;
+	log_warn("push: the spool is full (--spool-max %" PRIu64 " bytes): "
+		 "dropped the %" PRIu64 " oldest window%s (%" PRIu64 " bytes); "
+		 "%" PRIu64 " dropped so far", p->opts->spool_max, n,
+		 n == 1 ? "" : "s", bytes, p->n_dropped);
+}
+
+/* Spools a window (the thread's, or the loop's when the queue is full). */
+static void to_spool(struct push *p, struct item *it)
+{
+	int rc = spool_add(p->spool, it->seq, p->name, it->query, it->body,
+			   it->len);
+	if (rc < 0 && rc != -EFBIG)
+		log_error("push: cannot spool a window in %s: %s: it is lost",
+			  p->dir, strerror(-rc));
+	else if (rc == 0) {
+		p->out_windows++;
+		p->out_bytes += it->len;
+	}
+	note_dropped(p);
+}
+
+/* When to try again: the back-off with jitter, or later if the server
+ * asked so (Retry-After). */
+static void schedule_retry(struct push *p)
+{
+	uint64_t now = now_mono_ns();
+	uint64_t asked = push_http_retry_after(p->http) * 1000000000ull;
+	uint64_t wait = jitter(p, p->backoff_ns);
+
+	p->next_try_ns = now + (asked > wait ? asked : wait);
+}
+
+static void start_outage(struct push *p, const char *why)
+{
+	char asked[64] = "";
+	unsigned ra = push_http_retry_after(p->http);
+
+	p->outage = 1;
+	p->outage_start_ns = now_mono_ns();
+	p->out_windows = p->out_bytes = p->out_dropped = 0;
+	p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
+	schedule_retry(p);
+	if (ra)
+		snprintf(asked, sizeof(asked), ", the first after %u s as "
+			 "the server asks", ra);
+	log_warn("push: cannot send to %s (%s): keeping windows in %s and "
+		 "trying again with back-off%s", p->url, why, p->dir, asked);
+}
+
+static void end_outage(struct push *p)
+{
+	uint64_t s = (now_mono_ns() - p->outage_start_ns) / 1000000000u;
+	char dropped[96] = "";
+
+	p->outage = 0;
+	if (p->out_dropped)
+		snprintf(dropped, sizeof(dropped), "; %" PRIu64 " older "
+			 "dropped (spool full)", p->out_dropped);
+	log_info("push: %s takes windows again after %" PRIu64 " s: %" PRIu64
+		 " window%s (%" PRIu64 " bytes) were spooled, all sent%s",
+		 p->url, s, p->out_windows,
+		 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
+}
+
+static void refused(struct push *p, const char *why)
+{
+	p->n_refused++;
+	if (!p->refused_logged)
+		log_error("push: %s refused a window (%s): it is dropped, not "
+			  "sent again; so is every window it refuses until "
+			  "one passes", p->url, why);
+	else
+		log_debug("push: refused again (%s)", why);
+	p->refused_logged = 1;
+}
+
+/* One try at sending a window (path and query, gzipped pprof) to the
+ * destination: for OTLP the request is made from it first. */
+static enum push_result post(struct push *p, const char *query,
+			     const void *body, size_t len, char *why,
+			     size_t why_len)
+{
+	void *req = NULL;
+	size_t req_len = 0;
+	int status, rc;
+	enum push_result r;
+
+	if (p->dest == PUSH_PYROSCOPE)
+		return push_http_post(p->http, query, PUSH_PYROSCOPE_CTYPE,
+				      body, len, &status, why, why_len);
+	rc = otlp_request_body(query, body, len, &req, &req_len, why,
+			       why_len);
+	if (rc == -ENOMEM)
+		snprintf(why, why_len, "out of memory");
+	if (rc < 0)
+		return rc == -ENOMEM ? PUSH_RETRY : PUSH_REFUSED;
+	r = push_http_post(p->http, OTLP_REQUEST_PATH, OTLP_REQUEST_CTYPE,
+			   req, req_len, &status, why, why_len);
+	free(req);
+	return r;
+}
+
+/* Sends a window taken from the queue (no outage, nothing spooled). */
+static void send_item(struct push *p, struct item *it)
+{
+	char why[512];
+	enum push_result r = post(p, it->query, it->body, it->len, why,
+				  sizeof(why));
+	if (r == PUSH_RETRY && should_abort(p))
+		snprintf(why, sizeof(why), "still sending when the collector "
+			 "exits");
+	if (r == PUSH_SENT) {
+		p->n_sent++;
+		p->refused_logged = 0;
+	} else if (r == PUSH_REFUSED) {
+		refused(p, why);
+	} else {
+		start_outage(p, why);
+		to_spool(p, it);
+	}
+	item_free(it);
+}
+
+/* Tries the oldest spooled window. */
+static void send_spooled(struct push *p)
+{
+	struct spool_item si;
+	char why[512];
+	int rc;
+	uint64_t seq = spool_oldest(p->spool);
+	enum push_result r;
+
+	if (!seq)
+		return;
+	rc = spool_read(p->spool, seq, &si);
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			log_warn("push: spooled window %016" PRIx64 " in %s "
+				 "cannot be read (%s): dropped", seq, p->dir,
+				 strerror(-rc));
+		if (rc != -EINVAL && rc != -ENOENT)
+			spool_remove(p->spool, seq);
+		return;
+	}
+	r = post(p, si.query, si.body, si.len, why, sizeof(why));
+	spool_item_free(&si);
+	if (r == PUSH_RETRY) {
+		if (!p->outage) {
+			start_outage(p, why);
+			return;
+		}
+		if (p->backoff_ns < PUSH_BACKOFF_MAX_NS / 2)
+			p->backoff_ns *= 2;
+		else
+			p->backoff_ns = PUSH_BACKOFF_MAX_NS;
+		schedule_retry(p);
+		log_debug("push: still failing (%s); next try in %" PRIu64
+			  " ms", why, (p->next_try_ns - now_mono_ns()) /
+			  1000000u);
+		return;
+	}
+	spool_remove(p->spool, seq);
+	if (r == PUSH_SENT) {
+		p->n_sent++;
+		p->refused_logged = 0;
+		p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
+	} else {
+		refused(p, why);
+	}
+	if (!spool_oldest(p->spool) && p->outage)
+		end_outage(p);
+}
+
+/* Takes the queue's head (there is one); mu held. */
+static struct item *pop_item(struct push *p)
+{
+	struct item *it = p->head;
+	p->head = it->next;
+	if (!p->head)
+		p->tail = NULL;
+	p->queued_bytes -= it->len;
+	return it;
+}
+
+/* Moves the queue to the spool. Called and returns with mu held. */
+static void spool_queue(struct push *p)
+{
+	while (p->head) {
+		struct item *it = pop_item(p);
+		pthread_mutex_unlock(&p->mu);
+		to_spool(p, it);
+		item_free(it);
+		pthread_mutex_lock(&p->mu);
+	}
+	p->out_windows += p->spilled;
+	p->out_bytes += p->spilled_bytes;
+	p->spilled = p->spilled_bytes = 0;
+}
+
+static void wait_until(struct push *p, uint64_t mono_ns)
+{
+	struct timespec ts;
+	uint64_t now = now_mono_ns(), d = mono_ns > now ? mono_ns - now : 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(d / 1000000000u);
+	ts.tv_nsec += (long)(d % 1000000000u);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+static void *run(void *arg)
+{
+	struct push *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (!p->outage && p->head && !spool_oldest(p->spool)) {
+			struct item *it = pop_item(p);
+			pthread_mutex_unlock(&p->mu);
+			send_item(p, it);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
+		if (p->outage || spool_oldest(p->spool)) {
+			spool_queue(p);
+			if (p->stopping)
+				break;
+			if (now_mono_ns() >= p->next_try_ns) {
+				pthread_mutex_unlock(&p->mu);
+				send_spooled(p);
+				pthread_mutex_lock(&p->mu);
+			} else {
+				wait_until(p, p->next_try_ns);
+			}
+			continue;
+		}
+		if (p->stopping)
+			break;
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+/* The first line of file, into a malloc'd string; NULL after logging. */
+static char *read_secret(const char *file, const char *what)
+{
+	char buf[PUSH_SECRET_MAX + 2];
+	FILE *f = fopen(file, "re");
+	size_t n;
+
+	if (!f) {
+		log_error("%s %s: %s", what, file, strerror(errno));
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	if (!buf[0] || strlen(buf) > PUSH_SECRET_MAX) {
+		log_error("%s %s: wants one line of 1 to %d characters", what,
+			  file, PUSH_SECRET_MAX);
+		return NULL;
+	}
+	return strdup(buf);
+}
+
+/* --spool-dir, else DIR/spool beside the profiles, else a private
+ * directory of the user's ($XDG_STATE_HOME or ~/.local/state); then the
+ * destination's subdirectory. */
+static int spool_path(const struct push_opts *o, const char *output_dir,
+		      const char *name, char *out, size_t cap)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	struct passwd *pw;
+	int n;
+
+	if (o->spool_dir)
+		n = snprintf(out, cap, "%s/%s", o->spool_dir, name);
+	else if (output_dir)
+		n = snprintf(out, cap, "%s/spool/%s", output_dir, name);
+	else if (state && state[0] == '/')
+		n = snprintf(out, cap, "%s/pyprof/spool/%s", state, name);
+	else if ((home && home[0] == '/') ||
+		 ((pw = getpwuid(getuid())) && (home = pw->pw_dir)))
+		n = snprintf(out, cap, "%s/.local/state/pyprof/spool/%s",
+			     home, name);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* Opens the spool and reads the secrets; 0 or -1 after logging. */
+static int prepare(struct push *p, const char *output_dir, char **password,
+		   char **token)
+{
+	const struct push_opts *o = p->opts;
+	const char *env = getenv("PYPROF_PUSH_PASSWORD");
+	char err[4400];
+	size_t n;
+	uint64_t bytes;
+
+	if (spool_path(o, output_dir, p->name, p->dir, sizeof(p->dir)) < 0) {
+		log_error("push: no place for the spool: give --spool-dir");
+		return -1;
+	}
+	p->spool = spool_open(p->dir, o->spool_max, err, sizeof(err));
+	if (!p->spool) {
+		log_error("push: spool: %s", err);
+		return -1;
+	}
+	if (o->basic_user && o->password_file &&
+	    !(*password = read_secret(o->password_file,
+				      "--push-password-file")))
+		return -1;
+	if (o->basic_user && !o->password_file &&
+	    !(*password = strdup(env ? env : "")))
+		return -1;
+	if (o->bearer_file &&
+	    !(*token = read_secret(o->bearer_file, "--push-bearer-token-file")))
+		return -1;
+	p->next_seq = spool_last_seq(p->spool) + 1;
+	spool_usage(p->spool, &n, &bytes);
+	log_info("push: windows go to %s%s; spool %s (at most %" PRIu64
+		 " bytes)%s", p->url, p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH
+		 : "/ingest", p->dir, o->spool_max, n ? "" : ", empty");
+	if (n)
+		log_info("push: %zu window%s (%" PRIu64 " bytes) spooled by "
+			 "an earlier run: sent first", n, n == 1 ? "" : "s",
+			 bytes);
+	return 0;
+}
+
+struct push *push_new(const struct push_opts *o, enum push_dest dest,
+		      const char *output_dir)
+{
+	struct push *p = calloc(1, sizeof(*p));
+	char *password = NULL, *token = NULL;
+	sigset_t all, old;
+
+	if (!p) {
+		log_error("push: out of memory");
+		return NULL;
+	}
+	p->opts = o;
+	p->dest = dest;
+	p->url = dest == PUSH_OTLP ? o->otlp_url : o->pyroscope_url;
+	p->name = dest == PUSH_OTLP ? "otlp" : "pyroscope";
+	pthread_mutex_init(&p->mu, NULL);
+	{
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&p->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (getrandom(&p->seed, sizeof(p->seed), 0) < 0)
+		p->seed = (unsigned)now_mono_ns();
+	if (prepare(p, output_dir, &password, &token) < 0)
+		goto fail;
+	p->http = push_http_new(o, p->url, password, token, should_abort, p);
+	if (!p->http)
+		goto fail;
+	/* The collector takes SIGTERM through its signalfd: the thread
+	 * must never be the one it is delivered to. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	p->started = pthread_create(&p->thread, NULL, run, p) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!p->started) {
+		log_error("push: cannot start its thread");
+		goto fail;
+	}
+	free(password);
+	free(token);
+	return p;
+fail:
+	free(password);
+	free(token);
+	push_free(p);
+	return NULL;
+}
+
+void push_free(struct push *p)
+{
+	size_t n = 0;
+	uint64_t bytes = 0;
+
+	if (!p)
+		return;
+	if (p->started) {
+		atomic_store_explicit(&p->deadline_ns,
+				      now_mono_ns() + PUSH_EXIT_NS,
+				      memory_order_release);
+		pthread_mutex_lock(&p->mu);
+		p->stopping = 1;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->thread, NULL);
+		spool_usage(p->spool, &n, &bytes);
+		log_info("push: %" PRIu64 " window%s sent, %" PRIu64
+			 " refused, %" PRIu64 " dropped (spool full); %zu "
+			 "(%" PRIu64 " bytes) left in %s for the next run",
+			 p->n_sent, p->n_sent == 1 ? "" : "s", p->n_refused,
+			 p->n_dropped, n, bytes, p->dir);
+	}
+	while (p->head) {
+		struct item *it = p->head;
+		p->head = it->next;
+		item_free(it);
+	}
+	push_http_free(p->http);
+	spool_close(p->spool);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* ---- the loop thread's side -------------------------------------------- */
+
+int push_window(struct push *p, const struct push_window *w,
+		const void *pprof_gz, size_t len)
+{
+	struct item *it = calloc(1, sizeof(*it));
+	int spill;
+
+	if (it) {
+		it->query = p->dest == PUSH_OTLP ? otlp_request_query(p->opts, w)
+						 : pyroscope_query(p->opts, w);
+		it->body = malloc(len ? len : 1);
+	}
+	if (!it || !it->query || !it->body) {
+		log_error("push: out of memory: a window of pid %" PRIu64
+			  " is not sent", w->pid);
+		item_free(it);
+		return -ENOMEM;
+	}
+	memcpy(it->body, pprof_gz, len);
+	it->len = len;
+	it->seq = p->next_seq++;
+	pthread_mutex_lock(&p->mu);
+	spill = p->queued_bytes + len > PUSH_QUEUE_MAX;
+	if (!spill) {
+		if (p->tail)
+			p->tail->next = it;
+		else
+			p->head = it;
+		p->tail = it;
+		p->queued_bytes += len;
+		pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (spill) {
+		/* The thread is stuck on the network: to disk, in order. */
+		int rc = spool_add(p->spool, it->seq, p->name, it->query,
+				   it->body, it->len);
+		if (rc < 0 && rc != -EFBIG)
+			log_error("push: cannot spool a window in %s: %s",
+				  p->dir, strerror(-rc));
+		pthread_mutex_lock(&p->mu);
+		if (rc == 0) {
+			p->spilled++;
+			p->spilled_bytes += len;
+		}
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		item_free(it);
+	}
+	return 0;
+}
