@@ -3,18 +3,25 @@
  * machine: a fixed busy loop, unsampled or with SIGPROF delivered to an
  * empty handler at a rate, and the CPU time the loop took.
  *
- * Usage: sigfloor none|perf|timer HZ ITERATIONS
+ * Usage: sigfloor none|perf|timer|wake HZ ITERATIONS
  *   perf:  a perf_event task-clock counter on the thread (user and kernel
  *          time, enabled once, an overflow signal per period: what the
  *          library's signal sources past the tick cost at the least);
  *   timer: a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID; at
- *          most one signal per kernel tick).
+ *          most one signal per kernel tick);
+ *   wake:  no signal: a second thread that only wakes HZ times a second
+ *          (clock_nanosleep to absolute times) and goes back to sleep,
+ *          the least a sampler thread of ours costs at that rate (the
+ *          library's past-the-tick source, which also reads clocks and
+ *          stacks at each wake-up).
  * Prints "CPU_SECONDS SIGNALS": the process's user + system CPU for the
- * loop (getrusage), and the signals the handler counted. Run by
+ * loop (getrusage: every thread, the waking one included), and the
+ * signals the handler counted (wake-ups, in wake mode). Run by
  * tests/bench/run (section 12), which compares each against "none".
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdint.h>
@@ -83,10 +90,34 @@ static int start_timer(uint64_t period)
 	return timer_settime(t, 0, &its, NULL);
 }
 
+static uint64_t wake_period;
+
+static void *wake_loop(void *arg)
+{
+	(void)arg;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (;;) {
+		uint64_t ns = (uint64_t)t.tv_nsec + wake_period;
+		t.tv_sec += (time_t)(ns / 1000000000u);
+		t.tv_nsec = (long)(ns % 1000000000u);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
+		n_signals++;
+	}
+	return NULL;
+}
+
+static int start_wake(uint64_t period)
+{
+	pthread_t th;
+	wake_period = period;
+	return pthread_create(&th, NULL, wake_loop, NULL) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: sigfloor none|perf|timer HZ ITERATIONS\n");
+		fprintf(stderr, "usage: sigfloor none|perf|timer|wake HZ ITERATIONS\n");
 		return 2;
 	}
 	long hz = atol(argv[2]);
@@ -106,8 +137,10 @@ int main(int argc, char **argv)
 		rc = start_perf(period);
 	else if (!strcmp(argv[1], "timer"))
 		rc = start_timer(period);
+	else if (!strcmp(argv[1], "wake"))
+		rc = start_wake(period);
 	else if (strcmp(argv[1], "none")) {
-		fprintf(stderr, "sigfloor: mode must be none, perf or timer\n");
+		fprintf(stderr, "sigfloor: mode must be none, perf, timer or wake\n");
 		return 2;
 	}
 	if (rc < 0) {
