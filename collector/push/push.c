@@ -58,6 +58,9 @@ struct push {
 	pthread_t thread;
 	int started;
 	uint64_t next_seq;          /* loop thread only */
+	char *last_query[3];        /* loop thread: per kind, the last */
+	uint64_t last_pid[3];       /* window's request and pid */
+	int warned_same;
 
 	pthread_mutex_t mu;         /* guards the block below */
 	pthread_cond_t cv;          /* signalled on a new item, and stop */
@@ -526,6 +529,8 @@ void push_free(struct push *p)
 		p->head = it->next;
 		item_free(it);
 	}
+	for (int k = 0; k < 3; k++)
+		free(p->last_query[k]);
 	push_http_free(p->http);
 	spool_close(p->spool);
 	pthread_cond_destroy(&p->cv);
@@ -534,6 +539,30 @@ void push_free(struct push *p)
 }
 
 /* ---- the loop thread's side -------------------------------------------- */
+
+/* Pyroscope keeps one profile per series and timestamp: processes of one
+ * service pushed per process, in the same window, would be taken for
+ * duplicates of each other. Says so once (docs/fleet.md). */
+static void check_same_series(struct push *p, const struct push_window *w,
+			      const char *query)
+{
+	unsigned k = (unsigned)w->kind % 3;
+
+	if (p->dest != PUSH_PYROSCOPE)
+		return;
+	if (!p->warned_same && p->last_query[k] && w->pid &&
+	    w->pid != p->last_pid[k] && strcmp(p->last_query[k], query) == 0) {
+		log_warn("push: pids %" PRIu64 " and %" PRIu64 " send the same "
+			 "series for the same window; Pyroscope keeps one "
+			 "profile per series and time: give them --merge, or "
+			 "tell them apart (--service-name)", p->last_pid[k],
+			 w->pid);
+		p->warned_same = 1;
+	}
+	free(p->last_query[k]);
+	p->last_query[k] = strdup(query);
+	p->last_pid[k] = w->pid;
+}
 
 int push_window(struct push *p, const struct push_window *w,
 		const void *pprof_gz, size_t len)
@@ -552,6 +581,7 @@ int push_window(struct push *p, const struct push_window *w,
 		item_free(it);
 		return -ENOMEM;
 	}
+	check_same_series(p, w, it->query);
 	memcpy(it->body, pprof_gz, len);
 	it->len = len;
 	it->seq = p->next_seq++;

@@ -170,6 +170,7 @@ increasing() {
 	grep -q "^label pid=$pid " "$T/all" || fail "no pid=$pid label"
 	# The program itself is unchanged.
 	grep -q '^ready' "$T/worker.out"
+	! grep -q 'send the same series' "$T/log"
 }
 
 @test "a 5-second outage (503), then recovery: every window arrives once, in order, with one log line for each end" {
@@ -340,6 +341,19 @@ increasing() {
 	done
 	grep -q '^label pid=7010 ' "$T/merged"
 	grep -q '^label pid=7011 ' "$T/merged"
+}
+
+@test "two processes of one service pushed per process: one warning that Pyroscope would keep one of them" {
+	receiver_start
+	pc_start
+	client 7016 2 twin &
+	local c1=$!
+	client 7017 2 twin
+	wait "$c1"
+	sleep 1.5
+	pc_stop
+	assert_eq 1 "$(grep -c 'send the same series for the same window' "$T/log")" "warnings"
+	assert_eq 400 "$(total_samples)" "samples received (all sent all the same)"
 }
 
 @test "basic authentication, a bearer token and X-Scope-OrgID reach the server; the password stays off the command line" {
