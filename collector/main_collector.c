@@ -116,6 +116,8 @@ static void usage(FILE *out)
 "  --push-basic-auth USER  HTTP basic authentication, the password from\n"
 "                     $PYPROF_PUSH_PASSWORD or --push-password-file FILE\n"
 "  --push-bearer-token-file FILE  send Authorization: Bearer <its line>\n"
+"  --push-ca-file FILE  trust the CA certificates in FILE (PEM) for HTTPS\n"
+"                     instead of the system's\n"
 "  --push-header 'Name: value'  add a header (repeatable), such as\n"
 "                     X-Scope-OrgID: TENANT\n"
 "  --spool-dir DIR    where unsent windows wait, in DIR/pyroscope and\n"
@@ -273,6 +275,7 @@ static const struct option longopts[] = {
 	{ "push-basic-auth", required_argument, NULL, OPT_PUSH },
 	{ "push-password-file", required_argument, NULL, OPT_PUSH },
 	{ "push-bearer-token-file", required_argument, NULL, OPT_PUSH },
+	{ "push-ca-file", required_argument, NULL, OPT_PUSH },
 	{ "push-header", required_argument, NULL, OPT_PUSH },
 	{ "spool-dir", required_argument, NULL, OPT_PUSH },
 	{ "verbose", no_argument, NULL, 'v' },

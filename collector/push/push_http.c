@@ -131,6 +131,8 @@ struct push_http *push_http_new(const struct push_opts *o,
 	curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
 	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "pyprof-collector");
 	curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (o->ca_file)
+		curl_easy_setopt(h->curl, CURLOPT_CAINFO, o->ca_file);
 	if (o->basic_user) {
 		curl_easy_setopt(h->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
 		curl_easy_setopt(h->curl, CURLOPT_USERNAME, o->basic_user);

@@ -7,6 +7,8 @@
  */
 #include "push/push_opts.h"
 
+#include <errno.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,15 @@ int push_opts_set(struct push_opts *o, const char *name, const char *arg,
 		o->password_file = arg;
 	else if (strcmp(name, "push-bearer-token-file") == 0)
 		o->bearer_file = arg;
+	else if (strcmp(name, "push-ca-file") == 0) {
+		if (access(arg, R_OK) < 0) {
+			snprintf(err, cap, "--push-ca-file wants a readable "
+				 "file of PEM certificates, not '%s': %s",
+				 arg, strerror(errno));
+			return -1;
+		}
+		o->ca_file = arg;
+	}
 	else /* spool-dir */
 		o->spool_dir = arg;
 	return 0;
@@ -174,6 +185,7 @@ int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 			   : o->basic_user ? "--push-basic-auth"
 			   : o->password_file ? "--push-password-file"
 			   : o->bearer_file ? "--push-bearer-token-file"
+			   : o->ca_file ? "--push-ca-file"
 			   : o->n_headers ? "--push-header"
 			   : o->spool_dir ? "--spool-dir"
 			   : spool_max_given ? "--spool-max" : NULL;

@@ -30,6 +30,8 @@ struct push_opts {
 	const char *basic_user;    /* --push-basic-auth; NULL: none */
 	const char *password_file; /* else $PYPROF_PUSH_PASSWORD */
 	const char *bearer_file;   /* --push-bearer-token-file */
+	const char *ca_file;       /* --push-ca-file: the CAs HTTPS trusts;
+				      NULL: the system's */
 	const char *headers[PUSH_MAX_HEADERS]; /* "Name: value" */
 	size_t n_headers;
 	const char *spool_dir;     /* NULL: the default (push_new) */

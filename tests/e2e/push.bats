@@ -383,6 +383,30 @@ increasing() {
 	assert_eq 1 "$(grep -c 'refused a window (HTTP 401: no org id)' "$T/log")" "refusals logged"
 }
 
+@test "HTTPS: a server whose certificate is signed by --push-ca-file gets the windows; without it, the certificate is refused and nothing is sent" {
+	command -v openssl >/dev/null || fail "openssl is missing (make deps)"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" \
+		-out "$T/cert.pem" 2>"$T/openssl.log" || fail "openssl: $(cat "$T/openssl.log")"
+	cat "$T/cert.pem" "$T/key.pem" >"$T/server.pem"
+	receiver_start --tls-cert "$T/server.pem"
+	URL=https://127.0.0.1:$(cat "$T/port")
+	# Not trusted by the system: refused, kept in the spool.
+	pc_start
+	client 7015 2
+	wait_for '(($(n_spooled) >= 1))'
+	pc_stop
+	assert_eq 0 "$(n_accepted)" "windows accepted without the CA"
+	grep -qi 'certificate' "$T/log" || fail "no line says the certificate was refused"
+	# Trusted through --push-ca-file: the spool and the new windows arrive.
+	pc_start --push-ca-file "$T/cert.pem"
+	client 7016 2
+	wait_for '(($(n_accepted) >= 2))'
+	wait_for '(($(n_spooled) == 0))'
+	pc_stop
+	(($(total_samples) > 0)) || fail "the windows pushed over HTTPS hold no samples"
+}
+
 @test "without --spool-dir the spool is private: beside the profiles, or in the user's state directory" {
 	receiver_start
 	(cd "$T" && XDG_STATE_HOME=$T/state exec "$PP_COLLECTOR" --socket "$SOCK" \

@@ -35,12 +35,14 @@ change it while the collector runs:
   429              answer 429 "too many requests"
   slow             sleep 10 s, then as ok
 --require-tenant makes a request without X-Scope-OrgID get 401 "no org id"
-(Pyroscope in multi-tenant mode).
+(Pyroscope in multi-tenant mode). --tls-cert FILE (a PEM file holding the
+certificate and its key) serves HTTPS instead of HTTP.
 """
 import argparse
 import gzip
 import json
 import os
+import ssl
 import sys
 import threading
 import time
@@ -211,8 +213,13 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--require-tenant", action="store_true")
+    ap.add_argument("--tls-cert")
     a = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.daemon_threads = True
     srv.dir = a.dir
     srv.require_tenant = a.require_tenant
