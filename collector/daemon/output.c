@@ -178,12 +178,34 @@ static int any_heap(const struct proc *const *list, size_t n)
 	return 0;
 }
 
-/* --pyroscope, --otlp: hands the profile data[0..len) of list[0..n) to the push
- * queue: a CPU or wall window (its mode) or a heap one. The service is
- * the processes' name when they share one. */
+/* Pyroscope keeps one profile per series and timestamp, and a series is
+ * a service (the process name, or --service-name for all) with the static
+ * labels: the windows of processes of one service (a server's workers)
+ * would be taken for copies of each other. So with --period and without
+ * --merge, --pyroscope gets one window per service and period, every
+ * sample labelled with its pid (push_service_windows), while the files
+ * and --otlp (whose resource is the process) stay per process. */
+static int pyroscope_by_service(const struct output *o)
+{
+	return o->push[0] && !o->opts->merge && o->opts->period_ns;
+}
+
+/* Which pushes (bit i: o->push[i]) a profile of list[0..n) goes to: a
+ * per-process window skips --pyroscope when it gets them by service. */
+static unsigned push_dests(const struct output *o, size_t n,
+			   const struct pprof_opts *po)
+{
+	return n == 1 && !po->proc_labels && pyroscope_by_service(o) ? 2u : 3u;
+}
+
+/* --pyroscope, --otlp (dests, as push_dests): hands the profile
+ * data[0..len) of list[0..n) to the push queues: a CPU or wall window
+ * (its mode) or a heap one. The service is the processes' name when
+ * they share one. */
 static void push_profile(struct output *o, const struct proc *const *list,
 			 size_t n, const struct pprof_opts *po,
-			 const void *data, size_t len, int heap)
+			 const void *data, size_t len, int heap,
+			 unsigned dests)
 {
 	const struct proc_info *in;
 	struct push_window w = { 0 };
@@ -214,7 +236,7 @@ static void push_profile(struct output *o, const struct proc *const *list,
 					       in->period_ns)
 				  : 0;
 	for (int i = 0; i < 2; i++)
-		if (o->push[i])
+		if (o->push[i] && (dests & (1u << i)))
 			push_window(o->push[i], &w, data, len);
 }
 
@@ -239,7 +261,8 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 	hpo.want_loc_map = 0;
 	rc = pprof_build(o->st, list, n, &hpo, &data, &len, &stats);
 	if (rc == 0 && push)
-		push_profile(o, list, n, po, data, len, 1);
+		push_profile(o, list, n, po, data, len, 1,
+			     push_dests(o, n, po));
 	if (rc == 0 && !cpu_path)
 		goto out;
 	if (rc == 0) {
@@ -495,7 +518,7 @@ static void write_new_file(struct output *o, const char *stem,
 		o->failed = 1;
 		goto out;
 	}
-	push_profile(o, list, n, po, data, len, 0);
+	push_profile(o, list, n, po, data, len, 0, push_dests(o, n, po));
 	if (!o->opts->output_dir) { /* pushed only */
 		log_debug("%s: window of %" PRIu64 " samples queued for push",
 			  who, stats.samples);
@@ -733,6 +756,78 @@ static void write_summary(struct output *o, uint64_t n_running)
 
 /* Ends the window at end_ns: writes it, starts the next one, and frees
  * the processes that ended in it (--merge keeps them until now). */
+/* Whether a and b are in one Pyroscope series: the same mode, and the
+ * same process name unless --service-name names them all. */
+static int same_series(const struct output *o, const struct proc *a,
+		       const struct proc *b)
+{
+	const struct proc_info *x = proc_info(a), *y = proc_info(b);
+	return x->mode == y->mode &&
+	       (o->opts->push->service_name || x->comm_sid == y->comm_sid);
+}
+
+/* One service's window [win_start_ns, end_ns) to --pyroscope: its CPU or
+ * wall profile, and its heap profile if any process has heap data. */
+static void push_group(struct output *o, const struct proc **group, size_t n,
+		       uint64_t end_ns)
+{
+	struct pprof_opts po = { .proc_labels = 1 };
+	void *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	po.start_unix_ns = o->win_start_ns;
+	po.end_unix_ns = end_ns > o->win_start_ns ? end_ns : o->win_start_ns;
+	rc = pprof_build(o->st, group, n, &po, &data, &len, NULL);
+	if (rc == 0)
+		push_profile(o, group, n, &po, data, len, 0, 1u);
+	free(data);
+	if (rc == 0 && any_heap(group, n)) {
+		po.heap = 1;
+		data = NULL;
+		rc = pprof_build(o->st, group, n, &po, &data, &len, NULL);
+		if (rc == 0)
+			push_profile(o, group, n, &po, data, len, 1, 1u);
+		free(data);
+	}
+	if (rc < 0)
+		log_error("push: cannot build the window of %s: %s",
+			  symtab_string(o->st, proc_info(group[0])->comm_sid),
+			  strerror(-rc));
+}
+
+/* pyroscope_by_service: the window ending at end_ns of every process with
+ * data in it (those that ended meanwhile included), one push per series. */
+static void push_service_windows(struct output *o, uint64_t end_ns)
+{
+	size_t cap = procs_len(o->reg) + 1, n_all = 0, n;
+	const struct proc **all = calloc(cap, sizeof(*all));
+	const struct proc **group = calloc(cap, sizeof(*group));
+
+	if (!all || !group) {
+		log_error("push: out of memory for the window's services");
+		goto out;
+	}
+	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p))
+		if (has_window_data(p))
+			all[n_all++] = p;
+	for (size_t i = 0; i < n_all; i++) {
+		const struct proc *first = all[i];
+		if (!first)
+			continue;
+		n = 0;
+		for (size_t j = i; j < n_all; j++)
+			if (all[j] && same_series(o, first, all[j])) {
+				group[n++] = all[j];
+				all[j] = NULL;
+			}
+		push_group(o, group, n, end_ns);
+	}
+out:
+	free(all);
+	free(group);
+}
+
 static void close_window(struct output *o, uint64_t end_ns)
 {
 	struct proc *p, *next;
@@ -742,11 +837,13 @@ static void close_window(struct output *o, uint64_t end_ns)
 		  (unsigned)(end_ns / 1000000u % 1000u));
 	if (o->opts->merge)
 		write_merged_window(o, o->win_start_ns, end_ns);
+	if (pyroscope_by_service(o))
+		push_service_windows(o, end_ns);
 	for (p = procs_first(o->reg); p; p = next) {
 		next = proc_next(p);
 		if (!proc_is_live(p)) {
-			/* Only --merge keeps ended processes (--output
-			 * cannot go with --period). */
+			/* Only --merge and pyroscope_by_service keep ended
+			 * processes (--output cannot go with --period). */
 			procs_remove(o->reg, p);
 			removed = 1;
 			continue;
@@ -913,7 +1010,9 @@ void output_proc_ended(struct output *o, struct proc *p)
 				 o->opts->period_ns ? " in its last window"
 						    : "");
 	}
-	if (!o->opts->output_file) {
+	/* Kept for their service's window (pyroscope_by_service), which
+	 * close_window or output_shutdown pushes and then removes them. */
+	if (!o->opts->output_file && !pyroscope_by_service(o)) {
 		procs_remove(o->reg, p);
 		after_remove(o);
 	}
@@ -942,6 +1041,8 @@ void output_shutdown(struct output *o, uint64_t n_running)
 		 * goes to the totals, and --output shows it. */
 		output_flush_held(o);
 	}
+	if (pyroscope_by_service(o))
+		push_service_windows(o, now_unix_ns());
 	if (o->opts->output_file)
 		write_output_file(o);
 	if (o->opts->summary_file)

@@ -343,17 +343,46 @@ increasing() {
 	grep -q '^label pid=7011 ' "$T/merged"
 }
 
-@test "two processes of one service pushed per process: one warning that Pyroscope would keep one of them" {
+@test "processes of one service go to Pyroscope as one window per period, labelled by pid (Pyroscope keeps one profile per series and time); OTLP and files stay per process" {
+	local ORX=$T/orx f
+	mkdir -p "$ORX"
 	receiver_start
-	pc_start
-	client 7016 2 twin &
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" serve "$ORX" \
+		2>>"$T/otlp.log" 3>&- &
+	local opid=$!
+	wait_for '[[ -s $ORX/port ]]'
+	pc_start --otlp "http://127.0.0.1:$(cat "$ORX/port")" --output-dir "$OUT"
+	client 7018 3 twin &
 	local c1=$!
-	client 7017 2 twin
+	client 7019 3 twin
 	wait "$c1"
+	client 7020 1 other
 	sleep 1.5
 	pc_stop
-	assert_eq 1 "$(grep -c 'send the same series for the same window' "$T/log")" "warnings"
-	assert_eq 400 "$(total_samples)" "samples received (all sent all the same)"
+	kill "$opid" 2>/dev/null || true
+	[[ $CRC == 0 ]] || fail "collector exit $CRC"
+	! grep -q 'send the same series' "$T/log"
+	assert_eq 700 "$(total_samples)" "samples received at Pyroscope"
+	# One request per series and window: no (service, from) twice.
+	paste -d' ' <(facts series.service_name) <(facts from) | sort | uniq -d >"$T/dups"
+	[[ ! -s $T/dups ]] || fail "a series sent twice for one window: $(cat "$T/dups")"
+	: >"$T/twin"
+	for f in $(grep -l '"service_name": "twin"' "$REC"/*.json); do
+		$RAW summary "${f%.json}.pb.gz" >>"$T/twin"
+	done
+	grep -q '^label pid=7018 ' "$T/twin" || fail "no pid=7018 in twin's windows"
+	grep -q '^label pid=7019 ' "$T/twin" || fail "no pid=7019 in twin's windows"
+	! grep -q '^label pid=7020 ' "$T/twin" || fail "pid 7020 (other) in twin's windows"
+	grep -q '"service_name": "other"' "$REC"/*.json || fail "no window of other"
+	# Files stay per process, and OTLP gets a request per process window.
+	ls "$OUT" | grep -q '^twin\.7018\.' || fail "no file of 7018: $(ls "$OUT")"
+	ls "$OUT" | grep -q '^twin\.7019\.' || fail "no file of 7019: $(ls "$OUT")"
+	for f in "$ORX"/req-*.pb; do
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" summary "$f" ||
+			fail "$f breaks profiles.proto's rules"
+	done >"$T/otlp.txt"
+	grep -qx 'resource process.pid=7018' "$T/otlp.txt" || fail "no OTLP resource of 7018"
+	grep -qx 'resource process.pid=7019' "$T/otlp.txt" || fail "no OTLP resource of 7019"
 }
 
 @test "basic authentication, a bearer token and X-Scope-OrgID reach the server; the password stays off the command line" {
