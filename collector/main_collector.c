@@ -34,6 +34,38 @@
 #define DEFAULT_HOLD_MAX (64ull << 20)
 #define MAX_HOLD_MAX (1ull << 40)
 
+/* The push options' part of usage (push_opts.h). */
+static void usage_push(FILE *out)
+{
+	fputs(
+"  --pyroscope URL    push every window (--period; each process's, or the\n"
+"                     merged one) to Grafana Pyroscope's POST URL/ingest\n"
+"                     (Alloy's pyroscope.receive_http takes it too); the\n"
+"                     collector never waits on the network: a window that\n"
+"                     cannot be sent is spooled and retried\n"
+"  --otlp URL         push every window as OpenTelemetry profiles to\n"
+"                     POST URL/v1development/profiles (OTLP/HTTP), the\n"
+"                     same way; with --pyroscope too, each its own queue\n"
+"  --service-name NAME  the service the windows belong to (default: the\n"
+"                     process name; merged: the name all processes share,\n"
+"                     else pyprof)\n"
+"  --push-label KEY=VALUE  a series label (repeatable; host=<host name>\n"
+"                     unless given)\n"
+"  --push-basic-auth USER  HTTP basic authentication, the password from\n"
+"                     $PYPROF_PUSH_PASSWORD or --push-password-file FILE\n"
+"  --push-bearer-token-file FILE  send Authorization: Bearer <its line>\n"
+"  --push-ca-file FILE  trust the CA certificates in FILE (PEM) for HTTPS\n"
+"                     instead of the system's\n"
+"  --push-header 'Name: value'  add a header (repeatable), such as\n"
+"                     X-Scope-OrgID: TENANT\n"
+"  --spool-dir DIR    where unsent windows wait, in DIR/pyroscope and\n"
+"                     DIR/otlp (default DIR/spool under --output-dir,\n"
+"                     else ~/.local/state/pyprof/spool)\n"
+"  --spool-max SIZE   at most SIZE bytes spooled (default 256M; K, M, G),\n"
+"                     the oldest dropped first\n",
+	      out);
+}
+
 static void usage(FILE *out)
 {
 	char sock[256];
@@ -100,31 +132,10 @@ static void usage(FILE *out)
 "                     (go tool pprof, curl), or Authorization: Bearer TOKEN\n"
 "  --http-no-auth     serve HTTP without a token: anyone who can reach the\n"
 "                     port reads command lines and switches sampling on\n"
-"  --pyroscope URL    push every window (--period; each process's, or the\n"
-"                     merged one) to Grafana Pyroscope's POST URL/ingest\n"
-"                     (Alloy's pyroscope.receive_http takes it too); the\n"
-"                     collector never waits on the network: a window that\n"
-"                     cannot be sent is spooled and retried\n"
-"  --otlp URL         push every window as OpenTelemetry profiles to\n"
-"                     POST URL/v1development/profiles (OTLP/HTTP), the\n"
-"                     same way; with --pyroscope too, each its own queue\n"
-"  --service-name NAME  the service the windows belong to (default: the\n"
-"                     process name; merged: the name all processes share,\n"
-"                     else pyprof)\n"
-"  --push-label KEY=VALUE  a series label (repeatable; host=<host name>\n"
-"                     unless given)\n"
-"  --push-basic-auth USER  HTTP basic authentication, the password from\n"
-"                     $PYPROF_PUSH_PASSWORD or --push-password-file FILE\n"
-"  --push-bearer-token-file FILE  send Authorization: Bearer <its line>\n"
-"  --push-ca-file FILE  trust the CA certificates in FILE (PEM) for HTTPS\n"
-"                     instead of the system's\n"
-"  --push-header 'Name: value'  add a header (repeatable), such as\n"
-"                     X-Scope-OrgID: TENANT\n"
-"  --spool-dir DIR    where unsent windows wait, in DIR/pyroscope and\n"
-"                     DIR/otlp (default DIR/spool under --output-dir,\n"
-"                     else ~/.local/state/pyprof/spool)\n"
-"  --spool-max SIZE   at most SIZE bytes spooled (default 256M; K, M, G),\n"
-"                     the oldest dropped first\n"
+,
+		sock, DEFAULT_OUTPUT_DIR);
+	usage_push(out);
+	fprintf(out,
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
 "                     most the descriptor limit less 64); beyond, the one\n"
 "                     waiting longest without a HELLO is closed, or the\n"
@@ -138,7 +149,7 @@ static void usage(FILE *out)
 "SIGTERM or SIGINT: read what clients already sent, write the profiles,\n"
 "exit. Exit status: 0 ok, 1 runtime error (cannot listen, cannot write),\n"
 "2 usage error.\n",
-		sock, DEFAULT_OUTPUT_DIR, COLLECTOR_MAX_CLIENTS);
+		COLLECTOR_MAX_CLIENTS);
 }
 
 /* A uid or gid in decimal: digits only, below max (which is (uid_t)-1,
