@@ -176,6 +176,7 @@ static void fork_child(void)
 	/* the ring and the counters are the parent's */
 	ring_reset(&sampler.ring);
 	sampler.n_samples = sampler.n_lost_ring = sampler.n_signals = 0;
+	sampler.n_cut = 0;
 	sampler.n_handler_runs = sampler.n_handler_ns = 0;
 	sampler.n_periods = 0;
 	memset(sampler.hist, 0, sizeof sampler.hist);

@@ -179,6 +179,9 @@ struct pyabi {
 	int co_code;                 /* <= 3.10: the bytecode's bytes object;
 	                                else PYABI_NONE                      */
 	int co_firsttraceable;       /* 3.11+: _co_firsttraceable; else NONE  */
+	int co_flags;                /* <= 3.10: int co_flags (tells a
+	                                generator's code); else NONE: 3.11+
+	                                frames say it by their owner         */
 
 	/* Objects */
 	int ob_type;                 /* offsetof(PyObject, ob_type)           */

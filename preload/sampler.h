@@ -77,8 +77,13 @@ enum sample_flag {
 	                               it was sampled at in value_ns      */
 	SAMPLE_HEAP_FREE = 1 << 12, /* a sampled block freed: heap_addr
 	                               only, no frames                    */
-	SAMPLE_HEAP_NO_PY = 1 << 13 /* SAMPLE_HEAP while the interpreter
+	SAMPLE_HEAP_NO_PY = 1 << 13, /* SAMPLE_HEAP while the interpreter
 	                               was not running (start-up, exit)   */
+	SAMPLE_CUT = 1 << 14        /* the walk ended at a frame that is not
+	                               its thread's first (a generator's whose
+	                               caller link was cleared under a walk
+	                               from another thread; signal/frames.c);
+	                               also SAMPLE_TRUNCATED                */
 };
 
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first, then
@@ -179,6 +184,8 @@ struct sampler {
 	                                   must have none: control.h)  */
 	unsigned long n_samples;        /* records committed           */
 	unsigned long n_lost_ring;      /* samples (weights) lost: full */
+	unsigned long n_cut;            /* stacks still cut after the
+	                                   walk's tries (SAMPLE_CUT)   */
 	unsigned long n_handler_runs;
 	unsigned long n_periods;        /* timer periods those runs
 	                                   stood for (their weights:

@@ -354,10 +354,12 @@ static void code_objects(void)
 	OFF("co_code_adaptive", PyCodeObject, co_code_adaptive);
 	OFF("co_firsttraceable", PyCodeObject, _co_firsttraceable);
 	none("co_code", "3.11+: the bytecode is inline (co_code_adaptive)");
+	none("co_flags", "3.11+: a frame's owner tells a generator's");
 #else
 	none("co_code_adaptive", "bytecode is a separate bytes object");
 	none("co_firsttraceable", "added in 3.11");
 	OFF("co_code", PyCodeObject, co_code);
+	OFF("co_flags", PyCodeObject, co_flags);
 #endif
 }
 

@@ -29,6 +29,26 @@
  *            has two entry owners (CSTACK, INTERPRETER), 3.15 only
  *            INTERPRETER (owner_cstack).
  *
+ * The real bottom. A walk that runs off the end of its chain (a NULL
+ * previous / f_back) must have reached the thread's first frame; a
+ * generator's or coroutine's frame is linked to its caller only while it
+ * runs (CPython clears the link when it yields or returns), so a walk made
+ * from another thread (wall.c, cpuclock.c) while the program thread runs
+ * can read the link after it was cleared and stop there, losing every
+ * caller. Per version, the last frame of a whole chain is the real bottom
+ * when it is:
+ *   <= 3.10  not a generator's (its code's co_flags has none of
+ *            CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
+ *            CO_ASYNC_GENERATOR): the thread's first frame;
+ *   3.11     not owned by a generator (there is no shim frame yet);
+ *   3.12+    an entry shim (owner_cstack or owner_skip2), which every
+ *            call of the eval loop pushes first, the thread's first one
+ *            included.
+ * Any other end is a cut (SAMPLE_CUT): frames_sample_sigsafe walks again,
+ * a few times, when the walk was another thread's, and a stack still cut
+ * is marked SAMPLE_TRUNCATED ("[truncated]" in the profile), never passed
+ * off as whole.
+ *
  * With native stacks on (sampler.native), the walk also marks where each
  * call of the eval loop starts (RAW_ENTRY in sampler.h): every frame on
  * <= 3.10; 3.11 is_entry (carried to the next frame kept when the entry
@@ -51,7 +71,31 @@
 #define MAX_INTERPS 64
 #define MAX_THREADS_WALKED 100000
 
+/* Walks of another thread's stack that a cut may trigger (the first
+ * included): the race is a window of a few instructions, so a second walk
+ * almost always reads the chain whole. */
+#define CUT_TRIES 4
+
+/* Generator and coroutine code (co_flags, <= 3.10): CO_GENERATOR,
+ * CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR (2.7 has only
+ * the first; it gives the others no meaning). */
+#define CO_GENERATOR_LIKE 0x3a0
+
 static __thread uintptr_t cached_ts;
+
+/* 1 if frame, whose previous / f_back was NULL, is its thread's first
+ * frame (the header's "real bottom"); owner its owner (3.11+), code its
+ * code object (<= 3.10). */
+static int real_bottom(const struct pyabi *a, int owner, uintptr_t code)
+{
+	if (a->owner_cstack != PYABI_NONE) /* 3.12+ */
+		return owner == a->owner_cstack || owner == a->owner_skip2;
+	if (a->f_owner != PYABI_NONE) /* 3.11 */
+		return owner != a->owner_generator;
+	if (a->co_flags == PYABI_NONE || !code)
+		return 1;
+	return !(RD_I32(code + a->co_flags) & CO_GENERATOR_LIKE);
+}
 
 static uintptr_t first_frame(const struct pyabi *a, uintptr_t ts)
 {
@@ -92,9 +136,11 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 				       ? RAW_ENTRY
 				       : 0;
 	const int is_entry = groups ? a->f_is_entry : PYABI_NONE;
+	int last_owner = -1;      /* of the last frame read (real_bottom) */
+	uintptr_t last_code = 0;
 
 	while (frame) {
-		uintptr_t code, next;
+		uintptr_t code = 0, next;
 		int64_t off;
 		uint64_t entry = every;
 
@@ -113,6 +159,7 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 			int owner = a->f_owner != PYABI_NONE
 					    ? RD_U8(frame + a->f_owner)
 					    : -1;
+			last_owner = owner;
 			if (owner >= 0 && (owner == a->owner_cstack ||
 					   owner == a->owner_skip2)) {
 				/* 3.12+: the eval loop's entry shim */
@@ -141,6 +188,7 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 			*flags |= SAMPLE_INVALID;
 			break;
 		}
+		last_code = code;
 		if (off < 0)
 			off = RAW_NOT_STARTED; /* <= 3.10: f_lasti -1 */
 		else if (off > 0x7fffffff) {
@@ -176,6 +224,9 @@ skip:
 	/* the outermost frame of a whole walk starts the outermost call */
 	if (groups && n > 0 && !frame)
 		out[n - 1].code |= RAW_ENTRY;
+	/* ran off the chain's end: was it the thread's first frame? */
+	if (n > 0 && !frame && !real_bottom(a, last_owner, last_code))
+		*flags |= SAMPLE_CUT;
 	return n;
 }
 
@@ -273,7 +324,16 @@ static void walk_guarded(void *arg)
 	}
 	uint16_t flags = 0;
 	rec->tstate = t;
-	int n = frames_walk_sigsafe(t, out, sampler.max_depth, &flags);
+	/* another thread's stack may be cut by a race (the header): again */
+	int tries = w->ts ? CUT_TRIES : 1, n;
+	do {
+		flags = 0;
+		n = frames_walk_sigsafe(t, out, sampler.max_depth, &flags);
+	} while ((flags & SAMPLE_CUT) && --tries > 0);
+	if (flags & SAMPLE_CUT) {
+		flags |= SAMPLE_TRUNCATED;
+		__atomic_fetch_add(&sampler.n_cut, 1, __ATOMIC_RELAXED);
+	}
 	rec->n_frames = (uint16_t)n;
 	rec->flags |= flags;
 	if (w->want_opcode && n > 0)
