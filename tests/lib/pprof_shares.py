@@ -34,6 +34,16 @@ INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
                                (0-based) instead of samples/count;
                                --labelled: among the samples that have
                                KEY only (and TRUTH's values other than "")
+  roots INPUT --root NAME[@FILE]... [--file F] [--max-truncated S]
+                               where stacks start: the samples per root
+                               frame (its name, and file); fails if a
+                               Python root is none of the NAMEs (in a file
+                               ending in FILE, when given), or more than S
+                               (default 0.02) of the samples start at
+                               [truncated]; other pseudo-frames ([lost:
+                               ...], [no Python frame]) are roots of their
+                               own and pass. --file: only the stacks with
+                               a frame in a file ending in F
   summary INPUT                sample types, totals, period, comments
   threads INPUT                per (thread_id, thread_name) label pair:
                                "TID<TAB>NAME<TAB>SAMPLES" ("<none>" when a
@@ -398,6 +408,34 @@ def cmd_count(p, args):
     return 0
 
 
+def cmd_roots(p, args):
+    allowed = [r.partition("@")[::2] for r in args.root]
+    agg = collections.Counter()
+    total = 0
+    for w, frames, _ in p.stacks():
+        if args.file and not any(fr.file.endswith(args.file)
+                                 for fr in frames):
+            continue
+        total += w
+        if frames:
+            agg[(frames[-1].name, frames[-1].file)] += w
+    bad = 0
+    for (name, file), c in sorted(agg.items(), key=lambda kv: -kv[1]):
+        ok = name.startswith("[") or any(
+            name == n and file.endswith(f) for n, f in allowed)
+        if not ok:
+            bad += c
+        print("%s\t%s\t%s\t%d" % ("ok" if ok else "BAD", name, file, c))
+    trunc = sum(c for (name, _), c in agg.items() if name == "[truncated]")
+    share = float(trunc) / total if total else 0.0
+    print("roots: %d samples, %d at a root that is not a thread's first "
+          "frame, %d (%.2f%%) [truncated]" % (total, bad, trunc, 100 * share))
+    if not total:
+        print("roots: no samples", file=sys.stderr)
+        return 1
+    return 1 if bad or share > args.max_truncated else 0
+
+
 def cmd_summary(p, args):
     print("sample types: %s" % " ".join(p.sample_types))
     print("period type: %s" % p.period_type)
@@ -447,6 +485,11 @@ def main(argv):
     s.add_argument("--tol", type=float, required=True)
     s.add_argument("--index", type=int)
     s.add_argument("--labelled", action="store_true")
+    s = sub.add_parser("roots")
+    s.add_argument("input")
+    s.add_argument("--root", action="append", required=True)
+    s.add_argument("--file")
+    s.add_argument("--max-truncated", type=float, default=0.02)
     s = sub.add_parser("summary")
     s.add_argument("input")
     s = sub.add_parser("threads")
@@ -470,7 +513,7 @@ def main(argv):
         "labels": cmd_labels, "compare": cmd_compare,
         "label-shares": cmd_label_shares,
         "expect-line": cmd_expect_line, "summary": cmd_summary,
-        "threads": cmd_threads, "count": cmd_count,
+        "threads": cmd_threads, "count": cmd_count, "roots": cmd_roots,
     }[args.cmd](p, args)
 
 

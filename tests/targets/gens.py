@@ -50,7 +50,7 @@ def drive_send(deadline):
 PARTS = [nested, drive_send]
 
 if sys.version_info >= (3, 3):
-    exec('''
+    exec(compile('''
 def outer_gen(k):
     yield from mid_gen(k)
     return 0
@@ -60,11 +60,11 @@ def yield_from(deadline):
     while time.time() < deadline:
         for _ in outer_gen(50):
             pass
-''')
+''', __file__, 'exec'))
     PARTS.append(yield_from)
 
 if sys.version_info >= (3, 7):
-    exec('''
+    exec(compile('''
 import asyncio
 
 
@@ -95,7 +95,7 @@ def by_send(deadline):
             c.send(None)
         except StopIteration:
             pass
-''')
+''', __file__, 'exec'))
     PARTS += [by_asyncio, by_send]
 
 
