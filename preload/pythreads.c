@@ -1,6 +1,7 @@
 /*
  * pythreads.c - see pythreads.h. One guarded region per listing (the
- * thread states), one guarded copy per thread for its ident before 3.11.
+ * thread states, one per OS thread: the one it runs), one guarded copy
+ * per thread for its ident before 3.11.
  */
 #include "pythreads.h"
 
@@ -17,14 +18,43 @@ struct listing {
 	int max, n;
 };
 
+/*
+ * With subinterpreters, one OS thread has a thread state in each
+ * interpreter it entered (3.12+: a concurrent.interpreters call, an
+ * InterpreterPoolExecutor worker), all with its thread id: keep the one it
+ * runs (frames_ts_rank_sigsafe; the first, the newest interpreter's, among
+ * equals), so that a thread is sampled once, in the interpreter it runs.
+ * Guard armed.
+ */
+static void one_per_thread(const struct pyabi *a, struct listing *l)
+{
+	int kept = 0;
+	for (int i = 0; i < l->n; i++) {
+		uintptr_t id = RD_PTR(l->out[i].ts + a->ts_thread_id);
+		int j = 0;
+		while (j < kept && !(id && RD_PTR(l->out[j].ts +
+						  a->ts_thread_id) == id))
+			j++;
+		if (j == kept) {
+			l->out[kept++] = l->out[i];
+			continue;
+		}
+		if (frames_ts_rank_sigsafe(l->out[i].ts, l->out[i].interp) >
+		    frames_ts_rank_sigsafe(l->out[j].ts, l->out[j].interp))
+			l->out[j] = l->out[i];
+	}
+	l->n = kept;
+}
+
 /* The thread listing, a guarded region (guard_run_sigsafe). */
 static void list_region(void *arg)
 {
 	const struct pyabi *a = sampler.abi;
 	struct listing *l = arg;
 	uintptr_t interp = (uintptr_t)sampler.interp_head();
+	int interps = 0;
 	l->n = 0;
-	for (int i = 0; interp && i < 64; i++) {
+	for (int i = 0; interp && i < 64; i++, interps++) {
 		uintptr_t ts = RD_PTR(interp + a->interp_tstate_head);
 		while (ts && l->n < l->max) {
 			int tid = 0;
@@ -41,6 +71,8 @@ static void list_region(void *arg)
 		}
 		interp = RD_PTR(interp + a->interp_next);
 	}
+	if (interps > 1)
+		one_per_thread(a, l);
 }
 
 int pythreads_list(struct pythread *out, int max)

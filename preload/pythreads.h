@@ -21,7 +21,8 @@ struct pythread {
 	int tid;          /* OS thread id; 0 if not started or not known */
 };
 
-/* Lists up to max thread states into out. Returns how many, or -1 if a
+/* Lists up to max thread states into out, one per OS thread: with
+ * subinterpreters, the one the thread runs (frames_ts_rank_sigsafe). Returns how many, or -1 if a
  * read faulted (the caller skips this tick). Interpreter initialized. */
 int pythreads_list(struct pythread *out, int max);
 

@@ -236,6 +236,14 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f);
 uintptr_t frames_find_tstate_sigsafe(void);
 
 /*
+ * How surely thread state ts, of interpreter interp, is the one its thread
+ * runs now, among the thread states a thread has in the interpreters it
+ * entered: 2 it holds its interpreter's GIL, 1 it has a Python frame, 0
+ * neither. Guard armed by the caller. Async-signal-safe.
+ */
+int frames_ts_rank_sigsafe(uintptr_t ts, uintptr_t interp);
+
+/*
  * One Python stack into a sample: the guarded region every sampler uses
  * (the SIGPROF handler, the heap hooks, the wall sampler). Walks thread
  * state ts, or with ts 0 the calling thread's (frames_find_tstate_sigsafe),

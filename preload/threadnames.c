@@ -170,11 +170,22 @@ static int finishing(void)
 /* Whether the main interpreter has more than one thread state. With one,
  * there is no thread to name but the main thread, and we do not take the
  * GIL at all: our own thread state would otherwise show up where the
- * program looks at all threads (faulthandler's report of a crash). */
+ * program looks at all threads (faulthandler's report of a crash). The
+ * main interpreter is the last of the list (its head is the newest
+ * subinterpreter, whose worker thread is often its only one). */
 static int several_threads(void)
 {
 	const struct pyabi *a = sampler.abi;
 	uintptr_t interp = (uintptr_t)sampler.interp_head(), ts = 0, next = 0;
+	for (int i = 0; interp && i < 64; i++) {
+		uintptr_t later = 0;
+		if (guard_copy(&later, (void *)(interp + a->interp_next),
+			       sizeof later) < 0)
+			return 0;
+		if (!later)
+			break;
+		interp = later;
+	}
 	if (!interp ||
 	    guard_copy(&ts, (void *)(interp + a->interp_tstate_head),
 		       sizeof ts) < 0 || !ts ||

@@ -276,22 +276,82 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f)
 	return 1u + RD_U8(bytecode + f->offset);
 }
 
+/* 1 if ts holds the GIL of interp, its interpreter (pyabi_gil_holder's
+ * rules, read here without a callback: the guard is armed). */
+static int holds_gil(const struct pyabi *a, uintptr_t ts, uintptr_t interp)
+{
+	switch (a->gil_kind) {
+	case PYABI_GIL_CURRENT_SYM:
+		return sampler.cur_tstate_sym &&
+		       RD_PTR(sampler.cur_tstate_sym) == ts;
+	case PYABI_GIL_RUNTIME:
+		return sampler.runtime && a->rt_tstate_current >= 0 &&
+		       RD_PTR(sampler.runtime + (uintptr_t)a->rt_tstate_current) ==
+			       ts;
+	case PYABI_GIL_INTERP_PTR: {
+		if (!interp || a->interp_gil_ptr < 0 || a->gil_locked < 0 ||
+		    a->gil_holder < 0)
+			return 0;
+		uintptr_t gil = RD_PTR(interp + (uintptr_t)a->interp_gil_ptr);
+		return gil && RD_I32(gil + (uintptr_t)a->gil_locked) == 1 &&
+		       RD_PTR(gil + (uintptr_t)a->gil_holder) == ts;
+	}
+	default:
+		return 0;
+	}
+}
+
+int frames_ts_rank_sigsafe(uintptr_t ts, uintptr_t interp)
+{
+	const struct pyabi *a = sampler.abi;
+	if (holds_gil(a, ts, interp))
+		return 2;
+	uintptr_t f = first_frame(a, ts);
+	if (!f)
+		return 0;
+	if (a->owner_cstack == PYABI_NONE)
+		return 1;
+	/* 3.12+: a thread state idle in its interpreter has at most its
+	 * entry shim (3.15's base frame) */
+	int owner = RD_U8(f + a->f_owner);
+	return owner != a->owner_cstack && owner != a->owner_skip2;
+}
+
+/*
+ * The calling thread's thread state. With one interpreter, the first one
+ * whose thread id is ours, cached. With subinterpreters a thread has a
+ * thread state in each interpreter it entered (3.12+: a
+ * concurrent.interpreters call, an InterpreterPoolExecutor worker), all
+ * with its thread id; the one it runs is the best by
+ * frames_ts_rank_sigsafe, the first (newest interpreter) among equals.
+ */
 uintptr_t frames_find_tstate_sigsafe(void)
 {
 	const struct pyabi *a = sampler.abi;
 	uintptr_t self = (uintptr_t)pthread_self();
-	uintptr_t ts = cached_ts;
-	if (ts && RD_PTR(ts + a->ts_thread_id) == self)
+	uintptr_t interp = (uintptr_t)sampler.interp_head();
+	int several = interp && RD_PTR(interp + a->interp_next);
+	uintptr_t ts = cached_ts, best = 0;
+	int best_rank = -1;
+	if (!several && ts && RD_PTR(ts + a->ts_thread_id) == self)
 		return ts;
 	cached_ts = 0;
-	uintptr_t interp = (uintptr_t)sampler.interp_head();
 	int walked = 0;
 	for (int i = 0; interp && i < MAX_INTERPS; i++) {
 		for (ts = RD_PTR(interp + a->interp_tstate_head);
 		     ts && walked < MAX_THREADS_WALKED; walked++) {
 			if (RD_PTR(ts + a->ts_thread_id) == self) {
-				cached_ts = ts;
-				return ts;
+				if (!several) {
+					cached_ts = ts;
+					return ts;
+				}
+				int r = frames_ts_rank_sigsafe(ts, interp);
+				if (r > best_rank) {
+					best = ts;
+					best_rank = r;
+				}
+				if (r == 2)
+					return ts;
 			}
 			uintptr_t nx = RD_PTR(ts + a->ts_next);
 			if (nx == ts)
@@ -300,7 +360,7 @@ uintptr_t frames_find_tstate_sigsafe(void)
 		}
 		interp = RD_PTR(interp + a->interp_next);
 	}
-	return 0;
+	return best;
 }
 
 /* What one guarded walk reads and writes (frames_sample_sigsafe). */
