@@ -729,6 +729,11 @@ static void log_exit_stats(void)
 		  sampler_handler_quantile(0.9), ag.n_samples,
 		  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED), n_code,
 		  n_unknown);
+	unsigned long cut = __atomic_load_n(&sampler.n_cut, __ATOMIC_RELAXED);
+	if (cut)
+		plog_info("%lu stacks cut at a generator's frame after every "
+			  "walk (marked [truncated])",
+			  cut);
 	if (sampler.native) {
 		unsigned long rows, objs, none;
 		cfi_stats(&rows, &objs, &none);
