@@ -24,25 +24,37 @@ struct listing {
  * InterpreterPoolExecutor worker), all with its thread id: keep the one it
  * runs (frames_ts_rank_sigsafe; the first, the newest interpreter's, among
  * equals), so that a thread is sampled once, in the interpreter it runs.
- * Guard armed.
+ * Each thread state of a subinterpreter (main: the main interpreter, the
+ * list's last) is looked for among all: a few times the threads, not
+ * their square. Guard armed.
  */
-static void one_per_thread(const struct pyabi *a, struct listing *l)
+static void one_per_thread(const struct pyabi *a, struct listing *l,
+			   uintptr_t main)
 {
-	int kept = 0;
+	struct pythread *o = l->out;
 	for (int i = 0; i < l->n; i++) {
-		uintptr_t id = RD_PTR(l->out[i].ts + a->ts_thread_id);
-		int j = 0;
-		while (j < kept && !(id && RD_PTR(l->out[j].ts +
-						  a->ts_thread_id) == id))
-			j++;
-		if (j == kept) {
-			l->out[kept++] = l->out[i];
+		if (o[i].interp == main || !o[i].ts)
 			continue;
+		uintptr_t id = RD_PTR(o[i].ts + a->ts_thread_id);
+		for (int j = 0; id && j < l->n; j++) {
+			if (j == i || !o[j].ts ||
+			    RD_PTR(o[j].ts + a->ts_thread_id) != id)
+				continue;
+			int ri = frames_ts_rank_sigsafe(o[i].ts, o[i].interp);
+			int rj = frames_ts_rank_sigsafe(o[j].ts, o[j].interp);
+			/* among equals the first listed stays */
+			if (ri > rj || (ri == rj && i < j)) {
+				o[j].ts = 0;
+			} else {
+				o[i].ts = 0;
+				break;
+			}
 		}
-		if (frames_ts_rank_sigsafe(l->out[i].ts, l->out[i].interp) >
-		    frames_ts_rank_sigsafe(l->out[j].ts, l->out[j].interp))
-			l->out[j] = l->out[i];
 	}
+	int kept = 0;
+	for (int i = 0; i < l->n; i++)
+		if (o[i].ts)
+			o[kept++] = o[i];
 	l->n = kept;
 }
 
@@ -52,9 +64,11 @@ static void list_region(void *arg)
 	const struct pyabi *a = sampler.abi;
 	struct listing *l = arg;
 	uintptr_t interp = (uintptr_t)sampler.interp_head();
+	uintptr_t last = 0;
 	int interps = 0;
 	l->n = 0;
 	for (int i = 0; interp && i < 64; i++, interps++) {
+		last = interp;
 		uintptr_t ts = RD_PTR(interp + a->interp_tstate_head);
 		while (ts && l->n < l->max) {
 			int tid = 0;
@@ -72,7 +86,7 @@ static void list_region(void *arg)
 		interp = RD_PTR(interp + a->interp_next);
 	}
 	if (interps > 1)
-		one_per_thread(a, l);
+		one_per_thread(a, l, last);
 }
 
 int pythreads_list(struct pythread *out, int max)

@@ -230,8 +230,10 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f);
 
 /*
  * The thread state of the calling thread, found by walking the
- * interpreters' thread lists (cached per thread). 0 if none. Guard armed
- * by the caller. Async-signal-safe.
+ * interpreters' thread lists (cached per thread while there is one
+ * interpreter; with subinterpreters, the one the thread runs, by
+ * frames_ts_rank_sigsafe). 0 if none. Guard armed by the caller.
+ * Async-signal-safe.
  */
 uintptr_t frames_find_tstate_sigsafe(void);
 
