@@ -17,15 +17,47 @@
 # what counted the time. Every interpreter in tests/lib/pythons.sh; 3.x
 # (native stacks past the tick: perf counters of user time, and the
 # comment says so) on 3.11.
+#
+# The truth matrix (4.x) runs the target's "matrix" mode (seven functions:
+# pure Python, C that releases the GIL (zlib, hashlib), C that keeps it,
+# os.pread, page faults, sleeps; four threads at once) pinned to one CPU
+# (taskset -c 0, the library's thread with it) beside busy loops, twice
+# the machine's cores, that the test starts and kills: the program's
+# threads are mostly off a CPU when a tick looks at them, preempted rather
+# than blocked (docs/design.md, "Past the tick"). Each function's share
+# must be within 1 point of the program's own thread CPU clocks at 100 Hz,
+# 1 kHz and 4 kHz, on every interpreter.
 
 load ../lib/common
+
+BUSY_PIDS=()
 
 setup() {
 	common_setup
 }
 
 teardown() {
+	busy_stop
 	common_teardown
+}
+
+# busy_start: 2 x the cores of busy loops (unpinned), in the background.
+busy_start() {
+	local i n
+	n=$(nproc)
+	for ((i = 0; i < 2 * n; i++)); do
+		sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 3>&- &
+		BUSY_PIDS+=($!)
+	done
+}
+
+busy_stop() {
+	local p
+	for p in "${BUSY_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	BUSY_PIDS=()
 }
 
 # systime_check NAME EXE KIND HZ [threads]
@@ -98,4 +130,38 @@ print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
 			fail "no comment saying user time only"
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of 3.11) for_each_python check
+}
+
+# matrix_check NAME EXE KIND HZ: the matrix target pinned to CPU 0.
+matrix_check() {
+	local prof secs=1.5 want
+	(($4 < 250)) && secs=3
+	prof=$(PYPROF_HZ=$4 cached_profile "$1-matrix-$4" taskset -c 0 "$2" \
+		"$PP_TARGETS/systime.py" "$secs" matrix)
+	tail -1 "$prof.stdout" >"$T/truth.json"
+	cat "$T/truth.json"
+	want=$("$PP_HOST_PYTHON" -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
+		"$T/truth.json" "$4")
+	pprof_raw "$prof" >"$T/raw"
+	shares compare "$T/raw" "$T/truth.json" --tol 1 --min-samples "$want"
+}
+
+@test "4.1 truth matrix pinned to one CPU beside a busy load (zlib, hashlib, C with the GIL, pread, page faults, pure Python, sleeps; four threads): each function within 1 point of its CPU clocks at 100 Hz" {
+	collector_start
+	busy_start
+	for_each_python matrix_check 100
+}
+
+@test "4.2 the same at 1 kHz (past the tick: a preempted thread is not a blocked one)" {
+	collector_start
+	busy_start
+	for_each_python matrix_check 1000
+}
+
+@test "4.3 the same at 4 kHz" {
+	collector_start
+	busy_start
+	for_each_python matrix_check 4000
 }
