@@ -26,7 +26,11 @@
 # threads are mostly off a CPU when a tick looks at them, preempted rather
 # than blocked (docs/design.md, "Past the tick"). Each function's share
 # must be within 1 point of the program's own thread CPU clocks at 100 Hz,
-# 1 kHz and 4 kHz, on every interpreter.
+# 1 kHz and 4 kHz, on every interpreter. The three rates run at once (4 s
+# of CPU at 100 Hz, 1.5 s past the tick), so an interpreter costs about
+# its 7 s of CPU in wall time: 5m53s for all 12 on the shared machine at
+# load 20. The rule before (a thread neither holding the GIL nor seen
+# running keeps its time) failed 4.2: zlib -1.7, C keeping the GIL +1.7.
 
 load ../lib/common
 
