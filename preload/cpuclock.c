@@ -62,9 +62,9 @@ static int cc_tid;            /* its OS id while it runs (atomic)     */
 static uint64_t cc_cpu_ended; /* CPU of the sampler threads that ended */
 static int cc_running;   /* thread exists (agent)                     */
 static int cc_stop_flag; /* asks it to leave (atomic)                 */
+/* the log's counts */
 static unsigned long n_ticks, n_invalid, n_held, n_preempted, n_futex;
 static unsigned long n_tick_ns;
-/* (the log) */
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t next_rand(void)
@@ -187,16 +187,17 @@ static void put_sample(uint32_t weight)
  * clock again. If the clock moved meanwhile, or the thread holds the GIL
  * (the main interpreter's; then it runs Python code, or waits for a CPU:
  * this thread of ours may have taken its CPU to wake up), or the kernel
- * says it is runnable (preempted: in C code without the GIL on a CPU
- * that another thread, ours included, has taken), the thread is running
- * and the stack is where its time goes: the account is charged to it.
- * Otherwise the thread is blocked and the stack is where it stopped, not
- * where its time went (a thread that hands the GIL over stops in the
- * call that gave it up): the account is kept for the next tick that
- * finds it running, up to CC_HOLD_PERIODS periods (a thread that only
- * ever runs between ticks must still be counted: then the stack it
- * stopped at is charged). The kernel is asked last, about 3.5 us a
- * question: only for a thread the first two tests leave in doubt.
+ * says it is runnable (preempted: on a CPU that another thread, ours
+ * included, has taken; in C code without the GIL, say) or waits on a
+ * futex (mostly the GIL, at the call that released it, which it has
+ * just run), the thread's stack is where its time went: the account is
+ * charged to it. Otherwise the thread is blocked in another call (a
+ * sleep, I/O) and the stack is where it stopped, not where its time went:
+ * the account is kept for the next tick that finds it running, up to
+ * CC_HOLD_PERIODS periods (a thread that only ever runs between ticks
+ * must still be counted: then the stack it stopped at is charged). The
+ * kernel is asked last, about 1.6 us a question, only about a thread the
+ * clock and the GIL leave in doubt (docs/design.md, "Past the tick").
  */
 static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		   uint64_t now, uint64_t period)
