@@ -27,6 +27,12 @@
  * guarded and validated as in wall mode, and a sample that fails is
  * counted as invalid, not kept.
  *
+ * A thread that is not on a CPU when its stack is read is charged there
+ * only if it was stopped where it ran: it holds the GIL, or the kernel
+ * says it is runnable (preempted) or waits on a futex (the GIL); a thread
+ * blocked in another call keeps its time for its next running tick
+ * (taskstate.h; docs/design.md, "Past the tick").
+ *
  * Threads come from threads.c's table (the pthread_create wrapper and the
  * agent's scan of /proc/self/task), re-listed when it changes; Python
  * thread states and their OS ids from the interpreters' lists, as in wall

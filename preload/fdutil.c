@@ -39,6 +39,13 @@ int fd_park(int fd)
 	return hi;
 }
 
+int fd_open_parked(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	return fd < 0 ? -1 : fd_park(fd);
+}
+
 int fd_id_get(int fd, struct fd_id *id)
 {
 	struct stat st;

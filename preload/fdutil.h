@@ -1,8 +1,8 @@
 /*
  * fdutil.h - keeping the library's file descriptors out of the program's way.
  *
- * Agent thread and constructor only (fcntl and fstat are async-signal-safe,
- * but nothing here is called from a handler).
+ * Agent thread, constructor and the CPU-clock sampler thread (fcntl and
+ * fstat are async-signal-safe, but nothing here is called from a handler).
  *
  * A program owns its descriptor numbers: it dup2()s onto 0, 1 and 2, expects
  * the next open() to return the lowest free number, closes ranges when it
@@ -26,6 +26,10 @@ struct fd_id {
 /* Moves fd to a high number (close-on-exec) and returns the new number;
  * returns fd itself when no high number is free. */
 int fd_park(int fd);
+
+/* Opens path (open(2) flags, close-on-exec added) and moves the
+ * descriptor high (fd_park). The descriptor, or -1 (errno set). */
+int fd_open_parked(const char *path, int flags);
 
 /* Records what fd names now. Returns 0, or -1 if fd is not open. */
 int fd_id_get(int fd, struct fd_id *id);

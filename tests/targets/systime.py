@@ -13,7 +13,28 @@
 #   sys_fault   4 MiB copied into a fresh anonymous mapping, then unmapped
 #               (pages faulted in and given back: mostly kernel)
 #
-# Usage: python systime.py SECONDS [threads]
+# With "matrix" (tests/e2e/systime.bats's truth matrix, run pinned to one
+# CPU beside a busy load), seven functions, one of each kind of CPU time a
+# profiler must place, taken in turns by four threads at once (the main
+# thread and three others, each its own seeded random order):
+#
+#   py_loop     pure Python (as above)
+#   c_zlib      zlib.compress (C that releases the GIL on 3.x)
+#   c_hash      hashlib.sha256 (OpenSSL's releases the GIL; the builtin
+#               one of pyenv's 2.7 and 3.6 keeps it)
+#   c_gil       sorted() of a shuffled list (C that keeps the GIL)
+#   sys_pread   as above (system calls)
+#   sys_fault   as above (page faults)
+#   sleeps      1 ms sleeps (off CPU: its share is the little CPU it uses,
+#               and the time a thread ran before it must not land in it)
+#
+# Blocks are BLOCK_PERIODS sampling periods of CPU (PYPROF_HZ, as the
+# library reads it) and at least 40 ms: at 100 Hz a block of 40 ms is 4
+# samples, and each block boundary moves a sample by up to one, so longer
+# blocks keep the test's own noise well under its tolerance; calls are
+# longer than in the other modes (MATRIX_UNITS).
+#
+# Usage: python systime.py SECONDS [threads|matrix]
 #   SECONDS of the program's CPU in all; the functions take turns in blocks
 #   of about 40 ms of CPU each, in a seeded random order with sizes drawn
 #   at random (so no pattern lines up with the sampling), on the main
@@ -35,7 +56,9 @@ import random
 import sys
 import tempfile
 import threading
+import time
 import zlib
+import hashlib
 
 from tclock import THREAD_CLOCK, thread_cpu, thread_user_cpu
 
@@ -59,6 +82,29 @@ def c_heavy(n):
     for _ in range(n):
         sorted(DATA)
         zlib.compress(BLOB, 6)
+
+
+def c_zlib(n):
+    for _ in range(n):
+        zlib.compress(BLOB, 6)
+
+
+HASH_BLOB = os.urandom(1 << 20)
+
+
+def c_hash(n):
+    for _ in range(n * 6):
+        hashlib.sha256(HASH_BLOB).digest()
+
+
+def c_gil(n):
+    for _ in range(n * 3):
+        sorted(DATA)
+
+
+def sleeps(n):
+    for _ in range(n * 4):
+        time.sleep(0.001)
 
 
 def _pread(fd, off):
@@ -106,14 +152,44 @@ def calls(fd):
             "sys_pread": (sys_pread, fd), "sys_fault": (sys_fault,)}
 
 
-def one_block(acct, name, call, rnd):
-    """About BLOCK seconds of CPU in function name (its calls are sized
-    to take a random 20 to 60% of a block each)."""
+def matrix_calls(fd):
+    t = calls(fd)
+    del t["c_heavy"]
+    t.update({"c_zlib": (c_zlib,), "c_hash": (c_hash,), "c_gil": (c_gil,),
+              "sleeps": (sleeps,)})
+    return t
+
+
+def block_seconds():
+    hz = os.environ.get("PYPROF_HZ", "")
+    hz = float(hz) if hz.isdigit() and int(hz) > 0 else 100.0
+    return max(BLOCK, BLOCK_PERIODS / hz)
+
+
+BLOCK_PERIODS = 15
+# Calls of 4 to 10 units (about 10 to 40 ms) in the matrix: the program's
+# own clock reads around each call are system calls, where a thread on a
+# busy CPU is often preempted (the kernel notices a used-up time slice
+# there), so a profiler that looks at it from outside while it waits for
+# the CPU finds it at that read more often than the time spent there
+# would say (docs/design.md, "Past the tick"). Longer calls keep that
+# effect of the measurement itself small beside the tolerance.
+MATRIX_UNITS = (4, 10)
+
+
+def one_block(acct, name, call, rnd, block=BLOCK, units=(1, 3)):
+    """About block seconds of CPU in function name, in calls of a random
+    number of units each (20 to 60% of a 40 ms block with the default);
+    sleeps: a few calls."""
     fn, args = call[0], call[1:]
+    if fn is sleeps:
+        for _ in range(rnd.randint(2, 5)):
+            acct.add(name, fn, rnd.randint(1, 3), *args)
+        return
     spent = 0.0
-    while spent < BLOCK * rnd.uniform(0.7, 1.3):
+    while spent < block * rnd.uniform(0.7, 1.3):
         before = acct.cpu.get(name, 0.0)
-        acct.add(name, fn, rnd.randint(1, 3), *args)
+        acct.add(name, fn, rnd.randint(*units), *args)
         spent += acct.cpu[name] - before
 
 
@@ -158,6 +234,41 @@ def t_sys_fault(*a):
     thread_work("sys_fault", *a)
 
 
+def matrix_work(seconds, fd, seed, out):
+    """The matrix's blocks in a random order on this thread until it used
+    seconds of CPU in them; out[seed] gets its account."""
+    acct = Account()
+    rnd = random.Random(seed)
+    table = matrix_calls(fd)
+    names = sorted(table)
+    block = block_seconds()
+    while sum(acct.cpu.values()) < seconds:
+        rnd.shuffle(names)
+        for name in names:
+            one_block(acct, name, table[name], rnd, block, MATRIX_UNITS)
+            if sum(acct.cpu.values()) >= seconds:
+                break
+    out[seed] = acct
+
+
+def run_matrix(seconds, fd):
+    out = {}
+    threads = [threading.Thread(target=matrix_work,
+                                args=(seconds / 4.0, fd, i, out),
+                                name="matrix-%d" % i) for i in (1, 2, 3)]
+    for t in threads:
+        t.start()
+    matrix_work(seconds / 4.0, fd, 0, out)
+    for t in threads:
+        t.join()
+    acct = Account()
+    for one in out.values():
+        for k in one.cpu:
+            acct.cpu[k] = acct.cpu.get(k, 0.0) + one.cpu[k]
+            acct.user[k] = acct.user.get(k, 0.0) + one.user[k]
+    return acct
+
+
 def run_threads(seconds, fd):
     out = {}
     fns = [t_c_heavy, t_py_loop, t_sys_fault, t_sys_pread]
@@ -176,9 +287,12 @@ def run_threads(seconds, fd):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
-    threaded = len(sys.argv) > 2 and sys.argv[2] == "threads"
+    mode = sys.argv[2] if len(sys.argv) > 2 else "main"
+    threaded = mode == "threads"
     f = make_file()
-    acct = (run_threads if threaded else run_main)(seconds, f.fileno())
+    run = {"main": run_main, "threads": run_threads,
+           "matrix": run_matrix}[mode]
+    acct = run(seconds, f.fileno())
     total = sum(acct.cpu.values())
     print(json.dumps({
         "shares": dict((k, v / total) for k, v in acct.cpu.items()),
@@ -188,6 +302,7 @@ def main():
                        for k, v in acct.cpu.items()),
         "thread_clock": THREAD_CLOCK,
         "threads": threaded,
+        "mode": mode,
     }, sort_keys=True))
 
 
