@@ -28,6 +28,11 @@
 #define AGENT_EXIT_WAIT_MS 2000  /* at most, sending what is left    */
 #define AGENT_EXIT_STALL_MS 500  /* ...while the collector takes bytes */
 #define AGENT_CHILD_DELAY_MS 20
+/* Until the interpreter is seen up, during the first AGENT_START_FAST_MS,
+ * the agent looks for it every AGENT_START_POLL_MS (a short program's
+ * samples; about 100 wake-ups for a 100 ms start-up) */
+#define AGENT_START_POLL_MS 1
+#define AGENT_START_FAST_MS 500
 
 /* What the agent says about the process in HELLO. */
 struct agent_info {
