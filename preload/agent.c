@@ -665,6 +665,8 @@ static void follow_interpreter(struct loop *l)
 		return;
 	if (init && !l->was_initialized) {
 		l->was_initialized = 1;
+		plog_debug("interpreter seen up %.1f ms after the agent began",
+			   (double)(mono_ns() - ag.start_ns) / 1e6);
 		heap_python_started();
 		control_ready();
 	} else if (!init && l->was_initialized) {
