@@ -1,14 +1,17 @@
 /*
  * agent.h - the library's one background thread.
  *
- * The agent waits for the interpreter to be initialized, arms the thread
- * timers, then every AGENT_TICK_MS drains the sample ring, names new code
- * objects (symbolize.c), interns stacks (intern.c) and streams them to the
- * collector (transport.c). When the interpreter finalizes it stops the
- * timers, so no sample touches a finalized interpreter. At exit it drains
- * what is left, sends BYE and waits for the bytes to leave while a collector
- * takes them (at most AGENT_EXIT_WAIT_MS); with no collector listening it
- * does not wait at all.
+ * The agent waits for the interpreter to be initialized (looking every
+ * AGENT_START_POLL_MS at first, so that a 10 ms program is sampled from
+ * its start), arms the thread timers, then every AGENT_TICK_MS drains the
+ * sample ring, names new code objects (symbolize.c), interns stacks
+ * (intern.c) and streams them to the collector (transport.c). When the
+ * interpreter finalizes it stops the timers, so no sample touches a
+ * finalized interpreter. At exit it drains what is left, sends BYE (after
+ * a HELLO, for a process that ended before it connected: every process is
+ * reported, even with no sample) and waits for the bytes to leave while a
+ * collector takes them (at most AGENT_EXIT_WAIT_MS); with no collector
+ * listening it does not wait at all.
  *
  * It runs with every signal blocked, never takes the GIL and never calls
  * the Python C API (the application may be deadlocked on the GIL and we must
