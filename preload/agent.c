@@ -52,6 +52,7 @@ struct agent {
 	struct transport tr;
 	int connected;             /* to the collector, as last seen       */
 	uint64_t start_ns;         /* when the agent's loop began (mono)   */
+	int quiet_if_empty;        /* agent_quiet_if_empty (atomic)        */
 	int running;               /* agent state usable (atomic)          */
 	int finalized;             /* interpreter went away after init     */
 
@@ -774,15 +775,20 @@ static void finish(const struct loop *l)
 	control_finalized();
 	threadnames_stop();
 	pthread_mutex_lock(&ag_lock);
-	/* Always, even for a program that ended before the loop saw its
-	 * interpreter up (python -c pass takes 10 ms): every Python process
-	 * says HELLO, with its samples (heap sampling starts with the
-	 * library, a dying code object drains the ring) or with none, and
-	 * BYE. With no collector listening this is one failed connect. */
-	drain();
-	put_bye();
-	exit_flush();
-	log_exit_stats();
+	/* Even a program that ended before the loop saw its interpreter up
+	 * (python -c pass takes 10 ms): every Python process says HELLO,
+	 * with its samples (heap sampling starts with the library, a dying
+	 * code object drains the ring) or with none, and BYE. With no
+	 * collector listening this is one failed connect. Not a forked child
+	 * whose exec failed (agent_quiet_if_empty), unless it has more. */
+	if (!__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE) ||
+	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||
+	    ag.n_samples) {
+		drain();
+		put_bye();
+		exit_flush();
+		log_exit_stats();
+	}
 	__atomic_store_n(&ag.running, 0, __ATOMIC_RELEASE);
 	if (l->gone) {
 		/* We are (about to be) the last thread: returning makes glibc
@@ -910,6 +916,11 @@ out:
 	return rc;
 }
 
+void agent_quiet_if_empty(void)
+{
+	__atomic_store_n(&ag.quiet_if_empty, 1, __ATOMIC_RELEASE);
+}
+
 void agent_stop(void)
 {
 	if (!ag.started)
@@ -961,6 +972,7 @@ void agent_after_fork_child(int follow)
 	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
+	ag.quiet_if_empty = 0;
 	imap_free(&ag.name_cache);
 	ag.threadnames_gen = 0;
 	if (!follow || refused)

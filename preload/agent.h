@@ -53,6 +53,11 @@ int agent_start(const struct config *c, struct agent_info *info);
 /* Stops it: final drain, BYE, bounded wait (destructor). Idempotent. */
 void agent_stop(void);
 
+/* Before agent_stop, in a process that tried to exec and is ending: say
+ * nothing at all (no HELLO) unless there are samples to send or a
+ * collector heard from us already. */
+void agent_quiet_if_empty(void);
+
 /* Fork: prepare takes the agent's lock so that no drain is half done in
  * the child; parent releases it. The child is a new process: it forgets
  * the parent's connection and queued data and, if follow is set, starts

@@ -100,3 +100,24 @@ check_pool() {
 	}
 	for_each_python check
 }
+
+# Reporting every process must not count a forked child whose exec failed
+# (a command not found: _exit(255) before any Python of its own); 2.7 to
+# 3.9 fork for subprocess (3.10+ vfork: no agent of its own there).
+@test "a subprocess whose command is not found is not counted as a process (fork before 3.10)" {
+	check() {
+		run_capture nf "$PP_PYPROF" record -o "$T/nf.pb.gz" -- "$2" -c '
+import subprocess
+try:
+    subprocess.call(["/nonexistent/command"])
+except OSError:
+    print("not found")
+'
+		cat "$T/nf.out" "$T/nf.err"
+		assert_eq 0 "$RC" "exit status"
+		grep -qx "not found" "$T/nf.out" || fail "no OSError"
+		grep -qE '^pyprof: wrote .* \([0-9]+ samples?, 1 process, [0-9]+ dropped\)$' \
+			"$T/nf.err" || fail "not one process: $(tail -1 "$T/nf.err")"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 3.8) for_each_python check
+}
