@@ -100,38 +100,3 @@ check_pool() {
 	}
 	for_each_python check
 }
-
-# Reporting every process must not count a forked child whose exec failed
-# (a command not found: _exit(255)) unless it has samples of its own (2.7
-# runs Python in it between fork and exec); 2.7 to 3.9 fork for
-# subprocess (3.10+ vfork: no agent of its own there). Five commands not
-# found, then one found: every process in the profile but the program
-# itself has samples.
-@test "a subprocess whose command is not found is not counted as a process without samples (fork before 3.10)" {
-	check() {
-		local pid
-		run_capture nf "$PP_PYPROF" record -o "$T/nf.pb.gz" -- "$2" -c '
-import os, subprocess
-print("parent %d" % os.getpid())
-for i in range(5):
-    try:
-        subprocess.call(["/nonexistent/command"])
-    except OSError:
-        print("not found")
-subprocess.call(["true"])
-'
-		cat "$T/nf.out" "$T/nf.err"
-		assert_eq 0 "$RC" "exit status"
-		assert_eq 5 "$(grep -cx "not found" "$T/nf.out")" "commands not found"
-		pid=$(sed -n 's/^parent //p' "$T/nf.out")
-		$PB comments "$T/nf.pb.gz" >"$T/comments"
-		$PB bypid "$T/nf.pb.gz" >"$T/bypid"
-		grep -q "^pid $pid command: " "$T/comments" || fail "the program is not in the profile"
-		for p in $(sed -nE 's/^pid ([0-9]+) command: .*/\1/p' "$T/comments"); do
-			[[ $p == "$pid" ]] && continue
-			grep -qE "^$p total [1-9]" "$T/bypid" ||
-				fail "pid $p, a child whose exec failed, reported without samples"
-		done
-	}
-	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 3.8) for_each_python check
-}
