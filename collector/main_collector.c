@@ -29,6 +29,7 @@
 #define DEFAULT_OUTPUT_DIR "profiles"
 #define MAX_PERIOD_S (7 * 86400)
 #define MAX_CLIENTS (1 << 20)
+#define MAX_EXIT_GRACE_MS 600000 /* ten minutes */
 #define MAX_ALLOW_USERS 64
 #define MAX_TOKEN_LEN 200
 #define DEFAULT_HOLD_MAX (64ull << 20)
@@ -142,6 +143,10 @@ static void usage(FILE *out)
 "                     newcomer\n"
 "  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
 "                     close it\n"
+"  --exit-grace MS    on SIGTERM or SIGINT, first wait up to MS milliseconds\n"
+"                     for the processes still connected to end (default 0;\n"
+"                     pyprof record: 2000); those still connected then are\n"
+"                     counted as running in --summary\n"
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
 "  -v, --verbose      same as --log-level debug (so is PYPROF_LOG=debug)\n"
 "  -h, --help         show this help\n"
@@ -257,7 +262,8 @@ enum {
 	OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE, OPT_ALLOW_USER,
 	OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP, OPT_HTTP_TOKEN,
 	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS,
-	OPT_SPOOL_MAX, OPT_PUSH /* the push options: push_opts.h */
+	OPT_SPOOL_MAX, OPT_EXIT_GRACE,
+	OPT_PUSH /* the push options: push_opts.h */
 };
 
 static const struct option longopts[] = {
@@ -275,6 +281,7 @@ static const struct option longopts[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+	{ "exit-grace", required_argument, NULL, OPT_EXIT_GRACE },
 	{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
 	{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
 	{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
@@ -328,7 +335,8 @@ static const char **path_option(struct collector_opts *o, int opt)
 	}
 }
 
-/* --ready-fd, --period and --max-clients: whole numbers in bounds. */
+/* --ready-fd, --period, --max-clients and --exit-grace: whole numbers in
+ * bounds. */
 static int number_option(struct collector_opts *o, int opt, const char *arg)
 {
 	long v;
@@ -349,6 +357,13 @@ static int number_option(struct collector_opts *o, int opt, const char *arg)
 					   "from 1 to %d, not '%s'",
 					   MAX_PERIOD_S, arg);
 		o->period_ns = (uint64_t)v * 1000000000u;
+		return 0;
+	case OPT_EXIT_GRACE:
+		if (parse_long(arg, 0, MAX_EXIT_GRACE_MS, &v) < 0)
+			return usage_error(PROG, "--exit-grace wants "
+					   "milliseconds from 0 to %d, not "
+					   "'%s'", MAX_EXIT_GRACE_MS, arg);
+		o->exit_grace_ns = (uint64_t)v * 1000000u;
 		return 0;
 	default: /* OPT_MAX_CLIENTS */
 		if (parse_long(arg, 1, MAX_CLIENTS, &v) < 0)
@@ -406,6 +421,7 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_READY_FD:
 	case OPT_PERIOD:
 	case OPT_MAX_CLIENTS:
+	case OPT_EXIT_GRACE:
 		return number_option(o, opt, arg);
 	case OPT_ALLOW_USER:
 	case OPT_OUTPUT_GROUP:

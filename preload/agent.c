@@ -51,6 +51,8 @@ struct agent {
 	struct symbolizer *sym;
 	struct transport tr;
 	int connected;             /* to the collector, as last seen       */
+	uint64_t start_ns;         /* when the agent's loop began (mono)   */
+	int quiet_if_empty;        /* agent_quiet_if_empty (atomic)        */
 	int running;               /* agent state usable (atomic)          */
 	int finalized;             /* interpreter went away after init     */
 
@@ -525,6 +527,12 @@ static int poll_ms(uint64_t now, int initialized)
 	int ms = AGENT_TICK_MS;
 	if (initialized && !sampling_is_on() && !transport_pending(&ag.tr))
 		ms = AGENT_IDLE_MS;
+	else if (!initialized && !ag.finalized &&
+		 now - ag.start_ns < AGENT_START_FAST_MS * 1000000ull)
+		/* a program of 10 ms is half over after one tick: look for
+		 * the interpreter often during its first moments, so that
+		 * sampling starts with it */
+		ms = AGENT_START_POLL_MS;
 	return control_next_ms(now, ms);
 }
 
@@ -658,6 +666,8 @@ static void follow_interpreter(struct loop *l)
 		return;
 	if (init && !l->was_initialized) {
 		l->was_initialized = 1;
+		plog_debug("interpreter seen up %.1f ms after the agent began",
+			   (double)(mono_ns() - ag.start_ns) / 1e6);
 		heap_python_started();
 		control_ready();
 	} else if (!init && l->was_initialized) {
@@ -770,11 +780,15 @@ static void finish(const struct loop *l)
 	control_finalized();
 	threadnames_stop();
 	pthread_mutex_lock(&ag_lock);
-	/* A program that ended before the loop saw its interpreter up (a
-	 * tick) may still have samples: heap sampling starts with the
-	 * library, and a dying code object drains the ring (ag.batch_n,
-	 * ag.heap.n). They are sent like any others. */
-	if (l->was_initialized || ring_pending() || ag.batch_n || ag.heap.n) {
+	/* Even a program that ended before the loop saw its interpreter up
+	 * (python -c pass takes 10 ms): every Python process says HELLO,
+	 * with its samples (heap sampling starts with the library, a dying
+	 * code object drains the ring) or with none, and BYE. With no
+	 * collector listening this is one failed connect. Not a forked child
+	 * whose exec failed (agent_quiet_if_empty), unless it has more. */
+	if (!__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE) ||
+	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||
+	    ag.n_samples) {
 		drain();
 		put_bye();
 		exit_flush();
@@ -795,9 +809,12 @@ static void *agent_main(void *arg)
 	(void)arg;
 	threads_internal_self();
 	if (ag.start_delay_ms) {
-		struct timespec d = {0, (long)ag.start_delay_ms * 1000000L};
-		nanosleep(&d, NULL);
+		/* on the wake-up eventfd: a child that exits during the
+		 * delay (agent_stop) is not held up by it */
+		struct pollfd d = {ag.wake_fd, POLLIN, 0};
+		poll(&d, 1, (int)ag.start_delay_ms);
 	}
+	ag.start_ns = mono_ns();
 	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
 		wait_tick(&l);
 		uint64_t now = mono_ns();
@@ -904,6 +921,11 @@ out:
 	return rc;
 }
 
+void agent_quiet_if_empty(void)
+{
+	__atomic_store_n(&ag.quiet_if_empty, 1, __ATOMIC_RELEASE);
+}
+
 void agent_stop(void)
 {
 	if (!ag.started)
@@ -955,6 +977,7 @@ void agent_after_fork_child(int follow)
 	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
+	ag.quiet_if_empty = 0;
 	imap_free(&ag.name_cache);
 	ag.threadnames_gen = 0;
 	if (!follow || refused)

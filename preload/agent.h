@@ -1,14 +1,17 @@
 /*
  * agent.h - the library's one background thread.
  *
- * The agent waits for the interpreter to be initialized, arms the thread
- * timers, then every AGENT_TICK_MS drains the sample ring, names new code
- * objects (symbolize.c), interns stacks (intern.c) and streams them to the
- * collector (transport.c). When the interpreter finalizes it stops the
- * timers, so no sample touches a finalized interpreter. At exit it drains
- * what is left, sends BYE and waits for the bytes to leave while a collector
- * takes them (at most AGENT_EXIT_WAIT_MS); with no collector listening it
- * does not wait at all.
+ * The agent waits for the interpreter to be initialized (looking every
+ * AGENT_START_POLL_MS at first, so that a 10 ms program is sampled from
+ * its start), arms the thread timers, then every AGENT_TICK_MS drains the
+ * sample ring, names new code objects (symbolize.c), interns stacks
+ * (intern.c) and streams them to the collector (transport.c). When the
+ * interpreter finalizes it stops the timers, so no sample touches a
+ * finalized interpreter. At exit it drains what is left, sends BYE (after
+ * a HELLO, for a process that ended before it connected: every process is
+ * reported, even with no sample) and waits for the bytes to leave while a
+ * collector takes them (at most AGENT_EXIT_WAIT_MS); with no collector
+ * listening it does not wait at all.
  *
  * It runs with every signal blocked, never takes the GIL and never calls
  * the Python C API (the application may be deadlocked on the GIL and we must
@@ -28,6 +31,11 @@
 #define AGENT_EXIT_WAIT_MS 2000  /* at most, sending what is left    */
 #define AGENT_EXIT_STALL_MS 500  /* ...while the collector takes bytes */
 #define AGENT_CHILD_DELAY_MS 20
+/* Until the interpreter is seen up, during the first AGENT_START_FAST_MS,
+ * the agent looks for it every AGENT_START_POLL_MS (a short program's
+ * samples; about 100 wake-ups for a 100 ms start-up) */
+#define AGENT_START_POLL_MS 1
+#define AGENT_START_FAST_MS 500
 
 /* What the agent says about the process in HELLO. */
 struct agent_info {
@@ -44,6 +52,11 @@ int agent_start(const struct config *c, struct agent_info *info);
 
 /* Stops it: final drain, BYE, bounded wait (destructor). Idempotent. */
 void agent_stop(void);
+
+/* Before agent_stop, in a process that tried to exec and is ending: say
+ * nothing at all (no HELLO) unless there are samples to send or a
+ * collector heard from us already. */
+void agent_quiet_if_empty(void);
 
 /* Fork: prepare takes the agent's lock so that no drain is half done in
  * the child; parent releases it. The child is a new process: it forgets

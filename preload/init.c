@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@ static struct agent_info info;
 
 static int active;
 static pid_t active_pid; /* the process the agent belongs to */
+static volatile sig_atomic_t exec_tried; /* init_note_exec_sigsafe */
 
 static void read_args(void)
 {
@@ -186,6 +188,7 @@ static void fork_child(void)
 	cpuclock_after_fork_child();
 	threadnames_after_fork_child();
 	tid_note_main(); /* the forking thread is the child's main thread */
+	exec_tried = 0;  /* the parent's attempt is not the child's */
 	threads_after_fork_child(cpu_follow);
 	info.start_unix_ns = unix_ns();
 	info.start_mono_ns = mono_ns();
@@ -224,9 +227,16 @@ void init_flush_before_exit(void)
 		active = 0;
 		heap_stop();
 		heap_enter();
+		if (exec_tried)
+			agent_quiet_if_empty();
 		agent_stop();
 		heap_leave();
 	}
+}
+
+void init_note_exec_sigsafe(void)
+{
+	exec_tried = 1;
 }
 
 /* PYPROF_CHILDREN=0: programs this process execs must not load us. Takes
@@ -621,6 +631,8 @@ __attribute__((destructor)) static void pyprof_fini(void)
 	active = 0;
 	heap_stop();
 	heap_enter();
+	if (exec_tried)
+		agent_quiet_if_empty();
 	agent_stop();
 	heap_leave();
 }

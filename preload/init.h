@@ -11,4 +11,11 @@
  * child). */
 void init_flush_before_exit(void);
 
+/* Called by the exec wrappers (interpose/exec.c) in the process that owns
+ * the agent, just before the exec: should the exec fail and the process
+ * end (a forked child's _exit(255) after a command not found), it is no
+ * Python program of the user's, and is reported only if it has samples
+ * or had connected already. Async-signal-safe (one store). */
+void init_note_exec_sigsafe(void);
+
 #endif

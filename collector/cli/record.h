@@ -25,6 +25,9 @@
 #define RECORD_DEFAULT_HEAP_RATE 524288u /* Go's MemProfileRate */
 #define RECORD_READY_TIMEOUT_MS 15000 /* collector start-up              */
 #define RECORD_STOP_TIMEOUT_MS 60000  /* collector writing the profile   */
+/* the collector's --exit-grace: how long processes still connected when
+ * COMMAND exits may take to end before they count as running (daemons) */
+#define RECORD_EXIT_GRACE_MS "2000"
 #define RECORD_SUMMARY_MAX 4096
 
 struct record {

@@ -128,7 +128,7 @@ static void collector_child(const struct record *r, int ready_w,
 			    pid_t parent)
 {
 	char fdarg[16];
-	char *args[16];
+	char *args[20];
 	int n = 0, fd;
 
 	setpgid(0, 0);
@@ -160,6 +160,10 @@ static void collector_child(const struct record *r, int ready_w,
 	args[n++] = (char *)r->summary;
 	args[n++] = "--ready-fd";
 	args[n++] = fdarg;
+	/* processes that end just after COMMAND (a forkserver, a resource
+	 * tracker) are waited for, not taken for daemons */
+	args[n++] = "--exit-grace";
+	args[n++] = RECORD_EXIT_GRACE_MS;
 	if (!r->verbose) {
 		args[n++] = "--log-level";
 		args[n++] = "warn";

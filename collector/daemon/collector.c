@@ -68,6 +68,8 @@ struct collector {
 				of descriptors (n_shed_fd) or of room */
 	uint64_t n_shed_fd;
 	uint64_t n_evicted;  /* silent ones closed for newcomers, this burst */
+	int stopping;        /* asked to stop: waiting (--exit-grace) for the
+				clients still connected to end */
 };
 
 /* ---- connections ------------------------------------------------------------ */
@@ -83,6 +85,8 @@ static void close_conn(struct collector *c, struct conn *conn)
 	p = conn_free(conn);
 	if (p)
 		output_proc_ended(c->out, p);
+	if (c->stopping && c->n_conns == 0)
+		loop_stop(c->loop); /* the last one waited for has ended */
 }
 
 static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
@@ -288,16 +292,62 @@ static void on_sweep(struct loop *loop, struct loop_timer *t, void *arg)
 	}
 }
 
+/* The end of --exit-grace: whoever is still connected is running on. */
+static void on_grace_end(struct loop *loop, struct loop_timer *t, void *arg)
+{
+	struct collector *c = arg;
+	(void)t;
+	log_debug("--exit-grace over: %zu clients still connected",
+		  c->n_conns);
+	loop_stop(loop);
+}
+
+/*
+ * SIGTERM or SIGINT: stop. With --exit-grace and clients connected, first
+ * serve them until they have all ended or the grace is over: processes
+ * that end just after the one pyprof record waited for (multiprocessing's
+ * forkserver and resource tracker, a pool's last workers) then send
+ * their last samples, and are not taken for daemons. A second signal
+ * stops at once.
+ */
 static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
 {
+	struct collector *c = arg;
 	struct signalfd_siginfo si;
 	(void)events;
-	(void)arg;
 	if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
+	if (!c->stopping && c->opts->exit_grace_ns && c->n_conns &&
+	    loop_add_timer(loop, c->opts->exit_grace_ns, 0, on_grace_end, c)) {
+		c->stopping = 1;
+		log_info("%s received: waiting up to %" PRIu64 " ms for %zu "
+			 "connected clients to end", si.ssi_signo == SIGINT
+							 ? "SIGINT"
+							 : "SIGTERM",
+			 c->opts->exit_grace_ns / 1000000, c->n_conns);
+		return;
+	}
 	log_info("%s received: writing profiles and exiting",
 		 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 	loop_stop(loop);
+}
+
+/* Clients that connected and are not accepted yet (a short process that
+ * connected at its exit, just before we were told to stop): accepted, so
+ * that what they sent is read, not dropped with the listening socket. */
+static void accept_pending(struct collector *c)
+{
+	for (int i = 0; i < 1 << 16; i++) {
+		int fd, rc;
+		pid_t pid;
+		uid_t uid;
+		rc = listener_accept(c->lis, &fd, &pid, &uid);
+		if (rc == -EINTR || rc == -ECONNABORTED || rc == 1)
+			continue;
+		if (rc < 0)
+			return;
+		accept_one(c, fd, pid, uid);
+	}
 }
 
 /* ---- shutdown ---------------------------------------------------------------- */
@@ -313,6 +363,7 @@ static void shut_down(struct collector *c)
 	size_t n_acks = 0;
 	uint64_t n_running = 0;
 
+	accept_pending(c);
 	listener_close(c->lis);
 	c->lis = NULL;
 	/* Waiting HTTP requests get 503 before their windows would lose

@@ -43,6 +43,9 @@ struct collector_opts {
 				     0640 and 0750, of group output_gid */
 	gid_t output_gid;
 	size_t max_clients;       /* 0: COLLECTOR_MAX_CLIENTS */
+	uint64_t exit_grace_ns;   /* on SIGTERM/SIGINT, wait at most this
+				     long for connected clients to end
+				     before shutting down; 0: no wait */
 	const struct push_opts *push; /* NULL: no push; else where windows
 					 are sent (push.h) */
 };

@@ -36,8 +36,10 @@ static void quiet_sigprof(void)
 	 * in the parent, whose timers stay armed. Its own thread has no
 	 * timer anyway: only the drain below is for it. */
 	int ours = getpid() == sampler.owner_pid;
-	if (ours)
+	if (ours) {
 		__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
+		init_note_exec_sigsafe();
+	}
 	sigemptyset(&prof);
 	sigaddset(&prof, SIGPROF);
 	pthread_sigmask(SIG_BLOCK, &prof, &old);

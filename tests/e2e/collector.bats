@@ -212,6 +212,72 @@ assert_fact() {
 	[[ $totals == $'total 100\ntotal 200' ]] || fail "totals: $totals"
 }
 
+@test "--exit-grace: on SIGTERM a client that ends within the grace is read whole, not running; one that stays is; a second SIGTERM stops at once" {
+	collector_start --output "$T/merged.pb.gz" --summary "$T/summary.txt" \
+		--exit-grace 20000 --log-level debug
+	# A: half of its samples, then it waits for $T/go; the rest and BYE
+	$WC good --socket "$SOCK" --pid 5451 --samples 400 --batch 20 \
+		--wait-file "$T/go" >"$T/a.out" &
+	apid=$!
+	wait_log "client pid"
+	kill -TERM "$CPID"
+	wait_log "waiting up to 20000 ms for 1 connected clients to end"
+	touch "$T/go"
+	wait "$apid"
+	wait "$CPID" || fail "exit status $?"
+	CPID=
+	# it stopped when A ended, not at the end of the grace
+	! grep -qF -- "--exit-grace over" "$T/log" || fail "$(cat "$T/log")"
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=400 lost=0" ]] ||
+		fail "summary: $(cat "$T/summary.txt")"
+	$RAW summary "$T/merged.pb.gz" >"$T/sum"
+	assert_fact "$T/sum" "label pid=5451 400"
+
+	# B stays: counted as running when the grace is over
+	rm -f "$T/log" "$T/summary.txt"
+	collector_start --output "$T/merged.pb.gz" --summary "$T/summary.txt" \
+		--exit-grace 300 --log-level debug
+	$WC good --socket "$SOCK" --pid 5452 --samples 100 --no-bye \
+		--keep-open 30 >"$T/b.out" &
+	bpid=$!
+	for ((i = 0; i < 200; i++)); do
+		grep -q "sent 100 samples" "$T/b.out" && break
+		sleep 0.05
+	done
+	collector_stop
+	[[ $CRC == 0 ]] || fail "exit status $CRC"
+	wait "$bpid"
+	grep -qF -- "--exit-grace over: 1 clients still connected" "$T/log" ||
+		fail "$(cat "$T/log")"
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=100 lost=0 running=1" ]] ||
+		fail "summary: $(cat "$T/summary.txt")"
+
+	# a second SIGTERM ends a long grace at once
+	rm -f "$T/log" "$T/summary.txt"
+	collector_start --output "$T/merged.pb.gz" --summary "$T/summary.txt" \
+		--exit-grace 600000 --log-level debug
+	$WC good --socket "$SOCK" --pid 5453 --samples 100 --no-bye \
+		--keep-open 30 >"$T/c.out" &
+	cpid=$!
+	for ((i = 0; i < 200; i++)); do
+		grep -q "sent 100 samples" "$T/c.out" && break
+		sleep 0.05
+	done
+	kill -TERM "$CPID"
+	wait_log "waiting up to 600000 ms"
+	kill -TERM "$CPID"
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$CPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	! kill -0 "$CPID" 2>/dev/null || fail "still waiting after a second SIGTERM"
+	wait "$CPID" || fail "exit status $?"
+	CPID=
+	wait "$cpid"
+	[[ $(cat "$T/summary.txt") == "processes=1 samples=100 lost=0 running=1" ]] ||
+		fail "summary: $(cat "$T/summary.txt")"
+}
+
 @test "SIGTERM reads what connected clients sent and writes --output and --summary" {
 	collector_start --output "$T/merged.pb.gz" --summary "$T/summary.txt"
 	# Client A stays connected (no BYE) until the collector closes it.

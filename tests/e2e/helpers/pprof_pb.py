@@ -15,6 +15,8 @@ profiles; this only joins samples to their labels.
       PID leaf NAME N        samples whose leaf is NAME
       PID label KEY=VALUE N  samples with that label (pid itself excluded)
   pprof_pb.py pids FILE      the pids with samples, one a line
+  pprof_pb.py comments FILE  the profile's comments, one a line (every
+                             process, with samples or not: "pid N ...")
 Exit status 1 on a file that does not decode.
 """
 import collections
@@ -73,7 +75,8 @@ def decode(path):
     with gzip.open(path, "rb") as f:
         raw = f.read()
     prof = {"samples": [], "strings": [], "locs": {}, "funcs": {},
-            "time_nanos": 0, "duration_nanos": 0, "period": 0}
+            "time_nanos": 0, "duration_nanos": 0, "period": 0,
+            "comments": []}
     for num, wt, v in fields(raw):
         if num == 2:
             s = {"locs": [], "values": [], "labels": []}
@@ -106,6 +109,9 @@ def decode(path):
             prof["duration_nanos"] = signed(v)
         elif num == 12:
             prof["period"] = signed(v)
+        elif num == 13:
+            prof["comments"] += ints(wt, v)
+    prof["comments"] = [prof["strings"][i] for i in prof["comments"]]
     return prof
 
 
@@ -141,7 +147,8 @@ def bypid(prof):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("times", "bypid", "pids"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("times", "bypid", "pids",
+                                                   "comments"):
         sys.stderr.write(__doc__)
         return 2
     try:
@@ -155,6 +162,8 @@ def main():
             print("%s %d" % (k, prof[k]))
     elif sys.argv[1] == "bypid":
         print("\n".join(bypid(prof)))
+    elif sys.argv[1] == "comments":
+        print("\n".join(prof["comments"]))
     else:
         pids = set()
         for s in prof["samples"]:
