@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,8 +43,8 @@ struct agent {
 	struct agent_info *info;
 	pthread_t thread;
 	int started;
-	int wake_fd;
-	struct fd_id wake_id;     /* what wake_fd named when opened  */
+	int wake_fd, wake_wr;      /* the wake-up pipe's two ends          */
+	struct fd_id wake_id;     /* what they named when opened          */
 	int stop;                  /* set by agent_stop (atomic)           */
 	struct intern in;
 	struct symbolizer *sym;
@@ -93,15 +92,34 @@ static struct agent ag;
  * context. */
 static pthread_mutex_t ag_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The agent's wake-up eventfd, high up and identified (fdutil.h). */
-static int wake_open(struct fd_id *id)
+/* The agent's wake-up pipe, high up and identified (fdutil.h): a pipe,
+ * not an eventfd, because every eventfd has the same inode, so that one
+ * the program made at the number of ours would pass for ours. Both ends
+ * name the same pipe inode. Returns 0 or -1. */
+static int wake_open(void)
 {
-	int fd = fd_park(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (fd >= 0 && fd_id_get(fd, id) < 0) {
-		close(fd);
-		fd = -1;
+	int p[2];
+	ag.wake_fd = ag.wake_wr = -1;
+	if (fd_pipe_high(p) < 0)
+		return -1;
+	if (fd_id_get(p[0], &ag.wake_id) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
 	}
-	return fd;
+	ag.wake_fd = p[0];
+	ag.wake_wr = p[1];
+	return 0;
+}
+
+/* Closes what is still ours of the pipe. */
+static void wake_close(void)
+{
+	if (ag.wake_fd >= 0)
+		fd_close_own(ag.wake_fd, &ag.wake_id);
+	if (ag.wake_wr >= 0)
+		fd_close_own(ag.wake_wr, &ag.wake_id);
+	ag.wake_fd = ag.wake_wr = -1;
 }
 
 static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
@@ -519,7 +537,7 @@ static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
 /* How long the agent may sleep: the tick while sampling (the ring must
  * be drained), while there is something to send, or before the
  * interpreter is up; longer while dormant, where only the socket, the
- * eventfd and a lease can need it. */
+ * wake-up pipe and a lease can need it. */
 static int poll_ms(uint64_t now, int initialized)
 {
 	int ms = AGENT_TICK_MS;
@@ -599,23 +617,34 @@ struct loop {
 	int gone;              /* the program's last thread has ended */
 };
 
-/* Empties the wake-up eventfd; one the program closed is never read
- * again (the number may now be its own file; ticks go on). */
+/* Empties the wake-up pipe. */
 static void read_wake(void)
 {
-	uint64_t v;
-	if (fd_is(ag.wake_fd, &ag.wake_id)) {
-		ssize_t r = read(ag.wake_fd, &v, sizeof v);
-		(void)r;
-	} else {
-		ag.wake_fd = -1;
-	}
+	char v[64];
+	ssize_t r = read(ag.wake_fd, v, sizeof v);
+	(void)r;
+}
+
+/* The wake-up pipe, checked before the agent sleeps on it: one end the
+ * program closed (a daemon's closerange) is never read or written again,
+ * since the number may now be the program's; the pipe is made anew. */
+static void check_wake(void)
+{
+	if (ag.wake_fd >= 0 && fd_is(ag.wake_fd, &ag.wake_id) &&
+	    fd_is(ag.wake_wr, &ag.wake_id))
+		return;
+	int was = ag.wake_fd >= 0;
+	wake_close();
+	if (wake_open() == 0 && was)
+		plog_info("the program closed the agent's wake-up pipe: "
+			  "opened again");
 }
 
 /* Sleeps until the next tick, a wake-up, or the collector's socket is
  * readable (or writable, with something to send). */
 static void wait_tick(const struct loop *l)
 {
+	check_wake();
 	struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0}, {ag.tr.fd, POLLIN, 0}};
 	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 		p[1].events |= POLLOUT;
@@ -860,7 +889,8 @@ int agent_start(const struct config *c, struct agent_info *info)
 	memset(&ag, 0, sizeof ag);
 	ag.cfg = c;
 	ag.info = info;
-	ag.wake_fd = wake_open(&ag.wake_id);
+	ag.wake_fd = ag.wake_wr = -1;
+	wake_open();
 	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
 	ag.sym = symbolize_new(&ag.in);
 	/* always: a command may switch heap sampling on (control.h) */
@@ -885,8 +915,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 	rc = -spawn();
 out:
 	if (rc < 0) {
-		if (ag.wake_fd >= 0)
-			fd_close_own(ag.wake_fd, &ag.wake_id);
+		wake_close();
 		free(ag.batch);
 		heapframe_free(&ag.heap);
 		symbolize_free(ag.sym);
@@ -905,9 +934,8 @@ void agent_stop(void)
 		return;
 	ag.started = 0;
 	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
-	uint64_t one = 1;
-	if (fd_is(ag.wake_fd, &ag.wake_id)) {
-		ssize_t r = write(ag.wake_fd, &one, sizeof one);
+	if (ag.wake_wr >= 0 && fd_is(ag.wake_wr, &ag.wake_id)) {
+		ssize_t r = write(ag.wake_wr, "", 1);
 		(void)r;
 	}
 	struct timespec deadline;
@@ -926,7 +954,7 @@ void agent_after_fork_child(int follow)
 	ag.running = 0;
 	/* The parent's connection and the data waiting in it are the
 	 * parent's: drop our copies (closing the fd does not touch the
-	 * parent's connection). The eventfd is shared with the parent's
+	 * parent's connection). The wake-up pipe is shared with the parent's
 	 * agent: take a new one. Interned tables and named code objects stay
 	 * valid (the memory is a copy) and are replayed on our connection. */
 	/* A socket refused by the parent stays refused: its children say
@@ -937,9 +965,7 @@ void agent_after_fork_child(int follow)
 	ag.tr.refused = refused;
 	ag.tr.on_frame = on_ctl_frame;
 	ag.connected = 0;
-	if (ag.wake_fd >= 0)
-		fd_close_own(ag.wake_fd, &ag.wake_id);
-	ag.wake_fd = -1;
+	wake_close();
 	memset(ag.lost, 0, sizeof ag.lost);
 	ag.n_samples = 0;
 	ag.lost_total = 0;
@@ -954,8 +980,7 @@ void agent_after_fork_child(int follow)
 	ag.threadnames_gen = 0;
 	if (!follow || refused)
 		return;
-	ag.wake_fd = wake_open(&ag.wake_id);
-	if (ag.wake_fd < 0)
+	if (wake_open() < 0)
 		return;
 	/* The files the agent reads all the time, opened here, in the
 	 * forking thread, before the program goes on: opened later by the
