@@ -67,6 +67,7 @@ struct agent {
 	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
 	uint64_t lost_total;       /* lost, all reasons, since start        */
 	unsigned long lost_ring_seen;
+	uint64_t lost_closed_seen;  /* threads_lost_closed_ns, counted    */
 
 	/* PYPROF_NATIVE (merge.h): the loaded objects, scratch for one
 	 * merge, the marker frames' locations, samples not merged */
@@ -431,6 +432,16 @@ static void put_lost(void)
 		count_lost(WIRE_LOST_RING_FULL, ring - ag.lost_ring_seen,
 			   (ring - ag.lost_ring_seen) * sampler.period_ns);
 		ag.lost_ring_seen = ring;
+	}
+	uint64_t closed = threads_lost_closed_ns();
+	if (closed > ag.lost_closed_seen) {
+		uint64_t ns = closed - ag.lost_closed_seen;
+		uint64_t n = sampler.period_ns ? ns / sampler.period_ns : 0;
+		if (n) { /* the rest waits for more */
+			count_lost(WIRE_LOST_FD_CLOSED, n,
+				   n * sampler.period_ns);
+			ag.lost_closed_seen += n * sampler.period_ns;
+		}
 	}
 	for (int r = 1; r <= WIRE_LOST_REASON_MAX; r++) {
 		if (!ag.lost[r][0])
@@ -971,6 +982,7 @@ void agent_after_fork_child(int follow)
 	ag.lost_total = 0;
 	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
+	ag.lost_closed_seen = 0;
 	ag.batch_n = 0;
 	heapframe_reset(&ag.heap);
 	ag.written_before = ag.written_now = 0;

@@ -96,4 +96,9 @@ int threads_is_internal(int tid);
 /* Number of armed timers (for logs and tests). */
 int threads_armed(void);
 
+/* CPU time (ns) of threads whose perf counter the program closed, from
+ * its last sighting to its reopening, since the start (or the fork).
+ * Agent thread. */
+uint64_t threads_lost_closed_ns(void);
+
 #endif /* PYPROF_THREADS_H */
