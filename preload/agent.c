@@ -46,6 +46,10 @@ struct agent {
 	int wake_fd, wake_wr;      /* the wake-up pipe's two ends          */
 	struct fd_id wake_id;     /* what they named when opened          */
 	int stop;                  /* set by agent_stop (atomic)           */
+	int pause;                 /* set by agent_pause (atomic): the
+				      thread returns, its state kept      */
+	int paused;                /* agent_pause stopped the thread       */
+	int unjoined;              /* ... but could not wait for it        */
 	struct intern in;
 	struct symbolizer *sym;
 	struct transport tr;
@@ -824,9 +828,12 @@ static void finish(const struct loop *l)
 	pthread_mutex_unlock(&ag_lock);
 }
 
+/* The loop's state lives across a pause (agent_pause). */
+static struct loop ag_loop;
+
 static void *agent_main(void *arg)
 {
-	struct loop l = {0};
+	struct loop *lp = &ag_loop;
 	(void)arg;
 	threads_internal_self();
 	if (ag.start_delay_ms) {
@@ -834,20 +841,22 @@ static void *agent_main(void *arg)
 		nanosleep(&d, NULL);
 	}
 	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
-		wait_tick(&l);
+		if (__atomic_load_n(&ag.pause, __ATOMIC_ACQUIRE))
+			return NULL; /* agent_pause: back later, as we are */
+		wait_tick(lp);
 		uint64_t now = mono_ns();
-		if (program_ended(&l, now)) {
-			l.gone = 1;
+		if (program_ended(lp, now)) {
+			lp->gone = 1;
 			break;
 		}
 		refresh_unwind_tables();
-		follow_interpreter(&l);
-		if (!l.was_initialized)
+		follow_interpreter(lp);
+		if (!lp->was_initialized)
 			continue; /* nothing to say before Python runs */
-		follow_threads(&l, now);
+		follow_threads(lp, now);
 		tick(now);
 	}
-	finish(&l);
+	finish(lp);
 	return NULL;
 }
 
@@ -885,7 +894,8 @@ void agent_fork_parent(void)
 static int spawn(void)
 {
 	ag.running = 1;
-	int rc = ownthread_create(&ag.thread, agent_main, NULL);
+	int rc = ownthread_create(&ag.thread, agent_main, NULL,
+				  "pyprof-agent");
 	if (rc == 0)
 		ag.started = 1;
 	else
@@ -898,6 +908,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 	int rc = 0;
 
 	memset(&ag, 0, sizeof ag);
+	memset(&ag_loop, 0, sizeof ag_loop);
 	ag.cfg = c;
 	ag.info = info;
 	ag.wake_fd = ag.wake_wr = -1;
@@ -939,16 +950,56 @@ out:
 	return rc;
 }
 
-void agent_stop(void)
+/* Wakes the agent from its poll. */
+static void wake_agent(void)
 {
-	if (!ag.started)
-		return;
-	ag.started = 0;
-	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
 	if (ag.wake_wr >= 0 && fd_is(ag.wake_wr, &ag.wake_id)) {
 		ssize_t r = write(ag.wake_wr, "", 1);
 		(void)r;
 	}
+}
+
+int agent_pause(void)
+{
+	if (!ag.started || ag.paused)
+		return 0;
+	__atomic_store_n(&ag.pause, 1, __ATOMIC_RELEASE);
+	wake_agent();
+	/* A tick's work at most; bounded all the same (a fork from a
+	 * signal handler that interrupted the code object hook, which
+	 * holds the agent's lock, must not wait for ever). */
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += AGENT_PAUSE_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	ag.unjoined = pthread_timedjoin_np(ag.thread, NULL, &deadline) != 0;
+	ag.started = 0;
+	ag.paused = 1;
+	return !ag.unjoined;
+}
+
+void agent_resume(void)
+{
+	if (!ag.paused)
+		return;
+	if (ag.unjoined)
+		pthread_join(ag.thread, NULL); /* it was on its way out */
+	ag.paused = ag.unjoined = 0;
+	__atomic_store_n(&ag.pause, 0, __ATOMIC_RELEASE);
+	ag.start_delay_ms = 0;
+	if (!ag.stop)
+		spawn();
+}
+
+void agent_stop(void)
+{
+	agent_resume(); /* a pause nobody ended: the rest is sent */
+	if (!ag.started)
+		return;
+	ag.started = 0;
+	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
+	wake_agent();
 	struct timespec deadline;
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += AGENT_EXIT_WAIT_MS / 1000 + 1;
@@ -988,6 +1039,8 @@ void agent_after_fork_child(int follow)
 	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
+	ag.pause = ag.paused = ag.unjoined = 0;
+	memset(&ag_loop, 0, sizeof ag_loop);
 	imap_free(&ag.name_cache);
 	ag.threadnames_gen = 0;
 	if (!follow || refused)

@@ -28,6 +28,7 @@
 #define AGENT_EXIT_WAIT_MS 2000  /* at most, sending what is left    */
 #define AGENT_EXIT_STALL_MS 500  /* ...while the collector takes bytes */
 #define AGENT_CHILD_DELAY_MS 20
+#define AGENT_PAUSE_WAIT_MS 200  /* at most, for the agent to pause  */
 
 /* What the agent says about the process in HELLO. */
 struct agent_info {
@@ -44,6 +45,14 @@ int agent_start(const struct config *c, struct agent_info *info);
 
 /* Stops it: final drain, BYE, bounded wait (destructor). Idempotent. */
 void agent_stop(void);
+
+/* Before a fork (forkpause.h): the agent thread ends, its state kept;
+ * 1 if it has, 0 if it was not running or did not end within
+ * AGENT_PAUSE_WAIT_MS (it ends soon after; agent_resume waits for it).
+ * agent_resume starts it again; agent_stop resumes first. The forking
+ * thread, or the main thread (a pending call). */
+int agent_pause(void);
+void agent_resume(void);
 
 /* Fork: prepare takes the agent's lock so that no drain is half done in
  * the child; parent releases it. The child is a new process: it forgets

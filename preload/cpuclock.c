@@ -309,7 +309,8 @@ int cpuclock_start(void)
 	n_listed = 0;
 	epoch = 0;
 	n_ticks = n_invalid = n_held = n_tick_ns = 0;
-	int rc = ownthread_create(&cc_thread, cc_main, NULL);
+	int rc = ownthread_create(&cc_thread, cc_main, NULL,
+				  "pyprof-cpuclock");
 	if (rc)
 		return -rc;
 	cc_running = 1;

@@ -6,7 +6,8 @@
 
 #include <signal.h>
 
-int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg,
+		     const char *name)
 {
 	sigset_t all, old;
 	sigfillset(&all);
@@ -15,5 +16,7 @@ int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(th, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_setname_np(*th, name); /* ps -L, top -H, gdb */
 	return rc;
 }

@@ -57,6 +57,7 @@ static int started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static int asked, stopping;
+static int unjoined;        /* asked to stop, not waited for yet      */
 static int forking_tid;     /* the thread that called fork()            */
 static int (*hook_has_work)(void);
 static void (*hook)(void);  /* threadnames_gil_hook                      */
@@ -249,13 +250,20 @@ static void *threadnames_main(void *arg)
 
 void threadnames_start(void)
 {
-	if (!api.ok || started)
+	if (!api.ok)
+		return;
+	if (started && unjoined) {
+		/* a pause that could not wait: gone yet? */
+		if (pthread_tryjoin_np(threadnames_thread, NULL) != 0)
+			return;
+		started = unjoined = 0;
+	}
+	if (started)
 		return;
 	stopping = 0;
-	if (ownthread_create(&threadnames_thread, threadnames_main, NULL) == 0) {
-		pthread_detach(threadnames_thread);
+	if (ownthread_create(&threadnames_thread, threadnames_main, NULL,
+			     "pyprof-names") == 0)
 		started = 1;
-	}
 }
 
 /* Sets *flag (asked or stopping) under the wake lock and wakes the names
@@ -278,6 +286,27 @@ void threadnames_request(void)
 void threadnames_stop(void)
 {
 	wake_with(&stopping);
+	if (started && !unjoined)
+		pthread_detach(threadnames_thread);
+	unjoined = 0;
+}
+
+int threadnames_pause(void)
+{
+	if (!started || unjoined)
+		return 0;
+	wake_with(&stopping);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += 50 * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	if (pthread_timedjoin_np(threadnames_thread, NULL, &deadline) != 0) {
+		unjoined = 1;
+		return 0;
+	}
+	started = 0;
+	return 1;
 }
 
 void threadnames_fork_prepare(void)
@@ -291,6 +320,7 @@ void threadnames_after_fork_child(void)
 	pthread_mutex_init(&wake_lock, NULL);
 	pthread_cond_init(&wake, NULL);
 	started = 0;
+	unjoined = 0;
 	asked = stopping = 0;
 	/* The parent's threads are not ours; the one that forked is our
 	 * main thread, under its new tid, with the name it had. */

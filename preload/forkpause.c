@@ -1,0 +1,73 @@
+/*
+ * forkpause.c - see forkpause.h. The fork() wrapper runs on the program's
+ * forking thread; resume_pending on the main thread, with the GIL.
+ */
+#include "forkpause.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "heap.h"
+#include "libc_next.h"
+#include "sampler.h"
+#include "threadnames.h"
+#include "threads.h"
+
+static int (*add_pending)(int (*)(void *), void *);
+static int enabled; /* 3.12+ with Py_AddPendingCall: pause around fork */
+
+void forkpause_init(int major, int minor)
+{
+	if (major > 3 || (major == 3 && minor >= 12))
+		add_pending = (int (*)(int (*)(void *), void *))dlsym(
+			RTLD_DEFAULT, "Py_AddPendingCall");
+	enabled = add_pending != NULL;
+}
+
+/* Whether a fork now would be counted against our threads: the sampling
+ * process's main thread, a running interpreter (it runs the pending
+ * call), and no thread of ours that must stay (past the tick). */
+static int worth_pausing(void)
+{
+	if (!enabled)
+		return 0;
+	int pid = getpid();
+	return pid == sampler.owner_pid && (int)syscall(SYS_gettid) == pid &&
+	       !threads_using_clock() && sampler.is_initialized();
+}
+
+/* The main thread, at its next bytecode boundary after the fork. */
+static int resume_pending(void *arg)
+{
+	(void)arg;
+	heap_enter();
+	agent_resume();
+	heap_leave();
+	return 0;
+}
+
+__attribute__((visibility("default"))) pid_t fork(void)
+{
+	pid_t (*real)(void) = LIBC_NEXT(fork, "fork");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int paused = 0;
+	if (worth_pausing()) {
+		heap_enter();
+		paused = agent_pause();
+		threadnames_pause();
+		heap_leave();
+	}
+	pid_t pid = real();
+	if (pid != 0 && paused && add_pending(resume_pending, NULL) != 0) {
+		heap_enter();
+		agent_resume(); /* the queue is full: now, warning or not */
+		heap_leave();
+	}
+	return pid;
+}
