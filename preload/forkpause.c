@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cpuclock.h"
 #include "heap.h"
 #include "libc_next.h"
 #include "sampler.h"
@@ -28,15 +29,15 @@ void forkpause_init(int major, int minor)
 }
 
 /* Whether a fork now would be counted against our threads: the sampling
- * process's main thread, a running interpreter (it runs the pending
- * call), and no thread of ours that must stay (past the tick). */
+ * process's main thread, and a running interpreter (it runs the pending
+ * call). */
 static int worth_pausing(void)
 {
 	if (!enabled)
 		return 0;
 	int pid = getpid();
 	return pid == sampler.owner_pid && (int)syscall(SYS_gettid) == pid &&
-	       !threads_using_clock() && sampler.is_initialized();
+	       sampler.is_initialized();
 }
 
 /* The main thread, at its next bytecode boundary after the fork. */
@@ -60,6 +61,10 @@ __attribute__((visibility("default"))) pid_t fork(void)
 	if (worth_pausing()) {
 		heap_enter();
 		paused = agent_pause();
+		/* past the tick: the CPU-clock sampler too (the agent, which
+		 * starts and stops it, is gone); the agent starts it again */
+		if (paused && threads_using_clock())
+			cpuclock_stop();
 		threadnames_pause();
 		heap_leave();
 	}

@@ -12,14 +12,16 @@
  * first (their state kept), the fork happens, and in the parent the agent
  * starts again from a pending call (Py_AddPendingCall), which the main
  * thread runs at its next bytecode boundary, after the warning's check;
- * the agent starts the names thread again. The child starts its own agent
+ * the agent starts the names thread again. Past the tick the CPU-clock
+ * sampler ends too, and the agent starts it again (its accounts start
+ * afresh: at most a period per thread, and the CPU time between the fork
+ * and the restart, go unsampled). The child starts its own agent
  * as before (init.c's fork handlers). Samples taken meanwhile wait in the
  * ring. Why this design: docs/design.md#the-librarys-threads.
  *
- * Not paused: the CPU-clock sampler past the tick and the wall sampler
- * (their thread is the sampler itself), forks from other threads (the
- * program has threads of its own then, and the warning is right), and
- * Python 2.7 to 3.11, which do not warn.
+ * Not paused: the wall sampler (PYPROF_MODE=wall), forks from other
+ * threads (the program has threads of its own then, and the warning is
+ * right), and Python 2.7 to 3.11, which do not warn.
  *
  * Contexts: forkpause_init in the constructor; fork() in any program
  * thread. A program that forks inside a signal handler is served too:
