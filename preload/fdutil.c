@@ -11,36 +11,91 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* How many numbers below the ceiling the library may take: room for its
- * few descriptors and, with native stacks past the tick, one counter per
- * thread. Under a low limit, a quarter of it. */
+/* How many numbers the library may take: room for its few descriptors
+ * and, with native stacks past the tick, one counter per thread. */
 #define FD_PARK_SLOTS 128
+/* The highest soft limit above which descriptors are parked: a
+ * descriptor at number N makes the kernel size the process's descriptor
+ * table for N (8 bytes a number, rounded up to a power of two), and every
+ * fork() and vfork() copy it. */
+#define FD_ABOVE_MAX 4096
+/* Below the soft limit, never past this number: at the 2^20 soft limit
+ * containers set, the table for one socket there would be 8 MiB, copied
+ * at every fork (and select() sees no number past 1023). */
+#define FD_BELOW_CEIL 1024
 
-int fd_floor_sigsafe(void)
+static int get_nofile(struct rlimit *rl)
 {
-	struct rlimit rl;
-	long top = 1024;
+	return (int)syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
+}
 
-	/* Never past 1024: a descriptor at number N makes the kernel size
-	 * the process's descriptor table for N, and every fork() copy it: at
-	 * the 2^20 soft limit containers set, 8 MiB per fork for one
-	 * socket. (And select() sees no number past 1023.) */
-	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
-	    rl.rlim_cur < (rlim_t)top)
-		top = (long)rl.rlim_cur;
+/* The top FD_PARK_SLOTS numbers under min(soft limit, FD_BELOW_CEIL), a
+ * quarter of a lower limit; -1 when that leaves no room. */
+static int below_floor(const struct rlimit *rl, int known)
+{
+	long top = FD_BELOW_CEIL;
+	if (known && rl->rlim_cur < (rlim_t)top)
+		top = (long)rl->rlim_cur;
 	long slots = top >= 4 * FD_PARK_SLOTS ? FD_PARK_SLOTS : top / 4;
 	if (top - slots <= 3)
 		return -1; /* no room above the standard descriptors */
 	return (int)(top - slots);
 }
 
+/* Whether descriptors go above the soft limit (park_above). */
+static int goes_above(const struct rlimit *rl)
+{
+	return rl->rlim_cur < rl->rlim_max && rl->rlim_cur <= FD_ABOVE_MAX;
+}
+
+int fd_floor_sigsafe(void)
+{
+	struct rlimit rl;
+	int known = get_nofile(&rl) == 0;
+	if (known && goes_above(&rl))
+		return (int)rl.rlim_cur;
+	return below_floor(&rl, known);
+}
+
+/* Above the soft limit, where no open() or scan of the program's reaches
+ * (CPython's fd_status.py checks every number below it) and a daemon's
+ * closerange(3, soft limit) does not close: possible when the hard limit
+ * is higher, by raising the soft limit for the moment of one F_DUPFD (a
+ * number at or past the soft limit is refused otherwise). Returns the new
+ * number, or -1. */
+static int park_above(int fd, const struct rlimit *rl)
+{
+	struct rlimit up = *rl;
+	up.rlim_cur = rl->rlim_cur + FD_PARK_SLOTS < rl->rlim_max
+			      ? rl->rlim_cur + FD_PARK_SLOTS
+			      : rl->rlim_max;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &up, NULL) != 0)
+		return -1;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl->rlim_cur);
+	syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, rl, NULL);
+	return hi;
+}
+
 int fd_park_sigsafe(int fd)
 {
-	int base = fd_floor_sigsafe();
+	struct rlimit rl;
 
-	if (fd < 0 || base < 0 || fd >= base)
+	if (fd < 0)
 		return fd;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, base);
+	int known = get_nofile(&rl) == 0;
+	int hi = -1;
+	if (known && goes_above(&rl)) {
+		if ((rlim_t)fd >= rl.rlim_cur)
+			return fd;
+		hi = park_above(fd, &rl);
+	}
+	if (hi < 0) {
+		/* (or every number up there taken) */
+		int base = below_floor(&rl, known);
+		if (base < 0 || fd >= base)
+			return fd;
+		hi = fcntl(fd, F_DUPFD_CLOEXEC, base);
+	}
 	if (hi < 0)
 		return fd; /* every high number taken: keep the low one */
 	close(fd);

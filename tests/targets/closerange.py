@@ -32,8 +32,8 @@ def main():
     t0 = time.thread_time()
     before_close()
     t1 = time.thread_time()
-    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    os.closerange(3, soft)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    os.closerange(3, hard)
     # the program's own files now take the freed numbers
     mine = [os.open(os.devnull, os.O_RDONLY) for _ in range(8)]
     t2 = time.thread_time()
