@@ -1,8 +1,8 @@
 """closerange.py - a daemon's start: CPU before and after closing every
-descriptor but the standard three (os.closerange(3, soft limit)), then
-files of its own opened at the freed numbers. Each phase is timed by the
+descriptor but the standard three (os.closerange(3, hard limit), as
+python-daemon does), then files of its own opened at the freed numbers. Each phase is timed by the
 program's own thread CPU clock (printed), so that a profile can be held
-to it. fds.bats uses it.
+to it. unseen.bats uses it.
 """
 import os
 import resource
