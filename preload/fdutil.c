@@ -42,18 +42,30 @@ static int below_floor(const struct rlimit *rl, int known)
 	return (int)(top - slots);
 }
 
-/* Whether descriptors go above the soft limit (park_above). */
-static int goes_above(const struct rlimit *rl)
+/* Where descriptors go above the soft limit (park_above): just above it,
+ * or the top FD_PARK_SLOTS of the first FD_BELOW_CEIL numbers if that is
+ * higher (a program that lowered its limit to 29 still has its numbers up
+ * to 40 and may check them, as CPython's
+ * test_close_fds_when_max_fd_is_lowered does); 0 when the hard limit
+ * leaves no room or the soft limit is too high for it. */
+static long above_floor(const struct rlimit *rl)
 {
-	return rl->rlim_cur < rl->rlim_max && rl->rlim_cur <= FD_ABOVE_MAX;
+	if (rl->rlim_cur >= rl->rlim_max || rl->rlim_cur > FD_ABOVE_MAX)
+		return 0;
+	long f = (long)rl->rlim_cur;
+	long top = rl->rlim_max < FD_BELOW_CEIL ? (long)rl->rlim_max
+						 : FD_BELOW_CEIL;
+	if (top - FD_PARK_SLOTS > f)
+		f = top - FD_PARK_SLOTS;
+	return f;
 }
 
 int fd_floor_sigsafe(void)
 {
 	struct rlimit rl;
 	int known = get_nofile(&rl) == 0;
-	if (known && goes_above(&rl))
-		return (int)rl.rlim_cur;
+	if (known && above_floor(&rl))
+		return (int)above_floor(&rl);
 	return below_floor(&rl, known);
 }
 
@@ -63,15 +75,15 @@ int fd_floor_sigsafe(void)
  * is higher, by raising the soft limit for the moment of one F_DUPFD (a
  * number at or past the soft limit is refused otherwise). Returns the new
  * number, or -1. */
-static int park_above(int fd, const struct rlimit *rl)
+static int park_above(int fd, const struct rlimit *rl, long floor)
 {
 	struct rlimit up = *rl;
-	up.rlim_cur = rl->rlim_cur + FD_PARK_SLOTS < rl->rlim_max
-			      ? rl->rlim_cur + FD_PARK_SLOTS
+	up.rlim_cur = (rlim_t)floor + FD_PARK_SLOTS < rl->rlim_max
+			      ? (rlim_t)floor + FD_PARK_SLOTS
 			      : rl->rlim_max;
 	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &up, NULL) != 0)
 		return -1;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl->rlim_cur);
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
 	syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, rl, NULL);
 	return hi;
 }
@@ -84,10 +96,11 @@ int fd_park_sigsafe(int fd)
 		return fd;
 	int known = get_nofile(&rl) == 0;
 	int hi = -1;
-	if (known && goes_above(&rl)) {
-		if ((rlim_t)fd >= rl.rlim_cur)
+	long floor = known ? above_floor(&rl) : 0;
+	if (floor) {
+		if (fd >= floor)
 			return fd;
-		hi = park_above(fd, &rl);
+		hi = park_above(fd, &rl, floor);
 	}
 	if (hi < 0) {
 		/* (or every number up there taken) */
