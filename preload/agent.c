@@ -841,8 +841,10 @@ static void *agent_main(void *arg)
 		nanosleep(&d, NULL);
 	}
 	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
-		if (__atomic_load_n(&ag.pause, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&ag.pause, __ATOMIC_ACQUIRE)) {
+			threads_internal_leave();
 			return NULL; /* agent_pause: back later, as we are */
+		}
 		wait_tick(lp);
 		uint64_t now = mono_ns();
 		if (program_ended(lp, now)) {
@@ -857,6 +859,7 @@ static void *agent_main(void *arg)
 		tick(now);
 	}
 	finish(lp);
+	threads_internal_leave();
 	return NULL;
 }
 

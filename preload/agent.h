@@ -28,7 +28,7 @@
 #define AGENT_EXIT_WAIT_MS 2000  /* at most, sending what is left    */
 #define AGENT_EXIT_STALL_MS 500  /* ...while the collector takes bytes */
 #define AGENT_CHILD_DELAY_MS 20
-#define AGENT_PAUSE_WAIT_MS 200  /* at most, for the agent to pause  */
+#define AGENT_PAUSE_WAIT_MS 1000 /* at most, for the agent to pause  */
 
 /* What the agent says about the process in HELLO. */
 struct agent_info {

@@ -7,12 +7,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "cpuclock.h"
 #include "heap.h"
 #include "libc_next.h"
+#include "log.h"
 #include "sampler.h"
 #include "threadnames.h"
 #include "threads.h"
@@ -40,6 +42,21 @@ static int worth_pausing(void)
 	       sampler.is_initialized();
 }
 
+/* A thread of ours that has returned, and whose join has returned, is
+ * still counted in /proc/self/stat for a moment: the kernel wakes the
+ * joiner as the thread exits, before it leaves the thread group. Waits
+ * until it has (at most 20 ms). */
+static void wait_gone(int tid)
+{
+	int pid = getpid();
+	for (int i = 0; i < 400; i++) {
+		if (syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH)
+			return;
+		struct timespec d = {0, 50000};
+		nanosleep(&d, NULL);
+	}
+}
+
 /* The main thread, at its next bytecode boundary after the fork. */
 static int resume_pending(void *arg)
 {
@@ -59,14 +76,22 @@ __attribute__((visibility("default"))) pid_t fork(void)
 	}
 	int paused = 0;
 	if (worth_pausing()) {
+		int ours[16];
+		int n = threads_internal_list(ours, 16);
 		heap_enter();
 		paused = agent_pause();
 		/* past the tick: the CPU-clock sampler too (the agent, which
 		 * starts and stops it, is gone); the agent starts it again */
 		if (paused && threads_using_clock())
 			cpuclock_stop();
-		threadnames_pause();
+		int names = threadnames_pause();
 		heap_leave();
+		for (int i = 0; i < n; i++)
+			if (!threads_is_internal(ours[i]))
+				wait_gone(ours[i]);
+		plog_debug("fork: agent %s, names thread %s",
+			   paused ? "paused" : "not running or busy",
+			   names ? "ended" : "not running or busy");
 	}
 	pid_t pid = real();
 	if (pid != 0 && paused && add_pending(resume_pending, NULL) != 0) {

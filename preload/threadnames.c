@@ -58,6 +58,7 @@ static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static int asked, stopping;
 static int unjoined;        /* asked to stop, not waited for yet      */
+static int in_gil;          /* taking or holding the GIL (atomic)     */
 static int forking_tid;     /* the thread that called fork()            */
 static int (*hook_has_work)(void);
 static void (*hook)(void);  /* threadnames_gil_hook                      */
@@ -234,17 +235,30 @@ static void *threadnames_main(void *arg)
 				name_alone();
 			if ((several || more) && (!api.threads_initialized ||
 						  api.threads_initialized())) {
-				int g = api.gil_ensure();
+				__atomic_store_n(&in_gil, 1,
+						 __ATOMIC_SEQ_CST);
+				int g = __atomic_load_n(&stopping,
+							__ATOMIC_SEQ_CST)
+						? -1
+						: api.gil_ensure();
+				if (g == -1) { /* a fork is waiting */
+					__atomic_store_n(&in_gil, 0,
+							 __ATOMIC_SEQ_CST);
+					pthread_mutex_lock(&wake_lock);
+					continue;
+				}
 				if (several)
 					threadnames_refresh();
 				if (more)
 					hook();
 				api.gil_release(g);
+				__atomic_store_n(&in_gil, 0, __ATOMIC_SEQ_CST);
 			}
 		}
 		pthread_mutex_lock(&wake_lock);
 	}
 	pthread_mutex_unlock(&wake_lock);
+	threads_internal_leave();
 	return NULL;
 }
 
@@ -273,7 +287,7 @@ static void wake_with(int *flag)
 	if (!started)
 		return;
 	pthread_mutex_lock(&wake_lock);
-	*flag = 1;
+	__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST); /* (in_gil: threadnames_pause) */
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&wake_lock);
 }
@@ -293,19 +307,28 @@ void threadnames_stop(void)
 
 int threadnames_pause(void)
 {
-	if (!started || unjoined)
+	if (!started)
 		return 0;
 	wake_with(&stopping);
+	/* Waiting for the GIL, which the forking thread holds (it takes
+	 * it only when the program has Python threads of its own: their
+	 * fork warning is right anyway): no use waiting for it. Otherwise
+	 * it leaves at once, unless the machine is too busy to run it: a
+	 * bounded wait. */
+	if (__atomic_load_n(&in_gil, __ATOMIC_SEQ_CST)) {
+		unjoined = 1;
+		return 0;
+	}
 	struct timespec deadline;
 	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += 50 * 1000000L;
+	deadline.tv_nsec += NAMES_PAUSE_WAIT_MS * 1000000L;
 	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
 	deadline.tv_nsec %= 1000000000L;
 	if (pthread_timedjoin_np(threadnames_thread, NULL, &deadline) != 0) {
 		unjoined = 1;
 		return 0;
 	}
-	started = 0;
+	started = unjoined = 0;
 	return 1;
 }
 

@@ -69,6 +69,7 @@ void threadnames_stop(void);
  * threadnames_start (the agent, while sampling) starts it again. 1 if
  * it is gone, 0 if it was not running or is still there. */
 int threadnames_pause(void);
+#define NAMES_PAUSE_WAIT_MS 1000 /* at most (a busy machine's delay) */
 
 /* Fork: prepare notes the forking thread; in the child the names thread
  * is gone, the lock may have been held, and of the table only the forking

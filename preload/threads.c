@@ -223,6 +223,17 @@ void threads_internal_self(void)
 		retire(s);
 }
 
+int threads_internal_list(int *tids, int max)
+{
+	int n = 0;
+	for (int i = 0; i < INTERNAL_MAX && n < max; i++) {
+		int t = __atomic_load_n(&internal[i], __ATOMIC_ACQUIRE);
+		if (t > 0)
+			tids[n++] = t;
+	}
+	return n;
+}
+
 void threads_internal_leave(void)
 {
 	int tid = gettid_();

@@ -91,6 +91,8 @@ void threads_internal_self(void);
 /* ...and last thing by one that ends before the process does (the wall
  * sampler, which comes and goes with sampling: control.h). */
 void threads_internal_leave(void);
+/* The tids of pyprof's threads now (at most max). */
+int threads_internal_list(int *tids, int max);
 int threads_is_internal(int tid);
 
 /* Number of armed timers (for logs and tests). */
