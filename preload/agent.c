@@ -937,6 +937,12 @@ int agent_start(const struct config *c, struct agent_info *info)
 	}
 	transport_init(&ag.tr, c->socket, c->collector_uid);
 	ag.tr.on_frame = on_ctl_frame;
+	/* The files the agent keeps, opened here, before the program runs:
+	 * opened later they would sit at a low number for a moment, where a
+	 * program listing its descriptors (CPython's fd_status.py, right at
+	 * its start) could see them. */
+	program_gone_prepare();
+	threads_prepare_scan();
 	rc = -spawn();
 out:
 	if (rc < 0) {
