@@ -748,6 +748,7 @@ static void tick(uint64_t now)
 	uint8_t st[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
 	pthread_mutex_lock(&ag_lock);
 	size_t stn = control_tick(now, st, sizeof st);
+	threads_check_counters(); /* before the drain counts what was lost */
 	drain();
 	if (stn)
 		transport_put_ctl(&ag.tr, st, stn);

@@ -447,14 +447,16 @@ static DIR *task_dir_get(void)
 	return task_dir;
 }
 
-/* Every scan, with perf counters: a counter the program closed (a
+/* Every agent tick, with perf counters: a counter the program closed (a
  * daemon's closerange, a dup2 over it) would leave its thread unsampled,
  * silently. Its number may be the program's now, so it is neither closed
  * nor disabled: the slot is taken back (ARMED to CLAIMED, as a new
  * thread's), a new counter is opened, and the thread's CPU time since the
  * counter was last seen open is counted as lost. Agent thread. */
-static void check_counters(void)
+void threads_check_counters(void)
 {
+	if (!use_perf || !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
 	for (int i = 0; i < THREADS_MAX; i++) {
 		struct slot *s = &slots[i];
 		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
@@ -502,8 +504,6 @@ void threads_scan(void)
 	DIR *d = task_dir_get();
 	if (!d)
 		return;
-	if (use_perf)
-		check_counters();
 	for (int i = 0; i < THREADS_MAX; i++)
 		slots[i].seen = 0;
 	int self = gettid_();

@@ -103,4 +103,9 @@ int threads_armed(void);
  * Agent thread. */
 uint64_t threads_lost_closed_ns(void);
 
+/* With perf counters: each counter still ours (its event id), else a new
+ * one opened and the thread's CPU time since the last check counted as
+ * lost (an ioctl per thread). Agent thread, every tick. */
+void threads_check_counters(void);
+
 #endif /* PYPROF_THREADS_H */
