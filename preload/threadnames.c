@@ -37,6 +37,7 @@ static struct {
 	void (*restore)(PyObject *, PyObject *, PyObject *);
 	void (*clear)(void);
 	void (*decref)(PyObject *);
+	int (*is_finalizing)(void); /* 3.13+ Py_IsFinalizing, else _Py_ */
 	const char *name_attr;
 	int ok;
 } api;
@@ -84,6 +85,8 @@ int threadnames_init(int py_major)
 	SYM(restore, "PyErr_Restore");
 	SYM(clear, "PyErr_Clear");
 	SYM(decref, "Py_DecRef");
+	if (!SYM(is_finalizing, "Py_IsFinalizing"))
+		SYM(is_finalizing, "_Py_IsFinalizing");
 	if (py_major == 2) {
 		/* 2.7: idents are ints, names are byte strings, and the
 		 * attribute is name-mangled */
@@ -155,12 +158,18 @@ static void threadnames_refresh(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* 3.8: once finalization has begun (ceval.pending.finishing), stay away;
- * the flag is set early in Py_FinalizeEx. */
+/* Once finalization has begun, stay away: Py_IsFinalizing where the
+ * interpreter has it, and 3.8's ceval.pending.finishing, both set early
+ * in Py_FinalizeEx. */
 static int finishing(void)
 {
 	const struct pyabi *a = sampler.abi;
 	int v = 0;
+	/* Any version that says: past this, PyGILState_Ensure can meet a
+	 * runtime being torn down (3.14: "Fatal Python error:
+	 * gilstate_tss_set: failed to set current tstate (TSS)") */
+	if (api.is_finalizing && api.is_finalizing())
+		return 1;
 	if (a->rt_pending_finishing == PYABI_NONE || !sampler.runtime)
 		return 0;
 	if (guard_copy(&v, (void *)(sampler.runtime + a->rt_pending_finishing),
