@@ -31,15 +31,17 @@ void forkpause_init(int major, int minor)
 }
 
 /* Whether a fork now would be counted against our threads: the sampling
- * process's main thread, and a running interpreter (it runs the pending
- * call). */
+ * process's main thread, alone (with threads of its own the program is
+ * warned rightly, and the agent must go on draining their samples: the
+ * main thread may not reach a bytecode boundary for long, blocked in
+ * waitpid), and a running interpreter (it runs the pending call). */
 static int worth_pausing(void)
 {
 	if (!enabled)
 		return 0;
 	int pid = getpid();
 	return pid == sampler.owner_pid && (int)syscall(SYS_gettid) == pid &&
-	       sampler.is_initialized();
+	       threads_armed() <= 1 && sampler.is_initialized();
 }
 
 /* A thread of ours that has returned, and whose join has returned, is
@@ -93,6 +95,8 @@ __attribute__((visibility("default"))) pid_t fork(void)
 			   paused ? "paused" : "not running or busy",
 			   names ? "ended" : "not running or busy");
 	}
+	if (!paused && enabled)
+		plog_debug("fork: not paused (%d threads armed)", threads_armed());
 	pid_t pid = real();
 	if (pid != 0 && paused && add_pending(resume_pending, NULL) != 0) {
 		heap_enter();

@@ -20,8 +20,9 @@
  * ring. Why this design: docs/design.md#the-librarys-threads.
  *
  * Not paused: the wall sampler (PYPROF_MODE=wall), forks from other
- * threads (the program has threads of its own then, and the warning is
- * right), and Python 2.7 to 3.11, which do not warn.
+ * threads or while the program has other threads (the warning is right
+ * then, and their samples must go on being drained), and Python 2.7 to
+ * 3.11, which do not warn.
  *
  * Contexts: forkpause_init in the constructor; fork() in any program
  * thread. A program that forks inside a signal handler is served too:

@@ -207,10 +207,10 @@ int threads_is_internal(int tid)
 static struct slot *find(int tid);
 static void retire(struct slot *s);
 
-void threads_internal_self(void)
+void threads_internal_add(int tid)
 {
-	int tid = gettid_();
-	heap_enter(); /* for life: a thread of ours allocates for pyprof */
+	if (tid <= 0 || threads_is_internal(tid))
+		return;
 	for (int i = 0; i < INTERNAL_MAX; i++) {
 		int z = 0;
 		if (__atomic_compare_exchange_n(&internal[i], &z, tid, 0,
@@ -218,6 +218,13 @@ void threads_internal_self(void)
 						__ATOMIC_ACQUIRE))
 			break;
 	}
+}
+
+void threads_internal_self(void)
+{
+	int tid = gettid_();
+	heap_enter(); /* for life: a thread of ours allocates for pyprof */
+	threads_internal_add(tid);
 	struct slot *s = find(tid);
 	if (s)
 		retire(s);

@@ -91,6 +91,9 @@ void threads_internal_self(void);
 /* ...and last thing by one that ends before the process does (the wall
  * sampler, which comes and goes with sampling: control.h). */
 void threads_internal_leave(void);
+/* The same for a thread of ours just created (ownthread_create), before
+ * it runs: no scan takes it for the program's meanwhile. */
+void threads_internal_add(int tid);
 /* The tids of pyprof's threads now (at most max). */
 int threads_internal_list(int *tids, int max);
 int threads_is_internal(int tid);
