@@ -48,9 +48,9 @@
 # 3.15, at the default 100 Hz (CPU timers) and at 1 kHz (the CPU-clock
 # sampler) with heap profiling (PYPROF_HEAP_RATE=512KiB, as pyprof record
 # --heap): the same results, except test_sys.test_debugmallocstats with
-# heap profiling (docs/limitations.md). About 2.5 minutes each with 2
-# processes at a time on the loaded 2-core machine, 16 minutes for the
-# six (docs/testing.md).
+# heap profiling (docs/limitations.md). About 2 minutes each with 2
+# processes at a time on the loaded 2-core machine; the whole file took
+# 12 minutes (docs/testing.md).
 # Reports and logs of each run stay in the test's temporary directory
 # (the path is printed) for a look at a failure.
 
