@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,9 +43,13 @@ struct agent {
 	struct agent_info *info;
 	pthread_t thread;
 	int started;
-	int wake_fd;
-	struct fd_id wake_id;     /* what wake_fd named when opened  */
+	int wake_fd, wake_wr;      /* the wake-up pipe's two ends          */
+	struct fd_id wake_id;     /* what they named when opened          */
 	int stop;                  /* set by agent_stop (atomic)           */
+	int pause;                 /* set by agent_pause (atomic): the
+				      thread returns, its state kept      */
+	int paused;                /* agent_pause stopped the thread       */
+	int unjoined;              /* ... but could not wait for it        */
 	struct intern in;
 	struct symbolizer *sym;
 	struct transport tr;
@@ -70,6 +73,7 @@ struct agent {
 	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
 	uint64_t lost_total;       /* lost, all reasons, since start        */
 	unsigned long lost_ring_seen;
+	uint64_t lost_closed_seen;  /* threads_lost_closed_ns, counted    */
 
 	/* PYPROF_NATIVE (merge.h): the loaded objects, scratch for one
 	 * merge, the marker frames' locations, samples not merged */
@@ -95,15 +99,34 @@ static struct agent ag;
  * context. */
 static pthread_mutex_t ag_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The agent's wake-up eventfd, high up and identified (fdutil.h). */
-static int wake_open(struct fd_id *id)
+/* The agent's wake-up pipe, high up and identified (fdutil.h): a pipe,
+ * not an eventfd, because every eventfd has the same inode, so that one
+ * the program made at the number of ours would pass for ours. Both ends
+ * name the same pipe inode. Returns 0 or -1. */
+static int wake_open(void)
 {
-	int fd = fd_park(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (fd >= 0 && fd_id_get(fd, id) < 0) {
-		close(fd);
-		fd = -1;
+	int p[2];
+	ag.wake_fd = ag.wake_wr = -1;
+	if (fd_pipe_high(p) < 0)
+		return -1;
+	if (fd_id_get(p[0], &ag.wake_id) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
 	}
-	return fd;
+	ag.wake_fd = p[0];
+	ag.wake_wr = p[1];
+	return 0;
+}
+
+/* Closes what is still ours of the pipe. */
+static void wake_close(void)
+{
+	if (ag.wake_fd >= 0)
+		fd_close_own(ag.wake_fd, &ag.wake_id);
+	if (ag.wake_wr >= 0)
+		fd_close_own(ag.wake_wr, &ag.wake_id);
+	ag.wake_fd = ag.wake_wr = -1;
 }
 
 static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
@@ -416,6 +439,16 @@ static void put_lost(void)
 			   (ring - ag.lost_ring_seen) * sampler.period_ns);
 		ag.lost_ring_seen = ring;
 	}
+	uint64_t closed = threads_lost_closed_ns();
+	if (closed > ag.lost_closed_seen) {
+		uint64_t ns = closed - ag.lost_closed_seen;
+		uint64_t n = sampler.period_ns ? ns / sampler.period_ns : 0;
+		if (n) { /* the rest waits for more */
+			count_lost(WIRE_LOST_FD_CLOSED, n,
+				   n * sampler.period_ns);
+			ag.lost_closed_seen += n * sampler.period_ns;
+		}
+	}
 	for (int r = 1; r <= WIRE_LOST_REASON_MAX; r++) {
 		if (!ag.lost[r][0])
 			continue;
@@ -521,7 +554,7 @@ static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
 /* How long the agent may sleep: the tick while sampling (the ring must
  * be drained), while there is something to send, or before the
  * interpreter is up; longer while dormant, where only the socket, the
- * eventfd and a lease can need it. */
+ * wake-up pipe and a lease can need it. */
 static int poll_ms(uint64_t now, int initialized)
 {
 	int ms = AGENT_TICK_MS;
@@ -607,23 +640,34 @@ struct loop {
 	int gone;              /* the program's last thread has ended */
 };
 
-/* Empties the wake-up eventfd; one the program closed is never read
- * again (the number may now be its own file; ticks go on). */
+/* Empties the wake-up pipe. */
 static void read_wake(void)
 {
-	uint64_t v;
-	if (fd_is(ag.wake_fd, &ag.wake_id)) {
-		ssize_t r = read(ag.wake_fd, &v, sizeof v);
-		(void)r;
-	} else {
-		ag.wake_fd = -1;
-	}
+	char v[64];
+	ssize_t r = read(ag.wake_fd, v, sizeof v);
+	(void)r;
+}
+
+/* The wake-up pipe, checked before the agent sleeps on it: one end the
+ * program closed (a daemon's closerange) is never read or written again,
+ * since the number may now be the program's; the pipe is made anew. */
+static void check_wake(void)
+{
+	if (ag.wake_fd >= 0 && fd_is(ag.wake_fd, &ag.wake_id) &&
+	    fd_is(ag.wake_wr, &ag.wake_id))
+		return;
+	int was = ag.wake_fd >= 0;
+	wake_close();
+	if (wake_open() == 0 && was)
+		plog_info("the program closed the agent's wake-up pipe: "
+			  "opened again");
 }
 
 /* Sleeps until the next tick, a wake-up, or the collector's socket is
  * readable (or writable, with something to send). */
 static void wait_tick(const struct loop *l)
 {
+	check_wake();
 	struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0}, {ag.tr.fd, POLLIN, 0}};
 	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 		p[1].events |= POLLOUT;
@@ -714,6 +758,7 @@ static void tick(uint64_t now)
 	uint8_t st[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
 	pthread_mutex_lock(&ag_lock);
 	size_t stn = control_tick(now, st, sizeof st);
+	threads_check_counters(); /* before the drain counts what was lost */
 	drain();
 	if (stn)
 		transport_put_ctl(&ag.tr, st, stn);
@@ -803,9 +848,12 @@ static void finish(const struct loop *l)
 	pthread_mutex_unlock(&ag_lock);
 }
 
+/* The loop's state lives across a pause (agent_pause). */
+static struct loop ag_loop;
+
 static void *agent_main(void *arg)
 {
-	struct loop l = {0};
+	struct loop *lp = &ag_loop;
 	(void)arg;
 	threads_internal_self();
 	if (ag.start_delay_ms) {
@@ -816,20 +864,25 @@ static void *agent_main(void *arg)
 	}
 	ag.start_ns = mono_ns();
 	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
-		wait_tick(&l);
+		if (__atomic_load_n(&ag.pause, __ATOMIC_ACQUIRE)) {
+			threads_internal_leave();
+			return NULL; /* agent_pause: back later, as we are */
+		}
+		wait_tick(lp);
 		uint64_t now = mono_ns();
-		if (program_ended(&l, now)) {
-			l.gone = 1;
+		if (program_ended(lp, now)) {
+			lp->gone = 1;
 			break;
 		}
 		refresh_unwind_tables();
-		follow_interpreter(&l);
-		if (!l.was_initialized)
+		follow_interpreter(lp);
+		if (!lp->was_initialized)
 			continue; /* nothing to say before Python runs */
-		follow_threads(&l, now);
+		follow_threads(lp, now);
 		tick(now);
 	}
-	finish(&l);
+	finish(lp);
+	threads_internal_leave();
 	return NULL;
 }
 
@@ -867,7 +920,8 @@ void agent_fork_parent(void)
 static int spawn(void)
 {
 	ag.running = 1;
-	int rc = ownthread_create(&ag.thread, agent_main, NULL);
+	int rc = ownthread_create(&ag.thread, agent_main, NULL,
+				  "pyprof-agent");
 	if (rc == 0)
 		ag.started = 1;
 	else
@@ -880,9 +934,11 @@ int agent_start(const struct config *c, struct agent_info *info)
 	int rc = 0;
 
 	memset(&ag, 0, sizeof ag);
+	memset(&ag_loop, 0, sizeof ag_loop);
 	ag.cfg = c;
 	ag.info = info;
-	ag.wake_fd = wake_open(&ag.wake_id);
+	ag.wake_fd = ag.wake_wr = -1;
+	wake_open();
 	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
 	ag.sym = symbolize_new(&ag.in);
 	/* always: a command may switch heap sampling on (control.h) */
@@ -904,11 +960,16 @@ int agent_start(const struct config *c, struct agent_info *info)
 	}
 	transport_init(&ag.tr, c->socket, c->collector_uid);
 	ag.tr.on_frame = on_ctl_frame;
+	/* The files the agent keeps, opened here, before the program runs:
+	 * opened later they would sit at a low number for a moment, where a
+	 * program listing its descriptors (CPython's fd_status.py, right at
+	 * its start) could see them. */
+	program_gone_prepare();
+	threads_prepare_scan();
 	rc = -spawn();
 out:
 	if (rc < 0) {
-		if (ag.wake_fd >= 0)
-			fd_close_own(ag.wake_fd, &ag.wake_id);
+		wake_close();
 		free(ag.batch);
 		heapframe_free(&ag.heap);
 		symbolize_free(ag.sym);
@@ -926,17 +987,56 @@ void agent_quiet_if_empty(void)
 	__atomic_store_n(&ag.quiet_if_empty, 1, __ATOMIC_RELEASE);
 }
 
+/* Wakes the agent from its poll. */
+static void wake_agent(void)
+{
+	if (ag.wake_wr >= 0 && fd_is(ag.wake_wr, &ag.wake_id)) {
+		ssize_t r = write(ag.wake_wr, "", 1);
+		(void)r;
+	}
+}
+
+int agent_pause(void)
+{
+	if (!ag.started || ag.paused)
+		return 0;
+	__atomic_store_n(&ag.pause, 1, __ATOMIC_RELEASE);
+	wake_agent();
+	/* A tick's work at most; bounded all the same (a fork from a
+	 * signal handler that interrupted the code object hook, which
+	 * holds the agent's lock, must not wait for ever). */
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += AGENT_PAUSE_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	ag.unjoined = pthread_timedjoin_np(ag.thread, NULL, &deadline) != 0;
+	ag.started = 0;
+	ag.paused = 1;
+	return !ag.unjoined;
+}
+
+void agent_resume(void)
+{
+	if (!ag.paused)
+		return;
+	if (ag.unjoined)
+		pthread_join(ag.thread, NULL); /* it was on its way out */
+	ag.paused = ag.unjoined = 0;
+	__atomic_store_n(&ag.pause, 0, __ATOMIC_RELEASE);
+	ag.start_delay_ms = 0;
+	if (!ag.stop)
+		spawn();
+}
+
 void agent_stop(void)
 {
+	agent_resume(); /* a pause nobody ended: the rest is sent */
 	if (!ag.started)
 		return;
 	ag.started = 0;
 	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
-	uint64_t one = 1;
-	if (fd_is(ag.wake_fd, &ag.wake_id)) {
-		ssize_t r = write(ag.wake_fd, &one, sizeof one);
-		(void)r;
-	}
+	wake_agent();
 	struct timespec deadline;
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += AGENT_EXIT_WAIT_MS / 1000 + 1;
@@ -953,7 +1053,7 @@ void agent_after_fork_child(int follow)
 	ag.running = 0;
 	/* The parent's connection and the data waiting in it are the
 	 * parent's: drop our copies (closing the fd does not touch the
-	 * parent's connection). The eventfd is shared with the parent's
+	 * parent's connection). The wake-up pipe is shared with the parent's
 	 * agent: take a new one. Interned tables and named code objects stay
 	 * valid (the memory is a copy) and are replayed on our connection. */
 	/* A socket refused by the parent stays refused: its children say
@@ -964,26 +1064,26 @@ void agent_after_fork_child(int follow)
 	ag.tr.refused = refused;
 	ag.tr.on_frame = on_ctl_frame;
 	ag.connected = 0;
-	if (ag.wake_fd >= 0)
-		fd_close_own(ag.wake_fd, &ag.wake_id);
-	ag.wake_fd = -1;
+	wake_close();
 	memset(ag.lost, 0, sizeof ag.lost);
 	ag.n_samples = 0;
 	ag.lost_total = 0;
 	ag.n_native = ag.n_unmerged = 0;
 	ag.lost_ring_seen = 0;
+	ag.lost_closed_seen = 0;
 	ag.batch_n = 0;
 	heapframe_reset(&ag.heap);
 	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;
 	ag.stop = 0;
 	ag.quiet_if_empty = 0;
+	ag.pause = ag.paused = ag.unjoined = 0;
+	memset(&ag_loop, 0, sizeof ag_loop);
 	imap_free(&ag.name_cache);
 	ag.threadnames_gen = 0;
 	if (!follow || refused)
 		return;
-	ag.wake_fd = wake_open(&ag.wake_id);
-	if (ag.wake_fd < 0)
+	if (wake_open() < 0)
 		return;
 	/* The files the agent reads all the time, opened here, in the
 	 * forking thread, before the program goes on: opened later by the

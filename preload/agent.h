@@ -36,6 +36,7 @@
  * samples; about 100 wake-ups for a 100 ms start-up) */
 #define AGENT_START_POLL_MS 1
 #define AGENT_START_FAST_MS 500
+#define AGENT_PAUSE_WAIT_MS 1000 /* at most, for the agent to pause  */
 
 /* What the agent says about the process in HELLO. */
 struct agent_info {
@@ -57,6 +58,13 @@ void agent_stop(void);
  * nothing at all (no HELLO) unless there are samples to send or a
  * collector heard from us already. */
 void agent_quiet_if_empty(void);
+/* Before a fork (forkpause.h): the agent thread ends, its state kept;
+ * 1 if it has, 0 if it was not running or did not end within
+ * AGENT_PAUSE_WAIT_MS (it ends soon after; agent_resume waits for it).
+ * agent_resume starts it again; agent_stop resumes first. The forking
+ * thread, or the main thread (a pending call). */
+int agent_pause(void);
+void agent_resume(void);
 
 /* Fork: prepare takes the agent's lock so that no drain is half done in
  * the child; parent releases it. The child is a new process: it forgets

@@ -323,7 +323,8 @@ int cpuclock_start(void)
 	epoch = 0;
 	n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
 	n_tick_ns = 0;
-	int rc = ownthread_create(&cc_thread, cc_main, NULL);
+	int rc = ownthread_create(&cc_thread, cc_main, NULL,
+				  "pyprof-cpuclock");
 	if (rc)
 		return -rc;
 	cc_running = 1;

@@ -56,6 +56,7 @@
 #include "threadnames.h"
 #include "native/native.h"
 #include "heap.h"
+#include "forkpause.h"
 
 #define RING_BYTES (1u << 20)
 
@@ -579,6 +580,7 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 			  "missing");
 	control_init(&cfg);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	forkpause_init(major, minor);
 	if ((rc = agent_start(&cfg, &info)) < 0) {
 		plog_error("cannot start the agent thread: %s", strerror(-rc));
 		return;

@@ -31,4 +31,5 @@ void libc_next_init(void)
 	RESOLVE(exit_, "_exit");
 	RESOLVE(Exit_, "_Exit");
 	RESOLVE(pthread_create, "pthread_create");
+	RESOLVE(fork, "fork");
 }

@@ -32,6 +32,7 @@ struct libc_next {
 	void (*Exit_)(int);  /* _Exit */
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
 			      void *(*)(void *), void *);
+	pid_t (*fork)(void);
 };
 
 extern struct libc_next libc_next;

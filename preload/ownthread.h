@@ -16,8 +16,11 @@
 
 #include <pthread.h>
 
-/* pthread_create(th, NULL, fn, arg) under that mask: 0 or an errno
+/* pthread_create(th, NULL, fn, arg) under that mask, the thread named
+ * name (at most 15 bytes; "pyprof-..." for every thread of ours, so that
+ * ps -L and a debugger tell them from the program's): 0 or an errno
  * number. */
-int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg,
+		     const char *name);
 
 #endif /* PYPROF_OWNTHREAD_H */

@@ -37,6 +37,7 @@ static struct {
 	void (*restore)(PyObject *, PyObject *, PyObject *);
 	void (*clear)(void);
 	void (*decref)(PyObject *);
+	int (*is_finalizing)(void); /* 3.13+ Py_IsFinalizing, else _Py_ */
 	const char *name_attr;
 	int ok;
 } api;
@@ -57,6 +58,8 @@ static int started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static int asked, stopping;
+static int unjoined;        /* asked to stop, not waited for yet      */
+static int in_gil;          /* taking or holding the GIL (atomic)     */
 static int forking_tid;     /* the thread that called fork()            */
 static int (*hook_has_work)(void);
 static void (*hook)(void);  /* threadnames_gil_hook                      */
@@ -82,6 +85,8 @@ int threadnames_init(int py_major)
 	SYM(restore, "PyErr_Restore");
 	SYM(clear, "PyErr_Clear");
 	SYM(decref, "Py_DecRef");
+	if (!SYM(is_finalizing, "Py_IsFinalizing"))
+		SYM(is_finalizing, "_Py_IsFinalizing");
 	if (py_major == 2) {
 		/* 2.7: idents are ints, names are byte strings, and the
 		 * attribute is name-mangled */
@@ -153,12 +158,18 @@ static void threadnames_refresh(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* 3.8: once finalization has begun (ceval.pending.finishing), stay away;
- * the flag is set early in Py_FinalizeEx. */
+/* Once finalization has begun, stay away: Py_IsFinalizing where the
+ * interpreter has it, and 3.8's ceval.pending.finishing, both set early
+ * in Py_FinalizeEx. */
 static int finishing(void)
 {
 	const struct pyabi *a = sampler.abi;
 	int v = 0;
+	/* Any version that says: past this, PyGILState_Ensure can meet a
+	 * runtime being torn down (3.14: "Fatal Python error:
+	 * gilstate_tss_set: failed to set current tstate (TSS)") */
+	if (api.is_finalizing && api.is_finalizing())
+		return 1;
 	if (a->rt_pending_finishing == PYABI_NONE || !sampler.runtime)
 		return 0;
 	if (guard_copy(&v, (void *)(sampler.runtime + a->rt_pending_finishing),
@@ -244,29 +255,49 @@ static void *threadnames_main(void *arg)
 				name_alone();
 			if ((several || more) && (!api.threads_initialized ||
 						  api.threads_initialized())) {
-				int g = api.gil_ensure();
+				__atomic_store_n(&in_gil, 1,
+						 __ATOMIC_SEQ_CST);
+				int g = __atomic_load_n(&stopping,
+							__ATOMIC_SEQ_CST)
+						? -1
+						: api.gil_ensure();
+				if (g == -1) { /* a fork is waiting */
+					__atomic_store_n(&in_gil, 0,
+							 __ATOMIC_SEQ_CST);
+					pthread_mutex_lock(&wake_lock);
+					continue;
+				}
 				if (several)
 					threadnames_refresh();
 				if (more)
 					hook();
 				api.gil_release(g);
+				__atomic_store_n(&in_gil, 0, __ATOMIC_SEQ_CST);
 			}
 		}
 		pthread_mutex_lock(&wake_lock);
 	}
 	pthread_mutex_unlock(&wake_lock);
+	threads_internal_leave();
 	return NULL;
 }
 
 void threadnames_start(void)
 {
-	if (!api.ok || started)
+	if (!api.ok)
+		return;
+	if (started && unjoined) {
+		/* a pause that could not wait: gone yet? */
+		if (pthread_tryjoin_np(threadnames_thread, NULL) != 0)
+			return;
+		started = unjoined = 0;
+	}
+	if (started)
 		return;
 	stopping = 0;
-	if (ownthread_create(&threadnames_thread, threadnames_main, NULL) == 0) {
-		pthread_detach(threadnames_thread);
+	if (ownthread_create(&threadnames_thread, threadnames_main, NULL,
+			     "pyprof-names") == 0)
 		started = 1;
-	}
 }
 
 /* Sets *flag (asked or stopping) under the wake lock and wakes the names
@@ -276,7 +307,7 @@ static void wake_with(int *flag)
 	if (!started)
 		return;
 	pthread_mutex_lock(&wake_lock);
-	*flag = 1;
+	__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST); /* (in_gil: threadnames_pause) */
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&wake_lock);
 }
@@ -289,6 +320,36 @@ void threadnames_request(void)
 void threadnames_stop(void)
 {
 	wake_with(&stopping);
+	if (started && !unjoined)
+		pthread_detach(threadnames_thread);
+	unjoined = 0;
+}
+
+int threadnames_pause(void)
+{
+	if (!started)
+		return 0;
+	wake_with(&stopping);
+	/* Waiting for the GIL, which the forking thread holds (it takes
+	 * it only when the program has Python threads of its own: their
+	 * fork warning is right anyway): no use waiting for it. Otherwise
+	 * it leaves at once, unless the machine is too busy to run it: a
+	 * bounded wait. */
+	if (__atomic_load_n(&in_gil, __ATOMIC_SEQ_CST)) {
+		unjoined = 1;
+		return 0;
+	}
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += NAMES_PAUSE_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	if (pthread_timedjoin_np(threadnames_thread, NULL, &deadline) != 0) {
+		unjoined = 1;
+		return 0;
+	}
+	started = unjoined = 0;
+	return 1;
 }
 
 void threadnames_fork_prepare(void)
@@ -302,6 +363,7 @@ void threadnames_after_fork_child(void)
 	pthread_mutex_init(&wake_lock, NULL);
 	pthread_cond_init(&wake, NULL);
 	started = 0;
+	unjoined = 0;
 	asked = stopping = 0;
 	/* The parent's threads are not ours; the one that forked is our
 	 * main thread, under its new tid, with the name it had. */

@@ -63,6 +63,14 @@ int threadnames_get(int tid, char *buf, size_t cap);
  * waiting for the GIL). */
 void threadnames_stop(void);
 
+/* Before a fork (forkpause.h): the names thread ends, if it can within
+ * a moment (it cannot while it waits for the GIL the forking thread
+ * holds, which it takes only when the program has other threads);
+ * threadnames_start (the agent, while sampling) starts it again. 1 if
+ * it is gone, 0 if it was not running or is still there. */
+int threadnames_pause(void);
+#define NAMES_PAUSE_WAIT_MS 1000 /* at most (a busy machine's delay) */
+
 /* Fork: prepare notes the forking thread; in the child the names thread
  * is gone, the lock may have been held, and of the table only the forking
  * thread's name is kept, as the child's main thread. The agent starts the

@@ -34,6 +34,9 @@ struct slot {
 	int state;     /* enum above, atomic                            */
 	timer_t timer; /* valid in ARMED, written before the release    */
 	int perf_fd;   /* perf_event fd instead of the timer, or -1     */
+	uint64_t perf_id;   /* the counter's event id (its identity)      */
+	uint64_t cpu_ok_ns; /* agent: the thread's CPU time when the
+			       counter was last seen open               */
 	int counted;   /* clock source: no timer, no fd (cpuclock.h)     */
 	int seen;      /* agent scratch: present in the last scan       */
 };
@@ -45,6 +48,7 @@ static struct slot slots[THREADS_MAX];
  * another fasync user's (only fds below 65536 are used for this). */
 static int use_perf;
 static int perf_failed_logged;
+static int closed_logged;
 /* the clock source (cpuclock.h): slots list the threads, nothing armed;
  * table_gen counts the changes of the table, for its reader */
 static int use_clock;
@@ -124,6 +128,16 @@ static int perf_open(int tid, uint64_t period)
 	return fd;
 }
 
+/* The event id the kernel gave the counter: what tells ours from any
+ * other counter at that number (all share one anonymous inode). */
+static uint64_t perf_id(int fd)
+{
+	uint64_t id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return 0;
+	return id;
+}
+
 static void perf_close(int fd)
 {
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -193,10 +207,10 @@ int threads_is_internal(int tid)
 static struct slot *find(int tid);
 static void retire(struct slot *s);
 
-void threads_internal_self(void)
+void threads_internal_add(int tid)
 {
-	int tid = gettid_();
-	heap_enter(); /* for life: a thread of ours allocates for pyprof */
+	if (tid <= 0 || threads_is_internal(tid))
+		return;
 	for (int i = 0; i < INTERNAL_MAX; i++) {
 		int z = 0;
 		if (__atomic_compare_exchange_n(&internal[i], &z, tid, 0,
@@ -204,9 +218,27 @@ void threads_internal_self(void)
 						__ATOMIC_ACQUIRE))
 			break;
 	}
+}
+
+void threads_internal_self(void)
+{
+	int tid = gettid_();
+	heap_enter(); /* for life: a thread of ours allocates for pyprof */
+	threads_internal_add(tid);
 	struct slot *s = find(tid);
 	if (s)
 		retire(s);
+}
+
+int threads_internal_list(int *tids, int max)
+{
+	int n = 0;
+	for (int i = 0; i < INTERNAL_MAX && n < max; i++) {
+		int t = __atomic_load_n(&internal[i], __ATOMIC_ACQUIRE);
+		if (t > 0)
+			tids[n++] = t;
+	}
+	return n;
 }
 
 void threads_internal_leave(void)
@@ -282,6 +314,21 @@ static void disarm_slot(struct slot *s)
 	free_slot(s);
 }
 
+/* Thread tid's CPU clock (user + system), 0 if it cannot be read: the
+ * kernel's per-thread clock id for a tid (CPUCLOCK_SCHED, per thread). */
+static uint64_t thread_cpu_ns(int tid)
+{
+	struct timespec ts;
+	clockid_t c = (clockid_t)((~(unsigned)tid << 3) | 6);
+	if (clock_gettime(c, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of threads whose counter the program closed, before it was
+ * opened again (WIRE_LOST_FD_CLOSED). */
+static uint64_t lost_closed_ns;
+
 /* Arms a claimed slot; undoes the claim on failure or if the owner went
  * away meanwhile. */
 static void arm_slot(struct slot *s, int tid)
@@ -295,6 +342,8 @@ static void arm_slot(struct slot *s, int tid)
 		int fd = perf_open(tid, sampler.period_ns);
 		if (fd >= 0) {
 			s->perf_fd = fd;
+			s->perf_id = perf_id(fd);
+			s->cpu_ok_ns = thread_cpu_ns(tid);
 			goto armed;
 		}
 		if (!__atomic_exchange_n(&perf_failed_logged, 1,
@@ -405,6 +454,51 @@ static DIR *task_dir_get(void)
 	return task_dir;
 }
 
+/* Every agent tick, with perf counters: a counter the program closed (a
+ * daemon's closerange, a dup2 over it) would leave its thread unsampled,
+ * silently. Its number may be the program's now, so it is neither closed
+ * nor disabled: the slot is taken back (ARMED to CLAIMED, as a new
+ * thread's), a new counter is opened, and the thread's CPU time since the
+ * counter was last seen open is counted as lost. Agent thread. */
+void threads_check_counters(void)
+{
+	if (!use_perf || !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[i];
+		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (tid <= 0 || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) !=
+					SLOT_ARMED || s->perf_fd < 0)
+			continue;
+		uint64_t now = thread_cpu_ns(tid);
+		if (perf_id(s->perf_fd) == s->perf_id && s->perf_id) {
+			if (now)
+				s->cpu_ok_ns = now;
+			continue;
+		}
+		int expect = SLOT_ARMED;
+		if (!__atomic_compare_exchange_n(&s->state, &expect,
+						 SLOT_CLAIMED, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue; /* retiring: its thread has ended */
+		if (now > s->cpu_ok_ns && s->cpu_ok_ns)
+			__atomic_fetch_add(&lost_closed_ns, now - s->cpu_ok_ns,
+					   __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&closed_logged, 1, __ATOMIC_RELAXED))
+			plog_info("the program closed the perf counter of "
+				  "thread %d: opened again, the time between "
+				  "counted as lost", tid);
+		s->perf_fd = -1;
+		arm_slot(s, tid);
+	}
+}
+
+uint64_t threads_lost_closed_ns(void)
+{
+	return __atomic_load_n(&lost_closed_ns, __ATOMIC_RELAXED);
+}
+
 void threads_prepare_scan(void)
 {
 	(void)task_dir_get();
@@ -483,6 +577,7 @@ void threads_after_fork_child(int follow)
 		    slots[i].perf_fd >= 0)
 			close(slots[i].perf_fd);
 	memset(slots, 0, sizeof slots);
+	lost_closed_ns = 0;
 	if (follow) {
 		__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 		int tid = gettid_();

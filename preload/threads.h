@@ -91,9 +91,24 @@ void threads_internal_self(void);
 /* ...and last thing by one that ends before the process does (the wall
  * sampler, which comes and goes with sampling: control.h). */
 void threads_internal_leave(void);
+/* The same for a thread of ours just created (ownthread_create), before
+ * it runs: no scan takes it for the program's meanwhile. */
+void threads_internal_add(int tid);
+/* The tids of pyprof's threads now (at most max). */
+int threads_internal_list(int *tids, int max);
 int threads_is_internal(int tid);
 
 /* Number of armed timers (for logs and tests). */
 int threads_armed(void);
+
+/* CPU time (ns) of threads whose perf counter the program closed, from
+ * its last sighting to its reopening, since the start (or the fork).
+ * Agent thread. */
+uint64_t threads_lost_closed_ns(void);
+
+/* With perf counters: each counter still ours (its event id), else a new
+ * one opened and the thread's CPU time since the last check counted as
+ * lost (an ioctl per thread). Agent thread, every tick. */
+void threads_check_counters(void);
 
 #endif /* PYPROF_THREADS_H */

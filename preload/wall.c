@@ -299,6 +299,7 @@ int wall_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		return -rc;
+	pthread_setname_np(wall_thread, "pyprof-wall");
 	wall_running = 1;
 	return 0;
 }

@@ -222,6 +222,7 @@ static void add_lost_samples(struct builder *b, const struct proc *p,
 		[WIRE_LOST_BUFFER] = "[lost: buffer full]",
 		[WIRE_LOST_INVALID] = "[lost: invalid stack]",
 		[WIRE_LOST_NO_THREAD] = "[lost: no thread state]",
+		[WIRE_LOST_FD_CLOSED] = "[lost: descriptor closed]",
 		[PROC_LOST_AWAY] = "[lost: collector away]",
 		[PROC_LOST_NOT_WRITTEN] = "[lost: not written]",
 	};

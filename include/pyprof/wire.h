@@ -439,7 +439,10 @@ enum wire_lost_reason {
 	                              or the collector was away too long    */
 	WIRE_LOST_INVALID = 4,     /* the stack failed validation           */
 	WIRE_LOST_NO_THREAD = 5,   /* no Python thread state for the thread */
-	WIRE_LOST_REASON_MAX = 5
+	WIRE_LOST_FD_CLOSED = 6,   /* the program closed a thread's perf
+	                              counter: its CPU time until the
+	                              counter was opened again            */
+	WIRE_LOST_REASON_MAX = 6
 };
 
 /* ---- codec ---------------------------------------------------------- */

@@ -306,6 +306,40 @@ static void find_self(void)
 					  o.phdr[i].p_memsz);
 }
 
+/* libunwind's code, for native_in_libunwind_sigsafe (written once, by
+ * native_init, before anything can call the wrappers that read it). */
+static uint64_t unw_lo, unw_hi;
+
+static void find_libunwind(void *bt)
+{
+	struct dl_phdr_info info;
+	if (objects_owner((uint64_t)(uintptr_t)bt, &info) < 0)
+		return;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < info.dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info.dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uint64_t a = info.dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (lo < hi) {
+		__atomic_store_n(&unw_lo, lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&unw_hi, hi, __ATOMIC_RELEASE);
+	}
+}
+
+int native_in_libunwind_sigsafe(const void *pc)
+{
+	uint64_t hi = __atomic_load_n(&unw_hi, __ATOMIC_ACQUIRE);
+	uint64_t p = (uint64_t)(uintptr_t)pc;
+	return hi && p >= __atomic_load_n(&unw_lo, __ATOMIC_RELAXED) &&
+	       p < hi;
+}
+
 int native_init(int mode, int major, int minor)
 {
 	(void)minor;
@@ -325,6 +359,7 @@ int native_init(int mode, int major, int minor)
 		return -ENOENT;
 	}
 	find_self();
+	find_libunwind(bt); /* before its first call opens its pipe */
 	cache_key_ok = pthread_key_create(&cache_key, cache_free) == 0;
 	sampler.unw_backtrace = (int (*)(void **, int))bt;
 	sampler.native = mode;

@@ -54,6 +54,10 @@ void native_prepare_thread(void);
 void native_fork_prepare(void);
 void native_fork_done(void);
 
+/* Whether pc is in libunwind's code (for the pipe()/pipe2() wrapper,
+ * interpose/fds.c: libunwind's own pipe is parked high). Any context. */
+int native_in_libunwind_sigsafe(const void *pc);
+
 /* What pc is (enum merge_class). exact: pc is the interrupted PC, not a
  * return address (which is looked up at pc - 1, inside the call). Agent
  * thread (read-only tables written by native_init). */

@@ -17,23 +17,19 @@
 # The selection, chosen to fit about two minutes per interpreter on a
 # noisy 2-core machine (4 processes at a time: these modules mostly sleep
 # or wait on children) while covering what a sampling profiler can break:
-#   test_threading      thread start/exit, fork from threads, shutdown;
-#                       without test_main_thread_after_fork, which wants
-#                       nothing on stderr after an os.fork() in __main__:
-#                       3.12+ warns there that the process has threads,
-#                       and the library's agent is one
-#                       (docs/limitations.md)
+#   test_threading      thread start/exit, fork from threads, shutdown
+#                       (test_main_thread_after_fork and, 3.14+,
+#                       test_native_id_after_fork want nothing on stderr
+#                       after an os.fork() in __main__: the library's
+#                       threads are gone by then, preload/forkpause.h)
 #   test_signal         handlers, wakeup fds, EINTR, sigwait, itimers
 #   test_subprocess     fork+exec, fd inheritance, exit statuses of children
-#                       (every child Python is profiled too); without
+#                       (every child Python is profiled too; its
+#                       descriptors sit above the soft limit, out of
+#                       fd_status.py's sight); without
 #                       ProcessTestCaseNoPoll (ProcessTestCase again with
-#                       select() for poll()), test_leaking_fds_on_error
-#                       (20 s of failing execs) and
-#                       test_pass_fds_redirected (its child lists every
-#                       descriptor it has open and wants exactly those it
-#                       was given: the library's socket and eventfd are
-#                       open in every profiled process, by design;
-#                       docs/limitations.md)
+#                       select() for poll()) and test_leaking_fds_on_error
+#                       (20 s of failing execs)
 #   test_fork1          fork with threads
 #   test_generators     generator and frame life cycles
 #   test_asyncio.test_events, test_tasks, test_locks
@@ -46,16 +42,25 @@
 #   test_sys            interpreter state, recursion limits, sys.settrace
 #   test_gc             collection, finalizers at shutdown
 # ":NAME" after a module ignores those tests (regrtest --ignore patterns).
+#
+# Then issue 27's matrix: test_threading, test_subprocess,
+# test_faulthandler, test_os, test_signal and test_sys on 3.11, 3.14 and
+# 3.15, at the default 100 Hz (CPU timers) and at 1 kHz (the CPU-clock
+# sampler) with heap profiling (PYPROF_HEAP_RATE=512KiB, as pyprof record
+# --heap): the same results, except test_sys.test_debugmallocstats with
+# heap profiling (docs/limitations.md). About 2 minutes each with 2
+# processes at a time on the loaded 2-core machine; the whole file took
+# 12 minutes (docs/testing.md).
 # Reports and logs of each run stay in the test's temporary directory
 # (the path is printed) for a look at a failure.
 
 load ../lib/common
 
 MODULES="
-test_subprocess:ProcessTestCaseNoPoll:test_leaking_fds_on_error:test_pass_fds_redirected
+test_subprocess:ProcessTestCaseNoPoll:test_leaking_fds_on_error
 test_asyncio.test_tasks:PyTask_PyFuture_SubclassTests:CTaskSubclass_PyFuture_Tests:PyTask_CFuture_Tests:PyTask_CFutureSubclass_Tests:CTask_CFuture_SubclassTests:CTask_PyFuture_Tests
 test_signal
-test_threading:test_main_thread_after_fork
+test_threading
 test_asyncio.test_events:PollEventLoopTests:SelectEventLoopTests
 test_fork1
 test_sys
@@ -86,15 +91,11 @@ regrtest_same() {
 	local modules=$MODULES
 	case $want in
 	3.1[4-9])
-		# 3.14 added two tests that see any preloaded library:
+		# 3.14 added a test that sees any preloaded library:
 		# test_vfork_used_when_expected skips itself when LD_PRELOAD is
-		# set, and test_native_id_after_fork wants nothing on stderr
-		# after an os.fork() in a process with threads (3.12+ warns, and
-		# the agent is a thread: the same limitation as
-		# test_main_thread_after_fork above)
+		# set
 		modules=$(echo "$modules" | sed \
-			-e 's/^test_subprocess:/test_subprocess:test_vfork_used_when_expected:/' \
-			-e 's/^test_threading:/test_threading:test_native_id_after_fork:/')
+			-e 's/^test_subprocess:/test_subprocess:test_vfork_used_when_expected:/')
 		;;
 	esac
 	# shellcheck disable=SC2086 # modules is a list
@@ -121,4 +122,53 @@ regrtest_same() {
 
 @test "CPython 3.15's regression tests give the same results with the library sampling at 10000 Hz" {
 	regrtest_same 3.15
+}
+
+# regrtest_matrix VERSION 100|heap: issue 27's six modules (header).
+regrtest_matrix() {
+	local want=$1 cfg=$2 name exe kind sub sys opts
+	read -r name exe kind < <(PYPROF_TEST_PYTHONS=$want pyprof_pythons)
+	if [[ $kind == missing || -z $exe ]]; then
+		fail "no interpreter $want (tests/lib/pythons.sh; make deps fetches 3.14 and 3.15)"
+		return 1
+	fi
+	echo "== $name $exe, $cfg; work files in $T/work"
+	sub=test_subprocess:ProcessTestCaseNoPoll:test_leaking_fds_on_error
+	case $want in
+	3.1[4-9]) sub=$sub:test_vfork_used_when_expected ;;
+	esac
+	sys=test_sys
+	opts=(--hz 100)
+	if [[ $cfg == heap ]]; then
+		sys=test_sys:test_debugmallocstats
+		opts=(--hz 1000 --env PYPROF_HEAP_RATE=512KiB)
+	fi
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/regrtest_compare.py" \
+		--python "$exe" --lib "$PP_LIB" --socket "$SOCK" \
+		--profiles "$OUT" --work "$T/work" --jobs 2 "${opts[@]}" \
+		test_threading "$sub" test_faulthandler test_os test_signal "$sys"
+}
+
+@test "CPython 3.11's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 100 Hz" {
+	regrtest_matrix 3.11 100
+}
+
+@test "CPython 3.11's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 1 kHz with heap profiling" {
+	regrtest_matrix 3.11 heap
+}
+
+@test "CPython 3.14's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 100 Hz" {
+	regrtest_matrix 3.14 100
+}
+
+@test "CPython 3.14's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 1 kHz with heap profiling" {
+	regrtest_matrix 3.14 heap
+}
+
+@test "CPython 3.15's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 100 Hz" {
+	regrtest_matrix 3.15 100
+}
+
+@test "CPython 3.15's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 1 kHz with heap profiling" {
+	regrtest_matrix 3.15 heap
 }

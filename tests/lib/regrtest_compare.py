@@ -3,7 +3,8 @@
 libpyprof.so preloaded: every test must have the same outcome.
 
     regrtest_compare.py --python EXE --lib LIB --socket SOCK --profiles DIR
-                        --work DIR [--hz N] [--jobs N] [--reruns N]
+                        --work DIR [--hz N] [--env K=V]... [--jobs N]
+                        [--reruns N]
                         [--test-timeout S] [--budget S]
                         MODULE[:IGNORE...]...
 
@@ -11,7 +12,8 @@ Each MODULE (a module of the test package, such as test_threading or
 test_asyncio.test_locks; after it, ":"-separated regrtest --ignore
 patterns for that module's tests, e.g. test_subprocess:ProcessTestCaseNoPoll)
 is run by EXE's own regression test driver, once plainly and once with LD_PRELOAD=LIB, PYPROF_SOCKET=SOCK, PYPROF_HZ=N
-(default 10000, the highest rate the library accepts), each in a process of
+(default 10000, the highest rate the library accepts) and each --env
+K=V (PYPROF_HEAP_RATE=512KiB for heap profiling), each in a process of
 its own through tests/lib/regrtest_outcomes.py, which records every test's
 outcome (ok, SKIP, FAIL, ERROR, XFAIL, XPASS; see that file). The plain and
 the preloaded run of a module start together, so that both see the same
@@ -64,6 +66,7 @@ import argparse
 import concurrent.futures
 import glob
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -136,6 +139,9 @@ def run_one(args, run):
         env["LD_PRELOAD"] = args.lib
         env["PYPROF_SOCKET"] = args.socket
         env["PYPROF_HZ"] = str(args.hz)
+        for kv in args.env:
+            k, _, v = kv.partition("=")
+            env[k] = v
     cmd = [args.python, OUTCOMES, run.tsv, str(args.test_timeout), "-v"]
     if run.match is not None:
         with open(run.matchfile, "w") as f:
@@ -148,6 +154,15 @@ def run_one(args, run):
         cmd += ["--ignorefile", ignorefile]
     cmd.append(run.module)
     t0 = time.time()
+    # The soft descriptor limit most systems give a process (1024; the
+    # hard limit stays): with the two equal, a test that checks every
+    # number below the limit (fd_status.py, 3.8-3.13) would see the
+    # library's descriptors, which can only sit above it when the hard
+    # limit leaves room (docs/limitations.md).
+    def low_nofile():
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (min(1024, soft), hard))
     with open(run.log, "wb") as lf:
         lf.write(("+ %s\n" % " ".join(cmd)).encode())
         lf.flush()
@@ -155,7 +170,8 @@ def run_one(args, run):
         # timeout is killed with all its children.
         p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                              stdout=lf, stderr=subprocess.STDOUT,
-                             cwd=args.work, start_new_session=True)
+                             cwd=args.work, start_new_session=True,
+                             preexec_fn=low_nofile)
         run.pid = p.pid
         try:
             run.rc = p.wait(timeout=args.process_timeout)
@@ -311,6 +327,9 @@ def main(argv):
     ap.add_argument("--profiles", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--hz", type=int, default=10000)
+    ap.add_argument("--env", action="append", default=[],
+                    metavar="PYPROF_X=V",
+                    help="one more variable for the preloaded runs")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--reruns", type=int, default=2)
     ap.add_argument("--test-timeout", type=int, default=30)
