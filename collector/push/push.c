@@ -16,6 +16,7 @@
 #include "push/push.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -28,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/checked.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "push/otlp_request.h"
@@ -69,13 +71,15 @@ struct push {
 	int stopping;
 	uint64_t spilled, spilled_bytes; /* spooled by the loop thread */
 	_Atomic uint64_t deadline_ns;    /* 0, or when uploads give up */
+	_Atomic uint64_t n_lost;         /* could not be spooled (either
+					    thread): gone, and said so */
 
 	/* the push thread's own */
 	int outage;
 	uint64_t outage_start_ns, backoff_ns, next_try_ns;
-	uint64_t out_windows, out_bytes, out_dropped;
+	uint64_t out_windows, out_bytes, out_dropped, out_lost_at;
 	int refused_logged;
-	uint64_t n_sent, n_refused, n_dropped;
+	uint64_t n_sent, n_refused, n_dropped, n_set_aside;
 	unsigned seed;
 };
 
@@ -109,6 +113,7 @@ static uint64_t jitter(struct push *p, uint64_t d)
 static void note_dropped(struct push *p)
 {
 	uint64_t bytes, n = spool_take_dropped(p->spool, &bytes);
+	p->n_set_aside += spool_take_set_aside(p->spool);
 	if (!n)
 		return;
 	p->n_dropped += n;
@@ -119,14 +124,23 @@ static void note_dropped(struct push *p)
 		 n == 1 ? "" : "s", bytes, p->n_dropped);
 }
 
+/* A window that could not be written to the spool (a full disk): it is
+ * gone; counted, so that no line says "all sent" afterwards. Either
+ * thread. */
+static void lost(struct push *p, int rc)
+{
+	uint64_t n = atomic_fetch_add(&p->n_lost, 1) + 1;
+	log_error("push: cannot spool a window in %s: %s: it is lost (%" PRIu64
+		  " lost so far)", p->dir, strerror(-rc), n);
+}
+
 /* Spools a window (the thread's, or the loop's when the queue is full). */
 static void to_spool(struct push *p, struct item *it)
 {
-	int rc = spool_add(p->spool, it->seq, p->name, it->query, it->body,
-			   it->len);
+	int rc = spool_add(p->spool, it->seq, p->name, p->url, it->query,
+			   it->body, it->len);
 	if (rc < 0 && rc != -EFBIG)
-		log_error("push: cannot spool a window in %s: %s: it is lost",
-			  p->dir, strerror(-rc));
+		lost(p, rc);
 	else if (rc == 0) {
 		p->out_windows++;
 		p->out_bytes += it->len;
@@ -153,6 +167,7 @@ static void start_outage(struct push *p, const char *why)
 	p->outage = 1;
 	p->outage_start_ns = now_mono_ns();
 	p->out_windows = p->out_bytes = p->out_dropped = 0;
+	p->out_lost_at = atomic_load(&p->n_lost);
 	p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
 	schedule_retry(p);
 	if (ra)
@@ -165,16 +180,27 @@ static void start_outage(struct push *p, const char *why)
 static void end_outage(struct push *p)
 {
 	uint64_t s = (now_mono_ns() - p->outage_start_ns) / 1000000000u;
-	char dropped[96] = "";
+	uint64_t gone = atomic_load(&p->n_lost) - p->out_lost_at;
+	char dropped[96] = "", lost_text[128] = "";
 
 	p->outage = 0;
 	if (p->out_dropped)
 		snprintf(dropped, sizeof(dropped), "; %" PRIu64 " older "
 			 "dropped (spool full)", p->out_dropped);
-	log_info("push: %s takes windows again after %" PRIu64 " s: %" PRIu64
-		 " window%s (%" PRIu64 " bytes) were spooled, all sent%s",
-		 p->url, s, p->out_windows,
-		 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
+	if (gone)
+		snprintf(lost_text, sizeof(lost_text), "; %" PRIu64 " more "
+			 "lost: they could not be written to the spool", gone);
+	if (gone)
+		log_warn("push: %s takes windows again after %" PRIu64 " s: %"
+			 PRIu64 " window%s (%" PRIu64 " bytes) were spooled "
+			 "and sent%s%s", p->url, s, p->out_windows,
+			 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped,
+			 lost_text);
+	else
+		log_info("push: %s takes windows again after %" PRIu64 " s: %"
+			 PRIu64 " window%s (%" PRIu64 " bytes) were spooled, "
+			 "all sent%s", p->url, s, p->out_windows,
+			 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
 }
 
 static void refused(struct push *p, const char *why)
@@ -207,12 +233,21 @@ static enum push_result post(struct push *p, const char *query,
 			       why_len);
 	if (rc == -ENOMEM)
 		snprintf(why, why_len, "out of memory");
-	if (rc < 0)
-		return rc == -ENOMEM ? PUSH_RETRY : PUSH_REFUSED;
+	if (rc < 0) /* nothing was sent: not the server's refusal */
+		return rc == -ENOMEM ? PUSH_RETRY : PUSH_INVALID;
 	r = push_http_post(p->http, OTLP_REQUEST_PATH, OTLP_REQUEST_CTYPE,
 			   req, req_len, &status, why, why_len);
 	free(req);
 	return r;
+}
+
+/* A window that cannot be sent from here (post said PUSH_INVALID): no
+ * server saw it. A spooled one is set aside by the caller. */
+static void invalid(struct push *p, const char *why)
+{
+	p->n_set_aside++;
+	log_error("push: a window for %s cannot be sent (%s): it was not "
+		  "sent, and is not tried again", p->url, why);
 }
 
 /* Sends a window taken from the queue (no outage, nothing spooled). */
@@ -229,11 +264,40 @@ static void send_item(struct push *p, struct item *it)
 		p->refused_logged = 0;
 	} else if (r == PUSH_REFUSED) {
 		refused(p, why);
+	} else if (r == PUSH_INVALID) {
+		invalid(p, why);
 	} else {
 		start_outage(p, why);
 		to_spool(p, it);
 	}
 	item_free(it);
+}
+
+/* Whether a spooled window was made for this destination: spooled for
+ * it (by name, and by URL since version 2 of the file), and a request
+ * path of its API. NULL, or why not. A spool file is never followed
+ * elsewhere (docs/security.md). */
+static const char *not_ours(const struct push *p,
+			    const struct spool_item *si, char *buf,
+			    size_t cap)
+{
+	const char *path = p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH "?"
+						: "/ingest?";
+	if (strcmp(si->dest, p->name) != 0) {
+		snprintf(buf, cap, "spooled for %s, not %s", si->dest,
+			 p->name);
+		return buf;
+	}
+	if (si->url[0] && strcmp(si->url, p->url) != 0) {
+		snprintf(buf, cap, "spooled for %.200s, not %.200s", si->url,
+			 p->url);
+		return buf;
+	}
+	if (strncmp(si->query, path, strlen(path)) != 0) {
+		snprintf(buf, cap, "its request path is not %s...", path);
+		return buf;
+	}
+	return NULL;
 }
 
 /* Tries the oldest spooled window. */
@@ -255,10 +319,29 @@ static void send_spooled(struct push *p)
 				 strerror(-rc));
 		if (rc != -EINVAL && rc != -ENOENT)
 			spool_remove(p->spool, seq);
+		note_dropped(p);
+		if (!spool_oldest(p->spool) && p->outage)
+			end_outage(p);
+		return;
+	}
+	if (not_ours(p, &si, why, sizeof(why))) {
+		spool_item_free(&si);
+		spool_set_aside(p->spool, seq, why);
+		note_dropped(p);
+		if (!spool_oldest(p->spool) && p->outage)
+			end_outage(p);
 		return;
 	}
 	r = post(p, si.query, si.body, si.len, why, sizeof(why));
 	spool_item_free(&si);
+	if (r == PUSH_INVALID) {
+		invalid(p, why);
+		spool_set_aside(p->spool, seq, why);
+		spool_take_set_aside(p->spool); /* counted by invalid */
+		if (!spool_oldest(p->spool) && p->outage)
+			end_outage(p);
+		return;
+	}
 	if (r == PUSH_RETRY) {
 		if (!p->outage) {
 			start_outage(p, why);
@@ -362,22 +445,37 @@ static void *run(void *arg)
 
 /* ---- set-up ------------------------------------------------------------ */
 
-/* The first line of file, into a malloc'd string; NULL after logging. */
+/* The first line of file, into a malloc'd string; NULL after logging.
+ * The file is checked as ssh checks its keys (checked.h): a regular
+ * file of ours or root's, no link, no access for others, and opened
+ * without blocking (a FIFO is refused, not waited on). */
 static char *read_secret(const char *file, const char *what)
 {
-	char buf[PUSH_SECRET_MAX + 2];
-	FILE *f = fopen(file, "re");
-	size_t n;
+	const struct checked_rules rules = {
+		.what = what,
+		.harm = "another user could read or change the secret",
+		.fix = "make it a regular file of yours (or root's), mode 0600 "
+		       "or 0400, not a symbolic link",
+		.trust_uid = -1,
+		.how = CHECKED_FILE | CHECKED_SECRET,
+	};
+	char buf[PUSH_SECRET_MAX + 2], err[4400];
+	int fd = checked_open(file, O_RDONLY, &rules, err, sizeof(err));
+	size_t n = 0;
+	ssize_t got = 0;
 
-	if (!f) {
-		log_error("%s %s: %s", what, file, strerror(errno));
+	if (fd < 0) {
+		log_error("%s", err);
 		return NULL;
 	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	while (n < sizeof(buf) - 1 &&
+	       ((got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		n += got > 0 ? (size_t)got : 0;
+	close(fd);
 	buf[n] = 0;
 	buf[strcspn(buf, "\r\n")] = 0;
-	if (!buf[0] || strlen(buf) > PUSH_SECRET_MAX) {
+	if (got < 0 || !buf[0] || strlen(buf) > PUSH_SECRET_MAX) {
 		log_error("%s %s: wants one line of 1 to %d characters", what,
 			  file, PUSH_SECRET_MAX);
 		return NULL;
@@ -439,7 +537,8 @@ static int prepare(struct push *p, const char *output_dir, char **password,
 	if (o->bearer_file &&
 	    !(*token = read_secret(o->bearer_file, "--push-bearer-token-file")))
 		return -1;
-	p->next_seq = spool_last_seq(p->spool) + 1;
+	p->next_seq = spool_last_seq(p->spool) + 1; /* <= SPOOL_SEQ_MAX + 1 */
+	p->n_set_aside += spool_take_set_aside(p->spool);
 	spool_usage(p->spool, &n, &bytes);
 	log_info("push: windows go to %s%s; spool %s (at most %" PRIu64
 		 " bytes)%s", p->url, p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH
@@ -518,11 +617,15 @@ void push_free(struct push *p)
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->thread, NULL);
 		spool_usage(p->spool, &n, &bytes);
+		note_dropped(p);
 		log_info("push: %" PRIu64 " window%s sent, %" PRIu64
-			 " refused, %" PRIu64 " dropped (spool full); %zu "
-			 "(%" PRIu64 " bytes) left in %s for the next run",
-			 p->n_sent, p->n_sent == 1 ? "" : "s", p->n_refused,
-			 p->n_dropped, n, bytes, p->dir);
+			 " refused, %" PRIu64 " dropped (spool full), %" PRIu64
+			 " lost (not written to the spool), %" PRIu64 " set "
+			 "aside (cannot be sent); %zu (%" PRIu64 " bytes) left "
+			 "in %s for the next run", p->n_sent,
+			 p->n_sent == 1 ? "" : "s", p->n_refused, p->n_dropped,
+			 atomic_load(&p->n_lost), p->n_set_aside, n, bytes,
+			 p->dir);
 	}
 	while (p->head) {
 		struct item *it = p->head;
@@ -599,11 +702,10 @@ int push_window(struct push *p, const struct push_window *w,
 	pthread_mutex_unlock(&p->mu);
 	if (spill) {
 		/* The thread is stuck on the network: to disk, in order. */
-		int rc = spool_add(p->spool, it->seq, p->name, it->query,
-				   it->body, it->len);
+		int rc = spool_add(p->spool, it->seq, p->name, p->url,
+				   it->query, it->body, it->len);
 		if (rc < 0 && rc != -EFBIG)
-			log_error("push: cannot spool a window in %s: %s",
-				  p->dir, strerror(-rc));
+			lost(p, rc);
 		pthread_mutex_lock(&p->mu);
 		if (rc == 0) {
 			p->spilled++;
