@@ -245,7 +245,6 @@ static enum push_result post(struct push *p, const char *query,
  * server saw it. A spooled one is set aside by the caller. */
 static void invalid(struct push *p, const char *why)
 {
-	p->n_set_aside++;
 	log_error("push: a window for %s cannot be sent (%s): it was not "
 		  "sent, and is not tried again", p->url, why);
 }
@@ -266,6 +265,7 @@ static void send_item(struct push *p, struct item *it)
 		refused(p, why);
 	} else if (r == PUSH_INVALID) {
 		invalid(p, why);
+		p->n_set_aside++;
 	} else {
 		start_outage(p, why);
 		to_spool(p, it);
@@ -300,6 +300,15 @@ static const char *not_ours(const struct push *p,
 	return NULL;
 }
 
+/* A spooled window is gone (sent, refused, set aside): counts taken, and
+ * the outage ends with the spool. */
+static void spool_went_down(struct push *p)
+{
+	note_dropped(p);
+	if (!spool_oldest(p->spool) && p->outage)
+		end_outage(p);
+}
+
 /* Tries the oldest spooled window. */
 static void send_spooled(struct push *p)
 {
@@ -313,23 +322,20 @@ static void send_spooled(struct push *p)
 		return;
 	rc = spool_read(p->spool, seq, &si);
 	if (rc < 0) {
-		if (rc != -ENOENT)
+		/* -EINVAL: set aside by spool_read, which said why */
+		if (rc != -ENOENT && rc != -EINVAL) {
 			log_warn("push: spooled window %016" PRIx64 " in %s "
 				 "cannot be read (%s): dropped", seq, p->dir,
 				 strerror(-rc));
-		if (rc != -EINVAL && rc != -ENOENT)
 			spool_remove(p->spool, seq);
-		note_dropped(p);
-		if (!spool_oldest(p->spool) && p->outage)
-			end_outage(p);
+		}
+		spool_went_down(p);
 		return;
 	}
 	if (not_ours(p, &si, why, sizeof(why))) {
 		spool_item_free(&si);
 		spool_set_aside(p->spool, seq, why);
-		note_dropped(p);
-		if (!spool_oldest(p->spool) && p->outage)
-			end_outage(p);
+		spool_went_down(p);
 		return;
 	}
 	r = post(p, si.query, si.body, si.len, why, sizeof(why));
@@ -337,9 +343,7 @@ static void send_spooled(struct push *p)
 	if (r == PUSH_INVALID) {
 		invalid(p, why);
 		spool_set_aside(p->spool, seq, why);
-		spool_take_set_aside(p->spool); /* counted by invalid */
-		if (!spool_oldest(p->spool) && p->outage)
-			end_outage(p);
+		spool_went_down(p);
 		return;
 	}
 	if (r == PUSH_RETRY) {
@@ -365,8 +369,7 @@ static void send_spooled(struct push *p)
 	} else {
 		refused(p, why);
 	}
-	if (!spool_oldest(p->spool) && p->outage)
-		end_outage(p);
+	spool_went_down(p);
 }
 
 /* Takes the queue's head (there is one); mu held. */
