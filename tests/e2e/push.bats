@@ -404,6 +404,7 @@ increasing() {
 @test "basic authentication, a bearer token and X-Scope-OrgID reach the server; the password stays off the command line" {
 	receiver_start --require-tenant
 	echo "tok-123" >"$T/token"
+	chmod 0600 "$T/token" # as ssh wants its keys: others may not read it
 	PYPROF_PUSH_PASSWORD=s3cret pc_start --push-basic-auth alice \
 		--push-header 'X-Scope-OrgID: tenant1'
 	! grep -q s3cret /proc/$CPID/cmdline
