@@ -605,9 +605,13 @@ EOF
 @test "a spool file numbered ffffffffffffffff is set aside: numbering does not wrap, pushing goes on, the thread does not spin" {
 	plant_window ffffffffffffffff '/ingest?name=a&from=1&until=2&format=pprof'
 	receiver_start
+	# An outage, so that the windows numbered after it are spooled too.
+	echo 503 >"$REC/mode"
 	pc_start
 	client 7032 2
-	wait_for '(($(n_accepted) >= 2))' 10
+	wait_for '(($(n_spooled) >= 1))'
+	echo ok >"$REC/mode"
+	wait_for '(($(n_accepted) >= 2 && $(n_spooled) == 0))' 15
 	# Idle now: the push thread waits, it does not spin.
 	local t0 t1
 	t0=$(awk '{ print $14 + $15 }' /proc/$CPID/stat)
