@@ -587,7 +587,7 @@ EOF
 	receiver_start
 	echo 503 >"$REC/mode"
 	pc_start
-	client 7031 3
+	client 7031 2
 	wait_for '(($(n_spooled) >= 2))'
 	oldest=$(ls "$SPOOL/pyroscope" | grep '\.push$' | sort | head -1)
 	rm "$SPOOL/pyroscope/$oldest"
@@ -657,7 +657,7 @@ EOF
 	receiver_start
 	echo 503 >"$REC/mode"
 	pc_start
-	client 7033 6
+	client 7033 5
 	wait_for 'grep -q "it is lost" "$T/log"'
 	echo ok >"$REC/mode"
 	wait_for '(($(n_spooled) == 0))' 30
@@ -670,10 +670,10 @@ EOF
 	lost=$(sed -n 's/.* \([0-9]*\) lost (not written to the spool).*/\1/p' "$T/log")
 	((lost >= 1)) || fail "exit line: $(grep 'windows sent' "$T/log")"
 	# What was not lost arrived: 100 samples a window.
-	(($(total_samples) + lost * 100 >= 600)) || fail "$(total_samples) samples and $lost lost windows"
+	(($(total_samples) + lost * 100 >= 500)) || fail "$(total_samples) samples and $lost lost windows"
 }
 
-@test "a 3xx answer keeps the window (a redirect is not followed); a negative Retry-After is no 10-minute wait" {
+@test "a 3xx answer keeps the window (a redirect is not followed): sent once the server is fixed" {
 	receiver_start
 	echo 301 >"$REC/mode"
 	pc_start
@@ -681,8 +681,6 @@ EOF
 	wait_for '(($(n_spooled) >= 1))'
 	grep -q 'HTTP 301, a redirect to http://127.0.0.1:9/ingest?.*: redirects are not followed; give the final URL' "$T/log" ||
 		fail "$(grep push: "$T/log")"
-	echo "503 -1" >"$REC/mode"
-	sleep 2
 	echo ok >"$REC/mode"
 	wait_for '(($(n_spooled) == 0 && $(n_accepted) >= 2))' 15
 	pc_stop
