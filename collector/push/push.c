@@ -77,7 +77,12 @@ struct push {
 	/* the push thread's own */
 	int outage;
 	uint64_t outage_start_ns, backoff_ns, next_try_ns;
-	uint64_t out_windows, out_bytes, out_dropped, out_lost_at;
+	uint64_t out_windows, out_bytes, out_dropped, out_lost_at, out_held;
+	struct item *held;          /* windows the spool could not take (a
+				       full disk), by seq, sent from memory
+				       in their turn; at most
+				       PUSH_QUEUE_MAX bytes */
+	size_t held_bytes;
 	int refused_logged;
 	uint64_t n_sent, n_refused, n_dropped, n_set_aside;
 	unsigned seed;
@@ -134,18 +139,45 @@ static void lost(struct push *p, int rc)
 		  " lost so far)", p->dir, strerror(-rc), n);
 }
 
-/* Spools a window (the thread's, or the loop's when the queue is full). */
+/* Keeps a window the spool could not take in memory, in seq order, to
+ * be sent in its turn (as output.c holds profiles on a full disk); past
+ * PUSH_QUEUE_MAX bytes held, it is lost. Takes it. Push thread. */
+static void hold(struct push *p, struct item *it, int rc)
+{
+	struct item **at = &p->held;
+
+	if (p->held_bytes + it->len > PUSH_QUEUE_MAX) {
+		lost(p, rc);
+		item_free(it);
+		return;
+	}
+	while (*at && (*at)->seq < it->seq)
+		at = &(*at)->next;
+	it->next = *at;
+	*at = it;
+	p->held_bytes += it->len;
+	if (!p->out_held++)
+		log_warn("push: cannot spool a window in %s: %s: holding it "
+			 "in memory until it is sent (up to %u MiB)", p->dir,
+			 strerror(-rc), PUSH_QUEUE_MAX >> 20);
+}
+
+/* Spools a window of the push thread: takes it. */
 static void to_spool(struct push *p, struct item *it)
 {
 	int rc = spool_add(p->spool, it->seq, p->name, p->url, it->query,
 			   it->body, it->len);
-	if (rc < 0 && rc != -EFBIG)
-		lost(p, rc);
-	else if (rc == 0) {
+	if (rc < 0 && rc != -EFBIG) {
+		note_dropped(p);
+		hold(p, it, rc);
+		return;
+	}
+	if (rc == 0) {
 		p->out_windows++;
 		p->out_bytes += it->len;
 	}
 	note_dropped(p);
+	item_free(it);
 }
 
 /* When to try again: the back-off with jitter, or later if the server
@@ -166,7 +198,7 @@ static void start_outage(struct push *p, const char *why)
 
 	p->outage = 1;
 	p->outage_start_ns = now_mono_ns();
-	p->out_windows = p->out_bytes = p->out_dropped = 0;
+	p->out_windows = p->out_bytes = p->out_dropped = p->out_held = 0;
 	p->out_lost_at = atomic_load(&p->n_lost);
 	p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
 	schedule_retry(p);
@@ -181,12 +213,17 @@ static void end_outage(struct push *p)
 {
 	uint64_t s = (now_mono_ns() - p->outage_start_ns) / 1000000000u;
 	uint64_t gone = atomic_load(&p->n_lost) - p->out_lost_at;
-	char dropped[96] = "", lost_text[128] = "";
+	char dropped[192] = "", lost_text[128] = "";
+	int at = 0;
 
 	p->outage = 0;
+	if (p->out_held)
+		at = snprintf(dropped, sizeof(dropped), " (%" PRIu64 " held in "
+			      "memory: the spool could not be written)",
+			      p->out_held);
 	if (p->out_dropped)
-		snprintf(dropped, sizeof(dropped), "; %" PRIu64 " older "
-			 "dropped (spool full)", p->out_dropped);
+		snprintf(dropped + at, sizeof(dropped) - (size_t)at, "; %"
+			 PRIu64 " older dropped (spool full)", p->out_dropped);
 	if (gone)
 		snprintf(lost_text, sizeof(lost_text), "; %" PRIu64 " more "
 			 "lost: they could not be written to the spool", gone);
@@ -269,6 +306,7 @@ static void send_item(struct push *p, struct item *it)
 	} else {
 		start_outage(p, why);
 		to_spool(p, it);
+		return;
 	}
 	item_free(it);
 }
@@ -300,16 +338,75 @@ static const char *not_ours(const struct push *p,
 	return NULL;
 }
 
-/* A spooled window is gone (sent, refused, set aside): counts taken, and
- * the outage ends with the spool. */
+/* A waiting window is gone (sent, refused, set aside): counts taken, and
+ * the outage ends with the spool and the held windows. */
 static void spool_went_down(struct push *p)
 {
 	note_dropped(p);
-	if (!spool_oldest(p->spool) && p->outage)
+	if (!spool_oldest(p->spool) && !p->held && p->outage)
 		end_outage(p);
 }
 
-/* Tries the oldest spooled window. */
+/* The oldest waiting window failed again: back off. */
+static void retry_later(struct push *p, const char *why)
+{
+	if (!p->outage) {
+		start_outage(p, why);
+		return;
+	}
+	if (p->backoff_ns < PUSH_BACKOFF_MAX_NS / 2)
+		p->backoff_ns *= 2;
+	else
+		p->backoff_ns = PUSH_BACKOFF_MAX_NS;
+	schedule_retry(p);
+	log_debug("push: still failing (%s); next try in %" PRIu64 " ms", why,
+		  (p->next_try_ns - now_mono_ns()) / 1000000u);
+}
+
+/* A window was answered (sent or refused): counted. */
+static void answered(struct push *p, enum push_result r, const char *why)
+{
+	if (r == PUSH_SENT) {
+		p->n_sent++;
+		p->refused_logged = 0;
+		p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
+	} else {
+		refused(p, why);
+	}
+}
+
+/* Whether the oldest waiting window is one held in memory. */
+static int held_first(struct push *p)
+{
+	uint64_t seq = spool_oldest(p->spool);
+	return p->held && (!seq || p->held->seq < seq);
+}
+
+/* Tries the oldest held window (held_first). */
+static void send_held(struct push *p)
+{
+	struct item *it = p->held;
+	char why[512];
+	enum push_result r = post(p, it->query, it->body, it->len, why,
+				  sizeof(why));
+
+	if (r == PUSH_RETRY) {
+		retry_later(p, why);
+		return;
+	}
+	p->held = it->next;
+	p->held_bytes -= it->len;
+	item_free(it);
+	if (r == PUSH_INVALID) {
+		invalid(p, why);
+		p->n_set_aside++;
+	} else {
+		answered(p, r, why);
+	}
+	spool_went_down(p);
+}
+
+/* Tries the oldest waiting window: held in memory, or spooled. */
 static void send_spooled(struct push *p)
 {
 	struct spool_item si;
@@ -318,6 +415,10 @@ static void send_spooled(struct push *p)
 	uint64_t seq = spool_oldest(p->spool);
 	enum push_result r;
 
+	if (held_first(p)) {
+		send_held(p);
+		return;
+	}
 	if (!seq)
 		return;
 	rc = spool_read(p->spool, seq, &si);
@@ -347,28 +448,11 @@ static void send_spooled(struct push *p)
 		return;
 	}
 	if (r == PUSH_RETRY) {
-		if (!p->outage) {
-			start_outage(p, why);
-			return;
-		}
-		if (p->backoff_ns < PUSH_BACKOFF_MAX_NS / 2)
-			p->backoff_ns *= 2;
-		else
-			p->backoff_ns = PUSH_BACKOFF_MAX_NS;
-		schedule_retry(p);
-		log_debug("push: still failing (%s); next try in %" PRIu64
-			  " ms", why, (p->next_try_ns - now_mono_ns()) /
-			  1000000u);
+		retry_later(p, why);
 		return;
 	}
 	spool_remove(p->spool, seq);
-	if (r == PUSH_SENT) {
-		p->n_sent++;
-		p->refused_logged = 0;
-		p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
-	} else {
-		refused(p, why);
-	}
+	answered(p, r, why);
 	spool_went_down(p);
 }
 
@@ -390,7 +474,6 @@ static void spool_queue(struct push *p)
 		struct item *it = pop_item(p);
 		pthread_mutex_unlock(&p->mu);
 		to_spool(p, it);
-		item_free(it);
 		pthread_mutex_lock(&p->mu);
 	}
 	p->out_windows += p->spilled;
@@ -418,14 +501,15 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		if (!p->outage && p->head && !spool_oldest(p->spool)) {
+		int waiting = p->held || spool_oldest(p->spool);
+		if (!p->outage && p->head && !waiting) {
 			struct item *it = pop_item(p);
 			pthread_mutex_unlock(&p->mu);
 			send_item(p, it);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		if (p->outage || spool_oldest(p->spool)) {
+		if (p->outage || waiting) {
 			spool_queue(p);
 			if (p->stopping)
 				break;
@@ -603,6 +687,22 @@ fail:
 	return NULL;
 }
 
+/* At exit: the windows held in memory get one more try at the spool
+ * (there may be room now), else they are lost, and counted. */
+static void spool_held(struct push *p)
+{
+	while (p->held) {
+		struct item *it = p->held;
+		int rc = spool_add(p->spool, it->seq, p->name, p->url,
+				   it->query, it->body, it->len);
+		p->held = it->next;
+		if (rc < 0 && rc != -EFBIG)
+			lost(p, rc);
+		item_free(it);
+	}
+	p->held_bytes = 0;
+}
+
 void push_free(struct push *p)
 {
 	size_t n = 0;
@@ -619,6 +719,7 @@ void push_free(struct push *p)
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->thread, NULL);
+		spool_held(p);
 		spool_usage(p->spool, &n, &bytes);
 		note_dropped(p);
 		log_info("push: %" PRIu64 " window%s sent, %" PRIu64
