@@ -658,7 +658,7 @@ EOF
 	echo 503 >"$REC/mode"
 	pc_start
 	client 7033 5
-	wait_for 'grep -q "holding it in memory" "$T/log"'
+	wait_for 'grep -q "cannot spool a window" "$T/log"'
 	echo ok >"$REC/mode"
 	wait_for '(($(total_samples) == 500))' 30
 	sleep 0.5
