@@ -11,7 +11,9 @@
  * the spool alone.
  *
  * State of the push thread (its own, no lock): whether an outage is
- * running, its back-off and counts; the counts logged at exit.
+ * running, its back-off and counts; the windows held in memory when the
+ * spool cannot take them (sent in seq order with the spool's: the oldest
+ * of the two goes first); the counts logged at exit.
  */
 #include "push/push.h"
 
