@@ -660,9 +660,10 @@ EOF
 	client 7033 5
 	wait_for 'grep -q "cannot spool a window" "$T/log"'
 	echo ok >"$REC/mode"
-	wait_for '(($(total_samples) == 500))' 30
+	wait_for 'grep -q "takes windows again" "$T/log"' 30
 	sleep 0.5
 	pc_stop
+	assert_eq 500 "$(total_samples)" "samples received"
 	grep -q 'takes windows again .* were spooled, all sent ([1-9][0-9]* held in memory: the spool could not be written)' "$T/log" ||
 		fail "$(grep 'push:' "$T/log")"
 	grep -q 'windows sent, 0 refused, 0 dropped (spool full), 0 lost' "$T/log" ||
