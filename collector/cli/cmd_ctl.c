@@ -17,6 +17,13 @@
  * CLOCK_MONOTONIC when sampling last started, or stopped when off)
  * and a note (msg="...") when the process did not do all that was asked.
  *
+ * Who it talks to. Before a byte goes out, the same checks as the
+ * library's (preload/transport.c), through checked.h: the socket's
+ * directory is not a symbolic link, belongs to us, root or
+ * PYPROF_COLLECTOR_USER, and is not writable by others unless sticky;
+ * the listener's uid (SO_PEERCRED) is one of those. Another user's
+ * listener at the default path would otherwise show a forged status.
+ *
  * Exit codes: 0 when every covered process answered and did what was
  * asked (ok, or partial: it says what it could not do), 1 when one
  * refused or did not answer, when nothing matched, or when no collector
@@ -25,6 +32,7 @@
  * Single-threaded, in the pyprof process.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -34,8 +42,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../preload/config.h"
 #include "cli/cmd.h"
+#include "common/checked.h"
 #include "common/log.h"
+#include "common/path.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
@@ -189,6 +200,96 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* PYPROF_COLLECTOR_USER as the library reads it: a uid trusted besides
+ * ours and root's, or -1. */
+static const char *collector_user_only(const char *name, void *arg)
+{
+	(void)arg;
+	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
+							   : NULL;
+}
+
+static long trusted_uid(void)
+{
+	struct config c;
+	char err[256];
+
+	if (config_check(&c, collector_user_only, NULL, err,
+			 sizeof(err)) < 0) {
+		log_warn("ctl: %s; trusting our own user and root only", err);
+		return -1;
+	}
+	return c.collector_uid;
+}
+
+/* The socket's directory (checked.h, as the library checks it). 0, or 1
+ * after one line. */
+static int check_dir(const char *path, long trust)
+{
+	const struct checked_rules rules = {
+		.what = "the collector socket's directory",
+		.harm = "its listener could show a forged status",
+		.fix = "remove that directory, or give --socket (or "
+		       "PYPROF_SOCKET, XDG_RUNTIME_DIR) a place of your own; "
+		       "PYPROF_COLLECTOR_USER names a user you trust",
+		.trust_uid = trust,
+		.how = CHECKED_DIR | CHECKED_STICKY_OK | CHECKED_SEARCH_OK,
+	};
+	char dir[256], err[1024];
+	int fd;
+
+	path_split(path, dir, sizeof(dir));
+	fd = checked_open(dir, O_RDONLY, &rules, err, sizeof(err));
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd == -EPERM)
+		log_error("ctl: %s", err);
+	else
+		log_error("ctl: no collector answers on %s: %s", path,
+			  strerror(-fd));
+	return 1;
+}
+
+/* The listener's user, before anything is sent. 0, or 1 after one line. */
+static int check_peer(int fd, const char *path, long trust)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0) {
+		log_error("ctl: %s: %s", path, strerror(errno));
+		return 1;
+	}
+	if (cr.uid == geteuid() || cr.uid == 0 ||
+	    (trust >= 0 && cr.uid == (uid_t)trust))
+		return 0;
+	log_error("ctl: refusing the listener on %s: it runs as uid %u, not "
+		  "as us (uid %u) or root, and could show a forged status; if "
+		  "you trust that user, set PYPROF_COLLECTOR_USER=%u", path,
+		  (unsigned)cr.uid, (unsigned)geteuid(), (unsigned)cr.uid);
+	return 1;
+}
+
+/* The collector closed the connection without answering: most likely
+ * because it takes control requests from its own user and root only. */
+static void closed_early(int fd)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 &&
+	    cr.uid != geteuid() && geteuid() != 0)
+		log_error("ctl: the collector (uid %u) refused the request: it "
+			  "takes control requests from its own user and root "
+			  "only, not from uid %u; run pyprof ctl as that user",
+			  (unsigned)cr.uid, (unsigned)geteuid());
+	else
+		log_error("ctl: the collector closed the connection (is it "
+			  "older than this pyprof?)");
+}
+
 /* Sends the request and prints the answers. Returns the exit status. */
 static int exchange(const char *path, const uint8_t *frame, size_t len,
 		    int start_verb)
@@ -196,8 +297,11 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 	struct sockaddr_un sa;
 	uint8_t buf[2 * (WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD)];
 	size_t have = 0;
-	int fd, failed = 0, rc = 1;
+	int fd = -1, failed = 0, rc = 1, got_answer = 0;
+	long trust = trusted_uid();
 
+	if (check_dir(path, trust))
+		return 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
@@ -207,6 +311,8 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 			  strerror(errno));
 		goto out;
 	}
+	if (check_peer(fd, path, trust))
+		goto out;
 	if (send(fd, frame, len, MSG_NOSIGNAL) != (ssize_t)len) {
 		log_error("ctl: cannot send to the collector: %s",
 			  strerror(errno));
@@ -227,6 +333,7 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 			}
 			if (have < WIRE_HDR_LEN + plen)
 				break;
+			got_answer = 1;
 			if (type == WIRE_CTL_ANSWER) {
 				failed |= print_answer(buf + WIRE_HDR_LEN, plen);
 			} else {
@@ -276,8 +383,11 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			log_error("ctl: the collector closed the connection "
-				  "(is it older than this pyprof?)");
+			if (got_answer)
+				log_error("ctl: the collector closed the "
+					  "connection before it was done");
+			else
+				closed_early(fd);
 			goto out;
 		}
 		have += (size_t)n;

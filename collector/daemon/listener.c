@@ -13,8 +13,11 @@
  * - The directory check stops a classic /tmp attack: another user
  *   pre-creating /tmp/pyprof-<uid> to read or replace our socket. The
  *   directory is checked and chmod-ed through a descriptor opened with
- *   O_NOFOLLOW, so a symbolic link planted at its name is refused rather
- *   than followed (--allow-user would otherwise chmod the link's target).
+ *   O_NOFOLLOW (checked.h), so a symbolic link planted at its name is
+ *   refused rather than followed (--allow-user would otherwise chmod the
+ *   link's target). A directory others may write is refused even when it
+ *   is ours: they could replace the socket in it (sticky, as /tmp, is
+ *   fine).
  */
 #include "daemon/listener.h"
 
@@ -29,6 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/checked.h"
 #include "common/fileio.h"
 #include "common/path.h"
 
@@ -41,65 +45,18 @@ struct listener {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
-/* What to do about a directory we refuse, said once for every case. */
-#define DIR_FIX "; remove it (or fix it), or choose another place: " \
-	"--socket PATH (and PYPROF_SOCKET=PATH for the programs), or set " \
-	"XDG_RUNTIME_DIR"
-
-/* Checks the directory open at fd (named dir, for messages): owned by us
- * or root, and not writable by others unless sticky (as /tmp). */
-static int check_dir_fd(int fd, const char *dir, char *err)
-{
-	struct stat sb;
-	if (fstat(fd, &sb) < 0) {
-		int e = errno;
-		snprintf(err, LISTENER_ERR_LEN, "%s: %s", dir, strerror(e));
-		return -e;
-	}
-	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
-		snprintf(err, LISTENER_ERR_LEN,
-			 "refusing socket directory %s: owned by uid %u, not "
-			 "by us (uid %u) or root: another user could read or "
-			 "replace the socket" DIR_FIX, dir,
-			 (unsigned)sb.st_uid, (unsigned)geteuid());
-		return -EPERM;
-	}
-	if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX) &&
-	    sb.st_uid != geteuid()) {
-		snprintf(err, LISTENER_ERR_LEN,
-			 "refusing socket directory %s: writable by others "
-			 "(mode %04o)" DIR_FIX, dir,
-			 (unsigned)(sb.st_mode & 07777));
-		return -EPERM;
-	}
-	return 0;
-}
-
-/* Opens dir itself, never what a symbolic link there points to. A
- * directory we may search but not read (root's 0711) is opened O_PATH:
- * enough to check it, not to change its mode. */
-static int open_dir(const char *dir, char *err)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES)
-		fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	int e = errno;
-	struct stat sb;
-	if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &sb) == 0 &&
-	    S_ISLNK(sb.st_mode)) {
-		snprintf(err, LISTENER_ERR_LEN,
-			 "refusing socket directory %s: it is a symbolic "
-			 "link" DIR_FIX, dir);
-		return -EPERM;
-	}
-	if (e == ENOTDIR)
-		snprintf(err, LISTENER_ERR_LEN, "%s is not a directory", dir);
-	else
-		snprintf(err, LISTENER_ERR_LEN, "%s: %s", dir, strerror(e));
-	return -e;
-}
+/* What the socket directory must be (checked.h): ours or root's, no
+ * symbolic link, not writable by others unless sticky (as /tmp, where
+ * the socket itself could be; whoever owns it, ourselves included). */
+static const struct checked_rules dir_rules = {
+	.what = "socket directory",
+	.harm = "another user could read or replace the socket",
+	.fix = "remove it (or fix it), or choose another place: --socket "
+	       "PATH (and PYPROF_SOCKET=PATH for the programs), or set "
+	       "XDG_RUNTIME_DIR",
+	.trust_uid = -1,
+	.how = CHECKED_DIR | CHECKED_STICKY_OK | CHECKED_SEARCH_OK,
+};
 
 /* Makes sure the socket's directory exists and is safe; when shared,
  * that others can reach names in it. The directory is made with mkdir
@@ -140,10 +97,9 @@ static int prepare_dir(const char *path, int shared, char *err)
 			 "cannot create directory %s: %s", dir, strerror(-rc));
 		return rc;
 	}
-	if ((fd = open_dir(dir, err)) < 0)
+	if ((fd = checked_open(dir, O_RDONLY, &dir_rules, err,
+			       LISTENER_ERR_LEN)) < 0)
 		return fd;
-	if ((rc = check_dir_fd(fd, dir, err)) < 0)
-		goto out;
 	rc = 0;
 	if (created) {
 		/* Exactly 0700 (0711), whatever the umask. */
@@ -157,7 +113,6 @@ static int prepare_dir(const char *path, int shared, char *err)
 	if (rc < 0)
 		snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
 			 strerror(-rc));
-out:
 	close(fd);
 	return rc;
 }

@@ -11,11 +11,14 @@
  * the spool alone.
  *
  * State of the push thread (its own, no lock): whether an outage is
- * running, its back-off and counts; the counts logged at exit.
+ * running, its back-off and counts; the windows held in memory when the
+ * spool cannot take them (sent in seq order with the spool's: the oldest
+ * of the two goes first); the counts logged at exit.
  */
 #include "push/push.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -28,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/checked.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "push/otlp_request.h"
@@ -69,13 +73,20 @@ struct push {
 	int stopping;
 	uint64_t spilled, spilled_bytes; /* spooled by the loop thread */
 	_Atomic uint64_t deadline_ns;    /* 0, or when uploads give up */
+	_Atomic uint64_t n_lost;         /* could not be spooled (either
+					    thread): gone, and said so */
 
 	/* the push thread's own */
 	int outage;
 	uint64_t outage_start_ns, backoff_ns, next_try_ns;
-	uint64_t out_windows, out_bytes, out_dropped;
+	uint64_t out_windows, out_bytes, out_dropped, out_lost_at, out_held;
+	struct item *held;          /* windows the spool could not take (a
+				       full disk), by seq, sent from memory
+				       in their turn; at most
+				       PUSH_QUEUE_MAX bytes */
+	size_t held_bytes;
 	int refused_logged;
-	uint64_t n_sent, n_refused, n_dropped;
+	uint64_t n_sent, n_refused, n_dropped, n_set_aside;
 	unsigned seed;
 };
 
@@ -109,6 +120,7 @@ static uint64_t jitter(struct push *p, uint64_t d)
 static void note_dropped(struct push *p)
 {
 	uint64_t bytes, n = spool_take_dropped(p->spool, &bytes);
+	p->n_set_aside += spool_take_set_aside(p->spool);
 	if (!n)
 		return;
 	p->n_dropped += n;
@@ -119,19 +131,55 @@ static void note_dropped(struct push *p)
 		 n == 1 ? "" : "s", bytes, p->n_dropped);
 }
 
-/* Spools a window (the thread's, or the loop's when the queue is full). */
+/* A window that could not be written to the spool (a full disk): it is
+ * gone; counted, so that no line says "all sent" afterwards. Either
+ * thread. */
+static void lost(struct push *p, int rc)
+{
+	uint64_t n = atomic_fetch_add(&p->n_lost, 1) + 1;
+	log_error("push: cannot spool a window in %s: %s: it is lost (%" PRIu64
+		  " lost so far)", p->dir, strerror(-rc), n);
+}
+
+/* Keeps a window the spool could not take in memory, in seq order, to
+ * be sent in its turn (as output.c holds profiles on a full disk); past
+ * PUSH_QUEUE_MAX bytes held, it is lost. Takes it. Push thread. */
+static void hold(struct push *p, struct item *it, int rc)
+{
+	struct item **at = &p->held;
+
+	if (p->held_bytes + it->len > PUSH_QUEUE_MAX) {
+		lost(p, rc);
+		item_free(it);
+		return;
+	}
+	while (*at && (*at)->seq < it->seq)
+		at = &(*at)->next;
+	it->next = *at;
+	*at = it;
+	p->held_bytes += it->len;
+	if (!p->out_held++)
+		log_warn("push: cannot spool a window in %s: %s: holding it "
+			 "in memory until it is sent (up to %u MiB)", p->dir,
+			 strerror(-rc), PUSH_QUEUE_MAX >> 20);
+}
+
+/* Spools a window of the push thread: takes it. */
 static void to_spool(struct push *p, struct item *it)
 {
-	int rc = spool_add(p->spool, it->seq, p->name, it->query, it->body,
-			   it->len);
-	if (rc < 0 && rc != -EFBIG)
-		log_error("push: cannot spool a window in %s: %s: it is lost",
-			  p->dir, strerror(-rc));
-	else if (rc == 0) {
+	int rc = spool_add(p->spool, it->seq, p->name, p->url, it->query,
+			   it->body, it->len);
+	if (rc < 0 && rc != -EFBIG) {
+		note_dropped(p);
+		hold(p, it, rc);
+		return;
+	}
+	if (rc == 0) {
 		p->out_windows++;
 		p->out_bytes += it->len;
 	}
 	note_dropped(p);
+	item_free(it);
 }
 
 /* When to try again: the back-off with jitter, or later if the server
@@ -152,7 +200,8 @@ static void start_outage(struct push *p, const char *why)
 
 	p->outage = 1;
 	p->outage_start_ns = now_mono_ns();
-	p->out_windows = p->out_bytes = p->out_dropped = 0;
+	p->out_windows = p->out_bytes = p->out_dropped = p->out_held = 0;
+	p->out_lost_at = atomic_load(&p->n_lost);
 	p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
 	schedule_retry(p);
 	if (ra)
@@ -165,16 +214,32 @@ static void start_outage(struct push *p, const char *why)
 static void end_outage(struct push *p)
 {
 	uint64_t s = (now_mono_ns() - p->outage_start_ns) / 1000000000u;
-	char dropped[96] = "";
+	uint64_t gone = atomic_load(&p->n_lost) - p->out_lost_at;
+	char dropped[192] = "", lost_text[128] = "";
+	int at = 0;
 
 	p->outage = 0;
+	if (p->out_held)
+		at = snprintf(dropped, sizeof(dropped), " (%" PRIu64 " held in "
+			      "memory: the spool could not be written)",
+			      p->out_held);
 	if (p->out_dropped)
-		snprintf(dropped, sizeof(dropped), "; %" PRIu64 " older "
-			 "dropped (spool full)", p->out_dropped);
-	log_info("push: %s takes windows again after %" PRIu64 " s: %" PRIu64
-		 " window%s (%" PRIu64 " bytes) were spooled, all sent%s",
-		 p->url, s, p->out_windows,
-		 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
+		snprintf(dropped + at, sizeof(dropped) - (size_t)at, "; %"
+			 PRIu64 " older dropped (spool full)", p->out_dropped);
+	if (gone)
+		snprintf(lost_text, sizeof(lost_text), "; %" PRIu64 " more "
+			 "lost: they could not be written to the spool", gone);
+	if (gone)
+		log_warn("push: %s takes windows again after %" PRIu64 " s: %"
+			 PRIu64 " window%s (%" PRIu64 " bytes) were spooled "
+			 "and sent%s%s", p->url, s, p->out_windows,
+			 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped,
+			 lost_text);
+	else
+		log_info("push: %s takes windows again after %" PRIu64 " s: %"
+			 PRIu64 " window%s (%" PRIu64 " bytes) were spooled, "
+			 "all sent%s", p->url, s, p->out_windows,
+			 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
 }
 
 static void refused(struct push *p, const char *why)
@@ -207,12 +272,20 @@ static enum push_result post(struct push *p, const char *query,
 			       why_len);
 	if (rc == -ENOMEM)
 		snprintf(why, why_len, "out of memory");
-	if (rc < 0)
-		return rc == -ENOMEM ? PUSH_RETRY : PUSH_REFUSED;
+	if (rc < 0) /* nothing was sent: not the server's refusal */
+		return rc == -ENOMEM ? PUSH_RETRY : PUSH_INVALID;
 	r = push_http_post(p->http, OTLP_REQUEST_PATH, OTLP_REQUEST_CTYPE,
 			   req, req_len, &status, why, why_len);
 	free(req);
 	return r;
+}
+
+/* A window that cannot be sent from here (post said PUSH_INVALID): no
+ * server saw it. A spooled one is set aside by the caller. */
+static void invalid(struct push *p, const char *why)
+{
+	log_error("push: a window for %s cannot be sent (%s): it was not "
+		  "sent, and is not tried again", p->url, why);
 }
 
 /* Sends a window taken from the queue (no outage, nothing spooled). */
@@ -229,14 +302,113 @@ static void send_item(struct push *p, struct item *it)
 		p->refused_logged = 0;
 	} else if (r == PUSH_REFUSED) {
 		refused(p, why);
+	} else if (r == PUSH_INVALID) {
+		invalid(p, why);
+		p->n_set_aside++;
 	} else {
 		start_outage(p, why);
 		to_spool(p, it);
+		return;
 	}
 	item_free(it);
 }
 
-/* Tries the oldest spooled window. */
+/* Whether a spooled window was made for this destination: spooled for
+ * it (by name, and by URL since version 2 of the file), and a request
+ * path of its API. NULL, or why not. A spool file is never followed
+ * elsewhere (docs/security.md). */
+static const char *not_ours(const struct push *p,
+			    const struct spool_item *si, char *buf,
+			    size_t cap)
+{
+	const char *path = p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH "?"
+						: "/ingest?";
+	if (strcmp(si->dest, p->name) != 0) {
+		snprintf(buf, cap, "spooled for %s, not %s", si->dest,
+			 p->name);
+		return buf;
+	}
+	if (si->url[0] && strcmp(si->url, p->url) != 0) {
+		snprintf(buf, cap, "spooled for %.200s, not %.200s", si->url,
+			 p->url);
+		return buf;
+	}
+	if (strncmp(si->query, path, strlen(path)) != 0) {
+		snprintf(buf, cap, "its request path is not %s...", path);
+		return buf;
+	}
+	return NULL;
+}
+
+/* A waiting window is gone (sent, refused, set aside): counts taken, and
+ * the outage ends with the spool and the held windows. */
+static void spool_went_down(struct push *p)
+{
+	note_dropped(p);
+	if (!spool_oldest(p->spool) && !p->held && p->outage)
+		end_outage(p);
+}
+
+/* The oldest waiting window failed again: back off. */
+static void retry_later(struct push *p, const char *why)
+{
+	if (!p->outage) {
+		start_outage(p, why);
+		return;
+	}
+	if (p->backoff_ns < PUSH_BACKOFF_MAX_NS / 2)
+		p->backoff_ns *= 2;
+	else
+		p->backoff_ns = PUSH_BACKOFF_MAX_NS;
+	schedule_retry(p);
+	log_debug("push: still failing (%s); next try in %" PRIu64 " ms", why,
+		  (p->next_try_ns - now_mono_ns()) / 1000000u);
+}
+
+/* A window was answered (sent or refused): counted. */
+static void answered(struct push *p, enum push_result r, const char *why)
+{
+	if (r == PUSH_SENT) {
+		p->n_sent++;
+		p->refused_logged = 0;
+		p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
+	} else {
+		refused(p, why);
+	}
+}
+
+/* Whether the oldest waiting window is one held in memory. */
+static int held_first(struct push *p)
+{
+	uint64_t seq = spool_oldest(p->spool);
+	return p->held && (!seq || p->held->seq < seq);
+}
+
+/* Tries the oldest held window (held_first). */
+static void send_held(struct push *p)
+{
+	struct item *it = p->held;
+	char why[512];
+	enum push_result r = post(p, it->query, it->body, it->len, why,
+				  sizeof(why));
+
+	if (r == PUSH_RETRY) {
+		retry_later(p, why);
+		return;
+	}
+	p->held = it->next;
+	p->held_bytes -= it->len;
+	item_free(it);
+	if (r == PUSH_INVALID) {
+		invalid(p, why);
+		p->n_set_aside++;
+	} else {
+		answered(p, r, why);
+	}
+	spool_went_down(p);
+}
+
+/* Tries the oldest waiting window: held in memory, or spooled. */
 static void send_spooled(struct push *p)
 {
 	struct spool_item si;
@@ -245,45 +417,45 @@ static void send_spooled(struct push *p)
 	uint64_t seq = spool_oldest(p->spool);
 	enum push_result r;
 
+	if (held_first(p)) {
+		send_held(p);
+		return;
+	}
 	if (!seq)
 		return;
 	rc = spool_read(p->spool, seq, &si);
 	if (rc < 0) {
-		if (rc != -ENOENT)
+		/* -EINVAL: set aside by spool_read, which said why */
+		if (rc != -ENOENT && rc != -EINVAL) {
 			log_warn("push: spooled window %016" PRIx64 " in %s "
 				 "cannot be read (%s): dropped", seq, p->dir,
 				 strerror(-rc));
-		if (rc != -EINVAL && rc != -ENOENT)
 			spool_remove(p->spool, seq);
+		}
+		spool_went_down(p);
+		return;
+	}
+	if (not_ours(p, &si, why, sizeof(why))) {
+		spool_item_free(&si);
+		spool_set_aside(p->spool, seq, why);
+		spool_went_down(p);
 		return;
 	}
 	r = post(p, si.query, si.body, si.len, why, sizeof(why));
 	spool_item_free(&si);
+	if (r == PUSH_INVALID) {
+		invalid(p, why);
+		spool_set_aside(p->spool, seq, why);
+		spool_went_down(p);
+		return;
+	}
 	if (r == PUSH_RETRY) {
-		if (!p->outage) {
-			start_outage(p, why);
-			return;
-		}
-		if (p->backoff_ns < PUSH_BACKOFF_MAX_NS / 2)
-			p->backoff_ns *= 2;
-		else
-			p->backoff_ns = PUSH_BACKOFF_MAX_NS;
-		schedule_retry(p);
-		log_debug("push: still failing (%s); next try in %" PRIu64
-			  " ms", why, (p->next_try_ns - now_mono_ns()) /
-			  1000000u);
+		retry_later(p, why);
 		return;
 	}
 	spool_remove(p->spool, seq);
-	if (r == PUSH_SENT) {
-		p->n_sent++;
-		p->refused_logged = 0;
-		p->backoff_ns = PUSH_BACKOFF_FIRST_NS;
-	} else {
-		refused(p, why);
-	}
-	if (!spool_oldest(p->spool) && p->outage)
-		end_outage(p);
+	answered(p, r, why);
+	spool_went_down(p);
 }
 
 /* Takes the queue's head (there is one); mu held. */
@@ -304,7 +476,6 @@ static void spool_queue(struct push *p)
 		struct item *it = pop_item(p);
 		pthread_mutex_unlock(&p->mu);
 		to_spool(p, it);
-		item_free(it);
 		pthread_mutex_lock(&p->mu);
 	}
 	p->out_windows += p->spilled;
@@ -332,14 +503,15 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		if (!p->outage && p->head && !spool_oldest(p->spool)) {
+		int waiting = p->held || spool_oldest(p->spool);
+		if (!p->outage && p->head && !waiting) {
 			struct item *it = pop_item(p);
 			pthread_mutex_unlock(&p->mu);
 			send_item(p, it);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		if (p->outage || spool_oldest(p->spool)) {
+		if (p->outage || waiting) {
 			spool_queue(p);
 			if (p->stopping)
 				break;
@@ -362,22 +534,37 @@ static void *run(void *arg)
 
 /* ---- set-up ------------------------------------------------------------ */
 
-/* The first line of file, into a malloc'd string; NULL after logging. */
+/* The first line of file, into a malloc'd string; NULL after logging.
+ * The file is checked as ssh checks its keys (checked.h): a regular
+ * file of ours or root's, no link, no access for others, and opened
+ * without blocking (a FIFO is refused, not waited on). */
 static char *read_secret(const char *file, const char *what)
 {
-	char buf[PUSH_SECRET_MAX + 2];
-	FILE *f = fopen(file, "re");
-	size_t n;
+	const struct checked_rules rules = {
+		.what = what,
+		.harm = "another user could read or change the secret",
+		.fix = "make it a regular file of yours (or root's), mode 0600 "
+		       "or 0400, not a symbolic link",
+		.trust_uid = -1,
+		.how = CHECKED_FILE | CHECKED_SECRET,
+	};
+	char buf[PUSH_SECRET_MAX + 2], err[4400];
+	int fd = checked_open(file, O_RDONLY, &rules, err, sizeof(err));
+	size_t n = 0;
+	ssize_t got = 0;
 
-	if (!f) {
-		log_error("%s %s: %s", what, file, strerror(errno));
+	if (fd < 0) {
+		log_error("%s", err);
 		return NULL;
 	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	while (n < sizeof(buf) - 1 &&
+	       ((got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		n += got > 0 ? (size_t)got : 0;
+	close(fd);
 	buf[n] = 0;
 	buf[strcspn(buf, "\r\n")] = 0;
-	if (!buf[0] || strlen(buf) > PUSH_SECRET_MAX) {
+	if (got < 0 || !buf[0] || strlen(buf) > PUSH_SECRET_MAX) {
 		log_error("%s %s: wants one line of 1 to %d characters", what,
 			  file, PUSH_SECRET_MAX);
 		return NULL;
@@ -439,7 +626,8 @@ static int prepare(struct push *p, const char *output_dir, char **password,
 	if (o->bearer_file &&
 	    !(*token = read_secret(o->bearer_file, "--push-bearer-token-file")))
 		return -1;
-	p->next_seq = spool_last_seq(p->spool) + 1;
+	p->next_seq = spool_last_seq(p->spool) + 1; /* <= SPOOL_SEQ_MAX + 1 */
+	p->n_set_aside += spool_take_set_aside(p->spool);
 	spool_usage(p->spool, &n, &bytes);
 	log_info("push: windows go to %s%s; spool %s (at most %" PRIu64
 		 " bytes)%s", p->url, p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH
@@ -501,6 +689,22 @@ fail:
 	return NULL;
 }
 
+/* At exit: the windows held in memory get one more try at the spool
+ * (there may be room now), else they are lost, and counted. */
+static void spool_held(struct push *p)
+{
+	while (p->held) {
+		struct item *it = p->held;
+		int rc = spool_add(p->spool, it->seq, p->name, p->url,
+				   it->query, it->body, it->len);
+		p->held = it->next;
+		if (rc < 0 && rc != -EFBIG)
+			lost(p, rc);
+		item_free(it);
+	}
+	p->held_bytes = 0;
+}
+
 void push_free(struct push *p)
 {
 	size_t n = 0;
@@ -517,12 +721,17 @@ void push_free(struct push *p)
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->thread, NULL);
+		spool_held(p);
 		spool_usage(p->spool, &n, &bytes);
+		note_dropped(p);
 		log_info("push: %" PRIu64 " window%s sent, %" PRIu64
-			 " refused, %" PRIu64 " dropped (spool full); %zu "
-			 "(%" PRIu64 " bytes) left in %s for the next run",
-			 p->n_sent, p->n_sent == 1 ? "" : "s", p->n_refused,
-			 p->n_dropped, n, bytes, p->dir);
+			 " refused, %" PRIu64 " dropped (spool full), %" PRIu64
+			 " lost (not written to the spool), %" PRIu64 " set "
+			 "aside (cannot be sent); %zu (%" PRIu64 " bytes) left "
+			 "in %s for the next run", p->n_sent,
+			 p->n_sent == 1 ? "" : "s", p->n_refused, p->n_dropped,
+			 atomic_load(&p->n_lost), p->n_set_aside, n, bytes,
+			 p->dir);
 	}
 	while (p->head) {
 		struct item *it = p->head;
@@ -599,11 +808,10 @@ int push_window(struct push *p, const struct push_window *w,
 	pthread_mutex_unlock(&p->mu);
 	if (spill) {
 		/* The thread is stuck on the network: to disk, in order. */
-		int rc = spool_add(p->spool, it->seq, p->name, it->query,
-				   it->body, it->len);
+		int rc = spool_add(p->spool, it->seq, p->name, p->url,
+				   it->query, it->body, it->len);
 		if (rc < 0 && rc != -EFBIG)
-			log_error("push: cannot spool a window in %s: %s",
-				  p->dir, strerror(-rc));
+			lost(p, rc);
 		pthread_mutex_lock(&p->mu);
 		if (rc == 0) {
 			p->spilled++;

@@ -30,6 +30,12 @@
  * bytes and the same from/until however often it is tried; the spool
  * keeps the request's query as it was first made.
  *
+ * A window the spool cannot take (a full disk) is held in memory by the
+ * push thread (at most PUSH_QUEUE_MAX bytes more) and sent in its turn;
+ * past that, or still held at exit with no room, it is lost and counted.
+ * The spool's own promises (what it trusts, what it sets aside) are in
+ * spool.h.
+ *
  * At exit (push_free) the thread sends what is queued for at most
  * PUSH_EXIT_NS (an upload still running then is cut short), spools the
  * rest, and stops; the spool is sent by the next collector.

@@ -2,7 +2,9 @@
  * push_http.c - POSTs with libcurl for the push thread (see push_http.h).
  *
  * Redirects are not followed (a POST body would not be re-sent the same
- * way everywhere; a 3xx is a configuration mistake, reported as such).
+ * way everywhere, and a spooled window goes only where it was made for);
+ * a 3xx is a configuration mistake, reported as such, and the window is
+ * kept for when the server or URL is fixed, as in an outage.
  * "Expect: 100-continue" is turned off: the body is small and the wait
  * for a 100 costs a round trip. The server's answer is kept up to
  * PUSH_HTTP_ANSWER bytes, for the log.
@@ -43,7 +45,9 @@ static size_t on_answer(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* Retry-After: N (seconds; the HTTP-date form is ignored). */
+/* Retry-After: N (seconds, digits only as RFC 9110's delay-seconds:
+ * "-5" or "+5" is ignored, not read as a huge number; the HTTP-date form
+ * is ignored too). */
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
 	struct push_http *h = arg;
@@ -57,8 +61,12 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 		return len;
 	memcpy(line, data + 12, len - 12);
 	line[len - 12] = 0;
-	v = strtoul(line, &end, 10);
-	if (end != line && (*end == '\r' || *end == '\n' || !*end))
+	end = line + strspn(line, " \t");
+	if (*end < '0' || *end > '9')
+		return len;
+	v = strtoul(end, &end, 10);
+	end += strspn(end, " \t");
+	if (*end == '\r' || *end == '\n' || !*end)
 		h->retry_after = v > PUSH_HTTP_RETRY_AFTER_MAX
 				 ? PUSH_HTTP_RETRY_AFTER_MAX : (unsigned)v;
 	return len;
@@ -205,13 +213,23 @@ enum push_result push_http_post(struct push_http *h, const char *path_query,
 	if (rc != CURLE_OK) {
 		snprintf(why, why_len, "%s", h->errbuf[0] ? h->errbuf
 				      : curl_easy_strerror(rc));
-		return PUSH_RETRY;
+		return rc == CURLE_URL_MALFORMAT ? PUSH_INVALID : PUSH_RETRY;
 	}
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
 	*status = (int)code;
 	if (code >= 200 && code < 300)
 		return PUSH_SENT;
 	answer_text(h, text, sizeof(text));
+	if (code >= 300 && code < 400) {
+		char *to = NULL, where[256] = "";
+		curl_easy_getinfo(h->curl, CURLINFO_REDIRECT_URL, &to);
+		if (to)
+			log_printable(where, sizeof(where), to, strlen(to));
+		snprintf(why, why_len, "HTTP %ld, a redirect%s%s: redirects "
+			 "are not followed; give the final URL", code,
+			 where[0] ? " to " : "", where);
+		return PUSH_RETRY;
+	}
 	snprintf(why, why_len, "HTTP %ld%s%s", code, text[0] ? ": " : "",
 		 text);
 	if (code == 408 || code == 429 || code >= 500)

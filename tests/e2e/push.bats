@@ -32,6 +32,7 @@ setup() {
 
 teardown() {
 	[[ -n $CPID ]] && kill -KILL "$CPID" 2>/dev/null || true
+	[[ -n ${MOUNTED:-} ]] && { wait "$CPID" 2>/dev/null; umount "$MOUNTED"; } || true
 	[[ -n $RPID ]] && kill -TERM "$RPID" 2>/dev/null || true
 	if [[ -z ${BATS_TEST_COMPLETED:-} ]]; then
 		echo "# collector log:" >&3
@@ -92,6 +93,21 @@ wait_for() {
 		sleep 0.05
 	done
 	fail "timed out waiting for: $1"
+}
+
+# plant_window SEQ QUERY [BODY [DEST [URL]]]: a window file put in the
+# spool by hand, as someone with a hand in the directory would: version 1
+# (no URL line) unless URL is given.
+plant_window() {
+	local dir=$SPOOL/${4:-pyroscope} f
+	mkdir -p -m 0700 "$dir"
+	f=$dir/$1.push
+	if [[ -n ${5:-} ]]; then
+		printf 'pyprof-push 2\n%s\n%s\n%s\n%s' "${4:-pyroscope}" "$5" "$2" "${3:-x}" >"$f"
+	else
+		printf 'pyprof-push 1\n%s\n%s\n%s' "${4:-pyroscope}" "$2" "${3:-x}" >"$f"
+	fi
+	chmod 0600 "$f"
 }
 
 n_requests() { find "$REC" -name '*.json' | wc -l; }
@@ -388,6 +404,7 @@ increasing() {
 @test "basic authentication, a bearer token and X-Scope-OrgID reach the server; the password stays off the command line" {
 	receiver_start --require-tenant
 	echo "tok-123" >"$T/token"
+	chmod 0600 "$T/token" # as ssh wants its keys: others may not read it
 	PYPROF_PUSH_PASSWORD=s3cret pc_start --push-basic-auth alice \
 		--push-header 'X-Scope-OrgID: tenant1'
 	! grep -q s3cret /proc/$CPID/cmdline
@@ -517,4 +534,210 @@ increasing() {
 --service-name svc|--service-name goes with --pyroscope or --otlp
 --spool-dir /tmp/x|--spool-dir goes with --pyroscope or --otlp
 EOF
+}
+
+# ---- a spool someone else had a hand in, hostile answers (issue 28) ----------
+
+@test "the spool directory is checked: another user's, one others may write, a link: refused with one line, nothing sent" {
+	local how rc
+	receiver_start
+	for how in theirs open link; do
+		rm -rf "$SPOOL" "$T/elsewhere"
+		case $how in
+		theirs) plant_window 0000000000000001 /ingest?name=x; chown -R 65534:65534 "$SPOOL/pyroscope" ;;
+		open) plant_window 0000000000000001 /ingest?name=x; chmod 0777 "$SPOOL/pyroscope" ;;
+		link) mkdir -p "$SPOOL" "$T/elsewhere"; ln -s "$T/elsewhere" "$SPOOL/pyroscope" ;;
+		esac
+		rc=0
+		timeout 10 "$PP_COLLECTOR" --socket "$SOCK" --pyroscope "$URL" --spool-dir "$SPOOL" \
+			--period 1 >"$T/$how.log" 2>&1 </dev/null 3>&- || rc=$?
+		assert_eq 1 "$rc" "$how: exit status ($(cat "$T/$how.log"))"
+		assert_eq 1 "$(wc -l <"$T/$how.log")" "$how: lines: $(cat "$T/$how.log")"
+		grep -q "refusing spool directory $SPOOL/pyroscope: .*; remove it, or give --spool-dir a directory of your own" "$T/$how.log" ||
+			fail "$how: $(cat "$T/$how.log")"
+	done
+	grep -q "owned by uid 65534" "$T/theirs.log"
+	grep -q "writable by others (mode 0777)" "$T/open.log"
+	grep -q "it is a symbolic link" "$T/link.log"
+	[[ -z $(ls -A "$T/elsewhere") ]] || fail "written through the link: $(ls -A "$T/elsewhere")"
+	assert_eq 0 "$(n_requests)" "requests sent"
+}
+
+@test "a spooled window goes only to its own destination: another request path or URL is set aside, never sent" {
+	rm -rf "$SPOOL"
+	plant_window 0000000000000001 '/api/admin/tenants/delete?all=true'
+	plant_window 0000000000000002 '/ingest?name=other&from=1&until=2&format=pprof' x pyroscope http://127.0.0.1:9
+	receiver_start
+	PYPROF_PUSH_PASSWORD=s3cret pc_start --push-basic-auth alice
+	client 7030 2
+	wait_for '(($(n_accepted) >= 2))'
+	pc_stop
+	find "$REC" -name '*.json' -exec grep -h '"path"' {} + | sort -u >"$T/paths"
+	assert_eq '"path": "/ingest",' "$(sed 's/^ *//' "$T/paths")" "paths requested"
+	grep -q "0000000000000001.push is not a window this collector can send (its request path is not /ingest?...): set aside" "$T/log" ||
+		fail "$(grep push: "$T/log")"
+	grep -q "0000000000000002.push is not a window this collector can send (spooled for http://127.0.0.1:9, not $URL): set aside" "$T/log" ||
+		fail "$(grep push: "$T/log")"
+	[[ -f $SPOOL/pyroscope/0000000000000001.push.rejected ]]
+	grep -q "2 set aside" "$T/log"
+}
+
+@test "a FIFO swapped in for a spooled window is set aside at once: the others are sent, SIGTERM ends the collector" {
+	local oldest
+	receiver_start
+	echo 503 >"$REC/mode"
+	pc_start
+	client 7031 2
+	wait_for '(($(n_spooled) >= 2))'
+	oldest=$(ls "$SPOOL/pyroscope" | grep '\.push$' | sort | head -1)
+	rm "$SPOOL/pyroscope/$oldest"
+	mkfifo -m 0600 "$SPOOL/pyroscope/$oldest"
+	echo ok >"$REC/mode"
+	wait_for '(($(n_spooled) == 0 && $(n_accepted) >= 1))' 15
+	timeout 10 kill -TERM "$CPID"
+	local i
+	for ((i = 0; i < 100; i++)); do kill -0 "$CPID" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$CPID" 2>/dev/null || fail "the collector did not end on SIGTERM"
+	CPID=
+	grep -q "$oldest is not a window this collector can send (not a regular file): set aside" "$T/log"
+}
+
+@test "a spool file numbered ffffffffffffffff is set aside: numbering does not wrap, pushing goes on, the thread does not spin" {
+	plant_window ffffffffffffffff '/ingest?name=a&from=1&until=2&format=pprof'
+	receiver_start
+	# An outage, so that the windows numbered after it are spooled too.
+	echo 503 >"$REC/mode"
+	pc_start
+	client 7032 2
+	wait_for '(($(n_spooled) >= 1))'
+	echo ok >"$REC/mode"
+	wait_for '(($(n_accepted) >= 2 && $(n_spooled) == 0))' 15
+	# Idle now: the push thread waits, it does not spin.
+	local t0 t1
+	t0=$(awk '{ print $14 + $15 }' /proc/$CPID/stat)
+	sleep 1
+	t1=$(awk '{ print $14 + $15 }' /proc/$CPID/stat)
+	(((t1 - t0) < 30)) || fail "the collector used $((t1 - t0)) ticks in an idle second"
+	pc_stop
+	grep -q "ffffffffffffffff.push is not a window .*(its sequence number is past the largest one used): set aside" "$T/log"
+	grep -q "1 set aside (cannot be sent)" "$T/log" || fail "$(grep 'push: .* sent' "$T/log")"
+	assert_eq 200 "$(total_samples)" "samples received"
+}
+
+@test "a spooled window with a CR in its path is set aside and counted, not retried forever ahead of the others" {
+	plant_window 0000000000000001 $'/ingest?name=a\r&from=1&until=2&format=pprof'
+	receiver_start
+	pc_start
+	client 7036 2
+	wait_for '(($(n_accepted) >= 2))' 10
+	pc_stop
+	grep -q "0000000000000001.push is not a window .*(a malformed destination, URL or request path): set aside" "$T/log"
+	grep -q "1 set aside (cannot be sent)" "$T/log" || fail "$(grep 'push: .* sent' "$T/log")"
+	assert_eq 200 "$(total_samples)" "samples received"
+}
+
+@test "a sparse 300 MiB spool file is not read: --spool-max bounds what is read at start" {
+	plant_window 0000000000000001 '/ingest?name=a&from=1&until=2&format=pprof'
+	truncate -s 300M "$SPOOL/pyroscope/0000000000000001.push"
+	receiver_start
+	pc_start --spool-max 1M
+	sleep 1.5
+	local hwm
+	hwm=$(awk '/^VmHWM/ { print $2 }' /proc/$CPID/status)
+	((hwm < 65536)) || fail "the collector took $hwm kB"
+	pc_stop
+	grep -q "0000000000000001.push is not a window .*(bigger than --spool-max)" "$T/log"
+}
+
+@test "a full disk under the spool: windows it cannot take are held in memory and sent, and the counts say so" {
+	command -v mount >/dev/null || skip "no mount"
+	mkdir -p "$SPOOL"
+	mount -t tmpfs -o size=12k,mode=0700 tmpfs "$SPOOL" || skip "cannot mount a tmpfs"
+	MOUNTED=$SPOOL
+	receiver_start
+	echo 503 >"$REC/mode"
+	pc_start
+	client 7033 5
+	wait_for 'grep -q "cannot spool a window" "$T/log"'
+	echo ok >"$REC/mode"
+	wait_for 'grep -q "takes windows again" "$T/log"' 30
+	sleep 0.5
+	pc_stop
+	assert_eq 500 "$(total_samples)" "samples received"
+	grep -q 'takes windows again .* were spooled, all sent ([1-9][0-9]* held in memory: the spool could not be written)' "$T/log" ||
+		fail "$(grep 'push:' "$T/log")"
+	grep -q 'windows sent, 0 refused, 0 dropped (spool full), 0 lost' "$T/log" ||
+		fail "$(grep 'windows sent' "$T/log")"
+	facts from | increasing || fail "out of order or twice: $(facts from)"
+}
+
+@test "a 3xx answer keeps the window (a redirect is not followed): sent once the server is fixed" {
+	receiver_start
+	echo 301 >"$REC/mode"
+	pc_start
+	client 7034 2
+	wait_for '(($(n_spooled) >= 1))'
+	grep -q 'HTTP 301, a redirect to http://127.0.0.1:9/ingest?.*: redirects are not followed; give the final URL' "$T/log" ||
+		fail "$(grep push: "$T/log")"
+	echo ok >"$REC/mode"
+	wait_for '(($(n_spooled) == 0 && $(n_accepted) >= 2))' 15
+	pc_stop
+	! grep -q 'refused a window' "$T/log" || fail "$(grep refused "$T/log")"
+	assert_eq 200 "$(total_samples)" "samples received"
+}
+
+@test "a negative Retry-After at the start of an outage is ignored" {
+	receiver_start
+	echo "503 -1" >"$REC/mode"
+	pc_start
+	client 7035 1
+	wait_for 'grep -q "push: cannot send to" "$T/log"'
+	! grep -q "as the server asks" "$T/log" || fail "$(grep 'cannot send' "$T/log")"
+	echo ok >"$REC/mode"
+	wait_for '(($(n_spooled) == 0 && $(n_accepted) >= 1))' 10
+	pc_stop
+}
+
+@test "a window OTLP cannot take is said to be ours, not the server's refusal" {
+	plant_window 0000000000000001 '/v1development/profiles?s=x&p=1' 'not a profile' otlp
+	receiver_start
+	pc_start --otlp http://127.0.0.1:9
+	wait_for 'grep -q "cannot be sent" "$T/log"' 10
+	pc_stop
+	grep -q "push: a window for http://127.0.0.1:9 cannot be sent (.*): it was not sent, and is not tried again" "$T/log" ||
+		fail "$(grep push: "$T/log")"
+	! grep -q 'refused a window' "$T/log" || fail "$(grep refused "$T/log")"
+}
+
+@test "push password and token files are checked as ssh checks its keys: mode, owner, link, FIFO" {
+	local how rc opt
+	receiver_start
+	for how in open theirs link fifo; do
+		rm -f "$T/secret"
+		case $how in
+		open) echo pw >"$T/secret"; chmod 0666 "$T/secret" ;;
+		theirs) echo pw >"$T/secret"; chmod 0600 "$T/secret"; chown 65534 "$T/secret" ;;
+		link) ln -s /etc/shadow "$T/secret" ;;
+		fifo) mkfifo -m 0600 "$T/secret" ;;
+		esac
+		for opt in "--push-basic-auth u --push-password-file" --push-bearer-token-file; do
+			rc=0
+			# shellcheck disable=SC2086
+			timeout 10 "$PP_COLLECTOR" --socket "$SOCK" --pyroscope "$URL" --spool-dir "$SPOOL" \
+				$opt "$T/secret" >"$T/$how.log" 2>&1 </dev/null 3>&- || rc=$?
+			assert_eq 1 "$rc" "$how $opt: exit status ($(cat "$T/$how.log"))"
+			grep -q "refusing --push-[a-z-]*-file $T/secret: .*; make it a regular file of yours" "$T/$how.log" ||
+				fail "$how $opt: $(cat "$T/$how.log")"
+		done
+	done
+	grep -q "readable by others (mode 0666)\|writable by others (mode 0666)" "$T/open.log"
+	grep -q "owned by uid 65534" "$T/theirs.log"
+	grep -q "it is a symbolic link" "$T/link.log"
+	grep -q "not a regular file" "$T/fifo.log"
+	# The CAs HTTPS trusts: nobody else may add one.
+	echo cert >"$T/ca.pem"
+	chmod 0666 "$T/ca.pem"
+	run "$PP_COLLECTOR" --socket "$SOCK" --pyroscope "$URL" --push-ca-file "$T/ca.pem"
+	((status == 2)) || fail "--push-ca-file 0666: status $status: $output"
+	[[ $output == *"refusing --push-ca-file $T/ca.pem: writable by others (mode 0666)"* ]] || fail "$output"
 }

@@ -280,3 +280,63 @@ free_uid() {
 	! compgen -G "$OUT/*.5901.*.pb.gz" >/dev/null || fail "a profile for the claimed pid 5901: $(ls "$OUT")"
 	assert_eq 1 "$(grep -c 'its HELLO claims pid 5901' "$T/collector.log")" "refusal lines at warn"
 }
+
+@test "3.4 the collector refuses its own socket directory when others may write it (not sticky)" {
+	local rc=0
+	mkdir -m 0777 "$SOCKDIR/open"
+	chmod 0777 "$SOCKDIR/open"
+	timeout 10 "$PP_COLLECTOR" --socket "$SOCKDIR/open/c.sock" --output-dir "$OUT" \
+		>"$T/collector.log" 2>&1 </dev/null 3>&- || rc=$?
+	assert_eq 1 "$rc" "exit status"
+	assert_eq 1 "$(wc -l <"$T/collector.log")" "lines: $(cat "$T/collector.log")"
+	grep -qF "refusing socket directory $SOCKDIR/open: writable by others (mode 0777); remove it" \
+		"$T/collector.log" || fail "log: $(cat "$T/collector.log")"
+	[[ ! -e $SOCKDIR/open/c.sock ]] || fail "bound in a world-writable directory"
+	# Sticky, as /tmp: others cannot remove or replace our socket there.
+	chmod 1777 "$SOCKDIR/open"
+	SOCK=$SOCKDIR/open/c.sock
+	collector_start
+	collector_stop
+}
+
+# ---- pyprof ctl: the same checks as the library ----------------------------------
+
+@test "7.1 pyprof ctl sends nothing to another user's listener: at the default path, in a sticky directory; PYPROF_COLLECTOR_USER trusts it" {
+	cp "$PP_PYPROF" "$D/"
+	mkdir -p -m 0755 "$D/xdg/pyprof"
+	chown 65534:65534 "$D/xdg/pyprof"
+	squat "$D/xdg/pyprof/collector.sock"
+	run env -u PYPROF_SOCKET XDG_RUNTIME_DIR="$D/xdg" "$PP_PYPROF" ctl status
+	((status == 1)) || fail "status $status: $output"
+	assert_eq 1 "$(wc -l <<<"$output")" "lines: $output"
+	[[ $output == *"refusing the collector socket's directory $D/xdg/pyprof: owned by uid 65534, not by us (uid 0) or root"*"PYPROF_COLLECTOR_USER"* ]] ||
+		fail "$output"
+	assert_eq 0 "$(heard)" "bytes the stranger received"
+	kill "$SQ_PID"; wait "$SQ_PID" 2>/dev/null || true
+	SQ_PID=
+	# A directory that is fine (root's, sticky), a listener that is not.
+	mkdir -m 1777 "$D/tmp"
+	chmod 1777 "$D/tmp"
+	: >"$D/sq/log"
+	squat "$D/tmp/c.sock"
+	run "$PP_PYPROF" ctl status --socket "$D/tmp/c.sock"
+	((status == 1)) || fail "status $status: $output"
+	[[ $output == *"refusing the listener on $D/tmp/c.sock: it runs as uid 65534, not as us (uid 0) or root"*"PYPROF_COLLECTOR_USER=65534"* ]] ||
+		fail "$output"
+	assert_eq 0 "$(heard)" "bytes the stranger received"
+	# Trusted by name: the request goes out.
+	run env PYPROF_COLLECTOR_USER=nobody "$PP_PYPROF" ctl status --socket "$D/tmp/c.sock"
+	(($(heard) > 0)) || fail "nothing sent to a trusted collector: $output"
+}
+
+@test "7.2 pyprof ctl run by an allowed user that the collector refuses says why" {
+	cp "$PP_PYPROF" "$D/"
+	chmod 0755 "$D/pyprof"
+	collector_start --allow-user nobody
+	run as_nobody "$D/pyprof" ctl status --socket "$SOCK"
+	((status == 1)) || fail "status $status: $output"
+	[[ $output == *"the collector (uid 0) refused the request: it takes control requests from its own user and root only, not from uid 65534"* ]] ||
+		fail "$output"
+	[[ $output != *"older than this pyprof"* ]] || fail "$output"
+	collector_stop
+}

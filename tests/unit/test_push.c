@@ -144,7 +144,7 @@ static uint64_t body_seq(struct spool *s, uint64_t seq)
 static void test_spool(const char *dir)
 {
 	char err[256], path[512];
-	struct spool *s = spool_open(dir, 1000, err, sizeof(err)), *s2;
+	struct spool *s = spool_open(dir, 1160, err, sizeof(err)), *s2;
 	uint64_t bytes, dropped;
 	size_t n;
 	struct stat st;
@@ -152,16 +152,16 @@ static void test_spool(const char *dir)
 	CHECK_OR_RETURN(s != NULL, "5.1 the spool opens", );
 	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700,
 	      "5.2 made 0700");
-	s2 = spool_open(dir, 1000, err, sizeof(err));
+	s2 = spool_open(dir, 1160, err, sizeof(err));
 	CHECK(!s2 && strstr(err, "used by another collector"),
 	      "5.3 locked against a second user");
 	spool_close(s2);
-	/* Each window: 14 + 10 + 17 + 8 = 49 bytes; 1000 holds 20. Added
+	/* Each window: 14 + 10 + 9 + 17 + 8 = 58 bytes; 1160 holds 20. Added
 	 * out of order, as the loop's spill and the thread may. */
 	for (uint64_t i = 1; i <= 30; i++) {
 		uint64_t seq = i % 2 ? i : i + 1000;
-		CHECK(spool_add(s, seq, "pyroscope", "/ingest?name=x{}", &seq,
-				sizeof(seq)) == 0, "5.4 added");
+		CHECK(spool_add(s, seq, "pyroscope", "http://h", "/ingest?name=x{}",
+				&seq, sizeof(seq)) == 0, "5.4 added");
 	}
 	spool_usage(s, &n, &bytes);
 	dropped = spool_take_dropped(s, &bytes);
@@ -173,7 +173,7 @@ static void test_spool(const char *dir)
 	CHECK(spool_oldest(s) == 23, "5.8 then the next");
 	spool_close(s);
 	/* A crash: reopened, the same windows, numbering goes on. */
-	s = spool_open(dir, 1000, err, sizeof(err));
+	s = spool_open(dir, 1160, err, sizeof(err));
 	CHECK_OR_RETURN(s != NULL, "5.9 reopened", );
 	spool_usage(s, &n, &bytes);
 	CHECK(n == 19 && spool_oldest(s) == 23 && spool_last_seq(s) == 1030,
@@ -186,12 +186,95 @@ static void test_spool(const char *dir)
 	}
 	struct spool_item it;
 	CHECK(spool_read(s, 23, &it) == -EINVAL && spool_oldest(s) == 25,
-	      "5.12 a corrupt window is refused and removed");
+	      "5.12 a corrupt window is refused and set aside");
+	snprintf(path, sizeof(path), "%s/%016x.push.rejected", dir, 23);
+	CHECK(access(path, F_OK) == 0 && spool_take_set_aside(s) == 1,
+	      "5.12b kept aside as .rejected, and counted");
 	static char big[2000];
-	CHECK(spool_add(s, 5000, "pyroscope", "/q", big, sizeof(big)) ==
+	CHECK(spool_add(s, 5000, "pyroscope", "http://h", "/q", big,
+			sizeof(big)) ==
 		      -EFBIG &&
 	      spool_take_dropped(s, &bytes) == 1, "5.13 too big: not kept, "
 	      "counted");
+	spool_close(s);
+}
+
+/* ---- a spool another user had a hand in (issue 28) ---------------------- */
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) {
+		if (write(fd, text, len) != (ssize_t)len)
+			fprintf(stderr, "short write to %s\n", path);
+		close(fd);
+	}
+}
+
+static void test_spool_hostile(const char *base)
+{
+	char dir[256], path[512], err[4400];
+	struct spool *s;
+	struct spool_item it;
+	uint64_t bytes;
+	size_t n;
+
+	/* 7.1-7.3: the directory itself. */
+	snprintf(dir, sizeof(dir), "%s/ww", base);
+	mkdir(dir, 0700);
+	chmod(dir, 0777);
+	s = spool_open(dir, 1 << 20, err, sizeof(err));
+	CHECK(!s && strstr(err, "refusing spool directory") &&
+	      strstr(err, "writable by others (mode 0777)") &&
+	      strstr(err, "--spool-dir"), "7.1 a world-writable spool "
+	      "directory is refused with one line saying what to do");
+	spool_close(s);
+	CHECK(chown(dir, 65534, 65534) == 0 && chmod(dir, 0700) == 0,
+	      "7.2 (chown to nobody: the tests run as root)");
+	s = spool_open(dir, 1 << 20, err, sizeof(err));
+	CHECK(!s && strstr(err, "owned by uid 65534"), "7.2 another user's "
+	      "spool directory is refused");
+	spool_close(s);
+	snprintf(path, sizeof(path), "%s/link", base);
+	CHECK(symlink(dir, path) == 0, "7.3 (a link)");
+	s = spool_open(path, 1 << 20, err, sizeof(err));
+	CHECK(!s && strstr(err, "it is a symbolic link"), "7.3 a symbolic "
+	      "link at the spool's name is not followed");
+	spool_close(s);
+
+	/* 7.4-7.7: files put in our own spool. */
+	snprintf(dir, sizeof(dir), "%s/own", base);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/ffffffffffffffff.push", dir);
+	write_file(path, "pyprof-push 2\npyroscope\nhttp://h\n/ingest?x\nB",
+		   43);
+	snprintf(path, sizeof(path), "%s/0000000000000002.push", dir);
+	write_file(path, "", 0);
+	CHECK(truncate(path, 300 << 20) == 0, "7.4 (a sparse 300 MiB file)");
+	snprintf(path, sizeof(path), "%s/0000000000000003.push", dir);
+	write_file(path, "pyprof-push 1\npyroscope\n/ingest?a\rb\nB", 36);
+	snprintf(path, sizeof(path), "%s/0000000000000004.push", dir);
+	CHECK(mkfifo(path, 0600) == 0, "7.5 (a FIFO)");
+	s = spool_open(dir, 1 << 20, err, sizeof(err));
+	CHECK_OR_RETURN(s != NULL, "7.4 our own spool opens", );
+	CHECK(spool_last_seq(s) == 4 && spool_oldest(s) == 3,
+	      "7.4 a number past SPOOL_SEQ_MAX and a file bigger than the "
+	      "spool are set aside at open: numbering goes on from 4");
+	spool_usage(s, &n, &bytes);
+	CHECK(n == 2 && bytes < 100 && spool_take_set_aside(s) == 2,
+	      "7.4 neither counts in the spool; both are counted aside");
+	CHECK(spool_read(s, 3, &it) == -EINVAL && spool_oldest(s) == 4,
+	      "7.6 a request path with a CR: set aside, the next one is up");
+	CHECK(spool_read(s, 4, &it) == -EINVAL && spool_oldest(s) == 0,
+	      "7.5 a FIFO is set aside at once, not waited on");
+	snprintf(path, sizeof(path), "%s/0000000000000004.push.rejected", dir);
+	CHECK(access(path, F_OK) == 0, "7.5 kept as .rejected");
+	CHECK(spool_add(s, 5, "pyroscope", "http://h", "/ingest?y", "B", 1) ==
+		      0 && spool_read(s, 5, &it) == 0 &&
+	      strcmp(it.url, "http://h") == 0 &&
+	      strcmp(it.query, "/ingest?y") == 0, "7.7 a window keeps the "
+	      "URL it was made for");
+	spool_item_free(&it);
 	spool_close(s);
 }
 
@@ -206,6 +289,7 @@ int main(void)
 	if (mkdtemp(dir)) {
 		snprintf(sub, sizeof(sub), "%s/a/spool", dir);
 		test_spool(sub);
+		test_spool_hostile(dir);
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not remove %s\n", dir);

@@ -34,6 +34,9 @@ change it while the collector runs:
                    proxy in front of Pyroscope would)
   429              answer 429 "too many requests"
   slow             sleep 10 s, then as ok
+  503 -1           answer 503 with "Retry-After: -1" (a broken server)
+  301              answer 301 "moved" with Location: the same path on
+                   http://127.0.0.1:9/ (a misconfigured proxy)
 --require-tenant makes a request without X-Scope-OrgID get 401 "no org id"
 (Pyroscope in multi-tenant mode). --tls-cert FILE (a PEM file holding the
 certificate and its key) serves HTTPS instead of HTTP.
@@ -123,9 +126,11 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
-    def answer(self, status, text=""):
+    def answer(self, status, text="", headers=()):
         data = (text + "\n").encode() if text else b""
         self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -156,10 +161,11 @@ class Handler(BaseHTTPRequestHandler):
         rec = {"method": "POST", "path": url.path, "raw_query": url.query,
                "query": q, "headers": dict(self.headers.items()),
                "received": time.time(), "bytes": len(body)}
+        self.extra = []
         status, text, keep = self.decide(url, q, body, rec)
         rec["status"] = status
         self.record(rec, body if keep else None)
-        self.answer(status, text)
+        self.answer(status, text, self.extra)
 
     def decide(self, url, q, body, rec):
         try:
@@ -172,6 +178,12 @@ class Handler(BaseHTTPRequestHandler):
             return 404, "404 page not found", False
         if mode == "503":
             return 503, "ingester unavailable", False
+        if mode == "503 -1":
+            self.extra = [("Retry-After", "-1")]
+            return 503, "ingester unavailable", False
+        if mode == "301":
+            self.extra = [("Location", "http://127.0.0.1:9" + self.path)]
+            return 301, "moved", False
         if mode == "401":
             return 401, "invalid credentials", False
         if mode == "429":
