@@ -456,7 +456,7 @@ EOF
 
 @test "without --http-token a token is made: in SOCKET.http-token (0600, gone at exit), logged once in the URL; 401 without it; every way of sending it works" {
 	umask 000
-	collector_start --http 0
+	collector_start --http 0 --log-level debug
 	port=$(http_port "$T/collector.log")
 	[[ -f $SOCK.http-token ]] || fail "no token file beside $SOCK: $(ls -la "$(dirname "$SOCK")")"
 	[[ $(stat -c %a "$SOCK.http-token") == 600 ]] || fail "$(stat -c '%a %n' "$SOCK.http-token")"
@@ -476,7 +476,18 @@ EOF
 	# URL's user info, Bearer, the cookie.
 	curl -s -i "$u/?token=$tok" | tr -d '\r' >"$T/q"
 	grep -q '^HTTP/1.1 200' "$T/q"
-	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/; HttpOnly; SameSite=Strict" "$T/q"
+	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/debug/pprof; HttpOnly; SameSite=Strict" "$T/q"
+	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/flamegraph; HttpOnly; SameSite=Strict" "$T/q"
+	# a cookie jar (as a browser's) sends it back to these pages only:
+	# cookies ignore ports, and a Path=/ cookie went to every page of
+	# every server on this host
+	curl -s -o /dev/null -c "$T/jar" "$u/?token=$tok"
+	curl -s -i -b "$T/jar" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
+	curl -s -i -b "$T/jar" "http://127.0.0.1:$port/flamegraph?seconds=x" | tr -d '\r' | grep -q '^HTTP/1.1 400'
+	[[ $(awk -v t="$tok" '$7 == t {print $3}' "$T/jar" | sort | tr '\n' ' ') == "/debug/pprof /flamegraph " ]] ||
+		{ cat "$T/jar"; fail "the cookie's paths"; }
+	# the key percent-encoded is the same key to the server: never logged
+	curl -s -i "$u/?%74oken=$tok" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 	curl -s -i "http://anyone:$tok@127.0.0.1:$port/debug/pprof/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 	curl -s -i -H "Authorization: Bearer $tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 	curl -s -i -H "Cookie: x=1; pyprof_token_$port=$tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
