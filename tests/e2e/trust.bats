@@ -25,7 +25,7 @@ setup() {
 	# What the other users run, readable by them.
 	D=$(mktemp -d /tmp/pyprof-trust.XXXXXX)
 	cp "$PP_LIB" "$PP_TARGETS/outputs.py" "$ROOT_HELPERS/squatter.py" \
-		"$ROOT_HELPERS/wire_client.py" "$D/"
+		"$ROOT_HELPERS/wire_client.py" "$ROOT_HELPERS/forger.py" "$D/"
 	chmod 0755 "$D"
 	chmod 0644 "$D"/*
 	# The stranger's log, which only it writes.
@@ -279,4 +279,29 @@ free_uid() {
 	collector_stop
 	! compgen -G "$OUT/*.5901.*.pb.gz" >/dev/null || fail "a profile for the claimed pid 5901: $(ls "$OUT")"
 	assert_eq 1 "$(grep -c 'its HELLO claims pid 5901' "$T/collector.log")" "refusal lines at warn"
+}
+
+# A connection speaks for the process that opened it (SO_PEERCRED at
+# accept), while that process runs. Before, a client of another user could
+# let a fork child connect and exit, keep the socket and claim the child's
+# pid; once a root process got that pid, its profile, command line and
+# `pyprof ctl` line were the forger's. Played by tests/e2e/helpers/forger.py.
+@test "6.2 a connection whose opener has exited cannot speak for its pid, and ends when its opener exits" {
+	local child
+	collector_start --allow-user nobody
+	# The child connected and exited before HELLO: refused.
+	as_nobody /usr/bin/python3 "$D/forger.py" "$SOCK" dead >"$T/f1.out" 2>&1 </dev/null 3>&-
+	cat "$T/f1.out"
+	child=$(awk '$1 == "child" {print $2}' "$T/f1.out")
+	grep -qx closed-by-collector "$T/f1.out" || fail "the forger was not closed"
+	grep -q "refused client pid $child (uid 65534): the process that opened the connection has exited" \
+		"$T/collector.log" || { cat "$T/collector.log"; fail "no refusal line"; }
+	# HELLO while the child lived: served, until the child exits.
+	as_nobody /usr/bin/python3 "$D/forger.py" "$SOCK" later >"$T/f2.out" 2>&1 </dev/null 3>&-
+	cat "$T/f2.out"
+	child=$(awk '$1 == "child" {print $2}' "$T/f2.out")
+	grep -qx closed-by-collector "$T/f2.out" || fail "the forger kept its connection after its opener exited"
+	grep -q "pid $child (uid 65534): its process has exited but its connection stayed open; closing it" \
+		"$T/collector.log" || { cat "$T/collector.log"; fail "no closing line"; }
+	collector_stop
 }
