@@ -81,6 +81,8 @@ struct http_conn {
 				     once, at its first byte, so that a
 				     client trickling bytes cannot extend it */
 	uint64_t t_start;         /* when the request was complete */
+	uint64_t born_ns;         /* accepted (loop_now_ns) */
+	int authed;               /* a request on it carried the token */
 	char peer[64];
 };
 
@@ -542,6 +544,7 @@ static void dispatch(struct http_conn *c)
 		return;
 	}
 	c->set_cookie = auth == 2;
+	c->authed = 1;
 	s->handler(s->arg, c, &c->req, c->in + c->req.head_len,
 		   c->req_total - c->req.head_len);
 }
@@ -746,6 +749,29 @@ static void on_accept_resume(struct loop *loop, struct loop_timer *t,
 		loop_mod_fd(loop, s->fd, EPOLLIN);
 }
 
+/* Makes room for a new connection when HTTP_MAX_CONNS are open: closes
+ * the one accepted first among those that never carried the token and
+ * are between requests (waiting for a first or next request, or for its
+ * head to arrive: nothing of theirs is being served). Idle connections
+ * from anyone must not lock out the token's holders. 0, or -1 when every
+ * connection is busy or authenticated. */
+static int evict_one(struct http_server *s)
+{
+	struct http_conn *old = NULL;
+	for (struct http_conn *c = s->conns; c; c = c->next)
+		if (!c->dead && !c->authed &&
+		    (c->state == C_HEAD || c->state == C_LINGER) &&
+		    (!old || c->born_ns < old->born_ns))
+			old = c;
+	if (!old)
+		return -1;
+	log_debug("http %s: closed after %" PRIu64 " ms without a request "
+		  "carrying the token, to make room", old->peer,
+		  (loop_now_ns() - old->born_ns) / 1000000);
+	conn_close(old);
+	return 0;
+}
+
 static void accept_one(struct http_server *s, int fd,
 		       const struct sockaddr *sa)
 {
@@ -756,7 +782,7 @@ static void accept_one(struct http_server *s, int fd,
 		"\r\ntoo many HTTP clients\n";
 	struct http_conn *c;
 
-	if (s->n_conns >= HTTP_MAX_CONNS) {
+	if (s->n_conns >= HTTP_MAX_CONNS && evict_one(s) < 0) {
 		/* Best effort and non-blocking; the client learns why. */
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)
 			log_debug("http: 503 to a client: %s", strerror(errno));
@@ -787,7 +813,8 @@ static void accept_one(struct http_server *s, int fd,
 		conn_free(c);
 		return;
 	}
-	set_timer(c, HTTP_IDLE_TIMEOUT_NS);
+	c->born_ns = loop_now_ns();
+	set_timer(c, HTTP_FIRST_TIMEOUT_NS);
 }
 
 static void on_listener(struct loop *loop, int lfd, uint32_t events,

@@ -540,3 +540,57 @@ EOF
 	((status == 2))
 	[[ $output == *"--http-token goes with --http"* ]]
 }
+
+# Before, 256 connections that sent nothing held every slot for 60 s and
+# every token holder got 503. Now a newcomer takes the place of the oldest
+# connection that never carried the token and is between requests, and a
+# new connection has 5 s to send its first byte. A token holder's
+# keep-alive connection is never the one closed.
+@test "300 idle connections do not lock out token holders: new requests get 200 at once, a keep-alive one keeps its connection" {
+	ulimit -n 4096
+	collector_start --http 0
+	port=$(http_port "$T/collector.log")
+	tok=$(cat "$SOCK.http-token")
+	"$PP_HOST_PYTHON" - "$port" "$tok" <<'PY'
+import socket, sys, time
+port, tok = int(sys.argv[1]), sys.argv[2]
+def get(s, path):
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            return "closed"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(body) < n:
+        body += s.recv(65536)
+    return head.split(b" ")[1].decode()
+keep = socket.create_connection(("127.0.0.1", port))
+assert get(keep, "/debug/pprof/?token=" + tok) == "200"
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+time.sleep(0.2)
+t0 = time.time()
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(5)
+st = get(s, "/debug/pprof/?token=" + tok)
+ms = (time.time() - t0) * 1000
+print("   a new token holder: %s in %.0f ms" % (st, ms))
+assert st == "200", st
+keep.settimeout(5)
+st = get(keep, "/debug/pprof/cmdline?token=" + tok)
+print("   the keep-alive token holder: %s" % st)
+assert st == "200", st
+closed = 0
+for c in idle[:60]:
+    c.settimeout(0.5)
+    try:
+        closed += c.recv(1) == b""
+    except socket.timeout:
+        pass
+print("   of the 60 oldest idle connections, %d were closed" % closed)
+assert closed >= 40, closed
+PY
+	collector_stop
+}
