@@ -1066,6 +1066,11 @@ uint64_t conn_born_ns(const struct conn *c)
 	return c->born_ns;
 }
 
+unsigned conn_peer_uid(const struct conn *c)
+{
+	return (unsigned)c->peer_uid;
+}
+
 size_t conn_buf_size(const struct conn *c)
 {
 	return c->cap;

@@ -305,3 +305,36 @@ free_uid() {
 		"$T/collector.log" || { cat "$T/collector.log"; fail "no closing line"; }
 	collector_stop
 }
+
+# Each client costs a few log lines (connected, disconnected, its
+# profile): a user let in with --allow-user made 20,000 lines (2.6 MB) in
+# 0.8 s. The lines its clients cause are limited per user (a burst of 100,
+# then 10 a second), and one line says how many were suppressed.
+@test "7.1 a flood of clients of another user cannot flood the collector's log: one line counts what was suppressed" {
+	local ours theirs
+	collector_start --allow-user nobody
+	as_nobody /usr/bin/python3 - "$SOCK" "$D" <<'PY' 3>&- || fail "the flood failed"
+import os, sys, time
+sys.path.insert(0, sys.argv[2])
+import wire_client as w
+for i in range(1500):
+    s = w.connect(sys.argv[1])
+    s.sendall(w.hello(os.getpid(), time.time_ns(), time.monotonic_ns(),
+                      comm="flood"))
+    s.close()
+PY
+	# our own user's clients are not limited
+	for i in 1 2 3; do
+		"$PP_HOST_PYTHON" "$D/wire_client.py" good --socket "$SOCK" \
+			--pid $((7100 + i)) --samples 5 --comm ours >/dev/null 2>&1 </dev/null 3>&-
+	done
+	wait_for_line "$T/collector.log" "uid 65534: [0-9]+ log lines about its clients suppressed" 5
+	collector_stop
+	theirs=$(wc -l <"$T/collector.log")
+	ours=$(grep -c "pid 710[123] connected" "$T/collector.log" || true)
+	n=$(sed -n 's/.*uid 65534: \([0-9]*\) log lines about its clients suppressed.*/\1/p' "$T/collector.log" | paste -sd+ | bc)
+	echo "   $theirs lines in the log, $n said suppressed; $ours of our 3 clients' lines"
+	((theirs <= 300)) || fail "$theirs lines in the log"
+	((n >= 1500)) || fail "only $n lines said suppressed"
+	assert_eq 3 "$ours" "our own clients' lines"
+}
