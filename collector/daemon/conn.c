@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -138,6 +139,23 @@ static uint64_t start_of(pid_t pid)
 static int opener_gone(const struct conn *c)
 {
 	return !c->peer_start || start_of(c->peer_pid) != c->peer_start;
+}
+
+/* Whether every descriptor of the other end is closed (what it sent may
+ * still wait to be read): a process that sent its HELLO and exited at
+ * once, before the collector read it, left nobody behind to speak. */
+static int peer_closed(const struct conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) == 1 &&
+	       (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
+
+/* Whether someone other than the process that opened c holds its other
+ * end: the opener has exited and the socket is still open. */
+static int held_by_another(const struct conn *c)
+{
+	return opener_gone(c) && !peer_closed(c);
 }
 
 /* Whether c is tied to its opener: a client of another user
@@ -362,15 +380,15 @@ static int check_claimed_pid(struct conn *c, uint64_t pid)
 {
 	if (!tied(c))
 		return 0;
-	if (pid == (uint64_t)c->peer_pid && !opener_gone(c))
+	if (pid == (uint64_t)c->peer_pid && !held_by_another(c))
 		return 0;
 	if (pid == (uint64_t)c->peer_pid)
 		(pidring_seen(&refused_pids, c->peer_pid) ? log_debug
 							  : log_warn)(
 			"refused client pid %d (uid %u): the process that "
-			"opened the connection has exited; a connection of "
-			"another user speaks only for the process that "
-			"opened it, while it runs", (int)c->peer_pid,
+			"opened the connection has exited and another holds "
+			"it; a connection of another user speaks only for "
+			"the process that opened it", (int)c->peer_pid,
 			(unsigned)c->peer_uid);
 	else
 		(pidring_seen(&refused_pids, c->peer_pid) ? log_debug
@@ -391,7 +409,7 @@ static int check_claimed_pid(struct conn *c, uint64_t pid)
 static void end_stale_owner(void *arg, void *owner)
 {
 	struct conn *c = arg, *o = owner;
-	if (o == c || !opener_gone(o))
+	if (o == c || !held_by_another(o))
 		return;
 	log_warn("pid %" PRIu64 ": an older connection (opened by uid %u) "
 		 "spoke for this pid after its process had exited; closing "
@@ -1082,7 +1100,7 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 	int queued = 0;
 	size_t held = c->len - c->off;
 
-	if (c->state == CONN_ACTIVE && tied(c) && opener_gone(c)) {
+	if (c->state == CONN_ACTIVE && tied(c) && held_by_another(c)) {
 		/* What its process sent before it exited is taken in; then
 		 * the connection ends with it (opener_gone). */
 		(void)conn_read(c, 1);

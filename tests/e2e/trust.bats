@@ -294,7 +294,7 @@ free_uid() {
 	cat "$T/f1.out"
 	child=$(awk '$1 == "child" {print $2}' "$T/f1.out")
 	grep -qx closed-by-collector "$T/f1.out" || fail "the forger was not closed"
-	grep -q "refused client pid $child (uid 65534): the process that opened the connection has exited" \
+	grep -q "refused client pid $child (uid 65534): the process that opened the connection has exited and another holds it" \
 		"$T/collector.log" || { cat "$T/collector.log"; fail "no refusal line"; }
 	# HELLO while the child lived: served, until the child exits.
 	as_nobody /usr/bin/python3 "$D/forger.py" "$SOCK" later >"$T/f2.out" 2>&1 </dev/null 3>&-
@@ -303,6 +303,17 @@ free_uid() {
 	grep -qx closed-by-collector "$T/f2.out" || fail "the forger kept its connection after its opener exited"
 	grep -q "pid $child (uid 65534): its process has exited but its connection stayed open; closing it" \
 		"$T/collector.log" || { cat "$T/collector.log"; fail "no closing line"; }
+	# A short process that sent everything and exited before the
+	# collector read its HELLO (the collector stopped meanwhile) left no
+	# one holding its socket: it is served.
+	kill -STOP "$COLLECTOR_PID"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 \
+		"$D/wire_client.py" good --socket "$SOCK" --samples 10 \
+		--comm quick >"$T/c4.out" 2>&1 </dev/null 3>&- &
+	child=$!
+	wait "$child" || { kill -CONT "$COLLECTOR_PID"; fail "the quick client failed: $(cat "$T/c4.out")"; }
+	kill -CONT "$COLLECTOR_PID"
+	wait_profile "$child" >/dev/null || fail "the quick client's profile was not written"
 	collector_stop
 }
 
