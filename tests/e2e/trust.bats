@@ -317,6 +317,30 @@ free_uid() {
 	collector_stop
 }
 
+# One pid, one live connection, whoever the users: a connection whose
+# opener has exited while another process holds it is closed when a
+# process says HELLO with that pid (a reused pid), even one of our own
+# user's (which the sweep of 6.2 leaves alone: ours may speak for pids of
+# other namespaces). The forger runs as root here, so only that rule
+# closes it.
+@test "6.3 a HELLO for a pid held by a connection whose opener has exited closes that connection" {
+	local child
+	collector_start
+	"$PP_HOST_PYTHON" "$D/forger.py" "$SOCK" dead >"$T/f.out" 2>&1 </dev/null 3>&- &
+	local fpid=$!
+	wait_for_line "$T/f.out" '^child [0-9]+$'
+	child=$(awk '$1 == "child" {print $2}' "$T/f.out")
+	wait_for_line "$T/collector.log" "pid $child connected: .*\(forged\)"
+	"$PP_HOST_PYTHON" "$D/wire_client.py" good --socket "$SOCK" --pid "$child" \
+		--samples 10 --comm real >"$T/real.out" 2>&1 </dev/null 3>&-
+	wait "$fpid" || true
+	cat "$T/f.out"
+	grep -qx closed-by-collector "$T/f.out" || fail "the stale connection was not closed"
+	grep -q "pid $child: an older connection (opened by uid 0) spoke for this pid after its process had exited; closing it" \
+		"$T/collector.log" || { cat "$T/collector.log"; fail "no closing line"; }
+	collector_stop
+}
+
 # Each client costs a few log lines (connected, disconnected, its
 # profile): a user let in with --allow-user made 20,000 lines (2.6 MB) in
 # 0.8 s. The lines its clients cause are limited per user (a burst of 100,
