@@ -164,14 +164,35 @@ out:
 	errno = saved;
 }
 
+/* Bytes of a character a terminal acts on at u (left: bytes available),
+ * or 0: C1 controls in UTF-8 (U+0080..U+009F; U+009B is a CSI) and the
+ * bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069),
+ * which make a line read other than it is stored. */
+static size_t acted_on(const unsigned char *u, size_t left)
+{
+	if (left >= 2 && u[0] == 0xc2 && u[1] >= 0x80 && u[1] < 0xa0)
+		return 2;
+	if (left >= 3 && u[0] == 0xe2 &&
+	    ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) ||
+	     (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
+		return 3;
+	return 0;
+}
+
 const char *log_printable(char *buf, size_t n, const char *s, size_t len)
 {
-	size_t i;
-	for (i = 0; i < len && i + 1 < n && s[i]; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+	while (i < len && o + 1 < n && s[i]) {
+		size_t k = acted_on(u + i, len - i);
+		if (k || u[i] < 0x20 || u[i] == 0x7f) {
+			buf[o++] = '?';
+			i += k ? k : 1;
+		} else {
+			buf[o++] = s[i++];
+		}
 	}
-	buf[i] = 0;
+	buf[o] = 0;
 	return buf;
 }
 

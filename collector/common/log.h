@@ -67,8 +67,9 @@ struct log_budget *log_charge(struct log_budget *b);
 void log_budget_report(struct log_budget *b);
 
 /* Copies at most len bytes of s into buf (size n > 0, always
- * NUL-terminated), replacing control characters with '?', so that names a
- * client sent cannot forge log lines. Returns buf. */
+ * NUL-terminated), replacing control characters (C0, DEL, and C1 in
+ * UTF-8) and bidirectional overrides with '?', so that names a client
+ * sent cannot forge log lines or act on a terminal. Returns buf. */
 const char *log_printable(char *buf, size_t n, const char *s, size_t len);
 
 #endif /* PYPROF_LOG_H */
