@@ -60,6 +60,11 @@ int sampling_is_on(void)
 	return __atomic_load_n(&cs.on, __ATOMIC_RELAXED);
 }
 
+int sampling_is_on_sigsafe(void)
+{
+	return sampling_is_on();
+}
+
 /* Which source samples CPU time, and what it counts: once per start. */
 static void log_source(unsigned hz)
 {

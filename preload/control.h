@@ -55,6 +55,7 @@ int sampling_start(const struct sampling_settings *s);
 void sampling_stop(void);
 /* 1 while armed. Any thread (relaxed). */
 int sampling_is_on(void);
+int sampling_is_on_sigsafe(void); /* the same, for exec's wrappers */
 
 /* Reads the configuration: the own state and settings, the toggle signal
  * (installed here unless the program already handles it). Constructor. */

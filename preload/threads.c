@@ -565,6 +565,11 @@ void threads_stop_sigsafe(void)
 			retire(&slots[i]);
 }
 
+void threads_resume_sigsafe(void)
+{
+	__atomic_store_n(&running, 1, __ATOMIC_SEQ_CST);
+}
+
 void threads_after_fork_child(int follow)
 {
 	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
@@ -610,6 +615,11 @@ int threads_source(void)
 int threads_running(void)
 {
 	return __atomic_load_n(&running, __ATOMIC_ACQUIRE);
+}
+
+int threads_running_sigsafe(void)
+{
+	return threads_running();
 }
 
 unsigned threads_table_gen(void)

@@ -41,6 +41,12 @@ void threads_start(int source);
  * async-signal-safe (timer_delete, close). */
 void threads_stop_sigsafe(void);
 
+/* Undoes threads_stop_sigsafe after an exec that failed (interpose/
+ * exec.c): timers may be armed again, and the agent's next scan (within
+ * AGENT_SCAN_MS) arms every thread's. Async-signal-safe (execve is: a
+ * program may call it from a handler). */
+void threads_resume_sigsafe(void);
+
 /* Agent: arms threads the wrapper did not see, retires vanished ones. */
 void threads_scan(void);
 
@@ -72,6 +78,7 @@ int threads_source(void);
 
 /* 1 between threads_start and threads_stop_sigsafe. Any thread. */
 int threads_running(void);
+int threads_running_sigsafe(void); /* the same, for exec's wrappers */
 
 /* A count that changes whenever a thread's slot is armed or freed: a
  * reader lists the threads again (threads_list) when it moved. Any

@@ -311,12 +311,15 @@ static int sink_finish(struct sink *s, int rc, const char *what,
 	return rc;
 }
 
-static struct view_profile *load(const char *path)
+/* A profile; as_text: for a view printed as text, its strings made
+ * printable (view_read_text_file). */
+static struct view_profile *load(const char *path, int as_text)
 {
 	char err[VIEW_ERR_LEN];
 	struct view_profile *p;
 
-	if (view_read_file(path, &p, err) < 0) {
+	if ((as_text ? view_read_text_file(path, &p, err)
+		     : view_read_file(path, &p, err)) < 0) {
 		log_error("%s: %s", path, err);
 		return NULL;
 	}
@@ -375,7 +378,7 @@ int cmd_top(int argc, char **argv)
 	if (o.by_label && o.by_opcode)
 		return usage_error(cmd, "--by opcode and --by-label are "
 				   "different tables: give one");
-	p = load(o.args[0]);
+	p = load(o.args[0], 1);
 	if (!p)
 		return CMD_EXIT_ERROR;
 	t.n_rows = o.n_rows;
@@ -437,7 +440,7 @@ int cmd_flamegraph(int argc, char **argv)
 		return rc;
 	if (o.n_args != 1)
 		return usage_error(cmd, "give exactly one PROFILE");
-	p = load(o.args[0]);
+	p = load(o.args[0], 0);
 	if (!p)
 		return CMD_EXIT_ERROR;
 	f.sample_type = o.sample_type;
@@ -495,7 +498,7 @@ int cmd_convert_file(const char *profile, const char *timeline,
 	struct sink out;
 	int rc;
 
-	p = load(profile);
+	p = load(profile, 0);
 	if (!p)
 		return -EINVAL;
 	if (timeline) {
@@ -628,8 +631,8 @@ int cmd_diff(int argc, char **argv)
 		return rc;
 	if (o.n_args != 2)
 		return usage_error(cmd, "give two profiles: BASE NEW");
-	base = load(o.args[0]);
-	cur = base ? load(o.args[1]) : NULL;
+	base = load(o.args[0], 1);
+	cur = base ? load(o.args[1], 1) : NULL;
 	rc = -EINVAL;
 	if (!base || !cur)
 		goto out;

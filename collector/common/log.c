@@ -8,9 +8,11 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_LINE_MAX 2048
@@ -60,6 +62,70 @@ int log_debug_enabled(void)
 static void log_line(enum log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
+static struct log_budget *charged;
+
+struct log_budget *log_charge(struct log_budget *b)
+{
+	struct log_budget *old = charged;
+	charged = b;
+	return old;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void refill(struct log_budget *b)
+{
+	uint64_t now = mono_ns(), full = LOG_BUDGET_BURST * 1000ull;
+	if (!b->refill_ns) {
+		b->tokens_milli = full;
+	} else {
+		uint64_t add = (now - b->refill_ns) / 1000000u *
+			       LOG_BUDGET_PER_S; /* ms x lines/s = milli */
+		b->tokens_milli = b->tokens_milli + add > full
+					  ? full : b->tokens_milli + add;
+	}
+	b->refill_ns = now;
+}
+
+static void say_suppressed(struct log_budget *b)
+{
+	struct log_budget *was = log_charge(NULL);
+	uint64_t n = b->suppressed;
+	b->suppressed = 0;
+	log_warn("%s: %" PRIu64 " log line%s about its clients suppressed "
+		 "(at most %d a second after a burst of %d)", b->who, n,
+		 n == 1 ? "" : "s", LOG_BUDGET_PER_S, LOG_BUDGET_BURST);
+	log_charge(was);
+}
+
+/* Whether a line charged to b may go out now; else counts it. */
+static int budget_take(struct log_budget *b)
+{
+	refill(b);
+	if (b->tokens_milli < 1000) {
+		b->suppressed++;
+		return 0;
+	}
+	b->tokens_milli -= 1000;
+	if (b->suppressed)
+		say_suppressed(b);
+	return 1;
+}
+
+void log_budget_report(struct log_budget *b)
+{
+	if (!b->suppressed)
+		return;
+	refill(b);
+	if (b->tokens_milli >= 1000)
+		say_suppressed(b);
+}
+
 static void log_line(enum log_level level, const char *fmt, va_list ap)
 {
 	static const char *const words[] = { "error: ", "warning: ", "",
@@ -71,6 +137,8 @@ static void log_line(enum log_level level, const char *fmt, va_list ap)
 
 	if (level > log_level)
 		return;
+	if (charged && !budget_take(charged))
+		goto out;
 	n = snprintf(buf, sizeof(buf), "%s: %s", log_prefix, words[level]);
 	if (n < 0)
 		goto out;
@@ -96,14 +164,35 @@ out:
 	errno = saved;
 }
 
+/* Bytes of a character a terminal acts on at u (left: bytes available),
+ * or 0: C1 controls in UTF-8 (U+0080..U+009F; U+009B is a CSI) and the
+ * bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069),
+ * which make a line read other than it is stored. */
+static size_t acted_on(const unsigned char *u, size_t left)
+{
+	if (left >= 2 && u[0] == 0xc2 && u[1] >= 0x80 && u[1] < 0xa0)
+		return 2;
+	if (left >= 3 && u[0] == 0xe2 &&
+	    ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) ||
+	     (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
+		return 3;
+	return 0;
+}
+
 const char *log_printable(char *buf, size_t n, const char *s, size_t len)
 {
-	size_t i;
-	for (i = 0; i < len && i + 1 < n && s[i]; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+	while (i < len && o + 1 < n && s[i]) {
+		size_t k = acted_on(u + i, len - i);
+		if (k || u[i] < 0x20 || u[i] == 0x7f) {
+			buf[o++] = '?';
+			i += k ? k : 1;
+		} else {
+			buf[o++] = s[i++];
+		}
 	}
-	buf[i] = 0;
+	buf[o] = 0;
 	return buf;
 }
 

@@ -13,6 +13,7 @@
 #define PYPROF_LOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum log_level {
 	LOG_ERROR = 0,
@@ -43,9 +44,32 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * that only feeds a debug line. */
 int log_debug_enabled(void);
 
+/* A rate limit on the lines about one party (the collector: one client
+ * user), so that it cannot flood the log: a burst of LOG_BUDGET_BURST
+ * lines, then LOG_BUDGET_PER_S a second. Lines past it are counted, and
+ * one line says how many when the next may go out (or at
+ * log_budget_report). Zeroed memory is a full budget; who names the
+ * party in the summary line. */
+#define LOG_BUDGET_BURST 100
+#define LOG_BUDGET_PER_S 10
+struct log_budget {
+	uint64_t refill_ns; /* CLOCK_MONOTONIC of the last refill; 0: new */
+	uint64_t tokens_milli; /* lines that may go out, in thousandths */
+	uint64_t suppressed;   /* lines dropped since the last summary */
+	char who[48];          /* "uid 1000" */
+};
+
+/* Charges every line logged from now on (at a level that is printed) to
+ * b, until called again; NULL charges none. Returns the previous one, for
+ * the caller to put back. */
+struct log_budget *log_charge(struct log_budget *b);
+/* If b dropped lines and may log again, says how many (one line). */
+void log_budget_report(struct log_budget *b);
+
 /* Copies at most len bytes of s into buf (size n > 0, always
- * NUL-terminated), replacing control characters with '?', so that names a
- * client sent cannot forge log lines. Returns buf. */
+ * NUL-terminated), replacing control characters (C0, DEL, and C1 in
+ * UTF-8) and bidirectional overrides with '?', so that names a client
+ * sent cannot forge log lines or act on a terminal. Returns buf. */
 const char *log_printable(char *buf, size_t n, const char *s, size_t len);
 
 #endif /* PYPROF_LOG_H */

@@ -44,6 +44,7 @@
  * read for native names. */
 #define FD_RESERVE 64
 #define SWEEP_NS 1000000000ull /* time-outs checked every second */
+#define COLLECTOR_LOG_BUDGETS 16
 
 struct collector {
 	const struct collector_opts *opts;
@@ -70,7 +71,43 @@ struct collector {
 	uint64_t n_evicted;  /* silent ones closed for newcomers, this burst */
 	int stopping;        /* asked to stop: waiting (--exit-grace) for the
 				clients still connected to end */
+	/* What clients of users other than ours and root's may log (log.h's
+	 * budgets, one per uid, the least recently used reused) */
+	struct {
+		unsigned uid;
+		uint64_t used_ns;
+		struct log_budget b;
+	} budgets[COLLECTOR_LOG_BUDGETS];
 };
+
+/* The log budget of a client's uid; NULL for ours and root's, whose
+ * lines are not limited (the collector's own user may flood its own
+ * log). */
+static struct log_budget *budget_of(struct collector *c, unsigned uid)
+{
+	size_t lru = 0;
+	if (uid == (unsigned)geteuid() || uid == 0)
+		return NULL;
+	for (size_t i = 0; i < COLLECTOR_LOG_BUDGETS; i++) {
+		if (c->budgets[i].used_ns && c->budgets[i].uid == uid) {
+			c->budgets[i].used_ns = loop_now_ns();
+			return &c->budgets[i].b;
+		}
+		if (c->budgets[i].used_ns < c->budgets[lru].used_ns)
+			lru = i;
+	}
+	/* a new uid: the least recently used slot, its count said first */
+	if (c->budgets[lru].used_ns && c->budgets[lru].b.suppressed) {
+		c->budgets[lru].b.refill_ns = 0; /* full: it may say so */
+		log_budget_report(&c->budgets[lru].b);
+	}
+	memset(&c->budgets[lru], 0, sizeof(c->budgets[lru]));
+	c->budgets[lru].uid = uid;
+	c->budgets[lru].used_ns = loop_now_ns() | 1;
+	snprintf(c->budgets[lru].b.who, sizeof(c->budgets[lru].b.who),
+		 "uid %u", uid);
+	return &c->budgets[lru].b;
+}
 
 /* ---- connections ------------------------------------------------------------ */
 
@@ -78,6 +115,7 @@ static void close_conn(struct collector *c, struct conn *conn)
 {
 	int fd = conn_fd(conn);
 	struct proc *p;
+	struct log_budget *was = log_charge(budget_of(c, conn_peer_uid(conn)));
 
 	loop_del_fd(c->loop, fd);
 	c->conns[fd] = NULL;
@@ -87,11 +125,15 @@ static void close_conn(struct collector *c, struct conn *conn)
 		output_proc_ended(c->out, p);
 	if (c->stopping && c->n_conns == 0)
 		loop_stop(c->loop); /* the last one waited for has ended */
+	log_charge(was);
 }
 
 static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
 {
 	struct collector *c = arg;
+	/* what a client makes the collector log is charged to its user */
+	struct log_budget *was =
+		log_charge(budget_of(c, conn_peer_uid(c->conns[fd])));
 	/* errors and hang-ups surface as read results */
 	if ((events & EPOLLOUT) && conn_flush_out(c->conns[fd]) == 0)
 		loop_mod_fd(loop, fd, EPOLLIN); /* control frames all sent */
@@ -99,6 +141,7 @@ static void on_conn(struct loop *loop, int fd, uint32_t events, void *arg)
 		close_conn(c, c->conns[fd]);
 	else
 		output_snapshots(c->out); /* heap snapshots asked for */
+	log_charge(was);
 }
 
 static int track_conn(struct collector *c, int fd, struct conn *conn)
@@ -171,7 +214,20 @@ static int make_room(struct collector *c)
 	return 0;
 }
 
+static void accept_client(struct collector *c, int fd, pid_t pid,
+			  uid_t uid);
+
+/* A client accepted: what it makes the collector log is charged to its
+ * user. */
 static void accept_one(struct collector *c, int fd, pid_t pid, uid_t uid)
+{
+	struct log_budget *was = log_charge(budget_of(c, (unsigned)uid));
+	accept_client(c, fd, pid, uid);
+	log_charge(was);
+}
+
+static void accept_client(struct collector *c, int fd, pid_t pid,
+			  uid_t uid)
 {
 	struct conn *conn;
 	int rc;
@@ -285,11 +341,17 @@ static void on_sweep(struct loop *loop, struct loop_timer *t, void *arg)
 	for (size_t fd = 0; fd < c->conns_cap; fd++) {
 		if (!c->conns[fd])
 			continue;
+		struct log_budget *was = log_charge(
+			budget_of(c, conn_peer_uid(c->conns[fd])));
 		if (conn_expired(c->conns[fd], now))
 			close_conn(c, c->conns[fd]);
 		else
 			ack_conn(c, c->conns[fd]);
+		log_charge(was);
 	}
+	for (size_t i = 0; i < COLLECTOR_LOG_BUDGETS; i++)
+		if (c->budgets[i].used_ns)
+			log_budget_report(&c->budgets[i].b);
 }
 
 /* The end of --exit-grace: whoever is still connected is running on. */
@@ -403,6 +465,11 @@ static void shut_down(struct collector *c)
 			conn_ack_after(acks[i].fd, acks[i].n);
 	}
 	free(acks);
+	/* what was suppressed and not said yet, said now */
+	for (size_t i = 0; i < COLLECTOR_LOG_BUDGETS; i++) {
+		c->budgets[i].b.refill_ns = 0;
+		log_budget_report(&c->budgets[i].b);
+	}
 }
 
 /* ---- setup -------------------------------------------------------------------- */

@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -84,6 +85,8 @@ struct conn {
 	uint64_t rx_ns;        /* ... of the last byte received */
 	uint64_t frame_ns;     /* ... when the incomplete frame in buf began
 				  to arrive; 0: none */
+	uint64_t peer_start;   /* the opener's start time (/proc stat), 0 if
+				  it was gone at accept (opener_gone) */
 };
 
 static const char *const type_names[] = {
@@ -97,6 +100,71 @@ static const char *const type_names[] = {
 	[WIRE_HEAP] = "HEAP",         [WIRE_HEAP_SNAPSHOT] = "HEAP_SNAPSHOT",
 	[WIRE_LABELS] = "LABELS",
 };
+
+/* ---- the process that opened the connection ---------------------------- */
+
+/* pid's start time (field 22 of /proc/PID/stat, clock ticks since boot):
+ * with the pid, it names one process for good, where the pid alone is
+ * reused. 0 if pid is gone, or a zombie (it has exited: only its parent
+ * holds its number). */
+static uint64_t start_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* comm may hold anything but this */
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	p += 2; /* field 3, the state; the start time is field 22 */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+/* Whether the process that opened c (SO_PEERCRED's pid at accept) has
+ * exited since: its pid now names no process or another one. A socket
+ * outlives its opener when the opener passed it on (a fork child that
+ * connects and exits, its parent keeping the descriptor): what arrives on
+ * it then comes from someone else, who must not speak for that pid. */
+static int opener_gone(const struct conn *c)
+{
+	return !c->peer_start || start_of(c->peer_pid) != c->peer_start;
+}
+
+/* Whether every descriptor of the other end is closed (what it sent may
+ * still wait to be read): a process that sent its HELLO and exited at
+ * once, before the collector read it, left nobody behind to speak. */
+static int peer_closed(const struct conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) == 1 &&
+	       (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
+
+/* Whether someone other than the process that opened c holds its other
+ * end: the opener has exited and the socket is still open. */
+static int held_by_another(const struct conn *c)
+{
+	return opener_gone(c) && !peer_closed(c);
+}
+
+/* Whether c is tied to its opener: a client of another user
+ * (--allow-user) speaks for its own process only, so its connection ends
+ * with that process. */
+static int tied(const struct conn *c)
+{
+	return c->peer_uid != geteuid() && c->peer_uid != 0;
+}
 
 struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
 		      struct procs *reg)
@@ -117,6 +185,7 @@ struct conn *conn_new(int fd, pid_t peer_pid, uid_t peer_uid,
 	c->state = CONN_WANT_HELLO;
 	c->hello_sampling = -1;
 	c->born_ns = c->rx_ns = loop_now_ns();
+	c->peer_start = start_of(peer_pid);
 	return c;
 }
 
@@ -309,16 +378,44 @@ static struct pidring refused_pids;
  */
 static int check_claimed_pid(struct conn *c, uint64_t pid)
 {
-	if (c->peer_uid == geteuid() || c->peer_uid == 0 ||
-	    pid == (uint64_t)c->peer_pid)
+	if (!tied(c))
 		return 0;
-	(pidring_seen(&refused_pids, c->peer_pid) ? log_debug : log_warn)(
-		"refused client pid %d (uid %u): its HELLO claims pid %" PRIu64
-		"; a client of another user must send its own pid (one in "
-		"another pid namespace cannot be served)",
-		(int)c->peer_pid, (unsigned)c->peer_uid, pid);
+	if (pid == (uint64_t)c->peer_pid && !held_by_another(c))
+		return 0;
+	if (pid == (uint64_t)c->peer_pid)
+		(pidring_seen(&refused_pids, c->peer_pid) ? log_debug
+							  : log_warn)(
+			"refused client pid %d (uid %u): the process that "
+			"opened the connection has exited and another holds "
+			"it; a connection of another user speaks only for "
+			"the process that opened it", (int)c->peer_pid,
+			(unsigned)c->peer_uid);
+	else
+		(pidring_seen(&refused_pids, c->peer_pid) ? log_debug
+							  : log_warn)(
+			"refused client pid %d (uid %u): its HELLO claims pid "
+			"%" PRIu64 "; a client of another user must send its "
+			"own pid (one in another pid namespace cannot be "
+			"served)", (int)c->peer_pid, (unsigned)c->peer_uid,
+			pid);
 	c->end_why = "refused";
 	return -EPERM;
+}
+
+/* One pid, one live connection: a connection that owns another process
+ * with c's pid and whose opener has exited is stale (that pid was
+ * reused, by c's process). It is shut down here and closed by the loop
+ * as at any end of file. */
+static void end_stale_owner(void *arg, void *owner)
+{
+	struct conn *c = arg, *o = owner;
+	if (o == c || !held_by_another(o))
+		return;
+	log_warn("pid %" PRIu64 ": an older connection (opened by uid %u) "
+		 "spoke for this pid after its process had exited; closing "
+		 "it", c->pid, (unsigned)o->peer_uid);
+	o->end_why = "its process exited; pid reused";
+	shutdown(o->fd, SHUT_RDWR);
 }
 
 /* A process that is not profiled says why (wire.h, WIRE_H_REFUSED): no
@@ -372,6 +469,8 @@ static int on_hello(struct conn *c, struct wire_in *r)
 	proc_session_set_owner(c->session, c);
 	c->acks = hl.h.has_written;
 	c->pid = hl.h.pid;
+	procs_each_owner(c->reg, hl.h.pid, proc_session_proc(c->session),
+			 end_stale_owner, c);
 	c->state = CONN_ACTIVE;
 	log_printable(c->comm, sizeof(c->comm), (const char *)hl.h.comm.p,
 		      hl.h.comm.len);
@@ -985,6 +1084,11 @@ uint64_t conn_born_ns(const struct conn *c)
 	return c->born_ns;
 }
 
+unsigned conn_peer_uid(const struct conn *c)
+{
+	return (unsigned)c->peer_uid;
+}
+
 size_t conn_buf_size(const struct conn *c)
 {
 	return c->cap;
@@ -996,6 +1100,16 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 	int queued = 0;
 	size_t held = c->len - c->off;
 
+	if (c->state == CONN_ACTIVE && tied(c) && held_by_another(c)) {
+		/* What its process sent before it exited is taken in; then
+		 * the connection ends with it (opener_gone). */
+		(void)conn_read(c, 1);
+		log_info("pid %" PRIu64 " (uid %u): its process has exited "
+			 "but its connection stayed open; closing it", c->pid,
+			 (unsigned)c->peer_uid);
+		c->end_why = "its process exited";
+		return 1;
+	}
 	if (c->state == CONN_WANT_HELLO &&
 	    now_ns - c->born_ns > CONN_HELLO_NS)
 		why = "no HELLO";

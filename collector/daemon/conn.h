@@ -74,6 +74,8 @@ int conn_expired(struct conn *c, uint64_t now_ns);
 int conn_waits_hello(const struct conn *c);
 /* loop_now_ns() at conn_new. */
 uint64_t conn_born_ns(const struct conn *c);
+/* The client's uid (SO_PEERCRED at accept). */
+unsigned conn_peer_uid(const struct conn *c);
 /* Bytes of read buffer it holds now. */
 size_t conn_buf_size(const struct conn *c);
 

@@ -611,6 +611,19 @@ void procs_set_written_hook(struct procs *reg,
 	reg->written_arg = arg;
 }
 
+void procs_each_owner(struct procs *reg, uint64_t pid,
+		      const struct proc *except,
+		      void (*fn)(void *arg, void *owner), void *arg)
+{
+	for (struct proc *p = reg->head; p; p = p->next) {
+		if (p == except || p->info.pid != pid)
+			continue;
+		for (struct proc_session *s = p->sessions; s; s = s->next)
+			if (s->owner)
+				fn(arg, s->owner);
+	}
+}
+
 void proc_session_set_owner(struct proc_session *s, void *owner)
 {
 	s->owner = owner;

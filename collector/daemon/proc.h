@@ -224,6 +224,12 @@ void proc_mark_written(struct proc *p);
 void procs_set_written_hook(struct procs *reg,
 			    void (*fn)(void *arg, void *owner), void *arg);
 void proc_session_set_owner(struct proc_session *s, void *owner);
+/* Calls fn(arg, owner) for the owner of each open session of every
+ * process with this pid but except (one pid, one live connection:
+ * conn.c ends those whose process has exited). */
+void procs_each_owner(struct procs *reg, uint64_t pid,
+		      const struct proc *except,
+		      void (*fn)(void *arg, void *owner), void *arg);
 int proc_session_to_ack(const struct proc_session *s, uint64_t *n);
 void proc_session_acked(struct proc_session *s, uint64_t n);
 

@@ -81,6 +81,8 @@ struct http_conn {
 				     once, at its first byte, so that a
 				     client trickling bytes cannot extend it */
 	uint64_t t_start;         /* when the request was complete */
+	uint64_t born_ns;         /* accepted (loop_now_ns) */
+	int authed;               /* a request on it carried the token */
 	char peer[64];
 };
 
@@ -232,6 +234,40 @@ static void do_write(struct http_conn *c)
 	written(c);
 }
 
+/* 1 if str, percent-decoded, may carry the token: it holds the server's
+ * token, or (key set) "token" in any case, or it does not decode. */
+static int decoded_holds(struct http_str str, int key, const char *tok)
+{
+	size_t tl = tok ? strlen(tok) : 0;
+	if (!str.len)
+		return 0;
+	char *d = malloc(str.len + 1);
+	if (!d)
+		return 1;
+	int n = http_decode(str, 1, d, str.len + 1);
+	int found = n < 0 || (tl && memmem(d, (size_t)n, tok, tl));
+	for (int i = 0; key && !found && i + 5 <= n; i++)
+		found = strncasecmp(d + i, "token", 5) == 0;
+	free(d);
+	return found;
+}
+
+/* What of the request's target the log may show: 2 all of it, 1 its
+ * path only (a query key with "token" in it once percent-decoded, as
+ * ?%74oken= is ?token= to the server; the server's token anywhere in the
+ * query; a query that does not decode), 0 nothing (the path holds the
+ * token, raw or decoded). */
+static int loggable(const struct http_server *s, const struct http_req *r)
+{
+	const char *tok = s->token && *s->token ? s->token : NULL;
+	if (tok && (memmem(r->path.p, r->path.len, tok, strlen(tok)) ||
+		    decoded_holds(r->path, 0, tok)))
+		return 0;
+	if (tok && memmem(r->query.p, r->query.len, tok, strlen(tok)))
+		return 1;
+	return decoded_holds(r->query, 1, tok) ? 1 : 2;
+}
+
 static void access_log(const struct http_conn *c, int status, size_t len)
 {
 	const struct http_req *r = &c->req;
@@ -239,9 +275,10 @@ static void access_log(const struct http_conn *c, int status, size_t len)
 		log_debug("http %s: -> %d (%zu bytes)", c->peer, status, len);
 		return;
 	}
-	int redact = r->query.len &&
-		     memmem(r->query.p, r->query.len, "token", 5) != NULL;
-	struct http_str shown = redact ? r->path : r->target;
+	int show = loggable(c->srv, r), redact = show < 2;
+	struct http_str shown = show == 2 ? r->target : r->path;
+	if (show == 0)
+		shown = (struct http_str){ "/", 1 };
 	log_debug("http %s: %.*s %.*s%s -> %d (%zu bytes, %.1f ms)", c->peer,
 		  (int)(r->method.len > 16 ? 16 : r->method.len), r->method.p,
 		  (int)(shown.len > 200 ? 200 : shown.len), shown.p,
@@ -252,7 +289,7 @@ static void access_log(const struct http_conn *c, int status, size_t len)
 void http_respond(struct http_conn *c, int status, const char *content_type,
 		  const char *extra_headers, const void *body, size_t len)
 {
-	char date[64], head[1024], cookie[400] = "";
+	char date[64], head[1536], cookie[800] = "";
 	struct tm tm;
 	time_t now = time(NULL);
 	int n;
@@ -265,15 +302,24 @@ void http_respond(struct http_conn *c, int status, const char *content_type,
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	if (c->set_cookie && c->srv->token &&
-	    !c->srv->token[strcspn(c->srv->token, "\",;\\")])
+	    !c->srv->token[strcspn(c->srv->token, "\",;\\")]) {
 		/* HttpOnly: no script reads it; SameSite=Strict: no other
-		 * site's page sends it. Cookies ignore ports, hence the
-		 * port in its name. (A token given with bytes a cookie
-		 * value cannot hold is not set: ?token= then works for
-		 * each request only.) */
-		snprintf(cookie, sizeof(cookie),
-			 "Set-Cookie: %s=%s; Path=/; HttpOnly; "
-			 "SameSite=Strict\r\n", c->srv->cookie, c->srv->token);
+		 * site's page sends it. Cookies ignore ports: the port in
+		 * its name keeps two collectors' apart, and its paths (one
+		 * cookie for each tree this server serves) keep a browser
+		 * from sending it to every page of another server on this
+		 * host, only to these paths there. (A token given with bytes
+		 * a cookie value cannot hold is not set: ?token= then works
+		 * for each request only.) */
+		if ((size_t)snprintf(cookie, sizeof(cookie),
+			 "Set-Cookie: %s=%s; Path=/debug/pprof; HttpOnly; "
+			 "SameSite=Strict\r\n"
+			 "Set-Cookie: %s=%s; Path=/flamegraph; HttpOnly; "
+			 "SameSite=Strict\r\n",
+			 c->srv->cookie, c->srv->token, c->srv->cookie,
+			 c->srv->token) >= sizeof(cookie))
+			cookie[0] = 0; /* a token too long for it */
+	}
 	c->set_cookie = 0;
 	n = snprintf(head, sizeof(head),
 		     "HTTP/1.1 %d %s\r\n"
@@ -498,6 +544,7 @@ static void dispatch(struct http_conn *c)
 		return;
 	}
 	c->set_cookie = auth == 2;
+	c->authed = 1;
 	s->handler(s->arg, c, &c->req, c->in + c->req.head_len,
 		   c->req_total - c->req.head_len);
 }
@@ -702,6 +749,29 @@ static void on_accept_resume(struct loop *loop, struct loop_timer *t,
 		loop_mod_fd(loop, s->fd, EPOLLIN);
 }
 
+/* Makes room for a new connection when HTTP_MAX_CONNS are open: closes
+ * the one accepted first among those that never carried the token and
+ * are between requests (waiting for a first or next request, or for its
+ * head to arrive: nothing of theirs is being served). Idle connections
+ * from anyone must not lock out the token's holders. 0, or -1 when every
+ * connection is busy or authenticated. */
+static int evict_one(struct http_server *s)
+{
+	struct http_conn *old = NULL;
+	for (struct http_conn *c = s->conns; c; c = c->next)
+		if (!c->dead && !c->authed &&
+		    (c->state == C_HEAD || c->state == C_LINGER) &&
+		    (!old || c->born_ns < old->born_ns))
+			old = c;
+	if (!old)
+		return -1;
+	log_debug("http %s: closed after %" PRIu64 " ms without a request "
+		  "carrying the token, to make room", old->peer,
+		  (loop_now_ns() - old->born_ns) / 1000000);
+	conn_close(old);
+	return 0;
+}
+
 static void accept_one(struct http_server *s, int fd,
 		       const struct sockaddr *sa)
 {
@@ -712,7 +782,7 @@ static void accept_one(struct http_server *s, int fd,
 		"\r\ntoo many HTTP clients\n";
 	struct http_conn *c;
 
-	if (s->n_conns >= HTTP_MAX_CONNS) {
+	if (s->n_conns >= HTTP_MAX_CONNS && evict_one(s) < 0) {
 		/* Best effort and non-blocking; the client learns why. */
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)
 			log_debug("http: 503 to a client: %s", strerror(errno));
@@ -743,7 +813,8 @@ static void accept_one(struct http_server *s, int fd,
 		conn_free(c);
 		return;
 	}
-	set_timer(c, HTTP_IDLE_TIMEOUT_NS);
+	c->born_ns = loop_now_ns();
+	set_timer(c, HTTP_FIRST_TIMEOUT_NS);
 }
 
 static void on_listener(struct loop *loop, int lfd, uint32_t events,

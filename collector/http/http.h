@@ -16,8 +16,11 @@
  * Per connection, one request at a time: bytes a client pipelines behind
  * a request wait in the buffer until the answer is written. Limits: a
  * request head of HTTP_MAX_HEAD bytes (431 past it), a body of
- * HTTP_MAX_BODY (413), HTTP_MAX_CONNS connections (more are answered 503
- * and closed). Time-outs: HTTP_HEAD_TIMEOUT_NS to send a whole request
+ * HTTP_MAX_BODY (413), HTTP_MAX_CONNS connections (past it, a newcomer
+ * takes the place of the connection accepted first among those that never
+ * carried the token and have no request being served; with none such, it
+ * is answered 503 and closed). Time-outs: HTTP_FIRST_TIMEOUT_NS for a new
+ * connection's first byte, HTTP_HEAD_TIMEOUT_NS to send a whole request
  * once it started, HTTP_IDLE_TIMEOUT_NS between keep-alive requests,
  * HTTP_WRITE_TIMEOUT_NS without any progress writing an answer (then the
  * connection is closed). A malformed request gets its error status and
@@ -45,6 +48,7 @@ struct http_conn;
 #define HTTP_MAX_CONNS 256
 #define HTTP_HEAD_TIMEOUT_NS (10 * 1000000000ull)
 #define HTTP_IDLE_TIMEOUT_NS (60 * 1000000000ull)
+#define HTTP_FIRST_TIMEOUT_NS (5 * 1000000000ull)
 #define HTTP_WRITE_TIMEOUT_NS (30 * 1000000000ull)
 #define HTTP_ERR_LEN 256
 

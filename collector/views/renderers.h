@@ -65,7 +65,7 @@ int view_flame(FILE *out, const struct view_profile *p,
  * sample type (default: samples/count if the profile has it, else the
  * default type), lines sorted by stack. Frames are written "name" or,
  * when by is VIEW_BY_LINE, "name:LINE"; ';' in a name becomes ':', line
- * breaks become spaces. */
+ * breaks and other control characters (DEL too) become spaces. */
 int view_folded(FILE *out, const struct view_profile *p,
 		const char *sample_type, const struct view_filter *filter,
 		enum view_by by, char *err);

@@ -63,7 +63,8 @@ static void put_clean(struct folder *f, const char *s)
 	for (size_t i = start; i < f->len; i++) {
 		if (f->path[i] == ';')
 			f->path[i] = ':';
-		else if ((unsigned char)f->path[i] < 0x20)
+		else if ((unsigned char)f->path[i] < 0x20 ||
+			 (unsigned char)f->path[i] == 0x7f)
 			f->path[i] = ' ';
 	}
 }

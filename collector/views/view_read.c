@@ -160,7 +160,101 @@ static const char *str(struct reader *r, int64_t idx)
 		r->bad = 1;
 		return "";
 	}
+	if (r->p->printable && r->p->printable[idx])
+		return r->p->printable[idx];
 	return r->pb->string_table[idx];
+}
+
+/* Length of the character of UTF-8 at s that a terminal shows as text,
+ * or 0 when it must be escaped: a control character (C0, DEL, C1), a
+ * bidirectional override or isolate (text that reads other than it is
+ * stored), or a byte that is not well-formed UTF-8. */
+static size_t shown_as_text(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x20 || c == 0x7f)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+		 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0; /* overlong, a surrogate, past U+10FFFF */
+	if (c == 0xc2 && s[1] < 0xa0)
+		return 0; /* C1: U+0080..U+009F (0x9b is a CSI) */
+	if (c == 0xe2 && ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+			  (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
+		return 0; /* U+202A..U+202E, U+2066..U+2069 */
+	return n;
+}
+
+/* s with what shown_as_text refuses written as visible escapes (\n, \t,
+ * \r, \xNN for other bytes, \uNNNN for C1 and bidi characters), or NULL
+ * when s needs none or on out of memory (*oom set). */
+static char *printable_copy(const char *s, int *oom)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n;
+	while (u[i] && (n = shown_as_text(u + i)) != 0)
+		i += n;
+	if (!u[i])
+		return NULL;
+	size_t len = strlen(s);
+	char *out = malloc(len * 6 + 1); /* a 3-byte char: \uNNNN */
+	if (!out) {
+		*oom = 1;
+		return NULL;
+	}
+	size_t o = 0;
+	for (i = 0; u[i];) {
+		n = shown_as_text(u + i);
+		if (n) {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		unsigned c = u[i];
+		if (c == '\n' || c == '\t' || c == '\r') {
+			out[o++] = '\\';
+			out[o++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+			i++;
+		} else if (c == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] < 0xa0) {
+			o += (size_t)sprintf(out + o, "\\u%04x", u[i + 1]);
+			i += 2;
+		} else if (c == 0xe2 && (u[i + 1] == 0x80 || u[i + 1] == 0x81) &&
+			   (u[i + 2] & 0xc0) == 0x80) {
+			o += (size_t)sprintf(out + o, "\\u%04x",
+					     0x2000 | (u[i + 1] & 0x3f) << 6 |
+						     (u[i + 2] & 0x3f));
+			i += 3;
+		} else {
+			o += (size_t)sprintf(out + o, "\\x%02x", c);
+			i++;
+		}
+	}
+	out[o] = 0;
+	return out;
+}
+
+/* For a view read on a terminal: a printable copy of every string of the
+ * table that needs one (most need none). */
+static int make_printable(struct reader *r)
+{
+	Profile *pb = r->pb;
+	int oom = 0;
+	r->p->printable = calloc(pb->n_string_table ? pb->n_string_table : 1,
+				 sizeof(char *));
+	if (!r->p->printable)
+		return -ENOMEM;
+	r->p->n_printable = pb->n_string_table;
+	for (size_t i = 0; i < pb->n_string_table && !oom; i++)
+		r->p->printable[i] = printable_copy(pb->string_table[i], &oom);
+	return oom ? -ENOMEM : 0;
 }
 
 static void *own(struct view_profile *p, size_t size)
@@ -459,11 +553,14 @@ void view_free(struct view_profile *p)
 	free(p->loc_first);
 	free(p->loc_n);
 	free(p->addr_names);
+	for (size_t i = 0; i < p->n_printable; i++)
+		free(p->printable[i]);
+	free(p->printable);
 	free(p);
 }
 
-int view_read_mem(const void *data, size_t len, struct view_profile **out,
-		  char *err)
+static int read_mem(const void *data, size_t len, int printable,
+		    struct view_profile **out, char *err)
 {
 	const uint8_t *d = data;
 	uint8_t *plain = NULL;
@@ -505,7 +602,9 @@ int view_read_mem(const void *data, size_t len, struct view_profile **out,
 	r.pb = p->pb;
 	r.p = p;
 	r.err = err;
-	rc = flatten(&r);
+	rc = printable ? make_printable(&r) : 0;
+	if (rc == 0)
+		rc = flatten(&r);
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, VIEW_ERR_LEN, "out of memory");
 	if (rc < 0)
@@ -518,7 +617,14 @@ out:
 	return rc;
 }
 
-int view_read_file(const char *path, struct view_profile **out, char *err)
+int view_read_mem(const void *data, size_t len, struct view_profile **out,
+		  char *err)
+{
+	return read_mem(data, len, 0, out, err);
+}
+
+static int read_file(const char *path, int printable,
+		     struct view_profile **out, char *err)
 {
 	uint8_t *data = NULL;
 	size_t len = 0;
@@ -527,9 +633,26 @@ int view_read_file(const char *path, struct view_profile **out, char *err)
 	*out = NULL;
 	rc = read_all(path, &data, &len, err);
 	if (rc == 0)
-		rc = view_read_mem(data, len, out, err);
+		rc = read_mem(data, len, printable, out, err);
 	free(data);
 	return rc;
+}
+
+int view_read_file(const char *path, struct view_profile **out, char *err)
+{
+	return read_file(path, 0, out, err);
+}
+
+int view_read_text_mem(const void *data, size_t len,
+		       struct view_profile **out, char *err)
+{
+	return read_mem(data, len, 1, out, err);
+}
+
+int view_read_text_file(const char *path, struct view_profile **out,
+			char *err)
+{
+	return read_file(path, 1, out, err);
 }
 
 int view_find_location(const struct view_profile *p, uint64_t id,

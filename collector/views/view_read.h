@@ -96,6 +96,9 @@ struct view_profile {
 	uint32_t *loc_n;       /* location -> its number of frames */
 	void *owned[8];        /* arrays freed with the profile */
 	char *addr_names;      /* names made up for address-only frames */
+	char **printable;      /* view_read_text_*: string i's escaped copy,
+				  NULL where it needs none */
+	size_t n_printable;
 };
 
 /* ---- reading ------------------------------------------------------------ */
@@ -109,6 +112,18 @@ int view_read_mem(const void *data, size_t len, struct view_profile **out,
 /* The same for a file ("-" is standard input); -errno if it cannot be
  * read. err does not repeat the path: the caller names it. */
 int view_read_file(const char *path, struct view_profile **out, char *err);
+/* The same for a view printed as text on a terminal (pyprof top, diff):
+ * every string (function and file names, label keys and values, sample
+ * types, comments) shows only characters a terminal prints as text;
+ * control characters (C0, DEL, C1), bidirectional overrides and bytes
+ * that are not UTF-8 become visible escapes: \n, \t, \r, \x1b, \u009b,
+ * \u202e. A profile is the profiled programs' data: a function, file or
+ * task name must not move the cursor, recolour or clear the screen, or
+ * reorder the text around it. */
+int view_read_text_mem(const void *data, size_t len,
+		       struct view_profile **out, char *err);
+int view_read_text_file(const char *path, struct view_profile **out,
+			char *err);
 void view_free(struct view_profile *p);
 
 /* The frames of the Location with pprof id `id`: 0 with *first and *n

@@ -22,13 +22,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "init.h"
 #include "libc_next.h"
 #include "sampler.h"
 #include "threads.h"
 
-static void quiet_sigprof(void)
+/* What quiet_sigprof switched off, for resume_sigprof. */
+struct quieted {
+	int active;  /* sampler.active was set  */
+	int running; /* threads' timers were on */
+};
+
+static struct quieted quiet_sigprof(void)
 {
+	struct quieted q = {0, 0};
 	sigset_t prof, old;
 	struct timespec zero = {0, 0};
 	/* A vfork child (Python 3.10+'s subprocess uses vfork) shares the
@@ -37,7 +45,9 @@ static void quiet_sigprof(void)
 	 * timer anyway: only the drain below is for it. */
 	int ours = getpid() == sampler.owner_pid;
 	if (ours) {
-		__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
+		q.active = __atomic_exchange_n(&sampler.active, 0,
+					       __ATOMIC_ACQ_REL);
+		q.running = threads_running_sigsafe();
 		init_note_exec_sigsafe();
 	}
 	sigemptyset(&prof);
@@ -48,6 +58,20 @@ static void quiet_sigprof(void)
 	while (sigtimedwait(&prof, NULL, &zero) == SIGPROF)
 		;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return q;
+}
+
+/* The exec failed and the program goes on: sampling as before, if the
+ * agent did not stop it meanwhile (sampling_stop clears both again). */
+static void resume_sigprof(struct quieted q)
+{
+	int saved = errno;
+	if (q.active && sampling_is_on_sigsafe()) {
+		if (q.running)
+			threads_resume_sigsafe();
+		__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
+	}
+	errno = saved;
 }
 
 __attribute__((visibility("default"))) int
@@ -59,8 +83,10 @@ execve(const char *path, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
-	quiet_sigprof();
-	return fn(path, argv, envp);
+	struct quieted q = quiet_sigprof();
+	int rc = fn(path, argv, envp);
+	resume_sigprof(q);
+	return rc;
 }
 
 __attribute__((visibility("default"))) int
@@ -72,8 +98,10 @@ execvpe(const char *file, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
-	quiet_sigprof();
-	return fn(file, argv, envp);
+	struct quieted q = quiet_sigprof();
+	int rc = fn(file, argv, envp);
+	resume_sigprof(q);
+	return rc;
 }
 
 __attribute__((visibility("default"))) int execv(const char *path,
@@ -84,8 +112,10 @@ __attribute__((visibility("default"))) int execv(const char *path,
 		errno = ENOSYS;
 		return -1;
 	}
-	quiet_sigprof();
-	return fn(path, argv);
+	struct quieted q = quiet_sigprof();
+	int rc = fn(path, argv);
+	resume_sigprof(q);
+	return rc;
 }
 
 __attribute__((visibility("default"))) int execvp(const char *file,
@@ -96,8 +126,10 @@ __attribute__((visibility("default"))) int execvp(const char *file,
 		errno = ENOSYS;
 		return -1;
 	}
-	quiet_sigprof();
-	return fn(file, argv);
+	struct quieted q = quiet_sigprof();
+	int rc = fn(file, argv);
+	resume_sigprof(q);
+	return rc;
 }
 
 __attribute__((visibility("default"), noreturn)) void _exit(int status)

@@ -25,13 +25,17 @@ contextvars, they belong to the thread.
 
 Rules (checked whether or not the profiler is there, so that a program
 behaves the same in both cases):
-  - names are str (TypeError otherwise), not empty, without NUL, encodable
-    as UTF-8, and none of the names pyprof sets itself (RESERVED:
-    ValueError);
-  - values that are not str are converted with str(); NUL is refused;
-  - at most MAX_LABELS labels in force, and at most MAX_BYTES bytes for
-    all of them encoded (each name and value in UTF-8 plus one byte):
-    ValueError, never a silent cut.
+  - names are str (TypeError otherwise), not empty, without NUL, and none
+    of the names pyprof sets itself (RESERVED: ValueError);
+  - values never raise: those that are not str are converted with str();
+    a NUL becomes U+FFFD;
+  - with the profiler, what samples carry is made to fit: text that
+    cannot be encoded as UTF-8 (a lone surrogate) is replaced with
+    U+FFFD, and when the labels in force would pass MAX_BYTES bytes
+    encoded (each name and value in UTF-8 plus one byte) the longest
+    values are cut and end with CUT_MARK; past MAX_LABELS labels, or
+    when names alone do not fit, labels are left out (the longest names
+    first). stats() counts each of these.
 
 Without the profiler's library in the process (the program was not
 started by `pyprof record` or with LD_PRELOAD=libpyprof.so) entering and
@@ -41,14 +45,16 @@ functions (pyprof_labels_*) with ctypes, and the library's samplers read
 the labels from the interpreter's own structures (see the library's
 preload/labels.h).
 """
+import codecs
 import functools
 import sys
 
-__all__ = ["labels", "current_labels", "enabled", "MAX_LABELS", "MAX_BYTES",
-           "RESERVED"]
+__all__ = ["labels", "current_labels", "enabled", "stats", "MAX_LABELS",
+           "MAX_BYTES", "CUT_MARK", "RESERVED"]
 
 MAX_LABELS = 64
 MAX_BYTES = 1024
+CUT_MARK = u"\u2026"  # the end of a value cut to fit MAX_BYTES
 RESERVED = frozenset(("pid", "thread_id", "thread_name", "process",
                       "command", "native", "gil", "opcode", "cpu_state"))
 
@@ -70,6 +76,17 @@ except ImportError:
 _specs = {}
 _CACHE_MAX = 8192
 _MISSING = object()
+_CUT = CUT_MARK.encode("utf-8")
+_FFFD = u"\ufffd"
+# each character that cannot be encoded (a lone surrogate) becomes U+FFFD
+# (as bytes: the UTF-8 encoder takes only ASCII text from a handler)
+codecs.register_error("pyprof.fffd", lambda e: (
+    _FFFD.encode("utf-8") * (e.end - e.start), e.end))
+
+# What had to be changed so that labels never raise (stats()): counted
+# once per label set built, not per entry (a block entered again with the
+# same labels is not built again).
+_stats = {"values_replaced": 0, "values_cut": 0, "labels_dropped": 0}
 
 
 class _Spec(object):
@@ -90,6 +107,62 @@ def _utf8(s, what):
     return s
 
 
+def _value_utf8(v):
+    """A value in UTF-8, what cannot be encoded replaced (U+FFFD)."""
+    try:
+        if _PY2 and not isinstance(v, unicode):  # noqa: F821
+            v.decode("utf-8")  # 2.7's str: bytes, checked as they are
+            return v
+        return v.encode("utf-8")
+    except UnicodeError:
+        _stats["values_replaced"] += 1
+        if _PY2 and not isinstance(v, unicode):  # noqa: F821
+            return v.decode("utf-8", "replace").encode("utf-8")
+        return v.encode("utf-8", "pyprof.fffd")  # a lone surrogate
+
+
+def _cut(b, n):
+    """b cut to at most n bytes with CUT_MARK, on a UTF-8 boundary."""
+    n -= len(_CUT)
+    ba = bytearray(b)
+    while n > 0 and (ba[n] & 0xC0) == 0x80:
+        n -= 1
+    return bytes(b[:max(n, 0)]) + _CUT
+
+
+def _fit(pairs):
+    """pairs (name, value), UTF-8, made to fit MAX_LABELS and MAX_BYTES:
+    labels left out (longest names first) while even their names do not
+    fit, then the longest values cut to one common length."""
+    keep = sorted(pairs, key=lambda kv: len(kv[0]))
+    least = len(_CUT)
+    while keep and (len(keep) > MAX_LABELS or sum(
+            len(k) + min(len(v), least) + 2 for k, v in keep) > MAX_BYTES):
+        keep.pop()
+        _stats["labels_dropped"] += 1
+
+    def size(cap):
+        return sum(len(k) + 2 + (len(v) if len(v) <= cap else cap)
+                   for k, v in keep)
+
+    if size(max([len(v) for k, v in keep] or [0])) > MAX_BYTES:
+        lo, hi = least, max(len(v) for k, v in keep)
+        while lo < hi:  # the largest cap that fits
+            mid = (lo + hi + 1) // 2
+            if size(mid) <= MAX_BYTES:
+                lo = mid
+            else:
+                hi = mid - 1
+        out = []
+        for k, v in keep:
+            if len(v) > lo:
+                v = _cut(v, lo)
+                _stats["values_cut"] += 1
+            out.append((k, v))
+        keep = out
+    return sorted(keep)
+
+
 def _check(items):
     """The block's (name, value) pairs checked, values made str."""
     out = []
@@ -103,11 +176,16 @@ def _check(items):
             raise ValueError("pyprof.labels: %r is a label pyprof sets "
                              "itself; reserved: %s"
                              % (k, ", ".join(sorted(RESERVED))))
+        if "\0" in k:
+            raise ValueError("pyprof.labels: label names cannot contain "
+                             "NUL: %r" % (k,))
+        _utf8(k, "label name")
         if not isinstance(v, _text):
             v = str(v)
-        if "\0" in k or "\0" in v:
-            raise ValueError("pyprof.labels: label %r: names and values "
-                             "cannot contain NUL" % (k,))
+        if "\0" in v:
+            v = v.replace("\0", _FFFD if not _PY2 or isinstance(
+                v, unicode) else _FFFD.encode("utf-8"))  # noqa: F821
+            _stats["values_replaced"] += 1
         out.append((k, v))
     return tuple(out)
 
@@ -127,17 +205,14 @@ def _spec_of(items):
 
 
 def _encode(names):
-    pairs = sorted((_utf8(k, "label name"), _utf8(v, "label value"))
+    """The labels as samplers read them; never raises for what the
+    program passed (_fit, _value_utf8)."""
+    pairs = sorted((_utf8(k, "label name"), _value_utf8(v))
                    for k, v in names.items())
-    if len(pairs) > MAX_LABELS:
-        raise ValueError("pyprof.labels: %d labels would be in force; at "
-                         "most %d" % (len(pairs), MAX_LABELS))
-    enc = b"".join(k + b"\0" + v + b"\0" for k, v in pairs)
-    if len(enc) > MAX_BYTES:
-        raise ValueError("pyprof.labels: the labels in force would take %d "
-                         "bytes (each name and value in UTF-8 plus one); at "
-                         "most %d" % (len(enc), MAX_BYTES))
-    return enc
+    if len(pairs) > MAX_LABELS or sum(
+            len(k) + len(v) + 2 for k, v in pairs) > MAX_BYTES:
+        pairs = _fit(pairs)
+    return b"".join(k + b"\0" + v + b"\0" for k, v in pairs)
 
 
 def _derive(cur, spec):
@@ -306,6 +381,16 @@ elif _mode == "thread":
 def enabled():
     """Whether labels reach a profiler in this process."""
     return _mode is not None
+
+
+def stats():
+    """What was changed so that labels never raise, as a new dict:
+    values_replaced (a NUL, or text that could not be encoded, became
+    U+FFFD), values_cut (ended with CUT_MARK to fit MAX_BYTES),
+    labels_dropped (past MAX_LABELS, or names too long to fit). Counted
+    once per label set built (a block entered again with the same labels
+    in force around it is not counted again)."""
+    return dict(_stats)
 
 
 def current_labels():

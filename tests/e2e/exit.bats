@@ -86,3 +86,48 @@ for pid in pids:
 	}
 	for_each_python check
 }
+
+# An exec that fails returns to the program, which may catch the error and
+# go on: sampling must go on too. Before, the exec wrapper switched it off
+# for good, and what ran after the failed exec was missing. before() and
+# after() burn the same CPU; after() must have a fair share (at least a
+# fifth of the two: the agent re-arms the timers within 200 ms, later on
+# a loaded machine; before, it had none).
+@test "a failed exec that the program catches leaves sampling on" {
+	check() {
+		local f
+		collector_start
+		run_capture run profiled "$2" -c '
+import os, time
+def burn(s):
+    end = time.time() + s
+    while time.time() < end:
+        pass
+def before(): burn(0.6)
+def after(): burn(0.6)
+before()
+for fn in (os.execv, os.execvp):
+    try:
+        fn("/nonexistent/pyprof-no-such-program", ["x"])
+    except OSError:
+        pass
+after()
+'
+		assert_eq 0 "$RC" "exit status"
+		f=$(wait_profile "$PID")
+		shares funcs "$f" >"$T/funcs"
+		"$PP_HOST_PYTHON" - "$T/funcs" <<'PY'
+import re, sys
+cum = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(\S+)%\s+\S+\s+\d+\s+(\S+)", line)
+    if m and m.group(2) in ("before", "after"):
+        cum[m.group(2)] = cum.get(m.group(2), 0) + float(m.group(1))
+print("   shares (cumulative): %r" % cum)
+b, a = cum.get("before", 0), cum.get("after", 0)
+sys.exit(0 if b > 0 and a >= (a + b) / 5 else 1)
+PY
+		collector_stop
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.15) for_each_python check
+}

@@ -391,22 +391,29 @@ EOF
 	grep -q "pid $dpid samples in wall mode, not cpu" "$T/bad"
 }
 
-@test "past 256 connections the next client gets 503; the others are still served" {
+# (Idle connections without the token make room for newcomers: see "300
+# idle connections" below. 503 is for when all 256 carried the token.)
+@test "past 256 connections that carried the token the next client gets 503; the others are still served" {
 	"$PP_HOST_PYTHON" - "$PORT" "$TOKEN" <<'EOF'
 import socket, sys, time
 port = int(sys.argv[1])
 token = sys.argv[2]
+req = ("GET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+       "Authorization: Bearer %s\r\n\r\n" % token).encode()
 held = [socket.create_connection(("127.0.0.1", port), 5) for _ in range(256)]
-time.sleep(0.3)
+for s in held:
+    s.sendall(req)
+for s in held:
+    s.settimeout(5)
+    ans = s.recv(4096).decode()
+    assert ans.startswith("HTTP/1.1 200 "), ans
 extra = socket.create_connection(("127.0.0.1", port), 5)
 extra.settimeout(5)
 got = extra.recv(4096).decode()
 print(got)
 assert got.startswith("HTTP/1.1 503 "), got
 assert "too many HTTP clients" in got, got
-held[100].sendall(("GET /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                   "Authorization: Bearer %s\r\n\r\n" % token).encode())
-held[100].settimeout(5)
+held[100].sendall(req)
 ans = held[100].recv(4096).decode()
 assert ans.startswith("HTTP/1.1 200 ") and "num_symbols: 1" in ans, ans
 for s in held:
@@ -456,7 +463,7 @@ EOF
 
 @test "without --http-token a token is made: in SOCKET.http-token (0600, gone at exit), logged once in the URL; 401 without it; every way of sending it works" {
 	umask 000
-	collector_start --http 0
+	collector_start --http 0 --log-level debug
 	port=$(http_port "$T/collector.log")
 	[[ -f $SOCK.http-token ]] || fail "no token file beside $SOCK: $(ls -la "$(dirname "$SOCK")")"
 	[[ $(stat -c %a "$SOCK.http-token") == 600 ]] || fail "$(stat -c '%a %n' "$SOCK.http-token")"
@@ -476,7 +483,18 @@ EOF
 	# URL's user info, Bearer, the cookie.
 	curl -s -i "$u/?token=$tok" | tr -d '\r' >"$T/q"
 	grep -q '^HTTP/1.1 200' "$T/q"
-	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/; HttpOnly; SameSite=Strict" "$T/q"
+	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/debug/pprof; HttpOnly; SameSite=Strict" "$T/q"
+	grep -q "^Set-Cookie: pyprof_token_$port=$tok; Path=/flamegraph; HttpOnly; SameSite=Strict" "$T/q"
+	# a cookie jar (as a browser's) sends it back to these pages only:
+	# cookies ignore ports, and a Path=/ cookie went to every page of
+	# every server on this host
+	curl -s -o /dev/null -c "$T/jar" "$u/?token=$tok"
+	curl -s -i -b "$T/jar" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
+	curl -s -i -b "$T/jar" "http://127.0.0.1:$port/flamegraph?seconds=x" | tr -d '\r' | grep -q '^HTTP/1.1 400'
+	[[ $(awk -v t="$tok" '$7 == t {print $3}' "$T/jar" | sort | tr '\n' ' ') == "/debug/pprof /flamegraph " ]] ||
+		{ cat "$T/jar"; fail "the cookie's paths"; }
+	# the key percent-encoded is the same key to the server: never logged
+	curl -s -i "$u/?%74oken=$tok" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 	curl -s -i "http://anyone:$tok@127.0.0.1:$port/debug/pprof/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 	curl -s -i -H "Authorization: Bearer $tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
 	curl -s -i -H "Cookie: x=1; pyprof_token_$port=$tok" "$u/" | tr -d '\r' | grep -q '^HTTP/1.1 200'
@@ -528,4 +546,58 @@ EOF
 	run "$PP_COLLECTOR" --socket "$SOCK" --output-dir "$OUT" --http-token x
 	((status == 2))
 	[[ $output == *"--http-token goes with --http"* ]]
+}
+
+# Before, 256 connections that sent nothing held every slot for 60 s and
+# every token holder got 503. Now a newcomer takes the place of the oldest
+# connection that never carried the token and is between requests, and a
+# new connection has 5 s to send its first byte. A token holder's
+# keep-alive connection is never the one closed.
+@test "300 idle connections do not lock out token holders: new requests get 200 at once, a keep-alive one keeps its connection" {
+	ulimit -n 4096
+	collector_start --http 0
+	port=$(http_port "$T/collector.log")
+	tok=$(cat "$SOCK.http-token")
+	"$PP_HOST_PYTHON" - "$port" "$tok" <<'PY'
+import socket, sys, time
+port, tok = int(sys.argv[1]), sys.argv[2]
+def get(s, path):
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            return "closed"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(body) < n:
+        body += s.recv(65536)
+    return head.split(b" ")[1].decode()
+keep = socket.create_connection(("127.0.0.1", port))
+assert get(keep, "/debug/pprof/?token=" + tok) == "200"
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+time.sleep(0.2)
+t0 = time.time()
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(5)
+st = get(s, "/debug/pprof/?token=" + tok)
+ms = (time.time() - t0) * 1000
+print("   a new token holder: %s in %.0f ms" % (st, ms))
+assert st == "200", st
+keep.settimeout(5)
+st = get(keep, "/debug/pprof/cmdline?token=" + tok)
+print("   the keep-alive token holder: %s" % st)
+assert st == "200", st
+closed = 0
+for c in idle[:60]:
+    c.setblocking(False)
+    try:
+        closed += c.recv(1) == b""
+    except BlockingIOError:
+        pass
+print("   of the 60 oldest idle connections, %d were closed" % closed)
+assert closed >= 40, closed
+PY
+	collector_stop
 }

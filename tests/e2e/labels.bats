@@ -141,3 +141,45 @@ has_contextvars() { "$1" -c 'import contextvars' 2>/dev/null; }
 	}
 	for_each_python check
 }
+
+# The README's middleware labels each request with its URL path: a long
+# path (or one that is not valid text) must not fail the request, and the
+# samples carry the value cut to fit, ending with the marker, as valid
+# UTF-8 (Go's reader decodes it). Before, entering the block raised
+# ValueError only while the library was loaded.
+@test "a label value too long or not valid text is cut or replaced, never raised; samples carry it" {
+	check() {
+		run_capture long "$PP_PYPROF" record --hz 250 -o "$T/long.pb.gz" -- \
+			"$2" -c '
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import pyprof
+bad = u"/caf\udce9" if sys.version_info[0] > 2 else "/caf\xe9"
+def burn(s):
+    end = time.time() + s
+    while time.time() < end:
+        pass
+with pyprof.labels(endpoint="/api/" + "x" * 3000, method="GET"):
+    burn(0.4)
+with pyprof.labels(endpoint=bad):
+    burn(0.2)
+print(pyprof.stats())
+' "$MOD"
+		cat "$T/long.out" "$T/long.err"
+		assert_eq 0 "$RC" "exit status"
+		grep -q "'values_cut': 1" "$T/long.out" || fail "the cut was not counted"
+		grep -q "'values_replaced': 1" "$T/long.out" || fail "the replacement was not counted"
+		shares labels "$T/long.pb.gz" endpoint >"$T/values"
+		"$PP_HOST_PYTHON" - "$T/values" <<'PY'
+import io, sys
+vals = [l.rsplit(" ", 1)[0] for l in io.open(sys.argv[1], encoding="utf-8")]
+cut = [v for v in vals if v.startswith(u"/api/")]
+assert len(cut) == 1 and cut[0].endswith(u"\u2026"), vals
+assert 900 < len(cut[0].encode("utf-8")) < 1024, len(cut[0])
+assert u"/caf\ufffd" in vals, vals
+print("   endpoint values: %d bytes ending with the marker; %r" % (
+    len(cut[0].encode("utf-8")), [v for v in vals if not v.startswith(u"/api/")]))
+PY
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 3.11 3.15) for_each_python check
+}

@@ -25,7 +25,7 @@ setup() {
 	# What the other users run, readable by them.
 	D=$(mktemp -d /tmp/pyprof-trust.XXXXXX)
 	cp "$PP_LIB" "$PP_TARGETS/outputs.py" "$ROOT_HELPERS/squatter.py" \
-		"$ROOT_HELPERS/wire_client.py" "$D/"
+		"$ROOT_HELPERS/wire_client.py" "$ROOT_HELPERS/forger.py" "$D/"
 	chmod 0755 "$D"
 	chmod 0644 "$D"/*
 	# The stranger's log, which only it writes.
@@ -339,4 +339,96 @@ free_uid() {
 		fail "$output"
 	[[ $output != *"older than this pyprof"* ]] || fail "$output"
 	collector_stop
+}
+# A connection speaks for the process that opened it (SO_PEERCRED at
+# accept), while that process runs. Before, a client of another user could
+# let a fork child connect and exit, keep the socket and claim the child's
+# pid; once a root process got that pid, its profile, command line and
+# `pyprof ctl` line were the forger's. Played by tests/e2e/helpers/forger.py.
+@test "6.2 a connection whose opener has exited cannot speak for its pid, and ends when its opener exits" {
+	local child
+	collector_start --allow-user nobody
+	# The child connected and exited before HELLO: refused.
+	as_nobody /usr/bin/python3 "$D/forger.py" "$SOCK" dead >"$T/f1.out" 2>&1 </dev/null 3>&-
+	cat "$T/f1.out"
+	child=$(awk '$1 == "child" {print $2}' "$T/f1.out")
+	grep -qx closed-by-collector "$T/f1.out" || fail "the forger was not closed"
+	grep -q "refused client pid $child (uid 65534): the process that opened the connection has exited and another holds it" \
+		"$T/collector.log" || { cat "$T/collector.log"; fail "no refusal line"; }
+	# HELLO while the child lived: served, until the child exits.
+	as_nobody /usr/bin/python3 "$D/forger.py" "$SOCK" later >"$T/f2.out" 2>&1 </dev/null 3>&-
+	cat "$T/f2.out"
+	child=$(awk '$1 == "child" {print $2}' "$T/f2.out")
+	grep -qx closed-by-collector "$T/f2.out" || fail "the forger kept its connection after its opener exited"
+	grep -q "pid $child (uid 65534): its process has exited but its connection stayed open; closing it" \
+		"$T/collector.log" || { cat "$T/collector.log"; fail "no closing line"; }
+	# A short process that sent everything and exited before the
+	# collector read its HELLO (the collector stopped meanwhile) left no
+	# one holding its socket: it is served.
+	kill -STOP "$COLLECTOR_PID"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 \
+		"$D/wire_client.py" good --socket "$SOCK" --samples 10 \
+		--comm quick >"$T/c4.out" 2>&1 </dev/null 3>&- &
+	child=$!
+	wait "$child" || { kill -CONT "$COLLECTOR_PID"; fail "the quick client failed: $(cat "$T/c4.out")"; }
+	kill -CONT "$COLLECTOR_PID"
+	wait_profile "$child" >/dev/null || fail "the quick client's profile was not written"
+	collector_stop
+}
+
+# One pid, one live connection, whoever the users: a connection whose
+# opener has exited while another process holds it is closed when a
+# process says HELLO with that pid (a reused pid), even one of our own
+# user's (which the sweep of 6.2 leaves alone: ours may speak for pids of
+# other namespaces). The forger runs as root here, so only that rule
+# closes it.
+@test "6.3 a HELLO for a pid held by a connection whose opener has exited closes that connection" {
+	local child
+	collector_start
+	"$PP_HOST_PYTHON" "$D/forger.py" "$SOCK" dead >"$T/f.out" 2>&1 </dev/null 3>&- &
+	local fpid=$!
+	wait_for_line "$T/f.out" '^child [0-9]+$'
+	child=$(awk '$1 == "child" {print $2}' "$T/f.out")
+	wait_for_line "$T/collector.log" "pid $child connected: .*\(forged\)"
+	"$PP_HOST_PYTHON" "$D/wire_client.py" good --socket "$SOCK" --pid "$child" \
+		--samples 10 --comm real >"$T/real.out" 2>&1 </dev/null 3>&-
+	wait "$fpid" || true
+	cat "$T/f.out"
+	grep -qx closed-by-collector "$T/f.out" || fail "the stale connection was not closed"
+	grep -q "pid $child: an older connection (opened by uid 0) spoke for this pid after its process had exited; closing it" \
+		"$T/collector.log" || { cat "$T/collector.log"; fail "no closing line"; }
+	collector_stop
+}
+
+# Each client costs a few log lines (connected, disconnected, its
+# profile): a user let in with --allow-user made 20,000 lines (2.6 MB) in
+# 0.8 s. The lines its clients cause are limited per user (a burst of 100,
+# then 10 a second), and one line says how many were suppressed.
+@test "8.1 a flood of clients of another user cannot flood the collector's log: one line counts what was suppressed" {
+	local ours theirs
+	collector_start --allow-user nobody
+	as_nobody /usr/bin/python3 - "$SOCK" "$D" <<'PY' 3>&- || fail "the flood failed"
+import os, sys, time
+sys.path.insert(0, sys.argv[2])
+import wire_client as w
+for i in range(1500):
+    s = w.connect(sys.argv[1])
+    s.sendall(w.hello(os.getpid(), time.time_ns(), time.monotonic_ns(),
+                      comm="flood"))
+    s.close()
+PY
+	# our own user's clients are not limited
+	for i in 1 2 3; do
+		"$PP_HOST_PYTHON" "$D/wire_client.py" good --socket "$SOCK" \
+			--pid $((7100 + i)) --samples 5 --comm ours >/dev/null 2>&1 </dev/null 3>&-
+	done
+	wait_for_line "$T/collector.log" "uid 65534: [0-9]+ log lines about its clients suppressed" 5
+	collector_stop
+	theirs=$(wc -l <"$T/collector.log")
+	ours=$(grep -c "pid 710[123] connected" "$T/collector.log" || true)
+	n=$(sed -n 's/.*uid 65534: \([0-9]*\) log lines about its clients suppressed.*/\1/p' "$T/collector.log" | paste -sd+ | bc)
+	echo "   $theirs lines in the log, $n said suppressed; $ours of our 3 clients' lines"
+	((theirs <= 300)) || fail "$theirs lines in the log"
+	((n >= 1500)) || fail "only $n lines said suppressed"
+	assert_eq 3 "$ours" "our own clients' lines"
 }

@@ -423,3 +423,47 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 	grep -q 'pid 6004.*opcode is not a byte' "$T/collector.log" ||
 		fail "opcode 300 was not refused: $(grep 6004 "$T/collector.log")"
 }
+
+# A profile holds the profiled program's own names: a function, a file
+# and a label value (as an asyncio task's name) may carry a terminal's
+# escape sequences. The text views must show them as visible escapes,
+# never send them to the terminal: no control byte but the line ends, no
+# C1 (U+009B is a CSI), no bidirectional override. Folded stacks, a data
+# format, keep their lines: control bytes become spaces, DEL too.
+@test "pyprof top and diff escape what is not printable in function, file and label names" {
+	local evil='evil\x1b[2J\x1b]0;pwned\x07\nname\x7f\u009b\u202e'
+	"$PP_PYPROF" record -o "$T/evil.pb.gz" -- "$VPY" -c '
+import sys, time
+import pyprof
+EVIL = "'"$evil"'"
+src = "def spin(s):\n    end = time.time() + s\n    while time.time() < end:\n        pass\n"
+ns = {"time": time}
+exec(compile(src, "/tmp/x\x1b[31m\n.py", "exec"), ns)
+spin = ns["spin"]
+spin.__code__ = spin.__code__.replace(co_name=EVIL, co_qualname=EVIL)
+with pyprof.labels(evil=EVIL):
+    spin(0.5)
+' >/dev/null 2>"$T/rec.err" || { cat "$T/rec.err"; fail "pyprof record failed"; }
+	"$PP_PYPROF" top "$T/evil.pb.gz" >"$T/top"
+	"$PP_PYPROF" top --by line "$T/evil.pb.gz" >>"$T/top"
+	"$PP_PYPROF" top --by-label evil "$T/evil.pb.gz" >>"$T/top"
+	"$PP_PYPROF" diff "$T/evil.pb.gz" "$T/evil.pb.gz" >>"$T/top"
+	"$PP_PYPROF" convert --format folded "$T/evil.pb.gz" -o "$T/folded"
+	cat -v "$T/top"
+	"$PP_HOST_PYTHON" - "$T/top" "$T/folded" <<'PY'
+import sys
+top = open(sys.argv[1], "rb").read()
+for name in sys.argv[1:]:
+    data = open(name, "rb").read()
+    bad = sorted(set(c for c in bytearray(data) if (c < 0x20 and c != 10) or c == 0x7f))
+    assert not bad, "%s: control bytes %r" % (name, bad)
+    for seq in (b"\xc2\x9b", b"\xe2\x80\xae"):
+        # folded is a data format: only its line structure is kept
+        assert name != sys.argv[1] or seq not in data, "%s: %r" % (name, seq)
+text = top.decode("utf-8")
+for want in (u"evil\\x1b[2J\\x1b]0;pwned\\x07\\nname\\x7f\\u009b\\u202e",
+             u"/tmp/x\\x1b[31m\\n.py"):
+    assert want in text, "no %r in the text views" % want
+print("   escaped in top, --by line, --by-label, diff; folded has no control byte")
+PY
+}

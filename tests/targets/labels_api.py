@@ -1,7 +1,7 @@
 # labels_api.py - what the pyprof module promises, checked from inside a
 # program: nesting, restoring on exit and on exceptions, decorators, the
 # scope of labels (asyncio tasks and threads on 3.7+, threads on 2.7 and
-# 3.6), and the refusals of bad input.
+# 3.6), the refusals of bad names, and values that never raise.
 #
 # Used by tests/e2e/labels.bats, with the library preloaded (labels in
 # force are seen by current_labels()) and without it (every block is a
@@ -18,6 +18,7 @@ import threading
 import pyprof
 
 ON = sys.argv[1] == "on"
+PY2 = sys.version_info[0] == 2
 checks = [0]
 
 
@@ -100,26 +101,52 @@ def refused(fn, exc, text):
     check(False, "%s not raised (%s)" % (exc.__name__, text))
 
 
+def never_raises():
+    """Values are the program's data (a URL path): they never raise, with
+    or without the library; what samples carry is made to fit and
+    counted (pyprof.stats())."""
+    before = pyprof.stats()
+    with pyprof.labels(k="a\0b"):
+        check(labels_now() == want({"k": u"a\ufffdb" if not PY2 else
+                                     "a\xef\xbf\xbdb"}),
+              "a NUL in a value becomes U+FFFD")
+    path = "/api/" + "x" * (2 * pyprof.MAX_BYTES)
+    with pyprof.labels(endpoint=path, method="GET"):
+        check(labels_now() == want({"endpoint": path, "method": "GET"}),
+              "a long value is in force as given")
+    if not PY2:
+        bad = u"/caf\udce9"  # os.fsdecode of a path that is not UTF-8
+        with pyprof.labels(endpoint=bad):
+            check(labels_now() == want({"endpoint": bad}),
+                  "a lone surrogate is in force as given")
+    many = dict(("k%d" % i, "v") for i in range(pyprof.MAX_LABELS + 1))
+    with pyprof.labels(many):
+        check(len(labels_now()) == (len(many) if ON else 0),
+              "more than MAX_LABELS labels enter")
+    with pyprof.labels({"n" * pyprof.MAX_BYTES: "v"}):
+        pass
+    check(labels_now() == {}, "nothing left in force after them")
+    after = pyprof.stats()
+    grew = dict((k, after[k] - before[k]) for k in after)
+    if ON:
+        check(grew["values_replaced"] >= (1 if PY2 else 2),
+              "replacements counted: %r" % grew)
+        check(grew["values_cut"] == 1, "one value cut: %r" % grew)
+        check(grew["labels_dropped"] == 2, "labels left out: %r" % grew)
+    else:
+        check(grew["values_cut"] == grew["labels_dropped"] == 0,
+              "nothing cut without the library: %r" % grew)
+
+
 def bad_input():
     refused(lambda: pyprof.labels(pid="1"), ValueError, "reserved")
     refused(lambda: pyprof.labels(thread_name="x"), ValueError, "reserved")
     refused(lambda: pyprof.labels({1: "x"}), TypeError, "must be str")
     refused(lambda: pyprof.labels({"": "x"}), ValueError, "empty")
-    refused(lambda: pyprof.labels(k="a\0b"), ValueError, "NUL")
+    refused(lambda: pyprof.labels({"a\0b": "x"}), ValueError, "NUL")
     refused(lambda: pyprof.labels({"a": 1}, {"b": 2}), TypeError,
             "at most one mapping")
-    many = dict(("k%d" % i, "v") for i in range(pyprof.MAX_LABELS + 1))
-    if ON:
-        def enter_many():
-            with pyprof.labels(many):
-                pass
-        refused(enter_many, ValueError, "at most %d" % pyprof.MAX_LABELS)
-
-        def enter_big():
-            with pyprof.labels(big="x" * pyprof.MAX_BYTES):
-                pass
-        refused(enter_big, ValueError, "bytes")
-        check(labels_now() == {}, "nothing left in force after refusals")
+    never_raises()
 
 
 def threads():

@@ -351,6 +351,11 @@ static void token_test(struct loop *loop)
 		{ "Cookie: pyprof_token_PORT=t0kx\r\n", 401 },
 		{ "Cookie: pyprof_token_1=t0k\r\n", 401 },
 		{ "Cookie: xpyprof_token_PORT=t0k\r\n", 401 },
+		/* the server decodes the key: the log must not show these */
+		{ "?%74oken=t0k", 200 },
+		{ "?a=1&%54OKEN=t0k", 401 },
+		{ "?x=t%30k", 401 },
+		{ "?x=%zz&y=t0k", 401 },
 	};
 	struct http_server *srv = NULL;
 	struct seen s = { 0 };
@@ -358,6 +363,13 @@ static void token_test(struct loop *loop)
 
 	CHECK_OR_RETURN(http_listen(loop, "0", "t0k", handler, &s, &srv,
 				    err) == 0, err, );
+	/* the debug log, in a file: the token must never be in it */
+	char logpath[] = "/tmp/test_http_log.XXXXXX";
+	int logfd = mkstemp(logpath), saved = dup(2);
+	CHECK_OR_RETURN(logfd >= 0 && saved >= 0, "8.0 a log file", );
+	unlink(logpath);
+	dup2(logfd, 2);
+	log_set_level(LOG_DEBUG);
 	const char *port = strrchr(http_server_addr(srv), ':') + 1;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *e = cases[i].extra, *at = strstr(e, "PORT");
@@ -387,16 +399,37 @@ static void token_test(struct loop *loop)
 		if (cases[i].status == 401)
 			CHECK(strstr(buf, "WWW-Authenticate: Basic") != NULL,
 			      "8.x a browser is asked for the token");
-		char cookie[80];
+		/* scoped to the paths served: cookies ignore ports, so
+		 * another server on this host would get a Path=/ cookie
+		 * with every request */
+		char cookie[200];
 		snprintf(cookie, sizeof(cookie),
-			 "Set-Cookie: pyprof_token_%s=t0k; Path=/; HttpOnly; "
-			 "SameSite=Strict\r\n", port);
+			 "Set-Cookie: pyprof_token_%s=t0k; Path=/debug/pprof; "
+			 "HttpOnly; SameSite=Strict\r\n"
+			 "Set-Cookie: pyprof_token_%s=t0k; Path=/flamegraph; "
+			 "HttpOnly; SameSite=Strict\r\n", port, port);
 		CHECK((strstr(buf, cookie) != NULL) ==
 			      (q && cases[i].status == 200),
-		      "8.y the cookie is set by ?token= only");
+		      "8.y the cookie is set by ?token= only, for the "
+		      "server's paths");
+		CHECK(strstr(buf, "Path=/;") == NULL, "8.z no cookie for /");
 		close(fd);
 	}
 	http_free(srv);
+	log_set_level(getenv("HTTP_TEST_DEBUG") ? LOG_DEBUG : LOG_WARN);
+	dup2(saved, 2);
+	close(saved);
+	char logbuf[16384];
+	ssize_t ln = pread(logfd, logbuf, sizeof(logbuf) - 1, 0);
+	close(logfd);
+	logbuf[ln > 0 ? ln : 0] = 0;
+	CHECK(ln > 0 && strstr(logbuf, "(token redacted)") != NULL,
+	      "8.w the access lines were logged, redacted");
+	CHECK(strstr(logbuf, "t0k") == NULL && strstr(logbuf, "t%30k") == NULL,
+	      "8.v the token is never in the log, however the query spells "
+	      "its key or value");
+	if (strstr(logbuf, "t0k") || strstr(logbuf, "t%30k"))
+		fputs(logbuf, stderr);
 }
 
 static const char get_wait[] = "GET /wait HTTP/1.1\r\nHost: localhost\r\n\r\n";
