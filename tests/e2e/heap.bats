@@ -59,7 +59,7 @@ teardown() {
 		$CHECK known "$T/k.heap.pb.gz" "$T/rec.out" "${truth[@]}" \
 			--rate 32768 --big-line "$(marker_line "$KNOWN" big)"
 		# heap and CPU together: the CPU profile is the usual one
-		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" \
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" \
 			summary "$T/k.pb.gz" >"$T/cpu.sum"
 		grep -q '^type samples/count cpu/nanoseconds' "$T/cpu.sum" ||
 			fail "the CPU profile is not a CPU profile"

@@ -33,7 +33,7 @@ setup() {
 	chown 65534:65534 "$D/sq"
 }
 
-ROOT_HELPERS=$(cd "$(dirname "$BATS_TEST_FILENAME")/helpers" && pwd)
+ROOT_HELPERS=$(cd "$(dirname "$BATS_TEST_FILENAME")/../lib" && pwd)
 
 teardown() {
 	if [[ -n $SQ_PID ]]; then
