@@ -256,11 +256,24 @@ check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 # No cycle between the files of preload/ or collector/, neither through
 # their includes nor through the symbols their objects use from each
 # other; tools/include-cycles.allow lists those still being taken apart.
+# And collector/'s folders in their layers (tools/layers: no include
+# upward, http/ and push/ see daemon/ through daemon/daemon_api.h only,
+# nothing reached through ".."); tests/includes/ holds a tree that breaks
+# each rule once: the check must reject it, naming all three, or it
+# could not fail.
 CYCLES_ALLOW := tools/include-cycles.allow
 check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
-	tools/check-includes --allow $(CYCLES_ALLOW) preload collector
+	tools/check-includes --allow $(CYCLES_ALLOW) --layers tools/layers preload collector
 	tools/check-includes --allow $(CYCLES_ALLOW) --link preload.o $(PRELOAD_OBJ)
 	tools/check-includes --allow $(CYCLES_ALLOW) --link collector.o $(COLL_OBJ)
+	@mkdir -p $(BUILD)
+	@if tools/check-includes --layers tests/includes/layers tests/includes/tree >$(BUILD)/includes-fixture.out; then \
+		echo "check-includes: the fixture that includes upward passed"; exit 1; fi
+	@grep -q 'daemon/core.c includes http/server.h: layer daemon may not include http' $(BUILD)/includes-fixture.out && \
+	 grep -q 'http/server.c includes daemon/core.h: http sees daemon through daemon/api.h only' $(BUILD)/includes-fixture.out && \
+	 grep -q 'cli/tool.c includes ../../outside/config.h: reaches outside' $(BUILD)/includes-fixture.out || \
+		{ echo "check-includes: the fixture was rejected for the wrong reason:"; cat $(BUILD)/includes-fixture.out; exit 1; }
+	@echo "check-includes: the fixture that includes upward is rejected"
 
 asan:
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
