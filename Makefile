@@ -6,6 +6,8 @@
 #   make check-new  the whole suite on CPython 3.14 and 3.15 (Debian sid's)
 #   make check-debug-offsets  e2e checks on 3.13-3.15 with their compiled
 #                   layout rows withheld (layouts from _Py_DebugOffsets)
+#   make check-san  unit and collector e2e tests under ASan+UBSan (CI)
+#   make format-check  the sources against .clang-format (in make check)
 #   make bench      benchmarks (figures for docs/performance.md)
 #   make deps       install the Debian packages building and running need
 #   make test-deps  and those the tests need (make check), as root
