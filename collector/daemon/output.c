@@ -719,7 +719,8 @@ static void sinks_window_end(struct output *o, uint64_t end_ns)
 		return;
 	all = calloc(procs_len(o->reg) + 1, sizeof(*all));
 	if (!all) {
-		log_error("push: out of memory for the window's services");
+		log_error("out of memory for the window's end: the sinks are "
+			  "not told");
 		return;
 	}
 	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p))
