@@ -98,7 +98,8 @@ COLL_LIBS := -lprotobuf-c -lz -lm
 PUSH_LIBS := -lcurl -lpthread
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-# make check runs the end-to-end files in LANES lanes at once (tests/run).
+# make check, check-san and check-debug-offsets run the end-to-end files in
+# LANES lanes at once (tests/run; LANES=1: one after the other).
 LANES ?= 2
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -191,7 +192,7 @@ check-new: all unit check-sigsafe check-includes
 # Unit tests aside (UNIT=0): they know no interpreter, and make check ran
 # them.
 check-debug-offsets: all
-	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" UNIT=0 \
+	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" UNIT=0 LANES=$(LANES) \
 		E2E="dbgoffsets smoke stacks truth threads native" T="$(T)" tests/run
 
 check-quick: all unit check-includes
@@ -330,7 +331,7 @@ ubsan:
 # drivers run.
 SAN_E2E     ?= smoke collector robust limits record views http ctl processes push
 SAN_PYTHONS ?= 3.11
-SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" tests/run
+SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" LANES=$(LANES) tests/run
 check-san: san
 	$(call SAN_RUN,build-san)
 check-asan: asan
