@@ -413,7 +413,7 @@ increasing() {
 }
 
 @test "HTTPS: a server whose certificate is signed by --push-ca-file gets the windows; without it, the certificate is refused and nothing is sent" {
-	command -v openssl >/dev/null || fail "openssl is missing (make deps)"
+	command -v openssl >/dev/null || fail "openssl is missing (make test-deps)"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" \
 		-out "$T/cert.pem" 2>"$T/openssl.log" || fail "openssl: $(cat "$T/openssl.log")"

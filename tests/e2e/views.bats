@@ -268,7 +268,7 @@ PY
 
 @test "speedscope JSON validates against speedscope's file-format schema and loads in speedscope's importer" {
 	local schema=$SPEEDSCOPE/file-format-schema.json
-	[[ -f $schema ]] || fail "speedscope's schema missing: $schema (make deps installs the npm package)"
+	[[ -f $schema ]] || fail "speedscope's schema missing: $schema (make test-deps installs the npm package)"
 	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format speedscope -o "$T/s.json"
 	"$PP_PYPROF" record --format speedscope -o "$T/r.speedscope.json" -- "$VPY" "$PP_TARGETS/calls.py" 0.5 2>"$T/rec.err"
 	for f in "$T/s.json" "$T/r.speedscope.json"; do
