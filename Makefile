@@ -409,7 +409,7 @@ FORMAT_SRC = $(filter-out %_table.h,$(PRELOAD_SRC) $(PRELOAD_HDR) $(COLL_MAINS) 
   $(COLL_SRC) $(wildcard collector/*/*.h) $(wildcard include/pyprof/*.h) \
   $(wildcard tests/unit/*.[ch]))
 format-check:
-	tools/format-check $(FORMAT_SRC)
+	@tools/format-check $(FORMAT_SRC)
 format:
 	clang-format -i $(FORMAT_SRC)
 
