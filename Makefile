@@ -6,14 +6,23 @@
 #   make check-new  the whole suite on CPython 3.14 and 3.15 (Debian sid's)
 #   make check-debug-offsets  e2e checks on 3.13-3.15 with their compiled
 #                   layout rows withheld (layouts from _Py_DebugOffsets)
+#   make check-san  unit and collector e2e tests under ASan+UBSan (CI)
+#   make format-check  the sources against .clang-format (in make check)
 #   make bench      benchmarks (figures for docs/performance.md)
-#   make deps       install the Debian packages the build and tests need
+#   make deps       install the Debian packages building and running need
+#   make test-deps  and those the tests need (make check), as root
 #   make install    PREFIX=/usr/local by default (MANDIR=PREFIX/share/man); runs ldconfig
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 BUILD  := build
 CC     ?= cc
+
+# Header dependencies: every compile writes its .d beside its object
+# (-MMD, the headers it read; -MP, a phony target per header so that a
+# deleted header does not stop make), included at the end of this file:
+# an edit rebuilds the objects that include what changed, and only those.
+DEPFLAGS := -MMD -MP
 
 WARN   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Wformat=2 -Werror
@@ -34,34 +43,41 @@ PRELOAD_CFLAGS := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE -fPIC \
 # its own section, which tools/check-sigsafe reads as a call graph.
 PRELOAD_DIRS := preload preload/signal preload/interpose preload/native
 PRELOAD_SRC  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.c))
-PRELOAD_HDR  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.h)) $(wildcard include/pyprof/*.h)
+PRELOAD_HDR  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.h))
 PRELOAD_OBJ  := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload/%.o)
 PRELOAD_LIBS := -ldl -lpthread -lrt
 
-# Sanitizer builds (SANITIZE set, make asan / ubsan / check-asan / check-ubsan):
+# Sanitizer builds (SANITIZE set, make san / check-san, or asan, ubsan...):
 # the unit tests link libpreload.a built from a sanitized copy of the preload
 # objects ($(BUILD)/preload-san/), while libpyprof.so keeps the plain objects:
-# it is preloaded into interpreters that carry no sanitizer runtime.
+# it is preloaded into interpreters that carry no sanitizer runtime. Those
+# plain objects, and the generated protobuf code (never sanitized either),
+# are the plain build's ($(PLAIN)/): a sanitizer build makes them there, once,
+# and links $(BUILD)/libpyprof.so to $(PLAIN)'s instead of compiling them again.
+PLAIN ?= build
 ifdef SANITIZE
 PRELOAD_AR_OBJ := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload-san/%.o)
-$(BUILD)/preload-san/%.o: preload/%.c $(PRELOAD_HDR)
+$(BUILD)/preload-san/%.o: preload/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) $(DEPFLAGS) -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -c $< -o $@
+GEN := $(PLAIN)/gen
 else
 PRELOAD_AR_OBJ := $(PRELOAD_OBJ)
+GEN := $(BUILD)/gen
 endif
 
-PROTO_C := $(BUILD)/gen/profile.pb-c.c
-PROTO_H := $(BUILD)/gen/profile.pb-c.h
+PROTO_C := $(GEN)/profile.pb-c.c
+PROTO_H := $(GEN)/profile.pb-c.h
+PROTO_OBJ := $(GEN)/profile.pb-c.o
 # opentelemetry-proto's profiles (OTLP, --otlp), vendored under proto/ at the
 # release proto/opentelemetry/README names. protoc-c keeps each file's path
 # under build/gen, so the generated headers include each other as
-# "opentelemetry/proto/...", found through -I$(BUILD)/gen.
+# "opentelemetry/proto/...", found through -I$(GEN).
 OTLP_PROTO := $(addprefix proto/opentelemetry/proto/,common/v1/common.proto \
               resource/v1/resource.proto profiles/v1development/profiles.proto \
               collector/profiles/v1development/profiles_service.proto)
-OTLP_C := $(OTLP_PROTO:proto/%.proto=$(BUILD)/gen/%.pb-c.c)
-OTLP_H := $(OTLP_PROTO:proto/%.proto=$(BUILD)/gen/%.pb-c.h)
+OTLP_C := $(OTLP_PROTO:proto/%.proto=$(GEN)/%.pb-c.c)
+OTLP_H := $(OTLP_PROTO:proto/%.proto=$(GEN)/%.pb-c.h)
 OTLP_OBJ := $(OTLP_C:.c=.o)
 # collector/: the two programs' main()s at its root, the libraries in one
 # folder each. pyprof-collector links common, symbols, daemon, http and
@@ -71,28 +87,47 @@ OTLP_OBJ := $(OTLP_C:.c=.o)
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
 COLL_DIRS := common symbols daemon http push views cli
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
-COLL_HDR := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.h))
 # preload/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
-COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(BUILD)/gen/profile.pb-c.o $(OTLP_OBJ) \
+COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(PROTO_OBJ) $(OTLP_OBJ) \
             $(BUILD)/collector/preload_config.o
-COLL_CFLAGS := $(CFLAGS_COMMON) -I$(BUILD)/gen -Icollector
+COLL_CFLAGS := $(CFLAGS_COMMON) -I$(GEN) -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
 # libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
 # on a thread of its own; pyprof and libpyprof.so do not link it.
 PUSH_LIBS := -lcurl -lpthread
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+# The end-to-end files in LANES lanes at once (tests/run). make check and
+# check-debug-offsets run one lane: their timing tests (threads.bats' wall
+# mode at 1 kHz, EINTR counts) failed with two lanes on the loaded 2-core
+# machine. check-san's files (synthetic clients, the collector's side)
+# run in SAN_LANES, 2.
+LANES ?= 1
+SAN_LANES ?= 2
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/libpyprof.so $(BUILD)/pyprof-collector $(BUILD)/pyprof
 
-$(BUILD)/preload/%.o: preload/%.c $(PRELOAD_HDR)
+$(BUILD)/preload/%.o: preload/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+ifdef SANITIZE
+# The plain build's library (see PLAIN above), made there first by the
+# sanitizer targets (plain-parts).
+# A hard link (a copy across file systems), not a symlink: the tests
+# expect the library under $(BUILD)'s own path, which pyprof record
+# resolves.
+$(BUILD)/libpyprof.so: $(PLAIN)/libpyprof.so
+	@mkdir -p $(@D)
+	rm -f $@ && { ln $< $@ 2>/dev/null || cp $< $@; }
+else
 $(BUILD)/libpyprof.so: $(PRELOAD_OBJ)
 	$(CC) -shared -o $@ $^ $(PRELOAD_LIBS) -Wl,-z,now -Wl,--version-script=preload/exports.map
+endif
+# What a sanitizer build takes from the plain one (PLAIN).
+plain-parts: $(BUILD)/libpyprof.so $(PROTO_OBJ) $(OTLP_OBJ)
 
 $(BUILD)/libpreload.a: $(PRELOAD_AR_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -100,10 +135,11 @@ $(BUILD)/libpreload.a: $(PRELOAD_AR_OBJ)
 # One grouped target (&:): protoc-c writes both files in one run. Two plain
 # targets let make -j run it twice, one run truncating the .c while the
 # other's was being compiled (an empty profile.pb-c.o; CI's UBSan link failed).
+ifndef SANITIZE
 $(PROTO_C) $(PROTO_H) &: proto/profile.proto | $(BUILD)/gen
 	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/profile.proto
 
-$(BUILD)/gen/profile.pb-c.o: $(PROTO_C)
+$(PROTO_OBJ): $(PROTO_C)
 	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
 
 # The four OTLP files in one protoc-c run, grouped for the same reason.
@@ -113,13 +149,16 @@ $(OTLP_C) $(OTLP_H) &: $(OTLP_PROTO) | $(BUILD)/gen
 
 $(OTLP_OBJ): %.o: %.c $(OTLP_H)
 	$(CC) -std=gnu11 $(OPT) -I$(BUILD)/gen -c $< -o $@
+endif
 
-$(BUILD)/collector/%.o: collector/%.c $(PROTO_H) $(OTLP_H) $(COLL_HDR) $(wildcard include/pyprof/*.h) | $(BUILD)/collector
+# The generated headers come first (order-only: their changes reach the
+# objects that include them through the .d files).
+$(BUILD)/collector/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/collector
 	@mkdir -p $(@D)
-	$(CC) $(COLL_CFLAGS) -c $< -o $@
+	$(CC) $(COLL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/collector/preload_config.o: preload/config.c preload/config.h preload/log.h $(wildcard include/pyprof/*.h) | $(BUILD)/collector
-	$(CC) $(CFLAGS_COMMON) -c $< -o $@
+$(BUILD)/collector/preload_config.o: preload/config.c | $(BUILD)/collector
+	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcollector.a: $(COLL_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -131,20 +170,20 @@ $(BUILD)/pyprof: $(BUILD)/collector/main_pyprof.o $(BUILD)/libcollector.a
 	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
 
 # Unit tests link against the collector archive and the preload archive.
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libcollector.a $(BUILD)/libpreload.a | $(BUILD)/tests
-	$(CC) $(COLL_CFLAGS) -Ipreload -Itests/unit $< -o $@ $(BUILD)/libcollector.a $(BUILD)/libpreload.a $(COLL_LIBS) $(PRELOAD_LIBS) $(LDSAN)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcollector.a $(BUILD)/libpreload.a | $(BUILD)/tests
+	$(CC) $(COLL_CFLAGS) $(DEPFLAGS) -Ipreload -Itests/unit $< -o $@ $(BUILD)/libcollector.a $(BUILD)/libpreload.a $(COLL_LIBS) $(PRELOAD_LIBS) $(LDSAN)
 
 unit: $(UNIT_BIN)
 
 # Benchmark programs (tests/bench/*.c): plain C, wire.h only.
-$(BUILD)/bench/%: tests/bench/%.c $(wildcard include/pyprof/*.h) | $(BUILD)/bench
-	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDSAN)
+$(BUILD)/bench/%: tests/bench/%.c | $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) $< -o $@ $(LDSAN)
 
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe check-includes $(BUILD)/fuzz/wire_fuzz
-	tests/run
+check: all unit check-sigsafe check-includes format-check $(BUILD)/fuzz/wire_fuzz
+	LANES=$(LANES) tests/run
 
 check-regrtest: all unit
 	REGRTEST=1 T="regression tests" tests/run
@@ -157,8 +196,10 @@ check-new: all unit check-sigsafe check-includes
 # 3.13, 3.14 and 3.15 as if this build did not know them: the compiled
 # rows are withheld (PYPROF_TEST_WITHHOLD_TABLE=row, a test switch) and
 # the library lays them out from each interpreter's own _Py_DebugOffsets.
-check-debug-offsets: all unit check-sigsafe check-includes
-	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" \
+# Unit tests aside (UNIT=0): they know no interpreter, and make check ran
+# them.
+check-debug-offsets: all
+	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" UNIT=0 LANES=$(LANES) \
 		E2E="dbgoffsets smoke stacks truth threads native" T="$(T)" tests/run
 
 check-quick: all unit check-includes
@@ -198,7 +239,7 @@ $(BUILD)/fuzz:
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
-  -I$(BUILD)/gen -Icollector -D_GNU_SOURCE $(FUZZ_SAN)
+  -I$(GEN) -Icollector -D_GNU_SOURCE $(FUZZ_SAN) $(DEPFLAGS)
 FUZZ_OTLP_OBJ := $(OTLP_PROTO:proto/%.proto=$(BUILD)/fuzz/wire/gen/%.pb-c.o)
 FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o \
             $(FUZZ_OTLP_OBJ) \
@@ -207,19 +248,19 @@ FUZZ_RUNS ?=
 FUZZ_CHECK_RUNS ?= 100000
 FUZZ_MAX_LEN ?= 16384
 
-$(BUILD)/fuzz/wire/%.o: collector/%.c $(PROTO_H) $(OTLP_H) $(wildcard collector/*/*.h) $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
+$(BUILD)/fuzz/wire/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/fuzz/wire
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(BUILD)/fuzz/wire/preload_config.o: preload/config.c preload/config.h $(wildcard include/pyprof/*.h) | $(BUILD)/fuzz/wire
+$(BUILD)/fuzz/wire/preload_config.o: preload/config.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire
-	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
+	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(GEN) -c $< -o $@
 
-$(FUZZ_OTLP_OBJ): $(BUILD)/fuzz/wire/gen/%.o: $(BUILD)/gen/%.c $(OTLP_H)
+$(FUZZ_OTLP_OBJ): $(BUILD)/fuzz/wire/gen/%.o: $(GEN)/%.c $(OTLP_H)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(BUILD)/gen -c $< -o $@
+	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(GEN) -c $< -o $@
 
 $(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS) $(PUSH_LIBS)
@@ -233,7 +274,7 @@ fuzz-wire: $(BUILD)/fuzz/wire_fuzz
 	  -max_len=$(FUZZ_MAX_LEN)
 
 check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
-	FUZZ_CHECK_RUNS=$(FUZZ_CHECK_RUNS) tests/versions/fuzz_wire.sh
+	FUZZ_CHECK_RUNS=$(FUZZ_CHECK_RUNS) tests/fuzz/run-wire
 
 # Every function of preload/signal/ and preload/interpose/, every *_sigsafe
 # function, and all they call, may use only what tools/check-sigsafe allows.
@@ -243,7 +284,7 @@ check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
 SIGSAFE_FIXTURE := $(BUILD)/sigsafe-fixture/signal/handler.o $(BUILD)/sigsafe-fixture/helper.o
 $(BUILD)/sigsafe-fixture/%.o: tests/sigsafe/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c $< -o $@
 check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 	tools/check-sigsafe $(BUILD)/preload/signal $(BUILD)/preload/interpose -- $(PRELOAD_OBJ)
 	@if tools/check-sigsafe $(BUILD)/sigsafe-fixture/signal -- $(SIGSAFE_FIXTURE) >$(BUILD)/sigsafe-fixture/out; then \
@@ -256,26 +297,50 @@ check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 # No cycle between the files of preload/ or collector/, neither through
 # their includes nor through the symbols their objects use from each
 # other; tools/include-cycles.allow lists those still being taken apart.
+# And collector/'s folders in their layers (tools/layers: no include
+# upward, http/ and push/ see daemon/ through daemon/daemon_api.h only,
+# nothing reached through ".."); tests/includes/ holds a tree that breaks
+# each rule once: the check must reject it, naming all three, or it
+# could not fail.
 CYCLES_ALLOW := tools/include-cycles.allow
 check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
-	tools/check-includes --allow $(CYCLES_ALLOW) preload collector
+	tools/check-includes --allow $(CYCLES_ALLOW) --layers tools/layers preload collector
 	tools/check-includes --allow $(CYCLES_ALLOW) --link preload.o $(PRELOAD_OBJ)
 	tools/check-includes --allow $(CYCLES_ALLOW) --link collector.o $(COLL_OBJ)
+	@mkdir -p $(BUILD)
+	@if tools/check-includes --layers tests/includes/layers tests/includes/tree >$(BUILD)/includes-fixture.out; then \
+		echo "check-includes: the fixture that includes upward passed"; exit 1; fi
+	@grep -q 'daemon/core.c includes http/server.h: layer daemon may not include http' $(BUILD)/includes-fixture.out && \
+	 grep -q 'http/server.c includes daemon/core.h: http sees daemon through daemon/api.h only' $(BUILD)/includes-fixture.out && \
+	 grep -q 'cli/tool.c includes ../../outside/config.h: reaches outside' $(BUILD)/includes-fixture.out || \
+		{ echo "check-includes: the fixture was rejected for the wrong reason:"; cat $(BUILD)/includes-fixture.out; exit 1; }
+	@echo "check-includes: the fixture that includes upward is rejected"
 
+# Sanitizer builds: the plain parts first (plain-parts, in $(PLAIN)), then
+# everything else sanitized. san (what CI runs) is ASan with LeakSanitizer
+# and UBSan in one build; asan and ubsan are one each, for a closer look.
+san:
+	$(MAKE) --no-print-directory BUILD=$(PLAIN) plain-parts
+	$(MAKE) SANITIZE=address,undefined BUILD=build-san all unit
 asan:
+	$(MAKE) --no-print-directory BUILD=$(PLAIN) plain-parts
 	$(MAKE) SANITIZE=address BUILD=build-asan all unit
 ubsan:
+	$(MAKE) --no-print-directory BUILD=$(PLAIN) plain-parts
 	$(MAKE) SANITIZE=undefined BUILD=build-ubsan all unit
 
 # The unit tests and the collector's end-to-end tests under ASan (with
-# LeakSanitizer) and under UBSan, each process's reports counted as failures
-# by tests/run: SAN_E2E names the tests/e2e files, SAN_PYTHONS the
-# interpreters (PYPROF_TEST_PYTHONS; 3.11 is the one most files prefer).
-# The collector and pyprof are sanitized, libpyprof.so is not (see
-# PRELOAD_AR_OBJ), nor are the version drivers run.
+# LeakSanitizer) and UBSan together (check-san; CI), or under one of them,
+# each process's reports counted as failures by tests/run: SAN_E2E names
+# the tests/e2e files, SAN_PYTHONS the interpreters (PYPROF_TEST_PYTHONS;
+# 3.11 is the one most files prefer). The collector and pyprof are
+# sanitized, libpyprof.so is not (see PRELOAD_AR_OBJ), nor are the version
+# drivers run.
 SAN_E2E     ?= smoke collector robust limits record views http ctl processes push
 SAN_PYTHONS ?= 3.11
-SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" tests/run
+SAN_RUN = PYPROF_BUILD=$(1) E2E="$(SAN_E2E)" PYPROF_TEST_PYTHONS="$(SAN_PYTHONS)" LANES=$(SAN_LANES) tests/run
+check-san: san
+	$(call SAN_RUN,build-san)
 check-asan: asan
 	$(call SAN_RUN,build-asan)
 check-ubsan: ubsan
@@ -284,14 +349,27 @@ check-ubsan: ubsan
 release:
 	$(MAKE) OPT="-O2 -DNDEBUG"
 
+# make deps: what building and running need (the README's first command:
+# the compiler, zlib, protobuf-c, libcurl for the collector's pushes,
+# libunwind8 for PYPROF_NATIVE, Python to profile, and Go for `go tool
+# pprof`, the reader the README shows). make test-deps: the rest of what
+# make check needs (bats, a browser, clang for the wire fuzzer, man, the
+# OTLP reader, npm's speedscope, CPython 3.14 and 3.15 from Debian sid).
+DEPS_RUN := build-essential zlib1g-dev libprotobuf-c-dev protobuf-c-compiler \
+  libcurl4-openssl-dev libunwind8 python3 golang-go
+DEPS_TEST := bats libunwind-dev python3-numpy procps libxml2-utils chromium \
+  python3-jsonschema curl patchelf man-db groff-base clang libclang-rt-14-dev \
+  protobuf-compiler python3-protobuf openssl clang-format
+# (apt-get update once an hour at most: .ci/run calls both.)
+APT_UPDATE := find /var/lib/apt/lists -maxdepth 0 -mmin -60 | grep -q . || apt-get update
 deps:
-	apt-get update
+	$(APT_UPDATE)
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-	  build-essential libunwind-dev zlib1g-dev libprotobuf-c-dev \
-	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
-	  libxml2-utils chromium python3-jsonschema curl patchelf \
-	  man-db groff-base clang libclang-rt-14-dev libcurl4-openssl-dev \
-	  protobuf-compiler python3-protobuf openssl
+	  $(DEPS_RUN)
+
+test-deps: deps
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	  $(DEPS_TEST)
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
 
@@ -322,9 +400,20 @@ install: all
 	-[ -z "$(DESTDIR)" ] && ldconfig
 
 clean:
-	rm -rf build build-asan build-ubsan
+	rm -rf build build-san build-asan build-ubsan
 
+# The C sources against .clang-format (generated tables aside), as a
+# ratchet: no file may differ in more places than tools/format-baseline
+# lists for it (tools/format-check says why). Part of make check.
+FORMAT_SRC = $(filter-out %_table.h,$(PRELOAD_SRC) $(PRELOAD_HDR) $(COLL_MAINS) \
+  $(COLL_SRC) $(wildcard collector/*/*.h) $(wildcard include/pyprof/*.h) \
+  $(wildcard tests/unit/*.[ch]))
+format-check:
+	@tools/format-check $(FORMAT_SRC)
 format:
-	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
+	clang-format -i $(FORMAT_SRC)
 
-.PHONY: deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: plain-parts san check-san test-deps format-check deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+
+# The header dependencies the compiles wrote (DEPFLAGS).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -7,6 +7,12 @@
  *   1  runtime error: cannot listen (for instance another collector is
  *      already listening on the socket) or cannot write an output
  *   2  usage error
+ *
+ * It also wires the collector (daemon/collector.h's struct
+ * collector_ext): the daemon knows neither the HTTP server nor the
+ * pushes, and this file plugs them in: --pyroscope and --otlp as the
+ * output's sinks (push/push_sink.h), --http as a server on the loop
+ * (http/http_pprof.h) with its access token.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +23,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
-#include "daemon/collector.h"
+#include "common/fileio.h"
 #include "common/log.h"
 #include "common/usage.h"
+#include "daemon/collector.h"
+#include "daemon/output.h"
+#include "http/http_pprof.h"
+#include "push/push.h"
 #include "push/push_opts.h"
+#include "push/push_sink.h"
 #include "pyprof/defaults.h"
 
 #define PROG "pyprof-collector" /* for usage_error */
@@ -554,6 +566,163 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 	return rc ? rc : -1;
 }
 
+/* ---- wiring: the pushes and the HTTP server ----------------------------------- */
+
+/* What main plugs into the collector (collector_ext's arg). */
+struct wiring {
+	const struct collector_opts *opts;
+	struct output *out;
+	struct push *push[2];      /* --pyroscope, --otlp (either NULL) */
+	struct push_sink *sink[2];
+	struct pprof_server *http; /* --http, else NULL */
+	char token[40];            /* made at start, else "" */
+	char token_path[300];      /* where it was written, else "" */
+};
+
+/* --pyroscope, --otlp: a push thread and spool for each, as one of the
+ * output's sinks. */
+static int add_sinks(void *arg, const struct collector_parts *parts)
+{
+	static const enum push_dest dests[2] = { PUSH_PYROSCOPE, PUSH_OTLP };
+	struct wiring *w = arg;
+	const struct push_opts *po = w->opts->push;
+	const char *dir = w->opts->output_dir;
+	struct output_sink sink;
+
+	if (!po)
+		return 0;
+	w->out = parts->out;
+	for (int i = 0; i < 2; i++) {
+		const char *url = i == 0 ? po->pyroscope_url : po->otlp_url;
+		if (!url)
+			continue;
+		if (!(w->push[i] = push_new(po, dests[i], dir)))
+			return -EIO;
+		w->sink[i] = push_sink_new(w->push[i], dests[i], w->opts,
+					   parts->st);
+		if (!w->sink[i]) {
+			log_error("out of memory");
+			return -ENOMEM;
+		}
+		push_sink_as_output(w->sink[i], &sink);
+		if (output_add_sink(parts->out, &sink) < 0)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
+/* The last windows are queued: sent for a few seconds, or spooled. */
+static void end_sinks(void *arg)
+{
+	struct wiring *w = arg;
+
+	if (w->out)
+		output_clear_sinks(w->out);
+	for (int i = 0; i < 2; i++) {
+		push_sink_free(w->sink[i]);
+		push_free(w->push[i]);
+		w->sink[i] = NULL;
+		w->push[i] = NULL;
+	}
+}
+
+/* A token for --http when none was given: 128 random bits in hex,
+ * written where only our user can read it, beside the socket (whose
+ * directory the listener checked is ours). */
+static int make_token(struct wiring *w, const char *sock)
+{
+	unsigned char raw[16];
+	ssize_t n;
+	int rc;
+
+	do
+		n = getrandom(raw, sizeof(raw), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(raw)) {
+		rc = n < 0 ? -errno : -EIO;
+		log_error("http: cannot make an access token: getrandom: %s",
+			  strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(w->token + 2 * i, 3, "%02x", raw[i]);
+	if ((size_t)snprintf(w->token_path, sizeof(w->token_path),
+			     "%s.http-token", sock) >= sizeof(w->token_path)) {
+		w->token_path[0] = 0;
+		log_error("http: socket path too long for the token file "
+			  "beside it; use --http-token");
+		return -ENAMETOOLONG;
+	}
+	char line[sizeof(w->token) + 1];
+	snprintf(line, sizeof(line), "%s\n", w->token);
+	rc = file_write_atomic(w->token_path, line, strlen(line),
+			       FILEIO_REPLACE | FILEIO_PRIVATE);
+	if (rc < 0) {
+		log_error("http: cannot write the access token to %s: %s",
+			  w->token_path, strerror(-rc));
+		w->token_path[0] = 0;
+	}
+	return rc;
+}
+
+/* --http: the token (given, or made beside the socket) and the server. */
+static int start_serving(void *arg, const struct collector_parts *parts)
+{
+	struct wiring *w = arg;
+	const struct collector_opts *opts = w->opts;
+	char herr[HTTP_ERR_LEN];
+	const char *token = opts->http_token;
+	int rc;
+
+	if (!opts->http_spec)
+		return 0;
+	if (!token && !opts->http_no_auth) {
+		if ((rc = make_token(w, parts->socket_path)) < 0)
+			return rc;
+		token = w->token;
+	}
+	if ((rc = pprof_server_start(parts->loop, parts->st, parts->reg,
+				     parts->ctl, opts->http_spec, token,
+				     &w->http, herr)) < 0) {
+		log_error("%s", herr);
+		return rc;
+	}
+	if (w->token[0])
+		log_info("http: serving /debug/pprof/ on http://%s/ "
+			 "(access token in %s): open "
+			 "http://%s/debug/pprof/?token=%s",
+			 pprof_server_addr(w->http), w->token_path,
+			 pprof_server_addr(w->http), w->token);
+	else
+		log_info("http: serving /debug/pprof/ on http://%s/%s",
+			 pprof_server_addr(w->http),
+			 token ? " (access token required)" : "");
+	if (opts->http_no_auth)
+		log_warn("http: --http-no-auth: anyone who can reach "
+			 "%s can read every process's command line "
+			 "and switch sampling on",
+			 pprof_server_addr(w->http));
+	return 0;
+}
+
+/* Waiting HTTP requests get 503; the server is gone. */
+static void stop_serving(void *arg)
+{
+	struct wiring *w = arg;
+
+	pprof_server_free(w->http);
+	w->http = NULL;
+}
+
+static void wiring_done(void *arg)
+{
+	struct wiring *w = arg;
+
+	if (w->token_path[0])
+		unlink(w->token_path);
+	w->token_path[0] = 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cmdline c = { .opts = { .ready_fd = -1,
@@ -561,6 +730,12 @@ int main(int argc, char **argv)
 			     .push = { .spool_max = PUSH_SPOOL_MAX_DEFAULT },
 			     .level = LOG_INFO };
 	const char *env = getenv("PYPROF_LOG");
+	struct wiring w = { .opts = &c.opts };
+	const struct collector_ext ext = {
+		.add_sinks = add_sinks, .start_serving = start_serving,
+		.stop_serving = stop_serving, .end_sinks = end_sinks,
+		.done = wiring_done, .arg = &w,
+	};
 	int rc;
 
 	rc = parse_cmdline(&c, argc, argv);
@@ -573,7 +748,7 @@ int main(int argc, char **argv)
 	if (!c.opts.output_dir && !c.opts.push &&
 	    (!c.opts.output_file || c.opts.merge || c.opts.period_ns))
 		c.opts.output_dir = DEFAULT_OUTPUT_DIR;
-	rc = collector_run(&c.opts) < 0 ? 1 : 0;
+	rc = collector_run(&c.opts, &ext) < 0 ? 1 : 0;
 out:
 	push_opts_free(&c.push);
 	return rc;

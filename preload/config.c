@@ -11,6 +11,7 @@
  * caller's get function).
  */
 #include "config.h"
+#include "pyprof/envcheck.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -329,4 +330,14 @@ int config_check(struct config *c,
 			      "the default socket path under it is longer than "
 			      "108 bytes; set PYPROF_SOCKET");
 	return 0;
+}
+
+/* envcheck.h: config_check for the programs, which have no struct config
+ * of their own. */
+int config_validate(const char *(*get)(const char *name, void *arg),
+		    void *arg, char *err, size_t err_len)
+{
+	struct config c;
+
+	return config_check(&c, get, arg, err, err_len);
 }

@@ -16,7 +16,7 @@
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
-#include "../../preload/config.h"
+#include "pyprof/envcheck.h"
 
 #define REC "pyprof record" /* for usage_error */
 
@@ -290,10 +290,9 @@ static const char *passed_var(const char *name, void *arg)
  * every process unprofiled, each printing why. 0 or -EINVAL (logged). */
 int record_check_env(const struct record *r)
 {
-	struct config c;
 	char err[256];
 
-	if (config_check(&c, passed_var, (void *)r, err, sizeof(err)) == 0)
+	if (config_validate(passed_var, (void *)r, err, sizeof(err)) == 0)
 		return 0;
 	log_error("%s (nothing was started)", err);
 	return -EINVAL;

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,16 +24,14 @@
 #include "daemon/conn.h"
 #include "daemon/control.h"
 #include "common/fileio.h"
-#include "http/http_pprof.h"
 #include "daemon/listener.h"
 #include "common/log.h"
 #include "common/path.h"
 #include "common/pidring.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/output.h"
 #include "daemon/proc.h"
 #include "pyprof/defaults.h"
-#include "push/push.h"
 #include "daemon/symtab.h"
 
 #define ACCEPTS_PER_EVENT 64
@@ -54,15 +51,13 @@ struct collector {
 	struct listener *lis;
 	struct output *out;
 	struct control *ctl; /* sampling on demand (control.h) */
-	struct pprof_server *http; /* --http, else NULL */
-	struct push *push[2];      /* --pyroscope, --otlp (either NULL) */
+	const struct collector_ext *ext; /* what main plugs in (collector.h) */
+	struct collector_parts parts;    /* lent to ext */
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
 	size_t n_conns;
 	int failed; /* the loop failed */
-	char token[40];       /* made at start, else "" */
-	char token_path[300]; /* where it was written, else "" */
 	struct pidring refused; /* recently refused pids: warn once each */
 	size_t max_conns;    /* clients served at once */
 	uint64_t n_shed;     /* turned away in the current burst, for want
@@ -430,8 +425,8 @@ static void shut_down(struct collector *c)
 	c->lis = NULL;
 	/* Waiting HTTP requests get 503 before their windows would lose
 	 * the processes. */
-	pprof_server_free(c->http);
-	c->http = NULL;
+	if (c->ext->stop_serving)
+		c->ext->stop_serving(c->ext->arg);
 	acks = calloc(c->n_conns + 1, sizeof(*acks));
 	/* still open after what it sent: a process that runs on */
 	for (size_t fd = 0; fd < c->conns_cap; fd++)
@@ -454,10 +449,8 @@ static void shut_down(struct collector *c)
 	}
 	output_shutdown(c->out, n_running);
 	/* The last windows are queued: sent for a few seconds, or spooled. */
-	output_set_push(c->out, NULL, NULL);
-	push_free(c->push[0]);
-	push_free(c->push[1]);
-	c->push[0] = c->push[1] = NULL;
+	if (c->ext->end_sinks)
+		c->ext->end_sinks(c->ext->arg);
 	for (size_t i = 0; i < n_acks; i++) {
 		if (output_failed(c->out))
 			close(acks[i].fd); /* not all on disk: say nothing */
@@ -535,45 +528,6 @@ static int check_writable_dir(const char *path)
 	return 0;
 }
 
-/* A token for --http when none was given: 128 random bits in hex,
- * written where only our user can read it, beside the socket (whose
- * directory the listener checked is ours). */
-static int make_token(struct collector *c, const char *sock)
-{
-	unsigned char raw[16];
-	ssize_t n;
-	int rc;
-
-	do
-		n = getrandom(raw, sizeof(raw), 0);
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(raw)) {
-		rc = n < 0 ? -errno : -EIO;
-		log_error("http: cannot make an access token: getrandom: %s",
-			  strerror(-rc));
-		return rc;
-	}
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(c->token + 2 * i, 3, "%02x", raw[i]);
-	if ((size_t)snprintf(c->token_path, sizeof(c->token_path),
-			     "%s.http-token", sock) >= sizeof(c->token_path)) {
-		c->token_path[0] = 0;
-		log_error("http: socket path too long for the token file "
-			  "beside it; use --http-token");
-		return -ENAMETOOLONG;
-	}
-	char line[sizeof(c->token) + 1];
-	snprintf(line, sizeof(line), "%s\n", c->token);
-	rc = file_write_atomic(c->token_path, line, strlen(line),
-			       FILEIO_REPLACE | FILEIO_PRIVATE);
-	if (rc < 0) {
-		log_error("http: cannot write the access token to %s: %s",
-			  c->token_path, strerror(-rc));
-		c->token_path[0] = 0;
-	}
-	return rc;
-}
-
 /* The socket path: --socket, or the default written into buf. */
 static const char *socket_path(const struct collector_opts *opts, char *buf,
 			       size_t cap)
@@ -644,20 +598,15 @@ static int prepare_outputs(const struct collector_opts *opts)
 	return 0;
 }
 
-/* --pyroscope, --otlp: a push thread and spool for each; windows go to
- * them. */
-static int start_push(struct collector *c)
+/* The parts lent to the extensions (collector.h). */
+static void lend_parts(struct collector *c, const char *path)
 {
-	const struct push_opts *po = c->opts->push;
-	const char *dir = c->opts->output_dir;
-
-	if (po->pyroscope_url &&
-	    !(c->push[0] = push_new(po, PUSH_PYROSCOPE, dir)))
-		return -EIO;
-	if (po->otlp_url && !(c->push[1] = push_new(po, PUSH_OTLP, dir)))
-		return -EIO;
-	output_set_push(c->out, c->push[0], c->push[1]);
-	return 0;
+	c->parts.loop = c->loop;
+	c->parts.st = c->st;
+	c->parts.reg = c->reg;
+	c->parts.ctl = c->ctl;
+	c->parts.out = c->out;
+	c->parts.socket_path = path;
 }
 
 /* Signals, the listening socket, the sweep timer and the outputs' timers
@@ -702,49 +651,11 @@ static int start_listening(struct collector *c, const char *path)
 	return 0;
 }
 
-/* --http: the token (given, or made beside the socket) and the server. */
-static int start_http(struct collector *c, const char *path)
-{
-	const struct collector_opts *opts = c->opts;
-	char herr[HTTP_ERR_LEN];
-	const char *token = opts->http_token;
-	int rc;
-
-	if (!token && !opts->http_no_auth) {
-		if ((rc = make_token(c, path)) < 0)
-			return rc;
-		token = c->token;
-	}
-	if ((rc = pprof_server_start(c->loop, c->st, c->reg, c->ctl,
-				     opts->http_spec, token, &c->http,
-				     herr)) < 0) {
-		log_error("%s", herr);
-		return rc;
-	}
-	if (c->token[0])
-		log_info("http: serving /debug/pprof/ on http://%s/ "
-			 "(access token in %s): open "
-			 "http://%s/debug/pprof/?token=%s",
-			 pprof_server_addr(c->http), c->token_path,
-			 pprof_server_addr(c->http), c->token);
-	else
-		log_info("http: serving /debug/pprof/ on http://%s/%s",
-			 pprof_server_addr(c->http),
-			 token ? " (access token required)" : "");
-	if (opts->http_no_auth)
-		log_warn("http: --http-no-auth: anyone who can reach "
-			 "%s can read every process's command line "
-			 "and switch sampling on",
-			 pprof_server_addr(c->http));
-	return 0;
-}
-
 /* Frees whatever was made, on every way out. */
 static void tear_down(struct collector *c)
 {
-	pprof_server_free(c->http);
-	if (c->token_path[0])
-		unlink(c->token_path);
+	if (c->ext->stop_serving)
+		c->ext->stop_serving(c->ext->arg);
 	if (c->lis)
 		listener_close(c->lis);
 	if (c->conns) {
@@ -754,8 +665,10 @@ static void tear_down(struct collector *c)
 		free(c->conns);
 	}
 	control_free(c->ctl);
-	push_free(c->push[0]);
-	push_free(c->push[1]);
+	if (c->ext->end_sinks)
+		c->ext->end_sinks(c->ext->arg);
+	if (c->ext->done)
+		c->ext->done(c->ext->arg);
 	output_free(c->out);
 	procs_free(c->reg);
 	symtab_free(c->st);
@@ -764,9 +677,12 @@ static void tear_down(struct collector *c)
 	loop_free(c->loop);
 }
 
-int collector_run(const struct collector_opts *opts)
+int collector_run(const struct collector_opts *opts,
+		  const struct collector_ext *ext)
 {
-	struct collector c = { .opts = opts, .sigfd = -1 };
+	static const struct collector_ext none;
+	struct collector c = { .opts = opts, .sigfd = -1,
+			       .ext = ext ? ext : &none };
 	char def_path[256];
 	const char *path = socket_path(opts, def_path, sizeof(def_path));
 	int rc = -ENAMETOOLONG;
@@ -774,10 +690,14 @@ int collector_run(const struct collector_opts *opts)
 	if (!path)
 		goto out;
 	c.max_conns = max_clients(opts);
-	if ((rc = make_parts(&c)) < 0 || (rc = prepare_outputs(opts)) < 0 ||
-	    (opts->push && (rc = start_push(&c)) < 0) ||
+	if ((rc = make_parts(&c)) < 0 || (rc = prepare_outputs(opts)) < 0)
+		goto out;
+	lend_parts(&c, path);
+	if ((c.ext->add_sinks &&
+	     (rc = c.ext->add_sinks(c.ext->arg, &c.parts)) < 0) ||
 	    (rc = start_listening(&c, path)) < 0 ||
-	    (opts->http_spec && (rc = start_http(&c, path)) < 0))
+	    (c.ext->start_serving &&
+	     (rc = c.ext->start_serving(c.ext->arg, &c.parts)) < 0))
 		goto out;
 	for (size_t i = 0; i < opts->n_allow_uids; i++)
 		log_info("clients of uid %u are allowed too (socket mode 0666)",

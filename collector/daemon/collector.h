@@ -49,11 +49,11 @@
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
  * connection has already sent, writes the above, and returns.
  *
- * HTTP (http_spec): every request needs the access token (http.h): the
- * one given, or one made at start from getrandom(2), 32 hex digits (128
- * bits), written to <socket>.http-token (mode 0600, removed at exit) and
- * logged once at info in the URL to open; http_no_auth serves everyone,
- * with a warning.
+ * HTTP (http_spec, plugged in by main_collector.c): every request needs
+ * the access token (http.h): the one given, or one made at start from
+ * getrandom(2), 32 hex digits (128 bits), written to <socket>.http-token
+ * (mode 0600, removed at exit) and logged once at info in the URL to
+ * open; http_no_auth serves everyone, with a warning.
  *
  * Clients: only our own uid, and those in allow_uids, are served (their
  * credentials come from SO_PEERCRED); with allow_uids the socket is made
@@ -77,10 +77,51 @@
 
 #include "daemon/collector_opts.h"
 
-/* Runs until SIGTERM or SIGINT. Returns 0 when everything asked for was
- * written, or a negative errno after logging why it could not start
- * (-EADDRINUSE when a collector already listens) or could not write an
- * output. */
-int collector_run(const struct collector_opts *opts);
+struct control;
+struct loop;
+struct output;
+struct procs;
+struct symtab;
+
+/* The collector's parts, lent to its extensions for the run. */
+struct collector_parts {
+	struct loop *loop;
+	struct symtab *st;
+	struct procs *reg;
+	struct control *ctl;
+	struct output *out;
+	const char *socket_path;
+};
+
+/*
+ * What the program plugs into the collector: main_collector.c's --http
+ * server (http/) and its --pyroscope/--otlp sinks (push/, added to the
+ * output with output_add_sink). The daemon knows neither by name. Every
+ * hook may be NULL, runs on the loop thread, and gets arg:
+ *   add_sinks      once the outputs are checked, before listening: 0, or
+ *                  a negative errno after logging why (no start)
+ *   start_serving  once listening: the same
+ *   stop_serving   when the collector stops listening, before the last
+ *                  windows; again on the way out (must be idempotent)
+ *   end_sinks      after the last windows went to the sinks: remove them
+ *                  (output_clear_sinks) and flush them; again on the way
+ *                  out, after the connections are closed (idempotent)
+ *   done           on every way out, last before the parts are freed
+ */
+struct collector_ext {
+	int (*add_sinks)(void *arg, const struct collector_parts *parts);
+	int (*start_serving)(void *arg, const struct collector_parts *parts);
+	void (*stop_serving)(void *arg);
+	void (*end_sinks)(void *arg);
+	void (*done)(void *arg);
+	void *arg;
+};
+
+/* Runs until SIGTERM or SIGINT, with ext plugged in (NULL: none). Returns
+ * 0 when everything asked for was written, or a negative errno after
+ * logging why it could not start (-EADDRINUSE when a collector already
+ * listens) or could not write an output. */
+int collector_run(const struct collector_opts *opts,
+		  const struct collector_ext *ext);
 
 #endif /* PYPROF_COLLECTOR_H */

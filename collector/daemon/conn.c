@@ -40,7 +40,7 @@
 #include "common/log.h"
 #include "common/pidring.h"
 #include "daemon/hello.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
 

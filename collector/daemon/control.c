@@ -17,7 +17,7 @@
 #include "daemon/conn.h"
 #include "common/log.h"
 #include "common/wire_fields.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "pyprof/wire.h"
 
 /* A library connection. */

@@ -62,13 +62,12 @@
 #include "common/grow.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/pprof.h"
 #include "daemon/thread_files.h"
 #include "daemon/timeline.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "push/push.h"
 #include "daemon/symtab.h"
 
 #define OUTPUT_MAX_NAME_TRIES 1000
@@ -107,7 +106,9 @@ struct output {
 	struct held *held, *held_last; /* oldest first */
 	size_t n_held, held_bytes;
 	struct loop_timer *retry_timer; /* while anything is held */
-	struct push *push[2];  /* --pyroscope, --otlp; NULL: none */
+	struct output_sink sinks[OUTPUT_MAX_SINKS]; /* --pyroscope, --otlp */
+	size_t n_sinks;
+	int keep_ended;        /* a sink's keeps_ended */
 	struct held_proc *charge; /* dropped, not yet counted as lost */
 	size_t n_charge, charge_cap;
 	int failed;
@@ -178,66 +179,17 @@ static int any_heap(const struct proc *const *list, size_t n)
 	return 0;
 }
 
-/* Pyroscope keeps one profile per series and timestamp, and a series is
- * a service (the process name, or --service-name for all) with the static
- * labels: the windows of processes of one service (a server's workers)
- * would be taken for copies of each other. So with --period and without
- * --merge, --pyroscope gets one window per service and period, every
- * sample labelled with its pid (push_service_windows), while the files
- * and --otlp (whose resource is the process) stay per process. */
-static int pyroscope_by_service(const struct output *o)
+/* Hands the profile data[0..len) of list[0..n) to every sink
+ * (output.h). */
+static void to_sinks(struct output *o, const struct proc *const *list,
+		     size_t n, const struct pprof_opts *po, const void *data,
+		     size_t len, int heap)
 {
-	return o->push[0] && !o->opts->merge && o->opts->period_ns;
-}
-
-/* Which pushes (bit i: o->push[i]) a profile of list[0..n) goes to: a
- * per-process window skips --pyroscope when it gets them by service. */
-static unsigned push_dests(const struct output *o, size_t n,
-			   const struct pprof_opts *po)
-{
-	return n == 1 && !po->proc_labels && pyroscope_by_service(o) ? 2u : 3u;
-}
-
-/* --pyroscope, --otlp (dests, as push_dests): hands the profile
- * data[0..len) of list[0..n) to the push queues: a CPU or wall window
- * (its mode) or a heap one. The service is the processes' name when
- * they share one. */
-static void push_profile(struct output *o, const struct proc *const *list,
-			 size_t n, const struct pprof_opts *po,
-			 const void *data, size_t len, int heap,
-			 unsigned dests)
-{
-	const struct proc_info *in;
-	struct push_window w = { 0 };
-
-	if ((!o->push[0] && !o->push[1]) || n == 0)
+	if (n == 0)
 		return;
-	in = proc_info(list[0]);
-	w.kind = heap ? PUSH_HEAP
-	       : in->mode == WIRE_MODE_WALL ? PUSH_WALL : PUSH_CPU;
-	w.comm = symtab_string(o->st, in->comm_sid);
-	w.pid = n == 1 && !po->proc_labels ? in->pid : 0;
-	w.from_ns = in->start_unix_ns;
-	for (size_t i = 1; i < n; i++) {
-		const struct proc_info *other = proc_info(list[i]);
-		if (other->comm_sid != in->comm_sid)
-			w.comm = NULL;
-		if (other->start_unix_ns < w.from_ns)
-			w.from_ns = other->start_unix_ns;
-	}
-	if (po->end_unix_ns) {
-		w.from_ns = po->start_unix_ns;
-		w.until_ns = po->end_unix_ns;
-	} else {
-		w.until_ns = now_unix_ns();
-	}
-	w.rate_hz = in->period_ns ? (unsigned)((1000000000u +
-						in->period_ns / 2) /
-					       in->period_ns)
-				  : 0;
-	for (int i = 0; i < 2; i++)
-		if (o->push[i] && (dests & (1u << i)))
-			push_window(o->push[i], &w, data, len);
+	for (size_t i = 0; i < o->n_sinks; i++)
+		o->sinks[i].profile(o->sinks[i].ctx, list, n, po, data, len,
+				    heap);
 }
 
 /* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the heap
@@ -261,8 +213,7 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 	hpo.want_loc_map = 0;
 	rc = pprof_build(o->st, list, n, &hpo, &data, &len, &stats);
 	if (rc == 0 && push)
-		push_profile(o, list, n, po, data, len, 1,
-			     push_dests(o, n, po));
+		to_sinks(o, list, n, po, data, len, 1);
 	if (rc == 0 && !cpu_path)
 		goto out;
 	if (rc == 0) {
@@ -518,7 +469,7 @@ static void write_new_file(struct output *o, const char *stem,
 		o->failed = 1;
 		goto out;
 	}
-	push_profile(o, list, n, po, data, len, 0, push_dests(o, n, po));
+	to_sinks(o, list, n, po, data, len, 0);
 	if (!o->opts->output_dir) { /* pushed only */
 		log_debug("%s: window of %" PRIu64 " samples queued for push",
 			  who, stats.samples);
@@ -754,80 +705,36 @@ static void write_summary(struct output *o, uint64_t n_running)
 
 /* ---- windows ----------------------------------------------------------------- */
 
-/* Ends the window at end_ns: writes it, starts the next one, and frees
- * the processes that ended in it (--merge keeps them until now). */
-/* Whether a and b are in one Pyroscope series: the same mode, and the
- * same process name unless --service-name names them all. */
-static int same_series(const struct output *o, const struct proc *a,
-		       const struct proc *b)
+/* window_end (output.h): every sink that has one is told that the window
+ * [o->win_start_ns, end_ns) is over, with the processes that have data
+ * in it (those that ended meanwhile included). */
+static void sinks_window_end(struct output *o, uint64_t end_ns)
 {
-	const struct proc_info *x = proc_info(a), *y = proc_info(b);
-	return x->mode == y->mode &&
-	       (o->opts->push->service_name || x->comm_sid == y->comm_sid);
-}
+	const struct proc **all;
+	size_t n = 0, i;
 
-/* One service's window [win_start_ns, end_ns) to --pyroscope: its CPU or
- * wall profile, and its heap profile if any process has heap data. */
-static void push_group(struct output *o, const struct proc **group, size_t n,
-		       uint64_t end_ns)
-{
-	struct pprof_opts po = { .proc_labels = 1 };
-	void *data = NULL;
-	size_t len = 0;
-	int rc;
-
-	po.start_unix_ns = o->win_start_ns;
-	po.end_unix_ns = end_ns > o->win_start_ns ? end_ns : o->win_start_ns;
-	rc = pprof_build(o->st, group, n, &po, &data, &len, NULL);
-	if (rc == 0)
-		push_profile(o, group, n, &po, data, len, 0, 1u);
-	free(data);
-	if (rc == 0 && any_heap(group, n)) {
-		po.heap = 1;
-		data = NULL;
-		rc = pprof_build(o->st, group, n, &po, &data, &len, NULL);
-		if (rc == 0)
-			push_profile(o, group, n, &po, data, len, 1, 1u);
-		free(data);
-	}
-	if (rc < 0)
-		log_error("push: cannot build the window of %s: %s",
-			  symtab_string(o->st, proc_info(group[0])->comm_sid),
-			  strerror(-rc));
-}
-
-/* pyroscope_by_service: the window ending at end_ns of every process with
- * data in it (those that ended meanwhile included), one push per series. */
-static void push_service_windows(struct output *o, uint64_t end_ns)
-{
-	size_t cap = procs_len(o->reg) + 1, n_all = 0, n;
-	const struct proc **all = calloc(cap, sizeof(*all));
-	const struct proc **group = calloc(cap, sizeof(*group));
-
-	if (!all || !group) {
-		log_error("push: out of memory for the window's services");
-		goto out;
+	for (i = 0; i < o->n_sinks && !o->sinks[i].window_end; i++)
+		;
+	if (i == o->n_sinks || !o->opts->period_ns)
+		return;
+	all = calloc(procs_len(o->reg) + 1, sizeof(*all));
+	if (!all) {
+		log_error("out of memory for the window's end: the sinks are "
+			  "not told");
+		return;
 	}
 	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p))
 		if (has_window_data(p))
-			all[n_all++] = p;
-	for (size_t i = 0; i < n_all; i++) {
-		const struct proc *first = all[i];
-		if (!first)
-			continue;
-		n = 0;
-		for (size_t j = i; j < n_all; j++)
-			if (all[j] && same_series(o, first, all[j])) {
-				group[n++] = all[j];
-				all[j] = NULL;
-			}
-		push_group(o, group, n, end_ns);
-	}
-out:
+			all[n++] = p;
+	for (i = 0; i < o->n_sinks; i++)
+		if (o->sinks[i].window_end)
+			o->sinks[i].window_end(o->sinks[i].ctx, all, n,
+					       o->win_start_ns, end_ns);
 	free(all);
-	free(group);
 }
 
+/* Ends the window at end_ns: writes it, starts the next one, and frees
+ * the processes that ended in it (--merge keeps them until now). */
 static void close_window(struct output *o, uint64_t end_ns)
 {
 	struct proc *p, *next;
@@ -837,12 +744,11 @@ static void close_window(struct output *o, uint64_t end_ns)
 		  (unsigned)(end_ns / 1000000u % 1000u));
 	if (o->opts->merge)
 		write_merged_window(o, o->win_start_ns, end_ns);
-	if (pyroscope_by_service(o))
-		push_service_windows(o, end_ns);
+	sinks_window_end(o, end_ns);
 	for (p = procs_first(o->reg); p; p = next) {
 		next = proc_next(p);
 		if (!proc_is_live(p)) {
-			/* Only --merge and pyroscope_by_service keep ended
+			/* Only --merge and a sink's keeps_ended keep ended
 			 * processes (--output cannot go with --period). */
 			procs_remove(o->reg, p);
 			removed = 1;
@@ -894,10 +800,20 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 	return o;
 }
 
-void output_set_push(struct output *o, struct push *a, struct push *b)
+int output_add_sink(struct output *o, const struct output_sink *sink)
 {
-	o->push[0] = a;
-	o->push[1] = b;
+	if (o->n_sinks == OUTPUT_MAX_SINKS)
+		return -ENOSPC;
+	o->sinks[o->n_sinks++] = *sink;
+	if (sink->keeps_ended)
+		o->keep_ended = 1;
+	return 0;
+}
+
+void output_clear_sinks(struct output *o)
+{
+	o->n_sinks = 0;
+	o->keep_ended = 0;
 }
 
 void output_free(struct output *o)
@@ -996,7 +912,7 @@ void output_proc_ended(struct output *o, struct proc *p)
 	/* --merge writes it with its window (or at exit) and frees it then. */
 	if (o->opts->merge)
 		return;
-	if (o->opts->output_dir || o->push[0] || o->push[1]) {
+	if (o->opts->output_dir || o->n_sinks) {
 		/* One that sent nothing (no sample, no loss) gets no file: a
 		 * busy host starts many short Python processes that never
 		 * run long enough to be sampled. */
@@ -1010,9 +926,9 @@ void output_proc_ended(struct output *o, struct proc *p)
 				 o->opts->period_ns ? " in its last window"
 						    : "");
 	}
-	/* Kept for their service's window (pyroscope_by_service), which
-	 * close_window or output_shutdown pushes and then removes them. */
-	if (!o->opts->output_file && !pyroscope_by_service(o)) {
+	/* Kept for their window's end (a sink's keeps_ended), after
+	 * which close_window or output_shutdown removes them. */
+	if (!o->opts->output_file && !o->keep_ended) {
 		procs_remove(o->reg, p);
 		after_remove(o);
 	}
@@ -1041,8 +957,7 @@ void output_shutdown(struct output *o, uint64_t n_running)
 		 * goes to the totals, and --output shows it. */
 		output_flush_held(o);
 	}
-	if (pyroscope_by_service(o))
-		push_service_windows(o, now_unix_ns());
+	sinks_window_end(o, now_unix_ns());
 	if (o->opts->output_file)
 		write_output_file(o);
 	if (o->opts->summary_file)

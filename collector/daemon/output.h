@@ -21,12 +21,39 @@
 
 struct collector_opts;
 struct loop;
+struct pprof_opts;
 struct procs;
-struct push;
 struct proc;
 struct symtab;
 
 struct output;
+
+/*
+ * A destination for profiles besides the files: --pyroscope and --otlp
+ * (push/push_sink.h), plugged in by main_collector.c. The output knows
+ * no destination by name; it calls every sink, in the order they were
+ * added, on the loop thread:
+ *   profile     for each profile it builds to write or push: data[0..len)
+ *               (gzipped pprof, the sink copies what it keeps) of
+ *               list[0..n), built with po (po->end_unix_ns 0: the
+ *               processes' own times; po->proc_labels: a merged
+ *               profile), heap or not. Not for --output.
+ *   window_end  with --period, at each boundary and at exit, after the
+ *               merged window: the processes with data in the window
+ *               [start_ns, end_ns), those that ended in it included
+ *               (kept for it when keeps_ended is set). May be NULL.
+ * keeps_ended: ended processes stay in the registry until the window
+ * they ended in is over (the output removes them then).
+ */
+struct output_sink {
+	void (*profile)(void *ctx, const struct proc *const *list, size_t n,
+			const struct pprof_opts *po, const void *data,
+			size_t len, int heap);
+	void (*window_end)(void *ctx, const struct proc *const *list,
+			   size_t n, uint64_t start_ns, uint64_t end_ns);
+	int keeps_ended;
+	void *ctx;
+};
 
 /* An output for opts (which, like loop, st and reg, must outlive it), or
  * NULL (ENOMEM). Nothing is scheduled before output_start. */
@@ -35,11 +62,15 @@ struct output *output_new(const struct collector_opts *opts, struct loop *loop,
 /* Cancels its timers. NULL is fine. */
 void output_free(struct output *o);
 
-/* --pyroscope, --otlp: every window built from now on (and its heap
- * profile) is also handed to each push given (push.h; NULL: none), which
- * outlive it or are unset first. Without --output-dir the windows are
- * pushed only. */
-void output_set_push(struct output *o, struct push *a, struct push *b);
+#define OUTPUT_MAX_SINKS 4
+
+/* Every profile built from now on (and its heap profile) is also given
+ * to sink (copied; its ctx must outlive the output or be removed first
+ * with output_clear_sinks). Without --output-dir the windows go to the
+ * sinks only. 0, or -ENOSPC past OUTPUT_MAX_SINKS. */
+int output_add_sink(struct output *o, const struct output_sink *sink);
+/* Forgets every sink (before they are freed). */
+void output_clear_sinks(struct output *o);
 
 /* The collector is listening: the first window starts now and, with
  * --period, the timer for its end is set. 0 or -ENOMEM. */

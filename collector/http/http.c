@@ -46,7 +46,7 @@
 
 #include "common/dlist.h"
 #include "common/log.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 #define HTTP_LINGER_NS (2 * 1000000000ull)
 #define HTTP_ACCEPT_PAUSE_NS (100 * 1000000ull)

@@ -42,16 +42,11 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "daemon/control.h"
-#include "daemon/heapagg.h"
+#include "daemon/daemon_api.h"
 #include "common/log.h"
-#include "daemon/pprof.h"
-#include "daemon/proc.h"
 #include "pyprof/wire.h"
-#include "daemon/symtab.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
-#include "daemon/window.h"
 
 #define DEFAULT_SECONDS 30
 #define PARAM_LEN 64

@@ -2,12 +2,12 @@
 # tests/bench/push.sh - pyprof-collector --pyroscope: the collector's CPU
 # per pushed window.
 #
-# PUSH_PROCS (default 64) synthetic processes (tests/e2e/helpers/
+# PUSH_PROCS (default 64) synthetic processes (tests/lib/
 # wire_client.py: 10 samples every 100 ms, about 100 Hz, for PUSH_SECONDS,
 # default 21) stream into a collector cutting 10-second windows
 # (--period 10), in two configurations run one after the other:
 #   files  --output-dir on a tmpfs (each window written as a file)
-#   push   --pyroscope to tests/e2e/helpers/pyroscope_receiver.py on
+#   push   --pyroscope to tests/lib/pyroscope_receiver.py on
 #          127.0.0.1, no files (the windows only queued, sent by the push
 #          thread, and spooled if need be)
 # Per configuration: the windows (files written, requests accepted), the
@@ -26,7 +26,7 @@ N=${PUSH_PROCS:-64}
 SECS=${PUSH_SECONDS:-21}
 HOSTPY=/usr/bin/python3
 [[ -x $HOSTPY ]] || HOSTPY=python3
-WC=$top/tests/e2e/helpers/wire_client.py
+WC=$top/tests/lib/wire_client.py
 TCK=$(getconf CLK_TCK)
 
 make -C "$top" --no-print-directory -s "$BUILD/pyprof-collector" BUILD="$BUILD" >&2
@@ -45,7 +45,7 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$tmp/rec"
-"$HOSTPY" "$top/tests/e2e/helpers/pyroscope_receiver.py" --dir "$tmp/rec" \
+"$HOSTPY" "$top/tests/lib/pyroscope_receiver.py" --dir "$tmp/rec" \
 	--port-file "$tmp/port" &
 rpid=$!
 for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done

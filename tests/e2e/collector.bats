@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # collector.bats - pyprof-collector end to end, with synthetic clients.
 #
-# The clients are tests/e2e/helpers/wire_client.py, which speaks the wire
+# The clients are tests/lib/wire_client.py, which speaks the wire
 # protocol from its own Python encoder (not our C codec); malformed streams
 # are the fixtures in tests/data/wire/ (see its README). Profiles are read
-# with the real `go tool pprof -raw` through helpers/pprof_raw.py.
+# with the real `go tool pprof -raw` through tests/lib/pprof_raw.py.
 #
 # Rerun one test:  bats -f 'refused' tests/e2e/collector.bats
 # Other build:     PYPROF_BUILD=build-asan bats tests/e2e/collector.bats
@@ -18,8 +18,8 @@ BUILD=${PYPROF_BUILD:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 COLLECTOR=$BUILD/pyprof-collector
 PYPROF=$BUILD/pyprof
-WC="python3 $ROOT/tests/e2e/helpers/wire_client.py"
-RAW="python3 $ROOT/tests/e2e/helpers/pprof_raw.py"
+WC="python3 $ROOT/tests/lib/wire_client.py"
+RAW="python3 $ROOT/tests/lib/pprof_raw.py"
 DATA=$ROOT/tests/data/wire
 
 setup() {
@@ -379,7 +379,7 @@ assert_fact() {
 	chmod 0666 "$SOCK"
 	# /usr/bin/python3: a pyenv shim under /root is not readable by nobody;
 	# nor may the checkout be (a clone under /root), so run a copy.
-	cp "$ROOT/tests/e2e/helpers/wire_client.py" "$T/wire_client.py"
+	cp "$ROOT/tests/lib/wire_client.py" "$T/wire_client.py"
 	chmod 0644 "$T/wire_client.py"
 	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 \
 		"$T/wire_client.py" good --socket "$SOCK" \

@@ -7,7 +7,7 @@
 # exist. An option or variable added without its documentation fails here.
 #
 # Runs the built programs (build/pyprof, build/pyprof-collector) for their
-# --help, man(1) from man-db and groff (make deps), and make install into a
+# --help, man(1) from man-db and groff (make test-deps), and make install into a
 # temporary DESTDIR. No interpreter is needed.
 
 load ../lib/common

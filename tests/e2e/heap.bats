@@ -40,7 +40,7 @@ teardown() {
 		local name=$1 exe=$2 extra=() truth=()
 		if [[ $name == system ]]; then
 			"$exe" -c 'import numpy' ||
-				fail "Debian's python3-numpy is missing (make deps)"
+				fail "Debian's python3-numpy is missing (make test-deps)"
 			extra=(--numpy)
 			# tracemalloc's second opinion (slow: on one interpreter)
 			run_capture tm "$exe" "$KNOWN" --truth
@@ -59,7 +59,7 @@ teardown() {
 		$CHECK known "$T/k.heap.pb.gz" "$T/rec.out" "${truth[@]}" \
 			--rate 32768 --big-line "$(marker_line "$KNOWN" big)"
 		# heap and CPU together: the CPU profile is the usual one
-		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" \
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" \
 			summary "$T/k.pb.gz" >"$T/cpu.sum"
 		grep -q '^type samples/count cpu/nanoseconds' "$T/cpu.sum" ||
 			fail "the CPU profile is not a CPU profile"
@@ -188,7 +188,7 @@ teardown() {
 
 @test "3.6 PYPROF_NATIVE=1: a numpy array's allocation shows numpy's C code under the Python line" {
 	/usr/bin/python3 -c 'import numpy' ||
-		fail "Debian's python3-numpy is missing (make deps)"
+		fail "Debian's python3-numpy is missing (make test-deps)"
 	run_capture rec env PYPROF_NATIVE=1 "$PP_PYPROF" record --heap \
 		--heap-rate 65536 -o "$T/n.pb.gz" -- /usr/bin/python3 "$KNOWN" --numpy
 	cat "$T/rec.err"

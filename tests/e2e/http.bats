@@ -22,7 +22,7 @@ load ../lib/common
 
 WORKER=$PP_ROOT/tests/targets/http_worker.py
 RAWHTTP="$PP_HOST_PYTHON $PP_ROOT/tests/lib/http_raw.py"
-RAWPROF="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/pprof_raw.py"
+RAWPROF="$PP_HOST_PYTHON $PP_ROOT/tests/lib/pprof_raw.py"
 
 setup_file() {
 	local first last i

@@ -4,7 +4,7 @@
 # low descriptor limit (ulimit -n), so that exhaustion takes tens of
 # connections instead of tens of thousands.
 #
-# The clients are tests/e2e/helpers/wire_client.py (an independent encoder
+# The clients are tests/lib/wire_client.py (an independent encoder
 # of wire.h) and plain Python sockets that never say a word.
 #
 # Rerun one test:  bats -f 'silent' tests/e2e/limits.bats
@@ -13,8 +13,8 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 BUILD=${PYPROF_BUILD:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 COLLECTOR=$BUILD/pyprof-collector
-WC="python3 $ROOT/tests/e2e/helpers/wire_client.py"
-RAW="python3 $ROOT/tests/e2e/helpers/pprof_raw.py"
+WC="python3 $ROOT/tests/lib/wire_client.py"
+RAW="python3 $ROOT/tests/lib/pprof_raw.py"
 
 setup() {
 	[[ -x $COLLECTOR ]] || fail "$COLLECTOR not built"

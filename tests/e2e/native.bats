@@ -3,7 +3,7 @@
 #
 # The profiles are read by the real `go tool pprof -raw` and checked by
 # tests/lib/native_check.py (see its header for each question):
-#   - numpy (Debian's python3 with python3-numpy, `make deps`): the Python
+#   - numpy (Debian's python3 with python3-numpy, `make test-deps`): the Python
 #     line, then numpy's extension, then cblas_dgemm/dgemm_ by name; the
 #     shares under BLAS and under numpy's sort match the program's own CPU
 #     timing within 5 points;
@@ -38,7 +38,7 @@ native_profile() {
 
 @test "numpy: the Python line, numpy's C code, then the BLAS routine by name, shares within 5 points of the program's timing" {
 	/usr/bin/python3 -c 'import numpy' ||
-		fail "Debian's python3-numpy is missing (make deps installs it)"
+		fail "Debian's python3-numpy is missing (make test-deps installs it)"
 	local prof=$T/numpy.pb.gz
 	# through pyprof record --native, the way a user would
 	run_capture numpy "$PP_PYPROF" record --native --hz 250 -o "$prof" -- \

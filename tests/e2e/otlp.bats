@@ -4,13 +4,13 @@
 # --format otlp` writes and `pyprof-collector --otlp URL` sends, read by an
 # independent reader, Google's protobuf for Python with classes that
 # protoc generates from the vendored .proto files at test time
-# (helpers/otlp_pb.py), next to the real `go tool pprof` reading the pprof
+# (tests/lib/otlp_pb.py), next to the real `go tool pprof` reading the pprof
 # profile it was made from.
 #
 # Programs: tests/targets/otlp_work.py (otlp_alpha and otlp_beta, a thread
 # named otlp-worker, trace and span ids set with pyprof.labels, zlib for
 # native frames), profiled with `pyprof record`. No OpenTelemetry
-# collector can be installed here: the receiver is helpers/otlp_pb.py's
+# collector can be installed here: the receiver is tests/lib/otlp_pb.py's
 # OTLP/HTTP server, written to the published specification; test 9 has
 # the real collector push every --period window of a real program to it
 # (push.bats covers outages, retries and the spool).
@@ -19,7 +19,7 @@
 
 load ../lib/common
 
-OTLP="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/otlp_pb.py"
+OTLP="$PP_HOST_PYTHON $PP_ROOT/tests/lib/otlp_pb.py"
 WORK=$PP_TARGETS/otlp_work.py
 
 setup() {
@@ -179,7 +179,7 @@ record_convert() {
 	assert_eq 2 "$status" "--service-name without otlp"
 }
 
-# receiver_start [ARGS]: helpers/otlp_pb.py serve $T/rx ARGS; sets PORT.
+# receiver_start [ARGS]: tests/lib/otlp_pb.py serve $T/rx ARGS; sets PORT.
 receiver_start() {
 	local i
 	mkdir -p "$T/rx"

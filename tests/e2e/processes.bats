@@ -9,7 +9,7 @@
 # real collector. The programs are tests/targets/procs.py, which prints
 # "ROLE PID" for each process it makes, so that the test knows which pid
 # must own which function. Profiles are read per pid by
-# helpers/pprof_pb.py (a decoder of its own) and with go tool pprof.
+# tests/lib/pprof_pb.py (a decoder of its own) and with go tool pprof.
 #
 # Interpreters: each test runs on the ones of the selection
 # (PYPROF_TEST_PYTHONS) named in its pythons_of call, at least 3.11 and
@@ -20,7 +20,7 @@
 
 load ../lib/common
 
-PB="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/pprof_pb.py"
+PB="$PP_HOST_PYTHON $PP_ROOT/tests/lib/pprof_pb.py"
 PROCS=$PP_TARGETS/procs.py
 
 setup() {

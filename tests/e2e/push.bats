@@ -3,13 +3,13 @@
 # HTTP ingest API, outages, the spool, refusals and a slow server.
 #
 # No Pyroscope server can be installed here: the windows go to
-# tests/e2e/helpers/pyroscope_receiver.py, which implements POST /ingest
+# tests/lib/pyroscope_receiver.py, which implements POST /ingest
 # as Pyroscope's server reads it (query, label set, status codes, body),
 # records each request in $T/rec (NNNN.json, and NNNN.pb.gz when it was
 # accepted) and answers 503, 401, 429 or slowly when $T/rec/mode says so.
 # Bodies are read with the real `go tool pprof -raw`
-# (helpers/pprof_raw.py). Windows are one second (--period 1); the
-# clients are synthetic (helpers/wire_client.py: 100 samples a second,
+# (tests/lib/pprof_raw.py). Windows are one second (--period 1); the
+# clients are synthetic (tests/lib/wire_client.py: 100 samples a second,
 # so each window's count is known and the total is exact), except the
 # first test's, a real Python program on one interpreter.
 #
@@ -17,9 +17,9 @@
 
 load ../lib/common
 
-WC="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/wire_client.py"
-RAW="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/pprof_raw.py"
-RECEIVER=$PP_ROOT/tests/e2e/helpers/pyroscope_receiver.py
+WC="$PP_HOST_PYTHON $PP_ROOT/tests/lib/wire_client.py"
+RAW="$PP_HOST_PYTHON $PP_ROOT/tests/lib/pprof_raw.py"
+RECEIVER=$PP_ROOT/tests/lib/pyroscope_receiver.py
 
 setup() {
 	common_setup
@@ -363,7 +363,7 @@ increasing() {
 	local ORX=$T/orx f
 	mkdir -p "$ORX"
 	receiver_start
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" serve "$ORX" \
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/otlp_pb.py" serve "$ORX" \
 		2>>"$T/otlp.log" 3>&- &
 	local opid=$!
 	wait_for '[[ -s $ORX/port ]]'
@@ -394,7 +394,7 @@ increasing() {
 	ls "$OUT" | grep -q '^twin\.7018\.' || fail "no file of 7018: $(ls "$OUT")"
 	ls "$OUT" | grep -q '^twin\.7019\.' || fail "no file of 7019: $(ls "$OUT")"
 	for f in "$ORX"/req-*.pb; do
-		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" summary "$f" ||
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/otlp_pb.py" summary "$f" ||
 			fail "$f breaks profiles.proto's rules"
 	done >"$T/otlp.txt"
 	grep -qx 'resource process.pid=7018' "$T/otlp.txt" || fail "no OTLP resource of 7018"
@@ -430,7 +430,7 @@ increasing() {
 }
 
 @test "HTTPS: a server whose certificate is signed by --push-ca-file gets the windows; without it, the certificate is refused and nothing is sent" {
-	command -v openssl >/dev/null || fail "openssl is missing (make deps)"
+	command -v openssl >/dev/null || fail "openssl is missing (make test-deps)"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" \
 		-out "$T/cert.pem" 2>"$T/openssl.log" || fail "openssl: $(cat "$T/openssl.log")"
@@ -479,7 +479,7 @@ increasing() {
 	local ORX=$T/orx total
 	mkdir -p "$ORX"
 	receiver_start
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" serve "$ORX" \
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/otlp_pb.py" serve "$ORX" \
 		--fail 503 --retry-after 2 2>>"$T/otlp.log" 3>&- &
 	local opid=$!
 	wait_for '[[ -s $ORX/port ]]'
@@ -493,7 +493,7 @@ increasing() {
 	assert_eq 300 "$(total_samples)" "samples at Pyroscope"
 	total=0
 	for f in "$ORX"/req-*.pb; do
-		"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/otlp_pb.py" summary "$f" >"$f.sum" ||
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/otlp_pb.py" summary "$f" >"$f.sum" ||
 			fail "$f breaks profiles.proto's rules"
 		grep -qx "resource service.name=otlpapp" "$f.sum"
 		grep -qx "resource process.pid=7015" "$f.sum"

@@ -84,7 +84,7 @@ regrtest_same() {
 	local want=$1 name exe kind
 	read -r name exe kind < <(PYPROF_TEST_PYTHONS=$want pyprof_pythons)
 	if [[ $kind == missing || -z $exe ]]; then
-		fail "no interpreter $want (tests/lib/pythons.sh; make deps fetches 3.14 and 3.15)"
+		fail "no interpreter $want (tests/lib/pythons.sh; make test-deps fetches 3.14 and 3.15)"
 		return 1
 	fi
 	echo "== $name $exe; work files in $T/work"

@@ -2,7 +2,7 @@
 # scrape.bats - pyprof-collector --http scraped as Grafana Alloy's
 # pyroscope.scrape and Parca's scrape_configs scrape it: the exact
 # requests they send (path, query, headers, schedule), replayed by
-# tests/e2e/helpers/scrape_client.py (no Alloy or Parca can be installed
+# tests/lib/scrape_client.py (no Alloy or Parca can be installed
 # here), scaled down to a 3 s interval: Alloy asks seconds=2 (its
 # interval minus one), Parca seconds=3 (its interval).
 #
@@ -22,7 +22,7 @@
 load ../lib/common
 
 WORKER=$PP_ROOT/tests/targets/scrape_worker.py
-CLIENT="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/scrape_client.py"
+CLIENT="$PP_HOST_PYTHON $PP_ROOT/tests/lib/scrape_client.py"
 
 setup_file() {
 	local p
@@ -139,7 +139,7 @@ status() {
 		[[ $(status "/debug/pprof/profile?seconds=1&pid=$steady_PID") == 200 ]] ||
 			fail "status: $(cat "$T/body")"
 		cp "$T/body" "$T/one$i.pb.gz"
-		$PP_HOST_PYTHON "$PP_ROOT/tests/e2e/helpers/pprof_pb.py" times "$T/one$i.pb.gz" >"$T/times"
+		$PP_HOST_PYTHON "$PP_ROOT/tests/lib/pprof_pb.py" times "$T/one$i.pb.gz" >"$T/times"
 		cat "$T/times"
 		grep -qx 'duration_nanos 1000000000' "$T/times" || fail "not 1 s"
 		start=$(sed -n 's/^time_nanos //p' "$T/times")
@@ -163,7 +163,7 @@ status() {
 		set -- $q
 		[[ $(status "/debug/pprof/profile?seconds=1&$1") == 200 ]] ||
 			fail "$1: $(cat "$T/body")"
-		$PP_HOST_PYTHON "$PP_ROOT/tests/e2e/helpers/pprof_pb.py" pids "$T/body" >"$T/pids"
+		$PP_HOST_PYTHON "$PP_ROOT/tests/lib/pprof_pb.py" pids "$T/body" >"$T/pids"
 		echo "$1: pids $(tr '\n' ' ' <"$T/pids")"
 		in=${2}_PID out=${3}_PID
 		grep -qx "${!in}" "$T/pids" || fail "$1: $2 missing"

@@ -10,7 +10,7 @@
 
 load ../lib/common
 
-PB="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/pprof_pb.py"
+PB="$PP_HOST_PYTHON $PP_ROOT/tests/lib/pprof_pb.py"
 
 setup() {
 	common_setup

@@ -33,7 +33,7 @@ setup() {
 	chown 65534:65534 "$D/sq"
 }
 
-ROOT_HELPERS=$(cd "$(dirname "$BATS_TEST_FILENAME")/helpers" && pwd)
+ROOT_HELPERS=$(cd "$(dirname "$BATS_TEST_FILENAME")/../lib" && pwd)
 
 teardown() {
 	if [[ -n $SQ_PID ]]; then
@@ -344,7 +344,7 @@ free_uid() {
 # accept), while that process runs. Before, a client of another user could
 # let a fork child connect and exit, keep the socket and claim the child's
 # pid; once a root process got that pid, its profile, command line and
-# `pyprof ctl` line were the forger's. Played by tests/e2e/helpers/forger.py.
+# `pyprof ctl` line were the forger's. Played by tests/lib/forger.py.
 @test "6.2 a connection whose opener has exited cannot speak for its pid, and ends when its opener exits" {
 	local child
 	collector_start --allow-user nobody

@@ -60,7 +60,7 @@ jfield() {
 # flat_pct PROFILE FUNC: FUNC's flat share (0..100) as go tool pprof -raw
 # decodes the profile (the first value: samples).
 flat_pct() {
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$1" >"$T/sum.txt"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" summary "$1" >"$T/sum.txt"
 	awk -v f="$2" '$1 == "total" { t = $2 } $1 == "flat" && $2 == f { n += $3 } END { printf "%.4f\n", 100 * n / t }' "$T/sum.txt"
 }
 
@@ -205,7 +205,7 @@ PY
 
 @test "pyprof top --by-label sums per label value, --by line names the hottest line" {
 	local pid
-	pid=$("$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$VDIR/shares.pb.gz" |
+	pid=$("$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" summary "$VDIR/shares.pb.gz" |
 		sed -n 's/^label pid=\([0-9]*\) .*/\1/p' | head -1)
 	"$PP_PYPROF" top --by-label pid "$VDIR/shares.pb.gz" | tee "$T/lab"
 	grep -qE "^ +[0-9.]+m?s +100.00% +[0-9]+  $pid\$" "$T/lab" || fail "no row for pid $pid with 100%"
@@ -268,7 +268,7 @@ PY
 
 @test "speedscope JSON validates against speedscope's file-format schema and loads in speedscope's importer" {
 	local schema=$SPEEDSCOPE/file-format-schema.json
-	[[ -f $schema ]] || fail "speedscope's schema missing: $schema (make deps installs the npm package)"
+	[[ -f $schema ]] || fail "speedscope's schema missing: $schema (make test-deps installs the npm package)"
 	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format speedscope -o "$T/s.json"
 	"$PP_PYPROF" record --format speedscope -o "$T/r.speedscope.json" -- "$VPY" "$PP_TARGETS/calls.py" 0.5 2>"$T/rec.err"
 	for f in "$T/s.json" "$T/r.speedscope.json"; do
@@ -377,7 +377,7 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 @test "pyprof reads Go's own CPU profiles: top agrees with go tool pprof, the flame graph is well-formed" {
 	local ours theirs f
 	command -v go >/dev/null || fail "go is not installed (make deps)"
-	(cd "$T" && cp "$PP_ROOT/tests/e2e/helpers/goburn.go" . &&
+	(cd "$T" && cp "$PP_ROOT/tests/lib/goburn.go" . &&
 		GOCACHE=$T/gocache GO111MODULE=off GOFLAGS= go build -o goburn goburn.go) ||
 		fail "cannot build the Go program"
 	"$T/goburn" "$T/go.pb.gz"
@@ -396,7 +396,7 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 }
 
 @test "the collector labels each sample with its opcode's name for the client's Python version, and refuses a non-byte" {
-	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/wire_client.py" f
+	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/lib/wire_client.py" f
 	collector_start --log-level info
 	# 3.11: 5 is BINARY_OP_ADD_INT (specialized), 122 BINARY_OP; cycled
 	# 5, 5, 122 over 300 samples.
@@ -409,15 +409,15 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 	$wc good --socket "$SOCK" --pid 6004 --samples 3 --prefix badclient \
 		--opcodes 300 --pyversion 3.11.7 || true
 	f=$(wait_profile 6001)
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$f" | tee "$T/sum"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" summary "$f" | tee "$T/sum"
 	grep -qx 'label opcode=BINARY_OP_ADD_INT 200' "$T/sum" || fail "no BINARY_OP_ADD_INT x200"
 	grep -qx 'label opcode=BINARY_OP 100' "$T/sum" || fail "no BINARY_OP x100"
 	"$PP_PYPROF" top --by opcode "$f" | tee "$T/op"
 	sed -n 4p "$T/op" | grep -qE '^ +[0-9.]+m?s +66\.67% +200  BINARY_OP_ADD_INT +opclient_' ||
 		fail "BINARY_OP_ADD_INT is not first with 66.67%"
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$(wait_profile 6002)" |
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" summary "$(wait_profile 6002)" |
 		grep -qx 'label opcode=BINARY_ADD 30' || fail "2.7's 23 is not BINARY_ADD"
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/e2e/helpers/pprof_raw.py" summary "$(wait_profile 6003)" |
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" summary "$(wait_profile 6003)" |
 		grep -qx 'label opcode=opcode_5 30' || fail "an unknown version does not give opcode_5"
 	collector_stop
 	grep -q 'pid 6004.*opcode is not a byte' "$T/collector.log" ||

@@ -35,7 +35,7 @@
 #include "daemon/conn.h"
 #include "daemon/control.h"
 #include "common/log.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/pprof.h"
 #include "daemon/proc.h"
 #include "daemon/symtab.h"

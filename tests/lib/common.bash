@@ -16,7 +16,8 @@
 #              (tests/lib/pprof_shares.py), cached_profile
 #   pythons    for_each_python FN: runs FN NAME EXE KIND for every
 #              interpreter in tests/lib/pythons.sh, reports each, and fails
-#              if any failed or is missing
+#              if any failed or is missing (and notes the time each took
+#              in $PYPROF_TEST_TIMES, for tests/run's report)
 #   checks     fail, assert_same_file, marker_line
 #
 # The tests run as the bats shell does (set -e); helpers return non-zero on
@@ -294,7 +295,7 @@ pythons_of() {
 # set -e, so one interpreter's failure does not hide the others'. Fails if
 # any call failed or any requested interpreter is missing.
 for_each_python() {
-	local fn=$1 name exe kind rc bad=() n=0 outer=${COLLECTOR_PID:-}
+	local fn=$1 name exe kind rc bad=() n=0 outer=${COLLECTOR_PID:-} t0
 	shift
 	while read -r name exe kind; do
 		n=$((n + 1))
@@ -305,6 +306,7 @@ for_each_python() {
 			bad+=("$name:missing")
 			continue
 		fi
+		t0=$EPOCHREALTIME
 		set +e
 		(
 			set -e
@@ -316,6 +318,11 @@ for_each_python() {
 		)
 		rc=$?
 		set -e
+		# tests/run's report sums these per interpreter.
+		if [[ -n ${PYPROF_TEST_TIMES:-} ]]; then
+			echo "$name $(awk "BEGIN { print $EPOCHREALTIME - $t0 }")" \
+				"$(basename "${BATS_TEST_FILENAME:-?}")" >>"$PYPROF_TEST_TIMES"
+		fi
 		if ((rc != 0)); then
 			echo "   -> FAILED on $name"
 			bad+=("$name")

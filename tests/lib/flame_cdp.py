@@ -241,7 +241,7 @@ WIDTH_JS = r"""
 def start_chromium(svg_h, timeout):
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
-        raise CDPError("chromium is not installed (make deps)")
+        raise CDPError("chromium is not installed (make test-deps)")
     profile = tempfile.mkdtemp(prefix="pyprof-chromium.")
     args = [exe, "--headless", "--no-sandbox", "--disable-gpu",
             "--disable-background-networking", "--disable-component-update",

@@ -20,7 +20,7 @@
 #   system    Debian's /usr/bin/python3  all       $PYPROF_ALL_PYTHONS
 #   new       $PYPROF_NEW_PYTHONS (3.14 3.15: the newest, alone)
 # A minor version pyenv does not have (3.14, 3.15) is looked up among
-# Debian sid's interpreters that tools/get-sid-pythons (make deps) unpacks
+# Debian sid's interpreters that tools/get-sid-pythons (make test-deps) unpacks
 # into ROOT/usr/bin/pythonX.Y, ROOT being $PYPROF_PYTHONS_DIR/root, else
 # /var/cache/pyprof-pythons/root, else
 # ${XDG_CACHE_HOME:-$HOME/.cache}/pyprof-pythons/root (the script's order);

@@ -21,7 +21,7 @@
 #include "daemon/conn.h"
 #include "daemon/control.h"
 #include "common/log.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"

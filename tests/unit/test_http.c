@@ -23,7 +23,7 @@
 #include "check.h"
 #include "http/http.h"
 #include "common/log.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 struct seen {
 	int n;

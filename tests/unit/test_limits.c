@@ -34,7 +34,7 @@
 #include "daemon/heapagg.h"
 #include "daemon/listener.h"
 #include "common/log.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"

@@ -1,5 +1,5 @@
 /*
- * test_loop.c - the event loop (collector/daemon/loop.h): fd callbacks, removal
+ * test_loop.c - the event loop (collector/common/loop.h): fd callbacks, removal
  * during a round, one-shot and periodic timers, cancelling, stopping.
  */
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 struct state {
 	int order[16];

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/proc.h"
 #include "daemon/symtab.h"
 #include "daemon/window.h"

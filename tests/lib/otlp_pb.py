@@ -48,7 +48,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__)))))
+    os.path.abspath(__file__))))
 PROTO_DIR = os.path.join(ROOT, "proto")
 PROTOS = [
     "opentelemetry/proto/common/v1/common.proto",

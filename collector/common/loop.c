@@ -11,7 +11,7 @@
  *
  * Runs on the collector's one thread.
  */
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 #include <assert.h>
 #include <errno.h>

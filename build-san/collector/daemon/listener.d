@@ -1,0 +1,6 @@
+build-san/collector/daemon/listener.o: collector/daemon/listener.c \
+ collector/daemon/listener.h collector/common/fileio.h \
+ collector/common/path.h
+collector/daemon/listener.h:
+collector/common/fileio.h:
+collector/common/path.h:

@@ -1,0 +1,2 @@
+build-san/preload-san/fdutil.o: preload/fdutil.c preload/fdutil.h
+preload/fdutil.h:

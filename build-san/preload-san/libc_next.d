@@ -1,0 +1,3 @@
+build-san/preload-san/libc_next.o: preload/libc_next.c \
+ preload/libc_next.h
+preload/libc_next.h:

@@ -1,0 +1,3 @@
+build-san/preload-san/native/merge.o: preload/native/merge.c \
+ preload/native/merge.h
+preload/native/merge.h:

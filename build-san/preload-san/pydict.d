@@ -1,0 +1,2 @@
+build-san/preload-san/pydict.o: preload/pydict.c preload/pydict.h
+preload/pydict.h:

@@ -1,0 +1,2 @@
+build-san/preload-san/ring.o: preload/ring.c preload/ring.h
+preload/ring.h:

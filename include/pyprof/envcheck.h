@@ -1,0 +1,23 @@
+/*
+ * envcheck.h - the library's check of its PYPROF_* variables, for the
+ * programs: `pyprof record` checks what its command will get with the
+ * library's own rules and messages before starting anything.
+ *
+ * Defined in preload/config.c (beside config_check, which it calls),
+ * which the programs' build compiles in too; the programs include only
+ * this header, never the library's own (the folders' layers,
+ * tools/layers).
+ */
+#ifndef PYPROF_ENVCHECK_H
+#define PYPROF_ENVCHECK_H
+
+#include <stddef.h>
+
+/* Checks the variables get(name, arg) returns (NULL: not set) as the
+ * library's constructor would. 0, or -EINVAL with one line in err (no
+ * newline; cut to err_len) naming the first bad variable, its value and
+ * what it accepts. Pure. */
+int config_validate(const char *(*get)(const char *name, void *arg),
+		    void *arg, char *err, size_t err_len);
+
+#endif /* PYPROF_ENVCHECK_H */

@@ -1,0 +1,2 @@
+/* outside/config.h - fixture: a file of another tree. */
+int config_value(void);

@@ -1,0 +1,2 @@
+/* daemon/api.h - fixture: the gate http/ may include. */
+#include "daemon/core.h"

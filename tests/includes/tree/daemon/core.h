@@ -1,0 +1,3 @@
+/* daemon/core.h - fixture. */
+#include "common/log.h"
+void core_run(void);

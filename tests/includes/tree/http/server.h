@@ -1,0 +1,3 @@
+/* http/server.h - fixture. */
+#include "daemon/api.h"
+void server_run(void);
