@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/attach.h"
 #include "cli/cmd.h"
 #include "common/log.h"
 #include "common/usage.h"
@@ -31,6 +32,8 @@ static const struct cmd cmds[] = {
 	  cmd_diff, cmd_diff_usage },
 	{ "ctl", "switch sampling on and off in processes a collector serves",
 	  cmd_ctl, cmd_ctl_usage },
+	{ "attach", "profile a running Python process (3.14+) for a while",
+	  cmd_attach, cmd_attach_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
