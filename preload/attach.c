@@ -88,7 +88,8 @@ pyprof_attach_start(const char *config)
 	if (!config || settings_parse(&s, config) < 0)
 		return -EINVAL;
 	/* whatever the library says goes to the collector, never onto the
-	 * program's own stderr */
-	plog_quiet = 1;
+	 * program's own stderr, unless the settings ask for a log (pyprof
+	 * attach passes its own PYPROF_LOG on: debugging) */
+	plog_quiet = !settings_lookup("PYPROF_LOG", &s);
 	return init_start_late(settings_lookup, &s);
 }

@@ -101,8 +101,8 @@ static int check_owner(const struct attach_target *t, int cap)
 		return 0;
 	user_name(t->uid, name, sizeof name);
 	log_error("process %d belongs to %s: attaching needs the same user or "
-		  "CAP_SYS_PTRACE (run pyprof as %s, or as root)",
-		  (int)t->pid, name, name);
+		  "CAP_SYS_PTRACE (run pyprof as %s%s)",
+		  (int)t->pid, name, name, t->uid ? ", or as root" : "");
 	return -1;
 }
 

@@ -168,7 +168,7 @@ static int set_option(struct attach *a, int c, const char *arg)
 			  "not supported yet; start the program with `pyprof "
 			  "record --heap`, or with PYPROF_HEAP_RATE and "
 			  "LD_PRELOAD=libpyprof.so");
-		return -1;
+		return -2; /* a refusal, not a usage error: exit 1 */
 	}
 	return -1;
 }
@@ -192,7 +192,7 @@ static int parse(struct attach *a, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c;
+	int c, rc;
 
 	opterr = 0;
 	optind = 1;
@@ -206,8 +206,8 @@ static int parse(struct attach *a, int argc, char **argv)
 					   c == ':' ? "missing value for"
 						    : "unknown",
 					   argv[optind - 1]), -1;
-		if (set_option(a, c, optarg) < 0)
-			return -1;
+		if ((rc = set_option(a, c, optarg)) < 0)
+			return rc;
 	}
 	if (optind != argc - 1)
 		return usage_error(ATT, "expects one PID"), -1;
@@ -536,7 +536,7 @@ int cmd_attach(int argc, char **argv)
 	a.timeout = ATTACH_DEFAULT_TIMEOUT;
 	rc = parse(&a, argc, argv);
 	if (rc)
-		return rc > 0 ? 0 : CMD_EXIT_USAGE;
+		return rc > 0 ? 0 : rc == -2 ? 1 : CMD_EXIT_USAGE;
 	if (a.r.verbose)
 		log_set_level(LOG_DEBUG);
 	if (!a.r.output && !a.collector)

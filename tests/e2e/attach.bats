@@ -1,0 +1,266 @@
+#!/usr/bin/env bats
+# attach.bats - `pyprof attach PID`: a running CPython process (started
+# without the library) profiled for a window and left as it was; every
+# refusal, one line each. Attach needs PEP 768 (3.14+): these tests run on
+# the selected interpreters that have it, else on 3.14 and 3.15.
+
+load ../lib/common
+
+setup() {
+	common_setup
+	# the per-user directory of attach (its sockets and scripts) is
+	# TMPDIR's: one of the test's own, short enough for a socket path
+	ATTACH_TMP=$(mktemp -d /tmp/pyprof-at.XXXXXX)
+	export TMPDIR=$ATTACH_TMP
+	KIDS=()
+}
+
+teardown() {
+	local k
+	for k in "${KIDS[@]}"; do
+		kill -9 "$k" 2>/dev/null || true
+	done
+	rm -rf "$ATTACH_TMP"
+	common_teardown
+}
+
+# The interpreters pyprof can attach to among those selected (3.14+), or
+# 3.14 and 3.15 when the selection has none.
+attach_each() {
+	local sel=() name exe kind
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && continue
+		[[ $name =~ ^3\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 14)) &&
+			sel+=("$name")
+	done < <(pyprof_pythons)
+	((${#sel[@]})) || sel=(3.14 3.15)
+	PYPROF_TEST_PYTHONS="${sel[*]}" for_each_python "$@"
+}
+
+# start_target NAME EXE ARGS...: EXE ARGS in the background, stdout in
+# $T/NAME.out, stderr in $T/NAME.err; TPID its pid; waits for "ready".
+start_target() {
+	local name=$1
+	shift
+	"$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 20
+}
+
+# finish_target NAME: waits for it; its exit status must be 0, its stderr
+# empty, its output the lines given after NAME.
+finish_target() {
+	local name=$1 rc=0
+	shift
+	wait "$TPID" || rc=$?
+	[[ $rc == 0 ]] || fail "target exited with status $rc"
+	if [[ -s $T/$name.err ]]; then
+		cat "$T/$name.err"
+		fail "the target wrote on its stderr"
+	fi
+	printf '%s\n' "$@" >"$T/$name.expected"
+	assert_same_file "$T/$name.expected" "$T/$name.out"
+}
+
+attach_shares() {
+	local prof=$T/$1.pb.gz t0 t1 apid
+	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 8 "$T/$1.calls"
+	"$PP_PYPROF" attach "$TPID" --duration 3 --hz 250 -o "$prof" \
+		>"$T/$1.att.out" 2>"$T/$1.att.err" 3>&- &
+	apid=$!
+	wait_for_line "$T/$1.att.err" 'profiling for 3 s' 15
+	t0=$(date +%s.%N)
+	wait "$apid" || { cat "$T/$1.att.err"; fail "attach failed"; }
+	t1=$(date +%s.%N)
+	cat "$T/$1.att.err"
+	finish_target "$1" ready done
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/attach_window.py" \
+		"$T/$1.calls" "$t0" "$t1" >"$T/$1.truth"
+	cat "$T/$1.truth"
+	pprof_raw "$prof" >"$T/$1.raw"
+	shares compare "$T/$1.raw" "$T/$1.truth" --tol 3 --min-samples 100
+}
+
+@test "attach --duration 3: shares within 3 points of the program's own clock; its output and status unchanged" {
+	attach_each attach_shares
+}
+
+attach_twice() {
+	local n
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 9
+	for n in 1 2; do
+		"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.$n.pb.gz" \
+			2>"$T/$1.$n.err" || { cat "$T/$1.$n.err"; fail "attach $n"; }
+		cat "$T/$1.$n.err"
+		grep -q 'wrote .*[1-9][0-9]* samples' "$T/$1.$n.err" ||
+			fail "attach $n wrote no samples"
+		pprof_top "$T/$1.$n.pb.gz" | grep -q busy_ ||
+			fail "attach $n: no busy_ function in the profile"
+	done
+	# one library, loaded once, dormant between
+	[[ $(grep -c 'libpyprof.so' "/proc/$TPID/maps" | head -1) -ge 1 ]]
+	[[ $(awk '/libpyprof.so/ {print $6}' "/proc/$TPID/maps" | sort -u |
+		wc -l) == 1 ]] || fail "the library is mapped twice"
+	finish_target "$1" ready done
+}
+
+@test "attach twice in a row: one library, left dormant, reused" {
+	attach_each attach_twice
+}
+
+attach_fifty() {
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 8
+	# CPU mode: every thread that existed before the attach got its CPU
+	# timer (the 50 workers and the main thread: armed=51 or more when sampling
+	# started; which of them the GIL lets run is not ours to say)
+	"$PP_PYPROF" attach "$TPID" --duration 1 -v -o "$T/$1.cpu.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	grep -E 'ctl start: 0 .*status=ok sampling=on .*armed=5[1-9] ' \
+		"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "not 51 armed"; }
+	finish_target "$1" ready done
+	# wall mode: each thread's stack, named, sampled
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 6
+	"$PP_PYPROF" attach "$TPID" --duration 2 --mode wall \
+		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach"; }
+	shares threads "$T/$1.pb.gz" >"$T/$1.threads"
+	[[ $(grep -c 'worker-' "$T/$1.threads") == 50 ]] || {
+		cat "$T/$1.threads"
+		fail "not every one of the 50 threads was sampled"
+	}
+	for i in 0 17 49; do
+		pprof_top "$T/$1.pb.gz" | grep -q " busy_$i\$" ||
+			fail "busy_$i is not in the profile"
+	done
+	finish_target "$1" ready done
+}
+
+@test "attach to a process with 50 threads started before: every one sampled" {
+	attach_each attach_fifty
+}
+
+attach_sleep() {
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" sleep 5
+	"$PP_PYPROF" attach "$TPID" --duration 1 --mode wall \
+		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach"; }
+	pprof_top "$T/$1.pb.gz" | tee "$T/$1.top" | grep -q ' nap$' ||
+		fail "wall mode: the sleeping function is not in the profile"
+	finish_target "$1" ready done
+}
+
+@test "attach to a process sleeping in time.sleep (wall mode)" {
+	attach_each attach_sleep
+}
+
+attach_accept() {
+	local port rc=0
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" accept 0.5
+	# the only thread is blocked in accept(): no bytecode runs, so the
+	# library cannot be loaded; attach says so and leaves nothing behind
+	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 2 \
+		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" || rc=$?
+	cat "$T/$1.att.err"
+	[[ $rc == 1 ]] || fail "attach exited $rc, not 1"
+	grep -q "ran no Python code within 2 s" "$T/$1.att.err"
+	[[ $(wc -l <"$T/$1.att.err") == 1 ]] || fail "more than one line"
+	# once it runs again it finds the request too late and does nothing
+	port=$(awk '/^port/ {print $2}' "$T/$1.out")
+	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
+	finish_target "$1" "port $port" ready done
+	! grep -q libpyprof.so "/proc/$TPID/maps" 2>/dev/null
+}
+
+@test "attach to a process blocked in socket.accept: one line, and nothing loaded later" {
+	attach_each attach_accept
+}
+
+attach_collector() {
+	local prof
+	collector_start
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 3
+	"$PP_PYPROF" attach "$TPID" --collector "$SOCK" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach --collector"; }
+	grep -q "now reports to $SOCK" "$T/$1.att.err"
+	"$PP_PYPROF" ctl status --socket "$SOCK" --pid "$TPID" |
+		grep -q 'sampling=on'
+	finish_target "$1" ready done
+	prof=$(wait_profile "$TPID")
+	pprof_top "$prof" | grep -q busy_
+}
+
+@test "attach --collector: the process joins a running collector, sampling" {
+	attach_each attach_collector
+}
+
+# refused PATTERN CMD...: CMD exits 1 with one line on stderr matching
+# PATTERN.
+refused() {
+	local pat=$1 rc=0
+	shift
+	"$@" >"$T/ref.out" 2>"$T/ref.err" || rc=$?
+	cat "$T/ref.err"
+	[[ $rc == 1 ]] || fail "exit status $rc, not 1"
+	[[ $(wc -l <"$T/ref.err") == 1 ]] || fail "not one line"
+	grep -qE "$pat" "$T/ref.err" || fail "no '$pat'"
+	[[ ! -s $T/ref.out ]]
+}
+
+attach_refusals() {
+	local yama
+	# remote debugging switched off, both ways
+	PYTHON_DISABLE_REMOTE_DEBUG=1 start_target "$1-env" "$2" \
+		"$PP_TARGETS/attach_blocked.py" sleep 2
+	refused 'remote debugging is off in process [0-9]+ .*PYTHON_DISABLE_REMOTE_DEBUG' \
+		"$PP_PYPROF" attach "$TPID" --duration 1
+	finish_target "$1-env" ready done
+	start_target "$1-x" "$2" -X disable-remote-debug \
+		"$PP_TARGETS/attach_blocked.py" sleep 2
+	refused 'remote debugging is off' "$PP_PYPROF" attach "$TPID"
+	finish_target "$1-x" ready done
+	# another user's process, without CAP_SYS_PTRACE
+	start_target "$1-user" "$2" "$PP_TARGETS/attach_blocked.py" sleep 3
+	refused "process $TPID belongs to root: attaching needs the same user or CAP_SYS_PTRACE" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all --bounding-set=-all \
+		"$PP_PYPROF" attach "$TPID"
+	# Yama, each setting
+	yama=$T/ptrace_scope
+	for s in 1 2; do
+		echo "$s" >"$yama"
+		refused "Yama ptrace_scope is $s" env PYPROF_TEST_YAMA_FILE="$yama" \
+			setpriv --reuid=0 --inh-caps=-all --bounding-set=-sys_ptrace \
+			"$PP_PYPROF" attach "$TPID"
+	done
+	echo 3 >"$yama"
+	refused 'Yama ptrace_scope is 3: no process may be attached to until reboot; start the program with PYPROF_START=off' \
+		env PYPROF_TEST_YAMA_FILE="$yama" "$PP_PYPROF" attach "$TPID"
+	finish_target "$1-user" ready done
+	# another mount namespace
+	start_target "$1-ns" unshare -m "$2" "$PP_TARGETS/attach_blocked.py" sleep 2
+	TPID=$(pgrep -P "$TPID" -f attach_blocked.py || echo "$TPID")
+	refused 'is in another mount namespace .*run pyprof inside it' \
+		"$PP_PYPROF" attach "$TPID"
+}
+
+@test "refusals: remote debugging off, another user, Yama, another namespace" {
+	attach_each attach_refusals
+}
+
+@test "refusals: no such process, not Python, Python before 3.14, --heap" {
+	local old
+	refused '^pyprof: error: no process 4194303$' "$PP_PYPROF" attach 4194303
+	sleep 5 &
+	KIDS+=($!)
+	refused "process $! \(sleep\) is not a Python process" \
+		"$PP_PYPROF" attach "$!"
+	old=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	[[ -n $old ]] || old=/usr/bin/python3
+	start_target old "$old" "$PP_TARGETS/attach_blocked.py" sleep 2
+	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
+		"$PP_PYPROF" attach "$TPID"
+	finish_target old ready done
+	refused '^pyprof: error: --heap: heap sampling from the moment of attach is not supported yet' \
+		"$PP_PYPROF" attach "$TPID" --heap
+}
