@@ -34,6 +34,8 @@ static const struct cmd cmds[] = {
 	  cmd_ctl, cmd_ctl_usage },
 	{ "attach", "profile a running Python process (3.14+) for a while",
 	  cmd_attach, cmd_attach_usage },
+	{ "dump", "print every thread's Python stack in a running process",
+	  cmd_dump, cmd_dump_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))

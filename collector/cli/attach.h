@@ -39,8 +39,10 @@ struct attach_target {
 
 /* Checks that pid can be attached to, filling *t. 0, or -1 after printing
  * the one line that says why not and what to do. lib: libpyprof.so's path
- * (named in the remedies). Only 3.14+ (ATTACH_MIN_MINOR) is accepted. */
-int attach_target_check(pid_t pid, const char *lib, struct attach_target *t);
+ * (named in the remedies). Only 3.14+ (ATTACH_MIN_MINOR) is accepted;
+ * dump set: the refusal of an older one speaks of `pyprof dump`. */
+int attach_target_check(pid_t pid, const char *lib, int dump,
+			struct attach_target *t);
 
 /* Parses a pid argument ("1234"). 0, or -1 after a usage line for cmd. */
 int attach_parse_pid(const char *cmd, const char *arg, pid_t *pid);

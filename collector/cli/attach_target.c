@@ -237,7 +237,7 @@ static int find_python(struct attach_target *t)
 }
 
 /* The interpreter's own word on its version and build. */
-static int probe_version(struct attach_target *t, const char *lib)
+static int probe_version(struct attach_target *t, const char *lib, int dump)
 {
 	static const char code[] =
 		"import sys, sysconfig\n"
@@ -260,6 +260,14 @@ static int probe_version(struct attach_target *t, const char *lib)
 			  (int)t->pid, t->major, t->minor);
 		return -1;
 	}
+	if (dump && (t->major < 3 ||
+		     (t->major == 3 && t->minor < ATTACH_MIN_MINOR))) {
+		log_error("process %d runs Python %d.%d: pyprof dump reads "
+			  "stacks with the interpreter's own remote unwinder, "
+			  "which came in 3.14 (py-spy dump reads older ones)",
+			  (int)t->pid, t->major, t->minor);
+		return -1;
+	}
 	if (t->major < 3 || (t->major == 3 && t->minor < ATTACH_MIN_MINOR)) {
 		log_error("process %d runs Python %d.%d, which has no safe point "
 			  "to load a profiler into (PEP 768 came in 3.14): "
@@ -271,7 +279,8 @@ static int probe_version(struct attach_target *t, const char *lib)
 	return 0;
 }
 
-int attach_target_check(pid_t pid, const char *lib, struct attach_target *t)
+int attach_target_check(pid_t pid, const char *lib, int dump,
+			struct attach_target *t)
 {
 	char path[64];
 	struct stat st;
@@ -300,7 +309,7 @@ int attach_target_check(pid_t pid, const char *lib, struct attach_target *t)
 		return -1;
 	}
 	t->exe[n] = '\0';
-	if (find_python(t) < 0 || probe_version(t, lib) < 0)
+	if (find_python(t) < 0 || probe_version(t, lib, dump) < 0)
 		return -1;
 	return 0;
 }

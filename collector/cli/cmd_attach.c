@@ -548,7 +548,7 @@ int cmd_attach(int argc, char **argv)
 	a.r.attached = a.pid;
 	if (record_find_files(&a.r) != 0)
 		return 1;
-	if (attach_target_check(a.pid, a.r.lib, &a.t) < 0)
+	if (attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
 		return 1;
 	rc = attach_dir(a.dir, sizeof a.dir);
 	if (rc < 0) {

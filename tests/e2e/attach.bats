@@ -264,3 +264,31 @@ attach_refusals() {
 	refused '^pyprof: error: --heap: heap sampling from the moment of attach is not supported yet' \
 		"$PP_PYPROF" attach "$TPID" --heap
 }
+
+dump_ten() {
+	local i tid
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" ten 4
+	"$PP_PYPROF" dump "$TPID" >"$T/$1.dump" 2>"$T/$1.dump.err" ||
+		{ cat "$T/$1.dump.err"; fail "dump"; }
+	cat "$T/$1.dump"
+	[[ ! -s $T/$1.dump.err ]]
+	head -1 "$T/$1.dump" | grep -q "^Process $TPID: "
+	# the main thread, blocked in join, and each sleeper in its function
+	grep -A1 "^Thread $TPID \"MainThread\"$" "$T/$1.dump" | tail -1 |
+		grep -qE '^    .*(join|wait|acquire) \(.*threading.py:[0-9]+\)$'
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		tid=$(grep -l "^sleeper-$i\$" /proc/"$TPID"/task/*/comm |
+			awk -F/ '{print $5}')
+		grep -A1 "^Thread $tid \"sleeper-$i\"$" "$T/$1.dump" | tail -1 |
+			grep -qE "^    sleeper_$i \(<string>:2\)$" ||
+			fail "sleeper-$i ($tid) is not named with its function"
+	done
+	[[ $(grep -c '^Thread ' "$T/$1.dump") == 11 ]]
+	# nothing was loaded into it, and it went on as before
+	! grep -q libpyprof.so "/proc/$TPID/maps"
+	finish_target "$1" ready done
+}
+
+@test "dump: a process with 10 threads, each named with its innermost function" {
+	attach_each dump_ten
+}

@@ -4,6 +4,9 @@
 #   sleep    the main thread sleeps in time.sleep(0.2) calls, SECONDS long
 #   accept   the main thread blocks in socket.accept() until a client
 #            connects to the port it prints ("port N"), then it goes on
+#   ten      10 threads, sleeper-0 .. sleeper-9, each in time.sleep in its
+#            own function sleeper_0 .. sleeper_9; the main thread joins
+#            them
 #   threads  50 threads, each in its own function: busy_0 .. busy_49
 #            working 5 ms, pausing 10 ms; the main thread joins them with
 #            a time-out
@@ -71,6 +74,20 @@ def fifty(seconds):
             t.join(0.05)
 
 
+def ten(seconds):
+    threads = []
+    for i in range(10):
+        ns = {"time": time}
+        exec("def sleeper_%d(s):\n    time.sleep(s)\n" % i, ns)
+        t = threading.Thread(target=ns["sleeper_%d" % i], args=(seconds,),
+                             name="sleeper-%d" % i)
+        t.start()
+        threads.append(t)
+    print("ready", flush=True)
+    for t in threads:
+        t.join()
+
+
 def main():
     kind, seconds = sys.argv[1], float(sys.argv[2])
     if kind == "sleep":
@@ -80,6 +97,8 @@ def main():
         accept_once(seconds)
     elif kind == "threads":
         fifty(seconds)
+    elif kind == "ten":
+        ten(seconds)
     print("done")
 
 
