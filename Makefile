@@ -291,7 +291,7 @@ deps:
 	  protobuf-c-compiler bats golang-go python3 python3-numpy procps \
 	  libxml2-utils chromium python3-jsonschema curl patchelf \
 	  man-db groff-base clang libclang-rt-14-dev libcurl4-openssl-dev \
-	  protobuf-compiler python3-protobuf openssl
+	  protobuf-compiler python3-protobuf openssl tmux util-linux
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
 

@@ -80,6 +80,51 @@ int attach_dir(char *out, size_t n);
 /* Removes the files of processes that are gone from dir. */
 void attach_sweep(const char *dir);
 
+/* ---- cmd_attach.c: the steps `top --pid` shares ------------------------ */
+
+#include <signal.h>
+
+#include "cli/record.h"
+
+struct attach {
+	struct record r;
+	struct attach_target t;
+	pid_t pid;
+	unsigned long duration; /* s; 0: until Ctrl-C */
+	unsigned long timeout;  /* s */
+	const char *collector;  /* --collector SOCKET, or NULL */
+	char dir[CMD_PATH_MAX]; /* attach_dir */
+};
+
+/* SIGINT, SIGTERM or SIGHUP received (attach_signals_install). */
+extern volatile sig_atomic_t attach_stop_sig;
+void attach_signals_install(void);
+double attach_now_s(void);
+void attach_nap_ms(long ms);
+int attach_target_alive(const struct attach *a);
+
+/* `pyprof ctl VERB --socket SOCK --pid PID EXTRA...`, its output into out
+ * (size n). Its exit status. */
+int attach_ctl(const struct attach *a, const char *sock, const char *verb,
+	       const char *const *extra, char *out, size_t n);
+
+/* Until the target answers on sock: 0, -ETIMEDOUT, -EINTR, -ESRCH. */
+int attach_wait_connected(struct attach *a, const char *sock, double until);
+
+/* The library's settings ("PYPROF_NAME=value" lines) from a's options. */
+void attach_make_config(const struct attach *a, const char *sock, int start,
+			char *out, size_t n);
+
+/* One line: why the target did not connect (after the collector ended). */
+void attach_say_not_connected(const struct attach *a, int why);
+
+/* The private collector's socket (in a->dir), profile and summary (in a
+ * temporary directory). 0 or -1 (said). */
+int attach_private_paths(struct attach *a);
+
+/* cmd_top_pid.c: `pyprof top --pid PID` (cmd_top hands it over). */
+int cmd_top_pid(int argc, char **argv);
+
 /* cmd_attach.c and cmd_dump.c */
 int cmd_attach(int argc, char **argv);
 void cmd_attach_usage(FILE *out);

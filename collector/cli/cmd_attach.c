@@ -50,16 +50,6 @@ enum {
 	OPT_COLLECTOR
 };
 
-struct attach {
-	struct record r;
-	struct attach_target t;
-	pid_t pid;
-	unsigned long duration; /* s; 0: until Ctrl-C */
-	unsigned long timeout;  /* s */
-	const char *collector;  /* --collector SOCKET, or NULL */
-	char dir[CMD_PATH_MAX]; /* attach_dir */
-};
-
 void cmd_attach_usage(FILE *out)
 {
 	fprintf(out,
@@ -229,7 +219,7 @@ static int parse(struct attach *a, int argc, char **argv)
  * Runs `pyprof ctl VERB --socket SOCK --pid PID EXTRA...` with its output
  * (both streams) into out (size n). Returns its exit status.
  */
-static int ctl(const struct attach *a, const char *sock, const char *verb,
+int attach_ctl(const struct attach *a, const char *sock, const char *verb,
 	       const char *const *extra, char *out, size_t n)
 {
 	char pidarg[24], file[CMD_PATH_MAX];
@@ -272,14 +262,14 @@ static int ctl(const struct attach *a, const char *sock, const char *verb,
 	return rc;
 }
 
-static volatile sig_atomic_t stop_sig;
+volatile sig_atomic_t attach_stop_sig;
 
 static void on_stop(int sig)
 {
-	stop_sig = sig;
+	attach_stop_sig = sig;
 }
 
-static void signals_install(void)
+void attach_signals_install(void)
 {
 	struct sigaction sa;
 
@@ -290,7 +280,7 @@ static void signals_install(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-static double now_s(void)
+double attach_now_s(void)
 {
 	struct timespec ts;
 
@@ -298,39 +288,39 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void nap_ms(long ms)
+void attach_nap_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
 
-static int target_alive(const struct attach *a)
+int attach_target_alive(const struct attach *a)
 {
 	return kill(a->pid, 0) == 0 || errno == EPERM;
 }
 
 /* Until the target answers on sock (it loaded the library and
  * connected): 0; -ETIMEDOUT, -EINTR, -ESRCH (it ended). */
-static int wait_connected(struct attach *a, const char *sock, double until)
+int attach_wait_connected(struct attach *a, const char *sock, double until)
 {
 	char out[1024];
 
 	for (;;) {
-		if (ctl(a, sock, "status", NULL, out, sizeof out) == 0)
+		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0)
 			return 0;
-		if (stop_sig)
+		if (attach_stop_sig)
 			return -EINTR;
-		if (!target_alive(a))
+		if (!attach_target_alive(a))
 			return -ESRCH;
-		if (now_s() > until)
+		if (attach_now_s() > until)
 			return -ETIMEDOUT;
-		nap_ms(100);
+		attach_nap_ms(100);
 	}
 }
 
 /* The settings the library starts with: "PYPROF_NAME=value" lines. */
-static void make_config(const struct attach *a, const char *sock, int start,
+void attach_make_config(const struct attach *a, const char *sock, int start,
 			char *out, size_t n)
 {
 	const struct record *r = &a->r;
@@ -359,7 +349,7 @@ static void make_config(const struct attach *a, const char *sock, int start,
 }
 
 /* Why the target did not come, after the collector stopped. */
-static void say_not_connected(const struct attach *a, int why)
+void attach_say_not_connected(const struct attach *a, int why)
 {
 	char buf[RECORD_SUMMARY_MAX];
 	struct cmd_summary sum;
@@ -416,7 +406,7 @@ static int run_window(struct attach *a)
 	if (r->native)
 		extra[n++] = "--native";
 	extra[n] = NULL;
-	if (ctl(a, r->sock, "start", extra, out, sizeof out) != 0) {
+	if (attach_ctl(a, r->sock, "start", extra, out, sizeof out) != 0) {
 		log_error("process %d did not start sampling: %s", (int)a->pid,
 			  out);
 		return -1;
@@ -430,13 +420,13 @@ static int run_window(struct attach *a)
 	else
 		log_info("attached to process %d (%s): profiling until "
 			 "Ctrl-C", (int)a->pid, a->t.comm);
-	end = now_s() + (double)a->duration;
-	while (!stop_sig && target_alive(a) &&
-	       (!a->duration || now_s() < end))
-		nap_ms(50);
-	if (target_alive(a)) {
-		ctl(a, r->sock, "stop", NULL, out, sizeof out);
-		ctl(a, r->sock, "flush", NULL, out, sizeof out);
+	end = attach_now_s() + (double)a->duration;
+	while (!attach_stop_sig && attach_target_alive(a) &&
+	       (!a->duration || attach_now_s() < end))
+		attach_nap_ms(50);
+	if (attach_target_alive(a)) {
+		attach_ctl(a, r->sock, "stop", NULL, out, sizeof out);
+		attach_ctl(a, r->sock, "flush", NULL, out, sizeof out);
 	}
 	return 0;
 }
@@ -445,7 +435,7 @@ static int run_window(struct attach *a)
 static int join_collector(struct attach *a)
 {
 	char config[2048];
-	double until = now_s() + (double)a->timeout;
+	double until = attach_now_s() + (double)a->timeout;
 	int rc;
 
 	if (a->t.lib_loaded) {
@@ -458,12 +448,12 @@ static int join_collector(struct attach *a)
 		log_error("cannot create a temporary directory");
 		return 1;
 	}
-	make_config(a, a->collector, 1, config, sizeof config);
+	attach_make_config(a, a->collector, 1, config, sizeof config);
 	if (attach_inject(&a->t, a->r.lib, config, a->dir, until) < 0)
 		return 1;
-	rc = wait_connected(a, a->collector, until);
+	rc = attach_wait_connected(a, a->collector, until);
 	if (rc < 0) {
-		say_not_connected(a, rc);
+		attach_say_not_connected(a, rc);
 		return 1;
 	}
 	log_info("process %d (%s) now reports to %s", (int)a->pid, a->t.comm,
@@ -473,7 +463,7 @@ static int join_collector(struct attach *a)
 
 /* The private collector's files: socket in the per-user directory,
  * profile and summary in a temporary one. 0 or -1 (said). */
-static int private_paths(struct attach *a)
+int attach_private_paths(struct attach *a)
 {
 	struct record *r = &a->r;
 	char name[32];
@@ -505,21 +495,21 @@ static int attach_private(struct attach *a)
 {
 	struct record *r = &a->r;
 	char config[2048];
-	double until = now_s() + (double)a->timeout;
+	double until = attach_now_s() + (double)a->timeout;
 	int rc, coll_status = -1;
 
-	signals_install();
+	attach_signals_install();
 	if (!a->t.lib_loaded) {
-		make_config(a, r->sock, 0, config, sizeof config);
+		attach_make_config(a, r->sock, 0, config, sizeof config);
 		if (attach_inject(&a->t, r->lib, config, a->dir, until) < 0)
 			return 1;
 	}
-	rc = wait_connected(a, r->sock, until);
+	rc = attach_wait_connected(a, r->sock, until);
 	if (rc == 0)
 		rc = run_window(a);
 	record_collector_stop(r, &coll_status);
 	if (rc < 0) {
-		say_not_connected(a, rc);
+		attach_say_not_connected(a, rc);
 		return 1;
 	}
 	return record_report(r, coll_status) == 0 ? 0 : 1;
@@ -560,7 +550,7 @@ int cmd_attach(int argc, char **argv)
 	attach_sweep(a.dir);
 	if (a.collector) {
 		code = join_collector(&a);
-	} else if (record_check_output(&a.r) != 0 || private_paths(&a) != 0) {
+	} else if (record_check_output(&a.r) != 0 || attach_private_paths(&a) != 0) {
 		code = 1;
 	} else if (record_collector_start(&a.r) != 0) {
 		if (a.r.coll_pid > 0)

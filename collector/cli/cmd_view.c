@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/attach.h"
 #include "cli/cmd.h"
 #include "common/fileio.h"
 #include "common/log.h"
@@ -366,6 +367,11 @@ int cmd_top(int argc, char **argv)
 	struct sink out;
 	char err[VIEW_ERR_LEN];
 	int rc;
+
+	/* a live table of a running process instead (cmd_top_pid.c) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--pid") || !strncmp(argv[i], "--pid=", 6))
+			return cmd_top_pid(argc, argv);
 
 	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDE");
 	if (rc >= 0)

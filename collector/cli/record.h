@@ -57,6 +57,10 @@ struct record {
 
 	/* processes */
 	pid_t coll_pid; /* -1 when not running */
+	int period_s;   /* `pyprof top --pid`: the collector writes a
+			   profile every period_s seconds into the
+			   directory profile (--output-dir, --period);
+			   0: one profile, profile, at exit (--output) */
 	pid_t attached; /* `pyprof attach`: the target, which goes on
 			   running (record_report then does not call it
 			   a daemon); 0 for record */

@@ -292,3 +292,38 @@ dump_ten() {
 @test "dump: a process with 10 threads, each named with its innermost function" {
 	attach_each dump_ten
 }
+
+top_pid() {
+	local sess=pyprof-top-$$-${1//./_} i ok= t0
+	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 10 "$T/$1.calls"
+	t0=$EPOCHREALTIME
+	tmux -L "$sess" new-session -d -s "$sess" -x 160 -y 40 \
+		"$PP_PYPROF top --pid $TPID -n 8 2>$T/$1.top.err; sleep 30"
+	# a terminal shows the hot function within 3 s of the start
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		# 3 s from the command's start
+		"$PP_HOST_PYTHON" -c "import sys; sys.exit($EPOCHREALTIME - $t0 > 3)" ||
+			break
+		tmux -L "$sess" capture-pane -p -t "$sess" >"$T/$1.screen"
+		if grep -qE '^ +[0-9.]+m?s +[0-9.]+% .* share_fifty ' \
+			"$T/$1.screen"; then
+			ok=1
+			break
+		fi
+	done
+	cat "$T/$1.screen" "$T/$1.top.err"
+	# Ctrl-C ends it, the process goes on
+	tmux -L "$sess" send-keys -t "$sess" C-c
+	sleep 1
+	tmux -L "$sess" kill-server || true
+	[[ -n $ok ]] || fail "no table with share_fifty within 3 s"
+	# the screen was redrawn in place: one header on it
+	[[ $(grep -c '^pyprof top: process' "$T/$1.screen") == 1 ]]
+	finish_target "$1" ready done
+}
+
+@test "top --pid in a terminal (tmux): the hot function within 3 s" {
+	command -v tmux >/dev/null || fail "tmux is not installed (make deps)"
+	attach_each top_pid
+}
