@@ -23,7 +23,7 @@ static const struct cmd cmds[] = {
 	{ "record", "run a command under the profiler and write a profile",
 	  cmd_record, cmd_record_usage },
 	{ "top", "print a profile's top functions, lines, labels or opcodes",
-	  cmd_top, cmd_top_usage },
+	  cmd_top_any, cmd_top_usage },
 	{ "flamegraph", "write an interactive SVG flame graph of a profile",
 	  cmd_flamegraph, cmd_flamegraph_usage },
 	{ "convert", "convert a profile to folded stacks, speedscope or SVG",

@@ -122,8 +122,10 @@ void attach_say_not_connected(const struct attach *a, int why);
  * temporary directory). 0 or -1 (said). */
 int attach_private_paths(struct attach *a);
 
-/* cmd_top_pid.c: `pyprof top --pid PID` (cmd_top hands it over). */
+/* cmd_top_pid.c: `pyprof top --pid PID`; cmd_top_any is `pyprof top`:
+ * with --pid, that, else a profile's table (cmd_top). */
 int cmd_top_pid(int argc, char **argv);
+int cmd_top_any(int argc, char **argv);
 
 /* cmd_attach.c and cmd_dump.c */
 int cmd_attach(int argc, char **argv);

@@ -192,6 +192,14 @@ static int live(struct attach *a, const char *rows)
 	return 0;
 }
 
+int cmd_top_any(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--pid") || !strncmp(argv[i], "--pid=", 6))
+			return cmd_top_pid(argc, argv);
+	return cmd_top(argc, argv);
+}
+
 int cmd_top_pid(int argc, char **argv)
 {
 	struct attach a;

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/attach.h"
 #include "cli/cmd.h"
 #include "common/fileio.h"
 #include "common/log.h"
@@ -354,8 +353,14 @@ void cmd_top_usage(FILE *out)
 "  -h, --help           this text\n"
 "\n"
 "Units: times as ns, us, ms or s; counts as numbers.\n"
-"Exit status: 0, 1 if the profile cannot be read or lacks what was asked,\n"
-"2 on a usage error.\n");
+"\n"
+"pyprof top --pid PID [-n N] [--hz N] [--mode cpu|wall] [--duration S]\n"
+"[--timeout S]: instead, a live table of the running CPython process PID\n"
+"(3.14+) over the last second, redrawn every second until Ctrl-C; it\n"
+"attaches as `pyprof attach` does.\n"
+"\n"
+"Exit status: 0, 1 if the profile cannot be read or lacks what was asked\n"
+"(--pid: if pyprof refused), 2 on a usage error.\n");
 }
 
 int cmd_top(int argc, char **argv)
@@ -367,11 +372,6 @@ int cmd_top(int argc, char **argv)
 	struct sink out;
 	char err[VIEW_ERR_LEN];
 	int rc;
-
-	/* a live table of a running process instead (cmd_top_pid.c) */
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--pid") || !strncmp(argv[i], "--pid=", 6))
-			return cmd_top_pid(argc, argv);
 
 	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDE");
 	if (rc >= 0)
