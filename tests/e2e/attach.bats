@@ -64,19 +64,23 @@ finish_target() {
 }
 
 attach_shares() {
-	local prof=$T/$1.pb.gz t0 t1 apid
+	local prof=$T/$1.pb.gz t0 t1
 	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 8 "$T/$1.calls"
-	"$PP_PYPROF" attach "$TPID" --duration 3 --hz 250 -o "$prof" \
-		>"$T/$1.att.out" 2>"$T/$1.att.err" 3>&- &
-	apid=$!
-	wait_for_line "$T/$1.att.err" 'profiling for 3 s' 15
-	t0=$(date +%s.%N)
-	wait "$apid" || { cat "$T/$1.att.err"; fail "attach failed"; }
-	t1=$(date +%s.%N)
-	cat "$T/$1.att.err"
+	"$PP_PYPROF" attach "$TPID" --duration 3 --hz 250 -o "$prof" -v \
+		>"$T/$1.att.out" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach failed"; }
+	# the window as the process itself saw it: when sampling started
+	# and stopped, on its CLOCK_MONOTONIC (ctl's since_mono_ns)
+	t0=$(sed -nE 's/.*ctl start: 0 .*since_mono_ns=([0-9]+).*/\1/p' \
+		"$T/$1.att.err")
+	t1=$(sed -nE 's/.*ctl stop: 0 .*since_mono_ns=([0-9]+).*/\1/p' \
+		"$T/$1.att.err")
+	[[ -n $t0 && -n $t1 ]] || { cat "$T/$1.att.err"; fail "no window"; }
+	grep 'wrote ' "$T/$1.att.err"
 	finish_target "$1" ready done
 	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/attach_window.py" \
-		"$T/$1.calls" "$t0" "$t1" >"$T/$1.truth"
+		"$T/$1.calls" "$(echo "$t0" | sed -E 's/(.........)$/.\1/')" \
+		"$(echo "$t1" | sed -E 's/(.........)$/.\1/')" >"$T/$1.truth"
 	cat "$T/$1.truth"
 	pprof_raw "$prof" >"$T/$1.raw"
 	shares compare "$T/$1.raw" "$T/$1.truth" --tol 3 --min-samples 100

@@ -3,7 +3,8 @@
 
 Usage: attach_window.py CALLS_FILE T0 T1
 CALLS_FILE is attach_shares.py's list of [wall_start, wall_end, name,
-cpu_seconds]; T0 and T1 bound the window (Unix seconds). Each call counts
+cpu_seconds]; T0 and T1 bound the window (CLOCK_MONOTONIC seconds: the
+since_mono_ns that `pyprof ctl start` and `stop` answer, / 1e9). Each call counts
 with the part of its CPU time that falls inside the window (in proportion
 to the part of its wall time that does). Prints {"shares": {name:
 fraction}, "seconds": {name: cpu}} as pprof_shares.py's compare reads it.

@@ -5,8 +5,9 @@
 # Usage: python attach_shares.py SECONDS CALLS_FILE
 # Prints "ready" once calibrated, then "done" after SECONDS of wall time,
 # and writes CALLS_FILE: a JSON list of [wall_start, wall_end, name,
-# cpu_seconds], one per call, so that the shares of any window (the
-# attach's) can be computed (tests/lib/attach_window.py).
+# cpu_seconds], one per call (wall times on CLOCK_MONOTONIC, the clock
+# `pyprof ctl` reports sampling's start and stop on), so that the shares
+# of the attach's window can be computed (tests/lib/attach_window.py).
 #
 # The loops and the 5:3:2 plan are those of shares.py (calls of 5 to 45 ms
 # drawn at random, seeded: no pattern that lines up with the sampling
@@ -62,14 +63,14 @@ def main():
     plan = [(share_fifty, 5), (share_thirty, 3), (share_twenty, 2)]
     calls = []
     print("ready", flush=True)
-    end = time.time() + seconds
-    while time.time() < end:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
         for f, weight in plan:
             n = int(per_ms * weight * 5.0 * (1.0 + 2.0 * rng.random()))
-            w0 = time.time()
+            w0 = time.monotonic()
             t0 = time.thread_time()
             f(n)
-            calls.append([w0, time.time(), f.__name__,
+            calls.append([w0, time.monotonic(), f.__name__,
                           time.thread_time() - t0])
     with open(sys.argv[2], "w") as out:
         json.dump(calls, out)
