@@ -183,7 +183,7 @@ attach_accept() {
 attach_collector() {
 	local prof
 	collector_start
-	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 3
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 5
 	"$PP_PYPROF" attach "$TPID" --collector "$SOCK" 2>"$T/$1.att.err" ||
 		{ cat "$T/$1.att.err"; fail "attach --collector"; }
 	grep -q "now reports to $SOCK" "$T/$1.att.err"

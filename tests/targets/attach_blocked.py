@@ -8,7 +8,7 @@
 #            own function sleeper_0 .. sleeper_9; the main thread joins
 #            them
 #   threads  50 threads, each in its own function: busy_0 .. busy_49
-#            working 5 ms, pausing 10 ms; the main thread joins them with
+#            working 1 ms, pausing 50 ms; the main thread joins them with
 #            a time-out
 # Prints "ready" (after "port N" for accept) and "done" at the end; the
 # output does not depend on whether pyprof was attached.
@@ -46,13 +46,13 @@ def spin(seconds):
     GO.wait()
     x = 0
     while time.time() < END[0]:
-        # 5 ms of work, then a short wait: 50 threads spinning without a
-        # pause would starve the main thread of the GIL for seconds, and
-        # the attach script runs in the main thread
-        t = time.time() + 0.005
+        # 1 ms of work, then a wait: about one CPU for the 50 of them.
+        # Spinning without a pause would starve the main thread of the
+        # GIL for seconds, and the attach script runs in the main thread
+        t = time.time() + 0.001
         while time.time() < t:
             x += 1
-        time.sleep(0.01)
+        time.sleep(0.05)
     return x
 
 
