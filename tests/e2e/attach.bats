@@ -331,3 +331,40 @@ top_pid() {
 	command -v tmux >/dev/null || fail "tmux is not installed (make deps)"
 	attach_each top_pid
 }
+
+attach_native() {
+	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 5 "$T/$1.calls"
+	"$PP_PYPROF" attach "$TPID" --native --duration 2 -o "$T/$1.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	pprof_traces "$T/$1.pb.gz" >"$T/$1.traces"
+	# Python frames with the interpreter's own frames below them
+	grep -qE '^ +share_fifty$' "$T/$1.traces" || fail "no Python frame"
+	grep -qE '^ +(_?Py[A-Za-z_]+|python3\.[0-9]+\+0x[0-9a-f]+)$' \
+		"$T/$1.traces" || { head -40 "$T/$1.traces"; fail "no native frame"; }
+	finish_target "$1" ready done
+}
+
+@test "attach --native: native stacks from a library that arrived late" {
+	attach_each attach_native
+}
+
+attach_crash() {
+	local rc_plain=0 rc=0
+	"$2" -X faulthandler "$PP_TARGETS/attach_crash.py" 0.5 \
+		>"$T/$1.plain.out" 2>"$T/$1.plain.err" || rc_plain=$?
+	start_target "$1" "$2" -X faulthandler "$PP_TARGETS/attach_crash.py" 3
+	"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	wait "$TPID" || rc=$?
+	[[ $rc == "$rc_plain" && $rc == 139 ]] ||
+		fail "exit status $rc after an attach, $rc_plain without"
+	# the same report, but for addresses
+	sed -E 's/0x[0-9a-f]+/ADDR/g; s/[+]0x[0-9a-f]+//g' "$T/$1.plain.err" >"$T/a"
+	sed -E 's/0x[0-9a-f]+/ADDR/g; s/[+]0x[0-9a-f]+//g' "$T/$1.err" >"$T/b"
+	grep -q 'Fatal Python error: Segmentation fault' "$T/b"
+	diff "$T/a" "$T/b" || fail "faulthandler's report differs"
+}
+
+@test "a crash after an attach is reported and ends the process as without one" {
+	attach_each attach_crash
+}
