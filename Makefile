@@ -359,7 +359,7 @@ DEPS_RUN := build-essential zlib1g-dev libprotobuf-c-dev protobuf-c-compiler \
   libcurl4-openssl-dev libunwind8 python3 golang-go
 DEPS_TEST := bats libunwind-dev python3-numpy procps libxml2-utils chromium \
   python3-jsonschema curl patchelf man-db groff-base clang libclang-rt-14-dev \
-  protobuf-compiler python3-protobuf openssl clang-format
+  protobuf-compiler python3-protobuf openssl clang-format tmux util-linux
 # (apt-get update once an hour at most: .ci/run calls both.)
 APT_UPDATE := find /var/lib/apt/lists -maxdepth 0 -mmin -60 | grep -q . || apt-get update
 deps:

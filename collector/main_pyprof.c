@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/attach.h"
 #include "cli/cmd.h"
 #include "common/log.h"
 #include "common/usage.h"
@@ -22,7 +23,7 @@ static const struct cmd cmds[] = {
 	{ "record", "run a command under the profiler and write a profile",
 	  cmd_record, cmd_record_usage },
 	{ "top", "print a profile's top functions, lines, labels or opcodes",
-	  cmd_top, cmd_top_usage },
+	  cmd_top_any, cmd_top_usage },
 	{ "flamegraph", "write an interactive SVG flame graph of a profile",
 	  cmd_flamegraph, cmd_flamegraph_usage },
 	{ "convert", "convert a profile to folded stacks, speedscope or SVG",
@@ -31,6 +32,10 @@ static const struct cmd cmds[] = {
 	  cmd_diff, cmd_diff_usage },
 	{ "ctl", "switch sampling on and off in processes a collector serves",
 	  cmd_ctl, cmd_ctl_usage },
+	{ "attach", "profile a running Python process (3.14+) for a while",
+	  cmd_attach, cmd_attach_usage },
+	{ "dump", "print every thread's Python stack in a running process",
+	  cmd_dump, cmd_dump_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))

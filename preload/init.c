@@ -66,6 +66,9 @@ static struct agent_info info;
 static int active;
 static pid_t active_pid; /* the process the agent belongs to */
 static volatile sig_atomic_t exec_tried; /* init_note_exec_sigsafe */
+/* loaded by `pyprof attach` into a running interpreter (dlopen), not
+ * preloaded: started by init_start_late, never by the constructor */
+static int late;
 
 static void read_args(void)
 {
@@ -209,10 +212,15 @@ static const char *env_get(const char *name, void *arg)
 	return getenv(name);
 }
 
+/* Where the settings come from: the environment, or (a library loaded
+ * by `pyprof attach`) the text the attach script passed (attach.c). */
+static const char *(*settings_get)(const char *, void *) = env_get;
+static void *settings_arg;
+
 int config_load(struct config *c)
 {
 	char err[256];
-	if (config_check(c, env_get, NULL, err, sizeof err) == 0)
+	if (config_check(c, settings_get, settings_arg, err, sizeof err) == 0)
 		return 0;
 	plog_always("%s; profiling is off", err);
 	return -EINVAL;
@@ -475,7 +483,7 @@ static int load_settings(void)
 	if (config_load(&cfg) < 0)
 		return -1;
 	plog_level = cfg.log_level;
-	if (!cfg.children)
+	if (!cfg.children && !late) /* setenv: single-threaded only */
 		drop_from_preload();
 	if (cfg.disabled) {
 		plog_info("PYPROF_DISABLE is set: profiling is off");
@@ -589,17 +597,39 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
 	hook_code_dealloc(py->code_type);
-	heap_init(cfg.heap_rate, cfg.start, major);
+	/* loaded late: blocks allocated before would reach the hooks'
+	 * frees unknown; `pyprof attach` refuses --heap (attach.c) */
+	if (!late)
+		heap_init(cfg.heap_rate, cfg.start, major);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
+}
+
+/* Steps 2 and 3 and the start, once CPython is found (step 1). */
+static void start_found(const struct cpython *py)
+{
+	const struct pyabi *abi;
+	const char *version;
+	int major, minor;
+
+	if (load_settings() < 0)
+		return;
+	version = py->get_version();
+	if (!version || parse_version(version, &major, &minor) < 0) {
+		refuse(NULL, "cannot tell this Python's version");
+		return;
+	}
+	if (refuse_build(version, major, minor) < 0)
+		return;
+	abi = choose_abi(version, major, minor, py->code_type);
+	if (!abi)
+		return; /* refused, with its reason */
+	start_profiling(abi, py, version, major, minor);
 }
 
 __attribute__((constructor)) static void pyprof_init(void)
 {
 	struct cpython py;
-	const struct pyabi *abi;
-	const char *version;
-	int major, minor;
 
 	libc_next_init();
 	if (find_cpython(&py) < 0) {
@@ -611,19 +641,29 @@ __attribute__((constructor)) static void pyprof_init(void)
 				     "profiles CPython)");
 		return; /* not CPython: stay inert, silently */
 	}
-	if (load_settings() < 0)
+	/* Loaded into a running interpreter (dlopen, not LD_PRELOAD):
+	 * nothing until `pyprof attach`'s script calls init_start_late
+	 * (through pyprof_attach_start) with its settings. */
+	if (py.is_init())
 		return;
-	version = py.get_version();
-	if (!version || parse_version(version, &major, &minor) < 0) {
-		refuse(NULL, "cannot tell this Python's version");
-		return;
-	}
-	if (refuse_build(version, major, minor) < 0)
-		return;
-	abi = choose_abi(version, major, minor, py.code_type);
-	if (!abi)
-		return; /* refused, with its reason */
-	start_profiling(abi, &py, version, major, minor);
+	start_found(&py);
+}
+
+int init_start_late(const char *(*get)(const char *, void *), void *arg)
+{
+	struct cpython py;
+
+	if (active)
+		return active_pid == getpid() ? 1 : -EALREADY;
+	if (find_cpython(&py) < 0 || !py.is_init())
+		return -ENOENT;
+	late = 1;
+	settings_get = get;
+	settings_arg = arg;
+	start_found(&py);
+	settings_get = env_get; /* arg is the caller's, gone after */
+	settings_arg = NULL;
+	return active ? 0 : -EINVAL;
 }
 
 __attribute__((destructor)) static void pyprof_fini(void)

@@ -17,8 +17,12 @@ int plog_level = PLOG_OFF;
 static const char *const level_names[] = {"", "error", "warn", "info",
 					  "debug"};
 
+int plog_quiet;
+
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
+	if (plog_quiet)
+		return;
 	char buf[1024];
 	int saved = errno;
 	int n = snprintf(buf, sizeof buf, "%s", prefix);

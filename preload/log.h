@@ -22,6 +22,10 @@ enum plog_level {
 /* Set once by the constructor before any other thread exists. */
 extern int plog_level;
 
+/* Non-zero: nothing is written at all, plog_always included (a library
+ * loaded by `pyprof attach` must not write on the program's stderr). */
+extern int plog_quiet;
+
 void plog(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -40,7 +40,7 @@
 /* Makes output_abs and checks that its directory can take a new file (by
  * making one), so that a typo is reported before the command runs, not
  * after. */
-static int check_output(struct record *r)
+int record_check_output(struct record *r)
 {
 	char dir[CMD_PATH_MAX];
 	struct stat st;
@@ -96,7 +96,7 @@ static int check_output(struct record *r)
 }
 
 /* Finds libpyprof.so and pyprof-collector beside our own executable. */
-static int find_files(struct record *r)
+int record_find_files(struct record *r)
 {
 	static const char *const lib_rel[] = {
 		"libpyprof.so",        /* build tree: build/ */
@@ -184,7 +184,7 @@ int cmd_record(int argc, char **argv)
 		log_error("%s: %s", r.command[0], strerror(EACCES));
 		return CMD_EXIT_NOEXEC;
 	}
-	if (find_files(&r) != 0 || check_output(&r) != 0)
+	if (record_find_files(&r) != 0 || record_check_output(&r) != 0)
 		return CMD_EXIT_FAIL;
 
 	record_signals_install();

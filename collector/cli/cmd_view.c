@@ -356,8 +356,14 @@ void cmd_top_usage(FILE *out)
 "  -h, --help           this text\n"
 "\n"
 "Units: times as ns, us, ms or s; counts as numbers.\n"
-"Exit status: 0, 1 if the profile cannot be read or lacks what was asked,\n"
-"2 on a usage error.\n");
+"\n"
+"pyprof top --pid PID [-n N] [--hz N] [--mode cpu|wall] [--duration S]\n"
+"[--timeout S]: instead, a live table of the running CPython process PID\n"
+"(3.14+) over the last second, redrawn every second until Ctrl-C; it\n"
+"attaches as `pyprof attach` does.\n"
+"\n"
+"Exit status: 0, 1 if the profile cannot be read or lacks what was asked\n"
+"(--pid: if pyprof refused), 2 on a usage error.\n");
 }
 
 int cmd_top(int argc, char **argv)

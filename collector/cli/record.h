@@ -60,7 +60,25 @@ struct record {
 
 	/* processes */
 	pid_t coll_pid; /* -1 when not running */
+	int period_s;   /* `pyprof top --pid`: the collector writes a
+			   profile every period_s seconds into the
+			   directory profile (--output-dir, --period);
+			   0: one profile, profile, at exit (--output) */
+	pid_t attached; /* `pyprof attach`: the target, which goes on
+			   running (record_report then does not call it
+			   a daemon); 0 for record */
 };
+
+/* ---- cmd_record.c (also used by `pyprof attach`) ---------------------- */
+
+/* Finds libpyprof.so, pyprof-collector and the module beside our own
+ * executable. 0, or a negative errno (logged). */
+int record_find_files(struct record *r);
+
+/* Makes and removes a file beside r->output (filling r->output_abs), so
+ * that an output that cannot be written is refused at once. 0 or a
+ * negative errno (logged). */
+int record_check_output(struct record *r);
 
 /* ---- record_options.c ---------------------------------------------- */
 

@@ -127,7 +127,7 @@ static void close_pipe(int p[2])
 static void collector_child(const struct record *r, int ready_w,
 			    pid_t parent)
 {
-	char fdarg[16];
+	char fdarg[16], period[16];
 	char *args[20];
 	int n = 0, fd;
 
@@ -148,8 +148,16 @@ static void collector_child(const struct record *r, int ready_w,
 	args[n++] = (char *)r->collector;
 	args[n++] = "--socket";
 	args[n++] = (char *)r->sock;
-	args[n++] = "--output";
-	args[n++] = (char *)r->profile;
+	if (r->period_s) {
+		snprintf(period, sizeof(period), "%d", r->period_s);
+		args[n++] = "--output-dir";
+		args[n++] = (char *)r->profile;
+		args[n++] = "--period";
+		args[n++] = period;
+	} else {
+		args[n++] = "--output";
+		args[n++] = (char *)r->profile;
+	}
 	if (r->timeline[0]) {
 		args[n++] = "--timeline";
 		args[n++] = (char *)r->timeline;

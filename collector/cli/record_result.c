@@ -189,11 +189,11 @@ int record_report(const struct record *r, int coll_status)
 		log_info("%llu process%s not profiled: %s (profiling off)",
 			 sum.reasons[i].n, sum.reasons[i].n == 1 ? "" : "es",
 			 sum.reasons[i].why);
-	if (sum.n_processes == 0 && sum.n_refused == 0)
+	if (sum.n_processes == 0 && sum.n_refused == 0 && !r->attached)
 		log_warn("no Python process reported to the collector (is "
 			 "%s a CPython program? is PYPROF_DISABLE set?)",
 			 r->command[0]);
-	if (sum.n_running)
+	if (sum.n_running && !r->attached)
 		log_warn("%llu profiled process%s still running when %s "
 			 "exited (a daemon?): the profile stops there. record "
 			 "stops with its command; to profile a daemon, run "

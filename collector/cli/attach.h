@@ -1,0 +1,136 @@
+/*
+ * attach.h - what the files of `pyprof attach` and `pyprof dump` share:
+ * the target process and what was found out about it, and the steps.
+ *
+ *   attach_target.c  the checks on the target, each refusal one line with
+ *                    its remedy: permissions, Yama, namespaces, Python,
+ *                    its version and build
+ *   attach_inject.c  the script the target runs at a safe point (PEP 768,
+ *                    sys.remote_exec run by the target's own interpreter)
+ *   cmd_attach.c     `pyprof attach`: options, the private collector, the
+ *                    window, the control requests
+ *   cmd_dump.c       `pyprof dump`: every thread's stack, once
+ *
+ * docs/attach.md and the "Attach" section of docs/design.md say why it
+ * works this way. Single-threaded, in the pyprof process.
+ */
+#ifndef PYPROF_ATTACH_H
+#define PYPROF_ATTACH_H
+
+#include <sys/types.h>
+
+#include "cli/cmd.h"
+
+/* The first minor with a safe point to run code in (PEP 768). */
+#define ATTACH_MIN_MINOR 14
+
+struct attach_target {
+	pid_t pid;
+	uid_t uid;                   /* the process's owner               */
+	char comm[64];
+	char exe[CMD_PATH_MAX];      /* /proc/PID/exe, resolved           */
+	char python[CMD_PATH_MAX];   /* an interpreter of its version, to
+					run sys.remote_exec with           */
+	int major, minor;
+	int lib_loaded;              /* libpyprof.so is mapped already    */
+};
+
+/* ---- attach_target.c ---------------------------------------------------- */
+
+/* Checks that pid can be attached to, filling *t. 0, or -1 after printing
+ * the one line that says why not and what to do. lib: libpyprof.so's path
+ * (named in the remedies). Only 3.14+ (ATTACH_MIN_MINOR) is accepted;
+ * dump set: the refusal of an older one speaks of `pyprof dump`. */
+int attach_target_check(pid_t pid, const char *lib, int dump,
+			struct attach_target *t);
+
+/* Parses a pid argument ("1234"). 0, or -1 after a usage line for cmd. */
+int attach_parse_pid(const char *cmd, const char *arg, pid_t *pid);
+
+/* ---- attach_inject.c ---------------------------------------------------- */
+
+/*
+ * Has the target load lib and call pyprof_attach_start(config) at its
+ * interpreter's next safe point: writes the script into dir and runs
+ * sys.remote_exec with the target's own interpreter. dir: attach_dir's. deadline_unix: the
+ * script does nothing if the target runs it after that time (a thread
+ * blocked in a call runs it only when the call returns). 0, or -1 after
+ * printing why (remote debugging off...).
+ */
+int attach_inject(const struct attach_target *t, const char *lib,
+		  const char *config, const char *dir, double deadline_unix);
+
+/*
+ * Runs a Python snippet with the target's interpreter (-E -S), its
+ * standard output into out (size n, NUL-terminated), standard error into
+ * err (size errn; its last line kept). Returns the exit status (0 ok),
+ * or -1 if it could not run.
+ */
+int attach_run_python(const struct attach_target *t, const char *code,
+		      char *out, size_t n, char *err, size_t errn);
+
+/* The per-user directory that holds each target's script (PID.py) and
+ * its attach collector's socket (PID.sock): TMPDIR/pyprof-attach.UID
+ * (/tmp when TMPDIR is unset or long), 0700, ours. The socket's path is
+ * the same for every attach to one process, so that a library left
+ * dormant by the last attach reconnects to the next one by itself.
+ * 0, or a negative errno (-EPERM: not ours, or open to others). */
+int attach_dir(char *out, size_t n);
+
+/* Removes the files of processes that are gone from dir. */
+void attach_sweep(const char *dir);
+
+/* ---- cmd_attach.c: the steps `top --pid` shares ------------------------ */
+
+#include <signal.h>
+
+#include "cli/record.h"
+
+struct attach {
+	struct record r;
+	struct attach_target t;
+	pid_t pid;
+	unsigned long duration; /* s; 0: until Ctrl-C */
+	unsigned long timeout;  /* s */
+	const char *collector;  /* --collector SOCKET, or NULL */
+	char dir[CMD_PATH_MAX]; /* attach_dir */
+};
+
+/* SIGINT, SIGTERM or SIGHUP received (attach_signals_install). */
+extern volatile sig_atomic_t attach_stop_sig;
+void attach_signals_install(void);
+double attach_now_s(void);
+void attach_nap_ms(long ms);
+int attach_target_alive(const struct attach *a);
+
+/* `pyprof ctl VERB --socket SOCK --pid PID EXTRA...`, its output into out
+ * (size n). Its exit status. */
+int attach_ctl(const struct attach *a, const char *sock, const char *verb,
+	       const char *const *extra, char *out, size_t n);
+
+/* Until the target answers on sock: 0, -ETIMEDOUT, -EINTR, -ESRCH. */
+int attach_wait_connected(struct attach *a, const char *sock, double until);
+
+/* The library's settings ("PYPROF_NAME=value" lines) from a's options. */
+void attach_make_config(const struct attach *a, const char *sock, int start,
+			char *out, size_t n);
+
+/* One line: why the target did not connect (after the collector ended). */
+void attach_say_not_connected(const struct attach *a, int why);
+
+/* The private collector's socket (in a->dir), profile and summary (in a
+ * temporary directory). 0 or -1 (said). */
+int attach_private_paths(struct attach *a);
+
+/* cmd_top_pid.c: `pyprof top --pid PID`; cmd_top_any is `pyprof top`:
+ * with --pid, that, else a profile's table (cmd_top). */
+int cmd_top_pid(int argc, char **argv);
+int cmd_top_any(int argc, char **argv);
+
+/* cmd_attach.c and cmd_dump.c */
+int cmd_attach(int argc, char **argv);
+void cmd_attach_usage(FILE *out);
+int cmd_dump(int argc, char **argv);
+void cmd_dump_usage(FILE *out);
+
+#endif /* PYPROF_ATTACH_H */

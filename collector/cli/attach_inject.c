@@ -1,0 +1,281 @@
+/*
+ * attach_inject.c - getting the library into a running interpreter, and
+ * running the target's own interpreter.
+ *
+ * PEP 768 (3.14+): a debugger writes the path of a script into the
+ * target's main thread state and raises a flag its eval loop checks; the
+ * interpreter runs the script at its next safe point (between bytecodes,
+ * GIL held, no allocator or loader lock taken). sys.remote_exec does
+ * exactly that, found through the target's _Py_DebugOffsets and written
+ * with process_vm_writev; we run it with an interpreter of the target's
+ * own version (the layouts it reads are that version's), so that nothing
+ * of that protocol is re-implemented here. The script loads libpyprof.so
+ * with ctypes and calls pyprof_attach_start with the settings as text
+ * (preload/attach.c).
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/attach.h"
+#include "common/log.h"
+
+/* Reads fd to its end into buf (size n, NUL-terminated, what does not fit
+ * dropped). */
+static void drain(int fd, char *buf, size_t n)
+{
+	size_t len = 0;
+	char scratch[512];
+
+	for (;;) {
+		char *to = len + 1 < n ? buf + len : scratch;
+		size_t room = len + 1 < n ? n - 1 - len : sizeof scratch;
+		ssize_t r = read(fd, to, room);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (to == buf + len)
+			len += (size_t)r;
+	}
+	if (n)
+		buf[len] = '\0';
+}
+
+/* The last non-empty line of text, in place. */
+static const char *last_line(char *text)
+{
+	size_t len = strlen(text);
+	char *p;
+
+	while (len && text[len - 1] == '\n')
+		text[--len] = '\0';
+	p = strrchr(text, '\n');
+	return p ? p + 1 : text;
+}
+
+int attach_run_python(const struct attach_target *t, const char *code,
+		      char *out, size_t n, char *err, size_t errn)
+{
+	int po[2], pe[2], st;
+	pid_t child;
+	char errbuf[8192];
+
+	out[0] = '\0';
+	err[0] = '\0';
+	if (pipe2(po, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(pe, O_CLOEXEC) != 0) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	child = fork();
+	if (child == 0) {
+		dup2(po[1], STDOUT_FILENO);
+		dup2(pe[1], STDERR_FILENO);
+		signal(SIGINT, SIG_IGN);
+		execl(t->python, t->python, "-E", "-S", "-c", code,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	if (child < 0) {
+		close(po[0]);
+		close(pe[0]);
+		return -1;
+	}
+	/* stdout first: the snippets write little, and stderr only when
+	 * they fail, so neither pipe fills while the other is read */
+	drain(po[0], out, n);
+	drain(pe[0], errbuf, sizeof errbuf);
+	close(po[0]);
+	close(pe[0]);
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	snprintf(err, errn, "%s", last_line(errbuf));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !err[0])
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* s as a Python expression for its bytes, whatever they hold. */
+static void py_bytes(char *out, size_t n, const char *s)
+{
+	size_t len = 0;
+
+	len += (size_t)snprintf(out, n, "bytes.fromhex('");
+	for (; *s && len + 4 < n; s++)
+		len += (size_t)snprintf(out + len, n - len, "%02x",
+					(unsigned char)*s);
+	snprintf(out + len, n - len, "')");
+}
+
+/* The script the target runs. It names nothing in the program's
+ * namespaces but what it deletes again, raises nothing into it, and does
+ * nothing once the deadline passed (the attach command gave up). */
+static int write_script(const char *path, const char *lib, const char *config,
+			double deadline_unix)
+{
+	char libx[2 * CMD_PATH_MAX + 32], cfgx[2 * 2048 + 32];
+	char tmp[CMD_PATH_MAX + 16];
+	FILE *f;
+	int fd;
+
+	/* renamed into place: a target that opens it meanwhile reads the
+	 * old script or the new one, never half of one (a syntax error
+	 * would be printed on its stderr) */
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+
+	if (strlen(config) >= 2048)
+		return -E2BIG;
+	py_bytes(libx, sizeof libx, lib);
+	py_bytes(cfgx, sizeof cfgx, config);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fprintf(f,
+		"# pyprof attach: load libpyprof.so and start it\n"
+		"def _pyprof_attach():\n"
+		"    import time\n"
+		"    if time.time() > %.3f:\n"
+		"        return\n"
+		"    import ctypes, os\n"
+		"    lib = ctypes.CDLL(os.fsdecode(%s))\n"
+		"    lib.pyprof_attach_start.argtypes = [ctypes.c_char_p]\n"
+		"    lib.pyprof_attach_start(%s)\n"
+		"try:\n"
+		"    _pyprof_attach()\n"
+		"except Exception:\n"
+		"    pass\n"
+		"finally:\n"
+		"    del _pyprof_attach\n",
+		deadline_unix, libx, cfgx);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* One line for what sys.remote_exec said. */
+static void say_failure(const struct attach_target *t, const char *err)
+{
+	if (strstr(err, "not enabled"))
+		log_error("remote debugging is off in process %d "
+			  "(PYTHON_DISABLE_REMOTE_DEBUG, -X "
+			  "disable-remote-debug, or a build without it): "
+			  "restart it without them, or with PYPROF_START=off "
+			  "LD_PRELOAD=libpyprof.so and use `pyprof ctl`",
+			  (int)t->pid);
+	else if (strstr(err, "ermission"))
+		log_error("not allowed to write into process %d (%s): run "
+			  "pyprof as its user, or with CAP_SYS_PTRACE",
+			  (int)t->pid, err);
+	else
+		log_error("cannot attach to process %d: %s", (int)t->pid,
+			  err[0] ? err : "sys.remote_exec failed");
+}
+
+int attach_inject(const struct attach_target *t, const char *lib,
+		  const char *config, const char *dir, double deadline_unix)
+{
+	char script[CMD_PATH_MAX], code[CMD_PATH_MAX + 128], out[256],
+		err[1024];
+	int rc;
+
+	/* dir/PID.py, left in place: once sys.remote_exec has asked, the
+	 * target opens the file when it next runs Python code, which can be
+	 * after we gave up waiting (a thread blocked in a call), and a
+	 * missing file would be reported on its stderr. A late run does
+	 * nothing (the deadline); the next attach replaces the file, and
+	 * attach_sweep removes those of processes that are gone. */
+	if (snprintf(script, sizeof script, "%s/%d.py", dir, (int)t->pid) >=
+		    (int)sizeof script ||
+	    strchr(script, '\'') || strchr(script, '\\')) {
+		log_error("cannot use the temporary directory %s", dir);
+		return -1;
+	}
+	rc = write_script(script, lib, config, deadline_unix);
+	if (rc < 0) {
+		log_error("cannot write %s: %s", script, strerror(-rc));
+		return -1;
+	}
+	snprintf(code, sizeof code, "import sys\nsys.remote_exec(%d, '%s')\n",
+		 (int)t->pid, script);
+	rc = attach_run_python(t, code, out, sizeof out, err, sizeof err);
+	if (rc != 0) {
+		say_failure(t, err);
+		return -1;
+	}
+	log_debug("sys.remote_exec(%d, %s) done", (int)t->pid, script);
+	return 0;
+}
+
+/* ---- the per-user directory ------------------------------------------- */
+
+int attach_dir(char *out, size_t n)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct stat st;
+
+	/* the socket's path must fit in sun_path (108) with "/PID.sock" */
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > 60)
+		tmp = "/tmp";
+	if (snprintf(out, n, "%s/pyprof-attach.%u", tmp,
+		     (unsigned)geteuid()) >= (int)n)
+		return -ENAMETOOLONG;
+	if (mkdir(out, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(out, &st) != 0)
+		return -errno;
+	/* another user's directory, or a link, would let them swap the
+	 * script the target runs */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
+void attach_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char proc[64], path[CMD_PATH_MAX];
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid <= 0 || (strcmp(end, ".py") && strcmp(end, ".sock") &&
+				 strcmp(end, ".py.tmp")))
+			continue;
+		snprintf(proc, sizeof proc, "/proc/%ld", pid);
+		if (access(proc, F_OK) == 0)
+			continue;
+		if (cmd_join_path(path, sizeof path, dir, e->d_name) == 0)
+			unlink(path);
+	}
+	closedir(d);
+}

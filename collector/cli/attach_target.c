@@ -1,0 +1,315 @@
+/*
+ * attach_target.c - the checks `pyprof attach` and `pyprof dump` make on
+ * the target before touching it. Each refusal is one line that says what
+ * to do instead. In order: the process exists; it is ours, or we have
+ * CAP_SYS_PTRACE; Yama lets us at it; it sees the same files and pids as
+ * we do (not in a container seen from the host); it runs CPython (its
+ * program is a python, or it maps libpython); its interpreter, run with
+ * -E -S, says its version and build: 3.14+ and not free-threaded.
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/attach.h"
+#include "common/log.h"
+#include "common/usage.h"
+
+#define CAP_SYS_PTRACE_BIT 19
+
+int attach_parse_pid(const char *cmd, const char *arg, pid_t *pid)
+{
+	unsigned long v;
+
+	if (!arg || cmd_parse_uint(arg, 1, 4194304, &v) != 0) {
+		usage_error(cmd, "PID must be a process id (an integer from 1 "
+				 "to 4194304), not '%s'", arg ? arg : "");
+		return -1;
+	}
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/* Reads a small file into buf (NUL-terminated). Its length, or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, n - 1);
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	buf[len > 0 ? len : 0] = '\0';
+	return len;
+}
+
+/* Whether our effective capabilities hold CAP_SYS_PTRACE. */
+static int have_cap_ptrace(void)
+{
+	char buf[4096], *p;
+
+	if (read_small("/proc/self/status", buf, sizeof buf) <= 0)
+		return 0;
+	p = strstr(buf, "\nCapEff:");
+	if (!p)
+		return 0;
+	return (strtoull(p + 8, NULL, 16) >> CAP_SYS_PTRACE_BIT) & 1;
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t n)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, n, "%s", pw->pw_name);
+	else
+		snprintf(buf, n, "uid %u", (unsigned)uid);
+	return buf;
+}
+
+/* Yama's ptrace_scope (-1 without Yama). PYPROF_TEST_YAMA_FILE stands in
+ * for /proc/sys/kernel/yama/ptrace_scope in the tests (a kernel setting
+ * they cannot change). */
+static int yama_scope(void)
+{
+	const char *path = getenv("PYPROF_TEST_YAMA_FILE");
+	char buf[32];
+
+	if (read_small(path && *path ? path
+				    : "/proc/sys/kernel/yama/ptrace_scope",
+		       buf, sizeof buf) <= 0)
+		return -1;
+	return atoi(buf);
+}
+
+static int check_owner(const struct attach_target *t, int cap)
+{
+	char name[64];
+
+	if (t->uid == geteuid() || cap)
+		return 0;
+	user_name(t->uid, name, sizeof name);
+	log_error("process %d belongs to %s: attaching needs the same user or "
+		  "CAP_SYS_PTRACE (run pyprof as %s%s)",
+		  (int)t->pid, name, name, t->uid ? ", or as root" : "");
+	return -1;
+}
+
+static int check_yama(const struct attach_target *t, int cap,
+		      const char *lib)
+{
+	int scope = yama_scope();
+
+	if (scope >= 3) {
+		log_error("Yama ptrace_scope is 3: no process may be attached "
+			  "to until reboot; start the program with "
+			  "PYPROF_START=off LD_PRELOAD=%s and use `pyprof ctl`",
+			  lib);
+		return -1;
+	}
+	if (scope == 2 && !cap) {
+		log_error("Yama ptrace_scope is 2: only root (CAP_SYS_PTRACE) "
+			  "may attach to process %d; run pyprof as root",
+			  (int)t->pid);
+		return -1;
+	}
+	if (scope == 1 && !cap) {
+		log_error("Yama ptrace_scope is 1: only a parent may attach to "
+			  "process %d; run pyprof with CAP_SYS_PTRACE (sudo), "
+			  "or allow it with `sudo sysctl "
+			  "kernel.yama.ptrace_scope=0`",
+			  (int)t->pid);
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 if /proc/PID/ns/NAME differs from ours, 0 if not or unknown. */
+static int other_ns(pid_t pid, const char *name)
+{
+	char a[64], b[64], pa[64], pb[64];
+	ssize_t na, nb;
+
+	snprintf(pa, sizeof pa, "/proc/%d/ns/%s", (int)pid, name);
+	snprintf(pb, sizeof pb, "/proc/self/ns/%s", name);
+	na = readlink(pa, a, sizeof a - 1);
+	nb = readlink(pb, b, sizeof b - 1);
+	if (na <= 0 || nb <= 0)
+		return 0;
+	return na != nb || memcmp(a, b, (size_t)na) != 0;
+}
+
+static int check_namespaces(const struct attach_target *t, const char *lib)
+{
+	const char *which = other_ns(t->pid, "mnt")   ? "mount"
+			    : other_ns(t->pid, "pid") ? "pid"
+						      : NULL;
+
+	if (!which)
+		return 0;
+	log_error("process %d is in another %s namespace (a container?): %s "
+		  "is not reachable from inside it; run pyprof inside it "
+		  "(kubectl exec, docker exec, or nsenter -t %d -m -p)",
+		  (int)t->pid, which, lib, (int)t->pid);
+	return -1;
+}
+
+/* "python", "python3", "python3.14"... (any suffix of digits and dots). */
+static int python_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "python", 6) != 0)
+		return 0;
+	return strspn(base + 6, "0123456789.") == strlen(base + 6);
+}
+
+/* From /proc/PID/maps: libpyprof.so mapped, and the libpython's minor
+ * (its "3.N" into ver), if any. */
+static void scan_maps(struct attach_target *t, char *ver, size_t n)
+{
+	char path[64], line[CMD_PATH_MAX + 128];
+	FILE *f;
+
+	ver[0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)t->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		const char *lp = strstr(line, "/libpython");
+		if (strstr(line, "/libpyprof.so"))
+			t->lib_loaded = 1;
+		if (lp && !ver[0]) /* "3.14.so.1.0": "3.14." */
+			snprintf(ver, n, "%.*s",
+				 (int)strspn(lp + 10, "0123456789."), lp + 10);
+	}
+	fclose(f);
+}
+
+/* An interpreter of the target's version to run remote_exec with: its own
+ * program when that is a python, else pythonX.Y from PATH (a program that
+ * embeds libpython). 0, or -1 after saying why. */
+static int find_python(struct attach_target *t)
+{
+	char ver[32], name[48];
+	const char *dirs;
+
+	scan_maps(t, ver, sizeof ver);
+	while (ver[0] && ver[strlen(ver) - 1] == '.')
+		ver[strlen(ver) - 1] = '\0';
+	if (python_name(t->exe)) {
+		snprintf(t->python, sizeof t->python, "%s", t->exe);
+		return 0;
+	}
+	if (!ver[0]) {
+		log_error("process %d (%s) is not a Python process: its program "
+			  "is %s and it has no libpython loaded",
+			  (int)t->pid, t->comm, t->exe);
+		return -1;
+	}
+	snprintf(name, sizeof name, "python%s", ver);
+	dirs = getenv("PATH");
+	for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
+		size_t len = strcspn(d, ":");
+		snprintf(t->python, sizeof t->python, "%.*s/%s", (int)len, d,
+			 name);
+		if (len && access(t->python, X_OK) == 0)
+			return 0;
+		d += len + (d[len] == ':');
+	}
+	log_error("process %d (%s) embeds libpython%s, and no %s is on PATH "
+		  "to attach with: add one of that version to PATH",
+		  (int)t->pid, t->comm, ver, name);
+	return -1;
+}
+
+/* The interpreter's own word on its version and build. */
+static int probe_version(struct attach_target *t, const char *lib, int dump)
+{
+	static const char code[] =
+		"import sys, sysconfig\n"
+		"sys.stdout.write('%d %d %d' % (sys.version_info[0], "
+		"sys.version_info[1], "
+		"bool(sysconfig.get_config_var('Py_GIL_DISABLED'))))\n";
+	char out[64], err[512];
+	int ft = 0;
+
+	if (attach_run_python(t, code, out, sizeof out, err, sizeof err) != 0 ||
+	    sscanf(out, "%d %d %d", &t->major, &t->minor, &ft) != 3) {
+		log_error("cannot tell the Python version of process %d: %s "
+			  "failed (%s)",
+			  (int)t->pid, t->python, err[0] ? err : "no answer");
+		return -1;
+	}
+	if (ft) {
+		log_error("process %d runs a free-threaded Python %d.%d, which "
+			  "pyprof does not support yet",
+			  (int)t->pid, t->major, t->minor);
+		return -1;
+	}
+	if (dump && (t->major < 3 ||
+		     (t->major == 3 && t->minor < ATTACH_MIN_MINOR))) {
+		log_error("process %d runs Python %d.%d: pyprof dump reads "
+			  "stacks with the interpreter's own remote unwinder, "
+			  "which came in 3.14 (py-spy dump reads older ones)",
+			  (int)t->pid, t->major, t->minor);
+		return -1;
+	}
+	if (t->major < 3 || (t->major == 3 && t->minor < ATTACH_MIN_MINOR)) {
+		log_error("process %d runs Python %d.%d, which has no safe point "
+			  "to load a profiler into (PEP 768 came in 3.14): "
+			  "start it with PYPROF_START=off LD_PRELOAD=%s and use "
+			  "`pyprof ctl start`",
+			  (int)t->pid, t->major, t->minor, lib);
+		return -1;
+	}
+	return 0;
+}
+
+int attach_target_check(pid_t pid, const char *lib, int dump,
+			struct attach_target *t)
+{
+	char path[64];
+	struct stat st;
+	ssize_t n;
+	int cap = have_cap_ptrace();
+
+	memset(t, 0, sizeof *t);
+	t->pid = pid;
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0) {
+		log_error("no process %d", (int)pid);
+		return -1;
+	}
+	t->uid = st.st_uid;
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	if (read_small(path, t->comm, sizeof t->comm) > 0)
+		t->comm[strcspn(t->comm, "\n")] = '\0';
+	if (check_owner(t, cap) < 0 || check_yama(t, cap, lib) < 0 ||
+	    check_namespaces(t, lib) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	n = readlink(path, t->exe, sizeof t->exe - 1);
+	if (n <= 0) {
+		log_error("cannot read process %d's program (%s): %s", (int)pid,
+			  path, strerror(n < 0 ? errno : ENOENT));
+		return -1;
+	}
+	t->exe[n] = '\0';
+	if (find_python(t) < 0 || probe_version(t, lib, dump) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,571 @@
+/*
+ * cmd_attach.c - `pyprof attach PID`: profile a running CPython process
+ * (3.14+) for a window, without restarting it.
+ *
+ * The sequence: the checks on the target (attach_target.c); a private
+ * collector as `record` runs one (record_procs.c), listening on the
+ * target's own socket in the per-user directory (attach.h); the script
+ * that loads the library into the target, started dormant
+ * (attach_inject.c), unless a previous attach left it there; then, over
+ * the control channel (`pyprof ctl`, docs/dormant.md): start for the
+ * window, stop (the library goes back to dormant: timers disarmed, its
+ * agent asleep), flush; the collector writes the profile, placed and
+ * reported as `record` does (record_result.c).
+ *
+ * --collector SOCKET instead loads the library sampling, reporting to a
+ * running collector, as if the process had been started with it.
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/attach.h"
+#include "cli/record.h"
+#include "common/log.h"
+#include "common/usage.h"
+#include "pyprof/defaults.h"
+
+#define ATT "pyprof attach" /* for usage_error */
+#define ATTACH_DEFAULT_TIMEOUT 10 /* s for the target to load the library */
+
+enum {
+	OPT_HZ = 256,
+	OPT_MODE,
+	OPT_MAX_DEPTH,
+	OPT_FORMAT,
+	OPT_PER_THREAD,
+	OPT_NATIVE,
+	OPT_HEAP,
+	OPT_DURATION,
+	OPT_TIMEOUT,
+	OPT_COLLECTOR
+};
+
+void cmd_attach_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof attach PID [OPTIONS]\n"
+"\n"
+"Loads libpyprof.so into the running CPython process PID (3.14+, through\n"
+"its remote-debugging hook, PEP 768), profiles it for a window, writes\n"
+"the profile and leaves the process running as before, the library\n"
+"dormant in it (a second attach reuses it).\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE   where to write the profile (default %s, or\n"
+"                      pyprof.svg, .folded, .speedscope.json by format)\n"
+"      --format F      pprof (default), svg, folded or speedscope\n"
+"      --duration S    profile for S seconds (default: until Ctrl-C)\n"
+"      --hz N          samples per second, 1 to %d (default %d)\n"
+"      --mode MODE     cpu (default) or wall; a process keeps the mode of\n"
+"                      its first attach\n"
+"      --max-depth N   deepest stack kept, 1 to %d frames\n"
+"      --native        native stacks too (CPU mode; needs libunwind8)\n"
+"      --per-thread    also one profile per thread, beside the profile\n"
+"      --collector S   instead, have the process report to the running\n"
+"                      collector on socket S, sampling, as if started\n"
+"                      with the library (then see `pyprof ctl`)\n"
+"      --timeout S     how long the process may take to load the library\n"
+"                      (it does so when it next runs Python code; default\n"
+"                      %d)\n"
+"  -v, --verbose       say what pyprof does\n"
+"  -h, --help          this text\n"
+"\n"
+"Needs the same user as PID, or CAP_SYS_PTRACE. --heap is not supported\n"
+"by attach yet. Exit status: 0 when the profile was written, 1 when\n"
+"pyprof refused or failed (one line says why), 2 on a usage error.\n",
+		RECORD_DEFAULT_OUTPUT, PYPROF_MAX_HZ, PYPROF_DEFAULT_HZ,
+		PYPROF_MAX_MAX_DEPTH, ATTACH_DEFAULT_TIMEOUT);
+}
+
+static int number(const char *name, const char *arg, unsigned long hi,
+		  unsigned long *v)
+{
+	if (cmd_parse_uint(arg, 1, hi, v) == 0)
+		return 0;
+	usage_error(ATT, "%s accepts an integer from 1 to %lu, not '%s'", name,
+		    hi, arg);
+	return -1;
+}
+
+static int set_option(struct attach *a, int c, const char *arg)
+{
+	struct record *r = &a->r;
+	unsigned long v;
+
+	switch (c) {
+	case 'o':
+		r->output = arg;
+		return 0;
+	case 'v':
+		r->verbose = 1;
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "pprof"))
+			r->format = NULL;
+		else if (cmd_format_ok(arg))
+			r->format = arg;
+		else
+			return usage_error(ATT, "--format accepts pprof, svg, "
+						"folded or speedscope, not '%s'",
+					   arg), -1;
+		return 0;
+	case OPT_MODE:
+		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
+			return usage_error(ATT, "--mode accepts cpu or wall, "
+						"not '%s'", arg), -1;
+		r->mode = arg;
+		return 0;
+	case OPT_HZ:
+		if (number("--hz", arg, PYPROF_MAX_HZ, &v) < 0)
+			return -1;
+		snprintf(r->hz, sizeof r->hz, "%lu", v);
+		return 0;
+	case OPT_MAX_DEPTH:
+		if (number("--max-depth", arg, PYPROF_MAX_MAX_DEPTH, &v) < 0)
+			return -1;
+		snprintf(r->max_depth, sizeof r->max_depth, "%lu", v);
+		return 0;
+	case OPT_DURATION:
+		return number("--duration", arg, 86400, &a->duration);
+	case OPT_TIMEOUT:
+		return number("--timeout", arg, 3600, &a->timeout);
+	case OPT_NATIVE:
+		r->native = "1";
+		return 0;
+	case OPT_PER_THREAD:
+		r->per_thread = 1;
+		return 0;
+	case OPT_COLLECTOR:
+		if (arg[0] != '/')
+			return usage_error(ATT, "--collector expects the "
+						"collector's socket as an "
+						"absolute path, not '%s'",
+					   arg), -1;
+		a->collector = arg;
+		return 0;
+	case OPT_HEAP:
+		log_error("--heap: heap sampling from the moment of attach is "
+			  "not supported yet; start the program with `pyprof "
+			  "record --heap`, or with PYPROF_HEAP_RATE and "
+			  "LD_PRELOAD=libpyprof.so");
+		return -2; /* a refusal, not a usage error: exit 1 */
+	}
+	return -1;
+}
+
+/* 0, 1 for --help, -1 on a usage error (said). */
+static int parse(struct attach *a, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "hz", required_argument, NULL, OPT_HZ },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "native", no_argument, NULL, OPT_NATIVE },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "heap", no_argument, NULL, OPT_HEAP },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "collector", required_argument, NULL, OPT_COLLECTOR },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:vh", longs, NULL)) != -1) {
+		if (c == 'h') {
+			cmd_attach_usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':')
+			return usage_error(ATT, "%s option '%s'",
+					   c == ':' ? "missing value for"
+						    : "unknown",
+					   argv[optind - 1]), -1;
+		if ((rc = set_option(a, c, optarg)) < 0)
+			return rc;
+	}
+	if (optind != argc - 1)
+		return usage_error(ATT, "expects one PID"), -1;
+	if (attach_parse_pid(ATT, argv[optind], &a->pid) < 0)
+		return -1;
+	if (a->collector && (a->duration || a->r.per_thread || a->r.format ||
+			     a->r.output != NULL))
+		return usage_error(ATT, "--collector: the collector writes the "
+					"profiles (no -o, --format, "
+					"--duration or --per-thread)"), -1;
+	if (a->r.per_thread && a->r.format)
+		return usage_error(ATT, "--per-thread: pprof format only"), -1;
+	return 0;
+}
+
+/* ---- talking to the collector: `pyprof ctl`, its output captured ------ */
+
+/*
+ * Runs `pyprof ctl VERB --socket SOCK --pid PID EXTRA...` with its output
+ * (both streams) into out (size n). Returns its exit status.
+ */
+int attach_ctl(const struct attach *a, const char *sock, const char *verb,
+	       const char *const *extra, char *out, size_t n)
+{
+	char pidarg[24], file[CMD_PATH_MAX];
+	char *argv[24];
+	int argc = 0, fd, save_out, save_err, rc;
+	ssize_t len;
+
+	snprintf(pidarg, sizeof pidarg, "%d", (int)a->pid);
+	argv[argc++] = "ctl";
+	argv[argc++] = (char *)verb;
+	argv[argc++] = "--socket";
+	argv[argc++] = (char *)sock;
+	argv[argc++] = "--pid";
+	argv[argc++] = pidarg;
+	for (; extra && *extra && argc < 22; extra++)
+		argv[argc++] = (char *)*extra;
+	argv[argc] = NULL;
+	if (cmd_join_path(file, sizeof file, a->r.tmpdir, "ctl.out") != 0)
+		return -1;
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	save_out = dup(STDOUT_FILENO);
+	save_err = dup(STDERR_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	rc = cmd_ctl(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(save_out, STDOUT_FILENO);
+	dup2(save_err, STDERR_FILENO);
+	close(save_out);
+	close(save_err);
+	len = pread(fd, out, n - 1, 0);
+	out[len > 0 ? len : 0] = '\0';
+	close(fd);
+	log_debug("ctl %s: %d %s", verb, rc, out);
+	return rc;
+}
+
+volatile sig_atomic_t attach_stop_sig;
+
+static void on_stop(int sig)
+{
+	attach_stop_sig = sig;
+}
+
+void attach_signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop; /* no SA_RESTART: sleeps end at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+double attach_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void attach_nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int attach_target_alive(const struct attach *a)
+{
+	return kill(a->pid, 0) == 0 || errno == EPERM;
+}
+
+/* Until the target answers on sock (it loaded the library and
+ * connected): 0; -ETIMEDOUT, -EINTR, -ESRCH (it ended). */
+int attach_wait_connected(struct attach *a, const char *sock, double until)
+{
+	char out[1024];
+
+	for (;;) {
+		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0)
+			return 0;
+		if (attach_stop_sig)
+			return -EINTR;
+		if (!attach_target_alive(a))
+			return -ESRCH;
+		if (attach_now_s() > until)
+			return -ETIMEDOUT;
+		attach_nap_ms(100);
+	}
+}
+
+/* The settings the library starts with: "PYPROF_NAME=value" lines. */
+void attach_make_config(const struct attach *a, const char *sock, int start,
+			char *out, size_t n)
+{
+	const struct record *r = &a->r;
+	size_t len = 0;
+
+#define ADD(...)                                                            \
+	do {                                                                \
+		int w_ = snprintf(out + len, n - len, __VA_ARGS__);         \
+		if (w_ > 0 && (size_t)w_ < n - len)                         \
+			len += (size_t)w_;                                  \
+	} while (0)
+	out[0] = '\0';
+	ADD("PYPROF_SOCKET=%s\n", sock);
+	ADD("PYPROF_START=%s\n", start ? "on" : "off");
+	if (r->hz[0])
+		ADD("PYPROF_HZ=%s\n", r->hz);
+	if (r->mode)
+		ADD("PYPROF_MODE=%s\n", r->mode);
+	if (r->max_depth[0])
+		ADD("PYPROF_MAX_DEPTH=%s\n", r->max_depth);
+	if (r->native)
+		ADD("PYPROF_NATIVE=%s\n", r->native);
+	/* the program's own children are not ours to profile */
+	ADD("PYPROF_CHILDREN=0\n");
+#undef ADD
+}
+
+/* Why the target did not come, after the collector stopped. */
+void attach_say_not_connected(const struct attach *a, int why)
+{
+	char buf[RECORD_SUMMARY_MAX];
+	struct cmd_summary sum;
+	int fd = open(a->r.summary, O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[len > 0 ? len : 0] = '\0';
+	if (len > 0 && cmd_summary_parse(buf, &sum) == 0 && sum.n_reasons) {
+		log_error("process %d is not profiled: %s", (int)a->pid,
+			  sum.reasons[0].why);
+		return;
+	}
+	if (why == -ESRCH)
+		log_error("process %d ended before it loaded the library",
+			  (int)a->pid);
+	else if (why == -ETIMEDOUT && a->t.lib_loaded)
+		log_error("process %d has pyprof loaded but did not connect "
+			  "within %lu s: it reports to another collector "
+			  "(`pyprof ctl status` there) or is not running",
+			  (int)a->pid, a->timeout);
+	else if (why == -ETIMEDOUT)
+		log_error("process %d ran no Python code within %lu s (every "
+			  "thread blocked in a call?): the library loads when "
+			  "it next does; nothing was loaded, and nothing will "
+			  "be later; try again, or a longer --timeout",
+			  (int)a->pid, a->timeout);
+}
+
+/* Starts sampling for the window, waits for its end, stops. 0 or -1. */
+static int run_window(struct attach *a)
+{
+	const struct record *r = &a->r;
+	char secs[24], out[4096];
+	const char *extra[12];
+	int n = 0;
+	double end;
+	const char *msg;
+
+	snprintf(secs, sizeof secs, "%lu", a->duration);
+	if (a->duration) {
+		extra[n++] = "--seconds";
+		extra[n++] = secs;
+	}
+	if (r->hz[0]) {
+		extra[n++] = "--hz";
+		extra[n++] = r->hz;
+	}
+	if (r->mode) {
+		extra[n++] = "--mode";
+		extra[n++] = r->mode;
+	}
+	if (r->native)
+		extra[n++] = "--native";
+	extra[n] = NULL;
+	if (attach_ctl(a, r->sock, "start", extra, out, sizeof out) != 0) {
+		log_error("process %d did not start sampling: %s", (int)a->pid,
+			  out);
+		return -1;
+	}
+	if ((msg = strstr(out, "msg=\"")))
+		log_warn("process %d: %.*s", (int)a->pid,
+			 (int)strcspn(msg + 5, "\""), msg + 5);
+	if (a->duration)
+		log_info("attached to process %d (%s): profiling for %lu s",
+			 (int)a->pid, a->t.comm, a->duration);
+	else
+		log_info("attached to process %d (%s): profiling until "
+			 "Ctrl-C", (int)a->pid, a->t.comm);
+	end = attach_now_s() + (double)a->duration;
+	while (!attach_stop_sig && attach_target_alive(a) &&
+	       (!a->duration || attach_now_s() < end))
+		attach_nap_ms(50);
+	if (attach_target_alive(a)) {
+		attach_ctl(a, r->sock, "stop", NULL, out, sizeof out);
+		attach_ctl(a, r->sock, "flush", NULL, out, sizeof out);
+	}
+	return 0;
+}
+
+/* --collector: the library loaded sampling, reporting there. */
+static int join_collector(struct attach *a)
+{
+	char config[2048];
+	double until = attach_now_s() + (double)a->timeout;
+	int rc;
+
+	if (a->t.lib_loaded) {
+		log_error("process %d has pyprof loaded already: it reports "
+			  "to the collector it was attached with; see `pyprof "
+			  "ctl status` there", (int)a->pid);
+		return 1;
+	}
+	if (cmd_make_tmpdir(a->r.tmpdir, sizeof a->r.tmpdir) != 0) {
+		log_error("cannot create a temporary directory");
+		return 1;
+	}
+	attach_make_config(a, a->collector, 1, config, sizeof config);
+	if (attach_inject(&a->t, a->r.lib, config, a->dir, until) < 0)
+		return 1;
+	rc = attach_wait_connected(a, a->collector, until);
+	if (rc < 0) {
+		attach_say_not_connected(a, rc);
+		return 1;
+	}
+	log_info("process %d (%s) now reports to %s", (int)a->pid, a->t.comm,
+		 a->collector);
+	return 0;
+}
+
+/* The private collector's files: socket in the per-user directory,
+ * profile and summary in a temporary one. 0 or -1 (said). */
+int attach_private_paths(struct attach *a)
+{
+	struct record *r = &a->r;
+	char name[32];
+	int rc = cmd_make_tmpdir(r->tmpdir, sizeof r->tmpdir);
+
+	if (rc) {
+		r->tmpdir[0] = '\0';
+		log_error("cannot create a temporary directory: %s",
+			  strerror(-rc));
+		return -1;
+	}
+	snprintf(name, sizeof name, "%d.sock", (int)a->pid);
+	if (cmd_join_path(r->sock, sizeof r->sock, a->dir, name) ||
+	    cmd_join_path(r->summary, sizeof r->summary, r->tmpdir,
+			  "summary") ||
+	    cmd_join_path(r->profile, sizeof r->profile, r->tmpdir,
+			  RECORD_TMP_PROFILE) ||
+	    (r->format && !strcmp(r->format, "speedscope") &&
+	     cmd_join_path(r->timeline, sizeof r->timeline, r->tmpdir,
+			   "timeline"))) {
+		log_error("temporary path too long: %s", r->tmpdir);
+		return -1;
+	}
+	return 0;
+}
+
+/* The whole private run, the collector started. 0 or 1. */
+static int attach_private(struct attach *a)
+{
+	struct record *r = &a->r;
+	char config[2048];
+	double until = attach_now_s() + (double)a->timeout;
+	int rc, coll_status = -1;
+
+	attach_signals_install();
+	if (!a->t.lib_loaded) {
+		attach_make_config(a, r->sock, 0, config, sizeof config);
+		if (attach_inject(&a->t, r->lib, config, a->dir, until) < 0)
+			return 1;
+	}
+	rc = attach_wait_connected(a, r->sock, until);
+	if (rc == 0)
+		rc = run_window(a);
+	record_collector_stop(r, &coll_status);
+	if (rc < 0) {
+		attach_say_not_connected(a, rc);
+		return 1;
+	}
+	return record_report(r, coll_status) == 0 ? 0 : 1;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static char default_output[] = RECORD_DEFAULT_OUTPUT;
+	struct attach a;
+	int rc, code;
+
+	memset(&a, 0, sizeof a);
+	a.r.coll_pid = -1;
+	a.timeout = ATTACH_DEFAULT_TIMEOUT;
+	rc = parse(&a, argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : rc == -2 ? 1 : CMD_EXIT_USAGE;
+	if (a.r.verbose)
+		log_set_level(LOG_DEBUG);
+	if (!a.r.output && !a.collector)
+		a.r.output = !a.r.format ? default_output
+			     : !strcmp(a.r.format, "svg") ? "pyprof.svg"
+			     : !strcmp(a.r.format, "folded")
+				     ? "pyprof.folded"
+				     : "pyprof.speedscope.json";
+	a.r.attached = a.pid;
+	if (record_find_files(&a.r) != 0)
+		return 1;
+	if (attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
+		return 1;
+	rc = attach_dir(a.dir, sizeof a.dir);
+	if (rc < 0) {
+		log_error("cannot use %s: %s", a.dir,
+			  rc == -EPERM ? "not a private directory of ours"
+				       : strerror(-rc));
+		return 1;
+	}
+	attach_sweep(a.dir);
+	if (a.collector) {
+		code = join_collector(&a);
+	} else if (record_check_output(&a.r) != 0 || attach_private_paths(&a) != 0) {
+		code = 1;
+	} else if (record_collector_start(&a.r) != 0) {
+		if (a.r.coll_pid > 0)
+			kill(a.r.coll_pid, SIGKILL);
+		log_error("could not start the collector for process %d (is "
+			  "another pyprof attach on it running?)", (int)a.pid);
+		code = 1;
+	} else {
+		code = attach_private(&a);
+	}
+	if (a.r.coll_pid > 0) {
+		int st;
+		record_collector_stop(&a.r, &st);
+	}
+	if (a.r.tmpdir[0])
+		cmd_remove_tmpdir(a.r.tmpdir);
+	return code;
+}

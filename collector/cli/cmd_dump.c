@@ -1,0 +1,133 @@
+/*
+ * cmd_dump.c - `pyprof dump PID`: every thread's current Python stack,
+ * once, as text, for a process that hangs.
+ *
+ * The stacks are read from outside, without loading anything into the
+ * process and without stopping it: the target's own interpreter (its
+ * version, run with -E -S) reads them with CPython's remote unwinder
+ * (_remote_debugging, 3.14+: the reader `python -m asyncio ps` and the
+ * 3.15 sampling profiler use, which follows the target's
+ * _Py_DebugOffsets). This works where attach cannot: a process whose
+ * every thread is blocked (a deadlock) never reaches the safe point an
+ * attach script needs. Thread names are the OS's (3.14+ gives each
+ * threading.Thread's name to its OS thread, up to 15 bytes).
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/attach.h"
+#include "cli/record.h"
+#include "common/log.h"
+#include "common/usage.h"
+
+#define DUMP "pyprof dump"
+#define DUMP_OUT_MAX (4u << 20)
+
+void cmd_dump_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof dump PID\n"
+"\n"
+"Prints every thread's current Python stack in the running CPython\n"
+"process PID (3.14+), innermost call first, once. Reads from outside:\n"
+"loads nothing into the process, and works when every thread of it is\n"
+"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
+"\n"
+"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
+"2 on a usage error.\n");
+}
+
+/* What the target's interpreter runs: one block per thread, its name
+ * from /proc, then "    func (file:line)" lines, innermost first. Reads
+ * the 3.14 shape (a list of ThreadInfo) and the 3.15 one (InterpreterInfo
+ * holding them); retries a read torn by a running thread. */
+static const char dump_code[] =
+	"import sys\n"
+	"import _remote_debugging as rd\n"
+	"pid = int(sys.argv[1])\n"
+	"def name(tid):\n"
+	"    if tid == pid:\n"
+	"        return 'MainThread'\n"
+	"    try:\n"
+	"        with open('/proc/%d/task/%d/comm' % (pid, tid)) as f:\n"
+	"            return f.read().strip()\n"
+	"    except OSError:\n"
+	"        return '?'\n"
+	"def line(f):\n"
+	"    loc = getattr(f, 'location', None)\n"
+	"    return loc.lineno if loc is not None else getattr(f, 'lineno', 0)\n"
+	"err = None\n"
+	"for attempt in range(20):\n"
+	"    try:\n"
+	"        got = rd.RemoteUnwinder(pid, all_threads=True)"
+	".get_stack_trace()\n"
+	"        break\n"
+	"    except (RuntimeError, OSError) as e:\n"
+	"        err = e\n"
+	"else:\n"
+	"    sys.exit('cannot read the stacks: %s' % err)\n"
+	"threads = []\n"
+	"for item in got:\n"
+	"    threads.extend(getattr(item, 'threads', None) or [item])\n"
+	"out = []\n"
+	"for th in sorted(threads, key=lambda t: (t.thread_id != pid, "
+	"t.thread_id)):\n"
+	"    out.append('Thread %d \"%s\"' % (th.thread_id, "
+	"name(th.thread_id)))\n"
+	"    for f in th.frame_info:\n"
+	"        out.append('    %s (%s:%d)' % (f.funcname, f.filename, "
+	"line(f) or 0))\n"
+	"    if not th.frame_info:\n"
+	"        out.append('    (no Python frame)')\n"
+	"sys.stdout.write('\\n'.join(out) + '\\n')\n";
+
+int cmd_dump(int argc, char **argv)
+{
+	char lib[CMD_PATH_MAX], err[1024], code[sizeof dump_code + 64];
+	struct record r;
+	struct attach_target t;
+	pid_t pid;
+	char *out;
+	int rc;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") ||
+			  !strcmp(argv[1], "--help"))) {
+		cmd_dump_usage(stdout);
+		return 0;
+	}
+	if (argc != 2)
+		return usage_error(DUMP, "expects one PID"), CMD_EXIT_USAGE;
+	if (attach_parse_pid(DUMP, argv[1], &pid) < 0)
+		return CMD_EXIT_USAGE;
+	memset(&r, 0, sizeof r);
+	if (record_find_files(&r) != 0)
+		return 1;
+	snprintf(lib, sizeof lib, "%s", r.lib);
+	if (attach_target_check(pid, lib, 1, &t) < 0)
+		return 1;
+	/* the pid goes in the code: -c takes no arguments of ours after it
+	 * through attach_run_python */
+	snprintf(code, sizeof code, "import sys\nsys.argv[1:] = ['%d']\n%s",
+		 (int)pid, dump_code);
+	out = malloc(DUMP_OUT_MAX);
+	if (!out) {
+		log_error("out of memory");
+		return 1;
+	}
+	rc = attach_run_python(&t, code, out, DUMP_OUT_MAX, err, sizeof err);
+	if (rc != 0) {
+		log_error("cannot read the stacks of process %d: %s", (int)pid,
+			  err[0] ? err : "the interpreter failed");
+		free(out);
+		return 1;
+	}
+	printf("Process %d: %s (Python %d.%d, %s)\n%s", (int)pid, t.comm,
+	       t.major, t.minor, t.exe, out);
+	free(out);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,372 @@
+#!/usr/bin/env bats
+# attach.bats - `pyprof attach PID`: a running CPython process (started
+# without the library) profiled for a window and left as it was; every
+# refusal, one line each. Attach needs PEP 768 (3.14+): these tests run on
+# the selected interpreters that have it, else on 3.14 and 3.15.
+
+load ../lib/common
+
+setup() {
+	common_setup
+	# the per-user directory of attach (its sockets and scripts) is
+	# TMPDIR's: one of the test's own, short enough for a socket path
+	ATTACH_TMP=$(mktemp -d /tmp/pyprof-at.XXXXXX)
+	export TMPDIR=$ATTACH_TMP
+	KIDS=()
+}
+
+teardown() {
+	local k
+	for k in "${KIDS[@]}"; do
+		kill -9 "$k" 2>/dev/null || true
+	done
+	rm -rf "$ATTACH_TMP"
+	common_teardown
+}
+
+# The interpreters pyprof can attach to among those selected (3.14+), or
+# 3.14 and 3.15 when the selection has none.
+attach_each() {
+	local sel=() name exe kind
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && continue
+		[[ $name =~ ^3\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 14)) &&
+			sel+=("$name")
+	done < <(pyprof_pythons)
+	((${#sel[@]})) || sel=(3.14 3.15)
+	PYPROF_TEST_PYTHONS="${sel[*]}" for_each_python "$@"
+}
+
+# start_target NAME EXE ARGS...: EXE ARGS in the background, stdout in
+# $T/NAME.out, stderr in $T/NAME.err; TPID its pid; waits for "ready".
+start_target() {
+	local name=$1
+	shift
+	"$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 20
+}
+
+# finish_target NAME: waits for it; its exit status must be 0, its stderr
+# empty, its output the lines given after NAME.
+finish_target() {
+	local name=$1 rc=0
+	shift
+	wait "$TPID" || rc=$?
+	[[ $rc == 0 ]] || fail "target exited with status $rc"
+	if [[ -s $T/$name.err ]]; then
+		cat "$T/$name.err"
+		fail "the target wrote on its stderr"
+	fi
+	printf '%s\n' "$@" >"$T/$name.expected"
+	assert_same_file "$T/$name.expected" "$T/$name.out"
+}
+
+attach_shares() {
+	local prof=$T/$1.pb.gz t0 t1
+	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 8 "$T/$1.calls"
+	"$PP_PYPROF" attach "$TPID" --duration 3 --hz 250 -o "$prof" -v \
+		>"$T/$1.att.out" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach failed"; }
+	# the window as the process itself saw it: when sampling started
+	# and stopped, on its CLOCK_MONOTONIC (ctl's since_mono_ns)
+	t0=$(sed -nE 's/.*ctl start: 0 .*since_mono_ns=([0-9]+).*/\1/p' \
+		"$T/$1.att.err")
+	t1=$(sed -nE 's/.*ctl stop: 0 .*since_mono_ns=([0-9]+).*/\1/p' \
+		"$T/$1.att.err")
+	[[ -n $t0 && -n $t1 ]] || { cat "$T/$1.att.err"; fail "no window"; }
+	grep 'wrote ' "$T/$1.att.err"
+	finish_target "$1" ready done
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/attach_window.py" \
+		"$T/$1.calls" "$(echo "$t0" | sed -E 's/(.........)$/.\1/')" \
+		"$(echo "$t1" | sed -E 's/(.........)$/.\1/')" >"$T/$1.truth"
+	cat "$T/$1.truth"
+	pprof_raw "$prof" >"$T/$1.raw"
+	shares compare "$T/$1.raw" "$T/$1.truth" --tol 3 --min-samples 100
+}
+
+@test "attach --duration 3: shares within 3 points of the program's own clock; its output and status unchanged" {
+	attach_each attach_shares
+}
+
+attach_twice() {
+	local n
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 9
+	for n in 1 2; do
+		"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.$n.pb.gz" \
+			2>"$T/$1.$n.err" || { cat "$T/$1.$n.err"; fail "attach $n"; }
+		cat "$T/$1.$n.err"
+		grep -q 'wrote .*[1-9][0-9]* samples' "$T/$1.$n.err" ||
+			fail "attach $n wrote no samples"
+		pprof_top "$T/$1.$n.pb.gz" | grep -q busy_ ||
+			fail "attach $n: no busy_ function in the profile"
+	done
+	# one library, loaded once, dormant between
+	[[ $(grep -c 'libpyprof.so' "/proc/$TPID/maps" | head -1) -ge 1 ]]
+	[[ $(awk '/libpyprof.so/ {print $6}' "/proc/$TPID/maps" | sort -u |
+		wc -l) == 1 ]] || fail "the library is mapped twice"
+	finish_target "$1" ready done
+}
+
+@test "attach twice in a row: one library, left dormant, reused" {
+	attach_each attach_twice
+}
+
+attach_fifty() {
+	# (long enough for a loaded machine: the main thread, where the
+	# attach script runs, shares the GIL with 50 others)
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 12
+	# CPU mode: every thread that existed before the attach got its CPU
+	# timer (the 50 workers and the main thread: armed=51 or more when sampling
+	# started; which of them the GIL lets run is not ours to say)
+	"$PP_PYPROF" attach "$TPID" --duration 1 -v -o "$T/$1.cpu.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	grep -E 'ctl start: 0 .*status=ok sampling=on .*armed=5[1-9] ' \
+		"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "not 51 armed"; }
+	finish_target "$1" ready done
+	# wall mode: each thread's stack, named, sampled
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 12
+	"$PP_PYPROF" attach "$TPID" --duration 2 --mode wall \
+		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach"; }
+	shares threads "$T/$1.pb.gz" >"$T/$1.threads"
+	[[ $(grep -c 'worker-' "$T/$1.threads") == 50 ]] || {
+		cat "$T/$1.threads"
+		fail "not every one of the 50 threads was sampled"
+	}
+	for i in 0 17 49; do
+		pprof_top "$T/$1.pb.gz" | grep -q " busy_$i\$" ||
+			fail "busy_$i is not in the profile"
+	done
+	finish_target "$1" ready done
+}
+
+@test "attach to a process with 50 threads started before: every one sampled" {
+	attach_each attach_fifty
+}
+
+attach_sleep() {
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" sleep 5
+	"$PP_PYPROF" attach "$TPID" --duration 1 --mode wall \
+		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach"; }
+	pprof_top "$T/$1.pb.gz" | tee "$T/$1.top" | grep -q ' nap$' ||
+		fail "wall mode: the sleeping function is not in the profile"
+	finish_target "$1" ready done
+}
+
+@test "attach to a process sleeping in time.sleep (wall mode)" {
+	attach_each attach_sleep
+}
+
+attach_accept() {
+	local port rc=0
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" accept 0.5
+	# the only thread is blocked in accept(): no bytecode runs, so the
+	# library cannot be loaded; attach says so and leaves nothing behind
+	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 2 \
+		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" || rc=$?
+	cat "$T/$1.att.err"
+	[[ $rc == 1 ]] || fail "attach exited $rc, not 1"
+	grep -q "ran no Python code within 2 s" "$T/$1.att.err"
+	[[ $(wc -l <"$T/$1.att.err") == 1 ]] || fail "more than one line"
+	# once it runs again it finds the request too late and does nothing
+	port=$(awk '/^port/ {print $2}' "$T/$1.out")
+	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
+	finish_target "$1" "port $port" ready done
+	! grep -q libpyprof.so "/proc/$TPID/maps" 2>/dev/null
+}
+
+@test "attach to a process blocked in socket.accept: one line, and nothing loaded later" {
+	attach_each attach_accept
+}
+
+attach_collector() {
+	local prof
+	collector_start
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 5
+	"$PP_PYPROF" attach "$TPID" --collector "$SOCK" 2>"$T/$1.att.err" ||
+		{ cat "$T/$1.att.err"; fail "attach --collector"; }
+	grep -q "now reports to $SOCK" "$T/$1.att.err"
+	"$PP_PYPROF" ctl status --socket "$SOCK" --pid "$TPID" |
+		grep -q 'sampling=on'
+	finish_target "$1" ready done
+	prof=$(wait_profile "$TPID")
+	pprof_top "$prof" | grep -q busy_
+}
+
+@test "attach --collector: the process joins a running collector, sampling" {
+	attach_each attach_collector
+}
+
+# refused PATTERN CMD...: CMD exits 1 with one line on stderr matching
+# PATTERN.
+refused() {
+	local pat=$1 rc=0
+	shift
+	"$@" >"$T/ref.out" 2>"$T/ref.err" || rc=$?
+	cat "$T/ref.err"
+	[[ $rc == 1 ]] || fail "exit status $rc, not 1"
+	[[ $(wc -l <"$T/ref.err") == 1 ]] || fail "not one line"
+	grep -qE "$pat" "$T/ref.err" || fail "no '$pat'"
+	[[ ! -s $T/ref.out ]]
+}
+
+attach_refusals() {
+	local yama
+	# remote debugging switched off, both ways
+	PYTHON_DISABLE_REMOTE_DEBUG=1 start_target "$1-env" "$2" \
+		"$PP_TARGETS/attach_blocked.py" sleep 2
+	refused 'remote debugging is off in process [0-9]+ .*PYTHON_DISABLE_REMOTE_DEBUG' \
+		"$PP_PYPROF" attach "$TPID" --duration 1
+	finish_target "$1-env" ready done
+	start_target "$1-x" "$2" -X disable-remote-debug \
+		"$PP_TARGETS/attach_blocked.py" sleep 2
+	refused 'remote debugging is off' "$PP_PYPROF" attach "$TPID"
+	finish_target "$1-x" ready done
+	# another user's process, without CAP_SYS_PTRACE
+	start_target "$1-user" "$2" "$PP_TARGETS/attach_blocked.py" sleep 3
+	refused "process $TPID belongs to root: attaching needs the same user or CAP_SYS_PTRACE" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all --bounding-set=-all \
+		"$PP_PYPROF" attach "$TPID"
+	# Yama, each setting
+	yama=$T/ptrace_scope
+	for s in 1 2; do
+		echo "$s" >"$yama"
+		refused "Yama ptrace_scope is $s" env PYPROF_TEST_YAMA_FILE="$yama" \
+			setpriv --reuid=0 --inh-caps=-all --bounding-set=-sys_ptrace \
+			"$PP_PYPROF" attach "$TPID"
+	done
+	echo 3 >"$yama"
+	refused 'Yama ptrace_scope is 3: no process may be attached to until reboot; start the program with PYPROF_START=off' \
+		env PYPROF_TEST_YAMA_FILE="$yama" "$PP_PYPROF" attach "$TPID"
+	finish_target "$1-user" ready done
+	# another mount namespace
+	start_target "$1-ns" unshare -m "$2" "$PP_TARGETS/attach_blocked.py" sleep 2
+	TPID=$(pgrep -P "$TPID" -f attach_blocked.py || echo "$TPID")
+	refused 'is in another mount namespace .*run pyprof inside it' \
+		"$PP_PYPROF" attach "$TPID"
+}
+
+@test "refusals: remote debugging off, another user, Yama, another namespace" {
+	attach_each attach_refusals
+}
+
+@test "refusals: no such process, not Python, Python before 3.14, --heap" {
+	local old
+	refused '^pyprof: error: no process 4194303$' "$PP_PYPROF" attach 4194303
+	sleep 5 &
+	KIDS+=($!)
+	refused "process $! \(sleep\) is not a Python process" \
+		"$PP_PYPROF" attach "$!"
+	old=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	[[ -n $old ]] || old=/usr/bin/python3
+	start_target old "$old" "$PP_TARGETS/attach_blocked.py" sleep 2
+	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
+		"$PP_PYPROF" attach "$TPID"
+	finish_target old ready done
+	refused '^pyprof: error: --heap: heap sampling from the moment of attach is not supported yet' \
+		"$PP_PYPROF" attach "$TPID" --heap
+}
+
+dump_ten() {
+	local i tid
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" ten 4
+	"$PP_PYPROF" dump "$TPID" >"$T/$1.dump" 2>"$T/$1.dump.err" ||
+		{ cat "$T/$1.dump.err"; fail "dump"; }
+	cat "$T/$1.dump"
+	[[ ! -s $T/$1.dump.err ]]
+	head -1 "$T/$1.dump" | grep -q "^Process $TPID: "
+	# the main thread, blocked in join, and each sleeper in its function
+	grep -A1 "^Thread $TPID \"MainThread\"$" "$T/$1.dump" | tail -1 |
+		grep -qE '^    .*(join|wait|acquire) \(.*threading.py:[0-9]+\)$'
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		tid=$(grep -l "^sleeper-$i\$" /proc/"$TPID"/task/*/comm |
+			awk -F/ '{print $5}')
+		grep -A1 "^Thread $tid \"sleeper-$i\"$" "$T/$1.dump" | tail -1 |
+			grep -qE "^    sleeper_$i \(<string>:2\)$" ||
+			fail "sleeper-$i ($tid) is not named with its function"
+	done
+	[[ $(grep -c '^Thread ' "$T/$1.dump") == 11 ]]
+	# nothing was loaded into it, and it went on as before
+	! grep -q libpyprof.so "/proc/$TPID/maps"
+	finish_target "$1" ready done
+}
+
+@test "dump: a process with 10 threads, each named with its innermost function" {
+	attach_each dump_ten
+}
+
+top_pid() {
+	local sess=pyprof-top-$$-${1//./_} i ok= t0
+	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 10 "$T/$1.calls"
+	t0=$EPOCHREALTIME
+	tmux -L "$sess" new-session -d -s "$sess" -x 160 -y 40 \
+		"$PP_PYPROF top --pid $TPID -n 8 2>$T/$1.top.err; sleep 30"
+	# a terminal shows the hot function within 3 s of the start
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		# 3 s from the command's start
+		"$PP_HOST_PYTHON" -c "import sys; sys.exit($EPOCHREALTIME - $t0 > 3)" ||
+			break
+		tmux -L "$sess" capture-pane -p -t "$sess" >"$T/$1.screen"
+		if grep -qE '^ +[0-9.]+m?s +[0-9.]+% .* share_fifty ' \
+			"$T/$1.screen"; then
+			ok=1
+			break
+		fi
+	done
+	cat "$T/$1.screen" "$T/$1.top.err"
+	# Ctrl-C ends it, the process goes on
+	tmux -L "$sess" send-keys -t "$sess" C-c
+	sleep 1
+	tmux -L "$sess" kill-server || true
+	[[ -n $ok ]] || fail "no table with share_fifty within 3 s"
+	# the screen was redrawn in place: one header on it
+	[[ $(grep -c '^pyprof top: process' "$T/$1.screen") == 1 ]]
+	finish_target "$1" ready done
+}
+
+@test "top --pid in a terminal (tmux): the hot function within 3 s" {
+	command -v tmux >/dev/null || fail "tmux is not installed (make deps)"
+	attach_each top_pid
+}
+
+attach_native() {
+	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 5 "$T/$1.calls"
+	"$PP_PYPROF" attach "$TPID" --native --duration 2 -o "$T/$1.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	pprof_traces "$T/$1.pb.gz" >"$T/$1.traces"
+	# Python frames with the interpreter's own frames below them
+	grep -qE '^ +share_fifty$' "$T/$1.traces" || fail "no Python frame"
+	grep -qE '^ +(_?Py[A-Za-z_]+|python3\.[0-9]+\+0x[0-9a-f]+)$' \
+		"$T/$1.traces" || { head -40 "$T/$1.traces"; fail "no native frame"; }
+	finish_target "$1" ready done
+}
+
+@test "attach --native: native stacks from a library that arrived late" {
+	attach_each attach_native
+}
+
+attach_crash() {
+	local rc_plain=0 rc=0
+	"$2" -X faulthandler "$PP_TARGETS/attach_crash.py" 0.5 \
+		>"$T/$1.plain.out" 2>"$T/$1.plain.err" || rc_plain=$?
+	start_target "$1" "$2" -X faulthandler "$PP_TARGETS/attach_crash.py" 3
+	"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	wait "$TPID" || rc=$?
+	[[ $rc == "$rc_plain" && $rc == 139 ]] ||
+		fail "exit status $rc after an attach, $rc_plain without"
+	# the same report, but for addresses
+	sed -E 's/0x[0-9a-f]+/ADDR/g; s/[+]0x[0-9a-f]+//g' "$T/$1.plain.err" >"$T/a"
+	sed -E 's/0x[0-9a-f]+/ADDR/g; s/[+]0x[0-9a-f]+//g' "$T/$1.err" >"$T/b"
+	grep -q 'Fatal Python error: Segmentation fault' "$T/b"
+	diff "$T/a" "$T/b" || fail "faulthandler's report differs"
+}
+
+@test "a crash after an attach is reported and ends the process as without one" {
+	attach_each attach_crash
+}

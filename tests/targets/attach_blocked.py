@@ -1,0 +1,106 @@
+# attach_blocked.py - programs that wait, for tests/e2e/attach.bats.
+#
+# Usage: python attach_blocked.py KIND SECONDS
+#   sleep    the main thread sleeps in time.sleep(0.2) calls, SECONDS long
+#   accept   the main thread blocks in socket.accept() until a client
+#            connects to the port it prints ("port N"), then it goes on
+#   ten      10 threads, sleeper-0 .. sleeper-9, each in time.sleep in its
+#            own function sleeper_0 .. sleeper_9; the main thread joins
+#            them
+#   threads  50 threads, each in its own function: busy_0 .. busy_49
+#            working 1 ms, pausing 50 ms; the main thread joins them with
+#            a time-out
+# Prints "ready" (after "port N" for accept) and "done" at the end; the
+# output does not depend on whether pyprof was attached.
+import socket
+import sys
+import threading
+import time
+
+
+def nap(seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        time.sleep(0.2)
+
+
+def accept_once(seconds):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    print("port %d" % srv.getsockname()[1])
+    print("ready", flush=True)
+    conn, _ = srv.accept()
+    conn.close()
+    srv.close()
+    nap(seconds)
+
+
+GO = threading.Event()
+END = []
+
+
+def spin(seconds):
+    # all start together, once all 50 exist (starting a thread while
+    # others spin takes a while: the GIL), and end together
+    GO.wait()
+    x = 0
+    while time.time() < END[0]:
+        # 1 ms of work, then a wait: about one CPU for the 50 of them.
+        # Spinning without a pause would starve the main thread of the
+        # GIL for seconds, and the attach script runs in the main thread
+        t = time.time() + 0.001
+        while time.time() < t:
+            x += 1
+        time.sleep(0.05)
+    return x
+
+
+def fifty(seconds):
+    threads = []
+    for i in range(50):
+        # a function of its own per thread: busy_0 .. busy_49
+        ns = {"spin": spin}
+        exec("def busy_%d(s):\n    return spin(s)\n" % i, ns)
+        t = threading.Thread(target=ns["busy_%d" % i], args=(seconds,),
+                             name="worker-%d" % i)
+        t.start()
+        threads.append(t)
+    END.append(time.time() + seconds)
+    GO.set()
+    print("ready", flush=True)
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(0.05)
+
+
+def ten(seconds):
+    threads = []
+    for i in range(10):
+        ns = {"time": time}
+        exec("def sleeper_%d(s):\n    time.sleep(s)\n" % i, ns)
+        t = threading.Thread(target=ns["sleeper_%d" % i], args=(seconds,),
+                             name="sleeper-%d" % i)
+        t.start()
+        threads.append(t)
+    print("ready", flush=True)
+    for t in threads:
+        t.join()
+
+
+def main():
+    kind, seconds = sys.argv[1], float(sys.argv[2])
+    if kind == "sleep":
+        print("ready", flush=True)
+        nap(seconds)
+    elif kind == "accept":
+        accept_once(seconds)
+    elif kind == "threads":
+        fifty(seconds)
+    elif kind == "ten":
+        ten(seconds)
+    print("done")
+
+
+if __name__ == "__main__":
+    main()
