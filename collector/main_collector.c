@@ -22,6 +22,7 @@
 #include "daemon/collector.h"
 #include "common/log.h"
 #include "common/usage.h"
+#include "common/version.h"
 #include "push/push_opts.h"
 #include "pyprof/defaults.h"
 
@@ -145,6 +146,7 @@ static void usage(FILE *out)
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
 "  -v, --verbose      same as --log-level debug (so is PYPROF_LOG=debug)\n"
 "  -h, --help         show this help\n"
+"  -V, --version      print the version\n"
 "\n"
 "SIGTERM or SIGINT: read what clients already sent, write the profiles,\n"
 "exit. Exit status: 0 ok, 1 runtime error (cannot listen, cannot write),\n"
@@ -291,6 +293,7 @@ static const struct option longopts[] = {
 	{ "spool-dir", required_argument, NULL, OPT_PUSH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -509,17 +512,21 @@ static int check_combinations(struct collector_opts *o)
 }
 
 /* Fills c from argv; returns -1 to go on, else the exit status (0 after
- * --help). */
+ * --help or --version). */
 static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 {
 	int opt, rc, index = 0;
 	char err[512];
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, &index)) !=
+	while ((opt = getopt_long(argc, argv, ":vhV", longopts, &index)) !=
 	       -1) {
 		if (opt == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (opt == 'V') { /* as pyprof -V */
+			printf("pyprof-collector %s\n", PYPROF_VERSION);
 			return 0;
 		}
 		rc = one_option(c, opt, optarg, argv, index);

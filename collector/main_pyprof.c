@@ -58,6 +58,8 @@ static void usage(FILE *out)
 		"Commands:\n");
 	for (i = 0; i < N_CMDS; i++)
 		fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out, "  %-12s %s\n", "help",
+		"this text; `pyprof help COMMAND`: that command's options");
 	fprintf(out,
 		"\n"
 		"Options:\n"
@@ -91,7 +93,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(name, "help")) {
-		if (argc < 3) {
+		if (argc < 3 || !strcmp(argv[2], "-h") ||
+		    !strcmp(argv[2], "--help")) {
 			usage(stdout);
 			return 0;
 		}
