@@ -9,6 +9,7 @@
 #   make bench      benchmarks (figures for docs/performance.md)
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local by default (MANDIR=PREFIX/share/man); runs ldconfig
+#   make wheel      build/dist/pyprof-VERSION-py2.py3-none-manylinux_2_N_x86_64.whl
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
@@ -321,10 +322,17 @@ install: all
 	install -m 0644 man/libpyprof.7 $(DESTDIR)$(MANDIR)/man7/
 	-[ -z "$(DESTDIR)" ] && ldconfig
 
+# A wheel (tools/wheel, the standard library only): the programs, the
+# library, the pyprof module and the manual pages, with the libraries a
+# base system lacks bundled (patchelf, as auditwheel does), in build/dist/.
+# pip install build/dist/pyprof-*.whl; see docs/install.md.
+wheel: all
+	tools/wheel $(BUILD) $(BUILD)/dist
+
 clean:
 	rm -rf build build-asan build-ubsan
 
 format:
 	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: wheel deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format

@@ -31,6 +31,8 @@ static const struct cmd cmds[] = {
 	  cmd_diff, cmd_diff_usage },
 	{ "ctl", "switch sampling on and off in processes a collector serves",
 	  cmd_ctl, cmd_ctl_usage },
+	{ "lib-path", "print the path of libpyprof.so (for LD_PRELOAD)",
+	  cmd_libpath, cmd_libpath_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
