@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,8 @@ static void usage(FILE *out)
 "  --allow-user USER  also serve clients of USER (a name or a uid; may be\n"
 "                     repeated); the socket is then mode 0666 in a 0711\n"
 "                     directory, and clients are checked by credentials\n"
+"  --allow-group GROUP  also serve processes in GROUP (a name or a gid;\n"
+"                     their gid or a supplementary group), as --allow-user\n"
 "  --http [ADDR:]PORT serve Go's /debug/pprof/ endpoints over HTTP (go tool\n"
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
@@ -147,11 +150,31 @@ static void usage(FILE *out)
 "  -v, --verbose      same as --log-level debug (so is PYPROF_LOG=debug)\n"
 "  -h, --help         show this help\n"
 "  -V, --version      print the version\n"
+"  --config FILE      read options from FILE, one \"key = value\" a line, key\n"
+"                     a long option without its dashes (a flag: true or\n"
+"                     false); the command line's options win\n"
 "\n"
 "SIGTERM or SIGINT: read what clients already sent, write the profiles,\n"
 "exit. Exit status: 0 ok, 1 runtime error (cannot listen, cannot write),\n"
 "2 usage error.\n",
 		COLLECTOR_MAX_CLIENTS);
+}
+
+/* Where the option being applied came from, when from --config: "FILE:N: "
+ * before each error line; "" for the command line. */
+static char config_where[PATH_MAX + 32];
+
+/* A usage error naming the option (and the config file's line). */
+__attribute__((format(printf, 1, 2)))
+static int opt_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return usage_error(PROG, "%s%s", config_where, msg);
 }
 
 /* A uid or gid in decimal: digits only, below max (which is (uid_t)-1,
@@ -259,7 +282,8 @@ enum {
 	OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE, OPT_ALLOW_USER,
 	OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP, OPT_HTTP_TOKEN,
 	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS,
-	OPT_SPOOL_MAX, OPT_PUSH /* the push options: push_opts.h */
+	OPT_SPOOL_MAX, OPT_ALLOW_GROUP, OPT_CONFIG,
+	OPT_PUSH /* the push options: push_opts.h */
 };
 
 static const struct option longopts[] = {
@@ -274,6 +298,7 @@ static const struct option longopts[] = {
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
+	{ "allow-group", required_argument, NULL, OPT_ALLOW_GROUP },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
@@ -291,6 +316,7 @@ static const struct option longopts[] = {
 	{ "push-ca-file", required_argument, NULL, OPT_PUSH },
 	{ "push-header", required_argument, NULL, OPT_PUSH },
 	{ "spool-dir", required_argument, NULL, OPT_PUSH },
+	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -304,6 +330,7 @@ struct cmdline {
 	struct push_opts push;
 	int spool_max_given;
 	uid_t allow[MAX_ALLOW_USERS];
+	gid_t allow_g[MAX_ALLOW_USERS];
 	enum log_level level;
 	int level_set;
 };
@@ -339,23 +366,23 @@ static int number_option(struct collector_opts *o, int opt, const char *arg)
 	switch (opt) {
 	case OPT_READY_FD:
 		if (parse_long(arg, 0, INT_MAX, &v) < 0)
-			return usage_error(PROG, "--ready-fd wants a file "
+			return opt_error("--ready-fd wants a file "
 					   "descriptor number, not '%s'", arg);
 		if (fcntl((int)v, F_GETFD) < 0)
-			return usage_error(PROG, "--ready-fd %s is not an open "
+			return opt_error("--ready-fd %s is not an open "
 					   "file descriptor", arg);
 		o->ready_fd = (int)v;
 		return 0;
 	case OPT_PERIOD:
 		if (parse_long(arg, 1, MAX_PERIOD_S, &v) < 0)
-			return usage_error(PROG, "--period wants whole seconds "
+			return opt_error("--period wants whole seconds "
 					   "from 1 to %d, not '%s'",
 					   MAX_PERIOD_S, arg);
 		o->period_ns = (uint64_t)v * 1000000000u;
 		return 0;
 	default: /* OPT_MAX_CLIENTS */
 		if (parse_long(arg, 1, MAX_CLIENTS, &v) < 0)
-			return usage_error(PROG, "--max-clients wants a number "
+			return opt_error("--max-clients wants a number "
 					   "from 1 to %d, not '%s'",
 					   MAX_CLIENTS, arg);
 		o->max_clients = (size_t)v;
@@ -371,21 +398,34 @@ static int who_option(struct cmdline *c, int opt, const char *arg)
 
 	if (opt == OPT_OUTPUT_GROUP) {
 		if (parse_group(arg, &o->output_gid) < 0)
-			return usage_error(PROG, "--output-group wants a group "
+			return opt_error("--output-group wants a group "
 					   "name or a gid, not '%s' (no such "
 					   "group)", arg);
 		if (!may_give_to(o->output_gid))
-			return usage_error(PROG, "--output-group %s: files can "
+			return opt_error("--output-group %s: files can "
 					   "only be given to a group you are a "
 					   "member of", arg);
 		o->output_shared = 1;
 		return 0;
 	}
+	if (opt == OPT_ALLOW_GROUP) {
+		gid_t gid;
+		if (parse_group(arg, &gid) < 0)
+			return opt_error("--allow-group wants a group "
+					   "name or a gid, not '%s' (no such "
+					   "group)", arg);
+		if (o->n_allow_gids == MAX_ALLOW_USERS)
+			return opt_error("--allow-group: at most %d "
+					   "groups", MAX_ALLOW_USERS);
+		c->allow_g[o->n_allow_gids++] = gid;
+		o->allow_gids = c->allow_g;
+		return 0;
+	}
 	if (parse_user(arg, &uid) < 0)
-		return usage_error(PROG, "--allow-user wants a user name or a "
+		return opt_error("--allow-user wants a user name or a "
 				   "uid, not '%s' (no such user)", arg);
 	if (o->n_allow_uids == MAX_ALLOW_USERS)
-		return usage_error(PROG, "--allow-user: at most %d users",
+		return opt_error("--allow-user: at most %d users",
 				   MAX_ALLOW_USERS);
 	c->allow[o->n_allow_uids++] = uid;
 	o->allow_uids = c->allow;
@@ -411,6 +451,7 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_MAX_CLIENTS:
 		return number_option(o, opt, arg);
 	case OPT_ALLOW_USER:
+	case OPT_ALLOW_GROUP:
 	case OPT_OUTPUT_GROUP:
 		return who_option(c, opt, arg);
 	case OPT_MERGE:
@@ -424,14 +465,14 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 		return 0;
 	case OPT_HOLD_MAX:
 		if (parse_size(arg, &o->hold_max) < 0)
-			return usage_error(PROG, "--hold-max wants a size in "
+			return opt_error("--hold-max wants a size in "
 					   "bytes, with K, M or G (of 1024) or "
 					   "not, up to 1T, not '%s'", arg);
 		return 0;
 	case OPT_SPOOL_MAX:
 		if (parse_size(arg, &c->push.spool_max) < 0 ||
 		    c->push.spool_max == 0)
-			return usage_error(PROG, "--spool-max wants a size in "
+			return opt_error("--spool-max wants a size in "
 					   "bytes, with K, M or G (of 1024) or "
 					   "not, from 1 to 1T, not '%s'", arg);
 		c->spool_max_given = 1;
@@ -439,11 +480,11 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_PUSH:
 		if (push_opts_set(&c->push, longopts[index].name, arg, err,
 				  sizeof(err)) < 0)
-			return usage_error(PROG, "%s", err);
+			return opt_error("%s", err);
 		return 0;
 	case OPT_LOG_LEVEL:
 		if (log_parse_level(arg, &c->level) < 0)
-			return usage_error(PROG, "--log-level wants error, "
+			return opt_error("--log-level wants error, "
 					   "warn, info or debug, not '%s'",
 					   arg);
 		c->level_set = 1;
@@ -453,9 +494,9 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 		c->level_set = 1;
 		return 0;
 	case ':':
-		return usage_error(PROG, "%s needs a value", argv[optind - 1]);
+		return opt_error("%s needs a value", argv[optind - 1]);
 	default:
-		return usage_error(PROG, "unknown option '%s'",
+		return opt_error("unknown option '%s'",
 				   argv[optind - 1]);
 	}
 }
@@ -480,11 +521,11 @@ static int check_token(struct collector_opts *o)
 		      o->http_token[i] != '&' && o->http_token[i] != '%' &&
 		      o->http_token[i] != '+';
 	if (!ok)
-		return usage_error(PROG, "--http-token wants 1 to %d visible "
+		return opt_error("--http-token wants 1 to %d visible "
 				   "ASCII characters other than & %% +",
 				   MAX_TOKEN_LEN);
 	if (!o->http_spec)
-		return usage_error(PROG, "--http-token goes with --http");
+		return opt_error("--http-token goes with --http");
 	return 0;
 }
 
@@ -496,31 +537,145 @@ static int check_combinations(struct collector_opts *o)
 	    (o->output_file && !*o->output_file) ||
 	    (o->summary_file && !*o->summary_file) ||
 	    (o->timeline_file && !*o->timeline_file))
-		return usage_error(PROG, "empty path given to an option");
+		return opt_error("empty path given to an option");
 	if (o->timeline_file && !o->output_file)
-		return usage_error(PROG, "--timeline goes with --output (its "
+		return opt_error("--timeline goes with --output (its "
 				   "stacks name that profile's locations)");
 	if (o->output_file && o->period_ns)
-		return usage_error(PROG, "--output cannot go with --period "
+		return opt_error("--output cannot go with --period "
 				   "(each window starts afresh); use --merge");
 	if (o->http_no_auth && o->http_token)
-		return usage_error(PROG, "--http-no-auth and --http-token "
+		return opt_error("--http-no-auth and --http-token "
 				   "exclude each other");
 	if (o->http_no_auth && !o->http_spec)
-		return usage_error(PROG, "--http-no-auth goes with --http");
+		return opt_error("--http-no-auth goes with --http");
 	return check_token(o);
 }
 
-/* Fills c from argv; returns -1 to go on, else the exit status (0 after
- * --help or --version). */
+/* ---- --config FILE ------------------------------------------------------
+ *
+ * One option per line, "key = value", key a long option's name without
+ * its dashes (period = 60, allow-group = pyprof, push-label = env=prod);
+ * a flag takes true/false (yes/no, on/off, 1/0); blank lines and lines
+ * starting with # are skipped; a repeatable option may appear on several
+ * lines. An option given on the command line wins: every line of its key
+ * is then left out. A bad line is a usage error naming FILE:LINE. */
+
+#define N_LONGOPTS (sizeof(longopts) / sizeof(longopts[0]) - 1)
+
+static char *trim(char *s)
+{
+	char *e = s + strlen(s);
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' ||
+			 e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+/* A flag's value: 1, 0, or -1 if it is neither. */
+static int flag_value(const char *v)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i]))
+			return 1;
+		if (!strcasecmp(v, no[i]))
+			return 0;
+	}
+	return -1;
+}
+
+/* One "key = value" line of the config file (line already trimmed); 0,
+ * or the exit status. */
+static int config_line(struct cmdline *c, char *line, const char *seen)
+{
+	char *eq = strchr(line, '='), *key, *val;
+	size_t i;
+	int on;
+
+	if (!eq)
+		return opt_error("expected 'key = value', not '%s'", line);
+	*eq = 0;
+	key = trim(line);
+	val = trim(eq + 1);
+	for (i = 0; i < N_LONGOPTS; i++)
+		if (!strcmp(longopts[i].name, key))
+			break;
+	if (i == N_LONGOPTS || !strcmp(key, "help") ||
+	    !strcmp(key, "version") || !strcmp(key, "config"))
+		return opt_error("unknown key '%s' (the keys are "
+				 "pyprof-collector's long options without "
+				 "their dashes)", key);
+	if (seen[i])
+		return 0; /* the command line's wins */
+	if (longopts[i].has_arg == no_argument) {
+		on = flag_value(val);
+		if (on < 0)
+			return opt_error("%s is a flag: true or false, not "
+					 "'%s'", key, val);
+		return on ? one_option(c, longopts[i].val, NULL, NULL,
+				       (int)i) : 0;
+	}
+	if (!*val)
+		return opt_error("%s needs a value", key);
+	/* The value must outlive the parse: the options keep pointers. */
+	val = strdup(val);
+	if (!val)
+		return opt_error("out of memory");
+	return one_option(c, longopts[i].val, val, NULL, (int)i);
+}
+
+/* Applies FILE's lines to c, leaving out the keys in seen. 0, or the exit
+ * status. */
+static int read_config(struct cmdline *c, const char *file, const char *seen)
+{
+	FILE *f = fopen(file, "r");
+	char buf[4096];
+	int n = 0, rc = 0;
+
+	if (!f)
+		return opt_error("--config %s: %s", file, strerror(errno));
+	while (!rc && fgets(buf, sizeof(buf), f)) {
+		char *line = trim(buf);
+		n++;
+		if (!*line || *line == '#')
+			continue;
+		snprintf(config_where, sizeof(config_where), "%s:%d: ", file,
+			 n);
+		rc = config_line(c, line, seen);
+	}
+	config_where[0] = 0;
+	fclose(f);
+	return rc;
+}
+
+/* Fills c from argv (and --config FILE); returns -1 to go on, else the
+ * exit status (0 after --help or --version). */
 static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 {
-	int opt, rc, index = 0;
-	char err[512];
+	int opt, rc, index = -1;
+	char err[512], seen[N_LONGOPTS] = { 0 };
+	const char *config = NULL;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":vhV", longopts, &index)) !=
 	       -1) {
+		int li = index;
+		index = -1;
+		if (opt == 'v') /* -v: the key "verbose" */
+			for (li = 0; strcmp(longopts[li].name, "verbose"); li++)
+				;
+		if (li >= 0 && li < (int)N_LONGOPTS)
+			seen[li] = 1;
+		if (opt == OPT_CONFIG) {
+			config = optarg;
+			continue;
+		}
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -529,17 +684,19 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 			printf("pyprof-collector %s\n", PYPROF_VERSION);
 			return 0;
 		}
-		rc = one_option(c, opt, optarg, argv, index);
+		rc = one_option(c, opt, optarg, argv, li);
 		if (rc)
 			return rc;
 	}
+	if (config && (rc = read_config(c, config, seen)))
+		return rc;
 	if (optind < argc)
-		return usage_error(PROG, "unexpected argument '%s'",
+		return opt_error("unexpected argument '%s'",
 				   argv[optind]);
 	rc = check_combinations(&c->opts);
 	if (!rc && push_opts_check(&c->push, c->spool_max_given, err,
 				   sizeof(err)) < 0)
-		rc = usage_error(PROG, "%s", err);
+		rc = opt_error("%s", err);
 	if (c->push.pyroscope_url || c->push.otlp_url)
 		c->opts.push = &c->push;
 	return rc ? rc : -1;
