@@ -10,6 +10,7 @@
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local by default (MANDIR=PREFIX/share/man); runs ldconfig
 #   make wheel      build/dist/pyprof-VERSION-py2.py3-none-manylinux_2_N_x86_64.whl
+#   make deb        build/dist/pyprof_VERSION_ARCH.deb (collector service included)
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
@@ -329,10 +330,16 @@ install: all
 wheel: all
 	tools/wheel $(BUILD) $(BUILD)/dist
 
+# A Debian package (tools/deb, dpkg-deb; packaging/deb/): the programs, the
+# library, the module for the system Python, the manual pages and a
+# systemd unit running one collector for the machine; in build/dist/.
+deb: all
+	tools/deb $(BUILD) $(BUILD)/dist
+
 clean:
 	rm -rf build build-asan build-ubsan
 
 format:
 	clang-format -i $(PRELOAD_SRC) $(filter preload/%,$(PRELOAD_HDR)) collector/*.c collector/*/*.[ch] include/pyprof/*.h tests/unit/*.[ch]
 
-.PHONY: wheel deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: wheel deb deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
