@@ -134,3 +134,46 @@ render() {
 			fail "column out of line at $col: '$row'"
 	done < <(grep -E '(BINARY_OP|PRECALL)' "$T/op")
 }
+
+@test "pyprof-collector --config FILE: key = value lines, the command line wins, one line per bad line" {
+	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/wire_client.py" bad
+	mkdir -p "$T/from-conf" "$T/from-cmd"
+	cat >"$T/c.conf" <<-EOF
+		# a comment, then a blank line
+
+		output-dir = $T/from-conf
+		merge = true
+		summary = $T/summary
+		push-label = ignored=1
+	EOF
+	# push-label needs a push URL: the command line's --push-label does
+	# not come into it, so the config's line is checked and refused
+	run "$PP_COLLECTOR" --config "$T/c.conf" --socket "$SOCK"
+	assert_eq 2 "$status" "push-label without a URL"
+	[[ $output == *"--push-label goes with"* ]] || fail "$output"
+	sed -i '/push-label/d' "$T/c.conf"
+	# --output-dir on the command line wins over the file's; merge and
+	# summary come from the file
+	"$PP_COLLECTOR" --config "$T/c.conf" --socket "$SOCK" --output-dir "$T/from-cmd" \
+		>"$T/collector.log" 2>&1 3>&- &
+	COLLECTOR_PID=$!
+	for ((i = 0; i < 100; i++)); do [[ -S $SOCK ]] && break; sleep 0.05; done
+	$wc good --socket "$SOCK" --pid 6201 --samples 20 --prefix conf
+	collector_stop
+	ls "$T/from-cmd"/merged.*.pb.gz >/dev/null || fail "no merged profile in --output-dir: $(ls -R "$T")"
+	[[ -z $(ls -A "$T/from-conf") ]] || fail "the file's output-dir was used"
+	grep -q '^processes=1 samples=20 ' "$T/summary" || fail "no summary from the file's summary key"
+	# bad lines: exit 2, one line naming FILE:LINE and what is wrong
+	for bad in "nosuch = 1|unknown key 'nosuch'" "merge = maybe|merge is a flag: true or false, not 'maybe'" \
+		"period = 0|--period wants whole seconds" "period|expected 'key = value', not 'period'" \
+		"help = true|unknown key 'help'" "allow-group = no-such-group-x|--allow-group wants a group name"; do
+		printf '# first\n%s\n' "${bad%%|*}" >"$T/bad.conf"
+		run "$PP_COLLECTOR" --config "$T/bad.conf" --socket "$SOCK"
+		assert_eq 2 "$status" "'${bad%%|*}'"
+		assert_eq 1 "$(echo "$output" | wc -l)" "lines for '${bad%%|*}': $output"
+		[[ $output == *"$T/bad.conf:2: ${bad#*|}"* ]] || fail "'${bad%%|*}': $output"
+	done
+	run "$PP_COLLECTOR" --config "$T/none.conf"
+	assert_eq 2 "$status" "a missing file"
+	[[ $output == *"--config $T/none.conf: No such file"* ]] || fail "$output"
+}
