@@ -57,7 +57,7 @@ for m in (_ctypes, zlib):
 
 @test "the wheel: pyprof installed in a fresh venv profiles pyprof.labels with the -dev packages and the system's copies hidden" {
 	need_root
-	unzip -l "$WHL" >"$T/listing"
+	"$PP_HOST_PYTHON" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$WHL" >"$T/listing"
 	for f in pyprof.py pyprof_bin/bin/pyprof pyprof_bin/bin/pyprof-collector \
 		pyprof_bin/lib/libpyprof.so pyprof_bin/libs/libprotobuf-c.so.1 \
 		data/share/man/man1/pyprof.1 data/share/man/man7/libpyprof.7 \
