@@ -14,7 +14,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,22 +159,9 @@ static void usage(FILE *out)
 		COLLECTOR_MAX_CLIENTS);
 }
 
-/* Where the option being applied came from, when from --config: "FILE:N: "
- * before each error line; "" for the command line. */
+/* While --config's lines are applied, the log's prefix:
+ * "pyprof-collector: FILE:N", so that an error names the line. */
 static char config_where[PATH_MAX + 32];
-
-/* A usage error naming the option (and the config file's line). */
-__attribute__((format(printf, 1, 2)))
-static int opt_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return usage_error(PROG, "%s%s", config_where, msg);
-}
 
 /* A uid or gid in decimal: digits only, below max (which is (uid_t)-1,
  * "no id"). */
@@ -366,23 +352,23 @@ static int number_option(struct collector_opts *o, int opt, const char *arg)
 	switch (opt) {
 	case OPT_READY_FD:
 		if (parse_long(arg, 0, INT_MAX, &v) < 0)
-			return opt_error("--ready-fd wants a file "
+			return usage_error(PROG, "--ready-fd wants a file "
 					   "descriptor number, not '%s'", arg);
 		if (fcntl((int)v, F_GETFD) < 0)
-			return opt_error("--ready-fd %s is not an open "
+			return usage_error(PROG, "--ready-fd %s is not an open "
 					   "file descriptor", arg);
 		o->ready_fd = (int)v;
 		return 0;
 	case OPT_PERIOD:
 		if (parse_long(arg, 1, MAX_PERIOD_S, &v) < 0)
-			return opt_error("--period wants whole seconds "
+			return usage_error(PROG, "--period wants whole seconds "
 					   "from 1 to %d, not '%s'",
 					   MAX_PERIOD_S, arg);
 		o->period_ns = (uint64_t)v * 1000000000u;
 		return 0;
 	default: /* OPT_MAX_CLIENTS */
 		if (parse_long(arg, 1, MAX_CLIENTS, &v) < 0)
-			return opt_error("--max-clients wants a number "
+			return usage_error(PROG, "--max-clients wants a number "
 					   "from 1 to %d, not '%s'",
 					   MAX_CLIENTS, arg);
 		o->max_clients = (size_t)v;
@@ -398,11 +384,11 @@ static int who_option(struct cmdline *c, int opt, const char *arg)
 
 	if (opt == OPT_OUTPUT_GROUP) {
 		if (parse_group(arg, &o->output_gid) < 0)
-			return opt_error("--output-group wants a group "
+			return usage_error(PROG, "--output-group wants a group "
 					   "name or a gid, not '%s' (no such "
 					   "group)", arg);
 		if (!may_give_to(o->output_gid))
-			return opt_error("--output-group %s: files can "
+			return usage_error(PROG, "--output-group %s: files can "
 					   "only be given to a group you are a "
 					   "member of", arg);
 		o->output_shared = 1;
@@ -411,21 +397,21 @@ static int who_option(struct cmdline *c, int opt, const char *arg)
 	if (opt == OPT_ALLOW_GROUP) {
 		gid_t gid;
 		if (parse_group(arg, &gid) < 0)
-			return opt_error("--allow-group wants a group "
+			return usage_error(PROG, "--allow-group wants a group "
 					   "name or a gid, not '%s' (no such "
 					   "group)", arg);
 		if (o->n_allow_gids == MAX_ALLOW_USERS)
-			return opt_error("--allow-group: at most %d "
+			return usage_error(PROG, "--allow-group: at most %d "
 					   "groups", MAX_ALLOW_USERS);
 		c->allow_g[o->n_allow_gids++] = gid;
 		o->allow_gids = c->allow_g;
 		return 0;
 	}
 	if (parse_user(arg, &uid) < 0)
-		return opt_error("--allow-user wants a user name or a "
+		return usage_error(PROG, "--allow-user wants a user name or a "
 				   "uid, not '%s' (no such user)", arg);
 	if (o->n_allow_uids == MAX_ALLOW_USERS)
-		return opt_error("--allow-user: at most %d users",
+		return usage_error(PROG, "--allow-user: at most %d users",
 				   MAX_ALLOW_USERS);
 	c->allow[o->n_allow_uids++] = uid;
 	o->allow_uids = c->allow;
@@ -465,14 +451,14 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 		return 0;
 	case OPT_HOLD_MAX:
 		if (parse_size(arg, &o->hold_max) < 0)
-			return opt_error("--hold-max wants a size in "
+			return usage_error(PROG, "--hold-max wants a size in "
 					   "bytes, with K, M or G (of 1024) or "
 					   "not, up to 1T, not '%s'", arg);
 		return 0;
 	case OPT_SPOOL_MAX:
 		if (parse_size(arg, &c->push.spool_max) < 0 ||
 		    c->push.spool_max == 0)
-			return opt_error("--spool-max wants a size in "
+			return usage_error(PROG, "--spool-max wants a size in "
 					   "bytes, with K, M or G (of 1024) or "
 					   "not, from 1 to 1T, not '%s'", arg);
 		c->spool_max_given = 1;
@@ -480,11 +466,11 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_PUSH:
 		if (push_opts_set(&c->push, longopts[index].name, arg, err,
 				  sizeof(err)) < 0)
-			return opt_error("%s", err);
+			return usage_error(PROG, "%s", err);
 		return 0;
 	case OPT_LOG_LEVEL:
 		if (log_parse_level(arg, &c->level) < 0)
-			return opt_error("--log-level wants error, "
+			return usage_error(PROG, "--log-level wants error, "
 					   "warn, info or debug, not '%s'",
 					   arg);
 		c->level_set = 1;
@@ -494,9 +480,9 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 		c->level_set = 1;
 		return 0;
 	case ':':
-		return opt_error("%s needs a value", argv[optind - 1]);
+		return usage_error(PROG, "%s needs a value", argv[optind - 1]);
 	default:
-		return opt_error("unknown option '%s'",
+		return usage_error(PROG, "unknown option '%s'",
 				   argv[optind - 1]);
 	}
 }
@@ -521,11 +507,11 @@ static int check_token(struct collector_opts *o)
 		      o->http_token[i] != '&' && o->http_token[i] != '%' &&
 		      o->http_token[i] != '+';
 	if (!ok)
-		return opt_error("--http-token wants 1 to %d visible "
+		return usage_error(PROG, "--http-token wants 1 to %d visible "
 				   "ASCII characters other than & %% +",
 				   MAX_TOKEN_LEN);
 	if (!o->http_spec)
-		return opt_error("--http-token goes with --http");
+		return usage_error(PROG, "--http-token goes with --http");
 	return 0;
 }
 
@@ -537,18 +523,18 @@ static int check_combinations(struct collector_opts *o)
 	    (o->output_file && !*o->output_file) ||
 	    (o->summary_file && !*o->summary_file) ||
 	    (o->timeline_file && !*o->timeline_file))
-		return opt_error("empty path given to an option");
+		return usage_error(PROG, "empty path given to an option");
 	if (o->timeline_file && !o->output_file)
-		return opt_error("--timeline goes with --output (its "
+		return usage_error(PROG, "--timeline goes with --output (its "
 				   "stacks name that profile's locations)");
 	if (o->output_file && o->period_ns)
-		return opt_error("--output cannot go with --period "
+		return usage_error(PROG, "--output cannot go with --period "
 				   "(each window starts afresh); use --merge");
 	if (o->http_no_auth && o->http_token)
-		return opt_error("--http-no-auth and --http-token "
+		return usage_error(PROG, "--http-no-auth and --http-token "
 				   "exclude each other");
 	if (o->http_no_auth && !o->http_spec)
-		return opt_error("--http-no-auth goes with --http");
+		return usage_error(PROG, "--http-no-auth goes with --http");
 	return check_token(o);
 }
 
@@ -599,7 +585,7 @@ static int config_line(struct cmdline *c, char *line, const char *seen)
 	int on;
 
 	if (!eq)
-		return opt_error("expected 'key = value', not '%s'", line);
+		return usage_error(PROG, "expected 'key = value', not '%s'", line);
 	*eq = 0;
 	key = trim(line);
 	val = trim(eq + 1);
@@ -608,7 +594,7 @@ static int config_line(struct cmdline *c, char *line, const char *seen)
 			break;
 	if (i == N_LONGOPTS || !strcmp(key, "help") ||
 	    !strcmp(key, "version") || !strcmp(key, "config"))
-		return opt_error("unknown key '%s' (the keys are "
+		return usage_error(PROG, "unknown key '%s' (the keys are "
 				 "pyprof-collector's long options without "
 				 "their dashes)", key);
 	if (seen[i])
@@ -616,17 +602,17 @@ static int config_line(struct cmdline *c, char *line, const char *seen)
 	if (longopts[i].has_arg == no_argument) {
 		on = flag_value(val);
 		if (on < 0)
-			return opt_error("%s is a flag: true or false, not "
+			return usage_error(PROG, "%s is a flag: true or false, not "
 					 "'%s'", key, val);
 		return on ? one_option(c, longopts[i].val, NULL, NULL,
 				       (int)i) : 0;
 	}
 	if (!*val)
-		return opt_error("%s needs a value", key);
+		return usage_error(PROG, "%s needs a value", key);
 	/* The value must outlive the parse: the options keep pointers. */
 	val = strdup(val);
 	if (!val)
-		return opt_error("out of memory");
+		return usage_error(PROG, "out of memory");
 	return one_option(c, longopts[i].val, val, NULL, (int)i);
 }
 
@@ -639,17 +625,18 @@ static int read_config(struct cmdline *c, const char *file, const char *seen)
 	int n = 0, rc = 0;
 
 	if (!f)
-		return opt_error("--config %s: %s", file, strerror(errno));
+		return usage_error(PROG, "--config %s: %s", file, strerror(errno));
 	while (!rc && fgets(buf, sizeof(buf), f)) {
 		char *line = trim(buf);
 		n++;
 		if (!*line || *line == '#')
 			continue;
-		snprintf(config_where, sizeof(config_where), "%s:%d: ", file,
-			 n);
+		snprintf(config_where, sizeof(config_where), "%s: %s:%d", PROG,
+			 file, n);
+		log_set_prefix(config_where);
 		rc = config_line(c, line, seen);
 	}
-	config_where[0] = 0;
+	log_set_prefix(PROG);
 	fclose(f);
 	return rc;
 }
@@ -691,12 +678,12 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 	if (config && (rc = read_config(c, config, seen)))
 		return rc;
 	if (optind < argc)
-		return opt_error("unexpected argument '%s'",
+		return usage_error(PROG, "unexpected argument '%s'",
 				   argv[optind]);
 	rc = check_combinations(&c->opts);
 	if (!rc && push_opts_check(&c->push, c->spool_max_given, err,
 				   sizeof(err)) < 0)
-		rc = opt_error("%s", err);
+		rc = usage_error(PROG, "%s", err);
 	if (c->push.pyroscope_url || c->push.otlp_url)
 		c->opts.push = &c->push;
 	return rc ? rc : -1;

@@ -171,7 +171,7 @@ render() {
 		run "$PP_COLLECTOR" --config "$T/bad.conf" --socket "$SOCK"
 		assert_eq 2 "$status" "'${bad%%|*}'"
 		assert_eq 1 "$(echo "$output" | wc -l)" "lines for '${bad%%|*}': $output"
-		[[ $output == *"$T/bad.conf:2: ${bad#*|}"* ]] || fail "'${bad%%|*}': $output"
+		[[ $output == *"$T/bad.conf:2: error: ${bad#*|}"* ]] || fail "'${bad%%|*}': $output"
 	done
 	run "$PP_COLLECTOR" --config "$T/none.conf"
 	assert_eq 2 "$status" "a missing file"
