@@ -12,6 +12,8 @@
 #   make deps       install the Debian packages building and running need
 #   make test-deps  and those the tests need (make check), as root
 #   make install    PREFIX=/usr/local by default (MANDIR=PREFIX/share/man); runs ldconfig
+#   make wheel      build/dist/pyprof-VERSION-py2.py3-none-manylinux_2_N_x86_64.whl
+#   make deb        build/dist/pyprof_VERSION_ARCH.deb (collector service included)
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
@@ -399,6 +401,19 @@ install: all
 	install -m 0644 man/libpyprof.7 $(DESTDIR)$(MANDIR)/man7/
 	-[ -z "$(DESTDIR)" ] && ldconfig
 
+# A wheel (tools/wheel, the standard library only): the programs, the
+# library, the pyprof module and the manual pages, with the libraries a
+# base system lacks bundled (patchelf, as auditwheel does), in build/dist/.
+# pip install build/dist/pyprof-*.whl; see docs/install.md.
+wheel: all
+	tools/wheel $(BUILD) $(BUILD)/dist
+
+# A Debian package (tools/deb, dpkg-deb; packaging/deb/): the programs, the
+# library, the module for the system Python, the manual pages and a
+# systemd unit running one collector for the machine; in build/dist/.
+deb: all
+	tools/deb $(BUILD) $(BUILD)/dist
+
 clean:
 	rm -rf build build-san build-asan build-ubsan
 
@@ -413,7 +428,7 @@ format-check:
 format:
 	clang-format -i $(FORMAT_SRC)
 
-.PHONY: plain-parts san check-san test-deps format-check deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
 
 # The header dependencies the compiles wrote (DEPFLAGS).
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

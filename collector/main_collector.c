@@ -33,6 +33,7 @@
 #include "daemon/output.h"
 #include "http/http_pprof.h"
 #include "push/push.h"
+#include "common/version.h"
 #include "push/push_opts.h"
 #include "push/push_sink.h"
 #include "pyprof/defaults.h"
@@ -132,6 +133,8 @@ static void usage(FILE *out)
 "  --allow-user USER  also serve clients of USER (a name or a uid; may be\n"
 "                     repeated); the socket is then mode 0666 in a 0711\n"
 "                     directory, and clients are checked by credentials\n"
+"  --allow-group GROUP  also serve processes in GROUP (a name or a gid;\n"
+"                     their gid or a supplementary group), as --allow-user\n"
 "  --http [ADDR:]PORT serve Go's /debug/pprof/ endpoints over HTTP (go tool\n"
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
@@ -162,12 +165,20 @@ static void usage(FILE *out)
 "  --log-level LEVEL  error, warn, info (default) or debug\n"
 "  -v, --verbose      same as --log-level debug (so is PYPROF_LOG=debug)\n"
 "  -h, --help         show this help\n"
+"  -V, --version      print the version\n"
+"  --config FILE      read options from FILE, one \"key = value\" a line, key\n"
+"                     a long option without its dashes (a flag: true or\n"
+"                     false); the command line's options win\n"
 "\n"
 "SIGTERM or SIGINT: read what clients already sent, write the profiles,\n"
 "exit. Exit status: 0 ok, 1 runtime error (cannot listen, cannot write),\n"
 "2 usage error.\n",
 		COLLECTOR_MAX_CLIENTS);
 }
+
+/* While --config's lines are applied, the log's prefix:
+ * "pyprof-collector: FILE:N", so that an error names the line. */
+static char config_where[PATH_MAX + 32];
 
 /* A uid or gid in decimal: digits only, below max (which is (uid_t)-1,
  * "no id"). */
@@ -275,6 +286,7 @@ enum {
 	OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP, OPT_HTTP_TOKEN,
 	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS,
 	OPT_SPOOL_MAX, OPT_EXIT_GRACE,
+	OPT_ALLOW_GROUP, OPT_CONFIG,
 	OPT_PUSH /* the push options: push_opts.h */
 };
 
@@ -290,6 +302,7 @@ static const struct option longopts[] = {
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
+	{ "allow-group", required_argument, NULL, OPT_ALLOW_GROUP },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
@@ -308,8 +321,10 @@ static const struct option longopts[] = {
 	{ "push-ca-file", required_argument, NULL, OPT_PUSH },
 	{ "push-header", required_argument, NULL, OPT_PUSH },
 	{ "spool-dir", required_argument, NULL, OPT_PUSH },
+	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -320,6 +335,7 @@ struct cmdline {
 	struct push_opts push;
 	int spool_max_given;
 	uid_t allow[MAX_ALLOW_USERS];
+	gid_t allow_g[MAX_ALLOW_USERS];
 	enum log_level level;
 	int level_set;
 };
@@ -405,6 +421,19 @@ static int who_option(struct cmdline *c, int opt, const char *arg)
 		o->output_shared = 1;
 		return 0;
 	}
+	if (opt == OPT_ALLOW_GROUP) {
+		gid_t gid;
+		if (parse_group(arg, &gid) < 0)
+			return usage_error(PROG, "--allow-group wants a group "
+					   "name or a gid, not '%s' (no such "
+					   "group)", arg);
+		if (o->n_allow_gids == MAX_ALLOW_USERS)
+			return usage_error(PROG, "--allow-group: at most %d "
+					   "groups", MAX_ALLOW_USERS);
+		c->allow_g[o->n_allow_gids++] = gid;
+		o->allow_gids = c->allow_g;
+		return 0;
+	}
 	if (parse_user(arg, &uid) < 0)
 		return usage_error(PROG, "--allow-user wants a user name or a "
 				   "uid, not '%s' (no such user)", arg);
@@ -436,6 +465,7 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_EXIT_GRACE:
 		return number_option(o, opt, arg);
 	case OPT_ALLOW_USER:
+	case OPT_ALLOW_GROUP:
 	case OPT_OUTPUT_GROUP:
 		return who_option(c, opt, arg);
 	case OPT_MERGE:
@@ -536,24 +566,145 @@ static int check_combinations(struct collector_opts *o)
 	return check_token(o);
 }
 
-/* Fills c from argv; returns -1 to go on, else the exit status (0 after
- * --help). */
+/* ---- --config FILE ------------------------------------------------------
+ *
+ * One option per line, "key = value", key a long option's name without
+ * its dashes (period = 60, allow-group = pyprof, push-label = env=prod);
+ * a flag takes true/false (yes/no, on/off, 1/0); blank lines and lines
+ * starting with # are skipped; a repeatable option may appear on several
+ * lines. An option given on the command line wins: every line of its key
+ * is then left out. A bad line is a usage error naming FILE:LINE. */
+
+#define N_LONGOPTS (sizeof(longopts) / sizeof(longopts[0]) - 1)
+
+static char *trim(char *s)
+{
+	char *e = s + strlen(s);
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' ||
+			 e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+/* A flag's value: 1, 0, or -1 if it is neither. */
+static int flag_value(const char *v)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i]))
+			return 1;
+		if (!strcasecmp(v, no[i]))
+			return 0;
+	}
+	return -1;
+}
+
+/* One "key = value" line of the config file (line already trimmed); 0,
+ * or the exit status. */
+static int config_line(struct cmdline *c, char *line, const char *seen)
+{
+	char *eq = strchr(line, '='), *key, *val;
+	size_t i;
+	int on;
+
+	if (!eq)
+		return usage_error(PROG, "expected 'key = value', not '%s'", line);
+	*eq = 0;
+	key = trim(line);
+	val = trim(eq + 1);
+	for (i = 0; i < N_LONGOPTS; i++)
+		if (!strcmp(longopts[i].name, key))
+			break;
+	if (i == N_LONGOPTS || !strcmp(key, "help") ||
+	    !strcmp(key, "version") || !strcmp(key, "config"))
+		return usage_error(PROG, "unknown key '%s' (the keys are "
+				 "pyprof-collector's long options without "
+				 "their dashes)", key);
+	if (seen[i])
+		return 0; /* the command line's wins */
+	if (longopts[i].has_arg == no_argument) {
+		on = flag_value(val);
+		if (on < 0)
+			return usage_error(PROG, "%s is a flag: true or false, not "
+					 "'%s'", key, val);
+		return on ? one_option(c, longopts[i].val, NULL, NULL,
+				       (int)i) : 0;
+	}
+	if (!*val)
+		return usage_error(PROG, "%s needs a value", key);
+	/* The value must outlive the parse: the options keep pointers. */
+	val = strdup(val);
+	if (!val)
+		return usage_error(PROG, "out of memory");
+	return one_option(c, longopts[i].val, val, NULL, (int)i);
+}
+
+/* Applies FILE's lines to c, leaving out the keys in seen. 0, or the exit
+ * status. */
+static int read_config(struct cmdline *c, const char *file, const char *seen)
+{
+	FILE *f = fopen(file, "r");
+	char buf[4096];
+	int n = 0, rc = 0;
+
+	if (!f)
+		return usage_error(PROG, "--config %s: %s", file, strerror(errno));
+	while (!rc && fgets(buf, sizeof(buf), f)) {
+		char *line = trim(buf);
+		n++;
+		if (!*line || *line == '#')
+			continue;
+		snprintf(config_where, sizeof(config_where), "%s: %s:%d", PROG,
+			 file, n);
+		log_set_prefix(config_where);
+		rc = config_line(c, line, seen);
+	}
+	log_set_prefix(PROG);
+	fclose(f);
+	return rc;
+}
+
+/* Fills c from argv (and --config FILE); returns -1 to go on, else the
+ * exit status (0 after --help or --version). */
 static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 {
-	int opt, rc, index = 0;
-	char err[512];
+	int opt, rc, index = -1;
+	char err[512], seen[N_LONGOPTS] = { 0 };
+	const char *config = NULL;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, &index)) !=
+	while ((opt = getopt_long(argc, argv, ":vhV", longopts, &index)) !=
 	       -1) {
+		int li = index;
+		index = -1;
+		if (opt == 'v') /* -v: the key "verbose" */
+			for (li = 0; strcmp(longopts[li].name, "verbose"); li++)
+				;
+		if (li >= 0 && li < (int)N_LONGOPTS)
+			seen[li] = 1;
+		if (opt == OPT_CONFIG) {
+			config = optarg;
+			continue;
+		}
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
 		}
-		rc = one_option(c, opt, optarg, argv, index);
+		if (opt == 'V') { /* as pyprof -V */
+			printf("pyprof-collector %s\n", PYPROF_VERSION);
+			return 0;
+		}
+		rc = one_option(c, opt, optarg, argv, li);
 		if (rc)
 			return rc;
 	}
+	if (config && (rc = read_config(c, config, seen)))
+		return rc;
 	if (optind < argc)
 		return usage_error(PROG, "unexpected argument '%s'",
 				   argv[optind]);

@@ -36,6 +36,8 @@ static const struct cmd cmds[] = {
 	  cmd_attach, cmd_attach_usage },
 	{ "dump", "print every thread's Python stack in a running process",
 	  cmd_dump, cmd_dump_usage },
+	{ "lib-path", "print the path of libpyprof.so (for LD_PRELOAD)",
+	  cmd_libpath, cmd_libpath_usage },
 };
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -63,6 +65,8 @@ static void usage(FILE *out)
 		"Commands:\n");
 	for (i = 0; i < N_CMDS; i++)
 		fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out, "  %-12s %s\n", "help",
+		"this text; `pyprof help COMMAND`: that command's options");
 	fprintf(out,
 		"\n"
 		"Options:\n"
@@ -96,7 +100,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(name, "help")) {
-		if (argc < 3) {
+		if (argc < 3 || !strcmp(argv[2], "-h") ||
+		    !strcmp(argv[2], "--help")) {
 			usage(stdout);
 			return 0;
 		}

@@ -71,6 +71,9 @@ int cmd_diff(int argc, char **argv);
 void cmd_diff_usage(FILE *out);
 int cmd_ctl(int argc, char **argv);
 void cmd_ctl_usage(FILE *out);
+/* cmd_libpath.c: `pyprof lib-path [--pythonpath]`. */
+int cmd_libpath(int argc, char **argv);
+void cmd_libpath_usage(FILE *out);
 
 struct view_filter;
 
@@ -116,6 +119,13 @@ int cmd_self_dir(char *buf, size_t n);
  */
 int cmd_find_beside(const char *dir, const char *const *rel, char *out,
 		    size_t n);
+
+/* Where libpyprof.so and the labels module (pyprof.py) are, relative to
+ * pyprof's own directory, for cmd_find_beside: the build tree (build/),
+ * an installed tree (PREFIX/bin, PREFIX/lib: make install, the .deb, the
+ * wheel's pyprof_bin/). NULL-terminated. */
+extern const char *const cmd_lib_rel[];
+extern const char *const cmd_module_rel[];
 
 /*
  * Finds COMMAND the way execvp(3) will: a name containing '/' is taken as

@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -88,8 +89,9 @@ void cmd_ctl_usage(FILE *out)
 		"bytes allocated\n"
 		"  --native         start: native stacks (processes started "
 		"with PYPROF_NATIVE)\n"
-		"  --socket PATH    the collector's socket (default: as "
-		"PYPROF_SOCKET)\n"
+		"  --socket PATH    the collector's socket, absolute or from "
+		"the current\n"
+		"                   directory (default: as PYPROF_SOCKET)\n"
 		"\n"
 		"Exit status: 0 done; 1 a process refused or did not answer, "
 		"nothing matched,\nor no collector; 2 usage error.\n");
@@ -405,7 +407,41 @@ struct ctl_req {
 	int mode;                 /* WIRE_MODE_*, or -1: the process's own */
 	int native;
 	const char *sock;         /* NULL: $PYPROF_SOCKET or the default */
+	char sock_abs[108];       /* --socket PATH made absolute */
 };
+
+/* --socket PATH: an absolute path as given, a relative one resolved
+ * against the current directory (as the collector's own --socket takes
+ * it); either way shorter than sun_path's 108 bytes. */
+static int ctl_socket(struct ctl_req *q, const char *val)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (!*val)
+		return usage_error(CTL, "--socket expects a path, not ''");
+	if (val[0] == '/') {
+		if (strlen(val) >= sizeof(q->sock_abs))
+			return usage_error(CTL, "--socket expects a path "
+					   "shorter than 108 bytes, not '%s'",
+					   val);
+		q->sock = val;
+		return 0;
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		return usage_error(CTL, "--socket %s: cannot resolve a "
+				   "relative path: the current directory is "
+				   "unknown (%s)", val, strerror(errno));
+	n = snprintf(q->sock_abs, sizeof(q->sock_abs), "%s%s%s", cwd,
+		     strcmp(cwd, "/") ? "/" : "", val);
+	if (n < 0 || (size_t)n >= sizeof(q->sock_abs))
+		return usage_error(CTL, "--socket %s is %d bytes long once "
+				   "made absolute (%s/%s); a socket path must "
+				   "be shorter than 108 bytes", val, n, cwd,
+				   val);
+	q->sock = q->sock_abs;
+	return 0;
+}
 
 /* The options that take a number: bounds, what the error line says they
  * expect, and where the value goes. */
@@ -447,14 +483,8 @@ static int ctl_option(struct ctl_req *q, const char *a, const char *val)
 					   "not '%s'", val);
 		return 0;
 	}
-	if (!strcmp(a, "--socket")) {
-		if (val[0] != '/' || strlen(val) >= 108)
-			return usage_error(CTL, "--socket expects an absolute "
-					   "path shorter than 108 bytes, not "
-					   "'%s'", val);
-		q->sock = val;
-		return 0;
-	}
+	if (!strcmp(a, "--socket"))
+		return ctl_socket(q, val);
 	return usage_error(CTL, "unknown option '%s'", a);
 }
 

@@ -98,11 +98,6 @@ int record_check_output(struct record *r)
 /* Finds libpyprof.so and pyprof-collector beside our own executable. */
 int record_find_files(struct record *r)
 {
-	static const char *const lib_rel[] = {
-		"libpyprof.so",        /* build tree: build/ */
-		"../lib/libpyprof.so", /* installed: PREFIX/bin, PREFIX/lib */
-		NULL
-	};
 	static const char *const coll_rel[] = { "pyprof-collector", NULL };
 	char dir[CMD_PATH_MAX];
 	int ret;
@@ -113,7 +108,7 @@ int record_find_files(struct record *r)
 			  strerror(-ret));
 		return ret;
 	}
-	ret = cmd_find_beside(dir, lib_rel, r->lib, sizeof(r->lib));
+	ret = cmd_find_beside(dir, cmd_lib_rel, r->lib, sizeof(r->lib));
 	if (ret) {
 		log_error("libpyprof.so not found in %s or %s/../lib", dir,
 			  dir);
@@ -133,12 +128,7 @@ int record_find_files(struct record *r)
 	}
 	/* The module for labels from code: optional (without it a program
 	 * that imports it fails as it would without pyprof). */
-	static const char *const mod_rel[] = {
-		"../preload/python/pyprof.py",        /* build tree */
-		"../lib/pyprof/python/pyprof.py",     /* installed */
-		NULL
-	};
-	if (cmd_find_beside(dir, mod_rel, r->pymod, sizeof(r->pymod)) == 0)
+	if (cmd_find_beside(dir, cmd_module_rel, r->pymod, sizeof(r->pymod)) == 0)
 		*strrchr(r->pymod, '/') = 0;
 	else
 		r->pymod[0] = 0;

@@ -43,6 +43,18 @@ int cmd_self_dir(char *buf, size_t n)
 	return 0;
 }
 
+const char *const cmd_lib_rel[] = {
+	"libpyprof.so",        /* build tree: build/ */
+	"../lib/libpyprof.so", /* installed: PREFIX/bin, PREFIX/lib */
+	NULL
+};
+
+const char *const cmd_module_rel[] = {
+	"../preload/python/pyprof.py",    /* build tree */
+	"../lib/pyprof/python/pyprof.py", /* installed */
+	NULL
+};
+
 int cmd_find_beside(const char *dir, const char *const *rel, char *out,
 		    size_t n)
 {

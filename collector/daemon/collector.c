@@ -12,12 +12,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,14 +168,39 @@ static void on_accept_resume(struct loop *loop, struct loop_timer *t,
 	loop_mod_fd(loop, listener_fd(c->lis), EPOLLIN);
 }
 
-static int uid_allowed(const struct collector *c, uid_t uid)
+/* Whether the process at the other end of fd is in one of the
+ * --allow-group groups: its gid, or one of its supplementary groups as
+ * the kernel saw them when it connected (SO_PEERGROUPS, Linux 4.13). */
+static int group_allowed(const struct collector *c, int fd)
+{
+	const struct collector_opts *o = c->opts;
+	gid_t groups[NGROUPS_MAX + 1];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t n = 0;
+
+	if (!o->n_allow_gids)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		groups[n++] = cred.gid;
+	len = (socklen_t)(sizeof(groups) - sizeof(gid_t));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups + n, &len) == 0)
+		n += len / sizeof(gid_t);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < o->n_allow_gids; j++)
+			if (groups[i] == o->allow_gids[j])
+				return 1;
+	return 0;
+}
+
+static int uid_allowed(const struct collector *c, uid_t uid, int fd)
 {
 	if (uid == geteuid())
 		return 1;
 	for (size_t i = 0; i < c->opts->n_allow_uids; i++)
 		if (c->opts->allow_uids[i] == uid)
 			return 1;
-	return 0;
+	return group_allowed(c, fd);
 }
 
 static void refuse(struct collector *c, pid_t pid, uid_t uid)
@@ -181,8 +208,9 @@ static void refuse(struct collector *c, pid_t pid, uid_t uid)
 	(pidring_seen(&c->refused, pid) ? log_debug : log_warn)(
 		"refused client pid %d: uid %u is not ours (%u)%s", (int)pid,
 		(unsigned)uid, (unsigned)geteuid(),
-		c->opts->n_allow_uids ? " nor allowed by --allow-user"
-				      : " (see --allow-user)");
+		c->opts->n_allow_uids || c->opts->n_allow_gids
+			? " nor allowed by --allow-user or --allow-group"
+			: " (see --allow-user, --allow-group)");
 }
 
 /* At the cap: closes the connection that has waited longest without
@@ -227,7 +255,7 @@ static void accept_client(struct collector *c, int fd, pid_t pid,
 	struct conn *conn;
 	int rc;
 
-	if (!uid_allowed(c, uid)) {
+	if (!uid_allowed(c, uid, fd)) {
 		refuse(c, pid, uid);
 		close(fd);
 		return;
@@ -621,7 +649,7 @@ static int start_listening(struct collector *c, const char *path)
 		log_error("cannot set up signal handling: %s", strerror(-rc));
 		return rc;
 	}
-	if ((rc = listener_open(path, opts->n_allow_uids > 0, &c->lis,
+	if ((rc = listener_open(path, opts->n_allow_uids + opts->n_allow_gids > 0, &c->lis,
 				err)) < 0) {
 		log_error("%s", err);
 		return rc;
@@ -702,6 +730,9 @@ int collector_run(const struct collector_opts *opts,
 	for (size_t i = 0; i < opts->n_allow_uids; i++)
 		log_info("clients of uid %u are allowed too (socket mode 0666)",
 			 (unsigned)opts->allow_uids[i]);
+	for (size_t i = 0; i < opts->n_allow_gids; i++)
+		log_info("clients in group %u are allowed too (socket mode "
+			 "0666)", (unsigned)opts->allow_gids[i]);
 	signal_ready(opts->ready_fd);
 	if ((rc = loop_run(c.loop)) < 0) {
 		log_error("event loop: %s", strerror(-rc));

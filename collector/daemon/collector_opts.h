@@ -31,6 +31,10 @@ struct collector_opts {
 	int per_thread;           /* also one profile per thread */
 	const uid_t *allow_uids;  /* other users to serve */
 	size_t n_allow_uids;
+	const gid_t *allow_gids;  /* and the processes of these groups (the
+				     client's gid or one of its supplementary
+				     groups, from SO_PEERCRED/SO_PEERGROUPS) */
+	size_t n_allow_gids;
 	const char *http_spec;    /* NULL: no HTTP; else "[ADDR:]PORT" to
 				     serve /debug/pprof/ (http_pprof.h) */
 	const char *http_token;   /* NULL: a random one is made at start

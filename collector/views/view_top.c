@@ -23,6 +23,7 @@
 
 #define TOP_VALUE_W 10
 #define TOP_HOT_FUNCS 3
+#define TOP_OPCODE_W 28 /* the opcode column at least, wider for longer names */
 #define TOP_MAX_LABEL 256
 
 struct row {
@@ -364,7 +365,7 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 	const char *unit = p->types[type].unit;
 	char a[32], hot[1024];
 	size_t shown;
-	int rc = -ENOMEM;
+	int rc = -ENOMEM, name_w = TOP_OPCODE_W;
 
 	view_keys_init(&keys, VIEW_BY_FUNCTION);
 	if (view_keys_map(&keys, p, &kmap) < 0)
@@ -381,21 +382,28 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 	}
 	qsort(t.v, t.n, sizeof(*t.v), cmp_lrow);
 	shown = o->n_rows && o->n_rows < t.n ? o->n_rows : t.n;
+	/* The column as wide as the longest name shown (3.11's
+	 * PRECALL_METHOD_DESCRIPTOR_FAST_WITH_KEYWORDS is 43 bytes), so
+	 * "hottest in" starts at one place on every line. */
+	for (size_t i = 0; i < shown; i++)
+		if (strlen(t.v[i].name) > (size_t)name_w)
+			name_w = (int)strlen(t.v[i].name);
 	header(out, p, type, y.total, y.n_samples, count_type);
 	fprintf(out, "Showing %zu of %zu opcodes; %.2f%% of the total has an "
 		"opcode (samples in Python code)\n", shown, t.n,
 		pct(y.with, y.total));
-	fprintf(out, "%*s %7s %8s  %-28s %s\n", TOP_VALUE_W,
+	fprintf(out, "%*s %7s %8s  %-*s %s\n", TOP_VALUE_W,
 		p->types[type].type, "share", count_type >= 0 ? "samples" : "",
-		"opcode", "hottest in");
+		name_w, "opcode", "hottest in");
 	for (size_t i = 0; i < shown; i++) {
 		char cnt[24] = "";
 		if (count_type >= 0)
 			snprintf(cnt, sizeof(cnt), "%" PRId64, t.v[i].count);
 		hot_funcs(&t.v[i], &keys, hot, sizeof(hot));
-		fprintf(out, "%*s %6.2f%% %8s  %-28s %s\n", TOP_VALUE_W,
+		fprintf(out, "%*s %6.2f%% %8s  %-*s %s\n", TOP_VALUE_W,
 			view_fmt_value(a, sizeof(a), t.v[i].value, unit),
-			pct(t.v[i].value, y.total), cnt, t.v[i].name, hot);
+			pct(t.v[i].value, y.total), cnt, name_w, t.v[i].name,
+			hot);
 	}
 	rc = 0;
 out:

@@ -497,3 +497,45 @@ class labels(object):
     def __repr__(self):
         return "pyprof.labels(%s)" % ", ".join(
             "%s=%r" % kv for kv in self._spec.items)
+
+
+# ---- the programs, when this module came with them (the wheel) ------------
+#
+# The wheel installs pyprof, pyprof-collector and libpyprof.so in
+# pyprof_bin/ beside this module, and its `pyprof` and `pyprof-collector`
+# commands are these functions: each replaces the Python process with the
+# program (os.execv), so arguments, exit status and signals are the
+# program's own. `python -m pyprof ARGS` is `pyprof ARGS`, for
+# environments without the commands on PATH; `pyprof lib-path` prints the
+# library's path for LD_PRELOAD. Nothing here runs at import.
+
+def _bundled(prog):
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "pyprof_bin", "bin", prog)
+    if not os.access(path, os.X_OK):
+        sys.stderr.write("pyprof: %s is not installed beside this module "
+                         "(%s); install the pyprof wheel, or run the "
+                         "program from the Debian package or make install\n"
+                         % (prog, path))
+        sys.exit(2)
+    return path
+
+
+def _exec(prog):
+    import os
+    path = _bundled(prog)
+    sys.stdout.flush()
+    os.execv(path, [prog] + sys.argv[1:])
+
+
+def _main_pyprof():
+    _exec("pyprof")
+
+
+def _main_collector():
+    _exec("pyprof-collector")
+
+
+if __name__ == "__main__":
+    _main_pyprof()

@@ -71,7 +71,7 @@ check_options() {
 	"$PP_PYPROF" --help >"$T/help" || fail "pyprof --help failed"
 	# The commands are the indented words under "Commands:".
 	local cmds
-	cmds=$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p' "$T/help")
+	cmds=$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' "$T/help")
 	[[ $cmds == *record* && $cmds == *ctl* ]] ||
 		fail "no commands found in pyprof --help: $cmds"
 	for cmd in $cmds; do
