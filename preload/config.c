@@ -341,3 +341,14 @@ int config_validate(const char *(*get)(const char *name, void *arg),
 
 	return config_check(&c, get, arg, err, err_len);
 }
+
+int config_collector_user(const char *(*get)(const char *name, void *arg),
+			  void *arg, long *uid, char *err, size_t err_len)
+{
+	struct config c;
+	int rc = config_check(&c, get, arg, err, err_len);
+
+	if (rc == 0)
+		*uid = c.collector_uid;
+	return rc;
+}

@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../preload/config.h"
+#include "pyprof/envcheck.h"
 #include "cli/cmd.h"
 #include "common/checked.h"
 #include "common/log.h"
@@ -213,15 +213,15 @@ static const char *collector_user_only(const char *name, void *arg)
 
 static long trusted_uid(void)
 {
-	struct config c;
+	long uid = -1;
 	char err[256];
 
-	if (config_check(&c, collector_user_only, NULL, err,
-			 sizeof(err)) < 0) {
+	if (config_collector_user(collector_user_only, NULL, &uid, err,
+				  sizeof(err)) < 0) {
 		log_warn("ctl: %s; trusting our own user and root only", err);
 		return -1;
 	}
-	return c.collector_uid;
+	return uid;
 }
 
 /* The socket's directory (checked.h, as the library checks it). 0, or 1

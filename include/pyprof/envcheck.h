@@ -20,4 +20,10 @@
 int config_validate(const char *(*get)(const char *name, void *arg),
 		    void *arg, char *err, size_t err_len);
 
+/* The same check, then the user PYPROF_COLLECTOR_USER trusts besides our
+ * own and root (-1: none) in *uid (`pyprof ctl` checks a listener as the
+ * library does). 0, or -EINVAL with one line in err. */
+int config_collector_user(const char *(*get)(const char *name, void *arg),
+			  void *arg, long *uid, char *err, size_t err_len);
+
 #endif /* PYPROF_ENVCHECK_H */
