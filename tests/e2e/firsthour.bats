@@ -110,12 +110,12 @@ render() {
 		fail "pyprof(1) says samples come from a signal handler whatever the rate"
 	! grep -q 'past 250 Hz, one perf counter per thread)' "$T/l7" ||
 		fail "libpyprof(7) says past 250 Hz there is one perf counter per thread"
-	grep -q 'past 250 Hz otherwise, none' "$T/l7" ||
+	grep -q 'past 250 Hz without it, up to 8 /proc/self/task/TID/syscall files' "$T/l7" ||
 		fail "libpyprof(7) does not say what is open past 250 Hz"
 }
 
 @test "pyprof top --by opcode keeps its columns in line with long opcode names" {
-	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/wire_client.py" f col row
+	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/lib/wire_client.py" f col row
 	collector_start
 	# 3.11: 72 is PRECALL_METHOD_DESCRIPTOR_FAST_WITH_KEYWORDS (43
 	# bytes), 122 BINARY_OP.
@@ -136,7 +136,7 @@ render() {
 }
 
 @test "pyprof-collector --config FILE: key = value lines, the command line wins, one line per bad line" {
-	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/e2e/helpers/wire_client.py" bad
+	local wc="$PP_HOST_PYTHON $PP_ROOT/tests/lib/wire_client.py" bad
 	mkdir -p "$T/from-conf" "$T/from-cmd"
 	cat >"$T/c.conf" <<-EOF
 		# a comment, then a blank line
