@@ -637,6 +637,7 @@ static int ring_pending(void)
 struct loop {
 	uint64_t last_scan, last_gone_check;
 	int was_initialized;   /* the interpreter was seen up */
+	int saw_interp;        /* an interpreter state was seen at all */
 	int gone;              /* the program's last thread has ended */
 };
 
@@ -706,6 +707,9 @@ static void refresh_unwind_tables(void)
 static void follow_interpreter(struct loop *l)
 {
 	int init = sampler.is_initialized();
+	if (!l->saw_interp && sampler.interp_head && sampler.interp_head())
+		l->saw_interp = 1; /* from early in Py_Initialize to late in
+				    * Py_Finalize: python -c pass's 10 ms */
 	if (ag.finalized)
 		return;
 	if (init && !l->was_initialized) {
@@ -830,8 +834,13 @@ static void finish(const struct loop *l)
 	 * with its samples (heap sampling starts with the library, a dying
 	 * code object drains the ring) or with none, and BYE. With no
 	 * collector listening this is one failed connect. Not a forked child
-	 * whose exec failed (agent_quiet_if_empty), unless it has more. */
-	if (!__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE) ||
+	 * whose exec failed (agent_quiet_if_empty), unless it has more, and
+	 * not a program that links libpython but never started it (vim,
+	 * gdb): no interpreter state was ever seen, it is not Python. */
+	int was_python = l->was_initialized || l->saw_interp ||
+			 (sampler.interp_head && sampler.interp_head());
+	if ((was_python &&
+	     !__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE)) ||
 	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||
 	    ag.n_samples) {
 		drain();
