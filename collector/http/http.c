@@ -257,13 +257,17 @@ static int decoded_holds(struct http_str str, int key, const char *tok)
  * ?%74oken= is ?token= to the server; the server's token anywhere in the
  * query; a query that does not decode), 0 nothing (the path holds the
  * token, raw or decoded). */
+static int holds(struct http_str v, const char *tok)
+{
+	return v.p && v.len && memmem(v.p, v.len, tok, strlen(tok));
+}
+
 static int loggable(const struct http_server *s, const struct http_req *r)
 {
 	const char *tok = s->token && *s->token ? s->token : NULL;
-	if (tok && (memmem(r->path.p, r->path.len, tok, strlen(tok)) ||
-		    decoded_holds(r->path, 0, tok)))
+	if (tok && (holds(r->path, tok) || decoded_holds(r->path, 0, tok)))
 		return 0;
-	if (tok && memmem(r->query.p, r->query.len, tok, strlen(tok)))
+	if (tok && holds(r->query, tok))
 		return 1;
 	return decoded_holds(r->query, 1, tok) ? 1 : 2;
 }
