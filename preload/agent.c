@@ -636,9 +636,9 @@ static int ring_pending(void)
 /* The state of the agent's loop between ticks. */
 struct loop {
 	uint64_t last_scan, last_gone_check;
-	int was_initialized;   /* the interpreter was seen up */
-	int saw_interp;        /* an interpreter state was seen at all */
-	int gone;              /* the program's last thread has ended */
+	int was_initialized; /* the interpreter was seen up */
+	int saw_interp;	     /* an interpreter state was seen at all */
+	int gone;	     /* the program's last thread has ended */
 };
 
 /* Empties the wake-up pipe. */
