@@ -63,14 +63,6 @@ enum {
 	D_N
 };
 
-/* offsetof(TaskObj, task_coro), 3.7 to 3.13; the waiter is one pointer
- * before it, the name (3.8+) one after, then the context (3.7: the context
- * is one after). */
-static const int task_coro_at[] = {
-	[7] = 112, [8] = 112, [9] = 152, [10] = 160, [11] = 136, [12] = 136,
-	[13] = 120,
-};
-
 typedef void PyObject;
 
 static struct {
@@ -122,9 +114,8 @@ void asyncio_init(int on)
 			threadnames_gil_hook(look_wanted, look_with_gil);
 		return;
 	}
-	wanted = ok && a->minor < (int)(sizeof task_coro_at /
-					 sizeof task_coro_at[0]) &&
-		 task_coro_at[a->minor];
+	wanted = ok && a->task_coro > 0 && a->task_fut_waiter > 0 &&
+		 a->task_loop > 0 && a->task_context > 0;
 	with_gil = wanted;
 	if (wanted)
 		threadnames_gil_hook(look_wanted, look_with_gil);
@@ -277,7 +268,7 @@ static void take_types(void)
 	x->tuple_type = types("PyTuple_Type");
 	x->list_type = types("PyList_Type");
 	/* 3.14 keeps a tuple's hash before its items */
-	x->tuple_items = sampler.abi->minor >= 14 ? 32 : 24;
+	x->tuple_items = (uint64_t)sampler.abi->tuple_items;
 }
 
 static void find_lists(void)
@@ -313,7 +304,7 @@ static uintptr_t take_py_tasks(PyObject *tasks)
 		[ASYNCIO_PY_CALLBACKS] = "_callbacks",
 	};
 	struct asyncio_abi *x = &asyncio_abi;
-	if (pydict_layout_init(&x->dict, 3, sampler.abi->minor) < 0)
+	if (pydict_layout_init(&x->dict, sampler.abi) < 0)
 		return 0;
 	x->dict.dict_type = types("PyDict_Type");
 	x->dict.str_type = types("PyUnicode_Type");
@@ -356,12 +347,12 @@ static int take_registry(uintptr_t *py_type)
 		return 0;
 	c_tasks = task_type != NULL;
 	if (minor < 14) {
-		int coro = task_coro_at[minor];
-		x->task_loop = 16;
-		x->task_fut_waiter = (uint64_t)coro - 8;
-		x->task_coro = (uint64_t)coro;
-		x->task_name = minor >= 8 ? (uint64_t)coro + 8 : 0;
-		x->task_context = (uint64_t)coro + (minor >= 8 ? 16 : 8);
+		const struct pyabi *a = sampler.abi;
+		x->task_loop = (uint64_t)a->task_loop;
+		x->task_fut_waiter = (uint64_t)a->task_fut_waiter;
+		x->task_coro = (uint64_t)a->task_coro;
+		x->task_name = a->task_name > 0 ? (uint64_t)a->task_name : 0;
+		x->task_context = (uint64_t)a->task_context;
 		x->task_type = (uintptr_t)task_type;
 	}
 	x->weak_tasks = (uintptr_t)data;

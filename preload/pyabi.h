@@ -102,6 +102,15 @@ enum pyabi_stack_kind {
 	                              past the top; entries are tagged         */
 };
 
+/* Where an object's attributes are (pydict.h says how each is read). */
+enum pyabi_dict_kind {
+	PYABI_DICT_NONE = 0,	/* not known: no attribute is read          */
+	PYABI_DICT_OFFSET = 1,	/* 3.7-3.10: a dict at tp_dictoffset         */
+	PYABI_DICT_MANAGED = 2, /* 3.11: dict at -24, values at -32          */
+	PYABI_DICT_TAGGED = 3,	/* 3.12: dict, or values - 1, at -24         */
+	PYABI_DICT_INLINE = 4	/* 3.13+: inline values, else dict at -24    */
+};
+
 /* An offset that does not exist in this version. */
 #define PYABI_NONE (-1)
 
@@ -215,6 +224,26 @@ struct pyabi {
 	int f_stack_kind;            /* enum pyabi_stack_kind                 */
 	int f_stack;                 /* where the value stack's top is known  */
 	int func_closure;            /* PyFunctionObject.func_closure (3.7+)  */
+
+	/* Instance dictionaries (pydict.h), for asyncio's pure-Python tasks
+	 * (3.7+; else dict_kind 0: no attribute is read). dict_values_at is
+	 * the first value in a values array (3.13+: capacity, size... come
+	 * first); ht_cached_keys the class's shared keys (3.11+; else NONE). */
+	int dict_kind;	    /* enum pyabi_dict_kind                  */
+	int dict_old_keys;  /* 1: the 3.7-3.10 keys object           */
+	int dict_values_at; /* PyDictValues.values                   */
+	int ht_cached_keys; /* PyHeapTypeObject.ht_cached_keys       */
+	int tuple_items;    /* offsetof(PyTupleObject, ob_item)      */
+
+	/* asyncio's C tasks, 3.7-3.13 (3.14+ say it in their own
+	 * _Py_AsyncioModuleDebugOffsets; else NONE). TaskObj is private to
+	 * Modules/_asynciomodule.c: tools/pyabi_measure.py finds each field
+	 * in a live task of the interpreter by the address it holds. */
+	int task_loop;	     /* fut_loop                              */
+	int task_fut_waiter; /* task_fut_waiter                       */
+	int task_coro;	     /* task_coro                             */
+	int task_name;	     /* task_name (3.8+; else NONE)           */
+	int task_context;    /* task_context                          */
 };
 
 /* The rows of pyabi_table.h, last entry has major == 0. */

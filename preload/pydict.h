@@ -59,12 +59,14 @@ struct pydict_key {
 	size_t len;
 };
 
+struct pyabi;
+
 /*
- * Fills *out for CPython major.minor (dict_type and str_type left 0).
- * Returns 0, or -ENOTSUP for a version whose layout is not known (then
+ * Fills *out from the running version's row (dict_type and str_type left
+ * 0). Returns 0, or -ENOTSUP for a row that says no layout (then
  * out->kind is PYDICT_NONE). Constructor; no side effects.
  */
-int pydict_layout_init(struct pydict_layout *out, int major, int minor);
+int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi);
 
 /*
  * The value of attribute key in obj's instance dictionary (a borrowed

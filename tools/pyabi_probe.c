@@ -37,6 +37,7 @@
 #include "internal/pycore_frame.h"
 #include "internal/pycore_interp.h"
 #include "internal/pycore_runtime.h"
+#include "internal/pycore_dict.h"
 #endif
 #if defined(EXPERIMENTAL_ISOLATED_SUBINTERPRETERS)
 /* 3.9-3.11 configure option: the GIL and the current thread state move into
@@ -473,6 +474,32 @@ static void coroutines(void)
 #endif
 }
 
+/* Instance dictionaries and tuples, for asyncio's pure-Python tasks. */
+static void dicts(void)
+{
+#if PY_AT_LEAST(3, 13)
+	emit_sym("dict_kind", "PYABI_DICT_INLINE", "Py_TPFLAGS_INLINE_VALUES, else the managed dict");
+#elif PY_AT_LEAST(3, 12)
+	emit_sym("dict_kind", "PYABI_DICT_TAGGED", "managed dict or tagged values at -24");
+#elif PY_AT_LEAST(3, 11)
+	emit_sym("dict_kind", "PYABI_DICT_MANAGED", "Py_TPFLAGS_MANAGED_DICT: dict at -24, values at -32");
+#elif PY_AT_LEAST(3, 7)
+	emit_sym("dict_kind", "PYABI_DICT_OFFSET", "a dict at tp_dictoffset");
+#else
+	emit_sym("dict_kind", "PYABI_DICT_NONE", "no asyncio view before 3.7");
+#endif
+#if PY_AT_LEAST(3, 11)
+	emit("dict_old_keys", 0, "PyDictKeysObject with dk_log2_size");
+	OFF("dict_values_at", PyDictValues, values);
+	OFF("ht_cached_keys", PyHeapTypeObject, ht_cached_keys);
+#else
+	emit("dict_old_keys", PY_AT_LEAST(3, 7), "PyDictKeysObject with dk_size");
+	emit("dict_values_at", 0, "PyObject **ma_values");
+	none("ht_cached_keys", "read through tp_dictoffset's dict");
+#endif
+	OFF("tuple_items", PyTupleObject, ob_item);
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -493,6 +520,7 @@ static void row(void)
 	objects();
 	unicode_strings();
 	coroutines();
+	dicts();
 	printf("\t},\n");
 }
 
