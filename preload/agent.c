@@ -707,7 +707,7 @@ static void refresh_unwind_tables(void)
 static void follow_interpreter(struct loop *l)
 {
 	int init = sampler.is_initialized();
-	if (!l->saw_interp && sampler.interp_head && sampler.interp_head())
+	if (!l->saw_interp && sampler.interp_head())
 		l->saw_interp = 1; /* from early in Py_Initialize to late in
 				    * Py_Finalize: python -c pass's 10 ms */
 	if (ag.finalized)
@@ -837,8 +837,7 @@ static void finish(const struct loop *l)
 	 * whose exec failed (agent_quiet_if_empty), unless it has more, and
 	 * not a program that links libpython but never started it (vim,
 	 * gdb): no interpreter state was ever seen, it is not Python. */
-	int was_python = l->was_initialized || l->saw_interp ||
-			 (sampler.interp_head && sampler.interp_head());
+	int was_python = l->saw_interp || sampler.interp_head();
 	if ((was_python &&
 	     !__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE)) ||
 	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||

@@ -13,14 +13,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pyabi.h"
-
-_Static_assert((int)PYDICT_OFFSET == (int)PYABI_DICT_OFFSET &&
-		       (int)PYDICT_MANAGED == (int)PYABI_DICT_MANAGED &&
-		       (int)PYDICT_TAGGED == (int)PYABI_DICT_TAGGED &&
-		       (int)PYDICT_INLINE == (int)PYABI_DICT_INLINE,
-	       "pydict_kind and pyabi_dict_kind name the same layouts");
-
 int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi)
 {
 	memset(out, 0, sizeof *out);

@@ -35,16 +35,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum pydict_kind {
-	PYDICT_NONE = 0,    /* not known: no attribute is read            */
-	PYDICT_OFFSET = 1,  /* 3.7-3.10: tp_dictoffset                      */
-	PYDICT_MANAGED = 2, /* 3.11: dict at -24, values at -32             */
-	PYDICT_TAGGED = 3,  /* 3.12: dict or values - 1 at -24              */
-	PYDICT_INLINE = 4   /* 3.13+: inline values, else dict at -24       */
-};
+#include "pyabi.h"
 
 struct pydict_layout {
-	int kind;              /* enum pydict_kind                         */
+	int kind;              /* enum pyabi_dict_kind                     */
 	int old_keys;          /* 3.7-3.10 keys object                     */
 	int values_at;         /* first value in a values array            */
 	int ht_cached_keys;    /* PyHeapTypeObject.ht_cached_keys (3.11+)  */
@@ -59,12 +53,10 @@ struct pydict_key {
 	size_t len;
 };
 
-struct pyabi;
-
 /*
  * Fills *out from the running version's row (dict_type and str_type left
  * 0). Returns 0, or -ENOTSUP for a row that says no layout (then
- * out->kind is PYDICT_NONE). Constructor; no side effects.
+ * out->kind is PYABI_DICT_NONE). Constructor; no side effects.
  */
 int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi);
 

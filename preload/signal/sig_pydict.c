@@ -38,17 +38,17 @@ static int where(const struct pydict_layout *l, uintptr_t obj,
 	*cap = -1;
 	if (!tp)
 		return -1;
-	if (l->kind >= PYDICT_MANAGED && (flags & FLAG_MANAGED_DICT)) {
-		if (l->kind == PYDICT_INLINE && (flags & FLAG_INLINE_VALUES)) {
+	if (l->kind >= PYABI_DICT_MANAGED && (flags & FLAG_MANAGED_DICT)) {
+		if (l->kind == PYABI_DICT_INLINE && (flags & FLAG_INLINE_VALUES)) {
 			uintptr_t in = obj + (uintptr_t)RD_I64(tp + TP_BASICSIZE);
 			if (RD_U8(in + 3)) /* valid */
 				v = in;
 		}
 		if (!v) {
 			uintptr_t w = RD_PTR(obj - MANAGED_AT);
-			if (l->kind == PYDICT_MANAGED && !w)
+			if (l->kind == PYABI_DICT_MANAGED && !w)
 				v = RD_PTR(obj - MANAGED_AT - 8);
-			else if (l->kind == PYDICT_TAGGED && (w & 1))
+			else if (l->kind == PYABI_DICT_TAGGED && (w & 1))
 				v = w + 1;
 			else
 				d = w;

@@ -199,7 +199,7 @@ static void test_spool(const char *dir)
 	spool_close(s);
 }
 
-/* ---- a spool another user had a hand in (issue 28) ---------------------- */
+/* ---- a spool another user had a hand in: never trusted, never followed -- */
 
 static void write_file(const char *path, const char *text, size_t len)
 {
