@@ -43,14 +43,6 @@
 #   test_gc             collection, finalizers at shutdown
 # ":NAME" after a module ignores those tests (regrtest --ignore patterns).
 #
-# Then issue 27's matrix: test_threading, test_subprocess,
-# test_faulthandler, test_os, test_signal and test_sys on 3.11, 3.14 and
-# 3.15, at the default 100 Hz (CPU timers) and at 1 kHz (the CPU-clock
-# sampler) with heap profiling (PYPROF_HEAP_RATE=512KiB, as pyprof record
-# --heap): the same results, except test_sys.test_debugmallocstats with
-# heap profiling (docs/limitations.md). About 2 minutes each with 2
-# processes at a time on the loaded 2-core machine; the whole file took
-# 12 minutes (docs/testing.md).
 # Reports and logs of each run stay in the test's temporary directory
 # (the path is printed) for a look at a failure.
 
@@ -122,53 +114,4 @@ regrtest_same() {
 
 @test "CPython 3.15's regression tests give the same results with the library sampling at 10000 Hz" {
 	regrtest_same 3.15
-}
-
-# regrtest_matrix VERSION 100|heap: issue 27's six modules (header).
-regrtest_matrix() {
-	local want=$1 cfg=$2 name exe kind sub sys opts
-	read -r name exe kind < <(PYPROF_TEST_PYTHONS=$want pyprof_pythons)
-	if [[ $kind == missing || -z $exe ]]; then
-		fail "no interpreter $want (tests/lib/pythons.sh; make deps fetches 3.14 and 3.15)"
-		return 1
-	fi
-	echo "== $name $exe, $cfg; work files in $T/work"
-	sub=test_subprocess:ProcessTestCaseNoPoll:test_leaking_fds_on_error
-	case $want in
-	3.1[4-9]) sub=$sub:test_vfork_used_when_expected ;;
-	esac
-	sys=test_sys
-	opts=(--hz 100)
-	if [[ $cfg == heap ]]; then
-		sys=test_sys:test_debugmallocstats
-		opts=(--hz 1000 --env PYPROF_HEAP_RATE=512KiB)
-	fi
-	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/regrtest_compare.py" \
-		--python "$exe" --lib "$PP_LIB" --socket "$SOCK" \
-		--profiles "$OUT" --work "$T/work" --jobs 2 "${opts[@]}" \
-		test_threading "$sub" test_faulthandler test_os test_signal "$sys"
-}
-
-@test "CPython 3.11's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 100 Hz" {
-	regrtest_matrix 3.11 100
-}
-
-@test "CPython 3.11's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 1 kHz with heap profiling" {
-	regrtest_matrix 3.11 heap
-}
-
-@test "CPython 3.14's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 100 Hz" {
-	regrtest_matrix 3.14 100
-}
-
-@test "CPython 3.14's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 1 kHz with heap profiling" {
-	regrtest_matrix 3.14 heap
-}
-
-@test "CPython 3.15's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 100 Hz" {
-	regrtest_matrix 3.15 100
-}
-
-@test "CPython 3.15's threading, subprocess, faulthandler, os, signal and sys tests give the same results with the library at 1 kHz with heap profiling" {
-	regrtest_matrix 3.15 heap
 }
