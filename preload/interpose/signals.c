@@ -31,10 +31,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "guard.h"
-#include "libc_next.h"
-#include "sampler.h"
+#include "agent/control.h"
+#include "base/guard.h"
+#include "base/libc_next.h"
+#include "base/sampler.h"
 
 static int owned_index(int sig)
 {

@@ -43,9 +43,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "asyncio.h"
-#include "guard.h"
-#include "sampler.h"
+#include "sample/asyncio.h"
+#include "base/guard.h"
+#include "base/sampler.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))

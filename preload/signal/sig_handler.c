@@ -58,11 +58,11 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
-#include "clock.h"
-#include "guard.h"
+#include "base/clock.h"
+#include "base/guard.h"
 #include "native/interp_text.h"
-#include "sampler.h"
-#include "threads.h"
+#include "base/sampler.h"
+#include "sample/threads.h"
 
 static __thread int in_handler;
 static __thread int in_unwind;        /* inside unw_backtrace: see above */

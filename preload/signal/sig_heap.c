@@ -50,10 +50,10 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
-#include "clock.h"
-#include "guard.h"
-#include "heap.h"
-#include "sampler.h"
+#include "base/clock.h"
+#include "base/guard.h"
+#include "sample/heap.h"
+#include "base/sampler.h"
 
 /* glibc's allocator, the one the application would have called. */
 void *__libc_malloc(size_t n);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
+#include "base/config.h"
 
 /* one variable set (var NULL: none), read through config_check */
 struct one {

@@ -18,10 +18,10 @@
 #include <sys/mman.h>
 
 #include "check.h"
-#include "guard.h"
-#include "libc_next.h"
-#include "pyabi.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/libc_next.h"
+#include "cpython/pyabi.h"
+#include "base/sampler.h"
 
 static void *no_interp(void)
 {

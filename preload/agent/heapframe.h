@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "intern.h"
+#include "base/intern.h"
 #include "transport.h"
 
 struct heapframe {

@@ -47,9 +47,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "log.h"
-#include "sampler.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/sampler.h"
 #include "threadnames.h"
 
 #define MAX_CHECKED 32

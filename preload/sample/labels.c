@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "asyncio.h"
-#include "guard.h"
-#include "log.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "base/sampler.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

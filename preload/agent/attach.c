@@ -21,7 +21,7 @@
 
 #include "attach.h"
 #include "init.h"
-#include "log.h"
+#include "base/log.h"
 
 #define ATTACH_VARS 24
 #define ATTACH_TEXT 2048

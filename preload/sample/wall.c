@@ -14,15 +14,15 @@
 #include <time.h>
 
 #include "asyncio.h"
-#include "clock.h"
-#include "guard.h"
+#include "base/clock.h"
+#include "base/guard.h"
 #include "labels.h"
-#include "log.h"
+#include "base/log.h"
 #include "pyprof/defaults.h"
 #include "pythreads.h"
-#include "sampler.h"
+#include "base/sampler.h"
 #include "threads.h"
-#include "tid.h"
+#include "base/tid.h"
 
 #define WALL_MAX_THREADS PYTHREADS_MAX
 

@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pydict.h"
+#include "cpython/pydict.h"
 
 /* offsetof(PyTypeObject, tp_base): the same in every CPython 3.x on a
  * 64-bit target (32 pointer-sized fields after the variable-size header

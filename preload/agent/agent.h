@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "base/config.h"
 
 #define AGENT_TICK_MS 20
 #define AGENT_IDLE_MS 250 /* dormant: see control.h */

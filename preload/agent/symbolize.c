@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
-#include "pycode.h"
+#include "base/guard.h"
+#include "cpython/pycode.h"
 
 #define NAME_CAP 1024
 #define PATH_CAP 4096

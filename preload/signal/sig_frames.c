@@ -58,8 +58,8 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "guard.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/sampler.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I32(a) (*(volatile int32_t *)(uintptr_t)(a))

@@ -5,10 +5,10 @@
  */
 #include "pythreads.h"
 
-#include "guard.h"
-#include "pyabi.h"
-#include "sampler.h"
-#include "tid.h"
+#include "base/guard.h"
+#include "cpython/pyabi.h"
+#include "base/sampler.h"
+#include "base/tid.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))

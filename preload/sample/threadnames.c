@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "guard.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/sampler.h"
 #include "threads.h"
-#include "tid.h"
+#include "base/tid.h"
 #include "ownthread.h"
 
 typedef void PyObject;

@@ -2,7 +2,7 @@
  * threads.c - per-thread CPU timers and the pthread_create wrapper; see
  * threads.h for the table and who may touch a slot.
  */
-#include "fdutil.h"
+#include "base/fdutil.h"
 #include "threads.h"
 #include "heap.h"
 
@@ -19,12 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
-#include "libc_next.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/libc_next.h"
 #include "native/native.h"
-#include "sampler.h"
-#include "tid.h"
+#include "base/sampler.h"
+#include "base/tid.h"
 #include "pyprof/wire.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };

@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fdutil.h"
+#include "base/fdutil.h"
 
 struct slot {
 	int tid;        /* 0 = free */

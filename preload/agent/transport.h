@@ -35,9 +35,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fdutil.h"
+#include "base/fdutil.h"
 
-#include "intern.h"
+#include "base/intern.h"
 #include "pyprof/wire.h"
 
 #define TRANSPORT_DATA_CAP (16u << 20)

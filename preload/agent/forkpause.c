@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "cpuclock.h"
-#include "heap.h"
-#include "libc_next.h"
-#include "log.h"
-#include "sampler.h"
-#include "threadnames.h"
-#include "threads.h"
+#include "sample/cpuclock.h"
+#include "sample/heap.h"
+#include "base/libc_next.h"
+#include "base/log.h"
+#include "base/sampler.h"
+#include "sample/threadnames.h"
+#include "sample/threads.h"
 
 static int (*add_pending)(int (*)(void *), void *);
 static int enabled; /* 3.12+ with Py_AddPendingCall: pause around fork */

@@ -30,9 +30,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "guard.h"
-#include "log.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "base/sampler.h"
 
 /* CPython's PyMemAllocatorDomain */
 enum { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };

@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <signal.h>
 
-#include "libc_next.h"
+#include "base/libc_next.h"
 #include "threads.h"
-#include "tid.h"
+#include "base/tid.h"
 
 int ownthread_create(pthread_t *th, void *(*fn)(void *), void *arg,
 		     const char *name)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
+#include "sample/heap.h"
 #include "pyprof/wire.h"
 
 #define HEAPFRAME_CAP (64u << 10)

@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#include "intern.h"
-#include "sampler.h"
+#include "base/intern.h"
+#include "base/sampler.h"
 
 struct symbolizer;
 

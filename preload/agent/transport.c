@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "pyprof/wire.h"
 
 #define BACKOFF_MIN_NS 50000000ull

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fdutil.h"
-#include "threads.h"
+#include "base/fdutil.h"
+#include "sample/threads.h"
 
 /* The state letter in a stat file's n bytes in buf (the field after
  * "(comm) "), or 0 when there is none. buf has room for a NUL at n. */

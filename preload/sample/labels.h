@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "intern.h"
+#include "base/intern.h"
 #include "pyprof/wire.h"
 
 /* The most bytes of one encoded set; the module refuses larger ones. */

@@ -16,17 +16,17 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "clock.h"
-#include "guard.h"
+#include "base/clock.h"
+#include "base/guard.h"
 #include "labels.h"
 #include "pyprof/defaults.h"
-#include "log.h"
+#include "base/log.h"
 #include "ownthread.h"
 #include "pythreads.h"
-#include "sampler.h"
+#include "base/sampler.h"
 #include "taskstate.h"
 #include "threads.h"
-#include "tid.h"
+#include "base/tid.h"
 
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000

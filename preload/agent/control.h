@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "base/config.h"
 
 /* The settings of one period of sampling. */
 struct sampling_settings {

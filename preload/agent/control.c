@@ -5,23 +5,23 @@
  * one thread).
  */
 #include "control.h"
-#include "heap.h"
+#include "sample/heap.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "cpuclock.h"
-#include "log.h"
-#include "threadnames.h"
+#include "base/clock.h"
+#include "sample/cpuclock.h"
+#include "base/log.h"
+#include "sample/threadnames.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
-#include "sampler.h"
-#include "threads.h"
-#include "tid.h"
-#include "wall.h"
+#include "base/sampler.h"
+#include "sample/threads.h"
+#include "base/tid.h"
+#include "sample/wall.h"
 
 static struct {
 	const struct config *cfg;
