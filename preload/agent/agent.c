@@ -35,6 +35,7 @@
 #include "sample/heap.h"
 #include "heapframe.h"
 #include "sample/ownthread.h"
+#include "signal/sig_heap.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 

@@ -80,8 +80,7 @@ static int settings_parse(struct attach_settings *s, const char *config)
  * it cannot start (the collector is told why, as for a preloaded library
  * that refuses). Never raises into the program: ctypes only sees an int.
  */
-__attribute__((visibility("default"))) int
-pyprof_attach_start(const char *config)
+int attach_start(const char *config)
 {
 	static struct attach_settings s; /* one attach at a time: GIL */
 

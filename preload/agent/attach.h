@@ -6,7 +6,7 @@
 #define PYPROF_ATTACH_H
 
 /* Starts the library with the settings in config ("PYPROF_NAME=value"
- * lines). 0 started, 1 already running, negative errno if not. */
-int pyprof_attach_start(const char *config);
+ * lines): the body of interpose/pyprof.c's pyprof_attach_start. 0 started, 1 already running, negative errno if not. */
+int attach_start(const char *config);
 
 #endif /* PYPROF_ATTACH_H */

@@ -22,6 +22,8 @@
 #include "sample/threads.h"
 #include "base/tid.h"
 #include "sample/wall.h"
+#include "signal/sig_heap.h"
+#include "signal/sig_toggle.h"
 
 static struct {
 	const struct config *cfg;

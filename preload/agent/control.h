@@ -100,17 +100,5 @@ int control_after_fork_child(void);
 /* Counters for BYE and logs. */
 uint64_t control_achieved_ns(void); /* 0 unless >10% off, see agent.c */
 
-/* sig_toggle.c: the toggle signal, for interpose/signals.c. Any thread, signal
- * context included. */
-int control_toggle_owns(int sig);
-int control_toggle_sigaction(int sig, const struct sigaction *act,
-			     struct sigaction *old);
-/* sig_toggle.c, constructor: installs the handler for sig. 0, or -EBUSY
- * when sig already has a handler (or is ignored), or -errno. */
-int control_toggle_install(int sig);
-/* sig_toggle.c: toggle signals received so far, and whether the program
- * took the signal for itself since (relaxed atomics; agent reads). */
-extern unsigned control_toggles;
-extern int control_toggle_taken;
 
 #endif /* PYPROF_CONTROL_H */

@@ -18,6 +18,7 @@
 #include "base/sampler.h"
 #include "sample/threadnames.h"
 #include "sample/threads.h"
+#include "signal/sig_heap.h"
 
 static int (*add_pending)(int (*)(void *), void *);
 static int enabled; /* 3.12+ with Py_AddPendingCall: pause around fork */
@@ -69,7 +70,7 @@ static int resume_pending(void *arg)
 	return 0;
 }
 
-__attribute__((visibility("default"))) pid_t fork(void)
+pid_t forkpause_fork(void)
 {
 	pid_t (*real)(void) = LIBC_NEXT(fork, "fork");
 	if (!real) {

@@ -31,9 +31,16 @@
 #ifndef PYPROF_FORKPAUSE_H
 #define PYPROF_FORKPAUSE_H
 
+#include <sys/types.h>
+
 /* Whether this interpreter warns (major.minor 3.12+) and how to reach
  * its pending calls; is_main: getpid() of the process that samples.
  * Constructor. */
 void forkpause_init(int major, int minor);
+
+/* fork()'s body (interpose/fork.c): the real fork, with the agent and the
+ * names thread paused around it when they would make the interpreter
+ * warn, and resumed after it in the parent. The forking thread. */
+pid_t forkpause_fork(void);
 
 #endif /* PYPROF_FORKPAUSE_H */

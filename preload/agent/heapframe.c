@@ -9,6 +9,7 @@
 
 #include "sample/heap.h"
 #include "pyprof/wire.h"
+#include "signal/sig_heap.h"
 
 #define HEAPFRAME_CAP (64u << 10)
 

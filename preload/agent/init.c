@@ -57,6 +57,8 @@
 #include "native/native.h"
 #include "sample/heap.h"
 #include "forkpause.h"
+#include "signal/sig_handler.h"
+#include "signal/sig_heap.h"
 
 #define RING_BYTES (1u << 20)
 

@@ -60,15 +60,6 @@ struct pydict_key {
  */
 int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi);
 
-/*
- * The value of attribute key in obj's instance dictionary (a borrowed
- * address in the interpreter), or 0 when obj has none or no such key.
- * Reads interpreter memory unguarded: call inside guard_run_sigsafe.
- * Bounded (at most PYDICT_MAX_ENTRIES entries looked at). Signal context.
- */
-uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
-			      const struct pydict_key *key);
-
 #define PYDICT_MAX_ENTRIES 256
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * interpose/signals.c - sigaction() and signal() as the application sees
- * them.
+ * them; sigprocmask(), a shim onto signal/sig_handler.c.
  *
  * Once pyprof owns SIGSEGV, SIGBUS and SIGPROF (guard.h), a call that sets
  * or queries one of them is answered from guard_app_act: the application
@@ -31,10 +31,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/control.h"
 #include "base/guard.h"
 #include "base/libc_next.h"
 #include "base/sampler.h"
+#include "signal/sig_handler.h"
+#include "signal/sig_toggle.h"
 
 static int owned_index(int sig)
 {
@@ -107,4 +108,11 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
 	/* sa_handler and sa_sigaction share storage: this is what glibc's
 	 * signal() returns for an SA_SIGINFO handler too */
 	return old.sa_handler;
+}
+
+/* Inside our own unw_backtrace() it changes nothing (sig_handler.c). */
+__attribute__((visibility("default"))) int
+sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return sig_handler_sigprocmask(how, set, old);
 }

@@ -51,6 +51,7 @@
 #include "base/log.h"
 #include "base/sampler.h"
 #include "threadnames.h"
+#include "signal/sig_asyncio.h"
 
 #define MAX_CHECKED 32
 

@@ -27,6 +27,8 @@
 #include "taskstate.h"
 #include "threads.h"
 #include "base/tid.h"
+#include "signal/sig_frames.h"
+#include "signal/sig_labels.h"
 
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000

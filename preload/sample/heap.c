@@ -33,6 +33,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "base/sampler.h"
+#include "signal/sig_heap.h"
 
 /* CPython's PyMemAllocatorDomain */
 enum { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };

@@ -14,8 +14,9 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "base/sampler.h"
+#include "signal/sig_asyncio.h"
+#include "signal/sig_labels.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 /* How far into a thread state the context pointer may be looked for. */
 #define TS_SCAN_BYTES 4096
@@ -25,7 +26,7 @@
  * 3.6): value is the module's tuple, or NULL for none. Returns 0, or -1
  * when no slot is left (the labels are not seen; the module carries on).
  */
-EXPORT int pyprof_labels_thread(void *ts, void *value)
+int labels_module_thread(void *ts, void *value)
 {
 	return labels_thread_put((uintptr_t)ts, (uintptr_t)value);
 }
@@ -52,7 +53,7 @@ static void scan_region(void *arg)
  * the offset both agree on: where the interpreter keeps the thread's
  * current context, whatever the version's layout.
  */
-EXPORT long pyprof_labels_find(void *ts, void *ctx, long start)
+long labels_module_find(void *ts, void *ctx, long start)
 {
 	struct scan s = {(uintptr_t)ts, (uintptr_t)ctx, start < 0 ? 0 : start,
 			 -1};
@@ -72,7 +73,7 @@ EXPORT long pyprof_labels_find(void *ts, void *ctx, long start)
  * process is not being profiled (the module then does nothing at all).
  * The module checks the whole path once with pyprof_labels_read.
  */
-EXPORT int pyprof_labels_setup(int kind, void *var, long long hash,
+int labels_module_setup(int kind, void *var, long long hash,
 			       long ts_context, long tuple_item,
 			       void *tuple_type, void *bytes_type)
 {
@@ -105,7 +106,7 @@ EXPORT int pyprof_labels_setup(int kind, void *var, long long hash,
  * state ts now, copied to out; returns its length (0: nothing). The
  * module's check of the set-up: it sets labels it knows and compares.
  */
-EXPORT long pyprof_labels_read(void *ts, char *out, long cap)
+long labels_module_read(void *ts, char *out, long cap)
 {
 	uint8_t buf[LABELS_MAX_BYTES];
 	if (!ts || !out || cap <= 0)
@@ -119,7 +120,7 @@ EXPORT long pyprof_labels_read(void *ts, char *out, long cap)
 
 /* pyprof_labels_off(): the module found the set-up wrong; no more
  * reads. */
-EXPORT void pyprof_labels_off(void)
+void labels_module_off(void)
 {
 	__atomic_store_n(&labels_abi.kind, LABELS_OFF, __ATOMIC_RELEASE);
 }

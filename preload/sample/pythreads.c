@@ -9,6 +9,7 @@
 #include "cpython/pyabi.h"
 #include "base/sampler.h"
 #include "base/tid.h"
+#include "signal/sig_frames.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))

@@ -23,9 +23,11 @@
 #include "base/log.h"
 #include "base/libc_next.h"
 #include "native/native.h"
+#include "signal/sig_handler.h"
 #include "base/sampler.h"
 #include "base/tid.h"
 #include "pyprof/wire.h"
+#include "signal/sig_heap.h"
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
 
@@ -54,29 +56,6 @@ static int closed_logged;
 static int use_clock;
 static unsigned table_gen;
 static int started; /* threads_start ran (threads_source) */
-#define PERF_FD_MAX 65536
-static uint8_t perf_fd_bits[PERF_FD_MAX / 8];
-
-int threads_perf_fd_sigsafe(int fd)
-{
-	return fd >= 0 && fd < PERF_FD_MAX &&
-	       (__atomic_load_n(&perf_fd_bits[fd / 8], __ATOMIC_RELAXED) &
-		(1u << (fd % 8)));
-}
-
-/* Marks fd as one of ours. The mark is never cleared: an overflow signal
- * can still be pending for a counter we closed, and a SIGPROF taken for
- * the application's would be given its default action, which kills the
- * process. (A later reuse of the number by another fasync user that also
- * signals SIGPROF would have its signals ignored: far the lesser risk.) */
-static void perf_mark(int fd)
-{
-	if (fd < 0 || fd >= PERF_FD_MAX)
-		return;
-	__atomic_fetch_or(&perf_fd_bits[fd / 8], (uint8_t)(1u << (fd % 8)),
-			  __ATOMIC_RELEASE);
-}
-
 /* A task-clock counter on thread tid that sends SIGPROF to that thread
  * after every period of its CPU time.
  * Enabled once: every overflow queues a signal (POLL_IN) by itself, so the
@@ -118,7 +97,7 @@ static int perf_open(int tid, uint64_t period)
 		close(fd);
 		return -e;
 	}
-	perf_mark(fd);
+	sig_handler_perf_fd_mark(fd);
 	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		int e = errno;
@@ -670,9 +649,8 @@ static void *trampoline(void *p)
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
 				 void *(*)(void *), void *);
 
-__attribute__((visibility("default"))) int
-pthread_create(pthread_t *th, const pthread_attr_t *attr,
-	       void *(*fn)(void *), void *arg)
+int threads_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			   void *(*fn)(void *), void *arg)
 {
 	pthread_create_fn real = LIBC_NEXT(pthread_create, "pthread_create");
 	if (!real)

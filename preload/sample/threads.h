@@ -26,6 +26,7 @@
 #ifndef PYPROF_THREADS_H
 #define PYPROF_THREADS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #define THREADS_MAX 8192
@@ -59,11 +60,14 @@ void threads_prepare_scan(void);
  * so that the child's first moments are sampled too. */
 void threads_after_fork_child(int follow);
 
-/* 1 if fd is one of our perf_event counters. Async-signal-safe. */
-int threads_perf_fd_sigsafe(int fd);
-
 /* 1 if the armed sources are perf_event counters (past the tick). */
 int threads_using_perf(void);
+
+/* pthread_create()'s body (interpose/pthread.c): the thread starts
+ * through a trampoline that arms its timer (and prepares native stacks)
+ * once sampling runs or native stacks are on; else the real call. */
+int threads_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			   void *(*fn)(void *), void *arg);
 
 /* 1 if the source is the threads' CPU clocks read from the library's own
  * thread (cpuclock.h): slots then list the threads, and nothing is armed

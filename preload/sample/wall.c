@@ -23,6 +23,9 @@
 #include "base/sampler.h"
 #include "threads.h"
 #include "base/tid.h"
+#include "signal/sig_asyncio.h"
+#include "signal/sig_frames.h"
+#include "signal/sig_labels.h"
 
 #define WALL_MAX_THREADS PYTHREADS_MAX
 

@@ -60,6 +60,7 @@
 
 #include "base/guard.h"
 #include "base/sampler.h"
+#include "sig_frames.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I32(a) (*(volatile int32_t *)(uintptr_t)(a))

@@ -35,8 +35,8 @@
 #include <string.h>
 
 #include "base/guard.h"
-#include "sample/labels.h"
 #include "base/sampler.h"
+#include "sig_labels.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_U32(a) (*(volatile uint32_t *)(uintptr_t)(a))

@@ -12,6 +12,7 @@
  */
 #include "cpython/pydict.h"
 #include "base/sampler.h"
+#include "sig_pydict.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))

@@ -26,9 +26,9 @@
 #include <errno.h>
 #include <signal.h>
 
-#include "agent/control.h"
 #include "base/guard.h"
 #include "base/libc_next.h"
+#include "sig_toggle.h"
 
 unsigned control_toggles;
 int control_toggle_taken;

@@ -22,6 +22,7 @@
 #include "base/libc_next.h"
 #include "cpython/pyabi.h"
 #include "base/sampler.h"
+#include "signal/sig_frames.h"
 
 static void *no_interp(void)
 {
