@@ -74,8 +74,8 @@ long labels_module_find(void *ts, void *ctx, long start)
  * The module checks the whole path once with pyprof_labels_read.
  */
 int labels_module_setup(int kind, void *var, long long hash,
-			       long ts_context, long tuple_item,
-			       void *tuple_type, void *bytes_type)
+			long ts_context, long tuple_item,
+			void *tuple_type, void *bytes_type)
 {
 	const struct pyabi *a = sampler.abi;
 	if (!a || (kind != LABELS_CONTEXT && kind != LABELS_THREAD))

@@ -153,7 +153,7 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
  * our own unw_backtrace() call, where it changes nothing and reports the
  * mask the thread has (see the top of this file). Any thread, any context.
  */
-int sig_handler_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+int sig_handler_sigprocmask_sigsafe(int how, const sigset_t *set, sigset_t *old)
 {
 	int rc;
 	if (in_unwind) {

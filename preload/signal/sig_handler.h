@@ -17,7 +17,7 @@ void sig_handler_after_fork_child(void);
 /* sigprocmask() (interpose/signals.c): pthread_sigmask(), except inside
  * our own unw_backtrace() call, where it changes nothing and reports the
  * mask the thread has. Any thread, any context. */
-int sig_handler_sigprocmask(int how, const sigset_t *set, sigset_t *old);
+int sig_handler_sigprocmask_sigsafe(int how, const sigset_t *set, sigset_t *old);
 
 /* Counters on fds at or above this are not opened (threads.c). */
 #define PERF_FD_MAX 65536

@@ -446,7 +446,7 @@ __attribute__((noinline)) void *heap_malloc_sampled_sigsafe(size_t n)
 }
 
 __attribute__((noinline)) void *heap_calloc_sampled_sigsafe(size_t n,
-							      size_t m)
+							    size_t m)
 {
 	void *p = __libc_calloc(n, m);
 	sample_slow(p, n * m);
@@ -457,7 +457,7 @@ __attribute__((noinline)) void *heap_calloc_sampled_sigsafe(size_t n,
  * allocation of the new size (as Go, tcmalloc and heaptrack count it).
  * The free record goes first, while the old address is still ours. */
 __attribute__((noinline)) void *heap_realloc_counted_sigsafe(void *old,
-							       size_t n)
+							     size_t n)
 {
 	count_free(old);
 	void *p = __libc_realloc(old, n);
@@ -473,7 +473,7 @@ __attribute__((noinline)) void heap_free_sampled_sigsafe(void *p)
 }
 
 __attribute__((noinline)) void *heap_memalign_sampled_sigsafe(size_t al,
-								size_t n)
+							      size_t n)
 {
 	void *p = __libc_memalign(al, n);
 	sample_slow(p, n);

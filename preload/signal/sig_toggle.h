@@ -9,9 +9,9 @@
 
 /* sig_toggle.c: the toggle signal, for interpose/signals.c. Any thread, signal
  * context included. */
-int control_toggle_owns(int sig);
-int control_toggle_sigaction(int sig, const struct sigaction *act,
-			     struct sigaction *old);
+int control_toggle_owns_sigsafe(int sig);
+int control_toggle_sigaction_sigsafe(int sig, const struct sigaction *act,
+				     struct sigaction *old);
 /* sig_toggle.c, constructor: installs the handler for sig. 0, or -EBUSY
  * when sig already has a handler (or is ignored), or -errno. */
 int control_toggle_install(int sig);
