@@ -1,5 +1,5 @@
 /*
- * signal/guard.c - the SIGSEGV/SIGBUS guard and signal chaining.
+ * base/guard.c - the SIGSEGV/SIGBUS guard and signal chaining.
  *
  * ASYNC-SIGNAL-SAFE: everything in this file runs, or may run, in signal
  * context. No malloc, stdio, locks or lazily initialised thread-locals;

@@ -3,7 +3,7 @@
  * and the constructor (sampler.h), and what reads it whole.
  *
  * Contexts: the variables are read in signal context (sig_handler.c,
- * sig_heap.c, signal/frames.c) and written by the constructor and the agent
+ * sig_heap.c, signal/sig_frames.c) and written by the constructor and the agent
  * thread; sampler_handler_quantile runs on the agent thread.
  */
 #include "sampler.h"

@@ -82,7 +82,7 @@ enum sample_flag {
 	SAMPLE_CUT = 1 << 14        /* the walk ended at a frame that is not
 	                               its thread's first (a generator's whose
 	                               caller link was cleared under a walk
-	                               from another thread; signal/frames.c);
+	                               from another thread; signal/sig_frames.c);
 	                               also SAMPLE_TRUNCATED                */
 };
 

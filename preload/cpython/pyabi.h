@@ -10,7 +10,7 @@
  * interpreter at start-up and refuses to guess: an unknown version, a debug
  * build or a free-threaded build leaves pyprof inert.
  *
- * Read by: the signal handler (signal/frames.c), the wall sampler and the
+ * Read by: the signal handler (signal/sig_frames.c), the wall sampler and the
  * agent's symbolizer. The struct is written once, before any timer is
  * armed, and only read afterwards, so it needs no synchronization.
  *

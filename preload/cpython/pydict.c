@@ -2,7 +2,7 @@
  * pydict.c - the instance dictionary layout of the running CPython
  * (pydict.h), taken from its struct pyabi row. Constructor only.
  *
- * The numbers are the generated descriptor's (preload/pyabi_table.h,
+ * The numbers are the generated descriptor's (preload/cpython/pyabi_table.h,
  * tools/gen-pyabi: offsetof(PyHeapTypeObject, ht_cached_keys) and
  * PyDictValues from each version's headers); the reading is checked end
  * to end on every interpreter by tests/e2e/asyncio.bats (pure-Python

@@ -43,7 +43,7 @@ leaving a block does nothing but the checks, and current_labels() is
 always {}. This module has no compiled part: it finds the library's
 functions (pyprof_labels_*) with ctypes, and the library's samplers read
 the labels from the interpreter's own structures (see the library's
-preload/labels.h).
+preload/sample/labels.h).
 """
 import codecs
 import functools

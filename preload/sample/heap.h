@@ -20,7 +20,7 @@
  * inverse. The fast path is a thread-local subtract and compare.
  *
  * A sampled allocation records its Python stack (the guarded walker of
- * signal/frames.c), size and address in the sample ring (sampler.h,
+ * signal/sig_frames.c), size and address in the sample ring (sampler.h,
  * SAMPLE_HEAP); its address goes into a fixed, lock-free table of sampled
  * addresses, with a small counting filter in front, so that a free() of
  * an unsampled block costs one load of the filter. Freeing a sampled

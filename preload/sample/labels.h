@@ -2,7 +2,7 @@
  * labels.h - labels from the program's own code (the `pyprof` module's
  * pyprof.labels()), read by every sampler and sent as wire LABELS sets.
  *
- * The module (preload/python/pyprof.py, pure Python) keeps the labels in
+ * The module (preload/module/pyprof.py, pure Python) keeps the labels in
  * force as one value: a tuple whose first item is a bytes object, the
  * labels encoded as "key\0value\0key\0value\0", keys sorted (so a set has
  * one encoding). Where that value lives:

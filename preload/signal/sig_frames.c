@@ -1,5 +1,5 @@
 /*
- * signal/frames.c - the guarded walk of a CPython thread's frames.
+ * signal/sig_frames.c - the guarded walk of a CPython thread's frames.
  *
  * ASYNC-SIGNAL-SAFE: runs in the SIGPROF handler, in the heap hooks
  * (inside the program's allocations) and on the wall sampler thread, all
