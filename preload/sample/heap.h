@@ -1,14 +1,17 @@
 /*
  * heap.h - heap profiling (PYPROF_HEAP_RATE): Poisson-sampled allocations.
  *
- * Two parts:
- *   sig_heap.c  the allocation hooks, on application threads: libc's
- *               malloc family interposed (the library exports malloc,
- *               free...; glibc's __libc_malloc etc. are the real ones, so no
- *               dlsym is needed at any time) and CPython's MEM and OBJ
- *               allocator domains wrapped (3.6+). Async-signal-safe in the
- *               sense of signal/: no malloc of our own, no locks,
- *               no stdio; preallocated tables; errno saved.
+ * Three parts:
+ *   interpose/malloc.c  libc's malloc family as the program sees it (the
+ *               library exports malloc, free...; glibc's __libc_malloc
+ *               etc. are the real ones, so no dlsym is needed at any
+ *               time): the hooks' fast path, inlined from sig_heap.h.
+ *   signal/sig_heap.c  the allocation hooks' slow paths, on application
+ *               threads, and CPython's MEM and OBJ allocator domains
+ *               wrapped (3.6+). Async-signal-safe in the sense of
+ *               signal/: no malloc of our own, no locks, no stdio;
+ *               preallocated tables; errno saved. Its switches and
+ *               counters are declared in signal/sig_heap.h.
  *   heap.c      set-up (constructor), installing the Python domain hooks
  *               (and putting them back after start-up), fork.
  *
