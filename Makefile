@@ -311,9 +311,10 @@ check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 # No cycle between the files of preload/ or collector/, neither through
 # their includes nor through the symbols their objects use from each
 # other; tools/include-cycles.allow lists those still being taken apart.
-# And collector/'s folders in their layers (tools/layers: no include
-# upward, http/ and push/ see daemon/ through daemon/daemon_api.h only,
-# nothing reached through ".."); tests/includes/ holds a tree that breaks
+# And the folders of preload/ and collector/ in their layers (tools/layers:
+# no include upward, e.g. nothing of signal/ includes sample/ or agent/;
+# http/ and push/ see daemon/ through daemon/daemon_api.h only; nothing
+# reached through ".."); tests/includes/ holds a tree that breaks
 # each rule once: the check must reject it, naming all three, or it
 # could not fail.
 CYCLES_ALLOW := tools/include-cycles.allow
