@@ -38,12 +38,16 @@ endif
 # The injected library: no sanitizers, hidden symbols, static TLS.
 PRELOAD_CFLAGS := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE -fPIC \
           -fvisibility=hidden -ftls-model=initial-exec -Ipreload -ffunction-sections
-# preload/ by execution context: signal/ (signal handlers), interpose/ (the
-# libc functions pyprof wraps: they run in signal handlers and (v)fork
-# children too), native/ (native stacks), the rest at the root (constructor,
-# agent thread, program threads). -ffunction-sections gives every function
-# its own section, which tools/check-sigsafe reads as a call graph.
-PRELOAD_DIRS := preload preload/signal preload/interpose preload/native
+# preload/ by execution context, lowest layer first (tools/layers, enforced
+# by check-includes): cpython/ (CPython's layouts), base/ (log, clocks, the
+# fault guard, the sample ring, the settings: no context of their own),
+# native/ (native stacks), signal/ (code run in signal handlers and in the
+# allocation hooks), sample/ (sampling's set-up and its threads), agent/
+# (constructor, agent thread, the collector's connection) and interpose/
+# (every exported symbol, a shim onto its module: they run in signal
+# handlers and (v)fork children too). -ffunction-sections gives every
+# function its own section, which tools/check-sigsafe reads as a call graph.
+PRELOAD_DIRS := $(addprefix preload/,cpython base native signal sample agent interpose)
 PRELOAD_SRC  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.c))
 PRELOAD_HDR  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.h))
 PRELOAD_OBJ  := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload/%.o)
@@ -89,7 +93,7 @@ OTLP_OBJ := $(OTLP_C:.c=.o)
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
 COLL_DIRS := common symbols daemon http push views cli
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
-# preload/config.c too: `pyprof record` checks PYPROF_* with the library's
+# preload/base/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(PROTO_OBJ) $(OTLP_OBJ) \
             $(BUILD)/collector/preload_config.o
@@ -159,7 +163,7 @@ $(BUILD)/collector/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/collector
 	@mkdir -p $(@D)
 	$(CC) $(COLL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/collector/preload_config.o: preload/config.c | $(BUILD)/collector
+$(BUILD)/collector/preload_config.o: preload/base/config.c | $(BUILD)/collector
 	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcollector.a: $(COLL_OBJ)
@@ -254,7 +258,7 @@ $(BUILD)/fuzz/wire/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/fuzz/wire
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(BUILD)/fuzz/wire/preload_config.o: preload/config.c | $(BUILD)/fuzz/wire
+$(BUILD)/fuzz/wire/preload_config.o: preload/base/config.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire
@@ -278,17 +282,25 @@ fuzz-wire: $(BUILD)/fuzz/wire_fuzz
 check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
 	FUZZ_CHECK_RUNS=$(FUZZ_CHECK_RUNS) tests/fuzz/run-wire
 
-# Every function of preload/signal/ and preload/interpose/, every *_sigsafe
+# Every function of preload/signal/, preload/interpose/ and base/guard.c (the
+# fault guard's handlers), every *_sigsafe
 # function, and all they call, may use only what tools/check-sigsafe allows.
 # tests/sigsafe/ holds a fixture that reaches malloc through a function not
 # named *_sigsafe in another file: the check must reject both, naming the
 # path, or it could not fail.
+# Shims of interpose/ that are not called in signal context, left out as
+# roots: fork() (agent/forkpause.c pauses the agent: a lock, logs; as
+# before the shims), pthread_create() (allocates) and pyprof_* (ctypes,
+# with the GIL).
+SIGSAFE_NOT := fork.o pthread.o pyprof.o
 SIGSAFE_FIXTURE := $(BUILD)/sigsafe-fixture/signal/handler.o $(BUILD)/sigsafe-fixture/helper.o
 $(BUILD)/sigsafe-fixture/%.o: tests/sigsafe/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c $< -o $@
 check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
-	tools/check-sigsafe $(BUILD)/preload/signal $(BUILD)/preload/interpose -- $(PRELOAD_OBJ)
+	tools/check-sigsafe $(BUILD)/preload/signal $(BUILD)/preload/interpose \
+	  $(BUILD)/preload/base/guard.o $(addprefix !$(BUILD)/preload/interpose/,$(SIGSAFE_NOT)) \
+	  -- $(PRELOAD_OBJ)
 	@if tools/check-sigsafe $(BUILD)/sigsafe-fixture/signal -- $(SIGSAFE_FIXTURE) >$(BUILD)/sigsafe-fixture/out; then \
 		echo "check-sigsafe: the fixture that calls malloc passed"; exit 1; fi
 	@grep -q 'grow (helper.o) uses malloc.*via fixture_handler -> fixture_helper -> grow' $(BUILD)/sigsafe-fixture/out && \
@@ -299,9 +311,10 @@ check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 # No cycle between the files of preload/ or collector/, neither through
 # their includes nor through the symbols their objects use from each
 # other; tools/include-cycles.allow lists those still being taken apart.
-# And collector/'s folders in their layers (tools/layers: no include
-# upward, http/ and push/ see daemon/ through daemon/daemon_api.h only,
-# nothing reached through ".."); tests/includes/ holds a tree that breaks
+# And the folders of preload/ and collector/ in their layers (tools/layers:
+# no include upward, e.g. nothing of signal/ includes sample/ or agent/;
+# http/ and push/ see daemon/ through daemon/daemon_api.h only; nothing
+# reached through ".."); tests/includes/ holds a tree that breaks
 # each rule once: the check must reject it, naming all three, or it
 # could not fail.
 CYCLES_ALLOW := tools/include-cycles.allow
@@ -395,7 +408,7 @@ install: all
 	install -m 0755 $(BUILD)/pyprof $(BUILD)/pyprof-collector $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/libpyprof.so $(DESTDIR)$(PREFIX)/lib/
 	install -d $(DESTDIR)$(PREFIX)/lib/pyprof/python
-	install -m 0644 preload/python/pyprof.py $(DESTDIR)$(PREFIX)/lib/pyprof/python/
+	install -m 0644 preload/module/pyprof.py $(DESTDIR)$(PREFIX)/lib/pyprof/python/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0644 man/pyprof.1 man/pyprof-collector.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/libpyprof.7 $(DESTDIR)$(MANDIR)/man7/

@@ -1,7 +1,7 @@
 """pyabi_measure.py - the struct pyabi fields no header holds, measured in a
 live object of the interpreter that runs this script (tools/gen-pyabi runs
 it with each interpreter it probes; it prints initializer lines that go
-into that version's row of preload/pyabi_table.h).
+into that version's row of preload/cpython/pyabi_table.h).
 
 asyncio's C task (TaskObj, 3.7-3.13) is private to
 Modules/_asynciomodule.c, so tools/pyabi_probe.c cannot offsetof it.

@@ -3,7 +3,7 @@
  *
  * Compiled by tools/gen-pyabi once per installed interpreter, against that
  * interpreter's own headers (internal ones included, hence Py_BUILD_CORE),
- * and run once; it prints a C initializer for preload/pyabi_table.h on
+ * and run once; it prints a C initializer for preload/cpython/pyabi_table.h on
  * stdout. It is never linked into pyprof and never linked against
  * libpython: everything it prints is an offsetof, a sizeof, an enum value
  * from the headers, or a bit position found by setting a bitfield in a

@@ -11,7 +11,7 @@
  * own version (the layouts it reads are that version's), so that nothing
  * of that protocol is re-implemented here. The script loads libpyprof.so
  * with ctypes and calls pyprof_attach_start with the settings as text
- * (preload/attach.c).
+ * (preload/agent/attach.c).
  *
  * Single-threaded, in the pyprof process.
  */

@@ -18,7 +18,7 @@
  * and a note (msg="...") when the process did not do all that was asked.
  *
  * Who it talks to. Before a byte goes out, the same checks as the
- * library's (preload/transport.c), through checked.h: the socket's
+ * library's (preload/agent/transport.c), through checked.h: the socket's
  * directory is not a symbolic link, belongs to us, root or
  * PYPROF_COLLECTOR_USER, and is not writable by others unless sticky;
  * the listener's uid (SO_PEERCRED) is one of those. Another user's

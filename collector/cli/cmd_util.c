@@ -50,7 +50,7 @@ const char *const cmd_lib_rel[] = {
 };
 
 const char *const cmd_module_rel[] = {
-	"../preload/python/pyprof.py",    /* build tree */
+	"../preload/module/pyprof.py",    /* build tree */
 	"../lib/pyprof/python/pyprof.py", /* installed */
 	NULL
 };

@@ -280,7 +280,7 @@ int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
  *
  * *clock_ns is the frame's running time: set it to base_ns before the
  * first batch of a frame; each record advances it by its dt_ns, the time
- * since the previous record (the library's encoder, preload/agent.c,
+ * since the previous record (the library's encoder, preload/agent/agent.c,
  * writes deltas from record to record; wire.h leaves this implicit). */
 int proc_check_samples(const struct proc_session *s,
 		       const struct proc_sample *recs, size_t n,

@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "init.h"
-#include "libc_next.h"
-#include "sampler.h"
-#include "threads.h"
+#include "agent/control.h"
+#include "agent/init.h"
+#include "base/libc_next.h"
+#include "base/sampler.h"
+#include "sample/threads.h"
 
 /* What quiet_sigprof switched off, for resume_sigprof. */
 struct quieted {

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fdutil.h"
+#include "base/fdutil.h"
 #include "native/native.h"
 
 static int pipe_common(int fds[2], int flags, const void *caller)

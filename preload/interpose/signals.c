@@ -1,6 +1,6 @@
 /*
  * interpose/signals.c - sigaction() and signal() as the application sees
- * them.
+ * them; sigprocmask(), a shim onto signal/sig_handler.c.
  *
  * Once pyprof owns SIGSEGV, SIGBUS and SIGPROF (guard.h), a call that sets
  * or queries one of them is answered from guard_app_act: the application
@@ -31,10 +31,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "guard.h"
-#include "libc_next.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/libc_next.h"
+#include "base/sampler.h"
+#include "signal/sig_handler.h"
+#include "signal/sig_toggle.h"
 
 static int owned_index(int sig)
 {
@@ -58,12 +59,12 @@ __attribute__((visibility("default"))) int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int i = owned_index(sig);
-	int toggle = control_toggle_owns(sig);
+	int toggle = control_toggle_owns_sigsafe(sig);
 	if ((i >= 0 || toggle) && act && in_vfork_child()) {
 		struct sigaction prev;
 		if (i >= 0)
 			prev = guard_app_act[i];
-		else if (control_toggle_sigaction(sig, NULL, &prev) < 0)
+		else if (control_toggle_sigaction_sigsafe(sig, NULL, &prev) < 0)
 			return -1;
 		if (libc_next_sigaction(sig, act, NULL) < 0)
 			return -1;
@@ -72,7 +73,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		return 0;
 	}
 	if (toggle) /* PYPROF_TOGGLE_SIGNAL: sig_toggle.c */
-		return control_toggle_sigaction(sig, act, old);
+		return control_toggle_sigaction_sigsafe(sig, act, old);
 	if (i < 0)
 		return libc_next_sigaction(sig, act, old);
 	struct sigaction prev = guard_app_act[i];
@@ -86,7 +87,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 __attribute__((visibility("default"))) sighandler_t signal(int sig,
 							   sighandler_t h)
 {
-	if (owned_index(sig) < 0 && !control_toggle_owns(sig)) {
+	if (owned_index(sig) < 0 && !control_toggle_owns_sigsafe(sig)) {
 		sighandler_t (*real_signal)(int, sighandler_t) =
 			LIBC_NEXT(signal, "signal");
 		if (!real_signal) {
@@ -107,4 +108,11 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
 	/* sa_handler and sa_sigaction share storage: this is what glibc's
 	 * signal() returns for an SA_SIGINFO handler too */
 	return old.sa_handler;
+}
+
+/* Inside our own unw_backtrace() it changes nothing (sig_handler.c). */
+__attribute__((visibility("default"))) int
+sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return sig_handler_sigprocmask_sigsafe(how, set, old);
 }

@@ -21,7 +21,7 @@
  *     +44 RSP+8   slot 2
  *     end NONE    (until another FDE starts)
  */
-#include "native/cfi.h"
+#include "cfi.h"
 
 #include <elf.h>
 #include <link.h>
@@ -31,10 +31,10 @@
 
 #include "pyprof/leb128.h"
 
-#include "clock.h"
-#include "guard.h"
-#include "native/objects.h"
-#include "log.h"
+#include "base/clock.h"
+#include "base/guard.h"
+#include "objects.h"
+#include "base/log.h"
 
 #define MAX_OBJECTS 4096
 #define MAX_ROWS_PER_OBJECT (8u << 20)

@@ -115,16 +115,6 @@ struct cfi_slot {
 };
 extern __thread struct cfi_slot *cfi_thread_cache;
 
-/*
- * sig_unwind.c: unwinds the interrupted thread from the signal's
- * ucontext (ucontext_t *) into pcs[0..max), leaf first: the interrupted
- * PC, then return addresses. Returns the number of PCs (with *truncated
- * set if max stopped it), or -1 where the tables cannot say (the caller
- * then uses libunwind). Signal handler, fault guard armed.
- */
-int cfi_unwind_sigsafe(const void *uc, uint64_t *pcs, int max,
-		       int *truncated);
-
 /* Agent thread: (re)builds and publishes the tables when objects were
  * loaded or unloaded since the last call (one dl_iterate_phdr callback
  * otherwise), and frees what was retired long enough ago. */

@@ -3,13 +3,13 @@
  * constructor, before any timer exists, and only read afterwards (in
  * signal context too).
  */
-#include "native/interp_text.h"
+#include "interp_text.h"
 
 #include <errno.h>
 #include <link.h>
 #include <string.h>
 
-#include "native/objects.h"
+#include "objects.h"
 
 #define MAPS_MAX 16
 

@@ -2,7 +2,7 @@
  * merge.c - see merge.h. Pure; indices in and out are leaf first in the
  * inputs, the output is root first.
  */
-#include "native/merge.h"
+#include "merge.h"
 
 static void put(struct merge_item *out, int *n, int kind, uint32_t index)
 {

@@ -11,7 +11,7 @@
  * is sent as ADDRESS (mapping, PC); the collector turns PC - lo + offset
  * into the file's own address with the file's program headers.
  */
-#include "native/modules.h"
+#include "modules.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "guard.h"
-#include "native/objects.h"
-#include "log.h"
+#include "base/clock.h"
+#include "base/guard.h"
+#include "objects.h"
+#include "base/log.h"
 
 #define NOTE_MAX 4096        /* bytes of PT_NOTE read per segment */
 #define FORCED_GAP_NS 100000000ull /* forced refreshes: 10 per second */

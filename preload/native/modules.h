@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "intern.h"
+#include "base/intern.h"
 
 struct modules;
 

@@ -3,7 +3,7 @@
  * other thread of ours exists; its tables are read-only afterwards (the
  * agent classifies PCs against them without locking).
  */
-#include "native/native.h"
+#include "native.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -18,12 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "native/cfi.h"
-#include "config.h"
-#include "log.h"
-#include "native/interp_text.h"
-#include "native/objects.h"
-#include "sampler.h"
+#include "cfi.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "interp_text.h"
+#include "objects.h"
+#include "base/sampler.h"
 
 #define NATIVE_RANGES 8
 #define SYMTAB_MAX_BYTES (256u << 20) /* .symtab + .strtab read at most */

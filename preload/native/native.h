@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "native/merge.h"
+#include "merge.h"
 
 /*
  * Loads libunwind and prepares native stacks for interpreter major.minor;

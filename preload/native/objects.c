@@ -1,7 +1,7 @@
 /*
  * objects.c - see objects.h. Agent thread and constructor only.
  */
-#include "native/objects.h"
+#include "objects.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -43,9 +43,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "asyncio.h"
-#include "guard.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/sampler.h"
+#include "sig_asyncio.h"
+#include "sig_frames.h"
+#include "sig_pydict.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))

@@ -58,11 +58,14 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
-#include "clock.h"
-#include "guard.h"
+#include "base/clock.h"
+#include "base/guard.h"
 #include "native/interp_text.h"
-#include "sampler.h"
-#include "threads.h"
+#include "base/sampler.h"
+#include "sig_frames.h"
+#include "sig_handler.h"
+#include "sig_labels.h"
+#include "sig_unwind.h"
 
 static __thread int in_handler;
 static __thread int in_unwind;        /* inside unw_backtrace: see above */
@@ -145,13 +148,12 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 }
 
 /*
- * sigprocmask(), interposed (exports.map): pthread_sigmask() (the same
+ * sigprocmask()'s body (interpose/signals.c): pthread_sigmask() (the same
  * thing in glibc, its internal signals kept unblockable), except inside
  * our own unw_backtrace() call, where it changes nothing and reports the
  * mask the thread has (see the top of this file). Any thread, any context.
  */
-__attribute__((visibility("default"))) int
-sigprocmask(int how, const sigset_t *set, sigset_t *old)
+int sig_handler_sigprocmask_sigsafe(int how, const sigset_t *set, sigset_t *old)
 {
 	int rc;
 	if (in_unwind) {
@@ -167,12 +169,30 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
+/* Our perf_event counters' fds, one bit each (sig_handler.h). */
+static uint8_t perf_fd_bits[PERF_FD_MAX / 8];
+
+int sig_handler_perf_fd_sigsafe(int fd)
+{
+	return fd >= 0 && fd < PERF_FD_MAX &&
+	       (__atomic_load_n(&perf_fd_bits[fd / 8], __ATOMIC_RELAXED) &
+		(1u << (fd % 8)));
+}
+
+void sig_handler_perf_fd_mark(int fd)
+{
+	if (fd < 0 || fd >= PERF_FD_MAX)
+		return;
+	__atomic_fetch_or(&perf_fd_bits[fd / 8], (uint8_t)(1u << (fd % 8)),
+			  __ATOMIC_RELEASE);
+}
+
 /* Whether this SIGPROF is one of ours: a thread timer's (its si_value is
  * our cookie) or a perf counter's overflow (from_perf set). */
 static inline int is_ours(const siginfo_t *si, int *from_perf)
 {
 	*from_perf = (si->si_code == POLL_HUP || si->si_code == POLL_IN) &&
-		     threads_perf_fd_sigsafe(si->si_fd);
+		     sig_handler_perf_fd_sigsafe(si->si_fd);
 	return *from_perf ||
 	       (si->si_code == SI_TIMER && si->si_value.sival_ptr == &sampler);
 }

@@ -50,19 +50,13 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
-#include "clock.h"
-#include "guard.h"
-#include "heap.h"
-#include "sampler.h"
-
-/* glibc's allocator, the one the application would have called. */
-void *__libc_malloc(size_t n);
-void *__libc_calloc(size_t n, size_t m);
-void *__libc_realloc(void *p, size_t n);
-void __libc_free(void *p);
-void *__libc_memalign(size_t al, size_t n);
-void *__libc_valloc(size_t n);
-void *__libc_pvalloc(size_t n);
+#include "base/clock.h"
+#include "base/guard.h"
+#include "base/sampler.h"
+#include "sig_frames.h"
+#include "sig_heap.h"
+#include "sig_labels.h"
+#include "sig_unwind.h"
 
 #define HEAP_BUCKET 8               /* slots per bucket (a cache line)  */
 #define HEAP_NBUCKETS (HEAP_SLOTS / HEAP_BUCKET)
@@ -79,12 +73,12 @@ struct heap_stats heap_stats;
  * profiling (or a program that is not Python) pays no memory for them,
  * and the hot paths address them without loading a pointer first. */
 static uint64_t table[HEAP_SLOTS] __attribute__((aligned(4096)));
-static uint16_t filter[HEAP_FILTER] __attribute__((aligned(4096)));
+uint16_t heap_filter[HEAP_FILTER] __attribute__((aligned(4096)));
 
 /* Per thread: bytes left before the next sample, and the random state
  * (0: not seeded yet, which makes the first allocation take the slow
  * path and draw its first gap). */
-static __thread int64_t heap_left;
+__thread int64_t heap_left;
 static __thread uint64_t heap_rng;
 static __thread uint32_t heap_tid;
 
@@ -159,7 +153,7 @@ static inline uint64_t addr_hash(uintptr_t p)
  * apart anyway). */
 static inline uint16_t *filter_of(uintptr_t p)
 {
-	return &filter[(p >> 4) & (HEAP_FILTER - 1)];
+	return &heap_filter[(p >> 4) & (HEAP_FILTER - 1)];
 }
 
 static inline uint64_t *bucket_of(uint64_t h, unsigned k)
@@ -173,8 +167,8 @@ void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
 {
 	*start = table;
 	*len = sizeof(table);
-	*start2 = filter;
-	*len2 = sizeof(filter);
+	*start2 = heap_filter;
+	*len2 = sizeof(heap_filter);
 }
 
 /* Inserts p; 1 if it is in the table now. An address already there is a
@@ -228,7 +222,7 @@ static int table_remove(uintptr_t p)
 
 static inline int maybe_sampled(const void *p)
 {
-	return __atomic_load_n(filter_of((uintptr_t)p), __ATOMIC_RELAXED) != 0;
+	return heap_maybe_sampled(p);
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -428,58 +422,42 @@ static inline void count_free(void *p)
 		free_slow(p);
 }
 
-/* ---- libc's allocation family, interposed (exports.map) ----------------- */
+/* ---- libc's allocation family: the slow paths ------------------------- */
 
-/* The hooks below run on every allocation and free of the program: no
- * frame pointer for them (the rest of the library keeps its own, built
- * with -fno-omit-frame-pointer), which leaves py_free a handful of
- * instructions and a tail jump. Unwinding through them (PYPROF_NATIVE,
- * a debugger) uses their .eh_frame, as for glibc's own code. */
+/* interpose/malloc.c's shims run on every allocation and free of the
+ * program: each takes its bytes off the countdown before the real call
+ * (HEAP_TAKE, sig_heap.h), so that the common case is a subtract, a
+ * compare and a tail call, with nothing to save; only when a sample point
+ * falls in the allocation does one of these make the call and record the
+ * block. No frame pointer for them nor for the shims (the rest of the
+ * library keeps its own, built with -fno-omit-frame-pointer). Unwinding
+ * through them (PYPROF_NATIVE, a debugger) uses their .eh_frame, as for
+ * glibc's own code. */
 #pragma GCC push_options
 #pragma GCC optimize("omit-frame-pointer")
 
-#define EXPORT __attribute__((visibility("default")))
+#define TAKE(n) HEAP_TAKE(n)
 
-/* Each hook takes its bytes off the countdown before the real call: the
- * common case is then a subtract, a compare and a tail call, with nothing
- * to save; only when a sample point falls in the allocation does a
- * *_sampled function make the call and record the block. */
-#define TAKE(n) (__builtin_expect((heap_left -= (int64_t)(n)) <= 0, 0))
-
-static __attribute__((noinline)) void *malloc_sampled(size_t n)
+__attribute__((noinline)) void *heap_malloc_sampled_sigsafe(size_t n)
 {
 	void *p = __libc_malloc(n);
 	sample_slow(p, n);
 	return p;
 }
 
-EXPORT void *malloc(size_t n)
-{
-	if (__builtin_expect(heap_sampling_on, 0) && TAKE(n))
-		return malloc_sampled(n);
-	return __libc_malloc(n);
-}
-
-static __attribute__((noinline)) void *calloc_sampled(size_t n, size_t m)
+__attribute__((noinline)) void *heap_calloc_sampled_sigsafe(size_t n,
+							    size_t m)
 {
 	void *p = __libc_calloc(n, m);
 	sample_slow(p, n * m);
 	return p;
 }
 
-EXPORT void *calloc(size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_expect(heap_sampling_on, 0) &&
-	    !__builtin_mul_overflow(n, m, &total) && TAKE(total))
-		return calloc_sampled(n, m);
-	return __libc_calloc(n, m);
-}
-
 /* A sampled block that realloc moves or resizes is a free and a new
  * allocation of the new size (as Go, tcmalloc and heaptrack count it).
  * The free record goes first, while the old address is still ours. */
-static __attribute__((noinline)) void *realloc_counted(void *old, size_t n)
+__attribute__((noinline)) void *heap_realloc_counted_sigsafe(void *old,
+							     size_t n)
 {
 	count_free(old);
 	void *p = __libc_realloc(old, n);
@@ -488,89 +466,23 @@ static __attribute__((noinline)) void *realloc_counted(void *old, size_t n)
 	return p;
 }
 
-EXPORT void *realloc(void *old, size_t n)
-{
-	if (__builtin_expect(heap_on, 0))
-		return realloc_counted(old, n);
-	return __libc_realloc(old, n);
-}
-
-static __attribute__((noinline)) void free_sampled(void *p)
+__attribute__((noinline)) void heap_free_sampled_sigsafe(void *p)
 {
 	free_slow(p);
 	__libc_free(p);
 }
 
-EXPORT void free(void *p)
-{
-	if (__builtin_expect(heap_on, 0) && __builtin_expect(maybe_sampled(p), 0))
-		free_sampled(p);
-	else
-		__libc_free(p);
-}
-
-static __attribute__((noinline)) void *memalign_sampled(size_t al, size_t n)
+__attribute__((noinline)) void *heap_memalign_sampled_sigsafe(size_t al,
+							      size_t n)
 {
 	void *p = __libc_memalign(al, n);
 	sample_slow(p, n);
 	return p;
 }
 
-EXPORT void *memalign(size_t al, size_t n)
+void heap_count_alloc_sigsafe(void *p, size_t n)
 {
-	if (__builtin_expect(heap_sampling_on, 0) && TAKE(n))
-		return memalign_sampled(al, n);
-	return __libc_memalign(al, n);
-}
-
-/* glibc 2.36's checks, then its memalign (which aligned_alloc and
- * posix_memalign both end in). */
-EXPORT void *aligned_alloc(size_t al, size_t n)
-{
-	if (al == 0 || (al & (al - 1))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return memalign(al, n);
-}
-
-EXPORT int posix_memalign(void **out, size_t al, size_t n)
-{
-	if (al % sizeof(void *) != 0 || al == 0 || (al & (al - 1)))
-		return EINVAL;
-	int saved = errno;
-	void *p = memalign(al, n);
-	errno = saved;
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	return 0;
-}
-
-EXPORT void *valloc(size_t n)
-{
-	void *p = __libc_valloc(n);
-	if (__builtin_expect(heap_sampling_on, 0))
-		count_alloc(p, n);
-	return p;
-}
-
-EXPORT void *pvalloc(size_t n)
-{
-	void *p = __libc_pvalloc(n);
-	if (__builtin_expect(heap_sampling_on, 0))
-		count_alloc(p, n);
-	return p;
-}
-
-EXPORT void *reallocarray(void *old, size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return realloc(old, total);
+	count_alloc(p, n);
 }
 
 /* ---- CPython's MEM and OBJ domains (3.5+ PyMemAllocatorEx) -------------- */

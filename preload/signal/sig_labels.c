@@ -34,9 +34,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "guard.h"
-#include "labels.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/sampler.h"
+#include "sig_labels.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_U32(a) (*(volatile uint32_t *)(uintptr_t)(a))

@@ -10,8 +10,9 @@
  * wrong or no answer, which the caller type-checks. Every count read from
  * memory is bounded before it is used.
  */
-#include "pydict.h"
-#include "sampler.h"
+#include "cpython/pydict.h"
+#include "base/sampler.h"
+#include "sig_pydict.h"
 
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))

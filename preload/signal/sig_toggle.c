@@ -10,7 +10,7 @@
  * the number (fdutil.h), and a check before the write could not close
  * that race inside a signal handler. No malloc,
  * stdio, locks or lazily initialised thread-locals; errno saved and
- * restored. control_toggle_sigaction() may run on any thread, in signal
+ * restored. control_toggle_sigaction_sigsafe() may run on any thread, in signal
  * context too (a program's handler may call sigaction).
  *
  * The program comes first: if the signal already had a handler (or was
@@ -26,9 +26,9 @@
 #include <errno.h>
 #include <signal.h>
 
-#include "control.h"
-#include "guard.h"
-#include "libc_next.h"
+#include "base/guard.h"
+#include "base/libc_next.h"
+#include "sig_toggle.h"
 
 unsigned control_toggles;
 int control_toggle_taken;
@@ -44,13 +44,13 @@ static void toggle_handler(int sig)
 	errno = saved_errno;
 }
 
-int control_toggle_owns(int sig)
+int control_toggle_owns_sigsafe(int sig)
 {
 	return sig > 0 && __atomic_load_n(&toggle_sig, __ATOMIC_ACQUIRE) == sig;
 }
 
-int control_toggle_sigaction(int sig, const struct sigaction *act,
-			     struct sigaction *old)
+int control_toggle_sigaction_sigsafe(int sig, const struct sigaction *act,
+				     struct sigaction *old)
 {
 	struct sigaction prev = toggle_app_act;
 	if (act) {

@@ -22,7 +22,8 @@
 #include <ucontext.h>
 
 #include "native/cfi.h"
-#include "sampler.h"
+#include "base/sampler.h"
+#include "sig_unwind.h"
 
 /* A frame is at most this far above the one below it: a corrupt RBP
  * that sends the CFA across the address space is caught here. */

@@ -15,7 +15,7 @@ setup() {
 	common_setup
 	TASKS=$PP_TARGETS/asyncio_tasks.py
 	SHAPES=$PP_TARGETS/asyncio_shapes.py
-	MOD=$PP_ROOT/preload/python
+	MOD=$PP_ROOT/preload/module
 }
 
 teardown() {

@@ -2,7 +2,7 @@
 # chains.bats - whole stacks where the chain of frames is not one thread's
 # plain calls: generators and coroutines (whose frames are linked to their
 # caller only while they run), read from another thread (wall mode and the
-# CPU-clock source past 250 Hz, preload/wall.c, preload/cpuclock.c).
+# CPU-clock source past 250 Hz, preload/sample/wall.c, preload/sample/cpuclock.c).
 #
 #   1  gens.py (nested generators, yield from, async generators,
 #      coroutines driven by asyncio and by send()) at 1 kHz in CPU and in

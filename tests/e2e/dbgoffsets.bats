@@ -2,7 +2,7 @@
 # dbgoffsets.bats - CPython 3.13+ described by its own _Py_DebugOffsets.
 #
 # A minor version released after this pyprof was built has no compiled
-# row. PYPROF_TEST_WITHHOLD_TABLE (a switch for tests, preload/init.c)
+# row. PYPROF_TEST_WITHHOLD_TABLE (a switch for tests, preload/agent/init.c)
 # makes a real 3.13, 3.14 or 3.15 look like one:
 #   row     its compiled row is withheld: the library must profile it from
 #           the offsets the interpreter states in _Py_DebugOffsets, the

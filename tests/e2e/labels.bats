@@ -14,7 +14,7 @@ setup() {
 	common_setup
 	API=$PP_TARGETS/labels_api.py
 	SHARES=$PP_TARGETS/labels_shares.py
-	MOD=$PP_ROOT/preload/python
+	MOD=$PP_ROOT/preload/module
 }
 
 teardown() {

@@ -246,7 +246,7 @@ receiver_start() {
 	receiver_start
 	collector_start --period 1 --otlp "http://127.0.0.1:$PORT" \
 		--service-name shop --push-label env=test
-	PYTHONPATH=$PP_ROOT/preload/python run_capture w profiled "$exe" "$WORK" 3
+	PYTHONPATH=$PP_ROOT/preload/module run_capture w profiled "$exe" "$WORK" 3
 	assert_eq 0 "$RC" "the program's exit status: $(cat "$T/w.err")"
 	local pid=$PID
 	collector_stop || fail "collector exit status"

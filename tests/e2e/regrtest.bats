@@ -21,7 +21,7 @@
 #                       (test_main_thread_after_fork and, 3.14+,
 #                       test_native_id_after_fork want nothing on stderr
 #                       after an os.fork() in __main__: the library's
-#                       threads are gone by then, preload/forkpause.h)
+#                       threads are gone by then, preload/agent/forkpause.h)
 #   test_signal         handlers, wakeup fds, EINTR, sigwait, itimers
 #   test_subprocess     fork+exec, fd inheritance, exit statuses of children
 #                       (every child Python is profiled too; its

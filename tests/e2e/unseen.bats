@@ -23,7 +23,7 @@ teardown() {
 	common_teardown
 }
 
-# Where the library parks under a soft limit of 1024 (preload/fdutil.c):
+# Where the library parks under a soft limit of 1024 (preload/base/fdutil.c):
 # above it, out of reach of the program's own numbers and of a scan of
 # every number below the limit (CPython's fd_status.py), when the hard
 # limit allows; else the top 128 numbers under it.

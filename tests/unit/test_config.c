@@ -1,7 +1,7 @@
 /*
  * test_config.c - PYPROF_START, PYPROF_TOGGLE_SIGNAL and
  * PYPROF_COLLECTOR_USER as the library's
- * constructor reads them (preload/config.h): accepted forms, defaults,
+ * constructor reads them (preload/base/config.h): accepted forms, defaults,
  * and the values refused, with the one line that names them (the library
  * prints it on stderr, `pyprof record` refuses to start with it; the
  * end-to-end tests ctl.bats 4.1 and record.bats check both).
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
+#include "base/config.h"
 
 /* one variable set (var NULL: none), read through config_check */
 struct one {

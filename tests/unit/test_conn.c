@@ -21,7 +21,7 @@
 
 #include "daemon/agg.h"
 #include "check.h"
-#include "refuse.h"
+#include "agent/refuse.h"
 #include "daemon/conn.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"

@@ -1,6 +1,6 @@
 /*
  * test_frames.c - the guarded frame walk every sampler uses
- * (frames_sample_sigsafe, preload/signal/frames.c) and its guard policy:
+ * (frames_sample_sigsafe, preload/signal/sig_frames.c) and its guard policy:
  * whatever fault guard was armed before the call is armed again after it,
  * whether the walk finished or a read faulted, so that a walk nested in
  * another guarded region (the SIGPROF handler interrupting a heap sample)
@@ -18,10 +18,11 @@
 #include <sys/mman.h>
 
 #include "check.h"
-#include "guard.h"
-#include "libc_next.h"
-#include "pyabi.h"
-#include "sampler.h"
+#include "base/guard.h"
+#include "base/libc_next.h"
+#include "cpython/pyabi.h"
+#include "base/sampler.h"
+#include "signal/sig_frames.h"
 
 static void *no_interp(void)
 {

@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "labels.h"
+#include "sample/labels.h"
 #include "daemon/agg.h"
 #include "daemon/conn.h"
 #include "daemon/pprof.h"

@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "pyabi.h"
-#include "pycode.h"
+#include "cpython/pyabi.h"
+#include "cpython/pycode.h"
 
 /* ---- helpers ---- */
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "ring.h"
+#include "base/ring.h"
 
 struct rec { uint32_t seq, len; };
 

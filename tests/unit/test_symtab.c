@@ -414,7 +414,7 @@ static void test_window_and_gap(void)
 	add(s, N_FUNCS, 20);
 	/* Queued 90: 40 + 20 received, 30 never seen. (The 10 the library
 	 * dropped for want of buffer are reported as lost and are not in
-	 * B_SAMPLES: preload/agent.c takes them out.) */
+	 * B_SAMPLES: preload/agent/agent.c takes them out.) */
 	bye.samples = 90;
 	bye.has_samples = 1;
 	proc_set_bye(s, &bye);

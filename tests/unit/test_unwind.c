@@ -27,6 +27,7 @@
 
 #include "native/cfi.h"
 #include "check.h"
+#include "signal/sig_unwind.h"
 
 #define MAXF 256
 

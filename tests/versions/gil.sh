@@ -35,7 +35,7 @@ echo "$list" | while read -r version exe; do
 	# shellcheck disable=SC2046,SC2086
 	if ! ${CC:-cc} $(versions_cflags) -Wno-deprecated-declarations \
 		-isystem "$inc" -I"$top/include" -I"$top/preload" -I"$top/tests/unit" \
-		"$top/tests/versions/gil_embed.c" "$top/preload/pyabi.c" \
+		"$top/tests/versions/gil_embed.c" "$top/preload/cpython/pyabi.c" \
 		-o "$bin" $libs -ldl -lpthread >"$out/gil-$tag.build" 2>&1; then
 		echo "FAIL $version: gil_embed does not build:"
 		sed 's/^/  /' "$out/gil-$tag.build"

@@ -19,8 +19,8 @@ mkdir -p "$out" || exit 1
 
 # shellcheck disable=SC2046
 ${CC:-cc} $(versions_cflags) -I"$top/include" -I"$top/preload" \
-	"$top/tests/versions/linetable_check.c" "$top/preload/pycode.c" \
-	"$top/preload/pyabi.c" -o "$out/linetable_check" || exit 1
+	"$top/tests/versions/linetable_check.c" "$top/preload/cpython/pycode.c" \
+	"$top/preload/cpython/pyabi.c" -o "$out/linetable_check" || exit 1
 
 list=$(versions_interpreters)
 status=$?

@@ -15,8 +15,8 @@
  * Prints `N offsets checked in M code objects` and exits 0, or exits 1
  * after listing mismatches, 2 on a malformed dump. Run by linetable.sh.
  */
-#include "pyabi.h"
-#include "pycode.h"
+#include "cpython/pyabi.h"
+#include "cpython/pycode.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -37,8 +37,8 @@ echo "$list" | while read -r version exe; do
 	# shellcheck disable=SC2046,SC2086
 	if ! ${CC:-cc} $(versions_cflags) -Wno-deprecated-declarations \
 		-isystem "$inc" -I"$top/include" -I"$top/preload" -I"$top/tests/unit" \
-		"$top/tests/versions/pyabi_embed.c" "$top/preload/pycode.c" \
-		"$top/preload/pyabi.c" -o "$bin" $libs -lpthread \
+		"$top/tests/versions/pyabi_embed.c" "$top/preload/cpython/pycode.c" \
+		"$top/preload/cpython/pyabi.c" -o "$bin" $libs -lpthread \
 		>"$out/pyabi-$tag.build" 2>&1; then
 		echo "FAIL $version: pyabi_embed does not build:"
 		sed 's/^/  /' "$out/pyabi-$tag.build"
@@ -60,10 +60,10 @@ if [ -e "$out/pyabi-failed" ]; then
 	status=1
 fi
 if ! "$top/tools/gen-pyabi" --check >"$out/gen-pyabi.diff" 2>&1; then
-	echo "FAIL preload/pyabi_table.h is not what tools/gen-pyabi gives here:"
+	echo "FAIL preload/cpython/pyabi_table.h is not what tools/gen-pyabi gives here:"
 	sed 's/^/  /' "$out/gen-pyabi.diff" | head -40
 	status=1
 else
-	echo "ok preload/pyabi_table.h matches tools/gen-pyabi"
+	echo "ok preload/cpython/pyabi_table.h matches tools/gen-pyabi"
 fi
 exit $status

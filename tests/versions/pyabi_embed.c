@@ -45,8 +45,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pyabi.h"
-#include "pycode.h"
+#include "cpython/pyabi.h"
+#include "cpython/pycode.h"
 
 #define PY_AT_LEAST(maj, min) (PY_VERSION_HEX >= (((maj) << 24) | ((min) << 16)))
 

@@ -1,0 +1,1109 @@
+/*
+ * agent.c - see agent.h. Everything here runs on the agent thread, except
+ * agent_start/agent_stop (constructor, destructor) and the fork hook.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "native/cfi.h"
+#include "control.h"
+#include "sample/cpuclock.h"
+#include "base/clock.h"
+#include "base/guard.h"
+#include "base/intern.h"
+#include "sample/labels.h"
+#include "base/log.h"
+#include "native/merge.h"
+#include "native/modules.h"
+#include "native/native.h"
+#include "pyprof/wire.h"
+#include "base/sampler.h"
+#include "symbolize.h"
+#include "sample/threads.h"
+#include "transport.h"
+#include "sample/wall.h"
+#include "sample/threadnames.h"
+#include "base/tid.h"
+#include "lastthread.h"
+#include "sample/heap.h"
+#include "heapframe.h"
+#include "sample/ownthread.h"
+#include "signal/sig_heap.h"
+
+#define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
+
+struct agent {
+	const struct config *cfg;
+	struct agent_info *info;
+	pthread_t thread;
+	int started;
+	int wake_fd, wake_wr;      /* the wake-up pipe's two ends          */
+	struct fd_id wake_id;     /* what they named when opened          */
+	int stop;                  /* set by agent_stop (atomic)           */
+	int pause;                 /* set by agent_pause (atomic): the
+				      thread returns, its state kept      */
+	int paused;                /* agent_pause stopped the thread       */
+	int unjoined;              /* ... but could not wait for it        */
+	struct intern in;
+	struct symbolizer *sym;
+	struct transport tr;
+	int connected;             /* to the collector, as last seen       */
+	uint64_t start_ns;         /* when the agent's loop began (mono)   */
+	int quiet_if_empty;        /* agent_quiet_if_empty (atomic)        */
+	int running;               /* agent state usable (atomic)          */
+	int finalized;             /* interpreter went away after init     */
+
+	/* the SAMPLES frame being built */
+	uint8_t *batch;
+	struct wire_out w;
+	uint64_t batch_prev_ns;
+	int batch_n;
+
+	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
+	unsigned threadnames_gen;        /* names table generation cached        */
+	unsigned start_delay_ms;   /* fork child: wait before starting     */
+	uint32_t loc_no_frame, loc_non_python, loc_no_py;
+	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
+	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
+	uint64_t lost_total;       /* lost, all reasons, since start        */
+	unsigned long lost_ring_seen;
+	uint64_t lost_closed_seen;  /* threads_lost_closed_ns, counted    */
+
+	/* PYPROF_NATIVE (merge.h): the loaded objects, scratch for one
+	 * merge, the marker frames' locations, samples not merged */
+	struct modules *mods;
+	uint8_t *py_entry, *nat_class;
+	struct merge_item *items;
+	uint32_t loc_mark[4];          /* by enum merge_status */
+	unsigned long n_native, n_unmerged;
+
+	/* heap profiling (heap.h): the HEAP frames (heapframe.h) */
+	struct heapframe heap;
+
+	/* samples collectors wrote (CTL_WRITTEN, wire.h): the sum over the
+	 * connections before this one, and this one's last count */
+	uint64_t written_before, written_now;
+};
+
+static struct agent ag;
+
+/* Serializes the agent's work (draining, naming, queueing) with the code
+ * object death hook, which drains on an application thread. Never held
+ * while waiting for anything but this lock; never taken in signal
+ * context. */
+static pthread_mutex_t ag_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The agent's wake-up pipe, high up and identified (fdutil.h): a pipe,
+ * not an eventfd, because every eventfd has the same inode, so that one
+ * the program made at the number of ours would pass for ours. Both ends
+ * name the same pipe inode. Returns 0 or -1. */
+static int wake_open(void)
+{
+	int p[2];
+	ag.wake_fd = ag.wake_wr = -1;
+	if (fd_pipe_high(p) < 0)
+		return -1;
+	if (fd_id_get(p[0], &ag.wake_id) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	ag.wake_fd = p[0];
+	ag.wake_wr = p[1];
+	return 0;
+}
+
+/* Closes what is still ours of the pipe. */
+static void wake_close(void)
+{
+	if (ag.wake_fd >= 0)
+		fd_close_own(ag.wake_fd, &ag.wake_id);
+	if (ag.wake_wr >= 0)
+		fd_close_own(ag.wake_wr, &ag.wake_id);
+	ag.wake_fd = ag.wake_wr = -1;
+}
+
+static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
+{
+	struct agent *a = arg;
+	const struct agent_info *inf = a->info;
+	struct wire_out w = transport_hello_begin(buf, cap);
+	wire_put_tag_varint(&w, WIRE_H_START_UNIX_NS, inf->start_unix_ns);
+	wire_put_tag_varint(&w, WIRE_H_START_MONO_NS, inf->start_mono_ns);
+	wire_put_tag_varint(&w, WIRE_H_MODE, (uint64_t)a->cfg->mode);
+	wire_put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
+	wire_put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
+	wire_put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
+		      strlen(inf->pyversion));
+	wire_put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
+	wire_put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
+	size_t budget = cap / 2; /* keep HELLO well under its buffer */
+	for (size_t off = 0, n = 0; off < inf->args_len && n < WIRE_MAX_ARGS;
+	     n++) {
+		size_t l = strlen(inf->args + off);
+		if ((size_t)(w.p - buf) + l > budget)
+			break;
+		wire_put_tag_bytes(&w, WIRE_H_ARG, inf->args + off, l);
+		off += l + 1;
+	}
+	wire_put_tag_varint(&w, WIRE_H_CONN_SEQ, seq);
+	wire_put_tag_varint(&w, WIRE_H_UID, (uint64_t)getuid());
+	wire_put_tag_varint(&w, WIRE_H_SAMPLING, (uint64_t)sampling_is_on());
+	/* what collectors wrote so far; sent from the first connection on,
+	 * which also asks for CTL_WRITTEN */
+	wire_put_tag_varint(&w, WIRE_H_WRITTEN, a->written_before + a->written_now);
+	return w.ok ? wire_end_frame(buf, &w, WIRE_HELLO) : 0;
+}
+
+static void count_lost(int reason, uint64_t samples, uint64_t value)
+{
+	ag.lost[reason][0] += samples;
+	ag.lost[reason][1] += value;
+	ag.lost_total += samples;
+}
+
+/* Ends the SAMPLES frame under construction and queues it. */
+static void flush_batch(void)
+{
+	if (!ag.batch_n)
+		return;
+	if (transport_put_frame(&ag.tr, &ag.in, ag.batch, &ag.w,
+				WIRE_SAMPLES) < 0) {
+		/* no room: the samples in this batch are lost */
+		struct wire_in r = {ag.batch + WIRE_HDR_LEN, ag.w.p, 1};
+		wire_get_varint(&r);
+		while (r.ok && !wire_at_end(&r)) {
+			wire_get_varint(&r);
+			wire_get_varint(&r);
+			wire_get_varint(&r);
+			uint64_t count = wire_get_varint(&r);
+			uint64_t value = wire_get_varint(&r);
+			uint64_t flags = wire_get_varint(&r);
+			if (flags & WIRE_SF_OPCODE)
+				wire_get_varint(&r);
+			if (flags & WIRE_SF_LABELS)
+				wire_get_varint(&r);
+			count_lost(WIRE_LOST_BUFFER, count, value);
+			ag.n_samples -= count; /* never queued after all */
+		}
+	}
+	ag.batch_n = 0;
+}
+
+static void add_to_batch(uint32_t node, uint32_t thread,
+			 const struct raw_sample *s, uint32_t flags,
+			 uint32_t labels)
+{
+	if (ag.batch_n && (size_t)(ag.w.end - ag.w.p) < 64)
+		flush_batch();
+	if (!ag.batch_n) {
+		ag.w = (struct wire_out){ag.batch + WIRE_HDR_LEN,
+					 ag.batch + WIRE_HDR_LEN + BATCH_CAP, 1};
+		wire_put_varint(&ag.w, s->time_ns);
+		ag.batch_prev_ns = s->time_ns;
+	}
+	/* Samples of different threads can arrive a little out of order;
+	 * the wire wants unsigned deltas, so clamp (error: microseconds). */
+	uint64_t dt = s->time_ns > ag.batch_prev_ns
+			      ? s->time_ns - ag.batch_prev_ns
+			      : 0;
+	if (s->time_ns > ag.batch_prev_ns)
+		ag.batch_prev_ns = s->time_ns;
+	wire_put_varint(&ag.w, node);
+	wire_put_varint(&ag.w, thread);
+	wire_put_varint(&ag.w, dt);
+	wire_put_varint(&ag.w, s->weight);
+	wire_put_varint(&ag.w, s->value_ns);
+	if (s->opcode)
+		flags |= WIRE_SF_OPCODE;
+	if (labels)
+		flags |= WIRE_SF_LABELS;
+	wire_put_varint(&ag.w, flags);
+	if (s->opcode)
+		wire_put_varint(&ag.w, s->opcode - 1);
+	if (labels)
+		wire_put_varint(&ag.w, labels);
+	ag.batch_n++;
+	ag.n_samples += s->weight;
+}
+
+/* The interned name of a thread (0 if unknown), cached per refresh of
+ * the names table. */
+static uint32_t thread_name(int tid)
+{
+	unsigned g = threadnames_generation();
+	if (g != ag.threadnames_gen) {
+		imap_free(&ag.name_cache);
+		ag.threadnames_gen = g;
+	}
+	uint32_t v = imap_get(&ag.name_cache, (uint64_t)(unsigned)tid, 0);
+	if (v)
+		return v == UINT32_MAX ? 0 : v;
+	char buf[NAMES_LEN];
+	uint32_t sid = 0;
+	if (threadnames_get(tid, buf, sizeof buf))
+		sid = intern_str(&ag.in, buf, strlen(buf));
+	else
+		threadnames_request(); /* a new thread: ask now, not in 500 ms */
+	imap_put(&ag.name_cache, (uint64_t)(unsigned)tid, 0,
+		 sid ? sid : UINT32_MAX);
+	return sid;
+}
+
+/* The pseudo-location name (a frame that says why there is no stack),
+ * made once into *loc. */
+static uint32_t pseudo_loc(uint32_t *loc, const char *name)
+{
+	if (!*loc)
+		*loc = symbolize_pseudo(ag.sym, name);
+	return *loc;
+}
+
+/* The merged native and Python stack of s as a node (0 when out of memory
+ * or when both stacks are empty). */
+static uint32_t merged_node(const struct raw_sample *s,
+			    const struct raw_frame *fr)
+{
+	static const char *const marks[4] = {
+		[MERGE_MISMATCH] = "[merge failed]",
+		[MERGE_TRUNCATED] = "[native stack truncated]",
+		[MERGE_NO_NATIVE] = "[native unwind failed]",
+	};
+	const uint64_t *pcs = raw_native(s);
+	int n_py = (s->flags & SAMPLE_NO_TSTATE) ? 0 : s->n_frames;
+	int n_nat = s->n_native, n = 0;
+	uint32_t node = 0;
+
+	if (n_py > sampler.max_depth || n_nat > SAMPLER_NATIVE_MAX)
+		return 0; /* cannot be: the handler bounds both */
+	for (int i = 0; i < n_py; i++)
+		ag.py_entry[i] = (fr[i].code & RAW_ENTRY) != 0;
+	for (int i = 0; i < n_nat; i++)
+		ag.nat_class[i] = (uint8_t)native_classify(pcs[i], i == 0);
+	struct merge_in in = {
+		.py_entry = ag.py_entry,
+		.n_py = n_py,
+		.py_complete = !(s->flags & SAMPLE_TRUNCATED),
+		.nat_class = ag.nat_class,
+		.n_nat = n_nat,
+		.nat_truncated = (s->flags & SAMPLE_NATIVE_TRUNCATED) != 0,
+		.nat_failed = (s->flags & SAMPLE_NATIVE_FAILED) != 0,
+		.keep_all = sampler.native == CONFIG_NATIVE_ALL,
+	};
+	int status = merge_stacks(&in, ag.items, &n);
+	ag.n_native += s->weight;
+	if (status != MERGE_EXACT)
+		ag.n_unmerged += s->weight;
+	for (int k = 0; k < n; k++) {
+		const struct merge_item *it = &ag.items[k];
+		uint32_t loc;
+		if (it->kind == MERGE_PY) {
+			loc = symbolize_frame(ag.sym, &fr[it->index]);
+		} else if (it->kind == MERGE_NATIVE) {
+			loc = modules_location(ag.mods, &ag.in,
+					       pcs[it->index], it->index == 0);
+		} else {
+			loc = pseudo_loc(&ag.loc_mark[status], marks[status]);
+		}
+		node = loc ? intern_node(&ag.in, node, loc) : 0;
+		if (!node)
+			return 0;
+	}
+	return node;
+}
+
+/* The stack of s as a node (0: out of memory): merged with its native
+ * stack, a pseudo-frame saying why there is no Python stack, or its
+ * Python frames. */
+static uint32_t stack_node(const struct raw_sample *s,
+			   const struct raw_frame *fr)
+{
+	if (sampler.native && ag.mods &&
+	    (s->n_native || (s->n_frames && !(s->flags & SAMPLE_NO_TSTATE) &&
+			     (s->flags & SAMPLE_NATIVE_FAILED))))
+		return merged_node(s, fr);
+	if (s->flags & SAMPLE_HEAP_NO_PY)
+		return intern_node(&ag.in, 0,
+				   pseudo_loc(&ag.loc_no_py,
+					      "[Python not running]"));
+	if (s->flags & SAMPLE_NO_TSTATE)
+		return intern_node(&ag.in, 0,
+				   pseudo_loc(&ag.loc_non_python,
+					      "[non-Python thread]"));
+	if (s->n_frames == 0)
+		return intern_node(&ag.in, 0,
+				   pseudo_loc(&ag.loc_no_frame,
+					      "[no Python frame]"));
+	/* frames are leaf first; the trie grows from the root */
+	uint32_t node = 0;
+	for (int i = s->n_frames - 1; i >= 0; i--) {
+		uint32_t loc = symbolize_frame(ag.sym, &fr[i]);
+		node = loc ? intern_node(&ag.in, node, loc) : 0;
+		if (!node)
+			break;
+	}
+	return node;
+}
+
+/* The SAMPLES record's flags (wire.h) for s. */
+static uint32_t wire_flags(const struct raw_sample *s)
+{
+	uint32_t flags = 0;
+	if (s->flags & SAMPLE_TRUNCATED)
+		flags |= WIRE_SF_TRUNCATED;
+	if (s->flags & SAMPLE_OFF_CPU)
+		flags |= WIRE_SF_OFF_CPU;
+	if (s->flags & SAMPLE_NATIVE_KNOWN)
+		flags |= WIRE_SF_NATIVE_KNOWN |
+			 (s->flags & SAMPLE_NATIVE ? WIRE_SF_NATIVE : 0);
+	if (s->flags & SAMPLE_GIL_KNOWN)
+		flags |= WIRE_SF_GIL_KNOWN |
+			 (s->flags & SAMPLE_GIL ? WIRE_SF_GIL : 0);
+	return flags;
+}
+
+/* One record drained from the ring (ring_drain's callback, ag_lock
+ * held): a CPU or wall sample into the SAMPLES frame, a heap allocation
+ * or free into the HEAP frame, or counted lost. */
+static void on_sample(const void *payload, size_t len, void *arg)
+{
+	(void)arg;
+	const struct raw_sample *s = payload;
+	if (len < sizeof *s || len < raw_size(s))
+		return;
+	const struct raw_frame *fr = (const struct raw_frame *)(s + 1);
+	if (s->flags & SAMPLE_HEAP_FREE) {
+		if (ag.heap.buf)
+			heapframe_put_free(&ag.heap, s->heap_addr);
+		return;
+	}
+	int heap = (s->flags & SAMPLE_HEAP) != 0;
+	if (heap && !ag.heap.buf)
+		return;
+	if (heap && (s->flags & SAMPLE_INVALID)) {
+		/* the allocation happened: keep it, with what was walked */
+		struct raw_sample *w = (struct raw_sample *)(uintptr_t)s;
+		w->flags &= (uint16_t)~SAMPLE_INVALID;
+	}
+	if (s->flags & SAMPLE_FAULT) {
+		count_lost(WIRE_LOST_FAULT, s->weight, s->value_ns);
+		return;
+	}
+	if ((s->flags & SAMPLE_INVALID) || !s->tid) {
+		count_lost(WIRE_LOST_INVALID, s->weight, s->value_ns);
+		return;
+	}
+	uint32_t node = stack_node(s, fr);
+	if (!node) {
+		if (heap)
+			heapframe_lost(&ag.heap, s->heap_size);
+		else
+			count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+		return;
+	}
+	int changed;
+	uint32_t thread = intern_thread(&ag.in, (int)s->tid,
+					thread_name((int)s->tid), &changed);
+	if (!thread) {
+		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+		return;
+	}
+	if (changed) /* a rename: resend if the old name went out already */
+		transport_put_thread(&ag.tr, &ag.in, thread);
+	/* a torn or unnumbered set: the sample counts, without labels */
+	uint32_t labels = s->n_labels || s->n_task
+				  ? labels_set_id(&ag.in, raw_labels(s),
+						  s->n_labels, raw_task(s),
+						  s->n_task)
+				  : 0;
+	if (heap) {
+		heapframe_put_alloc(&ag.heap, s->value_ns, node, thread,
+				    s->heap_size, s->heap_addr, labels);
+		return;
+	}
+	add_to_batch(node, thread, s, wire_flags(s), labels);
+}
+
+static void put_lost(void)
+{
+	unsigned long ring = __atomic_load_n(&sampler.n_lost_ring,
+					     __ATOMIC_RELAXED);
+	if (ring > ag.lost_ring_seen) {
+		count_lost(WIRE_LOST_RING_FULL, ring - ag.lost_ring_seen,
+			   (ring - ag.lost_ring_seen) * sampler.period_ns);
+		ag.lost_ring_seen = ring;
+	}
+	uint64_t closed = threads_lost_closed_ns();
+	if (closed > ag.lost_closed_seen) {
+		uint64_t ns = closed - ag.lost_closed_seen;
+		uint64_t n = sampler.period_ns ? ns / sampler.period_ns : 0;
+		if (n) { /* the rest waits for more */
+			count_lost(WIRE_LOST_FD_CLOSED, n,
+				   n * sampler.period_ns);
+			ag.lost_closed_seen += n * sampler.period_ns;
+		}
+	}
+	for (int r = 1; r <= WIRE_LOST_REASON_MAX; r++) {
+		if (!ag.lost[r][0])
+			continue;
+		uint8_t buf[64];
+		struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
+		wire_put_varint(&w, (uint64_t)r);
+		wire_put_varint(&w, ag.lost[r][0]);
+		wire_put_varint(&w, ag.lost[r][1]);
+		/* if even this does not fit, keep counting and retry later */
+		if (transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_LOST) == 0)
+			ag.lost[r][0] = ag.lost[r][1] = 0;
+	}
+}
+
+static void drain(void)
+{
+	if (ag.mods)
+		modules_refresh(ag.mods); /* objects dlopen'd since */
+	ring_drain(&sampler.ring, on_sample, NULL);
+	flush_batch();
+	if (ag.heap.buf)
+		heapframe_flush(&ag.heap);
+	put_lost();
+	transport_put_defs(&ag.tr, &ag.in);
+}
+
+static void put_bye(void)
+{
+	uint8_t buf[128];
+	struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
+	wire_put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
+	wire_put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
+	wire_put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
+	wire_put_tag_varint(&w, WIRE_B_HANDLER_N,
+		       __atomic_load_n(&sampler.n_handler_runs,
+				       __ATOMIC_RELAXED));
+	wire_put_tag_varint(&w, WIRE_B_HANDLER_NS,
+		       __atomic_load_n(&sampler.n_handler_ns,
+				       __ATOMIC_RELAXED));
+	wire_put_tag_varint(&w, WIRE_B_FAULTS,
+		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
+	uint64_t achieved = control_achieved_ns();
+	if (achieved)
+		wire_put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
+	if (sampler.native)
+		wire_put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
+	int source = threads_source();
+	if (source)
+		wire_put_tag_varint(&w, WIRE_B_CPU_SOURCE, (uint64_t)source);
+	transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_BYE);
+}
+
+/* A new connection: the last one's CTL_WRITTEN count, sent in its HELLO,
+ * joins the sum. */
+static void new_connection(void)
+{
+	ag.written_before += ag.written_now;
+	ag.written_now = 0;
+}
+
+/* A command from the collector (transport.h's on_frame, inside
+ * transport_pump, ag_lock held): apply it, then reply; for STOP and FLUSH
+ * after every sample taken before, so that the collector has them all
+ * when it reads the reply. */
+static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
+			 void *arg)
+{
+	(void)arg;
+	uint8_t reply[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
+	int flush_first;
+	uint64_t now = mono_ns();
+	if (type == WIRE_CTL_WRITTEN) {
+		/* a running count for this connection; no reply */
+		struct wire_in r = {p, p + len, 1};
+		while (r.ok && !wire_at_end(&r)) {
+			uint64_t key = wire_get_varint(&r);
+			if (key & 1) {
+				size_t n;
+				wire_get_bytes(&r, &n, WIRE_MAX_CTL_PAYLOAD);
+				continue;
+			}
+			uint64_t v = wire_get_varint(&r);
+			if (key >> 1 == WIRE_C_WRITTEN && r.ok &&
+			    v > ag.written_now)
+				ag.written_now = v;
+		}
+		if (!r.ok)
+			transport_drop(&ag.tr, now, "malformed control frame");
+		return;
+	}
+	int n = control_command(type, p, len, now, reply, sizeof reply,
+				&flush_first);
+	if (n < 0) {
+		transport_drop(&ag.tr, now, "malformed control frame");
+		return;
+	}
+	if (flush_first)
+		drain();
+	if (n > 0)
+		transport_put_ctl(&ag.tr, reply, (size_t)n);
+}
+
+/* How long the agent may sleep: the tick while sampling (the ring must
+ * be drained), while there is something to send, or before the
+ * interpreter is up; longer while dormant, where only the socket, the
+ * wake-up pipe and a lease can need it. */
+static int poll_ms(uint64_t now, int initialized)
+{
+	int ms = AGENT_TICK_MS;
+	if (initialized && !sampling_is_on() && !transport_pending(&ag.tr))
+		ms = AGENT_IDLE_MS;
+	else if (!initialized && !ag.finalized &&
+		 now - ag.start_ns < AGENT_START_FAST_MS * 1000000ull)
+		/* a program of 10 ms is half over after one tick: look for
+		 * the interpreter often during its first moments, so that
+		 * sampling starts with it */
+		ms = AGENT_START_POLL_MS;
+	return control_next_ms(now, ms);
+}
+
+/* At exit: sends what is left, if a collector takes it. Without a
+ * connection it tries once more (the process may have ended before its
+ * first attempt) and, if none listens, returns at once: what was sampled
+ * is dropped and the log says how much. With one, it waits while the
+ * collector takes bytes: until everything is sent, the collector has taken
+ * nothing for AGENT_EXIT_STALL_MS, or AGENT_EXIT_WAIT_MS have passed. */
+static void exit_flush(void)
+{
+	uint64_t start = mono_ns(), last_progress = start;
+	size_t pending = transport_pending(&ag.tr);
+
+	ag.tr.next_try_ns = 0;
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (ag.tr.fd < 0) {
+			/* one attempt: no waiting for a collector */
+			if (transport_connect(&ag.tr, now, build_hello, &ag,
+					      &ag.in) <= 0) {
+				/* a refusal (tr.refused) said so already */
+				if (ag.tr.refused)
+					return;
+				if (ag.tr.conn_seq == 0)
+					plog_info("no collector at %s: exiting "
+						  "at once, %lu samples "
+						  "dropped",
+						  ag.tr.path, ag.n_samples);
+				else
+					plog_info("collector gone at exit: %zu "
+						  "bytes of samples dropped",
+						  transport_pending(&ag.tr));
+				return;
+			}
+			new_connection();
+			ag.tr.next_try_ns = UINT64_MAX;
+		}
+		transport_pump(&ag.tr, now);
+		size_t p = transport_pending(&ag.tr);
+		if (ag.tr.fd >= 0 && !p)
+			break;
+		if (p < pending) {
+			pending = p;
+			last_progress = now;
+		}
+		if (ag.tr.fd >= 0 &&
+		    (now - last_progress >=
+			     AGENT_EXIT_STALL_MS * 1000000ull ||
+		     now - start >= AGENT_EXIT_WAIT_MS * 1000000ull))
+			break;
+		if (ag.tr.fd >= 0) {
+			struct pollfd pf = {ag.tr.fd, POLLOUT, 0};
+			poll(&pf, 1, 10);
+		}
+	}
+	plog_debug("exit: %.1f ms sending what was left",
+		   (double)(mono_ns() - start) / 1e6);
+}
+
+/* Whether the ring holds samples not drained yet. */
+static int ring_pending(void)
+{
+	return __atomic_load_n(&sampler.ring.head, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&sampler.ring.tail, __ATOMIC_ACQUIRE);
+}
+
+/* The state of the agent's loop between ticks. */
+struct loop {
+	uint64_t last_scan, last_gone_check;
+	int was_initialized; /* the interpreter was seen up */
+	int saw_interp;	     /* an interpreter state was seen at all */
+	int gone;	     /* the program's last thread has ended */
+};
+
+/* Empties the wake-up pipe. */
+static void read_wake(void)
+{
+	char v[64];
+	ssize_t r = read(ag.wake_fd, v, sizeof v);
+	(void)r;
+}
+
+/* The wake-up pipe, checked before the agent sleeps on it: one end the
+ * program closed (a daemon's closerange) is never read or written again,
+ * since the number may now be the program's; the pipe is made anew. */
+static void check_wake(void)
+{
+	if (ag.wake_fd >= 0 && fd_is(ag.wake_fd, &ag.wake_id) &&
+	    fd_is(ag.wake_wr, &ag.wake_id))
+		return;
+	int was = ag.wake_fd >= 0;
+	wake_close();
+	if (wake_open() == 0 && was)
+		plog_info("the program closed the agent's wake-up pipe: "
+			  "opened again");
+}
+
+/* Sleeps until the next tick, a wake-up, or the collector's socket is
+ * readable (or writable, with something to send). */
+static void wait_tick(const struct loop *l)
+{
+	check_wake();
+	struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0}, {ag.tr.fd, POLLIN, 0}};
+	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
+		p[1].events |= POLLOUT;
+	poll(p, ag.tr.fd >= 0 ? 2 : 1,
+	     poll_ms(mono_ns(), l->was_initialized && !ag.finalized));
+	if (p[0].revents)
+		read_wake();
+}
+
+/* Every AGENT_SCAN_MS: whether the program's last thread has ended. */
+static int program_ended(struct loop *l, uint64_t now)
+{
+	if (now - l->last_gone_check < AGENT_SCAN_MS * 1000000ull)
+		return 0;
+	l->last_gone_check = now;
+	if (!program_gone())
+		return 0;
+	plog_debug("the program's last thread has ended: finishing");
+	return 1;
+}
+
+/* Unwind tables for the objects loaded since (PYPROF_NATIVE); under the
+ * lock: fork must not find us inside dl_iterate_phdr (the child would
+ * inherit the loader's lock taken). */
+static void refresh_unwind_tables(void)
+{
+	if (!sampler.native)
+		return;
+	pthread_mutex_lock(&ag_lock);
+	cfi_refresh();
+	pthread_mutex_unlock(&ag_lock);
+}
+
+/* Follows the interpreter: once up, sampling may begin; once finalized,
+ * it stops for good. */
+static void follow_interpreter(struct loop *l)
+{
+	int init = sampler.is_initialized();
+	if (!l->saw_interp && sampler.interp_head())
+		l->saw_interp = 1; /* from early in Py_Initialize to late in
+				    * Py_Finalize: python -c pass's 10 ms */
+	if (ag.finalized)
+		return;
+	if (init && !l->was_initialized) {
+		l->was_initialized = 1;
+		plog_debug("interpreter seen up %.1f ms after the agent began",
+			   (double)(mono_ns() - ag.start_ns) / 1e6);
+		heap_python_started();
+		control_ready();
+	} else if (!init && l->was_initialized) {
+		ag.finalized = 1;
+		control_finalized();
+		plog_debug("interpreter finalized: sampling stopped");
+	}
+}
+
+/* While sampling: the names thread (a fork child's starts here, once),
+ * and every AGENT_SCAN_MS the program's threads. */
+static void follow_threads(struct loop *l, uint64_t now)
+{
+	if (!sampling_is_on())
+		return;
+	threadnames_start();
+	if (threads_using_clock())
+		cpuclock_start(); /* a fork child's starts here */
+	if (now - l->last_scan >= AGENT_SCAN_MS * 1000000ull) {
+		threads_scan();
+		l->last_scan = now;
+	}
+}
+
+/* The connection: a new one when it is time, what is queued sent, what
+ * the collector said read (on_ctl_frame). */
+static void keep_connected(uint64_t now)
+{
+	int conn = transport_connect(&ag.tr, now, build_hello, &ag, &ag.in);
+	if (conn > 0)
+		new_connection();
+	else if (conn == -EPERM)
+		control_finalized(); /* not to be heard: off for good */
+	transport_pump(&ag.tr, now);
+	if (ag.connected && ag.tr.fd < 0)
+		control_disconnected(); /* its requests end with it */
+	ag.connected = ag.tr.fd >= 0;
+}
+
+/* One tick's work, under the lock: control's timers and status, the
+ * ring drained, a heap snapshot when due, the connection kept. */
+static void tick(uint64_t now)
+{
+	uint8_t st[WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD];
+	pthread_mutex_lock(&ag_lock);
+	size_t stn = control_tick(now, st, sizeof st);
+	threads_check_counters(); /* before the drain counts what was lost */
+	drain();
+	if (stn)
+		transport_put_ctl(&ag.tr, st, stn);
+	if (ag.heap.buf)
+		heapframe_put_snapshot(&ag.heap, now, ag.cfg->heap_snapshot_s);
+	keep_connected(now);
+	pthread_mutex_unlock(&ag_lock);
+}
+
+/* The numbers of the run, in the log at exit. */
+static void log_exit_stats(void)
+{
+	unsigned long runs = __atomic_load_n(&sampler.n_handler_runs,
+					     __ATOMIC_RELAXED);
+	unsigned long ns = __atomic_load_n(&sampler.n_handler_ns,
+					   __ATOMIC_RELAXED);
+	unsigned long n_code, n_unknown;
+	symbolize_stats(ag.sym, &n_code, &n_unknown);
+	plog_info("handler: %lu runs, %lu ns mean, %lu ns median, "
+		  "%lu ns p90; %lu samples sent; %lu faulted reads; "
+		  "%lu code objects named, %lu frames unknown",
+		  runs, runs ? ns / runs : 0, sampler_handler_quantile(0.5),
+		  sampler_handler_quantile(0.9), ag.n_samples,
+		  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED), n_code,
+		  n_unknown);
+	unsigned long cut = __atomic_load_n(&sampler.n_cut, __ATOMIC_RELAXED);
+	if (cut)
+		plog_info("%lu stacks cut at a generator's frame after every "
+			  "walk (marked [truncated])",
+			  cut);
+	if (sampler.native) {
+		unsigned long rows, objs, none;
+		cfi_stats(&rows, &objs, &none);
+		plog_info("native stacks: %lu samples, %lu not merged "
+			  "(%.2f%%), %d executable segments; unwound "
+			  "%lu times from our tables (%lu objects, %lu "
+			  "rows), %lu by libunwind",
+			  ag.n_native, ag.n_unmerged,
+			  ag.n_native ? 100.0 * (double)ag.n_unmerged /
+						(double)ag.n_native
+				      : 0.0,
+			  ag.mods ? modules_count(ag.mods) : 0,
+			  __atomic_load_n(&sampler.n_native_tables,
+					  __ATOMIC_RELAXED),
+			  objs, rows,
+			  __atomic_load_n(&sampler.n_native_libunwind,
+					  __ATOMIC_RELAXED));
+	}
+	if (ag.heap.buf)
+		plog_info("heap: %lu allocations sampled, %lu of them "
+			  "freed, %lu lost (table or ring full), %lu "
+			  "frees lost",
+			  heap_stats.n_sampled, heap_stats.n_freed,
+			  heap_stats.n_lost, heap_stats.n_free_lost);
+	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
+		plog_warn("exiting with %zu bytes not sent to the "
+			  "collector",
+			  transport_pending(&ag.tr));
+}
+
+/* Final: no more samples, then everything we have, then BYE. */
+static void finish(const struct loop *l)
+{
+	control_finalized();
+	threadnames_stop();
+	pthread_mutex_lock(&ag_lock);
+	/* Even a program that ended before the loop saw its interpreter up
+	 * (python -c pass takes 10 ms): every Python process says HELLO,
+	 * with its samples (heap sampling starts with the library, a dying
+	 * code object drains the ring) or with none, and BYE. With no
+	 * collector listening this is one failed connect. Not a forked child
+	 * whose exec failed (agent_quiet_if_empty), unless it has more, and
+	 * not a program that links libpython but never started it (vim,
+	 * gdb): no interpreter state was ever seen, it is not Python. */
+	int was_python = l->saw_interp || sampler.interp_head();
+	if ((was_python &&
+	     !__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE)) ||
+	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||
+	    ag.n_samples) {
+		drain();
+		put_bye();
+		exit_flush();
+		log_exit_stats();
+	}
+	__atomic_store_n(&ag.running, 0, __ATOMIC_RELEASE);
+	if (l->gone) {
+		/* We are (about to be) the last thread: returning makes glibc
+		 * call exit(0), whose destructors must not wait for us. */
+		ag.started = 0;
+	}
+	pthread_mutex_unlock(&ag_lock);
+}
+
+/* The loop's state lives across a pause (agent_pause). */
+static struct loop ag_loop;
+
+static void *agent_main(void *arg)
+{
+	struct loop *lp = &ag_loop;
+	(void)arg;
+	threads_internal_self();
+	if (ag.start_delay_ms) {
+		/* on the wake-up eventfd: a child that exits during the
+		 * delay (agent_stop) is not held up by it */
+		struct pollfd d = {ag.wake_fd, POLLIN, 0};
+		poll(&d, 1, (int)ag.start_delay_ms);
+	}
+	ag.start_ns = mono_ns();
+	while (!__atomic_load_n(&ag.stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&ag.pause, __ATOMIC_ACQUIRE)) {
+			threads_internal_leave();
+			return NULL; /* agent_pause: back later, as we are */
+		}
+		wait_tick(lp);
+		uint64_t now = mono_ns();
+		if (program_ended(lp, now)) {
+			lp->gone = 1;
+			break;
+		}
+		refresh_unwind_tables();
+		follow_interpreter(lp);
+		if (!lp->was_initialized)
+			continue; /* nothing to say before Python runs */
+		follow_threads(lp, now);
+		tick(now);
+	}
+	finish(lp);
+	threads_internal_leave();
+	return NULL;
+}
+
+void agent_code_dying(void *code)
+{
+	if (!__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE))
+		return;
+	/* Only samples already in the ring can name the dying object: a
+	 * code object that is being freed runs in no frame any more. And
+	 * only a named object has an entry to forget. */
+	int pending = ring_pending();
+	if (!pending && !symbolize_maybe_known((uintptr_t)code))
+		return;
+	pthread_mutex_lock(&ag_lock);
+	if (__atomic_load_n(&ag.running, __ATOMIC_ACQUIRE)) {
+		if (pending)
+			ring_drain(&sampler.ring, on_sample, NULL);
+		symbolize_forget(ag.sym, (uintptr_t)code);
+	}
+	pthread_mutex_unlock(&ag_lock);
+}
+
+void agent_fork_prepare(void)
+{
+	pthread_mutex_lock(&ag_lock);
+}
+
+void agent_fork_parent(void)
+{
+	pthread_mutex_unlock(&ag_lock);
+}
+
+/* Starts the agent thread (ownthread.h: no signal of the program's
+ * reaches it). 0 or an errno number. */
+static int spawn(void)
+{
+	ag.running = 1;
+	int rc = ownthread_create(&ag.thread, agent_main, NULL,
+				  "pyprof-agent");
+	if (rc == 0)
+		ag.started = 1;
+	else
+		ag.running = 0;
+	return rc;
+}
+
+int agent_start(const struct config *c, struct agent_info *info)
+{
+	int rc = 0;
+
+	memset(&ag, 0, sizeof ag);
+	memset(&ag_loop, 0, sizeof ag_loop);
+	ag.cfg = c;
+	ag.info = info;
+	ag.wake_fd = ag.wake_wr = -1;
+	wake_open();
+	ag.batch = malloc(BATCH_CAP + WIRE_HDR_LEN + 64);
+	ag.sym = symbolize_new(&ag.in);
+	/* always: a command may switch heap sampling on (control.h) */
+	if (heapframe_init(&ag.heap, &ag.tr, &ag.in) < 0 || ag.wake_fd < 0 ||
+	    !ag.batch || !ag.sym) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (sampler.native) {
+		size_t n = (size_t)sampler.max_depth + SAMPLER_NATIVE_MAX + 1;
+		ag.mods = modules_new();
+		ag.py_entry = malloc((size_t)sampler.max_depth);
+		ag.nat_class = malloc(SAMPLER_NATIVE_MAX);
+		ag.items = malloc(n * sizeof *ag.items);
+		if (!ag.mods || !ag.py_entry || !ag.nat_class || !ag.items) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	transport_init(&ag.tr, c->socket, c->collector_uid);
+	ag.tr.on_frame = on_ctl_frame;
+	/* The files the agent keeps, opened here, before the program runs:
+	 * opened later they would sit at a low number for a moment, where a
+	 * program listing its descriptors (CPython's fd_status.py, right at
+	 * its start) could see them. */
+	program_gone_prepare();
+	threads_prepare_scan();
+	rc = -spawn();
+out:
+	if (rc < 0) {
+		wake_close();
+		free(ag.batch);
+		heapframe_free(&ag.heap);
+		symbolize_free(ag.sym);
+		modules_free(ag.mods);
+		free(ag.py_entry);
+		free(ag.nat_class);
+		free(ag.items);
+		memset(&ag, 0, sizeof ag);
+	}
+	return rc;
+}
+
+void agent_quiet_if_empty(void)
+{
+	__atomic_store_n(&ag.quiet_if_empty, 1, __ATOMIC_RELEASE);
+}
+
+/* Wakes the agent from its poll. */
+static void wake_agent(void)
+{
+	if (ag.wake_wr >= 0 && fd_is(ag.wake_wr, &ag.wake_id)) {
+		ssize_t r = write(ag.wake_wr, "", 1);
+		(void)r;
+	}
+}
+
+int agent_pause(void)
+{
+	if (!ag.started || ag.paused)
+		return 0;
+	__atomic_store_n(&ag.pause, 1, __ATOMIC_RELEASE);
+	wake_agent();
+	/* A tick's work at most; bounded all the same (a fork from a
+	 * signal handler that interrupted the code object hook, which
+	 * holds the agent's lock, must not wait for ever). */
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += AGENT_PAUSE_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	ag.unjoined = pthread_timedjoin_np(ag.thread, NULL, &deadline) != 0;
+	ag.started = 0;
+	ag.paused = 1;
+	return !ag.unjoined;
+}
+
+void agent_resume(void)
+{
+	if (!ag.paused)
+		return;
+	if (ag.unjoined)
+		pthread_join(ag.thread, NULL); /* it was on its way out */
+	ag.paused = ag.unjoined = 0;
+	__atomic_store_n(&ag.pause, 0, __ATOMIC_RELEASE);
+	ag.start_delay_ms = 0;
+	if (!ag.stop)
+		spawn();
+}
+
+void agent_stop(void)
+{
+	agent_resume(); /* a pause nobody ended: the rest is sent */
+	if (!ag.started)
+		return;
+	ag.started = 0;
+	__atomic_store_n(&ag.stop, 1, __ATOMIC_RELEASE);
+	wake_agent();
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += AGENT_EXIT_WAIT_MS / 1000 + 1;
+	if (pthread_timedjoin_np(ag.thread, NULL, &deadline) != 0)
+		plog_warn("agent did not finish in time");
+}
+
+void agent_after_fork_child(int follow)
+{
+	/* The agent thread does not exist here, and its lock was taken in
+	 * agent_fork_prepare by the forking thread: make it fresh. */
+	pthread_mutex_init(&ag_lock, NULL);
+	ag.started = 0;
+	ag.running = 0;
+	/* The parent's connection and the data waiting in it are the
+	 * parent's: drop our copies (closing the fd does not touch the
+	 * parent's connection). The wake-up pipe is shared with the parent's
+	 * agent: take a new one. Interned tables and named code objects stay
+	 * valid (the memory is a copy) and are replayed on our connection. */
+	/* A socket refused by the parent stays refused: its children say
+	 * nothing more about it (sampling is off for good there too). */
+	int refused = ag.tr.refused;
+	transport_fini(&ag.tr);
+	transport_init(&ag.tr, ag.cfg->socket, ag.cfg->collector_uid);
+	ag.tr.refused = refused;
+	ag.tr.on_frame = on_ctl_frame;
+	ag.connected = 0;
+	wake_close();
+	memset(ag.lost, 0, sizeof ag.lost);
+	ag.n_samples = 0;
+	ag.lost_total = 0;
+	ag.n_native = ag.n_unmerged = 0;
+	ag.lost_ring_seen = 0;
+	ag.lost_closed_seen = 0;
+	ag.batch_n = 0;
+	heapframe_reset(&ag.heap);
+	ag.written_before = ag.written_now = 0;
+	ag.finalized = 0;
+	ag.stop = 0;
+	ag.quiet_if_empty = 0;
+	ag.pause = ag.paused = ag.unjoined = 0;
+	memset(&ag_loop, 0, sizeof ag_loop);
+	imap_free(&ag.name_cache);
+	ag.threadnames_gen = 0;
+	if (!follow || refused)
+		return;
+	if (wake_open() < 0)
+		return;
+	/* The files the agent reads all the time, opened here, in the
+	 * forking thread, before the program goes on: opened later by the
+	 * agent they could take a low number at the moment the child
+	 * dup2()s onto it before exec (EBUSY; subprocess with a std
+	 * descriptor closed). */
+	program_gone_prepare();
+	threads_prepare_scan();
+	/* Most forked children of a Python program exec at once
+	 * (subprocess): the agent waits a moment before it arms anything,
+	 * and an exec ends it silently. */
+	ag.start_delay_ms = AGENT_CHILD_DELAY_MS;
+	spawn();
+}

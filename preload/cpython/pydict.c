@@ -1,0 +1,28 @@
+/*
+ * pydict.c - the instance dictionary layout of the running CPython
+ * (pydict.h), taken from its struct pyabi row. Constructor only.
+ *
+ * The numbers are the generated descriptor's (preload/cpython/pyabi_table.h,
+ * tools/gen-pyabi: offsetof(PyHeapTypeObject, ht_cached_keys) and
+ * PyDictValues from each version's headers); the reading is checked end
+ * to end on every interpreter by tests/e2e/asyncio.bats (pure-Python
+ * tasks). A row that says no kind reads no attribute.
+ */
+#include "pydict.h"
+
+#include <errno.h>
+#include <string.h>
+
+int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi)
+{
+	memset(out, 0, sizeof *out);
+	if (!abi || abi->dict_kind <= PYABI_DICT_NONE ||
+	    abi->dict_kind > PYABI_DICT_INLINE ||
+	    (abi->dict_kind >= PYABI_DICT_MANAGED && abi->ht_cached_keys < 0))
+		return -ENOTSUP;
+	out->kind = abi->dict_kind;
+	out->old_keys = abi->dict_old_keys;
+	out->values_at = abi->dict_values_at;
+	out->ht_cached_keys = abi->ht_cached_keys > 0 ? abi->ht_cached_keys : 0;
+	return 0;
+}

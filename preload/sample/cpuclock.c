@@ -1,0 +1,365 @@
+/*
+ * cpuclock.c - the CPU-clock sampler thread; see cpuclock.h.
+ *
+ * Per tick: one clock_gettime per program thread (a system call: about
+ * 0.5 us here), and for each thread whose account holds a period, one
+ * listing of the Python threads (shared by all of them) and one guarded
+ * stack walk. Tuned for a few busy threads among possibly many idle ones:
+ * an idle thread costs its clock read only.
+ */
+#include "cpuclock.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/guard.h"
+#include "labels.h"
+#include "pyprof/defaults.h"
+#include "base/log.h"
+#include "ownthread.h"
+#include "pythreads.h"
+#include "base/sampler.h"
+#include "taskstate.h"
+#include "threads.h"
+#include "base/tid.h"
+#include "signal/sig_frames.h"
+#include "signal/sig_labels.h"
+
+#define CC_MAX_THREADS 4096
+#define CC_MAX_WEIGHT 100000
+#define CC_HOLD_PERIODS 8
+/* An idle thread's clock is read every tick at first, then every 2, then
+ * every CC_IDLE_GAP ticks: a pool of idle workers costs a quarter of the
+ * reads, and a worker that wakes is read within CC_IDLE_GAP ticks, fewer
+ * than CC_HOLD_PERIODS, so a burst that ended before the read keeps its
+ * time for the next running tick rather than for where it waits. */
+#define CC_IDLE_GAP 4
+
+/* One program thread's account; a table addressed by tid (open
+ * addressing), entries of threads no longer listed are reused. Sampler
+ * thread only. */
+struct acct {
+	int tid;         /* 0 = free                                   */
+	unsigned epoch;  /* the listing it was last listed in          */
+	uint64_t cpu_ns; /* its CPU clock when last read               */
+	uint64_t acc_ns; /* CPU time not yet sampled                    */
+	unsigned idle;   /* reads in a row that found the clock still   */
+	unsigned long next_read; /* the tick its clock is read at next  */
+};
+
+static struct acct accts[2 * CC_MAX_THREADS];
+static struct acct *listed[CC_MAX_THREADS]; /* the threads of the table */
+static int n_listed;
+static unsigned epoch;    /* listings made                             */
+static unsigned table_gen; /* threads_table_gen() at the last listing  */
+static struct pythread py[PYTHREADS_MAX];
+
+static pthread_t cc_thread;
+static int cc_tid;            /* its OS id while it runs (atomic)     */
+static uint64_t cc_cpu_ended; /* CPU of the sampler threads that ended */
+static int cc_running;   /* thread exists (agent)                     */
+static int cc_stop_flag; /* asks it to leave (atomic)                 */
+/* the log's counts */
+static unsigned long n_ticks, n_invalid, n_held, n_preempted, n_futex;
+static unsigned long n_tick_ns;
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* tid's account, made for this listing if it had none: its clock read
+ * now, a random part of a period already in it. NULL if the table is
+ * full. */
+static struct acct *acct_get(int tid, uint64_t period)
+{
+	unsigned n = sizeof accts / sizeof accts[0];
+	unsigned h = (unsigned)tid * 2654435761u % n;
+	struct acct *free_a = NULL;
+	for (unsigned i = 0; i < n; i++) {
+		struct acct *a = &accts[(h + i) % n];
+		if (a->tid == tid && a->epoch + 1 >= epoch) {
+			a->epoch = epoch;
+			return a;
+		}
+		if (!free_a && (!a->tid || a->epoch + 1 < epoch))
+			free_a = a; /* a stale entry of tid's own included */
+		if (!a->tid)
+			break;
+	}
+	if (free_a) {
+		free_a->tid = tid;
+		free_a->epoch = epoch;
+		free_a->cpu_ns = clock_ns(tid_cpu_clock(tid));
+		free_a->acc_ns = next_rand() % period;
+		free_a->idle = 0;
+		free_a->next_read = 0;
+	}
+	return free_a;
+}
+
+/* Lists the program's threads again when threads.c's table changed. An
+ * account not in the previous listing nor in this one is free again (a
+ * thread that came back with the same tid starts afresh). */
+static void relist(uint64_t period)
+{
+	static int tids[CC_MAX_THREADS];
+	unsigned g = threads_table_gen();
+	if (epoch && g == table_gen)
+		return;
+	table_gen = g;
+	epoch++;
+	int n = threads_list(tids, CC_MAX_THREADS);
+	n_listed = 0;
+	for (int i = 0; i < n; i++) {
+		struct acct *a = acct_get(tids[i], period);
+		if (a)
+			listed[n_listed++] = a;
+	}
+}
+
+/* The Python thread state of OS thread tid, or 0. */
+static uintptr_t ts_of(int tid, int n_py)
+{
+	for (int i = 0; i < n_py; i++)
+		if (py[i].tid == tid)
+			return py[i].ts;
+	return 0;
+}
+
+/* The record being built: a stack is read here first, and copied into
+ * the ring only if it is kept (see tick). */
+static union {
+	struct raw_sample rec;
+	uint8_t bytes[sizeof(struct raw_sample) +
+		      PYPROF_MAX_MAX_DEPTH * sizeof(struct raw_frame) +
+		      LABELS_MAX_BYTES];
+} scratch;
+
+/* Reads thread tid's stack (state ts, or 0: no Python state) into
+ * scratch. */
+static void read_stack(uintptr_t ts, int tid, uint64_t now)
+{
+	struct raw_sample *rec = &scratch.rec;
+	size_t room = ts ? sampler_labels_room_sigsafe() : 0;
+	memset(rec, 0, sizeof *rec);
+	rec->time_ns = now;
+	rec->tid = (uint32_t)tid;
+	if (!ts)
+		rec->flags = SAMPLE_NO_TSTATE;
+	else if (frames_sample_sigsafe(rec, ts, sampler.opcodes) == -EFAULT)
+		rec->flags |= SAMPLE_FAULT;
+	else if (room)
+		sampler_labels_sigsafe(rec, room);
+}
+
+/* scratch into the ring, standing for weight periods of CPU time. */
+static void put_sample(uint32_t weight)
+{
+	struct raw_sample *rec = &scratch.rec;
+	rec->weight = weight;
+	rec->value_ns = weight * sampler.period_ns;
+	if (rec->flags & SAMPLE_INVALID)
+		n_invalid++;
+	size_t len = raw_size(rec);
+	uint64_t pos;
+	void *dst = ring_reserve_sigsafe(&sampler.ring, len, &pos);
+	if (!dst) {
+		__atomic_fetch_add(&sampler.n_lost_ring, weight,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	memcpy(dst, rec, len);
+	ring_commit_sigsafe(&sampler.ring, dst, pos, len, len);
+	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
+}
+
+/*
+ * A thread whose account holds a period: its stack is read, then its
+ * clock again. If the clock moved meanwhile, or the thread holds the GIL
+ * (the main interpreter's; then it runs Python code, or waits for a CPU:
+ * this thread of ours may have taken its CPU to wake up), or the kernel
+ * says it is runnable (preempted: on a CPU that another thread, ours
+ * included, has taken; in C code without the GIL, say) or waits on a
+ * futex (mostly the GIL, at the call that released it, which it has
+ * just run), the thread's stack is where its time went: the account is
+ * charged to it. Otherwise the thread is blocked in another call (a
+ * sleep, I/O) and the stack is where it stopped, not where its time went:
+ * the account is kept for the next tick that finds it running, up to
+ * CC_HOLD_PERIODS periods (a thread that only ever runs between ticks
+ * must still be counted: then the stack it stopped at is charged). The
+ * kernel is asked last, about 1.6 us a question, only about a thread the
+ * clock and the GIL leave in doubt (docs/design.md, "Past the tick").
+ */
+static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
+		   uint64_t now, uint64_t period)
+{
+	read_stack(ts, a->tid, now);
+	uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
+	int running = cpu > a->cpu_ns || (ts && ts == holder);
+	if (cpu > a->cpu_ns) { /* 0 if it has just ended */
+		a->acc_ns += cpu - a->cpu_ns;
+		a->cpu_ns = cpu;
+	}
+	if (!running && ts && a->acc_ns < CC_HOLD_PERIODS * period) {
+		enum taskstate st = taskstate_get(a->tid);
+		if (st == TASKSTATE_RUNNABLE) {
+			n_preempted++;
+		} else if (st == TASKSTATE_FUTEX) {
+			n_futex++;
+		} else {
+			n_held++;
+			return;
+		}
+	}
+	uint64_t w = a->acc_ns / period;
+	a->acc_ns -= w * period;
+	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
+}
+
+/* One tick: every listed thread's clock read (idle ones less often)
+ * into its account; those that ran and hold a period or more charged. */
+static void tick(uint64_t now, uint64_t period)
+{
+	static int due[CC_MAX_THREADS];
+	int n_due = 0, n_py = -1;
+	relist(period);
+	for (int i = 0; i < n_listed; i++) {
+		struct acct *a = listed[i];
+		if (a->next_read > n_ticks)
+			continue; /* idle: read later */
+		uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
+		if (!cpu)
+			continue; /* gone: the table will say so */
+		if (cpu < a->cpu_ns) { /* another thread with that tid */
+			a->cpu_ns = cpu;
+			continue;
+		}
+		a->idle = cpu == a->cpu_ns ? a->idle + 1 : 0;
+		a->next_read = n_ticks + (a->idle < 2 ? 1
+					  : a->idle < 4 ? 2 : CC_IDLE_GAP);
+		a->acc_ns += cpu - a->cpu_ns;
+		a->cpu_ns = cpu;
+		/* a thread whose clock stood still is not running: its stack
+		 * is not where its time went (charge keeps it) */
+		if (a->acc_ns >= period && !a->idle)
+			due[n_due++] = i;
+	}
+	uintptr_t holder = 0;
+	for (int k = 0; k < n_due; k++) {
+		struct acct *a = listed[due[k]];
+		if (n_py < 0) {
+			n_py = pythreads_list(py, PYTHREADS_MAX);
+			if (n_py > 0 &&
+			    pyabi_gil_holder(sampler.abi, sampler.runtime,
+					     py[0].interp,
+					     sampler.cur_tstate_sym, guard_copy,
+					     &holder) < 0)
+				holder = 0;
+		}
+		charge(a, n_py > 0 ? ts_of(a->tid, n_py) : 0, holder, now,
+		       period);
+	}
+}
+
+/* The next deadline: a period later on average, uniform in [0.5, 1.5]
+ * periods; from now if the thread fell more than a period behind (a
+ * busy machine), so that it does not catch up in a burst. */
+static void advance(struct timespec *next, uint64_t period)
+{
+	uint64_t d = period / 2 + next_rand() % (period ? period : 1);
+	uint64_t t = (uint64_t)next->tv_sec * 1000000000u +
+		     (uint64_t)next->tv_nsec;
+	uint64_t now = mono_ns();
+	if (t + period < now)
+		t = now;
+	t += d;
+	next->tv_sec = (time_t)(t / 1000000000u);
+	next->tv_nsec = (long)(t % 1000000000u);
+}
+
+static void *cc_main(void *arg)
+{
+	(void)arg;
+	threads_internal_self();
+	__atomic_store_n(&cc_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	uint64_t period = sampler.period_ns;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	rng ^= (uint64_t)next.tv_nsec * 0xBF58476D1CE4E5B9ull;
+	while (!__atomic_load_n(&cc_stop_flag, __ATOMIC_ACQUIRE)) {
+		advance(&next, period);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) ||
+		    !threads_running() || !sampler.is_initialized())
+			continue;
+		uint64_t t0 = mono_ns();
+		tick(t0, period);
+		n_tick_ns += mono_ns() - t0;
+		n_ticks++;
+	}
+	uint64_t own = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	__atomic_store_n(&cc_tid, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&cc_cpu_ended, own, __ATOMIC_RELEASE);
+	threads_internal_leave();
+	return NULL;
+}
+
+int cpuclock_start(void)
+{
+	if (cc_running)
+		return 0;
+	__atomic_store_n(&cc_stop_flag, 0, __ATOMIC_RELEASE);
+	memset(accts, 0, sizeof accts);
+	n_listed = 0;
+	epoch = 0;
+	n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
+	n_tick_ns = 0;
+	int rc = ownthread_create(&cc_thread, cc_main, NULL,
+				  "pyprof-cpuclock");
+	if (rc)
+		return -rc;
+	cc_running = 1;
+	return 0;
+}
+
+void cpuclock_stop(void)
+{
+	if (!cc_running)
+		return;
+	__atomic_store_n(&cc_stop_flag, 1, __ATOMIC_RELEASE);
+	pthread_join(cc_thread, NULL);
+	cc_running = 0;
+	taskstate_close_all();
+	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick; %lu "
+		  "stacks failed validation, %lu read from threads blocked "
+		  "(time held for the next), %lu from threads preempted, %lu "
+		  "from threads waiting on a futex (the GIL)",
+		  n_ticks, n_ticks ? n_tick_ns / n_ticks : 0, n_invalid, n_held,
+		  n_preempted, n_futex);
+}
+
+void cpuclock_after_fork_child(void)
+{
+	cc_running = 0;
+	cc_tid = 0;
+	cc_cpu_ended = 0;
+	taskstate_after_fork_child();
+}
+
+uint64_t cpuclock_cpu_ns(void)
+{
+	int tid = __atomic_load_n(&cc_tid, __ATOMIC_ACQUIRE);
+	uint64_t ended = __atomic_load_n(&cc_cpu_ended, __ATOMIC_ACQUIRE);
+	return ended + (tid ? clock_ns(tid_cpu_clock(tid)) : 0);
+}

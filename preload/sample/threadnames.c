@@ -1,0 +1,403 @@
+/*
+ * threadnames.c - see threadnames.h. threadnames_refresh runs on the names
+ * thread with the GIL held; the rest on the agent, except threadnames_stop
+ * (destructor).
+ */
+#include "threadnames.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "base/guard.h"
+#include "base/sampler.h"
+#include "threads.h"
+#include "base/tid.h"
+#include "ownthread.h"
+
+typedef void PyObject;
+typedef long Py_ssize_t;
+
+static struct {
+	int (*gil_ensure)(void);
+	void (*gil_release)(int);
+	int (*threads_initialized)(void); /* 2.7, 3.6: GIL created yet? */
+	PyObject *(*modules)(void);
+	PyObject *(*dict_get)(PyObject *, const char *);
+	PyObject *(*getattr)(PyObject *, const char *);
+	int (*dict_next)(PyObject *, Py_ssize_t *, PyObject **, PyObject **);
+	unsigned long (*as_ulong)(PyObject *);
+	long (*as_long)(PyObject *);
+	const char *(*as_utf8)(PyObject *);
+	void (*fetch)(PyObject **, PyObject **, PyObject **);
+	void (*restore)(PyObject *, PyObject *, PyObject *);
+	void (*clear)(void);
+	void (*decref)(PyObject *);
+	int (*is_finalizing)(void); /* 3.13+ Py_IsFinalizing, else _Py_ */
+	const char *name_attr;
+	int ok;
+} api;
+
+struct entry {
+	int tid;
+	char name[NAMES_LEN];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry table[NAMES_MAX];
+static int n_table;
+static unsigned generation;
+
+/* the names thread */
+static pthread_t threadnames_thread;
+static int started;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static int asked, stopping;
+static int unjoined;        /* asked to stop, not waited for yet      */
+static int in_gil;          /* taking or holding the GIL (atomic)     */
+static int forking_tid;     /* the thread that called fork()            */
+static int (*hook_has_work)(void);
+static void (*hook)(void);  /* threadnames_gil_hook                      */
+
+void threadnames_gil_hook(int (*has_work)(void), void (*fn)(void))
+{
+	hook_has_work = has_work;
+	hook = fn;
+}
+
+#define SYM(field, name) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
+
+int threadnames_init(int py_major)
+{
+	SYM(gil_ensure, "PyGILState_Ensure");
+	SYM(gil_release, "PyGILState_Release");
+	SYM(threads_initialized, "PyEval_ThreadsInitialized");
+	SYM(modules, "PyImport_GetModuleDict");
+	SYM(dict_get, "PyDict_GetItemString");
+	SYM(getattr, "PyObject_GetAttrString");
+	SYM(dict_next, "PyDict_Next");
+	SYM(fetch, "PyErr_Fetch");
+	SYM(restore, "PyErr_Restore");
+	SYM(clear, "PyErr_Clear");
+	SYM(decref, "Py_DecRef");
+	if (!SYM(is_finalizing, "Py_IsFinalizing"))
+		SYM(is_finalizing, "_Py_IsFinalizing");
+	if (py_major == 2) {
+		/* 2.7: idents are ints, names are byte strings, and the
+		 * attribute is name-mangled */
+		SYM(as_ulong, "PyInt_AsUnsignedLongMask");
+		SYM(as_utf8, "PyString_AsString");
+		api.name_attr = "_Thread__name";
+	} else {
+		SYM(as_ulong, "PyLong_AsUnsignedLongMask");
+		SYM(as_utf8, "PyUnicode_AsUTF8");
+		api.name_attr = "_name";
+	}
+	SYM(as_long, "PyLong_AsLong");
+	api.ok = api.gil_ensure && api.gil_release && api.modules && api.dict_get &&
+		 api.getattr && api.dict_next && api.fetch && api.restore &&
+		 api.clear && api.decref && api.as_ulong && api.as_utf8 &&
+		 api.as_long;
+	return api.ok ? 0 : -ENOSYS;
+}
+
+/* Names thread, GIL held. */
+static void threadnames_refresh(void)
+{
+	PyObject *et, *ev, *tb;
+	static struct entry fresh[NAMES_MAX];
+	int n = 0;
+
+	api.fetch(&et, &ev, &tb);
+	PyObject *mods = api.modules();
+	PyObject *threading = mods ? api.dict_get(mods, "threading") : NULL;
+	PyObject *active = threading ? api.getattr(threading, "_active") : NULL;
+	if (!active)
+		api.clear();
+	Py_ssize_t pos = 0;
+	PyObject *key, *thread;
+	while (active && n < NAMES_MAX &&
+	       api.dict_next(active, &pos, &key, &thread)) {
+		unsigned long ident = api.as_ulong(key);
+		PyObject *name = api.getattr(thread, api.name_attr);
+		/* the ident (a pthread_t) first: in a forked child the main
+		 * thread's _native_id is still its tid in the parent */
+		int tid = tid_of((uintptr_t)ident);
+		if (tid <= 0) {
+			PyObject *native = api.getattr(thread, "_native_id");
+			if (native) {
+				tid = (int)api.as_long(native);
+				api.decref(native);
+			}
+			api.clear(); /* none before 3.8, or not an int */
+		}
+		const char *s = name ? api.as_utf8(name) : NULL;
+		if (tid > 0 && s) {
+			fresh[n].tid = tid;
+			strncpy(fresh[n].name, s, NAMES_LEN - 1);
+			fresh[n].name[NAMES_LEN - 1] = 0;
+			n++;
+		}
+		api.clear();
+		if (name)
+			api.decref(name);
+	}
+	if (active)
+		api.decref(active);
+	api.restore(et, ev, tb);
+
+	pthread_mutex_lock(&lock);
+	memcpy(table, fresh, (size_t)n * sizeof *table);
+	n_table = n;
+	generation++;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Once finalization has begun, stay away: Py_IsFinalizing where the
+ * interpreter has it, and 3.8's ceval.pending.finishing, both set early
+ * in Py_FinalizeEx. */
+static int finishing(void)
+{
+	const struct pyabi *a = sampler.abi;
+	int v = 0;
+	/* Any version that says: past this, PyGILState_Ensure can meet a
+	 * runtime being torn down (3.14: "Fatal Python error:
+	 * gilstate_tss_set: failed to set current tstate (TSS)") */
+	if (api.is_finalizing && api.is_finalizing())
+		return 1;
+	if (a->rt_pending_finishing == PYABI_NONE || !sampler.runtime)
+		return 0;
+	if (guard_copy(&v, (void *)(sampler.runtime + a->rt_pending_finishing),
+		       sizeof v) < 0)
+		return 1;
+	return v != 0;
+}
+
+/* Whether the main interpreter has more than one thread state. With one,
+ * there is no thread to name but the main thread, and we do not take the
+ * GIL at all: our own thread state would otherwise show up where the
+ * program looks at all threads (faulthandler's report of a crash). The
+ * main interpreter is the last of the list (its head is the newest
+ * subinterpreter, whose worker thread is often its only one). */
+static int several_threads(void)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t interp = (uintptr_t)sampler.interp_head(), ts = 0, next = 0;
+	for (int i = 0; interp && i < 64; i++) {
+		uintptr_t later = 0;
+		if (guard_copy(&later, (void *)(interp + a->interp_next),
+			       sizeof later) < 0)
+			return 0;
+		if (!later)
+			break;
+		interp = later;
+	}
+	if (!interp ||
+	    guard_copy(&ts, (void *)(interp + a->interp_tstate_head),
+		       sizeof ts) < 0 || !ts ||
+	    guard_copy(&next, (void *)(ts + a->ts_next), sizeof next) < 0)
+		return 0;
+	return next != 0;
+}
+
+/* With one thread state there is nothing to ask the interpreter: the one
+ * Python thread is the main thread, named "MainThread" unless the table
+ * already has its name (a refresh while there were others, or the
+ * thread that forked this process). Names thread. */
+static void name_alone(void)
+{
+	int tid = (int)getpid();
+	pthread_mutex_lock(&lock);
+	int known = 0;
+	for (int i = 0; i < n_table && !known; i++)
+		known = table[i].tid == tid;
+	if (!known && n_table < NAMES_MAX) {
+		table[n_table].tid = tid;
+		strcpy(table[n_table].name, "MainThread");
+		n_table++;
+		generation++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void *threadnames_main(void *arg)
+{
+	(void)arg;
+	threads_internal_self();
+	pthread_mutex_lock(&wake_lock);
+	while (!stopping) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += NAMES_PERIOD_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		while (!asked && !stopping &&
+		       pthread_cond_timedwait(&wake, &wake_lock, &until) == 0)
+			;
+		asked = 0;
+		if (stopping)
+			break;
+		pthread_mutex_unlock(&wake_lock);
+		/* Only while the interpreter runs, and (2.7, 3.6) only once it
+		 * has a GIL: before that, taking "the GIL" would not exclude
+		 * the main thread. */
+		/* (not while dormant: control.h) */
+		if (__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
+		    sampler.is_initialized() && !finishing()) {
+			int several = several_threads();
+			int more = hook && hook_has_work();
+			if (!several)
+				name_alone();
+			if ((several || more) && (!api.threads_initialized ||
+						  api.threads_initialized())) {
+				__atomic_store_n(&in_gil, 1,
+						 __ATOMIC_SEQ_CST);
+				int g = __atomic_load_n(&stopping,
+							__ATOMIC_SEQ_CST)
+						? -1
+						: api.gil_ensure();
+				if (g == -1) { /* a fork is waiting */
+					__atomic_store_n(&in_gil, 0,
+							 __ATOMIC_SEQ_CST);
+					pthread_mutex_lock(&wake_lock);
+					continue;
+				}
+				if (several)
+					threadnames_refresh();
+				if (more)
+					hook();
+				api.gil_release(g);
+				__atomic_store_n(&in_gil, 0, __ATOMIC_SEQ_CST);
+			}
+		}
+		pthread_mutex_lock(&wake_lock);
+	}
+	pthread_mutex_unlock(&wake_lock);
+	threads_internal_leave();
+	return NULL;
+}
+
+void threadnames_start(void)
+{
+	if (!api.ok)
+		return;
+	if (started && unjoined) {
+		/* a pause that could not wait: gone yet? */
+		if (pthread_tryjoin_np(threadnames_thread, NULL) != 0)
+			return;
+		started = unjoined = 0;
+	}
+	if (started)
+		return;
+	stopping = 0;
+	if (ownthread_create(&threadnames_thread, threadnames_main, NULL,
+			     "pyprof-names") == 0)
+		started = 1;
+}
+
+/* Sets *flag (asked or stopping) under the wake lock and wakes the names
+ * thread, if it runs. */
+static void wake_with(int *flag)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&wake_lock);
+	__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST); /* (in_gil: threadnames_pause) */
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&wake_lock);
+}
+
+void threadnames_request(void)
+{
+	wake_with(&asked);
+}
+
+void threadnames_stop(void)
+{
+	wake_with(&stopping);
+	if (started && !unjoined)
+		pthread_detach(threadnames_thread);
+	unjoined = 0;
+}
+
+int threadnames_pause(void)
+{
+	if (!started)
+		return 0;
+	wake_with(&stopping);
+	/* Waiting for the GIL, which the forking thread holds (it takes
+	 * it only when the program has Python threads of its own: their
+	 * fork warning is right anyway): no use waiting for it. Otherwise
+	 * it leaves at once, unless the machine is too busy to run it: a
+	 * bounded wait. */
+	if (__atomic_load_n(&in_gil, __ATOMIC_SEQ_CST)) {
+		unjoined = 1;
+		return 0;
+	}
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += NAMES_PAUSE_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	if (pthread_timedjoin_np(threadnames_thread, NULL, &deadline) != 0) {
+		unjoined = 1;
+		return 0;
+	}
+	started = unjoined = 0;
+	return 1;
+}
+
+void threadnames_fork_prepare(void)
+{
+	forking_tid = (int)syscall(SYS_gettid);
+}
+
+void threadnames_after_fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	pthread_mutex_init(&wake_lock, NULL);
+	pthread_cond_init(&wake, NULL);
+	started = 0;
+	unjoined = 0;
+	asked = stopping = 0;
+	/* The parent's threads are not ours; the one that forked is our
+	 * main thread, under its new tid, with the name it had. */
+	int keep = -1;
+	for (int i = 0; i < n_table && keep < 0; i++)
+		if (table[i].tid == forking_tid)
+			keep = i;
+	if (keep >= 0) {
+		table[0] = table[keep];
+		table[0].tid = (int)getpid();
+	}
+	n_table = keep >= 0;
+	generation++;
+}
+
+unsigned threadnames_generation(void)
+{
+	pthread_mutex_lock(&lock);
+	unsigned g = generation;
+	pthread_mutex_unlock(&lock);
+	return g;
+}
+
+int threadnames_get(int tid, char *buf, size_t cap)
+{
+	int found = 0;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n_table; i++)
+		if (table[i].tid == tid) {
+			strncpy(buf, table[i].name, cap - 1);
+			buf[cap - 1] = 0;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return found;
+}

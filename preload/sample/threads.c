@@ -1,0 +1,674 @@
+/*
+ * threads.c - per-thread CPU timers and the pthread_create wrapper; see
+ * threads.h for the table and who may touch a slot.
+ */
+#include "base/fdutil.h"
+#include "threads.h"
+#include "heap.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "base/libc_next.h"
+#include "native/native.h"
+#include "signal/sig_handler.h"
+#include "base/sampler.h"
+#include "base/tid.h"
+#include "pyprof/wire.h"
+#include "signal/sig_heap.h"
+
+enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
+
+struct slot {
+	int tid;       /* 0 when free; CAS to claim                     */
+	int state;     /* enum above, atomic                            */
+	timer_t timer; /* valid in ARMED, written before the release    */
+	int perf_fd;   /* perf_event fd instead of the timer, or -1     */
+	uint64_t perf_id;   /* the counter's event id (its identity)      */
+	uint64_t cpu_ok_ns; /* agent: the thread's CPU time when the
+			       counter was last seen open               */
+	int counted;   /* clock source: no timer, no fd (cpuclock.h)     */
+	int seen;      /* agent scratch: present in the last scan       */
+};
+
+static struct slot slots[THREADS_MAX];
+
+/* perf_event mode (rates past the kernel tick): decided at start. The
+ * bitmap marks our perf fds, so the handler can tell our signals from
+ * another fasync user's (only fds below 65536 are used for this). */
+static int use_perf;
+static int perf_failed_logged;
+static int closed_logged;
+/* the clock source (cpuclock.h): slots list the threads, nothing armed;
+ * table_gen counts the changes of the table, for its reader */
+static int use_clock;
+static unsigned table_gen;
+static int started; /* threads_start ran (threads_source) */
+/* A task-clock counter on thread tid that sends SIGPROF to that thread
+ * after every period of its CPU time.
+ * Enabled once: every overflow queues a signal (POLL_IN) by itself, so the
+ * handler makes no system call to re-arm it (IOC_REFRESH per signal cost
+ * a tenth of the overhead at 1 kHz; overflows that come while a SIGPROF is
+ * still pending merge into it, as timer expiries do). Returns the
+ * fd, or -errno. */
+static int perf_open(int tid, uint64_t period)
+{
+	struct perf_event_attr at;
+	memset(&at, 0, sizeof at);
+	at.type = PERF_TYPE_SOFTWARE;
+	at.size = sizeof at;
+	at.config = PERF_COUNT_SW_TASK_CLOCK;
+	at.sample_period = period;
+	at.disabled = 1;
+	at.exclude_hv = 1;
+	at.wakeup_events = 1;
+	/* User time only. A counter that overflows while its thread runs in
+	 * the kernel queues SIGPROF there: when another signal has just woken
+	 * the thread from a blocking call, SIGPROF (thread-directed) is taken
+	 * first, and its SA_RESTART restarts the call that the other signal,
+	 * installed without SA_RESTART (siginterrupt), was to interrupt: the
+	 * program then blocks for ever (CPython's test_signal did). An
+	 * overflow in user mode is taken at once, never at a system call's
+	 * end. The cost: time in the kernel is not sampled past the tick, as
+	 * where perf_event_paranoid forbids counting it anyway. */
+	at.exclude_kernel = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &at, tid, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = fd_park(fd);
+	struct f_owner_ex owner = {F_OWNER_TID, tid};
+	if (fd >= PERF_FD_MAX || fcntl(fd, F_SETFL, O_ASYNC) < 0 ||
+	    fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+		int e = fd >= PERF_FD_MAX ? EMFILE : errno;
+		close(fd);
+		return -e;
+	}
+	sig_handler_perf_fd_mark(fd);
+	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* The event id the kernel gave the counter: what tells ours from any
+ * other counter at that number (all share one anonymous inode). */
+static uint64_t perf_id(int fd)
+{
+	uint64_t id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return 0;
+	return id;
+}
+
+static void perf_close(int fd)
+{
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	close(fd);
+}
+static int running;  /* timers may be armed (atomic)                */
+static pthread_key_t exit_key;
+static int key_ok;
+
+static int gettid_(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+static uint64_t rand_below(uint64_t n)
+{
+	static uint64_t state;
+	uint64_t x = __atomic_add_fetch(&state, 0x9E3779B97F4A7C15ull,
+					__ATOMIC_RELAXED);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x ^= (uint64_t)ts.tv_nsec * 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 31;
+	x *= 0x94D049BB133111EBull;
+	x ^= x >> 29;
+	return n ? x % n : 0;
+}
+
+static int arm_timer(int tid, timer_t *out)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_value.sival_ptr = &sampler;
+	sev._sigev_un._tid = tid;
+	if (timer_create(tid_cpu_clock(tid), &sev, out) < 0)
+		return -errno;
+	uint64_t period = sampler.period_ns;
+	uint64_t first = 1 + rand_below(period);
+	struct itimerspec its = {
+		.it_interval = {(time_t)(period / 1000000000u),
+				(long)(period % 1000000000u)},
+		.it_value = {(time_t)(first / 1000000000u),
+			     (long)(first % 1000000000u)},
+	};
+	if (timer_settime(*out, 0, &its, NULL) < 0) {
+		int e = errno;
+		timer_delete(*out);
+		return -e;
+	}
+	return 0;
+}
+
+/* pyprof's own threads (agent, wall sampler, names): never sampled. */
+#define INTERNAL_MAX 8
+static int internal[INTERNAL_MAX];
+
+int threads_is_internal(int tid)
+{
+	for (int i = 0; i < INTERNAL_MAX; i++)
+		if (__atomic_load_n(&internal[i], __ATOMIC_ACQUIRE) == tid)
+			return 1;
+	return 0;
+}
+
+static struct slot *find(int tid);
+static void retire(struct slot *s);
+
+void threads_internal_add(int tid)
+{
+	if (tid <= 0 || threads_is_internal(tid))
+		return;
+	for (int i = 0; i < INTERNAL_MAX; i++) {
+		int z = 0;
+		if (__atomic_compare_exchange_n(&internal[i], &z, tid, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+}
+
+void threads_internal_self(void)
+{
+	int tid = gettid_();
+	heap_enter(); /* for life: a thread of ours allocates for pyprof */
+	threads_internal_add(tid);
+	struct slot *s = find(tid);
+	if (s)
+		retire(s);
+}
+
+int threads_internal_list(int *tids, int max)
+{
+	int n = 0;
+	for (int i = 0; i < INTERNAL_MAX && n < max; i++) {
+		int t = __atomic_load_n(&internal[i], __ATOMIC_ACQUIRE);
+		if (t > 0)
+			tids[n++] = t;
+	}
+	return n;
+}
+
+void threads_internal_leave(void)
+{
+	int tid = gettid_();
+	for (int i = 0; i < INTERNAL_MAX; i++) {
+		int t = tid;
+		if (__atomic_compare_exchange_n(&internal[i], &t, 0, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+}
+
+static struct slot *find(int tid)
+{
+	unsigned h = (unsigned)tid * 2654435761u;
+	for (unsigned i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[(h + i) % THREADS_MAX];
+		int t = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (t == tid)
+			return s;
+		if (t == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Claims a slot for tid; NULL if tid has one already or the table is
+ * full. Slots are never removed from the middle of a probe chain: a freed
+ * slot keeps tid = -1 (a tombstone) until threads_stop_sigsafe. */
+static struct slot *claim(int tid)
+{
+	unsigned h = (unsigned)tid * 2654435761u;
+	if (find(tid))
+		return NULL;
+	for (unsigned i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[(h + i) % THREADS_MAX];
+		int t = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (t == tid)
+			return NULL;
+		if (t == 0 || t == -1) {
+			if (__atomic_compare_exchange_n(&s->tid, &t, tid, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				__atomic_store_n(&s->state, SLOT_CLAIMED,
+						 __ATOMIC_RELEASE);
+				return s;
+			}
+			if (t == tid)
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Gives the slot back: free, with tid -1, the tombstone claim() reuses. */
+static void free_slot(struct slot *s)
+{
+	__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tid, -1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* Stops the slot's interrupts (its perf_event or its timer) and frees it;
+ * by whoever moved it out of CLAIMED or ARMED. */
+static void disarm_slot(struct slot *s)
+{
+	if (s->perf_fd >= 0)
+		perf_close(s->perf_fd);
+	else if (!s->counted)
+		timer_delete(s->timer);
+	free_slot(s);
+}
+
+/* Thread tid's CPU clock (user + system), 0 if it cannot be read: the
+ * kernel's per-thread clock id for a tid (CPUCLOCK_SCHED, per thread). */
+static uint64_t thread_cpu_ns(int tid)
+{
+	struct timespec ts;
+	clockid_t c = (clockid_t)((~(unsigned)tid << 3) | 6);
+	if (clock_gettime(c, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of threads whose counter the program closed, before it was
+ * opened again (WIRE_LOST_FD_CLOSED). */
+static uint64_t lost_closed_ns;
+
+/* Arms a claimed slot; undoes the claim on failure or if the owner went
+ * away meanwhile. */
+static void arm_slot(struct slot *s, int tid)
+{
+	timer_t t;
+	s->perf_fd = -1;
+	s->counted = use_clock;
+	if (use_clock)
+		goto armed;
+	if (use_perf) {
+		int fd = perf_open(tid, sampler.period_ns);
+		if (fd >= 0) {
+			s->perf_fd = fd;
+			s->perf_id = perf_id(fd);
+			s->cpu_ok_ns = thread_cpu_ns(tid);
+			goto armed;
+		}
+		if (!__atomic_exchange_n(&perf_failed_logged, 1,
+					 __ATOMIC_RELAXED))
+			plog_info("perf_event_open refused (%s): using CPU "
+				  "timers, at most one sample per kernel tick",
+				  strerror(-fd));
+	}
+	if (arm_timer(tid, &t) < 0) {
+		free_slot(s);
+		return;
+	}
+	s->timer = t;
+armed:;
+	int expect = SLOT_CLAIMED;
+	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* the thread exited while we armed: retire it ourselves */
+		disarm_slot(s);
+		return;
+	}
+	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* Deletes the slot's timer if we win it. */
+static void retire(struct slot *s)
+{
+	int expect = SLOT_ARMED;
+	if (__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		disarm_slot(s);
+	} else if (expect == SLOT_CLAIMED) {
+		/* arm_slot will see DYING and clean up */
+		__atomic_compare_exchange_n(&s->state, &expect, SLOT_DYING, 0,
+					    __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	}
+}
+
+static void on_thread_exit(void *arg)
+{
+	(void)arg;
+	struct slot *s = find(gettid_());
+	if (s)
+		retire(s);
+}
+
+static void register_self(void)
+{
+	if (!__atomic_load_n(&running, __ATOMIC_SEQ_CST))
+		return;
+	int tid = gettid_();
+	struct slot *s = claim(tid);
+	if (s)
+		arm_slot(s, tid);
+	/* Sampling can be switched off while we arm (control.h): either
+	 * threads_stop_sigsafe's sweep saw our slot and retired it, or its store
+	 * to running came first and we see it here (both seq_cst). */
+	if (s && !__atomic_load_n(&running, __ATOMIC_SEQ_CST))
+		retire(s);
+	if (key_ok)
+		pthread_setspecific(exit_key, (void *)1);
+}
+
+int threads_init(void)
+{
+	if (pthread_key_create(&exit_key, on_thread_exit) == 0)
+		key_ok = 1;
+	return 0;
+}
+
+/* /proc/self/task, opened once per process and kept high (fdutil.h), read
+ * again with rewinddir at every scan: an opendir every 200 ms would take
+ * the lowest free descriptor for a moment under a program that is
+ * rearranging its own. Agent thread only. */
+static DIR *task_dir;
+static struct fd_id task_dir_id;
+static int task_dir_pid;
+
+static DIR *task_dir_get(void)
+{
+	int pid = getpid();
+	if (task_dir && (task_dir_pid != pid ||
+			 !fd_is(dirfd(task_dir), &task_dir_id))) {
+		if (task_dir_pid != pid &&
+		    fd_is(dirfd(task_dir), &task_dir_id))
+			closedir(task_dir); /* the parent's copy */
+		/* else the program closed it: its number may be the
+		 * program's now; the DIR's memory is left behind */
+		task_dir = NULL;
+	}
+	if (!task_dir) {
+		int fd = fd_park(open("/proc/self/task",
+				      O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		if (fd < 0)
+			return NULL;
+		DIR *d = fd_id_get(fd, &task_dir_id) == 0 ? fdopendir(fd)
+							   : NULL;
+		if (!d) {
+			close(fd);
+			return NULL;
+		}
+		task_dir = d;
+		task_dir_pid = pid;
+	} else {
+		rewinddir(task_dir);
+	}
+	return task_dir;
+}
+
+/* Every agent tick, with perf counters: a counter the program closed (a
+ * daemon's closerange, a dup2 over it) would leave its thread unsampled,
+ * silently. Its number may be the program's now, so it is neither closed
+ * nor disabled: the slot is taken back (ARMED to CLAIMED, as a new
+ * thread's), a new counter is opened, and the thread's CPU time since the
+ * counter was last seen open is counted as lost. Agent thread. */
+void threads_check_counters(void)
+{
+	if (!use_perf || !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[i];
+		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (tid <= 0 || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) !=
+					SLOT_ARMED || s->perf_fd < 0)
+			continue;
+		uint64_t now = thread_cpu_ns(tid);
+		if (perf_id(s->perf_fd) == s->perf_id && s->perf_id) {
+			if (now)
+				s->cpu_ok_ns = now;
+			continue;
+		}
+		int expect = SLOT_ARMED;
+		if (!__atomic_compare_exchange_n(&s->state, &expect,
+						 SLOT_CLAIMED, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue; /* retiring: its thread has ended */
+		if (now > s->cpu_ok_ns && s->cpu_ok_ns)
+			__atomic_fetch_add(&lost_closed_ns, now - s->cpu_ok_ns,
+					   __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&closed_logged, 1, __ATOMIC_RELAXED))
+			plog_info("the program closed the perf counter of "
+				  "thread %d: opened again, the time between "
+				  "counted as lost", tid);
+		s->perf_fd = -1;
+		arm_slot(s, tid);
+	}
+}
+
+uint64_t threads_lost_closed_ns(void)
+{
+	return __atomic_load_n(&lost_closed_ns, __ATOMIC_RELAXED);
+}
+
+void threads_prepare_scan(void)
+{
+	(void)task_dir_get();
+}
+
+void threads_scan(void)
+{
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
+	DIR *d = task_dir_get();
+	if (!d)
+		return;
+	for (int i = 0; i < THREADS_MAX; i++)
+		slots[i].seen = 0;
+	int self = gettid_();
+	(void)self;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int tid = atoi(e->d_name);
+		if (tid <= 0 || threads_is_internal(tid))
+			continue; /* pyprof's own threads are never sampled */
+		struct slot *s = find(tid);
+		if (!s) {
+			s = claim(tid);
+			if (s)
+				arm_slot(s, tid);
+			s = find(tid);
+		}
+		if (s)
+			s->seen = 1;
+	}
+	for (int i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[i];
+		if (s->tid > 0 && !s->seen &&
+		    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_ARMED)
+			retire(s);
+	}
+}
+
+void threads_start(int source)
+{
+	/* Past the tick (250 Hz here) CPU timers cannot keep up: 4 ms of CPU
+	 * per signal at best. Past it, the threads' CPU clocks read from our
+	 * own thread (cpuclock.h: user and system time, no signal), except
+	 * for native stacks, which need the thread's own registers:
+	 * perf_event task-clock counters, not tied to the tick. */
+	int past_tick = sampler.period_ns < 4000000;
+	use_clock = source == CONFIG_SOURCE_CLOCK ||
+		    (source == CONFIG_SOURCE_AUTO && past_tick &&
+		     !sampler.native);
+	use_perf = !use_clock &&
+		   (source == CONFIG_SOURCE_PERF ||
+		    (source == CONFIG_SOURCE_AUTO && past_tick));
+	started = 1;
+	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
+	threads_scan();
+}
+
+void threads_stop_sigsafe(void)
+{
+	__atomic_store_n(&running, 0, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (slots[i].tid > 0)
+			retire(&slots[i]);
+}
+
+void threads_resume_sigsafe(void)
+{
+	__atomic_store_n(&running, 1, __ATOMIC_SEQ_CST);
+}
+
+void threads_after_fork_child(int follow)
+{
+	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+	memset(internal, 0, sizeof internal);
+	/* The parent's counters: close our copies of the fds, and only that.
+	 * The event is shared with the parent: disabling it here would stop
+	 * the parent's sampling. */
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (slots[i].tid > 0 && slots[i].state == SLOT_ARMED &&
+		    slots[i].perf_fd >= 0)
+			close(slots[i].perf_fd);
+	memset(slots, 0, sizeof slots);
+	lost_closed_ns = 0;
+	if (follow) {
+		__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
+		int tid = gettid_();
+		struct slot *s = claim(tid);
+		if (s)
+			arm_slot(s, tid);
+	}
+}
+
+int threads_using_perf(void)
+{
+	return use_perf && !perf_failed_logged;
+}
+
+int threads_using_clock(void)
+{
+	return use_clock;
+}
+
+int threads_source(void)
+{
+	if (!started)
+		return 0;
+	if (use_clock)
+		return WIRE_CPU_CLOCKS;
+	return use_perf && !perf_failed_logged ? WIRE_CPU_PERF_USER
+					       : WIRE_CPU_TIMERS;
+}
+
+int threads_running(void)
+{
+	return __atomic_load_n(&running, __ATOMIC_ACQUIRE);
+}
+
+int threads_running_sigsafe(void)
+{
+	return threads_running();
+}
+
+unsigned threads_table_gen(void)
+{
+	return __atomic_load_n(&table_gen, __ATOMIC_ACQUIRE);
+}
+
+int threads_list(int *tids, int max)
+{
+	int n = 0;
+	for (int i = 0; i < THREADS_MAX && n < max; i++) {
+		int t = __atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE);
+		if (t > 0 && __atomic_load_n(&slots[i].state,
+					     __ATOMIC_ACQUIRE) == SLOT_ARMED)
+			tids[n++] = t;
+	}
+	return n;
+}
+
+int threads_armed(void)
+{
+	int n = 0;
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (__atomic_load_n(&slots[i].state, __ATOMIC_RELAXED) ==
+		    SLOT_ARMED)
+			n++;
+	return n;
+}
+
+/* ---- pthread_create wrapper ------------------------------------------ */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct start st = *(struct start *)p;
+	heap_enter(); /* what we allocate here is not the program's */
+	free(p);
+	native_prepare_thread(); /* before the first signal can come */
+	register_self();
+	heap_leave();
+	return st.fn(st.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+
+int threads_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			   void *(*fn)(void *), void *arg)
+{
+	pthread_create_fn real = LIBC_NEXT(pthread_create, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	/* With native stacks on, every thread goes through the trampoline,
+	 * even before sampling starts: it must prepare libunwind for itself
+	 * before its first signal (native.h). */
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE) && !sampler.native)
+		return real(th, attr, fn, arg);
+	heap_enter();
+	struct start *st = malloc(sizeof *st);
+	heap_leave();
+	if (!st)
+		return real(th, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	int rc = real(th, attr, trampoline, st);
+	if (rc)
+		free(st);
+	return rc;
+}
