@@ -205,8 +205,12 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 	if (s->time_ns > ag.batch_prev_ns)
 		ag.batch_prev_ns = s->time_ns;
 	struct wire_sample rec = {
-		.node = node, .thread = thread, .dt_ns = dt,
-		.count = s->weight, .value = s->value_ns, .flags = flags,
+		.node = node,
+		.thread = thread,
+		.dt_ns = dt,
+		.count = s->weight,
+		.value = s->value_ns,
+		.flags = flags,
 		.opcode = s->opcode ? (uint64_t)s->opcode - 1 : 0,
 		.labels = labels,
 	};

@@ -304,13 +304,14 @@ static void put_state(struct wire_out *w, uint64_t now)
 {
 	const struct sampling_settings *s = cs.on ? &cs.cur : &cs.own;
 	wire_put_tag_varint(w, WIRE_C_SAMPLING, (uint64_t)cs.on);
-	wire_put_tag_varint(w, WIRE_C_ORIGIN,
-		!cs.on ? WIRE_ORIGIN_OFF
-		: cs.cmd_on ? WIRE_ORIGIN_COMMAND : WIRE_ORIGIN_OWN);
+	uint64_t origin = WIRE_ORIGIN_OFF;
+	if (cs.on)
+		origin = cs.cmd_on ? WIRE_ORIGIN_COMMAND : WIRE_ORIGIN_OWN;
+	uint64_t heap_rate = cs.on && heap_sampling_on ? s->heap_rate : 0;
+	wire_put_tag_varint(w, WIRE_C_ORIGIN, origin);
 	wire_put_tag_varint(w, WIRE_C_MODE, (uint64_t)s->mode);
 	wire_put_tag_varint(w, WIRE_C_PERIOD_NS, s->period_ns);
-	wire_put_tag_varint(w, WIRE_C_HEAP_RATE, cs.on && heap_sampling_on ? s->heap_rate
-							   : 0);
+	wire_put_tag_varint(w, WIRE_C_HEAP_RATE, heap_rate);
 	wire_put_tag_varint(w, WIRE_C_NATIVE, s->native != CONFIG_NATIVE_OFF);
 	if (cs.on && s->mode == CONFIG_MODE_CPU) {
 		uint64_t a = achieved(
@@ -322,15 +323,15 @@ static void put_state(struct wire_out *w, uint64_t now)
 			wire_put_tag_varint(w, WIRE_C_ACHIEVED_NS, a);
 	}
 	wire_put_tag_varint(w, WIRE_C_SAMPLES,
-		__atomic_load_n(&sampler.n_samples, __ATOMIC_RELAXED));
+			    __atomic_load_n(&sampler.n_samples, __ATOMIC_RELAXED));
 	wire_put_tag_varint(w, WIRE_C_SIGNALS,
-		__atomic_load_n(&sampler.n_signals, __ATOMIC_RELAXED));
+			    __atomic_load_n(&sampler.n_signals, __ATOMIC_RELAXED));
 	wire_put_tag_varint(w, WIRE_C_ARMED, (uint64_t)threads_armed());
 	if (cs.on && cs.cmd_on && cs.lease_end_ns)
 		wire_put_tag_varint(w, WIRE_C_LEASE_LEFT_MS,
-			cs.lease_end_ns > now
-				? (cs.lease_end_ns - now) / 1000000u
-				: 0);
+				    cs.lease_end_ns > now
+					    ? (cs.lease_end_ns - now) / 1000000u
+					    : 0);
 	wire_put_tag_varint(w, WIRE_C_SINCE_NS, cs.since_ns);
 }
 
@@ -397,14 +398,33 @@ static void cmd_field(void *ctx, uint64_t tag, uint64_t v)
 {
 	struct cmd *c = ctx;
 	switch (tag) {
-	case WIRE_C_REQ: c->req = v; break;
-	case WIRE_C_MODE: c->mode = v; c->has_mode = 1; break;
-	case WIRE_C_PERIOD_NS: c->period_ns = v; c->has_period = 1; break;
-	case WIRE_C_HEAP_RATE: c->heap_rate = v; c->has_heap = 1; break;
-	case WIRE_C_NATIVE: c->native = v; c->has_native = 1; break;
-	case WIRE_C_LEASE_MS: c->lease_ms = v; break;
-	case WIRE_C_HARD: c->hard = v; break;
-	default: break; /* unknown tags are skipped */
+	case WIRE_C_REQ:
+		c->req = v;
+		break;
+	case WIRE_C_MODE:
+		c->mode = v;
+		c->has_mode = 1;
+		break;
+	case WIRE_C_PERIOD_NS:
+		c->period_ns = v;
+		c->has_period = 1;
+		break;
+	case WIRE_C_HEAP_RATE:
+		c->heap_rate = v;
+		c->has_heap = 1;
+		break;
+	case WIRE_C_NATIVE:
+		c->native = v;
+		c->has_native = 1;
+		break;
+	case WIRE_C_LEASE_MS:
+		c->lease_ms = v;
+		break;
+	case WIRE_C_HARD:
+		c->hard = v;
+		break;
+	default:
+		break; /* unknown tags are skipped */
 	}
 }
 

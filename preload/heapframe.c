@@ -80,7 +80,10 @@ void heapframe_put_alloc(struct heapframe *h, uint64_t rate, uint32_t node,
 {
 	struct wire_heap_rec rec = {
 		.kind = labels ? WIRE_HEAP_ALLOC_LABELS : WIRE_HEAP_ALLOC,
-		.node = node, .thread = thread, .size = size, .addr = addr,
+		.node = node,
+		.thread = thread,
+		.size = size,
+		.addr = addr,
 		.labels = labels,
 	};
 	record(h, &rec, rate);
@@ -90,8 +93,8 @@ void heapframe_put_alloc(struct heapframe *h, uint64_t rate, uint32_t node,
 
 void heapframe_put_free(struct heapframe *h, uint64_t addr)
 {
-	record(h, &(struct wire_heap_rec){ .kind = WIRE_HEAP_FREE,
-					   .addr = addr }, 0);
+	struct wire_heap_rec rec = { .kind = WIRE_HEAP_FREE, .addr = addr };
+	record(h, &rec, 0);
 }
 
 void heapframe_lost(struct heapframe *h, uint64_t size)
@@ -113,9 +116,10 @@ static void put_lost(struct heapframe *h)
 	h->lost_bytes_seen = b;
 	if (!h->lost_n)
 		return;
-	record(h, &(struct wire_heap_rec){ .kind = WIRE_HEAP_LOST,
-					   .n = h->lost_n,
-					   .bytes = h->lost_bytes }, 0);
+	struct wire_heap_rec rec = { .kind = WIRE_HEAP_LOST,
+				     .n = h->lost_n,
+				     .bytes = h->lost_bytes };
+	record(h, &rec, 0);
 	h->lost_n = h->lost_bytes = 0;
 }
 

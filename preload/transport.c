@@ -106,15 +106,15 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 		const struct istr *e = &in->strs[id - 1];
 		size_t n = e->len > WIRE_MAX_STRING ? WIRE_MAX_STRING : e->len;
 		wire_put_string(&w, &(struct wire_string){
-			id, (const uint8_t *)e->s, n });
+					    id, (const uint8_t *)e->s, n });
 		type = WIRE_STRING;
 		break;
 	}
 	case 1: {
 		const struct ifunc *e = &in->funcs[id - 1];
 		wire_put_function(&w, &(struct wire_function){
-			id, e->name, e->system_name, e->filename,
-			(uint32_t)(e->start_line < 0 ? 0 : e->start_line) });
+					      id, e->name, e->system_name, e->filename,
+					      (uint32_t)(e->start_line < 0 ? 0 : e->start_line) });
 		type = WIRE_FUNCTION;
 		break;
 	}
@@ -122,12 +122,12 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 		const struct iloc *e = &in->locs[id - 1];
 		if (e->native) {
 			wire_put_address(&w, &(struct wire_address){
-				id, e->mapping, e->addr });
+						     id, e->mapping, e->addr });
 			type = WIRE_ADDRESS;
 			break;
 		}
 		wire_put_location(&w, &(struct wire_location){
-			id, e->func, (uint32_t)(e->line < 0 ? 0 : e->line) });
+					      id, e->func, (uint32_t)(e->line < 0 ? 0 : e->line) });
 		type = WIRE_LOCATION;
 		break;
 	}
@@ -140,7 +140,7 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 	case 4: {
 		const struct ithread *e = &in->threads[id - 1];
 		wire_put_thread(&w, &(struct wire_thread){
-			id, (uint64_t)(unsigned)e->tid, e->name });
+					    id, (uint64_t)(unsigned)e->tid, e->name });
 		type = WIRE_THREAD;
 		break;
 	}
@@ -157,8 +157,8 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 	case 5: {
 		const struct imapping *e = &in->maps[id - 1];
 		wire_put_mapping(&w, &(struct wire_mapping){
-			id, e->start, e->limit, e->offset, e->file,
-			e->build_id, e->build_id_len });
+					     id, e->start, e->limit, e->offset, e->file,
+					     e->build_id, e->build_id_len });
 		type = WIRE_MAPPING;
 		break;
 	}

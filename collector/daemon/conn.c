@@ -619,8 +619,8 @@ static int decode_samples(struct wire_in *r, union batch *b, size_t *n)
 		struct wire_sample f;
 		rc = decode_sample(r, &f);
 		b->samples[i++] = (struct proc_sample){
-			f.node,  f.thread, f.dt_ns,  f.count,
-			f.value, f.flags,  f.opcode, f.labels
+			f.node, f.thread, f.dt_ns, f.count,
+			f.value, f.flags, f.opcode, f.labels
 		};
 	}
 	*n = i;
@@ -684,11 +684,15 @@ static int decode_heap(struct wire_in *r, union batch *b, size_t *n)
 	while (i < CONN_BATCH && !wire_at_end(r) && rc == 0) {
 		struct wire_heap_rec f;
 		rc = decode_heap_rec(r, &f);
-		b->heap[i++] = (struct proc_heap_rec){
-			.kind = f.kind, .node = f.node, .thread = f.thread,
-			.size = f.size, .addr = f.addr, .labels = f.labels,
-			.n = f.n,       .bytes = f.bytes
-		};
+		struct proc_heap_rec *h = &b->heap[i++];
+		h->kind = f.kind;
+		h->node = f.node;
+		h->thread = f.thread;
+		h->size = f.size;
+		h->addr = f.addr;
+		h->labels = f.labels;
+		h->n = f.n;
+		h->bytes = f.bytes;
 		if (f.kind < WIRE_HEAP_ALLOC || f.kind > WIRE_HEAP_ALLOC_LABELS)
 			break; /* proc_check_heap names it */
 	}

@@ -323,7 +323,7 @@ static void send_start(struct control *ctl, struct peer *p, uint64_t now,
 		wire_put_tag_varint(&f.w, WIRE_C_NATIVE, 1);
 	if (p->lease_end_ns != UINT64_MAX)
 		wire_put_tag_varint(&f.w, WIRE_C_LEASE_MS,
-		    (p->lease_end_ns - now + 999999) / 1000000);
+				    (p->lease_end_ns - now + 999999) / 1000000);
 	command(ctl, p, WIRE_CTL_START, &f, o);
 }
 

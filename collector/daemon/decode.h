@@ -23,11 +23,11 @@
 #include "pyprof/wire_frames.h"
 
 enum decode_err {
-	DECODE_SHORT = -1,     /* the payload ends early, or a field is
+	DECODE_SHORT = -1,    /* the payload ends early, or a field is
 				  malformed (a varint over 64 bits, a byte
 				  string over its limit or past the end) */
-	DECODE_LEFTOVER = -2,  /* bytes after the last field */
-	DECODE_TOO_MANY = -3   /* LABELS: more than WIRE_MAX_LABELS pairs */
+	DECODE_LEFTOVER = -2, /* bytes after the last field */
+	DECODE_TOO_MANY = -3  /* LABELS: more than WIRE_MAX_LABELS pairs */
 };
 
 int decode_string(struct wire_in *r, struct wire_string *out);

@@ -34,49 +34,49 @@
 
 /* ---- definitions ------------------------------------------------------ */
 
-struct wire_string {          /* STRING */
+struct wire_string { /* STRING */
 	uint64_t id;
-	const uint8_t *s;         /* len bytes, not NUL-terminated */
+	const uint8_t *s; /* len bytes, not NUL-terminated */
 	size_t len;
 };
 
-struct wire_function {        /* FUNCTION: string ids, 0 = none */
+struct wire_function { /* FUNCTION: string ids, 0 = none */
 	uint64_t id, name, system_name, filename, start_line;
 };
 
-struct wire_location {        /* LOCATION */
+struct wire_location { /* LOCATION */
 	uint64_t id, function, line;
 };
 
-struct wire_node {            /* NODE: parent 0 = the root */
+struct wire_node { /* NODE: parent 0 = the root */
 	uint64_t id, parent, location;
 };
 
-struct wire_thread {          /* THREAD: name 0 = unnamed */
+struct wire_thread { /* THREAD: name 0 = unnamed */
 	uint64_t ref, tid, name;
 };
 
-struct wire_mapping {         /* MAPPING: [start, limit) */
+struct wire_mapping { /* MAPPING: [start, limit) */
 	uint64_t id, start, limit, offset, filename;
-	const uint8_t *build_id;  /* build_id_len bytes, maybe none */
+	const uint8_t *build_id; /* build_id_len bytes, maybe none */
 	size_t build_id_len;
 };
 
-struct wire_address {         /* ADDRESS: mapping 0 = none known */
+struct wire_address { /* ADDRESS: mapping 0 = none known */
 	uint64_t id, mapping, address;
 };
 
-struct wire_labels {          /* LABELS: n_pairs (key, value) string ids */
+struct wire_labels { /* LABELS: n_pairs (key, value) string ids */
 	uint64_t id;
 	size_t n_pairs;
-	const uint64_t *kv;       /* 2 * n_pairs ids: key, value, key, ... */
+	const uint64_t *kv; /* 2 * n_pairs ids: key, value, key, ... */
 };
 
-struct wire_lost {            /* LOST: enum wire_lost_reason */
+struct wire_lost { /* LOST: enum wire_lost_reason */
 	uint64_t reason, samples, value;
 };
 
-struct wire_heap_snapshot {   /* HEAP_SNAPSHOT */
+struct wire_heap_snapshot { /* HEAP_SNAPSHOT */
 	uint64_t seq;
 };
 
@@ -84,16 +84,16 @@ struct wire_heap_snapshot {   /* HEAP_SNAPSHOT */
 
 struct wire_sample {
 	uint64_t node, thread, dt_ns, count, value;
-	uint64_t flags;           /* enum wire_sample_flag */
-	uint64_t opcode;          /* if flags has WIRE_SF_OPCODE */
-	uint64_t labels;          /* if flags has WIRE_SF_LABELS */
+	uint64_t flags;	 /* enum wire_sample_flag */
+	uint64_t opcode; /* if flags has WIRE_SF_OPCODE */
+	uint64_t labels; /* if flags has WIRE_SF_LABELS */
 };
 
 struct wire_heap_rec {
-	uint64_t kind;            /* enum wire_heap_kind */
+	uint64_t kind;				   /* enum wire_heap_kind */
 	uint64_t node, thread, size, addr, labels; /* ALLOC(_LABELS); FREE:
 						      addr only */
-	uint64_t n, bytes;        /* LOST */
+	uint64_t n, bytes;			   /* LOST */
 };
 
 static inline void wire_put_string(struct wire_out *w,
@@ -329,7 +329,7 @@ static inline size_t wire_ctl_written(uint8_t *frame, size_t cap,
 /* One tagged field as read. */
 struct wire_field {
 	uint64_t tag;
-	int is_bytes;       /* which of v or (s, n) holds the value */
+	int is_bytes; /* which of v or (s, n) holds the value */
 	uint64_t v;
 	const uint8_t *s;
 	size_t n;
