@@ -65,8 +65,9 @@ struct agent {
 	struct wire_out w;
 	uint64_t batch_prev_ns;
 	int batch_n;
-	uint64_t batch_count, batch_value; /* its records' sums, lost
-					      with it if it cannot be queued */
+	uint64_t batch_count, batch_value; /* its records' weights and
+					      values: what is lost if it
+					      cannot be queued */
 
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned threadnames_gen;        /* names table generation cached        */
@@ -183,7 +184,6 @@ static void flush_batch(void)
 		ag.n_samples -= ag.batch_count; /* never queued after all */
 	}
 	ag.batch_n = 0;
-	ag.batch_count = ag.batch_value = 0;
 }
 
 static void add_to_batch(uint32_t node, uint32_t thread,
@@ -196,6 +196,7 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 		ag.w = wire_tagged_begin(ag.batch, WIRE_HDR_LEN + BATCH_CAP);
 		wire_put_samples_lead(&ag.w, s->time_ns);
 		ag.batch_prev_ns = s->time_ns;
+		ag.batch_count = ag.batch_value = 0;
 	}
 	/* Samples of different threads can arrive a little out of order;
 	 * the wire wants unsigned deltas, so clamp (error: microseconds). */
