@@ -51,6 +51,7 @@
 #include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
+#include "pyprof/wire_frames.h"
 
 #define CTL "pyprof ctl" /* for usage_error */
 
@@ -97,12 +98,6 @@ void cmd_ctl_usage(FILE *out)
 		"nothing matched,\nor no collector; 2 usage error.\n");
 }
 
-static void put(struct wire_out *w, unsigned tag, uint64_t v)
-{
-	wire_put_varint(w, (uint64_t)tag << 1);
-	wire_put_varint(w, v);
-}
-
 /* Prints one CTL_ANSWER; returns 1 if it was a failure. */
 static int print_answer(const uint8_t *p, size_t len)
 {
@@ -114,18 +109,18 @@ static int print_answer(const uint8_t *p, size_t len)
 	int has_lease = 0, has_period = 0;
 	char comm[64] = "?", msg[512] = "";
 
-	while (r.ok && !wire_at_end(&r)) {
-		uint64_t key = wire_get_varint(&r);
-		if (key & 1) {
-			size_t n;
-			const uint8_t *s = wire_get_bytes(&r, &n,
-							  WIRE_MAX_CTL_PAYLOAD);
-			if (!s)
-				break;
-			if (key >> 1 == WIRE_C_COMM)
+	while (!wire_at_end(&r)) {
+		struct wire_field f;
+		if (wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD, &f) < 0)
+			break;
+		const uint8_t *s = f.s;
+		size_t n = f.n;
+		uint64_t v = f.v;
+		if (f.is_bytes) {
+			if (f.tag == WIRE_C_COMM)
 				log_printable(comm, sizeof(comm),
 					      (const char *)s, n);
-			else if (key >> 1 == WIRE_C_MSG) {
+			else if (f.tag == WIRE_C_MSG) {
 				/* the collector's note, then the process's */
 				size_t at = strlen(msg);
 				if (at && at + 2 < sizeof(msg)) {
@@ -137,8 +132,7 @@ static int print_answer(const uint8_t *p, size_t len)
 			}
 			continue;
 		}
-		uint64_t v = wire_get_varint(&r);
-		switch (key >> 1) {
+		switch (f.tag) {
 		case WIRE_C_PID: pid = v; break;
 		case WIRE_C_STATUS: status = v; break;
 		case WIRE_C_SAMPLING: sampling = v; break;
@@ -343,20 +337,14 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 						     buf + WIRE_HDR_LEN + plen,
 						     1 };
 				char msg[256] = "";
-				while (r.ok && !wire_at_end(&r)) {
-					uint64_t key = wire_get_varint(&r);
-					if (!(key & 1)) {
-						wire_get_varint(&r);
-						continue;
-					}
-					size_t n;
-					const uint8_t *s = wire_get_bytes(
-						&r, &n, WIRE_MAX_CTL_PAYLOAD);
-					if (s && key >> 1 == WIRE_C_MSG)
+				struct wire_field f;
+				while (!wire_at_end(&r) &&
+				       wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD,
+						       &f) == 0)
+					if (f.is_bytes && f.tag == WIRE_C_MSG)
 						log_printable(msg, sizeof(msg),
-							      (const char *)s,
-							      n);
-				}
+							      (const char *)f.s,
+							      f.n);
 				/* start: a request nothing matched yet still
 				 * covers processes that connect in its time */
 				if (msg[0] && start_verb) {
@@ -539,25 +527,22 @@ static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 /* The CTL_REQUEST frame for q into frame (size n); returns its length. */
 static size_t ctl_frame(const struct ctl_req *q, uint8_t *frame, size_t n)
 {
-	struct wire_out w = { frame + WIRE_HDR_LEN, frame + n, 1 };
-	size_t len;
+	struct wire_out w = wire_tagged_begin(frame, n);
 
-	put(&w, WIRE_C_VERB, (uint64_t)q->verb);
+	wire_put_tag_varint(&w, WIRE_C_VERB, (uint64_t)q->verb);
 	if (q->pid)
-		put(&w, WIRE_C_PID, q->pid);
+		wire_put_tag_varint(&w, WIRE_C_PID, q->pid);
 	if (q->seconds)
-		put(&w, WIRE_C_LEASE_MS, q->seconds * 1000);
+		wire_put_tag_varint(&w, WIRE_C_LEASE_MS, q->seconds * 1000);
 	if (q->mode >= 0)
-		put(&w, WIRE_C_MODE, (uint64_t)q->mode);
+		wire_put_tag_varint(&w, WIRE_C_MODE, (uint64_t)q->mode);
 	if (q->hz)
-		put(&w, WIRE_C_PERIOD_NS, 1000000000ull / q->hz);
+		wire_put_tag_varint(&w, WIRE_C_PERIOD_NS, 1000000000ull / q->hz);
 	if (q->heap)
-		put(&w, WIRE_C_HEAP_RATE, q->heap);
+		wire_put_tag_varint(&w, WIRE_C_HEAP_RATE, q->heap);
 	if (q->native)
-		put(&w, WIRE_C_NATIVE, 1);
-	len = (size_t)(w.p - frame) - WIRE_HDR_LEN;
-	wire_put_hdr_at(frame, WIRE_CTL_REQUEST, len);
-	return len + WIRE_HDR_LEN;
+		wire_put_tag_varint(&w, WIRE_C_NATIVE, 1);
+	return wire_end_frame(frame, &w, WIRE_CTL_REQUEST);
 }
 
 int cmd_ctl(int argc, char **argv)

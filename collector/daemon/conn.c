@@ -39,10 +39,12 @@
 
 #include "common/log.h"
 #include "common/pidring.h"
+#include "daemon/decode.h"
 #include "daemon/hello.h"
 #include "common/loop.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
+#include "pyprof/wire_frames.h"
 
 #define CONN_BUF_INIT (16u << 10) /* CONN_BUF_BUSY is conn.h's */
 #define CONN_READS_PER_EVENT 4
@@ -292,16 +294,17 @@ static void reject(struct conn *c, const char *fmt, ...)
 	c->end_why = "protocol error";
 }
 
-/* After reading a frame's fields: it must have been long enough and have
- * nothing left over. */
-static int check_end(struct conn *c, const struct wire_in *r, unsigned type)
+/* A decoder's verdict on a frame's fields (decode.h): too short, or
+ * bytes left over after them. */
+static int check_end(struct conn *c, const struct wire_in *r, unsigned type,
+		     int rc)
 {
-	if (!r->ok) {
+	if (rc == DECODE_SHORT) {
 		reject(c, "%s frame: payload ends early or a field is "
 			  "malformed", type_names[type]);
 		return -EPROTO;
 	}
-	if (!wire_at_end(r)) {
+	if (rc == DECODE_LEFTOVER) {
 		reject(c, "%s frame: %td bytes left over after its fields",
 		       type_names[type], r->end - r->p);
 		return -EPROTO;
@@ -486,8 +489,7 @@ static int on_bye(struct conn *c, struct wire_in *r)
 {
 	struct proc_bye b;
 	if (bye_decode(r->p, (size_t)(r->end - r->p), &b) < 0) {
-		r->ok = 0;
-		return check_end(c, r, WIRE_BYE);
+		return check_end(c, r, WIRE_BYE, DECODE_SHORT);
 	}
 	proc_set_bye(c->session, &b);
 	c->state = CONN_AFTER_BYE;
@@ -503,78 +505,77 @@ static int on_bye(struct conn *c, struct wire_in *r)
 static int on_def(struct conn *c, struct wire_in *r, unsigned type)
 {
 	char err[PROC_ERR_LEN];
-	uint64_t a, b, d, e;
-	const uint8_t *s;
-	size_t n;
 	int rc;
 
 	switch (type) {
-	case WIRE_STRING:
-		a = wire_get_varint(r);
-		s = wire_get_bytes(r, &n, WIRE_MAX_STRING);
-		if (!r->ok) {
+	case WIRE_STRING: {
+		struct wire_string f;
+		if ((rc = decode_string(r, &f)) == DECODE_SHORT) {
 			reject(c, "STRING frame: payload ends early or the "
 				  "string is longer than %d bytes",
 			       WIRE_MAX_STRING);
 			return -EPROTO;
 		}
-		if ((rc = check_end(c, r, type)) < 0)
+		if ((rc = check_end(c, r, type, rc)) < 0)
 			return rc;
-		rc = proc_def_string(c->session, a, s, n, err);
-		break;
-	case WIRE_FUNCTION:
-		a = wire_get_varint(r);
-		b = wire_get_varint(r);
-		d = wire_get_varint(r);
-		e = wire_get_varint(r);
-		uint64_t line = wire_get_varint(r);
-		if ((rc = check_end(c, r, type)) < 0)
-			return rc;
-		rc = proc_def_function(c->session, a, b, d, e, line, err);
-		break;
-	case WIRE_LOCATION:
-	case WIRE_NODE:
-	case WIRE_THREAD:
-		a = wire_get_varint(r);
-		b = wire_get_varint(r);
-		d = wire_get_varint(r);
-		if ((rc = check_end(c, r, type)) < 0)
-			return rc;
-		if (type == WIRE_LOCATION)
-			rc = proc_def_location(c->session, a, b, d, err);
-		else if (type == WIRE_NODE)
-			rc = proc_def_node(c->session, a, b, d, err);
-		else
-			rc = proc_def_thread(c->session, a, b, d, err);
-		break;
-	case WIRE_LOST:
-		a = wire_get_varint(r);
-		b = wire_get_varint(r);
-		d = wire_get_varint(r);
-		if ((rc = check_end(c, r, type)) < 0)
-			return rc;
-		rc = proc_add_lost(c->session, a, b, d, err);
-		break;
-	case WIRE_MAPPING: {
-		a = wire_get_varint(r);
-		b = wire_get_varint(r);
-		d = wire_get_varint(r);
-		e = wire_get_varint(r);
-		uint64_t file = wire_get_varint(r);
-		s = wire_get_bytes(r, &n, WIRE_MAX_BUILD_ID);
-		if ((rc = check_end(c, r, type)) < 0)
-			return rc;
-		rc = proc_def_mapping(c->session, a, b, d, e, file, s, n, err);
+		rc = proc_def_string(c->session, f.id, f.s, f.len, err);
 		break;
 	}
-	case WIRE_ADDRESS:
-		a = wire_get_varint(r);
-		b = wire_get_varint(r);
-		d = wire_get_varint(r);
-		if ((rc = check_end(c, r, type)) < 0)
+	case WIRE_FUNCTION: {
+		struct wire_function f;
+		if ((rc = check_end(c, r, type, decode_function(r, &f))) < 0)
 			return rc;
-		rc = proc_def_address(c->session, a, b, d, err);
+		rc = proc_def_function(c->session, f.id, f.name, f.system_name,
+				       f.filename, f.start_line, err);
 		break;
+	}
+	case WIRE_LOCATION: {
+		struct wire_location f;
+		if ((rc = check_end(c, r, type, decode_location(r, &f))) < 0)
+			return rc;
+		rc = proc_def_location(c->session, f.id, f.function, f.line,
+				       err);
+		break;
+	}
+	case WIRE_NODE: {
+		struct wire_node f;
+		if ((rc = check_end(c, r, type, decode_node(r, &f))) < 0)
+			return rc;
+		rc = proc_def_node(c->session, f.id, f.parent, f.location, err);
+		break;
+	}
+	case WIRE_THREAD: {
+		struct wire_thread f;
+		if ((rc = check_end(c, r, type, decode_thread(r, &f))) < 0)
+			return rc;
+		rc = proc_def_thread(c->session, f.ref, f.tid, f.name, err);
+		break;
+	}
+	case WIRE_LOST: {
+		struct wire_lost f;
+		if ((rc = check_end(c, r, type, decode_lost(r, &f))) < 0)
+			return rc;
+		rc = proc_add_lost(c->session, f.reason, f.samples, f.value,
+				   err);
+		break;
+	}
+	case WIRE_MAPPING: {
+		struct wire_mapping f;
+		if ((rc = check_end(c, r, type, decode_mapping(r, &f))) < 0)
+			return rc;
+		rc = proc_def_mapping(c->session, f.id, f.start, f.limit,
+				      f.offset, f.filename, f.build_id,
+				      f.build_id_len, err);
+		break;
+	}
+	case WIRE_ADDRESS: {
+		struct wire_address f;
+		if ((rc = check_end(c, r, type, decode_address(r, &f))) < 0)
+			return rc;
+		rc = proc_def_address(c->session, f.id, f.mapping, f.address,
+				      err);
+		break;
+	}
 	default:
 		return -EPROTO; /* not reached: the caller filters types */
 	}
@@ -587,23 +588,16 @@ static int on_labels(struct conn *c, struct wire_in *r)
 {
 	char err[PROC_ERR_LEN];
 	uint64_t kv[2 * WIRE_MAX_LABELS];
-	uint64_t id = wire_get_varint(r);
-	size_t n = 0;
-	int rc;
+	struct wire_labels f;
+	int rc = decode_labels(r, &f, kv);
 
-	while (r->ok && !wire_at_end(r)) {
-		if (n == WIRE_MAX_LABELS) {
-			reject(c, "LABELS frame: more than %u pairs",
-			       WIRE_MAX_LABELS);
-			return -EPROTO;
-		}
-		kv[2 * n] = wire_get_varint(r);
-		kv[2 * n + 1] = wire_get_varint(r);
-		n++;
+	if (rc == DECODE_TOO_MANY) {
+		reject(c, "LABELS frame: more than %u pairs", WIRE_MAX_LABELS);
+		return -EPROTO;
 	}
-	if ((rc = check_end(c, r, WIRE_LABELS)) < 0)
+	if ((rc = check_end(c, r, WIRE_LABELS, rc)) < 0)
 		return rc;
-	rc = proc_def_labels(c->session, id, kv, n, err);
+	rc = proc_def_labels(c->session, f.id, kv, f.n_pairs, err);
 	return rc < 0 ? proc_failed(c, rc, err) : 0;
 }
 
@@ -620,23 +614,17 @@ union batch {
 static int decode_samples(struct wire_in *r, union batch *b, size_t *n)
 {
 	size_t i = 0;
-	while (i < CONN_BATCH && !wire_at_end(r)) {
-		struct proc_sample *s = &b->samples[i++];
-		s->node = wire_get_varint(r);
-		s->thread = wire_get_varint(r);
-		s->dt_ns = wire_get_varint(r);
-		s->count = wire_get_varint(r);
-		s->value = wire_get_varint(r);
-		s->flags = wire_get_varint(r);
-		/* PYPROF_OPCODES: the innermost frame's opcode follows,
-		 * then the label set in force, each if its flag says so. */
-		s->opcode = s->flags & WIRE_SF_OPCODE ? wire_get_varint(r)
-						       : 0;
-		s->labels = s->flags & WIRE_SF_LABELS ? wire_get_varint(r)
-						       : 0;
+	int rc = 0;
+	while (i < CONN_BATCH && !wire_at_end(r) && rc == 0) {
+		struct wire_sample f;
+		rc = decode_sample(r, &f);
+		b->samples[i++] = (struct proc_sample){
+			f.node, f.thread, f.dt_ns, f.count,
+			f.value, f.flags, f.opcode, f.labels
+		};
 	}
 	*n = i;
-	return r->ok ? 0 : -EPROTO;
+	return rc == 0 ? 0 : -EPROTO;
 }
 
 /* Control frames (conn_set_ctl_handlers): a controller's one request, or a
@@ -692,28 +680,24 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 static int decode_heap(struct wire_in *r, union batch *b, size_t *n)
 {
 	size_t i = 0;
-	while (i < CONN_BATCH && !wire_at_end(r)) {
+	int rc = 0;
+	while (i < CONN_BATCH && !wire_at_end(r) && rc == 0) {
+		struct wire_heap_rec f;
+		rc = decode_heap_rec(r, &f);
 		struct proc_heap_rec *h = &b->heap[i++];
-		*h = (struct proc_heap_rec){ .kind = wire_get_varint(r) };
-		if (h->kind == WIRE_HEAP_ALLOC ||
-		    h->kind == WIRE_HEAP_ALLOC_LABELS) {
-			h->node = wire_get_varint(r);
-			h->thread = wire_get_varint(r);
-			h->size = wire_get_varint(r);
-			h->addr = wire_get_varint(r);
-			if (h->kind == WIRE_HEAP_ALLOC_LABELS)
-				h->labels = wire_get_varint(r);
-		} else if (h->kind == WIRE_HEAP_FREE) {
-			h->addr = wire_get_varint(r);
-		} else if (h->kind == WIRE_HEAP_LOST) {
-			h->n = wire_get_varint(r);
-			h->bytes = wire_get_varint(r);
-		} else {
+		h->kind = f.kind;
+		h->node = f.node;
+		h->thread = f.thread;
+		h->size = f.size;
+		h->addr = f.addr;
+		h->labels = f.labels;
+		h->n = f.n;
+		h->bytes = f.bytes;
+		if (f.kind < WIRE_HEAP_ALLOC || f.kind > WIRE_HEAP_ALLOC_LABELS)
 			break; /* proc_check_heap names it */
-		}
 	}
 	*n = i;
-	return r->ok ? 0 : -EPROTO;
+	return rc == 0 ? 0 : -EPROTO;
 }
 
 static int check_samples(const struct proc_session *s, const union batch *b,
@@ -770,8 +754,7 @@ static int on_records(struct conn *c, struct wire_in *r,
 	size_t n;
 	int rc;
 
-	lead = wire_get_varint(r);
-	if (!r->ok) {
+	if (decode_lead(r, &lead) < 0) {
 		reject(c, "%s frame: no %s", k->name, k->lead);
 		return -EPROTO;
 	}
@@ -803,11 +786,12 @@ static int on_records(struct conn *c, struct wire_in *r,
 static int on_heap_snapshot(struct conn *c, struct wire_in *r)
 {
 	char err[PROC_ERR_LEN];
-	uint64_t seq = wire_get_varint(r);
-	int rc = check_end(c, r, WIRE_HEAP_SNAPSHOT);
+	struct wire_heap_snapshot f;
+	int rc = check_end(c, r, WIRE_HEAP_SNAPSHOT,
+			   decode_heap_snapshot(r, &f));
 	if (rc < 0)
 		return rc;
-	rc = proc_heap_snapshot(c->session, seq, err);
+	rc = proc_heap_snapshot(c->session, f.seq, err);
 	return rc < 0 ? proc_failed(c, rc, err) : 0;
 }
 
@@ -1022,19 +1006,6 @@ int conn_read(struct conn *c, int drain)
 
 /* ---- written samples ---------------------------------------------------- */
 
-/* A CTL_WRITTEN frame saying n into frame (WIRE_HDR_LEN + 16 bytes); its
- * length. */
-static size_t written_frame(uint8_t *frame, uint64_t n)
-{
-	struct wire_out w = { frame + WIRE_HDR_LEN, frame + WIRE_HDR_LEN + 16,
-			      1 };
-	wire_put_varint(&w, (uint64_t)WIRE_C_WRITTEN << 1);
-	wire_put_varint(&w, n);
-	size_t len = (size_t)(w.p - frame) - WIRE_HDR_LEN;
-	wire_put_hdr_at(frame, WIRE_CTL_WRITTEN, len);
-	return WIRE_HDR_LEN + len;
-}
-
 int conn_ack(struct conn *c)
 {
 	uint8_t frame[WIRE_HDR_LEN + 16];
@@ -1044,7 +1015,7 @@ int conn_ack(struct conn *c)
 	if (!c->acks || !c->session || c->state != CONN_ACTIVE ||
 	    !proc_session_to_ack(c->session, &n))
 		return 0;
-	rc = conn_send(c, frame, written_frame(frame, n));
+	rc = conn_send(c, frame, wire_ctl_written(frame, sizeof frame, n));
 	if (rc >= 0)
 		proc_session_acked(c->session, n);
 	return rc;
@@ -1066,7 +1037,7 @@ void conn_ack_after(int fd, uint64_t n)
 		return;
 	/* A few bytes into a socket the library reads: they fit, or the
 	 * library is not reading and would not see them anyway. */
-	if (send(fd, frame, written_frame(frame, n),
+	if (send(fd, frame, wire_ctl_written(frame, sizeof frame, n),
 		 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		log_debug("CTL_WRITTEN at exit: %s", strerror(errno));
 	close(fd);

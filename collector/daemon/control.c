@@ -16,7 +16,7 @@
 
 #include "daemon/conn.h"
 #include "common/log.h"
-#include "common/wire_fields.h"
+#include "pyprof/wire_frames.h"
 #include "common/loop.h"
 #include "pyprof/wire.h"
 
@@ -125,27 +125,7 @@ struct frame {
 
 static void frame_begin(struct frame *f)
 {
-	f->w = (struct wire_out){ f->b + WIRE_HDR_LEN, f->b + sizeof(f->b),
-				  1 };
-}
-
-static void put(struct frame *f, unsigned tag, uint64_t v)
-{
-	wire_put_varint(&f->w, (uint64_t)tag << 1);
-	wire_put_varint(&f->w, v);
-}
-
-static void put_str(struct frame *f, unsigned tag, const char *s)
-{
-	wire_put_varint(&f->w, (uint64_t)tag << 1 | 1);
-	wire_put_bytes(&f->w, s, strlen(s));
-}
-
-static size_t frame_end(struct frame *f, unsigned type)
-{
-	size_t n = (size_t)(f->w.p - f->b) - WIRE_HDR_LEN;
-	wire_put_hdr_at(f->b, type, n);
-	return f->w.ok ? n + WIRE_HDR_LEN : 0;
+	f->w = wire_tagged_begin(f->b, sizeof(f->b));
 }
 
 /* Sends a frame to c, watching for the socket to take the rest. 0 or
@@ -153,7 +133,7 @@ static size_t frame_end(struct frame *f, unsigned type)
 static int send_to(struct control *ctl, struct conn *c, struct frame *f,
 		   unsigned type)
 {
-	size_t n = frame_end(f, type);
+	size_t n = wire_tagged_end(f->b, &f->w, type);
 	if (!n)
 		return -EMSGSIZE;
 	int rc = conn_send(c, f->b, n);
@@ -187,22 +167,16 @@ static void answer(struct control *ctl, struct op *o, struct peer *p,
 	if (!o->controller)
 		return;
 	frame_begin(&f);
-	put(&f, WIRE_C_PID, p->pid);
-	put_str(&f, WIRE_C_COMM, conn_comm(p->conn));
+	wire_put_tag_varint(&f.w, WIRE_C_PID, p->pid);
+	wire_put_tag_str(&f.w, WIRE_C_COMM, conn_comm(p->conn));
 	if (note)
-		put_str(&f, WIRE_C_MSG, note);
+		wire_put_tag_str(&f.w, WIRE_C_MSG, note);
 	if (payload) {
-		/* the reply's tagged fields, as they came: concatenated
-		 * field lists are a field list */
-		if ((size_t)(f.w.end - f.w.p) >= len) {
-			memcpy(f.w.p, payload, len);
-			f.w.p += len;
-		} else {
-			f.w.ok = 0;
-		}
+		/* the reply's tagged fields, as they came */
+		wire_put_fields(&f.w, payload, len);
 	} else {
-		put(&f, WIRE_C_STATUS, WIRE_CTL_NO_REPLY);
-		put_str(&f, WIRE_C_MSG, why);
+		wire_put_tag_varint(&f.w, WIRE_C_STATUS, WIRE_CTL_NO_REPLY);
+		wire_put_tag_str(&f.w, WIRE_C_MSG, why);
 	}
 	send_to(ctl, o->controller, &f, WIRE_CTL_ANSWER);
 }
@@ -227,9 +201,9 @@ static void op_finish(struct control *ctl, struct op *o, const char *msg)
 	if (o->kind == OP_CTL && o->controller) {
 		struct frame f;
 		frame_begin(&f);
-		put(&f, WIRE_C_N, o->answered);
+		wire_put_tag_varint(&f.w, WIRE_C_N, o->answered);
 		if (msg)
-			put_str(&f, WIRE_C_MSG, msg);
+			wire_put_tag_str(&f.w, WIRE_C_MSG, msg);
 		send_to(ctl, o->controller, &f, WIRE_CTL_DONE);
 	}
 	if (o->kind == OP_HOLD_END) {
@@ -330,7 +304,7 @@ static void command(struct control *ctl, struct peer *p, unsigned type,
 static void begin_cmd(struct control *ctl, struct frame *f)
 {
 	frame_begin(f);
-	put(f, WIRE_C_REQ, ++ctl->next_req);
+	wire_put_tag_varint(&f->w, WIRE_C_REQ, ++ctl->next_req);
 }
 
 static void send_start(struct control *ctl, struct peer *p, uint64_t now,
@@ -340,16 +314,16 @@ static void send_start(struct control *ctl, struct peer *p, uint64_t now,
 	const struct control_settings *s = &p->eff;
 	begin_cmd(ctl, &f);
 	if (s->has_mode)
-		put(&f, WIRE_C_MODE, s->mode);
+		wire_put_tag_varint(&f.w, WIRE_C_MODE, s->mode);
 	if (s->period_ns)
-		put(&f, WIRE_C_PERIOD_NS, s->period_ns);
+		wire_put_tag_varint(&f.w, WIRE_C_PERIOD_NS, s->period_ns);
 	if (s->heap_rate)
-		put(&f, WIRE_C_HEAP_RATE, s->heap_rate);
+		wire_put_tag_varint(&f.w, WIRE_C_HEAP_RATE, s->heap_rate);
 	if (s->native)
-		put(&f, WIRE_C_NATIVE, 1);
+		wire_put_tag_varint(&f.w, WIRE_C_NATIVE, 1);
 	if (p->lease_end_ns != UINT64_MAX)
-		put(&f, WIRE_C_LEASE_MS,
-		    (p->lease_end_ns - now + 999999) / 1000000);
+		wire_put_tag_varint(&f.w, WIRE_C_LEASE_MS,
+				    (p->lease_end_ns - now + 999999) / 1000000);
 	command(ctl, p, WIRE_CTL_START, &f, o);
 }
 
@@ -359,7 +333,7 @@ static void send_simple(struct control *ctl, struct peer *p, unsigned type,
 	struct frame f;
 	begin_cmd(ctl, &f);
 	if (hard)
-		put(&f, WIRE_C_HARD, 1);
+		wire_put_tag_varint(&f.w, WIRE_C_HARD, 1);
 	command(ctl, p, type, &f, o);
 }
 

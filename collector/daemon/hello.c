@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "common/wire_fields.h"
+#include "pyprof/wire_frames.h"
 #include "pyprof/wire.h"
 
 static int hello_bytes_tag(uint64_t tag)

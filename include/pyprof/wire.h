@@ -3,8 +3,11 @@
  *
  * This is the only contract between libpyprof.so (preload/) and the
  * collector (collector/). The library encodes, the collector decodes and
- * validates; both use the inline codec at the bottom of this file. Nothing
- * here allocates or touches global state, so both sides may use it from any
+ * validates; both use the inline codec at the bottom of this file. Each
+ * frame kind has one encoder, in pyprof/wire_frames.h (the library, the
+ * collector and pyprof ctl write with it), and one decoder, in
+ * collector/daemon/decode.c (HELLO and BYE: hello.c). Nothing here
+ * allocates or touches global state, so both sides may use it from any
  * thread (the library uses it on its agent thread only, never in a signal
  * handler).
  *

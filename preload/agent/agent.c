@@ -24,6 +24,7 @@
 #include "native/modules.h"
 #include "native/native.h"
 #include "pyprof/wire.h"
+#include "pyprof/wire_frames.h"
 #include "base/sampler.h"
 #include "symbolize.h"
 #include "sample/threads.h"
@@ -65,6 +66,9 @@ struct agent {
 	struct wire_out w;
 	uint64_t batch_prev_ns;
 	int batch_n;
+	uint64_t batch_count, batch_value; /* its records' weights and
+					      values: what is lost if it
+					      cannot be queued */
 
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned threadnames_gen;        /* names table generation cached        */
@@ -177,22 +181,8 @@ static void flush_batch(void)
 	if (transport_put_frame(&ag.tr, &ag.in, ag.batch, &ag.w,
 				WIRE_SAMPLES) < 0) {
 		/* no room: the samples in this batch are lost */
-		struct wire_in r = {ag.batch + WIRE_HDR_LEN, ag.w.p, 1};
-		wire_get_varint(&r);
-		while (r.ok && !wire_at_end(&r)) {
-			wire_get_varint(&r);
-			wire_get_varint(&r);
-			wire_get_varint(&r);
-			uint64_t count = wire_get_varint(&r);
-			uint64_t value = wire_get_varint(&r);
-			uint64_t flags = wire_get_varint(&r);
-			if (flags & WIRE_SF_OPCODE)
-				wire_get_varint(&r);
-			if (flags & WIRE_SF_LABELS)
-				wire_get_varint(&r);
-			count_lost(WIRE_LOST_BUFFER, count, value);
-			ag.n_samples -= count; /* never queued after all */
-		}
+		count_lost(WIRE_LOST_BUFFER, ag.batch_count, ag.batch_value);
+		ag.n_samples -= ag.batch_count; /* never queued after all */
 	}
 	ag.batch_n = 0;
 }
@@ -204,10 +194,10 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 	if (ag.batch_n && (size_t)(ag.w.end - ag.w.p) < 64)
 		flush_batch();
 	if (!ag.batch_n) {
-		ag.w = (struct wire_out){ag.batch + WIRE_HDR_LEN,
-					 ag.batch + WIRE_HDR_LEN + BATCH_CAP, 1};
-		wire_put_varint(&ag.w, s->time_ns);
+		ag.w = wire_tagged_begin(ag.batch, WIRE_HDR_LEN + BATCH_CAP);
+		wire_put_samples_lead(&ag.w, s->time_ns);
 		ag.batch_prev_ns = s->time_ns;
+		ag.batch_count = ag.batch_value = 0;
 	}
 	/* Samples of different threads can arrive a little out of order;
 	 * the wire wants unsigned deltas, so clamp (error: microseconds). */
@@ -216,21 +206,24 @@ static void add_to_batch(uint32_t node, uint32_t thread,
 			      : 0;
 	if (s->time_ns > ag.batch_prev_ns)
 		ag.batch_prev_ns = s->time_ns;
-	wire_put_varint(&ag.w, node);
-	wire_put_varint(&ag.w, thread);
-	wire_put_varint(&ag.w, dt);
-	wire_put_varint(&ag.w, s->weight);
-	wire_put_varint(&ag.w, s->value_ns);
+	struct wire_sample rec = {
+		.node = node,
+		.thread = thread,
+		.dt_ns = dt,
+		.count = s->weight,
+		.value = s->value_ns,
+		.flags = flags,
+		.opcode = s->opcode ? (uint64_t)s->opcode - 1 : 0,
+		.labels = labels,
+	};
 	if (s->opcode)
-		flags |= WIRE_SF_OPCODE;
+		rec.flags |= WIRE_SF_OPCODE;
 	if (labels)
-		flags |= WIRE_SF_LABELS;
-	wire_put_varint(&ag.w, flags);
-	if (s->opcode)
-		wire_put_varint(&ag.w, s->opcode - 1);
-	if (labels)
-		wire_put_varint(&ag.w, labels);
+		rec.flags |= WIRE_SF_LABELS;
+	wire_put_sample(&ag.w, &rec);
 	ag.batch_n++;
+	ag.batch_count += s->weight;
+	ag.batch_value += s->value_ns;
 	ag.n_samples += s->weight;
 }
 
@@ -454,10 +447,10 @@ static void put_lost(void)
 		if (!ag.lost[r][0])
 			continue;
 		uint8_t buf[64];
-		struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
-		wire_put_varint(&w, (uint64_t)r);
-		wire_put_varint(&w, ag.lost[r][0]);
-		wire_put_varint(&w, ag.lost[r][1]);
+		struct wire_out w = wire_tagged_begin(buf, sizeof buf);
+		wire_put_lost(&w, &(struct wire_lost){ (uint64_t)r,
+						       ag.lost[r][0],
+						       ag.lost[r][1] });
 		/* if even this does not fit, keep counting and retry later */
 		if (transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_LOST) == 0)
 			ag.lost[r][0] = ag.lost[r][1] = 0;
@@ -479,26 +472,22 @@ static void drain(void)
 static void put_bye(void)
 {
 	uint8_t buf[128];
-	struct wire_out w = {buf + WIRE_HDR_LEN, buf + sizeof buf, 1};
-	wire_put_tag_varint(&w, WIRE_B_SAMPLES, ag.n_samples);
-	wire_put_tag_varint(&w, WIRE_B_LOST, ag.lost_total);
-	wire_put_tag_varint(&w, WIRE_B_END_MONO_NS, mono_ns());
-	wire_put_tag_varint(&w, WIRE_B_HANDLER_N,
-		       __atomic_load_n(&sampler.n_handler_runs,
-				       __ATOMIC_RELAXED));
-	wire_put_tag_varint(&w, WIRE_B_HANDLER_NS,
-		       __atomic_load_n(&sampler.n_handler_ns,
-				       __ATOMIC_RELAXED));
-	wire_put_tag_varint(&w, WIRE_B_FAULTS,
-		       __atomic_load_n(&guard_faults, __ATOMIC_RELAXED));
-	uint64_t achieved = control_achieved_ns();
-	if (achieved)
-		wire_put_tag_varint(&w, WIRE_B_ACHIEVED_NS, achieved);
-	if (sampler.native)
-		wire_put_tag_varint(&w, WIRE_B_NATIVE_UNMERGED, ag.n_unmerged);
-	int source = threads_source();
-	if (source)
-		wire_put_tag_varint(&w, WIRE_B_CPU_SOURCE, (uint64_t)source);
+	struct wire_out w = wire_tagged_begin(buf, sizeof buf);
+	struct wire_bye b = {
+		.samples = ag.n_samples,
+		.lost = ag.lost_total,
+		.end_mono_ns = mono_ns(),
+		.handler_n = __atomic_load_n(&sampler.n_handler_runs,
+					     __ATOMIC_RELAXED),
+		.handler_ns = __atomic_load_n(&sampler.n_handler_ns,
+					      __ATOMIC_RELAXED),
+		.faults = __atomic_load_n(&guard_faults, __ATOMIC_RELAXED),
+		.achieved_ns = control_achieved_ns(),
+		.native_unmerged = ag.n_unmerged,
+		.cpu_source = (uint64_t)threads_source(),
+		.has_native = sampler.native != 0,
+	};
+	wire_put_bye(&w, &b);
 	transport_put_frame(&ag.tr, NULL, buf, &w, WIRE_BYE);
 }
 
@@ -508,6 +497,14 @@ static void new_connection(void)
 {
 	ag.written_before += ag.written_now;
 	ag.written_now = 0;
+}
+
+/* CTL_WRITTEN's field: a running count for this connection. */
+static void written_field(void *ctx, uint64_t tag, uint64_t v)
+{
+	(void)ctx;
+	if (tag == WIRE_C_WRITTEN && v > ag.written_now)
+		ag.written_now = v;
 }
 
 /* A command from the collector (transport.h's on_frame, inside
@@ -523,20 +520,8 @@ static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
 	uint64_t now = mono_ns();
 	if (type == WIRE_CTL_WRITTEN) {
 		/* a running count for this connection; no reply */
-		struct wire_in r = {p, p + len, 1};
-		while (r.ok && !wire_at_end(&r)) {
-			uint64_t key = wire_get_varint(&r);
-			if (key & 1) {
-				size_t n;
-				wire_get_bytes(&r, &n, WIRE_MAX_CTL_PAYLOAD);
-				continue;
-			}
-			uint64_t v = wire_get_varint(&r);
-			if (key >> 1 == WIRE_C_WRITTEN && r.ok &&
-			    v > ag.written_now)
-				ag.written_now = v;
-		}
-		if (!r.ok)
+		if (wire_fields_varints(p, len, WIRE_MAX_CTL_PAYLOAD,
+					written_field, NULL) < 0)
 			transport_drop(&ag.tr, now, "malformed control frame");
 		return;
 	}

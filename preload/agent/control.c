@@ -18,6 +18,7 @@
 #include "sample/threadnames.h"
 #include "pyprof/defaults.h"
 #include "pyprof/wire.h"
+#include "pyprof/wire_frames.h"
 #include "base/sampler.h"
 #include "sample/threads.h"
 #include "base/tid.h"
@@ -269,18 +270,6 @@ int control_after_fork_child(void)
 
 /* ---- frames ---------------------------------------------------------- */
 
-static void put_tag(struct wire_out *w, unsigned tag, uint64_t v)
-{
-	wire_put_varint(w, (uint64_t)tag << 1);
-	wire_put_varint(w, v);
-}
-
-static void put_tag_str(struct wire_out *w, unsigned tag, const char *s)
-{
-	wire_put_varint(w, (uint64_t)tag << 1 | 1);
-	wire_put_bytes(w, s, strlen(s));
-}
-
 /* CPU time per timer period accounted for since sampling was armed (a
  * handler run stands for 1 + the expiries it missed: a thread that had
  * SIGPROF blocked is not under-sampled, its samples weigh more), in CPU
@@ -316,15 +305,16 @@ uint64_t control_achieved_ns(void)
 static void put_state(struct wire_out *w, uint64_t now)
 {
 	const struct sampling_settings *s = cs.on ? &cs.cur : &cs.own;
-	put_tag(w, WIRE_C_SAMPLING, (uint64_t)cs.on);
-	put_tag(w, WIRE_C_ORIGIN,
-		!cs.on ? WIRE_ORIGIN_OFF
-		: cs.cmd_on ? WIRE_ORIGIN_COMMAND : WIRE_ORIGIN_OWN);
-	put_tag(w, WIRE_C_MODE, (uint64_t)s->mode);
-	put_tag(w, WIRE_C_PERIOD_NS, s->period_ns);
-	put_tag(w, WIRE_C_HEAP_RATE, cs.on && heap_sampling_on ? s->heap_rate
-							   : 0);
-	put_tag(w, WIRE_C_NATIVE, s->native != CONFIG_NATIVE_OFF);
+	wire_put_tag_varint(w, WIRE_C_SAMPLING, (uint64_t)cs.on);
+	uint64_t origin = WIRE_ORIGIN_OFF;
+	if (cs.on)
+		origin = cs.cmd_on ? WIRE_ORIGIN_COMMAND : WIRE_ORIGIN_OWN;
+	uint64_t heap_rate = cs.on && heap_sampling_on ? s->heap_rate : 0;
+	wire_put_tag_varint(w, WIRE_C_ORIGIN, origin);
+	wire_put_tag_varint(w, WIRE_C_MODE, (uint64_t)s->mode);
+	wire_put_tag_varint(w, WIRE_C_PERIOD_NS, s->period_ns);
+	wire_put_tag_varint(w, WIRE_C_HEAP_RATE, heap_rate);
+	wire_put_tag_varint(w, WIRE_C_NATIVE, s->native != CONFIG_NATIVE_OFF);
 	if (cs.on && s->mode == CONFIG_MODE_CPU) {
 		uint64_t a = achieved(
 			app_cpu_ns() - cs.cpu_at_start,
@@ -332,28 +322,19 @@ static void put_state(struct wire_out *w, uint64_t now)
 					__ATOMIC_RELAXED) - cs.runs_at_start,
 			s->period_ns);
 		if (a)
-			put_tag(w, WIRE_C_ACHIEVED_NS, a);
+			wire_put_tag_varint(w, WIRE_C_ACHIEVED_NS, a);
 	}
-	put_tag(w, WIRE_C_SAMPLES,
-		__atomic_load_n(&sampler.n_samples, __ATOMIC_RELAXED));
-	put_tag(w, WIRE_C_SIGNALS,
-		__atomic_load_n(&sampler.n_signals, __ATOMIC_RELAXED));
-	put_tag(w, WIRE_C_ARMED, (uint64_t)threads_armed());
+	wire_put_tag_varint(w, WIRE_C_SAMPLES,
+			    __atomic_load_n(&sampler.n_samples, __ATOMIC_RELAXED));
+	wire_put_tag_varint(w, WIRE_C_SIGNALS,
+			    __atomic_load_n(&sampler.n_signals, __ATOMIC_RELAXED));
+	wire_put_tag_varint(w, WIRE_C_ARMED, (uint64_t)threads_armed());
 	if (cs.on && cs.cmd_on && cs.lease_end_ns)
-		put_tag(w, WIRE_C_LEASE_LEFT_MS,
-			cs.lease_end_ns > now
-				? (cs.lease_end_ns - now) / 1000000u
-				: 0);
-	put_tag(w, WIRE_C_SINCE_NS, cs.since_ns);
-}
-
-static size_t end_frame(struct wire_out *w, uint8_t *buf, unsigned type)
-{
-	if (!w->ok)
-		return 0;
-	size_t n = (size_t)(w->p - buf) - WIRE_HDR_LEN;
-	wire_put_hdr_at(buf, type, n);
-	return n + WIRE_HDR_LEN;
+		wire_put_tag_varint(w, WIRE_C_LEASE_LEFT_MS,
+				    cs.lease_end_ns > now
+					    ? (cs.lease_end_ns - now) / 1000000u
+					    : 0);
+	wire_put_tag_varint(w, WIRE_C_SINCE_NS, cs.since_ns);
 }
 
 size_t control_tick(uint64_t now_ns, uint8_t *frame, size_t cap)
@@ -394,9 +375,9 @@ size_t control_tick(uint64_t now_ns, uint8_t *frame, size_t cap)
 	apply();
 	if (!frame || (!changed && was_on == cs.on))
 		return 0;
-	struct wire_out w = {frame + WIRE_HDR_LEN, frame + cap, 1};
+	struct wire_out w = wire_tagged_begin(frame, cap);
 	put_state(&w, now_ns);
-	return end_frame(&w, frame, WIRE_CTL_STATE);
+	return wire_tagged_end(frame, &w, WIRE_CTL_STATE);
 }
 
 int control_next_ms(uint64_t now_ns, int max_ms)
@@ -415,29 +396,44 @@ struct cmd {
 	int has_mode, has_period, has_heap, has_native;
 };
 
+static void cmd_field(void *ctx, uint64_t tag, uint64_t v)
+{
+	struct cmd *c = ctx;
+	switch (tag) {
+	case WIRE_C_REQ:
+		c->req = v;
+		break;
+	case WIRE_C_MODE:
+		c->mode = v;
+		c->has_mode = 1;
+		break;
+	case WIRE_C_PERIOD_NS:
+		c->period_ns = v;
+		c->has_period = 1;
+		break;
+	case WIRE_C_HEAP_RATE:
+		c->heap_rate = v;
+		c->has_heap = 1;
+		break;
+	case WIRE_C_NATIVE:
+		c->native = v;
+		c->has_native = 1;
+		break;
+	case WIRE_C_LEASE_MS:
+		c->lease_ms = v;
+		break;
+	case WIRE_C_HARD:
+		c->hard = v;
+		break;
+	default:
+		break; /* unknown tags are skipped */
+	}
+}
+
+/* No byte fields in commands yet: any is skipped. */
 static int parse_cmd(const uint8_t *p, size_t len, struct cmd *c)
 {
-	struct wire_in r = {p, p + len, 1};
-	while (r.ok && !wire_at_end(&r)) {
-		uint64_t key = wire_get_varint(&r), v = 0;
-		if (key & 1) {
-			size_t n;
-			wire_get_bytes(&r, &n, WIRE_MAX_CTL_PAYLOAD);
-			continue; /* no byte fields in commands yet */
-		}
-		v = wire_get_varint(&r);
-		switch (key >> 1) {
-		case WIRE_C_REQ: c->req = v; break;
-		case WIRE_C_MODE: c->mode = v; c->has_mode = 1; break;
-		case WIRE_C_PERIOD_NS: c->period_ns = v; c->has_period = 1; break;
-		case WIRE_C_HEAP_RATE: c->heap_rate = v; c->has_heap = 1; break;
-		case WIRE_C_NATIVE: c->native = v; c->has_native = 1; break;
-		case WIRE_C_LEASE_MS: c->lease_ms = v; break;
-		case WIRE_C_HARD: c->hard = v; break;
-		default: break; /* unknown tags are skipped */
-		}
-	}
-	return r.ok ? 0 : -EPROTO;
+	return wire_fields_varints(p, len, WIRE_MAX_CTL_PAYLOAD, cmd_field, c);
 }
 
 /* Appends "; " and the note to msg. */
@@ -534,11 +530,11 @@ int control_command(unsigned type, const uint8_t *p, size_t len,
 	default:
 		return -EPROTO;
 	}
-	struct wire_out w = {reply + WIRE_HDR_LEN, reply + cap, 1};
-	put_tag(&w, WIRE_C_REQ, c.req);
-	put_tag(&w, WIRE_C_STATUS, (uint64_t)status);
+	struct wire_out w = wire_tagged_begin(reply, cap);
+	wire_put_tag_varint(&w, WIRE_C_REQ, c.req);
+	wire_put_tag_varint(&w, WIRE_C_STATUS, (uint64_t)status);
 	if (msg[0])
-		put_tag_str(&w, WIRE_C_MSG, msg);
+		wire_put_tag_str(&w, WIRE_C_MSG, msg);
 	put_state(&w, now_ns);
-	return (int)end_frame(&w, reply, WIRE_CTL_REPLY);
+	return (int)wire_tagged_end(reply, &w, WIRE_CTL_REPLY);
 }

@@ -9,6 +9,7 @@
 
 #include "sample/heap.h"
 #include "pyprof/wire.h"
+#include "pyprof/wire_frames.h"
 #include "signal/sig_heap.h"
 
 #define HEAPFRAME_CAP (64u << 10)
@@ -54,49 +55,47 @@ static void queue(struct heapframe *h)
 	h->allocs = h->bytes = 0;
 }
 
-/* Starts a record of kind in the frame; rate is the one its allocations
- * were sampled at (0: any, for FREE): a frame has one rate, so a new rate
- * (a command changed it) starts a new frame. */
-static struct wire_out *record(struct heapframe *h, unsigned kind,
-			       uint64_t rate)
+/* Writes rec in the frame; rate is the one its allocations were sampled
+ * at (0: any, for FREE): a frame has one rate, so a new rate (a command
+ * changed it) starts a new frame. */
+static void record(struct heapframe *h, const struct wire_heap_rec *rec,
+		   uint64_t rate)
 {
 	if (h->n && ((size_t)(h->w.end - h->w.p) < 64 ||
 		     (rate && rate != h->rate)))
 		queue(h);
 	if (!h->n) {
-		h->w = (struct wire_out){ h->buf + WIRE_HDR_LEN,
-					  h->buf + WIRE_HDR_LEN +
-						  HEAPFRAME_CAP,
-					  1 };
+		h->w = wire_tagged_begin(h->buf, WIRE_HDR_LEN + HEAPFRAME_CAP);
 		h->rate = rate ? rate
 			       : __atomic_load_n(&heap_sampling_rate,
 						 __ATOMIC_RELAXED);
-		wire_put_varint(&h->w, h->rate);
+		wire_put_heap_lead(&h->w, h->rate);
 	}
 	h->n++;
-	wire_put_varint(&h->w, kind);
-	return &h->w;
+	wire_put_heap_rec(&h->w, rec);
 }
 
 void heapframe_put_alloc(struct heapframe *h, uint64_t rate, uint32_t node,
 			 uint32_t thread, uint64_t size, uint64_t addr,
 			 uint32_t labels)
 {
-	struct wire_out *w = record(
-		h, labels ? WIRE_HEAP_ALLOC_LABELS : WIRE_HEAP_ALLOC, rate);
-	wire_put_varint(w, node);
-	wire_put_varint(w, thread);
-	wire_put_varint(w, size);
-	wire_put_varint(w, addr);
-	if (labels)
-		wire_put_varint(w, labels);
+	struct wire_heap_rec rec = {
+		.kind = labels ? WIRE_HEAP_ALLOC_LABELS : WIRE_HEAP_ALLOC,
+		.node = node,
+		.thread = thread,
+		.size = size,
+		.addr = addr,
+		.labels = labels,
+	};
+	record(h, &rec, rate);
 	h->allocs++;
 	h->bytes += size;
 }
 
 void heapframe_put_free(struct heapframe *h, uint64_t addr)
 {
-	wire_put_varint(record(h, WIRE_HEAP_FREE, 0), addr);
+	struct wire_heap_rec rec = { .kind = WIRE_HEAP_FREE, .addr = addr };
+	record(h, &rec, 0);
 }
 
 void heapframe_lost(struct heapframe *h, uint64_t size)
@@ -118,9 +117,10 @@ static void put_lost(struct heapframe *h)
 	h->lost_bytes_seen = b;
 	if (!h->lost_n)
 		return;
-	struct wire_out *w = record(h, WIRE_HEAP_LOST, 0);
-	wire_put_varint(w, h->lost_n);
-	wire_put_varint(w, h->lost_bytes);
+	struct wire_heap_rec rec = { .kind = WIRE_HEAP_LOST,
+				     .n = h->lost_n,
+				     .bytes = h->lost_bytes };
+	record(h, &rec, 0);
 	h->lost_n = h->lost_bytes = 0;
 }
 
@@ -146,7 +146,7 @@ void heapframe_put_snapshot(struct heapframe *h, uint64_t now,
 	if (!heap_stats.n_sampled && !heap_stats.n_lost)
 		return; /* never sampled (dormant): nothing to write */
 	uint8_t buf[32];
-	struct wire_out w = { buf + WIRE_HDR_LEN, buf + sizeof buf, 1 };
-	wire_put_varint(&w, ++h->snap_seq);
+	struct wire_out w = wire_tagged_begin(buf, sizeof buf);
+	wire_put_heap_snapshot(&w, &(struct wire_heap_snapshot){ ++h->snap_seq });
 	transport_put_frame(h->tr, NULL, buf, &w, WIRE_HEAP_SNAPSHOT);
 }

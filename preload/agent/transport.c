@@ -15,6 +15,7 @@
 
 #include "base/log.h"
 #include "pyprof/wire.h"
+#include "pyprof/wire_frames.h"
 
 #define BACKOFF_MIN_NS 50000000ull
 #define BACKOFF_MAX_NS 1000000000ull
@@ -100,66 +101,64 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 	uint8_t tmp[WIRE_MAX_STRING + 32];
 	struct wire_out w = {tmp, tmp + sizeof tmp, 1};
 	unsigned type = 0;
-	wire_put_varint(&w, id);
 	switch (kind) {
 	case 0: {
 		const struct istr *e = &in->strs[id - 1];
 		size_t n = e->len > WIRE_MAX_STRING ? WIRE_MAX_STRING : e->len;
-		wire_put_bytes(&w, e->s, n);
+		wire_put_string(&w, &(struct wire_string){
+					    id, (const uint8_t *)e->s, n });
 		type = WIRE_STRING;
 		break;
 	}
 	case 1: {
 		const struct ifunc *e = &in->funcs[id - 1];
-		wire_put_varint(&w, e->name);
-		wire_put_varint(&w, e->system_name);
-		wire_put_varint(&w, e->filename);
-		wire_put_varint(&w, (uint32_t)(e->start_line < 0 ? 0
-								 : e->start_line));
+		wire_put_function(&w, &(struct wire_function){
+					      id, e->name, e->system_name, e->filename,
+					      (uint32_t)(e->start_line < 0 ? 0 : e->start_line) });
 		type = WIRE_FUNCTION;
 		break;
 	}
 	case 2: {
 		const struct iloc *e = &in->locs[id - 1];
 		if (e->native) {
-			wire_put_varint(&w, e->mapping);
-			wire_put_varint(&w, e->addr);
+			wire_put_address(&w, &(struct wire_address){
+						     id, e->mapping, e->addr });
 			type = WIRE_ADDRESS;
 			break;
 		}
-		wire_put_varint(&w, e->func);
-		wire_put_varint(&w, (uint32_t)(e->line < 0 ? 0 : e->line));
+		wire_put_location(&w, &(struct wire_location){
+					      id, e->func, (uint32_t)(e->line < 0 ? 0 : e->line) });
 		type = WIRE_LOCATION;
 		break;
 	}
 	case 3: {
 		const struct inode *e = &in->nodes[id - 1];
-		wire_put_varint(&w, e->parent);
-		wire_put_varint(&w, e->loc);
+		wire_put_node(&w, &(struct wire_node){ id, e->parent, e->loc });
 		type = WIRE_NODE;
 		break;
 	}
 	case 4: {
 		const struct ithread *e = &in->threads[id - 1];
-		wire_put_varint(&w, (uint64_t)(unsigned)e->tid);
-		wire_put_varint(&w, e->name);
+		wire_put_thread(&w, &(struct wire_thread){
+					    id, (uint64_t)(unsigned)e->tid, e->name });
 		type = WIRE_THREAD;
 		break;
 	}
 	case 6: {
 		const struct ilabels *e = &in->labels[id - 1];
-		for (uint32_t i = 0; i < 2 * e->n; i++)
-			wire_put_varint(&w, in->label_kv[e->first + i]);
+		uint64_t kv[2 * WIRE_MAX_LABELS];
+		size_t n = e->n > WIRE_MAX_LABELS ? WIRE_MAX_LABELS : e->n;
+		for (size_t i = 0; i < 2 * n; i++)
+			kv[i] = in->label_kv[e->first + i];
+		wire_put_labels(&w, &(struct wire_labels){ id, n, kv });
 		type = WIRE_LABELS;
 		break;
 	}
 	case 5: {
 		const struct imapping *e = &in->maps[id - 1];
-		wire_put_varint(&w, e->start);
-		wire_put_varint(&w, e->limit);
-		wire_put_varint(&w, e->offset);
-		wire_put_varint(&w, e->file);
-		wire_put_bytes(&w, e->build_id, e->build_id_len);
+		wire_put_mapping(&w, &(struct wire_mapping){
+					     id, e->start, e->limit, e->offset, e->file,
+					     e->build_id, e->build_id_len });
 		type = WIRE_MAPPING;
 		break;
 	}
@@ -246,13 +245,8 @@ int transport_put_frame(struct transport *t, const struct intern *in,
 
 struct wire_out transport_hello_begin(uint8_t *frame, size_t cap)
 {
-	struct wire_out w = {frame + WIRE_HDR_LEN, frame + cap, 1};
-	for (size_t i = 0; i < WIRE_MAGIC_LEN; i++)
-		wire_put_u8(&w, (uint8_t)WIRE_MAGIC[i]);
-	wire_put_tag_varint(&w, WIRE_H_VERSION, WIRE_VERSION);
-	wire_put_tag_varint(&w, WIRE_H_PID, (uint64_t)getpid());
-	wire_put_tag_varint(&w, WIRE_H_PPID, (uint64_t)getppid());
-	return w;
+	return wire_hello_begin(frame, cap, (uint64_t)getpid(),
+				(uint64_t)getppid());
 }
 
 /* Forgets the data frames that have been sent completely. */

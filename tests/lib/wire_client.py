@@ -22,6 +22,10 @@ Subcommands (all take --socket PATH):
   seeds DIR      (re)write the valid streams that seed the wire fuzzer's
            corpus into DIR (tests/fuzz/wire_seeds/; see
            tests/fuzz/wire_fuzz.c).
+  frames DIR     (re)write one file per tagged frame kind (HELLO, BYE,
+           every control frame) with its fields in the order the C
+           writers put them (tests/data/wire/frames/, read by
+           tests/unit/test_wire.c).
 
 Exit status 0 on success, 1 on a socket error.
 """
@@ -441,6 +445,79 @@ def ctl(ftype, fields):
         for t, v in fields))
 
 
+def tagged_frames():
+    """name -> bytes: one frame of each tagged kind, fields in the order
+    the library (preload/agent.c, refuse.c, control.c), the collector
+    (daemon/control.c, conn.c) and pyprof ctl (cli/cmd_ctl.c) write them,
+    values as a run could send them."""
+    C = dict(REQ=1, MODE=2, PERIOD_NS=3, HEAP_RATE=4, NATIVE=5, LEASE_MS=6,
+             HARD=7, STATUS=8, SAMPLING=9, ORIGIN=10, ACHIEVED_NS=11,
+             SAMPLES=12, SIGNALS=13, ARMED=14, LEASE_LEFT_MS=15, MSG=16,
+             PID=17, VERB=18, COMM=19, SINCE_NS=20, N=21, WRITTEN=22)
+    # library -> collector: the state fields of control.c's put_state
+    state = [(C["SAMPLING"], 1), (C["ORIGIN"], 2), (C["MODE"], 0),
+             (C["PERIOD_NS"], 5_000_000), (C["HEAP_RATE"], 0),
+             (C["NATIVE"], 0), (C["ACHIEVED_NS"], 4_000_000),
+             (C["SAMPLES"], 1234), (C["SIGNALS"], 1300), (C["ARMED"], 3),
+             (C["LEASE_LEFT_MS"], 2500), (C["SINCE_NS"], 987_654_321)]
+    reply = [(C["REQ"], 5), (C["STATUS"], 1),
+             (C["MSG"], "native stacks are off: no unwind tables")] + state
+    hello_fields = (
+        b"PYPROF" + tag_varint(H_VERSION, 1) + tag_varint(H_PID, 4242) +
+        tag_varint(H_PPID, 1) + tag_varint(H_START_UNIX_NS, 1_700_000_000_000_000_000) +
+        tag_varint(H_START_MONO_NS, 123_456_789) + tag_varint(H_MODE, 1) +
+        tag_varint(H_PERIOD_NS, 10_000_000) + tag_varint(H_MAX_DEPTH, 1024) +
+        tag_bytes(H_PYVERSION, "3.11.7") + tag_bytes(H_EXE, "/usr/bin/python3.11") +
+        tag_bytes(H_COMM, "python3") + tag_bytes(H_ARG, "python3") +
+        tag_bytes(H_ARG, "app.py") + tag_varint(H_CONN_SEQ, 2) +
+        tag_varint(H_UID, 1000) + tag_varint(20, 1) + tag_varint(16, 300))
+    refused = (
+        b"PYPROF" + tag_varint(H_VERSION, 1) + tag_varint(H_PID, 4243) +
+        tag_varint(H_PPID, 4242) + tag_bytes(H_PYVERSION, "3.16.0") +
+        tag_bytes(H_EXE, "/usr/bin/python3.16") + tag_bytes(H_COMM, "python3.16") +
+        tag_varint(H_UID, 1000) +
+        tag_bytes(21, "Python 3.16 is not supported"))
+    return {
+        "hello": frame(HELLO, hello_fields),
+        "hello-refused": frame(HELLO, refused),
+        # agent.c's put_bye: all fields, ACHIEVED, NATIVE_UNMERGED and
+        # CPU_SOURCE included
+        "bye": frame(BYE, b"".join(tag_varint(t, v) for t, v in [
+            (B_SAMPLES, 1500), (B_LOST, 7), (B_END_MONO_NS, 9_000_000_000),
+            (4, 1507), (5, 3_014_000), (6, 2), (7, 4_000_000), (8, 11),
+            (9, 2)])),
+        "ctl-reply": ctl(16, reply),
+        "ctl-state": ctl(17, state[:10] + state[11:]),
+        # cmd_ctl.c's ctl_frame: VERB, PID, LEASE_MS, MODE, PERIOD_NS,
+        # HEAP_RATE, NATIVE
+        "ctl-request": ctl(18, [(C["VERB"], 1), (C["PID"], 4242),
+                                (C["LEASE_MS"], 3000), (C["MODE"], 0),
+                                (C["PERIOD_NS"], 5_000_000),
+                                (C["HEAP_RATE"], 524288), (C["NATIVE"], 1)]),
+        # wire.h's worked example
+        "ctl-start": ctl(32, [(C["REQ"], 5), (C["MODE"], 0),
+                              (C["PERIOD_NS"], 5_000_000),
+                              (C["LEASE_MS"], 3000)]),
+        "ctl-stop": ctl(33, [(C["REQ"], 6), (C["HARD"], 1)]),
+        "ctl-flush": ctl(34, [(C["REQ"], 7)]),
+        "ctl-status": ctl(35, [(C["REQ"], 8)]),
+        # daemon/control.c's answer: PID, COMM, the collector's note, then
+        # the library's reply fields as they came
+        "ctl-answer": ctl(36, [(C["PID"], 4242), (C["COMM"], "python3"),
+                               (C["MSG"], "lease shortened to 60 s")] + reply),
+        "ctl-done": ctl(37, [(C["N"], 0), (C["MSG"], "no process matched")]),
+        "ctl-written": ctl(38, [(C["WRITTEN"], 1500)]),
+    }
+
+
+def run_frames(a):
+    os.makedirs(a.dir, exist_ok=True)
+    for name, data in sorted(tagged_frames().items()):
+        with open(os.path.join(a.dir, name + ".bin"), "wb") as f:
+            f.write(data)
+    return 0
+
+
 FUZZ_SPLIT = b"@@conn@@"  # tests/fuzz/wire_fuzz.c: next connection
 
 
@@ -596,10 +673,13 @@ def main():
     f.add_argument("dir")
     f = sub.add_parser("seeds")
     f.add_argument("dir")
+    f = sub.add_parser("frames")
+    f.add_argument("dir")
     a = ap.parse_args()
     try:
         return {"good": run_good, "send": run_send,
-                "fixtures": run_fixtures, "seeds": run_seeds}[a.cmd](a)
+                "fixtures": run_fixtures, "seeds": run_seeds,
+                "frames": run_frames}[a.cmd](a)
     except OSError as e:
         print("wire_client: %s" % e, file=sys.stderr)
         return 1
