@@ -1,2 +1,0 @@
-build-san/preload-san/fdutil.o: preload/fdutil.c preload/fdutil.h
-preload/fdutil.h:

@@ -1,2 +1,0 @@
-build-san/preload-san/log.o: preload/log.c preload/log.h
-preload/log.h:

@@ -1,3 +1,0 @@
-build-san/preload-san/native/objects.o: preload/native/objects.c \
- preload/native/objects.h
-preload/native/objects.h:

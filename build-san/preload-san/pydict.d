@@ -1,2 +1,0 @@
-build-san/preload-san/pydict.o: preload/pydict.c preload/pydict.h
-preload/pydict.h:

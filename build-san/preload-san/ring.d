@@ -1,2 +1,0 @@
-build-san/preload-san/ring.o: preload/ring.c preload/ring.h
-preload/ring.h:

@@ -1,4 +1,0 @@
-build-san/preload-san/signal/guard.o: preload/signal/guard.c \
- preload/guard.h preload/libc_next.h
-preload/guard.h:
-preload/libc_next.h:
