@@ -206,9 +206,12 @@ static void gil(void)
 	     "_gil_runtime_state.locked, int");
 	emit("gil_holder", ADDR_VALUE(struct _gil_runtime_state, last_holder),
 	     "_gil_runtime_state.last_holder");
+	check_size("_gil_runtime_state.cond", sizeof(g.cond), sizeof(pthread_cond_t));
+	OFF("gil_cond", struct _gil_runtime_state, cond);
 #else
 	none("gil_locked", "GIL state is static before 3.7");
 	none("gil_holder", "GIL state is static before 3.7");
+	none("gil_cond", "GIL state is static before 3.7");
 #endif
 }
 

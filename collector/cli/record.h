@@ -38,6 +38,7 @@ struct record {
 	const char *mode;   /* "cpu", "wall" or NULL                      */
 	const char *native; /* PYPROF_NATIVE: "1", "all" or NULL          */
 	char heap_rate[24]; /* PYPROF_HEAP_RATE (--heap); "" = env's      */
+	const char *waits;  /* PYPROF_WAITS (--waits[=RATE]) or NULL     */
 	int verbose;
 	int per_thread;     /* --per-thread: the collector's, as is     */
 	char **command;     /* NULL-terminated, points into argv         */

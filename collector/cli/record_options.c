@@ -29,6 +29,7 @@ enum {
 	OPT_PER_THREAD,
 	OPT_NATIVE,
 	OPT_HEAP,
+	OPT_WAITS,
 	OPT_HEAP_RATE
 };
 
@@ -64,6 +65,12 @@ void cmd_record_usage(FILE *out)
 "                      format only\n"
 "      --heap-rate N   --heap, one sample per N bytes allocated on\n"
 "                      average, 1 to 1073741824 (default 524288)\n"
+"      --waits[=RATE]  also block and mutex profiles, FILE without\n"
+"                      .pb.gz, then .block.pb.gz (where threads waited\n"
+"                      for a lock or the GIL) and .mutex.pb.gz (the code\n"
+"                      that held them meanwhile); a wait or hold shorter\n"
+"                      than RATE (default 10us; ns, us or ms) is sampled;\n"
+"                      Python 3.8+, pprof format only\n"
 "      --per-thread    also one profile per thread, beside the profile:\n"
 "                      FILE without .pb.gz, then .tid<TID>.<name>.pb.gz\n"
 "                      (.pid<PID>.tid<TID>... when several processes ran);\n"
@@ -71,8 +78,9 @@ void cmd_record_usage(FILE *out)
 "  -v, --verbose       say what pyprof does; collector logs at info level\n"
 "  -h, --help          this text\n"
 "\n"
-"Without --hz, --mode, --max-depth or --heap, PYPROF_HZ, PYPROF_MODE,\n"
-"PYPROF_MAX_DEPTH and PYPROF_HEAP_RATE pass through from the environment\n"
+"Without --hz, --mode, --max-depth, --heap or --waits, PYPROF_HZ,\n"
+"PYPROF_MODE, PYPROF_MAX_DEPTH, PYPROF_HEAP_RATE and PYPROF_WAITS pass\n"
+"through from the environment\n"
 "unchanged.\n"
 "\n"
 "Exit status: COMMAND's (128+N if signal N killed it); 125 if pyprof\n"
@@ -173,6 +181,9 @@ static int set_option(struct record *r, int c, const char *arg)
 	case OPT_PER_THREAD:
 		r->per_thread = 1;
 		return 0;
+	case OPT_WAITS:
+		r->waits = arg ? arg : "1"; /* checked by record_check_env */
+		return 0;
 	case OPT_HEAP:
 		if (!r->heap_rate[0])
 			snprintf(r->heap_rate, sizeof(r->heap_rate), "%u",
@@ -226,6 +237,7 @@ int record_parse_options(struct record *r, int argc, char **argv)
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "native", optional_argument, NULL, OPT_NATIVE },
 		{ "heap", no_argument, NULL, OPT_HEAP },
+		{ "waits", optional_argument, NULL, OPT_WAITS },
 		{ "heap-rate", required_argument, NULL, OPT_HEAP_RATE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -256,6 +268,12 @@ int record_parse_options(struct record *r, int argc, char **argv)
 			    "go with --format %s", r->format);
 		return -EINVAL;
 	}
+	if (r->waits && r->format) {
+		usage_error(REC, "--waits writes pprof files only: it cannot "
+				 "go with --format %s",
+			    r->format);
+		return -EINVAL;
+	}
 	if (r->per_thread && r->format) {
 		usage_error(REC, "--per-thread writes pprof files beside the "
 			    "pprof profile: not with --format %s", r->format);
@@ -281,6 +299,8 @@ static const char *passed_var(const char *name, void *arg)
 		return r->native;
 	if (!strcmp(name, "PYPROF_HEAP_RATE") && r->heap_rate[0])
 		return r->heap_rate;
+	if (!strcmp(name, "PYPROF_WAITS") && r->waits)
+		return r->waits;
 	if (!strcmp(name, "PYPROF_MAX_DEPTH") && r->max_depth[0])
 		return r->max_depth;
 	return getenv(name);

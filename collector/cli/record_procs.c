@@ -339,6 +339,7 @@ static void command_child(const struct record *r, int err_w)
 	    (r->native && setenv("PYPROF_NATIVE", r->native, 1) != 0) ||
 	    (r->heap_rate[0] &&
 	     setenv("PYPROF_HEAP_RATE", r->heap_rate, 1) != 0) ||
+	    (r->waits && setenv("PYPROF_WAITS", r->waits, 1) != 0) ||
 	    (r->max_depth[0] &&
 	     setenv("PYPROF_MAX_DEPTH", r->max_depth, 1) != 0) ||
 	    add_module_path(r) != 0) {

@@ -131,6 +131,10 @@ static int place_beside(const struct record *r)
 			failed = 1;
 		if (rc >= 0 && !strcmp(rest, ".heap.pb.gz"))
 			log_info("wrote %s (heap profile)", where);
+		if (rc >= 0 && !strcmp(rest, ".block.pb.gz"))
+			log_info("wrote %s (block profile)", where);
+		if (rc >= 0 && !strcmp(rest, ".mutex.pb.gz"))
+			log_info("wrote %s (mutex profile)", where);
 	}
 	closedir(d);
 	return failed;

@@ -192,6 +192,48 @@ static void to_sinks(struct output *o, const struct proc *const *list,
 				    heap);
 }
 
+/* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the block
+ * and mutex profiles of list[0..n) as NAME.block.pb.gz and
+ * NAME.mutex.pb.gz, each when one of them has such records (PYPROF_WAITS).
+ * who names them in log lines. */
+static void write_waits_beside(struct output *o, const char *cpu_path,
+			       const struct proc *const *list, size_t n,
+			       const struct pprof_opts *po, const char *who)
+{
+	static const struct {
+		int kind;
+		const char *suffix;
+	} kinds[] = { { PPROF_WAITS_BLOCK, "block" },
+		      { PPROF_WAITS_MUTEX, "mutex" } };
+
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		struct pprof_opts wpo = *po;
+		struct pprof_stats stats;
+		char base[4096], path[4096 + 16];
+		int rc;
+
+		if (!pprof_has_waits(list, n, kinds[k].kind))
+			continue;
+		wpo.waits = kinds[k].kind;
+		wpo.want_loc_map = 0;
+		wpo.one_thread = 0;
+		file_profile_base(cpu_path, base, sizeof(base));
+		snprintf(path, sizeof(path), "%s.%s.pb.gz", base,
+			 kinds[k].suffix);
+		rc = pprof_write(o->st, list, n, &wpo, path, FILEIO_REPLACE,
+				 &stats);
+		if (rc < 0) {
+			log_error("%s: cannot build or write its %s profile: "
+				  "%s",
+				  who, kinds[k].suffix, strerror(-rc));
+			o->failed = 1;
+			continue;
+		}
+		log_info("wrote %s: %" PRIu64 " contentions (%s)", path,
+			 stats.samples, who);
+	}
+}
+
 /* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the heap
  * profile of list[0..n) as NAME.heap.pb.gz, when one of them has heap
  * data. who names it in log lines. */
@@ -207,6 +249,8 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 	size_t len = 0;
 	int rc;
 
+	if (cpu_path)
+		write_waits_beside(o, cpu_path, list, n, po, who);
 	if (!any_heap(list, n))
 		return;
 	hpo.heap = 1;

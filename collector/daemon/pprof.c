@@ -152,6 +152,8 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		return;
 	}
 	while (!b->oom && (e = agg_next(agg, &pos))) {
+		if ((e->flags & b->wait_flags) != b->wait_want)
+			continue;
 		if (b->one_thread && e->thread >= 1 && e->thread <= n_threads) {
 			uint64_t tid;
 			uint32_t name;
@@ -193,10 +195,10 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		s->label[s->n_label++] = t->tid;
 		if (t->name)
 			s->label[s->n_label++] = t->name;
-		if (b->mode == WIRE_MODE_WALL)
+		if (b->mode == WIRE_MODE_WALL && !b->wait_want)
 			s->label[s->n_label++] = pb_flag_label(
 				b, (e->flags & WIRE_SF_OFF_CPU) ? 1 : 0);
-		if (e->flags & WIRE_SF_GIL_KNOWN)
+		if ((e->flags & WIRE_SF_GIL_KNOWN) && !b->wait_want)
 			s->label[s->n_label++] = pb_flag_label(
 				b, (e->flags & WIRE_SF_GIL) ? 2 : 3);
 		if (e->flags & WIRE_SF_NATIVE_KNOWN)
@@ -461,6 +463,10 @@ static int builder_init(struct builder *b, const struct symtab *st,
 	b->proc_labels = opts->proc_labels;
 	b->one_thread = opts->one_thread;
 	b->tid = opts->tid;
+	b->wait_flags = WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX;
+	b->wait_want = opts->waits == PPROF_WAITS_BLOCK	  ? WIRE_SF_WAIT_BLOCK
+		       : opts->waits == PPROF_WAITS_MUTEX ? WIRE_SF_WAIT_MUTEX
+							  : 0;
 	idhash_init(&b->str_hash);
 	b->sid_idx = calloc((size_t)symtab_n_strings(st) + 1, sizeof(uint32_t));
 	b->fid_map = calloc((size_t)symtab_n_functions(st) + 1,
@@ -531,6 +537,13 @@ static void encode_sample_types(struct builder *b,
 	prof->n_sample_type = 2;
 	prof->sample_type = vt->cpu_types;
 	prof->period_type = &vt->period;
+	if (opts->waits) {
+		vt->count.type = pb_str_idx(b, "contentions");
+		vt->time.type = pb_str_idx(b, "delay");
+		vt->period.type = vt->count.type;
+		vt->period.unit = vt->count.unit;
+		return;
+	}
 	if (!opts->heap)
 		return;
 	for (int i = 0; i < 4; i++) {
@@ -577,7 +590,7 @@ static void encode_processes(struct builder *b,
 					heapagg_rate_of(proc_heap(procs[i]));
 		} else {
 			add_proc_samples(b, procs[i], stats);
-			if (!b->one_thread)
+			if (!b->one_thread && !opts->waits)
 				add_lost_samples(b, procs[i], stats);
 		}
 		if (i < PPROF_MAX_PROC_COMMENTS)
@@ -653,8 +666,10 @@ static void encode_period(const struct pprof_opts *opts,
 			  const struct proc_info *first,
 			  const struct span *sp, Profile *prof)
 {
-	prof->period = opts->heap ? clamp64(sp->heap_rate)
-		       : first ? clamp64(first->period_ns) : 0;
+	prof->period = opts->waits  ? 1
+		       : opts->heap ? clamp64(sp->heap_rate)
+		       : first	    ? clamp64(first->period_ns)
+				    : 0;
 }
 
 /* Packs and gzips prof into *out (malloc'ed). 0 or -errno. */
@@ -722,6 +737,20 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 out:
 	builder_fini(&b, err, opts, stats);
 	return err;
+}
+
+int pprof_has_waits(const struct proc *const *procs, size_t n, int kind)
+{
+	uint32_t want = kind == PPROF_WAITS_BLOCK ? WIRE_SF_WAIT_BLOCK
+						  : WIRE_SF_WAIT_MUTEX;
+	for (size_t i = 0; i < n; i++) {
+		const struct agg_entry *e;
+		size_t pos = 0;
+		while ((e = agg_next(proc_agg(procs[i]), &pos)))
+			if (e->flags & want)
+				return 1;
+	}
+	return 0;
 }
 
 int pprof_write(const struct symtab *st, const struct proc *const *procs,

@@ -82,6 +82,20 @@ struct pprof_opts {
 				   samples, which belong to no thread */
 	int empty_wall;         /* with no process: a wall-time profile
 				   (an HTTP window in wall mode) */
+	int waits;              /* enum pprof_waits: the block or mutex
+				   profile instead of the CPU one */
+};
+
+/* Block and mutex profiles (pprof_opts.waits), as Go's runtime/pprof
+ * writes them: sample_type [contentions/count, delay/nanoseconds],
+ * period_type contentions/count, period 1; one sample per aggregate key
+ * of that kind (the records with WIRE_SF_WAIT_BLOCK or _MUTEX, which a
+ * CPU profile leaves out), labelled like CPU samples; GIL waits and
+ * holds end in the "[GIL]" frame the library put there. */
+enum pprof_waits {
+	PPROF_WAITS_NONE = 0,
+	PPROF_WAITS_BLOCK = 1,
+	PPROF_WAITS_MUTEX = 2
 };
 
 #define PPROF_MAX_COMMAND 1024
@@ -116,6 +130,9 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 
 /* pprof_build, then file_write_atomic(path, how) (fileio.h). 0 or a
  * negative errno; -EEXIST only with FILEIO_NOREPLACE. */
+/* 1 if procs[0..n) hold any record of kind (enum pprof_waits). */
+int pprof_has_waits(const struct proc *const *procs, size_t n, int kind);
+
 int pprof_write(const struct symtab *st, const struct proc *const *procs,
 		size_t n, const struct pprof_opts *opts, const char *path,
 		int how, struct pprof_stats *stats);

@@ -84,6 +84,8 @@ struct builder {
 	unsigned mode;
 	int proc_labels;
 	int one_thread;  /* pprof_opts.one_thread: only thread tid's samples */
+	uint32_t wait_flags; /* the block and mutex flags ...            */
+	uint32_t wait_want;  /* ... and those a sample must have (0: none) */
 	uint64_t tid;
 };
 

@@ -52,10 +52,11 @@
 #include "daemon/proc_impl.h"
 #include "daemon/timeline.h"
 
-#define FLAGS_KNOWN                                                          \
-	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |                 \
-	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN |         \
-	 WIRE_SF_OPCODE | WIRE_SF_LABELS)
+#define FLAGS_KNOWN                                                  \
+	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |         \
+	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN | \
+	 WIRE_SF_OPCODE | WIRE_SF_LABELS | WIRE_SF_WAIT_BLOCK |      \
+	 WIRE_SF_WAIT_MUTEX)
 
 /* ---- id maps ------------------------------------------------------------ */
 
@@ -392,6 +393,9 @@ int proc_check_samples(const struct proc_session *s,
 			why = "thread is not a defined thread ref";
 		else if (r->flags & ~(uint64_t)FLAGS_KNOWN)
 			why = "unknown flag bits";
+		else if ((r->flags & WIRE_SF_WAIT_BLOCK) &&
+			 (r->flags & WIRE_SF_WAIT_MUTEX))
+			why = "both WAIT_BLOCK and WAIT_MUTEX";
 		else if (r->count > INT64_MAX || r->value > INT64_MAX)
 			why = "count or value out of range";
 		else if (r->opcode > 255)
@@ -463,7 +467,8 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 			p->reg->tap.sample(p->reg->tap.arg, p, nodes[r->node],
 					   threads[r->thread], flags, labels,
 					   r->count, r->value, t);
-		if (p->reg->timeline)
+		if (p->reg->timeline &&
+		    !(flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX)))
 			timeline_add(p->reg->timeline, nodes[r->node],
 				     p->info.pid,
 				     p->threads[threads[r->thread]].tid,

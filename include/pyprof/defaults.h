@@ -13,6 +13,9 @@
 
 #define PYPROF_DEFAULT_HZ 100
 #define PYPROF_DEFAULT_MAX_DEPTH 1024
+/* PYPROF_WAITS=1 / record --waits: the block and mutex profiles' rate in
+ * ns (docs/waits.md says why this one) */
+#define PYPROF_DEFAULT_WAITS_NS 10000
 #define PYPROF_MAX_HZ 10000
 #define PYPROF_MAX_MAX_DEPTH 4096
 

@@ -429,9 +429,17 @@ enum wire_sample_flag {
 	                                the code, so 3.11+ shows specialized
 	                                opcodes); names per version are the
 	                                reader's business (PYPROF_OPCODES)  */
-	WIRE_SF_LABELS = 1u << 7     /* one more varint follows (after the
+	WIRE_SF_LABELS = 1u << 7,    /* one more varint follows (after the
 	                                opcode, if any): the id of the LABELS
 	                                set in force for this sample        */
+	/* Waits (PYPROF_WAITS): the record is not a CPU or wall sample but
+	 * a block or mutex event, count = contentions and value = delay in
+	 * ns (already scaled for the sampling rate); with WIRE_SF_GIL and
+	 * WIRE_SF_GIL_KNOWN the lock was the GIL (the stack then ends in a
+	 * "[GIL]" frame). They go to the block and mutex profiles only. */
+	WIRE_SF_WAIT_BLOCK = 1u << 8, /* the waiting thread's stack       */
+	WIRE_SF_WAIT_MUTEX = 1u << 9  /* the holder's stack, charged with
+	                                 the waiting during its hold      */
 };
 
 /* LOST reasons: why samples never became stacks. */

@@ -37,6 +37,7 @@
 #include "heapframe.h"
 #include "sample/ownthread.h"
 #include "signal/sig_heap.h"
+#include "signal/sig_waits.h"
 
 #define BATCH_CAP (256u << 10) /* bytes of one SAMPLES frame payload */
 
@@ -73,7 +74,7 @@ struct agent {
 	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
 	unsigned threadnames_gen;        /* names table generation cached        */
 	unsigned start_delay_ms;   /* fork child: wait before starting     */
-	uint32_t loc_no_frame, loc_non_python, loc_no_py;
+	uint32_t loc_no_frame, loc_non_python, loc_no_py, loc_gil;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
 	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
 	uint64_t lost_total;       /* lost, all reasons, since start        */
@@ -421,6 +422,24 @@ static void on_sample(const void *payload, size_t len, void *arg)
 				    s->heap_size, s->heap_addr, labels);
 		return;
 	}
+	if (s->flags & SAMPLE_WAIT) {
+		uint32_t f = s->wait & WAITS_BLOCK ? WIRE_SF_WAIT_BLOCK
+						   : WIRE_SF_WAIT_MUTEX;
+		if (s->wait & WAITS_GIL) {
+			uint32_t loc = pseudo_loc(&ag.loc_gil, "[GIL]");
+			node = loc ? intern_node(&ag.in, node, loc) : 0;
+			if (!node) {
+				count_lost(WIRE_LOST_BUFFER, s->weight,
+					   s->value_ns);
+				return;
+			}
+			f |= WIRE_SF_GIL | WIRE_SF_GIL_KNOWN;
+		}
+		if (s->flags & SAMPLE_TRUNCATED)
+			f |= WIRE_SF_TRUNCATED;
+		add_to_batch(node, thread, s, f, labels);
+		return;
+	}
 	add_to_batch(node, thread, s, wire_flags(s), labels);
 }
 
@@ -703,6 +722,7 @@ static void follow_interpreter(struct loop *l)
 		plog_debug("interpreter seen up %.1f ms after the agent began",
 			   (double)(mono_ns() - ag.start_ns) / 1e6);
 		heap_python_started();
+		waits_python_started();
 		control_ready();
 	} else if (!init && l->was_initialized) {
 		ag.finalized = 1;
@@ -803,6 +823,11 @@ static void log_exit_stats(void)
 			  "frees lost",
 			  heap_stats.n_sampled, heap_stats.n_freed,
 			  heap_stats.n_lost, heap_stats.n_free_lost);
+	if (__atomic_load_n(&waits_stats.n_waits, __ATOMIC_RELAXED))
+		plog_info("waits: %lu seen, %lu block and %lu mutex records, "
+			  "%lu lost (a table or the ring full)",
+			  waits_stats.n_waits, waits_stats.n_block,
+			  waits_stats.n_mutex, waits_stats.n_lost);
 	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 		plog_warn("exiting with %zu bytes not sent to the "
 			  "collector",

@@ -56,6 +56,7 @@
 #include "sample/threadnames.h"
 #include "native/native.h"
 #include "sample/heap.h"
+#include "signal/sig_waits.h"
 #include "forkpause.h"
 #include "signal/sig_handler.h"
 #include "signal/sig_heap.h"
@@ -177,6 +178,7 @@ static void fork_child(void)
 		return;
 	/* heap_busy was raised in fork_prepare, and stays so until the end */
 	heap_after_fork_child(cfg.children);
+	waits_after_fork_child();
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	/* the parent's own state carries over, its collector's requests
 	 * do not (control.h) */
@@ -236,6 +238,7 @@ void init_flush_before_exit(void)
 {
 	if (active && getpid() == active_pid) {
 		active = 0;
+		waits_stop();
 		heap_stop();
 		heap_enter();
 		if (exec_tried)
@@ -603,6 +606,13 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 	 * frees unknown; `pyprof attach` refuses --heap (attach.c) */
 	if (!late)
 		heap_init(cfg.heap_rate, cfg.start, major);
+	if (cfg.waits_ns && (major < 3 || (major == 3 && minor < 8)))
+		plog_always("PYPROF_WAITS: block and mutex profiles need "
+			    "Python 3.8 or later (this is %d.%d); profiling "
+			    "without them",
+			    major, minor);
+	else
+		waits_init(cfg.waits_ns, major, minor);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }
@@ -673,6 +683,7 @@ __attribute__((destructor)) static void pyprof_fini(void)
 	if (!active)
 		return;
 	active = 0;
+	waits_stop();
 	heap_stop();
 	heap_enter();
 	if (exec_tried)

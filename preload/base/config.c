@@ -194,6 +194,46 @@ static int set_bytes(const struct var *r, const char *s, struct config *c)
 	return -EINVAL;
 }
 
+/* PYPROF_WAITS: on (1, true, yes, on: the default rate), off (0,
+ * false, no, off, empty), or the rate itself: a duration with its unit
+ * (ns, us, ms) from 1 ns to 1 s, such as 100us. */
+static int set_waits(const struct var *r, const char *s, struct config *c)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long mult;
+	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 } };
+	static const char *const on[] = { "1", "true", "yes", "on" };
+	static const char *const off[] = { "", "0", "false", "no", "off" };
+	char *end;
+	(void)r;
+	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+		if (!strcasecmp(s, on[i])) {
+			c->waits_ns = PYPROF_DEFAULT_WAITS_NS;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+		if (!strcasecmp(s, off[i])) {
+			c->waits_ns = 0;
+			return 0;
+		}
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || !v)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcasecmp(end, units[i].suffix))
+			continue;
+		if (v > 1000000000ull / units[i].mult)
+			return -EINVAL;
+		c->waits_ns = v * units[i].mult;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 /* PYPROF_SOCKET: an absolute path that fits a sockaddr_un. */
 static int set_socket(const struct var *r, const char *s, struct config *c)
 {
@@ -273,6 +313,9 @@ static const struct var vars[] = {
 		     "such as 524288 or 512k" },
 	{ "PYPROF_HEAP_SNAPSHOT_SECONDS", set_range, FIELD(heap_snapshot_s),
 	  .lo = 0, .hi = 86400, .lo_means = " (none)", .accepts = "seconds" },
+	{ "PYPROF_WAITS", set_waits,
+	  .accepts = "expected 1/true/yes/on, 0/false/no/off, or a rate from "
+		     "1ns to 1s with its unit, such as 10us" },
 	{ "PYPROF_COLLECTOR_USER", set_user, .empty_unset = 1,
 	  .accepts = "expected a numeric uid or a user name in /etc/passwd" },
 	{ "PYPROF_SOCKET", set_socket, .empty_unset = 1,

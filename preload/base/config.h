@@ -47,6 +47,8 @@ struct config {
 	int toggle_sig;   /* PYPROF_TOGGLE_SIGNAL: signal number, 0 none  */
 	unsigned long long heap_rate; /* PYPROF_HEAP_RATE bytes, 0 = off  */
 	int heap_snapshot_s; /* PYPROF_HEAP_SNAPSHOT_SECONDS, 0 = none    */
+	unsigned long long waits_ns; /* PYPROF_WAITS: the block and mutex
+	                     profiles' rate in ns (waits.h), 0 = off       */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	long collector_uid; /* PYPROF_COLLECTOR_USER: a uid whose collector
 	                       is trusted besides ours and root's; -1 none */

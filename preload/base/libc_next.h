@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 
 struct libc_next {
@@ -33,6 +34,18 @@ struct libc_next {
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
 			      void *(*)(void *), void *);
 	pid_t (*fork)(void);
+	/* waits (interpose/waits.c); the condition variable functions at
+	 * glibc's current version (GLIBC_2.3.2), not the LinuxThreads-era
+	 * one a plain dlsym may give */
+	int (*sem_wait)(sem_t *);
+	int (*sem_timedwait)(sem_t *, const struct timespec *);
+	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+	int (*sem_post)(sem_t *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
+			      const struct timespec *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
 };
 
 extern struct libc_next libc_next;
@@ -44,11 +57,21 @@ void libc_next_init(void);
  * libc_next_init, through LIBC_NEXT. Not async-signal-safe. */
 void *libc_next_early(const char *name);
 
+/* The same for a function glibc versions (the condition variables): its
+ * GLIBC_2.3.2 definition, else the unversioned lookup. */
+void *libc_next_early_cond(const char *name);
+
 /* The next definition of libc's NAME, read from field F of the table. */
 #define LIBC_NEXT(f, name)                                                     \
 	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)                       \
 		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)             \
 		 : (__typeof__(libc_next.f))libc_next_early(name))
+
+/* The same for a condition variable function (libc_next_early_cond). */
+#define LIBC_NEXT_COND(f, name)                                                \
+	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)                       \
+		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)             \
+		 : (__typeof__(libc_next.f))libc_next_early_cond(name))
 
 /* sigaction(2) itself, past pyprof's wrapper (interpose/signals.c): for
  * the guard and the toggle, which install their handlers with it. Any

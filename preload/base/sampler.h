@@ -79,6 +79,8 @@ enum sample_flag {
 	                               only, no frames                    */
 	SAMPLE_HEAP_NO_PY = 1 << 13, /* SAMPLE_HEAP while the interpreter
 	                               was not running (start-up, exit)   */
+	SAMPLE_WAIT = 1 << 15,      /* a wait (waits.h): the kind in wait,
+	                               count in weight, ns in value_ns    */
 	SAMPLE_CUT = 1 << 14        /* the walk ended at a frame that is not
 	                               its thread's first (a generator's whose
 	                               caller link was cleared under a walk
@@ -105,7 +107,7 @@ struct raw_sample {
 	                      (labels.h), 0 if none                       */
 	uint16_t n_task;   /* bytes of the asyncio task's name after the
 	                      labels (asyncio.h), 0 if none               */
-	uint16_t pad;
+	uint16_t wait;     /* SAMPLE_WAIT: enum waits_kind                */
 	uint64_t heap_addr; /* SAMPLE_HEAP, SAMPLE_HEAP_FREE: the block    */
 	uint64_t heap_size; /* SAMPLE_HEAP: its size in bytes              */
 };

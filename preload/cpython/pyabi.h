@@ -164,6 +164,10 @@ struct pyabi {
 	                                for the _Py_DebugOffsets check        */
 	int gil_locked;              /* 3.7+: _gil_runtime_state.locked, an
 	                                int: 1 held, 0 free, -1 not created   */
+	int gil_cond;                /* 3.7+: _gil_runtime_state.cond, the
+	                                pthread_cond_t a thread waiting for the
+	                                GIL sleeps on and drop_gil signals
+	                                (waits.h)                             */
 	int gil_holder;              /* 3.7+: _gil_runtime_state.last_holder,
 	                                a PyThreadState *                     */
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""waits_check.py - checks on block and mutex profiles, as decoded by the
+real `go tool pprof -raw` (tests/e2e/waits.bats), against the truth the
+target computed from its own clock.
+
+  waits_check.py locks BLOCK MUTEX TRUTH.json
+    tests/targets/waits_locks.py. Both profiles have Go's sample types
+    contentions/count and delay/nanoseconds. Among the program's four
+    functions (each counted where it is on the stack; waits for the GIL,
+    whose stacks end in "[GIL]", left out: the program's measure is of
+    the lock), the block profile's share of delay per function within 3
+    points of the program's measure, and its total within 15%; the mutex
+    profile's share per holding function within 5 points of the overlap
+    truth.
+  waits_check.py gil BLOCK MUTEX TRUTH.json
+    tests/targets/waits_gil.py: nap's waits for the GIL (stacks through
+    nap ending in "[GIL]") within 20% of the oversleep the program
+    measured beside the loop less the one it has alone; at least 90% of
+    that charged to spin in the mutex profile ("[GIL]" stacks through
+    spin).
+Exit status 1 with a reason on the first failed check.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pprof_raw  # noqa: E402
+
+TYPES = ["contentions/count", "delay/nanoseconds"]
+
+
+def fail(msg):
+    sys.stderr.write("waits_check: %s\n" % msg)
+    sys.exit(1)
+
+
+def load(path):
+    types, samples, locs, _ = pprof_raw.parse(pprof_raw.decode(path))
+    if types != TYPES:
+        fail("%s: sample types %s, expected %s" % (path, types, TYPES))
+    out = []
+    for s in samples:
+        out.append(([locs[l][0] for l in s["locs"]], s["count"], s["value"]))
+    return out
+
+
+def delay_of(samples, func, gil):
+    """ns of the samples with func on the stack, ending in [GIL] or not."""
+    return sum(v for names, _, v in samples
+               if func in names and (names[:1] == ["[GIL]"]) == gil)
+
+
+def shares(d):
+    total = sum(d.values())
+    return {k: (100.0 * v / total if total else 0.0) for k, v in d.items()}
+
+
+def compare(what, got, want, points):
+    gs, ws = shares(got), shares(want)
+    print("%s: %s" % (what, ", ".join(
+        "%s %.1f%% (truth %.1f%%)" % (k, gs[k], ws[k]) for k in sorted(ws))))
+    for k in sorted(ws):
+        if abs(gs[k] - ws[k]) > points:
+            fail("%s: %s has %.1f%% of the delay, the program measured "
+                 "%.1f%% (more than %g points apart)"
+                 % (what, k, gs[k], ws[k], points))
+
+
+def locks(block_path, mutex_path, truth_path):
+    truth = json.load(open(truth_path))
+    names = sorted(truth["block"])
+    block, mutex = load(block_path), load(mutex_path)
+    got_b = {f: delay_of(block, f, False) / 1e9 for f in names}
+    got_m = {f: delay_of(mutex, f, False) / 1e9 for f in names}
+    compare("block", got_b, truth["block"], 3)
+    tb, wb = sum(got_b.values()), sum(truth["block"].values())
+    print("block total: %.3f s (truth %.3f s)" % (tb, wb))
+    if not wb or abs(tb - wb) > 0.15 * wb:
+        fail("block: total %.3f s, the program measured %.3f s (more than "
+             "15%% apart)" % (tb, wb))
+    compare("mutex", got_m, truth["mutex"], 5)
+
+
+def gil(block_path, mutex_path, truth_path):
+    truth = json.load(open(truth_path))
+    block, mutex = load(block_path), load(mutex_path)
+    waited = delay_of(block, "nap", True) / 1e9
+    want = truth["gil"]
+    charged = delay_of(mutex, "spin", True) / 1e9
+    print("nap waited %.3f s for the GIL (truth %.3f s); spin charged "
+          "%.3f s" % (waited, want, charged))
+    if want <= 0 or abs(waited - want) > 0.2 * want:
+        fail("gil: nap waited %.3f s for the GIL, the program's oversleep "
+             "says %.3f s (more than 20%% apart)" % (waited, want))
+    if charged < 0.9 * waited:
+        fail("gil: spin was charged %.3f s, under 90%% of nap's %.3f s"
+             % (charged, waited))
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("locks", "gil"):
+        sys.stderr.write(__doc__)
+        return 2
+    {"locks": locks, "gil": gil}[sys.argv[1]](*sys.argv[2:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
