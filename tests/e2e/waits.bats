@@ -148,4 +148,7 @@ print("done"); sys.exit(3)'
 		fail "not $f.{block,mutex}.pb.gz: $(ls "$OUT")"
 	tail -1 "$T/p.out" >"$T/truth.json"
 	$CHECK locks "$f.block.pb.gz" "$f.mutex.pb.gz" "$T/truth.json"
+	# pyprof's own views read them too
+	"$PP_PYPROF" top "$f.mutex.pb.gz" >"$T/top" 2>&1
+	grep -q '^Type: delay' "$T/top" || fail "pyprof top: $(head -3 "$T/top")"
 }

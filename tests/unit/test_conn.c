@@ -390,6 +390,17 @@ static void bad_record_cut(struct buf *b)
 		wire_put_varint(&w, 1);
 	put_frame(b, WIRE_SAMPLES, &w);
 }
+/* a wait record is a block wait or a holder's charge, never both */
+static void bad_wait_flags(struct buf *b)
+{
+	struct wire_out w = payload();
+	uint64_t rec[6] = { 1, 1, 0, 1, 1,
+			    WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX };
+	wire_put_varint(&w, 1);
+	for (int i = 0; i < 6; i++)
+		wire_put_varint(&w, rec[i]);
+	put_frame(b, WIRE_SAMPLES, &w);
+}
 static void bad_flags(struct buf *b)
 {
 	struct wire_out w = payload();
@@ -506,6 +517,7 @@ static void test_bad(void)
 		{ "3.30 LOCATION and ADDRESS share ids", bad_addr_shared_ids },
 		{ "3.31 ADDRESS 0 in no mapping", bad_addr_zero },
 		{ "3.32 ADDRESS 0 in a mapping from 0", bad_addr_zero_mapped },
+		{ "3.33 SAMPLES both WAIT_BLOCK and WAIT_MUTEX", bad_wait_flags },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct harness h;
