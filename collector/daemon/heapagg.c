@@ -14,8 +14,9 @@
  *
  * The peak. inuse_est is the in-use estimate kept as records arrive: the
  * sum over live blocks of their unbiased bytes, each rounded to an integer
- * so that a block's free takes off exactly what its allocation added
- * (block_est), at the current rate (a new rate recomputes it: rare). When
+ * (block_est) from the scale its entry keeps, so that a block's free
+ * takes off exactly what its allocation added, at the current rate (a new
+ * rate recomputes the scales: rare). When
  * it passes the last copy's value by more than 1/2^HEAPAGG_PEAK_SLACK_SHIFT
  * the live table is summed into peak again: a copy costs one pass over
  * live, and growing from B to 2B bytes takes about 45 copies at 1/64,
@@ -38,6 +39,7 @@
 struct live {
 	uint64_t addr; /* 0: empty */
 	uint64_t size;
+	double w;     /* heapagg_scale(size, rate), rate the current one */
 	uint32_t node;
 	uint32_t labels;
 };
@@ -114,13 +116,15 @@ double heapagg_scale(uint64_t size, uint64_t rate)
 	return p > 0 ? 1.0 / p : 1.0;
 }
 
-/* A block's share of inuse_est: its unbiased bytes, rounded, at most
- * 2^43 (8 TiB) so that HEAPAGG_LIVE_MAX of them cannot wrap the sum. The
- * same (size, rate) always gives the same number: a free takes off what
- * the allocation added. */
-static uint64_t block_est(uint64_t size, uint64_t rate)
+/* A block's share of inuse_est: its unbiased bytes (w its scale),
+ * rounded, at most 2^43 (8 TiB) so that HEAPAGG_LIVE_MAX of them cannot
+ * wrap the sum. The scale is kept in the block's entry: computing it
+ * again (expm1) at every FREE cost a third more of the collector's time
+ * on a heap-heavy stream (tests/bench/ingest.c --heap), and at every
+ * peak copy as much again. */
+static uint64_t block_est(uint64_t size, double w)
 {
-	double v = heapagg_scale(size, rate) * (double)size;
+	double v = w * (double)size;
 	return v >= 0x1p43 ? 1ull << 43 : (uint64_t)(v + 0.5);
 }
 
@@ -191,7 +195,7 @@ void heapagg_release(struct heapagg *h, uint64_t addr)
 	struct live *e = live_find(h, addr);
 	if (!e)
 		return;
-	h->inuse_est -= block_est(e->size, h->rate);
+	h->inuse_est -= block_est(e->size, e->w);
 	live_remove_at(h, (size_t)(e - h->live));
 }
 
@@ -268,9 +272,8 @@ static void peak_copy_now(struct heapagg *h)
 			h->peak_failed = 1;
 			return;
 		}
-		double w = heapagg_scale(e->size, h->rate);
-		a->objects += w;
-		a->bytes += w * (double)e->size;
+		a->objects += e->w;
+		a->bytes += e->w * (double)e->size;
 	}
 }
 
@@ -298,9 +301,13 @@ static void set_rate(struct heapagg *h, uint64_t rate)
 		return;
 	h->rate = rate;
 	h->inuse_est = 0;
-	for (size_t i = 0; i < h->live_cap; i++)
-		if (h->live[i].addr)
-			h->inuse_est += block_est(h->live[i].size, rate);
+	for (size_t i = 0; i < h->live_cap; i++) {
+		struct live *e = &h->live[i];
+		if (!e->addr)
+			continue;
+		e->w = heapagg_scale(e->size, rate);
+		h->inuse_est += block_est(e->size, e->w);
+	}
 }
 
 void heapagg_set_now(struct heapagg *h, uint64_t unix_ns)
@@ -347,12 +354,12 @@ int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
 		return -ENOMEM;
 	set_rate(h, rate);
 	heapagg_release(h, addr); /* its FREE was lost */
+	e.w = heapagg_scale(size, rate);
 	live_put(h->live, h->live_cap, &e);
 	h->live_n++;
-	double w = heapagg_scale(size, rate);
-	a->objects += w;
-	a->bytes += w * (double)size;
-	h->inuse_est += block_est(size, rate);
+	a->objects += e.w;
+	a->bytes += e.w * (double)size;
+	h->inuse_est += block_est(size, e.w);
 	peak_note(h);
 	return 0;
 }
@@ -478,9 +485,9 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 			*r = (struct heapagg_row){ .node = e->node,
 						   .labels = e->labels };
 		}
-		double w = heapagg_scale(e->size, h->rate);
-		r->inuse_objects += w;
-		r->inuse_bytes += w * (double)e->size;
+		/* e->w is heapagg_scale(e->size, h->rate) (set_rate) */
+		r->inuse_objects += e->w;
+		r->inuse_bytes += e->w * (double)e->size;
 	}
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	*lost = (struct heapagg_row){ .alloc_objects = h->lost_objects,

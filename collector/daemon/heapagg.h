@@ -24,10 +24,10 @@
  * the peaks of several processes happen at different moments (pprof.h
  * says what a profile of several shows).
  *
- * Memory: one 24-byte entry per sampled block in use (at the default rate
+ * Memory: one 32-byte entry per sampled block in use (at the default rate
  * a process holding 1 GiB has about 2,000), one 24-byte entry per
  * allocating stack in the window and one per stack in use at the peak. Blocks in use are capped at
- * HEAPAGG_LIVE_MAX per process (a table of at most 48 MiB): a client that
+ * HEAPAGG_LIVE_MAX per process (a table of at most 64 MiB): a client that
  * never frees, or sends ALLOC records without end, cannot grow it further;
  * allocations beyond the cap are counted as lost (the lost row), as the
  * library counts those it cannot record.

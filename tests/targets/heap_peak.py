@@ -1,0 +1,75 @@
+"""heap_peak.py - a heap whose high-water mark is not its end (heap.bats).
+
+    python heap_peak.py
+
+  hold          keeps about 150 MiB (bytes objects of 40 to 160 KiB)
+  temporaries   while hold's are kept, makes about 50 MiB of temporaries
+                (bytes objects of 1 to 4 KiB), keeps them 0.3 s, drops
+                them; then hold's are dropped too
+  third         keeps about 100 MiB (bytes objects of 100 KiB) to the end
+
+So the heap is highest (hold's and temporaries' 200 MiB) in the middle,
+and at the end only third's 100 MiB are in use: third is in use at the
+end and absent from the peak; hold and temporaries the other way round.
+
+Prints one JSON line: each function's bytes as the program counts them
+(sys.getsizeof of each object it made, the lists' own arrays aside), and
+its own clocks (time.time()): start, peak_from (temporaries all made)
+and peak_to (just before they are dropped).
+Runs on 3.6+.
+"""
+import json
+import sys
+import time
+
+MIB = 1 << 20
+
+
+def hold():
+    out = []
+    total = 0
+    i = 0
+    while total < 150 * MIB:
+        b = bytes(40960 + (i * 7919) % 122880)  # @hold
+        out.append(b)
+        total += sys.getsizeof(b)
+        i += 1
+    return out, total
+
+
+def temporaries(clock):
+    tmp = []
+    total = 0
+    i = 0
+    while total < 50 * MIB:
+        b = bytes(1024 + (i * 613) % 3072)  # @temporaries
+        tmp.append(b)
+        total += sys.getsizeof(b)
+        i += 1
+    clock["peak_from"] = time.time()
+    time.sleep(0.3)
+    clock["peak_to"] = time.time()
+    return total
+
+
+def third():
+    out = [bytes(102400) for _ in range(1024)]  # @third
+    return out, sum(sys.getsizeof(b) for b in out)
+
+
+def main():
+    clock = {"start": time.time()}
+    kept, n_hold = hold()
+    n_tmp = temporaries(clock)
+    del kept
+    last, n_third = third()
+    time.sleep(0.2)
+    out = {"hold": n_hold, "temporaries": n_tmp, "third": n_third}
+    out.update(clock)
+    print(json.dumps(out, sort_keys=True))
+    sys.stdout.flush()
+    return last
+
+
+if __name__ == "__main__":
+    KEPT = main()  # third's, in use when the program ends
