@@ -7,28 +7,33 @@
  *         a long-running process's churn does not slow lookups;
  *   acc   (node, labels) -> unbiased allocation sums of the window; only
  *         grows within a window, emptied by heapagg_window_reset;
- *   peak  (node, labels) -> what was in use (unbiased objects and bytes)
- *         when the window's in-use estimate was last copied (a sums
- *         table like acc, refilled from live at each copy).
- * All double when half full. Hashes are Fibonacci hashing of the key.
+ * and, for the peak, an array:
+ *   peak  a copy of live's entries (node, labels, size, scale) at the
+ *         window's last copy, summed per (node, labels) only when a
+ *         profile is built.
+ * Both tables double when half full. Hashes are Fibonacci hashing of the
+ * key.
  *
  * The peak. inuse_est is the in-use estimate kept as records arrive: the
  * sum over live blocks of their unbiased bytes, each rounded to an integer
  * (block_est) from the scale its entry keeps, so that a block's free
  * takes off exactly what its allocation added, at the current rate (a new
- * rate recomputes the scales: rare). When
- * it passes the last copy's value by more than 1/2^HEAPAGG_PEAK_SLACK_SHIFT
- * the live table is summed into peak again: a copy costs one pass over
- * live, and growing from B to 2B bytes takes about 45 copies at 1/64,
- * whatever the number of allocations, while churn under the last peak
- * costs nothing but the estimate's add and subtract. So the peak table's
- * total is within 1/64 below the true high-water mark of the estimate,
- * which is kept exactly (peak_max, with its time) for the one line `pyprof
- * record` prints. A window starts with a copy of what is in use then (the
- * peak of a window of frees is its start).
+ * rate recomputes the scales: rare). When it passes the last copy's value
+ * by more than 1/2^HEAPAGG_PEAK_SLACK_SHIFT, live is copied to peak
+ * again. A copy is one pass over live, a few instructions per slot (a
+ * copy summed per stack at once cost six times as much: the collector
+ * took a third more instructions on tests/bench/ingest.c --heap, where
+ * the heap reaches a new high every 200,000 records); growing from B to
+ * 2B bytes takes about 45 copies at 1/64, whatever the number of
+ * allocations, and churn under the last high costs nothing but the
+ * estimate's add and subtract. So the peak's total is within 1/64 below
+ * the true high of the estimate, which is kept exactly (win_max, with its
+ * time) for the line `pyprof record` prints. A window starts with a copy
+ * of what is in use then (the peak of a window of frees is its start).
  */
 #include "daemon/heapagg.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,7 +55,16 @@ struct acc {
 	double objects, bytes;
 };
 
-/* An open-addressing table of struct acc (acc and peak). */
+/* A block in use at the peak: live's entry without its address. */
+struct peak_block {
+	uint64_t size;
+	double w;
+	uint32_t node;
+	uint32_t labels;
+};
+
+/* An open-addressing table of struct acc (the window's allocation sums;
+ * a struct of its own for sums_renumber). */
 struct sums {
 	struct acc *v;
 	size_t n, cap;
@@ -74,7 +88,8 @@ struct heapagg {
 	uint64_t now_ns;    /* heapagg_set_now's clock */
 	uint64_t inuse_est; /* sum of block_est over live */
 	/* the window's peak */
-	struct sums peak;   /* in use at the last copy */
+	struct peak_block *peak; /* live's blocks at the last copy */
+	size_t peak_n, peak_cap;
 	uint64_t peak_copy; /* inuse_est at that copy */
 	int peak_copied;    /* a copy was made in this window */
 	int peak_failed;    /* the last copy ran out of memory: the
@@ -104,7 +119,7 @@ void heapagg_free(struct heapagg *h)
 		return;
 	free(h->live);
 	sums_free(&h->acc);
-	sums_free(&h->peak);
+	free(h->peak);
 	free(h);
 }
 
@@ -199,7 +214,7 @@ void heapagg_release(struct heapagg *h, uint64_t addr)
 	live_remove_at(h, (size_t)(e - h->live));
 }
 
-/* ---- sums per (node, labels): acc and peak -------------------------------- */
+/* ---- allocation sums ------------------------------------------------------ */
 
 /* The entry of (node, labels), added with zero sums if new; NULL when
  * out of memory. */
@@ -242,54 +257,53 @@ static struct acc *sums_get(struct sums *t, uint32_t node, uint32_t labels)
 	return &t->v[i];
 }
 
-/* Empties t, keeping its memory. */
-static void sums_clear(struct sums *t)
-{
-	if (t->cap)
-		memset(t->v, 0, t->cap * sizeof(*t->v));
-	t->n = 0;
-	t->unhashed = 0;
-}
-
 /* ---- the peak ------------------------------------------------------------- */
 
-/* Sums what is in use now into the peak table. */
+/* Copies what is in use now into the peak. */
 static void peak_copy_now(struct heapagg *h)
 {
-	sums_clear(&h->peak);
 	h->peak_copied = 1;
 	h->peak_copy = h->inuse_est;
 	h->peak_failed = 0;
-	for (size_t i = 0; i < h->live_cap; i++) {
-		const struct live *e = &h->live[i];
-		if (!e->addr)
-			continue;
-		struct acc *a = sums_get(&h->peak, e->node, e->labels);
-		if (!a) {
+	h->peak_n = 0;
+	/* grow by doubling; give back what a much smaller heap leaves */
+	if (h->live_n > h->peak_cap || 4 * h->live_n + 64 < h->peak_cap) {
+		size_t cap = h->live_n > h->peak_cap ? 2 * h->live_n
+						     : h->live_n + 64;
+		struct peak_block *v = realloc(h->peak, cap * sizeof(*v));
+		if (!v) {
 			/* no room: no peak rather than a partial one; the
-			 * next allocation tries again */
-			sums_clear(&h->peak);
+			 * next rise tries again */
 			h->peak_failed = 1;
 			return;
 		}
-		a->objects += e->w;
-		a->bytes += e->w * (double)e->size;
+		h->peak = v;
+		h->peak_cap = cap;
+	}
+	for (size_t i = 0; i < h->live_cap; i++) {
+		const struct live *e = &h->live[i];
+		if (e->addr)
+			h->peak[h->peak_n++] = (struct peak_block){
+				e->size, e->w, e->node, e->labels
+			};
 	}
 }
 
-/* After inuse_est rose: the highs, and a copy if it passed the last one
- * by the slack. */
-static void peak_note(struct heapagg *h)
+/* inuse_est passed the window's high: the highs, and a copy if it passed
+ * the last copy by the slack (or the last one failed, or there is none).
+ * Called on a new high only (one compare per allocation otherwise): the
+ * high is never below the last copy, and never more than the slack above
+ * it without a copy, so passing the copy by the slack is a new high. */
+static void peak_rise(struct heapagg *h)
 {
 	uint64_t v = h->inuse_est;
 
-	if (v > h->win_max.bytes)
-		h->win_max = (struct heapagg_peak){ v, h->now_ns };
+	assert(v > h->win_max.bytes && h->win_max.bytes >= h->peak_copy);
+	h->win_max = (struct heapagg_peak){ v, h->now_ns };
 	if (v > h->life_max.bytes)
 		h->life_max = (struct heapagg_peak){ v, h->now_ns };
 	if (!h->peak_copied || h->peak_failed ||
-	    (v > h->peak_copy &&
-	     v - h->peak_copy > h->peak_copy >> HEAPAGG_PEAK_SLACK_SHIFT))
+	    v - h->peak_copy > h->peak_copy >> HEAPAGG_PEAK_SLACK_SHIFT)
 		peak_copy_now(h);
 }
 
@@ -360,7 +374,8 @@ int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
 	a->objects += e.w;
 	a->bytes += e.w * (double)size;
 	h->inuse_est += block_est(size, e.w);
-	peak_note(h);
+	if (h->inuse_est > h->win_max.bytes)
+		peak_rise(h);
 	return 0;
 }
 
@@ -369,7 +384,8 @@ void heapagg_lost(struct heapagg *h, uint64_t rate, uint64_t n, uint64_t bytes)
 	if (!n)
 		return;
 	set_rate(h, rate);
-	peak_note(h); /* a new rate may have raised the estimate */
+	if (h->inuse_est > h->win_max.bytes) /* a new rate may raise it */
+		peak_rise(h);
 	double w = heapagg_scale(bytes / n, rate);
 	h->lost_objects += w * (double)n;
 	h->lost_bytes += w * (double)bytes;
@@ -378,7 +394,7 @@ void heapagg_lost(struct heapagg *h, uint64_t rate, uint64_t n, uint64_t bytes)
 int heapagg_has_data(const struct heapagg *h)
 {
 	return h && (h->acc.n || h->live_n || h->lost_objects > 0 ||
-		     h->peak.n);
+		     h->peak_n);
 }
 
 uint64_t heapagg_rate_of(const struct heapagg *h)
@@ -418,6 +434,14 @@ static int row_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int peak_block_cmp(const void *a, const void *b)
+{
+	const struct peak_block *x = a, *y = b;
+	uint64_t kx = acc_key(x->node, x->labels), ky = acc_key(y->node,
+								y->labels);
+	return kx < ky ? -1 : kx > ky;
+}
+
 /* The row of (node, labels) among rows[0..n), sorted, or NULL. */
 static struct heapagg_row *row_find(struct heapagg_row *rows, size_t n,
 				    uint32_t node, uint32_t labels)
@@ -429,13 +453,22 @@ static struct heapagg_row *row_find(struct heapagg_row *rows, size_t n,
 int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 		 size_t *out_n, struct heapagg_row *lost)
 {
-	size_t cap = h->acc.n + h->live_n + h->peak.n, n = 0;
+	/* the peak's blocks sorted by (node, labels): runs of one key */
+	struct peak_block *peak = malloc((h->peak_n ? h->peak_n : 1) *
+					 sizeof(*peak));
+	size_t cap = h->acc.n + h->live_n + h->peak_n, n = 0;
 	struct heapagg_row *rows = malloc((cap ? cap : 1) * sizeof(*rows));
 
 	*out = NULL;
 	*out_n = 0;
-	if (!rows)
+	if (!rows || !peak) {
+		free(rows);
+		free(peak);
 		return -ENOMEM;
+	}
+	if (h->peak_n)
+		memcpy(peak, h->peak, h->peak_n * sizeof(*peak));
+	qsort(peak, h->peak_n, sizeof(*peak), peak_block_cmp);
 	for (size_t i = 0; i < h->acc.cap; i++)
 		if (h->acc.v[i].node)
 			rows[n++] = (struct heapagg_row){
@@ -448,10 +481,8 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 	/* the peak: its stacks without allocations in the window get rows
 	 * of their own (the keys of a sums table are distinct) */
 	size_t n_acc = n;
-	for (size_t i = 0; i < h->peak.cap; i++) {
-		const struct acc *p = &h->peak.v[i];
-		if (!p->node)
-			continue;
+	for (size_t i = 0; i < h->peak_n;) {
+		const struct peak_block *p = &peak[i];
 		struct heapagg_row *r = row_find(rows, n_acc, p->node,
 						 p->labels);
 		if (!r) {
@@ -459,8 +490,11 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 			*r = (struct heapagg_row){ .node = p->node,
 						   .labels = p->labels };
 		}
-		r->peak_objects = p->objects;
-		r->peak_bytes = p->bytes;
+		for (; i < h->peak_n && peak[i].node == p->node &&
+		       peak[i].labels == p->labels; i++) {
+			r->peak_objects += peak[i].w;
+			r->peak_bytes += peak[i].w * (double)peak[i].size;
+		}
 	}
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	/* in-use: blocks of stacks without a row yet get rows of their
@@ -490,6 +524,7 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 		r->inuse_bytes += e->w * (double)e->size;
 	}
 	qsort(rows, n, sizeof(*rows), row_cmp);
+	free(peak);
 	*lost = (struct heapagg_row){ .alloc_objects = h->lost_objects,
 				      .alloc_bytes = h->lost_bytes };
 	*out = rows;
@@ -511,7 +546,8 @@ void heapagg_each_key(const struct heapagg *h,
 		      void *arg)
 {
 	sums_each_key(&h->acc, fn, arg);
-	sums_each_key(&h->peak, fn, arg);
+	for (size_t i = 0; i < h->peak_n; i++)
+		fn(arg, h->peak[i].node, h->peak[i].labels);
 	for (size_t i = 0; i < h->live_cap; i++)
 		if (h->live[i].addr)
 			fn(arg, h->live[i].node, h->live[i].labels);
@@ -575,5 +611,6 @@ void heapagg_renumber(struct heapagg *h,
 			renumber_key(&m, &h->live[i].node,
 				     &h->live[i].labels);
 	sums_renumber(&h->acc, &m);
-	sums_renumber(&h->peak, &m);
+	for (size_t i = 0; i < h->peak_n; i++)
+		renumber_key(&m, &h->peak[i].node, &h->peak[i].labels);
 }

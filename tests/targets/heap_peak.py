@@ -1,12 +1,15 @@
 """heap_peak.py - a heap whose high-water mark is not its end (heap.bats).
 
-    python heap_peak.py
+    python heap_peak.py [--slow]
 
   hold          keeps about 150 MiB (bytes objects of 40 to 160 KiB)
   temporaries   while hold's are kept, makes about 50 MiB of temporaries
                 (bytes objects of 1 to 4 KiB), keeps them 0.3 s, drops
                 them; then hold's are dropped too
   third         keeps about 100 MiB (bytes objects of 100 KiB) to the end
+
+--slow: 2.2 s between the drop and third, and after third (a collector's
+--period 1 windows: one with the high, one after it with third's only).
 
 So the heap is highest (hold's and temporaries' 200 MiB) in the middle,
 and at the end only third's 100 MiB are in use: third is in use at the
@@ -62,8 +65,11 @@ def main():
     kept, n_hold = hold()
     n_tmp = temporaries(clock)
     del kept
+    slow = "--slow" in sys.argv
+    if slow:
+        time.sleep(2.2)
     last, n_third = third()
-    time.sleep(0.2)
+    time.sleep(2.2 if slow else 0.2)
     out = {"hold": n_hold, "temporaries": n_tmp, "third": n_third}
     out.update(clock)
     print(json.dumps(out, sort_keys=True))
