@@ -151,7 +151,7 @@ teardown() {
 	done
 	[[ -f $f.pb.gz && -f $f.heap.pb.gz ]] || fail "not both of $f.{,heap.}pb.gz: $(ls "$OUT")"
 	$CHECK values "$f.heap.pb.gz" big_buffer | tee "$T/v"
-	read -r _ alloc _ inuse <"$T/v"
+	read -r _ alloc _ inuse _ _ <"$T/v"
 	((alloc > 90 << 20 && inuse == 0)) || fail "big_buffer: $alloc allocated, $inuse in use"
 }
 
@@ -252,7 +252,7 @@ teardown() {
 		sleep 0.05
 	done
 	$CHECK values "$f.heap.pb.gz" leak | tee "$T/v"
-	read -r objs alloc _ inuse <"$T/v"
+	read -r objs alloc _ inuse _ _ <"$T/v"
 	# 1 MiB every 0.1 s, sampled for about a second of the 2.5: some,
 	# not all 25 MiB; and what was sampled is still held at exit
 	((alloc >= 3 << 20 && alloc <= 20 << 20)) ||
