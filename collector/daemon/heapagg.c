@@ -44,7 +44,7 @@
 struct live {
 	uint64_t addr; /* 0: empty */
 	uint64_t size;
-	double w;     /* heapagg_scale(size, rate), rate the current one */
+	double w; /* heapagg_scale(size, rate), rate the current one */
 	uint32_t node;
 	uint32_t labels;
 };
@@ -490,10 +490,11 @@ int heapagg_rows(const struct heapagg *h, struct heapagg_row **out,
 			*r = (struct heapagg_row){ .node = p->node,
 						   .labels = p->labels };
 		}
-		for (; i < h->peak_n && peak[i].node == p->node &&
-		       peak[i].labels == p->labels; i++) {
+		while (i < h->peak_n && peak[i].node == p->node &&
+		       peak[i].labels == p->labels) {
 			r->peak_objects += peak[i].w;
 			r->peak_bytes += peak[i].w * (double)peak[i].size;
+			i++;
 		}
 	}
 	qsort(rows, n, sizeof(*rows), row_cmp);
