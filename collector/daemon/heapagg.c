@@ -2,7 +2,8 @@
  * heapagg.c - one process's heap profile (see heapagg.h).
  *
  * Two open-addressing tables with linear probing:
- *   live  address -> (node, labels, size) of each sampled block in use;
+ *   live  address -> (node, labels, size, scale) of each sampled block
+ *         in use;
  *         removal shifts the following entries back (no tombstones), so
  *         a long-running process's churn does not slow lookups;
  *   acc   (node, labels) -> unbiased allocation sums of the window; only
@@ -21,14 +22,16 @@
  * rate recomputes the scales: rare). When it passes the last copy's value
  * by more than 1/2^HEAPAGG_PEAK_SLACK_SHIFT, live is copied to peak
  * again. A copy is one pass over live, a few instructions per slot (a
- * copy summed per stack at once cost six times as much: the collector
- * took a third more instructions on tests/bench/ingest.c --heap, where
- * the heap reaches a new high every 200,000 records); growing from B to
+ * copy summed per stack at once cost four times as much: the collector
+ * took a third more instructions than before the peak on
+ * tests/bench/ingest.c --heap, where the heap reaches a new high every
+ * 200,000 records, against 14% now; docs/heap.md); growing from B to
  * 2B bytes takes about 45 copies at 1/64, whatever the number of
  * allocations, and churn under the last high costs nothing but the
  * estimate's add and subtract. So the peak's total is within 1/64 below
- * the true high of the estimate, which is kept exactly (win_max, with its
- * time) for the line `pyprof record` prints. A window starts with a copy
+ * the true high of the estimate, which is kept exactly (win_max, and the
+ * table's life's life_max for the line `pyprof record` prints, with their
+ * times). A window starts with a copy
  * of what is in use then (the peak of a window of frees is its start).
  */
 #include "daemon/heapagg.h"
