@@ -26,7 +26,8 @@
 #       record`'s last line the peak and its time against the program's
 #       clock (heap_check.py peak), go tool pprof -sample_index=peak_space;
 #       3.8, 3.11, 3.14, 3.15 and Debian's python3. Windows: a collector's
-#       --period windows each have their own peak.
+#       --period windows each have their own peak. (3.9: two processes,
+#       each with its own peak; record names the higher.)
 # Sampling at 32 KiB keeps the sampling error of the small objects' 55 to
 # 65 MB near 2% (about 1,900 samples), so 10% is four standard errors.
 
@@ -295,6 +296,16 @@ PY
 	[[ $(cum "$T/child.top" child_keeps) =~ ^(29|30|31)(\.[0-9]+)?$ ]] ||
 		fail "the child's 30 MiB are not under child_keeps"
 	grep -q 'parent_keeps' "$T/child.top" && fail "the parent's blocks in the child's heap"
+	# each process's own peak; record's last line names the higher one's,
+	# the child's (30 MiB against the parent's 8)
+	go tool pprof -symbolize=none -sample_index=peak_space -tagignore "pid=$parent" \
+		-top "$T/f.heap.pb.gz" >"$T/child.peak"
+	[[ $(cum "$T/child.peak" child_keeps) =~ ^(29|30|31)(\.[0-9]+)?$ ]] ||
+		fail "the child's peak lacks its 30 MiB under child_keeps"
+	tail -1 "$T/rec.err" | grep -qE '^pyprof: heap peak: [0-9.]+MB in use by pid [0-9]+ \(the highest of 2 processes\), [0-9.]+ s after the start \(' ||
+		fail "record's last line is not the peak of one of 2 processes"
+	tail -1 "$T/rec.err" | grep -q "by pid $parent " &&
+		fail "the parent's high named: the child's was higher"
 	return 0
 }
 
