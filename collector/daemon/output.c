@@ -665,8 +665,9 @@ out:
 /* The --summary file: one line of counts (running=N only when some
  * processes were still connected, refused=N only when some process was
  * not profiled, heap_procs=N heap_peak=BYTES heap_peak_unix_ns=T
- * heap_peak_pid=PID only when some sent heap data), then one line per reason why processes were
- * not profiled: "refused N REASON" (cmd_summary_parse). */
+ * heap_peak_pid=PID only when some sent heap data: procs_heap_peak),
+ * then one line per reason why processes were not profiled: "refused N
+ * REASON" (cmd_summary_parse). */
 static void write_summary(struct output *o, uint64_t n_running)
 {
 	char text[512 + (PROCS_REFUSED_KINDS + 1) * (PROCS_REFUSED_LEN + 32)];

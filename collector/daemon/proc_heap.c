@@ -68,6 +68,7 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 		  const struct proc_heap_rec *recs, size_t n, char *err)
 {
 	struct proc *p = s->proc;
+	uint64_t now = now_unix_ns();
 
 	if (!p->heap) {
 		if (!(p->heap = heapagg_new()))
@@ -76,7 +77,7 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 	}
 	/* the frame's records happened within the library's last tick or
 	 * so (20 ms): now is their time, for the peak's */
-	heapagg_set_now(p->heap, now_unix_ns());
+	heapagg_set_now(p->heap, now);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_heap_rec *r = &recs[i];
 		if (r->kind == WIRE_HEAP_ALLOC ||
@@ -102,7 +103,7 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 			heapagg_lost(p->heap, rate, r->n, r->bytes);
 		}
 	}
-	p->heard_unix_ns = now_unix_ns();
+	p->heard_unix_ns = now;
 	struct heapagg_peak hp = heapagg_life_peak(p->heap);
 	struct procs_heap_peak *best = &p->reg->heap_peak;
 	if (hp.bytes > best->bytes) {
