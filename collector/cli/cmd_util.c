@@ -196,6 +196,15 @@ int cmd_summary_parse(const char *text, struct cmd_summary *out)
 			out->n_refused = v;
 		} else if (klen == 7 && !memcmp(key, "running", 7)) {
 			out->n_running = v;
+		} else if (klen == 10 && !memcmp(key, "heap_procs", 10)) {
+			out->heap_procs = v;
+		} else if (klen == 9 && !memcmp(key, "heap_peak", 9)) {
+			out->heap_peak = v;
+		} else if (klen == 17 &&
+			   !memcmp(key, "heap_peak_unix_ns", 17)) {
+			out->heap_peak_unix_ns = v;
+		} else if (klen == 13 && !memcmp(key, "heap_peak_pid", 13)) {
+			out->heap_peak_pid = v;
 		}
 	}
 	/* "refused N REASON" lines */

@@ -68,6 +68,9 @@ struct record {
 	pid_t attached; /* `pyprof attach`: the target, which goes on
 			   running (record_report then does not call it
 			   a daemon); 0 for record */
+	/* the command's start (the heap peak's time is said from it); 0:
+	 * not known */
+	unsigned long long start_unix_ns;
 };
 
 /* ---- cmd_record.c (also used by `pyprof attach`) ---------------------- */

@@ -362,6 +362,7 @@ fail:
 int record_command_run(struct record *r, int *ran)
 {
 	int errp[2] = { -1, -1 };
+	struct timespec ts;
 	pid_t pid;
 	int ret, st, e = 0;
 	ssize_t got;
@@ -372,6 +373,9 @@ int record_command_run(struct record *r, int *ran)
 		ret = CMD_EXIT_FAIL;
 		goto out;
 	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->start_unix_ns = (unsigned long long)ts.tv_sec * 1000000000ull +
+			   (unsigned long long)ts.tv_nsec;
 	pid = fork();
 	if (pid < 0) {
 		log_error("fork: %s", strerror(errno));

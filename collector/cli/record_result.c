@@ -16,12 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/record.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/readfile.h"
+#include "views/view_read.h"
 
 /* ---- the result ------------------------------------------------------- */
 
@@ -140,6 +142,47 @@ static int place_beside(const struct record *r)
 	return failed;
 }
 
+/* The last line of a run with heap profiles: the highest heap in use
+ * (the collector's in-use estimate, heapagg.h), when (from the command's
+ * start, and the wall clock), and which process when several sent heap
+ * data. Nothing without heap data. */
+static void report_heap_peak(const struct record *r,
+			     const struct cmd_summary *sum)
+{
+	char size[32], when[64], zone[16], which[96] = "";
+	unsigned long long t = sum->heap_peak_unix_ns;
+	time_t sec = (time_t)(t / 1000000000ull);
+	struct tm tm;
+
+	if (!sum->heap_procs)
+		return;
+	if (!sum->heap_peak || !t) {
+		log_info("heap peak: nothing in use was sampled");
+		return;
+	}
+	view_fmt_value(size, sizeof(size),
+		       sum->heap_peak > INT64_MAX ? INT64_MAX
+						  : (int64_t)sum->heap_peak,
+		       "bytes");
+	if (!localtime_r(&sec, &tm) ||
+	    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), "%Z", &tm))
+		snprintf(when, sizeof(when), "@%lld", (long long)sec);
+	else
+		snprintf(when + strlen(when), sizeof(when) - strlen(when),
+			 ".%03llu %s", t / 1000000ull % 1000, zone);
+	if (sum->heap_procs > 1)
+		snprintf(which, sizeof(which),
+			 " by pid %llu (the highest of %llu processes)",
+			 sum->heap_peak_pid, sum->heap_procs);
+	if (r->start_unix_ns && t >= r->start_unix_ns)
+		log_info("heap peak: %s in use%s, %.2f s after the start (%s)",
+			 size, which,
+			 (double)(t - r->start_unix_ns) / 1e9, when);
+	else
+		log_info("heap peak: %s in use%s (%s)", size, which, when);
+}
+
 /* Prints the one-line result (record.h). */
 int record_report(const struct record *r, int coll_status)
 {
@@ -148,7 +191,7 @@ int record_report(const struct record *r, int coll_status)
 	struct stat st;
 	char where[CMD_PATH_MAX + 256];
 	ssize_t len = -1;
-	int fd, placed;
+	int fd, placed, failed;
 
 	if (coll_status == -1) {
 		log_error("no profile written: lost track of the collector");
@@ -205,5 +248,7 @@ int record_report(const struct record *r, int coll_status)
 			 "LD_PRELOAD=%s", sum.n_running,
 			 sum.n_running == 1 ? " was" : "es were", r->command[0],
 			 r->lib);
-	return place_beside(r) || placed ? -EIO : 0;
+	failed = place_beside(r) || placed;
+	report_heap_peak(r, &sum);
+	return failed ? -EIO : 0;
 }

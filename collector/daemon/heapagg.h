@@ -14,10 +14,20 @@
  * window's alloc_* values cover that window) but keeps the blocks in use:
  * in-use is a state, not a flow.
  *
- * Memory: one 24-byte entry per sampled block in use (at the default rate
- * a process holding 1 GiB has about 2,000) and one 24-byte entry per
- * allocating stack in the window. Blocks in use are capped at
- * HEAPAGG_LIVE_MAX per process (a table of at most 48 MiB): a client that
+ * The peak: what was in use, per stack, when the window's in-use estimate
+ * (the sum of the unbiased bytes of the blocks in use, as the rows' inuse
+ * values) was highest; the rows' peak values. It is copied from the blocks
+ * in use only when the estimate passes the last copy by more than
+ * 1/2^HEAPAGG_PEAK_SLACK_SHIFT, so its total is at most that fraction
+ * below the true high (heapagg_window_peak, kept exactly, with its time).
+ * A window starts with what is in use at its start. One process's peak:
+ * the peaks of several processes happen at different moments (pprof.h
+ * says what a profile of several shows).
+ *
+ * Memory: one 32-byte entry per sampled block in use (at the default rate
+ * a process holding 1 GiB has about 2,000), one 24-byte entry per
+ * allocating stack in the window and one per stack in use at the peak. Blocks in use are capped at
+ * HEAPAGG_LIVE_MAX per process (a table of at most 64 MiB): a client that
  * never frees, or sends ALLOC records without end, cannot grow it further;
  * allocations beyond the cap are counted as lost (the lost row), as the
  * library counts those it cannot record.
@@ -38,7 +48,20 @@ struct heapagg_row {
 	uint32_t labels; /* label set id (symtab.h), 0: none */
 	double alloc_objects, alloc_bytes;
 	double inuse_objects, inuse_bytes;
+	double peak_objects, peak_bytes; /* in use at the window's peak */
 };
+
+/* A high of the in-use estimate: bytes (unbiased), and when
+ * (heapagg_set_now's clock; 0 if none was set); zeros: none. */
+struct heapagg_peak {
+	uint64_t bytes;
+	uint64_t unix_ns;
+};
+
+/* The peak table is copied again when the estimate passes the last copy
+ * by more than 1/2^HEAPAGG_PEAK_SLACK_SHIFT (1/64: the collector's cost
+ * measured in docs/heap.md). */
+#define HEAPAGG_PEAK_SLACK_SHIFT 6
 
 struct heapagg *heapagg_new(void);
 void heapagg_free(struct heapagg *h);
@@ -66,7 +89,7 @@ void heapagg_release(struct heapagg *h, uint64_t addr);
 void heapagg_lost(struct heapagg *h, uint64_t rate, uint64_t n, uint64_t bytes);
 
 /* Whether there is anything to write: allocations in the window, blocks
- * in use, or lost ones. */
+ * in use, blocks in use at its peak, or lost ones. */
 int heapagg_has_data(const struct heapagg *h);
 
 /* The last rate heard. */
@@ -78,11 +101,25 @@ size_t heapagg_n_live(const struct heapagg *h);
 /* Allocations counted as lost because the table was full, ever. */
 uint64_t heapagg_n_over(const struct heapagg *h);
 
-/* Forgets the window's allocation sums and lost counts. */
+/* Forgets the window's allocation sums and lost counts; the new window's
+ * peak is what is in use now (copied: one pass over the blocks in use). */
 void heapagg_window_reset(struct heapagg *h);
 
+/* The time the records applied next happened at (the collector's clock
+ * when their frame came: a high's time in heapagg_window_peak). */
+void heapagg_set_now(struct heapagg *h, uint64_t unix_ns);
+
+/* The in-use estimate now: the sum over blocks in use of their unbiased
+ * bytes, each rounded to an integer. */
+uint64_t heapagg_inuse_est(const struct heapagg *h);
+
+/* The highest in-use estimate of the window (since the last
+ * heapagg_window_reset), and of the table's life. */
+struct heapagg_peak heapagg_window_peak(const struct heapagg *h);
+struct heapagg_peak heapagg_life_peak(const struct heapagg *h);
+
 /* The rows of the profile, one per (stack, label set) with allocations in
- * the window or blocks in use, sorted by node and then label set, into *rows (malloc'd; the caller
+ * the window, blocks in use or some at the window's peak, sorted by node and then label set, into *rows (malloc'd; the caller
  * frees it), and the lost allocations in *lost (node 0; zero values if
  * none). 0 or -ENOMEM. */
 int heapagg_rows(const struct heapagg *h, struct heapagg_row **rows, size_t *n,

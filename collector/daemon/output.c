@@ -708,11 +708,13 @@ out:
 
 /* The --summary file: one line of counts (running=N only when some
  * processes were still connected, refused=N only when some process was
- * not profiled), then one line per reason why processes were
- * not profiled: "refused N REASON" (cmd_summary_parse). */
+ * not profiled, heap_procs=N heap_peak=BYTES heap_peak_unix_ns=T
+ * heap_peak_pid=PID only when some sent heap data: procs_heap_peak),
+ * then one line per reason why processes were not profiled: "refused N
+ * REASON" (cmd_summary_parse). */
 static void write_summary(struct output *o, uint64_t n_running)
 {
-	char text[256 + (PROCS_REFUSED_KINDS + 1) * (PROCS_REFUSED_LEN + 32)];
+	char text[512 + (PROCS_REFUSED_KINDS + 1) * (PROCS_REFUSED_LEN + 32)];
 	size_t len = 0;
 	const char *why;
 	uint64_t n_why;
@@ -730,6 +732,15 @@ static void write_summary(struct output *o, uint64_t n_running)
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
 					" refused=%" PRIu64,
 					procs_n_refused(o->reg));
+	struct procs_heap_peak hp;
+	if (procs_heap_peak(o->reg, &hp))
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					" heap_procs=%" PRIu64
+					" heap_peak=%" PRIu64
+					" heap_peak_unix_ns=%" PRIu64
+					" heap_peak_pid=%" PRIu64,
+					hp.n_procs, hp.bytes, hp.unix_ns,
+					hp.pid);
 	text[len++] = '\n';
 	for (size_t i = 0; (why = procs_refused_reason(o->reg, i, &n_why)); i++) {
 		n = snprintf(text + len, sizeof(text) - len,

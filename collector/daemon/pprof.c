@@ -38,6 +38,7 @@
 
 #define PPROF_MAX_PROC_COMMENTS 64 /* processes described in comments */
 #define PPROF_MAX_LABELS 9
+#define PPROF_HEAP_TYPES 6 /* alloc, inuse and peak: objects and space */
 
 /* ---- samples --------------------------------------------------------------- */
 
@@ -51,7 +52,7 @@ static int64_t clamp64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* A sample with n_val values (2 for CPU profiles, 4 for heap ones), room
+/* A sample with n_val values (2 for CPU profiles, 6 for heap ones), room
  * for the collector's labels and those of label set lsid (0: none). */
 static Sample *new_sample_n(struct builder *b, size_t n_loc,
 			    const int64_t *v, size_t n_val, uint32_t lsid)
@@ -273,11 +274,12 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 	pl = proc_labels(b, p);
 	for (size_t i = 0; i <= n && !b->oom; i++) {
 		const struct heapagg_row *r = i < n ? &rows[i] : &lost;
-		int64_t v[4] = { heap_val(r->alloc_objects),
-				 heap_val(r->alloc_bytes),
-				 heap_val(r->inuse_objects),
-				 heap_val(r->inuse_bytes) };
-		if (!v[0] && !v[1] && !v[2] && !v[3])
+		int64_t v[PPROF_HEAP_TYPES] = {
+			heap_val(r->alloc_objects), heap_val(r->alloc_bytes),
+			heap_val(r->inuse_objects), heap_val(r->inuse_bytes),
+			heap_val(r->peak_objects), heap_val(r->peak_bytes)
+		};
+		if (!v[0] && !v[1] && !v[2] && !v[3] && !v[4] && !v[5])
 			continue;
 		if (r->node && (!pb_stack_ok(b->st, r->node) ||
 				!labels_ok(b->st, r->labels))) {
@@ -286,7 +288,8 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 		}
 		uint32_t depth = r->node ? symtab_node_depth(b->st, r->node)
 					 : 1;
-		Sample *s = new_sample_n(b, depth, v, 4, r->labels);
+		Sample *s = new_sample_n(b, depth, v, PPROF_HEAP_TYPES,
+					 r->labels);
 		if (!s)
 			break;
 		if (r->node) {
@@ -443,8 +446,8 @@ out:
 
 /* The ValueType messages: sample types and the period type. */
 struct value_types {
-	ValueType count, time, period, heap[4];
-	ValueType *cpu_types[2], *heap_types[4];
+	ValueType count, time, period, heap[PPROF_HEAP_TYPES];
+	ValueType *cpu_types[2], *heap_types[PPROF_HEAP_TYPES];
 };
 
 /* The start and end of what the profile covers, and the heap rate. */
@@ -518,11 +521,13 @@ static void encode_sample_types(struct builder *b,
 				const struct pprof_opts *opts,
 				struct value_types *vt, Profile *prof)
 {
-	static const char *const heap_names[4][2] = {
+	static const char *const heap_names[PPROF_HEAP_TYPES][2] = {
 		{ "alloc_objects", "count" },
 		{ "alloc_space", "bytes" },
 		{ "inuse_objects", "count" },
 		{ "inuse_space", "bytes" },
+		{ "peak_objects", "count" },
+		{ "peak_space", "bytes" },
 	};
 	const char *kind = b->mode == WIRE_MODE_WALL ? "wall" : "cpu";
 
@@ -546,7 +551,7 @@ static void encode_sample_types(struct builder *b,
 	}
 	if (!opts->heap)
 		return;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < PPROF_HEAP_TYPES; i++) {
 		vt->heap[i].type = pb_str_idx(b, heap_names[i][0]);
 		vt->heap[i].unit = pb_str_idx(b, heap_names[i][1]);
 		vt->heap_types[i] = &vt->heap[i];
@@ -554,7 +559,7 @@ static void encode_sample_types(struct builder *b,
 	vt->period.type = pb_str_idx(b, "space");
 	vt->period.unit = pb_str_idx(b, "bytes");
 	b->one_thread = 0;
-	prof->n_sample_type = 4;
+	prof->n_sample_type = PPROF_HEAP_TYPES;
 	prof->sample_type = vt->heap_types;
 	prof->default_sample_type = vt->heap[opts->heap_allocs ? 1 : 3].type;
 }
@@ -708,7 +713,7 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 		opts = &no_opts;
 	*stats = (struct pprof_stats){ 0 };
 	vt.count = vt.time = vt.period = vt_init;
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < PPROF_HEAP_TYPES; i++)
 		vt.heap[i] = vt_init;
 	/* No process: a valid CPU profile with no samples, so that a caller
 	 * asking for a merged file always gets one. */

@@ -42,16 +42,22 @@
  *
  * Heap profiles (pprof_opts.heap), as Go's runtime/pprof writes them:
  *   sample_type  [alloc_objects/count, alloc_space/bytes, inuse_objects/
- *                count, inuse_space/bytes], default_sample_type
- *                inuse_space; period_type space/bytes, period = the first
- *                process's sampling rate in bytes
+ *                count, inuse_space/bytes, peak_objects/count,
+ *                peak_space/bytes], default_sample_type inuse_space;
+ *                period_type space/bytes, period = the first process's
+ *                sampling rate in bytes
  *   sample       one per allocating stack (heapagg.h): allocations in
- *                the window and blocks still in use, unbiased per sample
- *                and rounded; labels pid (and process, command as
+ *                the window, blocks still in use, and blocks in use when
+ *                the process's in-use estimate was highest in the window,
+ *                unbiased per sample and rounded; labels pid (and process, command as
  *                above) and the allocation's label set; allocations the process could not record on a
  *                "[lost: heap samples]" frame
  *   the rest     as for CPU profiles; processes without heap data are
  *                left out of the samples
+ * Several processes: each one's peak values are its own peak's; their sum
+ * is the sum of the processes' highs, which may not have happened at the
+ * same moment (an upper bound of the simultaneous peak; the pid label
+ * tells one process's apart).
  *
  * The caller chooses the processes; they must all have the same mode
  * (the first one's is used). Runs on the collector's loop thread; memory

@@ -701,8 +701,10 @@ int proc_is_live(const struct proc *p)
 void proc_window_reset(struct proc *p, uint64_t start_unix_ns)
 {
 	agg_clear(p->agg);
-	if (p->heap)
+	if (p->heap) {
+		heapagg_set_now(p->heap, start_unix_ns);
 		heapagg_window_reset(p->heap);
+	}
 	memset(p->lost_samples, 0, sizeof(p->lost_samples));
 	memset(p->lost_value, 0, sizeof(p->lost_value));
 	p->info.win_samples = 0;

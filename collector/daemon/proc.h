@@ -327,6 +327,17 @@ struct proc *procs_next_snapshot(struct procs *reg, uint64_t *seq);
 struct heapagg;
 const struct heapagg *proc_heap(const struct proc *p);
 
+/* The highest heap in use of any process over the registry's life
+ * (heapagg_life_peak: unbiased bytes; the collector's clock when the
+ * frame that reached it came), its process's pid and start, and how many
+ * processes sent heap data; 0 if none did (the rest untouched), else 1.
+ * For `pyprof record`'s last line (the --summary file). */
+struct procs_heap_peak {
+	uint64_t bytes, unix_ns, pid, start_unix_ns;
+	uint64_t n_procs;
+};
+int procs_heap_peak(const struct procs *reg, struct procs_heap_peak *out);
+
 /* ---- reading a process (pprof.c, collector.c) ------------------------- */
 
 const struct proc_info *proc_info(const struct proc *p);

@@ -68,9 +68,16 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 		  const struct proc_heap_rec *recs, size_t n, char *err)
 {
 	struct proc *p = s->proc;
+	uint64_t now = now_unix_ns();
 
-	if (!p->heap && !(p->heap = heapagg_new()))
-		return oom(err);
+	if (!p->heap) {
+		if (!(p->heap = heapagg_new()))
+			return oom(err);
+		p->reg->heap_peak.n_procs++;
+	}
+	/* the frame's records happened within the library's last tick or
+	 * so (20 ms): now is their time, for the peak's */
+	heapagg_set_now(p->heap, now);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_heap_rec *r = &recs[i];
 		if (r->kind == WIRE_HEAP_ALLOC ||
@@ -96,8 +103,24 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 			heapagg_lost(p->heap, rate, r->n, r->bytes);
 		}
 	}
-	p->heard_unix_ns = now_unix_ns();
+	p->heard_unix_ns = now;
+	struct heapagg_peak hp = heapagg_life_peak(p->heap);
+	struct procs_heap_peak *best = &p->reg->heap_peak;
+	if (hp.bytes > best->bytes) {
+		best->bytes = hp.bytes;
+		best->unix_ns = hp.unix_ns;
+		best->pid = p->info.pid;
+		best->start_unix_ns = p->info.start_unix_ns;
+	}
 	return 0;
+}
+
+int procs_heap_peak(const struct procs *reg, struct procs_heap_peak *out)
+{
+	if (!reg->heap_peak.n_procs)
+		return 0;
+	*out = reg->heap_peak;
+	return 1;
 }
 
 int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err)

@@ -92,6 +92,8 @@ struct procs {
 	uint64_t n_refs;  /* bound on symtab entries processes refer to */
 	uint64_t gc_kept; /* entries the last compaction kept */
 	uint64_t n_snap_pending; /* processes with snap_seq set */
+	/* procs_heap_peak's */
+	struct procs_heap_peak heap_peak;
 	struct timeline *timeline; /* NULL unless --timeline */
 	struct proc *copies;       /* copies (window.c), a list */
 	size_t n_copies;

@@ -64,7 +64,8 @@ static int by_values(const struct view_diff_opts *o, const struct view_type *t)
 {
 	if (o->compare != VIEW_DIFF_AUTO)
 		return o->compare == VIEW_DIFF_VALUES;
-	return !strncmp(t->type, "alloc_", 6) || !strncmp(t->type, "inuse_", 6);
+	return !strncmp(t->type, "alloc_", 6) || !strncmp(t->type, "inuse_", 6) ||
+	       !strncmp(t->type, "peak_", 5);
 }
 
 /* A signed value in unit: "+42.0MB", "-3", "0". */

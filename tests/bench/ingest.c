@@ -5,6 +5,8 @@
  *   ingest --socket PATH --collector-pid PID [--clients N] [--samples N]
  *          [--batch N] [--now]
  *   ingest --socket PATH --collector-pid PID --churn N [--clients N]
+ *   ingest --socket PATH --collector-pid PID --heap [--clients N]
+ *          [--samples N] [--batch N]
  *
  * Each client (a forked process with its own HELLO pid) sends a HELLO, a
  * program's definitions (a 30-frame chain with 500 leaves hanging off it,
@@ -39,6 +41,15 @@
  * give memory back; prints one line with both, the peak (VmHWM), and
  * exits 1 if the end is more than CHURN_SLACK_KB above the baseline.
  *
+ * --heap: HEAP frames instead of SAMPLES (--samples counts their
+ * records), the heap of a program that grows and churns: each client
+ * allocates (sizes log-uniform from 16 B to 1 MiB, on the skewed leaves,
+ * rate 512 KiB) with few frees until HEAP_LIVE blocks are in use, then
+ * frees and allocates alternately around that level, then drops to
+ * HEAP_LIVE / 2 and grows back past its last high, and so on: a
+ * collector's in-use estimate reaches a new high in every cycle (the
+ * peak's copies) and churns in between (its adds and subtracts).
+ *
  * Uses only wire.h's encoder; no collector code.
  */
 #include <errno.h>
@@ -63,6 +74,8 @@
 #define CHURN_SAMPLES 200
 #define CHURN_WARMUP 500
 #define CHURN_SLACK_KB 2048
+#define HEAP_LIVE 20000
+#define HEAP_CYCLE 200000 /* records from one high to the next */
 
 struct buf {
 	uint8_t *p;
@@ -224,6 +237,69 @@ static void samples_frame(struct buf *b, size_t n)
 	frame(b, WIRE_SAMPLES, &w);
 }
 
+/* ---- --heap ---------------------------------------------------------------- */
+
+static int heap_mode;
+
+/* One client's heap: addresses in use, and where its cycle is. */
+struct heap_state {
+	uint64_t live[4 * HEAP_LIVE];
+	size_t n_live, level;
+	uint64_t next_addr, n_done;
+};
+
+static void heap_alloc(struct heap_state *h, struct wire_out *w)
+{
+	uint64_t r = rnd();
+	uint64_t size = 16ull << (r % 17); /* 16 B .. 1 MiB */
+	size += (r >> 8) % size;
+	uint64_t addr = h->next_addr += 64;
+	wire_put_varint(w, WIRE_HEAP_ALLOC);
+	wire_put_varint(w, pick_leaf());
+	wire_put_varint(w, 1 + rnd() % N_THREADS);
+	wire_put_varint(w, size);
+	wire_put_varint(w, addr);
+	h->live[h->n_live++] = addr;
+}
+
+static void heap_free(struct heap_state *h, struct wire_out *w)
+{
+	size_t i = (size_t)(rnd() % h->n_live);
+	wire_put_varint(w, WIRE_HEAP_FREE);
+	wire_put_varint(w, h->live[i]);
+	h->live[i] = h->live[--h->n_live];
+}
+
+/* A HEAP frame of n records continuing h's cycle: grow to level (80%
+ * allocations), churn there, and every HEAP_CYCLE records fall to half
+ * and set the level 10% above the last. */
+static void heap_frame(struct buf *b, struct heap_state *h, size_t n)
+{
+	struct wire_out w = pay();
+	wire_put_varint(&w, 524288);
+	for (size_t i = 0; i < n; i++, h->n_done++) {
+		if (h->n_done % HEAP_CYCLE == 0) {
+			h->level = h->level ? h->level + h->level / 10
+					    : HEAP_LIVE;
+			if (h->level > 3 * HEAP_LIVE)
+				h->level = HEAP_LIVE;
+			while (h->n_live > h->level / 2 && i < n) {
+				heap_free(h, &w);
+				i++, h->n_done++;
+			}
+			if (i == n)
+				break;
+		}
+		int grow = h->n_live < h->level ? rnd() % 5 != 0
+						: rnd() % 2 == 0;
+		if (h->n_live == 0 || (grow && h->n_live < 4 * HEAP_LIVE))
+			heap_alloc(h, &w);
+		else
+			heap_free(h, &w);
+	}
+	frame(b, WIRE_HEAP, &w);
+}
+
 static int send_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
@@ -263,7 +339,7 @@ static int client(const char *path, uint64_t pid, uint64_t n_samples,
 		samples_frame(&frames[i], batch);
 	}
 	struct wire_out w = pay();
-	tagv(&w, WIRE_B_SAMPLES, n_samples);
+	tagv(&w, WIRE_B_SAMPLES, heap_mode ? 0 : n_samples);
 	frame(&tail, WIRE_BYE, &w);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -274,6 +350,29 @@ static int client(const char *path, uint64_t pid, uint64_t n_samples,
 	}
 	if ((err = send_all(fd, pre.p, pre.len)) < 0)
 		goto fail;
+	if (heap_mode) {
+		struct heap_state *hs = calloc(1, sizeof(*hs));
+		struct buf hb = { 0 };
+		if (!hs) {
+			perror("calloc");
+			return 1;
+		}
+		hs->next_addr = 0x7f0000000000ull;
+		while (sent < n_samples && err == 0) {
+			size_t k = n_samples - sent < batch
+					   ? (size_t)(n_samples - sent)
+					   : batch;
+			hb.len = 0;
+			heap_frame(&hb, hs, k);
+			err = send_all(fd, hb.p, hb.len);
+			sent += k;
+		}
+		free(hb.p);
+		free(hs);
+		if (err < 0)
+			goto fail;
+		n_samples = 0; /* BYE: no CPU samples */
+	}
 	for (int i = 0; sent < n_samples; i = (i + 1) % N_FRAMES) {
 		if (n_samples - sent < batch) {
 			/* The last, shorter frame. */
@@ -492,6 +591,7 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "churn", required_argument, NULL, 'C' },
 		{ "now", no_argument, NULL, 'N' },
+		{ "heap", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL;
@@ -508,6 +608,7 @@ int main(int argc, char **argv)
 		case 'C': n_churn = atoi(optarg); break;
 		case 'n': n_samples = strtoull(optarg, NULL, 10); break;
 		case 'b': batch = strtoul(optarg, NULL, 10); break;
+		case 'H': heap_mode = 1; break;
 		case 'N': {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -519,7 +620,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: ingest --socket PATH "
 				"--collector-pid PID [--clients N] "
 				"[--samples N] [--batch N] [--churn N] "
-				"[--now]\n");
+				"[--now] [--heap]\n");
 			return 2;
 		}
 	}
@@ -550,10 +651,12 @@ int main(int argc, char **argv)
 	double t1 = now_s(), cpu1 = cpu_seconds(cpid);
 	double total = (double)(each * (uint64_t)n_clients);
 	double cpu = cpu1 - cpu0;
-	printf("ingest: clients=%d samples=%.0f elapsed=%.3f s "
-	       "rate=%.2f M samples/s collector_cpu=%.2f s "
-	       "per_core=%.2f M samples per collector CPU second\n",
-	       n_clients, total, t1 - t0, total / (t1 - t0) / 1e6, cpu,
-	       cpu > 0 ? total / cpu / 1e6 : 0.0);
+	const char *what = heap_mode ? "heap records" : "samples";
+	printf("ingest: clients=%d %s=%.0f elapsed=%.3f s "
+	       "rate=%.2f M %s/s collector_cpu=%.2f s "
+	       "per_core=%.2f M %s per collector CPU second\n",
+	       n_clients, heap_mode ? "heap_records" : "samples", total,
+	       t1 - t0, total / (t1 - t0) / 1e6, what, cpu,
+	       cpu > 0 ? total / cpu / 1e6 : 0.0, what);
 	return failed;
 }

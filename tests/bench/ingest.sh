@@ -7,7 +7,8 @@
 # collector's CPU seconds with samples per collector CPU second (the
 # collector is single-threaded, so that is the one-core figure; goal over
 # 1M). The collector writes each client's profile when it disconnects, so
-# the time includes building and writing those profiles too.
+# the time includes building and writing those profiles too. Then one
+# client's heap-heavy stream (ingest --heap): heap records per second.
 #
 # Then memory for days: a fresh collector takes CHURN short-lived
 # processes (default 10000; build/bench/ingest --churn, each with symbols
@@ -59,6 +60,11 @@ for n in $CLIENTS; do
 		--clients "$n" --samples "$SAMPLES" || rc=1
 	expect=$((expect + SAMPLES / n * n))
 done
+# A heap-heavy stream (HEAP records, no samples: the count above holds):
+# a heap that halves and climbs past its last high every 200,000 records,
+# so the in-use peak's copies are in it (docs/heap.md).
+"$BUILD/bench/ingest" --socket "$tmp/s/c.sock" --collector-pid "$cpid" \
+	--heap --samples "$SAMPLES" || rc=1
 rss=$(awk '/VmHWM/ {print $2 " " $3}' "/proc/$cpid/status")
 echo "collector peak RSS: $rss"
 kill -TERM "$cpid"

@@ -641,9 +641,10 @@ refute_fact() {
 	go tool pprof -symbolize=none -raw "$h" >"$T/raw" 2>&1
 	# the 1000000-byte allocation (rate 1: one object) is labelled, the
 	# 4096-byte one is not
-	grep -A1 -E "^ +1 +1000000 +1 +1000000:" "$T/raw" |
+	# (alloc and inuse, objects and bytes; then the peak's)
+	grep -A1 -E "^ +1 +1000000 +1 +1000000( +[0-9]+){2}:" "$T/raw" |
 		grep -q "endpoint:\[/api/users\]" || fail "$(cat "$T/raw")"
-	grep -A1 -E "^ +1 +4096 +1 +4096:" "$T/raw" | tail -1 |
+	grep -A1 -E "^ +1 +4096 +1 +4096( +[0-9]+){2}:" "$T/raw" | tail -1 |
 		grep -vq "endpoint" || fail "$(cat "$T/raw")"
 	go tool pprof -symbolize=none -sample_index=inuse_space \
 		-tagfocus=endpoint=/api/users -top "$h" >"$T/top" 2>&1

@@ -19,6 +19,15 @@
 #       -diff_base show; every interpreter, all at once (they sleep).
 #   3.x everything recorded (rate 1), the collector's per-process files,
 #       bad values, and the views on heap profiles.
+#   4.x the heap at its peak (tests/targets/heap_peak.py: 150 and 50 MiB
+#       held at once, dropped, then 100 MiB kept): peak_space per function
+#       within 12% of the program's count at rate 64 KiB, the later
+#       function absent from the peak and in use at the end, `pyprof
+#       record`'s last line the peak and its time against the program's
+#       clock (heap_check.py peak), go tool pprof -sample_index=peak_space;
+#       3.8, 3.11, 3.14, 3.15 and Debian's python3. Windows: a collector's
+#       --period windows each have their own peak. (3.9: two processes,
+#       each with its own peak; record names the higher.)
 # Sampling at 32 KiB keeps the sampling error of the small objects' 55 to
 # 65 MB near 2% (about 1,900 samples), so 10% is four standard errors.
 
@@ -28,6 +37,7 @@ setup() {
 	common_setup
 	CHECK="$PP_HOST_PYTHON $PP_ROOT/tests/lib/heap_check.py"
 	KNOWN=$PP_TARGETS/heap_known.py
+	PEAK=$PP_TARGETS/heap_peak.py
 	LEAK=$PP_TARGETS/heap_leak.py
 }
 
@@ -142,7 +152,7 @@ teardown() {
 	done
 	[[ -f $f.pb.gz && -f $f.heap.pb.gz ]] || fail "not both of $f.{,heap.}pb.gz: $(ls "$OUT")"
 	$CHECK values "$f.heap.pb.gz" big_buffer | tee "$T/v"
-	read -r _ alloc _ inuse <"$T/v"
+	read -r _ alloc _ inuse _ _ <"$T/v"
 	((alloc > 90 << 20 && inuse == 0)) || fail "big_buffer: $alloc allocated, $inuse in use"
 }
 
@@ -243,7 +253,7 @@ teardown() {
 		sleep 0.05
 	done
 	$CHECK values "$f.heap.pb.gz" leak | tee "$T/v"
-	read -r objs alloc _ inuse <"$T/v"
+	read -r objs alloc _ inuse _ _ <"$T/v"
 	# 1 MiB every 0.1 s, sampled for about a second of the 2.5: some,
 	# not all 25 MiB; and what was sampled is still held at exit
 	((alloc >= 3 << 20 && alloc <= 20 << 20)) ||
@@ -286,6 +296,16 @@ PY
 	[[ $(cum "$T/child.top" child_keeps) =~ ^(29|30|31)(\.[0-9]+)?$ ]] ||
 		fail "the child's 30 MiB are not under child_keeps"
 	grep -q 'parent_keeps' "$T/child.top" && fail "the parent's blocks in the child's heap"
+	# each process's own peak; record's last line names the higher one's,
+	# the child's (30 MiB against the parent's 8)
+	go tool pprof -symbolize=none -sample_index=peak_space -tagignore "pid=$parent" \
+		-top "$T/f.heap.pb.gz" >"$T/child.peak"
+	[[ $(cum "$T/child.peak" child_keeps) =~ ^(29|30|31)(\.[0-9]+)?$ ]] ||
+		fail "the child's peak lacks its 30 MiB under child_keeps"
+	tail -1 "$T/rec.err" | grep -qE '^pyprof: heap peak: [0-9.]+MB in use by pid [0-9]+ \(the highest of 2 processes\), [0-9.]+ s after the start \(' ||
+		fail "record's last line is not the peak of one of 2 processes"
+	tail -1 "$T/rec.err" | grep -q "by pid $parent " &&
+		fail "the parent's high named: the child's was higher"
 	return 0
 }
 
@@ -387,4 +407,52 @@ os.waitpid(pid, 0)'
 		go tool pprof -symbolize=none -sample_index=inuse_space -top "$f" 2>/dev/null |
 			grep -q quick_keeps || fail "run $i: quick_keeps missing from $f"
 	done
+}
+
+@test "4.1 the heap at its peak: peak_space per function within 12%, the later one absent, record's last line says it and when (3.8, 3.11, 3.14, 3.15, system)" {
+	check() {
+		local name=$1 exe=$2
+		TZ=UTC run_capture rec "$PP_PYPROF" record --heap \
+			--heap-rate 65536 -o "$T/p.pb.gz" -- "$exe" "$PEAK"
+		cat "$T/rec.err"
+		assert_eq 0 "$RC" "exit status under pyprof record --heap"
+		$CHECK peak "$T/p.heap.pb.gz" "$T/rec.out" "$T/rec.err"
+		go tool pprof -symbolize=none -sample_index=peak_space -top \
+			"$T/p.heap.pb.gz" >"$T/peak.top" 2>"$T/peak.err" ||
+			{ cat "$T/peak.err"; fail "go tool pprof -sample_index=peak_space"; }
+		grep -q '^Type: peak_space' "$T/peak.top" || fail "not peak_space"
+		grep -qE ' hold$' "$T/peak.top" || fail "hold not in the peak"
+		go tool pprof -symbolize=none -top "$T/p.heap.pb.gz" \
+			>"$T/inuse.top" 2>/dev/null
+		grep -q '^Type: inuse_space' "$T/inuse.top" ||
+			fail "inuse_space is not the default any more"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.8 3.11 3.14 3.15 system) \
+		for_each_python check
+}
+
+@test "4.2 --period: each window's heap profile has its own peak, what was in use at that window's high" {
+	collector_start --period 1
+	run_capture p env PYPROF_HEAP_RATE=64k profiled "$PP_HOST_PYTHON" \
+		"$PEAK" --slow
+	assert_eq 0 "$RC" "exit status"
+	wait_profile "$PID" >/dev/null
+	collector_stop
+	local f v hp tp best=0 best_third=-1 n=0
+	for f in "$OUT"/*."$PID".*.heap.pb.gz; do
+		# alloc inuse peak, objects and bytes: the 6th is peak_space
+		v=($($CHECK values "$f" hold)) && hp=${v[5]}
+		v=($($CHECK values "$f" third)) && tp=${v[5]}
+		echo "$f: hold peak $hp, third peak $tp"
+		if ((hp > best)); then best=$hp best_third=$tp; fi
+		n=$((n + 1))
+	done
+	((n >= 3)) || fail "fewer than three windows with heap profiles"
+	# hold's 150 MiB were the high of their window, third (later) absent
+	# from it; the last window started after hold's were dropped: its
+	# peak is third's 100 MiB, with no hold in it
+	((best > 120 << 20)) || fail "no window's peak has hold's 150 MiB ($best)"
+	((best_third == 0)) || fail "third in the peak of hold's window ($best_third)"
+	((hp == 0)) || fail "the last window's peak has hold ($hp)"
+	((tp > 80 << 20)) || fail "the last window's peak lacks third ($tp)"
 }

@@ -149,7 +149,7 @@ record_convert() {
 	true
 }
 
-@test "5 a heap profile: four profiles, inuse_space first, totals equal go tool pprof's" {
+@test "5 a heap profile: six profiles, inuse_space first, totals equal go tool pprof's" {
 	record_convert cpu --heap
 	"$PP_PYPROF" convert "$T/cpu.heap.pb.gz" --format otlp -o "$T/heap.otlp" ||
 		fail "convert heap"
@@ -157,7 +157,7 @@ record_convert() {
 	pprof_totals "$T/cpu.heap.pb.gz" | sort >"$T/want"
 	otlp_totals "$T/heap.sum" >"$T/got"
 	cat "$T/want"
-	[[ $(wc -l <"$T/want") -eq 4 ]] || fail "heap types: $(cat "$T/want")"
+	[[ $(wc -l <"$T/want") -eq 6 ]] || fail "heap types: $(cat "$T/want")"
 	assert_same_file "$T/want" "$T/got" "heap totals per sample type"
 	[[ $(grep -m1 '^profile' "$T/heap.sum" | cut -d' ' -f2) == inuse_space/bytes ]] ||
 		fail "first profile: $(grep -m1 '^profile' "$T/heap.sum")"

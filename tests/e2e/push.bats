@@ -341,7 +341,7 @@ increasing() {
 	grep -qx "wallapp wall" "$T/pairs" || fail "$(cat "$T/pairs")"
 	grep -qx "heapapp memory" "$T/pairs" || fail "$(cat "$T/pairs")"
 	facts sample_types | sort -u | grep -qx \
-		"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes"
+		"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes peak_objects/count peak_space/bytes"
 	# --merge: one window for both processes, named after their name.
 	rm -f "$REC"/*
 	pc_start --merge --service-name shop/api

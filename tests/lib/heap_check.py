@@ -15,8 +15,20 @@
     threads allocate; they must not be counted).
     --python2: 2.7 has no allocator API; only what malloc sees is checked
     (the bytearray), and small_objects must not reach tol of its size.
+  heap_check.py peak PROFILE OUT.json RECORD.err [--tol 0.12]
+    The profile of tests/targets/heap_peak.py: peak_space of hold and
+    temporaries within tol of what the program counted, third absent from
+    the peak (0) and in use within tol, hold and temporaries not in use;
+    `pyprof record`'s last line (in RECORD.err) says the peak: within 2%
+    of the profile's peak_space total (the copy's slack is 1/64) and
+    within tol of what the program held then (plus the interpreter's own,
+    at most 32 MiB), at a wall-clock time between the program's
+    peak_from and peak_to (+1 s: the library sends every 20 ms, a busy
+    machine later), and its "s after the start" from a start no later
+    than the program's own.
   heap_check.py values PROFILE FUNC
-    alloc_objects alloc_space inuse_objects inuse_space of FUNC (cum).
+    alloc_objects alloc_space inuse_objects inuse_space peak_objects
+    peak_space of FUNC (cum).
   heap_check.py top PROFILE FUNC
     FUNC holds the most memory in use (cum, among the program's functions).
   heap_check.py grows BASE NEW FUNC MIN_BYTES
@@ -27,9 +39,10 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 TYPES = ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
-         "inuse_space/bytes"]
+         "inuse_space/bytes", "peak_objects/count", "peak_space/bytes"]
 
 
 def fail(msg):
@@ -74,10 +87,10 @@ def decode(path):
 
 
 def values(prof, func, leaf_line=None):
-    """Sums of the four values over samples with func on the stack (each
+    """Sums of the six values over samples with func on the stack (each
     sample once); with leaf_line, only where func's frame is at that
     line."""
-    tot = [0, 0, 0, 0]
+    tot = [0] * len(TYPES)
     for vals, locs in prof["samples"]:
         frames = [prof["locs"][l] for l in locs]
         hit = [f for f in frames if f[0] == func]
@@ -86,7 +99,7 @@ def values(prof, func, leaf_line=None):
         if leaf_line is not None and not any(
                 f[1].endswith(":%d" % leaf_line) for f in hit):
             continue
-        for i in range(4):
+        for i in range(len(TYPES)):
             tot[i] += vals[i]
     return tot
 
@@ -171,6 +184,62 @@ def cmd_known(argv):
                  "allocations counted?" % vals)
 
 
+UNITS = {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
+PEAK_LINE = re.compile(
+    r"^pyprof: heap peak: ([\d.]+)(B|kB|MB|GB) in use, ([\d.]+) s after "
+    r"the start \((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC\)$")
+
+
+def cmd_peak(argv):
+    import calendar
+    path, out_path, err_path = argv[0], argv[1], argv[2]
+    tol = float(argv[4]) if len(argv) > 4 and argv[3] == "--tol" else 0.12
+    prof = decode(path)
+    check_types(prof, None)
+    out = json.load(open(out_path))
+    h, t, th = (values(prof, f) for f in ("hold", "temporaries", "third"))
+    within(h[5], out["hold"], tol, "hold peak_space")
+    within(t[5], out["temporaries"], tol, "temporaries peak_space")
+    within(th[3], out["third"], tol, "third inuse_space")
+    if th[4] or th[5]:
+        fail("third is in the peak (%d objects, %d bytes): it came after"
+             % (th[4], th[5]))
+    for name, v, n in (("hold", h, out["hold"]),
+                       ("temporaries", t, out["temporaries"])):
+        if v[3] > 0.01 * n:
+            fail("%s: %d bytes in use at the end, it was dropped" %
+                 (name, v[3]))
+    lines = open(err_path).read().splitlines()
+    if not lines or not lines[-1].startswith("pyprof: heap peak: "):
+        fail("record's last line is not the heap peak: %r" %
+             (lines[-1] if lines else ""))
+    m = PEAK_LINE.match(lines[-1])
+    if not m:
+        fail("cannot read the peak line: %r" % lines[-1])
+    said = float(m.group(1)) * UNITS[m.group(2)]
+    total = sum(vals[5] for vals, _ in prof["samples"])
+    print("peak line: %s; profile's peak_space total %d" % (lines[-1],
+                                                            total))
+    if abs(said - total) > 0.02 * total:
+        fail("the line says %d bytes, the profile's peak %d" %
+             (said, total))
+    held = out["hold"] + out["temporaries"]
+    if not held * (1 - tol) <= said <= held * (1 + tol) + (32 << 20):
+        fail("the line says %d bytes; the program held %d" % (said, held))
+    wall = calendar.timegm(time.strptime(m.group(4)[:19],
+                                         "%Y-%m-%d %H:%M:%S")) + \
+        float(m.group(4)[19:])
+    print("peak at %.3f; the program's peak from %.3f to %.3f" %
+          (wall, out["peak_from"], out["peak_to"]))
+    if not out["peak_from"] - 0.1 <= wall <= out["peak_to"] + 1.0:
+        fail("the peak's time %.3f is not when the program held most "
+             "(%.3f to %.3f)" % (wall, out["peak_from"], out["peak_to"]))
+    start = wall - float(m.group(3))
+    if not out["start"] - 10 <= start <= out["start"] + 0.01:
+        fail("the line's start (%.3f) is not before the program's (%.3f)"
+             % (start, out["start"]))
+
+
 def cmd_top(argv):
     prof = decode(argv[0])
     func = argv[1]
@@ -205,6 +274,8 @@ def main():
         print(" ".join(str(v) for v in values(decode(argv[0]), argv[1])))
     elif cmd == "top":
         cmd_top(argv)
+    elif cmd == "peak":
+        cmd_peak(argv)
     elif cmd == "grows":
         cmd_grows(argv)
     else:

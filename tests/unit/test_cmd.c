@@ -106,6 +106,17 @@ static void test_summary(void)
 				&s) == 0 &&
 		      s.n_refused == 1 && s.n_reasons == 0,
 	      "2.11 malformed reason lines are skipped");
+	CHECK(cmd_summary_parse("processes=2 samples=5 lost=0 heap_procs=2 "
+				"heap_peak=209715200 heap_peak_unix_ns="
+				"1796521274529000000 heap_peak_pid=4242\n",
+				&s) == 0 &&
+		      s.heap_procs == 2 && s.heap_peak == 209715200 &&
+		      s.heap_peak_unix_ns == 1796521274529000000ull &&
+		      s.heap_peak_pid == 4242,
+	      "2.12 the heap's peak: how many processes, bytes, when, whose");
+	CHECK(cmd_summary_parse("processes=1 samples=5 lost=0\n", &s) == 0 &&
+		      s.heap_procs == 0 && s.heap_peak == 0,
+	      "2.13 no heap_* keys: no heap data");
 }
 
 static int test_find_command(void)

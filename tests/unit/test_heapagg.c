@@ -13,7 +13,13 @@
  *       live count must agree, through several growths and many backward-
  *       shift deletions;
  *   3.x renumbering (a symtab compaction) moves every node, rows follow;
- *   4.x lost allocations land on the lost row only.
+ *   4.x lost allocations land on the lost row only;
+ *   5.x the peak: the in-use estimate kept as records come equals the
+ *       rows' in-use sum (also in the model test, 2.3); the peak table
+ *       is what was in use at the high, copied again only past the slack
+ *       (1/64), within it of the exact high; what comes after the high
+ *       is absent; windows start from what is in use; a new rate, a
+ *       renumbering and the time of the high.
  */
 #include <math.h>
 #include <stdint.h>
@@ -129,6 +135,12 @@ static int compare(struct heapagg *h, const struct model_node *mn_alloc,
 			ok = 0;
 	if (heapagg_n_live(h) != n_live)
 		ok = 0;
+	/* the running estimate: each block's bytes rounded once */
+	double ib = 0;
+	for (int k = 1; k <= NODES; k++)
+		ib += want[k].ib;
+	if (fabs((double)heapagg_inuse_est(h) - ib) > 0.5 * n_live + 1)
+		ok = 0;
 	free(rows);
 	return ok;
 }
@@ -183,7 +195,8 @@ static void test_model(void)
 		}
 	}
 	CHECK(!bad && compare(h, mn, ml, rate),
-	      "2.1 sums and live blocks equal the model's");
+	      "2.1 sums, live blocks and the in-use estimate equal the "
+	      "model's");
 	CHECK(rounds == 10, "2.2 compared along the way");
 	heapagg_free(h);
 }
@@ -250,11 +263,149 @@ static void test_lost(void)
 	heapagg_free(h);
 }
 
+/* node's row (labels 0), zeros if none. */
+static struct heapagg_row row_of(const struct heapagg *h, uint32_t node)
+{
+	struct heapagg_row *rows, lost, r = { 0 };
+	size_t n;
+
+	if (heapagg_rows(h, &rows, &n, &lost) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].node == node && rows[i].labels == 0)
+			r = rows[i];
+	free(rows);
+	return r;
+}
+
+static double peak_total(const struct heapagg *h)
+{
+	struct heapagg_row *rows, lost;
+	size_t n;
+	double t = 0;
+
+	if (heapagg_rows(h, &rows, &n, &lost) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		t += rows[i].peak_bytes;
+	free(rows);
+	return t;
+}
+
+#define MIB (1ull << 20)
+
+/* n blocks of size bytes by node from address base on, at rate 1 (every
+ * allocation recorded: values exact). */
+static void put(struct heapagg *h, uint32_t node, uint64_t base, int n,
+		uint64_t size)
+{
+	for (int i = 0; i < n; i++)
+		heapagg_alloc(h, 1, node, 0, size, base + (uint64_t)i * 16);
+}
+
+static void drop(struct heapagg *h, uint64_t base, int n)
+{
+	for (int i = 0; i < n; i++)
+		heapagg_release(h, base + (uint64_t)i * 16);
+}
+
+static void test_peak(void)
+{
+	struct heapagg *h = heapagg_new();
+
+	CHECK_OR_RETURN(h != NULL, "5.0 heapagg_new", );
+	/* the issue's program: 150 MiB by node 1 and 50 by node 2 at the
+	 * same moment, both dropped, then 100 by node 3 */
+	heapagg_set_now(h, 1000);
+	put(h, 1, 0x10000, 150, MIB);
+	heapagg_set_now(h, 2000);
+	put(h, 2, 0x20000, 50, MIB);
+	CHECK(heapagg_inuse_est(h) == 200 * MIB, "5.1 the estimate: 200 MiB");
+	heapagg_set_now(h, 3000);
+	drop(h, 0x10000, 150);
+	drop(h, 0x20000, 50);
+	CHECK(heapagg_inuse_est(h) == 0, "5.2 all freed: estimate 0");
+	put(h, 3, 0x30000, 100, MIB);
+	struct heapagg_row a = row_of(h, 1), b = row_of(h, 2),
+			   c = row_of(h, 3);
+	double slack = 1.0 / (1 << HEAPAGG_PEAK_SLACK_SHIFT);
+	CHECK(a.peak_bytes == 150.0 * MIB && a.peak_objects == 150,
+	      "5.3 node 1: its 150 MiB at the peak (the last MiB was the "
+	      "copy's)");
+	CHECK(b.peak_bytes <= 50.0 * MIB &&
+		      b.peak_bytes >= 50.0 * MIB - 200.0 * MIB * slack,
+	      "5.4 node 2: 50 MiB at the peak, within the slack");
+	CHECK(c.peak_bytes == 0 && c.inuse_bytes == 100.0 * MIB,
+	      "5.5 node 3, after the peak: absent from it, in use now");
+	struct heapagg_peak wp = heapagg_window_peak(h);
+	CHECK(wp.bytes == 200 * MIB && wp.unix_ns == 2000,
+	      "5.6 the exact high and the time of its frame");
+	CHECK(a.inuse_bytes == 0 && b.inuse_bytes == 0,
+	      "5.7 nodes 1 and 2: nothing in use now");
+
+	/* the slack: a rise of less than 1/64 over the last copy makes no
+	 * new copy (the table stays), the high moves; more than that
+	 * copies */
+	struct heapagg *g = heapagg_new();
+	CHECK_OR_RETURN(g != NULL, "5.8 heapagg_new", );
+	put(g, 1, 0x10000, 64, MIB); /* the copy at 64 MiB: 63 or 64 */
+	double t0 = peak_total(g);
+	put(g, 2, 0x40000, 1, MIB / 2); /* +0.5 MiB: under 1/64 of 64 */
+	CHECK(peak_total(g) == t0 && row_of(g, 2).peak_bytes == 0 &&
+		      heapagg_window_peak(g).bytes == 64 * MIB + MIB / 2,
+	      "5.8 a rise within the slack: no copy, the high follows");
+	put(g, 3, 0x50000, 1, 2 * MIB); /* now 66.5 MiB: past 1/64 */
+	CHECK(peak_total(g) == 66.0 * MIB + MIB / 2 &&
+		      row_of(g, 2).peak_bytes == MIB / 2 &&
+		      row_of(g, 3).peak_bytes == 2.0 * MIB,
+	      "5.9 past the slack: copied, every stack in use then");
+	CHECK(peak_total(g) >= (double)heapagg_window_peak(g).bytes *
+				       (1 - slack),
+	      "5.10 the table's total within the slack of the high");
+
+	/* windows: the next starts from what is in use, whatever the last
+	 * one's high */
+	drop(g, 0x10000, 64);
+	heapagg_set_now(g, 5000);
+	heapagg_window_reset(g);
+	CHECK(peak_total(g) == 2.5 * MIB && row_of(g, 1).peak_bytes == 0 &&
+		      heapagg_window_peak(g).bytes == 2 * MIB + MIB / 2 &&
+		      heapagg_window_peak(g).unix_ns == 5000 &&
+		      heapagg_life_peak(g).bytes == 66 * MIB + MIB / 2,
+	      "5.11 a new window's peak: what is in use at its start; the "
+	      "life's high kept");
+	drop(g, 0x50000, 1);
+	drop(g, 0x40000, 1);
+	CHECK(heapagg_has_data(g) && row_of(g, 3).peak_bytes == 2.0 * MIB,
+	      "5.12 a window of frees: its peak is its start, and that is "
+	      "data to write");
+	heapagg_window_reset(g);
+	CHECK(!heapagg_has_data(g), "5.13 nothing in use at a window's "
+				    "start, nothing since: nothing to write");
+	put(g, 4, 0x60000, 3, MIB);
+	CHECK(peak_total(g) == 3.0 * MIB, "5.14 the window's own peak");
+
+	/* a new rate recomputes the estimate */
+	heapagg_alloc(g, 4 * MIB, 5, 0, MIB, 0x70000);
+	double w = heapagg_scale(MIB, 4 * MIB);
+	CHECK(fabs((double)heapagg_inuse_est(g) - 4 * w * MIB) <= 4,
+	      "5.15 a new rate: every block's estimate at it");
+
+	/* renumbering reaches the peak table */
+	heapagg_renumber(h, plus_1000, plus_1000, NULL);
+	CHECK(row_of(h, 1001).peak_bytes == 150.0 * MIB &&
+		      row_of(h, 1).peak_bytes == 0,
+	      "5.16 renumbered: the peak's rows follow");
+	heapagg_free(g);
+	heapagg_free(h);
+}
+
 int main(void)
 {
 	test_scale();
 	test_model();
 	test_renumber();
 	test_lost();
+	test_peak();
 	return check_summary();
 }

@@ -313,9 +313,9 @@ static void test_heap(void)
 	const Sample *lab = NULL, *plain = NULL;
 	for (size_t i = 0; i < prof->n_sample; i++) {
 		const Sample *s = prof->sample[i];
-		if (s->n_value == 4 && s->value[1] == 1000)
+		if (s->n_value == 6 && s->value[1] == 1000)
 			lab = s;
-		if (s->n_value == 4 && s->value[1] == 24)
+		if (s->n_value == 6 && s->value[1] == 24)
 			plain = s;
 	}
 	size_t n1 = 0, n2 = 0;
@@ -325,7 +325,7 @@ static void test_heap(void)
 	CHECK(lab && plain && lab->value[3] == 1000 && v1 &&
 		      !strcmp(v1, "/api/users") && n1 == 1 && n2 == 0,
 	      "1.13 the labelled allocation is a sample of its own, with "
-	      "its label on all four values");
+	      "its label on all six values");
 	perftools__profiles__profile__free_unpacked(prof, NULL);
 	client_end(&cl);
 	world_close(&w);

@@ -539,7 +539,7 @@ static void test_cpu_window(void)
 	symtab_free(w.st);
 }
 
-/* A heap window: four profiles, inuse_space first. */
+/* A heap window: six profiles, inuse_space first. */
 static void test_heap_window(void)
 {
 	struct world w = { symtab_new(), NULL };
@@ -556,8 +556,8 @@ static void test_heap_window(void)
 	CHECK_OR_RETURN(pp && r, "2.1 converted", );
 	const Opentelemetry__Proto__Profiles__V1development__ScopeProfiles *sc =
 		r->resource_profiles[0]->scope_profiles[0];
-	CHECK(request_ok(r) && sc->n_profiles == 4 && totals_match(r, pp),
-	      "2.2 four valid profiles with the pprof's totals");
+	CHECK(request_ok(r) && sc->n_profiles == 6 && totals_match(r, pp),
+	      "2.2 six valid profiles with the pprof's totals");
 	CHECK(!strcmp(dstr(r->dictionary,
 			   sc->profiles[0]->sample_type->type_strindex),
 		      "inuse_space"),
