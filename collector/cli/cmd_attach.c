@@ -45,6 +45,7 @@ enum {
 	OPT_PER_THREAD,
 	OPT_NATIVE,
 	OPT_HEAP,
+	OPT_HEAP_RATE,
 	OPT_DURATION,
 	OPT_TIMEOUT,
 	OPT_COLLECTOR
@@ -71,6 +72,13 @@ void cmd_attach_usage(FILE *out)
 "      --max-depth N   deepest stack kept, 1 to %d frames\n"
 "      --native        native stacks too (CPU mode; needs libunwind8)\n"
 "      --per-thread    also one profile per thread, beside the profile\n"
+"      --heap          also a heap profile (pprof only), FILE without\n"
+"                      .pb.gz then .heap.pb.gz: the Python allocations\n"
+"                      made from the attach on (blocks from before are\n"
+"                      not counted; allocations by C code that calls\n"
+"                      malloc directly are not seen)\n"
+"      --heap-rate N   --heap, one sample per N bytes allocated on\n"
+"                      average (default %d)\n"
 "      --collector S   instead, have the process report to the running\n"
 "                      collector on socket S, sampling, as if started\n"
 "                      with the library (then see `pyprof ctl`)\n"
@@ -80,11 +88,12 @@ void cmd_attach_usage(FILE *out)
 "  -v, --verbose       say what pyprof does\n"
 "  -h, --help          this text\n"
 "\n"
-"Needs the same user as PID, or CAP_SYS_PTRACE. --heap is not supported\n"
-"by attach yet. Exit status: 0 when the profile was written, 1 when\n"
-"pyprof refused or failed (one line says why), 2 on a usage error.\n",
+"Needs the same user as PID, or CAP_SYS_PTRACE. Exit status: 0 when the\n"
+"profile was written, 1 when pyprof refused or failed (one line says\n"
+"why), 2 on a usage error.\n",
 		RECORD_DEFAULT_OUTPUT, PYPROF_MAX_HZ, PYPROF_DEFAULT_HZ,
-		PYPROF_MAX_MAX_DEPTH, ATTACH_DEFAULT_TIMEOUT);
+		PYPROF_MAX_MAX_DEPTH, RECORD_DEFAULT_HEAP_RATE,
+		ATTACH_DEFAULT_TIMEOUT);
 }
 
 static int number(const char *name, const char *arg, unsigned long hi,
@@ -154,11 +163,15 @@ static int set_option(struct attach *a, int c, const char *arg)
 		a->collector = arg;
 		return 0;
 	case OPT_HEAP:
-		log_error("--heap: heap sampling from the moment of attach is "
-			  "not supported yet; start the program with `pyprof "
-			  "record --heap`, or with PYPROF_HEAP_RATE and "
-			  "LD_PRELOAD=libpyprof.so");
-		return -2; /* a refusal, not a usage error: exit 1 */
+		if (!r->heap_rate[0])
+			snprintf(r->heap_rate, sizeof r->heap_rate, "%u",
+				 RECORD_DEFAULT_HEAP_RATE);
+		return 0;
+	case OPT_HEAP_RATE:
+		if (number("--heap-rate", arg, 1ul << 30, &v) < 0)
+			return -1;
+		snprintf(r->heap_rate, sizeof r->heap_rate, "%lu", v);
+		return 0;
 	}
 	return -1;
 }
@@ -175,6 +188,7 @@ static int parse(struct attach *a, int argc, char **argv)
 		{ "native", no_argument, NULL, OPT_NATIVE },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "heap", no_argument, NULL, OPT_HEAP },
+		{ "heap-rate", required_argument, NULL, OPT_HEAP_RATE },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "collector", required_argument, NULL, OPT_COLLECTOR },
@@ -210,6 +224,10 @@ static int parse(struct attach *a, int argc, char **argv)
 					"--duration or --per-thread)"), -1;
 	if (a->r.per_thread && a->r.format)
 		return usage_error(ATT, "--per-thread: pprof format only"), -1;
+	if (a->r.heap_rate[0] && a->r.format)
+		return usage_error(ATT, "--heap writes pprof files only: it "
+					"cannot be combined with --format"),
+		       -1;
 	return 0;
 }
 
@@ -343,6 +361,8 @@ void attach_make_config(const struct attach *a, const char *sock, int start,
 		ADD("PYPROF_MAX_DEPTH=%s\n", r->max_depth);
 	if (r->native)
 		ADD("PYPROF_NATIVE=%s\n", r->native);
+	if (r->heap_rate[0])
+		ADD("PYPROF_HEAP_RATE=%s\n", r->heap_rate);
 	/* the program's own children are not ours to profile */
 	ADD("PYPROF_CHILDREN=0\n");
 #undef ADD
@@ -405,6 +425,10 @@ static int run_window(struct attach *a)
 	}
 	if (r->native)
 		extra[n++] = "--native";
+	if (r->heap_rate[0]) {
+		extra[n++] = "--heap-rate";
+		extra[n++] = r->heap_rate;
+	}
 	extra[n] = NULL;
 	if (attach_ctl(a, r->sock, "start", extra, out, sizeof out) != 0) {
 		log_error("process %d did not start sampling: %s", (int)a->pid,
@@ -526,7 +550,7 @@ int cmd_attach(int argc, char **argv)
 	a.timeout = ATTACH_DEFAULT_TIMEOUT;
 	rc = parse(&a, argc, argv);
 	if (rc)
-		return rc > 0 ? 0 : rc == -2 ? 1 : CMD_EXIT_USAGE;
+		return rc > 0 ? 0 : CMD_EXIT_USAGE;
 	if (a.r.verbose)
 		log_set_level(LOG_DEBUG);
 	if (!a.r.output && !a.collector)

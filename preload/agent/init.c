@@ -602,10 +602,10 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 	active_pid = getpid();
 	sampler.owner_pid = (int)active_pid;
 	hook_code_dealloc(py->code_type);
-	/* loaded late: blocks allocated before would reach the hooks'
-	 * frees unknown; `pyprof attach` refuses --heap (attach.c) */
-	if (!late)
-		heap_init(cfg.heap_rate, cfg.start, major);
+	/* loaded late: heap sampling counts from now; blocks allocated
+	 * before reach the hooks' frees as any unsampled block does (not
+	 * in the table of sampled addresses: passed on, uncounted) */
+	heap_init(cfg.heap_rate, cfg.start, major, late);
 	if (cfg.waits_ns && (major < 3 || (major == 3 && minor < 8)))
 		plog_always("PYPROF_WAITS: block and mutex profiles need "
 			    "Python 3.8 or later (this is %d.%d); profiling "

@@ -44,57 +44,89 @@ static void (*py_set)(int domain, struct py_allocator *a);
  * constructor runs before Py_Main): CPython's wrapper of malloc. */
 static void *raw_malloc_fn;
 
+/* The library came late (heap_init's late): its malloc is not the
+ * program's (a library dlopen'd into a running process interposes
+ * nothing: every call to malloc was bound to glibc's at start-up). */
+static int late_load;
+
+/* Whether domain d's blocks come from malloc, not pymalloc: the RAW
+ * allocator itself (PYTHONMALLOC=malloc), or CPython's debug hooks over
+ * malloc (malloc_debug; 3.6's "debug"): their ctx is a debug_alloc_api_t,
+ * { char api_id; PyMemAllocatorEx alloc; } in every version here, whose
+ * alloc is what they wrap. */
+static int domain_is_malloc(const struct py_allocator *cur)
+{
+	struct py_allocator raw, inner;
+
+	py_get(PY_DOMAIN_RAW, &raw);
+	if (cur->malloc == raw.malloc || (void *)cur->malloc == raw_malloc_fn)
+		return 1;
+	return cur->ctx &&
+	       guard_copy(&inner, (const char *)cur->ctx + 8, sizeof inner) ==
+		       0 &&
+	       (void *)inner.malloc == raw_malloc_fn;
+}
+
 /* Puts our hooks for domain d on top of what is installed now, unless
  * they are there already. Returns 1 if it installed them. */
 static int hook_domain(int d)
 {
-	const struct py_allocator *ours = heap_py_hook_sigsafe(d);
-	struct py_allocator cur, mine, raw;
+	struct py_allocator cur, mine;
+	int whole;
 
 	py_get(d, &cur);
-	if (cur.malloc == ours->malloc)
+	if (cur.malloc == heap_py_hook_sigsafe(d, 0)->malloc ||
+	    cur.malloc == heap_py_hook_sigsafe(d, 1)->malloc)
 		return 0;
-	/* A domain whose small blocks come from malloc is counted by our
-	 * malloc already; hooking it too would count them twice. That is
-	 * PYTHONMALLOC=malloc (the domain is the RAW allocator), and
-	 * CPython's debug hooks over malloc (malloc_debug; 3.6's "debug"):
-	 * their ctx is a debug_alloc_api_t, { char api_id; PyMemAllocatorEx
-	 * alloc; } in every version here, whose alloc is what they wrap. A
-	 * foreign allocator that wraps malloc would still be counted twice
-	 * for blocks up to 512 bytes (docs/heap.md). */
-	py_get(PY_DOMAIN_RAW, &raw);
-	if (cur.malloc == raw.malloc || (void *)cur.malloc == raw_malloc_fn)
+	/*
+	 * Preloaded, the MEM and OBJ hooks count pymalloc's blocks (up to
+	 * 512 bytes) and our malloc the rest. A domain whose small blocks
+	 * come from malloc is counted there already: hooking it too would
+	 * count them twice (a foreign allocator that wraps malloc would
+	 * still be, for blocks up to 512 bytes: docs/heap.md).
+	 *
+	 * Loaded late, our malloc sees nothing: the RAW domain is wrapped
+	 * whole (pymalloc takes its blocks over 512 bytes from it, through
+	 * PyMem_RawMalloc, and so does the interpreter for its own), and so
+	 * is a MEM or OBJ domain that is malloc underneath (its functions
+	 * call malloc directly, not through RAW). C code calling malloc
+	 * itself is not seen (docs/heap.md).
+	 */
+	if (d == PY_DOMAIN_RAW)
+		whole = 1;
+	else if (domain_is_malloc(&cur))
+		whole = 1;
+	else
+		whole = 0;
+	if (whole && !late_load)
 		return 0;
-	if (cur.ctx) {
-		struct py_allocator inner;
-		if (guard_copy(&inner, (const char *)cur.ctx + 8,
-			       sizeof inner) == 0 &&
-		    (void *)inner.malloc == raw_malloc_fn)
-			return 0;
-	}
 	*heap_py_orig_sigsafe(d) = cur;
-	mine = *ours;
+	mine = *heap_py_hook_sigsafe(d, whole);
 	mine.ctx = cur.ctx; /* see sig_heap.c: only pointers change */
 	py_set(d, &mine);
 	return 1;
 }
 
-/* Wraps the MEM and OBJ domains (not yet done, or put back after
- * start-up replaced them); the number of domains hooked now. */
+/* Wraps the MEM and OBJ domains, and RAW when loaded late (not yet done,
+ * or put back after start-up replaced them); the number of domains hooked
+ * now. RAW last: the other two are compared with it as it was. */
 static int hook_domains(void)
 {
 	if (!py_get || !py_set)
 		return 0;
 	heap_enter();
 	int n = hook_domain(PY_DOMAIN_MEM) + hook_domain(PY_DOMAIN_OBJ);
+	if (late_load)
+		n += hook_domain(PY_DOMAIN_RAW);
 	heap_leave();
 	return n;
 }
 
 static int py_hooked; /* the domains were wrapped once (agent, ctor) */
 
-int heap_init(uint64_t rate, int start, int major)
+int heap_init(uint64_t rate, int start, int major, int late)
 {
+	late_load = late;
 	if (major >= 3) {
 		py_get = (void (*)(int, struct py_allocator *))dlsym(
 			RTLD_DEFAULT, "PyMem_GetAllocator");
@@ -102,12 +134,19 @@ int heap_init(uint64_t rate, int start, int major)
 			RTLD_DEFAULT, "PyMem_SetAllocator");
 	}
 	if (py_get && py_set) {
-		struct py_allocator raw;
+		struct py_allocator raw, inner;
 		py_get(PY_DOMAIN_RAW, &raw);
 		raw_malloc_fn = (void *)raw.malloc;
+		/* late, RAW may be the debug hooks (-X dev) already: what
+		 * they wrap is the wrapper of malloc (domain_is_malloc) */
+		if (late && raw.ctx &&
+		    guard_copy(&inner, (const char *)raw.ctx + 8,
+			       sizeof inner) == 0)
+			raw_malloc_fn = (void *)inner.malloc;
 	}
-	/* control.h: a command may switch heap sampling on later */
-	heap_sampling_supported = 1;
+	/* control.h: a command may switch heap sampling on later; loaded
+	 * late, only through the Python allocators (a Python 3 API) */
+	heap_sampling_supported = !late || (py_get && py_set);
 	if (!rate)
 		return 0;
 	/* Asked for from the start: the domains are wrapped now, before

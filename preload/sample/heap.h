@@ -53,9 +53,11 @@
  * major says which) now, before the interpreter starts, and starts
  * following frees; with start (PYPROF_START=on) also sampling, at once.
  * From then on control.h switches it (sampling_start, sampling_stop).
- * Returns 0.
+ * late: the library was loaded into a running interpreter (`pyprof
+ * attach`, dlopen), so its malloc interposes nothing: the RAW domain is
+ * wrapped too and counts every block (heap.c). Returns 0.
  */
-int heap_init(uint64_t rate, int start, int major);
+int heap_init(uint64_t rate, int start, int major, int late);
 
 /* control.h's sampling_start switched heap sampling on (agent thread,
  * interpreter initialized): wraps the domains if that was not done yet

@@ -513,72 +513,81 @@ static struct py_allocator py_orig[3];
  * sample_slow, reached once per rate bytes, records only while sampling
  * is on. */
 
-#define PY_HOOKS(D)                                                          \
-	static __attribute__((noinline)) void *py_malloc_sampled_##D(        \
+#define PY_HOOKS(D, S, LIMIT)                                                        \
+	static __attribute__((noinline)) void *py_malloc_sampled_##D##S(        \
 		void *ctx, size_t n)                                         \
 	{                                                                    \
 		void *p = py_orig[D].malloc(ctx, n);                         \
 		sample_slow(p, n);                                           \
 		return p;                                                    \
 	}                                                                    \
-	static void *py_malloc_##D(void *ctx, size_t n)                      \
+	static void *py_malloc_##D##S(void *ctx, size_t n)                      \
 	{                                                                    \
-		if (n <= PY_SMALL && TAKE(n))                                \
-			return py_malloc_sampled_##D(ctx, n);                \
+		if (n <= (LIMIT) && TAKE(n))                                \
+			return py_malloc_sampled_##D##S(ctx, n);                \
 		return py_orig[D].malloc(ctx, n);                            \
 	}                                                                    \
-	static __attribute__((noinline)) void *py_calloc_sampled_##D(        \
+	static __attribute__((noinline)) void *py_calloc_sampled_##D##S(        \
 		void *ctx, size_t n, size_t m)                               \
 	{                                                                    \
 		void *p = py_orig[D].calloc(ctx, n, m);                      \
 		sample_slow(p, n * m);                                       \
 		return p;                                                    \
 	}                                                                    \
-	static void *py_calloc_##D(void *ctx, size_t n, size_t m)            \
+	static void *py_calloc_##D##S(void *ctx, size_t n, size_t m)            \
 	{                                                                    \
 		size_t t;                                                    \
-		if (!__builtin_mul_overflow(n, m, &t) && t <= PY_SMALL &&    \
+		if (!__builtin_mul_overflow(n, m, &t) && t <= (LIMIT) &&    \
 		    TAKE(t))                                                 \
-			return py_calloc_sampled_##D(ctx, n, m);             \
+			return py_calloc_sampled_##D##S(ctx, n, m);             \
 		return py_orig[D].calloc(ctx, n, m);                         \
 	}                                                                    \
-	static void *py_realloc_##D(void *ctx, void *old, size_t n)          \
+	static void *py_realloc_##D##S(void *ctx, void *old, size_t n)          \
 	{                                                                    \
 		count_free(old);                                             \
 		void *p = py_orig[D].realloc(ctx, old, n);                   \
-		if (n <= PY_SMALL)                                           \
+		if (n <= (LIMIT))                                           \
 			count_alloc(p, n);                                   \
 		return p;                                                    \
 	}                                                                    \
-	static __attribute__((noinline)) void py_free_sampled_##D(void *ctx, \
+	static __attribute__((noinline)) void py_free_sampled_##D##S(void *ctx, \
 								 void *p)    \
 	{                                                                    \
 		free_slow(p);                                                \
 		py_orig[D].free(ctx, p);                                     \
 	}                                                                    \
-	static void py_free_##D(void *ctx, void *p)                          \
+	static void py_free_##D##S(void *ctx, void *p)                          \
 	{                                                                    \
 		if (__builtin_expect(maybe_sampled(p), 0))                   \
-			py_free_sampled_##D(ctx, p);                         \
+			py_free_sampled_##D##S(ctx, p);                         \
 		else                                                         \
 			py_orig[D].free(ctx, p);                             \
 	}
 
-PY_HOOKS(0)
-PY_HOOKS(1)
-PY_HOOKS(2)
+/* s: blocks of up to PY_SMALL bytes (pymalloc's, the bigger ones reach
+ * malloc); w: every block (an allocator whose big blocks our malloc does
+ * not see: the library loaded late, heap.c) */
+PY_HOOKS(0, s, PY_SMALL)
+PY_HOOKS(1, s, PY_SMALL)
+PY_HOOKS(2, s, PY_SMALL)
+PY_HOOKS(0, w, SIZE_MAX)
+PY_HOOKS(1, w, SIZE_MAX)
+PY_HOOKS(2, w, SIZE_MAX)
 
-static const struct py_allocator py_hook[3] = {
-	{ NULL, py_malloc_0, py_calloc_0, py_realloc_0, py_free_0 },
-	{ NULL, py_malloc_1, py_calloc_1, py_realloc_1, py_free_1 },
-	{ NULL, py_malloc_2, py_calloc_2, py_realloc_2, py_free_2 },
+#define PY_HOOK(D, S)                                                \
+	{ NULL, py_malloc_##D##S, py_calloc_##D##S, py_realloc_##D##S, \
+	  py_free_##D##S }
+
+static const struct py_allocator py_hook[2][3] = {
+	{ PY_HOOK(0, s), PY_HOOK(1, s), PY_HOOK(2, s) },
+	{ PY_HOOK(0, w), PY_HOOK(1, w), PY_HOOK(2, w) },
 };
 
 #pragma GCC pop_options
 
-const struct py_allocator *heap_py_hook_sigsafe(int domain)
+const struct py_allocator *heap_py_hook_sigsafe(int domain, int whole)
 {
-	return &py_hook[domain];
+	return &py_hook[whole != 0][domain];
 }
 
 struct py_allocator *heap_py_orig_sigsafe(int domain)

@@ -80,8 +80,10 @@ struct py_allocator {
 	void (*free)(void *ctx, void *p);
 };
 
-/* our hooks (ctx unset), and where the chained one goes */
-const struct py_allocator *heap_py_hook_sigsafe(int domain);
+/* our hooks (ctx unset): with whole 0 they count blocks of up to 512
+ * bytes (pymalloc's own; malloc counts the rest), with whole 1 every
+ * block; and where the chained one goes */
+const struct py_allocator *heap_py_hook_sigsafe(int domain, int whole);
 struct py_allocator *heap_py_orig_sigsafe(int domain);
 
 /* ---- the libc hooks' fast path (interpose/malloc.c) -------------------- */
