@@ -138,7 +138,9 @@ static void usage(FILE *out)
 "  --http [ADDR:]PORT serve Go's /debug/pprof/ endpoints over HTTP (go tool\n"
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
-"                     (logged). Off by default\n"
+"                     (logged). The address is also written to\n"
+"                     SOCKET.http-addr, where `pyprof top` finds it (removed\n"
+"                     at exit). Off by default\n"
 "  --http-token TOKEN require TOKEN on every HTTP request (or set\n"
 "                     PYPROF_HTTP_TOKEN, which ps does not show). Without\n"
 "                     it a random token is made at start, written to\n"
@@ -728,6 +730,7 @@ struct wiring {
 	struct pprof_server *http; /* --http, else NULL */
 	char token[40];            /* made at start, else "" */
 	char token_path[300];      /* where it was written, else "" */
+	char addr_path[300];       /* SOCKET.http-addr written, else "" */
 };
 
 /* --pyroscope, --otlp: a push thread and spool for each, as one of the
@@ -838,6 +841,20 @@ static int start_serving(void *arg, const struct collector_parts *parts)
 		log_error("%s", herr);
 		return rc;
 	}
+	/* where the server listens, beside the socket: `pyprof top`
+	 * reads the live profiles of this collector's processes there */
+	if ((size_t)snprintf(w->addr_path, sizeof(w->addr_path),
+			     "%s.http-addr", parts->socket_path) <
+	    sizeof(w->addr_path)) {
+		char line[100];
+		snprintf(line, sizeof(line), "%s\n",
+			 pprof_server_addr(w->http));
+		if (file_write_atomic(w->addr_path, line, strlen(line),
+				      FILEIO_REPLACE | FILEIO_PRIVATE) < 0)
+			w->addr_path[0] = 0;
+	} else {
+		w->addr_path[0] = 0;
+	}
 	if (w->token[0])
 		log_info("http: serving /debug/pprof/ on http://%s/ "
 			 "(access token in %s): open "
@@ -872,6 +889,9 @@ static void wiring_done(void *arg)
 	if (w->token_path[0])
 		unlink(w->token_path);
 	w->token_path[0] = 0;
+	if (w->addr_path[0])
+		unlink(w->addr_path);
+	w->addr_path[0] = 0;
 }
 
 int main(int argc, char **argv)

@@ -11,14 +11,27 @@
  * sampling is switched off and the library left dormant, as after an
  * attach.
  *
+ * A process started with the library reports to a collector of its own
+ * choosing: attaching again is not possible (the library is there,
+ * talking to that collector). When that collector serves HTTP (--http:
+ * it writes its address to SOCKET.http-addr, the token to
+ * SOCKET.http-token), each second's profile is asked of it instead
+ * (/debug/pprof/profile?seconds=1&pid=PID: a window of its own, which
+ * switches sampling on in a dormant process for that second), as `top
+ * --collector SOCKET` does for all its processes at once. HTTP/1.0 over
+ * one TCP connection per second, with the token in the query.
+ *
  * Single-threaded, in the pyprof process.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +43,18 @@
 
 #define TOPP "pyprof top --pid"
 
-enum { OPT_PID = 256, OPT_HZ, OPT_MODE, OPT_DURATION, OPT_TIMEOUT };
+enum {
+	OPT_PID = 256,
+	OPT_HZ,
+	OPT_MODE,
+	OPT_DURATION,
+	OPT_TIMEOUT,
+	OPT_COLLECTOR
+};
+
+/* --collector, or the one a process started with the library reports
+ * to; NULL: attach */
+static const char *top_collector;
 
 /* 0, or -1 after a usage line. rows: -n. */
 static int parse(struct attach *a, int argc, char **argv, char *rows)
@@ -41,6 +65,7 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "collector", required_argument, NULL, OPT_COLLECTOR },
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned long v;
@@ -77,6 +102,13 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 					optarg), -1;
 			*(c == OPT_DURATION ? &a->duration : &a->timeout) = v;
 			break;
+		case OPT_COLLECTOR:
+			if (optarg[0] != '/')
+				return usage_error(TOPP, "--collector expects "
+					"the collector's socket as an absolute "
+					"path, not '%s'", optarg), -1;
+			top_collector = optarg;
+			break;
 		case 'n':
 			if (cmd_parse_uint(optarg, 1, 1000, &v))
 				return usage_error(TOPP, "-n accepts an integer "
@@ -86,7 +118,7 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 		default:
 			return usage_error(TOPP, "%s option '%s' (with --pid: "
 					   "-n, --hz, --mode, --duration, "
-					   "--timeout)",
+					   "--timeout, --collector)",
 					   c == ':' ? "missing value for"
 						    : "unknown",
 					   argv[optind - 1]), -1;
@@ -139,6 +171,7 @@ static int newest(const char *dir, long long *seen, char *out, size_t n)
 static void show(const struct attach *a, const char *file, const char *rows,
 		 int tty)
 {
+	char who[CMD_PATH_MAX + 64];
 	char *argv[] = { "top", "-n", (char *)rows, (char *)file, NULL };
 	time_t now = time(NULL);
 	char when[16];
@@ -146,9 +179,14 @@ static void show(const struct attach *a, const char *file, const char *rows,
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
-	printf("pyprof top: process %d (%s), %s, the last second at %s "
-	       "(Ctrl-C ends)\n\n", (int)a->pid, a->t.comm,
-	       a->r.mode ? a->r.mode : "cpu", when);
+	if (a->pid)
+		snprintf(who, sizeof who, "process %d (%s)", (int)a->pid,
+			 a->t.comm);
+	else
+		snprintf(who, sizeof who, "every process of %s",
+			 top_collector);
+	printf("pyprof top: %s, %s, the last second at %s (Ctrl-C ends)\n\n",
+	       who, a->r.mode ? a->r.mode : "cpu", when);
 	fflush(stdout);
 	cmd_top(4, argv);
 	if (!tty)
@@ -192,10 +230,238 @@ static int live(struct attach *a, const char *rows)
 	return 0;
 }
 
+/* ---- over a running collector's HTTP server ------------------------ */
+
+/* The first line of path (without its newline) into out; 0 or -1. */
+static int first_line(const char *path, char *out, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(out, (int)n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	out[strcspn(out, "\r\n")] = '\0';
+	return out[0] ? 0 : -1;
+}
+
+/* A connected TCP socket to "HOST:PORT" or "[HOST]:PORT", or -1. */
+static int dial(const char *addr)
+{
+	char host[256], *port;
+	struct addrinfo hints, *res, *ai;
+	struct timeval tv = { 10, 0 };
+	int fd = -1;
+
+	snprintf(host, sizeof host, "%s", addr[0] == '[' ? addr + 1 : addr);
+	port = strrchr(host, ':');
+	if (!port)
+		return -1;
+	*port++ = '\0';
+	if (addr[0] == '[' && port - host >= 2 && port[-2] == ']')
+		port[-2] = '\0';
+	memset(&hints, 0, sizeof hints);
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &hints, &res) != 0)
+		return -1;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+struct http_src {
+	char addr[128];  /* SOCKET.http-addr                         */
+	char token[128]; /* SOCKET.http-token or $PYPROF_HTTP_TOKEN  */
+};
+
+/* The next second's profile (of pid, or of every process with pid 0)
+ * into file. 0, or -1 with why in err. */
+static int fetch_second(const struct http_src *h, pid_t pid, const char *mode,
+			const char *file, char *err, size_t errn)
+{
+	char req[512], pidq[32] = "", modeq[24] = "", buf[65536], *body;
+	size_t len = 0, cap = 1 << 20;
+	char *all = malloc(cap);
+	ssize_t k;
+	int fd, out, rc = -1;
+
+	if (!all)
+		return snprintf(err, errn, "out of memory"), -1;
+	if (pid)
+		snprintf(pidq, sizeof pidq, "&pid=%d", (int)pid);
+	if (mode)
+		snprintf(modeq, sizeof modeq, "&mode=%s", mode);
+	snprintf(req, sizeof req,
+		 "GET /debug/pprof/profile?seconds=1%s%s%s%s HTTP/1.0\r\n"
+		 "Host: %s\r\nUser-Agent: pyprof-top\r\n\r\n",
+		 pidq, modeq, h->token[0] ? "&token=" : "", h->token, h->addr);
+	fd = dial(h->addr);
+	if (fd < 0) {
+		snprintf(err, errn, "cannot connect to http://%s/", h->addr);
+		goto out;
+	}
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		snprintf(err, errn, "cannot send to http://%s/", h->addr);
+		close(fd);
+		goto out;
+	}
+	while ((k = read(fd, buf, sizeof buf)) > 0) {
+		if (len + (size_t)k > cap) {
+			char *more = realloc(all, cap * 2);
+			if (!more)
+				break;
+			all = more;
+			cap *= 2;
+		}
+		memcpy(all + len, buf, (size_t)k);
+		len += (size_t)k;
+	}
+	close(fd);
+	body = memmem(all, len, "\r\n\r\n", 4);
+	if (len < 12 || !body || strncmp(all, "HTTP/1.", 7)) {
+		snprintf(err, errn, "no answer from http://%s/", h->addr);
+		goto out;
+	}
+	body += 4;
+	if (strncmp(all + 8, " 200", 4)) {
+		size_t bl = (size_t)(all + len - body);
+		snprintf(err, errn, "http://%s/ answered %.3s: %.*s", h->addr,
+			 all + 9, (int)strcspn(body, "\r\n") < (int)bl
+				 ? (int)strcspn(body, "\r\n") : (int)bl,
+			 body);
+		goto out;
+	}
+	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0 || write(out, body, (size_t)(all + len - body)) !=
+			       (ssize_t)(all + len - body)) {
+		snprintf(err, errn, "cannot write %.300s", file);
+		if (out >= 0)
+			close(out);
+		goto out;
+	}
+	close(out);
+	rc = 0;
+out:
+	free(all);
+	return rc;
+}
+
+/* The collector a process started with the library reports to: its
+ * PYPROF_SOCKET, else the default socket as that process's environment
+ * makes it. 0 with the path in out, -1 if it was not started with the
+ * library (no libpyprof in its LD_PRELOAD). */
+static int started_with_library(pid_t pid, char *out, size_t n)
+{
+	char path[64], env[32768], *p;
+	const char *sock = NULL, *xdg = NULL;
+	int fd, preloaded = 0;
+	ssize_t len;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, env, sizeof env - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	env[len] = '\0';
+	for (p = env; p < env + len; p += strlen(p) + 1) {
+		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p, "libpyprof"))
+			preloaded = 1;
+		else if (!strncmp(p, "PYPROF_SOCKET=", 14) && p[14])
+			sock = p + 14;
+		else if (!strncmp(p, "XDG_RUNTIME_DIR=", 16) && p[16])
+			xdg = p + 16;
+	}
+	if (!preloaded)
+		return -1;
+	if (sock)
+		snprintf(out, n, "%s", sock);
+	else if (xdg)
+		snprintf(out, n, "%s/pyprof/collector.sock", xdg);
+	else
+		snprintf(out, n, "/tmp/pyprof-%u/collector.sock",
+			 (unsigned)getuid());
+	return 0;
+}
+
+/* Where top_collector serves HTTP, and its token. 0, or -1 (said). */
+static int http_source(struct http_src *h, pid_t pid)
+{
+	char path[CMD_PATH_MAX + 16];
+	const char *env = getenv("PYPROF_HTTP_TOKEN");
+
+	snprintf(path, sizeof path, "%s.http-addr", top_collector);
+	if (first_line(path, h->addr, sizeof h->addr) < 0) {
+		if (pid)
+			log_error("process %d reports to the collector on %s, "
+				  "which serves no HTTP: start that collector "
+				  "with --http to watch its processes live",
+				  (int)pid, top_collector);
+		else
+			log_error("the collector on %s serves no HTTP (no "
+				  "%s): start it with --http", top_collector,
+				  path);
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s.http-token", top_collector);
+	if (first_line(path, h->token, sizeof h->token) < 0)
+		snprintf(h->token, sizeof h->token, "%s", env ? env : "");
+	return 0;
+}
+
+/* The live loop over the collector's HTTP server. 0 or 1. */
+static int live_http(struct attach *a, const char *rows)
+{
+	struct http_src h;
+	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX], err[512];
+	double end = attach_now_s() + (double)a->duration;
+	int tty = isatty(STDOUT_FILENO), code = 1;
+
+	if (http_source(&h, a->pid) < 0)
+		return 1;
+	if (cmd_make_tmpdir(dir, sizeof dir) != 0 ||
+	    cmd_join_path(file, sizeof file, dir, "second.pb.gz") != 0) {
+		log_error("cannot create a temporary directory");
+		return 1;
+	}
+	attach_signals_install();
+	while (!attach_stop_sig && (!a->pid || attach_target_alive(a)) &&
+	       (!a->duration || attach_now_s() < end)) {
+		if (fetch_second(&h, a->pid, a->r.mode, file, err,
+				 sizeof err) < 0) {
+			if (attach_stop_sig)
+				break;
+			log_error("%s", err);
+			goto out;
+		}
+		show(a, file, rows, tty);
+	}
+	code = 0;
+out:
+	cmd_remove_tmpdir(dir);
+	return code;
+}
+
 int cmd_top_any(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--pid") || !strncmp(argv[i], "--pid=", 6))
+		if (!strcmp(argv[i], "--pid") || !strncmp(argv[i], "--pid=", 6) ||
+		    !strcmp(argv[i], "--collector") ||
+		    !strncmp(argv[i], "--collector=", 12))
 			return cmd_top_pid(argc, argv);
 	return cmd_top(argc, argv);
 }
@@ -212,13 +478,25 @@ int cmd_top_pid(int argc, char **argv)
 	a.r.period_s = 1;
 	if (parse(&a, argc, argv, rows) < 0)
 		return CMD_EXIT_USAGE;
-	if (!a.pid)
+	if (!a.pid && !top_collector)
 		return usage_error(TOPP, "--pid expects a process id"),
 		       CMD_EXIT_USAGE;
+	if (!a.pid)
+		return live_http(&a, rows);
 	a.r.attached = a.pid;
 	if (record_find_files(&a.r) != 0 ||
 	    attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
 		return 1;
+	/* started with the library (or --collector): its collector's
+	 * live profiles, no attach */
+	{
+		static char sock[CMD_PATH_MAX];
+		if (!top_collector && a.t.lib_loaded &&
+		    started_with_library(a.pid, sock, sizeof sock) == 0)
+			top_collector = sock;
+		if (top_collector)
+			return live_http(&a, rows);
+	}
 	rc = attach_dir(a.dir, sizeof a.dir);
 	if (rc < 0) {
 		log_error("cannot use %s: %s", a.dir, strerror(-rc));
