@@ -403,6 +403,61 @@ top_pid() {
 	attach_each top_pid
 }
 
+# A process started with the library, reporting to a running collector
+# that serves HTTP: top reads that collector's live profiles (no attach:
+# nothing in attach's directory), for one process (--pid, in a terminal)
+# or for all of them (--collector, one table after the other when not a
+# terminal); a collector without HTTP is one line. Not interpreter
+# specific (the library is preloaded): one interpreter.
+@test "top --pid over a running collector (tmux): its live profile within 3 s, no attach; top --collector for all its processes" {
+	command -v tmux >/dev/null || fail "tmux is not installed (make deps)"
+	local sess=pyprof-topc-$$ i ok= t0 exe
+	read -r _ exe _ < <(PYPROF_TEST_PYTHONS=3.14 pyprof_pythons)
+	collector_start --http 0
+	wait_for_line "$SOCK.http-addr" . 10
+	PYPROF_SOCKET=$SOCK PYPROF_START=off LD_PRELOAD=$PP_LIB \
+		start_target pre "$exe" "$PP_TARGETS/attach_shares.py" 7 \
+		"$T/pre.calls"
+	t0=$EPOCHREALTIME
+	tmux -L "$sess" new-session -d -s "$sess" -x 160 -y 40 \
+		"$PP_PYPROF top --pid $TPID -n 8 2>$T/topc.err; sleep 30"
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		"$PP_HOST_PYTHON" -c "import sys; sys.exit($EPOCHREALTIME - $t0 > 3)" ||
+			break
+		tmux -L "$sess" capture-pane -p -t "$sess" >"$T/topc.screen"
+		if grep -qE '^ +[0-9.]+m?s +[0-9.]+% .* share_fifty ' \
+			"$T/topc.screen"; then
+			ok=1
+			break
+		fi
+	done
+	cat "$T/topc.screen" "$T/topc.err"
+	tmux -L "$sess" send-keys -t "$sess" C-c
+	sleep 1
+	tmux -L "$sess" kill-server || true
+	[[ -n $ok ]] || fail "no table with share_fifty within 3 s"
+	grep -q "^pyprof top: process $TPID " "$T/topc.screen"
+	[[ ! -s $T/topc.err ]] || fail "top wrote on stderr"
+	# read from the collector: no attach socket, one library mapped
+	[[ -z $(find "$ATTACH_TMP" -name "$TPID.sock" 2>/dev/null) ]] ||
+		fail "top attached"
+	# every process of the collector, not a terminal: table after table
+	"$PP_PYPROF" top --collector "$SOCK" --duration 2 -n 5 \
+		>"$T/all.out" 2>"$T/all.err" || { cat "$T/all.err"; fail "top --collector"; }
+	cat "$T/all.out"
+	grep -q "^pyprof top: every process of $SOCK, cpu" "$T/all.out"
+	grep -qE '^ +[0-9.]+m?s +[0-9.]+% .* share_fifty ' "$T/all.out"
+	finish_target pre ready done
+	collector_stop
+	[[ ! -e $SOCK.http-addr ]] || fail "$SOCK.http-addr left after exit"
+	# a collector that serves no HTTP: one line
+	collector_start
+	refused "the collector on $SOCK serves no HTTP .*start it with --http" \
+		"$PP_PYPROF" top --collector "$SOCK"
+	collector_stop
+}
+
 attach_native() {
 	start_target "$1" "$2" "$PP_TARGETS/attach_shares.py" 5 "$T/$1.calls"
 	"$PP_PYPROF" attach "$TPID" --native --duration 2 -o "$T/$1.pb.gz" \
