@@ -361,7 +361,10 @@ void cmd_top_usage(FILE *out)
 "pyprof top --pid PID [-n N] [--hz N] [--mode cpu|wall] [--duration S]\n"
 "[--timeout S]: instead, a live table of the running CPython process PID\n"
 "(3.14+) over the last second, redrawn every second until Ctrl-C; it\n"
-"attaches as `pyprof attach` does.\n"
+"attaches as `pyprof attach` does, unless PID was started with the\n"
+"library: then its collector is asked, over HTTP (pyprof-collector\n"
+"--http). pyprof top --collector SOCKET [--pid PID]: the same for all\n"
+"that collector's processes (or one).\n"
 "\n"
 "Exit status: 0, 1 if the profile cannot be read or lacks what was asked\n"
 "(--pid: if pyprof refused), 2 on a usage error.\n");
