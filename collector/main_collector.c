@@ -138,9 +138,7 @@ static void usage(FILE *out)
 "  --http [ADDR:]PORT serve Go's /debug/pprof/ endpoints over HTTP (go tool\n"
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
-"                     (logged). The address is also written to\n"
-"                     SOCKET.http-addr, where `pyprof top` finds it (removed\n"
-"                     at exit). Off by default\n"
+"                     (logged). Off by default\n"
 "  --http-token TOKEN require TOKEN on every HTTP request (or set\n"
 "                     PYPROF_HTTP_TOKEN, which ps does not show). Without\n"
 "                     it a random token is made at start, written to\n"
@@ -730,7 +728,9 @@ struct wiring {
 	struct pprof_server *http; /* --http, else NULL */
 	char token[40];            /* made at start, else "" */
 	char token_path[300];      /* where it was written, else "" */
-	char addr_path[300];       /* SOCKET.http-addr written, else "" */
+	/* SOCKET.http-addr (where --http listens, for `pyprof top`) as
+	 * written, else "" */
+	char addr_path[300];
 };
 
 /* --pyroscope, --otlp: a push thread and spool for each, as one of the

@@ -105,8 +105,10 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 		case OPT_COLLECTOR:
 			if (optarg[0] != '/')
 				return usage_error(TOPP, "--collector expects "
-					"the collector's socket as an absolute "
-					"path, not '%s'", optarg), -1;
+							 "the collector's socket as an absolute "
+							 "path, not '%s'",
+						   optarg),
+				       -1;
 			top_collector = optarg;
 			break;
 		case 'n':
@@ -117,11 +119,12 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 			break;
 		default:
 			return usage_error(TOPP, "%s option '%s' (with --pid: "
-					   "-n, --hz, --mode, --duration, "
-					   "--timeout, --collector)",
+						 "-n, --hz, --mode, --duration, "
+						 "--timeout, --collector)",
 					   c == ':' ? "missing value for"
 						    : "unknown",
-					   argv[optind - 1]), -1;
+					   argv[optind - 1]),
+			       -1;
 		}
 	}
 	if (optind != argc)
@@ -282,7 +285,7 @@ static int dial(const char *addr)
 }
 
 struct http_src {
-	char addr[128];  /* SOCKET.http-addr                         */
+	char addr[128];	 /* SOCKET.http-addr                         */
 	char token[128]; /* SOCKET.http-token or $PYPROF_HTTP_TOKEN  */
 };
 
@@ -338,8 +341,7 @@ static int fetch_second(const struct http_src *h, pid_t pid, const char *mode,
 	if (strncmp(all + 8, " 200", 4)) {
 		size_t bl = (size_t)(all + len - body);
 		snprintf(err, errn, "http://%s/ answered %.3s: %.*s", h->addr,
-			 all + 9, (int)strcspn(body, "\r\n") < (int)bl
-				 ? (int)strcspn(body, "\r\n") : (int)bl,
+			 all + 9, (int)strcspn(body, "\r\n") < (int)bl ? (int)strcspn(body, "\r\n") : (int)bl,
 			 body);
 		goto out;
 	}
@@ -413,7 +415,8 @@ static int http_source(struct http_src *h, pid_t pid)
 				  (int)pid, top_collector);
 		else
 			log_error("the collector on %s serves no HTTP (no "
-				  "%s): start it with --http", top_collector,
+				  "%s): start it with --http",
+				  top_collector,
 				  path);
 		return -1;
 	}

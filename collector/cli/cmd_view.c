@@ -44,7 +44,7 @@ enum {
 
 /* What every view command may be given. */
 struct vopts {
-	const char *output;       /* NULL or "-": standard output */
+	const char *output; /* NULL or "-": standard output */
 	const char *sample_type;
 	struct view_filter filter;
 	enum view_by by;
@@ -59,7 +59,7 @@ struct vopts {
 	const char *timeline;
 	const char *service_name;
 	enum view_diff_compare compare;
-	char **args;              /* the positional arguments */
+	char **args; /* the positional arguments */
 	int n_args;
 };
 
@@ -166,8 +166,8 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 		return 0;
 	default: { /* OPT_SHARES, OPT_VALUES */
 		enum view_diff_compare want = c == OPT_SHARES
-					      ? VIEW_DIFF_SHARES
-					      : VIEW_DIFF_VALUES;
+						      ? VIEW_DIFF_SHARES
+						      : VIEW_DIFF_VALUES;
 		if (o->compare && o->compare != want)
 			return usage_error(cmd, "give --shares or --values, "
 					   "not both");

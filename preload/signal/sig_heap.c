@@ -513,55 +513,55 @@ static struct py_allocator py_orig[3];
  * sample_slow, reached once per rate bytes, records only while sampling
  * is on. */
 
-#define PY_HOOKS(D, S, LIMIT)                                                        \
+#define PY_HOOKS(D, S, LIMIT)                                                   \
 	static __attribute__((noinline)) void *py_malloc_sampled_##D##S(        \
-		void *ctx, size_t n)                                         \
-	{                                                                    \
-		void *p = py_orig[D].malloc(ctx, n);                         \
-		sample_slow(p, n);                                           \
-		return p;                                                    \
-	}                                                                    \
+		void *ctx, size_t n)                                            \
+	{                                                                       \
+		void *p = py_orig[D].malloc(ctx, n);                            \
+		sample_slow(p, n);                                              \
+		return p;                                                       \
+	}                                                                       \
 	static void *py_malloc_##D##S(void *ctx, size_t n)                      \
-	{                                                                    \
-		if (n <= (LIMIT) && TAKE(n))                                \
+	{                                                                       \
+		if (n <= (LIMIT) && TAKE(n))                                    \
 			return py_malloc_sampled_##D##S(ctx, n);                \
-		return py_orig[D].malloc(ctx, n);                            \
-	}                                                                    \
+		return py_orig[D].malloc(ctx, n);                               \
+	}                                                                       \
 	static __attribute__((noinline)) void *py_calloc_sampled_##D##S(        \
-		void *ctx, size_t n, size_t m)                               \
-	{                                                                    \
-		void *p = py_orig[D].calloc(ctx, n, m);                      \
-		sample_slow(p, n * m);                                       \
-		return p;                                                    \
-	}                                                                    \
+		void *ctx, size_t n, size_t m)                                  \
+	{                                                                       \
+		void *p = py_orig[D].calloc(ctx, n, m);                         \
+		sample_slow(p, n *m);                                           \
+		return p;                                                       \
+	}                                                                       \
 	static void *py_calloc_##D##S(void *ctx, size_t n, size_t m)            \
-	{                                                                    \
-		size_t t;                                                    \
-		if (!__builtin_mul_overflow(n, m, &t) && t <= (LIMIT) &&    \
-		    TAKE(t))                                                 \
+	{                                                                       \
+		size_t t;                                                       \
+		if (!__builtin_mul_overflow(n, m, &t) && t <= (LIMIT) &&        \
+		    TAKE(t))                                                    \
 			return py_calloc_sampled_##D##S(ctx, n, m);             \
-		return py_orig[D].calloc(ctx, n, m);                         \
-	}                                                                    \
+		return py_orig[D].calloc(ctx, n, m);                            \
+	}                                                                       \
 	static void *py_realloc_##D##S(void *ctx, void *old, size_t n)          \
-	{                                                                    \
-		count_free(old);                                             \
-		void *p = py_orig[D].realloc(ctx, old, n);                   \
-		if (n <= (LIMIT))                                           \
-			count_alloc(p, n);                                   \
-		return p;                                                    \
-	}                                                                    \
+	{                                                                       \
+		count_free(old);                                                \
+		void *p = py_orig[D].realloc(ctx, old, n);                      \
+		if (n <= (LIMIT))                                               \
+			count_alloc(p, n);                                      \
+		return p;                                                       \
+	}                                                                       \
 	static __attribute__((noinline)) void py_free_sampled_##D##S(void *ctx, \
-								 void *p)    \
-	{                                                                    \
-		free_slow(p);                                                \
-		py_orig[D].free(ctx, p);                                     \
-	}                                                                    \
+								     void *p)   \
+	{                                                                       \
+		free_slow(p);                                                   \
+		py_orig[D].free(ctx, p);                                        \
+	}                                                                       \
 	static void py_free_##D##S(void *ctx, void *p)                          \
-	{                                                                    \
-		if (__builtin_expect(maybe_sampled(p), 0))                   \
+	{                                                                       \
+		if (__builtin_expect(maybe_sampled(p), 0))                      \
 			py_free_sampled_##D##S(ctx, p);                         \
-		else                                                         \
-			py_orig[D].free(ctx, p);                             \
+		else                                                            \
+			py_orig[D].free(ctx, p);                                \
 	}
 
 /* s: blocks of up to PY_SMALL bytes (pymalloc's, the bigger ones reach
@@ -574,9 +574,11 @@ PY_HOOKS(0, w, SIZE_MAX)
 PY_HOOKS(1, w, SIZE_MAX)
 PY_HOOKS(2, w, SIZE_MAX)
 
-#define PY_HOOK(D, S)                                                \
-	{ NULL, py_malloc_##D##S, py_calloc_##D##S, py_realloc_##D##S, \
-	  py_free_##D##S }
+#define PY_HOOK(D, S)                                                        \
+	{                                                                    \
+		NULL, py_malloc_##D##S, py_calloc_##D##S, py_realloc_##D##S, \
+			py_free_##D##S                                       \
+	}
 
 static const struct py_allocator py_hook[2][3] = {
 	{ PY_HOOK(0, s), PY_HOOK(1, s), PY_HOOK(2, s) },
