@@ -323,10 +323,15 @@ attach_refusals() {
 }
 
 @test "refusals: no such process, not Python, Python before 3.14; --heap with --format" {
-	local old
+	local old i
 	refused '^pyprof: error: no process 4194303$' "$PP_PYPROF" attach 4194303
 	sleep 5 &
 	KIDS+=($!)
+	# (the forked shell is not sleep until it has exec'd)
+	for ((i = 0; i < 100; i++)); do
+		[[ $(cat "/proc/$!/comm" 2>/dev/null) == sleep ]] && break
+		sleep 0.05
+	done
 	refused "process $! \(sleep\) is not a Python process" \
 		"$PP_PYPROF" attach "$!"
 	old=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
