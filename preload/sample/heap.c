@@ -14,7 +14,9 @@
  * so start-up allocations (imports) are seen. CPython 3.6's Py_Main
  * installs the allocators again (PYTHONMALLOC handling), and 3.7+ may do
  * so when PYTHONMALLOC is set: the agent checks once the interpreter is
- * initialized and puts ours back on top of whatever is there.
+ * initialized and puts ours back on top of whatever is there. Loaded
+ * late (`pyprof attach`), the domains are wrapped when heap sampling is
+ * first switched on, RAW among them (hook_domain says why).
  *
  * 2.7 has no allocator API: only the libc hooks work there, which see
  * pymalloc's arenas (256 KiB each, when it takes a new one) and blocks
@@ -150,7 +152,9 @@ int heap_init(uint64_t rate, int start, int major, int late)
 	if (!rate)
 		return 0;
 	/* Asked for from the start: the domains are wrapped now, before
-	 * Py_Initialize, and frees are followed from now on; sampling
+	 * Py_Initialize (or at once, loaded late into a running one: the
+	 * attach with --collector), and frees are followed from now on;
+	 * sampling
 	 * itself starts with the rest of sampling (control.h). */
 	hook_domains();
 	py_hooked = 1;
