@@ -72,13 +72,9 @@ void cmd_attach_usage(FILE *out)
 "      --max-depth N   deepest stack kept, 1 to %d frames\n"
 "      --native        native stacks too (CPU mode; needs libunwind8)\n"
 "      --per-thread    also one profile per thread, beside the profile\n"
-"      --heap          also a heap profile (pprof only), FILE without\n"
-"                      .pb.gz then .heap.pb.gz: the Python allocations\n"
-"                      made from the attach on (blocks from before are\n"
-"                      not counted; allocations by C code that calls\n"
-"                      malloc directly are not seen)\n"
-"      --heap-rate N   --heap, one sample per N bytes allocated on\n"
-"                      average (default %d)\n"
+"      --heap          also a heap profile beside FILE: what Python\n"
+"                      allocated from the attach on (not C's own malloc)\n"
+"      --heap-rate N   --heap, bytes between samples (default %d)\n"
 "      --collector S   instead, have the process report to the running\n"
 "                      collector on socket S, sampling, as if started\n"
 "                      with the library (then see `pyprof ctl`)\n"
@@ -159,7 +155,8 @@ static int set_option(struct attach *a, int c, const char *arg)
 			return usage_error(ATT, "--collector expects the "
 						"collector's socket as an "
 						"absolute path, not '%s'",
-					   arg), -1;
+					   arg),
+			       -1;
 		a->collector = arg;
 		return 0;
 	case OPT_HEAP:
@@ -221,7 +218,8 @@ static int parse(struct attach *a, int argc, char **argv)
 			     a->r.output != NULL))
 		return usage_error(ATT, "--collector: the collector writes the "
 					"profiles (no -o, --format, "
-					"--duration or --per-thread)"), -1;
+					"--duration or --per-thread)"),
+		       -1;
 	if (a->r.per_thread && a->r.format)
 		return usage_error(ATT, "--per-thread: pprof format only"), -1;
 	if (a->r.heap_rate[0] && a->r.format)

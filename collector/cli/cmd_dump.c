@@ -100,6 +100,13 @@ int cmd_dump(int argc, char **argv)
 		cmd_dump_usage(stdout);
 		return 0;
 	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--native")) {
+			log_error("dump --native: native frames are not read "
+				  "yet; `pyprof attach PID --native --duration "
+				  "1` shows them for the threads that run");
+			return 1;
+		}
 	if (argc != 2)
 		return usage_error(DUMP, "expects one PID"), CMD_EXIT_USAGE;
 	if (attach_parse_pid(DUMP, argv[1], &pid) < 0)

@@ -340,6 +340,8 @@ attach_refusals() {
 	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
 		"$PP_PYPROF" attach "$TPID"
 	finish_target old ready done
+	refused '^pyprof: error: dump --native: native frames are not read yet; `pyprof attach PID --native' \
+		"$PP_PYPROF" dump "$TPID" --native
 	run_capture heapfmt "$PP_PYPROF" attach "$TPID" --heap --format svg
 	assert_eq 2 "$RC" "exit status of --heap --format svg"
 	grep -q '^pyprof: error: --heap writes pprof files only' "$T/heapfmt.err"
