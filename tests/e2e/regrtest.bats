@@ -119,7 +119,7 @@ regrtest_same() {
 # into a running `python -m test test_threading test_asyncio` (one
 # process: the attach goes where the tests run), beside a run left alone;
 # tests/lib/regrtest_attach.py compares them test by test (its header has
-# the rule). About 6 minutes per interpreter on the loaded 2-core machine
+# the rule). 2 to 4 minutes per interpreter on the loaded 2-core machine
 # (docs/testing.md).
 regrtest_attached() {
 	local name exe kind
