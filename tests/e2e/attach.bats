@@ -146,16 +146,17 @@ attach_heap() {
 	[[ ! -s $T/$1.err ]] || { cat "$T/$1.err"; fail "target's stderr"; }
 	assert_same_file "$T/$1.plain" "$T/$1.out" "the program's output"
 	[[ -s $T/$1.heap.pb.gz ]] || fail "no heap profile beside $prof"
-	# alloc_objects alloc_space inuse_objects inuse_space, per function
+	# alloc_objects alloc_space inuse_objects inuse_space (then the
+	# peak's), per function
 	for f in after_small after_big before_small before_big churn; do
 		v=$($HEAP_CHECK values "$T/$1.heap.pb.gz" "$f")
 		echo "$f: $v (program: $(want "$1" "$f"))"
+		read -ra a <<<"$v"
 		case $f in
-		after_*) within "${v##* }" "$(want "$1" "$f")" 15 "$f in use" ;;
-		before_*) [[ $v == "0 0 0 0" ]] ||
+		after_*) within "${a[3]}" "$(want "$1" "$f")" 15 "$f in use" ;;
+		before_*) [[ $v =~ ^0( 0)*$ ]] ||
 			fail "$f allocated before the attach, counted: $v" ;;
-		churn) read -ra a <<<"$v"
-			((a[1] > 0 && a[3] * 100 < a[1])) ||
+		churn) ((a[1] > 0 && a[3] * 100 < a[1])) ||
 				fail "churn: allocated ${a[1]}, in use ${a[3]}" ;;
 		esac
 	done
