@@ -38,7 +38,16 @@ static struct {
 	void (*clear)(void);
 	void (*decref)(PyObject *);
 	int (*is_finalizing)(void); /* 3.13+ Py_IsFinalizing, else _Py_ */
+	/* the exit gate (gate_register) */
+	PyObject *(*import)(const char *);
+	PyObject *(*cfunction_new)(void *, PyObject *, PyObject *);
+	PyObject *(*call_args)(PyObject *, ...);
+	void *(*save_thread)(void);
+	void (*restore_thread)(void *);
+	void (*incref)(PyObject *);
+	PyObject *none;
 	const char *name_attr;
+	int py_major;
 	int ok;
 } api;
 
@@ -61,6 +70,13 @@ static int asked, stopping;
 static int unjoined;        /* asked to stop, not waited for yet      */
 static int in_gil;          /* taking or holding the GIL (atomic)     */
 static int forking_tid;     /* the thread that called fork()            */
+/* The exit gate: held by the names thread from before it asks for the
+ * GIL until it has given it back; closed for good by gate_close, which
+ * Python's atexit runs on the finalizing thread before finalization
+ * begins (gate_register). */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static int gate_closed;     /* no PyGILState_Ensure any more            */
+static int gate_registered; /* gate_close is in atexit's list           */
 static int (*hook_has_work)(void);
 static void (*hook)(void);  /* threadnames_gil_hook                      */
 
@@ -87,6 +103,14 @@ int threadnames_init(int py_major)
 	SYM(decref, "Py_DecRef");
 	if (!SYM(is_finalizing, "Py_IsFinalizing"))
 		SYM(is_finalizing, "_Py_IsFinalizing");
+	SYM(import, "PyImport_ImportModule");
+	SYM(cfunction_new, "PyCFunction_NewEx");
+	SYM(call_args, "PyObject_CallFunctionObjArgs");
+	SYM(save_thread, "PyEval_SaveThread");
+	SYM(restore_thread, "PyEval_RestoreThread");
+	SYM(incref, "Py_IncRef");
+	SYM(none, "_Py_NoneStruct");
+	api.py_major = py_major;
 	if (py_major == 2) {
 		/* 2.7: idents are ints, names are byte strings, and the
 		 * attribute is name-mangled */
@@ -225,6 +249,82 @@ static void name_alone(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * The exit gate. finishing() is read before PyGILState_Ensure, and on a
+ * busy machine the names thread can lose its CPU between the two for as
+ * long as the main thread takes to finalize the whole runtime: Ensure
+ * then meets a runtime torn down (3.14: a crash in gilstate_tss_set). So
+ * the names thread takes gate_lock before it reads finishing() and keeps
+ * it until it has released the GIL, and a function of ours in Python's
+ * atexit list (run by Py_FinalizeEx on the finalizing thread, after the
+ * program's threads were joined and before finalization begins) closes
+ * the gate: it gives up the GIL (the names thread may be waiting for it,
+ * gate_lock held), takes gate_lock, so the names thread is out of its
+ * critical section, sets gate_closed and takes the GIL back. From then on
+ * the names thread never calls Ensure. It is registered the first time
+ * the names thread holds the GIL; that first Ensure alone is guarded by
+ * finishing() only (docs/design.md, "The names thread at exit").
+ */
+struct method_def { /* PyMethodDef, the same on 2.7 to 3.15 */
+	const char *name;
+	PyObject *(*fn)(PyObject *, PyObject *);
+	int flags;
+	const char *doc;
+};
+#define METH_NOARGS 0x0004
+
+static PyObject *gate_close(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	void *ts = api.save_thread();
+	pthread_mutex_lock(&gate_lock);
+	__atomic_store_n(&gate_closed, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&gate_lock);
+	api.restore_thread(ts);
+	api.incref(api.none);
+	return api.none;
+}
+
+static struct method_def gate_def = {
+	"_pyprof_names_gate", gate_close, METH_NOARGS,
+	"pyprof: the names thread stops taking the GIL before finalization"};
+
+/* Names thread, GIL held: gate_close into atexit's list, once. On 3.x
+ * atexit is a built-in module; on 2.7 a Python one, used only if the
+ * program imported it (nothing is imported for it there). */
+static void gate_register(void)
+{
+	if (gate_registered || !api.import || !api.cfunction_new ||
+	    !api.call_args || !api.save_thread || !api.restore_thread ||
+	    !api.incref || !api.none)
+		return;
+	gate_registered = 1; /* one try: a failure is not retried */
+	PyObject *et, *ev, *tb, *mod = NULL;
+	api.fetch(&et, &ev, &tb);
+	if (api.py_major >= 3) {
+		mod = api.import("atexit");
+	} else {
+		PyObject *mods = api.modules();
+		mod = mods ? api.dict_get(mods, "atexit") : NULL; /* borrowed */
+		if (mod)
+			api.incref(mod);
+	}
+	PyObject *reg = mod ? api.getattr(mod, "register") : NULL;
+	PyObject *fn = reg ? api.cfunction_new(&gate_def, NULL, NULL) : NULL;
+	PyObject *res = fn ? api.call_args(reg, fn, NULL) : NULL;
+	if (res)
+		api.decref(res);
+	if (fn)
+		api.decref(fn);
+	if (reg)
+		api.decref(reg);
+	if (mod)
+		api.decref(mod);
+	api.clear();
+	api.restore(et, ev, tb);
+}
+
 static void *threadnames_main(void *arg)
 {
 	(void)arg;
@@ -247,7 +347,9 @@ static void *threadnames_main(void *arg)
 		 * has a GIL: before that, taking "the GIL" would not exclude
 		 * the main thread. */
 		/* (not while dormant: control.h) */
-		if (__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
+		pthread_mutex_lock(&gate_lock);
+		if (!__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST) &&
+		    __atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
 		    sampler.is_initialized() && !finishing()) {
 			int several = several_threads();
 			int more = hook && hook_has_work();
@@ -264,17 +366,26 @@ static void *threadnames_main(void *arg)
 				if (g == -1) { /* a fork is waiting */
 					__atomic_store_n(&in_gil, 0,
 							 __ATOMIC_SEQ_CST);
+					pthread_mutex_unlock(&gate_lock);
 					pthread_mutex_lock(&wake_lock);
 					continue;
 				}
-				if (several)
+				/* finalization begins under the GIL: asked
+				 * again with it held, the answer holds until we
+				 * release it (the first Ensure, before the gate
+				 * is in atexit's list, may come this late) */
+				int fin = finishing();
+				if (!fin)
+					gate_register();
+				if (several && !fin)
 					threadnames_refresh();
-				if (more)
+				if (more && !fin)
 					hook();
 				api.gil_release(g);
 				__atomic_store_n(&in_gil, 0, __ATOMIC_SEQ_CST);
 			}
 		}
+		pthread_mutex_unlock(&gate_lock);
 		pthread_mutex_lock(&wake_lock);
 	}
 	pthread_mutex_unlock(&wake_lock);
@@ -361,6 +472,7 @@ void threadnames_after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	pthread_mutex_init(&wake_lock, NULL);
+	pthread_mutex_init(&gate_lock, NULL);
 	pthread_cond_init(&wake, NULL);
 	started = 0;
 	unjoined = 0;
