@@ -46,6 +46,7 @@ static struct {
 	void (*restore_thread)(void *);
 	void (*incref)(PyObject *);
 	PyObject *none;
+	int (*add_pending)(int (*)(void *), void *);
 	const char *name_attr;
 	int py_major;
 	int ok;
@@ -75,8 +76,11 @@ static int forking_tid;     /* the thread that called fork()            */
  * Python's atexit runs on the finalizing thread before finalization
  * begins (gate_register). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static int gate_closed;     /* no PyGILState_Ensure any more            */
-static int gate_registered; /* gate_close is in atexit's list           */
+static int gate_closed;     /* no PyGILState_Ensure any more (atomic)   */
+static int gate_tried;      /* gate_register ran (GIL)                  */
+static int gate_in_list;    /* gate_close is in atexit's list (atomic)  */
+static int gate_pending;    /* 3.9+: registered by the main thread      */
+static int gate_asked;      /* its pending call is queued (agent)       */
 static int (*hook_has_work)(void);
 static void (*hook)(void);  /* threadnames_gil_hook                      */
 
@@ -110,6 +114,7 @@ int threadnames_init(int py_major)
 	SYM(restore_thread, "PyEval_RestoreThread");
 	SYM(incref, "Py_IncRef");
 	SYM(none, "_Py_NoneStruct");
+	SYM(add_pending, "Py_AddPendingCall");
 	api.py_major = py_major;
 	if (py_major == 2) {
 		/* 2.7: idents are ints, names are byte strings, and the
@@ -261,9 +266,12 @@ static void name_alone(void)
  * the gate: it gives up the GIL (the names thread may be waiting for it,
  * gate_lock held), takes gate_lock, so the names thread is out of its
  * critical section, sets gate_closed and takes the GIL back. From then on
- * the names thread never calls Ensure. It is registered the first time
- * the names thread holds the GIL; that first Ensure alone is guarded by
- * finishing() only (docs/design.md, "The names thread at exit").
+ * the names thread never calls Ensure. On 3.9+ the main thread puts it in
+ * the list (a pending call the agent asks for once the interpreter is
+ * up) and the names thread takes the GIL only once it is there; before
+ * 3.9 a pending call not yet run slows every other thread down, so the
+ * names thread registers it at its first Ensure, which alone is guarded
+ * by finishing() only (docs/design.md, "The library's threads").
  */
 struct method_def { /* PyMethodDef, the same on 2.7 to 3.15 */
 	const char *name;
@@ -290,16 +298,17 @@ static struct method_def gate_def = {
 	"_pyprof_names_gate", gate_close, METH_NOARGS,
 	"pyprof: the names thread stops taking the GIL before finalization"};
 
-/* Names thread, GIL held: gate_close into atexit's list, once. On 3.x
- * atexit is a built-in module; on 2.7 a Python one, used only if the
- * program imported it (nothing is imported for it there). */
+/* GIL held (the main thread's pending call, or the names thread before
+ * 3.9): gate_close into atexit's list, once. On 3.x atexit is a built-in
+ * module; on 2.7 a Python one, used only if the program imported it
+ * (nothing is imported for it there). */
 static void gate_register(void)
 {
-	if (gate_registered || !api.import || !api.cfunction_new ||
+	if (gate_tried || !api.import || !api.cfunction_new ||
 	    !api.call_args || !api.save_thread || !api.restore_thread ||
 	    !api.incref || !api.none)
 		return;
-	gate_registered = 1; /* one try: a failure is not retried */
+	gate_tried = 1; /* one try: a failure is not retried */
 	PyObject *et, *ev, *tb, *mod = NULL;
 	api.fetch(&et, &ev, &tb);
 	if (api.py_major >= 3) {
@@ -313,8 +322,10 @@ static void gate_register(void)
 	PyObject *reg = mod ? api.getattr(mod, "register") : NULL;
 	PyObject *fn = reg ? api.cfunction_new(&gate_def, NULL, NULL) : NULL;
 	PyObject *res = fn ? api.call_args(reg, fn, NULL) : NULL;
-	if (res)
+	if (res) {
+		__atomic_store_n(&gate_in_list, 1, __ATOMIC_RELEASE);
 		api.decref(res);
+	}
 	if (fn)
 		api.decref(fn);
 	if (reg)
@@ -323,6 +334,23 @@ static void gate_register(void)
 		api.decref(mod);
 	api.clear();
 	api.restore(et, ev, tb);
+}
+
+/* The main thread, GIL held: Py_AddPendingCall's callback. */
+static int gate_register_pending(void *arg)
+{
+	(void)arg;
+	gate_register();
+	return 0;
+}
+
+/* Whether the names thread may ask for the GIL: not once the gate is
+ * closed; on 3.9+ only once it is in atexit's list. */
+static int gate_open(void)
+{
+	if (__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST))
+		return 0;
+	return !gate_pending || __atomic_load_n(&gate_in_list, __ATOMIC_ACQUIRE);
 }
 
 static void *threadnames_main(void *arg)
@@ -348,7 +376,7 @@ static void *threadnames_main(void *arg)
 		 * the main thread. */
 		/* (not while dormant: control.h) */
 		pthread_mutex_lock(&gate_lock);
-		if (!__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST) &&
+		if (gate_open() &&
 		    __atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
 		    sampler.is_initialized() && !finishing()) {
 			int several = several_threads();
@@ -375,7 +403,7 @@ static void *threadnames_main(void *arg)
 				 * release it (the first Ensure, before the gate
 				 * is in atexit's list, may come this late) */
 				int fin = finishing();
-				if (!fin)
+				if (!fin && !gate_pending)
 					gate_register();
 				if (several && !fin)
 					threadnames_refresh();
@@ -393,10 +421,24 @@ static void *threadnames_main(void *arg)
 	return NULL;
 }
 
+/* Agent, the interpreter up: on 3.9+ asks the main thread to put the
+ * exit gate in atexit's list, until the request is queued. */
+static void gate_ask(void)
+{
+	const struct pyabi *a = sampler.abi;
+	if (gate_asked || !a || (a->major == 3 && a->minor < 9) ||
+	    a->major < 3 || !api.add_pending)
+		return;
+	gate_pending = 1; /* the names thread waits for it from now on */
+	if (api.add_pending(gate_register_pending, NULL) == 0)
+		gate_asked = 1;
+}
+
 void threadnames_start(void)
 {
 	if (!api.ok)
 		return;
+	gate_ask();
 	if (started && unjoined) {
 		/* a pause that could not wait: gone yet? */
 		if (pthread_tryjoin_np(threadnames_thread, NULL) != 0)
