@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "base/clock.h"
 #include "base/guard.h"
 #include "base/sampler.h"
 #include "threads.h"
@@ -81,6 +82,7 @@ static int gate_tried;      /* gate_register ran (GIL)                  */
 static int gate_in_list;    /* gate_close is in atexit's list (atomic)  */
 static int gate_pending;    /* 3.9+: registered by the main thread      */
 static int gate_asked;      /* its pending call is queued (agent)       */
+static uint64_t gate_asked_ns; /* when (atomic)                         */
 static int (*hook_has_work)(void);
 static void (*hook)(void);  /* threadnames_gil_hook                      */
 
@@ -345,12 +347,19 @@ static int gate_register_pending(void *arg)
 }
 
 /* Whether the names thread may ask for the GIL: not once the gate is
- * closed; on 3.9+ only once it is in atexit's list. */
+ * closed; on 3.9+ once it is in atexit's list, or when the main thread
+ * has not run the pending call for GATE_WAIT_MS (blocked in a join since
+ * before the library came: an attach); then the names thread puts it
+ * there itself, at its first Ensure, as before 3.9. */
+#define GATE_WAIT_MS 1000
 static int gate_open(void)
 {
 	if (__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST))
 		return 0;
-	return !gate_pending || __atomic_load_n(&gate_in_list, __ATOMIC_ACQUIRE);
+	if (!gate_pending || __atomic_load_n(&gate_in_list, __ATOMIC_ACQUIRE))
+		return 1;
+	uint64_t t = __atomic_load_n(&gate_asked_ns, __ATOMIC_ACQUIRE);
+	return t && mono_ns() - t > GATE_WAIT_MS * 1000000ull;
 }
 
 static void *threadnames_main(void *arg)
@@ -403,7 +412,8 @@ static void *threadnames_main(void *arg)
 				 * release it (the first Ensure, before the gate
 				 * is in atexit's list, may come this late) */
 				int fin = finishing();
-				if (!fin && !gate_pending)
+				if (!fin && !__atomic_load_n(&gate_in_list,
+							     __ATOMIC_ACQUIRE))
 					gate_register();
 				if (several && !fin)
 					threadnames_refresh();
@@ -430,6 +440,8 @@ static void gate_ask(void)
 	    a->major < 3 || !api.add_pending)
 		return;
 	gate_pending = 1; /* the names thread waits for it from now on */
+	if (!__atomic_load_n(&gate_asked_ns, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&gate_asked_ns, mono_ns(), __ATOMIC_RELEASE);
 	if (api.add_pending(gate_register_pending, NULL) == 0)
 		gate_asked = 1;
 }
