@@ -77,14 +77,14 @@ static int forking_tid;     /* the thread that called fork()            */
  * Python's atexit runs on the finalizing thread before finalization
  * begins (gate_register). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static int gate_closed;     /* no PyGILState_Ensure any more (atomic)   */
-static int gate_tried;      /* gate_register ran (GIL)                  */
-static int gate_in_list;    /* gate_close is in atexit's list (atomic)  */
-static int gate_pending;    /* 3.9+: registered by the main thread      */
-static int gate_asked;      /* its pending call is queued (agent)       */
-static uint64_t gate_asked_ns; /* when (atomic)                         */
+static int gate_closed;	       /* no PyGILState_Ensure any more (atomic)   */
+static int gate_tried;	       /* gate_register ran (GIL)                  */
+static int gate_in_list;       /* gate_close is in atexit's list (atomic)  */
+static int gate_pending;       /* 3.9+: registered by the main thread      */
+static int gate_asked;	       /* its pending call is queued (agent)       */
+static uint64_t gate_asked_ns; /* when (atomic)                        */
 static int (*hook_has_work)(void);
-static void (*hook)(void);  /* threadnames_gil_hook                      */
+static void (*hook)(void); /* threadnames_gil_hook                      */
 
 void threadnames_gil_hook(int (*has_work)(void), void (*fn)(void))
 {
@@ -298,7 +298,8 @@ static PyObject *gate_close(PyObject *self, PyObject *unused)
 
 static struct method_def gate_def = {
 	"_pyprof_names_gate", gate_close, METH_NOARGS,
-	"pyprof: the names thread stops taking the GIL before finalization"};
+	"pyprof: the names thread stops taking the GIL before finalization"
+};
 
 /* GIL held (the main thread's pending call, or the names thread before
  * 3.9): gate_close into atexit's list, once. On 3.x atexit is a built-in
