@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "base/clock.h"
 #include "base/guard.h"
 #include "base/sampler.h"
 #include "threads.h"
@@ -38,7 +39,17 @@ static struct {
 	void (*clear)(void);
 	void (*decref)(PyObject *);
 	int (*is_finalizing)(void); /* 3.13+ Py_IsFinalizing, else _Py_ */
+	/* the exit gate (gate_register) */
+	PyObject *(*import)(const char *);
+	PyObject *(*cfunction_new)(void *, PyObject *, PyObject *);
+	PyObject *(*call_args)(PyObject *, ...);
+	void *(*save_thread)(void);
+	void (*restore_thread)(void *);
+	void (*incref)(PyObject *);
+	PyObject *none;
+	int (*add_pending)(int (*)(void *), void *);
 	const char *name_attr;
+	int py_major;
 	int ok;
 } api;
 
@@ -61,8 +72,19 @@ static int asked, stopping;
 static int unjoined;        /* asked to stop, not waited for yet      */
 static int in_gil;          /* taking or holding the GIL (atomic)     */
 static int forking_tid;     /* the thread that called fork()            */
+/* The exit gate: held by the names thread from before it asks for the
+ * GIL until it has given it back; closed for good by gate_close, which
+ * Python's atexit runs on the finalizing thread before finalization
+ * begins (gate_register). */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static int gate_closed;	       /* no PyGILState_Ensure any more (atomic)   */
+static int gate_tried;	       /* gate_register ran (GIL)                  */
+static int gate_in_list;       /* gate_close is in atexit's list (atomic)  */
+static int gate_pending;       /* 3.9+: registered by the main thread      */
+static int gate_asked;	       /* its pending call is queued (agent)       */
+static uint64_t gate_asked_ns; /* when (atomic)                        */
 static int (*hook_has_work)(void);
-static void (*hook)(void);  /* threadnames_gil_hook                      */
+static void (*hook)(void); /* threadnames_gil_hook                      */
 
 void threadnames_gil_hook(int (*has_work)(void), void (*fn)(void))
 {
@@ -87,6 +109,15 @@ int threadnames_init(int py_major)
 	SYM(decref, "Py_DecRef");
 	if (!SYM(is_finalizing, "Py_IsFinalizing"))
 		SYM(is_finalizing, "_Py_IsFinalizing");
+	SYM(import, "PyImport_ImportModule");
+	SYM(cfunction_new, "PyCFunction_NewEx");
+	SYM(call_args, "PyObject_CallFunctionObjArgs");
+	SYM(save_thread, "PyEval_SaveThread");
+	SYM(restore_thread, "PyEval_RestoreThread");
+	SYM(incref, "Py_IncRef");
+	SYM(none, "_Py_NoneStruct");
+	SYM(add_pending, "Py_AddPendingCall");
+	api.py_major = py_major;
 	if (py_major == 2) {
 		/* 2.7: idents are ints, names are byte strings, and the
 		 * attribute is name-mangled */
@@ -225,6 +256,113 @@ static void name_alone(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * The exit gate. finishing() is read before PyGILState_Ensure, and on a
+ * busy machine the names thread can lose its CPU between the two for as
+ * long as the main thread takes to finalize the whole runtime: Ensure
+ * then meets a runtime torn down (3.14: a crash in gilstate_tss_set). So
+ * the names thread takes gate_lock before it reads finishing() and keeps
+ * it until it has released the GIL, and a function of ours in Python's
+ * atexit list (run by Py_FinalizeEx on the finalizing thread, after the
+ * program's threads were joined and before finalization begins) closes
+ * the gate: it gives up the GIL (the names thread may be waiting for it,
+ * gate_lock held), takes gate_lock, so the names thread is out of its
+ * critical section, sets gate_closed and takes the GIL back. From then on
+ * the names thread never calls Ensure. On 3.9+ the main thread puts it in
+ * the list (a pending call the agent asks for once the interpreter is
+ * up) and the names thread takes the GIL only once it is there; before
+ * 3.9 a pending call not yet run slows every other thread down, so the
+ * names thread registers it at its first Ensure, which alone is guarded
+ * by finishing() only (docs/design.md, "The library's threads").
+ */
+struct method_def { /* PyMethodDef, the same on 2.7 to 3.15 */
+	const char *name;
+	PyObject *(*fn)(PyObject *, PyObject *);
+	int flags;
+	const char *doc;
+};
+#define METH_NOARGS 0x0004
+
+static PyObject *gate_close(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	void *ts = api.save_thread();
+	pthread_mutex_lock(&gate_lock);
+	__atomic_store_n(&gate_closed, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&gate_lock);
+	api.restore_thread(ts);
+	api.incref(api.none);
+	return api.none;
+}
+
+static struct method_def gate_def = {
+	"_pyprof_names_gate", gate_close, METH_NOARGS,
+	"pyprof: the names thread stops taking the GIL before finalization"
+};
+
+/* GIL held (the main thread's pending call, or the names thread before
+ * 3.9): gate_close into atexit's list, once. On 3.x atexit is a built-in
+ * module; on 2.7 a Python one, used only if the program imported it
+ * (nothing is imported for it there). */
+static void gate_register(void)
+{
+	if (gate_tried || !api.import || !api.cfunction_new ||
+	    !api.call_args || !api.save_thread || !api.restore_thread ||
+	    !api.incref || !api.none)
+		return;
+	gate_tried = 1; /* one try: a failure is not retried */
+	PyObject *et, *ev, *tb, *mod = NULL;
+	api.fetch(&et, &ev, &tb);
+	if (api.py_major >= 3) {
+		mod = api.import("atexit");
+	} else {
+		PyObject *mods = api.modules();
+		mod = mods ? api.dict_get(mods, "atexit") : NULL; /* borrowed */
+		if (mod)
+			api.incref(mod);
+	}
+	PyObject *reg = mod ? api.getattr(mod, "register") : NULL;
+	PyObject *fn = reg ? api.cfunction_new(&gate_def, NULL, NULL) : NULL;
+	PyObject *res = fn ? api.call_args(reg, fn, NULL) : NULL;
+	if (res) {
+		__atomic_store_n(&gate_in_list, 1, __ATOMIC_RELEASE);
+		api.decref(res);
+	}
+	if (fn)
+		api.decref(fn);
+	if (reg)
+		api.decref(reg);
+	if (mod)
+		api.decref(mod);
+	api.clear();
+	api.restore(et, ev, tb);
+}
+
+/* The main thread, GIL held: Py_AddPendingCall's callback. */
+static int gate_register_pending(void *arg)
+{
+	(void)arg;
+	gate_register();
+	return 0;
+}
+
+/* Whether the names thread may ask for the GIL: not once the gate is
+ * closed; on 3.9+ once it is in atexit's list, or when the main thread
+ * has not run the pending call for GATE_WAIT_MS (blocked in a join since
+ * before the library came: an attach); then the names thread puts it
+ * there itself, at its first Ensure, as before 3.9. */
+#define GATE_WAIT_MS 1000
+static int gate_open(void)
+{
+	if (__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST))
+		return 0;
+	if (!gate_pending || __atomic_load_n(&gate_in_list, __ATOMIC_ACQUIRE))
+		return 1;
+	uint64_t t = __atomic_load_n(&gate_asked_ns, __ATOMIC_ACQUIRE);
+	return t && mono_ns() - t > GATE_WAIT_MS * 1000000ull;
+}
+
 static void *threadnames_main(void *arg)
 {
 	(void)arg;
@@ -247,7 +385,9 @@ static void *threadnames_main(void *arg)
 		 * has a GIL: before that, taking "the GIL" would not exclude
 		 * the main thread. */
 		/* (not while dormant: control.h) */
-		if (__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
+		pthread_mutex_lock(&gate_lock);
+		if (gate_open() &&
+		    __atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) &&
 		    sampler.is_initialized() && !finishing()) {
 			int several = several_threads();
 			int more = hook && hook_has_work();
@@ -264,17 +404,27 @@ static void *threadnames_main(void *arg)
 				if (g == -1) { /* a fork is waiting */
 					__atomic_store_n(&in_gil, 0,
 							 __ATOMIC_SEQ_CST);
+					pthread_mutex_unlock(&gate_lock);
 					pthread_mutex_lock(&wake_lock);
 					continue;
 				}
-				if (several)
+				/* finalization begins under the GIL: asked
+				 * again with it held, the answer holds until we
+				 * release it (the first Ensure, before the gate
+				 * is in atexit's list, may come this late) */
+				int fin = finishing();
+				if (!fin && !__atomic_load_n(&gate_in_list,
+							     __ATOMIC_ACQUIRE))
+					gate_register();
+				if (several && !fin)
 					threadnames_refresh();
-				if (more)
+				if (more && !fin)
 					hook();
 				api.gil_release(g);
 				__atomic_store_n(&in_gil, 0, __ATOMIC_SEQ_CST);
 			}
 		}
+		pthread_mutex_unlock(&gate_lock);
 		pthread_mutex_lock(&wake_lock);
 	}
 	pthread_mutex_unlock(&wake_lock);
@@ -282,10 +432,26 @@ static void *threadnames_main(void *arg)
 	return NULL;
 }
 
+/* Agent, the interpreter up: on 3.9+ asks the main thread to put the
+ * exit gate in atexit's list, until the request is queued. */
+static void gate_ask(void)
+{
+	const struct pyabi *a = sampler.abi;
+	if (gate_asked || !a || (a->major == 3 && a->minor < 9) ||
+	    a->major < 3 || !api.add_pending)
+		return;
+	gate_pending = 1; /* the names thread waits for it from now on */
+	if (!__atomic_load_n(&gate_asked_ns, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&gate_asked_ns, mono_ns(), __ATOMIC_RELEASE);
+	if (api.add_pending(gate_register_pending, NULL) == 0)
+		gate_asked = 1;
+}
+
 void threadnames_start(void)
 {
 	if (!api.ok)
 		return;
+	gate_ask();
 	if (started && unjoined) {
 		/* a pause that could not wait: gone yet? */
 		if (pthread_tryjoin_np(threadnames_thread, NULL) != 0)
@@ -361,6 +527,7 @@ void threadnames_after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	pthread_mutex_init(&wake_lock, NULL);
+	pthread_mutex_init(&gate_lock, NULL);
 	pthread_cond_init(&wake, NULL);
 	started = 0;
 	unjoined = 0;

@@ -9,7 +9,9 @@
  * imported threading: it never imports anything) and copies each thread's
  * name and id into a table that the agent reads under a mutex; then it
  * releases the GIL. No Python code of the program runs, the exception state
- * is saved and restored, and no object is kept.
+ * is saved and restored, and no object is kept but one C function in
+ * atexit's list, the exit gate that keeps the names thread from asking for
+ * the GIL once finalization may begin (threadnames.c, docs/design.md).
  *
  * Why a thread of its own, and not the agent: the GIL may be held for a
  * long time (or forever, by a deadlocked program), and the agent must

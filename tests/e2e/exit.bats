@@ -131,3 +131,49 @@ PY
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.15) for_each_python check
 }
+
+# The names thread took the GIL (PyGILState_Ensure) after reading that
+# finalization had not begun; a busy machine could stop it between the two
+# for as long as the main thread took to tear the runtime down, and Ensure
+# then met a runtime being freed: 3.14, 1 kHz with heap profiling, "Fatal
+# Python error: gilstate_tss_set", "get_modules_dict" or a SIGSEGV, in 5 of
+# 600 runs of exit_threads.py beside another such loop (design.md, "The
+# library's threads": the exit gate). Here about 8 s of such runs, two at
+# a time, on each selected 3.14+ interpreter (3.14 and 3.15 if none).
+exit_churn() {
+	local exe=$2 d=$T/churn-$1 end n=0 i bad=0 pids arg
+	mkdir -p "$d"
+	end=$((SECONDS + 8))
+	while ((SECONDS < end)); do
+		pids=()
+		for i in 0 1; do
+			arg=()
+			(((n + i) % 2)) && arg=(join)
+			"$PP_PYPROF" record --hz 1000 --heap -o "$d/p$i.pb.gz" -- \
+				"$exe" "$PP_TARGETS/exit_threads.py" "${arg[@]}" \
+				>"$d/o$i" 2>"$d/e$i" </dev/null &
+			pids+=($!)
+		done
+		for i in 0 1; do
+			if ! wait "${pids[i]}" ||
+				grep -q "Fatal Python error\|Segmentation" "$d/e$i"; then
+				bad=$((bad + 1))
+				grep -v "^pyprof: wrote" "$d/e$i" | head -5
+			fi
+		done
+		n=$((n + 2))
+	done
+	echo "   $n runs, $bad ended badly"
+	((bad == 0)) || fail "$bad of $n runs crashed at exit"
+	((n >= 16)) || fail "only $n runs in 8 s: too few to say"
+}
+
+@test "threads starting and ending as the interpreter finalizes, at 1 kHz with heap profiling: no run crashes at exit (3.14+)" {
+	local name exe kind sel=()
+	while read -r name exe kind; do
+		[[ $kind != missing ]] || continue
+		[[ $(python_major_minor "$exe") =~ ^3\.(1[4-9]|[2-9][0-9])$ ]] && sel+=("$name")
+	done < <(pyprof_pythons)
+	((${#sel[@]})) || sel=(3.14 3.15)
+	PYPROF_TEST_PYTHONS="${sel[*]}" for_each_python exit_churn
+}
