@@ -230,6 +230,20 @@ int config_load(struct config *c)
 	return -EINVAL;
 }
 
+/* stop_all: the end of profiling in this process: waits and heap
+ * sampling off, the agent's last frames sent (with the allocator hooks
+ * passing through while it sends), the agent stopped. */
+static void stop_all(void)
+{
+	waits_stop();
+	heap_stop();
+	heap_enter();
+	if (exec_tried)
+		agent_quiet_if_empty();
+	agent_stop();
+	heap_leave();
+}
+
 /* os._exit() and multiprocessing's children end with _exit(), which runs
  * no destructor (interpose/exec.c calls this first): flush, as at a normal
  * exit. Only in the process that owns the agent: a vfork child shares our
@@ -238,13 +252,7 @@ void init_flush_before_exit(void)
 {
 	if (active && getpid() == active_pid) {
 		active = 0;
-		waits_stop();
-		heap_stop();
-		heap_enter();
-		if (exec_tried)
-			agent_quiet_if_empty();
-		agent_stop();
-		heap_leave();
+		stop_all();
 	}
 }
 
@@ -683,11 +691,5 @@ __attribute__((destructor)) static void pyprof_fini(void)
 	if (!active)
 		return;
 	active = 0;
-	waits_stop();
-	heap_stop();
-	heap_enter();
-	if (exec_tried)
-		agent_quiet_if_empty();
-	agent_stop();
-	heap_leave();
+	stop_all();
 }
