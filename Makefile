@@ -192,7 +192,7 @@ check: all unit check-sigsafe check-includes format-check $(BUILD)/fuzz/wire_fuz
 	LANES=$(LANES) tests/run
 
 check-regrtest: all unit
-	REGRTEST=1 UNIT=0 E2E=regrtest tests/run
+	REGRTEST=1 UNIT=0 LANES=2 E2E="regrtest regrtest_matrix" tests/run
 
 # The whole suite on the newest interpreters alone (CPython 3.14 and 3.15
 # from Debian sid, tools/get-sid-pythons; make check runs them too).

@@ -9,12 +9,15 @@
 # (docs/limitations.md). The rule (what is a difference, what is the
 # interpreter's own flakiness) is tests/lib/regrtest_compare.py's.
 #
-# Part of make check. These modules mostly sleep and wait for their child
-# processes: one configuration takes about 105 s of wall time but 35 s of
-# CPU (user and system, the plain and the preloaded run together, 2
-# processes at a time). So tests/run starts this file beside its lanes
-# rather than in one (the "lane: beside" line below): it adds about its
-# CPU time to the suite, not its wall time.
+# In make check-regrtest (with regrtest.bats), not make check. These
+# modules mostly sleep and wait for their child processes: one
+# configuration takes about 105 s of wall time but 35 s of CPU (user and
+# system, the plain and the preloaded run together, 2 processes at a
+# time), so tests/run starts this file beside its lanes (the "lane:
+# beside" line below). Beside make check's two lanes it would cost the
+# suite about 2 minutes of CPU only, but its load pushed threads.bats'
+# timing tests (wall mode's thirds, time.sleep's oversleep at 1 kHz) past
+# their limits in a clean-clone CI run (docs/testing.md).
 #
 # tests/run: lane: beside
 # Reports and logs of each run stay in the test's temporary directory
