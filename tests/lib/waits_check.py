@@ -19,6 +19,10 @@ target computed from its own clock.
     (time_nanos, duration_nanos), as the profiles count: a wait in the
     window it ended in, whole; a hold's charge in the window of its
     release (both profiles must cover the same span, to the second).
+  waits_check.py locks-between BLOCK MUTEX LOG.json START_NS END_NS
+    The same over [START_NS, END_NS) of CLOCK_MONOTONIC (the program's
+    perf_counter): `pyprof ctl start --waits` and `ctl stop` (their
+    since_mono_ns), for files that hold only the waits in between.
   waits_check.py gil BLOCK MUTEX TRUTH.json
     tests/targets/waits_gil.py: nap's waits for the GIL (stacks through
     nap ending in "[GIL]") within 20% of the oversleep the program
@@ -44,8 +48,18 @@ def fail(msg):
     sys.exit(1)
 
 
+_decoded = {}
+
+
+def decode(path):
+    """go tool pprof -raw's text for path, once."""
+    if path not in _decoded:
+        _decoded[path] = pprof_raw.decode(path)
+    return _decoded[path]
+
+
 def load(path):
-    types, samples, locs, _ = pprof_raw.parse(pprof_raw.decode(path))
+    types, samples, locs, _ = pprof_raw.parse(decode(path))
     if types != TYPES:
         fail("%s: sample types %s, expected %s" % (path, types, TYPES))
     out = []
@@ -94,7 +108,7 @@ def locks(block_path, mutex_path, truth_path):
 def span(path):
     """The profile's [start, end) in Unix seconds, from go tool pprof's
     Time: and Duration: lines."""
-    text = pprof_raw.decode(path)
+    text = decode(path)
     t = re.search(r"^Time: (\d+-\d+-\d+ \d+:\d+:\d+)(\.\d+)? ([+-]\d{4})",
                   text, re.M)
     d = re.search(r"^Duration: (\S+)", text, re.M)
@@ -110,29 +124,28 @@ def span(path):
     return start, start + dur
 
 
-def locks_window(block_path, mutex_path, log_path):
-    data = json.load(open(log_path))
-    log, offset = data["log"], data["offset"]
-    s0, e0 = span(block_path)
-    s1, e1 = span(mutex_path)
-    if abs(s0 - s1) > 1 or abs(e0 - e1) > 1:
-        fail("the block and mutex windows differ: %.3f-%.3f and %.3f-%.3f"
-             % (s0, e0, s1, e1))
-    names = sorted(set(e[0] for e in log))
+def locks_span(block_path, mutex_path, log, s, e):
+    """The locks checks over [s, e) of the program's clock."""
+    names = sorted(set(x[0] for x in log))
     block_truth = dict.fromkeys(names, 0.0)
     mutex_truth = dict.fromkeys(names, 0.0)
-    # the program's clock (perf_counter) to Unix time
-    s, e = s0 - offset, e0 - offset
-    runs = [x[1] for x in log]
-    if not log or min(runs) > s or max(x[3] for x in log) < e:
-        fail("the program did not run through the window")
+    # (its threads may start just after the window opens: they waited
+    # for nothing before)
+    if not log or min(x[1] for x in log) > s + 0.5 or \
+            max(x[3] for x in log) < e:
+        fail("the program did not run through the window: it ran %.3f to "
+             "%.3f, the window is %.3f to %.3f (its perf_counter)"
+             % (min(x[1] for x in log) if log else 0,
+                max(x[3] for x in log) if log else 0, s, e))
     for name, t0, t1, _ in log:
         if s <= t1 < e:
             block_truth[name] += t1 - t0
+    # waits that can overlap a hold released in the window
+    near = [x for x in log if x[2] >= s - 1 and x[1] < e]
     for hname, _, a, r in log:
         if not s <= r < e:
             continue
-        for name, t0, t1, _ in log:
+        for name, t0, t1, _ in near:
             if name != hname:
                 mutex_truth[hname] += max(0.0, min(r, t1) - max(a, t0))
     block, mutex = load(block_path), load(mutex_path)
@@ -146,6 +159,24 @@ def locks_window(block_path, mutex_path, log_path):
         fail("block: total %.3f s, the program measured %.3f s in the "
              "window (more than 15%% apart)" % (tb, wb))
     compare("mutex", got_m, mutex_truth, 5)
+
+
+def locks_window(block_path, mutex_path, log_path):
+    data = json.load(open(log_path))
+    s0, e0 = span(block_path)
+    s1, e1 = span(mutex_path)
+    if abs(s0 - s1) > 1 or abs(e0 - e1) > 1:
+        fail("the block and mutex windows differ: %.3f-%.3f and %.3f-%.3f"
+             % (s0, e0, s1, e1))
+    # Unix time to the program's clock (perf_counter)
+    locks_span(block_path, mutex_path, data["log"], s0 - data["offset"],
+               e0 - data["offset"])
+
+
+def locks_between(block_path, mutex_path, log_path, start_ns, end_ns):
+    data = json.load(open(log_path))
+    locks_span(block_path, mutex_path, data["log"], int(start_ns) / 1e9,
+               int(end_ns) / 1e9)
 
 
 def gil(block_path, mutex_path, truth_path):
@@ -165,8 +196,11 @@ def gil(block_path, mutex_path, truth_path):
 
 
 def main():
-    modes = {"locks": locks, "locks-window": locks_window, "gil": gil}
-    if len(sys.argv) != 5 or sys.argv[1] not in modes:
+    modes = {"locks": locks, "locks-window": locks_window, "gil": gil,
+             "locks-between": locks_between}
+    if sys.argv[1:2] == ["locks-between"] and len(sys.argv) == 7:
+        pass
+    elif len(sys.argv) != 5 or sys.argv[1] not in modes:
         sys.stderr.write(__doc__)
         return 2
     modes[sys.argv[1]](*sys.argv[2:])

@@ -11,7 +11,7 @@
 #   releaser   per function, Go's charge: each wait's whole length to the
 #              function whose release let it in (the last release before
 #              the acquire), for docs/waits.md's comparison
-# With LOG, also writes the log itself there as JSON, for a check over a
+# With LOG, writes the log itself there as JSON instead, for a check over a
 # part of the run (an HTTP window): {"offset": time.time() less
 # time.perf_counter(), "log": [[function, start, acquired, released],
 # ...]} (perf_counter is CLOCK_MONOTONIC on Linux).
@@ -88,8 +88,9 @@ def main():
         t.start()
     for t in threads:
         t.join()
-    print(json.dumps(truth()))
-    if len(sys.argv) > 2:
+    if len(sys.argv) <= 2:
+        print(json.dumps(truth()))
+    else:
         # the pair read closest together of a few
         pairs = []
         for _ in range(5):
