@@ -137,22 +137,55 @@ static int print_answer(const uint8_t *p, size_t len)
 			continue;
 		}
 		switch (f.tag) {
-		case WIRE_C_PID: pid = v; break;
-		case WIRE_C_STATUS: status = v; break;
-		case WIRE_C_SAMPLING: sampling = v; break;
-		case WIRE_C_ORIGIN: origin = v; break;
-		case WIRE_C_MODE: mode = v; break;
-		case WIRE_C_PERIOD_NS: period = v; has_period = 1; break;
-		case WIRE_C_ACHIEVED_NS: achieved = v; break;
-		case WIRE_C_SAMPLES: samples = v; break;
-		case WIRE_C_SIGNALS: signals = v; break;
-		case WIRE_C_ARMED: armed = v; break;
-		case WIRE_C_LEASE_LEFT_MS: lease = v; has_lease = 1; break;
-		case WIRE_C_HEAP_RATE: heap = v; break;
-		case WIRE_C_NATIVE: native = v; break;
-		case WIRE_C_SINCE_NS: since = v; break;
-		case WIRE_C_WAITS_NS: waits = v; break;
-		default: break;
+		case WIRE_C_PID:
+			pid = v;
+			break;
+		case WIRE_C_STATUS:
+			status = v;
+			break;
+		case WIRE_C_SAMPLING:
+			sampling = v;
+			break;
+		case WIRE_C_ORIGIN:
+			origin = v;
+			break;
+		case WIRE_C_MODE:
+			mode = v;
+			break;
+		case WIRE_C_PERIOD_NS:
+			period = v;
+			has_period = 1;
+			break;
+		case WIRE_C_ACHIEVED_NS:
+			achieved = v;
+			break;
+		case WIRE_C_SAMPLES:
+			samples = v;
+			break;
+		case WIRE_C_SIGNALS:
+			signals = v;
+			break;
+		case WIRE_C_ARMED:
+			armed = v;
+			break;
+		case WIRE_C_LEASE_LEFT_MS:
+			lease = v;
+			has_lease = 1;
+			break;
+		case WIRE_C_HEAP_RATE:
+			heap = v;
+			break;
+		case WIRE_C_NATIVE:
+			native = v;
+			break;
+		case WIRE_C_SINCE_NS:
+			since = v;
+			break;
+		case WIRE_C_WAITS_NS:
+			waits = v;
+			break;
+		default:
+			break;
 		}
 	}
 	if (!r.ok) {
@@ -522,10 +555,10 @@ static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 			if (config_waits_rate(a + 8, &q->waits) < 0 ||
 			    !q->waits)
 				return usage_error(CTL, "--waits expects a "
-						   "rate from 1ns to 1s with "
-						   "its unit (ns, us, ms), "
-						   "such as 100us, or no "
-						   "value for 10us; not '%s'",
+							"rate from 1ns to 1s with "
+							"its unit (ns, us, ms), "
+							"such as 100us, or no "
+							"value for 10us; not '%s'",
 						   a + 8);
 			continue;
 		}
@@ -544,7 +577,7 @@ static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 	    (q->seconds || q->hz || q->heap || q->native || q->mode >= 0 ||
 	     q->waits))
 		return usage_error(CTL, "--seconds, --hz, --mode, --heap-rate, "
-				   "--native and --waits go with start only");
+					"--native and --waits go with start only");
 	return -1;
 }
 

@@ -631,15 +631,33 @@ static void request_field(void *ctx, uint64_t tag, uint64_t v)
 {
 	struct request *q = ctx;
 	switch (tag) {
-	case WIRE_C_VERB: q->verb = v; break;
-	case WIRE_C_PID: q->pid = v; break;
-	case WIRE_C_LEASE_MS: q->lease_ms = v; break;
-	case WIRE_C_MODE: q->s.has_mode = 1; q->s.mode = (unsigned)v; break;
-	case WIRE_C_PERIOD_NS: q->s.period_ns = v; break;
-	case WIRE_C_HEAP_RATE: q->s.heap_rate = v; break;
-	case WIRE_C_NATIVE: q->s.native = v != 0; break;
-	case WIRE_C_WAITS_NS: q->s.waits_ns = v; break;
-	default: break;
+	case WIRE_C_VERB:
+		q->verb = v;
+		break;
+	case WIRE_C_PID:
+		q->pid = v;
+		break;
+	case WIRE_C_LEASE_MS:
+		q->lease_ms = v;
+		break;
+	case WIRE_C_MODE:
+		q->s.has_mode = 1;
+		q->s.mode = (unsigned)v;
+		break;
+	case WIRE_C_PERIOD_NS:
+		q->s.period_ns = v;
+		break;
+	case WIRE_C_HEAP_RATE:
+		q->s.heap_rate = v;
+		break;
+	case WIRE_C_NATIVE:
+		q->s.native = v != 0;
+		break;
+	case WIRE_C_WAITS_NS:
+		q->s.waits_ns = v;
+		break;
+	default:
+		break;
 	}
 }
 

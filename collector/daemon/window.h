@@ -101,11 +101,11 @@ struct window;
  * select everything. */
 struct window_filter {
 	uint64_t pid;
-	unsigned mode;      /* ignored with waits                        */
-	int waits;          /* enum pprof_waits: a block or mutex profile
-	                       of every mode's processes instead          */
-	uint64_t waits_ns;  /* with waits: the rate asked of processes
-	                       (0: PYPROF_DEFAULT_WAITS_NS)               */
+	unsigned mode;	   /* ignored with waits                        */
+	int waits;	   /* enum pprof_waits: a block or mutex profile
+			      of every mode's processes instead          */
+	uint64_t waits_ns; /* with waits: the rate asked of processes
+			      (0: PYPROF_DEFAULT_WAITS_NS)               */
 	char service[WINDOW_NAME_LEN];
 	char command[WINDOW_NAME_LEN];
 };

@@ -339,8 +339,9 @@ static int param_rate(struct http_conn *c, const struct http_req *r,
 		return rc;
 	if (config_waits_rate(v, &ns) < 0 || !ns) {
 		http_error(c, 400, "rate must be a duration from 1ns to 1s "
-			   "with its unit (ns, us, ms), such as 100us, not "
-			   "'%s'", v);
+				   "with its unit (ns, us, ms), such as 100us, not "
+				   "'%s'",
+			   v);
 		return -1;
 	}
 	*rate_ns = ns;

@@ -230,9 +230,9 @@ enum wire_ctl_tag {
 	                          started (or stopped, when off)             */
 	WIRE_C_N = 21,         /* varint: CTL_DONE's count                   */
 	WIRE_C_WRITTEN = 22,   /* varint: CTL_WRITTEN's count                */
-	WIRE_C_WAITS_NS = 23   /* varint: block and mutex profiles' rate, ns
-	                          (CTL_START: on at this rate for the request;
-	                          replies: as now, 0 off)                    */
+	/* varint: block and mutex profiles' rate, ns (CTL_START: on at this
+	 * rate for the request; replies: as now, 0 off) */
+	WIRE_C_WAITS_NS = 23
 };
 
 enum wire_ctl_verb {

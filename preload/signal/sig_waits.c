@@ -53,7 +53,7 @@
 int waits_on;
 struct waits_stats waits_stats;
 static uint64_t waits_rate; /* relaxed atomic: changed while on       */
-static int waits_minor;     /* 0: not supported (before 3.8)          */
+static int waits_minor;	    /* 0: not supported (before 3.8)          */
 /* Raised each time waits go from off to on, after the tables are
  * emptied: a wait that began before (its waiter entered the tables of
  * an earlier period) must not leave them now. Written by the agent,
@@ -406,23 +406,23 @@ static uintptr_t sem_enter(sem_t *sem, uint64_t *t0, int *registered)
 
 /* The shims of interpose/waits.c call these once they found waits on
  * and the thread not busy. */
-#define SEM_WRAP(call)                                              \
-	do {                                                        \
-		uint64_t t0;                                        \
-		int reg, rc, saved;                                 \
-		waits_busy = 1;                                     \
-		unsigned ep = __atomic_load_n(&waits_epoch,         \
-					      __ATOMIC_ACQUIRE);    \
-		uintptr_t key = sem_enter(sem, &t0, &reg);          \
-		waits_busy = 0;                                     \
-		rc = (call);                                        \
-		saved = errno;                                      \
-		waits_busy = 1;                                     \
-		sem_waited(sem, key, t0, rc == 0 ? 0 : saved, reg,  \
-			   ep);                                     \
-		waits_busy = 0;                                     \
-		errno = saved;                                      \
-		return rc;                                          \
+#define SEM_WRAP(call)                                             \
+	do {                                                       \
+		uint64_t t0;                                       \
+		int reg, rc, saved;                                \
+		waits_busy = 1;                                    \
+		unsigned ep = __atomic_load_n(&waits_epoch,        \
+					      __ATOMIC_ACQUIRE);   \
+		uintptr_t key = sem_enter(sem, &t0, &reg);         \
+		waits_busy = 0;                                    \
+		rc = (call);                                       \
+		saved = errno;                                     \
+		waits_busy = 1;                                    \
+		sem_waited(sem, key, t0, rc == 0 ? 0 : saved, reg, \
+			   ep);                                    \
+		waits_busy = 0;                                    \
+		errno = saved;                                     \
+		return rc;                                         \
 	} while (0)
 
 int waits_sem_wait_sigsafe(sem_t *sem)
