@@ -12,6 +12,17 @@ target computed from its own clock.
     points of the program's measure, and its total within 15%; the mutex
     profile's share per holding function within 5 points of the overlap
     truth.
+  waits_check.py locks-window BLOCK MUTEX LOG.json
+    The same checks for profiles of a window (the collector's
+    /debug/pprof/block and /mutex): the truth is computed from the
+    program's log (waits_locks.py SECONDS LOG) over the profiles' span
+    (time_nanos, duration_nanos), as the profiles count: a wait in the
+    window it ended in, whole; a hold's charge in the window of its
+    release (both profiles must cover the same span, to the second).
+  waits_check.py locks-between BLOCK MUTEX LOG.json START_NS END_NS
+    The same over [START_NS, END_NS) of CLOCK_MONOTONIC (the program's
+    perf_counter): `pyprof ctl start --waits` and `ctl stop` (their
+    since_mono_ns), for files that hold only the waits in between.
   waits_check.py gil BLOCK MUTEX TRUTH.json
     tests/targets/waits_gil.py: nap's waits for the GIL (stacks through
     nap ending in "[GIL]") within 20% of the oversleep the program
@@ -20,8 +31,10 @@ target computed from its own clock.
     spin).
 Exit status 1 with a reason on the first failed check.
 """
+import datetime
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,8 +48,18 @@ def fail(msg):
     sys.exit(1)
 
 
+_decoded = {}
+
+
+def decode(path):
+    """go tool pprof -raw's text for path, once."""
+    if path not in _decoded:
+        _decoded[path] = pprof_raw.decode(path)
+    return _decoded[path]
+
+
 def load(path):
-    types, samples, locs, _ = pprof_raw.parse(pprof_raw.decode(path))
+    types, samples, locs, _ = pprof_raw.parse(decode(path))
     if types != TYPES:
         fail("%s: sample types %s, expected %s" % (path, types, TYPES))
     out = []
@@ -82,6 +105,80 @@ def locks(block_path, mutex_path, truth_path):
     compare("mutex", got_m, truth["mutex"], 5)
 
 
+def span(path):
+    """The profile's [start, end) in Unix seconds, from go tool pprof's
+    Time: and Duration: lines."""
+    text = decode(path)
+    t = re.search(r"^Time: (\d+-\d+-\d+ \d+:\d+:\d+)(\.\d+)? ([+-]\d{4})",
+                  text, re.M)
+    d = re.search(r"^Duration: (\S+)", text, re.M)
+    if not t or not d:
+        fail("%s: no Time: or Duration: in go tool pprof -raw" % path)
+    start = datetime.datetime.strptime(t.group(1) + " " + t.group(3),
+                                       "%Y-%m-%d %H:%M:%S %z").timestamp()
+    start += float(t.group(2) or 0)
+    dur = 0.0
+    for num, unit in re.findall(r"([\d.]+)(h|ms|us|µs|ns|m|s)", d.group(1)):
+        dur += float(num) * {"h": 3600, "m": 60, "s": 1, "ms": 1e-3,
+                             "us": 1e-6, "µs": 1e-6, "ns": 1e-9}[unit]
+    return start, start + dur
+
+
+def locks_span(block_path, mutex_path, log, s, e):
+    """The locks checks over [s, e) of the program's clock."""
+    names = sorted(set(x[0] for x in log))
+    block_truth = dict.fromkeys(names, 0.0)
+    mutex_truth = dict.fromkeys(names, 0.0)
+    # (its threads may start just after the window opens: they waited
+    # for nothing before)
+    if not log or min(x[1] for x in log) > s + 0.5 or \
+            max(x[3] for x in log) < e:
+        fail("the program did not run through the window: it ran %.3f to "
+             "%.3f, the window is %.3f to %.3f (its perf_counter)"
+             % (min(x[1] for x in log) if log else 0,
+                max(x[3] for x in log) if log else 0, s, e))
+    for name, t0, t1, _ in log:
+        if s <= t1 < e:
+            block_truth[name] += t1 - t0
+    # waits that can overlap a hold released in the window
+    near = [x for x in log if x[2] >= s - 1 and x[1] < e]
+    for hname, _, a, r in log:
+        if not s <= r < e:
+            continue
+        for name, t0, t1, _ in near:
+            if name != hname:
+                mutex_truth[hname] += max(0.0, min(r, t1) - max(a, t0))
+    block, mutex = load(block_path), load(mutex_path)
+    got_b = {f: delay_of(block, f, False) / 1e9 for f in names}
+    got_m = {f: delay_of(mutex, f, False) / 1e9 for f in names}
+    print("window: %.3f s" % (e - s))
+    compare("block", got_b, block_truth, 3)
+    tb, wb = sum(got_b.values()), sum(block_truth.values())
+    print("block total: %.3f s (truth %.3f s)" % (tb, wb))
+    if not wb or abs(tb - wb) > 0.15 * wb:
+        fail("block: total %.3f s, the program measured %.3f s in the "
+             "window (more than 15%% apart)" % (tb, wb))
+    compare("mutex", got_m, mutex_truth, 5)
+
+
+def locks_window(block_path, mutex_path, log_path):
+    data = json.load(open(log_path))
+    s0, e0 = span(block_path)
+    s1, e1 = span(mutex_path)
+    if abs(s0 - s1) > 1 or abs(e0 - e1) > 1:
+        fail("the block and mutex windows differ: %.3f-%.3f and %.3f-%.3f"
+             % (s0, e0, s1, e1))
+    # Unix time to the program's clock (perf_counter)
+    locks_span(block_path, mutex_path, data["log"], s0 - data["offset"],
+               e0 - data["offset"])
+
+
+def locks_between(block_path, mutex_path, log_path, start_ns, end_ns):
+    data = json.load(open(log_path))
+    locks_span(block_path, mutex_path, data["log"], int(start_ns) / 1e9,
+               int(end_ns) / 1e9)
+
+
 def gil(block_path, mutex_path, truth_path):
     truth = json.load(open(truth_path))
     block, mutex = load(block_path), load(mutex_path)
@@ -99,10 +196,14 @@ def gil(block_path, mutex_path, truth_path):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("locks", "gil"):
+    modes = {"locks": locks, "locks-window": locks_window, "gil": gil,
+             "locks-between": locks_between}
+    if sys.argv[1:2] == ["locks-between"] and len(sys.argv) == 7:
+        pass
+    elif len(sys.argv) != 5 or sys.argv[1] not in modes:
         sys.stderr.write(__doc__)
         return 2
-    {"locks": locks, "gil": gil}[sys.argv[1]](*sys.argv[2:])
+    modes[sys.argv[1]](*sys.argv[2:])
     return 0
 
 
