@@ -11,7 +11,9 @@
 #   releaser   per function, Go's charge: each wait's whole length to the
 #              function whose release let it in (the last release before
 #              the acquire), for docs/waits.md's comparison
-# Usage: python waits_locks.py [SECONDS]   (default 1.0)
+# Usage: python waits_locks.py [SECONDS [labels]]   (default 1.0)
+#   labels: each thread runs inside pyprof.labels(role=<its function>)
+#   (the pyprof module on PYTHONPATH), for the labels carried on waits.
 import json
 import sys
 import threading
@@ -78,8 +80,17 @@ def truth():
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     deadline = time.perf_counter() + seconds
-    threads = [threading.Thread(target=f, args=(deadline,))
-               for f in (hold_long, hold_short, wait_a, wait_b)]
+    fns = (hold_long, hold_short, wait_a, wait_b)
+    if sys.argv[2:3] == ["labels"]:
+        import pyprof
+
+        def labelled(f):
+            def body(deadline):
+                with pyprof.labels(role=f.__name__):
+                    f(deadline)
+            return body
+        fns = [labelled(f) for f in fns]
+    threads = [threading.Thread(target=f, args=(deadline,)) for f in fns]
     for t in threads:
         t.start()
     for t in threads:
