@@ -379,7 +379,8 @@ increasing() {
 		pc_stop
 		[[ $CRC == 0 ]] || fail "collector exit $CRC"
 		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/waits_check.py" pushed \
-			"$T/w.out" "$REC" | tee "$T/pyro.sum"
+			"$T/w.out" "$REC" >"$T/pyro.sum" || { cat "$T/pyro.sum"; return 1; }
+		cat "$T/pyro.sum"
 		# The same windows as OTLP: each Profile marked block or mutex,
 		# the same totals, the waiter's and the holder's functions and
 		# labels in them.
