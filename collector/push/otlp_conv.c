@@ -225,7 +225,7 @@ static int32_t mapping_index(struct otlp_conv *c, uint64_t id)
 	const char *build_id = otlp_conv_str(c, pm->build_id);
 	if (build_id[0]) {
 		attr[0] = otlp_conv_attr(c, "process.executable.build_id.gnu",
-				    build_id, 0, "");
+					 build_id, 0, "");
 		m->n_attribute_indices = 1;
 		m->attribute_indices = attr;
 	}
@@ -414,7 +414,7 @@ static size_t sample_attrs(struct otlp_conv *c, const PprofSample *s,
 		keys[n] = key;
 		out[n++] = l->str ? otlp_conv_attr(c, key, otlp_conv_str(c, l->str), 0, "")
 				  : otlp_conv_attr(c, key, NULL, l->num,
-					      otlp_conv_str(c, l->num_unit));
+						   otlp_conv_str(c, l->num_unit));
 	}
 	qsort(out, n, sizeof(*out), idx_cmp);
 	return n;

@@ -36,8 +36,7 @@ char *otlp_request_query(const struct push_opts *o,
 	if (w->pid)
 		p += sprintf(p, "&p=%" PRIu64, w->pid);
 	if (w->kind == PUSH_BLOCK || w->kind == PUSH_MUTEX)
-		p += sprintf(p, "&k=%s", w->kind == PUSH_BLOCK ? "block"
-							      : "mutex");
+		p += sprintf(p, "&k=%s", w->kind == PUSH_BLOCK ? "block" : "mutex");
 	for (size_t i = 0; i < o->n_labels; i++) {
 		snprintf(pair, sizeof(pair), "%s=%s", o->label_keys[i],
 			 o->label_values[i]);

@@ -221,8 +221,8 @@ const char *pyroscope_content_type(const void *body, size_t len, char *buf,
 	snprintf(buf, cap, "application/octet-stream");
 	if (len < 4 || b[0] != '-' || b[1] != '-')
 		return buf;
-	end = memchr(b, '\r', len < FORM_BOUNDARY_MAX + 3 ? len
-							 : FORM_BOUNDARY_MAX + 3);
+	n = len < FORM_BOUNDARY_MAX + 3 ? len : FORM_BOUNDARY_MAX + 3;
+	end = memchr(b, '\r', n);
 	if (!end)
 		return buf;
 	n = (size_t)(end - b) - 2;
