@@ -31,6 +31,11 @@ target computed from its own clock.
     waiter's on block samples, the holder's on mutex samples), a
     thread_id and a thread_name. Prints "KIND contentions delay" totals
     per kind for the caller to compare with the OTLP windows.
+  waits_check.py async BLOCK TRUTH.json
+    tests/targets/waits_async.py: the lock waits of each asyncio task
+    (stacks through serve, not ending in "[GIL]") carry its label
+    endpoint=/a or /b, none is without one, and each endpoint's delay is
+    within 15% (or 2 ms) of what the task measured.
 Exit status 1 with a reason on the first failed check.
 """
 import glob
@@ -160,16 +165,33 @@ def pushed(truth_path, rec_dir):
     locks(None, None, truth_path, got["block"], got["mutex"])
 
 
+def by_task(block_path, truth_path):
+    truth = json.load(open(truth_path))
+    labels = []
+    samples = load(block_path, labels)
+    got = dict.fromkeys(truth, 0.0)
+    for (names, _, v), lab in zip(samples, labels):
+        if "serve" not in names or names[:1] == ["[GIL]"]:
+            continue
+        e = lab.get("endpoint")
+        if e not in got:
+            fail("a wait in serve labelled endpoint=%s, not one of %s"
+                 % (e, sorted(truth)))
+        got[e] += v / 1e9
+    for e in sorted(truth):
+        print("%s: %.4f s (the task measured %.4f s)" % (e, got[e], truth[e]))
+        if abs(got[e] - truth[e]) > max(0.15 * truth[e], 0.002):
+            fail("%s waited %.4f s by its labels, %.4f s by its own clock"
+                 % (e, got[e], truth[e]))
+
+
 def main():
-    modes = {"locks": locks, "gil": gil, "pushed": pushed}
-    if len(sys.argv) != 2 + (2 if sys.argv[1:2] == ["pushed"] else 3) or \
-            sys.argv[1] not in modes:
+    modes = {"locks": locks, "gil": gil, "pushed": pushed, "async": by_task}
+    two = sys.argv[1:2] in (["pushed"], ["async"])
+    if len(sys.argv) != (4 if two else 5) or sys.argv[1] not in modes:
         sys.stderr.write(__doc__)
         return 2
-    if sys.argv[1] == "pushed":
-        pushed(*sys.argv[2:])
-    else:
-        modes[sys.argv[1]](*sys.argv[2:])
+    modes[sys.argv[1]](*sys.argv[2:])
     return 0
 
 
