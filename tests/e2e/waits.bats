@@ -17,7 +17,9 @@
 #       charged to the loop; every interpreter from 3.8.
 #   2.x the rest: no files without --waits, output and status unchanged,
 #       older interpreters refused with one line, bad values, a
-#       collector's per-process files.
+#       collector's per-process files; labels: an asyncio task's waits
+#       carry its labels (tests/targets/waits_async.py). Pushed windows
+#       and their labels: push.bats.
 
 load ../lib/common
 
@@ -151,4 +153,17 @@ print("done"); sys.exit(3)'
 	# pyprof's own views read them too
 	"$PP_PYPROF" top "$f.mutex.pb.gz" >"$T/top" 2>&1
 	grep -q '^Type: delay' "$T/top" || fail "pyprof top: $(head -3 "$T/top")"
+}
+
+@test "2.5 an asyncio task that blocks on a lock: its waits carry the task's labels, each endpoint's as long as the task measured (3.11, 3.14)" {
+	check() {
+		local exe=$2
+		run_capture rec env PYTHONPATH="$PP_ROOT/preload/module" \
+			"$PP_PYPROF" record --waits -o "$T/a.pb.gz" -- \
+			"$exe" "$PP_TARGETS/waits_async.py"
+		assert_eq 0 "$RC" "exit status under pyprof record --waits"
+		tail -1 "$T/rec.out" >"$T/truth.json"
+		$CHECK async "$T/a.block.pb.gz" "$T/truth.json"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
 }

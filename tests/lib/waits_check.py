@@ -29,9 +29,28 @@ target computed from its own clock.
     measured beside the loop less the one it has alone; at least 90% of
     that charged to spin in the mutex profile ("[GIL]" stacks through
     spin).
+  waits_check.py pushed TRUTH.json DIR
+    waits_locks.py run with its "labels" argument under a collector that
+    pushed to tests/lib/pyroscope_receiver.py, which recorded every
+    request in DIR (NNNN.json, NNNN.pb.gz). The block windows (series
+    __name__ "block", sent as the Go SDK sends them: the form's
+    sample_type_config names contentions and delay block_count and
+    block_duration, units lock_samples and lock_nanoseconds) and the
+    mutex windows (mutex, mutex_count, mutex_duration), summed over the
+    windows, pass the checks of "locks"; every sample through one of the
+    program's four functions carries the label role=<that function> (the
+    waiter's on block samples, the holder's on mutex samples), a
+    thread_id and a thread_name. Prints "KIND contentions delay" totals
+    per kind for the caller to compare with the OTLP windows.
+  waits_check.py async BLOCK TRUTH.json
+    tests/targets/waits_async.py: the lock waits of each asyncio task
+    (stacks through serve, not ending in "[GIL]") carry its label
+    endpoint=/a or /b, none is without one, and each endpoint's delay is
+    within 15% (or 2 ms) of what the task measured.
 Exit status 1 with a reason on the first failed check.
 """
 import datetime
+import glob
 import json
 import os
 import re
@@ -58,13 +77,17 @@ def decode(path):
     return _decoded[path]
 
 
-def load(path):
+def load(path, labels=None):
+    """[(names leaf first, count, value)]; with a list labels, each
+    sample's labels appended to it."""
     types, samples, locs, _ = pprof_raw.parse(decode(path))
     if types != TYPES:
         fail("%s: sample types %s, expected %s" % (path, types, TYPES))
     out = []
     for s in samples:
         out.append(([locs[l][0] for l in s["locs"]], s["count"], s["value"]))
+        if labels is not None:
+            labels.append(s["labels"])
     return out
 
 
@@ -90,10 +113,11 @@ def compare(what, got, want, points):
                  % (what, k, gs[k], ws[k], points))
 
 
-def locks(block_path, mutex_path, truth_path):
+def locks(block_path, mutex_path, truth_path, block=None, mutex=None):
     truth = json.load(open(truth_path))
     names = sorted(truth["block"])
-    block, mutex = load(block_path), load(mutex_path)
+    if block is None:
+        block, mutex = load(block_path), load(mutex_path)
     got_b = {f: delay_of(block, f, False) / 1e9 for f in names}
     got_m = {f: delay_of(mutex, f, False) / 1e9 for f in names}
     compare("block", got_b, truth["block"], 3)
@@ -195,12 +219,77 @@ def gil(block_path, mutex_path, truth_path):
              % (charged, waited))
 
 
+SDK = {"block": {"contentions": ("block_count", "lock_samples"),
+                  "delay": ("block_duration", "lock_nanoseconds")},
+        "mutex": {"contentions": ("mutex_count", "lock_samples"),
+                  "delay": ("mutex_duration", "lock_nanoseconds")}}
+
+
+def pushed(truth_path, rec_dir):
+    names = sorted(json.load(open(truth_path))["block"])
+    got = {"block": [], "mutex": []}
+    n = {"block": 0, "mutex": 0}
+    for path in sorted(glob.glob(os.path.join(rec_dir, "*.json"))):
+        rec = json.load(open(path))
+        kind = rec.get("series", {}).get("__name__")
+        if rec["status"] != 200 or kind not in got:
+            continue
+        n[kind] += 1
+        sdk = dict((t, (rec["display_names"].get(t), rec["units"].get(t)))
+                   for t in ("contentions", "delay"))
+        if sdk != SDK[kind]:
+            fail("%s: a %s window's sample_type_config %s, not the Go "
+                 "SDK's %s" % (path, kind, sdk, SDK[kind]))
+        labels = []
+        samples = load(path[:-len(".json")] + ".pb.gz", labels)
+        for (stack, c, v), lab in zip(samples, labels):
+            mine = [f for f in names if f in stack]
+            if not mine:
+                continue
+            if lab.get("role") != mine[0]:
+                fail("%s: a %s sample through %s has role=%s"
+                     % (path, kind, mine[0], lab.get("role")))
+            if not lab.get("thread_id") or not lab.get("thread_name"):
+                fail("%s: a %s sample without thread_id or thread_name: "
+                     "%s" % (path, kind, lab))
+        got[kind].extend(samples)
+    for kind in ("block", "mutex"):
+        if not n[kind]:
+            fail("no %s window arrived" % kind)
+        print("%s %d %d" % (kind, sum(c for _, c, _ in got[kind]),
+                            sum(v for _, _, v in got[kind])))
+    print("windows: %d block, %d mutex" % (n["block"], n["mutex"]))
+    locks(None, None, truth_path, got["block"], got["mutex"])
+
+
+def by_task(block_path, truth_path):
+    truth = json.load(open(truth_path))
+    labels = []
+    samples = load(block_path, labels)
+    got = dict.fromkeys(truth, 0.0)
+    for (names, _, v), lab in zip(samples, labels):
+        if "serve" not in names or names[:1] == ["[GIL]"]:
+            continue
+        e = lab.get("endpoint")
+        if e not in got:
+            fail("a wait in serve labelled endpoint=%s, not one of %s"
+                 % (e, sorted(truth)))
+        got[e] += v / 1e9
+    for e in sorted(truth):
+        print("%s: %.4f s (the task measured %.4f s)" % (e, got[e], truth[e]))
+        if abs(got[e] - truth[e]) > max(0.15 * truth[e], 0.002):
+            fail("%s waited %.4f s by its labels, %.4f s by its own clock"
+                 % (e, got[e], truth[e]))
+
+
 def main():
     modes = {"locks": locks, "locks-window": locks_window, "gil": gil,
-             "locks-between": locks_between}
+             "locks-between": locks_between, "pushed": pushed,
+             "async": by_task}
+    two = sys.argv[1:2] in (["pushed"], ["async"])
     if sys.argv[1:2] == ["locks-between"] and len(sys.argv) == 7:
         pass
-    elif len(sys.argv) != 5 or sys.argv[1] not in modes:
+    elif len(sys.argv) != (4 if two else 5) or sys.argv[1] not in modes:
         sys.stderr.write(__doc__)
         return 2
     modes[sys.argv[1]](*sys.argv[2:])

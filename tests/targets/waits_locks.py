@@ -15,7 +15,10 @@
 # part of the run (an HTTP window): {"offset": time.time() less
 # time.perf_counter(), "log": [[function, start, acquired, released],
 # ...]} (perf_counter is CLOCK_MONOTONIC on Linux).
-# Usage: python waits_locks.py [SECONDS [LOG]]   (default 1.0)
+# Usage: python waits_locks.py [SECONDS [LOG | labels]]   (default 1.0)
+#   labels: each thread runs inside pyprof.labels(role=<its function>)
+#   (the pyprof module on PYTHONPATH), for the labels carried on waits;
+#   the truth is printed as without it.
 import json
 import sys
 import threading
@@ -82,13 +85,22 @@ def truth():
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     deadline = time.perf_counter() + seconds
-    threads = [threading.Thread(target=f, args=(deadline,))
-               for f in (hold_long, hold_short, wait_a, wait_b)]
+    fns = (hold_long, hold_short, wait_a, wait_b)
+    if sys.argv[2:3] == ["labels"]:
+        import pyprof
+
+        def labelled(f):
+            def body(deadline):
+                with pyprof.labels(role=f.__name__):
+                    f(deadline)
+            return body
+        fns = [labelled(f) for f in fns]
+    threads = [threading.Thread(target=f, args=(deadline,)) for f in fns]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    if len(sys.argv) <= 2:
+    if len(sys.argv) <= 2 or sys.argv[2] == "labels":
         print(json.dumps(truth()))
     else:
         # the pair read closest together of a few
