@@ -21,8 +21,10 @@
  * the overlap of its wait with this hold; then since = r, acc = n*r. So a
  * wait spanning three holds is split among their three releasers, and
  * three waiters during an 8 ms hold cost it 24 ms. The gap between a
- * release and the next acquisition (microseconds) is charged to the next
- * holder. A slot is claimed by CAS of its key and guarded by a spin flag
+ * release and the next acquisition seen (a waiter that got the lock
+ * leaving its wait) is charged to nobody: on a busy CPU the woken waiter
+ * can take milliseconds to run. An acquisition without a wait is not
+ * seen: the gap before it goes to that holder. A slot is claimed by CAS of its key and guarded by a spin flag
  * held for a few instructions; a thread that finds it taken after a
  * bounded spin, or that re-enters from a signal handler, skips the
  * accounting (counted lost) rather than wait. pyprof's own threads
@@ -199,6 +201,14 @@ static void wait_leave(uintptr_t key, uint64_t t0, uint64_t t1, int acquired)
 	if (!acquired && t1 > from) {
 		s->extra += t1 - from;
 		s->n_extra++;
+	}
+	if (acquired && t1 > s->since) {
+		/* the others' waiting between the last release and this
+		 * acquisition was during no hold: nobody is charged with it
+		 * (waiters still here all began before t1, to a race of
+		 * nanoseconds) */
+		s->since = t1;
+		s->acc = (uint64_t)s->n * t1;
 	}
 	slot_put(s);
 }
