@@ -10,6 +10,8 @@
  *   cmd_attach.c     `pyprof attach`: options, the private collector, the
  *                    window, the control requests
  *   cmd_dump.c       `pyprof dump`: every thread's stack, once
+ *   dump_native.c    `dump --native`: the threads stopped, unwound from
+ *                    outside, merged with their Python stacks
  *
  * docs/attach.md and the "Attach" section of docs/design.md say why it
  * works this way. Single-threaded, in the pyprof process.
@@ -131,6 +133,17 @@ int cmd_top_any(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 void cmd_attach_usage(FILE *out);
 int cmd_dump(int argc, char **argv);
+/* The most the dump reader may write. */
+#define DUMP_OUT_MAX (4u << 20)
+
+/* ---- dump_native.c ------------------------------------------------------ */
+/*
+ * `pyprof dump PID --native`: stops every thread of t's process (ptrace),
+ * runs code (the Python stacks reader, its native mode) with t's
+ * interpreter meanwhile, unwinds each thread, lets them all go on, and
+ * prints every thread's merged stack. 0, or 1 after one line saying why.
+ */
+int dump_native(const struct attach_target *t, const char *code);
 void cmd_dump_usage(FILE *out);
 
 #endif /* PYPROF_ATTACH_H */

@@ -26,17 +26,20 @@
 #include "common/usage.h"
 
 #define DUMP "pyprof dump"
-#define DUMP_OUT_MAX (4u << 20)
 
 void cmd_dump_usage(FILE *out)
 {
 	fprintf(out,
-"Usage: pyprof dump PID\n"
+"Usage: pyprof dump PID [--native]\n"
 "\n"
 "Prints every thread's current Python stack in the running CPython\n"
 "process PID (3.14+), innermost call first, once. Reads from outside:\n"
 "loads nothing into the process, and works when every thread of it is\n"
 "blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
+"\n"
+"  --native   the native (C) frames too, merged with the Python ones:\n"
+"             each thread is stopped (ptrace) for the reading, some\n"
+"             tens of milliseconds, then goes on as before\n"
 "\n"
 "Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
 "2 on a usage error.\n");
@@ -45,7 +48,11 @@ void cmd_dump_usage(FILE *out)
 /* What the target's interpreter runs: one block per thread, its name
  * from /proc, then "    func (file:line)" lines, innermost first. Reads
  * the 3.14 shape (a list of ThreadInfo) and the 3.15 one (InterpreterInfo
- * holding them); retries a read torn by a running thread. */
+ * holding them); retries a read torn by a running thread. With a second
+ * argument (--native), for dump_native.c: "T\tTID\tMARKED" per thread,
+ * then "F\tfunc (file:line)" per frame and "N" after the outermost frame
+ * of each eval-loop call where the unwinder marks them (3.15's native=True
+ * "<native>" entries; MARKED 1 then). */
 static const char dump_code[] =
 	"import sys\n"
 	"import _remote_debugging as rd\n"
@@ -93,7 +100,7 @@ int cmd_dump(int argc, char **argv)
 	struct attach_target t;
 	pid_t pid;
 	char *out;
-	int rc;
+	int rc, native = 0;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") ||
 			  !strcmp(argv[1], "--help"))) {
@@ -102,13 +109,15 @@ int cmd_dump(int argc, char **argv)
 	}
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--native")) {
-			log_error("dump --native: native frames are not read "
-				  "yet; `pyprof attach PID --native --duration "
-				  "1` shows them for the threads that run");
-			return 1;
+			native = 1;
+			memmove(argv + i, argv + i + 1,
+				(size_t)(argc - i) * sizeof *argv);
+			argc--;
+			break;
 		}
-	if (argc != 2)
-		return usage_error(DUMP, "expects one PID"), CMD_EXIT_USAGE;
+	if (argc != 2 || argv[1][0] == '-')
+		return usage_error(DUMP, "expects one PID and --native or "
+				   "nothing"), CMD_EXIT_USAGE;
 	if (attach_parse_pid(DUMP, argv[1], &pid) < 0)
 		return CMD_EXIT_USAGE;
 	memset(&r, 0, sizeof r);
@@ -119,8 +128,10 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	/* the pid goes in the code: -c takes no arguments of ours after it
 	 * through attach_run_python */
-	snprintf(code, sizeof code, "import sys\nsys.argv[1:] = ['%d']\n%s",
-		 (int)pid, dump_code);
+	snprintf(code, sizeof code, "import sys\nsys.argv[1:] = ['%d'%s]\n%s",
+		 (int)pid, native ? ", 'native'" : "", dump_code);
+	if (native)
+		return dump_native(&t, code);
 	out = malloc(DUMP_OUT_MAX);
 	if (!out) {
 		log_error("out of memory");

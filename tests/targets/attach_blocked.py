@@ -7,6 +7,11 @@
 #   ten      10 threads, sleeper-0 .. sleeper-9, each in time.sleep in its
 #            own function sleeper_0 .. sleeper_9; the main thread joins
 #            them
+#   native   10 threads: sleeper-0 .. sleeper-7 in time.sleep in
+#            sleeper_0 .. sleeper_7, "locker" blocked in a lock's
+#            acquire() (in locked_out), "zipper" compressing with zlib
+#            (in squeeze) until the end; each checks on its own clock that
+#            its waits lasted as asked, and says "short" otherwise
 #   threads  50 threads, each in its own function: busy_0 .. busy_49
 #            working 1 ms, pausing 50 ms; the main thread joins them with
 #            a time-out
@@ -88,6 +93,50 @@ def ten(seconds):
         t.join()
 
 
+def native(seconds):
+    import zlib
+    lock = threading.Lock()
+    lock.acquire()
+    stop = threading.Event()
+    bad = []
+
+    def locked_out():
+        t0 = time.monotonic()
+        lock.acquire()
+        if time.monotonic() - t0 < seconds:
+            bad.append("locker")
+
+    def squeeze():
+        data = bytes(range(256)) * 4096
+        while not stop.is_set():
+            zlib.compress(data, 9)
+
+    threads = []
+    for i in range(8):
+        ns = {"time": time, "bad": bad}
+        exec("def sleeper_%d(s):\n"
+             "    t0 = time.monotonic()\n"
+             "    time.sleep(s)\n"
+             "    if time.monotonic() - t0 < s:\n"
+             "        bad.append(%d)\n" % (i, i), ns)
+        threads.append(threading.Thread(target=ns["sleeper_%d" % i],
+                                        args=(seconds,),
+                                        name="sleeper-%d" % i))
+    threads.append(threading.Thread(target=locked_out, name="locker"))
+    zipper = threading.Thread(target=squeeze, name="zipper")
+    for t in threads + [zipper]:
+        t.start()
+    print("ready", flush=True)
+    time.sleep(seconds)
+    lock.release()
+    for t in threads:
+        t.join()
+    stop.set()
+    zipper.join()
+    if bad:
+        print("short", bad)
+
+
 def main():
     kind, seconds = sys.argv[1], float(sys.argv[2])
     if kind == "sleep":
@@ -99,6 +148,8 @@ def main():
         fifty(seconds)
     elif kind == "ten":
         ten(seconds)
+    elif kind == "native":
+        native(seconds)
     print("done")
 
 
