@@ -30,19 +30,19 @@
 void cmd_dump_usage(FILE *out)
 {
 	fprintf(out,
-"Usage: pyprof dump PID [--native]\n"
-"\n"
-"Prints every thread's current Python stack in the running CPython\n"
-"process PID (3.14+), innermost call first, once. Reads from outside:\n"
-"loads nothing into the process, and works when every thread of it is\n"
-"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
-"\n"
-"  --native   the native (C) frames too, merged with the Python ones:\n"
-"             each thread is stopped (ptrace) for the reading, some\n"
-"             tens of milliseconds, then goes on as before\n"
-"\n"
-"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
-"2 on a usage error.\n");
+		"Usage: pyprof dump PID [--native]\n"
+		"\n"
+		"Prints every thread's current Python stack in the running CPython\n"
+		"process PID (3.14+), innermost call first, once. Reads from outside:\n"
+		"loads nothing into the process, and works when every thread of it is\n"
+		"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
+		"\n"
+		"  --native   the native (C) frames too, merged with the Python ones:\n"
+		"             each thread is stopped (ptrace) for the reading, some\n"
+		"             tens of milliseconds, then goes on as before\n"
+		"\n"
+		"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
+		"2 on a usage error.\n");
 }
 
 /* What the target's interpreter runs: one block per thread, its name
@@ -68,11 +68,22 @@ static const char dump_code[] =
 	"def line(f):\n"
 	"    loc = getattr(f, 'location', None)\n"
 	"    return loc.lineno if loc is not None else getattr(f, 'lineno', 0)\n"
+	"native = len(sys.argv) > 2\n"
+	"marked = False\n"
+	"def unwinder():\n"
+	"    global marked\n"
+	"    if native:\n"
+	"        try:\n"
+	"            u = rd.RemoteUnwinder(pid, all_threads=True, native=True)\n"
+	"            marked = True\n"
+	"            return u\n"
+	"        except TypeError:\n"
+	"            pass\n"
+	"    return rd.RemoteUnwinder(pid, all_threads=True)\n"
 	"err = None\n"
 	"for attempt in range(20):\n"
 	"    try:\n"
-	"        got = rd.RemoteUnwinder(pid, all_threads=True)"
-	".get_stack_trace()\n"
+	"        got = unwinder().get_stack_trace()\n"
 	"        break\n"
 	"    except (RuntimeError, OSError) as e:\n"
 	"        err = e\n"
@@ -81,6 +92,21 @@ static const char dump_code[] =
 	"threads = []\n"
 	"for item in got:\n"
 	"    threads.extend(getattr(item, 'threads', None) or [item])\n"
+	"def clean(s):\n"
+	"    return str(s).replace('\\t', ' ').replace('\\n', ' ')\n"
+	"if native:\n"
+	"    out = []\n"
+	"    for th in threads:\n"
+	"        out.append('T\\t%d\\t%d' % (th.thread_id, marked))\n"
+	"        for f in th.frame_info:\n"
+	"            if marked and f.funcname == '<native>' and "
+	"f.filename == '~':\n"
+	"                out.append('N')\n"
+	"            else:\n"
+	"                out.append('F\\t%s (%s:%d)' % (clean(f.funcname), "
+	"clean(f.filename), line(f) or 0))\n"
+	"    sys.stdout.write('\\n'.join(out) + '\\n')\n"
+	"    sys.exit(0)\n"
 	"out = []\n"
 	"for th in sorted(threads, key=lambda t: (t.thread_id != pid, "
 	"t.thread_id)):\n"
@@ -117,7 +143,8 @@ int cmd_dump(int argc, char **argv)
 		}
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error(DUMP, "expects one PID and --native or "
-				   "nothing"), CMD_EXIT_USAGE;
+					 "nothing"),
+		       CMD_EXIT_USAGE;
 	if (attach_parse_pid(DUMP, argv[1], &pid) < 0)
 		return CMD_EXIT_USAGE;
 	memset(&r, 0, sizeof r);
