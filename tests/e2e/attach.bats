@@ -341,7 +341,7 @@ attach_refusals() {
 	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
 		"$PP_PYPROF" attach "$TPID"
 	finish_target old ready done
-	refused '^pyprof: error: dump --native: native frames are not read yet; `pyprof attach PID --native' \
+	refused "^pyprof: error: process $TPID runs Python 3\.[0-9]+: pyprof dump reads stacks with the interpreter's own remote unwinder, which came in 3\.14" \
 		"$PP_PYPROF" dump "$TPID" --native
 	run_capture heapfmt "$PP_PYPROF" attach "$TPID" --heap --format svg
 	assert_eq 2 "$RC" "exit status of --heap --format svg"
@@ -374,6 +374,61 @@ dump_ten() {
 
 @test "dump: a process with 10 threads, each named with its innermost function" {
 	attach_each dump_ten
+}
+
+# block FILE NAME: the lines of thread NAME's stack in dump FILE
+block() {
+	awk -v h="\"$2\"" '/^Thread / { on = ($3 == h); next } on' "$1"
+}
+
+# in_order FILE RE...: each RE matches a line of FILE, in this order
+in_order() {
+	local f=$1 at=0 n
+	shift
+	for re in "$@"; do
+		# (the pattern through the environment: -v would eat its \\)
+		n=$(RE=$re awk -v a="$at" \
+			'NR > a && $0 ~ ENVIRON["RE"] { print NR; exit }' "$f")
+		[[ -n $n ]] || { cat "$f"; fail "no line /$re/ after line $at"; }
+		at=$n
+	done
+}
+
+dump_native() {
+	local i d=$T/$1.ndump
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" native 2
+	sleep 0.3 # each thread in its call
+	"$PP_PYPROF" dump "$TPID" --native >"$d" 2>"$d.err" ||
+		{ cat "$d.err"; fail "dump --native"; }
+	cat "$d"
+	[[ ! -s $d.err ]]
+	[[ $(grep -c '^Thread ' "$d") == 11 ]]
+	! grep -q 'merge failed\|unwind failed\|not stopped' "$d"
+	# innermost first: libc's wait, the sleeper's own function (no
+	# eval-loop frame left), the thread's start in C
+	for i in 0 1 2 3 4 5 6 7; do
+		block "$d" "sleeper-$i" >"$d.$i"
+		in_order "$d.$i" '^    clock_nanosleep \(libc\.so' \
+			"^    sleeper_$i \\(<string>:3\\)\$" '^    Thread\.run \(' \
+			'^    .*\((libc\.so|python3)'
+		! grep -q '_PyEval_EvalFrameDefault' "$d.$i"
+	done
+	block "$d" MainThread >"$d.main"
+	in_order "$d.main" '^    clock_nanosleep \(libc' '^    native \(.*:[0-9]+\)$' \
+		'^    main \(' '^    <module> \(' '^    Py_(RunMain|BytesMain) \(' \
+		'^    _start \('
+	# the lock's wait in the interpreter's C code, under its caller
+	block "$d" locker >"$d.lock"
+	in_order "$d.lock" '^    _PySemaphore_Wait \(' \
+		'^    native\.<locals>\.locked_out \(' '^    Thread\.run \('
+	block "$d" zipper | grep -qE '^    native\.<locals>\.squeeze \('
+	# the threads went on: each wait lasted as asked, same output
+	! grep -q libpyprof.so "/proc/$TPID/maps"
+	finish_target "$1" ready done
+}
+
+@test "dump --native: 10 threads' C frames merged with their Python ones; the process goes on" {
+	attach_each dump_native
 }
 
 top_pid() {
