@@ -100,6 +100,7 @@ struct dn_thread {
 
 struct dn {
 	pid_t pid;
+	pid_t eperm_tid; /* the thread that could not be seized */
 	int n_threads;
 	struct dn_thread *th;
 	int n_maps;
@@ -187,7 +188,10 @@ static int seize_new(struct dn *d)
 		memset(t, 0, sizeof *t);
 		t->tid = tid;
 		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-			if (errno == EPERM && d->n_threads == 0) {
+			/* rights are the process's: a thread that is not
+			 * ours has a tracer already */
+			if (errno == EPERM) {
+				d->eperm_tid = tid;
 				closedir(dir);
 				return -EPERM;
 			}
@@ -724,6 +728,25 @@ static void thread_name(pid_t pid, pid_t tid, char *out, size_t n)
 	fclose(f);
 }
 
+/* The TracerPid of a thread: 0 (none), or -1 if unknown. */
+static long tracer_of(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	long tracer = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid,
+		 (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
 static int cmp_thread(const void *a, const void *b)
 {
 	const struct dn_thread *x = a, *y = b;
@@ -762,10 +785,20 @@ int dump_native(const struct attach_target *tg, const char *code)
 	}
 	r = dn_stop(&d);
 	if (r < 0) {
+		long tracer = tracer_of(tg->pid, d.eperm_tid);
+
 		dn_resume(&d);
-		log_error("dump --native: cannot stop the threads of process "
-			  "%d to read their registers (ptrace: %s)",
-			  (int)tg->pid, strerror(-r));
+		if (r == -EPERM && tracer > 0)
+			log_error("dump --native: process %d is traced by process "
+				  "%ld (a debugger?), and a thread has one tracer "
+				  "only: `pyprof dump %d` without --native reads its "
+				  "Python stacks",
+				  (int)tg->pid, tracer, (int)tg->pid);
+		else
+			log_error("dump --native: cannot stop the threads of "
+				  "process %d to read their registers (ptrace: "
+				  "%s)",
+				  (int)tg->pid, strerror(-r));
 		goto done;
 	}
 	/* everything is read while the threads stand still */
@@ -792,9 +825,8 @@ int dump_native(const struct attach_target *tg, const char *code)
 			thread_name(tg->pid, t->tid, name, sizeof name);
 			printf("Thread %d \"%s\"\n", (int)t->tid, name);
 			if (!t->stopped) {
-				printf("    (not stopped within %d ms: its "
-				       "native stack is not read)\n",
-				       DN_STOP_WAIT_MS);
+				printf("    (not stopped: its native stack is "
+				       "not read)\n");
 				if (py_find(out, t->tid, py))
 					print_py(py, 0, py->n);
 				continue;

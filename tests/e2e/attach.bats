@@ -395,7 +395,7 @@ in_order() {
 }
 
 dump_native() {
-	local i d=$T/$1.ndump
+	local i tid d=$T/$1.ndump
 	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" native 2
 	sleep 0.3 # each thread in its call
 	"$PP_PYPROF" dump "$TPID" --native >"$d" 2>"$d.err" ||
@@ -422,6 +422,18 @@ dump_native() {
 	in_order "$d.lock" '^    _PySemaphore_Wait \(' \
 		'^    native\.<locals>\.locked_out \(' '^    Thread\.run \('
 	block "$d" zipper | grep -qE '^    native\.<locals>\.squeeze \('
+	# a thread with a tracer already (one thread of ten: the others are
+	# seized first, and must be let go): one line, nothing stopped
+	tid=$(grep -l '^zipper$' /proc/"$TPID"/task/*/comm | awk -F/ '{print $5}')
+	python3 -c 'import ctypes, sys, time
+assert ctypes.CDLL(None).ptrace(0x4206, int(sys.argv[1]), 0, 0) == 0
+print("seized", flush=True)
+time.sleep(30)' "$tid" >"$T/$1.tracer" &
+	KIDS+=($!)
+	wait_for_line "$T/$1.tracer" '^seized$' 10
+	refused "^pyprof: error: dump --native: process $TPID is traced by process $! \(a debugger\?\), and a thread has one tracer only: \`pyprof dump $TPID\` without --native reads its Python stacks\$" \
+		"$PP_PYPROF" dump "$TPID" --native
+	kill "$!"
 	# the threads went on: each wait lasted as asked, same output
 	! grep -q libpyprof.so "/proc/$TPID/maps"
 	finish_target "$1" ready done

@@ -8,7 +8,8 @@
 #            own function sleeper_0 .. sleeper_9; the main thread joins
 #            them
 #   native   10 threads: sleeper-0 .. sleeper-7 in time.sleep in
-#            sleeper_0 .. sleeper_7, "locker" blocked in a lock's
+#            sleeper_0 .. sleeper_7 (sleeper-7 in libc's nanosleep called
+#            with ctypes, which says "short" on an EINTR), "locker" blocked in a lock's
 #            acquire() (in locked_out), "zipper" compressing with zlib
 #            (in squeeze) until the end; each checks on its own clock that
 #            its waits lasted as asked, and says "short" otherwise
@@ -94,6 +95,7 @@ def ten(seconds):
 
 
 def native(seconds):
+    import ctypes
     import zlib
     lock = threading.Lock()
     lock.acquire()
@@ -111,14 +113,27 @@ def native(seconds):
         while not stop.is_set():
             zlib.compress(data, 9)
 
+    # sleeper-7 sleeps in libc's nanosleep itself (ctypes): time.sleep
+    # would hide an EINTR (it sleeps again, PEP 475), this one says it
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Timespec(ctypes.Structure):
+        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+    def c_sleep(s):
+        ts = Timespec(int(s), int((s % 1) * 1e9))
+        if libc.nanosleep(ctypes.byref(ts), None) != 0:
+            bad.append("nanosleep errno %d" % ctypes.get_errno())
+
     threads = []
     for i in range(8):
-        ns = {"time": time, "bad": bad}
+        ns = {"time": time, "bad": bad, "c_sleep": c_sleep}
         exec("def sleeper_%d(s):\n"
              "    t0 = time.monotonic()\n"
-             "    time.sleep(s)\n"
+             "    %s(s)\n"
              "    if time.monotonic() - t0 < s:\n"
-             "        bad.append(%d)\n" % (i, i), ns)
+             "        bad.append(%d)\n"
+             % (i, "c_sleep" if i == 7 else "time.sleep", i), ns)
         threads.append(threading.Thread(target=ns["sleeper_%d" % i],
                                         args=(seconds,),
                                         name="sleeper-%d" % i))
