@@ -234,6 +234,8 @@ static void wait_stops(struct dn *d)
 				continue;
 			}
 			t->stopped = 1;
+			/* not SIGTRAP: the one a traced execve gets (its
+			 * new program would die of it) */
 			if (WIFSTOPPED(st) && (st >> 16) == 0 &&
 			    WSTOPSIG(st) != SIGTRAP)
 				t->sig = WSTOPSIG(st);
@@ -764,6 +766,7 @@ int dump_native(const struct attach_target *tg, const char *code)
 	/* the executable and libpython: the interpreter's files */
 	struct dn_eval ev[2];
 	char why[512], err[1024];
+	sigset_t block, old;
 	char *out = NULL;
 	int rc = 1, r;
 
@@ -783,11 +786,20 @@ int dump_native(const struct attach_target *tg, const char *code)
 		log_error("out of memory");
 		goto done;
 	}
+	/* no Ctrl-C while threads are stopped: a signal one was about to
+	 * get would be lost with us (it is delivered to pyprof after) */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	r = dn_stop(&d);
 	if (r < 0) {
 		long tracer = tracer_of(tg->pid, d.eperm_tid);
 
 		dn_resume(&d);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (r == -EPERM && tracer > 0)
 			log_error("dump --native: process %d is traced by process "
 				  "%ld (a debugger?), and a thread has one tracer "
@@ -806,6 +818,7 @@ int dump_native(const struct attach_target *tg, const char *code)
 	unwind_all(&d, &u);
 	read_maps(&d);
 	dn_resume(&d);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
 		log_error("cannot read the stacks of process %d: %s",
 			  (int)tg->pid, err[0] ? err : "the interpreter failed");
@@ -833,6 +846,10 @@ int dump_native(const struct attach_target *tg, const char *code)
 			}
 			if (t->unwind_err)
 				printf("    [native unwind failed]\n");
+			if (t->n_pc == DN_MAX_FRAMES)
+				printf("    [native stack truncated: the %d "
+				       "innermost frames]\n",
+				       DN_MAX_FRAMES);
 			for (int j = 0; j < t->n_pc; j++)
 				name_frame(&d, es, ev, tg, t->pc[j], j == 0,
 					   &nf[j]);
