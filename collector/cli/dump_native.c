@@ -19,11 +19,10 @@
  * one group of Python frames. Where the reader marks the groups (3.15's
  * "<native>" entries) and their count is that of the eval calls, each
  * call is replaced by its group and the interpreter's frames between two
- * groups are folded away. Where it does not (3.14), the placing of the
- * frames between the innermost and outermost eval calls matters only when
- * one of them is not the interpreter's (a C extension calling back into
- * Python): otherwise they all fold away and the merge is exact; else the
- * stack is printed as a merge failure (docs/native.md's shape).
+ * groups are folded away; a count that differs is a merge failure
+ * (docs/native.md's shape). 3.14's reader gives the innermost group only
+ * (it stops at the first entry frame): it replaces the innermost call,
+ * and the outer calls stay native frames under a line that says so.
  *
  * Single-threaded, in the pyprof process.
  */
@@ -651,9 +650,10 @@ static void print_py(const struct dn_py *py, int from, int to)
  * Prints one thread's merged stack, innermost first. nf: its native
  * frames, innermost first.
  */
-static void print_merged(const struct dn_frame *nf, int n, const struct dn_py *py)
+static void print_merged(const struct dn_frame *nf, int n,
+			 const struct dn_py *py, int major, int minor)
 {
-	int eval[DN_MAX_FRAMES], n_eval = 0, n_groups = 0, foreign = 0;
+	int eval[DN_MAX_FRAMES], n_eval = 0, n_groups = 0;
 
 	for (int i = 0; i < n; i++)
 		if (nf[i].eval)
@@ -667,9 +667,6 @@ static void print_merged(const struct dn_frame *nf, int n, const struct dn_py *p
 			printf("    (no frame)\n");
 		return;
 	}
-	if (n_eval)
-		for (int i = eval[0]; i <= eval[n_eval - 1]; i++)
-			foreign |= !nf[i].interp;
 	if (py->marked && n_eval && n_groups == n_eval) {
 		/* each eval call is its group; between two, the
 		 * interpreter's frames fold away, others stay */
@@ -690,24 +687,34 @@ static void print_merged(const struct dn_frame *nf, int n, const struct dn_py *p
 		}
 		return;
 	}
-	if (!py->marked && n_eval && n_eval <= py->n && !foreign) {
-		/* nothing but the interpreter between the outermost and the
-		 * innermost eval calls: how the Python frames are grouped
-		 * does not change what is printed */
+	if (!py->marked && n_eval) {
+		/* 3.14's reader stops at the first frame a C call entered
+		 * (it gives the innermost eval call's group only): that group
+		 * replaces the innermost call; the outer calls stay as native
+		 * frames, named, their Python frames unread */
 		for (int i = 0; i < eval[0]; i++)
 			printf("    %s\n", nf[i].text);
 		print_py(py, 0, py->n);
-		for (int i = eval[n_eval - 1] + 1; i < n; i++)
-			printf("    %s\n", nf[i].text);
+		if (n_eval > 1)
+			printf("    [the Python frames of %d outer eval-loop "
+			       "calls are not read: Python %d.%d's reader stops "
+			       "at the innermost]\n",
+			       n_eval - 1, major, minor);
+		for (int i = eval[0] + 1; i < n; i++)
+			if (nf[i].eval)
+				printf("    _PyEval_EvalFrameDefault %s\n",
+				       strchr(nf[i].text, '('));
+			else
+				printf("    %s\n", nf[i].text);
 		return;
 	}
 	/* the two stacks do not line up: what is certain */
 	for (int i = 0; i < (n_eval ? eval[0] : 0); i++)
 		printf("    %s\n", nf[i].text);
 	print_py(py, 0, py->n);
-	printf("    [merge failed: %d eval-loop calls, %d Python frames%s]\n",
-	       n_eval, py->n,
-	       n_eval && foreign ? ", C frames between them" : "");
+	printf("    [merge failed: %d eval-loop calls, %d Python frames in %d "
+	       "calls]\n",
+	       n_eval, py->n, n_groups);
 }
 
 static void thread_name(pid_t pid, pid_t tid, char *out, size_t n)
@@ -855,7 +862,7 @@ int dump_native(const struct attach_target *tg, const char *code)
 					   &nf[j]);
 			if (!py_find(out, t->tid, py))
 				py->n = 0;
-			print_merged(nf, t->n_pc, py);
+			print_merged(nf, t->n_pc, py, tg->major, tg->minor);
 		}
 	rc = fflush(stdout) == 0 ? 0 : 1;
 done:
