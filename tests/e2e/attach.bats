@@ -340,9 +340,9 @@ attach_refusals() {
 	start_target old "$old" "$PP_TARGETS/attach_blocked.py" sleep 2
 	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
 		"$PP_PYPROF" attach "$TPID"
-	finish_target old ready done
 	refused "^pyprof: error: process $TPID runs Python 3\.[0-9]+: pyprof dump reads stacks with the interpreter's own remote unwinder, which came in 3\.14" \
 		"$PP_PYPROF" dump "$TPID" --native
+	finish_target old ready done
 	run_capture heapfmt "$PP_PYPROF" attach "$TPID" --heap --format svg
 	assert_eq 2 "$RC" "exit status of --heap --format svg"
 	grep -q '^pyprof: error: --heap writes pprof files only' "$T/heapfmt.err"
@@ -396,10 +396,24 @@ in_order() {
 
 dump_native() {
 	local i tid d=$T/$1.ndump
-	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" native 2
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" native 3
 	sleep 0.3 # each thread in its call
 	"$PP_PYPROF" dump "$TPID" --native >"$d" 2>"$d.err" ||
 		{ cat "$d.err"; fail "dump --native"; }
+	# a thread with a tracer already (one thread of ten: the others are
+	# seized first, and must be let go): one line; while it still runs
+	tid=$(grep -l '^zipper$' /proc/"$TPID"/task/*/comm | awk -F/ '{print $5}')
+	python3 -c 'import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), 0, 0) != 0:  # PTRACE_SEIZE
+    sys.exit("ptrace: errno %d" % ctypes.get_errno())
+print("seized", flush=True)
+time.sleep(30)' "$tid" >"$T/$1.tracer" 2>&1 &
+	KIDS+=($!)
+	wait_for_line "$T/$1.tracer" '^seized$' 10
+	refused "^pyprof: error: dump --native: process $TPID is traced by process $! \(a debugger\?\), and a thread has one tracer only: \`pyprof dump $TPID\` without --native reads its Python stacks\$" \
+		"$PP_PYPROF" dump "$TPID" --native
+	kill "$!"
 	cat "$d"
 	[[ ! -s $d.err ]]
 	[[ $(grep -c '^Thread ' "$d") == 11 ]]
@@ -407,7 +421,7 @@ dump_native() {
 	# innermost first: libc's wait, the sleeper's own function, the
 	# thread's start in C (on 3.14 under a line that says its outer
 	# eval-loop calls' Python frames are not read)
-	for i in 0 1 2 3 4 5 6 7; do
+	for i in 0 1 2 3 4 5 6; do
 		block "$d" "sleeper-$i" >"$d.$i"
 		in_order "$d.$i" '^    clock_nanosleep \(libc\.so' \
 			"^    sleeper_$i \\(<string>:3\\)\$" '^    Thread\.run \(' \
@@ -423,19 +437,23 @@ dump_native() {
 	block "$d" locker >"$d.lock"
 	in_order "$d.lock" '^    _PySemaphore_Wait \(' \
 		'^    native\.<locals>\.locked_out \(' '^    Thread\.run \('
+	# C calling back into Python: qsort's frames between the two Python
+	# frames, the interpreter's folded away on 3.15; on 3.14 after the
+	# line that says the outer calls' Python frames are not read
+	block "$d" sorter >"$d.sort"
+	if [[ $1 == 3.14* ]]; then
+		in_order "$d.sort" '^    clock_nanosleep \(libc' \
+			'^    native\.<locals>\.cmp_slow \(' \
+			'^    \[the Python frames of [0-9]+ outer eval-loop calls are not read' \
+			'^    qsort_r \(libc' '^    _PyEval_EvalFrameDefault \('
+	else
+		in_order "$d.sort" '^    clock_nanosleep \(libc' \
+			'^    native\.<locals>\.cmp_slow \(' '^    qsort_r \(libc' \
+			'^    ffi_call \(' '^    native\.<locals>\.sorter \(' \
+			'^    Thread\.run \(' '^    Thread\._bootstrap \('
+		! grep -q '_PyEval_EvalFrame\|outer eval-loop' "$d.sort"
+	fi
 	block "$d" zipper | grep -qE '^    native\.<locals>\.squeeze \('
-	# a thread with a tracer already (one thread of ten: the others are
-	# seized first, and must be let go): one line, nothing stopped
-	tid=$(grep -l '^zipper$' /proc/"$TPID"/task/*/comm | awk -F/ '{print $5}')
-	python3 -c 'import ctypes, sys, time
-assert ctypes.CDLL(None).ptrace(0x4206, int(sys.argv[1]), 0, 0) == 0
-print("seized", flush=True)
-time.sleep(30)' "$tid" >"$T/$1.tracer" &
-	KIDS+=($!)
-	wait_for_line "$T/$1.tracer" '^seized$' 10
-	refused "^pyprof: error: dump --native: process $TPID is traced by process $! \(a debugger\?\), and a thread has one tracer only: \`pyprof dump $TPID\` without --native reads its Python stacks\$" \
-		"$PP_PYPROF" dump "$TPID" --native
-	kill "$!"
 	# the threads went on: each wait lasted as asked, same output
 	! grep -q libpyprof.so "/proc/$TPID/maps"
 	finish_target "$1" ready done

@@ -7,9 +7,10 @@
 #   ten      10 threads, sleeper-0 .. sleeper-9, each in time.sleep in its
 #            own function sleeper_0 .. sleeper_9; the main thread joins
 #            them
-#   native   10 threads: sleeper-0 .. sleeper-7 in time.sleep in
-#            sleeper_0 .. sleeper_7 (sleeper-7 in libc's nanosleep called
-#            with ctypes, which says "short" on an EINTR), "locker" blocked in a lock's
+#   native   10 threads: sleeper-0 .. sleeper-6 in time.sleep in
+#            sleeper_0 .. sleeper_6 (sleeper-6 in libc's nanosleep called
+#            with ctypes, which says "short" on an EINTR), "sorter" in
+#            libc's qsort (ctypes) whose comparison, cmp_slow, sleeps, "locker" blocked in a lock's
 #            acquire() (in locked_out), "zipper" compressing with zlib
 #            (in squeeze) until the end; each checks on its own clock that
 #            its waits lasted as asked, and says "short" otherwise
@@ -113,7 +114,7 @@ def native(seconds):
         while not stop.is_set():
             zlib.compress(data, 9)
 
-    # sleeper-7 sleeps in libc's nanosleep itself (ctypes): time.sleep
+    # sleeper-6 sleeps in libc's nanosleep itself (ctypes): time.sleep
     # would hide an EINTR (it sleeps again, PEP 475), this one says it
     libc = ctypes.CDLL(None, use_errno=True)
 
@@ -125,19 +126,35 @@ def native(seconds):
         if libc.nanosleep(ctypes.byref(ts), None) != 0:
             bad.append("nanosleep errno %d" % ctypes.get_errno())
 
+    cmp_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                                ctypes.POINTER(ctypes.c_int))
+
+    def cmp_slow(a, b):
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        if time.monotonic() - t0 < seconds:
+            bad.append("sorter")
+        return a[0] - b[0]
+
+    def sorter():
+        # C calls back into Python: qsort between two Python frames
+        arr = (ctypes.c_int * 2)(2, 1)
+        libc.qsort(arr, 2, ctypes.sizeof(ctypes.c_int), cmp_type(cmp_slow))
+
     threads = []
-    for i in range(8):
+    for i in range(7):
         ns = {"time": time, "bad": bad, "c_sleep": c_sleep}
         exec("def sleeper_%d(s):\n"
              "    t0 = time.monotonic()\n"
              "    %s(s)\n"
              "    if time.monotonic() - t0 < s:\n"
              "        bad.append(%d)\n"
-             % (i, "c_sleep" if i == 7 else "time.sleep", i), ns)
+             % (i, "c_sleep" if i == 6 else "time.sleep", i), ns)
         threads.append(threading.Thread(target=ns["sleeper_%d" % i],
                                         args=(seconds,),
                                         name="sleeper-%d" % i))
     threads.append(threading.Thread(target=locked_out, name="locker"))
+    threads.append(threading.Thread(target=sorter, name="sorter"))
     zipper = threading.Thread(target=squeeze, name="zipper")
     for t in threads + [zipper]:
         t.start()
