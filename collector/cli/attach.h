@@ -12,6 +12,7 @@
  *   cmd_dump.c       `pyprof dump`: every thread's stack, once
  *   dump_native.c    `dump --native`: the threads stopped, unwound from
  *                    outside, merged with their Python stacks
+ *   dump_eval.c      where the eval loop is in the interpreter's file
  *
  * docs/attach.md and the "Attach" section of docs/design.md say why it
  * works this way. Single-threaded, in the pyprof process.
@@ -19,6 +20,7 @@
 #ifndef PYPROF_ATTACH_H
 #define PYPROF_ATTACH_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cli/cmd.h"
@@ -133,6 +135,7 @@ int cmd_top_any(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 void cmd_attach_usage(FILE *out);
 int cmd_dump(int argc, char **argv);
+void cmd_dump_usage(FILE *out);
 /* The most the dump reader may write. */
 #define DUMP_OUT_MAX (4u << 20)
 
@@ -144,6 +147,20 @@ int cmd_dump(int argc, char **argv);
  * prints every thread's merged stack. 0, or 1 after one line saying why.
  */
 int dump_native(const struct attach_target *t, const char *code);
-void cmd_dump_usage(FILE *out);
+
+/* ---- dump_eval.c -------------------------------------------------------- */
+/* The eval loop's extent in one file, in the file's own addresses. */
+#define DUMP_EVAL_MAX 64
+struct dump_eval {
+	char *path;
+	int n;
+	uint64_t lo[DUMP_EVAL_MAX], hi[DUMP_EVAL_MAX];
+};
+
+/* Fills ev (whose path the caller set) for the file at path: ev->n 0 if
+ * the eval loop is not in it or the file cannot be read. */
+void dump_eval_find(struct dump_eval *ev, const char *path);
+/* 1 if vaddr (the file's own address) is in the eval loop. */
+int dump_eval_contains(const struct dump_eval *ev, uint64_t vaddr);
 
 #endif /* PYPROF_ATTACH_H */

@@ -10,7 +10,9 @@
  * _Py_DebugOffsets). This works where attach cannot: a process whose
  * every thread is blocked (a deadlock) never reaches the safe point an
  * attach script needs. Thread names are the OS's (3.14+ gives each
- * threading.Thread's name to its OS thread, up to 15 bytes).
+ * threading.Thread's name to its OS thread, up to 15 bytes). With
+ * --native the reader runs in its native mode while dump_native.c holds
+ * every thread stopped, and that file prints the merged stacks.
  *
  * Single-threaded, in the pyprof process.
  */
