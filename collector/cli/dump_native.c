@@ -71,6 +71,7 @@ typedef uint64_t unw_word;
 struct dn_unw {
 	void *(*create_addr_space)(void *accessors, int byteorder);
 	void (*destroy_addr_space)(void *as);
+	int (*set_caching_policy)(void *as, int policy);
 	int (*init_remote)(void *cursor, void *as, void *arg);
 	int (*step)(void *cursor);
 	int (*get_reg)(void *cursor, int reg, unw_word *val);
@@ -134,6 +135,7 @@ static int unw_load(struct dn_unw *u, char *why, size_t n)
 	} while (0)
 	DN_SYM(x, create_addr_space, "create_addr_space");
 	DN_SYM(x, destroy_addr_space, "destroy_addr_space");
+	DN_SYM(x, set_caching_policy, "set_caching_policy");
 	DN_SYM(x, init_remote, "init_remote");
 	DN_SYM(x, step, "step");
 	DN_SYM(x, get_reg, "get_reg");
@@ -276,6 +278,10 @@ static void unwind_all(struct dn *d, const struct dn_unw *u)
 {
 	void *as = u->create_addr_space(u->upt_accessors, 0);
 	unw_word *cursor = calloc(DN_UNW_CURSOR_WORDS, sizeof *cursor);
+
+	/* the unwind tables read once for all the threads (UNW_CACHE_GLOBAL) */
+	if (as)
+		u->set_caching_policy(as, 1);
 
 	for (int i = 0; as && cursor && i < d->n_threads; i++) {
 		struct dn_thread *t = &d->th[i];
