@@ -397,7 +397,7 @@ in_order() {
 dump_native() {
 	local i tid d=$T/$1.ndump
 	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" native 3
-	sleep 0.3 # each thread in its call
+	sleep 0.2 # each thread from "here" into its call
 	"$PP_PYPROF" dump "$TPID" --native >"$d" 2>"$d.err" ||
 		{ cat "$d.err"; fail "dump --native"; }
 	# a thread with a tracer already (one thread of ten: the others are

@@ -102,15 +102,20 @@ def native(seconds):
     lock.acquire()
     stop = threading.Event()
     bad = []
+    # each thread says so just before its call; "ready" after all ten
+    arrived = threading.Semaphore(0)
+    here = arrived.release
 
     def locked_out():
         t0 = time.monotonic()
+        here()
         lock.acquire()
         if time.monotonic() - t0 < seconds:
             bad.append("locker")
 
     def squeeze():
         data = bytes(range(256)) * 4096
+        here()
         while not stop.is_set():
             zlib.compress(data, 9)
 
@@ -131,6 +136,7 @@ def native(seconds):
 
     def cmp_slow(a, b):
         t0 = time.monotonic()
+        here()
         time.sleep(seconds)
         if time.monotonic() - t0 < seconds:
             bad.append("sorter")
@@ -143,9 +149,9 @@ def native(seconds):
 
     threads = []
     for i in range(7):
-        ns = {"time": time, "bad": bad, "c_sleep": c_sleep}
+        ns = {"time": time, "bad": bad, "c_sleep": c_sleep, "here": here}
         exec("def sleeper_%d(s):\n"
-             "    t0 = time.monotonic()\n"
+             "    t0 = time.monotonic(); here()\n"
              "    %s(s)\n"
              "    if time.monotonic() - t0 < s:\n"
              "        bad.append(%d)\n"
@@ -158,6 +164,8 @@ def native(seconds):
     zipper = threading.Thread(target=squeeze, name="zipper")
     for t in threads + [zipper]:
         t.start()
+    for t in threads + [zipper]:
+        arrived.acquire()
     print("ready", flush=True)
     time.sleep(seconds)
     lock.release()
