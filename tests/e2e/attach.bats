@@ -417,7 +417,10 @@ time.sleep(30)' "$tid" >"$T/$1.tracer" 2>&1 &
 	cat "$d"
 	[[ ! -s $d.err ]]
 	[[ $(grep -c '^Thread ' "$d") == 11 ]]
-	! grep -q 'merge failed\|unwind failed\|not stopped' "$d"
+	# (a `! cmd` does not fail a bats test: `if` instead)
+	if grep -q 'merge failed\|unwind failed\|not stopped' "$d"; then
+		fail "a stack not merged, unwound or stopped"
+	fi
 	# innermost first: libc's wait, the sleeper's own function, the
 	# thread's start in C (on 3.14 under a line that says its outer
 	# eval-loop calls' Python frames are not read)
@@ -427,7 +430,9 @@ time.sleep(30)' "$tid" >"$T/$1.tracer" 2>&1 &
 			"^    sleeper_$i \\(<string>:3\\)\$" '^    Thread\.run \(' \
 			'^    .*\((libc\.so|python3)'
 		# the sleeper's eval-loop call replaced by its frames
-		! sed -n "1,/^    sleeper_$i /p" "$d.$i" | grep -q '_PyEval_EvalFrame'
+		if sed -n "1,/^    sleeper_$i /p" "$d.$i" | grep -q '_PyEval_EvalFrame'; then
+			fail "sleeper-$i: its eval-loop call not replaced"
+		fi
 	done
 	block "$d" MainThread >"$d.main"
 	in_order "$d.main" '^    clock_nanosleep \(libc' '^    native \(.*:[0-9]+\)$' \
@@ -451,11 +456,21 @@ time.sleep(30)' "$tid" >"$T/$1.tracer" 2>&1 &
 			'^    native\.<locals>\.cmp_slow \(' '^    qsort_r \(libc' \
 			'^    ffi_call \(' '^    native\.<locals>\.sorter \(' \
 			'^    Thread\.run \(' '^    Thread\._bootstrap \('
-		! grep -q '_PyEval_EvalFrame\|outer eval-loop' "$d.sort"
+		if grep -q '_PyEval_EvalFrame\|outer eval-loop' "$d.sort"; then
+			fail "sorter: an eval-loop call not replaced"
+		fi
+		# between the outermost and innermost Python frames, none of
+		# the interpreter's own (its call machinery folded away)
+		if sed -n '/cmp_slow (/,/Thread\._bootstrap (/p' "$d.sort" |
+			grep -qE '\(python3[.0-9]*\)$'; then
+			fail "sorter: the interpreter's frames between Python ones"
+		fi
 	fi
 	block "$d" zipper | grep -qE '^    native\.<locals>\.squeeze \('
 	# the threads went on: each wait lasted as asked, same output
-	! grep -q libpyprof.so "/proc/$TPID/maps"
+	if grep -q libpyprof.so "/proc/$TPID/maps"; then
+		fail "the library was loaded"
+	fi
 	finish_target "$1" ready done
 }
 
