@@ -368,7 +368,9 @@ dump_ten() {
 	done
 	[[ $(grep -c '^Thread ' "$T/$1.dump") == 11 ]]
 	# nothing was loaded into it, and it went on as before
-	! grep -q libpyprof.so "/proc/$TPID/maps"
+	if grep -q libpyprof.so "/proc/$TPID/maps"; then
+		fail "the library was loaded"
+	fi
 	finish_target "$1" ready done
 }
 
