@@ -72,6 +72,17 @@ int attach_inject(const struct attach_target *t, const char *lib,
  */
 int attach_run_python(const struct attach_target *t, const char *code,
 		      char *out, size_t n, char *err, size_t errn);
+/* The same in two steps, for dump_native.c, which unwinds threads while
+ * the snippet runs: _start forks it (0, or -1 if it could not), _finish
+ * reads its output and waits for it (attach_run_python's result). */
+struct attach_run {
+	pid_t child;
+	int out_fd, err_fd;
+};
+int attach_run_python_start(const struct attach_target *t, const char *code,
+			    struct attach_run *run);
+int attach_run_python_finish(struct attach_run *run, char *out, size_t n,
+			     char *err, size_t errn);
 
 /* The per-user directory that holds each target's script (PID.py) and
  * its attach collector's socket (PID.sock): TMPDIR/pyprof-attach.UID

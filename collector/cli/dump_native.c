@@ -577,6 +577,7 @@ int dump_native(const struct attach_target *tg, const char *code)
 	struct dump_eval ev[2];
 	char why[512], err[1024];
 	sigset_t block, old;
+	struct attach_run run;
 	char *out = NULL;
 	int rc = 1, r;
 
@@ -624,9 +625,15 @@ int dump_native(const struct attach_target *tg, const char *code)
 		goto done;
 	}
 	/* everything is read while the threads stand still */
-	r = attach_run_python(tg, code, out, DUMP_OUT_MAX, err, sizeof err);
+	/* the reader runs while the threads are unwound: the stop lasts
+	 * the longer of the two, not both */
+	err[0] = '\0';
+	r = attach_run_python_start(tg, code, &run);
 	unwind_all(&d, &u);
 	read_maps(&d);
+	if (r == 0)
+		r = attach_run_python_finish(&run, out, DUMP_OUT_MAX, err,
+					     sizeof err);
 	dn_resume(&d);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
