@@ -10,6 +10,9 @@
  *   cmd_attach.c     `pyprof attach`: options, the private collector, the
  *                    window, the control requests
  *   cmd_dump.c       `pyprof dump`: every thread's stack, once
+ *   dump_native.c    `dump --native`: the threads stopped, unwound from
+ *                    outside, merged with their Python stacks
+ *   dump_eval.c      where the eval loop is in the interpreter's file
  *
  * docs/attach.md and the "Attach" section of docs/design.md say why it
  * works this way. Single-threaded, in the pyprof process.
@@ -17,6 +20,7 @@
 #ifndef PYPROF_ATTACH_H
 #define PYPROF_ATTACH_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cli/cmd.h"
@@ -68,6 +72,17 @@ int attach_inject(const struct attach_target *t, const char *lib,
  */
 int attach_run_python(const struct attach_target *t, const char *code,
 		      char *out, size_t n, char *err, size_t errn);
+/* The same in two steps, for dump_native.c, which unwinds threads while
+ * the snippet runs: _start forks it (0, or -1 if it could not), _finish
+ * reads its output and waits for it (attach_run_python's result). */
+struct attach_run {
+	pid_t child;
+	int out_fd, err_fd;
+};
+int attach_run_python_start(const struct attach_target *t, const char *code,
+			    struct attach_run *run);
+int attach_run_python_finish(struct attach_run *run, char *out, size_t n,
+			     char *err, size_t errn);
 
 /* The per-user directory that holds each target's script (PID.py) and
  * its attach collector's socket (PID.sock): TMPDIR/pyprof-attach.UID
@@ -132,5 +147,31 @@ int cmd_attach(int argc, char **argv);
 void cmd_attach_usage(FILE *out);
 int cmd_dump(int argc, char **argv);
 void cmd_dump_usage(FILE *out);
+/* The most the dump reader may write. */
+#define DUMP_OUT_MAX (4u << 20)
+
+/* ---- dump_native.c ------------------------------------------------------ */
+/*
+ * `pyprof dump PID --native`: stops every thread of t's process (ptrace),
+ * runs code (the Python stacks reader, its native mode) with t's
+ * interpreter meanwhile, unwinds each thread, lets them all go on, and
+ * prints every thread's merged stack. 0, or 1 after one line saying why.
+ */
+int dump_native(const struct attach_target *t, const char *code);
+
+/* ---- dump_eval.c -------------------------------------------------------- */
+/* The eval loop's extent in one file, in the file's own addresses. */
+#define DUMP_EVAL_MAX 64
+struct dump_eval {
+	char *path;
+	int n;
+	uint64_t lo[DUMP_EVAL_MAX], hi[DUMP_EVAL_MAX];
+};
+
+/* Fills ev (whose path the caller set) for the file at path: ev->n 0 if
+ * the eval loop is not in it or the file cannot be read. */
+void dump_eval_find(struct dump_eval *ev, const char *path);
+/* 1 if vaddr (the file's own address) is in the eval loop. */
+int dump_eval_contains(const struct dump_eval *ev, uint64_t vaddr);
 
 #endif /* PYPROF_ATTACH_H */

@@ -65,15 +65,12 @@ static const char *last_line(char *text)
 	return p ? p + 1 : text;
 }
 
-int attach_run_python(const struct attach_target *t, const char *code,
-		      char *out, size_t n, char *err, size_t errn)
+int attach_run_python_start(const struct attach_target *t, const char *code,
+			    struct attach_run *run)
 {
-	int po[2], pe[2], st;
+	int po[2], pe[2];
 	pid_t child;
-	char errbuf[8192];
 
-	out[0] = '\0';
-	err[0] = '\0';
 	if (pipe2(po, O_CLOEXEC) != 0)
 		return -1;
 	if (pipe2(pe, O_CLOEXEC) != 0) {
@@ -97,19 +94,45 @@ int attach_run_python(const struct attach_target *t, const char *code,
 		close(pe[0]);
 		return -1;
 	}
+	run->child = child;
+	run->out_fd = po[0];
+	run->err_fd = pe[0];
+	return 0;
+}
+
+int attach_run_python_finish(struct attach_run *run, char *out, size_t n,
+			     char *err, size_t errn)
+{
+	char errbuf[8192];
+	int st;
+
+	out[0] = '\0';
+	err[0] = '\0';
 	/* stdout first: the snippets write little, and stderr only when
 	 * they fail, so neither pipe fills while the other is read */
-	drain(po[0], out, n);
-	drain(pe[0], errbuf, sizeof errbuf);
-	close(po[0]);
-	close(pe[0]);
-	while (waitpid(child, &st, 0) < 0)
+	drain(run->out_fd, out, n);
+	drain(run->err_fd, errbuf, sizeof errbuf);
+	close(run->out_fd);
+	close(run->err_fd);
+	while (waitpid(run->child, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	snprintf(err, errn, "%s", last_line(errbuf));
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !err[0])
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int attach_run_python(const struct attach_target *t, const char *code,
+		      char *out, size_t n, char *err, size_t errn)
+{
+	struct attach_run run;
+
+	out[0] = '\0';
+	err[0] = '\0';
+	if (attach_run_python_start(t, code, &run) != 0)
+		return -1;
+	return attach_run_python_finish(&run, out, n, err, errn);
 }
 
 /* s as a Python expression for its bytes, whatever they hold. */

@@ -10,7 +10,9 @@
  * _Py_DebugOffsets). This works where attach cannot: a process whose
  * every thread is blocked (a deadlock) never reaches the safe point an
  * attach script needs. Thread names are the OS's (3.14+ gives each
- * threading.Thread's name to its OS thread, up to 15 bytes).
+ * threading.Thread's name to its OS thread, up to 15 bytes). With
+ * --native the reader runs in its native mode while dump_native.c holds
+ * every thread stopped, and that file prints the merged stacks.
  *
  * Single-threaded, in the pyprof process.
  */
@@ -26,26 +28,33 @@
 #include "common/usage.h"
 
 #define DUMP "pyprof dump"
-#define DUMP_OUT_MAX (4u << 20)
 
 void cmd_dump_usage(FILE *out)
 {
 	fprintf(out,
-"Usage: pyprof dump PID\n"
-"\n"
-"Prints every thread's current Python stack in the running CPython\n"
-"process PID (3.14+), innermost call first, once. Reads from outside:\n"
-"loads nothing into the process, and works when every thread of it is\n"
-"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
-"\n"
-"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
-"2 on a usage error.\n");
+		"Usage: pyprof dump PID [--native]\n"
+		"\n"
+		"Prints every thread's current Python stack in the running CPython\n"
+		"process PID (3.14+), innermost call first, once. Reads from outside:\n"
+		"loads nothing into the process, and works when every thread of it is\n"
+		"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
+		"\n"
+		"  --native   the native (C) frames too, merged with the Python ones:\n"
+		"             each thread is stopped (ptrace) for the reading, some\n"
+		"             tens of milliseconds, then goes on as before\n"
+		"\n"
+		"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
+		"2 on a usage error.\n");
 }
 
 /* What the target's interpreter runs: one block per thread, its name
  * from /proc, then "    func (file:line)" lines, innermost first. Reads
  * the 3.14 shape (a list of ThreadInfo) and the 3.15 one (InterpreterInfo
- * holding them); retries a read torn by a running thread. */
+ * holding them); retries a read torn by a running thread. With a second
+ * argument (--native), for dump_native.c: "T\tTID\tMARKED" per thread,
+ * then "F\tfunc (file:line)" per frame and "N" after the outermost frame
+ * of each eval-loop call where the unwinder marks them (3.15's native=True
+ * "<native>" entries; MARKED 1 then). */
 static const char dump_code[] =
 	"import sys\n"
 	"import _remote_debugging as rd\n"
@@ -61,11 +70,22 @@ static const char dump_code[] =
 	"def line(f):\n"
 	"    loc = getattr(f, 'location', None)\n"
 	"    return loc.lineno if loc is not None else getattr(f, 'lineno', 0)\n"
+	"native = len(sys.argv) > 2\n"
+	"marked = False\n"
+	"def unwinder():\n"
+	"    global marked\n"
+	"    if native:\n"
+	"        try:\n"
+	"            u = rd.RemoteUnwinder(pid, all_threads=True, native=True)\n"
+	"            marked = True\n"
+	"            return u\n"
+	"        except TypeError:\n"
+	"            pass\n"
+	"    return rd.RemoteUnwinder(pid, all_threads=True)\n"
 	"err = None\n"
 	"for attempt in range(20):\n"
 	"    try:\n"
-	"        got = rd.RemoteUnwinder(pid, all_threads=True)"
-	".get_stack_trace()\n"
+	"        got = unwinder().get_stack_trace()\n"
 	"        break\n"
 	"    except (RuntimeError, OSError) as e:\n"
 	"        err = e\n"
@@ -74,6 +94,21 @@ static const char dump_code[] =
 	"threads = []\n"
 	"for item in got:\n"
 	"    threads.extend(getattr(item, 'threads', None) or [item])\n"
+	"def clean(s):\n"
+	"    return str(s).replace('\\t', ' ').replace('\\n', ' ')\n"
+	"if native:\n"
+	"    out = []\n"
+	"    for th in threads:\n"
+	"        out.append('T\\t%d\\t%d' % (th.thread_id, marked))\n"
+	"        for f in th.frame_info:\n"
+	"            if marked and f.funcname == '<native>' and "
+	"f.filename == '~':\n"
+	"                out.append('N')\n"
+	"            else:\n"
+	"                out.append('F\\t%s (%s:%d)' % (clean(f.funcname), "
+	"clean(f.filename), line(f) or 0))\n"
+	"    sys.stdout.write('\\n'.join(out) + '\\n')\n"
+	"    sys.exit(0)\n"
 	"out = []\n"
 	"for th in sorted(threads, key=lambda t: (t.thread_id != pid, "
 	"t.thread_id)):\n"
@@ -93,7 +128,7 @@ int cmd_dump(int argc, char **argv)
 	struct attach_target t;
 	pid_t pid;
 	char *out;
-	int rc;
+	int rc, native = 0;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") ||
 			  !strcmp(argv[1], "--help"))) {
@@ -102,13 +137,16 @@ int cmd_dump(int argc, char **argv)
 	}
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--native")) {
-			log_error("dump --native: native frames are not read "
-				  "yet; `pyprof attach PID --native --duration "
-				  "1` shows them for the threads that run");
-			return 1;
+			native = 1;
+			memmove(argv + i, argv + i + 1,
+				(size_t)(argc - i) * sizeof *argv);
+			argc--;
+			break;
 		}
-	if (argc != 2)
-		return usage_error(DUMP, "expects one PID"), CMD_EXIT_USAGE;
+	if (argc != 2 || argv[1][0] == '-')
+		return usage_error(DUMP, "expects one PID and --native or "
+					 "nothing"),
+		       CMD_EXIT_USAGE;
 	if (attach_parse_pid(DUMP, argv[1], &pid) < 0)
 		return CMD_EXIT_USAGE;
 	memset(&r, 0, sizeof r);
@@ -119,8 +157,10 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	/* the pid goes in the code: -c takes no arguments of ours after it
 	 * through attach_run_python */
-	snprintf(code, sizeof code, "import sys\nsys.argv[1:] = ['%d']\n%s",
-		 (int)pid, dump_code);
+	snprintf(code, sizeof code, "import sys\nsys.argv[1:] = ['%d'%s]\n%s",
+		 (int)pid, native ? ", 'native'" : "", dump_code);
+	if (native)
+		return dump_native(&t, code);
 	out = malloc(DUMP_OUT_MAX);
 	if (!out) {
 		log_error("out of memory");

@@ -340,9 +340,9 @@ attach_refusals() {
 	start_target old "$old" "$PP_TARGETS/attach_blocked.py" sleep 2
 	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
 		"$PP_PYPROF" attach "$TPID"
-	finish_target old ready done
-	refused '^pyprof: error: dump --native: native frames are not read yet; `pyprof attach PID --native' \
+	refused "^pyprof: error: process $TPID runs Python 3\.[0-9]+: pyprof dump reads stacks with the interpreter's own remote unwinder, which came in 3\.14" \
 		"$PP_PYPROF" dump "$TPID" --native
+	finish_target old ready done
 	run_capture heapfmt "$PP_PYPROF" attach "$TPID" --heap --format svg
 	assert_eq 2 "$RC" "exit status of --heap --format svg"
 	grep -q '^pyprof: error: --heap writes pprof files only' "$T/heapfmt.err"
@@ -368,12 +368,116 @@ dump_ten() {
 	done
 	[[ $(grep -c '^Thread ' "$T/$1.dump") == 11 ]]
 	# nothing was loaded into it, and it went on as before
-	! grep -q libpyprof.so "/proc/$TPID/maps"
+	if grep -q libpyprof.so "/proc/$TPID/maps"; then
+		fail "the library was loaded"
+	fi
 	finish_target "$1" ready done
 }
 
 @test "dump: a process with 10 threads, each named with its innermost function" {
 	attach_each dump_ten
+}
+
+# block FILE NAME: the lines of thread NAME's stack in dump FILE
+block() {
+	awk -v h="\"$2\"" '/^Thread / { on = ($3 == h); next } on' "$1"
+}
+
+# in_order FILE RE...: each RE matches a line of FILE, in this order
+in_order() {
+	local f=$1 at=0 n
+	shift
+	for re in "$@"; do
+		# (the pattern through the environment: -v would eat its \\)
+		n=$(RE=$re awk -v a="$at" \
+			'NR > a && $0 ~ ENVIRON["RE"] { print NR; exit }' "$f")
+		[[ -n $n ]] || { cat "$f"; fail "no line /$re/ after line $at"; }
+		at=$n
+	done
+}
+
+dump_native() {
+	local i tid d=$T/$1.ndump
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" native 3
+	sleep 0.2 # each thread from "here" into its call
+	"$PP_PYPROF" dump "$TPID" --native >"$d" 2>"$d.err" ||
+		{ cat "$d.err"; fail "dump --native"; }
+	# a thread with a tracer already (one thread of ten: the others are
+	# seized first, and must be let go): one line; while it still runs
+	tid=$(grep -l '^zipper$' /proc/"$TPID"/task/*/comm | awk -F/ '{print $5}')
+	python3 -c 'import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), 0, 0) != 0:  # PTRACE_SEIZE
+    sys.exit("ptrace: errno %d" % ctypes.get_errno())
+print("seized", flush=True)
+time.sleep(30)' "$tid" >"$T/$1.tracer" 2>&1 &
+	KIDS+=($!)
+	wait_for_line "$T/$1.tracer" '^seized$' 10
+	refused "^pyprof: error: dump --native: process $TPID is traced by process $! \(a debugger\?\), and a thread has one tracer only: \`pyprof dump $TPID\` without --native reads its Python stacks\$" \
+		"$PP_PYPROF" dump "$TPID" --native
+	kill "$!"
+	cat "$d"
+	[[ ! -s $d.err ]]
+	[[ $(grep -c '^Thread ' "$d") == 11 ]]
+	# (a `! cmd` does not fail a bats test: `if` instead)
+	if grep -q 'merge failed\|unwind failed\|not stopped' "$d"; then
+		fail "a stack not merged, unwound or stopped"
+	fi
+	# innermost first: libc's wait, the sleeper's own function, the
+	# thread's start in C (on 3.14 under a line that says its outer
+	# eval-loop calls' Python frames are not read)
+	for i in 0 1 2 3 4 5 6; do
+		block "$d" "sleeper-$i" >"$d.$i"
+		in_order "$d.$i" '^    clock_nanosleep \(libc\.so' \
+			"^    sleeper_$i \\(<string>:3\\)\$" '^    Thread\.run \(' \
+			'^    .*\((libc\.so|python3)'
+		# the sleeper's eval-loop call replaced by its frames
+		if sed -n "1,/^    sleeper_$i /p" "$d.$i" | grep -q '_PyEval_EvalFrame'; then
+			fail "sleeper-$i: its eval-loop call not replaced"
+		fi
+	done
+	block "$d" MainThread >"$d.main"
+	in_order "$d.main" '^    clock_nanosleep \(libc' '^    native \(.*:[0-9]+\)$' \
+		'^    main \(' '^    <module> \(' '^    Py_(RunMain|BytesMain) \(' \
+		'^    _start \('
+	# the lock's wait in the interpreter's C code, under its caller
+	block "$d" locker >"$d.lock"
+	in_order "$d.lock" '^    _PySemaphore_Wait \(' \
+		'^    native\.<locals>\.locked_out \(' '^    Thread\.run \('
+	# C calling back into Python: qsort's frames between the two Python
+	# frames, the interpreter's folded away on 3.15; on 3.14 after the
+	# line that says the outer calls' Python frames are not read
+	block "$d" sorter >"$d.sort"
+	if [[ $1 == 3.14* ]]; then
+		in_order "$d.sort" '^    clock_nanosleep \(libc' \
+			'^    native\.<locals>\.cmp_slow \(' \
+			'^    \[the Python frames of [0-9]+ outer eval-loop calls are not read' \
+			'^    qsort_r \(libc' '^    _PyEval_EvalFrameDefault \('
+	else
+		in_order "$d.sort" '^    clock_nanosleep \(libc' \
+			'^    native\.<locals>\.cmp_slow \(' '^    qsort_r \(libc' \
+			'^    ffi_call \(' '^    native\.<locals>\.sorter \(' \
+			'^    Thread\.run \(' '^    Thread\._bootstrap \('
+		if grep -q '_PyEval_EvalFrame\|outer eval-loop' "$d.sort"; then
+			fail "sorter: an eval-loop call not replaced"
+		fi
+		# between the outermost and innermost Python frames, none of
+		# the interpreter's own (its call machinery folded away)
+		if sed -n '/cmp_slow (/,/Thread\._bootstrap (/p' "$d.sort" |
+			grep -qE '\(python3[.0-9]*\)$'; then
+			fail "sorter: the interpreter's frames between Python ones"
+		fi
+	fi
+	block "$d" zipper | grep -qE '^    native\.<locals>\.squeeze \('
+	# the threads went on: each wait lasted as asked, same output
+	if grep -q libpyprof.so "/proc/$TPID/maps"; then
+		fail "the library was loaded"
+	fi
+	finish_target "$1" ready done
+}
+
+@test "dump --native: 10 threads' C frames merged with their Python ones; the process goes on" {
+	attach_each dump_native
 }
 
 top_pid() {

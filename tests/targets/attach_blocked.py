@@ -7,6 +7,13 @@
 #   ten      10 threads, sleeper-0 .. sleeper-9, each in time.sleep in its
 #            own function sleeper_0 .. sleeper_9; the main thread joins
 #            them
+#   native   10 threads: sleeper-0 .. sleeper-6 in time.sleep in
+#            sleeper_0 .. sleeper_6 (sleeper-6 in libc's nanosleep called
+#            with ctypes, which says "short" on an EINTR), "sorter" in
+#            libc's qsort (ctypes) whose comparison, cmp_slow, sleeps, "locker" blocked in a lock's
+#            acquire() (in locked_out), "zipper" compressing with zlib
+#            (in squeeze) until the end; each checks on its own clock that
+#            its waits lasted as asked, and says "short" otherwise
 #   threads  50 threads, each in its own function: busy_0 .. busy_49
 #            working 1 ms, pausing 50 ms; the main thread joins them with
 #            a time-out
@@ -88,6 +95,88 @@ def ten(seconds):
         t.join()
 
 
+def native(seconds):
+    import ctypes
+    import zlib
+    lock = threading.Lock()
+    lock.acquire()
+    stop = threading.Event()
+    bad = []
+    # each thread says so just before its call; "ready" after all ten
+    arrived = threading.Semaphore(0)
+    here = arrived.release
+
+    def locked_out():
+        t0 = time.monotonic()
+        here()
+        lock.acquire()
+        if time.monotonic() - t0 < seconds:
+            bad.append("locker")
+
+    def squeeze():
+        data = bytes(range(256)) * 4096
+        here()
+        while not stop.is_set():
+            zlib.compress(data, 9)
+
+    # sleeper-6 sleeps in libc's nanosleep itself (ctypes): time.sleep
+    # would hide an EINTR (it sleeps again, PEP 475), this one says it
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Timespec(ctypes.Structure):
+        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+    def c_sleep(s):
+        ts = Timespec(int(s), int((s % 1) * 1e9))
+        if libc.nanosleep(ctypes.byref(ts), None) != 0:
+            bad.append("nanosleep errno %d" % ctypes.get_errno())
+
+    cmp_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                                ctypes.POINTER(ctypes.c_int))
+
+    def cmp_slow(a, b):
+        t0 = time.monotonic()
+        here()
+        time.sleep(seconds)
+        if time.monotonic() - t0 < seconds:
+            bad.append("sorter")
+        return a[0] - b[0]
+
+    def sorter():
+        # C calls back into Python: qsort between two Python frames
+        arr = (ctypes.c_int * 2)(2, 1)
+        libc.qsort(arr, 2, ctypes.sizeof(ctypes.c_int), cmp_type(cmp_slow))
+
+    threads = []
+    for i in range(7):
+        ns = {"time": time, "bad": bad, "c_sleep": c_sleep, "here": here}
+        exec("def sleeper_%d(s):\n"
+             "    t0 = time.monotonic(); here()\n"
+             "    %s(s)\n"
+             "    if time.monotonic() - t0 < s:\n"
+             "        bad.append(%d)\n"
+             % (i, "c_sleep" if i == 6 else "time.sleep", i), ns)
+        threads.append(threading.Thread(target=ns["sleeper_%d" % i],
+                                        args=(seconds,),
+                                        name="sleeper-%d" % i))
+    threads.append(threading.Thread(target=locked_out, name="locker"))
+    threads.append(threading.Thread(target=sorter, name="sorter"))
+    zipper = threading.Thread(target=squeeze, name="zipper")
+    for t in threads + [zipper]:
+        t.start()
+    for t in threads + [zipper]:
+        arrived.acquire()
+    print("ready", flush=True)
+    time.sleep(seconds)
+    lock.release()
+    for t in threads:
+        t.join()
+    stop.set()
+    zipper.join()
+    if bad:
+        print("short", bad)
+
+
 def main():
     kind, seconds = sys.argv[1], float(sys.argv[2])
     if kind == "sleep":
@@ -99,6 +188,8 @@ def main():
         fifty(seconds)
     elif kind == "ten":
         ten(seconds)
+    elif kind == "native":
+        native(seconds)
     print("done")
 
 
