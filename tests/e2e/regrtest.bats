@@ -115,6 +115,46 @@ regrtest_same() {
 @test "CPython 3.15's regression tests give the same results with the library sampling at 10000 Hz" {
 	regrtest_same 3.15
 }
+# Issue 33's block and mutex profiles: the modules that wait most
+# (threading's locks, conditions and joins; queue.Queue; executors'
+# futures and shutdowns), plainly and with PYPROF_WAITS=1 (every wait of
+# every thread timed and recorded at the default rate, the GIL's too),
+# beside CPU sampling at 10000 Hz. Each preloaded process must also leave
+# block and mutex profiles: the waits were really being recorded.
+regrtest_waits() {
+	local want=$1 name exe kind
+	read -r name exe kind < <(PYPROF_TEST_PYTHONS=$want pyprof_pythons)
+	if [[ $kind == missing || -z $exe ]]; then
+		fail "no interpreter $want (tests/lib/pythons.sh)"
+		return 1
+	fi
+	echo "== $name $exe; work files in $T/work"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/regrtest_compare.py" \
+		--python "$exe" --lib "$PP_LIB" --socket "$SOCK" \
+		--profiles "$OUT" --work "$T/work" --hz 10000 \
+		--env PYPROF_WAITS=1 test_threading test_queue \
+		test_concurrent_futures
+	local f n=0 blocks=0
+	for f in "$OUT"/*.pb.gz; do
+		case $f in *.block.pb.gz | *.mutex.pb.gz) continue ;; esac
+		n=$((n + 1))
+		[[ -s ${f%.pb.gz}.block.pb.gz && -s ${f%.pb.gz}.mutex.pb.gz ]] &&
+			blocks=$((blocks + 1))
+	done
+	echo "   $blocks of $n preloaded processes' profiles have block and mutex profiles beside them"
+	# every module process waits (its main thread joins at least once);
+	# a child process that never waited has none
+	((blocks >= 3)) || fail "block and mutex profiles beside $blocks profiles only: $(ls "$OUT")"
+}
+
+@test "CPython 3.11's test_threading, test_queue and test_concurrent_futures give the same results with waits recorded (PYPROF_WAITS=1)" {
+	regrtest_waits 3.11
+}
+
+@test "CPython 3.14's test_threading, test_queue and test_concurrent_futures give the same results with waits recorded (PYPROF_WAITS=1)" {
+	regrtest_waits 3.14
+}
+
 # Issue 30's attach under load: `pyprof attach --duration 1` twenty times
 # into a running `python -m test test_threading test_asyncio` (one
 # process: the attach goes where the tests run), beside a run left alone;
