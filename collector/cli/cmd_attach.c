@@ -54,6 +54,8 @@ enum {
 	OPT_COLLECTOR
 };
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_attach_usage(FILE *out)
 {
 	fprintf(out,
@@ -97,6 +99,7 @@ void cmd_attach_usage(FILE *out)
 		PYPROF_MAX_MAX_DEPTH, RECORD_DEFAULT_HEAP_RATE,
 		ATTACH_DEFAULT_TIMEOUT);
 }
+/* clang-format on */
 
 /* PYPROF_WAITS's value as the library will read it, checked by the
  * library's own rule before anything is loaded. 0, or -1 (said). */

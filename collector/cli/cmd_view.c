@@ -328,6 +328,8 @@ static struct view_profile *load(const char *path, int as_text)
 
 /* ---- pyprof top ---------------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_top_usage(FILE *out)
 {
 	fprintf(out,
@@ -371,6 +373,7 @@ void cmd_top_usage(FILE *out)
 "Exit status: 0, 1 if the profile cannot be read or lacks what was asked\n"
 "(--pid: if pyprof refused), 2 on a usage error.\n");
 }
+/* clang-format on */
 
 int cmd_top(int argc, char **argv)
 {
@@ -411,6 +414,8 @@ int cmd_top(int argc, char **argv)
 
 /* ---- pyprof flamegraph -------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_flamegraph_usage(FILE *out)
 {
 	fprintf(out,
@@ -437,6 +442,7 @@ void cmd_flamegraph_usage(FILE *out)
 "  -h, --help           this text\n",
 		VIEW_FLAME_MIN_WIDTH);
 }
+/* clang-format on */
 
 int cmd_flamegraph(int argc, char **argv)
 {
@@ -473,6 +479,8 @@ int cmd_flamegraph(int argc, char **argv)
 
 /* ---- pyprof convert ----------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_convert_usage(FILE *out)
 {
 	fprintf(out,
@@ -501,6 +509,7 @@ void cmd_convert_usage(FILE *out)
 "                       (default unknown_service)\n"
 "  -h, --help           this text\n");
 }
+/* clang-format on */
 
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
@@ -609,6 +618,8 @@ int cmd_convert(int argc, char **argv)
 
 /* ---- pyprof diff --------------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_diff_usage(FILE *out)
 {
 	fprintf(out,
@@ -635,6 +646,7 @@ void cmd_diff_usage(FILE *out)
 "      --by function|line  compare functions (default) or lines\n"
 "  -h, --help           this text\n");
 }
+/* clang-format on */
 
 int cmd_diff(int argc, char **argv)
 {

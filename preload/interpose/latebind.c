@@ -89,12 +89,12 @@ static int relro_of(const struct dl_phdr_info *info, uintptr_t *lo,
 }
 
 struct dyn_tables {
-	const ElfW(Sym) *symtab;
+	const ElfW(Sym) * symtab;
 	const char *strtab;
-	const ElfW(Half) *versym;
-	const ElfW(Verneed) *verneed;
-	const ElfW(Rela) *rel[2]; /* PLT relocations, the others */
-	size_t rel_len[2];        /* bytes                       */
+	const ElfW(Half) * versym;
+	const ElfW(Verneed) * verneed;
+	const ElfW(Rela) * rel[2]; /* PLT relocations, the others */
+	size_t rel_len[2];	   /* bytes                       */
 };
 
 static int read_dynamic(const struct dl_phdr_info *info, struct dyn_tables *t)
@@ -188,7 +188,7 @@ static int store_slot(const struct dl_phdr_info *info, void **slot,
 }
 
 static void patch_rel(const struct dl_phdr_info *info,
-		      const struct dyn_tables *t, const ElfW(Rela) *rel,
+		      const struct dyn_tables *t, const ElfW(Rela) * rel,
 		      size_t len, struct latebind_ctx *c)
 {
 	for (size_t k = 0; k < len / sizeof(*rel); k++) {

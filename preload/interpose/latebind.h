@@ -8,9 +8,9 @@
 
 /* One function the program may call in libc, and ours in its place. */
 struct latebind_fn {
-	const char *name;  /* "sem_wait"                                    */
-	void *shim;        /* our wrapper (its own address, not the GOT's)  */
-	void *libc;        /* libc's definition the wrapper calls on        */
+	const char *name;    /* "sem_wait"                                    */
+	void *shim;	     /* our wrapper (its own address, not the GOT's)  */
+	void *libc;	     /* libc's definition the wrapper calls on        */
 	const char *version; /* the version a slot must ask for when it is
 				not bound yet ("GLIBC_2.3.2" for the
 				condition variables: the old one has

@@ -84,8 +84,8 @@ EXPORT int pthread_cond_signal(pthread_cond_t *c)
 
 /* Each wrapper under a name of our own: in a library loaded by dlopen,
  * &sem_wait would be whatever the lookup scope binds it to (libc's). */
-#define SHIM(f)                                                       \
-	extern __typeof__(f) shim_##f                                 \
+#define SHIM(f)                       \
+	extern __typeof__(f) shim_##f \
 		__attribute__((copy(f), alias(#f), visibility("hidden")))
 SHIM(sem_wait);
 SHIM(sem_timedwait);
