@@ -203,9 +203,9 @@ check-new: all unit check-sigsafe check-includes
 # rows are withheld (PYPROF_TEST_WITHHOLD_TABLE=row, a test switch) and
 # the library lays them out from each interpreter's own _Py_DebugOffsets.
 # Unit tests aside (UNIT=0): they know no interpreter, and make check ran
-# them.
+# them. Two lanes, as make check runs these files.
 check-debug-offsets: all
-	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" UNIT=0 LANES=1 \
+	PYPROF_TEST_WITHHOLD_TABLE=row PYPROF_TEST_PYTHONS="3.13 3.14 3.15" UNIT=0 LANES=2 \
 		E2E="dbgoffsets smoke stacks truth threads native" T="$(T)" tests/run
 
 check-quick: all unit check-includes

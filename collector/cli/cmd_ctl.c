@@ -9,7 +9,7 @@
  * key=value pairs (easy to read and to grep):
  *
  *   pid=4242 comm=python3 status=ok sampling=on origin=request mode=cpu
- *   hz=100 samples=0 signals=0 armed=2 lease_ms=2999
+ *   hz=100 [waits_ns=10000] samples=0 signals=0 armed=2 lease_ms=2999
  *   since_mono_ns=123456789012
  *
  * (samples: taken since the process started; signals: sampling signals it
@@ -90,6 +90,10 @@ void cmd_ctl_usage(FILE *out)
 		"bytes allocated\n"
 		"  --native         start: native stacks (processes started "
 		"with PYPROF_NATIVE)\n"
+		"  --waits[=RATE]   start: block and mutex profiles too, at "
+		"RATE (default 10us;\n"
+		"                   1ns to 1s, such as 100us); `ctl stop` "
+		"ends them\n"
 		"  --socket PATH    the collector's socket, absolute or from "
 		"the current\n"
 		"                   directory (default: as PYPROF_SOCKET)\n"
@@ -105,7 +109,7 @@ static int print_answer(const uint8_t *p, size_t len)
 	uint64_t pid = 0, status = WIRE_CTL_NO_REPLY, sampling = 0;
 	uint64_t origin = 0, mode = 0, period = 0, achieved = 0, samples = 0;
 	uint64_t signals = 0, armed = 0, lease = 0, heap = 0, native = 0;
-	uint64_t since = 0;
+	uint64_t since = 0, waits = 0;
 	int has_lease = 0, has_period = 0;
 	char comm[64] = "?", msg[512] = "";
 
@@ -133,21 +137,55 @@ static int print_answer(const uint8_t *p, size_t len)
 			continue;
 		}
 		switch (f.tag) {
-		case WIRE_C_PID: pid = v; break;
-		case WIRE_C_STATUS: status = v; break;
-		case WIRE_C_SAMPLING: sampling = v; break;
-		case WIRE_C_ORIGIN: origin = v; break;
-		case WIRE_C_MODE: mode = v; break;
-		case WIRE_C_PERIOD_NS: period = v; has_period = 1; break;
-		case WIRE_C_ACHIEVED_NS: achieved = v; break;
-		case WIRE_C_SAMPLES: samples = v; break;
-		case WIRE_C_SIGNALS: signals = v; break;
-		case WIRE_C_ARMED: armed = v; break;
-		case WIRE_C_LEASE_LEFT_MS: lease = v; has_lease = 1; break;
-		case WIRE_C_HEAP_RATE: heap = v; break;
-		case WIRE_C_NATIVE: native = v; break;
-		case WIRE_C_SINCE_NS: since = v; break;
-		default: break;
+		case WIRE_C_PID:
+			pid = v;
+			break;
+		case WIRE_C_STATUS:
+			status = v;
+			break;
+		case WIRE_C_SAMPLING:
+			sampling = v;
+			break;
+		case WIRE_C_ORIGIN:
+			origin = v;
+			break;
+		case WIRE_C_MODE:
+			mode = v;
+			break;
+		case WIRE_C_PERIOD_NS:
+			period = v;
+			has_period = 1;
+			break;
+		case WIRE_C_ACHIEVED_NS:
+			achieved = v;
+			break;
+		case WIRE_C_SAMPLES:
+			samples = v;
+			break;
+		case WIRE_C_SIGNALS:
+			signals = v;
+			break;
+		case WIRE_C_ARMED:
+			armed = v;
+			break;
+		case WIRE_C_LEASE_LEFT_MS:
+			lease = v;
+			has_lease = 1;
+			break;
+		case WIRE_C_HEAP_RATE:
+			heap = v;
+			break;
+		case WIRE_C_NATIVE:
+			native = v;
+			break;
+		case WIRE_C_SINCE_NS:
+			since = v;
+			break;
+		case WIRE_C_WAITS_NS:
+			waits = v;
+			break;
+		default:
+			break;
 		}
 	}
 	if (!r.ok) {
@@ -175,6 +213,8 @@ static int print_answer(const uint8_t *p, size_t len)
 			printf(" heap_rate=%llu", (unsigned long long)heap);
 		if (native)
 			printf(" native=on");
+		if (waits)
+			printf(" waits_ns=%llu", (unsigned long long)waits);
 		printf(" samples=%llu signals=%llu armed=%llu",
 		       (unsigned long long)samples, (unsigned long long)signals,
 		       (unsigned long long)armed);
@@ -394,6 +434,7 @@ struct ctl_req {
 	unsigned long pid, seconds, hz, heap;
 	int mode;                 /* WIRE_MODE_*, or -1: the process's own */
 	int native;
+	unsigned long long waits; /* --waits: the rate in ns, 0 without */
 	const char *sock;         /* NULL: $PYPROF_SOCKET or the default */
 	char sock_abs[108];       /* --socket PATH made absolute */
 };
@@ -506,6 +547,21 @@ static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 			q->native = 1;
 			continue;
 		}
+		if (!strcmp(a, "--waits")) {
+			q->waits = PYPROF_DEFAULT_WAITS_NS;
+			continue;
+		}
+		if (!strncmp(a, "--waits=", 8)) {
+			if (config_waits_rate(a + 8, &q->waits) < 0 ||
+			    !q->waits)
+				return usage_error(CTL, "--waits expects a "
+							"rate from 1ns to 1s with "
+							"its unit (ns, us, ms), "
+							"such as 100us, or no "
+							"value for 10us; not '%s'",
+						   a + 8);
+			continue;
+		}
 		if (is_help(a)) {
 			cmd_ctl_usage(stdout);
 			return 0;
@@ -518,9 +574,10 @@ static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 			return rc;
 	}
 	if (q->verb != WIRE_VERB_START &&
-	    (q->seconds || q->hz || q->heap || q->native || q->mode >= 0))
-		return usage_error(CTL, "--seconds, --hz, --mode, --heap-rate "
-				   "and --native go with start only");
+	    (q->seconds || q->hz || q->heap || q->native || q->mode >= 0 ||
+	     q->waits))
+		return usage_error(CTL, "--seconds, --hz, --mode, --heap-rate, "
+					"--native and --waits go with start only");
 	return -1;
 }
 
@@ -542,6 +599,8 @@ static size_t ctl_frame(const struct ctl_req *q, uint8_t *frame, size_t n)
 		wire_put_tag_varint(&w, WIRE_C_HEAP_RATE, q->heap);
 	if (q->native)
 		wire_put_tag_varint(&w, WIRE_C_NATIVE, 1);
+	if (q->waits)
+		wire_put_tag_varint(&w, WIRE_C_WAITS_NS, q->waits);
 	return wire_end_frame(frame, &w, WIRE_CTL_REQUEST);
 }
 

@@ -321,6 +321,8 @@ static void send_start(struct control *ctl, struct peer *p, uint64_t now,
 		wire_put_tag_varint(&f.w, WIRE_C_HEAP_RATE, s->heap_rate);
 	if (s->native)
 		wire_put_tag_varint(&f.w, WIRE_C_NATIVE, 1);
+	if (s->waits_ns)
+		wire_put_tag_varint(&f.w, WIRE_C_WAITS_NS, s->waits_ns);
 	if (p->lease_end_ns != UINT64_MAX)
 		wire_put_tag_varint(&f.w, WIRE_C_LEASE_MS,
 				    (p->lease_end_ns - now + 999999) / 1000000);
@@ -345,7 +347,7 @@ static int same(const struct control_settings *a,
 	return a->has_mode == b->has_mode &&
 	       (!a->has_mode || a->mode == b->mode) &&
 	       a->period_ns == b->period_ns && a->heap_rate == b->heap_rate &&
-	       a->native == b->native;
+	       a->native == b->native && a->waits_ns == b->waits_ns;
 }
 
 /* h now covers p. With o, o waits for p's answer: to the START if one is
@@ -363,8 +365,15 @@ static void peer_hold(struct control *ctl, struct peer *p,
 		send_start(ctl, p, now, o);
 		return;
 	}
-	if (lease > p->lease_end_ns) {
-		p->lease_end_ns = lease; /* same session, longer lease */
+	/* A block or mutex profile needs waits: a session without them
+	 * gets them (they stay on until the session ends; the library
+	 * switches them without a gap in the CPU samples). */
+	int add_waits = h->s.waits_ns && !p->eff.waits_ns;
+	if (add_waits)
+		p->eff.waits_ns = h->s.waits_ns;
+	if (lease > p->lease_end_ns || add_waits) {
+		if (lease > p->lease_end_ns)
+			p->lease_end_ns = lease; /* same session, longer */
 		send_start(ctl, p, now, o);
 	} else if (o) {
 		send_simple(ctl, p, WIRE_CTL_STATUS, 0, o);
@@ -622,14 +631,33 @@ static void request_field(void *ctx, uint64_t tag, uint64_t v)
 {
 	struct request *q = ctx;
 	switch (tag) {
-	case WIRE_C_VERB: q->verb = v; break;
-	case WIRE_C_PID: q->pid = v; break;
-	case WIRE_C_LEASE_MS: q->lease_ms = v; break;
-	case WIRE_C_MODE: q->s.has_mode = 1; q->s.mode = (unsigned)v; break;
-	case WIRE_C_PERIOD_NS: q->s.period_ns = v; break;
-	case WIRE_C_HEAP_RATE: q->s.heap_rate = v; break;
-	case WIRE_C_NATIVE: q->s.native = v != 0; break;
-	default: break;
+	case WIRE_C_VERB:
+		q->verb = v;
+		break;
+	case WIRE_C_PID:
+		q->pid = v;
+		break;
+	case WIRE_C_LEASE_MS:
+		q->lease_ms = v;
+		break;
+	case WIRE_C_MODE:
+		q->s.has_mode = 1;
+		q->s.mode = (unsigned)v;
+		break;
+	case WIRE_C_PERIOD_NS:
+		q->s.period_ns = v;
+		break;
+	case WIRE_C_HEAP_RATE:
+		q->s.heap_rate = v;
+		break;
+	case WIRE_C_NATIVE:
+		q->s.native = v != 0;
+		break;
+	case WIRE_C_WAITS_NS:
+		q->s.waits_ns = v;
+		break;
+	default:
+		break;
 	}
 }
 

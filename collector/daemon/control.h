@@ -22,7 +22,9 @@
  * CTL_START with the hold's settings and a lease: its remaining time plus
  * CONTROL_LEASE_MARGIN_NS, so that a collector that dies cannot leave a
  * process sampling), later ones share that session (its settings stay
- * the first hold's; a later hold that outlasts the lease renews it), and
+ * the first hold's, except that a later hold asking for waits switches
+ * them on in the session if it has none; a later hold that outlasts the
+ * lease renews it), and
  * when the last one ends the process gets CTL_STOP, which sends it back
  * to its own state: off if it was dormant, on with its own settings if it
  * was on by itself (PYPROF_START=on, the toggle signal). A hold that ends
@@ -75,6 +77,8 @@ struct control_settings {
 	uint64_t period_ns; /* 0: the process's own rate                  */
 	uint64_t heap_rate; /* bytes between heap samples; 0: no heap     */
 	int native;         /* 1: ask for native stacks                   */
+	uint64_t waits_ns;  /* block and mutex profiles at this rate (ns);
+	                       0: the process's own (PYPROF_WAITS)        */
 };
 
 /* Called once per hold, when it ended and was acknowledged (see above).

@@ -192,13 +192,15 @@ static void to_sinks(struct output *o, const struct proc *const *list,
 				    heap);
 }
 
-/* Beside the CPU profile cpu_path (NAME.pb.gz, or any name), the block
- * and mutex profiles of list[0..n) as NAME.block.pb.gz and
- * NAME.mutex.pb.gz, each when one of them has such records (PYPROF_WAITS).
- * who names them in log lines. */
+/* Beside the CPU profile cpu_path (NAME.pb.gz, or any name; NULL: no
+ * files), the block and mutex profiles of list[0..n) as NAME.block.pb.gz
+ * and NAME.mutex.pb.gz, each when one of them has such records
+ * (PYPROF_WAITS); with push, each is handed to the sinks too (po->waits
+ * says which). who names them in log lines. */
 static void write_waits_beside(struct output *o, const char *cpu_path,
 			       const struct proc *const *list, size_t n,
-			       const struct pprof_opts *po, const char *who)
+			       const struct pprof_opts *po, const char *who,
+			       int push)
 {
 	static const struct {
 		int kind;
@@ -210,6 +212,8 @@ static void write_waits_beside(struct output *o, const char *cpu_path,
 		struct pprof_opts wpo = *po;
 		struct pprof_stats stats;
 		char base[4096], path[4096 + 16];
+		void *data = NULL;
+		size_t len = 0;
 		int rc;
 
 		if (!pprof_has_waits(list, n, kinds[k].kind))
@@ -217,20 +221,27 @@ static void write_waits_beside(struct output *o, const char *cpu_path,
 		wpo.waits = kinds[k].kind;
 		wpo.want_loc_map = 0;
 		wpo.one_thread = 0;
-		file_profile_base(cpu_path, base, sizeof(base));
-		snprintf(path, sizeof(path), "%s.%s.pb.gz", base,
-			 kinds[k].suffix);
-		rc = pprof_write(o->st, list, n, &wpo, path, FILEIO_REPLACE,
-				 &stats);
+		rc = pprof_build(o->st, list, n, &wpo, &data, &len, &stats);
+		if (rc == 0 && push)
+			to_sinks(o, list, n, &wpo, data, len, 0);
+		if (rc == 0 && cpu_path) {
+			file_profile_base(cpu_path, base, sizeof(base));
+			snprintf(path, sizeof(path), "%s.%s.pb.gz", base,
+				 kinds[k].suffix);
+			rc = file_write_atomic(path, data, len,
+					       FILEIO_REPLACE);
+			if (rc == 0)
+				log_info("wrote %s: %" PRIu64
+					 " contentions (%s)",
+					 path, stats.samples, who);
+		}
+		free(data);
 		if (rc < 0) {
 			log_error("%s: cannot build or write its %s profile: "
 				  "%s",
 				  who, kinds[k].suffix, strerror(-rc));
 			o->failed = 1;
-			continue;
 		}
-		log_info("wrote %s: %" PRIu64 " contentions (%s)", path,
-			 stats.samples, who);
 	}
 }
 
@@ -249,8 +260,7 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 	size_t len = 0;
 	int rc;
 
-	if (cpu_path)
-		write_waits_beside(o, cpu_path, list, n, po, who);
+	write_waits_beside(o, cpu_path, list, n, po, who, push);
 	if (!any_heap(list, n))
 		return;
 	hpo.heap = 1;

@@ -40,6 +40,7 @@
 #include "daemon/pprof.h"
 #include "daemon/proc.h"
 #include "daemon/symtab.h"
+#include "pyprof/defaults.h"
 #include "pyprof/wire.h"
 
 struct win_proc {
@@ -118,6 +119,9 @@ static void window_sampling_on(struct window *w, uint64_t duration_ns)
 	struct control_settings s = { 0 };
 	if (!w->ws->ctl)
 		return;
+	if (w->f.waits) /* block and mutex records need waits on */
+		s.waits_ns = w->f.waits_ns ? w->f.waits_ns
+					   : PYPROF_DEFAULT_WAITS_NS;
 	w->hold = control_start(w->ws->ctl, w->f.pid, duration_ns, &s,
 				on_hold_done, w);
 	if (!w->hold)
@@ -182,7 +186,8 @@ int window_names_match(const struct symtab *st, const struct window_filter *f,
 static int matches(struct window *w, const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
-	if (in->mode != w->f.mode || (w->f.pid && in->pid != w->f.pid))
+	if ((!w->f.waits && in->mode != w->f.mode) ||
+	    (w->f.pid && in->pid != w->f.pid))
 		return 0;
 	if (!w->f.service[0] && !w->f.command[0])
 		return 1;
@@ -334,7 +339,8 @@ static void finish(struct window *w)
 		.proc_labels = 1,
 		.start_unix_ns = w->start_unix_ns,
 		.end_unix_ns = w->end_unix_ns,
-		.empty_wall = w->f.mode == WIRE_MODE_WALL,
+		.empty_wall = !w->f.waits && w->f.mode == WIRE_MODE_WALL,
+		.waits = w->f.waits,
 	};
 	const struct proc **copies = NULL;
 	void *data = NULL;
@@ -360,7 +366,10 @@ static void finish(struct window *w)
 			  "processes, %" PRIu64 " samples, %zu bytes, "
 			  "%.1f ms after its end",
 			  (double)(w->end_ns - w->start_ns) / 1e9, w->f.pid,
-			  w->f.mode == WIRE_MODE_WALL ? "wall" : "cpu",
+			  w->f.waits == PPROF_WAITS_BLOCK   ? "block"
+			  : w->f.waits == PPROF_WAITS_MUTEX ? "mutex"
+			  : w->f.mode == WIRE_MODE_WALL	    ? "wall"
+							    : "cpu",
 			  w->n_procs, stats.samples, len,
 			  (double)(loop_now_ns() - w->end_ns) / 1e6);
 out:
@@ -477,6 +486,7 @@ static struct window *standby_find(struct windows *ws, const char *key,
 		if (!w->standby || w->start_ns > now ||
 		    now - w->start_ns > w->gap_ns || strcmp(w->key, key) != 0 ||
 		    w->f.pid != f->pid || w->f.mode != f->mode ||
+		    w->f.waits != f->waits || w->f.waits_ns != f->waits_ns ||
 		    strcmp(w->f.service, f->service) != 0 ||
 		    strcmp(w->f.command, f->command) != 0)
 			continue;

@@ -92,14 +92,20 @@ struct window;
 #define WINDOW_NAME_LEN 128                  /* service, command + NUL */
 
 /* Which samples a window takes: every process (pid 0) or one pid, in
- * mode (enum wire_mode); with service set, only processes whose name
+ * mode (enum wire_mode), or with waits the block or mutex records of
+ * every mode's processes (waits switched on in them for the window,
+ * through the control); with service set, only processes whose name
  * (HELLO's comm, the profile's `process` label) is exactly it; with
  * command set, only those whose command line (arguments joined by
  * spaces; the name when there are none) contains it. Empty strings
  * select everything. */
 struct window_filter {
 	uint64_t pid;
-	unsigned mode;
+	unsigned mode;	   /* ignored with waits                        */
+	int waits;	   /* enum pprof_waits: a block or mutex profile
+			      of every mode's processes instead          */
+	uint64_t waits_ns; /* with waits: the rate asked of processes
+			      (0: PYPROF_DEFAULT_WAITS_NS)               */
 	char service[WINDOW_NAME_LEN];
 	char command[WINDOW_NAME_LEN];
 };

@@ -44,6 +44,7 @@
 #include "common/clock.h"
 #include "daemon/daemon_api.h"
 #include "common/log.h"
+#include "pyprof/envcheck.h"
 #include "pyprof/wire.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
@@ -66,6 +67,7 @@ struct pending {
 	struct http_conn *conn;
 	struct window *w;
 	int flame;
+	int waits; /* enum pprof_waits: /block or /mutex */
 	unsigned seconds;
 };
 
@@ -287,8 +289,14 @@ static void on_window(void *arg, int status, void *data, size_t len,
 		answer_flame(pd, f, data, len);
 	else
 		http_respond(pd->conn, 200, "application/octet-stream",
-			     "Content-Disposition: attachment; "
-			     "filename=\"profile\"\r\n",
+			     pd->waits == PPROF_WAITS_BLOCK
+				     ? "Content-Disposition: attachment; "
+				       "filename=\"block\"\r\n"
+			     : pd->waits == PPROF_WAITS_MUTEX
+				     ? "Content-Disposition: attachment; "
+				       "filename=\"mutex\"\r\n"
+				     : "Content-Disposition: attachment; "
+				       "filename=\"profile\"\r\n",
 			     data, len);
 	free(data);
 	free(pd);
@@ -318,15 +326,58 @@ static char *scrape_key(struct http_conn *c, const struct http_req *r)
 	return key;
 }
 
+/* rate=: block and mutex profiles' rate, as PYPROF_WAITS takes it but
+ * never off (absent: the default). 0 or -1 (answered). */
+static int param_rate(struct http_conn *c, const struct http_req *r,
+		      uint64_t *rate_ns)
+{
+	char v[PARAM_LEN];
+	unsigned long long ns = 0;
+	int rc = param(c, r, "rate", v, sizeof(v));
+	*rate_ns = 0;
+	if (rc <= 0)
+		return rc;
+	if (config_waits_rate(v, &ns) < 0 || !ns) {
+		http_error(c, 400, "rate must be a duration from 1ns to 1s "
+				   "with its unit (ns, us, ms), such as 100us, not "
+				   "'%s'",
+			   v);
+		return -1;
+	}
+	*rate_ns = ns;
+	return 0;
+}
+
+/* A window's filter for a block or mutex profile (waits, enum
+ * pprof_waits): pid, service, command and rate; mode does not apply
+ * (every process's waits, whatever its mode). 0 or -1 (answered). */
+static int param_waits(struct pprof_server *ps, struct http_conn *c,
+		       const struct http_req *r, int waits,
+		       struct window_filter *f)
+{
+	const struct proc *p;
+	if (param_pid(ps, c, r, &f->pid, &p) < 0 ||
+	    param_names(c, r, f->pid, f) < 0 ||
+	    param_rate(c, r, &f->waits_ns) < 0)
+		return -1;
+	f->waits = waits;
+	return 0;
+}
+
+/* /debug/pprof/profile (waits 0), /flamegraph (flame) and
+ * /debug/pprof/block, /debug/pprof/mutex (waits): a window. */
 static void serve_window(struct pprof_server *ps, struct http_conn *c,
-			 const struct http_req *r, int flame)
+			 const struct http_req *r, int flame, int waits)
 {
 	struct window_filter f = { 0 };
 	struct pending *pd;
 	unsigned seconds;
 	char *key = NULL;
 
-	if (param_seconds(c, r, &seconds) < 0 || param_filter(ps, c, r, &f) < 0)
+	if (param_seconds(c, r, &seconds) < 0)
+		return;
+	if (waits ? param_waits(ps, c, r, waits, &f) < 0
+		  : param_filter(ps, c, r, &f) < 0)
 		return;
 	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
@@ -336,6 +387,7 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	pd->ps = ps;
 	pd->conn = c;
 	pd->flame = flame;
+	pd->waits = waits;
 	pd->seconds = seconds;
 	if (!flame)
 		key = scrape_key(c, r);
@@ -598,13 +650,15 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"<a id=\"all-flamegraph\" href=\"/flamegraph?seconds=%u\">"
 		"flame graph</a> | "
 		"<a href=\"heap\">heap</a> | <a href=\"allocs\">allocs</a> | "
+		"<a id=\"all-block\" href=\"block?seconds=%u\">block</a> | "
+		"<a id=\"all-mutex\" href=\"mutex?seconds=%u\">mutex</a> | "
 		"<a href=\"cmdline\">cmdline</a> | "
 		"<a href=\"symbol\">symbol</a></p>\n"
 		"<table id=\"processes\">\n<tr><th>pid</th><th>command</th>"
 		"<th>Python</th><th>sampling</th><th>mode</th><th>rate</th>"
 		"<th>uptime</th>"
 		"<th>samples</th><th>dropped</th><th>views</th></tr>\n",
-		secs, secs, secs, secs);
+		secs, secs, secs, secs, secs, secs);
 	for (const struct proc *p = procs_first(ps->reg); p;
 	     p = proc_next(p)) {
 		if (!proc_is_live(p))
@@ -666,9 +720,13 @@ static void handle(void *arg, struct http_conn *c, const struct http_req *r,
 	else if (strcmp(path, "/debug/pprof/") == 0)
 		serve_index(ps, c, r);
 	else if (strcmp(path, "/debug/pprof/profile") == 0)
-		serve_window(ps, c, r, 0);
+		serve_window(ps, c, r, 0, 0);
 	else if (strcmp(path, "/flamegraph") == 0)
-		serve_window(ps, c, r, 1);
+		serve_window(ps, c, r, 1, 0);
+	else if (strcmp(path, "/debug/pprof/block") == 0)
+		serve_window(ps, c, r, 0, PPROF_WAITS_BLOCK);
+	else if (strcmp(path, "/debug/pprof/mutex") == 0)
+		serve_window(ps, c, r, 0, PPROF_WAITS_MUTEX);
 	else if (strcmp(path, "/debug/pprof/heap") == 0)
 		serve_heap(ps, c, r, "heap");
 	else if (strcmp(path, "/debug/pprof/allocs") == 0)

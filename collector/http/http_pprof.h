@@ -15,6 +15,13 @@
  *                           request, from its previous window's end;
  *                           gzipped pprof, application/octet-stream,
  *                           attachment "profile"
+ *   /debug/pprof/block      ?seconds=N [&pid=P | &service=NAME
+ *   /debug/pprof/mutex      &command=TEXT] [&rate=DURATION]: Go's block
+ *                           or mutex profile of the next N seconds (a
+ *                           window with waits switched on in the
+ *                           processes it covers, at rate, default
+ *                           10us), every mode's processes; attachment
+ *                           "block" or "mutex"
  *   /debug/pprof/heap       Go's heap profile of the processes with heap
  *   /debug/pprof/allocs     data (?pid=P: one; ?service=, ?command=: a
  *                           service's), as of now; allocs with

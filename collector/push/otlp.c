@@ -283,6 +283,25 @@ out:
 
 /* ---- the request ------------------------------------------------------------------- */
 
+/* Each profile of sc marked pyprof.profile.kind = res->profile_kind: a
+ * block and a mutex window have the same sample types (Go's), and a
+ * receiver must tell them apart. 0 or -ENOMEM. */
+static int kind_mark(struct otlp_conv *c, ScopeProfiles *sc,
+		     const char *kind)
+{
+	int32_t *attr = otlp_dict_alloc(c->d, sizeof(*attr));
+	if (!attr)
+		return -ENOMEM;
+	attr[0] = otlp_conv_attr(c, "pyprof.profile.kind", kind, 0, "");
+	if (!attr[0])
+		return -ENOMEM;
+	for (size_t i = 0; i < sc->n_profiles; i++) {
+		sc->profiles[i]->n_attribute_indices = 1;
+		sc->profiles[i]->attribute_indices = attr;
+	}
+	return 0;
+}
+
 /* The request for the unpacked profile p, packed into *out. */
 static int request_build(const PprofProfile *p, uint64_t hash,
 			 const struct otlp_resource *res, void **out,
@@ -312,6 +331,8 @@ static int request_build(const PprofProfile *p, uint64_t hash,
 	if ((rc = profiles_make(&c, &sc, hash)) < 0)
 		goto out;
 	rc = -ENOMEM;
+	if (res && res->profile_kind && kind_mark(&c, &sc, res->profile_kind) < 0)
+		goto out;
 	rp.resource = resource_make(d, res);
 	sc.scope = scope_make(d);
 	if (otlp_dict_failed(d))

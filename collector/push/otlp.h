@@ -33,6 +33,8 @@ struct otlp_resource {
 	const char *const *keys;  /* further attributes (--push-label), */
 	const char *const *values; /* n_attrs of each */
 	size_t n_attrs;
+	const char *profile_kind; /* NULL, or "block" or "mutex": each
+				     Profile's pyprof.profile.kind */
 };
 
 /* Converts the gzipped pprof profile pprof_gz[0..len) into a serialized,

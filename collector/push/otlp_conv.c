@@ -159,9 +159,8 @@ AnyValue *otlp_conv_value(struct otlp_dict *d, const char *str, int64_t num)
 	return v;
 }
 
-/* An attribute key = a string (str set) or an integer, with a unit. */
-static int32_t attr_make(struct otlp_conv *c, const char *key,
-			 const char *str, int64_t num, const char *unit)
+int32_t otlp_conv_attr(struct otlp_conv *c, const char *key,
+		       const char *str, int64_t num, const char *unit)
 {
 	KeyValueAndUnit *kv = otlp_dict_alloc(c->d, sizeof(*kv));
 	AnyValue *v = otlp_conv_value(c->d, str, num);
@@ -178,7 +177,7 @@ static int32_t attr_make(struct otlp_conv *c, const char *key,
 static int32_t frame_type(struct otlp_conv *c, int native)
 {
 	if (!c->frame_attr[native])
-		c->frame_attr[native] = attr_make(
+		c->frame_attr[native] = otlp_conv_attr(
 			c, "profile.frame.type", native ? "native" : "cpython",
 			0, "");
 	return c->frame_attr[native];
@@ -225,8 +224,8 @@ static int32_t mapping_index(struct otlp_conv *c, uint64_t id)
 		otlp_dict_string(c->d, otlp_conv_str(c, pm->filename));
 	const char *build_id = otlp_conv_str(c, pm->build_id);
 	if (build_id[0]) {
-		attr[0] = attr_make(c, "process.executable.build_id.gnu",
-				    build_id, 0, "");
+		attr[0] = otlp_conv_attr(c, "process.executable.build_id.gnu",
+					 build_id, 0, "");
 		m->n_attribute_indices = 1;
 		m->attribute_indices = attr;
 	}
@@ -413,9 +412,9 @@ static size_t sample_attrs(struct otlp_conv *c, const PprofSample *s,
 		if (dup)
 			continue;
 		keys[n] = key;
-		out[n++] = l->str ? attr_make(c, key, otlp_conv_str(c, l->str), 0, "")
-				  : attr_make(c, key, NULL, l->num,
-					      otlp_conv_str(c, l->num_unit));
+		out[n++] = l->str ? otlp_conv_attr(c, key, otlp_conv_str(c, l->str), 0, "")
+				  : otlp_conv_attr(c, key, NULL, l->num,
+						   otlp_conv_str(c, l->num_unit));
 	}
 	qsort(out, n, sizeof(*out), idx_cmp);
 	return n;

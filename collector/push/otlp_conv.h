@@ -76,6 +76,12 @@ const char *otlp_conv_str(struct otlp_conv *c, int64_t i);
  * is short. */
 AnyValue *otlp_conv_value(struct otlp_dict *d, const char *str, int64_t num);
 
+/* The index of the attribute key = the string str (borrowed, as for
+ * otlp_conv_value) or with str NULL the integer num, with unit, in the
+ * dictionary; 0 when memory is short. */
+int32_t otlp_conv_attr(struct otlp_conv *c, const char *key,
+		       const char *str, int64_t num, const char *unit);
+
 /* Sample i of the pprof profile as an OTLP sample without values: its
  * stack, attributes (sorted by index) and link, allocated in the
  * dictionary's arena; NULL when the sample is bad or memory short

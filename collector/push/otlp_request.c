@@ -35,6 +35,8 @@ char *otlp_request_query(const struct push_opts *o,
 	push_escape(&p, svc);
 	if (w->pid)
 		p += sprintf(p, "&p=%" PRIu64, w->pid);
+	if (w->kind == PUSH_BLOCK || w->kind == PUSH_MUTEX)
+		p += sprintf(p, "&k=%s", w->kind == PUSH_BLOCK ? "block" : "mutex");
 	for (size_t i = 0; i < o->n_labels; i++) {
 		snprintf(pair, sizeof(pair), "%s=%s", o->label_keys[i],
 			 o->label_values[i]);
@@ -87,6 +89,10 @@ static int parse_query(char *q, struct otlp_resource *res,
 			return -EINVAL;
 		if (tok[0] == 's') {
 			res->service_name = v;
+		} else if (tok[0] == 'k') {
+			if (strcmp(v, "block") != 0 && strcmp(v, "mutex") != 0)
+				return -EINVAL;
+			res->profile_kind = v;
 		} else if (tok[0] == 'p') {
 			res->pid = strtoll(v, NULL, 10);
 		} else if (tok[0] == 'a' && (eq = strchr(v, '='))) {

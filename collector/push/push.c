@@ -40,7 +40,6 @@
 #include "push/spool.h"
 
 #define PUSH_BACKOFF_FIRST_NS 1000000000ull
-#define PUSH_PYROSCOPE_CTYPE "application/octet-stream"
 #define PUSH_SECRET_MAX 4096
 
 struct item {
@@ -62,8 +61,8 @@ struct push {
 	pthread_t thread;
 	int started;
 	uint64_t next_seq;          /* loop thread only */
-	char *last_query[3];        /* loop thread: per kind, the last */
-	uint64_t last_pid[3];       /* window's request and pid */
+	char *last_query[PUSH_KINDS];      /* loop thread: per kind, the last */
+	uint64_t last_pid[PUSH_KINDS];     /* window's request and pid */
 	int warned_same;
 
 	pthread_mutex_t mu;         /* guards the block below */
@@ -265,9 +264,13 @@ static enum push_result post(struct push *p, const char *query,
 	int status, rc;
 	enum push_result r;
 
-	if (p->dest == PUSH_PYROSCOPE)
-		return push_http_post(p->http, query, PUSH_PYROSCOPE_CTYPE,
+	if (p->dest == PUSH_PYROSCOPE) {
+		char ctype[128];
+		return push_http_post(p->http, query,
+				      pyroscope_content_type(body, len, ctype,
+							     sizeof(ctype)),
 				      body, len, &status, why, why_len);
+	}
 	rc = otlp_request_body(query, body, len, &req, &req_len, why,
 			       why_len);
 	if (rc == -ENOMEM)
@@ -738,7 +741,7 @@ void push_free(struct push *p)
 		p->head = it->next;
 		item_free(it);
 	}
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < PUSH_KINDS; k++)
 		free(p->last_query[k]);
 	push_http_free(p->http);
 	spool_close(p->spool);
@@ -755,7 +758,7 @@ void push_free(struct push *p)
 static void check_same_series(struct push *p, const struct push_window *w,
 			      const char *query)
 {
-	unsigned k = (unsigned)w->kind % 3;
+	unsigned k = (unsigned)w->kind % PUSH_KINDS;
 
 	if (p->dest != PUSH_PYROSCOPE)
 		return;
@@ -779,10 +782,17 @@ int push_window(struct push *p, const struct push_window *w,
 	struct item *it = calloc(1, sizeof(*it));
 	int spill;
 
+	int form = p->dest == PUSH_PYROSCOPE &&
+		   (w->kind == PUSH_BLOCK || w->kind == PUSH_MUTEX);
+
 	if (it) {
 		it->query = p->dest == PUSH_OTLP ? otlp_request_query(p->opts, w)
 						 : pyroscope_query(p->opts, w);
-		it->body = malloc(len ? len : 1);
+		if (form && pyroscope_form(w->kind, pprof_gz, len, &it->body,
+					   &len) < 0)
+			it->body = NULL;
+		else if (!form && (it->body = malloc(len ? len : 1)))
+			memcpy(it->body, pprof_gz, len);
 	}
 	if (!it || !it->query || !it->body) {
 		log_error("push: out of memory: a window of pid %" PRIu64
@@ -791,7 +801,6 @@ int push_window(struct push *p, const struct push_window *w,
 		return -ENOMEM;
 	}
 	check_same_series(p, w, it->query);
-	memcpy(it->body, pprof_gz, len);
 	it->len = len;
 	it->seq = p->next_seq++;
 	pthread_mutex_lock(&p->mu);

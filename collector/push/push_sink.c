@@ -21,7 +21,8 @@ struct push_sink {
 };
 
 /* Hands the profile data[0..len) of list[0..n) to the push: a CPU or
- * wall window (its mode) or a heap one. The service is the processes'
+ * wall window (its mode), a heap one, or a block or mutex one
+ * (po->waits). The service is the processes'
  * name when they share one. */
 static void push_profile(struct push_sink *s, const struct proc *const *list,
 			 size_t n, const struct pprof_opts *po,
@@ -33,8 +34,11 @@ static void push_profile(struct push_sink *s, const struct proc *const *list,
 	if (n == 0)
 		return;
 	in = proc_info(list[0]);
-	w.kind = heap ? PUSH_HEAP
-	       : in->mode == WIRE_MODE_WALL ? PUSH_WALL : PUSH_CPU;
+	w.kind = po->waits == PPROF_WAITS_BLOCK	  ? PUSH_BLOCK
+		 : po->waits == PPROF_WAITS_MUTEX ? PUSH_MUTEX
+		 : heap				  ? PUSH_HEAP
+		 : in->mode == WIRE_MODE_WALL	  ? PUSH_WALL
+						  : PUSH_CPU;
 	w.comm = symtab_string(s->st, in->comm_sid);
 	w.pid = n == 1 && !po->proc_labels ? in->pid : 0;
 	w.from_ns = in->start_unix_ns;
@@ -81,8 +85,35 @@ static int same_series(const struct push_sink *s, const struct proc *a,
 	       (s->opts->push->service_name || x->comm_sid == y->comm_sid);
 }
 
+/* The block and mutex profiles of group[0..n) built with po, each to
+ * the push when some process has such records. 0, or the first error. */
+static int push_waits(struct push_sink *s, const struct proc **group,
+		      size_t n, struct pprof_opts po)
+{
+	static const int kinds[] = { PPROF_WAITS_BLOCK, PPROF_WAITS_MUTEX };
+	int rc = 0;
+
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		void *data = NULL;
+		size_t len = 0;
+		int r;
+
+		if (!pprof_has_waits(group, n, kinds[k]))
+			continue;
+		po.waits = kinds[k];
+		r = pprof_build(s->st, group, n, &po, &data, &len, NULL);
+		if (r == 0)
+			push_profile(s, group, n, &po, data, len, 0);
+		else if (!rc)
+			rc = r;
+		free(data);
+	}
+	return rc;
+}
+
 /* One service's window [start_ns, end_ns) to --pyroscope: its CPU or
- * wall profile, and its heap profile if any process has heap data. */
+ * wall profile, its heap profile if any process has heap data, and its
+ * block and mutex profiles if any has waits. */
 static void push_group(struct push_sink *s, const struct proc **group,
 		       size_t n, uint64_t start_ns, uint64_t end_ns)
 {
@@ -106,6 +137,10 @@ static void push_group(struct push_sink *s, const struct proc **group,
 		if (rc == 0)
 			push_profile(s, group, n, &po, data, len, 1);
 		free(data);
+	}
+	if (rc == 0) {
+		po.heap = 0;
+		rc = push_waits(s, group, n, po);
 	}
 	if (rc < 0)
 		log_error("push: cannot build the window of %s: %s",

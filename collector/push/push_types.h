@@ -46,8 +46,16 @@ struct push_opts {
  *                   subdirectory otlp */
 enum push_dest { PUSH_PYROSCOPE, PUSH_OTLP };
 
-/* What a window is. */
-enum push_kind { PUSH_CPU, PUSH_WALL, PUSH_HEAP };
+/* What a window is: CPU or wall time, heap, or (PYPROF_WAITS) the block
+ * or mutex profile beside them; PUSH_KINDS counts them. */
+enum push_kind {
+	PUSH_CPU,
+	PUSH_WALL,
+	PUSH_HEAP,
+	PUSH_BLOCK,
+	PUSH_MUTEX,
+	PUSH_KINDS
+};
 
 /* One window as output.c describes it. Strings are borrowed for the
  * call. */

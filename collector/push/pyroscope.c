@@ -5,12 +5,18 @@
  */
 #include "push/pyroscope.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SPY_NAME "pyprof"
+
+/* The multipart boundary: a body that contains it gets a digit more
+ * until it does not (RFC 2046: at most 70 characters). */
+#define FORM_BOUNDARY "pyprof-waits-6c1f0b9e4d2a"
+#define FORM_BOUNDARY_MAX 70
 
 static int label_char(char c)
 {
@@ -143,4 +149,86 @@ char *pyroscope_query(const struct push_opts *o, const struct push_window *w)
 	}
 	free(name);
 	return q;
+}
+
+/* The sample types' display names and units, as the Go SDK sends them
+ * for runtime/pprof's block and mutex profiles. */
+static const char *form_config(enum push_kind kind)
+{
+	if (kind == PUSH_BLOCK)
+		return "{\"contentions\":{\"units\":\"lock_samples\","
+		       "\"display-name\":\"block_count\"},"
+		       "\"delay\":{\"units\":\"lock_nanoseconds\","
+		       "\"display-name\":\"block_duration\"}}";
+	if (kind == PUSH_MUTEX)
+		return "{\"contentions\":{\"units\":\"lock_samples\","
+		       "\"display-name\":\"mutex_count\"},"
+		       "\"delay\":{\"units\":\"lock_nanoseconds\","
+		       "\"display-name\":\"mutex_duration\"}}";
+	return NULL;
+}
+
+/* Whether boundary b (with its leading "--") occurs in data[0..len). */
+static int occurs(const void *data, size_t len, const char *b)
+{
+	size_t n = strlen(b);
+	const char *d = data;
+	for (size_t i = 0; n <= len && i <= len - n; i++)
+		if (d[i] == b[0] && memcmp(d + i, b, n) == 0)
+			return 1;
+	return 0;
+}
+
+int pyroscope_form(enum push_kind kind, const void *data, size_t len,
+		   void **out, size_t *out_len)
+{
+	static const char part[] =
+		"--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+		"filename=\"%s\"\r\nContent-Type: "
+		"application/octet-stream\r\n\r\n";
+	const char *config = form_config(kind);
+	char dash[FORM_BOUNDARY_MAX + 3], *body, *p;
+	size_t cap;
+
+	if (!config)
+		return -EINVAL;
+	snprintf(dash, sizeof(dash), "--%s", FORM_BOUNDARY);
+	while (occurs(data, len, dash) && strlen(dash) < sizeof(dash) - 1)
+		strcat(dash, "0");
+	cap = len + strlen(config) + 3 * strlen(dash) + 2 * sizeof(part) +
+	      128;
+	body = malloc(cap);
+	if (!body)
+		return -ENOMEM;
+	p = body + sprintf(body, part, dash + 2, "profile", "profile.pprof");
+	memcpy(p, data, len);
+	p += len;
+	p += sprintf(p, "\r\n");
+	p += sprintf(p, part, dash + 2, "sample_type_config",
+		     "sample_type_config.json");
+	p += sprintf(p, "%s\r\n%s--\r\n", config, dash);
+	*out = body;
+	*out_len = (size_t)(p - body);
+	return 0;
+}
+
+const char *pyroscope_content_type(const void *body, size_t len, char *buf,
+				   size_t cap)
+{
+	const char *b = body, *end;
+	size_t n;
+
+	snprintf(buf, cap, "application/octet-stream");
+	if (len < 4 || b[0] != '-' || b[1] != '-')
+		return buf;
+	n = len < FORM_BOUNDARY_MAX + 3 ? len : FORM_BOUNDARY_MAX + 3;
+	end = memchr(b, '\r', n);
+	if (!end)
+		return buf;
+	n = (size_t)(end - b) - 2;
+	for (size_t i = 0; i < n; i++) /* ours only: no header injected */
+		if (!label_char(b[2 + i]) && b[2 + i] != '-')
+			return buf;
+	snprintf(buf, cap, "multipart/form-data; boundary=%.*s", (int)n, b + 2);
+	return buf;
 }

@@ -22,6 +22,15 @@
  * not sent. from/until default to "now" on the server, so both are
  * always sent.
  *
+ * Block and mutex windows (PYPROF_WAITS) have Go's sample types
+ * contentions/count and delay/nanoseconds, which the server cannot tell
+ * apart by themselves. They go as the Go SDK sends runtime/pprof's block
+ * and mutex profiles: a multipart/form-data body with the profile in the
+ * field "profile" and a field "sample_type_config" giving each type the
+ * SDK's display name (block_count and block_duration, or mutex_count and
+ * mutex_duration) and units (lock_samples, lock_nanoseconds); the server
+ * names the series' type by them (block, mutex).
+ *
  * Pure functions of their arguments; any thread.
  */
 #ifndef PYPROF_PYROSCOPE_H
@@ -35,6 +44,20 @@
  * (ENOMEM). The service is push_service_name's. */
 char *pyroscope_query(const struct push_opts *opts,
 		      const struct push_window *w);
+
+/* For a block or mutex window (kind), the request body: the gzipped
+ * pprof data[0..len) as a multipart form (see the top), malloc'd in
+ * *out, *out_len. Other kinds are sent as they are: -EINVAL. 0, or
+ * -ENOMEM. */
+int pyroscope_form(enum push_kind kind, const void *data, size_t len,
+		   void **out, size_t *out_len);
+
+/* The Content-Type of a request body made for Pyroscope: a body that
+ * pyroscope_form made says its boundary (it begins with it); any other
+ * is the profile itself, application/octet-stream. Writes at most cap
+ * bytes to buf and returns buf. */
+const char *pyroscope_content_type(const void *body, size_t len, char *buf,
+				   size_t cap);
 
 /* The service a window belongs to (for every destination):
  * opts->service_name, else pyroscope_service(w->comm), else (a merged

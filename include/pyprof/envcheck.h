@@ -26,4 +26,10 @@ int config_validate(const char *(*get)(const char *name, void *arg),
 int config_collector_user(const char *(*get)(const char *name, void *arg),
 			  void *arg, long *uid, char *err, size_t err_len);
 
+/* A block and mutex profiles' rate as PYPROF_WAITS takes it: on words
+ * (1, true, yes, on) give the default, off words (0, false, no, off,
+ * empty) 0, else a duration with its unit (ns, us, ms) from 1 ns to 1 s
+ * such as 100us. 0 and *ns, or -EINVAL. */
+int config_waits_rate(const char *s, unsigned long long *ns);
+
 #endif /* PYPROF_ENVCHECK_H */

@@ -182,8 +182,8 @@ enum wire_type {
 	/* collector -> library: */
 	WIRE_CTL_START = 32,   /* REQ, then what differs from the library's
 	                          own settings: MODE, PERIOD_NS, HEAP_RATE,
-	                          NATIVE; LEASE_MS (0 or absent: until
-	                          CTL_STOP). Sampling on with these settings
+	                          NATIVE, WAITS_NS; LEASE_MS (0 or absent:
+	                          until CTL_STOP). Sampling on with these settings
 	                          until the lease ends, CTL_STOP, or the
 	                          connection ends; then back to the
 	                          library's own state (PYPROF_START, toggle)  */
@@ -229,7 +229,10 @@ enum wire_ctl_tag {
 	WIRE_C_SINCE_NS = 20,  /* varint: CLOCK_MONOTONIC when sampling last
 	                          started (or stopped, when off)             */
 	WIRE_C_N = 21,         /* varint: CTL_DONE's count                   */
-	WIRE_C_WRITTEN = 22    /* varint: CTL_WRITTEN's count                */
+	WIRE_C_WRITTEN = 22,   /* varint: CTL_WRITTEN's count                */
+	/* varint: block and mutex profiles' rate, ns (CTL_START: on at this
+	 * rate for the request; replies: as now, 0 off) */
+	WIRE_C_WAITS_NS = 23
 };
 
 enum wire_ctl_verb {

@@ -25,6 +25,7 @@
 #include "sample/wall.h"
 #include "signal/sig_heap.h"
 #include "signal/sig_toggle.h"
+#include "signal/sig_waits.h"
 
 static struct {
 	const struct config *cfg;
@@ -110,6 +111,7 @@ int sampling_start(const struct sampling_settings *s)
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&sampler.active, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&cs.on, 1, __ATOMIC_RELAXED);
+	waits_set(s->waits_ns); /* records need sampler.active */
 	if (s->heap_rate && heap_sampling_supported) {
 		__atomic_store_n(&heap_sampling_rate, s->heap_rate,
 				 __ATOMIC_RELAXED);
@@ -140,6 +142,7 @@ void sampling_stop(void)
 {
 	if (!cs.on)
 		return;
+	waits_set(0);
 	__atomic_store_n(&heap_sampling_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sampler.active, 0, __ATOMIC_RELEASE);
 	if (cs.cur.mode == CONFIG_MODE_WALL) {
@@ -178,14 +181,20 @@ static int same(const struct sampling_settings *a,
 	       a->heap_rate == b->heap_rate && a->native == b->native;
 }
 
-/* Arms, disarms or re-arms to match wanted(). */
+/* Arms, disarms or re-arms to match wanted(). Waits alone (not in
+ * same()) switch without re-arming the timers: a request for block and
+ * mutex profiles joins a CPU session without a gap in its samples. */
 static void apply(void)
 {
 	const struct sampling_settings *w = wanted();
 	if (cs.on && (!w || !same(w, &cs.cur)))
 		sampling_stop();
-	if (w && !cs.on)
+	if (w && !cs.on) {
 		sampling_start(w);
+	} else if (w && cs.cur.waits_ns != w->waits_ns) {
+		cs.cur.waits_ns = w->waits_ns;
+		waits_set(w->waits_ns);
+	}
 }
 
 void control_init(const struct config *c)
@@ -196,6 +205,7 @@ void control_init(const struct config *c)
 	cs.own.period_ns = 1000000000ull / (uint64_t)c->hz;
 	cs.own.native = c->native;
 	cs.own.heap_rate = c->heap_rate;
+	cs.own.waits_ns = c->waits_ns;
 	cs.own_on = c->start;
 	if (c->toggle_sig) {
 		int sig = c->toggle_sig;
@@ -247,6 +257,7 @@ int control_after_fork_child(void)
 	cs.cpu_at_start = app_cpu_ns();
 	int heap_was = heap_sampling_on;
 	heap_sampling_on = 0;
+	waits_set(0); /* the override's, if any, was the parent's */
 	sampler.period_ns = cs.own.period_ns;
 	if (!cs.ready && heap_was && cs.own_on && !cs.finalized) {
 		/* forked before the parent's agent saw the interpreter: its
@@ -262,6 +273,7 @@ int control_after_fork_child(void)
 	/* the caller arms the one thread; the agent finds it armed */
 	cs.on = 1;
 	cs.cur = cs.own;
+	waits_set(cs.own.waits_ns);
 	if (cs.own.heap_rate && heap_sampling_supported)
 		__atomic_store_n(&heap_sampling_on, 1, __ATOMIC_RELEASE);
 	cs.since_ns = clock_ns(CLOCK_MONOTONIC);
@@ -315,6 +327,7 @@ static void put_state(struct wire_out *w, uint64_t now)
 	wire_put_tag_varint(w, WIRE_C_PERIOD_NS, s->period_ns);
 	wire_put_tag_varint(w, WIRE_C_HEAP_RATE, heap_rate);
 	wire_put_tag_varint(w, WIRE_C_NATIVE, s->native != CONFIG_NATIVE_OFF);
+	wire_put_tag_varint(w, WIRE_C_WAITS_NS, waits_rate_now());
 	if (cs.on && s->mode == CONFIG_MODE_CPU) {
 		uint64_t a = achieved(
 			app_cpu_ns() - cs.cpu_at_start,
@@ -393,7 +406,8 @@ int control_next_ms(uint64_t now_ns, int max_ms)
 /* The fields of a command; absent ones stay as the caller set them. */
 struct cmd {
 	uint64_t req, mode, period_ns, heap_rate, native, lease_ms, hard;
-	int has_mode, has_period, has_heap, has_native;
+	uint64_t waits_ns;
+	int has_mode, has_period, has_heap, has_native, has_waits;
 };
 
 static void cmd_field(void *ctx, uint64_t tag, uint64_t v)
@@ -421,6 +435,10 @@ static void cmd_field(void *ctx, uint64_t tag, uint64_t v)
 		break;
 	case WIRE_C_LEASE_MS:
 		c->lease_ms = v;
+		break;
+	case WIRE_C_WAITS_NS:
+		c->waits_ns = v;
+		c->has_waits = 1;
 		break;
 	case WIRE_C_HARD:
 		c->hard = v;
@@ -485,6 +503,19 @@ static int on_start(const struct cmd *c, uint64_t now, char *msg,
 		} else {
 			note(msg, cap, "heap sampling is not available in this "
 				       "build");
+			status = WIRE_CTL_PARTIAL;
+		}
+	}
+	if (c->has_waits && c->waits_ns) {
+		if (c->waits_ns > 1000000000ull) {
+			note(msg, cap, "waits rate out of range (1 ns to 1 s)");
+			return WIRE_CTL_REFUSED;
+		}
+		if (waits_supported()) {
+			s.waits_ns = c->waits_ns;
+		} else {
+			note(msg, cap, "block and mutex profiles need Python "
+				       "3.8 or later");
 			status = WIRE_CTL_PARTIAL;
 		}
 	}

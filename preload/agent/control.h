@@ -44,6 +44,8 @@ struct sampling_settings {
 	uint64_t period_ns; /* between two samples                        */
 	uint64_t heap_rate; /* mean bytes between heap samples; 0 off     */
 	int native;         /* enum config_native (fixed at start-up)     */
+	uint64_t waits_ns;  /* block and mutex profiles' rate; 0 off (can
+	                       change while armed: no re-arming)           */
 };
 
 /* Arms sampling with s: timers (or perf counters) for every thread, or

@@ -620,7 +620,7 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 			    "without them",
 			    major, minor);
 	else
-		waits_init(cfg.waits_ns, major, minor);
+		waits_init(major, minor);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }

@@ -196,8 +196,9 @@ static int set_bytes(const struct var *r, const char *s, struct config *c)
 
 /* PYPROF_WAITS: on (1, true, yes, on: the default rate), off (0,
  * false, no, off, empty), or the rate itself: a duration with its unit
- * (ns, us, ms) from 1 ns to 1 s, such as 100us. */
-static int set_waits(const struct var *r, const char *s, struct config *c)
+ * (ns, us, ms) from 1 ns to 1 s, such as 100us. Also `pyprof ctl
+ * --waits=RATE` and the collector's rate= (envcheck.h). */
+int config_waits_rate(const char *s, unsigned long long *ns)
 {
 	static const struct {
 		const char *suffix;
@@ -206,15 +207,14 @@ static int set_waits(const struct var *r, const char *s, struct config *c)
 	static const char *const on[] = { "1", "true", "yes", "on" };
 	static const char *const off[] = { "", "0", "false", "no", "off" };
 	char *end;
-	(void)r;
 	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
 		if (!strcasecmp(s, on[i])) {
-			c->waits_ns = PYPROF_DEFAULT_WAITS_NS;
+			*ns = PYPROF_DEFAULT_WAITS_NS;
 			return 0;
 		}
 	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
 		if (!strcasecmp(s, off[i])) {
-			c->waits_ns = 0;
+			*ns = 0;
 			return 0;
 		}
 	if (*s < '0' || *s > '9')
@@ -228,10 +228,16 @@ static int set_waits(const struct var *r, const char *s, struct config *c)
 			continue;
 		if (v > 1000000000ull / units[i].mult)
 			return -EINVAL;
-		c->waits_ns = v * units[i].mult;
+		*ns = v * units[i].mult;
 		return 0;
 	}
 	return -EINVAL;
+}
+
+static int set_waits(const struct var *r, const char *s, struct config *c)
+{
+	(void)r;
+	return config_waits_rate(s, &c->waits_ns);
 }
 
 /* PYPROF_SOCKET: an absolute path that fits a sockaddr_un. */

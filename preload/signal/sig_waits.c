@@ -52,8 +52,13 @@
 
 int waits_on;
 struct waits_stats waits_stats;
-static uint64_t waits_rate;
-static int waits_minor;
+static uint64_t waits_rate; /* relaxed atomic: changed while on       */
+static int waits_minor;	    /* 0: not supported (before 3.8)          */
+/* Raised each time waits go from off to on, after the tables are
+ * emptied: a wait that began before (its waiter entered the tables of
+ * an earlier period) must not leave them now. Written by the agent,
+ * read by the wrappers (acquire, pairs with the release in waits_set). */
+static unsigned waits_epoch;
 uintptr_t waits_gil_cond;    /* the GIL's pthread_cond_t, 0 unknown  */
 static uintptr_t gil_locked; /* its locked int                       */
 
@@ -83,6 +88,7 @@ __thread int waits_busy;
 static __thread uint64_t waits_rng;
 static __thread uint32_t waits_tid;
 static __thread uint64_t gil_start; /* 0: not waiting for the GIL */
+static __thread unsigned gil_epoch; /* waits_epoch when it began      */
 
 /* ---- the slots ---------------------------------------------------------- */
 
@@ -300,7 +306,7 @@ static uint64_t rng_next(void)
  * not kept. */
 static int sample_of(uint64_t ns, uint32_t n, uint32_t *count, uint64_t *value)
 {
-	uint64_t rate = waits_rate;
+	uint64_t rate = __atomic_load_n(&waits_rate, __ATOMIC_RELAXED);
 	if (!ns)
 		return 0;
 	if (ns >= rate) {
@@ -372,11 +378,15 @@ static void maybe_record(unsigned kind, uint64_t ns, uint32_t n)
 /* After a wait on sem that began at t0 for lock key returned rc (0: it
  * got the semaphore). */
 static void sem_waited(sem_t *sem, uintptr_t key, uint64_t t0, int rc,
-		       int registered)
+		       int registered, unsigned epoch)
 {
 	uint64_t t1 = mono_ns();
 	if (waits_minor >= 13 && key != (uintptr_t)sem)
 		park_key((uintptr_t)sem, 1);
+	/* waits went off and on again meanwhile: the tables it entered
+	 * are gone */
+	if (epoch != __atomic_load_n(&waits_epoch, __ATOMIC_ACQUIRE))
+		registered = 0;
 	if (registered)
 		wait_leave(key, t0, t1, rc == 0);
 	__atomic_fetch_add(&waits_stats.n_waits, 1, __ATOMIC_RELAXED);
@@ -396,20 +406,23 @@ static uintptr_t sem_enter(sem_t *sem, uint64_t *t0, int *registered)
 
 /* The shims of interpose/waits.c call these once they found waits on
  * and the thread not busy. */
-#define SEM_WRAP(call)                                              \
-	do {                                                        \
-		uint64_t t0;                                        \
-		int reg, rc, saved;                                 \
-		waits_busy = 1;                                     \
-		uintptr_t key = sem_enter(sem, &t0, &reg);          \
-		waits_busy = 0;                                     \
-		rc = (call);                                        \
-		saved = errno;                                      \
-		waits_busy = 1;                                     \
-		sem_waited(sem, key, t0, rc == 0 ? 0 : saved, reg); \
-		waits_busy = 0;                                     \
-		errno = saved;                                      \
-		return rc;                                          \
+#define SEM_WRAP(call)                                             \
+	do {                                                       \
+		uint64_t t0;                                       \
+		int reg, rc, saved;                                \
+		waits_busy = 1;                                    \
+		unsigned ep = __atomic_load_n(&waits_epoch,        \
+					      __ATOMIC_ACQUIRE);   \
+		uintptr_t key = sem_enter(sem, &t0, &reg);         \
+		waits_busy = 0;                                    \
+		rc = (call);                                       \
+		saved = errno;                                     \
+		waits_busy = 1;                                    \
+		sem_waited(sem, key, t0, rc == 0 ? 0 : saved, reg, \
+			   ep);                                    \
+		waits_busy = 0;                                    \
+		errno = saved;                                     \
+		return rc;                                         \
 	} while (0)
 
 int waits_sem_wait_sigsafe(sem_t *sem)
@@ -473,7 +486,11 @@ int waits_gil_wait_sigsafe(pthread_cond_t *c, pthread_mutex_t *m,
 		LIBC_NEXT_COND(cond_timedwait, "pthread_cond_timedwait");
 	int saved = errno;
 	waits_busy = 1;
+	unsigned ep = __atomic_load_n(&waits_epoch, __ATOMIC_ACQUIRE);
+	if (gil_start && gil_epoch != ep)
+		gil_start = 0; /* began before waits went off: forgotten */
 	if (!gil_start) {
+		gil_epoch = ep;
 		gil_start = mono_ns();
 		if (wait_enter((uintptr_t)c, gil_start) < 0)
 			gil_start = 0;
@@ -512,18 +529,21 @@ void waits_gil_released_sigsafe(pthread_cond_t *c)
 
 /* ---- set-up (constructor, agent) ---------------------------------------- */
 
-void waits_init(uint64_t rate_ns, int major, int minor)
+void waits_init(int major, int minor)
 {
-	waits_rate = rate_ns;
-	waits_minor = major == 3 ? minor : 0;
+	waits_minor = major == 3 && minor >= 8 ? minor : 0;
+}
+
+int waits_supported(void)
+{
+	return waits_minor != 0;
 }
 
 void waits_python_started(void)
 {
 	const struct pyabi *abi = sampler.abi;
 	uintptr_t gil = 0;
-	if (!waits_rate || waits_minor < 8 || !abi || abi->gil_cond < 0 ||
-	    abi->gil_locked < 0)
+	if (!waits_minor || !abi || abi->gil_cond < 0 || abi->gil_locked < 0)
 		return;
 	if (abi->gil_kind == PYABI_GIL_RUNTIME && sampler.runtime &&
 	    abi->rt_gil >= 0) {
@@ -545,7 +565,50 @@ void waits_python_started(void)
 		__atomic_store_n(&waits_gil_cond, gil + (uintptr_t)abi->gil_cond,
 				 __ATOMIC_RELEASE);
 	}
+}
+
+/* Empties the tables of waiters and parked semaphores. Waits are off:
+ * only wrappers that began while they were on can still be inside,
+ * and those that are past their epoch check (a few instructions) can
+ * at worst miscount one charge; a slot's fields are plain numbers. */
+static void tables_clear(void)
+{
+	for (size_t i = 0; i < WAITS_SLOTS; i++) {
+		__atomic_store_n(&slots[i].key, 0, __ATOMIC_RELAXED);
+		slots[i].n = slots[i].n_extra = 0;
+		slots[i].acc = slots[i].since = slots[i].extra = 0;
+		__atomic_store_n(&parked[i].key, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&parked[i].sem, 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&n_used, 0, __ATOMIC_RELAXED);
+}
+
+void waits_set(uint64_t rate_ns)
+{
+	if (!waits_minor)
+		return;
+	if (!rate_ns) {
+		__atomic_store_n(&waits_on, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&waits_rate, rate_ns, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&waits_on, __ATOMIC_RELAXED))
+		return;
+	/* Off to on: while off, releases were not seen, so what the tables
+	 * hold (waiters of the last period, GIL waits begun then) is stale:
+	 * a fresh start, and a new epoch so that those waiters stay out. */
+	tables_clear();
+	__atomic_fetch_add(&waits_epoch, 1, __ATOMIC_RELEASE);
+	/* pairs with the wrappers' relaxed load of waits_on: the tables
+	 * and epoch are written before any wrapper can see waits on */
 	__atomic_store_n(&waits_on, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t waits_rate_now(void)
+{
+	return __atomic_load_n(&waits_on, __ATOMIC_RELAXED)
+		       ? __atomic_load_n(&waits_rate, __ATOMIC_RELAXED)
+		       : 0;
 }
 
 void waits_stop(void)

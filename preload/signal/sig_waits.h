@@ -59,13 +59,26 @@ extern struct waits_stats waits_stats;
  * directly (not through the GOT). */
 extern int waits_on __attribute__((visibility("hidden")));
 
-/* Constructor: rate_ns 0 leaves waits off; minor is the interpreter's
- * (3.8+, refused before with one line by the caller). */
-void waits_init(uint64_t rate_ns, int major, int minor);
+/* Constructor: the interpreter's version (waits need 3.8+: before, the
+ * caller says so in one line, and waits_set does nothing). Waits start
+ * off. */
+void waits_init(int major, int minor);
+/* 1 if this interpreter's waits can be followed (3.8+). Any thread. */
+int waits_supported(void);
 
 /* The agent saw the interpreter up: finds the GIL (runtime or main
- * interpreter) and switches waits on if asked. Agent thread. */
+ * interpreter). Agent thread. */
 void waits_python_started(void);
+
+/* Switches waits on at rate_ns (ns; a change of rate while on takes
+ * effect at once) or off (0). Sampling switches them (control.c):
+ * PYPROF_WAITS's rate while the process samples by itself, a CTL_START's
+ * for its request. From off to on the tables start empty: waits that
+ * began while off (or in an earlier period) are not counted. Agent
+ * thread (or a fork child's one thread). */
+void waits_set(uint64_t rate_ns);
+/* The rate now, 0 while off. Any thread. */
+uint64_t waits_rate_now(void);
 
 /* Exit: waits off. */
 void waits_stop(void);

@@ -363,6 +363,52 @@ stop_dormant_one() {
 	done
 }
 
+# waits_locks.py (two holders, two waiters on one lock) started dormant and
+# without waits: `ctl start --waits` switches sampling and waits on, `ctl
+# stop` both off; the files the collector writes at its exit hold the
+# waits in between, compared with the program's log over the interval
+# the two replies give (since_mono_ns: the program's perf_counter clock).
+@test "2.6 ctl start --waits writes block and mutex files of a process started without waits, ctl stop ends them: shares as the program measured them in between (3.11, 3.14)" {
+	collector_start
+	check() {
+		local name=$1 exe=$2 pid i t0 t1 f
+		PYPROF_START=off profiled "$exe" "$PP_TARGETS/waits_locks.py" 2.5 \
+			"$T/$name.json" >"$T/$name.out" 2>"$T/$name.err" 3>&- &
+		pid=$!
+		for ((i = 0; i < 100; i++)); do
+			ctl status --pid "$pid" >/dev/null 2>&1 && break
+			sleep 0.05
+		done
+		ctl start --waits --pid "$pid" >"$T/$name.start"
+		sleep 1.2
+		ctl stop --pid "$pid" >"$T/$name.stop"
+		cat "$T/$name.start" "$T/$name.stop"
+		grep -q 'sampling=on origin=request .* waits_ns=10000 ' "$T/$name.start"
+		grep -q 'sampling=off' "$T/$name.stop"
+		! grep -q 'waits_ns=' "$T/$name.stop" || fail "waits still on"
+		t0=$(sed -n 's/.* since_mono_ns=\([0-9]*\).*/\1/p' "$T/$name.start")
+		t1=$(sed -n 's/.* since_mono_ns=\([0-9]*\).*/\1/p' "$T/$name.stop")
+		wait "$pid"
+		# the mutex file is written last (after the CPU and block ones)
+		for ((i = 0; i < 200; i++)); do
+			f=$(ls "$OUT"/*."$pid".*.mutex.pb.gz 2>/dev/null) && break
+			sleep 0.05
+		done
+		f=${f%.mutex.pb.gz}
+		[[ -f $f.pb.gz && -f $f.block.pb.gz && -f $f.mutex.pb.gz ]] ||
+			fail "no CPU, block or mutex file for pid $pid: $(ls "$OUT")"
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/waits_check.py" locks-between \
+			"$f.block.pb.gz" "$f.mutex.pb.gz" "$T/$name.json" "$t0" "$t1"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
+	run "$PP_PYPROF" ctl start --waits=0 --socket "$SOCK"
+	echo "$output"
+	((status == 2))
+	[[ $output == *"--waits expects a rate from 1ns to 1s with its unit (ns, us, ms), such as 100us, or no value for 10us; not '0'"* ]]
+	run "$PP_PYPROF" ctl status --waits --socket "$SOCK"
+	((status == 2))
+}
+
 # ---- 3. the toggle signal ----------------------------------------------
 
 @test "3.1 the toggle signal starts and stops sampling; a program that installs its own handler keeps it and pyprof says why (every interpreter)" {

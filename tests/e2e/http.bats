@@ -422,6 +422,48 @@ EOF
 	curl -s -m 2 "$BASE/debug/pprof/" | grep -q "data-pid=\"$APID\""
 }
 
+# waits_locks.py (two holders, two waiters on one lock) started without
+# waits: dormant on 3.11, sampling CPU by itself on 3.14. A CPU profile
+# window for its pid opens first (on 3.11 it starts a session without
+# waits), then block and mutex windows of 2 s at once, which switch waits
+# on (joining that session); the profiles are compared with the program's
+# own log over the same span (tests/lib/waits_check.py locks-window).
+@test "block and mutex windows switch waits on in a process started without them: shares as the program measured them; 401 without the token, 400 on a bad rate (3.11, 3.14)" {
+	curl -s -i "http://127.0.0.1:$PORT/debug/pprof/block?seconds=1" | tr -d '\r' | grep -q '^HTTP/1.1 401'
+	curl -s -i "http://127.0.0.1:$PORT/debug/pprof/mutex?seconds=1" | tr -d '\r' | grep -q '^HTTP/1.1 401'
+	curl -s -i "$BASE/debug/pprof/block?seconds=1&rate=0" | tr -d '\r' >"$T/r0"
+	grep -q '^HTTP/1.1 400' "$T/r0"
+	grep -q "rate must be a duration from 1ns to 1s with its unit (ns, us, ms), such as 100us, not '0'" "$T/r0"
+	check() {
+		local name=$1 exe=$2 pid start=on i bc mc
+		[[ $name == 3.11* ]] && start=off
+		LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$HSOCK PYPROF_START=$start "$exe" \
+			"$PP_TARGETS/waits_locks.py" 3.5 "$T/log.json" >"$T/truth.out" 2>"$T/w.err" 3>&- &
+		pid=$!
+		for ((i = 0; i < 100; i++)); do
+			[[ -n $(idx_field "$pid" sampling) ]] && break
+			sleep 0.05
+		done
+		curl -s -o "$T/cpu.pb.gz" -w '%{http_code}' "$BASE/debug/pprof/profile?seconds=2&pid=$pid" >"$T/cc" &
+		cc=$!
+		sleep 0.1
+		curl -s -o "$T/block.pb.gz" -w '%{http_code}' "$BASE/debug/pprof/block?seconds=2&pid=$pid" >"$T/bc" &
+		bc=$!
+		curl -s -o "$T/mutex.pb.gz" -w '%{http_code}' "$BASE/debug/pprof/mutex?seconds=2&pid=$pid" >"$T/mc"
+		wait "$bc" "$cc"
+		wait "$pid"
+		[[ $(cat "$T/bc") == 200 && $(cat "$T/mc") == 200 && $(cat "$T/cc") == 200 ]] ||
+			fail "status $(cat "$T/bc"), $(cat "$T/mc") and $(cat "$T/cc")"
+		go tool pprof -raw "$T/cpu.pb.gz" 2>/dev/null | grep -q '^PeriodType: cpu nanoseconds' ||
+			fail "the CPU window's profile"
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/waits_check.py" locks-window \
+			"$T/block.pb.gz" "$T/mutex.pb.gz" "$T/log.json"
+		go tool pprof -top -sample_index=delay "$T/block.pb.gz" 2>/dev/null >"$T/top"
+		grep -q ' wait_a$' "$T/top" && grep -q ' wait_b$' "$T/top" || fail "$(cat "$T/top")"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
+}
+
 @test "heap and allocs answer that no process samples its heap; unknown paths, methods and foreign Host names are refused" {
 	curl -s -i "$BASE/debug/pprof/heap" | tr -d '\r' >"$T/h"
 	grep -q '^HTTP/1.1 404' "$T/h"

@@ -359,6 +359,56 @@ increasing() {
 	grep -q '^label pid=7011 ' "$T/merged"
 }
 
+@test "PYPROF_WAITS: block and mutex windows go to Pyroscope as the Go SDK names them and to OTLP, with the waiter's and the holder's labels" {
+	local ORX=$T/orx opid
+	mkdir -p "$ORX"
+	receiver_start
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/otlp_pb.py" serve "$ORX" \
+		2>>"$T/otlp.log" 3>&- &
+	opid=$!
+	wait_for '[[ -s $ORX/port ]]'
+	check() {
+		local exe=$2 f kind pyro otlp
+		rm -f "$REC"/* "$ORX"/req-*
+		pc_start --otlp "http://127.0.0.1:$(cat "$ORX/port")"
+		run_capture w env PYTHONPATH="$PP_ROOT/preload/module" \
+			PYPROF_WAITS=1 LD_PRELOAD="$PP_LIB" PYPROF_SOCKET="$SOCK" \
+			"$exe" "$PP_TARGETS/waits_locks.py" 1.0 labels
+		assert_eq 0 "$RC" "exit status of waits_locks.py"
+		sleep 1.2 # the last window's end
+		pc_stop
+		[[ $CRC == 0 ]] || fail "collector exit $CRC"
+		"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/waits_check.py" pushed \
+			"$T/w.out" "$REC" >"$T/pyro.sum" || { cat "$T/pyro.sum"; return 1; }
+		cat "$T/pyro.sum"
+		# The same windows as OTLP: each Profile marked block or mutex,
+		# the same totals, the waiter's and the holder's functions and
+		# labels in them.
+		: >"$T/otlp.sum"
+		for f in "$ORX"/req-*.pb; do
+			"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/otlp_pb.py" summary "$f" >"$f.sum" ||
+				fail "$f breaks profiles.proto's rules"
+			kind=$(awk '$1 == "profattr" && $2 == "delay/nanoseconds" { sub(/.*=/, "", $3); print $3 }' "$f.sum")
+			[[ -n $kind ]] || continue
+			awk -v k="$kind" '$1 == "profile" { print k, $2, $4 }' "$f.sum" >>"$T/otlp.sum"
+			grep -q "^attr delay thread.name=" "$f.sum" || fail "no thread.name in $f"
+			sed "s/^/$kind /" "$f.sum" >>"$T/otlp.all"
+		done
+		for kind in block mutex; do
+			pyro=$(awk -v k=$kind '$1 == k && NF == 3 { print $2, $3 }' "$T/pyro.sum")
+			otlp=$(awk -v k=$kind '$1 == k && $2 == "contentions/count" { c += $3 } $1 == k && $2 == "delay/nanoseconds" { d += $3 } END { printf "%d %.0f\n", c, d }' "$T/otlp.sum")
+			assert_eq "$pyro" "$otlp" "$kind contentions and delay, Pyroscope against OTLP"
+		done
+		grep -q "^block stack delay .*;wait_a;run " "$T/otlp.all"
+		grep -q "^block attr delay role=wait_a " "$T/otlp.all"
+		grep -q "^mutex stack delay .*;hold_long;run " "$T/otlp.all"
+		grep -q "^mutex attr delay role=hold_long " "$T/otlp.all"
+		rm -f "$T/otlp.all"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
+	kill "$opid"
+}
+
 @test "processes of one service go to Pyroscope as one window per period, labelled by pid (Pyroscope keeps one profile per series and time); OTLP and files stay per process" {
 	local ORX=$T/orx f
 	mkdir -p "$ORX"

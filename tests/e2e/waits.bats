@@ -17,9 +17,11 @@
 #       charged to the loop; every interpreter from 3.8.
 #   2.x the rest: no files without --waits, output and status unchanged,
 #       older interpreters refused with one line, bad values, a
-#       collector's per-process files; pyprof top, flamegraph, convert
-#       and diff on them (totals against go tool pprof -raw); a
-#       collector's files beside every window, per process and merged.
+#       collector's per-process files; labels: an asyncio task's waits
+#       carry its labels (tests/targets/waits_async.py); pyprof top,
+#       flamegraph, convert and diff on them (totals against go tool
+#       pprof -raw); a collector's files beside every window, per process
+#       and merged. Pushed windows and their labels: push.bats.
 
 load ../lib/common
 
@@ -155,6 +157,19 @@ print("done"); sys.exit(3)'
 	grep -q '^Type: delay' "$T/top" || fail "pyprof top: $(head -3 "$T/top")"
 }
 
+@test "2.5 an asyncio task that blocks on a lock: its waits carry the task's labels, each endpoint's as long as the task measured (3.11, 3.14)" {
+	check() {
+		local exe=$2
+		run_capture rec env PYTHONPATH="$PP_ROOT/preload/module" \
+			"$PP_PYPROF" record --waits -o "$T/a.pb.gz" -- \
+			"$exe" "$PP_TARGETS/waits_async.py"
+		assert_eq 0 "$RC" "exit status under pyprof record --waits"
+		tail -1 "$T/rec.out" >"$T/truth.json"
+		$CHECK async "$T/a.block.pb.gz" "$T/truth.json"
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
+}
+
 # raw_totals PROFILE: "CONTENTIONS DELAY", the sums of a block or mutex
 # profile's two values as the real go tool pprof -raw reads them.
 raw_totals() {
@@ -172,7 +187,7 @@ folded_sum() {
 	awk '{ s += $NF } END { printf "%d\n", s }' "$1"
 }
 
-@test "2.5 top, flamegraph, convert and diff read block and mutex profiles: delay by default, shown as time, contentions on request" {
+@test "2.6 top, flamegraph, convert and diff read block and mutex profiles: delay by default, shown as time, contentions on request" {
 	run_capture rec "$PP_PYPROF" record --waits -o "$T/v.pb.gz" -- \
 		"$PP_HOST_PYTHON" "$LOCKS" 0.4
 	assert_eq 0 "$RC" "exit status under pyprof record --waits"
@@ -266,7 +281,7 @@ windows_with_waits() {
 	echo "$n"
 }
 
-@test "2.6 a collector writes block and mutex profiles beside every window's profile, per process and merged (3.11 and 3.14 at once)" {
+@test "2.7 a collector writes block and mutex profiles beside every window's profile, per process and merged (3.11 and 3.14 at once)" {
 	local pid n f
 	collector_start --period 1
 	run_pair

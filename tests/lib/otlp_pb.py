@@ -13,6 +13,7 @@ directory: nothing here shares code with collector/push/otlp.c.
       resource KEY=VALUE         resource attributes
       scope NAME VERSION
       profile TYPE/UNIT N TOTAL  per Profile in order: samples, value sum
+      profattr TYPE/UNIT K=V     and each of its attributes
       period TYPE/UNIT N         and its period (first profile)
       time T duration D          (first profile)
       frame NAME KIND            each location's function (its first line;
@@ -118,6 +119,8 @@ class Checker:
                 self.index(s.link_index, d.link_table, "sample link")
                 for a in s.attribute_indices:
                     self.index(a, d.attribute_table, "sample attribute")
+            for a in p.attribute_indices:
+                self.index(a, d.attribute_table, "profile attribute")
         return self.errors
 
     def check_tables(self):
@@ -177,6 +180,10 @@ def summary(path):
                         d.string_table[p.sample_type.unit_strindex])
         print("profile %s %d %d" % (vt, len(p.samples),
                                     sum(s.values[0] for s in p.samples)))
+        for a in p.attribute_indices:
+            kv = d.attribute_table[a]
+            print("profattr %s %s=%s" % (vt, d.string_table[kv.key_strindex],
+                                         any_value(kv.value)))
         if n == 0:
             print("period %s/%s %d" % (
                 d.string_table[p.period_type.type_strindex],

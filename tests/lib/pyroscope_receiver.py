@@ -13,17 +13,26 @@ set parser api/model/labelset, pkg/og/convert/pprof/profile.go):
           from, until  Unix seconds (default: now)
           sampleRate   an integer (default 100; not a number: 100 too)
           spyName      default "unknown"
-          format       pprof: the body is a pprof profile, gzipped or not
+          format       pprof: the body is a pprof profile, gzipped or not;
+                       or, with Content-Type multipart/form-data (what
+                       the Go SDK sends), a form whose field "profile" is
+                       the profile and whose optional field
+                       "sample_type_config" (JSON: sample type ->
+                       {"units", "display-name", ...}) renames the types
+                       for the series' name (RawProfile.metricName)
   answer  200 with an empty body; 400 for a bad name or a body that is not
           a profile; 404 for another path; 405 for another method.
   series  what the server would store: __name__ from the sample types
-          ("wall" -> wall; a type containing "cpu" -> process_cpu;
-          alloc_*, inuse_*, space, objects -> memory), service_name (the
-          name before '{'), pyroscope_spy, the labels.
+          ("wall" -> wall; a type, or its display name, containing
+          "cpu" -> process_cpu; alloc_*, inuse_*, space, objects ->
+          memory; mutex_* -> mutex; block_* -> block), service_name (the
+          name before '{'), pyroscope_spy, the labels. A form's display
+          names are recorded as "display_names".
 
 Every request is recorded in --dir as NNNN.json (method, path, query,
 headers, the status answered, the series, sample types, time_nanos) and,
-when it was accepted, NNNN.pb.gz (the body as received) for
+when it was accepted, NNNN.pb.gz (the profile as received: the body, or
+a form's "profile" field) for
 `go tool pprof -raw`.
 
 Behaviour is read from --dir/mode before each request, so a test can
@@ -42,6 +51,8 @@ change it while the collector runs:
 certificate and its key) serves HTTPS instead of HTTP.
 """
 import argparse
+import email.parser
+import email.policy
 import gzip
 import json
 import os
@@ -104,18 +115,41 @@ def profile_facts(body):
     return ["%s/%s" % (strings[t], strings[u]) for t, u in types], time_nanos
 
 
-def metric_name(types):
+def metric_name(types, config=None):
     names = [t.split("/")[0] for t in types]
     if "wall" in names:
         return "wall"
     for st in names:
-        if st == "samples":
+        if config and (config.get(st) or {}).get("display-name"):
+            st = config[st]["display-name"]
+        elif st == "samples":
             st = "cpu"  # DefaultSampleTypeMapping's display name
         if "cpu" in st:
             return "process_cpu"
         if "alloc_" in st or "inuse_" in st or st in ("space", "objects"):
             return "memory"
-    return names[-1]
+        if "mutex_" in st:
+            return "mutex"
+        if "block_" in st:
+            return "block"
+        if "goroutines" in st:
+            return "goroutines"
+    return st
+
+
+def form_fields(ctype, body):
+    """The fields of a multipart/form-data body, {name: bytes}, or
+    ValueError."""
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + ctype.encode("latin-1") + b"\r\n\r\n" + body)
+    if not msg.is_multipart():
+        raise ValueError("not a multipart form")
+    out = {}
+    for part in msg.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            out[name] = part.get_payload(decode=True) or b""
+    return out
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -162,9 +196,10 @@ class Handler(BaseHTTPRequestHandler):
                "query": q, "headers": dict(self.headers.items()),
                "received": time.time(), "bytes": len(body)}
         self.extra = []
+        self.profile_body = body
         status, text, keep = self.decide(url, q, body, rec)
         rec["status"] = status
-        self.record(rec, body if keep else None)
+        self.record(rec, self.profile_body if keep else None)
         self.answer(status, text, self.extra)
 
     def decide(self, url, q, body, rec):
@@ -207,13 +242,31 @@ class Handler(BaseHTTPRequestHandler):
         spy = q.get("spyName") or "unknown"
         if q.get("format") != "pprof":
             return 400, "this receiver takes format=pprof only", False
+        config = None
+        ctype = self.headers.get("Content-Type", "")
+        if ctype.startswith("multipart/form-data"):
+            try:
+                f = form_fields(ctype, body)
+                if "profile" not in f:
+                    raise ValueError("no profile field")
+                body = f["profile"]
+                if f.get("sample_type_config"):
+                    config = json.loads(f["sample_type_config"])
+            except (ValueError, TypeError) as e:
+                return 400, "form: %s" % e, False
+            rec["display_names"] = dict(
+                (k, (v or {}).get("display-name", ""))
+                for k, v in (config or {}).items())
+            rec["units"] = dict((k, (v or {}).get("units", ""))
+                                for k, v in (config or {}).items())
+        self.profile_body = body
         try:
             types, time_nanos = profile_facts(body)
         except (ValueError, OSError, EOFError) as e:
             return 400, str(e), False
         rec["sample_types"] = types
         rec["time_nanos"] = time_nanos
-        series = {"__name__": metric_name(types), "__delta__": "false",
+        series = {"__name__": metric_name(types, config), "__delta__": "false",
                   "pyroscope_spy": spy, "service_name": service}
         series.update(labels)
         rec["series"] = series

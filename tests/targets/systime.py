@@ -32,13 +32,13 @@
 # library reads it) and at least 40 ms: at 100 Hz a block of 40 ms is 4
 # samples, and each block boundary moves a sample by up to one, so longer
 # blocks keep the test's own noise well under its tolerance; calls are
-# longer than in the other modes (MATRIX_UNITS).
+# of one length for every function (CALL_SECONDS).
 #
 # Usage: python systime.py SECONDS [threads|matrix]
 #   SECONDS of the program's CPU in all; the functions take turns in blocks
-#   (as in the matrix: BLOCK_PERIODS periods, calls of MATRIX_UNITS; the
+#   (as in the matrix: BLOCK_PERIODS periods, calls of CALL_SECONDS; the
 #   sampling noise at 250 Hz was 0.31 points with 40 ms blocks of short
-#   calls, 0.21 with these), in a seeded random order with sizes drawn
+#   calls, 0.21 with longer ones), in a seeded random order with sizes drawn
 #   at random (so no pattern lines up with the sampling), on the main
 #   thread; with "threads", each function runs on a thread of its own
 #   (under t_py_loop, t_c_heavy, t_sys_pread, t_sys_fault), all four at
@@ -139,14 +139,17 @@ class Account(object):
     def __init__(self):
         self.cpu = {}
         self.user = {}
+        self.units = {}
 
-    def add(self, name, fn, *args):
-        """One call of fn, its CPU and user time added to name's."""
+    def add(self, name, fn, units, *args):
+        """One call of fn (units, args), its CPU and user time added to
+        name's."""
         c0, u0 = thread_cpu(), thread_user_cpu()
-        fn(*args)
+        fn(units, *args)
         c1, u1 = thread_cpu(), thread_user_cpu()
         self.cpu[name] = self.cpu.get(name, 0.0) + (c1 - c0)
         self.user[name] = self.user.get(name, 0.0) + (u1 - u0)
+        self.units[name] = self.units.get(name, 0) + units
 
 
 def calls(fd):
@@ -169,20 +172,40 @@ def block_seconds():
 
 
 BLOCK_PERIODS = 15
-# Calls of 4 to 10 units (about 10 to 40 ms) in the matrix: the program's
-# own clock reads around each call are system calls, where a thread on a
-# busy CPU is often preempted (the kernel notices a used-up time slice
-# there), so a profiler that looks at it from outside while it waits for
-# the CPU finds it at that read more often than the time spent there
-# would say (docs/design.md, "Past the tick"). Longer calls keep that
-# effect of the measurement itself small beside the tolerance.
-MATRIX_UNITS = (4, 10)
+# Calls of about CALL_SECONDS of CPU (0.5 to 1.5 times that, at random),
+# the same for every function, in the matrix and the main mode. The
+# program's own clock reads around each call are system calls, where a
+# thread on a busy CPU is often preempted (the kernel notices a used-up
+# time slice there), so a profiler that looks at it from outside while it
+# waits for the CPU finds it at the read after a call more often than the
+# time spent there would say, carrying up to a period of the call's time
+# out of the function (docs/design.md, "Past the tick"). Each call loses
+# that once, so calls of different lengths would lose different parts of
+# their functions' time: with calls of 4 to 10 units of each function
+# (1.4 ms a unit for zlib, 8 ms for sorted) the mean errors over 10 runs
+# at 1 kHz on 3.11 were zlib -0.38 and sorted +0.30 points; with twice
+# the units, -0.24 and +0.08. Calls of one length make the measurement
+# cost every function the same part, which the shares among them cancel.
+# A function's units per call come from its CPU per unit so far (its
+# first call is one unit: the measure).
+CALL_SECONDS = 0.02
+
+
+def call_units(acct, name, rnd):
+    done = acct.units.get(name, 0)
+    if not done:
+        return 1
+    per_unit = acct.cpu[name] / done
+    if per_unit <= 0:
+        return 1
+    want = CALL_SECONDS * rnd.uniform(0.5, 1.5)
+    return max(1, int(round(want / per_unit)))
 
 
 def one_block(acct, name, call, rnd, block=BLOCK, units=(1, 3)):
     """About block seconds of CPU in function name, in calls of a random
-    number of units each (20 to 60% of a 40 ms block with the default);
-    sleeps: a few calls."""
+    number of units each (20 to 60% of a 40 ms block with the default;
+    units=None: calls of about CALL_SECONDS each); sleeps: a few calls."""
     fn, args = call[0], call[1:]
     if fn is sleeps:
         for _ in range(rnd.randint(2, 5)):
@@ -191,7 +214,8 @@ def one_block(acct, name, call, rnd, block=BLOCK, units=(1, 3)):
     spent = 0.0
     while spent < block * rnd.uniform(0.7, 1.3):
         before = acct.cpu.get(name, 0.0)
-        acct.add(name, fn, rnd.randint(*units), *args)
+        n = call_units(acct, name, rnd) if units is None else rnd.randint(*units)
+        acct.add(name, fn, n, *args)
         spent += acct.cpu[name] - before
 
 
@@ -204,7 +228,7 @@ def run_main(seconds, fd):
     while sum(acct.cpu.values()) < seconds:
         rnd.shuffle(names)
         for name in names:
-            one_block(acct, name, table[name], rnd, block, MATRIX_UNITS)
+            one_block(acct, name, table[name], rnd, block, None)
     return acct
 
 
@@ -248,7 +272,7 @@ def matrix_work(seconds, fd, seed, out):
     while sum(acct.cpu.values()) < seconds:
         rnd.shuffle(names)
         for name in names:
-            one_block(acct, name, table[name], rnd, block, MATRIX_UNITS)
+            one_block(acct, name, table[name], rnd, block, None)
             if sum(acct.cpu.values()) >= seconds:
                 break
     out[seed] = acct

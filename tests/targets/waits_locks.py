@@ -11,7 +11,14 @@
 #   releaser   per function, Go's charge: each wait's whole length to the
 #              function whose release let it in (the last release before
 #              the acquire), for docs/waits.md's comparison
-# Usage: python waits_locks.py [SECONDS]   (default 1.0)
+# With LOG, writes the log itself there as JSON instead, for a check over a
+# part of the run (an HTTP window): {"offset": time.time() less
+# time.perf_counter(), "log": [[function, start, acquired, released],
+# ...]} (perf_counter is CLOCK_MONOTONIC on Linux).
+# Usage: python waits_locks.py [SECONDS [LOG | labels]]   (default 1.0)
+#   labels: each thread runs inside pyprof.labels(role=<its function>)
+#   (the pyprof module on PYTHONPATH), for the labels carried on waits;
+#   the truth is printed as without it.
 import json
 import sys
 import threading
@@ -78,13 +85,33 @@ def truth():
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     deadline = time.perf_counter() + seconds
-    threads = [threading.Thread(target=f, args=(deadline,))
-               for f in (hold_long, hold_short, wait_a, wait_b)]
+    fns = (hold_long, hold_short, wait_a, wait_b)
+    if sys.argv[2:3] == ["labels"]:
+        import pyprof
+
+        def labelled(f):
+            def body(deadline):
+                with pyprof.labels(role=f.__name__):
+                    f(deadline)
+            return body
+        fns = [labelled(f) for f in fns]
+    threads = [threading.Thread(target=f, args=(deadline,)) for f in fns]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    print(json.dumps(truth()))
+    if len(sys.argv) <= 2 or sys.argv[2] == "labels":
+        print(json.dumps(truth()))
+    else:
+        # the pair read closest together of a few
+        pairs = []
+        for _ in range(5):
+            a = time.perf_counter()
+            w = time.time()
+            b = time.perf_counter()
+            pairs.append((b - a, w - (a + b) / 2))
+        with open(sys.argv[2], "w") as f:
+            json.dump({"offset": min(pairs)[1], "log": log}, f)
 
 
 main()

@@ -1,6 +1,7 @@
 /*
  * test_push.c - the push pipeline's pure parts: the Pyroscope /ingest
- * query (pyroscope.h), the OTLP request's query (otlp_request.h), the
+ * query and the form of block and mutex windows (pyroscope.h), the OTLP
+ * request's query (otlp_request.h), the
  * push options (push_opts.h) and the spool (spool.h) against a model:
  * order, the size cap (oldest dropped first, counted), reopening after
  * a "crash", the lock, and a corrupt file.
@@ -77,6 +78,69 @@ static void test_names(void)
 	      !pyroscope_valid_label_value("a}") &&
 	      !pyroscope_valid_label_value(" lead") &&
 	      !pyroscope_valid_label_value(""), "2.6 label values");
+}
+
+/* The form a block or mutex window becomes (pyroscope_form), read back
+ * as a server would: the boundary from the Content-Type, the two fields,
+ * the profile's bytes intact even when they hold the boundary. */
+static void test_form(void)
+{
+	static const char boundary[] = "--pyprof-waits-6c1f0b9e4d2a";
+	char ctype[128], body[200], find[128];
+	void *out = NULL;
+	size_t len = 0;
+	const char *b;
+
+	memset(body, 0x1f, sizeof(body));
+	CHECK(pyroscope_form(PUSH_CPU, body, 10, &out, &len) == -EINVAL &&
+		      !out,
+	      "6.1 a CPU window is not a form");
+	CHECK(strcmp(pyroscope_content_type(body, sizeof(body), ctype,
+					    sizeof(ctype)),
+		     "application/octet-stream") == 0,
+	      "6.2 a gzipped profile goes as it is");
+	/* the profile holds the boundary (and a CRLF) in its middle */
+	memcpy(body + 50, "\r\n", 2);
+	memcpy(body + 52, boundary, strlen(boundary));
+	CHECK(pyroscope_form(PUSH_BLOCK, body, sizeof(body), &out, &len) == 0,
+	      "6.3 a block window is a form");
+	b = out;
+	pyroscope_content_type(out, len, ctype, sizeof(ctype));
+	CHECK(strncmp(ctype, "multipart/form-data; boundary=", 30) == 0,
+	      "6.4 the Content-Type says multipart and its boundary");
+	snprintf(find, sizeof(find), "\r\n--%s", ctype + 30);
+	CHECK(strcmp(ctype + 30, boundary + 2) != 0,
+	      "6.5 a boundary the profile holds is not used");
+	const char *head = memmem(out, len, "\r\n\r\n", 4);
+	const char *field = memmem(out, len, "name=\"profile\"", 14);
+	CHECK(len > sizeof(body) && head && field && field < head &&
+		      memcmp(head + 4, body, sizeof(body)) == 0 &&
+		      memcmp(head + 4 + sizeof(body), find, strlen(find)) == 0,
+	      "6.6 the profile's bytes intact in the first field, then the "
+	      "boundary");
+	CHECK(memmem(out, len, "\"block_count\"", 13) &&
+		      memmem(out, len, "\"block_duration\"", 16) &&
+		      memmem(out, len, "lock_nanoseconds", 16) &&
+		      !memmem(out, len, "mutex", 5),
+	      "6.7 sample_type_config: the Go SDK's block names and units");
+	strcat(find, "--\r\n");
+	CHECK(len > strlen(find) &&
+		      memcmp(b + len - strlen(find), find, strlen(find)) == 0,
+	      "6.8 the form ends with its closing boundary");
+	free(out);
+	out = NULL;
+	CHECK(pyroscope_form(PUSH_MUTEX, body, 10, &out, &len) == 0 &&
+		      memmem(out, len, "\"mutex_duration\"", 16) &&
+		      !memmem(out, len, "block", 5),
+	      "6.9 a mutex window's names");
+	free(out);
+	CHECK(strcmp(pyroscope_content_type("--a b\r\n", 7, ctype,
+					    sizeof(ctype)),
+		     "application/octet-stream") == 0 &&
+		      strcmp(pyroscope_content_type("--a\nX: y\r\n", 10, ctype,
+						    sizeof(ctype)),
+			     "application/octet-stream") == 0,
+	      "6.10 a spooled body that is not our form adds no header");
 }
 
 static void test_otlp_query(void)
@@ -285,6 +349,7 @@ int main(void)
 	test_query();
 	test_names();
 	test_otlp_query();
+	test_form();
 	test_opts();
 	if (mkdtemp(dir)) {
 		snprintf(sub, sizeof(sub), "%s/a/spool", dir);

@@ -10,7 +10,9 @@
  * Meanwhile the symbol tables are compacted, and every process ends and
  * is freed before the windows close (a new one takes its place), so the
  * windows must keep their own copies and ids that stay valid. Also: lost
- * counts, cancelling, and the limit on open windows.
+ * counts, cancelling, and the limit on open windows. Then block and mutex
+ * windows (window_filter.waits): exactly the wait records of their kind,
+ * from processes of either mode.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 
 #include "check.h"
 #include "common/loop.h"
+#include "daemon/pprof.h"
 #include "daemon/proc.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
@@ -343,6 +346,141 @@ static void check_window_limit(struct windows *ws)
 	      "5.1 at most WINDOW_MAX windows, then EBUSY");
 }
 
+/* 6. Block and mutex windows: processes in CPU and in wall mode each
+ * send CPU samples in f1, block records in f2 and mutex charges in f3
+ * (SAMPLES flags WIRE_SF_WAIT_BLOCK / _MUTEX); the block window holds
+ * exactly the f2 records of both, the mutex window the f3 ones, with
+ * Go's sample types. */
+#define WAITS_PIDS 2
+static struct result wres[2];
+static int n_wdone;
+
+static void on_wdone(void *arg, int status, void *data, size_t len,
+		     const struct window_filter *f)
+{
+	struct result *r = arg;
+	(void)f;
+	r->done++;
+	r->status = status;
+	r->data = data;
+	r->len = len;
+	if (++n_wdone == 2)
+		loop_stop(the_loop);
+}
+
+static int feed_one(struct proc_session *s, uint64_t t, int func,
+		    uint64_t flags, uint64_t count, uint64_t value)
+{
+	char err[PROC_ERR_LEN];
+	struct proc_sample x = { (uint64_t)func, 1, 0, count, value, flags,
+				 0, 0 };
+	uint64_t clock = t;
+	if (proc_check_samples(s, &x, 1, 0, err) < 0 ||
+	    proc_add_samples(s, &clock, &x, 1, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The sums of window result r: per pid index and function, count and
+ * delay; 0, or -1 if unreadable or not Go's block/mutex types. */
+static int read_waits(const struct result *r, const uint64_t *wpids,
+		      uint64_t count[WAITS_PIDS][4],
+		      uint64_t delay[WAITS_PIDS][4])
+{
+	struct view_profile *vp;
+	char err[VIEW_ERR_LEN];
+	int rc = 0;
+	if (view_read_mem(r->data, r->len, &vp, err) < 0)
+		return -1;
+	if (vp->n_types != 2 || strcmp(vp->types[0].type, "contentions") ||
+	    strcmp(vp->types[1].type, "delay"))
+		rc = -1;
+	for (size_t i = 0; i < vp->n_samples && !rc; i++) {
+		const struct view_sample *x = &vp->samples[i];
+		const char *name =
+			vp->funcs[vp->frames[x->frames[0]].func].name;
+		int64_t pid = -1;
+		for (uint32_t j = 0; j < x->n_labels; j++)
+			if (!strcmp(x->labels[j].key, "pid"))
+				pid = x->labels[j].num;
+		for (int k = 0; k < WAITS_PIDS; k++)
+			if ((int64_t)wpids[k] == pid && name[0] == 'f' &&
+			    name[1] >= '1' && name[1] <= '3') {
+				count[k][name[1] - '0'] +=
+					(uint64_t)x->values[0];
+				delay[k][name[1] - '0'] +=
+					(uint64_t)x->values[1];
+			}
+	}
+	view_free(vp);
+	return rc;
+}
+
+static void check_waits_windows(struct symtab *st)
+{
+	static const uint64_t wpids[WAITS_PIDS] = { 201, 202 };
+	static const unsigned wmodes[WAITS_PIDS] = { WIRE_MODE_CPU,
+						     WIRE_MODE_WALL };
+	const struct window_filter fb = { .waits = PPROF_WAITS_BLOCK },
+				   fm = { .waits = PPROF_WAITS_MUTEX };
+	struct procs *reg = procs_new(st);
+	struct windows *ws = reg ? windows_new(the_loop, st, reg, NULL)
+				 : NULL;
+	struct proc_session *s[WAITS_PIDS] = { NULL, NULL };
+	uint64_t bc[WAITS_PIDS][4] = { { 0 } }, bd[WAITS_PIDS][4] = { { 0 } };
+	uint64_t mc[WAITS_PIDS][4] = { { 0 } }, md[WAITS_PIDS][4] = { { 0 } };
+	uint64_t want_bd = 0;
+	int fed = 0;
+
+	CHECK(ws != NULL, "6.1 set-up");
+	if (!ws)
+		goto out;
+	for (int k = 0; k < WAITS_PIDS; k++)
+		s[k] = open_proc(reg, wpids[k], wmodes[k], "f");
+	CHECK(window_open(ws, &fb, 1, NULL, on_wdone, &wres[0]) &&
+		      window_open(ws, &fm, 1, NULL, on_wdone, &wres[1]),
+	      "6.2 a block and a mutex window open");
+	uint64_t t = loop_now_ns() + 10 * MS;
+	for (int i = 0; i < 50; i++)
+		for (int k = 0; k < WAITS_PIDS; k++)
+			fed |= !s[k] ||
+			       feed_one(s[k], t + (uint64_t)i * MS, 1, 0, 1,
+					10 * MS) < 0 ||
+			       feed_one(s[k], t + (uint64_t)i * MS, 2,
+					WIRE_SF_WAIT_BLOCK, 1,
+					1000 * (uint64_t)(i + 1)) < 0 ||
+			       feed_one(s[k], t + (uint64_t)i * MS, 3,
+					WIRE_SF_WAIT_MUTEX, 2, 500) < 0;
+	for (int i = 0; i < 50; i++)
+		want_bd += 1000 * (uint64_t)(i + 1);
+	CHECK(!fed, "6.3 fed CPU, block and mutex records to both");
+	n_wdone = 0;
+	CHECK(loop_run(the_loop) == 0 && n_wdone == 2,
+	      "6.4 both windows answered");
+	CHECK(wres[0].status == 0 &&
+		      read_waits(&wres[0], wpids, bc, bd) == 0 &&
+		      wres[1].status == 0 &&
+		      read_waits(&wres[1], wpids, mc, md) == 0,
+	      "6.5 both read, as contentions and delay");
+	int ok = 1;
+	for (int k = 0; k < WAITS_PIDS; k++)
+		ok &= bc[k][2] == 50 && bd[k][2] == want_bd && !bc[k][1] &&
+		      !bc[k][3] && mc[k][3] == 100 && md[k][3] == 50 * 500 &&
+		      !mc[k][1] && !mc[k][2];
+	CHECK(ok, "6.6 each holds exactly its kind's records, from the CPU "
+		  "and the wall process alike");
+	free(wres[0].data);
+	free(wres[1].data);
+out:
+	for (int k = 0; k < WAITS_PIDS; k++) {
+		struct proc *p = s[k] ? proc_session_close(s[k]) : NULL;
+		if (p)
+			procs_remove(reg, p);
+	}
+	windows_free(ws);
+	procs_free(reg);
+}
+
 int main(void)
 {
 	struct symtab *st = symtab_new();
@@ -375,6 +513,7 @@ int main(void)
 
 	check_window_limit(r.ws);
 	windows_free(r.ws); /* cancels them: no callback */
+	check_waits_windows(st);
 
 	struct proc *p = proc_session_close(r.s[3]);
 	if (p)
