@@ -292,7 +292,7 @@ check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
 # roots: fork() (agent/forkpause.c pauses the agent: a lock, logs; as
 # before the shims), pthread_create() (allocates) and pyprof_* (ctypes,
 # with the GIL).
-SIGSAFE_NOT := fork.o pthread.o pyprof.o
+SIGSAFE_NOT := fork.o pthread.o pyprof.o latebind.o
 SIGSAFE_FIXTURE := $(BUILD)/sigsafe-fixture/signal/handler.o $(BUILD)/sigsafe-fixture/helper.o
 $(BUILD)/sigsafe-fixture/%.o: tests/sigsafe/%.c
 	@mkdir -p $(dir $@)

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
+#include "pyprof/envcheck.h"
 
 #define ATT "pyprof attach" /* for usage_error */
 #define ATTACH_DEFAULT_TIMEOUT 10 /* s for the target to load the library */
@@ -46,11 +48,14 @@ enum {
 	OPT_NATIVE,
 	OPT_HEAP,
 	OPT_HEAP_RATE,
+	OPT_WAITS,
 	OPT_DURATION,
 	OPT_TIMEOUT,
 	OPT_COLLECTOR
 };
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_attach_usage(FILE *out)
 {
 	fprintf(out,
@@ -75,6 +80,9 @@ void cmd_attach_usage(FILE *out)
 "      --heap          also a heap profile beside FILE: what Python\n"
 "                      allocated from the attach on (not C's own malloc)\n"
 "      --heap-rate N   --heap, bytes between samples (default %d)\n"
+"      --waits[=RATE]  also block and mutex profiles beside FILE: where\n"
+"                      threads waited for locks and the GIL, and whose\n"
+"                      code held them (RATE as record's, default 10us)\n"
 "      --collector S   instead, have the process report to the running\n"
 "                      collector on socket S, sampling, as if started\n"
 "                      with the library (then see `pyprof ctl`)\n"
@@ -90,6 +98,41 @@ void cmd_attach_usage(FILE *out)
 		RECORD_DEFAULT_OUTPUT, PYPROF_MAX_HZ, PYPROF_DEFAULT_HZ,
 		PYPROF_MAX_MAX_DEPTH, RECORD_DEFAULT_HEAP_RATE,
 		ATTACH_DEFAULT_TIMEOUT);
+}
+/* clang-format on */
+
+/* PYPROF_WAITS's value as the library will read it, checked by the
+ * library's own rule before anything is loaded. 0, or -1 (said). */
+static const char *waits_var(const char *name, void *arg)
+{
+	if (!strcmp(name, "PYPROF_WAITS"))
+		return arg;
+	if (!strcmp(name, "PYPROF_SOCKET"))
+		return "/pyprof-attach.sock"; /* made later, always valid */
+	return NULL;
+}
+
+/* --waits's value is a plain yes (the default rate) or no. */
+static int waits_plain(const char *v)
+{
+	return !strcmp(v, "1") || !strcasecmp(v, "true") ||
+	       !strcasecmp(v, "yes") || !strcasecmp(v, "on");
+}
+
+static int waits_off(const char *v)
+{
+	return !strcmp(v, "0") || !strcasecmp(v, "false") ||
+	       !strcasecmp(v, "no") || !strcasecmp(v, "off");
+}
+
+static int check_waits(const char *value)
+{
+	char err[256];
+
+	if (config_validate(waits_var, (void *)value, err, sizeof err) == 0)
+		return 0;
+	usage_error(ATT, "--waits: %s", err);
+	return -1;
 }
 
 static int number(const char *name, const char *arg, unsigned long hi,
@@ -169,6 +212,9 @@ static int set_option(struct attach *a, int c, const char *arg)
 			return -1;
 		snprintf(r->heap_rate, sizeof r->heap_rate, "%lu", v);
 		return 0;
+	case OPT_WAITS:
+		r->waits = arg ? arg : "1";
+		return check_waits(r->waits);
 	}
 	return -1;
 }
@@ -186,6 +232,7 @@ static int parse(struct attach *a, int argc, char **argv)
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "heap", no_argument, NULL, OPT_HEAP },
 		{ "heap-rate", required_argument, NULL, OPT_HEAP_RATE },
+		{ "waits", optional_argument, NULL, OPT_WAITS },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "collector", required_argument, NULL, OPT_COLLECTOR },
@@ -224,6 +271,10 @@ static int parse(struct attach *a, int argc, char **argv)
 		return usage_error(ATT, "--per-thread: pprof format only"), -1;
 	if (a->r.heap_rate[0] && a->r.format)
 		return usage_error(ATT, "--heap writes pprof files only: it "
+					"cannot be combined with --format"),
+		       -1;
+	if (a->r.waits && a->r.format)
+		return usage_error(ATT, "--waits writes pprof files only: it "
 					"cannot be combined with --format"),
 		       -1;
 	return 0;
@@ -361,6 +412,8 @@ void attach_make_config(const struct attach *a, const char *sock, int start,
 		ADD("PYPROF_NATIVE=%s\n", r->native);
 	if (r->heap_rate[0])
 		ADD("PYPROF_HEAP_RATE=%s\n", r->heap_rate);
+	if (r->waits)
+		ADD("PYPROF_WAITS=%s\n", r->waits);
 	/* the program's own children are not ours to profile */
 	ADD("PYPROF_CHILDREN=0\n");
 #undef ADD
@@ -402,7 +455,7 @@ void attach_say_not_connected(const struct attach *a, int why)
 static int run_window(struct attach *a)
 {
 	const struct record *r = &a->r;
-	char secs[24], out[4096];
+	char secs[24], out[4096], waits[64];
 	const char *extra[12];
 	int n = 0;
 	double end;
@@ -426,6 +479,15 @@ static int run_window(struct attach *a)
 	if (r->heap_rate[0]) {
 		extra[n++] = "--heap-rate";
 		extra[n++] = r->heap_rate;
+	}
+	/* a library loaded by an earlier attach took its waits setting
+	 * then: the window asks for them (pyprof ctl start --waits) */
+	if (r->waits && a->t.lib_loaded && !waits_off(r->waits)) {
+		if (waits_plain(r->waits))
+			snprintf(waits, sizeof waits, "--waits");
+		else
+			snprintf(waits, sizeof waits, "--waits=%s", r->waits);
+		extra[n++] = waits;
 	}
 	extra[n] = NULL;
 	if (attach_ctl(a, r->sock, "start", extra, out, sizeof out) != 0) {

@@ -328,6 +328,8 @@ static struct view_profile *load(const char *path, int as_text)
 
 /* ---- pyprof top ---------------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_top_usage(FILE *out)
 {
 	fprintf(out,
@@ -348,9 +350,11 @@ void cmd_top_usage(FILE *out)
 "                       thread_name, gil, native, cpu_state...\n"
 "      --sample-type T  which value to show: cpu, wall, samples; for heap\n"
 "                       profiles inuse_space, inuse_objects, alloc_space,\n"
-"                       alloc_objects, peak_space, peak_objects (alias\n"
-"                       --sample_index) (default:\n"
-"                       the profile's default type, cpu or wall for ours)\n"
+"                       alloc_objects, peak_space, peak_objects; for block\n"
+"                       and mutex profiles delay, contentions (alias\n"
+"                       --sample_index) (default: the profile's default\n"
+"                       type: cpu or wall for ours, inuse_space for heap,\n"
+"                       delay for block and mutex, as go tool pprof)\n"
 "      --tag KEY=VALUE  only samples with this label (repeat: every key must\n"
 "                       match, any of the values given for one key)\n"
 "  -o, --output FILE    write the table to FILE instead of standard output\n"
@@ -369,6 +373,7 @@ void cmd_top_usage(FILE *out)
 "Exit status: 0, 1 if the profile cannot be read or lacks what was asked\n"
 "(--pid: if pyprof refused), 2 on a usage error.\n");
 }
+/* clang-format on */
 
 int cmd_top(int argc, char **argv)
 {
@@ -409,6 +414,8 @@ int cmd_top(int argc, char **argv)
 
 /* ---- pyprof flamegraph -------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_flamegraph_usage(FILE *out)
 {
 	fprintf(out,
@@ -422,8 +429,9 @@ void cmd_flamegraph_usage(FILE *out)
 "\n"
 "Options:\n"
 "  -o, --output FILE    the SVG (default: standard output)\n"
-"      --sample-type T  cpu, wall, samples, inuse_space, alloc_space...\n"
-"                       (default: the profile's; alias --sample_index)\n"
+"      --sample-type T  cpu, wall, samples, inuse_space, alloc_space,\n"
+"                       delay, contentions... (default: the profile's;\n"
+"                       alias --sample_index)\n"
 "      --tag KEY=VALUE  only samples with this label, e.g. pid=1234 or\n"
 "                       thread_name=MainThread (repeatable)\n"
 "      --icicle         root at the top (an icicle graph)\n"
@@ -434,6 +442,7 @@ void cmd_flamegraph_usage(FILE *out)
 "  -h, --help           this text\n",
 		VIEW_FLAME_MIN_WIDTH);
 }
+/* clang-format on */
 
 int cmd_flamegraph(int argc, char **argv)
 {
@@ -470,6 +479,8 @@ int cmd_flamegraph(int argc, char **argv)
 
 /* ---- pyprof convert ----------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_convert_usage(FILE *out)
 {
 	fprintf(out,
@@ -478,6 +489,7 @@ void cmd_convert_usage(FILE *out)
 "Converts a pprof profile to another format:\n"
 "  folded      one line per stack, \"root;...;leaf N\" (FlameGraph,\n"
 "              inferno); N is the sample count unless --sample-type\n"
+"              (heap, block and mutex profiles: their default type)\n"
 "  speedscope  speedscope's JSON, a profile per thread; with --timeline,\n"
 "              samples in time order (see pyprof-collector --timeline)\n"
 "  svg         the flame graph of `pyprof flamegraph`\n"
@@ -488,7 +500,8 @@ void cmd_convert_usage(FILE *out)
 "  -o, --output FILE    where to write (default: standard output)\n"
 "      --format F       folded, speedscope, svg or otlp\n"
 "      --timeline FILE  the timeline recorded with PROFILE (speedscope)\n"
-"      --sample-type T  cpu, wall, samples...\n"
+"      --sample-type T  cpu, wall, samples, inuse_space, delay,\n"
+"                       contentions...\n"
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
 "      --by function|line  frames per function (default) or per line\n"
 "                       (folded, svg)\n"
@@ -496,6 +509,7 @@ void cmd_convert_usage(FILE *out)
 "                       (default unknown_service)\n"
 "  -h, --help           this text\n");
 }
+/* clang-format on */
 
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
@@ -604,6 +618,8 @@ int cmd_convert(int argc, char **argv)
 
 /* ---- pyprof diff --------------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_diff_usage(FILE *out)
 {
 	fprintf(out,
@@ -613,19 +629,24 @@ void cmd_diff_usage(FILE *out)
 "or shrank most (flat and cumulative, in percentage points), and with -o\n"
 "writes a differential flame graph: NEW's shape, red where a frame's share\n"
 "grew, blue where it shrank. Heap profiles (alloc_*, inuse_*, peak_* types)\n"
-"compare values in their unit instead (bytes, objects), as go tool pprof\n"
+"and block and mutex profiles (delay, contentions) compare values in their\n"
+"unit instead (bytes, objects, time waited, waits), as go tool pprof\n"
 "-diff_base.\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE    the differential flame graph (SVG)\n"
 "  -n N                 rows of the table (default 20)\n"
-"      --sample-type T  cpu, wall, samples... (default: BASE's default)\n"
-"      --shares         compare shares of each total (default but heap)\n"
-"      --values         compare values in the type's unit (default: heap)\n"
+"      --sample-type T  cpu, wall, samples, delay... (default: BASE's\n"
+"                       default)\n"
+"      --shares         compare shares of each total (default but heap,\n"
+"                       block and mutex)\n"
+"      --values         compare values in the type's unit (default: heap,\n"
+"                       block and mutex)\n"
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
 "      --by function|line  compare functions (default) or lines\n"
 "  -h, --help           this text\n");
 }
+/* clang-format on */
 
 int cmd_diff(int argc, char **argv)
 {

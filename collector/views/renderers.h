@@ -88,7 +88,8 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 
 /* What a diff compares: shares of each profile's total (where the time
  * went), or values in the sample type's unit (how much more memory).
- * AUTO: values for heap types (alloc_*, inuse_*), as go tool pprof
+ * AUTO: values for heap types (alloc_*, inuse_*, peak_*) and waits
+ * (delay, contentions of block and mutex profiles), as go tool pprof
  * -diff_base does, shares for the others. */
 enum view_diff_compare {
 	VIEW_DIFF_AUTO = 0,

@@ -64,8 +64,12 @@ static int by_values(const struct view_diff_opts *o, const struct view_type *t)
 {
 	if (o->compare != VIEW_DIFF_AUTO)
 		return o->compare == VIEW_DIFF_VALUES;
+	/* heap: bytes and objects are no budget to share; waits: a change
+	 * that shortens every wait alike would show as no change of share */
 	return !strncmp(t->type, "alloc_", 6) || !strncmp(t->type, "inuse_", 6) ||
-	       !strncmp(t->type, "peak_", 5);
+	       !strncmp(t->type, "peak_", 5) ||
+	       (!strcmp(t->type, "delay") && !strcmp(t->unit, "nanoseconds")) ||
+	       (!strcmp(t->type, "contentions") && !strcmp(t->unit, "count"));
 }
 
 /* A signed value in unit: "+42.0MB", "-3", "0". */

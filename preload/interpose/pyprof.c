@@ -9,6 +9,7 @@
  */
 #include "pyprof.h"
 
+#include "latebind.h"
 #include "agent/attach.h"
 #include "sample/labels.h"
 
@@ -16,7 +17,14 @@
 
 EXPORT int pyprof_attach_start(const char *config)
 {
-	return attach_start(config);
+	int rc = attach_start(config);
+
+	/* the first start in this process: the waits' wrappers get the
+	 * program's calls from now on (off, one branch each), so that
+	 * waits asked now or by a later window are seen */
+	if (rc == 0)
+		latebind_waits();
+	return rc;
 }
 
 EXPORT int pyprof_labels_thread(void *ts, void *value)

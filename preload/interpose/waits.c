@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "latebind.h"
 #include "base/libc_next.h"
 #include "signal/sig_heap.h"
 #include "signal/sig_waits.h"
@@ -79,4 +80,41 @@ EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	if (!pass() && (uintptr_t)c == waits_gil_cond)
 		waits_gil_released_sigsafe(c);
 	return LIBC_NEXT_COND(cond_signal, "pthread_cond_signal")(c);
+}
+
+/* Each wrapper under a name of our own: in a library loaded by dlopen,
+ * &sem_wait would be whatever the lookup scope binds it to (libc's). */
+#define SHIM(f)                       \
+	extern __typeof__(f) shim_##f \
+		__attribute__((copy(f), alias(#f), visibility("hidden")))
+SHIM(sem_wait);
+SHIM(sem_timedwait);
+SHIM(sem_clockwait);
+SHIM(sem_post);
+SHIM(pthread_cond_timedwait);
+SHIM(pthread_cond_signal);
+#undef SHIM
+
+int waits_latebind_fns(struct latebind_fn *fns, int cap)
+{
+	const struct latebind_fn all[] = {
+		{ "sem_wait", (void *)shim_sem_wait,
+		  (void *)libc_next.sem_wait, NULL },
+		{ "sem_timedwait", (void *)shim_sem_timedwait,
+		  (void *)libc_next.sem_timedwait, NULL },
+		{ "sem_clockwait", (void *)shim_sem_clockwait,
+		  (void *)libc_next.sem_clockwait, NULL },
+		{ "sem_post", (void *)shim_sem_post,
+		  (void *)libc_next.sem_post, NULL },
+		{ "pthread_cond_timedwait", (void *)shim_pthread_cond_timedwait,
+		  (void *)libc_next.cond_timedwait, "GLIBC_2.3.2" },
+		{ "pthread_cond_signal", (void *)shim_pthread_cond_signal,
+		  (void *)libc_next.cond_signal, "GLIBC_2.3.2" },
+	};
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < cap; i++)
+		if (all[i].libc) /* sem_clockwait: glibc 2.30+ */
+			fns[n++] = all[i];
+	return n;
 }

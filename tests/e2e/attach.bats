@@ -182,6 +182,63 @@ within() {
 	attach_each attach_heap
 }
 
+# attach_waits NAME EXE: attach --waits for 1 s into a process whose
+# threads contend for one lock (tests/targets/attach_waits.py): the block
+# profile has each waiting function's waits and some for the GIL, the
+# mutex profile charges the long holder with most of them (8 ms holds
+# against 2 ms: about 90% by the overlap, a third by Go's charge at
+# release). On 3.14 the library comes with --waits; on 3.15 a first
+# attach without them loads it, and the second asks for waits for its
+# window (pyprof ctl start --waits).
+attach_waits() {
+	start_target "$1" "$2" "$PP_TARGETS/attach_waits.py" "$T/$1.stop"
+	if [[ $1 == 3.15* ]]; then
+		"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.first.pb.gz" \
+			2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "first attach"; }
+		[[ ! -e $T/$1.first.block.pb.gz ]] || fail "waits without --waits"
+	fi
+	"$PP_PYPROF" attach "$TPID" --waits --duration 1 -o "$T/$1.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	touch "$T/$1.stop"
+	cat "$T/$1.att.err"
+	grep -q "wrote $T/$1.block.pb.gz (block profile)" "$T/$1.att.err" ||
+		fail "the block profile is not named"
+	grep -q "wrote $T/$1.mutex.pb.gz (mutex profile)" "$T/$1.att.err" ||
+		fail "the mutex profile is not named"
+	finish_target "$1" ready done
+	"$PP_HOST_PYTHON" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import pprof_raw
+
+def cum(path):
+    """delay per function anywhere on the stack (once per sample)"""
+    _, samples, locs, _ = pprof_raw.parse(pprof_raw.decode(path))
+    out = {}
+    for s in samples:
+        for name in {locs[l][0] for l in s["locs"]}:
+            out[name] = out.get(name, 0) + s["value"]
+    return out
+
+block, mutex = cum(sys.argv[2]), cum(sys.argv[3])
+print("block ms:", {k: round(v / 1e6, 1) for k, v in block.items()
+                    if k in ("wait_a", "wait_b", "hold_short", "hold_long", "[GIL]")})
+print("mutex ms:", {k: round(v / 1e6, 1) for k, v in mutex.items()
+                    if k in ("wait_a", "wait_b", "hold_short", "hold_long")})
+for f in ("wait_a", "wait_b", "hold_short", "[GIL]"):
+    assert block.get(f, 0) > 0, "no waits of %s in the block profile" % f
+four = sum(mutex.get(f, 0) for f in ("wait_a", "wait_b", "hold_short", "hold_long"))
+share = 100.0 * mutex.get("hold_long", 0) / four if four else 0
+print("hold_long charged %.1f%% of the waiting in the mutex profile" % share)
+assert share >= 70, "hold_long charged %.1f%% only" % share
+' "$PP_ROOT/tests/lib" "$T/$1.block.pb.gz" "$T/$1.mutex.pb.gz" ||
+		fail "the waits seen after the attach"
+}
+
+@test "attach --waits: block and mutex profiles of the window, each waiting function in them, the long holder charged most (3.15: at a second attach)" {
+	attach_each attach_waits
+}
+
 attach_fifty() {
 	# (long enough for a loaded machine: the main thread, where the
 	# attach script runs, shares the GIL with 50 others)

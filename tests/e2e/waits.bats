@@ -18,8 +18,10 @@
 #   2.x the rest: no files without --waits, output and status unchanged,
 #       older interpreters refused with one line, bad values, a
 #       collector's per-process files; labels: an asyncio task's waits
-#       carry its labels (tests/targets/waits_async.py). Pushed windows
-#       and their labels: push.bats.
+#       carry its labels (tests/targets/waits_async.py); pyprof top,
+#       flamegraph, convert and diff on them (totals against go tool
+#       pprof -raw); a collector's files beside every window, per process
+#       and merged. Pushed windows and their labels: push.bats.
 
 load ../lib/common
 
@@ -166,4 +168,148 @@ print("done"); sys.exit(3)'
 		$CHECK async "$T/a.block.pb.gz" "$T/truth.json"
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
+}
+
+# raw_totals PROFILE: "CONTENTIONS DELAY", the sums of a block or mutex
+# profile's two values as the real go tool pprof -raw reads them.
+raw_totals() {
+	"$PP_HOST_PYTHON" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import pprof_raw
+types, samples, _, _ = pprof_raw.parse(pprof_raw.decode(sys.argv[2]))
+print(sum(s["count"] for s in samples), sum(s["value"] for s in samples))
+' "$PP_ROOT/tests/lib" "$1"
+}
+
+# folded_sum FILE: the sum of the last fields of a folded file.
+folded_sum() {
+	awk '{ s += $NF } END { printf "%d\n", s }' "$1"
+}
+
+@test "2.6 top, flamegraph, convert and diff read block and mutex profiles: delay by default, shown as time, contentions on request" {
+	run_capture rec "$PP_PYPROF" record --waits -o "$T/v.pb.gz" -- \
+		"$PP_HOST_PYTHON" "$LOCKS" 0.4
+	assert_eq 0 "$RC" "exit status under pyprof record --waits"
+	local kind n d
+	for kind in block mutex; do
+		local f=$T/v.$kind.pb.gz
+		read -r n d < <(raw_totals "$f")
+		((n > 0 && d > 0)) || fail "$kind: go tool pprof reads $n contentions, $d ns"
+		# the type go tool pprof shows by default, in a unit of time
+		go tool pprof -top "$f" 2>/dev/null | grep -m1 '^Type:' >"$T/go.type"
+		assert_eq "Type: delay" "$(cat "$T/go.type")" "$kind: go tool pprof's type"
+		"$PP_PYPROF" top -n 40 "$f" >"$T/top" || fail "$kind: pyprof top failed"
+		head -1 "$T/top" | grep -Eq '^Type: delay \(nanoseconds\), total [0-9.]+(ms|s)$' ||
+			fail "$kind: pyprof top: $(head -1 "$T/top")"
+		# a row's values are times: run's flat value, where the lock is
+		# taken, ends in ms or s
+		grep -Eq '^ +[0-9.]+(ms|s) .* run  .*waits_locks\.py' "$T/top" ||
+			fail "$kind: no run row with a time: $(cat "$T/top")"
+		"$PP_PYPROF" top --sample-type contentions "$f" >"$T/topc"
+		head -1 "$T/topc" | grep -q "^Type: contentions (count), total $n\$" ||
+			fail "$kind: top --sample-type contentions: $(head -1 "$T/topc"), go tool pprof: $n"
+		# folded: the default type's values, every one of them
+		"$PP_PYPROF" convert "$f" --format folded -o "$T/f.txt"
+		assert_eq "$d" "$(folded_sum "$T/f.txt")" "$kind: folded delay"
+		"$PP_PYPROF" convert "$f" --format folded --sample_index contentions \
+			-o "$T/fc.txt"
+		assert_eq "$n" "$(folded_sum "$T/fc.txt")" "$kind: folded contentions"
+		# speedscope: in nanoseconds, the same total
+		"$PP_PYPROF" convert "$f" --format speedscope -o "$T/s.json"
+		"$PP_HOST_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+units = {p["unit"] for p in d["profiles"]}
+total = sum(sum(p["weights"]) for p in d["profiles"])
+assert units == {"nanoseconds"}, units
+assert total == int(sys.argv[2]), (total, sys.argv[2])
+' "$T/s.json" "$d" || fail "$kind: speedscope"
+		# the flame graph's root: the total as a time
+		"$PP_PYPROF" flamegraph "$f" -o "$T/f.svg"
+		grep -Eq '<title>all&#10;[0-9.]+(ms|s), 100.00% of the total</title>' "$T/f.svg" ||
+			fail "$kind: flame graph root: $(grep -m1 -o '<title>all[^<]*' "$T/f.svg")"
+		grep -q '<title>wait_a ' "$T/f.svg" || fail "$kind: no wait_a in the flame graph"
+	done
+	# diff compares time waited, not shares: the block profile against
+	# the mutex profile of the same run (the same lock's waits, seen
+	# from the holders): the totals' change is their difference
+	read -r _ d < <(raw_totals "$T/v.block.pb.gz")
+	read -r _ n < <(raw_totals "$T/v.mutex.pb.gz")
+	"$PP_PYPROF" diff "$T/v.block.pb.gz" "$T/v.mutex.pb.gz" -o "$T/d.svg" >"$T/diff"
+	head -2 "$T/diff"
+	grep -q 'by change of flat value (nanoseconds' "$T/diff" ||
+		fail "diff does not compare values: $(head -2 "$T/diff")"
+	[[ -s $T/d.svg ]] || fail "no differential flame graph"
+	"$PP_PYPROF" diff --shares "$T/v.block.pb.gz" "$T/v.mutex.pb.gz" >"$T/diffs"
+	grep -q 'by change of flat share' "$T/diffs" || fail "diff --shares: $(head -2 "$T/diffs")"
+}
+
+# run_pair: waits_locks.py for 2.2 s under 3.11 and 3.14 at once, with
+# PYPROF_WAITS=1, reporting to the running collector; their pids in PA, PB.
+run_pair() {
+	local a b
+	a=$(PYPROF_TEST_PYTHONS=3.11 pyprof_pythons | awk '$3 != "missing" {print $2}')
+	b=$(PYPROF_TEST_PYTHONS=3.14 pyprof_pythons | awk '$3 != "missing" {print $2}')
+	[[ -n $a && -n $b ]] || fail "3.11 or 3.14 missing"
+	PYPROF_WAITS=1 profiled "$a" "$LOCKS" 2.2 >"$T/a.out" 2>"$T/a.err" </dev/null 3>&- &
+	PA=$!
+	PYPROF_WAITS=1 profiled "$b" "$LOCKS" 2.2 >"$T/b.out" 2>"$T/b.err" </dev/null 3>&- &
+	PB=$!
+	wait "$PA" || fail "3.11: exit status $?"
+	wait "$PB" || fail "3.14: exit status $?"
+}
+
+# windows_with_waits PATTERN: how many CPU profiles $OUT/PATTERN have
+# block and mutex profiles beside them, each read by pyprof top as delay
+# with the waiting function wait_a in it.
+windows_with_waits() {
+	local f kind n=0
+	for f in "$OUT"/$1; do
+		case $f in *.block.pb.gz | *.mutex.pb.gz | *.heap.pb.gz) continue ;; esac
+		# a window in which no lock was taken (the last moments) has none
+		[[ -f ${f%.pb.gz}.block.pb.gz ]] || continue
+		[[ -f ${f%.pb.gz}.mutex.pb.gz ]] || fail "a block profile without its mutex profile: $f"
+		n=$((n + 1))
+		for kind in block mutex; do
+			"$PP_PYPROF" top -n 60 "${f%.pb.gz}.$kind.pb.gz" >"$T/top"
+			head -1 "$T/top" | grep -q '^Type: delay' ||
+				fail "$f $kind: $(head -1 "$T/top")"
+			grep -q ' wait_a  ' "$T/top" || fail "$f $kind: no wait_a: $(cat "$T/top")"
+		done
+	done
+	echo "$n"
+}
+
+@test "2.7 a collector writes block and mutex profiles beside every window's profile, per process and merged (3.11 and 3.14 at once)" {
+	local pid n f
+	collector_start --period 1
+	run_pair
+	wait_profile "$PA" >/dev/null
+	wait_profile "$PB" >/dev/null
+	collector_stop
+	ls "$OUT"
+	for pid in "$PA" "$PB"; do
+		n=$(windows_with_waits "*.$pid.*.pb.gz")
+		echo "pid $pid: $n windows with block and mutex profiles"
+		# 2.2 s in windows of 1 s: at least two windows with waits
+		((n >= 2)) || fail "pid $pid: $n windows with block and mutex profiles"
+	done
+	OUT=$T/merged
+	mkdir -p "$OUT"
+	collector_start --period 1 --merge
+	run_pair
+	collector_stop
+	ls "$OUT"
+	n=$(windows_with_waits "merged.*.pb.gz")
+	echo "merged: $n windows with block and mutex profiles"
+	((n >= 2)) || fail "merged: $n windows with block and mutex profiles"
+	# a merged window's block profile has both processes' waits
+	for f in "$OUT"/merged.*.block.pb.gz; do
+		"$PP_PYPROF" top --by-label pid "$f" >"$T/bypid"
+		if grep -q " $PA\$" "$T/bypid" && grep -q " $PB\$" "$T/bypid"; then
+			return 0
+		fi
+	done
+	fail "no merged block profile with both processes: $(cat "$T/bypid")"
 }

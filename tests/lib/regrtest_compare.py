@@ -260,7 +260,11 @@ def match_pattern(tid):
 def find_profile(dirname, pid, deadline):
     """The collector's profile of PID, waiting for it until DEADLINE."""
     while True:
-        hits = glob.glob(os.path.join(dirname, "*.%d.*.pb.gz" % pid))
+        # the CPU profile, not the heap, block or mutex profile beside it
+        hits = [h for h in glob.glob(os.path.join(dirname,
+                                                  "*.%d.*.pb.gz" % pid))
+                if not h.endswith((".heap.pb.gz", ".block.pb.gz",
+                                   ".mutex.pb.gz"))]
         if hits:
             return hits[0]
         if time.time() > deadline:
