@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/attach.h"
+#include "pyprof/x86jump.h"
 
 
 static void *read_at(int fd, uint64_t off, uint64_t len, uint64_t fsize)
@@ -74,21 +75,13 @@ static void eval_scan(struct dump_eval *ev, int fd, uint64_t fsize,
 	code = read_at(fd, (uint64_t)code_off, hi - lo, fsize);
 	for (uint64_t i = 0; code && i + 6 <= hi - lo && ev->n < DUMP_EVAL_MAX;
 	     i++) {
-		uint64_t next, target, end;
+		uint64_t target, end;
 		uint32_t a = 0, b = count;
-		int32_t rel, loc;
+		int32_t loc;
 		int exported = 0;
 
-		if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80) {
-			memcpy(&rel, code + i + 2, 4);
-			next = lo + i + 6;
-		} else if (code[i] == 0xe9) {
-			memcpy(&rel, code + i + 1, 4);
-			next = lo + i + 5;
-		} else {
+		if (!x86_rel32_jump(code, i, hi - lo, lo, &target))
 			continue;
-		}
-		target = next + (uint64_t)(int64_t)rel;
 		if (target >= lo && target < hi)
 			continue;
 		while (a < b) { /* the first FDE starting at or after target */

@@ -24,6 +24,7 @@
 #include "interp_text.h"
 #include "objects.h"
 #include "base/sampler.h"
+#include "pyprof/x86jump.h"
 
 #define NATIVE_RANGES 8
 #define SYMTAB_MAX_BYTES (256u << 20) /* .symtab + .strtab read at most */
@@ -199,18 +200,9 @@ static void add_jumped_parts(const struct owner *o, uint64_t lo, uint64_t hi)
 	const uint8_t *tab = hdr + 12;
 	const uint8_t *code = (const uint8_t *)(uintptr_t)lo;
 	for (uint64_t i = 0; i + 6 <= hi - lo; i++) {
-		uint64_t next, target;
-		int32_t rel;
-		if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80) {
-			memcpy(&rel, code + i + 2, 4);
-			next = lo + i + 6;
-		} else if (code[i] == 0xe9 && i + 5 <= hi - lo) {
-			memcpy(&rel, code + i + 1, 4);
-			next = lo + i + 5;
-		} else {
+		uint64_t target;
+		if (!x86_rel32_jump(code, i, hi - lo, lo, &target))
 			continue;
-		}
-		target = next + (uint64_t)(int64_t)rel;
 		if (target >= lo && target < hi)
 			continue;
 		/* binary search for an FDE starting exactly at target */
