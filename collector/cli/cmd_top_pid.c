@@ -561,8 +561,8 @@ int top_fetch_pid_window(const char *sock, pid_t pid, const char *mode,
 		return -1;
 	if (fetch_window(&h, pid, mode, seconds, file, err, sizeof err) < 0) {
 		log_error("process %d has the library, but its collector on "
-			  "%s cannot be reached (%s): is that collector still "
-			  "running? start it again there with --http",
+			  "%s gave no profile (%s): is that collector still "
+			  "running, with --http?",
 			  (int)pid, sock, err);
 		return -1;
 	}

@@ -4,9 +4,10 @@
  * reports to, not from outside.
  *
  * That collector's HTTP server (--http; SOCKET.http-addr) is asked for a
- * short wall-mode window of the pid (/debug/pprof/profile?seconds=0.4
- * &mode=wall&pid=PID): wall mode samples every thread, blocked ones too,
- * so 0.4 s at the default rate gives each thread tens of samples. Per
+ * short window of the pid (/debug/pprof/profile?seconds=1&pid=PID) in
+ * the process's own mode (the collector refuses mode=wall for a process
+ * sampling cpu): with PYPROF_MODE=wall every thread, blocked ones too,
+ * has tens of samples in 1 s; in cpu mode only threads that ran. Per
  * thread (thread_id, thread_name labels) the stack seen most often in
  * the window is printed, innermost first, in plain dump's format. A
  * dormant process wakes for the window and goes back to sleep.
@@ -14,6 +15,7 @@
  * Single-threaded, in the pyprof process.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +25,12 @@
 #include "common/log.h"
 #include "views/view_read.h"
 
-#define DUMP_CTL_SECONDS "0.4"
+#define DUMP_CTL_SECONDS "1" /* the endpoint takes whole seconds */
 
 struct dump_thread {
 	long long tid;
-	size_t best; /* sample index of the heaviest stack */
+	size_t best;  /* sample index of the heaviest stack */
+	size_t named; /* a sample with a thread_name label, or SIZE_MAX */
 	int64_t best_n;
 };
 
@@ -63,14 +66,18 @@ static void print(const struct view_profile *p, struct dump_thread *th,
 {
 	char buf[256];
 
-	printf("Process %d: through its collector on %s (%s s of wall-mode "
+	printf("Process %d: through its collector on %s (%s s of its "
 	       "samples; each thread's most frequent stack)\n",
 	       (int)pid, sock, DUMP_CTL_SECONDS);
 	qsort(th, n, sizeof *th, cmp_tid);
 	for (size_t i = 0; i < n; i++) {
 		const struct view_sample *s = &p->samples[th[i].best];
-		const char *name = view_sample_label(s, "thread_name", buf,
-						     sizeof buf);
+		const char *name =
+			th[i].named == SIZE_MAX
+				? NULL
+				: view_sample_label(&p->samples[th[i].named],
+						    "thread_name", buf,
+						    sizeof buf);
 		printf("Thread %lld \"%s\"\n", th[i].tid, name ? name : "?");
 		for (uint32_t k = 0; k < s->n_frames; k++) {
 			const struct view_frame *fr = &p->frames[s->frames[k]];
@@ -105,8 +112,9 @@ int dump_ctl(pid_t pid, const char *sock, int native)
 		log_error("cannot create a temporary directory");
 		return 1;
 	}
-	if (top_fetch_pid_window(sock, pid, "wall", DUMP_CTL_SECONDS,
-				 file) < 0)
+	/* the collector refuses mode=wall for a process sampling in cpu
+	 * mode: then the process's own mode (threads on the CPU only) */
+	if (top_fetch_pid_window(sock, pid, NULL, DUMP_CTL_SECONDS, file) < 0)
 		goto out;
 	if (view_read_text_file(file, &p, err) < 0) {
 		log_error("the collector on %s sent no profile: %s", sock,
@@ -131,6 +139,7 @@ int dump_ctl(pid_t pid, const char *sock, int native)
 		for (j = 0; j < n && th[j].tid != tid; j++)
 			;
 		if (j == n) {
+			th[n].named = SIZE_MAX;
 			th[n].tid = tid;
 			th[n].best = i;
 			th[n++].best_n = s->values[type];
@@ -138,6 +147,10 @@ int dump_ctl(pid_t pid, const char *sock, int native)
 			th[j].best = i;
 			th[j].best_n = s->values[type];
 		}
+		/* the name comes with the samples after the thread set it */
+		if (th[j].named == SIZE_MAX &&
+		    view_sample_label(s, "thread_name", buf, sizeof buf))
+			th[j].named = i;
 	}
 	if (!n) {
 		log_error("process %d sent no sample in %s s to the collector "

@@ -383,7 +383,8 @@ dump_ten() {
 # program's output unchanged. A collector without HTTP: one line.
 dump_ctl_ten() {
 	local i
-	PYPROF_SOCKET=$SOCK PYPROF_START=off LD_PRELOAD=$PP_LIB \
+	PYPROF_SOCKET=$SOCK PYPROF_START=off PYPROF_MODE=wall \
+		LD_PRELOAD=$PP_LIB \
 		start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" ten 4
 	"$PP_PYPROF" dump "$TPID" >"$T/$1.dump" 2>"$T/$1.dump.err" ||
 		{ cat "$T/$1.dump.err"; fail "dump"; }
