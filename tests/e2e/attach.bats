@@ -363,7 +363,7 @@ dump_ten() {
 		tid=$(grep -l "^sleeper-$i\$" /proc/"$TPID"/task/*/comm |
 			awk -F/ '{print $5}')
 		grep -A1 "^Thread $tid \"sleeper-$i\"$" "$T/$1.dump" | tail -1 |
-			fail "sleeper-$i: no thread with its function" ||
+			grep -qE "^    sleeper_$i \(<string>:2\)$" ||
 			fail "sleeper-$i ($tid) is not named with its function"
 	done
 	[[ $(grep -c '^Thread ' "$T/$1.dump") == 11 ]]
