@@ -379,7 +379,7 @@ dump_ten() {
 }
 
 # dump of a process started with the library: through its collector's
-# HTTP server (a wall-mode window), on any version; no attach, the
+# HTTP server (a window in its own mode: wall here), any version; no attach, the
 # program's output unchanged. A collector without HTTP: one line.
 dump_ctl_ten() {
 	local i
