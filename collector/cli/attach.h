@@ -30,13 +30,13 @@
 
 struct attach_target {
 	pid_t pid;
-	uid_t uid;                   /* the process's owner               */
+	uid_t uid; /* the process's owner               */
 	char comm[64];
-	char exe[CMD_PATH_MAX];      /* /proc/PID/exe, resolved           */
-	char python[CMD_PATH_MAX];   /* an interpreter of its version, to
+	char exe[CMD_PATH_MAX];	   /* /proc/PID/exe, resolved           */
+	char python[CMD_PATH_MAX]; /* an interpreter of its version, to
 					run sys.remote_exec with           */
 	int major, minor;
-	int lib_loaded;              /* libpyprof.so is mapped already    */
+	int lib_loaded; /* libpyprof.so is mapped already    */
 };
 
 /* ---- attach_target.c ---------------------------------------------------- */
@@ -106,8 +106,8 @@ struct attach {
 	struct attach_target t;
 	pid_t pid;
 	unsigned long duration; /* s; 0: until Ctrl-C */
-	unsigned long timeout;  /* s */
-	const char *collector;  /* --collector SOCKET, or NULL */
+	unsigned long timeout;	/* s */
+	const char *collector;	/* --collector SOCKET, or NULL */
 	char dir[CMD_PATH_MAX]; /* attach_dir */
 };
 
@@ -140,6 +140,17 @@ int attach_private_paths(struct attach *a);
 /* cmd_top_pid.c: `pyprof top --pid PID`; cmd_top_any is `pyprof top`:
  * with --pid, that, else a profile's table (cmd_top). */
 int cmd_top_pid(int argc, char **argv);
+/* The collector socket path a process started with the library (its
+ * LD_PRELOAD) reports to, in out. 0, or -1 if it was not started so. */
+int top_started_with_library(pid_t pid, char *out, size_t n);
+/* Asks the collector on sock (its SOCKET.http-addr) for a window of
+ * `seconds` of pid in mode (NULL: the process's own) and writes the
+ * profile to file. 0, or -1 after one line saying why and the remedy. */
+int top_fetch_pid_window(const char *sock, pid_t pid, const char *mode,
+			 const char *seconds, const char *file);
+/* dump_ctl.c: `pyprof dump PID` for a process started with the library,
+ * through its collector. Returns the exit status. */
+int dump_ctl(pid_t pid, const char *sock, int native);
 int cmd_top_any(int argc, char **argv);
 
 /* cmd_attach.c and cmd_dump.c */

@@ -153,6 +153,12 @@ int cmd_dump(int argc, char **argv)
 	if (record_find_files(&r) != 0)
 		return 1;
 	snprintf(lib, sizeof lib, "%s", r.lib);
+	/* started with the library: through its collector, any version */
+	{
+		char sock[CMD_PATH_MAX];
+		if (top_started_with_library(pid, sock, sizeof sock) == 0)
+			return dump_ctl(pid, sock, native);
+	}
 	if (attach_target_check(pid, lib, 1, &t) < 0)
 		return 1;
 	/* the pid goes in the code: -c takes no arguments of ours after it

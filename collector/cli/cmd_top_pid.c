@@ -82,24 +82,28 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 		case OPT_HZ:
 			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_HZ, &v))
 				return usage_error(TOPP, "--hz accepts an "
-					"integer from 1 to %d, not '%s'",
-					PYPROF_MAX_HZ, optarg), -1;
+							 "integer from 1 to %d, not '%s'",
+						   PYPROF_MAX_HZ, optarg),
+				       -1;
 			snprintf(a->r.hz, sizeof a->r.hz, "%lu", v);
 			break;
 		case OPT_MODE:
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "wall"))
 				return usage_error(TOPP, "--mode accepts cpu or "
-					"wall, not '%s'", optarg), -1;
+							 "wall, not '%s'",
+						   optarg),
+				       -1;
 			a->r.mode = optarg;
 			break;
 		case OPT_DURATION:
 		case OPT_TIMEOUT:
 			if (cmd_parse_uint(optarg, 1, 86400, &v))
 				return usage_error(TOPP, "%s accepts an integer "
-					"from 1 to 86400, not '%s'",
-					c == OPT_DURATION ? "--duration"
-							  : "--timeout",
-					optarg), -1;
+							 "from 1 to 86400, not '%s'",
+						   c == OPT_DURATION ? "--duration"
+								     : "--timeout",
+						   optarg),
+				       -1;
 			*(c == OPT_DURATION ? &a->duration : &a->timeout) = v;
 			break;
 		case OPT_COLLECTOR:
@@ -114,7 +118,9 @@ static int parse(struct attach *a, int argc, char **argv, char *rows)
 		case 'n':
 			if (cmd_parse_uint(optarg, 1, 1000, &v))
 				return usage_error(TOPP, "-n accepts an integer "
-					"from 1 to 1000, not '%s'", optarg), -1;
+							 "from 1 to 1000, not '%s'",
+						   optarg),
+				       -1;
 			snprintf(rows, 16, "%lu", v);
 			break;
 		default:
@@ -291,8 +297,9 @@ struct http_src {
 
 /* The next second's profile (of pid, or of every process with pid 0)
  * into file. 0, or -1 with why in err. */
-static int fetch_second(const struct http_src *h, pid_t pid, const char *mode,
-			const char *file, char *err, size_t errn)
+static int fetch_window(const struct http_src *h, pid_t pid, const char *mode,
+			const char *seconds, const char *file, char *err,
+			size_t errn)
 {
 	char req[512], pidq[32] = "", modeq[24] = "", buf[65536], *body;
 	size_t len = 0, cap = 1 << 20;
@@ -307,9 +314,9 @@ static int fetch_second(const struct http_src *h, pid_t pid, const char *mode,
 	if (mode)
 		snprintf(modeq, sizeof modeq, "&mode=%s", mode);
 	snprintf(req, sizeof req,
-		 "GET /debug/pprof/profile?seconds=1%s%s%s%s HTTP/1.0\r\n"
+		 "GET /debug/pprof/profile?seconds=%s%s%s%s%s HTTP/1.0\r\n"
 		 "Host: %s\r\nUser-Agent: pyprof-top\r\n\r\n",
-		 pidq, modeq, h->token[0] ? "&token=" : "", h->token, h->addr);
+		 seconds, pidq, modeq, h->token[0] ? "&token=" : "", h->token, h->addr);
 	fd = dial(h->addr);
 	if (fd < 0) {
 		snprintf(err, errn, "cannot connect to http://%s/", h->addr);
@@ -364,7 +371,7 @@ out:
  * PYPROF_SOCKET, else the default socket as that process's environment
  * makes it. 0 with the path in out, -1 if it was not started with the
  * library (no libpyprof in its LD_PRELOAD). */
-static int started_with_library(pid_t pid, char *out, size_t n)
+int top_started_with_library(pid_t pid, char *out, size_t n)
 {
 	char path[64], env[32768], *p;
 	const char *sock = NULL, *xdg = NULL;
@@ -444,7 +451,7 @@ static int live_http(struct attach *a, const char *rows)
 	attach_signals_install();
 	while (!attach_stop_sig && (!a->pid || attach_target_alive(a)) &&
 	       (!a->duration || attach_now_s() < end)) {
-		if (fetch_second(&h, a->pid, a->r.mode, file, err,
+		if (fetch_window(&h, a->pid, a->r.mode, "1", file, err,
 				 sizeof err) < 0) {
 			if (attach_stop_sig)
 				break;
@@ -495,7 +502,7 @@ int cmd_top_pid(int argc, char **argv)
 	{
 		static char sock[CMD_PATH_MAX];
 		if (!top_collector && a.t.lib_loaded &&
-		    started_with_library(a.pid, sock, sizeof sock) == 0)
+		    top_started_with_library(a.pid, sock, sizeof sock) == 0)
 			top_collector = sock;
 		if (top_collector)
 			return live_http(&a, rows);
@@ -541,4 +548,23 @@ out:
 		cmd_remove_tmpdir(a.r.tmpdir);
 	}
 	return code;
+}
+
+int top_fetch_pid_window(const char *sock, pid_t pid, const char *mode,
+			 const char *seconds, const char *file)
+{
+	struct http_src h;
+	char err[512];
+
+	top_collector = sock;
+	if (http_source(&h, pid) < 0)
+		return -1;
+	if (fetch_window(&h, pid, mode, seconds, file, err, sizeof err) < 0) {
+		log_error("process %d has the library, but its collector on "
+			  "%s gave no profile (%s): is that collector still "
+			  "running, with --http?",
+			  (int)pid, sock, err);
+		return -1;
+	}
+	return 0;
 }

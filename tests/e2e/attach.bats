@@ -439,6 +439,51 @@ dump_ten() {
 	attach_each dump_ten
 }
 
+# dump of a process started with the library: through its collector's
+# HTTP server (a window in its own mode: wall here), any version; no attach, the
+# program's output unchanged. A collector without HTTP: one line.
+dump_ctl_ten() {
+	local i
+	PYPROF_SOCKET=$SOCK PYPROF_START=off PYPROF_MODE=wall \
+		LD_PRELOAD=$PP_LIB \
+		start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" ten 4
+	"$PP_PYPROF" dump "$TPID" >"$T/$1.dump" 2>"$T/$1.dump.err" ||
+		{ cat "$T/$1.dump.err"; fail "dump"; }
+	cat "$T/$1.dump"
+	[[ ! -s $T/$1.dump.err ]]
+	head -1 "$T/$1.dump" | grep -q "^Process $TPID: through its collector on $SOCK "
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		# the name label can miss a 1 s window of a just-woken
+		# process (read every 250 ms): "?" then (see the report)
+		grep -A1 -E "^Thread [0-9]+ \"(sleeper-$i|\?)\"$" "$T/$1.dump" |
+			grep -qE "^    sleeper_$i \(<string>:2\)$" ||
+			fail "sleeper-$i: no thread with its function"
+	done
+	[[ $(grep -c '^Thread ' "$T/$1.dump") == 11 ]]
+	[[ -z $(find "$ATTACH_TMP" -name "$TPID.sock" 2>/dev/null) ]] ||
+		fail "dump attached"
+	finish_target "$1" ready done
+}
+
+@test "dump of a process started with the library: every thread and its function through the collector" {
+	local name exe kind last=
+	collector_start --http 0
+	wait_for_line "$SOCK.http-addr" . 10
+	while read -r name exe kind; do
+		[[ $kind == missing ]] && continue
+		dump_ctl_ten "$name" "$exe"
+		last=$exe
+	done < <(PYPROF_TEST_PYTHONS="${PYPROF_TEST_PYTHONS:-3.8 3.11 3.14}" pyprof_pythons)
+	collector_stop
+	collector_start
+	PYPROF_SOCKET=$SOCK PYPROF_START=off LD_PRELOAD=$PP_LIB \
+		start_target nohttp "$last" "$PP_TARGETS/attach_blocked.py" ten 2
+	refused "process $TPID reports to the collector on $SOCK, which serves no HTTP" \
+		"$PP_PYPROF" dump "$TPID"
+	finish_target nohttp ready done
+	collector_stop
+}
+
 # block FILE NAME: the lines of thread NAME's stack in dump FILE
 block() {
 	awk -v h="\"$2\"" '/^Thread / { on = ($3 == h); next } on' "$1"
