@@ -168,15 +168,19 @@ static const char *version_of(const struct dyn_tables *t, size_t sym)
 	}
 }
 
-/* Stores shim in *slot, through a writable mapping if it is in RELRO. */
+/* Stores shim in *slot, through a writable mapping if it is on a page
+ * the dynamic linker made read-only: those of RELRO from its start's
+ * page to its end rounded down (the last, partial page stays writable,
+ * and other data on it is written: it must not become read-only). */
 static int store_slot(const struct dl_phdr_info *info, void **slot,
 		      void *shim)
 {
 	uintptr_t lo, hi, a = (uintptr_t)slot;
+	uintptr_t mask = ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (relro_of(info, &lo, &hi) && a >= lo && a < hi) {
-		void *p = (void *)(a & ~(uintptr_t)(page - 1));
+	if (relro_of(info, &lo, &hi) && a >= (lo & mask) && a < (hi & mask)) {
+		void *p = (void *)(a & mask);
 		if (mprotect(p, (size_t)page, PROT_READ | PROT_WRITE) < 0)
 			return -1;
 		__atomic_store_n(slot, shim, __ATOMIC_RELEASE);

@@ -24,10 +24,11 @@
  * release and the next acquisition seen (a waiter that got the lock
  * leaving its wait) is charged to nobody: on a busy CPU the woken waiter
  * can take milliseconds to run. An acquisition without a wait is not
- * seen: the gap before it goes to that holder. A slot is claimed by CAS of its key and guarded by a spin flag
- * held for a few instructions; a thread that finds it taken after a
- * bounded spin, or that re-enters from a signal handler, skips the
- * accounting (counted lost) rather than wait. pyprof's own threads
+ * seen: the gap before it goes to that holder. A slot is claimed by CAS
+ * of its key and guarded by a spin flag held for a few instructions; a
+ * thread that finds it taken after a bounded spin, or that re-enters
+ * from a signal handler, skips the accounting (counted lost) rather than
+ * wait. pyprof's own threads
  * (heap_busy raised for life: the thread-names thread takes the GIL) are
  * not the program's and pass through.
  */
