@@ -197,4 +197,11 @@ int cmd_make_tmpdir(char *out, size_t n);
  */
 int cmd_remove_tmpdir(const char *dir);
 
+/*
+ * Reads process pid's environment (/proc/PID/environ: NAME=VALUE strings,
+ * each ending in a NUL) into buf (size cap, cap > 1), NUL-terminated after
+ * what fits. Returns the bytes read, or -1 (no such process, not ours).
+ */
+long cmd_read_environ(int pid, char *buf, size_t cap);
+
 #endif /* PYPROF_CMD_H */

@@ -373,20 +373,13 @@ out:
  * library (no libpyprof in its LD_PRELOAD). */
 int top_started_with_library(pid_t pid, char *out, size_t n)
 {
-	char path[64], env[32768], *p;
+	char env[32768], *p;
 	const char *sock = NULL, *xdg = NULL;
-	int fd, preloaded = 0;
-	ssize_t len;
+	int preloaded = 0;
+	long len = cmd_read_environ((int)pid, env, sizeof env);
 
-	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	len = read(fd, env, sizeof env - 1);
-	close(fd);
 	if (len <= 0)
 		return -1;
-	env[len] = '\0';
 	for (p = env; p < env + len; p += strlen(p) + 1) {
 		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p, "libpyprof"))
 			preloaded = 1;

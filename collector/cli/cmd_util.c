@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,4 +290,22 @@ int cmd_join_path(char *out, size_t n, const char *dir, const char *name)
 	int len = snprintf(out, n, "%s/%s", dir, name);
 
 	return (len < 0 || (size_t)len >= n) ? -ENAMETOOLONG : 0;
+}
+
+long cmd_read_environ(int pid, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, cap - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	return (long)len;
 }

@@ -43,18 +43,12 @@ static int cmp_tid(const void *a, const void *b)
 /* Whether pid's environment turns PYPROF_NATIVE on. */
 static int samples_native(pid_t pid)
 {
-	char path[64], env[32768];
-	FILE *f;
-	size_t len;
+	char env[32768];
+	long len = cmd_read_environ((int)pid, env, sizeof env);
 	int on = 0;
 
-	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (len <= 0)
 		return 0;
-	len = fread(env, 1, sizeof env - 1, f);
-	fclose(f);
-	env[len] = '\0';
 	for (char *p = env; p < env + len; p += strlen(p) + 1)
 		if (!strncmp(p, "PYPROF_NATIVE=", 14))
 			on = p[14] && strcmp(p + 14, "0");
