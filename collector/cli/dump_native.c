@@ -566,6 +566,35 @@ static int cmp_thread(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* One thread: its name, then its merged stack (nf, py: room for it). */
+static void print_thread(const struct dn *d, const struct dn_thread *t,
+			 const struct attach_target *tg, const char *out,
+			 struct elfsym *es, struct dump_eval *ev,
+			 struct dn_frame *nf, struct dn_py *py)
+{
+	char name[64];
+
+	thread_name(tg->pid, t->tid, name, sizeof name);
+	printf("Thread %d \"%s\"\n", (int)t->tid, name);
+	if (!t->stopped) {
+		printf("    (not stopped: its native stack is not read)\n");
+		if (py_find(out, t->tid, py))
+			print_py(py, 0, py->n);
+		return;
+	}
+	if (t->unwind_err)
+		printf("    [native unwind failed]\n");
+	if (t->n_pc == DN_MAX_FRAMES)
+		printf("    [native stack truncated: the %d innermost "
+		       "frames]\n",
+		       DN_MAX_FRAMES);
+	for (int j = 0; j < t->n_pc; j++)
+		name_frame(d, es, ev, tg, t->pc[j], j == 0, &nf[j]);
+	if (!py_find(out, t->tid, py))
+		py->n = 0;
+	print_merged(nf, t->n_pc, py, tg->major, tg->minor);
+}
+
 int dump_native(const struct attach_target *tg, const char *code)
 {
 	static struct dn d;
@@ -644,36 +673,12 @@ int dump_native(const struct attach_target *tg, const char *code)
 	qsort(d.th, (size_t)d.n_threads, sizeof *d.th, cmp_thread);
 	printf("Process %d: %s (Python %d.%d, %s)\n", (int)tg->pid, tg->comm,
 	       tg->major, tg->minor, tg->exe);
-	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < d.n_threads; i++) {
-			struct dn_thread *t = &d.th[i];
-			char name[64];
-
-			/* the main thread first */
-			if ((k == 0) != (t->tid == tg->pid))
-				continue;
-			thread_name(tg->pid, t->tid, name, sizeof name);
-			printf("Thread %d \"%s\"\n", (int)t->tid, name);
-			if (!t->stopped) {
-				printf("    (not stopped: its native stack is "
-				       "not read)\n");
-				if (py_find(out, t->tid, py))
-					print_py(py, 0, py->n);
-				continue;
-			}
-			if (t->unwind_err)
-				printf("    [native unwind failed]\n");
-			if (t->n_pc == DN_MAX_FRAMES)
-				printf("    [native stack truncated: the %d "
-				       "innermost frames]\n",
-				       DN_MAX_FRAMES);
-			for (int j = 0; j < t->n_pc; j++)
-				name_frame(&d, es, ev, tg, t->pc[j], j == 0,
-					   &nf[j]);
-			if (!py_find(out, t->tid, py))
-				py->n = 0;
-			print_merged(nf, t->n_pc, py, tg->major, tg->minor);
-		}
+	for (int i = 0; i < d.n_threads; i++) /* the main thread first */
+		if (d.th[i].tid == tg->pid)
+			print_thread(&d, &d.th[i], tg, out, es, ev, nf, py);
+	for (int i = 0; i < d.n_threads; i++)
+		if (d.th[i].tid != tg->pid)
+			print_thread(&d, &d.th[i], tg, out, es, ev, nf, py);
 	rc = fflush(stdout) == 0 ? 0 : 1;
 done:
 	free(ev[0].path);
