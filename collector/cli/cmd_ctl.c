@@ -103,16 +103,22 @@ void cmd_ctl_usage(FILE *out)
 }
 
 /* Prints one CTL_ANSWER; returns 1 if it was a failure. */
-static int print_answer(const uint8_t *p, size_t len)
+/* One process's answer, as its fields say. */
+struct ctl_answer {
+	uint64_t pid, status, sampling, origin, mode, period, achieved;
+	uint64_t samples, signals, armed, lease, heap, native, since, waits;
+	int has_lease, has_period;
+	char comm[64], msg[512];
+};
+
+/* Reads the fields of one answer into a; 0, or -1 if malformed. */
+static int parse_answer(const uint8_t *p, size_t len, struct ctl_answer *a)
 {
 	struct wire_in r = { p, p + len, 1 };
-	uint64_t pid = 0, status = WIRE_CTL_NO_REPLY, sampling = 0;
-	uint64_t origin = 0, mode = 0, period = 0, achieved = 0, samples = 0;
-	uint64_t signals = 0, armed = 0, lease = 0, heap = 0, native = 0;
-	uint64_t since = 0, waits = 0;
-	int has_lease = 0, has_period = 0;
-	char comm[64] = "?", msg[512] = "";
 
+	memset(a, 0, sizeof(*a));
+	a->status = WIRE_CTL_NO_REPLY;
+	strcpy(a->comm, "?");
 	while (!wire_at_end(&r)) {
 		struct wire_field f;
 		if (wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD, &f) < 0)
@@ -122,111 +128,123 @@ static int print_answer(const uint8_t *p, size_t len)
 		uint64_t v = f.v;
 		if (f.is_bytes) {
 			if (f.tag == WIRE_C_COMM)
-				log_printable(comm, sizeof(comm),
+				log_printable(a->comm, sizeof(a->comm),
 					      (const char *)s, n);
 			else if (f.tag == WIRE_C_MSG) {
 				/* the collector's note, then the process's */
-				size_t at = strlen(msg);
-				if (at && at + 2 < sizeof(msg)) {
-					memcpy(msg + at, "; ", 3);
+				size_t at = strlen(a->msg);
+				if (at && at + 2 < sizeof(a->msg)) {
+					memcpy(a->msg + at, "; ", 3);
 					at += 2;
 				}
-				log_printable(msg + at, sizeof(msg) - at,
+				log_printable(a->msg + at, sizeof(a->msg) - at,
 					      (const char *)s, n);
 			}
 			continue;
 		}
 		switch (f.tag) {
 		case WIRE_C_PID:
-			pid = v;
+			a->pid = v;
 			break;
 		case WIRE_C_STATUS:
-			status = v;
+			a->status = v;
 			break;
 		case WIRE_C_SAMPLING:
-			sampling = v;
+			a->sampling = v;
 			break;
 		case WIRE_C_ORIGIN:
-			origin = v;
+			a->origin = v;
 			break;
 		case WIRE_C_MODE:
-			mode = v;
+			a->mode = v;
 			break;
 		case WIRE_C_PERIOD_NS:
-			period = v;
-			has_period = 1;
+			a->period = v;
+			a->has_period = 1;
 			break;
 		case WIRE_C_ACHIEVED_NS:
-			achieved = v;
+			a->achieved = v;
 			break;
 		case WIRE_C_SAMPLES:
-			samples = v;
+			a->samples = v;
 			break;
 		case WIRE_C_SIGNALS:
-			signals = v;
+			a->signals = v;
 			break;
 		case WIRE_C_ARMED:
-			armed = v;
+			a->armed = v;
 			break;
 		case WIRE_C_LEASE_LEFT_MS:
-			lease = v;
-			has_lease = 1;
+			a->lease = v;
+			a->has_lease = 1;
 			break;
 		case WIRE_C_HEAP_RATE:
-			heap = v;
+			a->heap = v;
 			break;
 		case WIRE_C_NATIVE:
-			native = v;
+			a->native = v;
 			break;
 		case WIRE_C_SINCE_NS:
-			since = v;
+			a->since = v;
 			break;
 		case WIRE_C_WAITS_NS:
-			waits = v;
+			a->waits = v;
 			break;
 		default:
 			break;
 		}
 	}
-	if (!r.ok) {
-		log_error("ctl: malformed answer from the collector");
-		return 1;
-	}
+	return r.ok ? 0 : -1;
+}
+
+static int print_answer(const uint8_t *p, size_t len)
+{
 	static const char *const statuses[] = { "ok", "partial", "refused",
 						"no-reply" };
 	static const char *const origins[] = { "off", "own", "request" };
-	printf("pid=%llu comm=%s status=%s", (unsigned long long)pid, comm,
-	       status < 4 ? statuses[status] : "?");
-	if (status != WIRE_CTL_NO_REPLY) {
-		printf(" sampling=%s origin=%s mode=%s", sampling ? "on" : "off",
-		       origin < 3 ? origins[origin] : "?",
-		       mode == WIRE_MODE_WALL ? "wall" : "cpu");
-		if (has_period && period)
-			printf(" hz=%llu", (unsigned long long)((1000000000u +
-								 period / 2) /
-								period));
-		if (achieved)
+	struct ctl_answer a;
+
+	if (parse_answer(p, len, &a) < 0) {
+		log_error("ctl: malformed answer from the collector");
+		return 1;
+	}
+	printf("pid=%llu comm=%s status=%s", (unsigned long long)a.pid, a.comm,
+	       a.status < 4 ? statuses[a.status] : "?");
+	if (a.status != WIRE_CTL_NO_REPLY) {
+		printf(" sampling=%s origin=%s mode=%s",
+		       a.sampling ? "on" : "off",
+		       a.origin < 3 ? origins[a.origin] : "?",
+		       a.mode == WIRE_MODE_WALL ? "wall" : "cpu");
+		if (a.has_period && a.period)
+			printf(" hz=%llu",
+			       (unsigned long long)((1000000000u +
+						     a.period / 2) /
+						    a.period));
+		if (a.achieved)
 			printf(" achieved_hz=%llu",
 			       (unsigned long long)((1000000000u +
-						     achieved / 2) / achieved));
-		if (heap)
-			printf(" heap_rate=%llu", (unsigned long long)heap);
-		if (native)
+						     a.achieved / 2) /
+						    a.achieved));
+		if (a.heap)
+			printf(" heap_rate=%llu", (unsigned long long)a.heap);
+		if (a.native)
 			printf(" native=on");
-		if (waits)
-			printf(" waits_ns=%llu", (unsigned long long)waits);
+		if (a.waits)
+			printf(" waits_ns=%llu", (unsigned long long)a.waits);
 		printf(" samples=%llu signals=%llu armed=%llu",
-		       (unsigned long long)samples, (unsigned long long)signals,
-		       (unsigned long long)armed);
-		if (has_lease)
-			printf(" lease_ms=%llu", (unsigned long long)lease);
-		if (since)
-			printf(" since_mono_ns=%llu", (unsigned long long)since);
+		       (unsigned long long)a.samples,
+		       (unsigned long long)a.signals,
+		       (unsigned long long)a.armed);
+		if (a.has_lease)
+			printf(" lease_ms=%llu", (unsigned long long)a.lease);
+		if (a.since)
+			printf(" since_mono_ns=%llu",
+			       (unsigned long long)a.since);
 	}
-	if (msg[0])
-		printf(" msg=\"%s\"", msg);
+	if (a.msg[0])
+		printf(" msg=\"%s\"", a.msg);
 	printf("\n");
-	return status == WIRE_CTL_REFUSED || status == WIRE_CTL_NO_REPLY;
+	return a.status == WIRE_CTL_REFUSED || a.status == WIRE_CTL_NO_REPLY;
 }
 
 static uint64_t now_ms(void)
