@@ -9,17 +9,15 @@
 # (docs/limitations.md). The rule (what is a difference, what is the
 # interpreter's own flakiness) is tests/lib/regrtest_compare.py's.
 #
-# In make check-regrtest (with regrtest.bats), not make check. These
-# modules mostly sleep and wait for their child processes: one
-# configuration takes about 105 s of wall time but 35 s of CPU (user and
-# system, the plain and the preloaded run together, 2 processes at a
-# time), so tests/run starts this file beside its lanes (the "lane:
-# beside" line below). Beside make check's two lanes it would cost the
-# suite about 2 minutes of CPU only, but its load pushed threads.bats'
-# timing tests (wall mode's thirds, time.sleep's oversleep at 1 kHz) past
-# their limits in a clean-clone CI run (docs/testing.md).
+# In make check. These modules mostly sleep and wait for their child
+# processes: one configuration takes about 105 s of wall time but 35 s of
+# CPU (user and system, the plain and the preloaded run together, 2
+# processes at a time). So each test runs as a process of its own beside
+# the lanes, but only once the files that time things (threads.bats'
+# thirds and oversleeps, systime.bats' truth) have ended: tests/run's
+# "lane: tail" (docs/testing.md).
 #
-# tests/run: lane: beside
+# tests/run: lane: tail
 # Reports and logs of each run stay in the test's temporary directory
 # (the path is printed) for a look at a failure.
 

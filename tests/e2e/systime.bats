@@ -31,6 +31,9 @@
 # its 7 s of CPU in wall time: 5m53s for all 12 on the shared machine at
 # load 20. The rule before (a thread neither holding the GIL nor seen
 # running keeps its time) failed 4.2: zlib -1.7, C keeping the GIL +1.7.
+#
+# It times things, so it starts first, before make check's tail:
+# tests/run: quiet
 
 load ../lib/common
 

@@ -18,6 +18,9 @@
 #        after fork() (fork_rate.py)
 #   6.x  one profile per thread: pyprof-collector --per-thread, pyprof
 #        record --per-thread
+#
+# It times things, so it starts first, before make check's tail:
+# tests/run: quiet
 
 load ../lib/common
 

@@ -7,6 +7,9 @@
 # cwork.py spends its time in C (hashlib, sorted, zlib): those samples must
 # be charged to the Python function and the line that made the call. Every
 # interpreter in tests/lib/pythons.sh.
+#
+# It times things, so it starts first, before make check's tail:
+# tests/run: quiet
 
 load ../lib/common
 

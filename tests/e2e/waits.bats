@@ -22,6 +22,9 @@
 #       flamegraph, convert and diff on them (totals against go tool
 #       pprof -raw); a collector's files beside every window, per process
 #       and merged. Pushed windows and their labels: push.bats.
+#
+# It times things, so it starts first, before make check's tail:
+# tests/run: quiet
 
 load ../lib/common
 
