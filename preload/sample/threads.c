@@ -26,6 +26,7 @@
 #include "signal/sig_handler.h"
 #include "base/sampler.h"
 #include "base/tid.h"
+#include "base/zero.h"
 #include "pyprof/wire.h"
 #include "signal/sig_heap.h"
 
@@ -560,7 +561,7 @@ void threads_after_fork_child(int follow)
 		if (slots[i].tid > 0 && slots[i].state == SLOT_ARMED &&
 		    slots[i].perf_fd >= 0)
 			close(slots[i].perf_fd);
-	memset(slots, 0, sizeof slots);
+	zero_pages(slots, sizeof slots);
 	lost_closed_ns = 0;
 	if (follow) {
 		__atomic_store_n(&running, 1, __ATOMIC_RELEASE);

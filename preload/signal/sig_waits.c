@@ -44,6 +44,7 @@
 #include "base/clock.h"
 #include "base/libc_next.h"
 #include "base/sampler.h"
+#include "base/zero.h"
 #include "sig_frames.h"
 #include "sig_heap.h"
 #include "sig_labels.h"
@@ -629,9 +630,9 @@ void waits_stop(void)
 
 void waits_after_fork_child(void)
 {
-	memset(slots, 0, sizeof slots);
+	zero_pages(slots, sizeof slots);
 	n_used = 0;
-	memset(parked, 0, sizeof parked);
+	zero_pages(parked, sizeof parked);
 	gil_start = 0;
 	waits_tid = 0;
 }
