@@ -35,6 +35,13 @@ teardown() {
 # tests: there the forkserver's children run this harness's command line,
 # which they cannot parse (every such test is an ERROR plainly, and one
 # run in three a HANG, with or without the library).
+# A test is a HANG past 90 s, not regrtest_compare.py's 30:
+# test_concurrent_futures' test_hang_global_shutdown_lock (50 process
+# pools forked beside a thread that submits without end) takes 15 to
+# 19 s plainly on a quiet machine and 15 to 38 s beside make check, so at
+# 30 s it was a HANG once with the library (a fork costs a child about
+# 1.5 ms more CPU with it: docs/performance.md) and could be one
+# without it.
 # regrtest_waits VERSION MODULE...
 regrtest_waits() {
 	local want=$1 name exe kind
@@ -47,7 +54,7 @@ regrtest_waits() {
 	echo "== $name $exe; work files in $T/work-$want"
 	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/regrtest_compare.py" \
 		--python "$exe" --lib "$PP_LIB" --socket "$SOCK" \
-		--profiles "$OUT" --work "$T/work-$want" --hz 100 \
+		--profiles "$OUT" --work "$T/work-$want" --hz 100 --test-timeout 90 \
 		--env PYPROF_WAITS=1 "$@"
 	local f n=0 blocks=0
 	for f in "$OUT"/*.pb.gz; do
