@@ -9,7 +9,10 @@
  * its file-backed page, reads as zeros again and costs nothing until it
  * is written) and writes only the partial pages at either end.
  * Not for memory mapped from a file (its pages would come back from the
- * file) nor for shared memory.
+ * file) nor for shared memory. Pages of 4 KiB assumed (x86-64): on a
+ * larger page the range is not aligned, madvise refuses it, and memset
+ * does the work. Async-signal-safe (a fork child of a threaded program
+ * may call nothing else).
  */
 #ifndef PYPROF_BASE_ZERO_H
 #define PYPROF_BASE_ZERO_H
@@ -17,11 +20,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 static inline void zero_pages(void *p, size_t n)
 {
-	uintptr_t pg = (uintptr_t)getpagesize();
+	const uintptr_t pg = 4096;
 	uintptr_t a = (uintptr_t)p, e = a + n;
 	uintptr_t pa = (a + pg - 1) & ~(pg - 1), pe = e & ~(pg - 1);
 	if (pe <= pa || madvise((void *)pa, pe - pa, MADV_DONTNEED) != 0) {
