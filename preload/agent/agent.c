@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "native/cfi.h"
+#include "cpython/pylife.h"
 #include "control.h"
 #include "sample/cpuclock.h"
 #include "base/clock.h"
@@ -848,7 +849,8 @@ static void finish(const struct loop *l)
 	 * whose exec failed (agent_quiet_if_empty), unless it has more, and
 	 * not a program that links libpython but never started it (vim,
 	 * gdb): no interpreter state was ever seen, it is not Python. */
-	int was_python = l->saw_interp || sampler.interp_head();
+	int was_python = l->saw_interp || sampler.interp_head() ||
+			 pylife_ended();
 	if ((was_python &&
 	     !__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE)) ||
 	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||

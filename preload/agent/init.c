@@ -44,6 +44,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "cpython/pyabi.h"
+#include "cpython/pylife.h"
 #include "refuse.h"
 #include "base/sampler.h"
 #include "sample/threads.h"
@@ -644,6 +645,7 @@ static void start_found(const struct cpython *py)
 	abi = choose_abi(version, major, minor, py->code_type);
 	if (!abi)
 		return; /* refused, with its reason */
+	pylife_find(major, minor);
 	start_profiling(abi, py, version, major, minor);
 }
 

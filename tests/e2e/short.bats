@@ -100,3 +100,32 @@ check_pool() {
 	}
 	for_each_python check
 }
+
+# The library's thread may get no CPU at all while a short program runs
+# (a loaded machine, one CPU): the program, pinned to one CPU with its
+# threads at the same real-time priority (chrt -f), runs to its end
+# before that thread is ever scheduled. The interpreter is gone by the
+# time the library's destructor asks (PyInterpreterState_Head is NULL
+# after Py_FinalizeEx), so whether it was a Python program is read from
+# what CPython keeps after finalization (preload/cpython/pylife.h). It
+# used to be left out ("no Python process reported"), 5 runs of 5 on
+# 3.12 and 2.7. `python -V`, which never starts the interpreter, stays
+# out.
+@test "a program that ends before the library's thread ever runs is reported; python -V, which starts no interpreter, is not" {
+	check() {
+		local exe=$2 i
+		for i in 1 2 3; do
+			run_capture starved chrt -f 50 taskset -c 0 \
+				"$PP_PYPROF" record --hz 1000 -o "$T/starved.pb.gz" -- "$exe" -c pass
+			cat "$T/starved.err"
+			assert_eq 0 "$RC" "exit status"
+			grep -qE '^pyprof: wrote .* \([0-9]+ samples?, 1 process, 0 dropped\)$' "$T/starved.err" ||
+				fail "run $i: the process is not in the summary"
+		done
+		run_capture version "$PP_PYPROF" record -o "$T/version.pb.gz" -- "$exe" -V
+		cat "$T/version.err"
+		grep -q 'no Python process reported' "$T/version.err" ||
+			fail "python -V was reported as a Python process"
+	}
+	for_each_python check
+}
