@@ -192,7 +192,7 @@ check: all unit check-sigsafe check-includes format-check $(BUILD)/fuzz/wire_fuz
 	LANES=$(LANES) tests/run
 
 check-regrtest: all unit
-	REGRTEST=1 UNIT=0 LANES=2 E2E="regrtest regrtest_matrix regrtest_waits regrtest_attach" tests/run
+	REGRTEST=1 UNIT=0 LANES=2 E2E="regrtest regrtest_matrix regrtest_attach" tests/run
 
 # The whole suite on the newest interpreters alone (CPython 3.14 and 3.15
 # from Debian sid, tools/get-sid-pythons; make check runs them too).
@@ -370,7 +370,7 @@ release:
 # pprof`, the reader the README shows). make test-deps: the rest of what
 # make check needs (bats, a browser, clang for the wire fuzzer, man, the
 # OTLP reader, npm's speedscope, CPython 3.14 and 3.15 from Debian sid,
-# Debian python3's own test package for regrtest_waits.bats).
+# Debian python3's own test package for regrtest_matrix.bats).
 DEPS_RUN := build-essential zlib1g-dev libprotobuf-c-dev protobuf-c-compiler \
   libcurl4-openssl-dev libunwind8 python3 golang-go
 DEPS_TEST := bats libunwind-dev python3-numpy procps libxml2-utils chromium \

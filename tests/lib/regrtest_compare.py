@@ -3,7 +3,8 @@
 libpyprof.so preloaded: every test must have the same outcome.
 
     regrtest_compare.py --python EXE --lib LIB --socket SOCK --profiles DIR
-                        --work DIR [--hz N] [--env K=V]... [--jobs N]
+                        --work DIR [--hz N] [--env K=V]...
+                        [--variant NAME=HZ[,K=V...]]... [--jobs N]
                         [--reruns N]
                         [--test-timeout S] [--budget S]
                         MODULE[:IGNORE...]...
@@ -19,6 +20,16 @@ outcome (ok, SKIP, FAIL, ERROR, XFAIL, XPASS; see that file). The plain and
 the preloaded run of a module start together, so that both see the same
 load; --jobs processes run at a time (default 4: these modules mostly sleep
 and wait for child processes, so 4 fit on 2 cores).
+
+A module may name the variants it runs under: MODULE@NAME[,NAME...]
+(before its ignore patterns); without, it runs under every one.
+
+Several preloaded configurations against one plain run: each --variant
+NAME=HZ[,K=V...] is a preloaded run of every module at PYPROF_HZ=HZ with
+those variables (--env's too), compared with the same plain run, which is
+then made once for all of them (e.g. --variant 100hz=100 --variant
+all=1000,PYPROF_HEAP_RATE=512KiB,PYPROF_WAITS=1). Without --variant, one
+preloaded run named "pyprof" at --hz.
 
 A test that runs longer than --test-timeout seconds (default 30; the longest of these tests takes 4 s plainly here) is a HANG:
 faulthandler prints every thread's traceback into the log and ends that
@@ -38,7 +49,8 @@ The rule (what counts as a difference, what as flakiness):
   2. Tests with the same outcome in both runs are done.
   3. Every test whose outcomes differ is run again, those tests only
      (regrtest --matchfile), --reruns times plainly (default 2) and once
-     preloaded (not for a HANG: that would cost the whole timeout again).
+     preloaded (not for a HANG: that would cost the whole timeout again);
+     the plain reruns serve every variant that differs on that test.
   4. If the plain runs of that test (the first and the reruns) did not all
      give the same outcome, the interpreter is flaky on that test without
      the library: FLAKY, reported, not a failure.
@@ -89,6 +101,7 @@ class Run(object):
         self.spec = spec
         parts = spec.split(":")
         module, self.ignore = parts[0], [p for p in parts[1:] if p]
+        module = module.split("@")[0]
         self.module, self.mode, self.tag, self.match = module, mode, tag, match
         base = os.path.join(args.work, "%s.%s.%s" % (module, mode, tag))
         self.tsv, self.log = base + ".tsv", base + ".log"
@@ -133,13 +146,26 @@ def clean_env():
     return env
 
 
+def parse_variant(text, base_env):
+    """NAME=HZ[,K=V...] -> (name, hz, [K=V...]); ValueError if malformed."""
+    name, eq, rest = text.partition("=")
+    parts = rest.split(",")
+    if not eq or not name or name == "plain" or not parts[0].isdigit():
+        raise ValueError("--variant %r: NAME=HZ[,PYPROF_X=V...]" % text)
+    for kv in parts[1:]:
+        if "=" not in kv:
+            raise ValueError("--variant %r: %r is no K=V" % (text, kv))
+    return name, int(parts[0]), list(base_env) + parts[1:]
+
+
 def run_one(args, run):
     env = clean_env()
-    if run.mode == "pyprof":
+    if run.mode != "plain":
+        hz, extra = args.variants[run.mode]
         env["LD_PRELOAD"] = args.lib
         env["PYPROF_SOCKET"] = args.socket
-        env["PYPROF_HZ"] = str(args.hz)
-        for kv in args.env:
+        env["PYPROF_HZ"] = str(hz)
+        for kv in extra:
             k, _, v = kv.partition("=")
             env[k] = v
     cmd = [args.python, OUTCOMES, run.tsv, str(args.test_timeout), "-v"]
@@ -334,6 +360,9 @@ def main(argv):
     ap.add_argument("--env", action="append", default=[],
                     metavar="PYPROF_X=V",
                     help="one more variable for the preloaded runs")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=HZ[,PYPROF_X=V...]",
+                    help="a preloaded configuration (repeatable)")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--reruns", type=int, default=2)
     ap.add_argument("--test-timeout", type=int, default=30)
@@ -341,6 +370,28 @@ def main(argv):
     ap.add_argument("--budget", type=int, default=420)
     ap.add_argument("modules", nargs="+")
     args = ap.parse_args(argv)
+    args.variants = {}  # name -> (hz, [K=V...])
+    names = []
+    try:
+        for v in args.variant or ["pyprof=%d" % args.hz]:
+            name, hz, env = parse_variant(v, args.env)
+            if name in args.variants:
+                raise ValueError("--variant %s given twice" % name)
+            args.variants[name] = (hz, env)
+            names.append(name)
+    except ValueError as e:
+        ap.error(str(e))
+    ways = {}  # module spec -> the variants it runs under
+    for m in args.modules:
+        head = m.split(":")[0]
+        if "@" in head:
+            want = head.split("@", 1)[1].split(",")
+            for v in want:
+                if v not in args.variants:
+                    ap.error("%s: no --variant %s" % (m, v))
+            ways[m] = [v for v in names if v in want]
+        else:
+            ways[m] = list(names)
     os.makedirs(args.work, exist_ok=True)
     # Started from a shell without job control, SIGINT may be ignored,
     # and an ignored signal stays ignored across exec: the tests of
@@ -349,11 +400,11 @@ def main(argv):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.time()
 
-    # 1. Every module, both ways, the two runs of a module side by side.
+    # 1. Every module, every way, the runs of a module side by side.
     res = {}
     first = []
     for m in args.modules:
-        for mode in ("plain", "pyprof"):
+        for mode in ["plain"] + ways[m]:
             r = Run(args, m, mode, "0")
             res[(m, mode)] = Result(r)
             first.append(r)
@@ -373,13 +424,15 @@ def main(argv):
             break
         more = []
         for m in args.modules:
-            a, b = res[(m, "plain")], res[(m, "pyprof")]
-            for mine, other in ((a, b), (b, a)):
+            modes = ["plain"] + ways[m]
+            for mode in modes:
+                mine = res[(m, mode)]
                 last = mine.runs[-1]
                 if last.cut_short() is None:
                     continue
-                todo = sorted(t for t in other.started
-                              if t not in mine.started)
+                todo = sorted(set(t for o in modes if o != mode
+                                  for t in res[(m, o)].started
+                                  if t not in mine.started))
                 if todo:
                     more.append(Run(args, m, last.mode, "0c%d" % k,
                                     [match_pattern(t) for t in todo]))
@@ -389,63 +442,77 @@ def main(argv):
         for r in more:
             res[(r.spec, r.mode)].add(r)
 
-    print("all modules run both ways in %.0fs" % (time.time() - t0))
+    print("all modules run %s in %.0fs" % (
+        "both ways" if len(names) == 1 else "plainly and preloaded",
+        time.time() - t0))
 
-    # 3. Compare.
-    diffs = {}  # module -> [test ids]
+    # 3. Compare each variant with the plain runs.
+    diffs = {}  # (module, variant) -> [test ids]
     bad_profiles = []
     # Every process has exited: the collector writes each profile as its
     # connection closes. 15 s for the last ones, in all.
     deadline = time.time() + 15
     for m in args.modules:
-        a, b = res[(m, "plain")], res[(m, "pyprof")]
-        ids = sorted(set(a.outcome) | set(b.outcome))
-        differ = [t for t in ids if a.get(t) != b.get(t)]
-        if not differ and a.first.rc != b.first.rc:
-            differ = [RC_ID]
-        if differ:
-            diffs[m] = differ
-        notes = []
-        for r in b.runs:
-            err, note = check_profile(args, r, deadline)
-            notes.append(note)
-            if err:
-                bad_profiles.append("%s: %s" % (m, err))
-        counts = {}
-        for t in ids:
-            counts[a.get(t)] = counts.get(a.get(t), 0) + 1
-        print("%-28s %4d tests (%s) rc %s/%s %5.1fs/%5.1fs %s [%s]" % (
-            m.split(":")[0], len(ids),
-            " ".join("%s %d" % (k, v) for k, v in sorted(counts.items())),
-            a.first.rc, b.first.rc, a.secs(), b.secs(),
-            "same" if not differ else "%d DIFFER" % len(differ),
-            "; ".join(notes)))
+        a = res[(m, "plain")]
+        for v in ways[m]:
+            b = res[(m, v)]
+            ids = sorted(set(a.outcome) | set(b.outcome))
+            differ = [t for t in ids if a.get(t) != b.get(t)]
+            if not differ and a.first.rc != b.first.rc:
+                differ = [RC_ID]
+            if differ:
+                diffs[(m, v)] = differ
+            notes = []
+            for r in b.runs:
+                err, note = check_profile(args, r, deadline)
+                notes.append(note)
+                if err:
+                    bad_profiles.append("%s (%s): %s" % (m, v, err))
+            counts = {}
+            for t in ids:
+                counts[a.get(t)] = counts.get(a.get(t), 0) + 1
+            label = m.split(":")[0].split("@")[0]
+            if len(names) > 1:
+                label += " " + v
+            print("%-28s %4d tests (%s) rc %s/%s %5.1fs/%5.1fs %s [%s]" % (
+                label, len(ids),
+                " ".join("%s %d" % (k, n) for k, n in sorted(counts.items())),
+                a.first.rc, b.first.rc, a.secs(), b.secs(),
+                "same" if not differ else "%d DIFFER" % len(differ),
+                "; ".join(notes)))
     sys.stdout.flush()
 
-    # 4. Rerun what differs: plainly --reruns times, preloaded once.
+    # 4. Rerun what differs: plainly --reruns times (once for every
+    # variant that differs), each differing variant once.
     reruns = {}
     todo = []
-    for m, tids in sorted(diffs.items()):
+    plain_todo = {}  # module -> (whole, set of match patterns)
+    for (m, v), tids in sorted(diffs.items()):
         whole = tids == [RC_ID]
         match = None if whole else sorted(set(match_pattern(t)
                                               for t in tids))
-        for i in range(1, args.reruns + 1):
-            r = Run(args, m, "plain", "rerun%d" % i, match)
-            reruns[(m, "plain", i)] = r
-            todo.append(r)
-        if whole or any(res[(m, "pyprof")].get(t) != "HANG" for t in tids):
+        w, pats = plain_todo.get(m, (False, set()))
+        plain_todo[m] = (w or whole, pats | set(match or []))
+        if whole or any(res[(m, v)].get(t) != "HANG" for t in tids):
             no_hang = match if whole else sorted(set(
                 match_pattern(t) for t in tids
-                if res[(m, "pyprof")].get(t) != "HANG"))
-            r = Run(args, m, "pyprof", "rerun1", no_hang)
-            reruns[(m, "pyprof", 1)] = r
+                if res[(m, v)].get(t) != "HANG"))
+            r = Run(args, m, v, "rerun1", no_hang)
+            reruns[(m, v, 1)] = r
+            todo.append(r)
+    for m, (whole, pats) in sorted(plain_todo.items()):
+        for i in range(1, args.reruns + 1):
+            r = Run(args, m, "plain", "rerun%d" % i,
+                    None if whole else sorted(pats))
+            reruns[(m, "plain", i)] = r
             todo.append(r)
     if todo and over_budget("reruns (every difference stands)"):
         todo = []
         reruns = {}
     if todo:
         print("\nrerunning the %d differing test(s) of %d module(s)" % (
-            sum(len(v) for v in diffs.values()), len(diffs)))
+            len(set((m, t) for (m, _), ts in diffs.items() for t in ts)),
+            len(plain_todo)))
         sys.stdout.flush()
         run_all(args, todo)
 
@@ -459,15 +526,15 @@ def main(argv):
 
     n_diff = n_flaky = 0
     shown = 0  # tracebacks printed: the first few tell the story
-    for m, tids in sorted(diffs.items()):
+    for (m, v), tids in sorted(diffs.items()):
         for t in tids:
-            a, b = res[(m, "plain")], res[(m, "pyprof")]
+            a, b = res[(m, "plain")], res[(m, v)]
             plain = [a.get(t)] + [
                 o for o in (rerun_outcome(m, "plain", i, t)
                             for i in range(1, args.reruns + 1))
                 if o is not None]
             pre = [b.get(t)]
-            again = rerun_outcome(m, "pyprof", 1, t)
+            again = rerun_outcome(m, v, 1, t)
             if again is not None and b.get(t) != "HANG":
                 pre.append(again)
             if len(set(plain)) > 1:
@@ -476,7 +543,8 @@ def main(argv):
             else:
                 n_diff += 1
                 verdict = "DIFFERENCE"
-            print("\n%s: %s %s" % (verdict, m.split(":")[0], t))
+            print("\n%s: %s %s%s" % (verdict, m.split(":")[0].split("@")[0], t,
+                                      " (%s)" % v if len(names) > 1 else ""))
             print("    plain:   %s" % ", ".join(plain))
             print("    preload: %s" % ", ".join(pre))
             if verdict != "DIFFERENCE" or t == RC_ID:
