@@ -986,6 +986,7 @@ int agent_start(const struct config *c, struct agent_info *info)
 	 * program listing its descriptors (CPython's fd_status.py, right at
 	 * its start) could see them. */
 	program_gone_prepare();
+	transport_prepare(&ag.tr);
 	threads_prepare_scan();
 	rc = -spawn();
 out:
@@ -1112,6 +1113,7 @@ void agent_after_fork_child(int follow)
 	 * dup2()s onto it before exec (EBUSY; subprocess with a std
 	 * descriptor closed). */
 	program_gone_prepare();
+	transport_prepare(&ag.tr);
 	threads_prepare_scan();
 	/* Most forked children of a Python program exec at once
 	 * (subprocess): the agent waits a moment before it arms anything,

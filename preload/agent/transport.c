@@ -24,6 +24,7 @@ void transport_init(struct transport *t, const char *path, long trust_uid)
 {
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
+	t->spare = -1;
 	strncpy(t->path, path, sizeof t->path - 1);
 	t->trust_uid = trust_uid;
 	t->backoff_ns = BACKOFF_MIN_NS;
@@ -33,10 +34,34 @@ void transport_fini(struct transport *t)
 {
 	if (t->fd >= 0)
 		fd_close_own(t->fd, &t->id);
+	if (t->spare >= 0)
+		fd_close_own(t->spare, &t->spare_id);
 	free(t->buf);
 	free(t->marks);
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
+	t->spare = -1;
+}
+
+/* A new unconnected socket, parked; -1 on failure. */
+static int new_socket(struct fd_id *id)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	fd = fd_park(fd);
+	if (fd_id_get(fd, id) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void transport_prepare(struct transport *t)
+{
+	if (t->spare >= 0 && fd_is(t->spare, &t->spare_id))
+		return;
+	t->spare = new_socket(&t->spare_id);
 }
 
 size_t transport_pending(const struct transport *t)
@@ -391,21 +416,32 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 		return refuse(t, why);
 	if (rc < 0)
 		goto retry; /* no collector there yet */
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		goto retry;
-	fd = fd_park(fd);
+	/* the prepared socket (transport_prepare) if the program has not
+	 * closed its number; else a new one */
 	struct fd_id id;
-	if (fd_id_get(fd, &id) < 0) {
-		close(fd);
+	int fd;
+	if (t->spare >= 0 && fd_is(t->spare, &t->spare_id)) {
+		fd = t->spare;
+		id = t->spare_id;
+	} else if ((fd = new_socket(&id)) < 0) {
+		t->spare = -1;
 		goto retry;
 	}
+	t->spare = -1;
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, t->path, sizeof sa.sun_path - 1);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		close(fd);
+		/* no collector listening yet: the socket stays unconnected
+		 * and serves the next try */
+		if (errno == ENOENT || errno == ECONNREFUSED ||
+		    errno == EAGAIN) {
+			t->spare = fd;
+			t->spare_id = id;
+		} else {
+			close(fd);
+		}
 		goto retry;
 	}
 	/* before a single byte goes out */

@@ -51,6 +51,9 @@ struct transport {
 	                           never connect again                    */
 	int fd;                 /* -1 when not connected                 */
 	struct fd_id id;        /* what fd named when we opened it       */
+	int spare;              /* an unconnected socket made by
+	                           transport_prepare, high, or -1        */
+	struct fd_id spare_id;
 	uint32_t conn_seq;      /* connections made so far               */
 	uint64_t next_try_ns;   /* CLOCK_MONOTONIC of the next attempt   */
 	uint64_t backoff_ns;
@@ -89,6 +92,18 @@ int transport_check_peer(int fd, long trust_uid, char *why, size_t cap);
  * or -1. */
 void transport_init(struct transport *t, const char *path, long trust_uid);
 void transport_fini(struct transport *t);
+
+/* Makes the socket the next connection will use, parked high (fdutil.h),
+ * if there is none: called before the agent's thread starts (the
+ * constructor, a fork child before fork returns), when no code of the
+ * program runs beside it. socket() takes the lowest free number for a
+ * moment; made later, on the agent's thread, that moment fell inside the
+ * program's start-up, where a program listing its descriptors saw it
+ * (test_subprocess's test_pass_fds on 3.15: "fd to be closed passed",
+ * one run in about ten). A failed connect keeps the socket for the next
+ * try; only a reconnection after a connection ends makes a new one on
+ * the agent's thread. */
+void transport_prepare(struct transport *t);
 
 /* Tries to connect if it is time. hello(buf, cap, conn_seq) writes the
  * HELLO frame and returns its length (0 on failure). Returns 1 when a new

@@ -81,6 +81,34 @@ extra_fds() {
 	PYPROF_TEST_PYTHONS=$(pythons_of system 3.14) for_each_python check
 }
 
+# The numbers a program gets next are its own, at every moment: the
+# library makes its sockets before the program runs (the constructor, a
+# fork child before fork returns; transport_prepare in
+# preload/agent/transport.h), and a failed connect keeps its socket for
+# the next try. With no collector listening the library tries again and
+# again (50 ms, doubling to 1 s): each try used to make a new socket,
+# which sat at the lowest free number until it was moved high, so a
+# program watching 3 to 5 saw 3 open in about half of 1.5 s windows (2.7,
+# 3.11, 3.15); with a collector the first connection did the same, in the
+# program's start-up (test_subprocess's test_pass_fds on 3.15, one run in
+# about ten under make check: "fd to be closed passed").
+@test "with no collector listening, the library's attempts to connect never hold a number the program would get next" {
+	check() {
+		local exe=$2 plain out
+		# what is open without the library (bats may leave some open)
+		plain=$("$exe" "$PP_TARGETS/fdwatch.py" 0.2 </dev/null 3>&-) ||
+			fail "fdwatch.py failed plainly"
+		out=$( (ulimit -S -n 1024 && LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$T/none/c.sock \
+			"$exe" "$PP_TARGETS/fdwatch.py" 1.5) 2>"$T/fdwatch.err" </dev/null 3>&-) ||
+			fail "fdwatch.py failed: $(cat "$T/fdwatch.err")"
+		echo "   plainly ${plain% probes *}; with the library ${out% probes *} (${out##* probes } rounds)"
+		[[ ${out% probes *} == "${plain% probes *}" ]] ||
+			fail "a descriptor of the library at a low number: ${out% probes *}, plainly ${plain% probes *}"
+	}
+	mkdir -p "$T/none"
+	for_each_python check
+}
+
 @test "after os.closerange(3, ...) native sampling past the tick goes on, and what it missed is counted as lost" {
 	check() {
 		local exe=$2 f truth got lost
