@@ -51,12 +51,13 @@ struct transport {
 	                           never connect again                    */
 	int fd;                 /* -1 when not connected                 */
 	struct fd_id id;        /* what fd named when we opened it       */
-	int spare;              /* an unconnected socket made by
-	                           transport_prepare, high, or -1        */
-	struct fd_id spare_id;
 	uint32_t conn_seq;      /* connections made so far               */
 	uint64_t next_try_ns;   /* CLOCK_MONOTONIC of the next attempt   */
 	uint64_t backoff_ns;
+
+	/* an unconnected socket made by transport_prepare, high, or -1 */
+	int spare;
+	struct fd_id spare_id;
 
 	uint8_t *buf;           /* pending bytes [off, len)              */
 	size_t len, off, cap;
