@@ -88,6 +88,8 @@ static int n_checked;
 
 static int look_wanted(void);
 static void look_with_gil(void);
+static void find_lists(void);
+static int count_loads(struct dl_phdr_info *info, size_t size, void *arg);
 
 #define SYM(field, name)                                                   \
 	(api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
@@ -113,6 +115,17 @@ void asyncio_init(int on)
 		with_gil = ok;
 		if (ok)
 			threadnames_gil_hook(look_wanted, look_with_gil);
+		/* The section in the objects loaded so far (the interpreter,
+		 * with _asyncio built in where it is), read from their files
+		 * now, before the program runs: an open on the wall thread
+		 * took the lowest free number for a moment during the
+		 * program's start-up, where a program listing its
+		 * descriptors saw it (test_subprocess's test_pass_fds on
+		 * 3.15). An _asyncio loaded later is read when it loads. */
+		unsigned long long loads = 0;
+		dl_iterate_phdr(count_loads, &loads);
+		loads_seen = loads;
+		find_lists();
 		return;
 	}
 	wanted = ok && a->task_coro > 0 && a->task_fut_waiter > 0 &&

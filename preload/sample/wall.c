@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "asyncio.h"
@@ -236,6 +237,9 @@ static uint64_t jitter(uint64_t period)
 static void *wall_main(void *arg)
 {
 	(void)arg;
+	/* named from itself: from outside glibc opens a /proc file, a low
+	 * descriptor for a moment (ownthread.c) */
+	prctl(PR_SET_NAME, "pyprof-wall", 0, 0, 0);
 	threads_internal_self();
 	uint64_t last = clock_ns(CLOCK_MONOTONIC);
 	while (!__atomic_load_n(&wall_stop_flag, __ATOMIC_ACQUIRE)) {
@@ -302,7 +306,6 @@ int wall_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		return -rc;
-	pthread_setname_np(wall_thread, "pyprof-wall");
 	wall_running = 1;
 	return 0;
 }

@@ -372,7 +372,11 @@ def cmd_label_shares(p, args):
     for v in sorted(set(truth) | set(agg)):
         got = 100.0 * agg[v] / total
         want = 100.0 * truth.get(v, 0.0)
-        off = abs(got - want) > args.tol or v not in truth
+        # a value the program's own model leaves out (asyncio_tasks.py's
+        # main task, which runs only to start the others and to end: on
+        # a loaded machine a preemption there is 1% of the run) is held
+        # to the same tolerance around 0
+        off = abs(got - want) > args.tol
         bad += off
         print("%-20s %7.1f%% %7.1f%%%s" % (v or "(none)", got, want,
                                           "  <-- off" if off else ""))
