@@ -418,16 +418,11 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 		goto retry; /* no collector there yet */
 	/* the prepared socket (transport_prepare) if the program has not
 	 * closed its number; else a new one */
-	struct fd_id id;
-	int fd;
-	if (t->spare >= 0 && fd_is(t->spare, &t->spare_id)) {
-		fd = t->spare;
-		id = t->spare_id;
-	} else if ((fd = new_socket(&id)) < 0) {
-		t->spare = -1;
-		goto retry;
-	}
+	struct fd_id id = t->spare_id;
+	int fd = t->spare >= 0 && fd_is(t->spare, &id) ? t->spare : -1;
 	t->spare = -1;
+	if (fd < 0 && (fd = new_socket(&id)) < 0)
+		goto retry;
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;

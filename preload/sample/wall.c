@@ -11,13 +11,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 
 #include "asyncio.h"
 #include "base/clock.h"
 #include "base/guard.h"
 #include "labels.h"
+#include "ownthread.h"
 #include "base/log.h"
 #include "pyprof/defaults.h"
 #include "pythreads.h"
@@ -237,9 +237,6 @@ static uint64_t jitter(uint64_t period)
 static void *wall_main(void *arg)
 {
 	(void)arg;
-	/* named from itself: from outside glibc opens a /proc file, a low
-	 * descriptor for a moment (ownthread.c) */
-	prctl(PR_SET_NAME, "pyprof-wall", 0, 0, 0);
 	threads_internal_self();
 	uint64_t last = clock_ns(CLOCK_MONOTONIC);
 	while (!__atomic_load_n(&wall_stop_flag, __ATOMIC_ACQUIRE)) {
@@ -292,18 +289,11 @@ static void *wall_main(void *arg)
 
 int wall_start(void)
 {
-	sigset_t all, old;
 	if (wall_running)
 		return 0;
 	__atomic_store_n(&wall_stop_flag, 0, __ATOMIC_RELEASE);
-	sigfillset(&all);
-	/* ...except the faults: with SIGSEGV blocked, a fault in a guarded
-	 * read would kill the process instead of reaching the guard */
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&wall_thread, NULL, wall_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* every signal blocked but the faults, named by itself */
+	int rc = ownthread_create(&wall_thread, wall_main, NULL, "pyprof-wall");
 	if (rc)
 		return -rc;
 	wall_running = 1;
