@@ -520,18 +520,21 @@ void threads_scan(void)
 
 void threads_start(int source)
 {
-	/* Past the tick (250 Hz here) CPU timers cannot keep up: 4 ms of CPU
-	 * per signal at best. Past it, the threads' CPU clocks read from our
-	 * own thread (cpuclock.h: user and system time, no signal), except
-	 * for native stacks, which need the thread's own registers:
-	 * perf_event task-clock counters, not tied to the tick. */
-	int past_tick = sampler.period_ns < 4000000;
+	/* CPU timers are not used unless asked for: the kernel checks them
+	 * only at its tick, and on a busy CPU it lets a thread's timer go
+	 * unchecked for tens of milliseconds of the thread's CPU time, then
+	 * delivers one signal whose overrun charges all of it to wherever the
+	 * thread is at that moment (docs/design.md, "Why not CPU timers").
+	 * So: the threads' CPU clocks read from our own thread (cpuclock.h:
+	 * user and system time, no signal) at every rate; for native stacks,
+	 * which need the thread's own registers, perf_event task-clock
+	 * counters, which count the thread's time with a timer of their own
+	 * while it runs, at every rate (user time only; the CPU timers where
+	 * perf_event_open is refused). */
 	use_clock = source == CONFIG_SOURCE_CLOCK ||
-		    (source == CONFIG_SOURCE_AUTO && past_tick &&
-		     !sampler.native);
+		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
 	use_perf = !use_clock &&
-		   (source == CONFIG_SOURCE_PERF ||
-		    (source == CONFIG_SOURCE_AUTO && past_tick));
+		   (source == CONFIG_SOURCE_PERF || source == CONFIG_SOURCE_AUTO);
 	started = 1;
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 	threads_scan();
