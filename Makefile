@@ -269,7 +269,7 @@ $(FUZZ_OTLP_OBJ): $(BUILD)/fuzz/wire/gen/%.o: $(GEN)/%.c $(OTLP_H)
 	$(FUZZ_CC) -std=gnu11 -O1 -g $(FUZZ_SAN) -I$(GEN) -c $< -o $@
 
 $(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(COLL_LIBS) $(PUSH_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(filter %.c %.o,$^) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
 
 $(BUILD)/fuzz/wire:
 	mkdir -p $@

@@ -459,9 +459,12 @@ static void hold_window(struct output *o, const char *stem, uint64_t stamp_ns,
 		struct held_proc *hp = &h->procs[h->n_procs++];
 		hp->pid = in->pid;
 		hp->start_unix_ns = in->start_unix_ns;
-		hp->samples = in->win_samples;
+		/* the CPU or wall profile's: block and mutex records go to
+		 * files of their own */
+		hp->samples = in->win_samples - in->win_waits;
 		while ((e = agg_next(proc_agg(list[i]), &pos)))
-			hp->value += e->value;
+			if (!(e->flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX)))
+				hp->value += e->value;
 		proc_lost(list[i], PROC_LOST_NOT_WRITTEN, &hp->carried,
 			  &hp->carried_value);
 	}
@@ -731,7 +734,8 @@ static void write_summary(struct output *o, uint64_t n_running)
 	int n = snprintf(text, sizeof(text),
 			 "processes=%" PRIu64 " samples=%" PRIu64
 			 " lost=%" PRIu64,
-			 procs_n_seen(o->reg), procs_total_samples(o->reg),
+			 procs_n_seen(o->reg),
+			 procs_total_samples(o->reg) - procs_total_waits(o->reg),
 			 procs_total_lost(o->reg));
 	len = (size_t)n;
 	/* running=N only when some were: the line stays what it was */

@@ -150,6 +150,11 @@ uint64_t procs_total_samples(const struct procs *reg)
 	return reg->total_samples;
 }
 
+uint64_t procs_total_waits(const struct procs *reg)
+{
+	return reg->total_waits;
+}
+
 uint64_t procs_total_lost(const struct procs *reg)
 {
 	return reg->total_lost;
@@ -448,7 +453,7 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 	const uint32_t *nodes = s->nodes.v, *threads = s->threads.v;
 	const uint32_t *sets = s->labels.v;
 	unsigned mode = p->info.mode;
-	uint64_t count = 0, t = *clock_ns;
+	uint64_t count = 0, waits = 0, t = *clock_ns;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_sample *r = &recs[i];
@@ -462,6 +467,8 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 			    labels, r->count, r->value) < 0)
 			return oom(err);
 		count = sat_add(count, r->count);
+		if (flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX))
+			waits = sat_add(waits, r->count);
 		t = sat_add(t, r->dt_ns);
 		if (p->reg->tap.sample)
 			p->reg->tap.sample(p->reg->tap.arg, p, nodes[r->node],
@@ -481,7 +488,10 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 	s->n_samples = sat_add(s->n_samples, count);
 	p->info.n_samples = sat_add(p->info.n_samples, count);
 	p->info.win_samples = sat_add(p->info.win_samples, count);
+	p->info.n_waits = sat_add(p->info.n_waits, waits);
+	p->info.win_waits = sat_add(p->info.win_waits, waits);
 	p->reg->total_samples = sat_add(p->reg->total_samples, count);
+	p->reg->total_waits = sat_add(p->reg->total_waits, waits);
 	p->heard_unix_ns = now_unix_ns();
 	return 0;
 }
@@ -709,6 +719,7 @@ void proc_window_reset(struct proc *p, uint64_t start_unix_ns)
 	memset(p->lost_value, 0, sizeof(p->lost_value));
 	p->info.win_samples = 0;
 	p->info.win_lost = 0;
+	p->info.win_waits = 0;
 	p->info.win_start_unix_ns = start_unix_ns;
 }
 

@@ -129,6 +129,9 @@ struct proc_info {
 	uint64_t win_start_unix_ns; /* the current window's start */
 	uint64_t win_samples;    /* n_samples and n_lost in the window */
 	uint64_t win_lost;
+	uint64_t n_waits;        /* of n_samples and win_samples, the block */
+	uint64_t win_waits;      /* and mutex records' (WIRE_SF_WAIT_*)
+				    contentions: not CPU or wall samples */
 	int joined_late;         /* first heard on a reconnection (CONN_SEQ
 				    > 0): what it sent before went to
 				    another collector */
@@ -157,6 +160,8 @@ size_t procs_len(const struct procs *reg);
 /* Counters over the registry's whole life, removed processes included. */
 uint64_t procs_n_seen(const struct procs *reg);
 uint64_t procs_total_samples(const struct procs *reg);
+/* Of procs_total_samples, the block and mutex records' contentions. */
+uint64_t procs_total_waits(const struct procs *reg);
 uint64_t procs_total_lost(const struct procs *reg);
 
 /*

@@ -50,6 +50,7 @@ struct proc *proc_copy_new(const struct proc *src)
 	p->info.arg_sids = NULL;
 	p->info.n_samples = p->info.n_lost = 0;
 	p->info.win_samples = p->info.win_lost = 0;
+	p->info.n_waits = p->info.win_waits = 0;
 	p->agg = agg_new();
 	if (src->info.n_args)
 		p->info.arg_sids = malloc(src->info.n_args * sizeof(uint32_t));
@@ -97,6 +98,9 @@ int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
 		return -ENOMEM;
 	copy->info.n_samples = sat_add(copy->info.n_samples, count);
 	copy->info.win_samples = copy->info.n_samples;
+	if (flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX))
+		copy->info.n_waits = sat_add(copy->info.n_waits, count);
+	copy->info.win_waits = copy->info.n_waits;
 	if (t_mono_ns > copy->max_mono_ns)
 		copy->max_mono_ns = t_mono_ns;
 	return 0;

@@ -88,7 +88,7 @@ struct procs {
 	struct elfsym *es; /* native names; NULL: addresses only */
 	struct proc *head, *tail;
 	size_t n;
-	uint64_t n_seen, total_samples, total_lost;
+	uint64_t n_seen, total_samples, total_waits, total_lost;
 	uint64_t n_refs;  /* bound on symtab entries processes refer to */
 	uint64_t gc_kept; /* entries the last compaction kept */
 	uint64_t n_snap_pending; /* processes with snap_seq set */

@@ -9,7 +9,7 @@
 #
 # One plain run of each module serves every configuration it is compared
 # with (regrtest_compare.py --variant), each a preloaded run beside it:
-#   100hz  the default: 100 Hz, CPU timers;
+#   100hz  the default: 100 Hz (the CPU-clock sampler thread);
 #   all    everything on: 1 kHz (the CPU-clock sampler thread), heap
 #          profiling (PYPROF_HEAP_RATE=512KiB, as pyprof record --heap)
 #          and waits (PYPROF_WAITS=1, as record --waits: every wait of

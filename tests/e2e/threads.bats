@@ -45,8 +45,8 @@ raw_focus() {
 # ---- 1. CPU mode, several threads at once ------------------------------
 
 # threads_cpu NAME EXE HZ: the cached profile of threads_cpu.py at HZ
-# (100: per-thread CPU timers, 2 s; 1000: past the tick, the threads'
-# CPU clocks, 1.5 s).
+# (100: the default rate, 2 s; 1000: past the tick, 1.5 s; both from the
+# threads' CPU clocks, read by the library's own thread).
 threads_cpu() {
 	local secs=2
 	(($3 >= 1000)) && secs=1.5
@@ -77,7 +77,7 @@ print(max(60, int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values()))))' \
 	shares compare "$T/raw" "$T/truth.json" --tol 3 --min-samples "$want"
 }
 
-@test "1.1 four threads at once, one in C without the GIL: each function's share of the samples is within 3 points of its thread's CPU time (100 Hz, timers)" {
+@test "1.1 four threads at once, one in C without the GIL: each function's share of the samples is within 3 points of its thread's CPU time (100 Hz)" {
 	collector_start
 	# 2 s on two cores: 200 to 400 samples (fewer on a busy machine);
 	# each thread's count is off by less than one sample (a per-thread

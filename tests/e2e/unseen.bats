@@ -164,10 +164,10 @@ extra_fds() {
 @test "every thread of the library is named pyprof-*, in every mode" {
 	check() {
 		local exe=$2 mode
-		for mode in timers clock wall; do
+		for mode in default native wall; do
 			case $mode in
-			timers) selfview "$exe" "$mode" ;;
-			clock) selfview "$exe" "$mode" PYPROF_HZ=1000 ;;
+			default) selfview "$exe" "$mode" ;;
+			native) selfview "$exe" "$mode" PYPROF_NATIVE=1 ;;
 			wall) selfview "$exe" "$mode" PYPROF_MODE=wall ;;
 			esac
 			awk '$1 == "thread"' "$T/$mode.with" >"$T/$mode.threads"

@@ -101,8 +101,11 @@ static const char *build_all(struct symtab *st, struct procs *reg)
 	for (p = procs_first(reg); p && !why; p = proc_next(p)) {
 		const struct proc_info *in = proc_info(p);
 		/* sums that saturated are not comparable */
-		uint64_t want = in->win_samples < (1ull << 62) ? in->win_samples
-							       : UINT64_MAX;
+		/* a CPU or wall profile: block and mutex records go to
+		 * profiles of their own */
+		uint64_t want = in->win_samples < (1ull << 62)
+					? in->win_samples - in->win_waits
+					: UINT64_MAX;
 		why = build(st, (const struct proc *const *)&p, 1, NULL, want);
 		if (!why && proc_heap(p))
 			why = build(st, (const struct proc *const *)&p, 1,

@@ -2,8 +2,8 @@
 # kernel, each timed by the program itself with its thread's CPU clock
 # (user + system time, what a profiler of CPU time must add up to).
 #
-# Used by tests/e2e/systime.bats: at 250 Hz (CPU timers), 1 kHz and 4 kHz
-# (the CPU-clock sampler past the tick) each function's share of the
+# Used by tests/e2e/systime.bats: at 250 Hz, 1 kHz and 4 kHz
+# (the CPU-clock sampler) each function's share of the
 # samples must be within 1 point of the share measured here, so time in
 # system calls and page faults must be counted as it is spent.
 #
