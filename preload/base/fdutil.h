@@ -47,6 +47,15 @@ int fd_pipe_high(int fds[2]);
  * descriptor high (fd_park). The descriptor, or -1 (errno set). */
 int fd_open_parked(const char *path, int flags);
 
+/* Gives the calling thread a descriptor table of its own, empty (Linux
+ * 5.9+'s close_range with CLOSE_RANGE_UNSHARE): what it opens afterwards
+ * takes no number of the program's, even for a moment, and the program
+ * cannot close it. For a thread of ours that needs none of the program's
+ * descriptors (the CPU-clock sampler: its /proc/self/task/TID/syscall
+ * files). 0, or -1 where the kernel refuses (the thread then shares the
+ * program's table, as every thread does). */
+int fd_table_private(void);
+
 /* Records what fd names now. Returns 0, or -1 if fd is not open. */
 int fd_id_get(int fd, struct fd_id *id);
 

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/fdutil.h"
 #include "base/guard.h"
 #include "labels.h"
 #include "pyprof/defaults.h"
@@ -288,10 +289,15 @@ static void advance(struct timespec *next, uint64_t period)
 	next->tv_nsec = (long)(t % 1000000000u);
 }
 
+static int cc_private_fds; /* cc_main's table is its own */
+
 static void *cc_main(void *arg)
 {
 	(void)arg;
 	threads_internal_self();
+	/* The files this thread opens (taskstate.h) in a table of its own:
+	 * no number of the program's taken, even while one opens. */
+	cc_private_fds = fd_table_private() == 0;
 	__atomic_store_n(&cc_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	uint64_t period = sampler.period_ns;
 	struct timespec next;
@@ -308,6 +314,7 @@ static void *cc_main(void *arg)
 		n_tick_ns += mono_ns() - t0;
 		n_ticks++;
 	}
+	taskstate_close_all(); /* in this thread's table, private or not */
 	uint64_t own = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	__atomic_store_n(&cc_tid, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&cc_cpu_ended, own, __ATOMIC_RELEASE);
@@ -340,13 +347,15 @@ void cpuclock_stop(void)
 	__atomic_store_n(&cc_stop_flag, 1, __ATOMIC_RELEASE);
 	pthread_join(cc_thread, NULL);
 	cc_running = 0;
-	taskstate_close_all();
 	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick; %lu "
 		  "stacks failed validation, %lu read from threads blocked "
 		  "(time held for the next), %lu from threads preempted, %lu "
-		  "from threads waiting on a futex (the GIL)",
+		  "from threads waiting on a futex (the GIL); %s",
 		  n_ticks, n_ticks ? n_tick_ns / n_ticks : 0, n_invalid, n_held,
-		  n_preempted, n_futex);
+		  n_preempted, n_futex,
+		  cc_private_fds ? "its files in a descriptor table of its own"
+				 : "its files in the program's descriptor "
+				   "table (close_range refused)");
 }
 
 void cpuclock_after_fork_child(void)

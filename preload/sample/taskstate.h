@@ -17,10 +17,16 @@
  * runnable from sleeping only), so the descriptors of the last few
  * threads asked about are kept open (TASKSTATE_FDS, high and
  * close-on-exec through fdutil.c), each checked to still name what it
- * opened before it is read.
+ * opened before it is read. The sampler thread gives itself a
+ * descriptor table of its own first (fd_table_private), so that these
+ * files never take a number of the program's, even while one opens (a
+ * program probing its low numbers saw them, at the default rate once it
+ * was this sampler's); where the kernel refuses, they share the
+ * program's table, parked high.
  *
- * Contexts: the CPU-clock sampler thread; taskstate_after_fork_child in
- * the fork child (close only).
+ * Contexts: the CPU-clock sampler thread (which closes them before it
+ * ends); taskstate_after_fork_child in the fork child (close only, of
+ * what still names our files).
  */
 #ifndef PYPROF_TASKSTATE_H
 #define PYPROF_TASKSTATE_H
