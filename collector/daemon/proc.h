@@ -129,9 +129,9 @@ struct proc_info {
 	uint64_t win_start_unix_ns; /* the current window's start */
 	uint64_t win_samples;    /* n_samples and n_lost in the window */
 	uint64_t win_lost;
-	uint64_t n_waits;        /* of n_samples and win_samples, the block */
-	uint64_t win_waits;      /* and mutex records' (WIRE_SF_WAIT_*)
-				    contentions: not CPU or wall samples */
+	/* of n_samples and win_samples, the block and mutex records'
+	 * (WIRE_SF_WAIT_*) contentions: not CPU or wall samples */
+	uint64_t n_waits, win_waits;
 	int joined_late;         /* first heard on a reconnection (CONN_SEQ
 				    > 0): what it sent before went to
 				    another collector */
