@@ -174,10 +174,17 @@ tasks_checks() {
 			        seen.setdefault(labels["task"], set()).add(
 			            labels.get("endpoint"))
 			print(seen)
-			assert set(seen) == {"slow", "compute"}, seen
+			assert {"slow", "compute"} <= set(seen), seen
 			for task, eps in seen.items():
-			    assert "/" + task in eps and eps <= {"/" + task, None}, \
-			        (task, eps)
+			    if task in ("slow", "compute"):
+			        assert "/" + task in eps and eps <= {"/" + task, None}, \
+			            (task, eps)
+			    else:
+			        # the main task (asyncio.run's, which creates the
+			        # others and waits in gather): it runs outside every
+			        # labels block, so a sample that finds it running
+			        # (wall mode, more often on a loaded machine) has none
+			        assert eps == {None}, (task, eps)
 			EOF
 	}
 	for_each_python check
