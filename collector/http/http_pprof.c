@@ -609,8 +609,8 @@ static void index_row(struct pprof_server *ps, FILE *out,
 		"pid=%" PRIu64 "\">flame graph</a> "
 		"<a class=\"cmdline\" href=\"cmdline?pid=%" PRIu64
 		"\">cmdline</a></td></tr>\n",
-		mode, hz, up, in->n_samples - in->n_waits, in->n_lost, secs, in->pid, secs,
-		in->pid, in->pid);
+		mode, hz, up, in->n_samples - in->n_waits, in->n_lost, secs,
+		in->pid, secs, in->pid, in->pid);
 }
 
 static void serve_index(struct pprof_server *ps, struct http_conn *c,
