@@ -27,8 +27,9 @@
 # the machine's cores, that the test starts and kills: the program's
 # threads are mostly off a CPU when a tick looks at them, preempted rather
 # than blocked (docs/design.md, "Past the tick"). Each function's share
-# must be within 1 point of the program's own thread CPU clocks at 100 Hz,
-# 1 kHz and 4 kHz, on every interpreter. The three rates run at once (4 s
+# must be within 1 point of the program's own thread CPU clocks at 1 kHz
+# and 4 kHz, 1.5 at 100 Hz (400 samples of 10 ms: with the clocks at
+# every rate their own error decides there), on every interpreter. The three rates run at once (4 s
 # of CPU at 100 Hz, 1.5 s past the tick), so an interpreter costs about
 # its 7 s of CPU in wall time: 5m53s for all 12 on the shared machine at
 # load 20. The rule before (a thread neither holding the GIL nor seen
@@ -50,12 +51,15 @@ teardown() {
 	common_teardown
 }
 
-# busy_start: 2 x the cores of busy loops (unpinned), in the background.
+# busy_start: 2 x the cores of busy loops (unpinned), in the background,
+# holding the busy lock (common.bash) until busy_stop.
 busy_start() {
 	local i n
+	exec {BUSY_LOCK_FD}>>"$PP_BUSY_LOCK"
+	flock -x "$BUSY_LOCK_FD"
 	n=$(nproc)
 	for ((i = 0; i < 2 * n; i++)); do
-		sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 3>&- &
+		sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 3>&- {BUSY_LOCK_FD}>&- &
 		BUSY_PIDS+=($!)
 	done
 }
@@ -67,6 +71,11 @@ busy_stop() {
 		wait "$p" 2>/dev/null || true
 	done
 	BUSY_PIDS=()
+	if [[ -n ${BUSY_LOCK_FD:-} ]]; then
+		flock -u "$BUSY_LOCK_FD"
+		exec {BUSY_LOCK_FD}>&-
+		BUSY_LOCK_FD=
+	fi
 }
 
 # systime_check NAME EXE KIND HZ [threads]
@@ -233,22 +242,27 @@ t = json.load(open(sys.argv[1]))
 print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
 		"$T/truth.json" "$4")
 	pprof_raw "$prof" >"$T/raw"
-	shares compare "$T/raw" "$T/truth.json" --tol 1 --min-samples "$want"
+	# 100 Hz: a sample is 10 ms of CPU, 400 over seven functions; their
+	# errors had an sd of about 0.35 points (84 values of one run), so 1
+	# point failed one or two of them in most runs
+	local tol=1
+	(($4 < 250)) && tol=1.5
+	shares compare "$T/raw" "$T/truth.json" --tol "$tol" --min-samples "$want"
 }
 
-@test "4.1 truth matrix pinned to one CPU beside a busy load (zlib, hashlib, C with the GIL, pread, page faults, pure Python, sleeps; four threads): each function within 1 point of its CPU clocks at 100 Hz" {
+@test "4.1 truth matrix pinned to one CPU beside a busy load (zlib, hashlib, C with the GIL, pread, page faults, pure Python, sleeps; four threads): each function within 1.5 points of its CPU clocks at 100 Hz" {
 	collector_start
 	busy_start
 	for_each_python matrix_check 100
 }
 
-@test "4.2 the same at 1 kHz (past the tick: a preempted thread is not a blocked one)" {
+@test "4.2 the same within 1 point at 1 kHz (past the tick: a preempted thread is not a blocked one)" {
 	collector_start
 	busy_start
 	for_each_python matrix_check 1000
 }
 
-@test "4.3 the same at 4 kHz" {
+@test "4.3 the same within 1 point at 4 kHz" {
 	collector_start
 	busy_start
 	for_each_python matrix_check 4000

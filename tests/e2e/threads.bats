@@ -122,7 +122,7 @@ thirds_wall() {
 	local try prof ratio
 	for try in 1 2 3; do
 		prof=$T/thirds-$1-$try.pb.gz
-		PYPROF_MODE=wall PYPROF_HZ=100 profile_once "${prof%.pb.gz}" \
+		PYPROF_MODE=wall PYPROF_HZ=100 quiet profile_once "${prof%.pb.gz}" \
 			"$2" "$PP_TARGETS/thirds.py" 2 || return 1
 		ratio=$("$PP_HOST_PYTHON" -c 'import json,sys
 print("%.2f" % json.loads(open(sys.argv[1]).read().splitlines()[-1])["compute_cpu_ratio"])' \
@@ -185,7 +185,7 @@ t = json.load(open(sys.argv[1])); print(t["rounds"], t["compute_cpu_ratio"])' \
 
 thirds_cpu_check() {
 	local prof want
-	prof=$(PYPROF_HZ=100 cached_profile "$1-thirds-cpu" "$2" \
+	prof=$(PYPROF_HZ=100 quiet cached_profile "$1-thirds-cpu" "$2" \
 		"$PP_TARGETS/thirds.py" 1)
 	tail -1 "$prof.stdout"
 	want=$("$PP_HOST_PYTHON" -c 'import json,sys

@@ -47,9 +47,13 @@ teardown() {
 
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
-# squat SOCKET [ARGS]: the stranger listens at SOCKET (squatter.py).
+# squat SOCKET [ARGS]: the stranger listens at SOCKET (squatter.py). The
+# background job execs it, so that $! is the squatter itself (a function
+# run in the background is a subshell whose kill left the squatter
+# running after the tests).
 squat() {
-	as_nobody /usr/bin/python3 "$D/squatter.py" "$1" "$D/sq/log" "${@:2}" \
+	(exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+		/usr/bin/python3 "$D/squatter.py" "$1" "$D/sq/log" "${@:2}") \
 		>"$T/squatter.out" 2>&1 </dev/null 3>&- &
 	SQ_PID=$!
 	wait_for_line "$D/sq/log" '^ready$'

@@ -45,6 +45,25 @@ source "$PP_ROOT/tests/lib/pythons.sh"
 
 # ---- per-test setup ----------------------------------------------------
 
+# The busy lock: systime.bats holds it while its busy loops run
+# (busy_start to busy_stop), and a test whose measure needs the machine's
+# CPUs for itself takes it around its runs (quiet), so that the two lanes
+# of tests/run never put one beside the other (threads.bats' wall-mode
+# thirds failed their "machine too busy" guard twice when systime.bats'
+# busy-host test ran beside them).
+PP_BUSY_LOCK=${TMPDIR:-/tmp}/pyprof-tests-busy.$(id -u).lock
+
+# quiet CMD...: CMD (a function or a command) run holding the busy lock.
+quiet() {
+	local fd rc=0
+	exec {fd}>>"$PP_BUSY_LOCK"
+	flock -x "$fd"
+	"$@" || rc=$?
+	flock -u "$fd"
+	exec {fd}>&-
+	return "$rc"
+}
+
 common_setup() {
 	local v
 	T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
