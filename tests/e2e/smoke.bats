@@ -89,12 +89,19 @@ calls_profile() {
 		# Callers are always at their call line.
 		shares expect-line "$T/raw" middle "$(marker_line "$CALLS" middle_call)" \
 			--min 0 --min-share 0.5
-		shares lines "$T/raw" middle | tee "$T/middle"
-		[[ $(sed -n 2p "$T/middle") == *"line $(printf %5d "$(marker_line "$CALLS" middle_call)"):"*"100.00%"* ]] ||
-			fail "middle is not always at its call line"
-		shares lines "$T/raw" outer | tee "$T/outer"
-		[[ $(sed -n 2p "$T/outer") == *"line $(printf %5d "$(marker_line "$CALLS" outer_call)"):"*"100.00%"* ]] ||
-			fail "outer is not always at its call line"
+		# A caller's samples as a caller are all at its call line; as the
+		# leaf it may be at its first line (entered, not yet calling: a
+		# sampler that finds the thread where it stopped sees that more
+		# often than one that interrupts it, 2 of 118 once on 3.12).
+		local fn mark
+		for fn in middle outer; do
+			mark=$(marker_line "$CALLS" "${fn}_call")
+			shares lines "$T/raw" "$fn" | tee "$T/$fn"
+			awk -v want="$mark" '$1 == "line" { l = $2; sub(":", "", l); leaf = $NF; sub(/\)/, "", leaf)
+				if (l == want) at += $3 - leaf; else if ($3 - leaf > 0) bad = 1 }
+				END { exit !(at > 0 && !bad) }' "$T/$fn" ||
+				fail "$fn is not always at its call line when it calls"
+		done
 		shares lines "$T/raw" '<module>' --file "$CALLS" | tee "$T/module"
 		grep -q "line $(printf %5d "$(marker_line "$CALLS" module_call)"):" "$T/module" ||
 			fail "<module> is never at its call line"
