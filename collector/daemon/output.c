@@ -463,7 +463,7 @@ static void hold_window(struct output *o, const char *stem, uint64_t stamp_ns,
 		 * files of their own */
 		hp->samples = in->win_samples - in->win_waits;
 		while ((e = agg_next(proc_agg(list[i]), &pos)))
-			if (!(e->flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX)))
+			if (!(e->flags & WIRE_SF_WAITS))
 				hp->value += e->value;
 		proc_lost(list[i], PROC_LOST_NOT_WRITTEN, &hp->carried,
 			  &hp->carried_value);

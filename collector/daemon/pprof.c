@@ -466,7 +466,7 @@ static int builder_init(struct builder *b, const struct symtab *st,
 	b->proc_labels = opts->proc_labels;
 	b->one_thread = opts->one_thread;
 	b->tid = opts->tid;
-	b->wait_flags = WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX;
+	b->wait_flags = WIRE_SF_WAITS;
 	b->wait_want = opts->waits == PPROF_WAITS_BLOCK	  ? WIRE_SF_WAIT_BLOCK
 		       : opts->waits == PPROF_WAITS_MUTEX ? WIRE_SF_WAIT_MUTEX
 							  : 0;

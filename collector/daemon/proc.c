@@ -466,16 +466,16 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 		if (agg_add(p->agg, nodes[r->node], threads[r->thread], flags,
 			    labels, r->count, r->value) < 0)
 			return oom(err);
+		int wait = (flags & WIRE_SF_WAITS) != 0;
 		count = sat_add(count, r->count);
-		if (flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX))
+		if (wait)
 			waits = sat_add(waits, r->count);
 		t = sat_add(t, r->dt_ns);
 		if (p->reg->tap.sample)
 			p->reg->tap.sample(p->reg->tap.arg, p, nodes[r->node],
 					   threads[r->thread], flags, labels,
 					   r->count, r->value, t);
-		if (p->reg->timeline &&
-		    !(flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX)))
+		if (p->reg->timeline && !wait)
 			timeline_add(p->reg->timeline, nodes[r->node],
 				     p->info.pid,
 				     p->threads[threads[r->thread]].tid,

@@ -98,7 +98,7 @@ int proc_copy_add(struct proc *copy, const struct proc *src, uint32_t node,
 		return -ENOMEM;
 	copy->info.n_samples = sat_add(copy->info.n_samples, count);
 	copy->info.win_samples = copy->info.n_samples;
-	if (flags & (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX))
+	if (flags & WIRE_SF_WAITS)
 		copy->info.n_waits = sat_add(copy->info.n_waits, count);
 	copy->info.win_waits = copy->info.n_waits;
 	if (t_mono_ns > copy->max_mono_ns)

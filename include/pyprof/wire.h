@@ -445,6 +445,9 @@ enum wire_sample_flag {
 	                                 the waiting during its hold      */
 };
 
+/* Either wait flag: the record is a block or mutex event. */
+#define WIRE_SF_WAITS (WIRE_SF_WAIT_BLOCK | WIRE_SF_WAIT_MUTEX)
+
 /* LOST reasons: why samples never became stacks. */
 enum wire_lost_reason {
 	WIRE_LOST_RING_FULL = 1,   /* the handler found no room             */

@@ -533,8 +533,7 @@ void threads_start(int source)
 	 * perf_event_open is refused). */
 	use_clock = source == CONFIG_SOURCE_CLOCK ||
 		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
-	use_perf = !use_clock &&
-		   (source == CONFIG_SOURCE_PERF || source == CONFIG_SOURCE_AUTO);
+	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
 	started = 1;
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 	threads_scan();
