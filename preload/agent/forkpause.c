@@ -83,10 +83,11 @@ pid_t forkpause_fork(void)
 		int n = threads_internal_list(ours, 16);
 		heap_enter();
 		paused = agent_pause();
-		/* past the tick: the CPU-clock sampler too (the agent, which
-		 * starts and stops it, is gone); the agent starts it again */
+		/* the CPU-clock sampler too (the agent, which starts and
+		 * stops it, is gone); the agent starts it again, where the
+		 * threads' accounts were left */
 		if (paused && threads_using_clock())
-			cpuclock_stop();
+			cpuclock_pause();
 		int names = threadnames_pause();
 		heap_leave();
 		for (int i = 0; i < n; i++)

@@ -65,6 +65,8 @@ static int cc_tid;            /* its OS id while it runs (atomic)     */
 static uint64_t cc_cpu_ended; /* CPU of the sampler threads that ended */
 static int cc_running;   /* thread exists (agent)                     */
 static int cc_stop_flag; /* asks it to leave (atomic)                 */
+/* stopped by cpuclock_pause: the accounts are kept for the next start */
+static int cc_paused;
 /* the log's counts */
 static unsigned long n_ticks, n_invalid, n_held, n_preempted, n_futex;
 static unsigned long n_tick_ns;
@@ -327,26 +329,45 @@ int cpuclock_start(void)
 	if (cc_running)
 		return 0;
 	__atomic_store_n(&cc_stop_flag, 0, __ATOMIC_RELEASE);
-	memset(accts, 0, sizeof accts);
-	n_listed = 0;
-	epoch = 0;
-	n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
-	n_tick_ns = 0;
+	if (!cc_paused) {
+		memset(accts, 0, sizeof accts);
+		n_listed = 0;
+		epoch = 0;
+		n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
+		n_tick_ns = 0;
+	}
 	int rc = ownthread_create(&cc_thread, cc_main, NULL,
 				  "pyprof-cpuclock");
 	if (rc)
 		return -rc;
 	cc_running = 1;
+	cc_paused = 0;
 	return 0;
+}
+
+static void cc_end(void)
+{
+	__atomic_store_n(&cc_stop_flag, 1, __ATOMIC_RELEASE);
+	pthread_join(cc_thread, NULL);
+	cc_running = 0;
+}
+
+void cpuclock_pause(void)
+{
+	if (!cc_running)
+		return;
+	cc_end();
+	cc_paused = 1;
 }
 
 void cpuclock_stop(void)
 {
-	if (!cc_running)
+	int paused = cc_paused;
+	cc_paused = 0;
+	if (!cc_running && !paused)
 		return;
-	__atomic_store_n(&cc_stop_flag, 1, __ATOMIC_RELEASE);
-	pthread_join(cc_thread, NULL);
-	cc_running = 0;
+	if (cc_running)
+		cc_end();
 	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick; %lu "
 		  "stacks failed validation, %lu read from threads blocked "
 		  "(time held for the next), %lu from threads preempted, %lu "
@@ -361,6 +382,7 @@ void cpuclock_stop(void)
 void cpuclock_after_fork_child(void)
 {
 	cc_running = 0;
+	cc_paused = 0;
 	cc_tid = 0;
 	cc_cpu_ended = 0;
 	taskstate_after_fork_child();

@@ -38,7 +38,8 @@
  * thread states and their OS ids from the interpreters' lists, as in wall
  * mode.
  *
- * Contexts: cpuclock_start/stop on the agent thread; the sampler thread
+ * Contexts: cpuclock_start/stop on the agent thread (cpuclock_pause on
+ * the forking thread while the agent is paused); the sampler thread
  * itself runs with every signal blocked but the faults (ownthread.h),
  * never takes the GIL or calls the C API, allocates nothing.
  */
@@ -54,7 +55,14 @@ int cpuclock_start(void);
  * stacks that failed validation (PYPROF_LOG=info). Idempotent. Agent. */
 void cpuclock_stop(void);
 
-/* Fork child: the sampler thread did not survive. */
+/* Stops it for a moment (the parent's side of a fork, forkpause.c)
+ * keeping every thread's account: the next cpuclock_start resumes them,
+ * so that the CPU time the program's threads use meanwhile is charged at
+ * the first tick after it rather than lost. Idempotent. */
+void cpuclock_pause(void);
+
+/* Fork child: the sampler thread did not survive (nor do the accounts of
+ * the parent's threads). */
 void cpuclock_after_fork_child(void);
 
 /* The CPU time the sampler threads of this process have used, ended ones

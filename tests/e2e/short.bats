@@ -81,8 +81,18 @@ check_pool() {
 	# the parent, 3 workers, and (forkserver, spawn) the helpers
 	n=$(grep -c '^pid [0-9]* command: ' "$T/comments")
 	((n >= 4)) || fail "$method: only $n processes in the profile"
-	grep -qE "^pyprof: wrote .* \([0-9]+ samples?, $n processes, 0 dropped\)\$" \
+	grep -qE "^pyprof: wrote .* \([0-9]+ samples?, $n processes, [0-9]+ dropped\)\$" \
 		"$T/pool.err" || fail "$method: the summary does not count $n processes"
+	# A stack read that races a process's end may be dropped (a faulted
+	# read, a stack that fails validation: 1 in about 60 runs of 3.15's
+	# spawn beside a busy load); nothing may be lost on the way.
+	if ! grep -q ' 0 dropped)$' "$T/pool.err"; then
+		$PB bypid "$T/pool.pb.gz" | grep ' func \[lost: ' | tee "$T/lost"
+		if grep -vE '\[lost: (faulted read|invalid stack|no thread state)\]' \
+			"$T/lost"; then
+			fail "$method: samples lost on the way"
+		fi
+	fi
 }
 
 @test "a multiprocessing pool (forkserver and spawn on 3.14+, the default elsewhere): no daemon warning, every worker reported" {

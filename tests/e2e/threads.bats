@@ -309,22 +309,27 @@ rate_check() {
 }
 
 fork_check() {
-	local prof hz=$4
+	local prof hz=$4 tol=$5
 	prof=$(PYPROF_HZ=$hz cached_profile "$1-fork-$hz" "$2" \
 		"$PP_TARGETS/fork_rate.py" 0.5)
 	cat "$prof.stdout"
-	checks rate "$prof" "$prof.stdout" --hz "$hz" --func after_fork --tol 0.1
+	checks rate "$prof" "$prof.stdout" --hz "$hz" --func after_fork --tol "$tol"
 }
 
 # os.fork() is the same call on every version: 3.8, 3.11 and 3.13 as above.
 @test "5.3 the parent's sampling at 1 kHz goes on after it forks a child (3.8, 3.11, 3.13)" {
 	collector_start
-	PYPROF_TEST_PYTHONS="3.8 3.11 3.13" for_each_python fork_check 1000
+	PYPROF_TEST_PYTHONS="3.8 3.11 3.13" for_each_python fork_check 1000 0.1
 }
 
-@test "5.4 the parent's sampling at 100 Hz goes on after it forks a child (3.8, 3.11, 3.13)" {
+# 3.12+ pause the sampler around a fork from the main thread (forkpause.h)
+# and start it again at the main thread's next bytecode: the parent's
+# CPU time meanwhile is charged when it starts, not lost (it was: 0.89 to
+# 0.97 of the rate times the CPU time on 3.12, 3.13 and 3.15 beside busy
+# loops; 0.96 to 1.04 since).
+@test "5.4 the parent's sampling at 100 Hz goes on after it forks a child, its time while paused charged (3.8, 3.11, 3.13, 3.15; 6%)" {
 	collector_start
-	PYPROF_TEST_PYTHONS="3.8 3.11 3.13" for_each_python fork_check 100
+	PYPROF_TEST_PYTHONS="3.8 3.11 3.13 3.15" for_each_python fork_check 100 0.06
 }
 
 # ---- 6. one profile per thread -----------------------------------------
