@@ -546,6 +546,10 @@ static int sampler_setup(const struct pyabi *abi, const struct cpython *py)
 	sampler.interp_head = py->interp_head;
 	sampler.is_initialized = py->is_init;
 	sampler.code_type = (uintptr_t)py->code_type;
+	sampler.str_type = (uintptr_t)dlsym(
+		RTLD_DEFAULT,
+		abi->str_kind == PYABI_STR_BYTES ? "PyString_Type"
+						 : "PyUnicode_Type");
 	sampler.opcodes = cfg.opcodes;
 	asyncio_init(cfg.asyncio);
 	sampler.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");

@@ -122,6 +122,20 @@ static int read_fields(const struct pyabi *a, uintptr_t code,
 	return 0;
 }
 
+/* Whether the object at str is still a str: a code object that died
+ * after the sample keeps its fields (and so its fingerprint) until its
+ * memory is reused, and is named from them if its strings are still
+ * there (a module's code, freed once the import is done); a string whose
+ * memory went to another object has another type. */
+static int is_str(uintptr_t str)
+{
+	uintptr_t type;
+	return !sampler.str_type ||
+	       (rd(&type, (void *)(str + (uintptr_t)sampler.abi->ob_type),
+		   sizeof type) == 0 &&
+		type == sampler.str_type);
+}
+
 static int fields_match(const struct code_fields *f, uint32_t fp)
 {
 	return f->type == sampler.code_type &&
@@ -167,8 +181,10 @@ static uint32_t read_code(struct symbolizer *s, uintptr_t code, uint32_t fp)
 	}
 	if (tlen < 0 || !table)
 		goto fail;
-	/* the object must not have changed while we copied */
+	/* the object must not have changed while we copied, nor its
+	 * strings become other objects */
 	if (read_fields(a, code, &again) < 0 || !fields_match(&again, fp) ||
+	    !is_str(f.qualname) || !is_str(f.name) || !is_str(f.file) ||
 	    again.table != f.table || again.name != f.name)
 		goto fail;
 

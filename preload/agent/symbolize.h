@@ -6,7 +6,11 @@
  * object may have died and its memory been reused. The fingerprint taken in
  * the handler (its name and file name object addresses and first line)
  * must match what the agent reads now, and the object must still be a code
- * object; otherwise the frame is named "[unknown]", never guessed. After
+ * object, its strings still strs (of the str type, no byte past 0x7f in
+ * an ASCII one, no code point past U+10FFFF: a code object freed after
+ * the sample keeps its fields, and is named from them while its strings
+ * are there, but their memory may have gone to other objects); otherwise
+ * the frame is named "[unknown]", never guessed. After
  * copying the strings and the line table, the agent reads the fingerprint
  * again, so an object that died during the copy is caught too.
  *

@@ -146,6 +146,8 @@ struct sampler {
 	void *(*interp_head)(void);     /* PyInterpreterState_Head     */
 	int (*is_initialized)(void);    /* Py_IsInitialized            */
 	uintptr_t code_type;            /* &PyCode_Type                */
+	/* &PyUnicode_Type (2.7: &PyString_Type) or 0 */
+	uintptr_t str_type;
 	uintptr_t runtime;              /* &_PyRuntime (3.7+) or 0     */
 	uintptr_t cur_tstate_sym;       /* &_PyThreadState_Current
 	                                   (2.7, 3.6) or 0             */

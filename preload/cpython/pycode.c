@@ -280,6 +280,8 @@ struct ustr {
 	uintptr_t data;  /* the first character */
 	size_t n_chars;  /* its length, capped at PYCODE_STR_MAX_CHARS */
 	unsigned kind;   /* bytes per character: 1, 2 or 4 */
+	/* every character below 0x80 */
+	int ascii;
 };
 
 /* Reads the header of the str at obj into *u. 0, or a negative errno
@@ -326,6 +328,7 @@ static int read_unicode_header(const struct pyabi *abi, uintptr_t obj,
 		return -EINVAL; /* 0 is <= 3.11's PyUnicode_WCHAR_KIND: not ready */
 	if (ascii && u->kind != 1)
 		return -EINVAL;
+	u->ascii = ascii;
 
 	if (compact) {
 		u->data = obj + (uintptr_t)(ascii ? abi->u_ascii_size
@@ -359,8 +362,8 @@ static int put_code_point(uint32_t cp, char *out, size_t out_cap,
 		out[(*pos)++] = (char)(cp & 0xff);
 		return 0;
 	}
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		cp = 0xfffd;
+	if (cp >= 0xd800 && cp <= 0xdfff)
+		cp = 0xfffd; /* a lone surrogate: a str may hold one */
 	w = utf8_len(cp);
 	if (*pos + w > out_cap - 1)
 		return -1;
@@ -400,6 +403,10 @@ static int read_unicode_str(const struct pyabi *abi, uintptr_t obj,
 			} else {
 				memcpy(&cp, chunk + 4 * i, 4);
 			}
+			/* no str holds these: memory that is no longer the
+			 * str (freed, reused) rather than a name */
+			if ((u.ascii && cp >= 0x80) || cp > 0x10ffff)
+				return -EINVAL;
 			if (put_code_point(cp, out, out_cap, &pos) < 0)
 				goto full;
 		}
