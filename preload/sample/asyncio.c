@@ -272,7 +272,7 @@ static void take_types(void)
 	struct asyncio_abi *x = &asyncio_abi;
 	x->coro_type = types("PyCoro_Type");
 	x->gen_type = types("PyGen_Type");
-	x->unicode_type = types("PyUnicode_Type");
+	x->unicode_type = sampler.str_type; /* &PyUnicode_Type on 3.x */
 	x->long_type = types("PyLong_Type");
 	x->set_type = types("PySet_Type");
 	x->weakref_type = types("_PyWeakref_RefType");
@@ -321,7 +321,7 @@ static uintptr_t take_py_tasks(PyObject *tasks)
 	if (pydict_layout_init(&x->dict, sampler.abi) < 0)
 		return 0;
 	x->dict.dict_type = types("PyDict_Type");
-	x->dict.str_type = types("PyUnicode_Type");
+	x->dict.str_type = sampler.str_type;
 	for (int i = 0; i < ASYNCIO_PY_N; i++) {
 		/* an address to compare first; the text is the fallback */
 		x->py_keys[i].interned = (uintptr_t)api.intern(names[i]);

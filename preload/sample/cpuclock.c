@@ -362,12 +362,11 @@ void cpuclock_pause(void)
 
 void cpuclock_stop(void)
 {
-	int paused = cc_paused;
-	cc_paused = 0;
-	if (!cc_running && !paused)
+	if (!cc_running && !cc_paused)
 		return;
 	if (cc_running)
 		cc_end();
+	cc_paused = 0;
 	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick; %lu "
 		  "stacks failed validation, %lu read from threads blocked "
 		  "(time held for the next), %lu from threads preempted, %lu "
