@@ -91,12 +91,12 @@ OTLP_OBJ := $(OTLP_C:.c=.o)
 # links common, cli and views, no daemon object. Includes are written as
 # paths from collector/ ("daemon/conn.h"), hence -Icollector only.
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
-COLL_DIRS := common symbols daemon http push views cli
+COLL_DIRS := common symbols remote daemon http push views cli
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 # preload/base/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(PROTO_OBJ) $(OTLP_OBJ) \
-            $(BUILD)/collector/preload_config.o
+            $(BUILD)/collector/preload_config.o $(BUILD)/collector/preload_pyabi.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(GEN) -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
 # libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
@@ -164,6 +164,11 @@ $(BUILD)/collector/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/collector
 	$(CC) $(COLL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/collector/preload_config.o: preload/base/config.c | $(BUILD)/collector
+	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
+
+# preload/cpython/pyabi.c too: pyprof reads a running interpreter from
+# outside (collector/remote/) with the same generated layouts.
+$(BUILD)/collector/preload_pyabi.o: preload/cpython/pyabi.c | $(BUILD)/collector
 	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcollector.a: $(COLL_OBJ)

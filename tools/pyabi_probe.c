@@ -591,6 +591,25 @@ static void dbg(void)
 	DBG("u_state", unicode_object.state);
 	DBG("u_length", unicode_object.length);
 	DBG("u_ascii_size", unicode_object.asciiobject_size);
+	/* PEP 768's remote exec (3.14+): where `pyprof attach` writes the
+	 * script's path into the main thread state, from our own process */
+#if PY_AT_LEAST(3, 14)
+	DBG("interp_threads_main", interpreter_state.threads_main);
+	DBG("dbg_eval_breaker", debugger_support.eval_breaker);
+	DBG("dbg_remote_support", debugger_support.remote_debugger_support);
+	DBG("dbg_remote_enabled", debugger_support.remote_debugging_enabled);
+	DBG("dbg_pending_call", debugger_support.debugger_pending_call);
+	DBG("dbg_script_path", debugger_support.debugger_script_path);
+	DBG("dbg_script_path_size", debugger_support.debugger_script_path_size);
+#else
+	none("interp_threads_main", "3.14+: interpreter_state.threads_main");
+	none("dbg_eval_breaker", "3.14+: debugger_support.eval_breaker");
+	none("dbg_remote_support", "3.14+: debugger_support.remote_debugger_support");
+	none("dbg_remote_enabled", "3.14+: debugger_support.remote_debugging_enabled");
+	none("dbg_pending_call", "3.14+: debugger_support.debugger_pending_call");
+	none("dbg_script_path", "3.14+: debugger_support.debugger_script_path");
+	none("dbg_script_path_size", "3.14+: debugger_support.debugger_script_path_size");
+#endif
 	printf("\t},\n");
 }
 #endif

@@ -31,11 +31,14 @@
 struct attach_target {
 	pid_t pid;
 	uid_t uid; /* the process's owner               */
+	gid_t gid; /* its real group ((gid_t)-1: unknown) */
 	char comm[64];
 	char exe[CMD_PATH_MAX];	   /* /proc/PID/exe, resolved           */
-	char python[CMD_PATH_MAX]; /* an interpreter of its version, to
-					run sys.remote_exec with           */
+	char python[CMD_PATH_MAX]; /* dump: a trusted interpreter of its
+					version, for CPython's reader      */
 	int major, minor;
+	uint64_t runtime; /* &_PyRuntime in the target        */
+	int from_block;	  /* its _Py_DebugOffsets was read     */
 	int lib_loaded; /* libpyprof.so is mapped already    */
 };
 

@@ -5,13 +5,16 @@
  * PEP 768 (3.14+): a debugger writes the path of a script into the
  * target's main thread state and raises a flag its eval loop checks; the
  * interpreter runs the script at its next safe point (between bytecodes,
- * GIL held, no allocator or loader lock taken). sys.remote_exec does
- * exactly that, found through the target's _Py_DebugOffsets and written
- * with process_vm_writev; we run it with an interpreter of the target's
- * own version (the layouts it reads are that version's), so that nothing
- * of that protocol is re-implemented here. The script loads libpyprof.so
- * with ctypes and calls pyprof_attach_start with the settings as text
- * (preload/agent/attach.c).
+ * GIL held, no allocator or loader lock taken). remote_exec (remote.h)
+ * does exactly that from this process, at the places the target's own
+ * _Py_DebugOffsets gives, with process_vm_writev: no interpreter runs for
+ * it, least of all the target's own program (which its user may have
+ * made). The script loads libpyprof.so with ctypes and calls
+ * pyprof_attach_start with the settings as text (preload/agent/attach.c).
+ *
+ * `pyprof dump` still runs an interpreter, CPython's own reader
+ * (_remote_debugging): one that attach_target_check found trusted, run
+ * isolated, from /, with the target's rights (attach_run_python_start).
  *
  * Single-threaded, in the pyprof process.
  */
@@ -23,12 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/attach.h"
 #include "common/log.h"
+#include "remote/remote.h"
 
 /* Reads fd to its end into buf (size n, NUL-terminated, what does not fit
  * dropped). */
@@ -80,11 +85,29 @@ int attach_run_python_start(const struct attach_target *t, const char *code,
 	}
 	child = fork();
 	if (child == 0) {
+		/* a trusted interpreter (attach_target_check's), isolated
+		 * (-I: no PYTHON* variable, no user site, neither the
+		 * current directory nor the script's on sys.path), from /,
+		 * with the target's rights when we are root: nothing another
+		 * user wrote is imported, and what the reader parses of the
+		 * target's memory can do no more than the target's user */
+		static char *const env[] = {"PATH=/usr/bin:/bin",
+					    "LC_ALL=C.UTF-8", NULL};
 		dup2(po[1], STDOUT_FILENO);
 		dup2(pe[1], STDERR_FILENO);
 		signal(SIGINT, SIG_IGN);
-		execl(t->python, t->python, "-E", "-S", "-c", code,
-		      (char *)NULL);
+		if (chdir("/") != 0)
+			_exit(126);
+		if (geteuid() == 0 && t->uid != 0 &&
+		    (setgroups(0, NULL) != 0 ||
+		     (t->gid != (gid_t)-1 && setgid(t->gid) != 0) ||
+		     setuid(t->uid) != 0)) {
+			fprintf(stderr, "cannot take the rights of uid %u\n",
+				(unsigned)t->uid);
+			_exit(126);
+		}
+		execle(t->python, t->python, "-I", "-S", "-c", code,
+		       (char *)NULL, env);
 		_exit(127);
 	}
 	close(po[1]);
@@ -200,30 +223,34 @@ static int write_script(const char *path, const char *lib, const char *config,
 	return 0;
 }
 
-/* One line for what sys.remote_exec said. */
-static void say_failure(const struct attach_target *t, const char *err)
+/* One line for what remote_exec said. */
+static void say_failure(const struct attach_target *t, int rc, const char *err)
 {
-	if (strstr(err, "not enabled"))
+	if (rc == -ENOTSUP && strstr(err, "not enabled"))
 		log_error("remote debugging is off in process %d "
 			  "(PYTHON_DISABLE_REMOTE_DEBUG, -X "
 			  "disable-remote-debug, or a build without it): "
 			  "restart it without them, or with PYPROF_START=off "
 			  "LD_PRELOAD=libpyprof.so and use `pyprof ctl`",
 			  (int)t->pid);
-	else if (strstr(err, "ermission"))
+	else if (rc == -EPERM || rc == -EACCES)
 		log_error("not allowed to write into process %d (%s): run "
 			  "pyprof as its user, or with CAP_SYS_PTRACE",
 			  (int)t->pid, err);
 	else
 		log_error("cannot attach to process %d: %s", (int)t->pid,
-			  err[0] ? err : "sys.remote_exec failed");
+			  err[0] ? err : strerror(-rc));
 }
 
 int attach_inject(const struct attach_target *t, const char *lib,
 		  const char *config, const char *dir, double deadline_unix)
 {
-	char script[CMD_PATH_MAX], code[CMD_PATH_MAX + 128], out[256],
-		err[1024];
+	char script[CMD_PATH_MAX], err[1024] = "";
+	struct remote_py py = {.pid = t->pid,
+			       .runtime = t->runtime,
+			       .major = t->major,
+			       .minor = t->minor,
+			       .from_block = t->from_block};
 	int rc;
 
 	/* dir/PID.py, left in place: once sys.remote_exec has asked, the
@@ -243,14 +270,13 @@ int attach_inject(const struct attach_target *t, const char *lib,
 		log_error("cannot write %s: %s", script, strerror(-rc));
 		return -1;
 	}
-	snprintf(code, sizeof code, "import sys\nsys.remote_exec(%d, '%s')\n",
-		 (int)t->pid, script);
-	rc = attach_run_python(t, code, out, sizeof out, err, sizeof err);
-	if (rc != 0) {
-		say_failure(t, err);
+	rc = remote_exec(&py, script, err, sizeof err);
+	if (rc < 0) {
+		say_failure(t, rc, err);
 		return -1;
 	}
-	log_debug("sys.remote_exec(%d, %s) done", (int)t->pid, script);
+	log_debug("remote exec of %s written into process %d", script,
+		  (int)t->pid);
 	return 0;
 }
 

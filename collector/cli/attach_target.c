@@ -3,14 +3,18 @@
  * the target before touching it. Each refusal is one line that says what
  * to do instead. In order: the process exists; it is ours, or we have
  * CAP_SYS_PTRACE; Yama lets us at it; it sees the same files and pids as
- * we do (not in a container seen from the host); it runs CPython (its
- * program is a python, or it maps libpython); its interpreter, run with
- * -E -S, says its version and build: 3.14+ and not free-threaded.
+ * we do (not in a container seen from the host); it runs CPython, whose
+ * version and build are read from its files and memory (remote.h: the
+ * _Py_DebugOffsets block), never by running anything of the target's:
+ * 3.14+ and not free-threaded. For dump, a python of that version that
+ * root (or we) owns and no one else can change, to run CPython's own
+ * reader with.
  *
  * Single-threaded, in the pyprof process.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@
 
 #include "cli/attach.h"
 #include "common/log.h"
+#include "remote/remote.h"
 #include "common/usage.h"
 
 #define CAP_SYS_PTRACE_BIT 19
@@ -165,99 +170,100 @@ static int check_namespaces(const struct attach_target *t, const char *lib)
 	return -1;
 }
 
-/* "python", "python3", "python3.14"... (any suffix of digits and dots). */
-static int python_name(const char *path)
+/* Whether path (absolute, links resolved) and every directory above it
+ * belong to root or to us and no one else may write them: a file the
+ * target's user cannot have made or swapped. */
+static int trusted_file(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	char dir[CMD_PATH_MAX];
+	struct stat st;
+	char *slash;
 
-	base = base ? base + 1 : path;
-	if (strncmp(base, "python", 6) != 0)
+	if (path[0] != '/' || snprintf(dir, sizeof dir, "%s", path) >=
+				      (int)sizeof dir)
 		return 0;
-	return strspn(base + 6, "0123456789.") == strlen(base + 6);
+	if (stat(dir, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(st.st_mode & S_IXUSR))
+		return 0;
+	for (;;) {
+		if (lstat(dir, &st) != 0 ||
+		    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH)))
+			return 0;
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	return lstat("/", &st) == 0 && st.st_uid == 0 &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* From /proc/PID/maps: libpyprof.so mapped, and the libpython's minor
- * (its "3.N" into ver), if any. */
-static void scan_maps(struct attach_target *t, char *ver, size_t n)
+/* A python of the target's version that we trust, for `dump`'s reader
+ * (CPython's own _remote_debugging): pythonX.Y on our PATH, else the
+ * target's own program when it is such a file; never a file the target's
+ * user could have made (trusted_file). 0, or -1 after saying why. */
+static int find_trusted_python(struct attach_target *t)
 {
-	char path[64], line[CMD_PATH_MAX + 128];
-	FILE *f;
+	char name[48], cand[CMD_PATH_MAX], real[PATH_MAX];
+	const char *dirs = getenv("PATH");
 
-	ver[0] = '\0';
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)t->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f)) {
-		const char *lp = strstr(line, "/libpython");
-		if (strstr(line, "/libpyprof.so"))
-			t->lib_loaded = 1;
-		if (lp && !ver[0]) /* "3.14.so.1.0": "3.14." */
-			snprintf(ver, n, "%.*s",
-				 (int)strspn(lp + 10, "0123456789."), lp + 10);
-	}
-	fclose(f);
-}
-
-/* An interpreter of the target's version to run remote_exec with: its own
- * program when that is a python, else pythonX.Y from PATH (a program that
- * embeds libpython). 0, or -1 after saying why. */
-static int find_python(struct attach_target *t)
-{
-	char ver[32], name[48];
-	const char *dirs;
-
-	scan_maps(t, ver, sizeof ver);
-	while (ver[0] && ver[strlen(ver) - 1] == '.')
-		ver[strlen(ver) - 1] = '\0';
-	if (python_name(t->exe)) {
-		snprintf(t->python, sizeof t->python, "%s", t->exe);
-		return 0;
-	}
-	if (!ver[0]) {
-		log_error("process %d (%s) is not a Python process: its program "
-			  "is %s and it has no libpython loaded",
-			  (int)t->pid, t->comm, t->exe);
-		return -1;
-	}
-	snprintf(name, sizeof name, "python%s", ver);
-	dirs = getenv("PATH");
+	snprintf(name, sizeof name, "python%d.%d", t->major, t->minor);
 	for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
 		size_t len = strcspn(d, ":");
-		snprintf(t->python, sizeof t->python, "%.*s/%s", (int)len, d,
-			 name);
-		if (len && access(t->python, X_OK) == 0)
+		if (len && d[0] == '/' &&
+		    snprintf(cand, sizeof cand, "%.*s/%s", (int)len, d, name) <
+			    (int)sizeof cand &&
+		    realpath(cand, real) && trusted_file(real)) {
+			snprintf(t->python, sizeof t->python, "%s", real);
 			return 0;
+		}
 		d += len + (d[len] == ':');
 	}
-	log_error("process %d (%s) embeds libpython%s, and no %s is on PATH "
-		  "to attach with: add one of that version to PATH",
-		  (int)t->pid, t->comm, ver, name);
+	if (realpath(t->exe, real) && trusted_file(real)) {
+		snprintf(t->python, sizeof t->python, "%s", real);
+		return 0;
+	}
+	log_error("no %s to read process %d with that root (or you) owns "
+		  "and no one else may change: pyprof does not run the "
+		  "target's own %s; put a trusted %s on PATH",
+		  name, (int)t->pid, t->exe, name);
 	return -1;
 }
 
-/* The interpreter's own word on its version and build. */
-static int probe_version(struct attach_target *t, const char *lib, int dump)
+/* The target's interpreter and its version, read from its files and
+ * memory (remote.h): nothing of the target's runs. 0, or -1 after saying
+ * why. */
+static int find_version(struct attach_target *t, const char *lib, int dump)
 {
-	static const char code[] =
-		"import sys, sysconfig\n"
-		"sys.stdout.write('%d %d %d' % (sys.version_info[0], "
-		"sys.version_info[1], "
-		"bool(sysconfig.get_config_var('Py_GIL_DISABLED'))))\n";
-	char out[64], err[512];
-	int ft = 0;
+	struct remote_py py;
+	char why[256] = "";
+	int rc = remote_py_find(t->pid, &py, why, sizeof why);
 
-	if (attach_run_python(t, code, out, sizeof out, err, sizeof err) != 0 ||
-	    sscanf(out, "%d %d %d", &t->major, &t->minor, &ft) != 3) {
-		log_error("cannot tell the Python version of process %d: %s "
-			  "failed (%s)",
-			  (int)t->pid, t->python, err[0] ? err : "no answer");
+	if (rc == -ENOENT) {
+		log_error("%s", why);
 		return -1;
 	}
-	if (ft) {
+	if (rc < 0) {
+		log_error("cannot read process %d (%s): %s", (int)t->pid,
+			  t->comm, why[0] ? why : strerror(-rc));
+		return -1;
+	}
+	t->lib_loaded = py.lib_loaded;
+	t->major = py.major;
+	t->minor = py.minor;
+	t->runtime = py.runtime;
+	t->from_block = py.from_block;
+	if (py.free_threaded) {
 		log_error("process %d runs a free-threaded Python %d.%d, which "
 			  "pyprof does not support yet",
 			  (int)t->pid, t->major, t->minor);
+		return -1;
+	}
+	if (t->major == 0) {
+		log_error("cannot tell the Python version of process %d (%s, "
+			  "in %s): it states none pyprof can read",
+			  (int)t->pid, t->comm, py.file);
 		return -1;
 	}
 	if (dump && (t->major < 3 ||
@@ -276,7 +282,26 @@ static int probe_version(struct attach_target *t, const char *lib, int dump)
 			  (int)t->pid, t->major, t->minor, lib);
 		return -1;
 	}
+	if (!t->from_block) {
+		log_error("process %d runs Python %d.%d but states no "
+			  "_Py_DebugOffsets pyprof can read",
+			  (int)t->pid, t->major, t->minor);
+		return -1;
+	}
 	return 0;
+}
+
+/* The process's real group (its /proc/PID/status Gid line), for a reader
+ * run with the target's rights. */
+static gid_t target_gid(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_small(path, buf, sizeof buf) <= 0 ||
+	    !(p = strstr(buf, "\nGid:")))
+		return (gid_t)-1;
+	return (gid_t)strtoul(p + 5, NULL, 10);
 }
 
 int attach_target_check(pid_t pid, const char *lib, int dump,
@@ -309,7 +334,10 @@ int attach_target_check(pid_t pid, const char *lib, int dump,
 		return -1;
 	}
 	t->exe[n] = '\0';
-	if (find_python(t) < 0 || probe_version(t, lib, dump) < 0)
+	t->gid = target_gid(pid);
+	if (find_version(t, lib, dump) < 0)
 		return -1;
-	return 0;
+	/* only dump runs an interpreter (the reader); attach writes PEP
+	 * 768's request itself */
+	return dump ? find_trusted_python(t) : 0;
 }

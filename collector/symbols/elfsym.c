@@ -685,3 +685,82 @@ int elfsym_lookup(struct elfsym *es, const char *path,
 	}
 	return 1;
 }
+
+/* ---- one named symbol or section ------------------------------------ */
+
+/* The symbol name in the table tab (.symtab or .dynsym): its value and
+ * size. 0 or -ENOENT. */
+static int find_in_table(const struct elf *e, const Elf64_Shdr *tab,
+			 const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	Elf64_Sym *raw;
+	char *strs;
+	size_t n, strs_len;
+	int rc = -ENOENT;
+
+	if (tab->sh_link >= e->n_sh || tab->sh_entsize != sizeof(Elf64_Sym))
+		return -ENOENT;
+	raw = read_section(e, tab);
+	strs = read_section(e, &e->sh[tab->sh_link]);
+	strs_len = e->sh[tab->sh_link].sh_size;
+	n = tab->sh_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; raw && strs && i < n && n <= MAX_SYMS; i++) {
+		const Elf64_Sym *y = &raw[i];
+
+		if (y->st_shndx == SHN_UNDEF || y->st_name >= strs_len ||
+		    !y->st_value || strcmp(strs + y->st_name, name) != 0)
+			continue;
+		*vaddr = y->st_value;
+		*size = y->st_size;
+		rc = 0;
+		break;
+	}
+	free(raw);
+	free(strs);
+	return rc;
+}
+
+int elfsym_find(const char *path, const char *name, int section,
+		uint64_t *vaddr, uint64_t *load_base, uint64_t *size)
+{
+	struct elf e;
+	int rc = elf_open(&e, path);
+
+	if (rc < 0)
+		return rc;
+	rc = -ENOENT;
+	if (section) {
+		const Elf64_Shdr *s = find_section(&e, name);
+		if (s && (s->sh_flags & SHF_ALLOC)) {
+			*vaddr = s->sh_addr;
+			*size = s->sh_size;
+			rc = 0;
+		}
+	} else {
+		for (int pass = 0; pass < 2 && rc < 0; pass++)
+			for (unsigned i = 0; i < e.n_sh && rc < 0; i++)
+				if (e.sh[i].sh_type ==
+				    (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
+					rc = find_in_table(&e, &e.sh[i], name,
+							   vaddr, size);
+	}
+	if (rc == 0) {
+		int in_load = 0, any = 0;
+		uint64_t low = 0;
+
+		for (unsigned i = 0; i < e.n_ph; i++) {
+			const Elf64_Phdr *p = &e.ph[i];
+			if (p->p_type != PT_LOAD)
+				continue;
+			if (!any || p->p_vaddr < low)
+				low = p->p_vaddr;
+			any = 1;
+			if (*vaddr >= p->p_vaddr && *vaddr - p->p_vaddr < p->p_memsz)
+				in_load = 1;
+		}
+		*load_base = low & ~(uint64_t)0xfff;
+		rc = in_load ? 0 : -ENOENT;
+	}
+	elf_close(&e);
+	return rc;
+}

@@ -80,4 +80,19 @@ int elfsym_lookup(struct elfsym *es, const char *path,
 /* Files read so far and bytes held, for statistics. */
 size_t elfsym_bytes(const struct elfsym *es);
 
+/*
+ * Where one named thing of the ELF file at path lies: the section called
+ * name when section is set, else the symbol called name (a defined one of
+ * .symtab, else of .dynsym; any type). *vaddr is the file's own virtual
+ * address (inside one of its PT_LOAD segments), *load_base the lowest
+ * PT_LOAD's address rounded down to its page: a process that maps the
+ * file at offset 0 from START holds the thing at START - *load_base +
+ * *vaddr. *size is the symbol's or section's size. Read with the same checks as the lookups
+ * above; nothing is cached. 0; -ENOENT when the file has no such thing or
+ * it is in no loaded segment; -ENOEXEC, or -errno when the file cannot be
+ * opened.
+ */
+int elfsym_find(const char *path, const char *name, int section,
+		uint64_t *vaddr, uint64_t *load_base, uint64_t *size);
+
 #endif /* PYPROF_ELFSYM_H */

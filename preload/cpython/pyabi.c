@@ -52,7 +52,10 @@
 	X(co_filename) X(co_name) X(co_qualname) X(co_linetable)             \
 	X(co_firstlineno) X(co_code_adaptive)                                \
 	X(ob_type) X(var_size) X(bytes_sval)                                 \
-	X(u_state) X(u_length) X(u_ascii_size)
+	X(u_state) X(u_length) X(u_ascii_size)                              \
+	X(interp_threads_main) X(dbg_eval_breaker) X(dbg_remote_support)     \
+	X(dbg_remote_enabled) X(dbg_pending_call) X(dbg_script_path)         \
+	X(dbg_script_path_size)
 
 #define DBG_AT(field) int field;
 #define DBG_VALUE(field) uint64_t field;
@@ -730,4 +733,77 @@ int pyabi_gil_holder(const struct pyabi *abi, uintptr_t runtime, uintptr_t inter
 		*holder = who;
 out:
 	return rc;
+}
+
+/* ---- from another process: the version, and PEP 768's remote exec ---- */
+
+int pyabi_debug_version(const void *runtime,
+			int (*read)(void *dst, const void *src, size_t n),
+			uint64_t *hexversion, int *free_threaded)
+{
+	/* cookie, version and free_threaded open the block in every layout
+	 * (3.13 to 3.15: offsets 0, 8 and 16), which is what lets a reader
+	 * pick the layout for the rest */
+	const struct pyabi_dbg *d = pyabi_dbg_table;
+	char cookie[8];
+	uint64_t ft;
+
+	if (!runtime || !read || !hexversion || !free_threaded)
+		return -EINVAL;
+	if (read(cookie, (const char *)runtime + d->cookie, sizeof(cookie)))
+		return -EFAULT;
+	if (memcmp(cookie, PYABI_DEBUG_COOKIE, sizeof(cookie)) != 0)
+		return -ENOENT;
+	if (read(hexversion, (const char *)runtime + d->version, sizeof(*hexversion)) ||
+	    read(&ft, (const char *)runtime + d->free_threaded, sizeof(ft)))
+		return -EFAULT;
+	*free_threaded = ft != 0;
+	return 0;
+}
+
+int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
+			      int (*read)(void *dst, const void *src, size_t n),
+			      struct pyabi_remote_exec *out, char *why,
+			      size_t why_len)
+{
+	const struct pyabi_dbg *d = dbg_find(major, minor);
+	struct dbg_values v;
+	int rc;
+
+	if (!runtime || !read || !out)
+		return -EINVAL;
+	if (!d || d->dbg_eval_breaker < 0 || d->interp_threads_main < 0) {
+		say(why, why_len, "Python %d.%d has no remote exec layout "
+			"known to this build", major, minor);
+		return -ENOTSUP;
+	}
+	if ((rc = dbg_read_block(d, runtime, major, minor, read, &v, why, why_len)) ||
+	    (rc = dbg_check_bounds(d, &v, why, why_len)))
+		return rc;
+	/* every place written must lie inside the struct the block says it
+	 * belongs to: a block that lies sends nothing astray */
+	if (v.interp_threads_main + 8 > v.interp_size ||
+	    v.dbg_remote_enabled + 4 > v.interp_size ||
+	    v.dbg_eval_breaker + 8 > v.ts_size ||
+	    v.dbg_script_path_size < 16 || v.dbg_script_path_size > 4096 ||
+	    v.dbg_remote_support + v.dbg_pending_call + 4 > v.ts_size ||
+	    v.dbg_remote_support + v.dbg_script_path + v.dbg_script_path_size >
+		    v.ts_size) {
+		say(why, why_len, "_Py_DebugOffsets.debugger_support lies "
+			"outside the thread state (%llu bytes)",
+		    (unsigned long long)v.ts_size);
+		return -EPROTO;
+	}
+	out->interp_head = v.rt_interp_head;
+	out->threads_main = v.interp_threads_main;
+	out->threads_head = v.interp_tstate_head;
+	out->remote_enabled = v.dbg_remote_enabled;
+	out->eval_breaker = v.dbg_eval_breaker;
+	out->pending_call = v.dbg_remote_support + v.dbg_pending_call;
+	out->script_path = v.dbg_remote_support + v.dbg_script_path;
+	out->script_path_size = v.dbg_script_path_size;
+	/* _PY_EVAL_PLEASE_STOP_BIT of pycore_ceval.h, 1 << 5 in 3.14 and
+	 * 3.15: not in the block, a fact of the version */
+	out->please_stop_bit = 1u << 5;
+	return 0;
 }

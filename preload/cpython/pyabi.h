@@ -403,4 +403,44 @@ int pyabi_gil_holder(const struct pyabi *abi, uintptr_t runtime, uintptr_t inter
 		     uintptr_t cur_sym, int (*read)(void *dst, const void *src, size_t n),
 		     uintptr_t *holder);
 
+/*
+ * 3.13+: the version the _Py_DebugOffsets block at runtime states (its
+ * PY_VERSION_HEX, and whether the build is free-threaded), read through
+ * read as above: how a reader outside the process tells the version
+ * without running anything of the target's. 0; -ENOENT when there is no
+ * cookie (before 3.13, or not CPython's runtime); -EFAULT when a read
+ * fails; -EINVAL for NULL arguments.
+ */
+int pyabi_debug_version(const void *runtime,
+			int (*read)(void *dst, const void *src, size_t n),
+			uint64_t *hexversion, int *free_threaded);
+
+/*
+ * 3.14+: where PEP 768's remote exec writes, from the block at runtime
+ * read with this minor's layout (header, bounds and each place inside its
+ * struct checked). A debugger writes the script's path at tstate +
+ * script_path (NUL-terminated, shorter than script_path_size), then the
+ * int32 1 at tstate + pending_call, then sets please_stop_bit in the
+ * uintptr_t at tstate + eval_breaker; tstate is the main thread's
+ * (interp + threads_main, interp being *(runtime + interp_head)); the
+ * interpreter runs the script at its next safe point if the int32 at
+ * interp + remote_enabled is 1. Returns 0; -ENOTSUP for a version without
+ * the fields; -EPROTO (why says which) or -EFAULT.
+ */
+struct pyabi_remote_exec {
+	uint64_t interp_head;	   /* runtime_state.interpreters_head     */
+	uint64_t threads_main;	   /* interpreter_state.threads_main      */
+	uint64_t threads_head;	   /* interpreter_state.threads_head      */
+	uint64_t remote_enabled;   /* in the interpreter state: int32     */
+	uint64_t eval_breaker;	   /* in the thread state: uintptr_t      */
+	uint64_t pending_call;	   /* in the thread state: int32          */
+	uint64_t script_path;	   /* in the thread state: char[size]     */
+	uint64_t script_path_size;
+	uint64_t please_stop_bit;
+};
+int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
+			      int (*read)(void *dst, const void *src, size_t n),
+			      struct pyabi_remote_exec *out, char *why,
+			      size_t why_len);
+
 #endif /* PYPROF_PYABI_H */

@@ -902,6 +902,13 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.u_state = 544,                    /* _Py_DebugOffsets.unicode_object.state */
 		.u_length = 552,                   /* _Py_DebugOffsets.unicode_object.length */
 		.u_ascii_size = 560,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
+		.interp_threads_main = PYABI_NONE, /* 3.14+: interpreter_state.threads_main */
+		.dbg_eval_breaker = PYABI_NONE,    /* 3.14+: debugger_support.eval_breaker */
+		.dbg_remote_support = PYABI_NONE,  /* 3.14+: debugger_support.remote_debugger_support */
+		.dbg_remote_enabled = PYABI_NONE,  /* 3.14+: debugger_support.remote_debugging_enabled */
+		.dbg_pending_call = PYABI_NONE,    /* 3.14+: debugger_support.debugger_pending_call */
+		.dbg_script_path = PYABI_NONE,     /* 3.14+: debugger_support.debugger_script_path */
+		.dbg_script_path_size = PYABI_NONE, /* 3.14+: debugger_support.debugger_script_path_size */
 	},
 	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -948,6 +955,13 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.u_state = 624,                    /* _Py_DebugOffsets.unicode_object.state */
 		.u_length = 632,                   /* _Py_DebugOffsets.unicode_object.length */
 		.u_ascii_size = 640,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
+		.interp_threads_main = 80,         /* _Py_DebugOffsets.interpreter_state.threads_main */
+		.dbg_eval_breaker = 712,           /* _Py_DebugOffsets.debugger_support.eval_breaker */
+		.dbg_remote_support = 720,         /* _Py_DebugOffsets.debugger_support.remote_debugger_support */
+		.dbg_remote_enabled = 728,         /* _Py_DebugOffsets.debugger_support.remote_debugging_enabled */
+		.dbg_pending_call = 736,           /* _Py_DebugOffsets.debugger_support.debugger_pending_call */
+		.dbg_script_path = 744,            /* _Py_DebugOffsets.debugger_support.debugger_script_path */
+		.dbg_script_path_size = 752,       /* _Py_DebugOffsets.debugger_support.debugger_script_path_size */
 	},
 	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -994,6 +1008,13 @@ static const struct pyabi_dbg pyabi_dbg_table[] = {
 		.u_state = 720,                    /* _Py_DebugOffsets.unicode_object.state */
 		.u_length = 728,                   /* _Py_DebugOffsets.unicode_object.length */
 		.u_ascii_size = 736,               /* _Py_DebugOffsets.unicode_object.asciiobject_size */
+		.interp_threads_main = 80,         /* _Py_DebugOffsets.interpreter_state.threads_main */
+		.dbg_eval_breaker = 840,           /* _Py_DebugOffsets.debugger_support.eval_breaker */
+		.dbg_remote_support = 848,         /* _Py_DebugOffsets.debugger_support.remote_debugger_support */
+		.dbg_remote_enabled = 856,         /* _Py_DebugOffsets.debugger_support.remote_debugging_enabled */
+		.dbg_pending_call = 864,           /* _Py_DebugOffsets.debugger_support.debugger_pending_call */
+		.dbg_script_path = 872,            /* _Py_DebugOffsets.debugger_support.debugger_script_path */
+		.dbg_script_path_size = 880,       /* _Py_DebugOffsets.debugger_support.debugger_script_path_size */
 	},
 	{ .major = 0 },
 };

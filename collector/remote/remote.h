@@ -1,0 +1,69 @@
+/*
+ * remote.h - a running CPython process read from outside: its memory, and
+ * where its interpreter is, found without running anything of its.
+ *
+ * `pyprof attach`, `dump` and `top --pid` look at processes of other
+ * users, often as root. Nothing the target chose may run with our rights:
+ * not its program (/proc/PID/exe), not a module from its directories. So
+ * the interpreter is found by reading: the files it mapped (/proc/PID/
+ * maps, each opened as the very file mapped, /proc/PID/map_files/...)
+ * hold _PyRuntime (a symbol, or 3.12+'s .PyRuntime section), and on 3.13+
+ * _PyRuntime starts with _Py_DebugOffsets, CPython's own statement of its
+ * version and layout; older versions are told by the Py_Version symbol
+ * (3.11+) or the file's name. Every read of the target is bounded and
+ * checked: process_vm_readv, /proc/PID/mem when that is refused.
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#ifndef PYPROF_REMOTE_H
+#define PYPROF_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* n bytes at addr in process pid into buf, whole or not at all: 0 or a
+ * negative errno (-EFAULT unmapped, -EPERM/-EACCES not allowed, -ESRCH
+ * gone). */
+int remote_read(pid_t pid, uint64_t addr, void *buf, size_t n);
+/* The same the other way: buf's n bytes to addr. */
+int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t n);
+
+#define REMOTE_PATH_MAX 4096
+
+/* What was found of a process's interpreter. */
+struct remote_py {
+	pid_t pid;
+	uint64_t runtime;   /* &_PyRuntime in the target, 0 if none      */
+	int major, minor;   /* 0.0 if unknown                            */
+	int micro;
+	int free_threaded;
+	int from_block;     /* the version is the _Py_DebugOffsets block's */
+	int lib_loaded;     /* libpyprof.so is mapped in it              */
+	char file[REMOTE_PATH_MAX]; /* the file holding the interpreter  */
+	char libpython[32]; /* "3.9" when a libpythonX.Y is mapped       */
+};
+
+/*
+ * Finds pid's interpreter (see the header comment), filling *py. 0 when a
+ * CPython interpreter was found (its version may still be unknown: 0.0);
+ * -ENOENT when the process maps no file that holds one (why says so);
+ * -ESRCH, -EACCES and the like when its maps cannot be read.
+ */
+int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len);
+
+/*
+ * PEP 768 (3.14+), done from this process: writes script (an absolute
+ * path the target can read) into the target's main thread state, marks
+ * the call pending and sets the eval breaker's stop bit, at the places
+ * the target's own _Py_DebugOffsets gives. The target runs the script at
+ * its main thread's next safe point. 0; -ENOTSUP when remote debugging
+ * is off in the target (PYTHON_DISABLE_REMOTE_DEBUG, -X
+ * disable-remote-debug) or the version has no such protocol;
+ * -ENAMETOOLONG; -EPROTO for a block that does not validate; or a read or
+ * write's errno. why says which.
+ */
+int remote_exec(const struct remote_py *py, const char *script, char *why,
+		size_t why_len);
+
+#endif /* PYPROF_REMOTE_H */
