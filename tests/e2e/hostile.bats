@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# hostile.bats - the fourth attack round (issue 39): what `pyprof attach`,
+# `dump` and `top --pid`, run as root on another user's process, may run
+# and read. Nothing the target or another user chose runs with the
+# caller's rights: not the target's program (its user may have made it),
+# not a module from the current directory.
+#
+# The other user is played with setpriv as nobody (65534), as in
+# trust.bats; what it runs is copied where it can read it.
+
+load ../lib/common
+
+setup() {
+	common_setup
+	[[ $(id -u) == 0 ]] || skip "needs root to act as another user"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	D=$(mktemp -d /tmp/pyprof-hostile.XXXXXX)
+	chmod 0755 "$D"
+	# the stranger's own directory: it writes there, and so may anyone
+	# it lets (the application's tree, a scratch directory)
+	mkdir "$D/own"
+	chown 65534:65534 "$D/own"
+	chmod 0777 "$D/own"
+	KIDS=()
+}
+
+teardown() {
+	local k
+	for k in "${KIDS[@]}"; do
+		kill -9 "$k" 2>/dev/null || true
+	done
+	rm -rf "${D:-/nonexistent}"
+	common_teardown
+}
+
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# stranger NAME CMD...: CMD as nobody in the background, its output in
+# $T/NAME.out; TPID its pid (exec'd: the process itself); waits for ready.
+stranger() {
+	local name=$1
+	shift
+	(cd "$D/own" && exec setpriv --reuid=65534 --regid=65534 \
+		--clear-groups "$@") >"$T/$name.out" 2>"$T/$name.err" \
+		</dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 20
+}
+
+# refused_line CMD...: exit status 1 and one line on stderr; the line in
+# $T/ref.err.
+refused_line() {
+	local rc=0
+	timeout 60 "$@" >"$T/ref.out" 2>"$T/ref.err" </dev/null || rc=$?
+	cat "$T/ref.err"
+	[[ $rc == 1 ]] || fail "exit status $rc, not 1: $*"
+	[[ $(wc -l <"$T/ref.err") == 1 ]] || fail "not one line: $*"
+}
+
+@test "39.1 dump, attach and top --pid as root never run the target's own program (a python3.14 of its user's making)" {
+	mkdir "$D/own/bin"
+	cc -DRAN_LOG="\"$D/own/ran.log\"" -o "$D/own/bin/python3.14" \
+		"$PP_TARGETS/made_python.c"
+	chown -R 65534:65534 "$D/own/bin"
+	stranger made "$D/own/bin/python3.14" --target 60
+	[[ $(readlink "/proc/$TPID/exe") == "$D/own/bin/python3.14" ]]
+	refused_line "$PP_PYPROF" dump "$TPID"
+	grep -q "process $TPID is not a CPython process" "$T/ref.err"
+	refused_line "$PP_PYPROF" dump "$TPID" --native
+	refused_line "$PP_PYPROF" attach "$TPID" --duration 1
+	grep -q "process $TPID is not a CPython process" "$T/ref.err"
+	refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
+	if [[ -e $D/own/ran.log ]]; then
+		cat "$D/own/ran.log"
+		fail "pyprof ran the target's program"
+	fi
+}
+
+# trap_modules DIR: a sysconfig.py and a _remote_debugging.py in DIR
+# (what the commands' interpreter used to import first from the current
+# directory) that write down who imported them.
+trap_modules() {
+	local dir=$1 m
+	for m in sysconfig _remote_debugging; do
+		cat >"$dir/$m.py" <<PY
+import os
+with open("$D/own/imported.log", "a") as f:
+    f.write("$m imported by uid %d\n" % os.geteuid())
+raise ImportError("planted")
+PY
+	done
+	chmod 0666 "$dir"/*.py
+}
+
+cwd_modules() {
+	local name=$1 exe=$2 trusted
+	trap_modules "$D/own"
+	# the target: root's own program this time, started from elsewhere
+	(cd / && exec "$exe" "$PP_TARGETS/attach_blocked.py" sleep 30) \
+		>"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 20
+	# root runs the commands from the stranger's directory; the
+	# interpreter's own directory on PATH is one root owns
+	trusted=$(dirname "$(readlink -f "$exe")")
+	(cd "$D/own" && PATH=$trusted:/usr/bin:/bin timeout 60 \
+		"$PP_PYPROF" dump "$TPID") >"$T/$name.dump" 2>"$T/$name.dump.err" ||
+		{ cat "$T/$name.dump.err"; fail "dump failed"; }
+	grep -q "^Thread $TPID \"MainThread\"$" "$T/$name.dump" ||
+		{ cat "$T/$name.dump"; fail "no main thread in the dump"; }
+	(cd "$D/own" && TMPDIR=$D timeout 60 "$PP_PYPROF" attach "$TPID" \
+		--duration 1 -o "$T/$name.pb.gz") 2>"$T/$name.att.err" ||
+		{ cat "$T/$name.att.err"; fail "attach failed"; }
+	if [[ -e $D/own/imported.log ]]; then
+		cat "$D/own/imported.log"
+		fail "a module from the current directory was imported"
+	fi
+	kill "$TPID"
+}
+
+@test "39.2 dump and attach as root from a directory another user writes import nothing from it" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.14 3.15)" for_each_python cwd_modules
+}
+
+# A python3.14 of the stranger's that is a real interpreter: root's dump
+# finds none it trusts (not on PATH, the target's own is the stranger's)
+# and says so in one line, without running it.
+@test "39.1 dump as root refuses a real interpreter another user owns, in one line, and runs it not" {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.1[45]/ {print $2; exit}')
+	[[ -n $exe ]] || fail "no 3.14+ interpreter"
+	mkdir "$D/own/bin"
+	cp "$exe" "$D/own/bin/python3.14"
+	chown -R 65534:65534 "$D/own/bin"
+	trap_modules "$D/own"
+	PYTHONHOME=$(dirname "$(dirname "$(readlink -f "$exe")")") \
+		stranger real "$D/own/bin/python3.14" \
+		"$PP_TARGETS/attach_blocked.py" sleep 30
+	(cd "$D/own" && PATH=/usr/bin:/bin refused_line "$PP_PYPROF" dump "$TPID")
+	grep -q "pyprof does not run the target's own" "$T/ref.err"
+	[[ ! -e $D/own/imported.log ]] || fail "ran: $(cat "$D/own/imported.log")"
+}
