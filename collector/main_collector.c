@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -604,9 +605,17 @@ static int flag_value(const char *v)
 	return -1;
 }
 
+/* Keys whose values are secrets. */
+static int secret_key(const char *key)
+{
+	return !strcmp(key, "http-token") || !strcmp(key, "push-basic-auth");
+}
+
 /* One "key = value" line of the config file (line already trimmed); 0,
- * or the exit status. */
-static int config_line(struct cmdline *c, char *line, const char *seen)
+ * or the exit status. open: others may read the file (mode o+r), which
+ * then may hold no secret. */
+static int config_line(struct cmdline *c, char *line, const char *seen,
+		       int open, const char *file)
 {
 	char *eq = strchr(line, '='), *key, *val;
 	size_t i;
@@ -625,6 +634,11 @@ static int config_line(struct cmdline *c, char *line, const char *seen)
 		return usage_error(PROG, "unknown key '%s' (the keys are "
 				 "pyprof-collector's long options without "
 				 "their dashes)", key);
+	if (open && secret_key(key))
+		return usage_error(PROG, "%s holds %s and every local user may "
+				 "read it: chmod o-r %s (the package's is "
+				 "0640, group pyprof), or give the secret "
+				 "another way (--help)", file, key, file);
 	if (seen[i])
 		return 0; /* the command line's wins */
 	if (longopts[i].has_arg == no_argument) {
@@ -648,21 +662,31 @@ static int config_line(struct cmdline *c, char *line, const char *seen)
  * status. */
 static int read_config(struct cmdline *c, const char *file, const char *seen)
 {
-	FILE *f = fopen(file, "r");
+	FILE *f = fopen(file, "re");
 	char buf[4096];
-	int n = 0, rc = 0;
+	struct stat st;
+	int n = 0, rc = 0, open;
 
 	if (!f)
 		return usage_error(PROG, "--config %s: %s", file, strerror(errno));
+	open = fstat(fileno(f), &st) == 0 && (st.st_mode & S_IROTH);
 	while (!rc && fgets(buf, sizeof(buf), f)) {
-		char *line = trim(buf);
+		char *line;
 		n++;
-		if (!*line || *line == '#')
-			continue;
 		snprintf(config_where, sizeof(config_where), "%s: %s:%d", PROG,
 			 file, n);
 		log_set_prefix(config_where);
-		rc = config_line(c, line, seen);
+		/* a line fgets cut would give its tail as a line of its own
+		 * (a commented-out option turned on): refused whole */
+		if (!strchr(buf, '\n') && !feof(f)) {
+			rc = usage_error(PROG, "line longer than %zu bytes",
+					 sizeof(buf) - 2);
+			break;
+		}
+		line = trim(buf);
+		if (!*line || *line == '#')
+			continue;
+		rc = config_line(c, line, seen, open, file);
 	}
 	log_set_prefix(PROG);
 	fclose(f);
@@ -809,8 +833,11 @@ static int make_token(struct wiring *w, const char *sock)
 	}
 	char line[sizeof(w->token) + 1];
 	snprintf(line, sizeof(line), "%s\n", w->token);
+	/* the readers of the profiles may read it (--output-group: the
+	 * package's members, docs/security.md), else the collector's user */
 	rc = file_write_atomic(w->token_path, line, strlen(line),
-			       FILEIO_REPLACE | FILEIO_PRIVATE);
+			       FILEIO_REPLACE |
+				       (w->opts->output_shared ? 0 : FILEIO_PRIVATE));
 	if (rc < 0) {
 		log_error("http: cannot write the access token to %s: %s",
 			  w->token_path, strerror(-rc));
@@ -849,19 +876,32 @@ static int start_serving(void *arg, const struct collector_parts *parts)
 		char line[100];
 		snprintf(line, sizeof(line), "%s\n",
 			 pprof_server_addr(w->http));
-		if (file_write_atomic(w->addr_path, line, strlen(line),
-				      FILEIO_REPLACE | FILEIO_PRIVATE) < 0)
+		rc = file_write_atomic(w->addr_path, line, strlen(line),
+				       FILEIO_REPLACE |
+					       (opts->output_shared ? 0
+								    : FILEIO_PRIVATE));
+		if (rc < 0) {
+			/* another user's file there (a sticky directory):
+			 * pyprof top refuses to believe it, and says so */
+			log_warn("http: cannot write %s: %s; `pyprof top "
+				 "--collector` will not find this server",
+				 w->addr_path, strerror(-rc));
 			w->addr_path[0] = 0;
+		}
 	} else {
 		w->addr_path[0] = 0;
 	}
-	if (w->token[0])
+	if (w->token[0]) {
+		/* the token itself at debug level only: an info log goes to
+		 * the journal, which the groups adm and systemd-journal read */
 		log_info("http: serving /debug/pprof/ on http://%s/ "
 			 "(access token in %s): open "
-			 "http://%s/debug/pprof/?token=%s",
+			 "http://%s/debug/pprof/?token=TOKEN",
 			 pprof_server_addr(w->http), w->token_path,
-			 pprof_server_addr(w->http), w->token);
-	else
+			 pprof_server_addr(w->http));
+		log_debug("http: open http://%s/debug/pprof/?token=%s",
+			  pprof_server_addr(w->http), w->token);
+	} else
 		log_info("http: serving /debug/pprof/ on http://%s/%s",
 			 pprof_server_addr(w->http),
 			 token ? " (access token required)" : "");

@@ -323,6 +323,7 @@ int attach_target_check(pid_t pid, const char *lib, int dump,
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
 	if (read_small(path, t->comm, sizeof t->comm) > 0)
 		t->comm[strcspn(t->comm, "\n")] = '\0';
+	cmd_printable_lines(t->comm); /* its name, chosen by its user */
 	if (check_owner(t, cap) < 0 || check_yama(t, cap, lib) < 0 ||
 	    check_namespaces(t, lib) < 0)
 		return -1;

@@ -179,6 +179,10 @@ int cmd_dump(int argc, char **argv)
 		free(out);
 		return 1;
 	}
+	/* the target's names reach the terminal as text, not escapes */
+	cmd_printable_lines(out);
+	cmd_printable_lines(t.comm);
+	cmd_printable_lines(t.exe);
 	printf("Process %d: %s (Python %d.%d, %s)\n%s", (int)pid, t.comm,
 	       t.major, t.minor, t.exe, out);
 	free(out);

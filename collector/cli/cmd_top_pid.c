@@ -40,6 +40,7 @@
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
+#include "pyprof/envcheck.h"
 
 #define TOPP "pyprof top --pid"
 
@@ -346,10 +347,21 @@ static int fetch_window(const struct http_src *h, pid_t pid, const char *mode,
 	}
 	body += 4;
 	if (strncmp(all + 8, " 200", 4)) {
-		size_t bl = (size_t)(all + len - body);
-		snprintf(err, errn, "http://%s/ answered %.3s: %.*s", h->addr,
-			 all + 9, (int)strcspn(body, "\r\n") < (int)bl ? (int)strcspn(body, "\r\n") : (int)bl,
-			 body);
+		size_t bl = (size_t)(all + len - body), i;
+		char said[160];
+
+		/* its first line, printable bytes only: what a server says
+		 * reaches the terminal as text, never as escapes */
+		for (i = 0; i < bl && i + 1 < sizeof said && body[i] != '\r' &&
+			    body[i] != '\n';
+		     i++)
+			said[i] = (unsigned char)body[i] >= 0x20 &&
+						  (unsigned char)body[i] < 0x7f
+					  ? body[i]
+					  : '?';
+		said[i] = '\0';
+		snprintf(err, errn, "http://%s/ answered %.3s: %s", h->addr,
+			 all + 9, said);
 		goto out;
 	}
 	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -400,6 +412,43 @@ int top_started_with_library(pid_t pid, char *out, size_t n)
 	return 0;
 }
 
+/* PYPROF_COLLECTOR_USER as the library reads it (-1: none). */
+static const char *collector_user_only(const char *name, void *arg)
+{
+	(void)arg;
+	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
+							   : NULL;
+}
+
+/* Whether path (not followed if a link) belongs to us, root or the user
+ * PYPROF_COLLECTOR_USER trusts: a collector's files written by anyone
+ * else (another user's collector that a target's PYPROF_SOCKET names, a
+ * squatter in a sticky directory) are never believed, and our token is
+ * never sent where they point. 0 when it does or does not exist; -1
+ * after one line. */
+static int owner_trusted(const char *path)
+{
+	struct stat st;
+	long trust = -1;
+	char err[256];
+
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (config_collector_user(collector_user_only, NULL, &trust, err,
+				  sizeof err) < 0)
+		trust = -1;
+	if (!S_ISLNK(st.st_mode) &&
+	    (st.st_uid == geteuid() || st.st_uid == 0 ||
+	     (trust >= 0 && st.st_uid == (uid_t)trust)))
+		return 0;
+	log_error("%s belongs to uid %u, not to you (uid %u) or root: pyprof "
+		  "does not talk to that collector nor send it your token; if "
+		  "you trust that user, set PYPROF_COLLECTOR_USER=%u",
+		  path, (unsigned)st.st_uid, (unsigned)geteuid(),
+		  (unsigned)st.st_uid);
+	return -1;
+}
+
 /* Where top_collector serves HTTP, and its token. 0, or -1 (said). */
 static int http_source(struct http_src *h, pid_t pid)
 {
@@ -407,6 +456,8 @@ static int http_source(struct http_src *h, pid_t pid)
 	const char *env = getenv("PYPROF_HTTP_TOKEN");
 
 	snprintf(path, sizeof path, "%s.http-addr", top_collector);
+	if (owner_trusted(top_collector) < 0 || owner_trusted(path) < 0)
+		return -1;
 	if (first_line(path, h->addr, sizeof h->addr) < 0) {
 		if (pid)
 			log_error("process %d reports to the collector on %s, "
@@ -421,6 +472,8 @@ static int http_source(struct http_src *h, pid_t pid)
 		return -1;
 	}
 	snprintf(path, sizeof path, "%s.http-token", top_collector);
+	if (owner_trusted(path) < 0)
+		return -1;
 	if (first_line(path, h->token, sizeof h->token) < 0)
 		snprintf(h->token, sizeof h->token, "%s", env ? env : "");
 	return 0;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "common/log.h"
 
 int cmd_self_dir(char *buf, size_t n)
 {
@@ -308,4 +309,32 @@ long cmd_read_environ(int pid, char *buf, size_t cap)
 		return -1;
 	buf[len] = '\0';
 	return (long)len;
+}
+
+void cmd_printable_lines(char *s)
+{
+	char line[1024];
+	char *w = s;
+
+	while (*s) {
+		size_t len = strcspn(s, "\n"), done = 0;
+
+		/* in pieces: a long line's replacements never grow it */
+		while (done < len) {
+			size_t k = len - done < sizeof line - 1
+					   ? len - done
+					   : sizeof line - 1;
+			size_t o;
+
+			log_printable(line, sizeof line, s + done, k);
+			o = strlen(line);
+			memmove(w, line, o);
+			w += o;
+			done += k;
+		}
+		s += len;
+		if (*s == '\n')
+			*w++ = *s++;
+	}
+	*w = '\0';
 }

@@ -396,10 +396,12 @@ static void name_frame(const struct dn *d, struct elfsym *es,
 		else
 			snprintf(f->text, sizeof f->text, "%s (%s)", hit.name,
 				 base);
+		cmd_printable_lines(f->text);
 		return;
 	}
 	snprintf(f->text, sizeof f->text, "0x%llx (%s)",
 		 (unsigned long long)pc, base);
+	cmd_printable_lines(f->text);
 }
 
 /* The Python half of one thread, as the reader wrote it: frames innermost
@@ -538,6 +540,7 @@ static void thread_name(pid_t pid, pid_t tid, char *out, size_t n)
 	if (fgets(out, (int)n, f))
 		out[strcspn(out, "\n")] = '\0';
 	fclose(f);
+	cmd_printable_lines(out);
 }
 
 /* The TracerPid of a thread: 0 (none), or -1 if unknown. */
@@ -671,6 +674,8 @@ int dump_native(const struct attach_target *tg, const char *code)
 		goto done;
 	}
 	qsort(d.th, (size_t)d.n_threads, sizeof *d.th, cmp_thread);
+	/* the target's names reach the terminal as text, not escapes */
+	cmd_printable_lines(out);
 	printf("Process %d: %s (Python %d.%d, %s)\n", (int)tg->pid, tg->comm,
 	       tg->major, tg->minor, tg->exe);
 	for (int i = 0; i < d.n_threads; i++) /* the main thread first */
