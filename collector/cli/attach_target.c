@@ -241,7 +241,8 @@ static int find_version(struct attach_target *t, const char *lib, int dump)
 	int rc = remote_py_find(t->pid, &py, why, sizeof why);
 
 	if (rc == -ENOENT) {
-		log_error("%s", why);
+		log_error("process %d (%s) is not a Python process: %s",
+			  (int)t->pid, t->comm, why);
 		return -1;
 	}
 	if (rc < 0) {

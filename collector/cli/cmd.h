@@ -206,7 +206,7 @@ long cmd_read_environ(int pid, char *buf, size_t cap);
 
 /* Makes text from another process (a target's function, file and thread
  * names) safe for a terminal, in place: every control character (C0 but
- * the newlines that end its lines, DEL, C1 in UTF-8) and bidirectional
+ * newlines and tabs, DEL, C1 in UTF-8) and bidirectional
  * override becomes '?' (log_printable's rule, line by line). */
 void cmd_printable_lines(char *s);
 

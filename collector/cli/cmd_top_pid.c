@@ -540,19 +540,20 @@ int cmd_top_pid(int argc, char **argv)
 	if (!a.pid)
 		return live_http(&a, rows);
 	a.r.attached = a.pid;
-	if (record_find_files(&a.r) != 0 ||
-	    attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
+	if (record_find_files(&a.r) != 0)
 		return 1;
 	/* started with the library (or --collector): its collector's
-	 * live profiles, no attach */
+	 * live profiles, no attach, any version (as dump) */
 	{
 		static char sock[CMD_PATH_MAX];
-		if (!top_collector && a.t.lib_loaded &&
+		if (!top_collector &&
 		    top_started_with_library(a.pid, sock, sizeof sock) == 0)
 			top_collector = sock;
 		if (top_collector)
 			return live_http(&a, rows);
 	}
+	if (attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
+		return 1;
 	rc = attach_dir(a.dir, sizeof a.dir);
 	if (rc < 0) {
 		log_error("cannot use %s: %s", a.dir, strerror(-rc));

@@ -317,7 +317,7 @@ void cmd_printable_lines(char *s)
 	char *w = s;
 
 	while (*s) {
-		size_t len = strcspn(s, "\n"), done = 0;
+		size_t len = strcspn(s, "\n\t"), done = 0;
 
 		/* in pieces: a long line's replacements never grow it */
 		while (done < len) {
@@ -333,7 +333,7 @@ void cmd_printable_lines(char *s)
 			done += k;
 		}
 		s += len;
-		if (*s == '\n')
+		if (*s == '\n' || *s == '\t')
 			*w++ = *s++;
 	}
 	*w = '\0';

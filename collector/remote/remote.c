@@ -288,8 +288,8 @@ int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len)
 		return 0;
 	}
 	free(cand);
-	say(why, why_len, "process %d is not a CPython process: %s maps no "
-		"file that holds an interpreter", (int)pid, exe[0] ? exe : "it");
+	say(why, why_len, "its program is %s and it maps no file that holds "
+		"a CPython interpreter", exe[0] ? exe : "unknown");
 	return -ENOENT;
 }
 

@@ -47,7 +47,8 @@ struct remote_py {
 /*
  * Finds pid's interpreter (see the header comment), filling *py. 0 when a
  * CPython interpreter was found (its version may still be unknown: 0.0);
- * -ENOENT when the process maps no file that holds one (why says so);
+ * -ENOENT when the process maps no file that holds one (why says what
+ * its program is);
  * -ESRCH, -EACCES and the like when its maps cannot be read.
  */
 int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len);

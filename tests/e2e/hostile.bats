@@ -66,10 +66,10 @@ refused_line() {
 	stranger made "$D/own/bin/python3.14" --target 60
 	[[ $(readlink "/proc/$TPID/exe") == "$D/own/bin/python3.14" ]]
 	refused_line "$PP_PYPROF" dump "$TPID"
-	grep -q "process $TPID is not a CPython process" "$T/ref.err"
+	grep -q "process $TPID is not a Python process" "$T/ref.err"
 	refused_line "$PP_PYPROF" dump "$TPID" --native
 	refused_line "$PP_PYPROF" attach "$TPID" --duration 1
-	grep -q "process $TPID is not a CPython process" "$T/ref.err"
+	grep -q "process $TPID is not a Python process" "$T/ref.err"
 	refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
 	if [[ -e $D/own/ran.log ]]; then
 		cat "$D/own/ran.log"
@@ -141,4 +141,69 @@ cwd_modules() {
 	(cd "$D/own" && PATH=/usr/bin:/bin refused_line "$PP_PYPROF" dump "$TPID")
 	grep -q "pyprof does not run the target's own" "$T/ref.err"
 	[[ ! -e $D/own/imported.log ]] || fail "ran: $(cat "$D/own/imported.log")"
+}
+
+@test "39.3 dump of a process whose PYPROF_SOCKET names another user's collector sends it nothing: one line" {
+	local port
+	cp "$PP_LIB" "$D/libpyprof.so"
+	chmod 0644 "$D/libpyprof.so"
+	# the stranger's "collector": an HTTP listener that writes down what
+	# it hears, its address beside the socket its program names
+	cat >"$D/listen.py" <<'PY'
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(4)
+print("port %d" % s.getsockname()[1])
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    data = c.recv(65536)
+    with open(sys.argv[1], "ab") as f:
+        f.write(data)
+    c.sendall(b"HTTP/1.0 404 Not Found\r\n\r\n\x1b]0;owned\x07\x1b[2J")
+    c.close()
+PY
+	stranger listener /usr/bin/python3 "$D/listen.py" "$D/own/heard"
+	port=$(sed -n 's/^port //p' "$T/listener.out")
+	as_nobody sh -c "echo 127.0.0.1:$port >'$D/own/c.sock.http-addr'"
+	stranger prog env LD_PRELOAD="$D/libpyprof.so" \
+		PYPROF_SOCKET="$D/own/c.sock" PYPROF_START=off \
+		/usr/bin/python3 -c 'import time; print("ready", flush=True); time.sleep(60)'
+	PYPROF_HTTP_TOKEN=operators-secret refused_line "$PP_PYPROF" dump "$TPID"
+	grep -q "c.sock.http-addr belongs to uid 65534, not to you" "$T/ref.err"
+	PYPROF_HTTP_TOKEN=operators-secret refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
+	grep -q "belongs to uid 65534" "$T/ref.err"
+	if [[ -s $D/own/heard ]]; then
+		cat -v "$D/own/heard"
+		fail "the stranger's server heard from pyprof"
+	fi
+}
+
+@test "39.11 dump prints the target's names as text: no escape reaches the terminal" {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.1[45]/ {print $2; exit}')
+	[[ -n $exe ]] || fail "no 3.14+ interpreter"
+	cat >"$D/esc.py" <<'PY'
+import threading, time
+name = "evil\x1b]0;owned\x07\x1b[2J"
+def f():
+    time.sleep(60)
+f.__qualname__ = f.__name__ = name
+f.__code__ = f.__code__.replace(co_name=name, co_qualname=name)
+threading.Thread(target=f, name="t\x1b[31m").start()
+print("ready", flush=True)
+PY
+	chmod 0644 "$D/esc.py"
+	(exec "$exe" "$D/esc.py") >"$T/esc.out" 2>"$T/esc.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/esc.out" '^ready$' 20
+	PATH=$(dirname "$(readlink -f "$exe")"):/usr/bin:/bin \
+		"$PP_PYPROF" dump "$TPID" >"$T/dump" 2>&1 || { cat "$T/dump"; fail "dump"; }
+	cat -v "$T/dump"
+	grep -q 'evil?\]0;owned?' "$T/dump" || fail "the name is not there as text"
+	if LC_ALL=C grep -q $'\x1b' "$T/dump"; then
+		fail "an escape reached the output"
+	fi
 }
