@@ -89,6 +89,29 @@ def measure():
             line(f, got[f], WHY[f])
 
 
+def call_ops():
+    """The bitmap of calling opcodes: every opcode byte whose name (as the
+    interpreter's code stores it, specialized forms included, the names
+    tools/gen-opcodes lists) starts with CALL, PRECALL or
+    INSTRUMENTED_CALL."""
+    import opcode
+    try:
+        import dis
+        names = list(getattr(dis, "_all_opname", opcode.opname))
+    except Exception:
+        names = list(opcode.opname)
+    table = dict((i, n) for i, n in enumerate(names[:256]))
+    for n, i in getattr(opcode, "_specialized_opmap", {}).items():
+        if i < 256:
+            table[i] = n
+    words = [0, 0, 0, 0]
+    for i, n in table.items():
+        if n.startswith(("CALL", "PRECALL", "INSTRUMENTED_CALL")):
+            words[i >> 6] |= 1 << (i & 63)
+    line("call_ops", "{ " + ", ".join("0x%016xull" % w for w in words) + " }",
+         "CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode)")
+
+
 def main():
     v = sys.version_info
     if v[0] < 3 or v[:2] < (3, 7):
@@ -97,6 +120,7 @@ def main():
         none("3.14+: _Py_AsyncioModuleDebugOffsets")
     else:
         measure()
+    call_ops()
 
 
 main()

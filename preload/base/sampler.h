@@ -88,6 +88,18 @@ enum sample_flag {
 	                               also SAMPLE_TRUNCATED                */
 };
 
+/* What a CPU sample's time was spent on (raw_sample.cpu_kind; the
+ * collector's label time=python|native|system, docs/reading.md). */
+enum sample_cpu_kind {
+	SAMPLE_CPU_UNKNOWN = 0,
+	SAMPLE_CPU_PYTHON = 1, /* the interpreter: bytecode, and its own C
+	                          serving an instruction that is no call  */
+	SAMPLE_CPU_NATIVE = 2, /* C called from Python: the program counter
+	                          outside the interpreter, or the leaf frame
+	                          inside a call instruction (a builtin's C) */
+	SAMPLE_CPU_SYSTEM = 3  /* the kernel, on the thread's behalf       */
+};
+
 /* A raw sample in the ring; n_frames raw_frames follow, leaf first, then
  * n_native native program counters (uint64_t), leaf first: the first is
  * the interrupted PC itself, the others are return addresses; then
@@ -107,7 +119,8 @@ struct raw_sample {
 	                      (labels.h), 0 if none                       */
 	uint16_t n_task;   /* bytes of the asyncio task's name after the
 	                      labels (asyncio.h), 0 if none               */
-	uint16_t wait;     /* SAMPLE_WAIT: enum waits_kind                */
+	uint8_t wait;      /* SAMPLE_WAIT: enum waits_kind                */
+	uint8_t cpu_kind;  /* CPU samples: enum sample_cpu_kind           */
 	uint64_t heap_addr; /* SAMPLE_HEAP, SAMPLE_HEAP_FREE: the block    */
 	uint64_t heap_size; /* SAMPLE_HEAP: its size in bytes              */
 };
@@ -158,6 +171,10 @@ struct sampler {
 	                                   another pid and must leave
 	                                   it alone (interpose/)       */
 	int opcodes;                    /* read the leaf's opcode      */
+	/* perf counters: bumped at each start of CPU sampling (and in a
+	 * fork child), so that a thread's CPU-clock mark of an earlier run
+	 * (sig_handler.c's system time) is not taken for this one's */
+	unsigned cpu_gen;
 	int native;                     /* enum config_native: capture
 	                                   native stacks (CPU mode)    */
 	/* libunwind's unw_backtrace, dlopen'd by native_init when asked */

@@ -248,7 +248,20 @@ struct pyabi {
 	int task_coro;	     /* task_coro                             */
 	int task_name;	     /* task_name (3.8+; else NONE)           */
 	int task_context;    /* task_context                          */
+
+	/* The opcodes that call (CALL*, PRECALL*, INSTRUMENTED_CALL*, the
+	 * specialized forms included), one bit each, as this version's code
+	 * stores them (tools/pyabi_measure.py asks the interpreter's dis and
+	 * opcode modules): a leaf frame executing one is inside what it
+	 * called, which, the frame being the leaf, is C (time=native). */
+	uint64_t call_ops[4];
 };
+
+/* Whether op is one of abi's calling opcodes (call_ops). Any context. */
+static inline int pyabi_calls(const struct pyabi *abi, unsigned op)
+{
+	return op < 256 && ((abi->call_ops[op >> 6] >> (op & 63)) & 1);
+}
 
 /* The rows of pyabi_table.h, last entry has major == 0. */
 extern const struct pyabi pyabi_table[];

@@ -99,6 +99,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_name = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_context = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000007008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.6: pyenv 3.6.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -174,6 +175,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_name = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_context = PYABI_NONE,        /* no asyncio view before 3.7 */
+		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.7: pyenv 3.7.16 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -249,6 +251,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 112,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = PYABI_NONE,           /* TaskObj has no name before 3.8 */
 		.task_context = 120,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000200006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.8: pyenv 3.8.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -324,6 +327,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 112,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 120,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 128,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000600006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.9: pyenv 3.9.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -399,6 +403,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 152,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 160,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 168,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000200006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.10: pyenv 3.10.13 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -474,6 +479,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 160,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 168,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 176,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000200006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.11: pyenv 3.11.7, /usr/bin/python3 (3.11.2) */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -549,6 +555,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 136,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 144,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 152,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x0000000001c00000ull, 0x820200000003f30full, 0x000008400000e000ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.12: pyenv 3.12.1 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -624,6 +631,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 136,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 144,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 152,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x0101ffc431800000ull, 0x0000000000000000ull, 0x0000680000004000ull, 0x0012000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.13: pyenv 3.13.0 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -699,6 +707,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = 120,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 128,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 136,               /* TaskObj task_context, measured in a live task */
+		.call_ops = { 0x03e0000000000000ull, 0x0000000000000000ull, 0x003ffffc00000000ull, 0x0070000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -774,6 +783,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_name = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_context = PYABI_NONE,        /* 3.14+: _Py_AsyncioModuleDebugOffsets */
+		.call_ops = { 0x00f0000000000010ull, 0x0000000000000000ull, 0x0000003fffff8000ull, 0x1c00000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -849,6 +859,7 @@ const struct pyabi pyabi_table[] = {
 		.task_coro = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_name = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_context = PYABI_NONE,        /* 3.14+: _Py_AsyncioModuleDebugOffsets */
+		.call_ops = { 0x003c000000000010ull, 0x0000000000000000ull, 0x000001ffffff0000ull, 0x0e00000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
 	},
 	{ .major = 0 },
 };

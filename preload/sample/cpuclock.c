@@ -34,12 +34,6 @@
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000
 #define CC_HOLD_PERIODS 8
-/* An idle thread's clock is read every tick at first, then every 2, then
- * every CC_IDLE_GAP ticks: a pool of idle workers costs a quarter of the
- * reads, and a worker that wakes is read within CC_IDLE_GAP ticks, fewer
- * than CC_HOLD_PERIODS, so a burst that ended before the read keeps its
- * time for the next running tick rather than for where it waits. */
-#define CC_IDLE_GAP 4
 
 /* One program thread's account; a table addressed by tid (open
  * addressing), entries of threads no longer listed are reused. Sampler
@@ -48,7 +42,10 @@ struct acct {
 	int tid;         /* 0 = free                                   */
 	unsigned epoch;  /* the listing it was last listed in          */
 	uint64_t cpu_ns; /* its CPU clock when last read               */
-	uint64_t acc_ns; /* CPU time not yet sampled                    */
+	int64_t acc_ns;  /* CPU time not yet charged (charge: down to
+	                    a period below zero)                        */
+	int64_t due_ns;  /* acc_ns before this tick's reading: what
+	                    thins a running tick (charge)              */
 	unsigned idle;   /* reads in a row that found the clock still   */
 	unsigned long next_read; /* the tick its clock is read at next  */
 };
@@ -102,8 +99,14 @@ static struct acct *acct_get(int tid, uint64_t period)
 	if (free_a) {
 		free_a->tid = tid;
 		free_a->epoch = epoch;
-		free_a->cpu_ns = clock_ns(tid_cpu_clock(tid));
-		free_a->acc_ns = next_rand() % period;
+		/* a thread new since the last listing (under two periods of
+		 * CPU: a short one) from its start, so that all its time is
+		 * counted; one that ran long before sampling started (the
+		 * main thread at a ctl start) from now */
+		uint64_t c = clock_ns(tid_cpu_clock(tid));
+		free_a->cpu_ns = c < 2 * period ? 0 : c;
+		free_a->acc_ns = 0;
+		free_a->due_ns = 0;
 		free_a->idle = 0;
 		free_a->next_read = 0;
 	}
@@ -187,51 +190,79 @@ static void put_sample(uint32_t weight)
 	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
 }
 
+/* Whether a uniform draw in [0, 1) falls below num/den. */
+static int draw_below(uint64_t num, uint64_t den)
+{
+	return den && (next_rand() >> 11) % den < num;
+}
+
 /*
- * A thread whose account holds a period: its stack is read, then its
- * clock again. If the clock moved meanwhile, or the thread holds the GIL
- * (the main interpreter's; then it runs Python code, or waits for a CPU:
- * this thread of ours may have taken its CPU to wake up), or the kernel
- * says it is runnable (preempted: on a CPU that another thread, ours
- * included, has taken; in C code without the GIL, say) or waits on a
- * futex (mostly the GIL, at the call that released it, which it has
- * just run), the thread's stack is where its time went: the account is
- * charged to it. Otherwise the thread is blocked in another call (a
- * sleep, I/O) and the stack is where it stopped, not where its time went:
- * the account is kept for the next tick that finds it running, up to
- * CC_HOLD_PERIODS periods (a thread that only ever runs between ticks
- * must still be counted: then the stack it stopped at is charged). The
- * kernel is asked last, about 1.6 us a question, only about a thread the
- * clock and the GIL leave in doubt (docs/design.md, "Past the tick").
+ * On-CPU sampling (docs/design.md, "Where the CPU time was spent"): the
+ * thread is charged where it is now only if it is running now, so that
+ * the stacks charged are uniform over the moments it ran, whatever the
+ * shape of its work (a burst that ended before the tick is not charged
+ * to the wait it went back to). Running: its clock moved while its stack
+ * was read (on a CPU), it holds the GIL (it runs Python code, or waits
+ * for a CPU to), or the kernel says it is runnable (preempted, by this
+ * thread of ours too on one CPU). A thread waiting on a futex (the GIL,
+ * a lock) or blocked elsewhere is not running: nothing is charged.
+ *
+ * How much: one period per running tick, thinned by the account so that
+ * a thread's total is its CPU time. The account holds the CPU time not
+ * yet charged, from one period below zero (a thread charged ahead of its
+ * clock) up; a running tick writes a sample of one period with the
+ * probability (account + period) / period, capped at 1 (the account as
+ * it stood before this tick), and takes the period from the account. A thread that runs all the time on a CPU it
+ * shares (runnable half the time) is charged at half its ticks; a thread
+ * shorter than a period is charged at the ticks that find it running,
+ * which is the probability of its CPU time. Time that no running tick
+ * found (bursts between ticks) waits in the account; past
+ * CC_HOLD_PERIODS it is charged with the next running tick's sample (a
+ * weight above 1), so that no time is ever dropped.
  */
 static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		   uint64_t now, uint64_t period)
 {
+	/* running while its stack was read: a stack read just after a short
+	 * burst ended is the wait's, and must not be charged for it */
+	uint64_t before = clock_ns(tid_cpu_clock(a->tid));
 	read_stack(ts, a->tid, now);
 	uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
-	int running = cpu > a->cpu_ns || (ts && ts == holder);
+	int running = cpu > before || (ts && ts == holder);
 	if (cpu > a->cpu_ns) { /* 0 if it has just ended */
-		a->acc_ns += cpu - a->cpu_ns;
+		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
 		a->cpu_ns = cpu;
 	}
-	if (!running && ts && a->acc_ns < CC_HOLD_PERIODS * period) {
+	if (!running) {
 		enum taskstate st = taskstate_get(a->tid);
-		if (st == TASKSTATE_RUNNABLE) {
-			n_preempted++;
-		} else if (st == TASKSTATE_FUTEX) {
-			n_futex++;
-		} else {
-			n_held++;
+		if (st != TASKSTATE_RUNNABLE) {
+			if (st == TASKSTATE_FUTEX)
+				n_futex++;
+			else
+				n_held++;
 			return;
 		}
+		n_preempted++;
 	}
-	uint64_t w = a->acc_ns / period;
-	a->acc_ns -= w * period;
+	/* thinned by the account as it stood before this tick: what the
+	 * thread used since the last one (the burst it is in now) must not
+	 * weigh on whether it is charged, or a long burst would be charged
+	 * more often than its length says */
+	if (a->due_ns < 0 &&
+	    !draw_below((uint64_t)(a->due_ns + (int64_t)period), period))
+		return;
+	uint64_t w = 1;
+	if (a->acc_ns > (int64_t)(CC_HOLD_PERIODS * period))
+		w += ((uint64_t)a->acc_ns - CC_HOLD_PERIODS * period) / period;
+	a->acc_ns -= (int64_t)(w * period);
+	if (a->acc_ns < -(int64_t)period)
+		a->acc_ns = -(int64_t)period;
 	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
 }
 
 /* One tick: every listed thread's clock read (idle ones less often)
- * into its account; those that ran and hold a period or more charged. */
+ * into its account; those whose clock moved since the last read may be
+ * running (charge says). */
 static void tick(uint64_t now, uint64_t period)
 {
 	static int due[CC_MAX_THREADS];
@@ -248,14 +279,18 @@ static void tick(uint64_t now, uint64_t period)
 			a->cpu_ns = cpu;
 			continue;
 		}
+		/* read at every tick, idle or not: a thread read less often
+		 * would have its short bursts missed more often than its
+		 * long ones (they end before the read) */
 		a->idle = cpu == a->cpu_ns ? a->idle + 1 : 0;
-		a->next_read = n_ticks + (a->idle < 2 ? 1
-					  : a->idle < 4 ? 2 : CC_IDLE_GAP);
-		a->acc_ns += cpu - a->cpu_ns;
+		a->next_read = n_ticks + 1;
+		a->due_ns = a->acc_ns;
+		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
 		a->cpu_ns = cpu;
-		/* a thread whose clock stood still is not running: its stack
-		 * is not where its time went (charge keeps it) */
-		if (a->acc_ns >= period && !a->idle)
+		/* a thread whose clock stood still since the last tick is not
+		 * running now (it may be runnable, preempted for the whole
+		 * period: then its clock stood still and it used nothing) */
+		if (!a->idle)
 			due[n_due++] = i;
 	}
 	uintptr_t holder = 0;

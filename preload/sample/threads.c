@@ -64,14 +64,21 @@ static int started; /* threads_start ran (threads_source) */
  * a tenth of the overhead at 1 kHz; overflows that come while a SIGPROF is
  * still pending merge into it, as timer expiries do). Returns the
  * fd, or -errno. */
+static uint64_t rand_below(uint64_t n);
+
 static int perf_open(int tid, uint64_t period)
 {
 	struct perf_event_attr at;
+	/* the first overflow after a random part of a period, the next ones
+	 * a period apart (the handler's first overflow sets it): a thread,
+	 * or a forked child, that lives less than a period is sampled with
+	 * the probability of its CPU time, not never */
+	uint64_t first = 1 + rand_below(period);
 	memset(&at, 0, sizeof at);
 	at.type = PERF_TYPE_SOFTWARE;
 	at.size = sizeof at;
 	at.config = PERF_COUNT_SW_TASK_CLOCK;
-	at.sample_period = period;
+	at.sample_period = first;
 	at.disabled = 1;
 	at.exclude_hv = 1;
 	at.wakeup_events = 1;
@@ -99,6 +106,8 @@ static int perf_open(int tid, uint64_t period)
 		return -e;
 	}
 	sig_handler_perf_fd_mark(fd);
+	if (first != period)
+		sig_handler_perf_phase_mark(fd);
 	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		int e = errno;
@@ -531,9 +540,9 @@ void threads_start(int source)
 	 * counters, which count the thread's time with a timer of their own
 	 * while it runs, at every rate (user time only; the CPU timers where
 	 * perf_event_open is refused). */
-	use_clock = source == CONFIG_SOURCE_CLOCK ||
-		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
+	use_clock = source == CONFIG_SOURCE_CLOCK;
 	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
+	__atomic_fetch_add(&sampler.cpu_gen, 1, __ATOMIC_RELAXED);
 	started = 1;
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 	threads_scan();
@@ -565,6 +574,7 @@ void threads_after_fork_child(int follow)
 			close(slots[i].perf_fd);
 	zero_pages(slots, sizeof slots);
 	lost_closed_ns = 0;
+	__atomic_fetch_add(&sampler.cpu_gen, 1, __ATOMIC_RELAXED);
 	if (follow) {
 		__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
 		int tid = gettid_();

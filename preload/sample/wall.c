@@ -96,6 +96,8 @@ static void fill(struct raw_sample *rec, uintptr_t ts, int tid, uint64_t now,
 	rec->n_native = 0; /* never in wall mode (native.h) */
 	rec->n_labels = 0;
 	rec->n_task = 0;
+	rec->wait = 0;
+	rec->cpu_kind = 0;
 }
 
 static void put_task(struct raw_sample *rec, const char *name, size_t n)

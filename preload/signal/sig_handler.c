@@ -62,6 +62,7 @@
 #include "base/guard.h"
 #include "native/interp_text.h"
 #include "base/sampler.h"
+#include "cpython/pyabi.h"
 #include "sig_frames.h"
 #include "sig_handler.h"
 #include "sig_labels.h"
@@ -197,6 +198,80 @@ static inline int is_ours(const siginfo_t *si, int *from_perf)
 	       (si->si_code == SI_TIMER && si->si_value.sival_ptr == &sampler);
 }
 
+/* Perf counters that still run their first, random, period
+ * (sig_handler_perf_phase_mark): one bit per fd. */
+static uint8_t perf_phase_bits[PERF_FD_MAX / 8];
+
+void sig_handler_perf_phase_mark(int fd)
+{
+	if (fd < 0 || fd >= PERF_FD_MAX)
+		return;
+	__atomic_fetch_or(&perf_phase_bits[fd / 8], (uint8_t)(1u << (fd % 8)),
+			  __ATOMIC_RELEASE);
+}
+
+/* A counter's first overflow: from now on it overflows every period
+ * (its first period was a random part of one, so that a thread that
+ * lives less than a period is sampled with the probability of its CPU
+ * time: docs/design.md, "Where the CPU time was spent"). One ioctl per
+ * counter, once. */
+static void perf_first_overflow(int fd)
+{
+	uint8_t bit = (uint8_t)(1u << (fd % 8));
+	uint64_t period = sampler.period_ns;
+
+	if (fd < 0 || fd >= PERF_FD_MAX ||
+	    !(__atomic_fetch_and(&perf_phase_bits[fd / 8], (uint8_t)~bit,
+				 __ATOMIC_ACQ_REL) &
+	      bit))
+		return;
+	ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+}
+
+/* This thread's CPU clock at its last perf sample and the system time not
+ * yet charged (ns; signed: a sample's skid can make one interval short),
+ * valid while their generation is sampler.cpu_gen. Initial-exec TLS. */
+static __thread uint64_t sys_mark_ns;
+static __thread int64_t sys_due_ns;
+static __thread unsigned sys_gen;
+
+/*
+ * Perf counters count the thread's time but sample it in user mode only
+ * (threads.c: an overflow that lands in the kernel is dropped), so the
+ * periods that ended in the kernel have no signal of their own: the
+ * thread's CPU clock, which counts user and system time, says how much
+ * more than one period passed since this thread's last sample. That time
+ * is charged here, to where the thread is now (back in user mode, most
+ * often right after the system call that spent it), as system time.
+ * Returns the whole periods due (0 most of the time).
+ */
+static uint32_t perf_system_periods(void)
+{
+	struct timespec ts;
+	uint64_t now, period = sampler.period_ns;
+	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
+	uint64_t n;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
+		return 0;
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (sys_gen != gen || now < sys_mark_ns) {
+		sys_gen = gen;
+		sys_mark_ns = now;
+		sys_due_ns = 0;
+		return 0;
+	}
+	sys_due_ns += (int64_t)(now - sys_mark_ns) - (int64_t)period;
+	sys_mark_ns = now;
+	if (sys_due_ns < -(int64_t)period)
+		sys_due_ns = -(int64_t)period;
+	if (sys_due_ns < (int64_t)period)
+		return 0;
+	n = (uint64_t)sys_due_ns / period;
+	sys_due_ns -= (int64_t)(n * period);
+	return n > 100000 ? 100000 : (uint32_t)n;
+}
+
 /* How many sampling periods this signal stands for: a timer's overruns
  * count (capped), a perf counter's overflow is one. */
 static inline uint32_t sample_weight(const siginfo_t *si, int from_perf)
@@ -211,7 +286,7 @@ static inline uint32_t sample_weight(const siginfo_t *si, int from_perf)
  * interrupted: in the interpreter, or in native code (an extension,
  * libc...). */
 static inline void record_start(struct raw_sample *rec, uint64_t t0,
-				uint32_t weight, const ucontext_t *uc)
+				uint32_t weight, const ucontext_t *uc, int kind)
 {
 	rec->time_ns = t0;
 	rec->value_ns = weight * sampler.period_ns;
@@ -226,10 +301,30 @@ static inline void record_start(struct raw_sample *rec, uint64_t t0,
 	rec->n_native = 0;
 	rec->n_labels = 0;
 	rec->n_task = 0;
+	rec->wait = 0;
+	rec->cpu_kind = (uint8_t)kind;
 	int in_py = interp_text_contains_sigsafe(
 		(uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 	if (in_py >= 0)
 		rec->flags |= SAMPLE_NATIVE_KNOWN | (in_py ? 0 : SAMPLE_NATIVE);
+}
+
+/* Python or native time (docs/reading.md, "Python, native and system
+ * time"): native when the program counter is outside the interpreter, or
+ * when the leaf Python frame executes a calling instruction (it is then
+ * inside what it called, and the callee is C: a Python callee would be
+ * the leaf). Unknown when neither can be told. */
+static inline int cpu_kind_of(const struct raw_sample *rec)
+{
+	if ((rec->flags & (SAMPLE_NATIVE_KNOWN | SAMPLE_NATIVE)) ==
+	    (SAMPLE_NATIVE_KNOWN | SAMPLE_NATIVE))
+		return SAMPLE_CPU_NATIVE;
+	if (rec->opcode && sampler.abi &&
+	    pyabi_calls(sampler.abi, rec->opcode - 1))
+		return SAMPLE_CPU_NATIVE;
+	if (rec->n_frames && (rec->flags & SAMPLE_NATIVE_KNOWN))
+		return SAMPLE_CPU_PYTHON;
+	return rec->n_frames ? SAMPLE_CPU_PYTHON : SAMPLE_CPU_UNKNOWN;
 }
 
 /* The native stack, a guarded region of its own (guard_run_sigsafe): a
@@ -261,8 +356,10 @@ static void capture_native_guarded(struct raw_sample *rec,
 }
 
 /* One sample of this thread into the ring: its Python frames, and with
- * PYPROF_NATIVE its native stack; a full ring counts it lost. */
-static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
+ * PYPROF_NATIVE its native stack; a full ring counts it lost. system: the
+ * sample stands for time the kernel spent (perf_system_periods). */
+static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc,
+			int system)
 {
 	size_t cap = sizeof(struct raw_sample) +
 		     (size_t)sampler.max_depth * sizeof(struct raw_frame);
@@ -278,9 +375,16 @@ static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc)
 				   __ATOMIC_RELAXED);
 		return;
 	}
-	record_start(rec, t0, weight, uc);
-	if (frames_sample_sigsafe(rec, 0, sampler.opcodes) == -EFAULT)
+	record_start(rec, t0, weight, uc,
+		     system ? SAMPLE_CPU_SYSTEM : SAMPLE_CPU_UNKNOWN);
+	/* the leaf's opcode always: it tells Python time from a builtin's
+	 * (cpu_kind_of); kept in the record only for PYPROF_OPCODES */
+	if (frames_sample_sigsafe(rec, 0, 1) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
+	if (!system)
+		rec->cpu_kind = (uint8_t)cpu_kind_of(rec);
+	if (!sampler.opcodes)
+		rec->opcode = 0;
 	if (sampler.native && !(rec->flags & SAMPLE_FAULT))
 		capture_native_guarded(rec, uc);
 	if (room && !(rec->flags & SAMPLE_FAULT))
@@ -322,10 +426,18 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	sigjmp_buf *prev_jmp = guard_jmp;
 	uint64_t t0 = mono_ns();
 	uint32_t weight = sample_weight(si, from_perf);
+	uint32_t sys_periods = 0;
+	if (from_perf) {
+		perf_first_overflow(si->si_fd);
+		sys_periods = perf_system_periods();
+	}
 	/* starting up or finalizing: nothing to read */
-	if (sampler.is_initialized())
-		take_sample(t0, weight, uc);
-	count_run(t0, weight);
+	if (sampler.is_initialized()) {
+		take_sample(t0, weight, uc, 0);
+		if (sys_periods)
+			take_sample(t0, sys_periods, uc, 1);
+	}
+	count_run(t0, weight + sys_periods);
 	guard_jmp = prev_jmp;
 	in_handler = 0;
 out:

@@ -33,4 +33,9 @@ int sig_handler_perf_fd_sigsafe(int fd);
  * signals SIGPROF would have its signals ignored: far the lesser risk.) */
 void sig_handler_perf_fd_mark(int fd);
 
+/* Marks fd as a counter opened with a random first period: its first
+ * overflow sets the sampling period (PERF_EVENT_IOC_PERIOD). Before it is
+ * enabled. */
+void sig_handler_perf_phase_mark(int fd);
+
 #endif /* PYPROF_SIG_HANDLER_H */

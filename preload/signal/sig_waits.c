@@ -366,7 +366,7 @@ static void record(unsigned kind, uint32_t count, uint64_t value)
 	rec->weight = count;
 	rec->value_ns = value;
 	rec->flags = SAMPLE_WAIT;
-	rec->wait = (uint16_t)kind;
+	rec->wait = (uint8_t)kind;
 	if (frames_sample_sigsafe(rec, 0, 0) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
 	if (room)

@@ -1,0 +1,246 @@
+# bursts.py - CPU in short bursts between waits, the shape of servers,
+# with a truth known by construction (tests/e2e/bursts.bats).
+#
+# Usage: python bursts.py SHAPE SECONDS [UNIT_ITERS]
+#
+# Three handlers run the same loop body, spin(), for 5, 3 and 2 units:
+# h5, h3 and h2. Jobs name a handler, each with the same probability,
+# so the handlers' CPU is 5:3:2 and their shares of it 50, 30 and 20%,
+# on any machine; nothing in a handler reads a clock. A unit is
+# UNIT_ITERS turns of the loop (default: what takes about 0.25 ms here,
+# measured once at the start), so a job takes 0.5 to 1.25 ms. SHAPE:
+#   sleep     one thread: a job, then time.sleep of 0.5 to 3 ms
+#   pool4     4 worker threads taking jobs from a queue.Queue (pool2,
+#             pool16: 2 and 16); the main thread feeds them, pausing
+#             0.5 to 2 ms between jobs
+#   thread    a new thread per job (started and joined by the main
+#             thread, which pauses between jobs)
+#   fork      a forked child per job, which runs it and exits
+#   locks     3 threads, each waiting on a lock, an event or a condition
+#             that the main thread hands on between jobs
+#   asyncio   3 tasks, each awaiting asyncio.sleep between jobs
+#   loop      one thread, jobs back to back (no wait at all)
+# Prints "ready" when it starts the jobs, then after SECONDS of wall
+# time the truth as JSON: {"shares": {"h5": 0.5, ...}, "jobs": N}.
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+try:
+    import queue
+except ImportError:  # 2.7
+    import Queue as queue
+
+
+def spin(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+UNIT = 0
+
+
+def h5():
+    return spin(5 * UNIT)
+
+
+def h3():
+    return spin(3 * UNIT)
+
+
+def h2():
+    return spin(2 * UNIT)
+
+
+HANDLERS = (h5, h3, h2)
+
+
+def calibrate():
+    n = 20000
+    while True:
+        t = time.time()
+        spin(n)
+        dt = time.time() - t
+        if dt > 0.05:
+            return max(1, int(n * 0.00025 / dt))
+        n *= 2
+
+
+def pause(lo, hi):
+    time.sleep(random.uniform(lo, hi) / 1000.0)
+
+
+def shape_sleep(end):
+    jobs = 0
+    while time.time() < end:
+        random.choice(HANDLERS)()
+        jobs += 1
+        pause(0.5, 3)
+    return jobs
+
+
+def shape_loop(end):
+    jobs = 0
+    while time.time() < end:
+        for _ in range(50):
+            random.choice(HANDLERS)()
+            jobs += 1
+    return jobs
+
+
+def shape_pool(end, n):
+    q = queue.Queue()
+
+    def worker():
+        while True:
+            job = q.get()
+            if job is None:
+                return
+            job()
+
+    threads = [threading.Thread(target=worker) for _ in range(n)]
+    for t in threads:
+        t.start()
+    jobs = 0
+    while time.time() < end:
+        q.put(random.choice(HANDLERS))
+        jobs += 1
+        pause(0.5, 2)
+    for t in threads:
+        q.put(None)
+    for t in threads:
+        t.join()
+    return jobs
+
+
+def shape_thread(end):
+    jobs = 0
+    while time.time() < end:
+        t = threading.Thread(target=random.choice(HANDLERS))
+        t.start()
+        t.join()
+        jobs += 1
+        pause(0.5, 2)
+    return jobs
+
+
+def shape_fork(end):
+    jobs = 0
+    while time.time() < end:
+        h = random.choice(HANDLERS)
+        pid = os.fork()
+        if pid == 0:
+            h()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        jobs += 1
+        pause(0.5, 2)
+    return jobs
+
+
+def shape_locks(end):
+    lock = threading.Lock()
+    event = threading.Event()
+    cond = threading.Condition()
+    state = {"stop": False, "cond": 0}
+    done = threading.Semaphore(0)
+    lock.acquire()
+
+    def by_lock():
+        while True:
+            lock.acquire()
+            if state["stop"]:
+                return
+            state["job"]()
+            done.release()
+
+    def by_event():
+        while True:
+            event.wait()
+            event.clear()
+            if state["stop"]:
+                return
+            state["job"]()
+            done.release()
+
+    def by_cond():
+        seen = 0
+        while True:
+            with cond:
+                while state["cond"] == seen:
+                    cond.wait()
+                seen = state["cond"]
+            if state["stop"]:
+                return
+            state["job"]()
+            done.release()
+
+    threads = [threading.Thread(target=f) for f in (by_lock, by_event, by_cond)]
+    for t in threads:
+        t.start()
+    jobs = 0
+    while time.time() < end:
+        state["job"] = random.choice(HANDLERS)
+        k = jobs % 3
+        if k == 0:
+            lock.release()
+        elif k == 1:
+            event.set()
+        else:
+            with cond:
+                state["cond"] += 1
+                cond.notify()
+        done.acquire()
+        jobs += 1
+        pause(0.5, 2)
+    state["stop"] = True
+    lock.release()
+    event.set()
+    with cond:
+        state["cond"] += 1
+        cond.notify()
+    for t in threads:
+        t.join()
+    return jobs
+
+
+def shape_asyncio(end):
+    import asyncio
+
+    counter = [0]
+
+    async def task():
+        while time.time() < end:
+            random.choice(HANDLERS)()
+            counter[0] += 1
+            await asyncio.sleep(random.uniform(0.5, 3) / 1000.0)
+
+    async def main():
+        await asyncio.gather(task(), task(), task())
+
+    asyncio.run(main())
+    return counter[0]
+
+
+def main():
+    global UNIT
+    shape, seconds = sys.argv[1], float(sys.argv[2])
+    UNIT = int(sys.argv[3]) if len(sys.argv) > 3 else calibrate()
+    print("ready")
+    sys.stdout.flush()
+    end = time.time() + seconds
+    if shape.startswith("pool"):
+        jobs = shape_pool(end, int(shape[4:] or 4))
+    else:
+        jobs = globals()["shape_" + shape](end)
+    print(json.dumps({"shares": {"h5": 0.5, "h3": 0.3, "h2": 0.2},
+                      "jobs": jobs, "unit": UNIT}))
+
+
+if __name__ == "__main__":
+    main()
