@@ -205,6 +205,12 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		if (e->flags & WIRE_SF_NATIVE_KNOWN)
 			s->label[s->n_label++] = pb_flag_label(
 				b, (e->flags & WIRE_SF_NATIVE) ? 4 : 5);
+		if ((e->flags & WIRE_SF_TIME_KNOWN) &&
+		    b->mode != WIRE_MODE_WALL && !b->wait_want)
+			s->label[s->n_label++] = pb_flag_label(
+				b, (e->flags & WIRE_SF_TIME_SYSTEM)   ? 8
+				   : (e->flags & WIRE_SF_TIME_NATIVE) ? 7
+								      : 6);
 		if (e->flags & WIRE_SF_OPCODE) {
 			unsigned op = agg_entry_opcode(e);
 			if (!op_labels[op])
@@ -347,6 +353,13 @@ static const char *cpu_source_name(uint64_t source)
 	case WIRE_CPU_CLOCKS:
 		return "the threads' CPU clocks, read by the library's own "
 		       "thread (user and system time)";
+	case WIRE_CPU_PERF_CLOCK:
+		return "perf_event counters, each thread sampled where it "
+		       "runs (user time; system time from its CPU clock)";
+	case WIRE_CPU_ONCPU:
+		return "the threads' CPU clocks, read by the library's own "
+		       "thread, each charged where it is found running "
+		       "(user and system time)";
 	default:
 		return "an unknown source";
 	}

@@ -80,7 +80,8 @@ struct builder {
 	} pseudo[PPROF_MAX_PSEUDO];
 	size_t n_pseudo;
 
-	Label *flag_labels[6]; /* cpu on/off, gil held/released, native y/n */
+	Label *flag_labels[9]; /* cpu on/off, gil held/released, native y/n,
+				  time python/native/system */
 	unsigned mode;
 	int proc_labels;
 	int one_thread;  /* pprof_opts.one_thread: only thread tid's samples */

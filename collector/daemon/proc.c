@@ -56,7 +56,8 @@
 	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |         \
 	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN | \
 	 WIRE_SF_OPCODE | WIRE_SF_LABELS | WIRE_SF_WAIT_BLOCK |      \
-	 WIRE_SF_WAIT_MUTEX)
+	 WIRE_SF_WAIT_MUTEX | WIRE_SF_TIME_KNOWN | WIRE_SF_TIME_NATIVE | \
+	 WIRE_SF_TIME_SYSTEM)
 
 /* ---- id maps ------------------------------------------------------------ */
 
@@ -427,6 +428,8 @@ static uint32_t norm_flags(uint64_t f, unsigned mode)
 		f &= ~(uint64_t)WIRE_SF_GIL;
 	if (!(f & WIRE_SF_NATIVE_KNOWN))
 		f &= ~(uint64_t)WIRE_SF_NATIVE;
+	if (!(f & WIRE_SF_TIME_KNOWN))
+		f &= ~(uint64_t)(WIRE_SF_TIME_NATIVE | WIRE_SF_TIME_SYSTEM);
 	if (mode != WIRE_MODE_WALL)
 		f &= ~(uint64_t)WIRE_SF_OFF_CPU;
 	/* the set itself is the key's labels field */

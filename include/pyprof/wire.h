@@ -408,8 +408,17 @@ enum wire_cpu_source {
 	                           at most one sample per kernel tick       */
 	WIRE_CPU_PERF_USER = 2, /* perf_event task-clock counters of user
 	                           time only: time in the kernel unsampled */
-	WIRE_CPU_CLOCKS = 3     /* the threads' CPU clocks read from the
+	WIRE_CPU_CLOCKS = 3,    /* the threads' CPU clocks read from the
 	                           library's own thread: user + system     */
+	WIRE_CPU_PERF_CLOCK = 4, /* perf_event task-clock counters sampling
+	                           the thread where it runs in user mode,
+	                           the time it spent in the kernel since
+	                           charged there from its CPU clock (samples
+	                           flagged WIRE_SF_TIME_SYSTEM)            */
+	WIRE_CPU_ONCPU = 5      /* the threads' CPU clocks read from the
+	                           library's own thread, a thread charged
+	                           where it is found running: user + system
+	                           (perf_event_open refused)               */
 };
 
 enum wire_mode {
@@ -441,8 +450,15 @@ enum wire_sample_flag {
 	 * WIRE_SF_GIL_KNOWN the lock was the GIL (the stack then ends in a
 	 * "[GIL]" frame). They go to the block and mutex profiles only. */
 	WIRE_SF_WAIT_BLOCK = 1u << 8, /* the waiting thread's stack       */
-	WIRE_SF_WAIT_MUTEX = 1u << 9  /* the holder's stack, charged with
+	WIRE_SF_WAIT_MUTEX = 1u << 9, /* the holder's stack, charged with
 	                                 the waiting during its hold      */
+	/* CPU samples: what the time was spent on (the label time=...,
+	 * docs/reading.md): with WIRE_SF_TIME_KNOWN, WIRE_SF_TIME_SYSTEM
+	 * for the kernel, else WIRE_SF_TIME_NATIVE for C called from
+	 * Python, else the interpreter (python). */
+	WIRE_SF_TIME_KNOWN = 1u << 10,
+	WIRE_SF_TIME_NATIVE = 1u << 11,
+	WIRE_SF_TIME_SYSTEM = 1u << 12
 };
 
 /* Either wait flag: the record is a block or mutex event. */

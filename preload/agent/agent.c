@@ -361,6 +361,12 @@ static uint32_t wire_flags(const struct raw_sample *s)
 	if (s->flags & SAMPLE_GIL_KNOWN)
 		flags |= WIRE_SF_GIL_KNOWN |
 			 (s->flags & SAMPLE_GIL ? WIRE_SF_GIL : 0);
+	if (!(s->flags & (SAMPLE_OFF_CPU | SAMPLE_WAIT | SAMPLE_HEAP)) &&
+	    s->cpu_kind != SAMPLE_CPU_UNKNOWN)
+		flags |= WIRE_SF_TIME_KNOWN |
+			 (s->cpu_kind == SAMPLE_CPU_SYSTEM ? WIRE_SF_TIME_SYSTEM
+			  : s->cpu_kind == SAMPLE_CPU_NATIVE ? WIRE_SF_TIME_NATIVE
+							     : 0);
 	return flags;
 }
 
@@ -739,7 +745,7 @@ static void follow_threads(struct loop *l, uint64_t now)
 	if (!sampling_is_on())
 		return;
 	threadnames_start();
-	if (threads_using_clock())
+	if (threads_clock_thread())
 		cpuclock_start(); /* a fork child's starts here */
 	if (now - l->last_scan >= AGENT_SCAN_MS * 1000000ull) {
 		threads_scan();

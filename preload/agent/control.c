@@ -128,7 +128,7 @@ int sampling_start(const struct sampling_settings *s)
 		return 0;
 	}
 	threads_start(cs.cfg->cpu_source);
-	if (threads_using_clock()) {
+	if (threads_clock_thread()) {
 		int rc = cpuclock_start();
 		if (rc < 0)
 			plog_error("cannot start the CPU clock sampler: %s",

@@ -86,7 +86,7 @@ pid_t forkpause_fork(void)
 		/* the CPU-clock sampler too (the agent, which starts and
 		 * stops it, is gone); the agent starts it again, where the
 		 * threads' accounts were left */
-		if (paused && threads_using_clock())
+		if (paused && threads_clock_thread())
 			cpuclock_pause();
 		int names = threadnames_pause();
 		heap_leave();

@@ -149,6 +149,7 @@ static inline size_t raw_size(const struct raw_sample *s)
 }
 
 #define SAMPLER_HIST_N 1024
+#define SAMPLER_TID_SLOTS 4096
 #define SAMPLER_HIST_NS 100
 
 struct sampler {
@@ -175,6 +176,13 @@ struct sampler {
 	 * fork child), so that a thread's CPU-clock mark of an earlier run
 	 * (sig_handler.c's system time) is not taken for this one's */
 	unsigned cpu_gen;
+	/* perf counters beside the CPU-clock sampler's system mode
+	 * (cpuclock.h): the handler counts each thread's user-time samples
+	 * (periods) in user_periods[tid % SAMPLER_TID_SLOTS], the sampler
+	 * thread charges the rest of the thread's CPU time as system time;
+	 * 0: the handler charges it itself (perf_system_periods) */
+	int sysclock;
+	unsigned long user_periods[SAMPLER_TID_SLOTS];
 	int native;                     /* enum config_native: capture
 	                                   native stacks (CPU mode)    */
 	/* libunwind's unw_backtrace, dlopen'd by native_init when asked */

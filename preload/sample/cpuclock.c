@@ -34,6 +34,9 @@
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000
 #define CC_HOLD_PERIODS 8
+#ifndef CC_SYS_MIN_NS
+#define CC_SYS_MIN_NS 1000000u
+#endif
 
 /* One program thread's account; a table addressed by tid (open
  * addressing), entries of threads no longer listed are reused. Sampler
@@ -46,6 +49,8 @@ struct acct {
 	                    a period below zero)                        */
 	int64_t due_ns;  /* acc_ns before this tick's reading: what
 	                    thins a running tick (charge)              */
+	unsigned long up; /* system mode: its user-time samples so far
+	                     (sampler.user_periods) when last read      */
 	unsigned idle;   /* reads in a row that found the clock still   */
 	unsigned long next_read; /* the tick its clock is read at next  */
 };
@@ -64,6 +69,15 @@ static int cc_running;   /* thread exists (agent)                     */
 static int cc_stop_flag; /* asks it to leave (atomic)                 */
 /* stopped by cpuclock_pause: the accounts are kept for the next start */
 static int cc_paused;
+/* system mode (threads_clock_system_only: perf counters sample the user
+ * time): an account holds the CPU time those samples did not cover, and
+ * a running tick charges it as system time; set at start */
+static int cc_system;
+/* the sampler's own period and a record's weight in sampling periods:
+ * the sampling period, or in system mode a multiple of it of at least
+ * 4 ms (the kernel's tick here: finer would only cost) */
+static uint64_t cc_period;
+static uint32_t cc_unit;
 /* the log's counts */
 static unsigned long n_ticks, n_invalid, n_held, n_preempted, n_futex;
 static unsigned long n_tick_ns;
@@ -104,7 +118,10 @@ static struct acct *acct_get(int tid, uint64_t period)
 		 * counted; one that ran long before sampling started (the
 		 * main thread at a ctl start) from now */
 		uint64_t c = clock_ns(tid_cpu_clock(tid));
-		free_a->cpu_ns = c < 2 * period ? 0 : c;
+		free_a->cpu_ns = c < 2 * period && !cc_system ? 0 : c;
+		free_a->up = __atomic_load_n(
+			&sampler.user_periods[tid % SAMPLER_TID_SLOTS],
+			__ATOMIC_RELAXED);
 		free_a->acc_ns = 0;
 		free_a->due_ns = 0;
 		free_a->idle = 0;
@@ -162,10 +179,19 @@ static void read_stack(uintptr_t ts, int tid, uint64_t now)
 	rec->tid = (uint32_t)tid;
 	if (!ts)
 		rec->flags = SAMPLE_NO_TSTATE;
-	else if (frames_sample_sigsafe(rec, ts, sampler.opcodes) == -EFAULT)
+	else if (frames_sample_sigsafe(rec, ts, 1) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
 	else if (room)
 		sampler_labels_sigsafe(rec, room);
+	/* python or native by the leaf's instruction (a call: inside C);
+	 * the kernel's part cannot be told from here (docs/reading.md) */
+	if (rec->n_frames)
+		rec->cpu_kind = rec->opcode && pyabi_calls(sampler.abi,
+							   rec->opcode - 1)
+					? SAMPLE_CPU_NATIVE
+					: SAMPLE_CPU_PYTHON;
+	if (!sampler.opcodes)
+		rec->opcode = 0;
 }
 
 /* scratch into the ring, standing for weight periods of CPU time. */
@@ -174,6 +200,8 @@ static void put_sample(uint32_t weight)
 	struct raw_sample *rec = &scratch.rec;
 	rec->weight = weight;
 	rec->value_ns = weight * sampler.period_ns;
+	if (cc_system)
+		rec->cpu_kind = SAMPLE_CPU_SYSTEM;
 	if (rec->flags & SAMPLE_INVALID)
 		n_invalid++;
 	size_t len = raw_size(rec);
@@ -244,6 +272,18 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		}
 		n_preempted++;
 	}
+	/* system mode: whole periods of system time, once the account holds
+	 * one (what perf's samples missed drifts a period either way in
+	 * user code: no fraction of it is charged) */
+	if (cc_system) {
+		if (a->acc_ns < (int64_t)period)
+			return;
+		uint64_t n = (uint64_t)a->acc_ns / period;
+		a->acc_ns -= (int64_t)(n * period);
+		n *= cc_unit;
+		put_sample((uint32_t)(n > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : n));
+		return;
+	}
 	/* thinned by the account as it stood before this tick: what the
 	 * thread used since the last one (the burst it is in now) must not
 	 * weigh on whether it is charged, or a long burst would be charged
@@ -257,6 +297,7 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	a->acc_ns -= (int64_t)(w * period);
 	if (a->acc_ns < -(int64_t)period)
 		a->acc_ns = -(int64_t)period;
+	w *= cc_unit;
 	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
 }
 
@@ -287,6 +328,16 @@ static void tick(uint64_t now, uint64_t period)
 		a->due_ns = a->acc_ns;
 		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
 		a->cpu_ns = cpu;
+		if (cc_system) {
+			/* what perf's samples of its user time did not cover */
+			unsigned long up = __atomic_load_n(
+				&sampler.user_periods[a->tid % SAMPLER_TID_SLOTS],
+				__ATOMIC_RELAXED);
+			a->acc_ns -= (int64_t)((up - a->up) * sampler.period_ns);
+			a->up = up;
+			if (a->acc_ns < -2 * (int64_t)period)
+				a->acc_ns = -2 * (int64_t)period;
+		}
 		/* a thread whose clock stood still since the last tick is not
 		 * running now (it may be runnable, preempted for the whole
 		 * period: then its clock stood still and it used nothing) */
@@ -336,7 +387,7 @@ static void *cc_main(void *arg)
 	 * no number of the program's taken, even while one opens. */
 	cc_private_fds = fd_table_private() == 0;
 	__atomic_store_n(&cc_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	uint64_t period = sampler.period_ns;
+	uint64_t period = cc_period;
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	rng ^= (uint64_t)next.tv_nsec * 0xBF58476D1CE4E5B9ull;
@@ -371,6 +422,12 @@ int cpuclock_start(void)
 		n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
 		n_tick_ns = 0;
 	}
+	cc_system = threads_clock_system_only();
+	cc_unit = 1;
+	if (cc_system && sampler.period_ns && sampler.period_ns < CC_SYS_MIN_NS)
+		cc_unit = (uint32_t)((CC_SYS_MIN_NS + sampler.period_ns - 1) /
+				     sampler.period_ns);
+	cc_period = cc_unit * sampler.period_ns;
 	int rc = ownthread_create(&cc_thread, cc_main, NULL,
 				  "pyprof-cpuclock");
 	if (rc)

@@ -117,6 +117,27 @@ static int perf_open(int tid, uint64_t period)
 	return fd;
 }
 
+/* 0 if this thread may open a task-clock counter on itself, else the
+ * errno that refused it (opened disabled and closed at once: no signal,
+ * no descriptor left). */
+static int perf_probe(void)
+{
+	struct perf_event_attr at;
+	memset(&at, 0, sizeof at);
+	at.type = PERF_TYPE_SOFTWARE;
+	at.size = sizeof at;
+	at.config = PERF_COUNT_SW_TASK_CLOCK;
+	at.disabled = 1;
+	at.exclude_kernel = 1;
+	at.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &at, 0, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno ? errno : EPERM;
+	close(fd);
+	return 0;
+}
+
 /* The event id the kernel gave the counter: what tells ours from any
  * other counter at that number (all share one anonymous inode). */
 static uint64_t perf_id(int fd)
@@ -132,6 +153,9 @@ static void perf_close(int fd)
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	close(fd);
 }
+/* perf counters sample user time; the CPU-clock sampler thread charges
+ * the system time (cpuclock.h's system mode) */
+static int use_sysclock;
 static int running;  /* timers may be armed (atomic)                */
 static pthread_key_t exit_key;
 static int key_ok;
@@ -542,6 +566,23 @@ void threads_start(int source)
 	 * perf_event_open is refused). */
 	use_clock = source == CONFIG_SOURCE_CLOCK;
 	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
+	/* perf refused (a container's seccomp profile, perf_event_paranoid
+	 * 3 or 4): the threads' CPU clocks, each thread charged where it is
+	 * found running; the CPU timers only where a signal is needed
+	 * (native stacks) or asked for */
+	if (use_perf && source == CONFIG_SOURCE_AUTO && !sampler.native) {
+		int e = perf_probe();
+		if (e) {
+			plog_info("perf_event_open refused (%s): CPU time from "
+				  "the threads' CPU clocks, each thread charged "
+				  "where it is found running",
+				  strerror(e));
+			use_perf = 0;
+			use_clock = 1;
+		}
+	}
+	use_sysclock = use_perf && !sampler.native;
+	__atomic_store_n(&sampler.sysclock, use_sysclock, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&sampler.cpu_gen, 1, __ATOMIC_RELAXED);
 	started = 1;
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
@@ -594,13 +635,23 @@ int threads_using_clock(void)
 	return use_clock;
 }
 
+int threads_clock_thread(void)
+{
+	return use_clock || (use_sysclock && threads_using_perf());
+}
+
+int threads_clock_system_only(void)
+{
+	return !use_clock;
+}
+
 int threads_source(void)
 {
 	if (!started)
 		return 0;
 	if (use_clock)
-		return WIRE_CPU_CLOCKS;
-	return use_perf && !perf_failed_logged ? WIRE_CPU_PERF_USER
+		return WIRE_CPU_ONCPU;
+	return use_perf && !perf_failed_logged ? WIRE_CPU_PERF_CLOCK
 					       : WIRE_CPU_TIMERS;
 }
 

@@ -74,6 +74,12 @@ int threads_pthread_create(pthread_t *th, const pthread_attr_t *attr,
  * in them. Agent and that thread. */
 int threads_using_clock(void);
 
+/* 1 if the CPU-clock sampler thread runs: the source (threads_using_clock)
+ * or, beside perf counters (which sample user time only), for the system
+ * time (threads_clock_system_only). Agent. */
+int threads_clock_thread(void);
+int threads_clock_system_only(void);
+
 /* What the last threads_start counted CPU time with: an enum
  * wire_cpu_source (timers once perf was refused for a thread: those
  * armed from then on use them),

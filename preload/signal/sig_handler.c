@@ -429,7 +429,13 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	uint32_t sys_periods = 0;
 	if (from_perf) {
 		perf_first_overflow(si->si_fd);
-		sys_periods = perf_system_periods();
+		if (!my_tid)
+			my_tid = (uint32_t)syscall(SYS_gettid);
+		__atomic_fetch_add(
+			&sampler.user_periods[my_tid % SAMPLER_TID_SLOTS],
+			weight, __ATOMIC_RELAXED);
+		if (!__atomic_load_n(&sampler.sysclock, __ATOMIC_RELAXED))
+			sys_periods = perf_system_periods();
 	}
 	/* starting up or finalizing: nothing to read */
 	if (sampler.is_initialized()) {

@@ -16,7 +16,7 @@ INPUT is a profile (.pb.gz, decoded with `go tool pprof -symbolize=none
                                and how often FUNC was the leaf
   folded INPUT [--lines]       folded stacks, root first: "a;b;c COUNT"
   labels INPUT KEY             label KEY's values and their sample counts
-  compare INPUT TRUTH --tol PP  shares among TRUTH's functions (TRUTH: JSON
+  compare INPUT TRUTH --tol PP [--sd K]  shares among TRUTH's functions (TRUTH: JSON
                                with {"shares": {func: fraction}}) against
                                the profile's; fails if any differs by more
                                than PP percentage points
@@ -305,11 +305,18 @@ def cmd_compare(p, args):
     for n in names:
         want = 100.0 * truth[n] / tsum
         got = 100.0 * per[n] / anyof if anyof else 0.0
-        bad = abs(got - want) > args.tol
+        # --sd K: the tolerance widens to K standard deviations of a
+        # share of `anyof` independent samples (what a sampling profile's
+        # counts cannot do better than, however right they are)
+        tol = args.tol
+        if args.sd and anyof:
+            p_ = want / 100.0
+            tol = max(tol, args.sd * 100.0 * (p_ * (1 - p_) / anyof) ** 0.5)
+        bad = abs(got - want) > tol
         ok = ok and not bad
         print("%-16s %7.2f%% %7.2f%% %+7.2f %8d%s" % (
             n, want, got, got - want, per[n],
-            "  <-- off by more than %g points" % args.tol if bad else ""))
+            "  <-- off by more than %.2f points" % tol if bad else ""))
     print("samples under these functions: %d of %d" % (anyof, p.total()))
     if anyof < args.min_samples:
         print("too few samples (want at least %d)" % args.min_samples)
@@ -475,6 +482,7 @@ def main(argv):
     s.add_argument("truth")
     s.add_argument("--tol", type=float, default=3.0)
     s.add_argument("--min-samples", type=int, default=50)
+    s.add_argument("--sd", type=float, default=0.0)
     s = sub.add_parser("expect-line")
     s.add_argument("input")
     s.add_argument("func")

@@ -21,7 +21,10 @@
 #   asyncio   3 tasks, each awaiting asyncio.sleep between jobs
 #   loop      one thread, jobs back to back (no wait at all)
 # Prints "ready" when it starts the jobs, then after SECONDS of wall
-# time the truth as JSON: {"shares": {"h5": 0.5, ...}, "jobs": N}.
+# time the truth as JSON: {"shares": {"h5": 0.5, ...}, "jobs": N,
+# "cpu": the process's CPU seconds and its children's, from getrusage,
+# "lib_cpu": the part of them a profiler's own threads (named pyprof-*)
+# used, "children": the children's part}.
 import json
 import os
 import random
@@ -209,22 +212,53 @@ def shape_locks(end):
     return jobs
 
 
+ASYNC = """
+async def task(end, counter):
+    while time.time() < end:
+        random.choice(HANDLERS)()
+        counter[0] += 1
+        await asyncio.sleep(random.uniform(0.5, 3) / 1000.0)
+
+
+async def main_async(end, counter):
+    await asyncio.gather(task(end, counter), task(end, counter),
+                         task(end, counter))
+
+"""
+
+
 def shape_asyncio(end):
     import asyncio
 
+    scope = dict(globals(), asyncio=asyncio)
+    exec(ASYNC, scope)  # 2.7 must parse this file
     counter = [0]
-
-    async def task():
-        while time.time() < end:
-            random.choice(HANDLERS)()
-            counter[0] += 1
-            await asyncio.sleep(random.uniform(0.5, 3) / 1000.0)
-
-    async def main():
-        await asyncio.gather(task(), task(), task())
-
-    asyncio.run(main())
+    loop = asyncio.new_event_loop()  # 3.6 has no asyncio.run
+    loop.run_until_complete(scope["main_async"](end, counter))
+    loop.close()
     return counter[0]
+
+
+def lib_cpu():
+    """CPU seconds of this process's threads named pyprof-* (a profiler's
+    own, not the program's: 0 without one), from /proc (clock ticks)."""
+    total = 0
+    tick = float(os.sysconf("SC_CLK_TCK"))
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                if not f.read().startswith("pyprof"):
+                    continue
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick
 
 
 def main():
@@ -238,8 +272,15 @@ def main():
         jobs = shape_pool(end, int(shape[4:] or 4))
     else:
         jobs = globals()["shape_" + shape](end)
+    import resource
+    lib = lib_cpu()
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"shares": {"h5": 0.5, "h3": 0.3, "h2": 0.2},
-                      "jobs": jobs, "unit": UNIT}))
+                      "jobs": jobs, "unit": UNIT,
+                      "cpu": own.ru_utime + own.ru_stime + kids.ru_utime
+                      + kids.ru_stime, "lib_cpu": lib,
+                      "children": kids.ru_utime + kids.ru_stime}))
 
 
 if __name__ == "__main__":
