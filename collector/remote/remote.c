@@ -12,7 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "../../preload/cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "symbols/elfsym.h"
 
 /* Through /proc/PID/mem: what process_vm_readv/writev cannot do (a kernel

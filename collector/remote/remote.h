@@ -34,14 +34,14 @@ int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t n);
 /* What was found of a process's interpreter. */
 struct remote_py {
 	pid_t pid;
-	uint64_t runtime;   /* &_PyRuntime in the target, 0 if none      */
-	int major, minor;   /* 0.0 if unknown                            */
+	uint64_t runtime; /* &_PyRuntime in the target, 0 if none      */
+	int major, minor; /* 0.0 if unknown                            */
 	int micro;
 	int free_threaded;
-	int from_block;     /* the version is the _Py_DebugOffsets block's */
-	int lib_loaded;     /* libpyprof.so is mapped in it              */
+	int from_block;		    /* the version is the _Py_DebugOffsets block's */
+	int lib_loaded;		    /* libpyprof.so is mapped in it              */
 	char file[REMOTE_PATH_MAX]; /* the file holding the interpreter  */
-	char libpython[32]; /* "3.9" when a libpythonX.Y is mapped       */
+	char libpython[32];	    /* "3.9" when a libpythonX.Y is mapped       */
 };
 
 /*

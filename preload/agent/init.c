@@ -43,7 +43,7 @@
 #include "control.h"
 #include "base/guard.h"
 #include "base/log.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "cpython/pylife.h"
 #include "refuse.h"
 #include "base/sampler.h"

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "ring.h"
 
 /* raw_frame.offset of a frame that has not run its first instruction;

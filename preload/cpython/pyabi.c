@@ -23,7 +23,7 @@
  * between minors (3.14 and 3.15 added members in the middle), so it can
  * only be read with a layout known from some version's headers.
  */
-#include "pyabi.h"
+#include "pyprof/pyabi.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pyabi.h"
+#include "pyprof/pyabi.h"
 
 /*
  * Copies n bytes of interpreter memory at src to dst. Returns 0 on

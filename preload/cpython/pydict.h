@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pyabi.h"
+#include "pyprof/pyabi.h"
 
 struct pydict_layout {
 	int kind;              /* enum pyabi_dict_kind                     */

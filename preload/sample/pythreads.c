@@ -6,7 +6,7 @@
 #include "pythreads.h"
 
 #include "base/guard.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "base/sampler.h"
 #include "base/tid.h"
 #include "signal/sig_frames.h"

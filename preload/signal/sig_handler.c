@@ -62,7 +62,7 @@
 #include "base/guard.h"
 #include "native/interp_text.h"
 #include "base/sampler.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "sig_frames.h"
 #include "sig_handler.h"
 #include "sig_labels.h"

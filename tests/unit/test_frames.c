@@ -20,7 +20,7 @@
 #include "check.h"
 #include "base/guard.h"
 #include "base/libc_next.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "base/sampler.h"
 #include "signal/sig_frames.h"
 

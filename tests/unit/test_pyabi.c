@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 
 /* 3.15's _Py_DebugOffsets, member for member. */
 struct dbg315 {

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "cpython/pycode.h"
 
 /* ---- helpers ---- */

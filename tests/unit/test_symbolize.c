@@ -21,7 +21,7 @@
 #include "base/guard.h"
 #include "base/intern.h"
 #include "base/sampler.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 
 #define AT(buf, off) (*(uintptr_t *)((uint8_t *)(buf) + (off)))
 

@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 
 #define PY_AT_LEAST(maj, min) (PY_VERSION_HEX >= (((maj) << 24) | ((min) << 16)))
 

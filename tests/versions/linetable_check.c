@@ -15,7 +15,7 @@
  * Prints `N offsets checked in M code objects` and exits 0, or exits 1
  * after listing mismatches, 2 on a malformed dump. Run by linetable.sh.
  */
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "cpython/pycode.h"
 
 #include <errno.h>

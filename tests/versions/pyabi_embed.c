@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cpython/pyabi.h"
+#include "pyprof/pyabi.h"
 #include "cpython/pycode.h"
 
 #define PY_AT_LEAST(maj, min) (PY_VERSION_HEX >= (((maj) << 24) | ((min) << 16)))
