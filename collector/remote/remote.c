@@ -39,8 +39,8 @@ static int mem_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write_)
 
 static int vm_io(pid_t pid, uint64_t addr, void *buf, size_t n, int write_)
 {
-	struct iovec local = {buf, n};
-	struct iovec far = {(void *)(uintptr_t)addr, n};
+	struct iovec local = { buf, n };
+	struct iovec far = { (void *)(uintptr_t)addr, n };
 	ssize_t r;
 
 	if (n == 0)
@@ -141,7 +141,8 @@ static int scan_maps(pid_t pid, struct remote_py *py, const char *exe,
 			continue; /* a path longer than we keep */
 		line[strcspn(line, "\n")] = '\0';
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end,
-			   &off, &at) < 3 || !at)
+			   &off, &at) < 3 ||
+		    !at)
 			continue;
 		p = line + at;
 		if (p[0] != '/')
@@ -263,9 +264,9 @@ int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len)
 	}
 	for (int i = 0; i < n; i++) {
 		uint64_t rt;
-		static const char *const names[] = {"_PyRuntime", "Py_Version",
-						    "PyEval_EvalFrameDefault",
-						    "Py_Initialize"};
+		static const char *const names[] = { "_PyRuntime", "Py_Version",
+						     "PyEval_EvalFrameDefault",
+						     "Py_Initialize" };
 
 		if (locate(pid, &cand[i], ".PyRuntime", 1, &rt) != 0 &&
 		    locate(pid, &cand[i], "_PyRuntime", 0, &rt) != 0)
@@ -289,7 +290,8 @@ int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len)
 	}
 	free(cand);
 	say(why, why_len, "its program is %s and it maps no file that holds "
-		"a CPython interpreter", exe[0] ? exe : "unknown");
+			  "a CPython interpreter",
+	    exe[0] ? exe : "unknown");
 	return -ENOENT;
 }
 
@@ -331,12 +333,14 @@ int remote_exec(const struct remote_py *py, const char *script, char *why,
 	}
 	if (enabled != 1) {
 		say(why, why_len, "remote debugging is not enabled in process "
-			"%d", (int)py->pid);
+				  "%d",
+		    (int)py->pid);
 		return -ENOTSUP;
 	}
 	if (!ts) {
 		say(why, why_len, "process %d has no main thread state (it is "
-			"finalizing?)", (int)py->pid);
+				  "finalizing?)",
+		    (int)py->pid);
 		return -ESRCH;
 	}
 	/* the path, then the flag, then the breaker: the target never sees

@@ -41,7 +41,7 @@
 /* How a thread's frames are chained. */
 enum pyabi_frame_kind {
 	PYABI_FRAME_OBJECT = 1, /* <= 3.10: PyFrameObject via tstate->frame  */
-	PYABI_FRAME_INTERP = 2  /* >= 3.11: _PyInterpreterFrame               */
+	PYABI_FRAME_INTERP = 2	/* >= 3.11: _PyInterpreterFrame               */
 };
 
 /*
@@ -64,15 +64,15 @@ enum pyabi_lasti_kind {
 
 /* Line table formats. */
 enum pyabi_lines_kind {
-	PYABI_LINES_LNOTAB = 1,    /* <= 3.9 co_lnotab (signed deltas 3.6+)   */
-	PYABI_LINES_LNOTAB27 = 2,  /* 2.7 co_lnotab, unsigned line deltas     */
-	PYABI_LINES_310 = 3,       /* 3.10 co_linetable (PEP 626)             */
-	PYABI_LINES_311 = 4        /* 3.11+ location table                    */
+	PYABI_LINES_LNOTAB = 1,	  /* <= 3.9 co_lnotab (signed deltas 3.6+)   */
+	PYABI_LINES_LNOTAB27 = 2, /* 2.7 co_lnotab, unsigned line deltas     */
+	PYABI_LINES_310 = 3,	  /* 3.10 co_linetable (PEP 626)             */
+	PYABI_LINES_311 = 4	  /* 3.11+ location table                    */
 };
 
 enum pyabi_str_kind {
-	PYABI_STR_BYTES = 1,   /* 2.7: PyStringObject, ob_size + ob_sval      */
-	PYABI_STR_UNICODE = 2  /* 3.x: PEP 393 compact/non-compact unicode     */
+	PYABI_STR_BYTES = 1,  /* 2.7: PyStringObject, ob_size + ob_sval      */
+	PYABI_STR_UNICODE = 2 /* 3.x: PEP 393 compact/non-compact unicode     */
 };
 
 /*
@@ -84,7 +84,7 @@ enum pyabi_gil_kind {
 	PYABI_GIL_CURRENT_SYM = 1, /* 2.7, 3.6: the exported _PyThreadState_Current
 	                              (2.7 a PyThreadState *, 3.6 an atomic
 	                              address holding one)                     */
-	PYABI_GIL_RUNTIME = 2,     /* 3.7-3.11: _PyRuntime.gilstate.tstate_current */
+	PYABI_GIL_RUNTIME = 2,	   /* 3.7-3.11: _PyRuntime.gilstate.tstate_current */
 	PYABI_GIL_INTERP_PTR = 3   /* 3.12+: interp->ceval.gil, a pointer to a
 	                              struct _gil_runtime_state: locked and
 	                              last_holder                              */
@@ -92,13 +92,13 @@ enum pyabi_gil_kind {
 
 /* Where a suspended frame's value stack ends (struct pyabi f_stack). */
 enum pyabi_stack_kind {
-	PYABI_STACK_TOP = 1,       /* 3.7-3.9: PyObject **f_stacktop, one past
+	PYABI_STACK_TOP = 1,	    /* 3.7-3.9: PyObject **f_stacktop, one past
 	                              the top                                  */
-	PYABI_STACK_DEPTH = 2,     /* 3.10: int f_stackdepth, entries from
+	PYABI_STACK_DEPTH = 2,	    /* 3.10: int f_stackdepth, entries from
 	                              f_valuestack                             */
 	PYABI_STACK_LOCALSPLUS = 3, /* 3.11-3.13: int stacktop, entries from
 	                              localsplus                               */
-	PYABI_STACK_POINTER = 4    /* 3.14+: _PyStackRef *stackpointer, one
+	PYABI_STACK_POINTER = 4	    /* 3.14+: _PyStackRef *stackpointer, one
 	                              past the top; entries are tagged         */
 };
 
@@ -115,11 +115,11 @@ enum pyabi_dict_kind {
 #define PYABI_NONE (-1)
 
 struct pyabi {
-	int major, minor;            /* e.g. 3, 11                            */
-	int frame_kind;              /* enum pyabi_frame_kind                 */
-	int lasti_kind;              /* enum pyabi_lasti_kind                 */
-	int lines_kind;              /* enum pyabi_lines_kind                 */
-	int str_kind;                /* enum pyabi_str_kind                   */
+	int major, minor; /* e.g. 3, 11                            */
+	int frame_kind;	  /* enum pyabi_frame_kind                 */
+	int lasti_kind;	  /* enum pyabi_lasti_kind                 */
+	int lines_kind;	  /* enum pyabi_lines_kind                 */
+	int str_kind;	  /* enum pyabi_str_kind                   */
 
 	/* _PyRuntimeState (3.7+): interpreters.head, the list of interpreters.
 	 * Added for the walker: from _PyRuntime (dlsym) it reaches every
@@ -129,105 +129,105 @@ struct pyabi {
 	int rt_interp_head;
 
 	/* PyInterpreterState */
-	int interp_next;             /* PyInterpreterState *next              */
-	int interp_tstate_head;      /* tstate_head / threads.head            */
+	int interp_next;	/* PyInterpreterState *next              */
+	int interp_tstate_head; /* tstate_head / threads.head            */
 
 	/* PyThreadState */
-	int ts_next;                 /* PyThreadState *next                   */
-	int ts_interp;               /* PyInterpreterState *interp            */
-	int ts_thread_id;            /* unsigned long thread_id (pthread_t)   */
-	int ts_native_thread_id;     /* 3.11+: OS tid (gettid); else NONE     */
-	int ts_frame;                /* <= 3.10 frame, 3.13+ current_frame;
+	int ts_next;		  /* PyThreadState *next                   */
+	int ts_interp;		  /* PyInterpreterState *interp            */
+	int ts_thread_id;	  /* unsigned long thread_id (pthread_t)   */
+	int ts_native_thread_id;  /* 3.11+: OS tid (gettid); else NONE     */
+	int ts_frame;		  /* <= 3.10 frame, 3.13+ current_frame;
 	                                PYABI_NONE on 3.11-3.12               */
-	int ts_cframe;               /* 3.11-3.12 cframe; else PYABI_NONE     */
-	int cframe_current_frame;    /* _PyCFrame.current_frame (3.11-3.12)   */
+	int ts_cframe;		  /* 3.11-3.12 cframe; else PYABI_NONE     */
+	int cframe_current_frame; /* _PyCFrame.current_frame (3.11-3.12)   */
 
 	/* The GIL (pyabi_gil_holder). Offsets of atomic fields are those of
 	 * the value inside CPython's _Py_atomic_* wrapper (3.7-3.12), so the
 	 * reader reads a plain int32_t or pointer there. */
-	int gil_kind;                /* enum pyabi_gil_kind                   */
-	int rt_pending_finishing;    /* 3.8: _PyRuntime.ceval.pending.finishing:
+	int gil_kind;		  /* enum pyabi_gil_kind                   */
+	int rt_pending_finishing; /* 3.8: _PyRuntime.ceval.pending.finishing:
 	                                once set, Py_AddPendingCall prints a
 	                                SystemError on the program's stderr,
 	                                so threadnames.c must not call it; else NONE */
-	int rt_tstate_current;       /* 3.7-3.11: _PyRuntime.gilstate.
+	int rt_tstate_current;	  /* 3.7-3.11: _PyRuntime.gilstate.
 	                                tstate_current; else NONE             */
-	int rt_gil;                  /* 3.7-3.11: _PyRuntime.ceval.gil, the
+	int rt_gil;		  /* 3.7-3.11: _PyRuntime.ceval.gil, the
 	                                struct _gil_runtime_state; not used by
 	                                pyabi_gil_holder (see there), kept so
 	                                the tests can compare; else NONE      */
-	int interp_gil_ptr;          /* 3.12+: PyInterpreterState.ceval.gil, a
+	int interp_gil_ptr;	  /* 3.12+: PyInterpreterState.ceval.gil, a
 	                                struct _gil_runtime_state *; else NONE */
-	int interp_gil;              /* 3.12+: PyInterpreterState._gil, the
+	int interp_gil;		  /* 3.12+: PyInterpreterState._gil, the
 	                                interpreter's own GIL (ceval.gil points
 	                                here unless it shares the main one);
 	                                for the _Py_DebugOffsets check        */
-	int gil_locked;              /* 3.7+: _gil_runtime_state.locked, an
+	int gil_locked;		  /* 3.7+: _gil_runtime_state.locked, an
 	                                int: 1 held, 0 free, -1 not created   */
-	int gil_cond;                /* 3.7+: _gil_runtime_state.cond, the
+	int gil_cond;		  /* 3.7+: _gil_runtime_state.cond, the
 	                                pthread_cond_t a thread waiting for the
 	                                GIL sleeps on and drop_gil signals
 	                                (waits.h)                             */
-	int gil_holder;              /* 3.7+: _gil_runtime_state.last_holder,
+	int gil_holder;		  /* 3.7+: _gil_runtime_state.last_holder,
 	                                a PyThreadState *                     */
 
 	/* Frames: PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
-	int f_back;                  /* f_back / previous                     */
-	int f_code;                  /* f_code / f_executable                 */
-	int f_lasti;                 /* f_lasti / prev_instr / instr_ptr      */
-	int f_is_entry;              /* 3.11: char is_entry; else NONE        */
-	int f_owner;                 /* 3.11+: char owner; else NONE          */
-	int owner_generator;         /* FRAME_OWNED_BY_GENERATOR (3.11+)      */
-	int owner_cstack;            /* FRAME_OWNED_BY_CSTACK (3.12+), else -1 */
-	int owner_skip2;             /* another owner to skip (3.14+), else -1 */
-	uint64_t code_ref_tag_mask;  /* 3.14+: tag bits of f_executable       */
+	int f_back;		    /* f_back / previous                     */
+	int f_code;		    /* f_code / f_executable                 */
+	int f_lasti;		    /* f_lasti / prev_instr / instr_ptr      */
+	int f_is_entry;		    /* 3.11: char is_entry; else NONE        */
+	int f_owner;		    /* 3.11+: char owner; else NONE          */
+	int owner_generator;	    /* FRAME_OWNED_BY_GENERATOR (3.11+)      */
+	int owner_cstack;	    /* FRAME_OWNED_BY_CSTACK (3.12+), else -1 */
+	int owner_skip2;	    /* another owner to skip (3.14+), else -1 */
+	uint64_t code_ref_tag_mask; /* 3.14+: tag bits of f_executable       */
 
 	/* PyCodeObject */
 	int co_filename;
 	int co_name;
-	int co_qualname;             /* 3.11+; else PYABI_NONE                */
+	int co_qualname; /* 3.11+; else PYABI_NONE                */
 	int co_firstlineno;
-	int co_linetable;            /* co_lnotab (<= 3.9) / co_linetable     */
-	int co_code_adaptive;        /* 3.11+: offset of the inline bytecode  */
-	int co_code;                 /* <= 3.10: the bytecode's bytes object;
+	int co_linetable;      /* co_lnotab (<= 3.9) / co_linetable     */
+	int co_code_adaptive;  /* 3.11+: offset of the inline bytecode  */
+	int co_code;	       /* <= 3.10: the bytecode's bytes object;
 	                                else PYABI_NONE                      */
-	int co_firsttraceable;       /* 3.11+: _co_firsttraceable; else NONE  */
-	int co_flags;                /* <= 3.10: int co_flags (tells a
+	int co_firsttraceable; /* 3.11+: _co_firsttraceable; else NONE  */
+	int co_flags;	       /* <= 3.10: int co_flags (tells a
 	                                generator's code); else NONE: 3.11+
 	                                frames say it by their owner         */
 
 	/* Objects */
-	int ob_type;                 /* offsetof(PyObject, ob_type)           */
-	int var_size;                /* offsetof(PyVarObject, ob_size)        */
-	int bytes_sval;              /* offsetof(PyBytesObject, ob_sval)      */
+	int ob_type;	/* offsetof(PyObject, ob_type)           */
+	int var_size;	/* offsetof(PyVarObject, ob_size)        */
+	int bytes_sval; /* offsetof(PyBytesObject, ob_sval)      */
 
 	/* PEP 393 unicode (3.x). Bit positions count from the first byte of
 	 * the 4-byte state bitfield: bit n is bit n % 8 of byte n / 8, which
 	 * is how pycode_read_str assembles it (independent of host order). */
-	int u_length;                /* PyASCIIObject.length                  */
-	int u_state;                 /* offset of the state bitfield          */
-	int u_kind_shift;            /* bit position of kind (3 bits)         */
-	int u_compact_bit;           /* bit position of compact               */
-	int u_ascii_bit;             /* bit position of ascii                 */
-	int u_ascii_size;            /* sizeof(PyASCIIObject)                 */
-	int u_compact_size;          /* sizeof(PyCompactUnicodeObject)        */
-	int u_data_any;              /* offsetof(PyUnicodeObject, data.any)   */
+	int u_length;	    /* PyASCIIObject.length                  */
+	int u_state;	    /* offset of the state bitfield          */
+	int u_kind_shift;   /* bit position of kind (3 bits)         */
+	int u_compact_bit;  /* bit position of compact               */
+	int u_ascii_bit;    /* bit position of ascii                 */
+	int u_ascii_size;   /* sizeof(PyASCIIObject)                 */
+	int u_compact_size; /* sizeof(PyCompactUnicodeObject)        */
+	int u_data_any;	    /* offsetof(PyUnicodeObject, data.any)   */
 
 	/* Coroutines (3.7+; else NONE), for the asyncio view (asyncio.h). */
-	int gen_frame;               /* <= 3.10 gi_frame (a PyFrameObject *);
+	int gen_frame;	     /* <= 3.10 gi_frame (a PyFrameObject *);
 	                                3.11+ gi_iframe (the frame itself)   */
-	int gen_frame_state;         /* 3.11+: int8_t gi_frame_state          */
-	int gen_suspended;           /* 3.11+: the state of a coroutine
+	int gen_frame_state; /* 3.11+: int8_t gi_frame_state          */
+	int gen_suspended;   /* 3.11+: the state of a coroutine
 	                                suspended in an await (3.13+
 	                                FRAME_SUSPENDED_YIELD_FROM)           */
-	int gen_yielded;             /* 3.13+: FRAME_SUSPENDED, at a plain
+	int gen_yielded;     /* 3.13+: FRAME_SUSPENDED, at a plain
 	                                yield (a generator-based coroutine);
 	                                3.11-3.12 one state covers both, NONE */
-	int f_localsplus;            /* the frame's locals (then its stack)  */
-	int f_valuestack;            /* 3.10: PyObject **f_valuestack         */
-	int f_stack_kind;            /* enum pyabi_stack_kind                 */
-	int f_stack;                 /* where the value stack's top is known  */
-	int func_closure;            /* PyFunctionObject.func_closure (3.7+)  */
+	int f_localsplus;    /* the frame's locals (then its stack)  */
+	int f_valuestack;    /* 3.10: PyObject **f_valuestack         */
+	int f_stack_kind;    /* enum pyabi_stack_kind                 */
+	int f_stack;	     /* where the value stack's top is known  */
+	int func_closure;    /* PyFunctionObject.func_closure (3.7+)  */
 
 	/* Instance dictionaries (pydict.h), for asyncio's pure-Python tasks
 	 * (3.7+; else dict_kind 0: no attribute is read). dict_values_at is
@@ -298,10 +298,10 @@ int pyabi_check_debug_offsets(const struct pyabi *abi, const void *runtime,
  * (pyabi_from_debug_offsets), and where its parts came from.
  */
 struct pyabi_derived {
-	struct pyabi abi;            /* the row to use                        */
-	int facts_minor;             /* compiled row of the facts not in the
+	struct pyabi abi; /* the row to use                        */
+	int facts_minor;  /* compiled row of the facts not in the
 	                                block (owners, tag bits, bit positions) */
-	int layout_minor;            /* whose _Py_DebugOffsets layout read it */
+	int layout_minor; /* whose _Py_DebugOffsets layout read it */
 };
 
 /*
@@ -441,13 +441,13 @@ int pyabi_debug_version(const void *runtime,
  * the fields; -EPROTO (why says which) or -EFAULT.
  */
 struct pyabi_remote_exec {
-	uint64_t interp_head;	   /* runtime_state.interpreters_head     */
-	uint64_t threads_main;	   /* interpreter_state.threads_main      */
-	uint64_t threads_head;	   /* interpreter_state.threads_head      */
-	uint64_t remote_enabled;   /* in the interpreter state: int32     */
-	uint64_t eval_breaker;	   /* in the thread state: uintptr_t      */
-	uint64_t pending_call;	   /* in the thread state: int32          */
-	uint64_t script_path;	   /* in the thread state: char[size]     */
+	uint64_t interp_head;	 /* runtime_state.interpreters_head     */
+	uint64_t threads_main;	 /* interpreter_state.threads_main      */
+	uint64_t threads_head;	 /* interpreter_state.threads_head      */
+	uint64_t remote_enabled; /* in the interpreter state: int32     */
+	uint64_t eval_breaker;	 /* in the thread state: uintptr_t      */
+	uint64_t pending_call;	 /* in the thread state: int32          */
+	uint64_t script_path;	 /* in the thread state: char[size]     */
 	uint64_t script_path_size;
 	uint64_t please_stop_bit;
 };

@@ -404,18 +404,18 @@ enum wire_bye_tag {
 /* What measured CPU time (BYE's WIRE_B_CPU_SOURCE). A receiver shows an
  * unknown value as a number. */
 enum wire_cpu_source {
-	WIRE_CPU_TIMERS = 1,    /* per-thread CPU timers: user + system time,
+	WIRE_CPU_TIMERS = 1,	 /* per-thread CPU timers: user + system time,
 	                           at most one sample per kernel tick       */
-	WIRE_CPU_PERF_USER = 2, /* perf_event task-clock counters of user
+	WIRE_CPU_PERF_USER = 2,	 /* perf_event task-clock counters of user
 	                           time only: time in the kernel unsampled */
-	WIRE_CPU_CLOCKS = 3,    /* the threads' CPU clocks read from the
+	WIRE_CPU_CLOCKS = 3,	 /* the threads' CPU clocks read from the
 	                           library's own thread: user + system     */
 	WIRE_CPU_PERF_CLOCK = 4, /* perf_event task-clock counters sampling
 	                           the thread where it runs in user mode,
 	                           the time it spent in the kernel since
 	                           charged there from its CPU clock (samples
 	                           flagged WIRE_SF_TIME_SYSTEM)            */
-	WIRE_CPU_ONCPU = 5      /* the threads' CPU clocks read from the
+	WIRE_CPU_ONCPU = 5	 /* the threads' CPU clocks read from the
 	                           library's own thread, a thread charged
 	                           where it is found running: user + system
 	                           (perf_event_open refused)               */
@@ -431,17 +431,17 @@ enum wire_sample_flag {
 	WIRE_SF_TRUNCATED = 1u << 0, /* stack deeper than max_depth; the root
 	                                side was cut and marked               */
 	WIRE_SF_OFF_CPU = 1u << 1,   /* wall mode: thread was not running    */
-	WIRE_SF_GIL = 1u << 2,       /* thread held the GIL                  */
+	WIRE_SF_GIL = 1u << 2,	     /* thread held the GIL                  */
 	WIRE_SF_GIL_KNOWN = 1u << 3, /* WIRE_SF_GIL is meaningful            */
 	WIRE_SF_NATIVE = 1u << 4,    /* interrupted outside the interpreter  */
 	WIRE_SF_NATIVE_KNOWN = 1u << 5,
-	WIRE_SF_OPCODE = 1u << 6,    /* one more varint follows the flags:
+	WIRE_SF_OPCODE = 1u << 6, /* one more varint follows the flags:
 	                                the opcode byte executing in the
 	                                innermost Python frame (as stored in
 	                                the code, so 3.11+ shows specialized
 	                                opcodes); names per version are the
 	                                reader's business (PYPROF_OPCODES)  */
-	WIRE_SF_LABELS = 1u << 7,    /* one more varint follows (after the
+	WIRE_SF_LABELS = 1u << 7, /* one more varint follows (after the
 	                                opcode, if any): the id of the LABELS
 	                                set in force for this sample        */
 	/* Waits (PYPROF_WAITS): the record is not a CPU or wall sample but

@@ -364,7 +364,7 @@ static uint32_t wire_flags(const struct raw_sample *s)
 	if (!(s->flags & (SAMPLE_OFF_CPU | SAMPLE_WAIT | SAMPLE_HEAP)) &&
 	    s->cpu_kind != SAMPLE_CPU_UNKNOWN)
 		flags |= WIRE_SF_TIME_KNOWN |
-			 (s->cpu_kind == SAMPLE_CPU_SYSTEM ? WIRE_SF_TIME_SYSTEM
+			 (s->cpu_kind == SAMPLE_CPU_SYSTEM   ? WIRE_SF_TIME_SYSTEM
 			  : s->cpu_kind == SAMPLE_CPU_NATIVE ? WIRE_SF_TIME_NATIVE
 							     : 0);
 	return flags;

@@ -109,18 +109,18 @@ struct raw_sample {
 	uint64_t time_ns;  /* CLOCK_MONOTONIC                            */
 	uint64_t value_ns; /* time this sample stands for                 */
 	uint64_t tstate;   /* PyThreadState address, 0 if none            */
-	uint32_t tid;      /* OS thread id                                */
+	uint32_t tid;	   /* OS thread id                                */
 	uint32_t weight;   /* periods this sample stands for (1+overrun)  */
 	uint16_t n_frames;
-	uint16_t flags;    /* enum sample_flag                            */
-	uint32_t opcode;   /* 1 + the leaf's opcode byte, 0 if not read  */
-	uint16_t n_native; /* native PCs after the frames (PYPROF_NATIVE) */
-	uint16_t n_labels; /* bytes of encoded labels after the native PCs
+	uint16_t flags;	    /* enum sample_flag                            */
+	uint32_t opcode;    /* 1 + the leaf's opcode byte, 0 if not read  */
+	uint16_t n_native;  /* native PCs after the frames (PYPROF_NATIVE) */
+	uint16_t n_labels;  /* bytes of encoded labels after the native PCs
 	                      (labels.h), 0 if none                       */
-	uint16_t n_task;   /* bytes of the asyncio task's name after the
+	uint16_t n_task;    /* bytes of the asyncio task's name after the
 	                      labels (asyncio.h), 0 if none               */
-	uint8_t wait;      /* SAMPLE_WAIT: enum waits_kind                */
-	uint8_t cpu_kind;  /* CPU samples: enum sample_cpu_kind           */
+	uint8_t wait;	    /* SAMPLE_WAIT: enum waits_kind                */
+	uint8_t cpu_kind;   /* CPU samples: enum sample_cpu_kind           */
 	uint64_t heap_addr; /* SAMPLE_HEAP, SAMPLE_HEAP_FREE: the block    */
 	uint64_t heap_size; /* SAMPLE_HEAP: its size in bytes              */
 };

@@ -39,23 +39,24 @@
  * where each value sits in the block (struct pyabi_dbg) and the value read
  * from there (struct dbg_values).
  */
-#define DBG_VALUES(X)                                                       \
-	X(rt_size) X(interp_size) X(ts_size) X(f_size) X(co_size)            \
-	X(ob_size) X(tp_size) X(tp_name) X(bytes_size) X(u_size)             \
-	X(u_compact_size)                                                    \
-	X(rt_interp_head) X(interp_next) X(interp_tstate_head)               \
-	X(interp_gil_ptr) X(interp_gil) X(interp_gil_locked)                 \
-	X(interp_gil_holder)                                                 \
-	X(ts_next) X(ts_interp) X(ts_frame) X(ts_thread_id)                  \
-	X(ts_native_thread_id)                                               \
-	X(f_back) X(f_code) X(f_lasti) X(f_owner)                            \
-	X(co_filename) X(co_name) X(co_qualname) X(co_linetable)             \
-	X(co_firstlineno) X(co_code_adaptive)                                \
-	X(ob_type) X(var_size) X(bytes_sval)                                 \
-	X(u_state) X(u_length) X(u_ascii_size)                              \
-	X(interp_threads_main) X(dbg_eval_breaker) X(dbg_remote_support)     \
-	X(dbg_remote_enabled) X(dbg_pending_call) X(dbg_script_path)         \
-	X(dbg_script_path_size)
+#define DBG_VALUES(X)                                                                                                                                                                \
+	X(rt_size)                                                                                                                                                                   \
+	X(interp_size) X(ts_size) X(f_size) X(co_size)                                                                                                                               \
+		X(ob_size) X(tp_size) X(tp_name) X(bytes_size) X(u_size)                                                                                                             \
+			X(u_compact_size)                                                                                                                                            \
+				X(rt_interp_head) X(interp_next) X(interp_tstate_head)                                                                                               \
+					X(interp_gil_ptr) X(interp_gil) X(interp_gil_locked)                                                                                         \
+						X(interp_gil_holder)                                                                                                                 \
+							X(ts_next) X(ts_interp) X(ts_frame) X(ts_thread_id)                                                                          \
+								X(ts_native_thread_id)                                                                                               \
+									X(f_back) X(f_code) X(f_lasti) X(f_owner)                                                                    \
+										X(co_filename) X(co_name) X(co_qualname) X(co_linetable)                                             \
+											X(co_firstlineno) X(co_code_adaptive)                                                        \
+												X(ob_type) X(var_size) X(bytes_sval)                                                 \
+													X(u_state) X(u_length) X(u_ascii_size)                                       \
+														X(interp_threads_main) X(dbg_eval_breaker) X(dbg_remote_support)     \
+															X(dbg_remote_enabled) X(dbg_pending_call) X(dbg_script_path) \
+																X(dbg_script_path_size)
 
 #define DBG_AT(field) int field;
 #define DBG_VALUE(field) uint64_t field;
@@ -774,7 +775,8 @@ int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
 		return -EINVAL;
 	if (!d || d->dbg_eval_breaker < 0 || d->interp_threads_main < 0) {
 		say(why, why_len, "Python %d.%d has no remote exec layout "
-			"known to this build", major, minor);
+				  "known to this build",
+		    major, minor);
 		return -ENOTSUP;
 	}
 	if ((rc = dbg_read_block(d, runtime, major, minor, read, &v, why, why_len)) ||
@@ -790,7 +792,7 @@ int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
 	    v.dbg_remote_support + v.dbg_script_path + v.dbg_script_path_size >
 		    v.ts_size) {
 		say(why, why_len, "_Py_DebugOffsets.debugger_support lies "
-			"outside the thread state (%llu bytes)",
+				  "outside the thread state (%llu bytes)",
 		    (unsigned long long)v.ts_size);
 		return -EPROTO;
 	}
