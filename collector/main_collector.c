@@ -636,9 +636,10 @@ static int config_line(struct cmdline *c, char *line, const char *seen,
 				 "their dashes)", key);
 	if (open && secret_key(key))
 		return usage_error(PROG, "%s holds %s and every local user may "
-				 "read it: chmod o-r %s (the package's is "
-				 "0640, group pyprof), or give the secret "
-				 "another way (--help)", file, key, file);
+					 "read it: chmod o-r %s (the package's is "
+					 "0640, group pyprof), or give the secret "
+					 "another way (--help)",
+				   file, key, file);
 	if (seen[i])
 		return 0; /* the command line's wins */
 	if (longopts[i].has_arg == no_argument) {

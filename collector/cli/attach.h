@@ -39,7 +39,7 @@ struct attach_target {
 	int major, minor;
 	uint64_t runtime; /* &_PyRuntime in the target        */
 	int from_block;	  /* its _Py_DebugOffsets was read     */
-	int lib_loaded; /* libpyprof.so is mapped already    */
+	int lib_loaded;	  /* libpyprof.so is mapped already    */
 };
 
 /* ---- attach_target.c ---------------------------------------------------- */

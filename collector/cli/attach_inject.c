@@ -91,8 +91,8 @@ int attach_run_python_start(const struct attach_target *t, const char *code,
 		 * with the target's rights when we are root: nothing another
 		 * user wrote is imported, and what the reader parses of the
 		 * target's memory can do no more than the target's user */
-		static char *const env[] = {"PATH=/usr/bin:/bin",
-					    "LC_ALL=C.UTF-8", NULL};
+		static char *const env[] = { "PATH=/usr/bin:/bin",
+					     "LC_ALL=C.UTF-8", NULL };
 		dup2(po[1], STDOUT_FILENO);
 		dup2(pe[1], STDERR_FILENO);
 		signal(SIGINT, SIG_IGN);
@@ -246,11 +246,11 @@ int attach_inject(const struct attach_target *t, const char *lib,
 		  const char *config, const char *dir, double deadline_unix)
 {
 	char script[CMD_PATH_MAX], err[1024] = "";
-	struct remote_py py = {.pid = t->pid,
-			       .runtime = t->runtime,
-			       .major = t->major,
-			       .minor = t->minor,
-			       .from_block = t->from_block};
+	struct remote_py py = { .pid = t->pid,
+				.runtime = t->runtime,
+				.major = t->major,
+				.minor = t->minor,
+				.from_block = t->from_block };
 	int rc;
 
 	/* dir/PID.py, left in place: once sys.remote_exec has asked, the

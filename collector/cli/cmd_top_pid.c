@@ -417,7 +417,7 @@ static const char *collector_user_only(const char *name, void *arg)
 {
 	(void)arg;
 	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
-							   : NULL;
+							  : NULL;
 }
 
 /* Whether path (not followed if a link) belongs to us, root or the user

@@ -388,10 +388,14 @@ Label *pb_str_label(struct builder *b, const char *key, int64_t str)
 Label *pb_flag_label(struct builder *b, unsigned which)
 {
 	static const char *const kv[9][2] = {
-		{ "cpu_state", "on" }, { "cpu_state", "off" },
-		{ "gil", "held" },     { "gil", "released" },
-		{ "native", "yes" },   { "native", "no" },
-		{ "time", "python" },  { "time", "native" },
+		{ "cpu_state", "on" },
+		{ "cpu_state", "off" },
+		{ "gil", "held" },
+		{ "gil", "released" },
+		{ "native", "yes" },
+		{ "native", "no" },
+		{ "time", "python" },
+		{ "time", "native" },
 		{ "time", "system" },
 	};
 	if (!b->flag_labels[which])

@@ -52,10 +52,10 @@
 #include "daemon/proc_impl.h"
 #include "daemon/timeline.h"
 
-#define FLAGS_KNOWN                                                  \
-	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |         \
-	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN | \
-	 WIRE_SF_OPCODE | WIRE_SF_LABELS | WIRE_SF_WAIT_BLOCK |      \
+#define FLAGS_KNOWN                                                      \
+	(WIRE_SF_TRUNCATED | WIRE_SF_OFF_CPU | WIRE_SF_GIL |             \
+	 WIRE_SF_GIL_KNOWN | WIRE_SF_NATIVE | WIRE_SF_NATIVE_KNOWN |     \
+	 WIRE_SF_OPCODE | WIRE_SF_LABELS | WIRE_SF_WAIT_BLOCK |          \
 	 WIRE_SF_WAIT_MUTEX | WIRE_SF_TIME_KNOWN | WIRE_SF_TIME_NATIVE | \
 	 WIRE_SF_TIME_SYSTEM)
 
