@@ -254,7 +254,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
 FUZZ_OTLP_OBJ := $(OTLP_PROTO:proto/%.proto=$(BUILD)/fuzz/wire/gen/%.pb-c.o)
 FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o \
             $(FUZZ_OTLP_OBJ) \
-            $(BUILD)/fuzz/wire/preload_config.o
+            $(BUILD)/fuzz/wire/preload_config.o $(BUILD)/fuzz/wire/preload_pyabi.o
 FUZZ_RUNS ?=
 FUZZ_CHECK_RUNS ?= 100000
 FUZZ_MAX_LEN ?= 16384
@@ -264,6 +264,9 @@ $(BUILD)/fuzz/wire/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/preload_config.o: preload/base/config.c | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/preload_pyabi.o: preload/cpython/pyabi.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire

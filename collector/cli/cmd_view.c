@@ -40,6 +40,7 @@ enum {
 	OPT_SHARES,
 	OPT_VALUES,
 	OPT_SERVICE_NAME,
+	OPT_SPLIT, /* 'A' + 13: 'N' in check_allowed's letters */
 };
 
 /* What every view command may be given. */
@@ -49,6 +50,7 @@ struct vopts {
 	struct view_filter filter;
 	enum view_by by;
 	int by_opcode;
+	int split;
 	const char *by_label;
 	enum view_top_sort sort;
 	unsigned long n_rows;
@@ -81,6 +83,7 @@ static const struct option longopts[] = {
 	{ "shares", no_argument, NULL, OPT_SHARES },
 	{ "values", no_argument, NULL, OPT_VALUES },
 	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
+	{ "split", no_argument, NULL, OPT_SPLIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -189,6 +192,9 @@ static int parse_one(const char *cmd, int c, char **argv, struct vopts *o)
 		return 0;
 	case OPT_BY_LABEL:
 		o->by_label = optarg;
+		return 0;
+	case OPT_SPLIT:
+		o->split = 1;
 		return 0;
 	case OPT_ICICLE:
 		o->icicle = 1;
@@ -347,7 +353,11 @@ void cmd_top_usage(FILE *out)
 "                       per opcode (profiles recorded with PYPROF_OPCODES=1:\n"
 "                       samples, share, and the functions running it most)\n"
 "      --by-label KEY   a row per value of a label instead: pid, thread_id,\n"
-"                       thread_name, gil, native, cpu_state...\n"
+"                       thread_name, gil, native, time, cpu_state...\n"
+"      --split          three more columns: the shares of the total that\n"
+"                       each row's cumulative time spent in the interpreter\n"
+"                       (python), in C called from Python (native) and in\n"
+"                       the kernel (system), from the time label\n"
 "      --sample-type T  which value to show: cpu, wall, samples; for heap\n"
 "                       profiles inuse_space, inuse_objects, alloc_space,\n"
 "                       alloc_objects, peak_space, peak_objects; for block\n"
@@ -385,7 +395,7 @@ int cmd_top(int argc, char **argv)
 	char err[VIEW_ERR_LEN];
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDE");
+	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDEN");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
@@ -393,6 +403,10 @@ int cmd_top(int argc, char **argv)
 	if (o.by_label && o.by_opcode)
 		return usage_error(cmd, "--by opcode and --by-label are "
 				   "different tables: give one");
+	if (o.split && (o.by_label || o.by_opcode))
+		return usage_error(cmd, "--split goes with the table of "
+				   "functions or lines, not with --by-label or "
+				   "--by opcode");
 	p = load(o.args[0], 1);
 	if (!p)
 		return CMD_EXIT_ERROR;
@@ -403,6 +417,7 @@ int cmd_top(int argc, char **argv)
 	t.filter = &o.filter;
 	t.by_label = o.by_label;
 	t.by_opcode = o.by_opcode;
+	t.split = o.split;
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_top(out.f, p, &t, err);

@@ -26,11 +26,29 @@
 #define TOP_OPCODE_W 28 /* the opcode column at least, wider for longer names */
 #define TOP_MAX_LABEL 256
 
+/* The values of the label time (--split): python, native, system. */
+#define TOP_KINDS 3
+static const char *const top_kind[TOP_KINDS] = {"python", "native",
+						 "system"};
+
 struct row {
 	uint32_t key;
 	int64_t flat, cum;
 	int64_t count; /* samples, for label and opcode tables */
+	int64_t kind_cum[TOP_KINDS]; /* --split */
 };
+
+/* Which of top_kind s's time label names, or -1. */
+static int sample_kind(const struct view_sample *s)
+{
+	char buf[16];
+	const char *v = view_sample_label(s, "time", buf, sizeof(buf));
+
+	for (int k = 0; v && k < TOP_KINDS; k++)
+		if (!strcmp(v, top_kind[k]))
+			return k;
+	return -1;
+}
 
 static enum view_top_sort sort_by;
 static const struct view_keys *sort_keys;
@@ -119,6 +137,7 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 			n_samples += s->values[count_type];
 		if (s->n_frames == 0)
 			continue;
+		int kind = o->split ? sample_kind(s) : -1;
 		rows[kmap[s->frames[0]]].flat += v;
 		for (uint32_t j = 0; j < s->n_frames; j++) {
 			uint32_t k = kmap[s->frames[j]];
@@ -126,6 +145,8 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 				continue; /* recursion: once per sample */
 			stamp[k] = (uint32_t)(i + 1);
 			rows[k].cum += v;
+			if (kind >= 0)
+				rows[k].kind_cum[kind] += v;
 		}
 	}
 	/* Keys no sample passing the filter touched are not rows. */
@@ -142,20 +163,23 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 	fprintf(out, "Showing %zu of %zu %s, sorted by %s\n", shown, n_rows,
 		o->by == VIEW_BY_LINE ? "lines" : "functions",
 		o->sort == VIEW_SORT_CUM ? "cum" : "flat");
-	fprintf(out, "%*s %7s %7s %*s %7s  %s\n", TOP_VALUE_W, "flat",
-		"flat%", "sum%", TOP_VALUE_W, "cum", "cum%",
-		o->by == VIEW_BY_LINE ? "line" : "function");
+	fprintf(out, "%*s %7s %7s %*s %7s", TOP_VALUE_W, "flat", "flat%",
+		"sum%", TOP_VALUE_W, "cum", "cum%");
+	if (o->split)
+		fprintf(out, " %7s %7s %7s", "python", "native", "system");
+	fprintf(out, "  %s\n", o->by == VIEW_BY_LINE ? "line" : "function");
 	for (size_t i = 0; i < shown; i++) {
 		const struct view_key *k = &keys.v[rows[i].key];
 		sum += rows[i].flat;
 		key_where(k, where, sizeof(where));
-		fprintf(out, "%*s %6.2f%% %6.2f%% %*s %6.2f%%  %s%s%s\n",
-			TOP_VALUE_W,
+		fprintf(out, "%*s %6.2f%% %6.2f%% %*s %6.2f%%", TOP_VALUE_W,
 			view_fmt_value(a, sizeof(a), rows[i].flat, unit),
 			pct(rows[i].flat, total), pct(sum, total), TOP_VALUE_W,
 			view_fmt_value(b, sizeof(b), rows[i].cum, unit),
-			pct(rows[i].cum, total), k->name, where[0] ? "  " : "",
-			where);
+			pct(rows[i].cum, total));
+		for (int kk = 0; o->split && kk < TOP_KINDS; kk++)
+			fprintf(out, " %6.2f%%", pct(rows[i].kind_cum[kk], total));
+		fprintf(out, "  %s%s%s\n", k->name, where[0] ? "  " : "", where);
 	}
 	rc = 0;
 out:

@@ -1,0 +1,96 @@
+# split.py - functions whose CPU time is of one kind, Python, native or
+# system, by construction, and one that mixes two in a known proportion
+# (tests/e2e/split.bats, docs/reading.md "Python, native and system
+# time").
+#
+#   py_only       pure Python arithmetic (the interpreter)
+#   native_nogil  zlib.compress of prepared data (C, the GIL released)
+#   native_gil    sorted() of a prepared list (C, the GIL held)
+#   sys_random    os.urandom (the kernel's getrandom, or reads of
+#                 /dev/urandom on 2.7)
+#   sys_read      os.pread of a 1 MiB file in the page cache (the kernel's
+#                 copy)
+#   mixed         py_body() then nat_body(): exactly one py_only's and one
+#                 native_nogil's work per call, so its Python share is
+#                 py_only's time over py_only's and native_nogil's
+#
+# Usage: python split.py SECONDS DATAFILE
+# The functions take turns, one call each, round and round, for SECONDS
+# of wall time; DATAFILE is written first (1 MiB) and read back once so
+# that it is in the page cache. Prints "ready" and at the end "calls N".
+import os
+import random
+import sys
+import time
+import zlib
+
+random.seed(7)
+BLOB = bytes(bytearray(random.getrandbits(8) for _ in range(1 << 15))) * 8
+LIST = [random.random() for _ in range(60000)]
+
+
+def py_body():
+    x = 0
+    for i in range(60000):
+        x += i % 7
+    return x
+
+
+def nat_body():
+    return len(zlib.compress(BLOB, 6))
+
+
+def py_only():
+    return py_body()
+
+
+def native_nogil():
+    return nat_body()
+
+
+def native_gil():
+    return len(sorted(LIST))
+
+
+def sys_random():
+    n = 0
+    for _ in range(40):
+        n += len(os.urandom(1 << 14))
+    return n
+
+
+def sys_read(fd):
+    n = 0
+    for _ in range(8):
+        n += len(os.pread(fd, 1 << 20, 0)) if hasattr(os, "pread") else 0
+    return n
+
+
+def mixed():
+    return py_body() + nat_body()
+
+
+def main():
+    seconds, path = float(sys.argv[1]), sys.argv[2]
+    with open(path, "wb") as f:
+        f.write(BLOB * 4)
+    fd = os.open(path, os.O_RDONLY)
+    os.read(fd, 1 << 22)
+    print("ready")
+    sys.stdout.flush()
+    end = time.time() + seconds
+    calls = 0
+    while time.time() < end:
+        py_only()
+        native_nogil()
+        native_gil()
+        sys_random()
+        sys_read(fd)
+        mixed()
+        calls += 1
+    os.close(fd)
+    print("calls %d" % calls)
+
+
+if __name__ == "__main__":
+    main()
