@@ -405,8 +405,8 @@ int cmd_top(int argc, char **argv)
 				   "different tables: give one");
 	if (o.split && (o.by_label || o.by_opcode))
 		return usage_error(cmd, "--split goes with the table of "
-				   "functions or lines, not with --by-label or "
-				   "--by opcode");
+					"functions or lines, not with --by-label or "
+					"--by opcode");
 	p = load(o.args[0], 1);
 	if (!p)
 		return CMD_EXIT_ERROR;

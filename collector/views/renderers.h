@@ -33,7 +33,7 @@ struct view_top_opts {
 	const char *by_label;       /* non-NULL: a table per value of this
 				       label instead of per function */
 	int by_opcode;              /* the per-opcode table instead */
-	int split;                  /* python, native and system columns:
+	int split;		    /* python, native and system columns:
 				       the shares of the total that each
 				       row's cumulative value had under
 				       the label time=... (docs/reading.md) */

@@ -28,8 +28,8 @@
 
 /* The values of the label time (--split): python, native, system. */
 #define TOP_KINDS 3
-static const char *const top_kind[TOP_KINDS] = {"python", "native",
-						 "system"};
+static const char *const top_kind[TOP_KINDS] = { "python", "native",
+						 "system" };
 
 struct row {
 	uint32_t key;

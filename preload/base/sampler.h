@@ -152,6 +152,27 @@ static inline size_t raw_size(const struct raw_sample *s)
 #define SAMPLER_TID_SLOTS 4096
 #define SAMPLER_HIST_NS 100
 
+/*
+ * One thread's perf samples as its handler saw them, for the CPU-clock
+ * sampler's system mode. A counter overflows at every period of the
+ * thread's CPU time (a fixed grid of its clock) and signals only those
+ * that end in user mode: between two samples of a thread, the grid
+ * points its clock passed and that gave no sample ended in the kernel.
+ * The handler counts them (kern), and marks its clock at each sample
+ * (mark_ns); the sampler thread adds the points passed since the mark.
+ * Written by the thread itself (seq odd while it writes), read by the
+ * sampler thread, which retries a read that a write overlapped.
+ */
+struct sampler_kslot {
+	unsigned seq;
+	int tid;
+	unsigned gen;	   /* sampler.cpu_gen when it was set up       */
+	uint64_t first_ns; /* the thread's clock at its first sample   */
+	uint64_t mark_ns;  /* ... at its latest sample                 */
+	uint64_t kern;	   /* grid points that ended in the kernel,
+	                       between its first and latest samples     */
+};
+
 struct sampler {
 	const struct pyabi *abi;
 	struct ring ring;
@@ -177,12 +198,12 @@ struct sampler {
 	 * (sig_handler.c's system time) is not taken for this one's */
 	unsigned cpu_gen;
 	/* perf counters beside the CPU-clock sampler's system mode
-	 * (cpuclock.h): the handler counts each thread's user-time samples
-	 * (periods) in user_periods[tid % SAMPLER_TID_SLOTS], the sampler
-	 * thread charges the rest of the thread's CPU time as system time;
-	 * 0: the handler charges it itself (perf_system_periods) */
+	 * (cpuclock.h): each thread's handler keeps its slot of kslots
+	 * (tid % SAMPLER_TID_SLOTS), the sampler thread reads it and
+	 * charges the thread's periods that ended in the kernel as system
+	 * time; 0: the handler charges them itself (perf_system_periods) */
 	int sysclock;
-	unsigned long user_periods[SAMPLER_TID_SLOTS];
+	struct sampler_kslot kslots[SAMPLER_TID_SLOTS];
 	int native;                     /* enum config_native: capture
 	                                   native stacks (CPU mode)    */
 	/* libunwind's unw_backtrace, dlopen'd by native_init when asked */

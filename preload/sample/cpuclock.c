@@ -45,12 +45,12 @@ struct acct {
 	int tid;         /* 0 = free                                   */
 	unsigned epoch;  /* the listing it was last listed in          */
 	uint64_t cpu_ns; /* its CPU clock when last read               */
-	int64_t acc_ns;  /* CPU time not yet charged (charge: down to
+	int64_t acc_ns;	 /* CPU time not yet charged (charge: down to
 	                    a period below zero)                        */
-	int64_t due_ns;  /* acc_ns before this tick's reading: what
+	int64_t due_ns;	 /* acc_ns before this tick's reading: what
 	                    thins a running tick (charge)              */
-	unsigned long up; /* system mode: its user-time samples so far
-	                     (sampler.user_periods) when last read      */
+	uint64_t base_ns; /* system mode: its clock when first listed  */
+	uint64_t charged; /* ... the kernel's periods charged so far   */
 	unsigned idle;   /* reads in a row that found the clock still   */
 	unsigned long next_read; /* the tick its clock is read at next  */
 };
@@ -119,9 +119,8 @@ static struct acct *acct_get(int tid, uint64_t period)
 		 * main thread at a ctl start) from now */
 		uint64_t c = clock_ns(tid_cpu_clock(tid));
 		free_a->cpu_ns = c < 2 * period && !cc_system ? 0 : c;
-		free_a->up = __atomic_load_n(
-			&sampler.user_periods[tid % SAMPLER_TID_SLOTS],
-			__ATOMIC_RELAXED);
+		free_a->base_ns = c;
+		free_a->charged = 0;
 		free_a->acc_ns = 0;
 		free_a->due_ns = 0;
 		free_a->idle = 0;
@@ -218,6 +217,51 @@ static void put_sample(uint32_t weight)
 	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
 }
 
+/* Grid points a signal may still be on its way for (ns of the thread's
+ * CPU time): not counted as ended in the kernel yet. */
+#define CC_SIGNAL_SLACK_NS 100000u
+
+/*
+ * System mode: the sampling periods of thread a's CPU time that ended in
+ * the kernel, from its start in this account to its clock cpu: the
+ * perf handler's count between its first and latest samples, the grid
+ * points since its latest sample, and those before its first (a thread
+ * in the kernel all along has no sample: every point). Exact but for
+ * the slack: a sampling period's grid point is the moment its counter
+ * overflowed (sampler.h, struct sampler_kslot).
+ */
+static uint64_t kernel_periods(const struct acct *a, uint64_t cpu)
+{
+	const struct sampler_kslot *k =
+		&sampler.kslots[a->tid % SAMPLER_TID_SLOTS];
+	uint64_t p = sampler.period_ns, first, mark, kern, n = 0;
+	unsigned seq, gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
+	int tid, tries = 0;
+
+	do {
+		seq = __atomic_load_n(&k->seq, __ATOMIC_ACQUIRE);
+		tid = k->tid;
+		first = k->first_ns;
+		mark = k->mark_ns;
+		kern = k->kern;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1 || seq != __atomic_load_n(&k->seq, __ATOMIC_RELAXED)) &&
+		 ++tries < 100);
+	if (tries >= 100 || !p)
+		return a->charged;
+	if (tid != a->tid || k->gen != gen) {
+		/* no sample of it yet */
+		mark = a->base_ns;
+		kern = 0;
+	} else if (first > a->base_ns) {
+		n = (first - a->base_ns) / p;
+	}
+	n += kern;
+	if (cpu > mark + CC_SIGNAL_SLACK_NS)
+		n += (cpu - mark - CC_SIGNAL_SLACK_NS) / p;
+	return n > a->charged ? n : a->charged;
+}
+
 /* Whether a uniform draw in [0, 1) falls below num/den. */
 static int draw_below(uint64_t num, uint64_t den)
 {
@@ -272,16 +316,13 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		}
 		n_preempted++;
 	}
-	/* system mode: whole periods of system time, once the account holds
-	 * one (what perf's samples missed drifts a period either way in
-	 * user code: no fraction of it is charged) */
 	if (cc_system) {
-		if (a->acc_ns < (int64_t)period)
-			return;
-		uint64_t n = (uint64_t)a->acc_ns / period;
-		a->acc_ns -= (int64_t)(n * period);
-		n *= cc_unit;
-		put_sample((uint32_t)(n > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : n));
+		uint64_t k = kernel_periods(a, cpu);
+		if (k > a->charged) {
+			uint64_t n = k - a->charged;
+			a->charged = k;
+			put_sample((uint32_t)(n > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : n));
+		}
 		return;
 	}
 	/* thinned by the account as it stood before this tick: what the
@@ -328,16 +369,6 @@ static void tick(uint64_t now, uint64_t period)
 		a->due_ns = a->acc_ns;
 		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
 		a->cpu_ns = cpu;
-		if (cc_system) {
-			/* what perf's samples of its user time did not cover */
-			unsigned long up = __atomic_load_n(
-				&sampler.user_periods[a->tid % SAMPLER_TID_SLOTS],
-				__ATOMIC_RELAXED);
-			a->acc_ns -= (int64_t)((up - a->up) * sampler.period_ns);
-			a->up = up;
-			if (a->acc_ns < -2 * (int64_t)period)
-				a->acc_ns = -2 * (int64_t)period;
-		}
 		/* a thread whose clock stood still since the last tick is not
 		 * running now (it may be runnable, preempted for the whole
 		 * period: then its clock stood still and it used nothing) */

@@ -272,6 +272,40 @@ static uint32_t perf_system_periods(void)
 	return n > 100000 ? 100000 : (uint32_t)n;
 }
 
+/* The CPU-clock sampler's system mode (sampler.h, struct sampler_kslot):
+ * this thread's slot, brought up to this sample. */
+static void perf_mark_kernel(void)
+{
+	struct timespec ts;
+	uint64_t now, period = sampler.period_ns;
+	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
+	struct sampler_kslot *k;
+
+	if (!my_tid)
+		my_tid = (uint32_t)syscall(SYS_gettid);
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
+		return;
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	k = &sampler.kslots[my_tid % SAMPLER_TID_SLOTS];
+	__atomic_store_n(&k->seq, k->seq + 1, __ATOMIC_RELAXED); /* odd */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (k->tid != (int)my_tid || k->gen != gen || now < k->mark_ns) {
+		k->tid = (int)my_tid;
+		k->gen = gen;
+		k->first_ns = now;
+		k->kern = 0;
+	} else {
+		/* the grid points since the last sample, this one included
+		 * (rounded: a sample comes a little after its point) */
+		uint64_t m = (now - k->mark_ns + period / 2) / period;
+		if (m > 1)
+			k->kern += m - 1;
+	}
+	k->mark_ns = now;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&k->seq, k->seq + 1, __ATOMIC_RELAXED); /* even */
+}
+
 /* How many sampling periods this signal stands for: a timer's overruns
  * count (capped), a perf counter's overflow is one. */
 static inline uint32_t sample_weight(const siginfo_t *si, int from_perf)
@@ -429,12 +463,9 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	uint32_t sys_periods = 0;
 	if (from_perf) {
 		perf_first_overflow(si->si_fd);
-		if (!my_tid)
-			my_tid = (uint32_t)syscall(SYS_gettid);
-		__atomic_fetch_add(
-			&sampler.user_periods[my_tid % SAMPLER_TID_SLOTS],
-			weight, __ATOMIC_RELAXED);
-		if (!__atomic_load_n(&sampler.sysclock, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&sampler.sysclock, __ATOMIC_RELAXED))
+			perf_mark_kernel();
+		else
 			sys_periods = perf_system_periods();
 	}
 	/* starting up or finalizing: nothing to read */

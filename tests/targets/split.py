@@ -14,6 +14,11 @@
 #                 native_nogil's work per call, so its Python share is
 #                 py_only's time over py_only's and native_nogil's
 #
+# Each call takes 10 to 25 ms here: the kernel's part of a thread's time
+# is placed at a resolution of about a sampling period (1 ms at 1 kHz and
+# above: docs/limitations.md), so a call of a few ms right after a
+# system-heavy one would show some of that one's system time.
+#
 # Usage: python split.py SECONDS DATAFILE
 # The functions take turns, one call each, round and round, for SECONDS
 # of wall time; DATAFILE is written first (1 MiB) and read back once so
@@ -31,13 +36,16 @@ LIST = [random.random() for _ in range(60000)]
 
 def py_body():
     x = 0
-    for i in range(60000):
+    for i in range(300000):
         x += i % 7
     return x
 
 
 def nat_body():
-    return len(zlib.compress(BLOB, 6))
+    n = 0
+    for _ in range(5):
+        n += len(zlib.compress(BLOB, 6))
+    return n
 
 
 def py_only():
@@ -49,20 +57,27 @@ def native_nogil():
 
 
 def native_gil():
-    return len(sorted(LIST))
+    n = 0
+    for _ in range(3):
+        n += len(sorted(LIST))
+    return n
 
 
 def sys_random():
     n = 0
-    for _ in range(40):
+    for _ in range(400):
         n += len(os.urandom(1 << 14))
     return n
 
 
 def sys_read(fd):
     n = 0
-    for _ in range(8):
-        n += len(os.pread(fd, 1 << 20, 0)) if hasattr(os, "pread") else 0
+    for _ in range(400):
+        if hasattr(os, "pread"):
+            n += len(os.pread(fd, 1 << 20, 0))
+        else:  # 2.7
+            os.lseek(fd, 0, 0)
+            n += len(os.read(fd, 1 << 20))
     return n
 
 
