@@ -25,15 +25,15 @@ enum view_top_sort {
 };
 
 struct view_top_opts {
-	size_t n_rows;              /* 0: every row */
+	size_t n_rows; /* 0: every row */
 	enum view_top_sort sort;
 	enum view_by by;
-	const char *sample_type;    /* NULL: the profile's default */
+	const char *sample_type;	  /* NULL: the profile's default */
 	const struct view_filter *filter; /* NULL: every sample */
-	const char *by_label;       /* non-NULL: a table per value of this
+	const char *by_label;		  /* non-NULL: a table per value of this
 				       label instead of per function */
-	int by_opcode;              /* the per-opcode table instead */
-	int split;		    /* python, native and system columns:
+	int by_opcode;			  /* the per-opcode table instead */
+	int split;			  /* python, native and system columns:
 				       the shares of the total that each
 				       row's cumulative value had under
 				       the label time=... (docs/reading.md) */

@@ -34,7 +34,7 @@ static const char *const top_kind[TOP_KINDS] = { "python", "native",
 struct row {
 	uint32_t key;
 	int64_t flat, cum;
-	int64_t count; /* samples, for label and opcode tables */
+	int64_t count;		     /* samples, for label and opcode tables */
 	int64_t kind_cum[TOP_KINDS]; /* --split */
 };
 

@@ -42,16 +42,16 @@
  * addressing), entries of threads no longer listed are reused. Sampler
  * thread only. */
 struct acct {
-	int tid;         /* 0 = free                                   */
-	unsigned epoch;  /* the listing it was last listed in          */
-	uint64_t cpu_ns; /* its CPU clock when last read               */
-	int64_t acc_ns;	 /* CPU time not yet charged (charge: down to
+	int tid;		 /* 0 = free                                   */
+	unsigned epoch;		 /* the listing it was last listed in          */
+	uint64_t cpu_ns;	 /* its CPU clock when last read               */
+	int64_t acc_ns;		 /* CPU time not yet charged (charge: down to
 	                    a period below zero)                        */
-	int64_t due_ns;	 /* acc_ns before this tick's reading: what
+	int64_t due_ns;		 /* acc_ns before this tick's reading: what
 	                    thins a running tick (charge)              */
-	uint64_t base_ns; /* system mode: its clock when first listed  */
-	uint64_t charged; /* ... the kernel's periods charged so far   */
-	unsigned idle;   /* reads in a row that found the clock still   */
+	uint64_t base_ns;	 /* system mode: its clock when first listed  */
+	uint64_t charged;	 /* ... the kernel's periods charged so far   */
+	unsigned idle;		 /* reads in a row that found the clock still   */
 	unsigned long next_read; /* the tick its clock is read at next  */
 };
 
