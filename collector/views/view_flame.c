@@ -257,6 +257,30 @@ static void colour_hot(const char *name, char *buf, size_t n)
 		snprintf(buf, n, "rgb(%u,%u,%u)", r, g, b);
 }
 
+/* The split's colours: python, native, system. */
+static const unsigned split_rgb[3][3] = {
+	{ 90, 140, 225 }, /* python: blue    */
+	{ 245, 170, 60 }, /* native: orange  */
+	{ 215, 60, 60 },  /* system: red     */
+};
+
+/* A frame by its split (flame_spec.split): the three colours mixed in
+ * its proportions; grey if none of its samples said. */
+static void colour_split(const int64_t v[3], char *buf, size_t n)
+{
+	double sum = (double)(v[0] + v[1] + v[2]), c[3] = { 0, 0, 0 };
+
+	if (sum <= 0) {
+		snprintf(buf, n, "rgb(200,200,200)");
+		return;
+	}
+	for (int k = 0; k < 3; k++)
+		for (int j = 0; j < 3; j++)
+			c[j] += split_rgb[k][j] * (double)v[k] / sum;
+	snprintf(buf, n, "rgb(%ld,%ld,%ld)", lround(c[0]), lround(c[1]),
+		 lround(c[2]));
+}
+
 /* Differential: red grew, blue shrank, t in [0, 1] the strength. */
 static void colour_diff(double delta, double t, char *buf, size_t n)
 {
@@ -523,6 +547,14 @@ static void write_tooltip(struct writer *w, const struct box *b,
 				? "" : "s");
 	fprintf(w->out, "%.2f%% of the total",
 		100 * share(b->val[slot], w->total[slot]));
+	if (s->split && !b->n_merged) {
+		const int64_t *v = s->split[b->node];
+		double sum = (double)(v[0] + v[1] + v[2]);
+		if (sum > 0)
+			fprintf(w->out, "&#10;python %.1f%%, native %.1f%%, "
+				"system %.1f%%", 100 * (double)v[0] / sum,
+				100 * (double)v[1] / sum, 100 * (double)v[2] / sum);
+	}
 }
 
 static void write_box(struct writer *w, size_t i)
@@ -554,7 +586,9 @@ static void write_box(struct writer *w, size_t i)
 		double d = change(s, w->total, b);
 		colour_diff(d, w->max_delta > 0 ? fabs(d) / w->max_delta : 0,
 			    fill, sizeof(fill));
-	} else if (!b->node)
+	} else if (s->split && !b->n_merged)
+		colour_split(s->split[b->node], fill, sizeof(fill));
+	else if (!b->node)
 		snprintf(fill, sizeof(fill), "rgb(230,160,90)");
 	else
 		colour_hot(name, fill, sizeof(fill));
@@ -570,6 +604,10 @@ static void write_box(struct writer *w, size_t i)
 	}
 	if (b->n_merged)
 		fputs(" data-m=\"1\"", w->out);
+	if (s->split && !b->n_merged)
+		fprintf(w->out, " data-t=\"%" PRId64 ",%" PRId64 ",%" PRId64 "\"",
+			s->split[b->node][0], s->split[b->node][1],
+			s->split[b->node][2]);
 	fputs("><title>", w->out);
 	write_tooltip(w, b, k);
 	fprintf(w->out, "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
@@ -630,6 +668,20 @@ static void write_svg(struct writer *w)
 		"<g id=\"frames\">\n",
 		FLAME_PAD, width - FLAME_PAD - 100, FLAME_PAD,
 		w->height - 12, width - FLAME_PAD, w->height - 12);
+	if (s->split) {
+		/* the legend, top left */
+		static const char *const names[3] = { "python", "native",
+						      "system" };
+		fputs("<g id=\"legend\">", out);
+		for (int k = 0; k < 3; k++)
+			fprintf(out, "<rect x=\"%d\" y=\"36\" width=\"10\" "
+				"height=\"10\" fill=\"rgb(%u,%u,%u)\"/><text "
+				"x=\"%d\" y=\"45\">%s</text>",
+				FLAME_PAD + 70 * k, split_rgb[k][0],
+				split_rgb[k][1], split_rgb[k][2],
+				FLAME_PAD + 70 * k + 14, names[k]);
+		fputs("</g>\n", out);
+	}
 	for (size_t i = 0; i < L->n; i++)
 		write_box(w, i);
 	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n"
@@ -683,6 +735,49 @@ out:
 
 /* ---- pyprof flamegraph ---------------------------------------------------------- */
 
+/* Per node of tree, the value of type under each time label (python,
+ * native, system) of the samples that built it: NULL when no sample of p
+ * has the label (not a CPU profile of ours) or memory ran out. */
+static int64_t (*split_of(const struct view_profile *p,
+			  const struct view_tree *tree, const uint32_t *kmap,
+			  const struct view_filter *f, size_t type))[3]
+{
+	static const char *const kinds[3] = { "python", "native", "system" };
+	int64_t(*v)[3] = calloc(tree->n ? tree->n : 1, sizeof(*v));
+	int any = 0;
+	char buf[16];
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct view_sample *sm = &p->samples[i];
+		const char *t = view_sample_label(sm, "time", buf, sizeof(buf));
+		int64_t val = sm->values[type];
+		int k;
+		uint32_t node = 0;
+
+		if (!t || val < 0 || (f && !view_sample_matches(sm, f)))
+			continue;
+		for (k = 0; k < 3 && strcmp(t, kinds[k]); k++)
+			;
+		if (k == 3)
+			continue;
+		any = 1;
+		v[0][k] += val;
+		for (uint32_t j = sm->n_frames; j-- > 0;) {
+			node = view_tree_find(tree, node, kmap[sm->frames[j]]);
+			if (!node)
+				break;
+			v[node][k] += val;
+		}
+	}
+	if (!any) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
 int view_flame(FILE *out, const struct view_profile *p,
 	       const struct view_flame_opts *o, char *err)
 {
@@ -690,6 +785,7 @@ int view_flame(FILE *out, const struct view_profile *p,
 	struct view_tree tree;
 	struct flame_spec s = { 0 };
 	uint32_t *kmap = NULL;
+	int64_t(*split)[3] = NULL;
 	size_t type;
 	int slots[2], rc;
 
@@ -717,9 +813,12 @@ int view_flame(FILE *out, const struct view_profile *p,
 	s.min_width = o->min_width > 0 ? o->min_width : VIEW_FLAME_MIN_WIDTH;
 	s.title = o->title ? o->title
 			   : o->icicle ? "Icicle graph" : "Flame graph";
+	split = split_of(p, &tree, kmap, o->filter, type);
+	s.split = (const int64_t(*)[3])split;
 	rc = flame_write(out, &s);
 out:
 	view_errno_text(rc, err);
+	free(split);
 	free(kmap);
 	view_tree_fini(&tree);
 	view_keys_fini(&keys);

@@ -37,6 +37,10 @@ struct flame_spec {
 	double min_width;       /* px */
 	const char *title;
 	const char *subtitle;   /* NULL: made from type and totals */
+	/* NULL, or per tree node the part of its total (slot 0) whose
+	 * samples said time=python, native and system: the frames are then
+	 * coloured by that split, with a legend (docs/reading.md) */
+	const int64_t (*split)[3];
 };
 
 /* Writes the SVG. 0, -ENOMEM or -EIO (stream error). */

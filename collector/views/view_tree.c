@@ -116,6 +116,18 @@ static uint32_t child(struct view_tree *t, uint32_t parent, uint32_t key)
 	return id;
 }
 
+uint32_t view_tree_find(const struct view_tree *t, uint32_t parent,
+			uint32_t key)
+{
+	/* the children's list: a tree built in bulk has no hash */
+	if (parent >= t->n)
+		return 0;
+	for (uint32_t c = t->v[parent].first_child; c; c = t->v[c].next_sibling)
+		if (t->v[c].key == key)
+			return c;
+	return 0;
+}
+
 int view_tree_add(struct view_tree *t, const uint32_t *keys, size_t n,
 		  const int64_t val[2])
 {

@@ -93,6 +93,11 @@ void view_kids_sort(struct view_kids *k, size_t base,
 		    int (*cmp)(const void *, const void *, void *), void *ctx);
 void view_kids_fini(struct view_kids *k);
 
+/* The child of parent with key, or 0 if there is none (a walk of the
+ * parent's children). */
+uint32_t view_tree_find(const struct view_tree *t, uint32_t parent,
+			uint32_t key);
+
 /* Writes into out (n entries) the path from the root's child down to
  * node (keys, root first) and returns its length (the node's depth). */
 size_t view_tree_path(const struct view_tree *t, uint32_t node,

@@ -1,0 +1,218 @@
+#!/usr/bin/env bats
+# split.bats - Python, native and system time (issue 42, docs/reading.md
+# "Python, native and system time"): every CPU sample's label time, and
+# pyprof top --split.
+#
+# tests/targets/split.py has a function of each kind by construction:
+# py_only (the interpreter), native_nogil (zlib, the GIL released),
+# native_gil (sorted, the GIL held), sys_random (getrandom) and sys_read
+# (a file's pages copied from the page cache), and mixed, which does
+# exactly one py_only's and one native_nogil's work per call: its Python
+# share among its Python and native time is py_only's time over the two
+# (read from the same profile). Each pure function must be at least 90%
+# of its kind; mixed within 5 points. With perf_event_open refused
+# (tests/lib/noperf.c) the kernel's part cannot be told: the Python and
+# native functions are checked, and no sample says system.
+#
+# It times things, so it starts first, before make check's tail:
+# tests/run: quiet
+
+load ../lib/common
+
+setup() {
+	common_setup
+	NOPERF=$BATS_FILE_TMPDIR/noperf
+	if [[ ! -x $NOPERF ]]; then
+		cc -O2 -o "$NOPERF" "$PP_ROOT/tests/lib/noperf.c" ||
+			fail "cannot build tests/lib/noperf.c"
+	fi
+}
+
+teardown() {
+	common_teardown
+}
+
+# split_check PROF FUNCS...: each FUNC given as NAME=KIND has at least
+# 90% of its samples labelled time=KIND; mixed's split as constructed.
+split_check() {
+	"$PP_HOST_PYTHON" - "$PP_SHARES" "$@" <<'PY'
+import subprocess, sys
+shares, prof = sys.argv[1], sys.argv[2]
+def count(funcs, kind=None):
+    cmd = [sys.executable, shares, "count", prof] + funcs
+    if kind:
+        cmd += ["--where", "time=" + kind]
+    out = subprocess.check_output(cmd).decode()
+    return dict((l.split("\t")[0], int(l.split("\t")[1]))
+                for l in out.splitlines())
+names = [a.split("=")[0] for a in sys.argv[3:]] + ["mixed", "py_only",
+                                                   "native_nogil"]
+allc = count(names)
+kinds = dict((k, count(names, k)) for k in ("python", "native", "system"))
+bad = False
+for a in sys.argv[3:]:
+    name, kind = a.split("=")
+    n = allc.get(name, 0)
+    got = kinds[kind].get(name, 0)
+    share = float(got) / n if n else 0.0
+    row = " ".join("%s %5.1f%%" % (k, 100.0 * kinds[k].get(name, 0) / n if n
+                                   else 0) for k in ("python", "native",
+                                                      "system"))
+    print("%-13s %5d samples: %s" % (name, n, row))
+    if n < 20 or share < 0.9:
+        print("  <-- want at least 90%% %s" % kind)
+        bad = True
+py, nat = kinds["python"].get("py_only", 0), kinds["native"].get("native_nogil", 0)
+mp, mn = kinds["python"].get("mixed", 0), kinds["native"].get("mixed", 0)
+want = 100.0 * py / (py + nat) if py + nat else 0
+got = 100.0 * mp / (mp + mn) if mp + mn else 0
+print("mixed: Python %.1f%% of its Python and native time, constructed %.1f%%"
+      % (got, want))
+if mp + mn < 20 or abs(got - want) > 5:
+    print("  <-- want within 5 points")
+    bad = True
+sys.exit(1 if bad else 0)
+PY
+}
+
+# record_split NAME EXE HZ SECONDS [PREFIX...]: split.py's profile in
+# $T/NAME.pb.gz.
+record_split() {
+	local name=$1 exe=$2 hz=$3 secs=$4
+	shift 4
+	PYPROF_HZ=$hz "$@" "$PP_PYPROF" record -o "$T/$name.pb.gz" -- "$exe" \
+		"$PP_TARGETS/split.py" "$secs" "$T/$name.dat" \
+		>"$T/$name.out" 2>"$T/$name.err" ||
+		{ cat "$T/$name.err"; fail "record failed"; }
+	tail -1 "$T/$name.out"
+	go tool pprof -comments "$T/$name.pb.gz" | grep -m1 "CPU time from"
+}
+
+all_kinds() {
+	quiet record_split "$1" "$2" 1000 3
+	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
+		native_gil=native sys_random=system sys_read=system
+}
+
+@test "1.1 at 1 kHz, every interpreter: each function's time of its kind, mixed as constructed" {
+	for_each_python all_kinds
+}
+
+slow_kinds() {
+	quiet record_split "$1" "$2" 100 8
+	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
+		native_gil=native sys_random=system sys_read=system
+}
+
+@test "1.2 at 100 Hz" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.12 3.15)" for_each_python slow_kinds
+}
+
+refused_kinds() {
+	quiet record_split "$1" "$2" 1000 3 "$NOPERF" EACCES
+	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
+		native_gil=native
+	if shares labels "$T/$1.pb.gz" time | grep -q '^system'; then
+		fail "a sample says system where the kernel's part is unknown"
+	fi
+}
+
+@test "1.3 perf_event_open refused: Python and native told apart, no system" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.9 3.14)" for_each_python refused_kinds
+}
+
+# top_agrees PROF: pyprof top --split's columns are the labels' shares,
+# per function and per line.
+top_agrees() {
+	local prof=$1 by
+	for by in function line; do
+		"$PP_PYPROF" top --split --by "$by" -n 6 "$prof" >"$T/top.$by"
+		cat "$T/top.$by"
+	done
+	"$PP_HOST_PYTHON" - "$PP_SHARES" "$prof" "$T/top.function" <<'PY'
+import re, subprocess, sys
+shares, prof, top = sys.argv[1:4]
+def count(funcs, kind=None):
+    cmd = [sys.executable, shares, "count", prof] + funcs
+    if kind:
+        cmd += ["--where", "time=" + kind]
+    out = subprocess.check_output(cmd).decode()
+    return dict((l.split("\t")[0], int(l.split("\t")[1]))
+                for l in out.splitlines())
+rows = []
+for line in open(top):
+    m = re.match(r"\s*\S+\s+\S+%\s+\S+%\s+\S+\s+(\S+)%\s+(\S+)%\s+(\S+)%\s+(\S+)%\s+(\S+)", line)
+    if m:
+        rows.append((m.group(5), [float(m.group(i)) for i in (2, 3, 4)]))
+if len(rows) < 5:
+    sys.exit("too few rows in top --split")
+names = [r[0] for r in rows]
+total = count(names)["*"]
+bad = False
+for name, cols in rows:
+    for k, col in zip(("python", "native", "system"), cols):
+        want = 100.0 * count([name], k).get(name, 0) / total
+        if abs(want - col) > 0.01 + 1e-9:
+            print("%s %s: top says %.2f%%, the labels %.2f%%" % (name, k, col, want))
+            bad = True
+sys.exit(1 if bad else 0)
+PY
+	# per line: each line's columns add up to its cum% (every sample of
+	# ours has a time label)
+	awk 'NR > 3 { c = $5 + 0; s = $6 + $7 + $8; d = c - s; if (d > 0.05 || d < -0.05) { print "line: " $0; bad = 1 } } END { exit bad }' "$T/top.line"
+}
+
+# flame_agrees PROF: the flame graph colours each frame by its split
+# (data-t: its python, native and system values) and those values are
+# the labels' own.
+flame_agrees() {
+	local prof=$1
+	"$PP_PYPROF" flamegraph "$prof" -o "$T/f.svg"
+	grep -q '<g id="legend">.*python.*native.*system' "$T/f.svg" ||
+		fail "no legend"
+	"$PP_HOST_PYTHON" - "$PP_SHARES" "$prof" "$T/f.svg" <<'PY'
+import re, subprocess, sys
+shares, prof, svg = sys.argv[1:4]
+text = open(svg).read()
+colours = {"python": (90, 140, 225), "native": (245, 170, 60),
+           "system": (215, 60, 60)}
+frames = re.findall(r'data-n="([^"]*)"[^>]*data-t="(\d+),(\d+),(\d+)"'
+                    r'[^>]*><title>[^<]*</title><rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"',
+                    text)
+seen = {}
+bad = False
+for name, a, b, c, r, g, bl in frames:
+    v = [int(a), int(b), int(c)]
+    s = float(sum(v))
+    if s <= 0:
+        continue
+    want = [sum(colours[k][j] * v[i] / s
+                for i, k in enumerate(("python", "native", "system")))
+            for j in range(3)]
+    if any(abs(w - int(x)) > 1 for w, x in zip(want, (r, g, bl))):
+        print("%s: fill rgb(%s,%s,%s), its split makes %s" % (name, r, g, bl, want))
+        bad = True
+    seen.setdefault(name, [0, 0, 0])
+    seen[name] = [x + y for x, y in zip(seen[name], v)]
+for name, kind in (("py_only", "python"), ("native_gil", "native"),
+                   ("sys_random", "system")):
+    out = subprocess.check_output([sys.executable, shares, "count", prof, name,
+                                   "--where", "time=" + kind, "--value"]).decode()
+    want = int(out.splitlines()[0].split("\t")[1])
+    got = seen.get(name, [0, 0, 0])[("python", "native", "system").index(kind)]
+    print("%s: %s %d ns in the flame graph, %d in the labels" % (name, kind, got, want))
+    if got != want:
+        bad = True
+sys.exit(1 if bad else 0)
+PY
+}
+
+@test "2.1 top --split and --by line give the labels' numbers; the flame graph is coloured by them, with a legend" {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
+	quiet record_split t "$exe" 1000 2
+	top_agrees "$T/t.pb.gz"
+	flame_agrees "$T/t.pb.gz"
+	run_capture bad "$PP_PYPROF" top --split --by-label pid "$T/t.pb.gz"
+	assert_eq 2 "$RC" "--split with --by-label"
+}
