@@ -11,6 +11,7 @@
 #include "daemon/collector.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -730,9 +731,12 @@ int collector_run(const struct collector_opts *opts,
 	for (size_t i = 0; i < opts->n_allow_uids; i++)
 		log_info("clients of uid %u are allowed too (socket mode 0666)",
 			 (unsigned)opts->allow_uids[i]);
-	for (size_t i = 0; i < opts->n_allow_gids; i++)
-		log_info("clients in group %u are allowed too (socket mode "
-			 "0666)", (unsigned)opts->allow_gids[i]);
+	for (size_t i = 0; i < opts->n_allow_gids; i++) {
+		const struct group *g = getgrgid(opts->allow_gids[i]);
+		log_info("clients in group %s (gid %u) are allowed too (socket "
+			 "mode 0666)", g ? g->gr_name : "?",
+			 (unsigned)opts->allow_gids[i]);
+	}
 	signal_ready(opts->ready_fd);
 	if ((rc = loop_run(c.loop)) < 0) {
 		log_error("event loop: %s", strerror(-rc));

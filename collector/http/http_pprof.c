@@ -666,13 +666,13 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		index_row(ps, out, p, secs, now);
 		n++;
 	}
-	fprintf(out, "</table>\n<p id=\"count\">%zu processes connected; "
-		"%zu profiles being taken; %zu waiting for a scraper's next "
+	fprintf(out, "</table>\n<p id=\"count\">%zu process%s connected; "
+		"%zu profile%s being taken; %zu waiting for a scraper's next "
 		"request.</p>\n"
 		"<p>Read a profile with <code>go tool pprof "
 		"http://HOST:PORT/debug/pprof/profile?seconds=30</code>.</p>\n"
-		"</body></html>\n", n, windows_len(ps->ws),
-		windows_standbys(ps->ws));
+		"</body></html>\n", n, n == 1 ? "" : "es", windows_len(ps->ws),
+		windows_len(ps->ws) == 1 ? "" : "s", windows_standbys(ps->ws));
 	if (fclose(out) != 0) {
 		free(buf);
 		http_error(c, 500, "out of memory");

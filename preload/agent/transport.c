@@ -346,10 +346,13 @@ int transport_check_dir(const char *path, long trust_uid, char *why,
 	if (!trusted(trust_uid, sb.st_uid)) {
 		snprintf(why, cap,
 			 "its directory %s belongs to uid %u, not to you "
-			 "(uid %u) or root; remove that directory, or set "
-			 "PYPROF_SOCKET (or XDG_RUNTIME_DIR) to a place of "
-			 "your own",
-			 dir, (unsigned)sb.st_uid, (unsigned)geteuid());
+			 "(uid %u) or root; if that user runs your collector "
+			 "(the package's: pyprof), set "
+			 "PYPROF_COLLECTOR_USER=%u; else remove that "
+			 "directory, or set PYPROF_SOCKET (or XDG_RUNTIME_DIR) "
+			 "to a place of your own",
+			 dir, (unsigned)sb.st_uid, (unsigned)geteuid(),
+			 (unsigned)sb.st_uid);
 		return -EPERM;
 	}
 	/* others could put their own socket in our place; sticky (as

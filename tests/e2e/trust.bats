@@ -117,7 +117,7 @@ free_uid() {
 		if [[ $how == symlink ]]; then
 			grep -q "its directory $VDIR is a symbolic link" "$T/victim.err" || fail "$how: $(cat "$T/victim.err")"
 		else
-			grep -q "its directory $VDIR belongs to uid 65534, not to you (uid $v) or root; remove that directory" "$T/victim.err" ||
+			grep -q "its directory $VDIR belongs to uid 65534, not to you (uid $v) or root; if that user runs your collector (the package's: pyprof), set PYPROF_COLLECTOR_USER=65534; else remove that directory" "$T/victim.err" ||
 				fail "$how: $(cat "$T/victim.err")"
 		fi
 		kill "$SQ_PID"
