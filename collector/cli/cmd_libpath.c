@@ -38,8 +38,9 @@ void cmd_libpath_usage(FILE *out)
 		"                 (import pyprof), for PYTHONPATH\n"
 		"  -h, --help     this text\n"
 		"\n"
-		"Exit status: 0 printed; 1 not found beside pyprof; 2 usage "
-		"error.\n");
+		"Exit status: 0 printed; 1 not found beside pyprof, or its "
+		"path holds a\nspace or a colon (which LD_PRELOAD cannot "
+		"hold); 2 usage error.\n");
 }
 
 int cmd_libpath(int argc, char **argv)
@@ -74,6 +75,18 @@ int cmd_libpath(int argc, char **argv)
 	}
 	if (module)
 		*strrchr(path, '/') = 0;
+	/* LD_PRELOAD splits at spaces and colons, PYTHONPATH at colons,
+	 * and neither can quote: a part would be loaded relative to the
+	 * current directory. Nothing printed, one line said. */
+	if (strpbrk(path, module ? ":" : ": \t")) {
+		log_error("%s's path %s holds a %s, which %s cannot hold (it "
+			  "splits there): install pyprof where its path has "
+			  "none, or link it from such a place (ln -s)",
+			  module ? "the pyprof module" : "libpyprof.so", path,
+			  strchr(path, ':') ? "colon" : "space",
+			  module ? "PYTHONPATH" : "LD_PRELOAD");
+		return CMD_EXIT_ERROR;
+	}
 	printf("%s\n", path);
 	return 0;
 }

@@ -158,6 +158,32 @@ static void make_room(struct spool *s, uint64_t size)
 	}
 }
 
+/* Near the end of the numbers (a window named past every real one: one
+ * called 4000000000000000.push left the next ones past SPOOL_SEQ_MAX,
+ * all set aside at the next start), the windows kept are numbered again
+ * from 1, in their order: numbers only order them. */
+static void renumber(struct spool *s)
+{
+	char from[4200], to[4200];
+
+	if (s->last_seq <= SPOOL_SEQ_MAX - (1ull << 32))
+		return;
+	log_warn("push: the spool's windows are numbered up to %016" PRIx64
+		 ": numbering its %zu windows again from 1", s->last_seq,
+		 s->n);
+	for (size_t i = 0; i < s->n; i++) {
+		if (file_name(s, s->e[i].seq, from, sizeof(from)) < 0 ||
+		    file_name(s, i + 1, to, sizeof(to)) < 0 ||
+		    (s->e[i].seq != i + 1 && rename(from, to) < 0))
+			break;
+		s->e[i].seq = i + 1;
+	}
+	s->last_seq = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].seq > s->last_seq)
+			s->last_seq = s->e[i].seq;
+}
+
 /* Lists the windows at open. A name past SPOOL_SEQ_MAX, or a file
  * bigger than the whole spool, is set aside at once; a file that is not
  * regular is left for spool_read to set aside in its turn. Then the
@@ -195,6 +221,8 @@ static int scan(struct spool *s, int dfd)
 	closedir(d);
 	if (rc == 0)
 		make_room(s, 0);
+	if (rc == 0)
+		renumber(s);
 	return rc;
 }
 

@@ -207,3 +207,14 @@ PY
 		fail "an escape reached the output"
 	fi
 }
+
+@test "39.13 lib-path refuses a path LD_PRELOAD would split: one line, nothing printed" {
+	mkdir -p "$D/a b"
+	cp "$PP_PYPROF" "$PP_LIB" "$D/a b/"
+	run_capture lp "$D/a b/pyprof" lib-path
+	cat "$T/lp.err"
+	assert_eq 1 "$RC" "exit status"
+	[[ ! -s $T/lp.out ]] || fail "printed: $(cat "$T/lp.out")"
+	grep -q "holds a space, which LD_PRELOAD cannot hold" "$T/lp.err"
+	[[ $(wc -l <"$T/lp.err") == 1 ]]
+}

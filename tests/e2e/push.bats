@@ -674,6 +674,25 @@ EOF
 	assert_eq 200 "$(total_samples)" "samples received"
 }
 
+@test "a spool file numbered 4000000000000000 (the last number kept) leaves later windows sendable: the spool is numbered again from 1" {
+	plant_window 4000000000000000 '/ingest?name=a&from=1&until=2&format=pprof'
+	receiver_start
+	echo 503 >"$REC/mode"
+	pc_start
+	client 7037 2
+	wait_for '(($(n_spooled) >= 1))'
+	# every window the outage spooled has a small number
+	if ls "$SPOOL/pyroscope" | grep '\.push$' | grep -qv '^0000000000000'; then
+		ls "$SPOOL/pyroscope"
+		fail "a window numbered near the end"
+	fi
+	echo ok >"$REC/mode"
+	wait_for '(($(n_accepted) >= 2 && $(n_spooled) == 0))' 15
+	pc_stop
+	grep -q "numbering its 1 windows again from 1" "$T/log" || fail "$(grep 'push:' "$T/log")"
+	assert_eq 200 "$(total_samples)" "samples received"
+}
+
 @test "a spooled window with a CR in its path is set aside and counted, not retried forever ahead of the others" {
 	plant_window 0000000000000001 $'/ingest?name=a\r&from=1&until=2&format=pprof'
 	receiver_start
