@@ -505,6 +505,28 @@ static void reject(struct http_conn *c, int status, const char *why)
 	http_error(c, status, "%s", why);
 }
 
+/* Whether a browser says another site's page made req: Sec-Fetch-Site
+ * other than same-origin or none (the user's own navigation), or an
+ * Origin whose host and port are not the Host asked for. Clients that
+ * are no browser (go tool pprof, curl, scrapers) send neither. */
+static int cross_site(const struct http_req *req)
+{
+	struct http_str o = req->origin;
+
+	if (req->fetch_site.len && !http_str_case_eq(req->fetch_site, "same-origin") &&
+	    !http_str_case_eq(req->fetch_site, "none"))
+		return 1;
+	if (!o.len)
+		return 0;
+	if (o.len > 7 && !strncmp(o.p, "http://", 7)) {
+		o.p += 7;
+		o.len -= 7;
+	} else {
+		return 1; /* "null", https://..., anything else */
+	}
+	return o.len != req->host.len || memcmp(o.p, req->host.p, o.len) != 0;
+}
+
 static void dispatch(struct http_conn *c)
 {
 	struct http_server *s = c->srv;
@@ -527,6 +549,23 @@ static void dispatch(struct http_conn *c)
 			   "other addresses",
 			   (int)(c->req.host.len > 100 ? 100 : c->req.host.len),
 			   c->req.host.p);
+		return;
+	}
+	/* Cross-site requests (CSRF): a page of another web server, on this
+	 * host too, makes the browser send what it holds for us (the
+	 * cookie, cached Basic credentials) with a request of its own, and
+	 * every request may switch sampling on. A browser says where a
+	 * request comes from (Sec-Fetch-Site; Origin on scripts' requests):
+	 * only our own pages and what the user opened by hand are served. */
+	if (cross_site(&c->req)) {
+		http_error(c, 403, "a request made by another site's page "
+			   "(Sec-Fetch-Site: %.*s%s%.*s): open the page "
+			   "yourself (type or paste its URL)",
+			   (int)(c->req.fetch_site.len > 40 ? 40
+							    : c->req.fetch_site.len),
+			   c->req.fetch_site.p, c->req.origin.len ? ", Origin: " : "",
+			   (int)(c->req.origin.len > 100 ? 100 : c->req.origin.len),
+			   c->req.origin.p);
 		return;
 	}
 	int auth = authorized(s, &c->req);

@@ -210,6 +210,10 @@ static int parse_field(const char *p, size_t n, struct http_req *req,
 		req->cookie = value;
 	} else if (http_str_case_eq(name, "user-agent")) {
 		req->user_agent = value;
+	} else if (http_str_case_eq(name, "sec-fetch-site")) {
+		req->fetch_site = value;
+	} else if (http_str_case_eq(name, "origin")) {
+		req->origin = value;
 	}
 	return 0;
 }

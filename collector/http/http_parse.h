@@ -56,6 +56,8 @@ struct http_req {
 	struct http_str authorization; /* empty if none */
 	struct http_str cookie;  /* the last Cookie header, empty if none */
 	struct http_str user_agent; /* the last User-Agent, empty if none */
+	struct http_str fetch_site; /* the last Sec-Fetch-Site, or empty */
+	struct http_str origin;     /* the last Origin, or empty */
 	size_t head_len;         /* bytes of the head, empty line included */
 };
 

@@ -218,3 +218,24 @@ PY
 	grep -q "holds a space, which LD_PRELOAD cannot hold" "$T/lp.err"
 	[[ $(wc -l <"$T/lp.err") == 1 ]]
 }
+
+@test "39.9 a request another site's page makes is refused, whatever credentials the browser holds (CSRF); the user's own and our pages' are served" {
+	local port tok u code
+	collector_start --http 0 --http-token s3cret-csrf
+	port=$(http_port "$T/collector.log")
+	u="http://127.0.0.1:$port/debug/pprof/"
+	for h in "Sec-Fetch-Site: cross-site" "Sec-Fetch-Site: same-site" \
+		"Origin: http://127.0.0.1:8080" "Origin: null"; do
+		code=$(curl -s -o "$T/body" -w '%{http_code}' -H "$h" \
+			-b "pyprof_token_$port=s3cret-csrf" "$u?token=s3cret-csrf")
+		[[ $code == 403 ]] || fail "$h: $code"
+		grep -q "another site's page" "$T/body"
+	done
+	for h in "Sec-Fetch-Site: same-origin" "Sec-Fetch-Site: none" \
+		"Origin: http://127.0.0.1:$port" "X-Nothing: 1"; do
+		code=$(curl -s -o /dev/null -w '%{http_code}' -H "$h" \
+			"$u?token=s3cret-csrf")
+		[[ $code == 200 ]] || fail "$h: $code"
+	done
+	collector_stop
+}
