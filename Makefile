@@ -129,8 +129,8 @@ $(BUILD)/libpyprof.so: $(PLAIN)/libpyprof.so
 	@mkdir -p $(@D)
 	rm -f $@ && { ln $< $@ 2>/dev/null || cp $< $@; }
 else
-$(BUILD)/libpyprof.so: $(PRELOAD_OBJ)
-	$(CC) -shared -o $@ $^ $(PRELOAD_LIBS) -Wl,-z,now -Wl,--version-script=preload/exports.map
+$(BUILD)/libpyprof.so: $(PRELOAD_OBJ) preload/exports.map
+	$(CC) -shared -o $@ $(filter %.o,$^) $(PRELOAD_LIBS) -Wl,-z,now -Wl,--version-script=preload/exports.map
 endif
 # What a sanitizer build takes from the plain one (PLAIN).
 plain-parts: $(BUILD)/libpyprof.so $(PROTO_OBJ) $(OTLP_OBJ)

@@ -239,3 +239,17 @@ PY
 	done
 	collector_stop
 }
+
+@test "39.12 a program bound to glibc's old condition variables (GLIBC_2.2.5) runs as without the library" {
+	cc -O2 -pthread -o "$T/oldcond" "$PP_TARGETS/oldcond.c" ||
+		fail "cannot build tests/targets/oldcond.c"
+	run_capture plain timeout 20 "$T/oldcond"
+	assert_eq 0 "$RC" "without the library: $(cat "$T/plain.out")"
+	run_capture pre env LD_PRELOAD="$PP_LIB" timeout 20 "$T/oldcond"
+	cat "$T/pre.out" "$T/pre.err"
+	assert_eq 0 "$RC" "with the library preloaded"
+	assert_same_file "$T/plain.out" "$T/pre.out"
+	# the library's wrappers are the new ABI's only
+	objdump -T "$PP_LIB" | grep -E ' GLIBC_2\.3\.2 +pthread_cond_timedwait$' ||
+		fail "pthread_cond_timedwait is not versioned GLIBC_2.3.2"
+}
