@@ -34,9 +34,9 @@
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000
 #define CC_HOLD_PERIODS 8
-#ifndef CC_SYS_MIN_NS
+/* System mode's tick (cc_period), from 1 to 2 ms */
 #define CC_SYS_MIN_NS 1000000u
-#endif
+#define CC_SYS_MAX_NS 2000000u
 
 /* One program thread's account; a table addressed by tid (open
  * addressing), entries of threads no longer listed are reused. Sampler
@@ -73,9 +73,8 @@ static int cc_paused;
  * time): an account holds the CPU time those samples did not cover, and
  * a running tick charges it as system time; set at start */
 static int cc_system;
-/* the sampler's own period and a record's weight in sampling periods:
- * the sampling period, or in system mode a multiple of it of at least
- * 4 ms (the kernel's tick here: finer would only cost) */
+/* the sampler's own period (the sampling period; in system mode, 1 to
+ * 2 ms) and a record's weight in sampling periods (on-CPU mode: 1) */
 static uint64_t cc_period;
 static uint32_t cc_unit;
 /* the log's counts */
@@ -454,11 +453,17 @@ int cpuclock_start(void)
 		n_tick_ns = 0;
 	}
 	cc_system = threads_clock_system_only();
+	/* system mode: its ticks place the kernel's time, within one tick
+	 * of where it was spent: every 1 to 2 ms whatever the sampling rate
+	 * (a function's kernel time leaks into what follows it by about
+	 * half a tick) */
 	cc_unit = 1;
-	if (cc_system && sampler.period_ns && sampler.period_ns < CC_SYS_MIN_NS)
-		cc_unit = (uint32_t)((CC_SYS_MIN_NS + sampler.period_ns - 1) /
-				     sampler.period_ns);
-	cc_period = cc_unit * sampler.period_ns;
+	cc_period = sampler.period_ns;
+	if (cc_system && cc_period > CC_SYS_MAX_NS)
+		cc_period = cc_period / ((cc_period + CC_SYS_MAX_NS - 1) /
+					 CC_SYS_MAX_NS);
+	if (cc_system && cc_period < CC_SYS_MIN_NS)
+		cc_period = CC_SYS_MIN_NS;
 	int rc = ownthread_create(&cc_thread, cc_main, NULL,
 				  "pyprof-cpuclock");
 	if (rc)

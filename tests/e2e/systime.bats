@@ -8,7 +8,9 @@
 # 40 ms of CPU, timing every call with its thread's CPU clock (user +
 # system). Each function's share of the samples (cumulative, among the
 # four) must be within 1 point of its measured share, at 250 Hz, 1 kHz
-# and 4 kHz (the CPU-clock sampler, docs/design.md), with the four on the
+# and 4 kHz (perf counters for user time, the kernel's time counted
+# from the threads' clocks and charged where the CPU-clock thread finds
+# them running: docs/design.md, "Where the CPU time was spent"), with the four on the
 # main thread and with each on a thread of its own, all at once, and
 # (1.4) at 250 Hz on a busy host: every interpreter at once, unpinned,
 # beside busy loops twice the cores (the kernel's CPU timers, which the
@@ -17,8 +19,8 @@
 # profiler that dropped kernel time would fail here (user-time perf
 # counters were 9 to 22 points off), and the profile's comments must name
 # what counted the time. Every interpreter in tests/lib/pythons.sh; 3.x
-# (native stacks past the tick: perf counters of user time, and the
-# comment says so) on 3.11.
+# (native stacks: the handler charges the kernel's periods at the next
+# sample, and the comment says what counted) on 3.11.
 #
 # The truth matrix (4.x) runs the target's "matrix" mode (seven functions:
 # pure Python, C that releases the GIL (zlib, hashlib), C that keeps it,
@@ -104,7 +106,7 @@ print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
 	pprof_raw "$prof" >"$T/raw"
 	shares compare "$T/raw" "$T/truth.json" --tol 1 --min-samples "$want"
 	# the profile says what counted the time
-	local source="the threads' CPU clocks, read by the library's own thread (user and system time)"
+	local source="perf_event counters, each thread sampled where it runs (user time; system time from its CPU clock)"
 	go tool pprof -comments "$prof" | grep -F -- ": CPU time from $source" ||
 		fail "no comment naming the source: $source"
 }
@@ -185,14 +187,16 @@ busy_check() {
 	for_each_python systime_check 4000 threads
 }
 
-@test "3.1 with native stacks past the tick, the profile says its CPU time is user time only (3.11)" {
+@test "3.1 with native stacks past the tick, the profile says what counted its CPU time, the kernel's part labelled system (3.11)" {
 	collector_start
 	check() {
 		local prof
 		prof=$(PYPROF_NATIVE=1 PYPROF_HZ=1000 cached_profile "$1-systime-native" \
 			"$2" "$PP_TARGETS/systime.py" 0.5)
-		go tool pprof -comments "$prof" | grep -F -- ": CPU time from perf_event counters of user time only (time in the kernel is not sampled)" ||
-			fail "no comment saying user time only"
+		go tool pprof -comments "$prof" | grep -F -- ": CPU time from perf_event counters, each thread sampled where it runs (user time; system time from its CPU clock)" ||
+			fail "no comment naming the source"
+		shares labels "$prof" time | grep -q '^system' ||
+			fail "no sample labelled time=system"
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of 3.11) for_each_python check
 }

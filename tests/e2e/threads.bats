@@ -46,7 +46,8 @@ raw_focus() {
 
 # threads_cpu NAME EXE HZ: the cached profile of threads_cpu.py at HZ
 # (100: the default rate, 2 s; 1000: past the tick, 1.5 s; both from the
-# threads' CPU clocks, read by the library's own thread).
+# default source: perf counters, the kernel's part from the threads'
+# clocks).
 threads_cpu() {
 	local secs=2
 	(($3 >= 1000)) && secs=1.5
@@ -85,7 +86,7 @@ print(max(60, int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values()))))' \
 	for_each_python shares_check 100
 }
 
-@test "1.2 the same at 1 kHz (past the tick: the threads' CPU clocks, read from the library's own thread)" {
+@test "1.2 the same at 1 kHz (past the tick)" {
 	collector_start
 	for_each_python shares_check 1000
 }
