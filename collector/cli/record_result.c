@@ -114,7 +114,7 @@ static int place_beside(const struct record *r)
 	char where[CMD_PATH_MAX + 256];
 	struct dirent *de;
 	DIR *d = opendir(r->tmpdir);
-	int failed = 0;
+	int failed = 0, block = 0, mutex = 0;
 
 	if (!d)
 		return 0;
@@ -133,12 +133,25 @@ static int place_beside(const struct record *r)
 			failed = 1;
 		if (rc >= 0 && !strcmp(rest, ".heap.pb.gz"))
 			log_info("wrote %s (heap profile)", where);
-		if (rc >= 0 && !strcmp(rest, ".block.pb.gz"))
+		if (rc >= 0 && !strcmp(rest, ".block.pb.gz")) {
 			log_info("wrote %s (block profile)", where);
-		if (rc >= 0 && !strcmp(rest, ".mutex.pb.gz"))
+			block = 1;
+		}
+		if (rc >= 0 && !strcmp(rest, ".mutex.pb.gz")) {
 			log_info("wrote %s (mutex profile)", where);
+			mutex = 1;
+		}
 	}
 	closedir(d);
+	/* --waits, and no thread waited (or none was held past the rate):
+	 * said, rather than files that silently are not there */
+	if (r->waits && (!block || !mutex))
+		log_info("no %s profile: no thread %s (--waits)",
+			 !block && !mutex ? "block or mutex"
+			 : !block	  ? "block"
+					  : "mutex",
+			 !block ? "waited for a lock, the GIL or a condition"
+				: "held a lock another waited for");
 	return failed;
 }
 
