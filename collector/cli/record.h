@@ -28,6 +28,7 @@
 /* the collector's --exit-grace: how long processes still connected when
  * COMMAND exits may take to end before they count as running (daemons) */
 #define RECORD_EXIT_GRACE_MS "2000"
+#define RECORD_ATTACH_GRACE_MS "100"
 #define RECORD_SUMMARY_MAX 4096
 
 struct record {

@@ -171,7 +171,10 @@ static void collector_child(const struct record *r, int ready_w,
 	/* processes that end just after COMMAND (a forkserver, a resource
 	 * tracker) are waited for, not taken for daemons */
 	args[n++] = "--exit-grace";
-	args[n++] = RECORD_EXIT_GRACE_MS;
+	/* an attached target stays connected (its library left dormant for
+	 * the next attach): its window was flushed by the stop request, and
+	 * nothing more is coming that a grace would wait for */
+	args[n++] = r->attached ? RECORD_ATTACH_GRACE_MS : RECORD_EXIT_GRACE_MS;
 	if (!r->verbose) {
 		args[n++] = "--log-level";
 		args[n++] = "warn";
