@@ -95,6 +95,9 @@ int attach_run_python_finish(struct attach_run *run, char *out, size_t n,
  * 0, or a negative errno (-EPERM: not ours, or open to others). */
 int attach_dir(char *out, size_t n);
 
+/* One line for attach_dir's refusal rc of dir, with its remedy. */
+void attach_dir_refused(const char *dir, int rc);
+
 /* Removes the files of processes that are gone from dir. */
 void attach_sweep(const char *dir);
 

@@ -305,6 +305,24 @@ int attach_dir(char *out, size_t n)
 	return 0;
 }
 
+void attach_dir_refused(const char *dir, int rc)
+{
+	struct stat st;
+
+	if (rc == -EPERM && lstat(dir, &st) == 0 && st.st_uid != geteuid())
+		log_error("cannot use %s: another user (uid %u) made it, where "
+			  "attach keeps its files; remove it (as root), or set "
+			  "TMPDIR to a directory of your own",
+			  dir, (unsigned)st.st_uid);
+	else if (rc == -EPERM)
+		log_error("cannot use %s: others may read or write it, or it "
+			  "is a link; remove it, or set TMPDIR to a directory "
+			  "of your own",
+			  dir);
+	else
+		log_error("cannot use %s: %s", dir, strerror(-rc));
+}
+
 void attach_sweep(const char *dir)
 {
 	DIR *d = opendir(dir);

@@ -626,9 +626,7 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	rc = attach_dir(a.dir, sizeof a.dir);
 	if (rc < 0) {
-		log_error("cannot use %s: %s", a.dir,
-			  rc == -EPERM ? "not a private directory of ours"
-				       : strerror(-rc));
+		attach_dir_refused(a.dir, rc);
 		return 1;
 	}
 	attach_sweep(a.dir);

@@ -556,7 +556,7 @@ int cmd_top_pid(int argc, char **argv)
 		return 1;
 	rc = attach_dir(a.dir, sizeof a.dir);
 	if (rc < 0) {
-		log_error("cannot use %s: %s", a.dir, strerror(-rc));
+		attach_dir_refused(a.dir, rc);
 		return 1;
 	}
 	attach_sweep(a.dir);

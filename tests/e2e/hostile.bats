@@ -253,3 +253,20 @@ PY
 	objdump -T "$PP_LIB" | grep -E ' GLIBC_2\.3\.2 +pthread_cond_timedwait$' ||
 		fail "pthread_cond_timedwait is not versioned GLIBC_2.3.2"
 }
+
+@test "39.14 an attach directory another user made first: one line that says whose it is and what to do" {
+	local exe
+	exe=$(pyprof_pythons | awk '$1 ~ /^3\.1[45]/ {print $2; exit}')
+	[[ -n $exe ]] || fail "no 3.14+ interpreter"
+	mkdir -m 1777 "$D/tmp"
+	as_nobody mkdir -m 0700 "$D/tmp/pyprof-attach.$(id -u)"
+	(exec "$exe" "$PP_TARGETS/attach_blocked.py" sleep 30) \
+		>"$T/t.out" 2>"$T/t.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/t.out" '^ready$' 20
+	TMPDIR=$D/tmp refused_line "$PP_PYPROF" attach "$TPID" --duration 1
+	grep -q "another user (uid 65534) made it, where attach keeps its files; remove it (as root), or set TMPDIR" "$T/ref.err"
+	TMPDIR=$D/tmp refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
+	grep -q "another user (uid 65534) made it" "$T/ref.err"
+}
