@@ -156,21 +156,25 @@ static inline size_t raw_size(const struct raw_sample *s)
  * One thread's perf samples as its handler saw them, for the CPU-clock
  * sampler's system mode. A counter overflows at every period of the
  * thread's CPU time (a fixed grid of its clock) and signals only those
- * that end in user mode: between two samples of a thread, the grid
- * points its clock passed and that gave no sample ended in the kernel.
- * The handler counts them (kern), and marks its clock at each sample
- * (mark_ns); the sampler thread adds the points passed since the mark.
- * Written by the thread itself (seq odd while it writes), read by the
- * sampler thread, which retries a read that a write overlapped.
+ * that end in user mode: the grid points its clock passed with no signal
+ * ended in the kernel. Whoever sees such a point first charges it as
+ * system time, where the thread is then: the handler at the thread's
+ * next sample (the points between its last mark and now), or the
+ * sampler thread at a tick that finds the thread running (the points
+ * since the mark), whichever comes first. The handler writes mark_ns
+ * (seq odd while it writes) and starts a new generation of ahead; the
+ * sampler thread adds the points it charged past the mark to ahead by a
+ * compare-and-swap that fails if a sample came meanwhile; the handler
+ * takes those out of what it charges.
  */
 struct sampler_kslot {
 	unsigned seq;
 	int tid;
-	unsigned gen;	   /* sampler.cpu_gen when it was set up       */
-	uint64_t first_ns; /* the thread's clock at its first sample   */
-	uint64_t mark_ns;  /* ... at its latest sample                 */
-	uint64_t kern;	   /* grid points that ended in the kernel,
-	                       between its first and latest samples     */
+	unsigned gen;	  /* sampler.cpu_gen when it was set up       */
+	uint64_t mark_ns; /* the thread's clock at its latest sample  */
+	/* mark generation << 32 | points past the mark the sampler thread
+	 * charged already */
+	uint64_t ahead;
 };
 
 struct sampler {

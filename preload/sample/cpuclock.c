@@ -221,44 +221,51 @@ static void put_sample(uint32_t weight)
 #define CC_SIGNAL_SLACK_NS 100000u
 
 /*
- * System mode: the sampling periods of thread a's CPU time that ended in
- * the kernel, from its start in this account to its clock cpu: the
- * perf handler's count between its first and latest samples, the grid
- * points since its latest sample, and those before its first (a thread
- * in the kernel all along has no sample: every point). Exact but for
- * the slack: a sampling period's grid point is the moment its counter
- * overflowed (sampler.h, struct sampler_kslot).
+ * System mode: charges the grid points of thread a's clock that ended
+ * in the kernel since its last perf sample and that no one charged yet
+ * (sampler.h, struct sampler_kslot), up to its clock cpu; a thread with
+ * no sample yet, those since it was first listed. Returns how many this
+ * tick charges (0 if a sample came meanwhile: its handler charges them).
  */
-static uint64_t kernel_periods(const struct acct *a, uint64_t cpu)
+static uint64_t kernel_periods(struct acct *a, uint64_t cpu)
 {
-	const struct sampler_kslot *k =
-		&sampler.kslots[a->tid % SAMPLER_TID_SLOTS];
-	uint64_t p = sampler.period_ns, first, mark, kern, n = 0;
+	struct sampler_kslot *k = &sampler.kslots[a->tid % SAMPLER_TID_SLOTS];
+	uint64_t p = sampler.period_ns, mark, ahead, n;
 	unsigned seq, gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 	int tid, tries = 0;
 
+	if (!p)
+		return 0;
 	do {
 		seq = __atomic_load_n(&k->seq, __ATOMIC_ACQUIRE);
 		tid = k->tid;
-		first = k->first_ns;
 		mark = k->mark_ns;
-		kern = k->kern;
+		ahead = __atomic_load_n(&k->ahead, __ATOMIC_ACQUIRE);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((seq & 1 || seq != __atomic_load_n(&k->seq, __ATOMIC_RELAXED)) &&
-		 ++tries < 100);
-	if (tries >= 100 || !p)
-		return a->charged;
-	if (tid != a->tid || k->gen != gen) {
-		/* no sample of it yet */
-		mark = a->base_ns;
-		kern = 0;
-	} else if (first > a->base_ns) {
-		n = (first - a->base_ns) / p;
+	} while ((seq & 1 || seq != __atomic_load_n(&k->seq, __ATOMIC_RELAXED) ||
+		  k->gen != gen) && ++tries < 100 && tid == a->tid);
+	if (tid != a->tid || k->gen != gen || tries >= 100) {
+		/* no sample of it yet: from its first listing, on our own */
+		if (cpu <= a->base_ns + CC_SIGNAL_SLACK_NS)
+			return 0;
+		n = (cpu - a->base_ns - CC_SIGNAL_SLACK_NS) / p;
+		if (n <= a->charged)
+			return 0;
+		n -= a->charged;
+		a->charged += n;
+		return n;
 	}
-	n += kern;
-	if (cpu > mark + CC_SIGNAL_SLACK_NS)
-		n += (cpu - mark - CC_SIGNAL_SLACK_NS) / p;
-	return n > a->charged ? n : a->charged;
+	if (cpu <= mark + CC_SIGNAL_SLACK_NS)
+		return 0;
+	n = (cpu - mark - CC_SIGNAL_SLACK_NS) / p;
+	if (n <= (ahead & 0xffffffffu))
+		return 0;
+	n -= ahead & 0xffffffffu;
+	/* only if no sample moved the mark since it was read */
+	if (!__atomic_compare_exchange_n(&k->ahead, &ahead, ahead + n, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	return n;
 }
 
 /* Whether a uniform draw in [0, 1) falls below num/den. */
@@ -316,12 +323,9 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		n_preempted++;
 	}
 	if (cc_system) {
-		uint64_t k = kernel_periods(a, cpu);
-		if (k > a->charged) {
-			uint64_t n = k - a->charged;
-			a->charged = k;
+		uint64_t n = kernel_periods(a, cpu);
+		if (n)
 			put_sample((uint32_t)(n > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : n));
-		}
 		return;
 	}
 	/* thinned by the account as it stood before this tick: what the

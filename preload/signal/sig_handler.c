@@ -273,18 +273,20 @@ static uint32_t perf_system_periods(void)
 }
 
 /* The CPU-clock sampler's system mode (sampler.h, struct sampler_kslot):
- * this thread's slot, brought up to this sample. */
-static void perf_mark_kernel(void)
+ * this thread's slot brought up to this sample. Returns the grid points
+ * since its previous sample that ended in the kernel and that the
+ * sampler thread did not charge already: this sample charges them. */
+static uint32_t perf_mark_kernel(void)
 {
 	struct timespec ts;
-	uint64_t now, period = sampler.period_ns;
+	uint64_t now, period = sampler.period_ns, m = 0, ahead;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 	struct sampler_kslot *k;
 
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
-		return;
+		return 0;
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	k = &sampler.kslots[my_tid % SAMPLER_TID_SLOTS];
 	__atomic_store_n(&k->seq, k->seq + 1, __ATOMIC_RELAXED); /* odd */
@@ -292,18 +294,25 @@ static void perf_mark_kernel(void)
 	if (k->tid != (int)my_tid || k->gen != gen || now < k->mark_ns) {
 		k->tid = (int)my_tid;
 		k->gen = gen;
-		k->first_ns = now;
-		k->kern = 0;
 	} else {
 		/* the grid points since the last sample, this one included
 		 * (rounded: a sample comes a little after its point) */
-		uint64_t m = (now - k->mark_ns + period / 2) / period;
-		if (m > 1)
-			k->kern += m - 1;
+		m = (now - k->mark_ns + period / 2) / period;
+		m = m > 1 ? m - 1 : 0;
 	}
 	k->mark_ns = now;
+	/* a new generation: the sampler thread's charges past the old mark
+	 * come back here, and it starts again from this one */
+	ahead = __atomic_load_n(&k->ahead, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(
+		&k->ahead, &ahead, ((ahead >> 32) + 1) << 32, 0,
+		__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&k->seq, k->seq + 1, __ATOMIC_RELAXED); /* even */
+	ahead &= 0xffffffffu;
+	m = m > ahead ? m - ahead : 0;
+	return m > 100000 ? 100000 : (uint32_t)m;
 }
 
 /* How many sampling periods this signal stands for: a timer's overruns
@@ -464,7 +473,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	if (from_perf) {
 		perf_first_overflow(si->si_fd);
 		if (__atomic_load_n(&sampler.sysclock, __ATOMIC_RELAXED))
-			perf_mark_kernel();
+			sys_periods = perf_mark_kernel();
 		else
 			sys_periods = perf_system_periods();
 	}
