@@ -14,6 +14,9 @@ setup() {
 	common_setup
 	[[ $(id -u) == 0 ]] || skip "needs root for unshare --mount --pid"
 	PY=$(pyprof_pythons | awk '$3 != "missing" { print $2; exit }')
+	BIN=$T/bin
+	mkdir -p "$BIN"
+	cp "$PP_COLLECTOR" "$PP_LIB" "$BIN/"
 }
 
 teardown() {
@@ -23,7 +26,9 @@ teardown() {
 
 # in_container VOLUME DATA CMD...: CMD in new mount and pid namespaces,
 # with /proc of its own, VOLUME mounted at /run/pyprof, DATA (if not -) at
-# /mnt, and then a private /tmp (the volumes live under the host's /tmp).
+# /mnt, pyprof's programs at /opt (copied to $BIN: a tree cloned under the
+# host's /tmp would be hidden by the next mount), and then a private /tmp
+# (the volumes live under the host's /tmp).
 # It execs unshare: `in_container ... &` gives unshare's pid in $!, and
 # its one child is CMD.
 in_container() {
@@ -35,22 +40,23 @@ in_container() {
 		mkdir -p /run/pyprof
 		mount --bind "$1" /run/pyprof
 		[[ $2 == - ]] || mount --bind "$2" /mnt
+		mount --bind "$3" /opt
 		mount -t tmpfs none /tmp
-		shift 2
-		exec "$@"' container "$vol" "$data" "$@"
+		shift 3
+		exec "$@"' container "$vol" "$data" "$BIN" "$@"
 }
 
 @test "containers: the collector and the application in separate mount and pid namespaces share only the socket's volume" {
 	local vol=$T/volume out=$T/profiles-volume f
 	mkdir -p "$vol" "$out"
 	chmod 0700 "$vol"
-	in_container "$vol" "$out" "$PP_COLLECTOR" --socket /run/pyprof/collector.sock \
+	in_container "$vol" "$out" /opt/pyprof-collector --socket /run/pyprof/collector.sock \
 		--output-dir /mnt >"$T/collector.log" 2>&1 3>&- &
 	CPID=$!
 	for ((i = 0; i < 100; i++)); do [[ -S $vol/collector.sock ]] && break; sleep 0.05; done
 	[[ -S $vol/collector.sock ]] || fail "no socket in the volume: $(cat "$T/collector.log")"
 	# the application's container: the library and the variables, nothing else
-	(in_container "$vol" - env LD_PRELOAD="$PP_LIB" PYPROF_SOCKET=/run/pyprof/collector.sock \
+	(in_container "$vol" - env LD_PRELOAD=/opt/libpyprof.so PYPROF_SOCKET=/run/pyprof/collector.sock \
 		"$PY" -c 'import os, time
 print("pid in its namespace: %d" % os.getpid())
 t = time.process_time() if hasattr(time, "process_time") else time.clock()
