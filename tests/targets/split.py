@@ -19,7 +19,10 @@
 # above: docs/limitations.md), so a call of a few ms right after a
 # system-heavy one would show some of that one's system time.
 #
-# Usage: python split.py SECONDS DATAFILE
+# Usage: python split.py SECONDS DATAFILE [SCALE]
+# SCALE (default 1) multiplies each call's work: at 100 Hz the kernel's
+# time, counted in 10 ms periods, needs calls of 50 ms and more for a
+# call's share of a period placed late to stay small.
 # The functions take turns, one call each, round and round, for SECONDS
 # of wall time; DATAFILE is written first (1 MiB) and read back once so
 # that it is in the page cache. Prints "ready" and at the end "calls N".
@@ -51,31 +54,34 @@ def nat_body():
     return n
 
 
+SCALE = 1
+
+
 def py_only():
-    return py_body()
+    return sum(py_body() for _ in range(SCALE))
 
 
 def native_nogil():
-    return nat_body()
+    return sum(nat_body() for _ in range(SCALE))
 
 
 def native_gil():
     n = 0
-    for _ in range(3):
+    for _ in range(3 * SCALE):
         n += len(sorted(LIST))
     return n
 
 
 def sys_random():
     n = 0
-    for _ in range(400):
+    for _ in range(400 * SCALE):
         n += len(os.urandom(1 << 14))
     return n
 
 
 def sys_read(fd):
     n = 0
-    for _ in range(400):
+    for _ in range(400 * SCALE):
         if hasattr(os, "pread"):
             n += len(os.pread(fd, 1 << 20, 0))
         else:  # 2.7
@@ -85,11 +91,17 @@ def sys_read(fd):
 
 
 def mixed():
-    return py_body() + nat_body()
+    n = 0
+    for _ in range(SCALE):
+        n += py_body() + nat_body()
+    return n
 
 
 def main():
+    global SCALE
     seconds, path = float(sys.argv[1]), sys.argv[2]
+    if len(sys.argv) > 3:
+        SCALE = int(sys.argv[3])
     with open(path, "wb") as f:
         f.write(BLOB * 4)
     fd = os.open(path, os.O_RDONLY)
