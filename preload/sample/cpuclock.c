@@ -356,6 +356,8 @@ static void tick(uint64_t now, uint64_t period)
 {
 	static int due[CC_MAX_THREADS];
 	int n_due = 0, n_py = -1;
+	if (cc_system)
+		threads_reopen_private();
 	relist(period);
 	for (int i = 0; i < n_listed; i++) {
 		struct acct *a = listed[i];
@@ -424,6 +426,7 @@ static void *cc_main(void *arg)
 	/* The files this thread opens (taskstate.h) in a table of its own:
 	 * no number of the program's taken, even while one opens. */
 	cc_private_fds = fd_table_private() == 0;
+	threads_private_lost();
 	__atomic_store_n(&cc_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	uint64_t period = cc_period;
 	struct timespec next;

@@ -41,6 +41,11 @@ struct slot {
 	uint64_t cpu_ok_ns; /* agent: the thread's CPU time when the
 			       counter was last seen open               */
 	int counted;   /* clock source: no timer, no fd (cpuclock.h)     */
+	/* perf_fd is in the CPU-clock thread's own descriptor table (a
+	 * counter opened again after the program closed ours): only that
+	 * thread may use or close it (threads_reopen_private) */
+	int perf_private;
+	int reopen;    /* CLAIMED: the CPU-clock thread opens it again  */
 	int seen;      /* agent scratch: present in the last scan       */
 };
 
@@ -66,14 +71,16 @@ static int started; /* threads_start ran (threads_source) */
  * fd, or -errno. */
 static uint64_t rand_below(uint64_t n);
 
-static int perf_open(int tid, uint64_t period)
+static int perf_open(int tid, uint64_t period, int phase)
 {
 	struct perf_event_attr at;
 	/* the first overflow after a random part of a period, the next ones
 	 * a period apart (the handler's first overflow sets it): a thread,
 	 * or a forked child, that lives less than a period is sampled with
-	 * the probability of its CPU time, not never */
-	uint64_t first = 1 + rand_below(period);
+	 * the probability of its CPU time, not never. Not for a counter in
+	 * the CPU-clock thread's own table (phase 0): the handler's number
+	 * for it names nothing in the thread's table */
+	uint64_t first = phase ? 1 + rand_below(period) : period;
 	memset(&at, 0, sizeof at);
 	at.type = PERF_TYPE_SOFTWARE;
 	at.size = sizeof at;
@@ -318,12 +325,30 @@ static void free_slot(struct slot *s)
 
 /* Stops the slot's interrupts (its perf_event or its timer) and frees it;
  * by whoever moved it out of CLAIMED or ARMED. */
+/* Counters in the CPU-clock thread's own table whose slots were freed
+ * elsewhere: that thread closes them (threads_reopen_private). */
+#define PRIVATE_CLOSE_MAX 256
+static int private_close[PRIVATE_CLOSE_MAX]; /* fd + 1, 0: empty */
+
 static void disarm_slot(struct slot *s)
 {
-	if (s->perf_fd >= 0)
+	if (s->perf_fd >= 0 && s->perf_private) {
+		/* not a number of this table: queued for its own thread
+		 * (a full queue leaves it open until that thread ends) */
+		for (int i = 0; i < PRIVATE_CLOSE_MAX; i++) {
+			int z = 0;
+			if (__atomic_compare_exchange_n(&private_close[i], &z,
+							s->perf_fd + 1, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				break;
+		}
+	} else if (s->perf_fd >= 0) {
 		perf_close(s->perf_fd);
-	else if (!s->counted)
+	} else if (!s->counted) {
 		timer_delete(s->timer);
+	}
+	s->perf_private = 0;
 	free_slot(s);
 }
 
@@ -348,11 +373,12 @@ static void arm_slot(struct slot *s, int tid)
 {
 	timer_t t;
 	s->perf_fd = -1;
+	s->perf_private = 0;
 	s->counted = use_clock;
 	if (use_clock)
 		goto armed;
 	if (use_perf) {
-		int fd = perf_open(tid, sampler.period_ns);
+		int fd = perf_open(tid, sampler.period_ns, 1);
 		if (fd >= 0) {
 			s->perf_fd = fd;
 			s->perf_id = perf_id(fd);
@@ -481,8 +507,9 @@ void threads_check_counters(void)
 		struct slot *s = &slots[i];
 		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
 		if (tid <= 0 || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) !=
-					SLOT_ARMED || s->perf_fd < 0)
-			continue;
+					SLOT_ARMED || s->perf_fd < 0 ||
+		    s->perf_private)
+			continue; /* (a private one is not a number of ours) */
 		uint64_t now = thread_cpu_ns(tid);
 		if (perf_id(s->perf_fd) == s->perf_id && s->perf_id) {
 			if (now)
@@ -502,8 +529,73 @@ void threads_check_counters(void)
 			plog_info("the program closed the perf counter of "
 				  "thread %d: opened again, the time between "
 				  "counted as lost", tid);
+		/* opened again by the CPU-clock thread, in its own table: a
+		 * counter opened here would take the lowest free number of the
+		 * program's for a moment, which a program that has just closed
+		 * its descriptors may be about to use or test (CPython's
+		 * TestInvalidFD read ENOSPC from one) */
 		s->perf_fd = -1;
+		if (__atomic_load_n(&sampler.sysclock, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+			continue;
+		}
 		arm_slot(s, tid);
+	}
+}
+
+void threads_private_lost(void)
+{
+	for (int i = 0; i < PRIVATE_CLOSE_MAX; i++)
+		__atomic_store_n(&private_close[i], 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[i];
+		int expect = SLOT_ARMED;
+		if (!s->perf_private ||
+		    !__atomic_compare_exchange_n(&s->state, &expect,
+						 SLOT_CLAIMED, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		s->perf_fd = -1;
+		s->perf_private = 0;
+		__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+	}
+}
+
+void threads_reopen_private(void)
+{
+	for (int i = 0; i < PRIVATE_CLOSE_MAX; i++) {
+		int fd = __atomic_exchange_n(&private_close[i], 0,
+					     __ATOMIC_ACQ_REL);
+		if (fd > 0)
+			perf_close(fd - 1);
+	}
+	if (!use_perf || !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < THREADS_MAX; i++) {
+		struct slot *s = &slots[i];
+		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+		if (tid <= 0 || !__atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_CLAIMED)
+			continue;
+		__atomic_store_n(&s->reopen, 0, __ATOMIC_RELEASE);
+		int fd = perf_open(tid, sampler.period_ns, 0);
+		if (fd < 0) {
+			free_slot(s); /* the next scan arms it its own way */
+			continue;
+		}
+		s->perf_fd = fd;
+		s->perf_id = perf_id(fd);
+		s->perf_private = 1;
+		s->cpu_ok_ns = thread_cpu_ns(tid);
+		int expect = SLOT_CLAIMED;
+		if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED,
+						 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			disarm_slot(s);
+			continue;
+		}
+		__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -611,7 +703,7 @@ void threads_after_fork_child(int follow)
 	 * the parent's sampling. */
 	for (int i = 0; i < THREADS_MAX; i++)
 		if (slots[i].tid > 0 && slots[i].state == SLOT_ARMED &&
-		    slots[i].perf_fd >= 0)
+		    slots[i].perf_fd >= 0 && !slots[i].perf_private)
 			close(slots[i].perf_fd);
 	zero_pages(slots, sizeof slots);
 	lost_closed_ns = 0;

@@ -128,4 +128,15 @@ uint64_t threads_lost_closed_ns(void);
  * lost (an ioctl per thread). Agent thread, every tick. */
 void threads_check_counters(void);
 
+/* The CPU-clock thread's part of that: opens again, in its own
+ * descriptor table, the counters the agent found closed (and closes the
+ * ones of its table whose slots were freed elsewhere). That thread only,
+ * every tick. */
+void threads_reopen_private(void);
+
+/* The CPU-clock thread starts (again) with a table of its own, empty:
+ * the counters its previous table held are gone, their threads' slots
+ * are to be opened again. That thread, at its start. */
+void threads_private_lost(void);
+
 #endif /* PYPROF_THREADS_H */
