@@ -559,8 +559,8 @@ static void dispatch(struct http_conn *c)
 	 * only our own pages and what the user opened by hand are served. */
 	if (cross_site(&c->req)) {
 		http_error(c, 403, "a request made by another site's page "
-			   "(Sec-Fetch-Site: %.*s%s%.*s): open the page "
-			   "yourself (type or paste its URL)",
+				   "(Sec-Fetch-Site: %.*s%s%.*s): open the page "
+				   "yourself (type or paste its URL)",
 			   (int)(c->req.fetch_site.len > 40 ? 40
 							    : c->req.fetch_site.len),
 			   c->req.fetch_site.p, c->req.origin.len ? ", Origin: " : "",

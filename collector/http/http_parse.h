@@ -44,21 +44,21 @@ struct http_str {
 
 struct http_req {
 	struct http_str method;
-	struct http_str target;  /* as sent: path and query */
-	struct http_str path;    /* target up to '?', still encoded */
-	struct http_str query;   /* after '?', empty if none */
-	int minor;               /* HTTP/1.<minor> */
-	int keep_alive;          /* after Connection and the version */
+	struct http_str target; /* as sent: path and query */
+	struct http_str path;	/* target up to '?', still encoded */
+	struct http_str query;	/* after '?', empty if none */
+	int minor;		/* HTTP/1.<minor> */
+	int keep_alive;		/* after Connection and the version */
 	int has_length;
 	uint64_t content_length; /* 0 unless has_length */
-	int expect_continue;     /* Expect: 100-continue */
+	int expect_continue;	 /* Expect: 100-continue */
 	struct http_str host;
 	struct http_str authorization; /* empty if none */
-	struct http_str cookie;  /* the last Cookie header, empty if none */
-	struct http_str user_agent; /* the last User-Agent, empty if none */
-	struct http_str fetch_site; /* the last Sec-Fetch-Site, or empty */
-	struct http_str origin;     /* the last Origin, or empty */
-	size_t head_len;         /* bytes of the head, empty line included */
+	struct http_str cookie;	       /* the last Cookie header, empty if none */
+	struct http_str user_agent;    /* the last User-Agent, empty if none */
+	struct http_str fetch_site;    /* the last Sec-Fetch-Site, or empty */
+	struct http_str origin;	       /* the last Origin, or empty */
+	size_t head_len;	       /* bytes of the head, empty line included */
 };
 
 /* Parses the head at buf[0..len). Returns 1 with *req filled when the

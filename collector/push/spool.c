@@ -169,7 +169,8 @@ static void renumber(struct spool *s)
 	if (s->last_seq <= SPOOL_SEQ_MAX - (1ull << 32))
 		return;
 	log_warn("push: the spool's windows are numbered up to %016" PRIx64
-		 ": numbering its %zu windows again from 1", s->last_seq,
+		 ": numbering its %zu windows again from 1",
+		 s->last_seq,
 		 s->n);
 	for (size_t i = 0; i < s->n; i++) {
 		if (file_name(s, s->e[i].seq, from, sizeof(from)) < 0 ||

@@ -552,7 +552,8 @@ static void write_tooltip(struct writer *w, const struct box *b,
 		double sum = (double)(v[0] + v[1] + v[2]);
 		if (sum > 0)
 			fprintf(w->out, "&#10;python %.1f%%, native %.1f%%, "
-				"system %.1f%%", 100 * (double)v[0] / sum,
+					"system %.1f%%",
+				100 * (double)v[0] / sum,
 				100 * (double)v[1] / sum, 100 * (double)v[2] / sum);
 	}
 }
@@ -675,8 +676,8 @@ static void write_svg(struct writer *w)
 		fputs("<g id=\"legend\">", out);
 		for (int k = 0; k < 3; k++)
 			fprintf(out, "<rect x=\"%d\" y=\"36\" width=\"10\" "
-				"height=\"10\" fill=\"rgb(%u,%u,%u)\"/><text "
-				"x=\"%d\" y=\"45\">%s</text>",
+				     "height=\"10\" fill=\"rgb(%u,%u,%u)\"/><text "
+				     "x=\"%d\" y=\"45\">%s</text>",
 				FLAME_PAD + 70 * k, split_rgb[k][0],
 				split_rgb[k][1], split_rgb[k][2],
 				FLAME_PAD + 70 * k + 14, names[k]);

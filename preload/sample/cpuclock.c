@@ -247,7 +247,8 @@ static uint64_t kernel_periods(struct acct *a, uint64_t cpu)
 		ahead = __atomic_load_n(&k->ahead, __ATOMIC_ACQUIRE);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while ((seq & 1 || seq != __atomic_load_n(&k->seq, __ATOMIC_RELAXED) ||
-		  k->gen != gen) && ++tries < 100 && tid == a->tid);
+		  k->gen != gen) &&
+		 ++tries < 100 && tid == a->tid);
 	if (tid != a->tid || k->gen != gen || tries >= 100) {
 		/* no sample of it yet: from its first listing, on our own */
 		if (cpu <= a->base_ns + CC_SIGNAL_SLACK_NS)

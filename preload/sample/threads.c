@@ -506,8 +506,7 @@ void threads_check_counters(void)
 	for (int i = 0; i < THREADS_MAX; i++) {
 		struct slot *s = &slots[i];
 		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
-		if (tid <= 0 || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) !=
-					SLOT_ARMED || s->perf_fd < 0 ||
+		if (tid <= 0 || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_ARMED || s->perf_fd < 0 ||
 		    s->perf_private)
 			continue; /* (a private one is not a number of ours) */
 		uint64_t now = thread_cpu_ns(tid);
