@@ -79,6 +79,30 @@ def process_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
+def library_cpu():
+    """CPU seconds of this process's threads named pyprof-* (the
+    profiler's own: its agent and sampler threads, in the process's
+    getrusage but no program's work), from /proc, in clock ticks."""
+    import os
+    total = 0
+    tick = float(os.sysconf("SC_CLK_TCK"))
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                if not f.read().startswith("pyprof"):
+                    continue
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick
+
+
 def process_user_cpu():
     """The process's CPU time in user mode only (what perf_event counters
     of user time measure)."""

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from tclock import (THREAD_CLOCK, c_work_nogil, process_cpu,
+from tclock import (THREAD_CLOCK, c_work_nogil, library_cpu, process_cpu,
                     process_user_cpu, thread_cpu, thread_user_cpu)
 
 spent = {}
@@ -96,6 +96,7 @@ def main():
         "shares": dict((k, v / total) for k, v in spent.items()),
         "seconds": spent,
         "process_cpu": process_cpu(),
+        "library_cpu": library_cpu(),
         "process_user_cpu": process_user_cpu(),
         "user_shares": dict((k, v / sum(spent_user.values()))
                             for k, v in spent_user.items()),
