@@ -655,13 +655,25 @@ void threads_start(int source)
 	 * counters, which count the thread's time with a timer of their own
 	 * while it runs, at every rate (user time only; the CPU timers where
 	 * perf_event_open is refused). */
-	use_clock = source == CONFIG_SOURCE_CLOCK;
+	/* The default: the threads' CPU clocks read from our own thread,
+	 * each thread charged only where it is found running: no signal,
+	 * and no descriptor in the program's table. perf counters, exact for
+	 * bursts shorter than a period and telling the kernel's part apart,
+	 * when asked (PYPROF_CPU_SOURCE=perf): a counter per thread is a
+	 * descriptor in the program's table, which CPython's own tests of
+	 * descriptors see when a thread starts (test_subprocess's
+	 * test_failed_child_execute_fd_leak in the regression matrix), and
+	 * its signals reach the program's waits. With native stacks, which
+	 * need the thread's own registers, perf counters (the CPU timers
+	 * where perf is refused) (docs/design.md, "Where the CPU time was
+	 * spent"). */
+	use_clock = source == CONFIG_SOURCE_CLOCK ||
+		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
 	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
-	/* perf refused (a container's seccomp profile, perf_event_paranoid
-	 * 3 or 4): the threads' CPU clocks, each thread charged where it is
-	 * found running; the CPU timers only where a signal is needed
-	 * (native stacks) or asked for */
-	if (use_perf && source == CONFIG_SOURCE_AUTO && !sampler.native) {
+	/* perf asked for but refused (a container's seccomp profile,
+	 * perf_event_paranoid 3 or 4): the clocks, rather than the CPU
+	 * timers, unless a signal is needed (native stacks) */
+	if (use_perf && source == CONFIG_SOURCE_PERF && !sampler.native) {
 		int e = perf_probe();
 		if (e) {
 			plog_info("perf_event_open refused (%s): CPU time from "

@@ -10,9 +10,11 @@
 # exactly one py_only's and one native_nogil's work per call: its Python
 # share among its Python and native time is py_only's time over the two
 # (read from the same profile). Each pure function must be at least 90%
-# of its kind; mixed within 5 points. With perf_event_open refused
-# (tests/lib/noperf.c) the kernel's part cannot be told: the Python and
-# native functions are checked, and no sample says system.
+# of its kind; mixed within 5 points. With perf counters
+# (PYPROF_CPU_SOURCE=perf), which tell the kernel's part apart; refused
+# (tests/lib/noperf.c), and with the default source, the kernel's part
+# cannot be told: the Python and native functions are checked, and no
+# sample says system.
 #
 # It times things, so it starts first, before make check's tail:
 # tests/run: quiet
@@ -90,17 +92,17 @@ record_split() {
 }
 
 all_kinds() {
-	quiet record_split "$1" "$2" 1000 3
+	quiet record_split "$1" "$2" 1000 3 env PYPROF_CPU_SOURCE=perf
 	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
 		native_gil=native sys_random=system sys_read=system
 }
 
-@test "1.1 at 1 kHz, every interpreter: each function's time of its kind, mixed as constructed" {
+@test "1.1 perf counters at 1 kHz, every interpreter: each function's time of its kind, mixed as constructed" {
 	for_each_python all_kinds
 }
 
 slow_kinds() {
-	quiet record_split "$1" "$2" 100 8
+	quiet record_split "$1" "$2" 100 8 env PYPROF_CPU_SOURCE=perf
 	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
 		native_gil=native sys_random=system sys_read=system
 }
@@ -110,7 +112,7 @@ slow_kinds() {
 }
 
 refused_kinds() {
-	quiet record_split "$1" "$2" 1000 3 "$NOPERF" EACCES
+	quiet record_split "$1" "$2" 1000 3 env PYPROF_CPU_SOURCE=perf "$NOPERF" EACCES
 	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
 		native_gil=native
 	if shares labels "$T/$1.pb.gz" time | grep -q '^system'; then
@@ -118,7 +120,7 @@ refused_kinds() {
 	fi
 }
 
-@test "1.3 perf_event_open refused: Python and native told apart, no system" {
+@test "1.3 perf_event_open refused (and the default source): Python and native told apart, no system" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 3.9 3.14)" for_each_python refused_kinds
 }
 
@@ -211,7 +213,7 @@ PY
 @test "2.1 top --split and --by line give the labels' numbers; the flame graph is coloured by them, with a legend" {
 	local exe
 	exe=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
-	quiet record_split t "$exe" 1000 2
+	quiet record_split t "$exe" 1000 2 env PYPROF_CPU_SOURCE=perf
 	top_agrees "$T/t.pb.gz"
 	flame_agrees "$T/t.pb.gz"
 	run_capture bad "$PP_PYPROF" top --split --by-label pid "$T/t.pb.gz"
