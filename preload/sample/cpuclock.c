@@ -73,6 +73,10 @@ static int cc_paused;
  * time): an account holds the CPU time those samples did not cover, and
  * a running tick charges it as system time; set at start */
 static int cc_system;
+/* on-CPU mode (threads_clock_oncpu: perf asked for and refused): a
+ * thread charged only where it is found running (charge_oncpu); else the
+ * accounts' rule (charge_held) */
+static int cc_oncpu;
 /* the sampler's own period (the sampling period; in system mode, 1 to
  * 2 ms) and a record's weight in sampling periods (on-CPU mode: 1) */
 static uint64_t cc_period;
@@ -303,6 +307,42 @@ static int draw_below(uint64_t num, uint64_t den)
  * CC_HOLD_PERIODS it is charged with the next running tick's sample (a
  * weight above 1), so that no time is ever dropped.
  */
+/*
+ * The accounts' rule (the default source): a thread whose account holds a
+ * period is charged where its stack is read if it was running, holds the
+ * GIL, is runnable (preempted) or waits on a futex (the GIL, at the call
+ * that released it); a thread blocked in another call keeps its account
+ * for its next running tick, up to CC_HOLD_PERIODS periods
+ * (docs/design.md, "Past the tick").
+ */
+static void charge_held(struct acct *a, uintptr_t ts, uintptr_t holder,
+			uint64_t now, uint64_t period)
+{
+	read_stack(ts, a->tid, now);
+	uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
+	int running = cpu > a->cpu_ns || (ts && ts == holder);
+	if (cpu > a->cpu_ns) { /* 0 if it has just ended */
+		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
+		a->cpu_ns = cpu;
+	}
+	if (!running && ts && a->acc_ns < (int64_t)(CC_HOLD_PERIODS * period)) {
+		enum taskstate st = taskstate_get(a->tid);
+		if (st == TASKSTATE_RUNNABLE) {
+			n_preempted++;
+		} else if (st == TASKSTATE_FUTEX) {
+			n_futex++;
+		} else {
+			n_held++;
+			return;
+		}
+	}
+	if (a->acc_ns < (int64_t)period)
+		return;
+	uint64_t w = (uint64_t)a->acc_ns / period;
+	a->acc_ns -= (int64_t)(w * period);
+	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
+}
+
 static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		   uint64_t now, uint64_t period)
 {
@@ -344,8 +384,6 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	if (a->acc_ns > (int64_t)(CC_HOLD_PERIODS * period))
 		w += ((uint64_t)a->acc_ns - CC_HOLD_PERIODS * period) / period;
 	a->acc_ns -= (int64_t)(w * period);
-	if (a->acc_ns < -(int64_t)period)
-		a->acc_ns = -(int64_t)period;
 	w *= cc_unit;
 	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
 }
@@ -382,7 +420,8 @@ static void tick(uint64_t now, uint64_t period)
 		/* a thread whose clock stood still since the last tick is not
 		 * running now (it may be runnable, preempted for the whole
 		 * period: then its clock stood still and it used nothing) */
-		if (!a->idle)
+		if (!a->idle && (cc_system || cc_oncpu ||
+				 a->acc_ns >= (int64_t)period))
 			due[n_due++] = i;
 	}
 	uintptr_t holder = 0;
@@ -397,8 +436,12 @@ static void tick(uint64_t now, uint64_t period)
 					     &holder) < 0)
 				holder = 0;
 		}
-		charge(a, n_py > 0 ? ts_of(a->tid, n_py) : 0, holder, now,
-		       period);
+		if (cc_system || cc_oncpu)
+			charge(a, n_py > 0 ? ts_of(a->tid, n_py) : 0, holder,
+			       now, period);
+		else
+			charge_held(a, n_py > 0 ? ts_of(a->tid, n_py) : 0,
+				    holder, now, period);
 	}
 }
 
@@ -465,6 +508,7 @@ int cpuclock_start(void)
 		n_tick_ns = 0;
 	}
 	cc_system = threads_clock_system_only();
+	cc_oncpu = !cc_system && threads_clock_oncpu();
 	/* system mode: its ticks place the kernel's time, within one tick
 	 * of where it was spent: every 1 to 2 ms whatever the sampling rate
 	 * (a function's kernel time leaks into what follows it by about

@@ -163,6 +163,8 @@ static void perf_close(int fd)
 /* perf counters sample user time; the CPU-clock sampler thread charges
  * the system time (cpuclock.h's system mode) */
 static int use_sysclock;
+/* perf asked for and refused: the clocks, charging where found running */
+static int use_oncpu;
 static int running;  /* timers may be armed (atomic)                */
 static pthread_key_t exit_key;
 static int key_ok;
@@ -669,6 +671,7 @@ void threads_start(int source)
 	 * spent"). */
 	use_clock = source == CONFIG_SOURCE_CLOCK ||
 		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
+	use_oncpu = 0;
 	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
 	/* perf asked for but refused (a container's seccomp profile,
 	 * perf_event_paranoid 3 or 4): the clocks, rather than the CPU
@@ -682,6 +685,7 @@ void threads_start(int source)
 				  strerror(e));
 			use_perf = 0;
 			use_clock = 1;
+			use_oncpu = 1;
 		}
 	}
 	use_sysclock = use_perf && !sampler.native;
@@ -748,12 +752,17 @@ int threads_clock_system_only(void)
 	return !use_clock;
 }
 
+int threads_clock_oncpu(void)
+{
+	return use_oncpu;
+}
+
 int threads_source(void)
 {
 	if (!started)
 		return 0;
 	if (use_clock)
-		return WIRE_CPU_ONCPU;
+		return use_oncpu ? WIRE_CPU_ONCPU : WIRE_CPU_CLOCKS;
 	return use_perf && !perf_failed_logged ? WIRE_CPU_PERF_CLOCK
 					       : WIRE_CPU_TIMERS;
 }

@@ -79,6 +79,9 @@ int threads_using_clock(void);
  * time (threads_clock_system_only). Agent. */
 int threads_clock_thread(void);
 int threads_clock_system_only(void);
+/* 1 if the clocks charge a thread only where they find it running (perf
+ * asked for and refused), else by the accounts' rule (cpuclock.c). */
+int threads_clock_oncpu(void);
 
 /* What the last threads_start counted CPU time with: an enum
  * wire_cpu_source (timers once perf was refused for a thread: those

@@ -46,8 +46,7 @@ raw_focus() {
 
 # threads_cpu NAME EXE HZ: the cached profile of threads_cpu.py at HZ
 # (100: the default rate, 2 s; 1000: past the tick, 1.5 s; both from the
-# default source: the threads' CPU clocks, read by the library's own
-# thread, each charged where it is found running).
+# threads' CPU clocks, read by the library's own thread).
 threads_cpu() {
 	local secs=2
 	(($3 >= 1000)) && secs=1.5
