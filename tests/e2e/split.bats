@@ -24,11 +24,7 @@ load ../lib/common
 
 setup() {
 	common_setup
-	NOPERF=$BATS_FILE_TMPDIR/noperf
-	if [[ ! -x $NOPERF ]]; then
-		cc -O2 -o "$NOPERF" "$PP_ROOT/tests/lib/noperf.c" ||
-			fail "cannot build tests/lib/noperf.c"
-	fi
+	noperf_build
 }
 
 teardown() {

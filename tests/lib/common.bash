@@ -288,6 +288,16 @@ profile_once() {
 	cp "$T/once.out" "$prefix.pb.gz.stdout"
 }
 
+# noperf_build: $NOPERF, tests/lib/noperf.c built once per file (a
+# launcher whose seccomp filter makes perf_event_open fail).
+noperf_build() {
+	NOPERF=$BATS_FILE_TMPDIR/noperf
+	if [[ ! -x $NOPERF ]]; then
+		cc -O2 -o "$NOPERF" "$PP_ROOT/tests/lib/noperf.c" ||
+			fail "cannot build tests/lib/noperf.c"
+	fi
+}
+
 # ---- interpreters ------------------------------------------------------
 
 # pythons_of V...: the selected interpreters whose version is one of V
