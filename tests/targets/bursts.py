@@ -22,7 +22,8 @@
 #   loop      one thread, jobs back to back (no wait at all)
 # Prints "ready" when it starts the jobs, then after SECONDS of wall
 # time the truth as JSON: {"shares": {"h5": 0.5, ...}, "jobs": N,
-# "cpu": the process's CPU seconds and its children's, from getrusage,
+# "cpu": the process's CPU seconds (and its children's, for fork), from
+# getrusage,
 # "lib_cpu": the part of them a profiler's own threads (named pyprof-*)
 # used, "children": the children's part}.
 import json
@@ -278,8 +279,9 @@ def main():
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"shares": {"h5": 0.5, "h3": 0.3, "h2": 0.2},
                       "jobs": jobs, "unit": UNIT,
-                      "cpu": own.ru_utime + own.ru_stime + kids.ru_utime
-                      + kids.ru_stime, "lib_cpu": lib,
+                      "cpu": own.ru_utime + own.ru_stime
+                      + (kids.ru_utime + kids.ru_stime
+                         if shape == "fork" else 0), "lib_cpu": lib,
                       "children": kids.ru_utime + kids.ru_stime}))
 
 
