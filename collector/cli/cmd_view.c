@@ -459,31 +459,6 @@ void cmd_flamegraph_usage(FILE *out)
 }
 /* clang-format on */
 
-/* The flame graph's title when none is given (43.16): what was profiled
- * (the first process's command, from the profile's comments) and the
- * profile's file name, in buf. */
-static const char *default_title(const struct view_profile *p,
-				 const char *profile, int icicle, char *buf,
-				 size_t n)
-{
-	const char *what = icicle ? "Icicle graph" : "Flame graph";
-	const char *base = strrchr(profile, '/');
-	const char *cmd = NULL;
-
-	base = base ? base + 1 : profile;
-	for (size_t i = 0; i < p->n_comments && !cmd; i++) {
-		const char *c = strstr(p->comments[i], " command: ");
-		if (c && !strncmp(p->comments[i], "pid ", 4))
-			cmd = c + 10;
-	}
-	if (cmd)
-		snprintf(buf, n, "%s of %.80s%s (%s)", what, cmd,
-			 strlen(cmd) > 80 ? "..." : "", base);
-	else
-		snprintf(buf, n, "%s of %s", what, base);
-	return buf;
-}
-
 int cmd_flamegraph(int argc, char **argv)
 {
 	static const char cmd[] = "pyprof flamegraph";
@@ -507,10 +482,7 @@ int cmd_flamegraph(int argc, char **argv)
 	f.by = o.by;
 	f.icicle = o.icicle;
 	f.min_width = o.min_width;
-	char title[256];
-	f.title = o.title ? o.title
-			  : default_title(p, o.args[0], o.icicle, title,
-					  sizeof title);
+	f.title = o.title;
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_flame(out.f, p, &f, err);

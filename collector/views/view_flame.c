@@ -659,16 +659,7 @@ static void write_svg(struct writer *w)
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%.0f\" y=\"44\">",
 		width / 2);
 	flame_xml(out, sub, SIZE_MAX);
-	fprintf(out, "</text>\n"
-		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">"
-		"Reset Zoom</text>\n"
-		"<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"24\">Search"
-		"</text>\n"
-		"<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n"
-		"<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"></text>\n"
-		"<g id=\"frames\">\n",
-		FLAME_PAD, width - FLAME_PAD - 100, FLAME_PAD,
-		w->height - 12, width - FLAME_PAD, w->height - 12);
+	fputs("</text>\n", out);
 	if (s->split) {
 		/* the legend, top left */
 		static const char *const names[3] = { "python", "native",
@@ -683,6 +674,16 @@ static void write_svg(struct writer *w)
 				FLAME_PAD + 70 * k + 14, names[k]);
 		fputs("</g>\n", out);
 	}
+	fprintf(out,
+		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">"
+		"Reset Zoom</text>\n"
+		"<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"24\">Search"
+		"</text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n"
+		"<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"></text>\n"
+		"<g id=\"frames\">\n",
+		FLAME_PAD, width - FLAME_PAD - 100, FLAME_PAD,
+		w->height - 12, width - FLAME_PAD, w->height - 12);
 	for (size_t i = 0; i < L->n; i++)
 		write_box(w, i);
 	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n"

@@ -170,8 +170,9 @@ PY
 	cdp "$T/f.svg" --hover share_thirty
 	d=$(jfield 2 details)
 	echo "details: $d"
-	[[ $d =~ ^share_thirty\ \(.*/tests/targets/shares\.py:$line\)\ \|\ [0-9.]+m?s,\ [0-9]+\ samples,\ [0-9.]+%\ of\ the\ total$ ]] ||
-		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total'"
+	# then the split of a CPU profile of ours (docs/reading.md)
+	[[ $d =~ ^share_thirty\ \(.*/tests/targets/shares\.py:$line\)\ \|\ [0-9.]+m?s,\ [0-9]+\ samples,\ [0-9.]+%\ of\ the\ total\ \|\ python\ [0-9.]+%,\ native\ [0-9.]+%,\ system\ [0-9.]+%$ ]] ||
+		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total | python P%, native P%, system P%'"
 }
 
 @test "pyprof top on an empty or a missing file: one line naming the file once and why" {

@@ -358,7 +358,7 @@ def fixtures():
     fx["too-deep"] = (p + deep, "stack deeper than 8192 frames", False)
     fx["long-string"] = (p + frame(STRING, varint(9) + bstr(b"a" * 65537)),
                          "longer than 65536 bytes", False)
-    fx["bad-flags"] = (p + samples(1, [(3, 1, 0, 1, 1, 1 << 12)]),
+    fx["bad-flags"] = (p + samples(1, [(3, 1, 0, 1, 1, 1 << 20)]),
                        "unknown flag bits", False)
     fx["bad-lost-reason"] = (p + lost(9, 1, 1), "LOST: unknown reason 9",
                              False)
