@@ -66,10 +66,10 @@ refused_line() {
 	stranger made "$D/own/bin/python3.14" --target 60
 	[[ $(readlink "/proc/$TPID/exe") == "$D/own/bin/python3.14" ]]
 	refused_line "$PP_PYPROF" dump "$TPID"
-	grep -q "process $TPID is not a Python process" "$T/ref.err"
+	grep -qE "process $TPID( \([^)]*\))? is not a Python process" "$T/ref.err"
 	refused_line "$PP_PYPROF" dump "$TPID" --native
 	refused_line "$PP_PYPROF" attach "$TPID" --duration 1
-	grep -q "process $TPID is not a Python process" "$T/ref.err"
+	grep -qE "process $TPID( \([^)]*\))? is not a Python process" "$T/ref.err"
 	refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
 	if [[ -e $D/own/ran.log ]]; then
 		cat "$D/own/ran.log"
