@@ -33,6 +33,8 @@ import sys
 import threading
 import time
 
+from tclock import library_cpu
+
 try:
     import queue
 except ImportError:  # 2.7
@@ -240,28 +242,6 @@ def shape_asyncio(end):
     return counter[0]
 
 
-def lib_cpu():
-    """CPU seconds of this process's threads named pyprof-* (a profiler's
-    own, not the program's: 0 without one), from /proc (clock ticks)."""
-    total = 0
-    tick = float(os.sysconf("SC_CLK_TCK"))
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return 0.0
-    for tid in tids:
-        try:
-            with open("/proc/self/task/%s/comm" % tid) as f:
-                if not f.read().startswith("pyprof"):
-                    continue
-            with open("/proc/self/task/%s/stat" % tid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total / tick
-
-
 def main():
     global UNIT
     shape, seconds = sys.argv[1], float(sys.argv[2])
@@ -274,7 +254,7 @@ def main():
     else:
         jobs = globals()["shape_" + shape](end)
     import resource
-    lib = lib_cpu()
+    lib = library_cpu()
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"shares": {"h5": 0.5, "h3": 0.3, "h2": 0.2},
