@@ -651,32 +651,22 @@ void threads_start(int source)
 	 * unchecked for tens of milliseconds of the thread's CPU time, then
 	 * delivers one signal whose overrun charges all of it to wherever the
 	 * thread is at that moment (docs/design.md, "Why not CPU timers").
-	 * So: the threads' CPU clocks read from our own thread (cpuclock.h:
-	 * user and system time, no signal) at every rate; for native stacks,
-	 * which need the thread's own registers, perf_event task-clock
-	 * counters, which count the thread's time with a timer of their own
-	 * while it runs, at every rate (user time only; the CPU timers where
-	 * perf_event_open is refused). */
-	/* The default: the threads' CPU clocks read from our own thread,
-	 * each thread charged only where it is found running: no signal,
-	 * and no descriptor in the program's table. perf counters, exact for
-	 * bursts shorter than a period and telling the kernel's part apart,
-	 * when asked (PYPROF_CPU_SOURCE=perf): a counter per thread is a
-	 * descriptor in the program's table, which CPython's own tests of
-	 * descriptors see when a thread starts (test_subprocess's
-	 * test_failed_child_execute_fd_leak in the regression matrix), and
-	 * its signals reach the program's waits. With native stacks, which
-	 * need the thread's own registers, perf counters (the CPU timers
-	 * where perf is refused) (docs/design.md, "Where the CPU time was
+	 * The default (auto): a perf_event task-clock counter per thread,
+	 * which counts the thread's own CPU time with a timer of its own and
+	 * signals the thread where it runs, at every rate: a burst shorter
+	 * than a period between waits is charged where it ran (the clocks
+	 * read from our own thread charged it to the wait after it). The
+	 * kernel's part, which the counters do not signal, is placed by the
+	 * CPU-clock thread (system mode). Where perf_event_open is refused
+	 * (a container's seccomp profile, perf_event_paranoid 3 or 4): the
+	 * threads' CPU clocks, each thread charged only where it is found
+	 * running; with native stacks, which need the thread's own
+	 * registers, the CPU timers (docs/design.md, "Where the CPU time was
 	 * spent"). */
-	use_clock = source == CONFIG_SOURCE_CLOCK ||
-		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
+	use_clock = source == CONFIG_SOURCE_CLOCK;
 	use_oncpu = 0;
 	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
-	/* perf asked for but refused (a container's seccomp profile,
-	 * perf_event_paranoid 3 or 4): the clocks, rather than the CPU
-	 * timers, unless a signal is needed (native stacks) */
-	if (use_perf && source == CONFIG_SOURCE_PERF && !sampler.native) {
+	if (use_perf && !sampler.native) {
 		int e = perf_probe();
 		if (e) {
 			plog_info("perf_event_open refused (%s): CPU time from "

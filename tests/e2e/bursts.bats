@@ -18,12 +18,11 @@
 # the library's own threads used).
 #
 # The shapes go round the interpreters (each interpreter one shape, each
-# shape several interpreters) at 1 kHz with perf counters
-# (PYPROF_CPU_SOURCE=perf: the source that charges bursts where they ran;
-# the default clocks do not yet, docs/limitations.md); then perf asked
-# for and refused for real by a seccomp filter (tests/lib/noperf.c:
-# EACCES, as a container's default profile, and ENOSYS: the clocks, each
-# thread charged where it is found running), and perf pinned to one CPU
+# shape several interpreters) at 1 kHz with the default settings (perf
+# counters where perf_event_open is allowed, as here); then perf refused
+# for real by a seccomp filter (tests/lib/noperf.c: EACCES, as a
+# container's default profile, and ENOSYS: the clocks, each thread
+# charged where it is found running), and the default pinned to one CPU
 # beside a busy loop, and at 100 Hz.
 #
 # It times things, so it starts first, before make check's tail:
@@ -92,30 +91,29 @@ round_robin() {
 		[[ $name == "$1" ]] && break
 		i=$((i + 1))
 	done < <(pyprof_pythons)
-	quiet bursts "$1" "$2" "${SHAPES[i % ${#SHAPES[@]}]}" 1000 2 \
-		env PYPROF_CPU_SOURCE=perf
+	quiet bursts "$1" "$2" "${SHAPES[i % ${#SHAPES[@]}]}" 1000 2
 }
 
-@test "1.1 perf counters (PYPROF_CPU_SOURCE=perf), each interpreter a shape at 1 kHz: the handlers' shares by construction, the CPU total the process's" {
+@test "1.1 the default (perf counters), each interpreter a shape at 1 kHz: the handlers' shares by construction, the CPU total the process's" {
 	for_each_python round_robin
 }
 
 refused() {
-	quiet bursts "$1-acc" "$2" pool4 1000 3 env PYPROF_CPU_SOURCE=perf "$NOPERF" EACCES
-	quiet bursts "$1-nosys" "$2" thread 1000 3 env PYPROF_CPU_SOURCE=perf "$NOPERF" ENOSYS
+	quiet bursts "$1-acc" "$2" pool4 1000 3 "$NOPERF" EACCES
+	quiet bursts "$1-nosys" "$2" thread 1000 3 "$NOPERF" ENOSYS
 	go tool pprof -comments "$T/$1-nosys-thread-1000.pb.gz" |
 		grep -q "each charged where it is found running" ||
 		fail "the source is not the one for perf refused"
 }
 
-@test "1.2 PYPROF_CPU_SOURCE=perf with perf_event_open refused by seccomp (EACCES, ENOSYS): the clocks instead" {
+@test "1.2 the default with perf_event_open refused by seccomp (EACCES, ENOSYS): the clocks instead" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 3.15)" for_each_python refused
 }
 
 pinned_run() {
 	taskset -c 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 3>&- &
 	BUSY+=($!)
-	bursts "$1" "$2" sleep 1000 4 env PYPROF_CPU_SOURCE=perf taskset -c 0
+	bursts "$1" "$2" sleep 1000 4 taskset -c 0
 	kill -KILL "${BUSY[-1]}"
 }
 
@@ -128,7 +126,7 @@ pinned() {
 }
 
 slow() {
-	quiet bursts "$1" "$2" pool4 100 6 env PYPROF_CPU_SOURCE=perf
+	quiet bursts "$1" "$2" pool4 100 6
 }
 
 @test "1.4 at 100 Hz" {
