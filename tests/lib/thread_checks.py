@@ -130,9 +130,13 @@ def cmd_rate(a):
     print("%s: %d samples; %d Hz x %.3f s of CPU = %.0f expected "
           "(%+.1f%%)" % (a.func, got, a.hz, t["cpu"], want,
                          100.0 * (got - want) / want if want else 0))
-    ok &= verdict(want > 0 and abs(got - want) <= a.tol * want,
-                  "sample count within %.0f%% of rate x CPU time"
-                  % (100 * a.tol))
+    # a sample per period of the thread's CPU: however exact, a count
+    # over a span of CPU is off by the period's phase at either end, one
+    # sample, which is more than the tolerance when the span is short (a
+    # busy host gives the program little CPU in its wall seconds)
+    ok &= verdict(want > 0 and abs(got - want) <= max(a.tol * want, 1.0),
+                  "sample count within %.0f%% (or one sample) of rate x "
+                  "CPU time" % (100 * a.tol))
     for c in p.comments:
         m = ACHIEVED_RE.search(c)
         if m:
