@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # split.bats - Python, native and system time (issue 42, docs/reading.md
-# "Python, native and system time"): every CPU sample's label time, and
-# pyprof top --split.
+# "Python, native and system time"): every CPU sample's label time,
+# pyprof top --split, and the views that carry it elsewhere (3.x): convert
+# --split's [native] and [system] leaves, the collector's /debug/pprof/top,
+# go tool pprof -tagfocus=time=native.
 #
 # tests/targets/split.py has a function of each kind by construction:
 # py_only (the interpreter), native_nogil (zlib, the GIL released),
@@ -245,7 +247,7 @@ leaves_agree() {
 	"$PP_PYPROF" convert "$prof" --format speedscope --split -o "$T/s.json"
 	"$PP_PYPROF" convert "$prof" --format folded --split \
 		--sample-type cpu -o "$T/s.folded"
-	"$PP_PYPROF" top --split -n 30 "$prof" >"$T/top"
+	"$PP_PYPROF" top --split "$prof" >"$T/top" # every row: mixed has no flat time
 	cat "$T/top"
 	"$PP_HOST_PYTHON" - "$T/s.json" "$T/s.folded" "$T/top" <<'PY'
 import json, re, sys
