@@ -383,3 +383,28 @@ sys.stdout.write(html.unescape(m.group(1)) if m else page)' \
 	shares labels "$T/t.pb.gz" time | grep -q '^python' ||
 		fail "no python samples for the filter to leave out"
 }
+
+@test "3.4 convert --split --timeline: the records' flags give the same [native] and [system] time as the profile's labels" {
+	collector_start --output "$T/m.pb.gz" --timeline "$T/tl"
+	PYPROF_HZ=1000 PYPROF_CPU_SOURCE=perf profiled "$(py311)" "$PP_TARGETS/split.py" 1 "$T/s.dat" \
+		>"$T/app.out" 2>&1 || fail "split.py failed: $(cat "$T/app.out")"
+	collector_stop
+	"$PP_PYPROF" convert "$T/m.pb.gz" --format speedscope --split -o "$T/p.json"
+	"$PP_PYPROF" convert "$T/m.pb.gz" --timeline "$T/tl" --format speedscope \
+		--split -o "$T/t.json"
+	"$PP_HOST_PYTHON" - "$T/p.json" "$T/t.json" <<'PY'
+import collections, json, sys
+def kinds(path):
+    doc = json.load(open(path))
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    c = collections.Counter()
+    for p in doc["profiles"]:
+        for s, w in zip(p["samples"], p["weights"]):
+            leaf = names[s[-1]] if s else ""
+            c[leaf if leaf in ("[native]", "[system]") else "other"] += w
+    return c
+p, t = kinds(sys.argv[1]), kinds(sys.argv[2])
+print("profile: %s\ntimeline: %s" % (dict(p), dict(t)))
+sys.exit(0 if p == t and p["[native]"] > 0 and p["[system]"] > 0 else 1)
+PY
+}
