@@ -85,12 +85,14 @@ int cmd_format_ok(const char *format);
  * Converts the pprof file profile to format, written atomically to output
  * (NULL or "-": standard output). timeline (may be NULL) is the timeline
  * recorded with it, for speedscope; sample_type and filter may be NULL;
- * by is enum view_by (0: by function). Returns 0 or a negative errno,
- * after logging why. `pyprof convert` and `pyprof record --format`.
+ * by is enum view_by (0: by function); split adds the time label's
+ * [native] and [system] leaves (folded, speedscope). Returns 0 or a
+ * negative errno, after logging why. `pyprof convert` and `pyprof record
+ * --format`.
  */
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
-		     const struct view_filter *filter, int by,
+		     const struct view_filter *filter, int by, int split,
 		     const char *output);
 
 /*

@@ -520,15 +520,30 @@ void cmd_convert_usage(FILE *out)
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
 "      --by function|line  frames per function (default) or per line\n"
 "                       (folded, svg)\n"
+"      --split          folded, speedscope: a sample whose time label is\n"
+"                       native or system gets a leaf frame [native] or\n"
+"                       [system] under its stack (self times change: a\n"
+"                       function's own is then its Python time)\n"
 "      --service-name NAME  otlp: the service.name resource attribute\n"
 "                       (default unknown_service)\n"
 "  -h, --help           this text\n");
 }
 /* clang-format on */
 
+/* Whether any sample of p says what its CPU time was (--split). */
+static int has_time_label(const struct view_profile *p)
+{
+	char buf[16];
+
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (view_sample_label(&p->samples[i], "time", buf, sizeof(buf)))
+			return 1;
+	return 0;
+}
+
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
-		     const struct view_filter *filter, int by,
+		     const struct view_filter *filter, int by, int split,
 		     const char *output)
 {
 	struct view_profile *p = NULL;
@@ -540,6 +555,10 @@ int cmd_convert_file(const char *profile, const char *timeline,
 	p = load(profile, 0);
 	if (!p)
 		return -EINVAL;
+	if (split && !has_time_label(p))
+		log_warn("%s has no time label (not a CPU profile of ours?): "
+			 "--split adds no [native] or [system] frame",
+			 profile);
 	if (timeline) {
 		rc = timeline_read(timeline, &tl, err);
 		if (rc < 0) {
@@ -562,10 +581,10 @@ int cmd_convert_file(const char *profile, const char *timeline,
 	}
 	if (!strcmp(format, "folded")) {
 		rc = view_folded(out.f, p, sample_type, filter,
-				 (enum view_by)by, err);
+				 (enum view_by)by, split, err);
 	} else if (!strcmp(format, "speedscope")) {
 		rc = view_speedscope(out.f, p, tl, sample_type, filter,
-				     profile, err);
+				     profile, split, err);
 	} else {
 		struct view_flame_opts f = { .sample_type = sample_type,
 					     .filter = filter,
@@ -589,10 +608,11 @@ int cmd_format_ok(const char *format)
  * pick or group samples do not apply. */
 static int convert_otlp(const char *cmd, const struct vopts *o)
 {
-	if (o->sample_type || o->filter.n || o->by || o->timeline)
+	if (o->sample_type || o->filter.n || o->by || o->timeline ||
+	    o->split)
 		return usage_error(cmd, "--format otlp takes every sample: "
-				   "no --sample-type, --tag, --by or "
-				   "--timeline");
+					"no --sample-type, --tag, --by, "
+					"--timeline or --split");
 	if (o->service_name && !o->service_name[0])
 		return usage_error(cmd, "--service-name accepts a non-empty "
 				   "name");
@@ -607,7 +627,7 @@ int cmd_convert(int argc, char **argv)
 	struct vopts o = { 0 };
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJM");
+	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJMN");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
@@ -626,8 +646,12 @@ int cmd_convert(int argc, char **argv)
 	if (o.timeline && strcmp(o.format, "speedscope"))
 		return usage_error(cmd, "--timeline goes with --format "
 				   "speedscope");
+	if (o.split && !strcmp(o.format, "svg"))
+		return usage_error(cmd, "--split goes with --format folded or "
+					"speedscope (the flame graph is coloured "
+					"by it already)");
 	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
-			      &o.filter, o.by, o.output);
+			      &o.filter, o.by, o.split, o.output);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
 }
 

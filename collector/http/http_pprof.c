@@ -26,8 +26,12 @@
  *   client's address without its port, its User-Agent and the request
  *   target as sent (path and query), so that two scrapers of the same
  *   URL, or two URLs of one scraper, each keep their own series.
- *   /flamegraph is not keyed (a browser reloading it wants the next N
- *   seconds).
+ *   /flamegraph and /debug/pprof/top are not keyed (a browser reloading
+ *   them wants the next N seconds).
+ * - /debug/pprof/top: pyprof top's table of the window, in CPU mode with
+ *   --split's columns (docs/reading.md), so that the split is seen
+ *   without a tool; Go has no such page, and its index does not link
+ *   one.
  *
  * Runs on the collector's loop thread.
  */
@@ -51,6 +55,15 @@
 
 #define DEFAULT_SECONDS 30
 #define PARAM_LEN 64
+#define DEFAULT_TOP_ROWS 100
+#define MAX_TOP_ROWS 100000
+
+/* What a window's answer is. */
+enum pd_view {
+	PD_PROFILE, /* the gzipped pprof */
+	PD_FLAME,   /* the SVG flame graph */
+	PD_TOP	    /* pyprof top's table, as HTML */
+};
 
 struct pprof_server {
 	struct loop *loop;
@@ -66,9 +79,10 @@ struct pending {
 	struct pprof_server *ps;
 	struct http_conn *conn;
 	struct window *w;
-	int flame;
+	enum pd_view view;
 	int waits; /* enum pprof_waits: /block or /mutex */
 	unsigned seconds;
+	unsigned long n_rows; /* PD_TOP */
 };
 
 static uint64_t hz_of(uint64_t period_ns)
@@ -234,6 +248,20 @@ static int param_filter(struct pprof_server *ps, struct http_conn *c,
 
 /* ---- profile and flamegraph: windows ----------------------------------------------- */
 
+/* "pid P, N s of CPU time", or "All processes, ...": a page's title. */
+static void window_title(char *buf, size_t cap, const struct pending *pd,
+			 const struct window_filter *f)
+{
+	const char *kind = f->mode == WIRE_MODE_WALL ? "wall" : "CPU";
+
+	if (f->pid)
+		snprintf(buf, cap, "pid %" PRIu64 ", %u s of %s time", f->pid,
+			 pd->seconds, kind);
+	else
+		snprintf(buf, cap, "All processes, %u s of %s time",
+			 pd->seconds, kind);
+}
+
 static void answer_flame(struct pending *pd, const struct window_filter *f,
 			 void *data, size_t len)
 {
@@ -247,14 +275,7 @@ static void answer_flame(struct pending *pd, const struct window_filter *f,
 	rc = view_read_mem(data, len, &vp, err);
 	if (rc < 0)
 		goto out;
-	if (f->pid)
-		snprintf(title, sizeof(title), "pid %" PRIu64 ", %u s of %s "
-			 "time", f->pid, pd->seconds,
-			 f->mode == WIRE_MODE_WALL ? "wall" : "CPU");
-	else
-		snprintf(title, sizeof(title), "All processes, %u s of %s "
-			 "time", pd->seconds,
-			 f->mode == WIRE_MODE_WALL ? "wall" : "CPU");
+	window_title(title, sizeof(title), pd, f);
 	struct view_flame_opts o = { .title = title };
 	out = open_memstream(&svg, &svg_len);
 	if (!out) {
@@ -278,6 +299,72 @@ out:
 	view_free(vp);
 }
 
+static void html(FILE *out, const char *s);
+
+/* pyprof top's table of the window (top --split in CPU mode: the window
+ * holds one kind of time, and only CPU samples carry the time label),
+ * escaped in a <pre id="top">. */
+static void answer_top(struct pending *pd, const struct window_filter *f,
+		       void *data, size_t len)
+{
+	struct view_profile *vp = NULL;
+	char err[VIEW_ERR_LEN] = "out of memory", title[160];
+	char *table = NULL, *page = NULL;
+	size_t table_len = 0, page_len = 0;
+	FILE *out = NULL;
+	int rc;
+
+	rc = view_read_text_mem(data, len, &vp, err);
+	if (rc < 0)
+		goto out;
+	struct view_top_opts o = { .n_rows = pd->n_rows,
+				   .split = f->mode != WIRE_MODE_WALL };
+	rc = -ENOMEM;
+	out = open_memstream(&table, &table_len);
+	if (!out)
+		goto out;
+	rc = view_top(out, vp, &o, err);
+	if (fclose(out) != 0 && rc == 0)
+		rc = -ENOMEM;
+	if (rc < 0)
+		goto out;
+	window_title(title, sizeof(title), pd, f);
+	rc = -ENOMEM;
+	out = open_memstream(&page, &page_len);
+	if (!out)
+		goto out;
+	fprintf(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+		     "<title>top: %s</title></head>\n<body>\n<h1>%s</h1>\n",
+		title, title);
+	if (o.split)
+		fputs("<p>cum is a function's time anywhere on the stack; "
+		      "python, native and system split it: the shares of the "
+		      "total it spent in the interpreter, in C called from "
+		      "Python, and in the kernel (pyprof top --split).</p>\n",
+		      out);
+	fputs("<pre id=\"top\">", out);
+	/* html() makes line breaks spaces (attributes, cells): keep the
+	 * table's own */
+	for (char *line = table, *nl; line && *line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = 0;
+		html(out, line);
+		fputc('\n', out);
+	}
+	fputs("</pre>\n</body></html>\n", out);
+	rc = fclose(out) != 0 ? -ENOMEM : 0;
+out:
+	if (rc < 0)
+		http_error(pd->conn, 500, "cannot make the table: %s", err);
+	else
+		http_respond(pd->conn, 200, "text/html; charset=utf-8", NULL,
+			     page, page_len);
+	free(table);
+	free(page);
+	view_free(vp);
+}
+
 static void on_window(void *arg, int status, void *data, size_t len,
 		      const struct window_filter *f)
 {
@@ -285,8 +372,10 @@ static void on_window(void *arg, int status, void *data, size_t len,
 	if (status < 0)
 		http_error(pd->conn, 500, "could not build the profile: %s",
 			   strerror(-status));
-	else if (pd->flame)
+	else if (pd->view == PD_FLAME)
 		answer_flame(pd, f, data, len);
+	else if (pd->view == PD_TOP)
+		answer_top(pd, f, data, len);
 	else
 		http_respond(pd->conn, 200, "application/octet-stream",
 			     pd->waits == PPROF_WAITS_BLOCK
@@ -364,17 +453,45 @@ static int param_waits(struct pprof_server *ps, struct http_conn *c,
 	return 0;
 }
 
-/* /debug/pprof/profile (waits 0), /flamegraph (flame) and
- * /debug/pprof/block, /debug/pprof/mutex (waits): a window. */
+/* n=ROWS for /debug/pprof/top: 1..MAX_TOP_ROWS, default
+ * DEFAULT_TOP_ROWS. 0 or -1 (answered). */
+static int param_rows(struct http_conn *c, const struct http_req *r,
+		      unsigned long *rows)
+{
+	char v[PARAM_LEN];
+	uint64_t n;
+	int rc = param(c, r, "n", v, sizeof(v));
+
+	*rows = DEFAULT_TOP_ROWS;
+	if (rc <= 0)
+		return rc;
+	if (http_parse_uint(v, UINT32_MAX, &n) < 0 || n < 1 ||
+	    n > MAX_TOP_ROWS) {
+		http_error(c, 400, "n must be a number of rows from 1 to %d, "
+				   "not '%s'",
+			   MAX_TOP_ROWS, v);
+		return -1;
+	}
+	*rows = (unsigned long)n;
+	return 0;
+}
+
+/* /debug/pprof/profile (PD_PROFILE, waits 0), /flamegraph (PD_FLAME),
+ * /debug/pprof/top (PD_TOP) and /debug/pprof/block, /debug/pprof/mutex
+ * (waits): a window. */
 static void serve_window(struct pprof_server *ps, struct http_conn *c,
-			 const struct http_req *r, int flame, int waits)
+			 const struct http_req *r, enum pd_view view,
+			 int waits)
 {
 	struct window_filter f = { 0 };
 	struct pending *pd;
 	unsigned seconds;
+	unsigned long rows = 0;
 	char *key = NULL;
 
 	if (param_seconds(c, r, &seconds) < 0)
+		return;
+	if (view == PD_TOP && param_rows(c, r, &rows) < 0)
 		return;
 	if (waits ? param_waits(ps, c, r, waits, &f) < 0
 		  : param_filter(ps, c, r, &f) < 0)
@@ -386,10 +503,11 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	}
 	pd->ps = ps;
 	pd->conn = c;
-	pd->flame = flame;
+	pd->view = view;
 	pd->waits = waits;
 	pd->seconds = seconds;
-	if (!flame)
+	pd->n_rows = rows;
+	if (view == PD_PROFILE)
 		key = scrape_key(c, r);
 	pd->w = window_open(ps->ws, &f, seconds, key, on_window, pd);
 	free(key);
@@ -586,6 +704,13 @@ static void index_row(struct pprof_server *ps, FILE *out,
 	unsigned holds = 0;
 	int on = ps->ctl ? control_proc_sampling(ps->ctl, in->pid, &holds) : -1;
 	const char *sampling = on < 0 ? "?" : on ? "on" : "dormant";
+	/* The top table's link; in CPU mode the table has the split. */
+	char top[128];
+	snprintf(top, sizeof(top),
+		 "<a class=\"top\" href=\"top?seconds=%u&amp;pid=%" PRIu64
+		 "\">%s</a> ",
+		 secs, in->pid,
+		 in->mode == WIRE_MODE_WALL ? "top" : "top (split)");
 	fprintf(out, "<tr class=\"proc\" data-pid=\"%" PRIu64 "\"><td class="
 		"\"pid\">%" PRIu64 "</td><td class=\"command\">", in->pid,
 		in->pid);
@@ -606,11 +731,11 @@ static void index_row(struct pprof_server *ps, FILE *out,
 		"<a class=\"profile\" href=\"profile?seconds=%u&amp;pid=%"
 		PRIu64 "\">profile</a> "
 		"<a class=\"flamegraph\" href=\"/flamegraph?seconds=%u&amp;"
-		"pid=%" PRIu64 "\">flame graph</a> "
+		"pid=%" PRIu64 "\">flame graph</a> %s"
 		"<a class=\"cmdline\" href=\"cmdline?pid=%" PRIu64
 		"\">cmdline</a></td></tr>\n",
 		mode, hz, up, in->n_samples - in->n_waits, in->n_lost, secs,
-		in->pid, secs, in->pid, in->pid);
+		in->pid, secs, in->pid, top, in->pid);
 }
 
 static void serve_index(struct pprof_server *ps, struct http_conn *c,
@@ -649,6 +774,7 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"wall profile</a> | "
 		"<a id=\"all-flamegraph\" href=\"/flamegraph?seconds=%u\">"
 		"flame graph</a> | "
+		"<a id=\"all-top\" href=\"top?seconds=%u\">top (split)</a> | "
 		"<a href=\"heap\">heap</a> | <a href=\"allocs\">allocs</a> | "
 		"<a id=\"all-block\" href=\"block?seconds=%u\">block</a> | "
 		"<a id=\"all-mutex\" href=\"mutex?seconds=%u\">mutex</a> | "
@@ -658,7 +784,7 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"<th>Python</th><th>sampling</th><th>mode</th><th>rate</th>"
 		"<th>uptime</th>"
 		"<th>samples</th><th>dropped</th><th>views</th></tr>\n",
-		secs, secs, secs, secs, secs, secs);
+		secs, secs, secs, secs, secs, secs, secs);
 	for (const struct proc *p = procs_first(ps->reg); p;
 	     p = proc_next(p)) {
 		if (!proc_is_live(p))
@@ -720,13 +846,15 @@ static void handle(void *arg, struct http_conn *c, const struct http_req *r,
 	else if (strcmp(path, "/debug/pprof/") == 0)
 		serve_index(ps, c, r);
 	else if (strcmp(path, "/debug/pprof/profile") == 0)
-		serve_window(ps, c, r, 0, 0);
+		serve_window(ps, c, r, PD_PROFILE, 0);
 	else if (strcmp(path, "/flamegraph") == 0)
-		serve_window(ps, c, r, 1, 0);
+		serve_window(ps, c, r, PD_FLAME, 0);
+	else if (strcmp(path, "/debug/pprof/top") == 0)
+		serve_window(ps, c, r, PD_TOP, 0);
 	else if (strcmp(path, "/debug/pprof/block") == 0)
-		serve_window(ps, c, r, 0, PPROF_WAITS_BLOCK);
+		serve_window(ps, c, r, PD_PROFILE, PPROF_WAITS_BLOCK);
 	else if (strcmp(path, "/debug/pprof/mutex") == 0)
-		serve_window(ps, c, r, 0, PPROF_WAITS_MUTEX);
+		serve_window(ps, c, r, PD_PROFILE, PPROF_WAITS_MUTEX);
 	else if (strcmp(path, "/debug/pprof/heap") == 0)
 		serve_heap(ps, c, r, "heap");
 	else if (strcmp(path, "/debug/pprof/allocs") == 0)

@@ -34,6 +34,12 @@
  *                           names; native ones are named by the collector
  *                           where it can, so address look-ups answer
  *                           nothing more, as Go does for unknown ones)
+ *   /debug/pprof/top        ?seconds=N [&pid=P] [&service=...]
+ *                           [&command=...] [&mode=...] [&n=ROWS]: the
+ *                           same window as pyprof top's table in an HTML
+ *                           page, with --split's python, native and
+ *                           system columns in CPU mode; always the next
+ *                           N seconds
  *   /flamegraph             ?seconds=N [&pid=P] [&service=...]
  *                           [&command=...] [&mode=...]: the same window
  *                           as an interactive SVG (view_flame.h), always

@@ -69,10 +69,12 @@ int view_flame(FILE *out, const struct view_profile *p,
  * sample type (default: samples/count if the profile has it, else the
  * default type), lines sorted by stack. Frames are written "name" or,
  * when by is VIEW_BY_LINE, "name:LINE"; ';' in a name becomes ':', line
- * breaks and other control characters (DEL too) become spaces. */
+ * breaks and other control characters (DEL too) become spaces. With
+ * split, a sample labelled time=native or time=system has one more leaf,
+ * "[native]" or "[system]" (docs/reading.md). */
 int view_folded(FILE *out, const struct view_profile *p,
 		const char *sample_type, const struct view_filter *filter,
-		enum view_by by, char *err);
+		enum view_by by, int split, char *err);
 
 /* ---- speedscope (view_speedscope.c) -------------------------------------------- */
 
@@ -82,11 +84,13 @@ struct timeline_data;
  * one "sampled" profile per (pid, thread). With tl (a timeline recorded
  * with the profile, timeline.h) the samples are in time order and each
  * weighs its own value; without, each distinct stack is one sample
- * weighing its total, in stack order. */
+ * weighing its total, in stack order. With split, samples whose time was
+ * native or system end in a leaf "[native]" or "[system]", and the file's
+ * name says so. */
 int view_speedscope(FILE *out, const struct view_profile *p,
 		    const struct timeline_data *tl, const char *sample_type,
 		    const struct view_filter *filter, const char *name,
-		    char *err);
+		    int split, char *err);
 
 /* ---- diff (view_diff.c) -------------------------------------------------------- */
 

@@ -12,6 +12,11 @@
  * calls samples), else the default type, unless --sample-type says.
  * Lines come out in the order of a walk of the call tree with siblings
  * sorted by name, so equal prefixes are adjacent and the output is stable.
+ *
+ * With split, a sample whose time label is native or system has one more
+ * frame under its leaf, "[native]" or "[system]": the format has nothing
+ * but frames to carry it. The two are keys past the profile's own
+ * (keys.n and keys.n + 1), ranked after every name.
  */
 #include "views/renderers.h"
 
@@ -69,10 +74,16 @@ static void put_clean(struct folder *f, const char *s)
 	}
 }
 
-static void put_frame(struct folder *f, const struct view_key *k)
+static void put_frame(struct folder *f, uint32_t key)
 {
+	const struct view_key *k;
 	char line[32];
 
+	if (key >= f->keys->n) {
+		put_clean(f, key == f->keys->n ? "[native]" : "[system]");
+		return;
+	}
+	k = &f->keys->v[key];
 	put_clean(f, k->name);
 	if (!k->file[0])
 		return;
@@ -93,7 +104,7 @@ static void walk(struct folder *f, uint32_t node)
 	if (node) {
 		if (nd->depth > 1)
 			put(f, ";", 1);
-		put_frame(f, &f->keys->v[nd->key]);
+		put_frame(f, nd->key);
 		if (nd->self[0] > 0 && !f->oom)
 			fprintf(f->out, "%s %" PRId64 "\n", f->path,
 				nd->self[0]);
@@ -114,9 +125,46 @@ static void walk(struct folder *f, uint32_t node)
 		f->path[len] = 0;
 }
 
+/* The tree with split's leaves: each sample added on its own, its time
+ * label's key under its leaf (see the top). */
+static int add_split(struct view_tree *t, const struct view_profile *p,
+		     const struct view_keys *keys, const uint32_t *kmap,
+		     const struct view_filter *filter, size_t type)
+{
+	uint32_t *stack = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n_samples && rc == 0; i++) {
+		const struct view_sample *s = &p->samples[i];
+		int64_t val[2] = { s->values[type], 0 };
+		char buf[16];
+		const char *v;
+		size_t n = 0;
+		/* as view_tree_add_profile: nothing to draw, or not shown */
+		if (val[0] <= 0 || (filter && !view_sample_matches(s, filter)))
+			continue;
+		if (grow_array(&stack, &cap, s->n_frames + 1, sizeof(*stack),
+			       64) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		v = view_sample_label(s, "time", buf, sizeof(buf));
+		if (v && !strcmp(v, "native"))
+			stack[n++] = (uint32_t)keys->n;
+		else if (v && !strcmp(v, "system"))
+			stack[n++] = (uint32_t)keys->n + 1;
+		for (uint32_t j = 0; j < s->n_frames; j++)
+			stack[n++] = kmap[s->frames[j]];
+		rc = view_tree_add(t, stack, n, val);
+	}
+	free(stack);
+	return rc;
+}
+
 int view_folded(FILE *out, const struct view_profile *p,
 		const char *sample_type, const struct view_filter *filter,
-		enum view_by by, char *err)
+		enum view_by by, int split, char *err)
 {
 	struct view_keys keys;
 	struct view_tree tree;
@@ -139,10 +187,23 @@ int view_folded(FILE *out, const struct view_profile *p,
 	rc = view_tree_init(&tree);
 	if (rc == 0)
 		rc = view_keys_map(&keys, p, &kmap);
-	if (rc == 0)
+	if (rc == 0 && split)
+		rc = add_split(&tree, p, &keys, kmap, filter, type);
+	else if (rc == 0)
 		rc = view_tree_add_profile(&tree, p, kmap, filter, slots);
 	if (rc == 0 && !(rank = view_keys_rank(&keys)))
 		rc = -ENOMEM;
+	if (rc == 0 && split) {
+		/* the split's two keys, after every name */
+		uint32_t *r = realloc(rank, (keys.n + 2) * sizeof(*rank));
+		if (!r)
+			rc = -ENOMEM;
+		else {
+			rank = r;
+			rank[keys.n] = (uint32_t)keys.n;
+			rank[keys.n + 1] = (uint32_t)keys.n + 1;
+		}
+	}
 	if (rc < 0)
 		goto out;
 	f.out = out;

@@ -16,6 +16,14 @@
  *   in the timeline, so --tag may only name those two then.
  * Weights are in the chosen sample type: nanoseconds stay nanoseconds,
  * counts are "none".
+ *
+ * The format has no per-sample tags, so with split the time label
+ * (docs/reading.md, "Python, native and system time") becomes a frame: a
+ * sample whose time was native or system gets a leaf "[native]" or
+ * "[system]" under its stack (a timeline record: from its WIRE_SF_TIME_*
+ * flags). Python time gets none, so that a function's self time in
+ * speedscope is its Python time and the pseudo-frames below it are the
+ * rest; the file's name says so, since self times change.
  */
 #include "views/renderers.h"
 
@@ -30,6 +38,11 @@
 #include "common/timeline_file.h"
 
 #define SS_NAME_LEN 256
+
+/* Output frames that are no key: the split's leaves (order[] holds these
+ * instead of a key id). */
+#define SS_NATIVE UINT32_MAX
+#define SS_SYSTEM (UINT32_MAX - 1)
 
 /* One output profile: a (pid, tid) pair and its samples. */
 struct lane {
@@ -49,6 +62,10 @@ struct ss {
 	uint32_t *order;        /* output frame index -> key */
 	size_t n_out;
 	int32_t trunc_frame;    /* output index of "[truncated]", -1 */
+	/* split: [native] and [system] leaves; kind_frame: their output
+	 * indexes, -1 until used */
+	int split;
+	int32_t kind_frame[2];
 	struct lane *lanes;
 	size_t n_lanes, lanes_cap;
 	struct idhash lane_hash;
@@ -148,9 +165,20 @@ static int32_t out_frame(struct ss *s, uint32_t key)
 	return s->frame_of_key[key];
 }
 
-/* Writes one stack of frame indexes (leaf first in frames) root first. */
+/* The output index of the split's leaf for kind (0 native, 1 system). */
+static int32_t kind_frame(struct ss *s, int kind)
+{
+	if (s->kind_frame[kind] < 0) {
+		s->order[s->n_out] = kind ? SS_SYSTEM : SS_NATIVE;
+		s->kind_frame[kind] = (int32_t)s->n_out++;
+	}
+	return s->kind_frame[kind];
+}
+
+/* Writes one stack of frame indexes (leaf first in frames) root first,
+ * then the split's leaf for kind (0 native, 1 system; -1 none). */
 static void put_stack(struct ss *s, const uint32_t *frames, size_t n,
-		      int truncated, int *first)
+		      int truncated, int kind, int *first)
 {
 	fputs(*first ? "[" : ",[", s->out);
 	*first = 0;
@@ -159,7 +187,37 @@ static void put_stack(struct ss *s, const uint32_t *frames, size_t n,
 	for (size_t i = n; i-- > 0;)
 		fprintf(s->out, "%d%s", out_frame(s, s->kmap[frames[i]]),
 			i ? "," : "");
+	if (kind >= 0)
+		fprintf(s->out, "%s%d", n || truncated ? "," : "",
+			kind_frame(s, kind));
 	putc(']', s->out);
+}
+
+/* The split's kind of a profile sample: 0 native, 1 system, -1 python or
+ * no time label (or no split asked for). */
+static int sample_kind(const struct ss *s, const struct view_sample *smp)
+{
+	char buf[16];
+	const char *v;
+
+	if (!s->split)
+		return -1;
+	v = view_sample_label(smp, "time", buf, sizeof(buf));
+	if (v && !strcmp(v, "native"))
+		return 0;
+	if (v && !strcmp(v, "system"))
+		return 1;
+	return -1;
+}
+
+/* The same for a timeline record, from its flags as the wire sent them. */
+static int rec_kind(const struct ss *s, const struct timeline_rec *r)
+{
+	if (!s->split || !(r->flags & WIRE_SF_TIME_KNOWN))
+		return -1;
+	if (r->flags & WIRE_SF_TIME_SYSTEM)
+		return 1;
+	return r->flags & WIRE_SF_TIME_NATIVE ? 0 : -1;
 }
 
 static const char *ss_unit(const char *unit)
@@ -325,11 +383,13 @@ static int write_samples(struct ss *s, const struct lane *l, char *err)
 			if (rc < 0)
 				return rc;
 			put_stack(s, s->fbuf, n,
-				  (r->flags & WIRE_SF_TRUNCATED) != 0, &first);
+				  (r->flags & WIRE_SF_TRUNCATED) != 0,
+				  rec_kind(s, r), &first);
 		} else {
 			const struct view_sample *smp =
 				&s->p->samples[l->items[i]];
-			put_stack(s, smp->frames, smp->n_frames, 0, &first);
+			put_stack(s, smp->frames, smp->n_frames, 0,
+				  sample_kind(s, smp), &first);
 		}
 	}
 	return 0;
@@ -364,6 +424,12 @@ static void write_frames(struct ss *s)
 			fputs("}", s->out);
 			continue;
 		}
+		if (s->order[i] == SS_NATIVE || s->order[i] == SS_SYSTEM) {
+			json_str(s->out, s->order[i] == SS_NATIVE ? "[native]"
+								  : "[system]");
+			fputs("}", s->out);
+			continue;
+		}
 		k = &s->keys->v[s->order[i]];
 		json_str(s->out, k->name);
 		if (k->file[0]) {
@@ -383,7 +449,17 @@ static int write_file(struct ss *s, const char *name, char *err)
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema"
 	      ".json\",\n\"exporter\":\"pyprof\",\"name\":", s->out);
-	json_str(s->out, name ? name : "pyprof profile");
+	if (s->split) {
+		/* Self times are not the profile's own: say why. */
+		char *named = NULL;
+		if (asprintf(&named, "%s (split: [native], [system] leaves)",
+			     name ? name : "pyprof profile") < 0)
+			return -ENOMEM;
+		json_str(s->out, named);
+		free(named);
+	} else {
+		json_str(s->out, name ? name : "pyprof profile");
+	}
 	fputs(",\"activeProfileIndex\":0,\n\"profiles\":[", s->out);
 	for (size_t li = 0; li < s->n_lanes; li++) {
 		const struct lane *l = &s->lanes[li];
@@ -431,7 +507,7 @@ static int collect(struct ss *s, const struct view_filter *filter,
 int view_speedscope(FILE *out, const struct view_profile *p,
 		    const struct timeline_data *tl, const char *sample_type,
 		    const struct view_filter *filter, const char *name,
-		    char *err)
+		    int split, char *err)
 {
 	struct view_keys keys;
 	struct ss s = { 0 };
@@ -455,8 +531,11 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 	s.tl = tl;
 	s.type = type;
 	s.use_count = !strcmp(p->types[type].unit, "count");
+	s.split = split;
+	s.kind_frame[0] = s.kind_frame[1] = -1;
 	s.frame_of_key = malloc((keys.n + 1) * sizeof(*s.frame_of_key));
-	s.order = malloc((keys.n + 1) * sizeof(*s.order));
+	/* every key, "[truncated]", [native] and [system] */
+	s.order = malloc((keys.n + 3) * sizeof(*s.order));
 	if (!s.frame_of_key || !s.order)
 		goto out;
 	for (size_t i = 0; i < keys.n; i++)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # split.bats - Python, native and system time (issue 42, docs/reading.md
-# "Python, native and system time"): every CPU sample's label time, and
-# pyprof top --split.
+# "Python, native and system time"): every CPU sample's label time,
+# pyprof top --split, and the views that carry it elsewhere (3.x): convert
+# --split's [native] and [system] leaves, the collector's /debug/pprof/top,
+# go tool pprof -tagfocus=time=native.
 #
 # tests/targets/split.py has a function of each kind by construction:
 # py_only (the interpreter), native_nogil (zlib, the GIL released),
@@ -228,4 +230,181 @@ PY
 	flame_agrees "$T/t.pb.gz"
 	run_capture bad "$PP_PYPROF" top --split --by-label pid "$T/t.pb.gz"
 	assert_eq 2 "$RC" "--split with --by-label"
+}
+
+# py311: the interpreter the single-interpreter tests run.
+py311() {
+	pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}'
+}
+
+# leaves_agree PROF: convert --split's [native] and [system] leaves, in
+# speedscope's JSON and in folded stacks, weigh what top --split prints
+# for each function: the stacks holding it that end in [native] (or
+# [system]), over every stack's weight, are its native (system) column;
+# the leaves are only ever leaves.
+leaves_agree() {
+	local prof=$1
+	"$PP_PYPROF" convert "$prof" --format speedscope --split -o "$T/s.json"
+	"$PP_PYPROF" convert "$prof" --format folded --split \
+		--sample-type cpu -o "$T/s.folded"
+	"$PP_PYPROF" top --split "$prof" >"$T/top" # every row: mixed has no flat time
+	cat "$T/top"
+	"$PP_HOST_PYTHON" - "$T/s.json" "$T/s.folded" "$T/top" <<'PY'
+import json, re, sys
+ss, folded, top = sys.argv[1:4]
+kinds = ("[native]", "[system]")
+doc = json.load(open(ss))
+if "(split: [native], [system] leaves)" not in doc["name"]:
+    sys.exit("the file's name does not say it is split: %r" % doc["name"])
+names = [f["name"] for f in doc["shared"]["frames"]]
+# stacks as names, leaf last, with their weights, from both files
+stacks = []
+for prof in doc["profiles"]:
+    for st, w in zip(prof["samples"], prof["weights"]):
+        stacks.append(([names[i] for i in st], w, "speedscope"))
+for line in open(folded):
+    path, w = line.rstrip("\n").rsplit(" ", 1)
+    # "name (file)": the name alone, as top's rows and speedscope's frames
+    stacks.append(([re.sub(r" \(.*\)$", "", f) for f in path.split(";")],
+                   int(w), "folded"))
+rows = {}
+for line in open(top):
+    m = re.match(r"\s*\S+\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+(\S+)%\s+(\S+)%\s+(\S+)%\s+(\S+)", line)
+    if m:
+        rows[m.group(4)] = (float(m.group(2)), float(m.group(3)))
+bad = False
+for src in ("speedscope", "folded"):
+    mine = [(s, w) for s, w, f in stacks if f == src]
+    total = sum(w for s, w in mine)
+    for s, w in mine:
+        if any(k in s[:-1] for k in kinds):
+            print("%s: a split frame that is no leaf: %s" % (src, s))
+            bad = True
+    for name in ("nat_body", "native_gil", "py_body", "sys_random",
+                 "sys_read", "mixed"):
+        if name not in rows:
+            print("%s not in top --split" % name)
+            bad = True
+            continue
+        for k, col in zip(kinds, rows[name]):
+            got = 100.0 * sum(w for s, w in mine
+                              if s[-1] == k and name in s[:-1]) / total
+            print("%-10s %-10s %s %6.2f%%, top --split %6.2f%%" % (
+                src, name, k, got, col))
+            if abs(got - col) > 0.005 + 1e-9:
+                bad = True
+    n = sum(1 for s, w in mine if s[-1] in kinds)
+    if n == 0:
+        print("%s: no [native] or [system] leaf" % src)
+        bad = True
+sys.exit(1 if bad else 0)
+PY
+	# Without --split the file is as it was: no such frame, its own name.
+	"$PP_PYPROF" convert "$prof" --format speedscope -o "$T/plain.json"
+	! grep -q '"\[native\]"\|split:' "$T/plain.json" ||
+		fail "--split's frames without --split"
+}
+
+@test "3.1 convert --split: speedscope's and folded stacks' [native] and [system] leaves weigh top --split's columns" {
+	quiet record_split t "$(py311)" 1000 2 env PYPROF_CPU_SOURCE=perf
+	leaves_agree "$T/t.pb.gz"
+	run_capture bad "$PP_PYPROF" convert "$T/t.pb.gz" --format svg --split
+	assert_eq 2 "$RC" "--split with --format svg"
+	grep -q -- "--split goes with --format folded or speedscope" "$T/bad.err" ||
+		fail "no reason for --split with svg: $(cat "$T/bad.err")"
+}
+
+@test "3.2 the HTTP index links /debug/pprof/top, whose table is top --split's of the same window" {
+	local port token base exe i
+	exe=$(py311)
+	collector_start --http 0
+	port=$(http_port "$T/collector.log")
+	token=$(cat "$SOCK.http-token")
+	base=http://pyprof:$token@127.0.0.1:$port
+	# The program waits on a FIFO (no CPU, so no sample) until both
+	# windows are open, works 2 s and exits: both windows hold every
+	# sample of its work and nothing else.
+	mkfifo "$T/go"
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SOCK PYPROF_HZ=1000 "$exe" -c '
+import runpy, sys
+print("waiting"); sys.stdout.flush()
+open(sys.argv[1]).read()
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$T/go" \
+		"$PP_TARGETS/split.py" 2 "$T/s.dat" >"$T/app.out" 2>&1 3>&- &
+	local app=$!
+	wait_for_line "$T/app.out" waiting
+	for ((i = 0; i < 100; i++)); do
+		curl -s "$base/debug/pprof/" >"$T/index.html"
+		grep -q "data-pid=\"$app\"" "$T/index.html" && break
+		sleep 0.05
+	done
+	grep -q "<a class=\"top\" href=\"top?seconds=30&amp;pid=$app\">top (split)</a>" \
+		"$T/index.html" || fail "no top (split) link in the index: $(cat "$T/index.html")"
+	grep -q '<a id="all-top" href="top?seconds=30">' "$T/index.html" ||
+		fail "no all-processes top link in the index"
+	sleep 0.3 # the library's last samples before it blocked
+	curl -s -o "$T/w.pb.gz" "$base/debug/pprof/profile?seconds=5&pid=$app" 3>&- &
+	local c1=$!
+	curl -s -o "$T/top.html" "$base/debug/pprof/top?seconds=5&pid=$app&n=40" 3>&- &
+	local c2=$!
+	for ((i = 0; i < 100; i++)); do
+		curl -s "$base/debug/pprof/" | grep -q '2 profiles being taken' && break
+		sleep 0.05
+	done
+	echo go >"$T/go"
+	wait "$app" || fail "the program failed: $(cat "$T/app.out")"
+	wait "$c1" "$c2"
+	"$PP_PYPROF" top --split -n 40 "$T/w.pb.gz" >"$T/top.cli"
+	"$PP_HOST_PYTHON" -c '
+import html, re, sys
+page = open(sys.argv[1]).read()
+m = re.search(r"<pre id=\"top\">(.*)</pre>", page, re.S)
+sys.stdout.write(html.unescape(m.group(1)) if m else page)' \
+		"$T/top.html" >"$T/top.http"
+	cat "$T/top.http"
+	grep -q ' python  native  system  function' "$T/top.http" ||
+		fail "no split columns on /debug/pprof/top"
+	grep -q 'py_body' "$T/top.http" || fail "split.py's functions are not in it"
+	diff "$T/top.cli" "$T/top.http" || fail "/debug/pprof/top differs from pyprof top --split"
+	run_capture bad curl -s -i "$base/debug/pprof/top?seconds=1&n=0"
+	grep -q '^HTTP/1.1 400' "$T/bad.out" || fail "n=0 accepted"
+	grep -q "n must be a number of rows from 1 to 100000, not '0'" "$T/bad.out" ||
+		fail "n=0: $(cat "$T/bad.out")"
+}
+
+@test "3.3 go tool pprof -tagfocus=time=native keeps only the native samples" {
+	quiet record_split t "$(py311)" 1000 2 env PYPROF_CPU_SOURCE=perf
+	go tool pprof -symbolize=none -traces -tagfocus=time=native "$T/t.pb.gz" \
+		>"$T/traces" 2>/dev/null
+	# every trace's time label native, and there are some
+	awk '/^ *time: / { n++; if ($2 != "native") { print "not native: " $0; bad = 1 } }
+		END { if (n < 20) { print n " traces"; bad = 1 } exit bad }' "$T/traces"
+	shares labels "$T/t.pb.gz" time | grep -q '^python' ||
+		fail "no python samples for the filter to leave out"
+}
+
+@test "3.4 convert --split --timeline: the records' flags give the same [native] and [system] time as the profile's labels" {
+	collector_start --output "$T/m.pb.gz" --timeline "$T/tl"
+	PYPROF_HZ=1000 PYPROF_CPU_SOURCE=perf profiled "$(py311)" "$PP_TARGETS/split.py" 1 "$T/s.dat" \
+		>"$T/app.out" 2>&1 || fail "split.py failed: $(cat "$T/app.out")"
+	collector_stop
+	"$PP_PYPROF" convert "$T/m.pb.gz" --format speedscope --split -o "$T/p.json"
+	"$PP_PYPROF" convert "$T/m.pb.gz" --timeline "$T/tl" --format speedscope \
+		--split -o "$T/t.json"
+	"$PP_HOST_PYTHON" - "$T/p.json" "$T/t.json" <<'PY'
+import collections, json, sys
+def kinds(path):
+    doc = json.load(open(path))
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    c = collections.Counter()
+    for p in doc["profiles"]:
+        for s, w in zip(p["samples"], p["weights"]):
+            leaf = names[s[-1]] if s else ""
+            c[leaf if leaf in ("[native]", "[system]") else "other"] += w
+    return c
+p, t = kinds(sys.argv[1]), kinds(sys.argv[2])
+print("profile: %s\ntimeline: %s" % (dict(p), dict(t)))
+sys.exit(0 if p == t and p["[native]"] > 0 and p["[system]"] > 0 else 1)
+PY
 }

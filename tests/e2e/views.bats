@@ -271,8 +271,10 @@ PY
 	local schema=$SPEEDSCOPE/file-format-schema.json
 	[[ -f $schema ]] || fail "speedscope's schema missing: $schema (make test-deps installs the npm package)"
 	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format speedscope -o "$T/s.json"
+	# --split's [native] and [system] leaves are frames like any other
+	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format speedscope --split -o "$T/split.json"
 	"$PP_PYPROF" record --format speedscope -o "$T/r.speedscope.json" -- "$VPY" "$PP_TARGETS/calls.py" 0.5 2>"$T/rec.err"
-	for f in "$T/s.json" "$T/r.speedscope.json"; do
+	for f in "$T/s.json" "$T/split.json" "$T/r.speedscope.json"; do
 		"$PP_HOST_PYTHON" -c '
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))

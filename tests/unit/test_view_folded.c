@@ -48,7 +48,7 @@ static char *run(const struct view_profile *p, const char *type,
 	char *buf = NULL, err[VIEW_ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
-	int rc = view_folded(out, p, type, NULL, by, err);
+	int rc = view_folded(out, p, type, NULL, by, 0, err);
 	fclose(out);
 	if (rc < 0)
 		fprintf(stderr, "view_folded: %s\n", err);

@@ -283,7 +283,7 @@ static void test_fuzz(void)
 		struct view_top_opts to = { .by = VIEW_BY_LINE };
 		view_flame(null, p, &fo, err);
 		view_top(null, p, &to, err);
-		view_folded(null, p, NULL, NULL, VIEW_BY_FUNCTION, err);
+		view_folded(null, p, NULL, NULL, VIEW_BY_FUNCTION, 0, err);
 		view_free(p);
 	}
 	fprintf(stderr, "fuzz: %d read, %d refused\n", n_ok, n_bad);

@@ -76,7 +76,7 @@ static char *run(const struct view_profile *p, const struct timeline_data *tl,
 	char *buf = NULL, err[VIEW_ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
-	int rc = view_speedscope(out, p, tl, type, NULL, "t", err);
+	int rc = view_speedscope(out, p, tl, type, NULL, "t", 0, err);
 	fclose(out);
 	if (rc < 0) {
 		fprintf(stderr, "view_speedscope: %s\n", err);
