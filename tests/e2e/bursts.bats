@@ -33,15 +33,30 @@ load ../lib/common
 setup() {
 	common_setup
 	noperf_build
-	BUSY=()
+}
+
+# busy_pinned N: N busy loops on CPU 0, killed by busy_end or, when a
+# check failed first (its subshell under quiet ended there), by teardown.
+busy_pinned() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		taskset -c 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 3>&- &
+		echo $! >>"$T/busy.pids"
+	done
+}
+
+busy_end() {
+	local p
+	[[ -f $T/busy.pids ]] || return 0
+	while read -r p; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done <"$T/busy.pids"
+	rm -f "$T/busy.pids"
 }
 
 teardown() {
-	local p
-	for p in "${BUSY[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	busy_end
 	common_teardown
 }
 
@@ -54,7 +69,10 @@ bursts() {
 	local name=$1 exe=$2 shape=$3 hz=$4 secs=$5 prof
 	shift 5
 	prof=$T/$name-$shape-$hz.pb.gz
-	PYPROF_HZ=$hz "$@" "$PP_PYPROF" record -o "$prof" -- "$exe" \
+	# PYPROF_TEST_SRC=clock (or timer) shows what another source gives
+	local src=()
+	[[ -n ${PYPROF_TEST_SRC:-} ]] && src=(env "PYPROF_CPU_SOURCE=$PYPROF_TEST_SRC")
+	PYPROF_HZ=$hz "$@" "${src[@]}" "$PP_PYPROF" record -o "$prof" -- "$exe" \
 		"$PP_TARGETS/bursts.py" "$shape" "$secs" \
 		>"$T/$name.out" 2>"$T/$name.err" ||
 		{ cat "$T/$name.err"; fail "record failed"; }
@@ -111,10 +129,9 @@ refused() {
 }
 
 pinned_run() {
-	taskset -c 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 3>&- &
-	BUSY+=($!)
+	busy_pinned 1
 	bursts "$1" "$2" sleep 1000 4 taskset -c 0
-	kill -KILL "${BUSY[-1]}"
+	busy_end
 }
 
 pinned() {
@@ -131,4 +148,39 @@ slow() {
 
 @test "1.4 at 100 Hz" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 2.7)" for_each_python slow
+}
+
+# The stop point: a program that reads its own CPU clock after each job
+# (a benchmark, a timing decorator), on a CPU it shares. Reading one's
+# own CPU clock makes the kernel bring the thread's run time up to date
+# and notice a used-up time slice, so a preempted thread stops at the
+# read far more often than anywhere else; a source that charges what it
+# finds where the thread stands puts the job's time on the read after
+# it (docs/design.md, "Past the tick"). Pinned to one CPU with two busy
+# loops.
+stoppoint_run() {
+	busy_pinned 2
+	bursts "$1" "$2" clockread 1000 4 taskset -c 0
+	# and the read itself gets about what it used: of the samples under
+	# the loop that calls the jobs, at least 95% in the jobs (the loop's
+	# own work, the read and random.choice, is 1 to 3% here; the clocks'
+	# accounts rule put 25% on the line of the read)
+	local prof=$T/$1-clockread-1000.pb.gz
+	shares count "$prof" h5 h3 h2 shape_clockread | awk -F'\t' '
+		$1 == "shape_clockread" { loop = $2; next }
+		$1 != "*" { jobs += $2 }
+		END {
+			printf "samples under the jobs %d of %d under the loop (%.1f%%)\n",
+				jobs, loop, loop ? 100 * jobs / loop : 0
+			exit !(loop > 0 && jobs >= 0.95 * loop)
+		}' || fail "the job's time lands on the read after it"
+	busy_end
+}
+
+stoppoint() {
+	quiet stoppoint_run "$@"
+}
+
+@test "1.5 the stop point: jobs each followed by a read of the thread's CPU clock, pinned to one CPU beside two busy loops, at 1 kHz" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.11 3.15)" for_each_python stoppoint
 }

@@ -54,11 +54,22 @@ source "$PP_ROOT/tests/lib/pythons.sh"
 PP_BUSY_LOCK=${TMPDIR:-/tmp}/pyprof-tests-busy.$(id -u).lock
 
 # quiet CMD...: CMD (a function or a command) run holding the busy lock.
+# A function runs under set -e as it would without quiet: in a subshell
+# whose status is read after it ends (a function called as `f || ...`
+# runs with set -e ignored throughout, and a failed check in its middle
+# went unnoticed).
 quiet() {
-	local fd rc=0
+	local fd rc e=
+	[[ $- == *e* ]] && e=1
 	exec {fd}>>"$PP_BUSY_LOCK"
 	flock -x "$fd"
-	"$@" || rc=$?
+	set +e
+	(
+		set -e
+		"$@"
+	)
+	rc=$?
+	[[ -n $e ]] && set -e
 	flock -u "$fd"
 	exec {fd}>&-
 	return "$rc"

@@ -20,6 +20,9 @@
 #             that the main thread hands on between jobs
 #   asyncio   3 tasks, each awaiting asyncio.sleep between jobs
 #   loop      one thread, jobs back to back (no wait at all)
+#   clockread one thread, jobs back to back, reading its own CPU clock
+#             after each (a benchmark's or a timing decorator's shape:
+#             on a busy CPU the read is where a preempted thread stops)
 # Prints "ready" when it starts the jobs, then after SECONDS of wall
 # time the truth as JSON: {"shares": {"h5": 0.5, ...}, "jobs": N,
 # "cpu": the process's CPU seconds (and its children's, for fork), from
@@ -33,7 +36,7 @@ import sys
 import threading
 import time
 
-from tclock import library_cpu
+from tclock import library_cpu, thread_cpu
 
 try:
     import queue
@@ -95,6 +98,18 @@ def shape_loop(end):
     while time.time() < end:
         for _ in range(50):
             random.choice(HANDLERS)()
+            jobs += 1
+    return jobs
+
+
+def shape_clockread(end):
+    jobs = 0
+    spent = 0.0
+    while time.time() < end:
+        for _ in range(50):
+            t0 = thread_cpu()
+            random.choice(HANDLERS)()
+            spent += thread_cpu() - t0
             jobs += 1
     return jobs
 
