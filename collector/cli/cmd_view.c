@@ -53,6 +53,7 @@ struct vopts {
 	int split;
 	const char *by_label;
 	enum view_top_sort sort;
+	int sort_given;
 	unsigned long n_rows;
 	int icicle;
 	double min_width;
@@ -152,6 +153,7 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 	case OPT_BY:
 		return parse_by(cmd, arg, o);
 	case OPT_SORT:
+		o->sort_given = 1;
 		if (!strcmp(arg, "flat"))
 			o->sort = VIEW_SORT_FLAT;
 		else if (!strcmp(arg, "cum"))
@@ -665,7 +667,7 @@ void cmd_diff_usage(FILE *out)
 "Usage: pyprof diff [OPTIONS] BASE NEW [-o DIFF.svg]\n"
 "\n"
 "Compares two profiles: prints the functions whose share of the total grew\n"
-"or shrank most (flat and cumulative, in percentage points), and with -o\n"
+"or shrank most (cumulative, then flat, in percentage points), and with -o\n"
 "writes a differential flame graph: NEW's shape, red where a frame's share\n"
 "grew, blue where it shrank. Heap profiles (alloc_*, inuse_*, peak_* types)\n"
 "and block and mutex profiles (delay, contentions) compare values in their\n"
@@ -683,6 +685,9 @@ void cmd_diff_usage(FILE *out)
 "                       block and mutex)\n"
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
 "      --by function|line  compare functions (default) or lines\n"
+"      --sort cum|flat  rows by the change of cumulative share (default:\n"
+"                       a caller whose subtree grew comes first) or of\n"
+"                       flat share (self time), as go tool pprof's top\n"
 "  -h, --help           this text\n");
 }
 /* clang-format on */
@@ -697,7 +702,7 @@ int cmd_diff(int argc, char **argv)
 	struct sink out;
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_diff_usage, "onABCKL");
+	rc = parse(cmd, argc, argv, &o, cmd_diff_usage, "onABCDKL");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 2)
@@ -712,6 +717,7 @@ int cmd_diff(int argc, char **argv)
 	d.filter = &o.filter;
 	d.by = o.by;
 	d.compare = o.compare;
+	d.sort = o.sort_given ? o.sort : VIEW_SORT_CUM;
 	rc = view_diff_table(stdout, base, cur, &d, err);
 	if (rc < 0) {
 		log_error("%s", err);

@@ -111,6 +111,8 @@ struct view_diff_opts {
 	const struct view_filter *filter;
 	enum view_by by;
 	enum view_diff_compare compare;
+	enum view_top_sort sort; /* what the table sorts by; set it: the
+				    CLI's default is VIEW_SORT_CUM */
 };
 
 /* The functions whose share of the total (or value) grew or shrank most

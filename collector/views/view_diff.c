@@ -9,9 +9,11 @@
  * much: they compare values in the type's unit (bytes, objects) by
  * default, as go tool pprof -diff_base does; either way on request.
  *
- * The table sorts by the change of flat share (self time), largest first
- * in either direction, and shows the change of cumulative share beside
- * it. The flame graph has NEW's shape (widths are NEW's values) and
+ * The table sorts by the change of cumulative share, largest first in
+ * either direction (what a person asking "what got slower" looks for
+ * first: a caller whose whole subtree grew by 17 points, not a leaf that
+ * moved by a quarter), and shows the change of flat share beside it;
+ * --sort flat sorts by the latter, as go tool pprof's top does. The flame graph has NEW's shape (widths are NEW's values) and
  * colours each frame by the change of its cumulative share: red grew,
  * blue shrank, the strongest change saturated; a stack only BASE had is
  * not drawn (it has no width in NEW) but shows up in the table.
@@ -113,17 +115,28 @@ static double pts(int64_t v, int64_t total)
 	return total > 0 ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static int cmp_drow(const void *a, const void *b)
+/* Larger first of the two changes' sizes, in the order given; then by
+ * key, so that equal rows keep one order. */
+static int cmp_changes(const struct drow *x, const struct drow *y,
+		       double x1, double y1, double x2, double y2)
+{
+	if (fabs(x1) != fabs(y1))
+		return fabs(x1) > fabs(y1) ? -1 : 1;
+	if (fabs(x2) != fabs(y2))
+		return fabs(x2) > fabs(y2) ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int cmp_drow_flat(const void *a, const void *b)
 {
 	const struct drow *x = a, *y = b;
-	double ax = fabs(x->dflat), ay = fabs(y->dflat);
-	if (ax != ay)
-		return ax > ay ? -1 : 1;
-	ax = fabs(x->dcum);
-	ay = fabs(y->dcum);
-	if (ax != ay)
-		return ax > ay ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
+	return cmp_changes(x, y, x->dflat, y->dflat, x->dcum, y->dcum);
+}
+
+static int cmp_drow_cum(const void *a, const void *b)
+{
+	const struct drow *x = a, *y = b;
+	return cmp_changes(x, y, x->dcum, y->dcum, x->dflat, y->dflat);
 }
 
 /* What the table is about, for its lines. */
@@ -134,6 +147,7 @@ struct dtable {
 	int64_t total[2];
 	int values;      /* changes of values, not of shares */
 	int by_line;
+	int sort_flat;   /* --sort flat */
 };
 
 /* Keeps the rows that are in either profile, with their changes, largest
@@ -158,7 +172,8 @@ static size_t changed_rows(const struct dtable *t, struct drow *rows)
 		}
 		rows[n++] = *r;
 	}
-	qsort(rows, n, sizeof(*rows), cmp_drow);
+	qsort(rows, n, sizeof(*rows),
+	      t->sort_flat ? cmp_drow_flat : cmp_drow_cum);
 	return n;
 }
 
@@ -177,14 +192,15 @@ static void table_head(const struct dtable *t, size_t shown, size_t n)
 			fmt_change(a, sizeof(a), t->total[1] - t->total[0],
 				   t->unit));
 	fprintf(t->out, "\n");
+	const char *by = t->sort_flat ? "flat" : "cumulative";
 	if (t->values)
-		fprintf(t->out, "Showing %zu of %zu %s, by change of flat "
-			"value (%s; + grew, - shrank)\n", shown, n, what,
+		fprintf(t->out, "Showing %zu of %zu %s, by change of %s "
+			"value (%s; + grew, - shrank)\n", shown, n, what, by,
 			t->unit);
 	else
-		fprintf(t->out, "Showing %zu of %zu %s, by change of flat "
+		fprintf(t->out, "Showing %zu of %zu %s, by change of %s "
 			"share (percentage points; + grew, - shrank)\n", shown,
-			n, what);
+			n, what, by);
 	fprintf(t->out, t->values ? "%9s %9s %9s  %9s %9s %9s  %s\n"
 				  : "%9s %9s %8s  %9s %9s %8s  %s\n",
 		"flat base", "flat new", "change", "cum base", "cum new",
@@ -240,6 +256,7 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 	if ((rc = pick_types(base, cur, o->sample_type, type, err)) < 0)
 		return rc;
 	t.values = by_values(o, &base->types[type[0]]);
+	t.sort_flat = o->sort == VIEW_SORT_FLAT;
 	t.type = base->types[type[0]].type;
 	t.unit = base->types[type[0]].unit;
 	view_keys_init(&keys, o->by);

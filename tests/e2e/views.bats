@@ -341,6 +341,25 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 		fail "late is not blue"
 }
 
+# What got slower: a caller whose subtree grew by about 50 points over ten
+# leaves (5 each) ranks first by default, above two functions whose own
+# time shrank by 25; --sort flat ranks by self time instead.
+@test "pyprof diff ranks by the change of cumulative share by default, by flat share with --sort flat" {
+	"$PP_PYPROF" record -o "$T/base.pb.gz" -- "$VPY" "$PP_TARGETS/subtree.py" 0.2 0.5 >/dev/null 2>&1
+	"$PP_PYPROF" record -o "$T/new.pb.gz" -- "$VPY" "$PP_TARGETS/subtree.py" 0.8 0.2 >/dev/null 2>&1
+	"$PP_PYPROF" diff -n 3 "$T/base.pb.gz" "$T/new.pb.gz" | tee "$T/cum"
+	grep -q "by change of cumulative share" "$T/cum" || fail "the header does not say the order"
+	# the first row's function (the name is the next-to-last field)
+	first=$(awk 'NR == 4 { print $(NF-1) }' "$T/cum")
+	assert_eq spread "$first" "first row by cumulative change"
+	"$PP_PYPROF" diff -n 3 --sort flat "$T/base.pb.gz" "$T/new.pb.gz" | tee "$T/flat"
+	first=$(awk 'NR == 4 { print $(NF-1) }' "$T/flat")
+	[[ $first == solo_a || $first == solo_b ]] || fail "first row by flat change: $first"
+	run "$PP_PYPROF" diff --sort size "$T/base.pb.gz" "$T/new.pb.gz"
+	assert_eq 2 "$status" "exit status for a bad --sort"
+	[[ $output == *"--sort accepts flat or cum"* ]] || fail "no reason given: $output"
+}
+
 @test "the views refuse what is not a profile (exit 1) and bad usage (exit 2)" {
 	echo "not a profile" >"$T/x.pb.gz"
 	run "$PP_PYPROF" top "$T/x.pb.gz"
