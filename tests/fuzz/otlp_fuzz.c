@@ -18,7 +18,9 @@
  * every input reaches some parser); the rest is the hostile input.
  * Reported as broken:
  *   - a conversion that succeeds but writes bytes that do not unpack as
- *     an ExportProfilesServiceRequest, or that holds no profile;
+ *     an ExportProfilesServiceRequest, that holds no profile, or whose
+ *     indices (samples, stacks, locations, functions, mappings,
+ *     attributes, strings) point past their dictionary's tables;
  *   - the same input converted twice into different bytes (otlp.h
  *     promises the same bytes for a retried window);
  *   - a failure with no reason, or a result outside the documented ones;
@@ -96,12 +98,96 @@ static int otlp_fuzz_setup(void)
 	return 0;
 }
 
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary
+	OtlpFuzzDict;
+
+/* Whether index i points into a table of n items. */
+#define OTLP_IN(i, n) ((i) >= 0 && (size_t)(i) < (n))
+
+static int attrs_in(const OtlpFuzzDict *d, const int32_t *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!OTLP_IN(a[i], d->n_attribute_table))
+			return 0;
+	return 1;
+}
+
+/* What a receiver resolves: every index the request holds names an item
+ * of its dictionary. NULL, or the first that does not. */
+static const char *indices_ok(const OtlpFuzzRequest *r)
+{
+	const OtlpFuzzDict *d = r->dictionary;
+	const size_t ns = d ? d->n_string_table : 0;
+
+	if (!d)
+		return "a request without a dictionary";
+	for (size_t i = 0; i < d->n_mapping_table; i++)
+		if (!OTLP_IN(d->mapping_table[i]->filename_strindex, ns) ||
+		    !attrs_in(d, d->mapping_table[i]->attribute_indices,
+			      d->mapping_table[i]->n_attribute_indices))
+			return "a mapping's index out of range";
+	for (size_t i = 0; i < d->n_function_table; i++)
+		if (!OTLP_IN(d->function_table[i]->name_strindex, ns) ||
+		    !OTLP_IN(d->function_table[i]->system_name_strindex, ns) ||
+		    !OTLP_IN(d->function_table[i]->filename_strindex, ns))
+			return "a function's string out of range";
+	for (size_t i = 0; i < d->n_location_table; i++) {
+		const Opentelemetry__Proto__Profiles__V1development__Location
+			*l = d->location_table[i];
+		if (!OTLP_IN(l->mapping_index, d->n_mapping_table) ||
+		    !attrs_in(d, l->attribute_indices, l->n_attribute_indices))
+			return "a location's index out of range";
+		for (size_t j = 0; j < l->n_lines; j++)
+			if (!OTLP_IN(l->lines[j]->function_index,
+				     d->n_function_table))
+				return "a line's function out of range";
+	}
+	for (size_t i = 0; i < d->n_stack_table; i++)
+		for (size_t j = 0; j < d->stack_table[i]->n_location_indices; j++)
+			if (!OTLP_IN(d->stack_table[i]->location_indices[j],
+				     d->n_location_table))
+				return "a stack's location out of range";
+	for (size_t i = 0; i < d->n_attribute_table; i++)
+		if (!OTLP_IN(d->attribute_table[i]->key_strindex, ns) ||
+		    !OTLP_IN(d->attribute_table[i]->unit_strindex, ns))
+			return "an attribute's string out of range";
+	for (size_t k = 0; k < r->n_resource_profiles; k++)
+		for (size_t m = 0;
+		     m < r->resource_profiles[k]->n_scope_profiles; m++) {
+			const Opentelemetry__Proto__Profiles__V1development__ScopeProfiles
+				*sc = r->resource_profiles[k]->scope_profiles[m];
+			for (size_t i = 0; i < sc->n_profiles; i++) {
+				const Opentelemetry__Proto__Profiles__V1development__Profile
+					*p = sc->profiles[i];
+				if (!p->sample_type ||
+				    !OTLP_IN(p->sample_type->type_strindex, ns) ||
+				    !OTLP_IN(p->sample_type->unit_strindex, ns))
+					return "a profile's sample type out of "
+					       "range";
+				for (size_t j = 0; j < p->n_samples; j++) {
+					const Opentelemetry__Proto__Profiles__V1development__Sample *smp =
+						p->samples[j];
+					if (!OTLP_IN(smp->stack_index,
+						     d->n_stack_table) ||
+					    !OTLP_IN(smp->link_index,
+						     d->n_link_table) ||
+					    !attrs_in(d, smp->attribute_indices,
+						      smp->n_attribute_indices))
+						return "a sample's index out of "
+						       "range";
+				}
+			}
+		}
+	return NULL;
+}
+
 /* A converter's result: 0 with a request, or -EINVAL with a reason, or
  * -ENOMEM. NULL, or what broke. */
 static const char *check_request(int rc, const void *out, size_t len,
 				 const char *err)
 {
 	OtlpFuzzRequest *r;
+	const char *bad;
 	size_t n;
 
 	if (rc == -ENOMEM)
@@ -118,9 +204,11 @@ static const char *check_request(int rc, const void *out, size_t len,
 			    r->resource_profiles[0]->n_scope_profiles == 1
 		    ? r->resource_profiles[0]->scope_profiles[0]->n_profiles
 		    : 0;
+	bad = n ? indices_ok(r)
+		: "a request without one resource, scope and profile";
 	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
 		r, NULL);
-	return n ? NULL : "a request without one resource, scope and profile";
+	return bad;
 }
 
 /* Converts twice (query NULL: otlp_from_pprof with a fixed resource);
