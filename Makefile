@@ -236,23 +236,24 @@ bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
 # The collector's sources are built again, instrumented, in
 # $(BUILD)/fuzz/wire/, and every harness links them.
 #
-# Each fuzzer's corpus is kept in the repository, tests/fuzz/corpus/NAME/
-# (small: what adds coverage, minimized by libFuzzer's -merge=1). A run
-# (tools/fuzz-run) fuzzes from it (and from the seeds: tests/data/wire/
-# and tests/fuzz/wire_seeds/ for wire, tests/fuzz/http_seeds/ for http)
-# into $(BUILD)/fuzz/NAME_new/, then merges what is new back into the
-# kept corpus: commit it. Each finding (crash, sanitizer report, broken
+# Each fuzzer's corpus is kept in the repository, tests/fuzz/corpus/NAME/,
+# beside its hand-written seeds, tests/fuzz/NAME_seeds/ (and for wire the
+# fixtures of tests/data/wire/). A run (tools/fuzz-run) fuzzes from both
+# into $(BUILD)/fuzz/NAME_new/, then makes the kept corpus again with
+# libFuzzer's -set_cover_merge=1 (edges only): a small set of inputs that
+# covers what the old corpus and the new inputs cover and the seeds do
+# not. Commit it. Each finding (crash, sanitizer report, broken
 # invariant, leak, time-out) is saved to tests/fuzz/NAME_found/, and the
-# run fails. Unit tests replay every kept corpus and every finding in
-# make check (test_wire_fuzz, test_http_fuzz, test_otlp_fuzz,
-# test_config_fuzz; a second or two in all).
+# run fails. Unit tests replay every corpus, seed and finding in make
+# check (test_wire_fuzz, test_http_fuzz, test_otlp_fuzz,
+# test_config_fuzz; well under a second in all).
 #   make fuzz                            each fuzzer FUZZ_SECONDS (60)
 #   make fuzz FUZZ_SECONDS=600           longer
 #   make fuzz-wire (fuzz-http, fuzz-otlp, fuzz-config)   one of them
 #   make fuzz-wire FUZZ_RUNS=10000000    a number of executions instead
 # check-fuzz-wire, part of `make check`: a fixed short budget of the wire
-# fuzzer (FUZZ_CHECK_RUNS executions, a few tens of seconds) through
-# tests/fuzz/run-wire, into a scratch corpus; the kept one is not touched.
+# fuzzer (FUZZ_CHECK_RUNS executions from the seeds, a few tens of
+# seconds) through tests/fuzz/run-wire; the kept corpus is not touched.
 # fuzz-http-afl: the HTTP harness under afl++ instead (make deps-fuzz;
 # not for CI), findings to tests/fuzz/http_found/ too.
 FUZZ_SECONDS ?= 60
