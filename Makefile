@@ -181,8 +181,12 @@ $(BUILD)/pyprof: $(BUILD)/collector/main_pyprof.o $(BUILD)/libcollector.a
 	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS)
 
 # Unit tests link against the collector archive and the preload archive.
+# The replays of the OTLP and config fuzzers reach the push code, hence
+# libcurl.
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcollector.a $(BUILD)/libpreload.a | $(BUILD)/tests
-	$(CC) $(COLL_CFLAGS) $(DEPFLAGS) -Ipreload -Itests/unit $< -o $@ $(BUILD)/libcollector.a $(BUILD)/libpreload.a $(COLL_LIBS) $(PRELOAD_LIBS) $(LDSAN)
+	$(CC) $(COLL_CFLAGS) $(DEPFLAGS) -Ipreload -Itests/unit $< -o $@ $(BUILD)/libcollector.a $(BUILD)/libpreload.a $(COLL_LIBS) $(PRELOAD_LIBS) $(UNIT_LIBS) $(LDSAN)
+
+$(BUILD)/tests/test_otlp_fuzz $(BUILD)/tests/test_config_fuzz: UNIT_LIBS = $(PUSH_LIBS)
 
 unit: $(UNIT_BIN)
 
@@ -219,34 +223,41 @@ check-quick: all unit check-includes
 bench: all $(BUILD)/bench/ingest $(BUILD)/bench/malloc_loop
 	tests/bench/run
 
-# Fuzzing the HTTP request parser with afl++ (Debian's afl++): FUZZ_SECONDS
-# of afl-fuzz over tests/fuzz/http_seeds/, under ASan; anything it finds
-# is copied to tests/fuzz/http_found/ (replayed by test_http_parse).
-FUZZ_SECONDS ?= 300
-fuzz-http: | $(BUILD)/fuzz
-	AFL_USE_ASAN=1 afl-cc -std=gnu11 -O1 -g -Icollector -D_GNU_SOURCE \
-	  tests/fuzz/http_parse_fuzz.c collector/http/http_parse.c -o $(BUILD)/fuzz/http_parse
-	rm -rf $(BUILD)/fuzz/http_out
-	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
-	  afl-fuzz -V $(FUZZ_SECONDS) -m none -i tests/fuzz/http_seeds \
-	  -o $(BUILD)/fuzz/http_out -- $(BUILD)/fuzz/http_parse
-	tools/fuzz-report $(BUILD)/fuzz/http_out tests/fuzz/http_found
-
-$(BUILD)/fuzz:
-	mkdir -p $@
-
-# Fuzzing the wire decoder with libFuzzer (clang), under ASan and UBSan:
-# tests/fuzz/wire_fuzz.c feeds each input to the collector's real
-# decoder, aggregation and pprof builder. The collector's sources are
-# built again, instrumented, in $(BUILD)/fuzz/wire/. The corpus starts
-# from tests/data/wire/ and tests/fuzz/wire_seeds/; what the fuzzer adds
-# stays in $(BUILD)/fuzz/wire_corpus/, and each finding is saved to
-# tests/fuzz/wire_found/ (replayed by tests/unit/test_wire_fuzz.c).
-#   make fuzz-wire                       FUZZ_SECONDS (300) of fuzzing
+# Fuzzing, with libFuzzer (clang), under ASan and UBSan. Four harnesses
+# in tests/fuzz/, each feeding hostile bytes to the real parsers:
+#   wire    wire_fuzz.c: a client's stream through the collector's
+#           decoder, aggregation, symtab compaction and pprof builder;
+#   http    http_parse_fuzz.c: a request head through http_parse.c;
+#   otlp    otlp_fuzz.c: a spooled window read back and made into an
+#           OTLP request, a profile converted (pyprof convert --format
+#           otlp), and the OTLP receiver's answer (Retry-After, body);
+#   config  config_fuzz.c: pyprof-collector's --config file, and the
+#           library's PYPROF_* variables (preload/base/config.c).
+# The collector's sources are built again, instrumented, in
+# $(BUILD)/fuzz/wire/, and every harness links them.
+#
+# Each fuzzer's corpus is kept in the repository, tests/fuzz/corpus/NAME/,
+# beside its hand-written seeds, tests/fuzz/NAME_seeds/ (and for wire the
+# fixtures of tests/data/wire/). A run (tools/fuzz-run) fuzzes from both
+# into $(BUILD)/fuzz/NAME_new/, then makes the kept corpus again with
+# libFuzzer's -set_cover_merge=1 (edges only): a small set of inputs that
+# covers what the old corpus and the new inputs cover and the seeds do
+# not. Commit it. Each finding (crash, sanitizer report, broken
+# invariant, leak, time-out) is saved to tests/fuzz/NAME_found/, and the
+# run fails. Unit tests replay every corpus, seed and finding in make
+# check (test_wire_fuzz, test_http_fuzz, test_otlp_fuzz,
+# test_config_fuzz; well under a second in all).
+#   make fuzz                            each fuzzer FUZZ_SECONDS (60)
+#   make fuzz FUZZ_SECONDS=600           longer
+#   make fuzz-wire (fuzz-http, fuzz-otlp, fuzz-config)   one of them
 #   make fuzz-wire FUZZ_RUNS=10000000    a number of executions instead
-# check-fuzz-wire, part of `make check`: a fixed short budget
-# (FUZZ_CHECK_RUNS executions, a few tens of seconds) through
-# tests/fuzz/run-wire, which prints the figures and fails on a finding.
+# check-fuzz-wire, part of `make check`: a fixed short budget of the wire
+# fuzzer (FUZZ_CHECK_RUNS executions from the seeds, a few tens of
+# seconds) through tests/fuzz/run-wire; the kept corpus is not touched.
+# fuzz-http-afl: the HTTP harness under afl++ instead (make deps-fuzz;
+# not for CI), findings to tests/fuzz/http_found/ too.
+FUZZ_SECONDS ?= 60
+FUZZERS := wire http otlp config
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
@@ -257,7 +268,11 @@ FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/
             $(BUILD)/fuzz/wire/preload_config.o $(BUILD)/fuzz/wire/preload_pyabi.o
 FUZZ_RUNS ?=
 FUZZ_CHECK_RUNS ?= 100000
-FUZZ_MAX_LEN ?= 16384
+# Inputs up to: a wire stream, a request head, a spooled profile, a file.
+FUZZ_MAX_LEN_wire := 16384
+FUZZ_MAX_LEN_http := 20000
+FUZZ_MAX_LEN_otlp := 65536
+FUZZ_MAX_LEN_config := 8192
 
 $(BUILD)/fuzz/wire/%.o: collector/%.c | $(PROTO_H) $(OTLP_H) $(BUILD)/fuzz/wire
 	@mkdir -p $(dir $@)
@@ -279,16 +294,45 @@ $(FUZZ_OTLP_OBJ): $(BUILD)/fuzz/wire/gen/%.o: $(GEN)/%.c $(OTLP_H)
 $(BUILD)/fuzz/wire_fuzz: tests/fuzz/wire_fuzz.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(filter %.c %.o,$^) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
 
+$(BUILD)/fuzz/http_fuzz: tests/fuzz/http_parse_fuzz.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(filter %.o,$^) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
+
+# otlp_fuzz.c includes push_http.c (its callbacks are static).
+$(BUILD)/fuzz/otlp_fuzz: tests/fuzz/otlp_fuzz.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(filter-out %/push/push_http.o,$(filter %.o,$^)) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
+
+# config_fuzz.c includes main_collector.c.
+$(BUILD)/fuzz/config_fuzz: tests/fuzz/config_fuzz.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(filter %.o,$^) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
+
 $(BUILD)/fuzz/wire:
 	mkdir -p $@
 
-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
-	tools/fuzz-wire $(BUILD)/fuzz/wire_fuzz $(BUILD)/fuzz/wire_corpus \
+$(FUZZERS:%=fuzz-%): fuzz-%: $(BUILD)/fuzz/%_fuzz
+	tools/fuzz-run $* $(BUILD)/fuzz/$*_fuzz \
 	  $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS)) \
-	  -max_len=$(FUZZ_MAX_LEN)
+	  -max_len=$(FUZZ_MAX_LEN_$*)
+
+# Every fuzzer in turn; all run even when one finds something, and the
+# target fails if any did.
+fuzz: $(FUZZERS:%=$(BUILD)/fuzz/%_fuzz)
+	@rc=0; for f in $(FUZZERS); do \
+	  $(MAKE) --no-print-directory fuzz-$$f || rc=1; done; exit $$rc
 
 check-fuzz-wire: $(BUILD)/fuzz/wire_fuzz
 	FUZZ_CHECK_RUNS=$(FUZZ_CHECK_RUNS) tests/fuzz/run-wire
+
+fuzz-http-afl: | $(BUILD)/fuzz
+	AFL_USE_ASAN=1 afl-cc -std=gnu11 -O1 -g -Icollector -D_GNU_SOURCE -DHTTP_FUZZ_AFL \
+	  tests/fuzz/http_parse_fuzz.c collector/http/http_parse.c -o $(BUILD)/fuzz/http_parse_afl
+	rm -rf $(BUILD)/fuzz/http_out
+	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	  afl-fuzz -V $(FUZZ_SECONDS) -m none -i tests/fuzz/corpus/http \
+	  -o $(BUILD)/fuzz/http_out -- $(BUILD)/fuzz/http_parse_afl
+	tools/fuzz-report $(BUILD)/fuzz/http_out tests/fuzz/http_found
+
+$(BUILD)/fuzz:
+	mkdir -p $@
 
 # Every function of preload/signal/, preload/interpose/ and base/guard.c (the
 # fault guard's handlers), every *_sigsafe
@@ -398,7 +442,7 @@ test-deps: deps
 	$(MAKE) deps-npm
 	tools/get-sid-pythons
 
-# afl++ for make fuzz-http only (it brings clang and LLVM: not for CI).
+# afl++ for make fuzz-http-afl only (it brings clang and LLVM: not for CI).
 deps-fuzz:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends afl++
 
@@ -454,7 +498,7 @@ format-baseline:
 format:
 	clang-format -i $(FORMAT_SRC)
 
-.PHONY: format-baseline wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz-http fuzz-wire check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: format-baseline wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz fuzz-http fuzz-wire fuzz-otlp fuzz-config fuzz-http-afl check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
 
 # The header dependencies the compiles wrote (DEPFLAGS).
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

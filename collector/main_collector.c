@@ -659,6 +659,33 @@ static int config_line(struct cmdline *c, char *line, const char *seen,
 	return one_option(c, longopts[i].val, val, NULL, (int)i);
 }
 
+/* Reads one line of f into buf (cap bytes, NUL-terminated, without its
+ * '\n'): its length, or -1 at the end of the file. A line longer than
+ * cap - 2 bytes stops the reading there, and the length returned is then
+ * cap: a line cut there would give its tail as a line of its own (a
+ * commented-out option turned on), so the caller refuses it whole. *nul
+ * is set if the line holds a NUL byte, which would hide the rest of the
+ * line from the string functions (fgets could not tell: a NUL in the
+ * last line cut it silently, and one in another line was refused as a
+ * line too long). */
+static ssize_t config_getline(FILE *f, char *buf, size_t cap, int *nul)
+{
+	size_t n = 0;
+	int ch;
+
+	*nul = 0;
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		if (n == cap - 2) {
+			buf[n] = 0;
+			return (ssize_t)cap;
+		}
+		*nul |= ch == 0;
+		buf[n++] = (char)ch;
+	}
+	buf[n] = 0;
+	return ch == EOF && n == 0 ? -1 : (ssize_t)n;
+}
+
 /* Applies FILE's lines to c, leaving out the keys in seen. 0, or the exit
  * status. */
 static int read_config(struct cmdline *c, const char *file, const char *seen)
@@ -666,22 +693,25 @@ static int read_config(struct cmdline *c, const char *file, const char *seen)
 	FILE *f = fopen(file, "re");
 	char buf[4096];
 	struct stat st;
-	int n = 0, rc = 0, open;
+	int n = 0, rc = 0, open, nul;
+	ssize_t len;
 
 	if (!f)
 		return usage_error(PROG, "--config %s: %s", file, strerror(errno));
 	open = fstat(fileno(f), &st) == 0 && (st.st_mode & S_IROTH);
-	while (!rc && fgets(buf, sizeof(buf), f)) {
+	while (!rc && (len = config_getline(f, buf, sizeof(buf), &nul)) >= 0) {
 		char *line;
 		n++;
 		snprintf(config_where, sizeof(config_where), "%s: %s:%d", PROG,
 			 file, n);
 		log_set_prefix(config_where);
-		/* a line fgets cut would give its tail as a line of its own
-		 * (a commented-out option turned on): refused whole */
-		if (!strchr(buf, '\n') && !feof(f)) {
+		if ((size_t)len == sizeof(buf)) {
 			rc = usage_error(PROG, "line longer than %zu bytes",
 					 sizeof(buf) - 2);
+			break;
+		}
+		if (nul) {
+			rc = usage_error(PROG, "a NUL byte: not a text file");
 			break;
 		}
 		line = trim(buf);

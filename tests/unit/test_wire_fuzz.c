@@ -6,8 +6,9 @@
  * crashed the collector or broke an invariant, kept as regression
  * inputs). Each must go through the real decoder, aggregation, symtab
  * compaction and pprof builder without a crash and with the harness's
- * invariants holding. Under `make asan` / `make ubsan` builds the
- * sanitizers watch the same replay.
+ * invariants holding; so must the kept corpus (tests/fuzz/corpus/wire/,
+ * what `make fuzz` found that adds coverage). Under `make asan` / `make
+ * ubsan` builds the sanitizers watch the same replay.
  */
 #include <dirent.h>
 #include <libgen.h>
@@ -59,7 +60,7 @@ int main(void)
 {
 	char exe[PATH_MAX], root[PATH_MAX + 64], dir[PATH_MAX + 128];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int fixtures, seeds, found;
+	int fixtures, seeds, found, corpus;
 
 	log_set_level(LOG_ERROR); /* the rejections are expected */
 	CHECK_OR_RETURN(n > 0, "1.0 /proc/self/exe", check_summary());
@@ -72,9 +73,11 @@ int main(void)
 	seeds = replay_dir(dir, 1);
 	snprintf(dir, sizeof(dir), "%s/tests/fuzz/wire_found", root);
 	found = replay_dir(dir, 0);
+	snprintf(dir, sizeof(dir), "%s/tests/fuzz/corpus/wire", root);
+	corpus = replay_dir(dir, 1);
 	CHECK(fixtures >= 30 && seeds >= 6,
 	      "1.3 every fixture and seed replayed");
-	printf("replayed %d fixtures, %d seeds, %d findings\n", fixtures,
-	       seeds, found);
+	printf("replayed %d fixtures, %d seeds, %d corpus inputs, %d findings\n",
+	       fixtures, seeds, corpus, found);
 	return check_summary();
 }
