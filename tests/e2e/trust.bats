@@ -439,9 +439,11 @@ PY
 
 # ---- each member's share (issue 39 item 6) --------------------------------------
 
-# hog N BYTES: the stranger's one process opens N connections to $SOCK,
-# says HELLO on each and defines about BYTES bytes of strings on each (in
-# strings of 60,000 bytes), then writes one line per connection, "open" or
+# hog N BYTES [ARGS]: the stranger's one process opens N connections to
+# $SOCK, says HELLO on each (with ARGS arguments of 1,000 bytes in its
+# command line, default 2) and defines about BYTES bytes of strings on
+# each (in strings of 60,000 bytes), then writes one line per connection,
+# "open" or
 # "closed" (by the collector), then "ready"; then, every half second, the
 # number still open ("still N"), holding them until killed.
 hog() {
@@ -460,12 +462,14 @@ def is_open(s):
         return False
 
 n, size = int(sys.argv[3]), int(sys.argv[4])
+n_args = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+args = ["python3", "app.py"] + ["%04d" % i + "a" * 996 for i in range(n_args)]
 start, mono = time.time_ns(), time.monotonic_ns()
 socks = []
 for i in range(n):
     s = w.connect(sys.argv[1])
     try:
-        s.sendall(w.hello(os.getpid(), start, mono, comm="hog"))
+        s.sendall(w.hello(os.getpid(), start, mono, comm="hog", args=args))
         for k in range(1, size // 60000 + 1):
             s.sendall(w.string(k, b"%08d" % (i * 100000 + k) + b"x" * 59992))
     except OSError:
@@ -482,7 +486,7 @@ while True:
 PY
 	chmod 0644 "$D/hog.py"
 	(exec setpriv --reuid=65534 --regid=65534 --clear-groups \
-		/usr/bin/python3 "$D/hog.py" "$SOCK" "$D" "$1" "$2") \
+		/usr/bin/python3 "$D/hog.py" "$SOCK" "$D" "$1" "$2" "${3:-0}") \
 		>"$T/hog.out" 2>&1 </dev/null 3>&- &
 	SQ_PID=$!
 	wait_for_line "$T/hog.out" '^ready$' 30
@@ -551,5 +555,27 @@ PY
 	ours 7304
 	sleep 0.6
 	assert_eq "still 1" "$(tail -n 1 "$T/hog.out")" "the stranger's first connection"
+	collector_stop
+}
+
+@test "39.6 the HTTP index page shows at most 4 KiB of a member's command line, with a link to the whole" {
+	collector_start --allow-user nobody --http 127.0.0.1:0
+	local port tok size
+	port=$(http_port "$T/collector.log")
+	tok=$(cat "$SOCK.http-token")
+	# 900 arguments of 1,000 bytes: 900 KB of command line
+	hog 1 0 900
+	assert_eq open "$(grep -E '^(open|closed)$' "$T/hog.out")" "the stranger's connection"
+	curl -sf "http://pyprof:$tok@127.0.0.1:$port/debug/pprof/" >"$T/index.html" ||
+		fail "no index page"
+	size=$(wc -c <"$T/index.html")
+	echo "   index page: $size bytes"
+	((size < 16384)) || fail "the index page is $size bytes"
+	grep -q "data-pid=\"$SQ_PID\"" "$T/index.html" || fail "the stranger's process is not listed"
+	grep -q "&hellip; <a href=\"cmdline?pid=$SQ_PID\">(902 arguments)</a>" "$T/index.html" ||
+		fail "no ellipsis and link where the command line is cut"
+	curl -sf "http://pyprof:$tok@127.0.0.1:$port/debug/pprof/cmdline?pid=$SQ_PID" >"$T/cmdline" ||
+		fail "no cmdline"
+	(($(wc -c <"$T/cmdline") > 900000)) || fail "cmdline?pid= does not hold the whole command line"
 	collector_stop
 }
