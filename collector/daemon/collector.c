@@ -226,17 +226,19 @@ static void refuse(struct collector *c, pid_t pid, uid_t uid)
 
 /* Whether a client of uid and pid (at connect) would take more than its
  * share of the connections: those of one user other than ours
- * (--max-clients-per-user), or of one process (--max-clients-per-process;
- * pid 0, a process in another pid namespace, has no share of its own).
- * Without shares one member's program could hold every connection and
- * turn everyone else's away. Returns the option the client would pass, or
- * NULL. */
+ * (--max-clients-per-user), or of one of its processes
+ * (--max-clients-per-process; pid 0, a process in another pid namespace,
+ * has no share of its own). Without shares one member's program could
+ * hold every connection and turn everyone else's away; our own user's
+ * programs are the collector's owner's, and have none. Returns the option
+ * the client would pass, or NULL. */
 static const char *share_passed(const struct collector *c, uid_t uid,
 				pid_t pid)
 {
 	size_t n_uid = 0, n_pid = 0;
-	int user = uid != geteuid();
 
+	if (uid == geteuid())
+		return NULL;
 	for (size_t fd = 0; fd < c->conns_cap; fd++) {
 		const struct conn *conn = c->conns[fd];
 		if (!conn)
@@ -244,7 +246,7 @@ static const char *share_passed(const struct collector *c, uid_t uid,
 		n_uid += conn_peer_uid(conn) == (unsigned)uid;
 		n_pid += pid && conn_peer_pid(conn) == pid;
 	}
-	if (user && n_uid >= c->max_user)
+	if (n_uid >= c->max_user)
 		return "--max-clients-per-user";
 	if (pid && n_pid >= c->max_proc)
 		return "--max-clients-per-process";
