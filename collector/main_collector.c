@@ -156,8 +156,30 @@ static void usage(FILE *out)
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
 "                     most the descriptor limit less 64); beyond, the one\n"
 "                     waiting longest without a HELLO is closed, or the\n"
-"                     newcomer\n"
-"  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
+"                     newcomer\n",
+		COLLECTOR_MAX_CLIENTS);
+	fprintf(out,
+		"  --max-clients-per-user N  connections of one user other than "
+		"the\n"
+		"                     collector's own (default a quarter of "
+		"--max-clients);\n"
+		"                     beyond, the newcomer is turned away\n"
+		"  --max-clients-per-process N  connections of one process "
+		"of such a\n"
+		"                     user (default %d)\n"
+		"  --max-memory SIZE  definitions (names, files, stacks) all "
+		"clients hold\n"
+		"                     together, K, M or G (default %lluM); a "
+		"client whose\n"
+		"                     definition would pass it is closed\n"
+		"  --max-memory-per-user SIZE  the same for the clients of one "
+		"user other\n"
+		"                     than the collector's own (default a "
+		"quarter of\n"
+		"                     --max-memory)\n",
+		COLLECTOR_MAX_CLIENTS_PROC,
+		(unsigned long long)(COLLECTOR_MAX_MEMORY >> 20));
+	fputs("  --ready-fd N       write \"1\" to file descriptor N once listening, then\n"
 "                     close it\n"
 "  --exit-grace MS    on SIGTERM or SIGINT, first wait up to MS milliseconds\n"
 "                     for the processes still connected to end (default 0;\n"
@@ -174,7 +196,7 @@ static void usage(FILE *out)
 "SIGTERM or SIGINT: read what clients already sent, write the profiles,\n"
 "exit. Exit status: 0 ok, 1 runtime error (cannot listen, cannot write),\n"
 "2 usage error.\n",
-		COLLECTOR_MAX_CLIENTS);
+		out);
 }
 
 /* While --config's lines are applied, the log's prefix:
@@ -282,12 +304,31 @@ static int may_give_to(gid_t gid)
 }
 
 enum {
-	OPT_SOCKET = 256, OPT_OUTPUT_DIR, OPT_OUTPUT, OPT_SUMMARY,
-	OPT_READY_FD, OPT_LOG_LEVEL, OPT_PERIOD, OPT_MERGE, OPT_ALLOW_USER,
-	OPT_TIMELINE, OPT_PER_THREAD, OPT_HTTP, OPT_HTTP_TOKEN,
-	OPT_OUTPUT_GROUP, OPT_HTTP_NO_AUTH, OPT_HOLD_MAX, OPT_MAX_CLIENTS,
-	OPT_SPOOL_MAX, OPT_EXIT_GRACE,
-	OPT_ALLOW_GROUP, OPT_CONFIG,
+	OPT_SOCKET = 256,
+	OPT_OUTPUT_DIR,
+	OPT_OUTPUT,
+	OPT_SUMMARY,
+	OPT_READY_FD,
+	OPT_LOG_LEVEL,
+	OPT_PERIOD,
+	OPT_MERGE,
+	OPT_ALLOW_USER,
+	OPT_TIMELINE,
+	OPT_PER_THREAD,
+	OPT_HTTP,
+	OPT_HTTP_TOKEN,
+	OPT_OUTPUT_GROUP,
+	OPT_HTTP_NO_AUTH,
+	OPT_HOLD_MAX,
+	OPT_MAX_CLIENTS,
+	OPT_SPOOL_MAX,
+	OPT_EXIT_GRACE,
+	OPT_MAX_CLIENTS_USER,
+	OPT_MAX_CLIENTS_PROC,
+	OPT_MAX_MEMORY,
+	OPT_MAX_MEMORY_USER,
+	OPT_ALLOW_GROUP,
+	OPT_CONFIG,
 	OPT_PUSH /* the push options: push_opts.h */
 };
 
@@ -307,6 +348,13 @@ static const struct option longopts[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-token", required_argument, NULL, OPT_HTTP_TOKEN },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+	{ "max-clients-per-user", required_argument, NULL,
+	  OPT_MAX_CLIENTS_USER },
+	{ "max-clients-per-process", required_argument, NULL,
+	  OPT_MAX_CLIENTS_PROC },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "max-memory-per-user", required_argument, NULL,
+	  OPT_MAX_MEMORY_USER },
 	{ "exit-grace", required_argument, NULL, OPT_EXIT_GRACE },
 	{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
 	{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
@@ -364,8 +412,25 @@ static const char **path_option(struct collector_opts *o, int opt)
 	}
 }
 
-/* --ready-fd, --period, --max-clients and --exit-grace: whole numbers in
- * bounds. */
+/* The field of --max-clients, --max-clients-per-user or
+ * --max-clients-per-process, and in *name the option. */
+static size_t *clients_option(struct collector_opts *o, int opt,
+			      const char **name)
+{
+	if (opt == OPT_MAX_CLIENTS_USER) {
+		*name = "--max-clients-per-user";
+		return &o->max_clients_user;
+	}
+	if (opt == OPT_MAX_CLIENTS_PROC) {
+		*name = "--max-clients-per-process";
+		return &o->max_clients_proc;
+	}
+	*name = "--max-clients";
+	return &o->max_clients;
+}
+
+/* --ready-fd, --period, --max-clients (and per user and process) and
+ * --exit-grace: whole numbers in bounds. */
 static int number_option(struct collector_opts *o, int opt, const char *arg)
 {
 	long v;
@@ -394,13 +459,16 @@ static int number_option(struct collector_opts *o, int opt, const char *arg)
 					   "'%s'", MAX_EXIT_GRACE_MS, arg);
 		o->exit_grace_ns = (uint64_t)v * 1000000u;
 		return 0;
-	default: /* OPT_MAX_CLIENTS */
+	default: { /* OPT_MAX_CLIENTS, and per user and per process */
+		const char *name;
+		size_t *max = clients_option(o, opt, &name);
 		if (parse_long(arg, 1, MAX_CLIENTS, &v) < 0)
-			return usage_error(PROG, "--max-clients wants a number "
-					   "from 1 to %d, not '%s'",
-					   MAX_CLIENTS, arg);
-		o->max_clients = (size_t)v;
+			return usage_error(PROG, "%s wants a number from 1 to "
+					   "%d, not '%s'", name, MAX_CLIENTS,
+					   arg);
+		*max = (size_t)v;
 		return 0;
+	}
 	}
 }
 
@@ -463,8 +531,23 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_READY_FD:
 	case OPT_PERIOD:
 	case OPT_MAX_CLIENTS:
+	case OPT_MAX_CLIENTS_USER:
+	case OPT_MAX_CLIENTS_PROC:
 	case OPT_EXIT_GRACE:
 		return number_option(o, opt, arg);
+	case OPT_MAX_MEMORY:
+	case OPT_MAX_MEMORY_USER: {
+		int all = opt == OPT_MAX_MEMORY;
+		uint64_t *max = all ? &o->max_memory : &o->max_memory_user;
+		if (parse_size(arg, max) < 0 || *max < (1u << 20))
+			return usage_error(PROG, "%s wants a size in bytes, "
+					   "with K, M or G (of 1024) or not, "
+					   "from 1M to 1T, not '%s'",
+					   all ? "--max-memory"
+					       : "--max-memory-per-user",
+					   arg);
+		return 0;
+	}
 	case OPT_ALLOW_USER:
 	case OPT_ALLOW_GROUP:
 	case OPT_OUTPUT_GROUP:

@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,15 @@ struct collector {
 	uint64_t n_evicted;  /* silent ones closed for newcomers, this burst */
 	int stopping;        /* asked to stop: waiting (--exit-grace) for the
 				clients still connected to end */
+
+	/* The connections of one uid but ours (--max-clients-per-user), of
+	 * one pid (--max-clients-per-process); the uids and pids recently
+	 * refused for their share (warn once each), and how many were
+	 * since the last count logged. */
+	size_t max_user;
+	size_t max_proc;
+	struct pidring share_refused;
+	uint64_t n_share_refused;
 	/* What clients of users other than ours and root's may log (log.h's
 	 * budgets, one per uid, the least recently used reused) */
 	struct {
@@ -214,6 +224,82 @@ static void refuse(struct collector *c, pid_t pid, uid_t uid)
 			: " (see --allow-user, --allow-group)");
 }
 
+/* Whether a client of uid and pid (at connect) would take more than its
+ * share of the connections: those of one user other than ours
+ * (--max-clients-per-user), or of one of its processes
+ * (--max-clients-per-process; pid 0, a process in another pid namespace,
+ * has no share of its own). Without shares one member's program could
+ * hold every connection and turn everyone else's away; our own user's
+ * programs are the collector's owner's, and have none. Returns the option
+ * the client would pass, or NULL. */
+static const char *share_passed(const struct collector *c, uid_t uid,
+				pid_t pid)
+{
+	size_t n_uid = 0, n_pid = 0;
+
+	if (uid == geteuid())
+		return NULL;
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		const struct conn *conn = c->conns[fd];
+		if (!conn)
+			continue;
+		n_uid += conn_peer_uid(conn) == (unsigned)uid;
+		n_pid += pid && conn_peer_pid(conn) == pid;
+	}
+	if (n_uid >= c->max_user)
+		return "--max-clients-per-user";
+	if (pid && n_pid >= c->max_proc)
+		return "--max-clients-per-process";
+	return NULL;
+}
+
+/* Whether the other end of fd has hung up (what it sent may still wait
+ * to be read). */
+static int hung_up(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
+}
+
+/* share_passed, once the connections of uid or pid whose other end hung
+ * up are read and closed: a program that connects, says its piece and
+ * closes, again and again, holds none of them, though the loop has not
+ * read their end yet. */
+static const char *over_share(struct collector *c, uid_t uid, pid_t pid)
+{
+	if (!share_passed(c, uid, pid))
+		return NULL;
+	for (size_t fd = 0; fd < c->conns_cap; fd++) {
+		struct conn *conn = c->conns[fd];
+		if (conn &&
+		    (conn_peer_uid(conn) == (unsigned)uid ||
+		     (pid && conn_peer_pid(conn) == pid)) &&
+		    hung_up((int)fd) && conn_read(conn, 1))
+			close_conn(c, conn);
+	}
+	return share_passed(c, uid, pid);
+}
+
+/* A client over its share: closed, and said once per uid or pid while it
+ * is among the last refused (a program retries every second); how many
+ * were refused in all is said every second (on_sweep). */
+static void refuse_share(struct collector *c, int fd, pid_t pid, uid_t uid,
+			 const char *opt)
+{
+	int user = strcmp(opt, "--max-clients-per-user") == 0;
+	/* uids and pids share the ring: a uid is noted as its negation */
+	pid_t key = user ? -(pid_t)(uid & 0x3fffffff) - 1 : pid;
+
+	(pidring_seen(&c->share_refused, key) ? log_debug : log_warn)(
+		"client pid %d of uid %u turned away: %s has its share of "
+		"the connections (%s %zu)",
+		(int)pid, (unsigned)uid,
+		user ? "its user" : "its process", opt,
+		user ? c->max_user : c->max_proc);
+	c->n_share_refused++;
+	close(fd);
+}
+
 /* At the cap: closes the connection that has waited longest without
  * saying HELLO, if there is one (a client that says nothing is worth less
  * than one about to). 0, or -ENOSPC when every client has said HELLO. */
@@ -254,11 +340,16 @@ static void accept_client(struct collector *c, int fd, pid_t pid,
 			  uid_t uid)
 {
 	struct conn *conn;
+	const char *opt;
 	int rc;
 
 	if (!uid_allowed(c, uid, fd)) {
 		refuse(c, pid, uid);
 		close(fd);
+		return;
+	}
+	if ((opt = over_share(c, uid, pid)) != NULL) {
+		refuse_share(c, fd, pid, uid, opt);
 		return;
 	}
 	if (c->n_conns < c->max_conns && c->n_evicted) {
@@ -376,6 +467,12 @@ static void on_sweep(struct loop *loop, struct loop_timer *t, void *arg)
 	for (size_t i = 0; i < COLLECTOR_LOG_BUDGETS; i++)
 		if (c->budgets[i].used_ns)
 			log_budget_report(&c->budgets[i].b);
+	if (c->n_share_refused > 1)
+		log_info("%" PRIu64 " clients turned away in the last second "
+			 "for their user's or process's share of the "
+			 "connections",
+			 c->n_share_refused);
+	c->n_share_refused = 0;
 }
 
 /* The end of --exit-grace: whoever is still connected is running on. */
@@ -586,6 +683,30 @@ static size_t max_clients(const struct collector_opts *opts)
 	return max;
 }
 
+/* Each user's and each process's share of the connections, and the
+ * bounds on the definitions all clients, and one user's, may hold (see
+ * collector.h). */
+static void set_shares(struct collector *c)
+{
+	const struct collector_opts *o = c->opts;
+	uint64_t mem = o->max_memory ? o->max_memory : COLLECTOR_MAX_MEMORY;
+	uint64_t mem_user = o->max_memory_user ? o->max_memory_user
+					       : mem / 4;
+
+	c->max_user = o->max_clients_user ? o->max_clients_user
+					  : (c->max_conns + 3) / 4;
+	c->max_proc = o->max_clients_proc ? o->max_clients_proc
+					  : COLLECTOR_MAX_CLIENTS_PROC;
+	if (c->max_user > c->max_conns)
+		c->max_user = c->max_conns;
+	if (mem_user > mem)
+		mem_user = mem;
+	procs_set_def_limits(c->reg, mem, mem_user, (unsigned)geteuid());
+	log_debug("shares: %zu connections a user, %zu a process; %" PRIu64
+		  " MiB of definitions in all, %" PRIu64 " MiB a user",
+		  c->max_user, c->max_proc, mem >> 20, mem_user >> 20);
+}
+
 /* The loop, the symbol tables, the processes, the outputs, control. */
 static int make_parts(struct collector *c)
 {
@@ -721,6 +842,7 @@ int collector_run(const struct collector_opts *opts,
 	c.max_conns = max_clients(opts);
 	if ((rc = make_parts(&c)) < 0 || (rc = prepare_outputs(opts)) < 0)
 		goto out;
+	set_shares(&c);
 	lend_parts(&c, path);
 	if ((c.ext->add_sinks &&
 	     (rc = c.ext->add_sinks(c.ext->arg, &c.parts)) < 0) ||

@@ -67,6 +67,13 @@
  * one the newcomer is. Out of descriptors all the same, a newcomer is
  * accepted on a spare descriptor and closed (listener.h), so clients
  * never wait in the backlog for nothing; both are logged once per burst.
+ * Each member of a shared collector has a share: at most
+ * max_clients_user connections of one uid other than ours, and
+ * max_clients_proc of one pid (connections whose other end hung up are
+ * read and closed before a newcomer is counted against them); beyond, the
+ * newcomer is closed, with a warning once per uid or pid. The definitions
+ * all sessions hold, and those of one uid but ours, are bounded by
+ * max_memory and max_memory_user (proc.h's procs_set_def_limits).
  * Each connection's time-outs and buffer are conn.h's, each process's
  * definitions proc.h's, its heap table heapagg.h's.
  *

@@ -47,6 +47,18 @@ struct collector_opts {
 				     0640 and 0750, of group output_gid */
 	gid_t output_gid;
 	size_t max_clients;       /* 0: COLLECTOR_MAX_CLIENTS */
+
+	/* Each member's share (collector.h): the connections of one uid
+	 * other than ours (0: a quarter of max_clients) and of one process,
+	 * by its pid at connect (0: COLLECTOR_MAX_CLIENTS_PROC); the bytes
+	 * of definitions all connections hold together (0:
+	 * COLLECTOR_MAX_MEMORY) and those of one uid other than ours (0: a
+	 * quarter of max_memory). */
+	size_t max_clients_user;
+	size_t max_clients_proc;
+	uint64_t max_memory;
+	uint64_t max_memory_user;
+
 	uint64_t exit_grace_ns;   /* on SIGTERM/SIGINT, wait at most this
 				     long for connected clients to end
 				     before shutting down; 0: no wait */
@@ -55,5 +67,9 @@ struct collector_opts {
 };
 
 #define COLLECTOR_MAX_CLIENTS 4096
+/* A process opens one connection, and for a moment a second while it
+ * reconnects; its forks have pids of their own. */
+#define COLLECTOR_MAX_CLIENTS_PROC 16
+#define COLLECTOR_MAX_MEMORY (1024ull << 20)
 
 #endif /* PYPROF_COLLECTOR_OPTS_H */

@@ -470,6 +470,7 @@ static int on_hello(struct conn *c, struct wire_in *r)
 		goto out;
 	}
 	proc_session_set_owner(c->session, c);
+	proc_session_set_uid(c->session, (unsigned)c->peer_uid);
 	c->acks = hl.h.has_written;
 	c->pid = hl.h.pid;
 	procs_each_owner(c->reg, hl.h.pid, proc_session_proc(c->session),
@@ -1053,6 +1054,11 @@ int conn_waits_hello(const struct conn *c)
 uint64_t conn_born_ns(const struct conn *c)
 {
 	return c->born_ns;
+}
+
+pid_t conn_peer_pid(const struct conn *c)
+{
+	return c->peer_pid;
 }
 
 unsigned conn_peer_uid(const struct conn *c)

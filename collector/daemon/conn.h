@@ -76,6 +76,9 @@ int conn_waits_hello(const struct conn *c);
 uint64_t conn_born_ns(const struct conn *c);
 /* The client's uid (SO_PEERCRED at accept). */
 unsigned conn_peer_uid(const struct conn *c);
+/* The client's pid as the kernel gave it at accept (0: not in our pid
+ * namespace). */
+pid_t conn_peer_pid(const struct conn *c);
 /* Bytes of read buffer it holds now. */
 size_t conn_buf_size(const struct conn *c);
 

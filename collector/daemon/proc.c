@@ -123,6 +123,7 @@ void procs_free(struct procs *reg)
 	while (reg->copies)
 		proc_copy_free(reg->copies);
 	elfsym_free(reg->es);
+	free(reg->def_users);
 	free(reg);
 }
 
@@ -356,6 +357,7 @@ struct proc *proc_session_close(struct proc_session *s)
 		return NULL;
 	p = s->proc;
 	DLIST_UNLINK(p->sessions, s);
+	proc_def_release(s);
 	session_refs_closed(s);
 	idmap_fini(&s->strings);
 	idmap_fini(&s->functions);

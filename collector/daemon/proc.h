@@ -73,6 +73,18 @@ struct proc_session;
  * A large application defines a few MiB. */
 #define PROC_MAX_DEF_BYTES (256u << 20)
 
+/* Bounds on the definitions all open sessions hold together (total) and
+ * those of one uid's sessions (per_user; own_uid's are not bounded so),
+ * in the same bytes as PROC_MAX_DEF_BYTES; 0: none (the default). A
+ * definition that would pass one is refused like one past the
+ * connection's own bound, its err naming the bound (--max-memory,
+ * --max-memory-per-user). The uid is the one proc_session_set_uid gave;
+ * a session without one counts in the total only. */
+void procs_set_def_limits(struct procs *reg, uint64_t total,
+			  uint64_t per_user, unsigned own_uid);
+/* Bytes charged to the open sessions, all of them. */
+uint64_t procs_def_bytes(const struct procs *reg);
+
 /* A byte string inside a frame being decoded. */
 struct proc_bytes {
 	const uint8_t *p;
@@ -229,6 +241,10 @@ void proc_mark_written(struct proc *p);
 void procs_set_written_hook(struct procs *reg,
 			    void (*fn)(void *arg, void *owner), void *arg);
 void proc_session_set_owner(struct proc_session *s, void *owner);
+/* The uid of s's client (the kernel's, SO_PEERCRED), whose share its
+ * definitions are charged to (procs_set_def_limits). Before any
+ * definition. */
+void proc_session_set_uid(struct proc_session *s, unsigned uid);
 /* Calls fn(arg, owner) for the owner of each open session of every
  * process with this pid but except (one pid, one live connection:
  * conn.c ends those whose process has exited). */

@@ -71,17 +71,117 @@ static int session_push(struct proc_session *s, struct idmap *m, uint32_t gid)
 	return 0;
 }
 
+/* ---- what definitions cost ---------------------------------------------- */
+
+void procs_set_def_limits(struct procs *reg, uint64_t total,
+			  uint64_t per_user, unsigned own_uid)
+{
+	reg->max_def_total = total;
+	reg->max_def_user = per_user;
+	reg->own_uid = own_uid;
+}
+
+uint64_t procs_def_bytes(const struct procs *reg)
+{
+	return reg->def_total;
+}
+
+void proc_session_set_uid(struct proc_session *s, unsigned uid)
+{
+	assert(s->def_bytes == 0);
+	s->uid = uid;
+	s->has_uid = 1;
+}
+
+/* The entry of uid in the per-uid table; with make, a new one (a free
+ * entry reused) if it has none. NULL without one, or out of memory. */
+static struct def_user *def_user(struct procs *reg, unsigned uid, int make)
+{
+	struct def_user *free_one = NULL;
+	for (size_t i = 0; i < reg->n_def_users; i++) {
+		struct def_user *u = &reg->def_users[i];
+		if (u->bytes && u->uid == uid)
+			return u;
+		if (!u->bytes && !free_one)
+			free_one = u;
+	}
+	if (!make)
+		return NULL;
+	if (!free_one) {
+		if (grow_array(&reg->def_users, &reg->cap_def_users,
+			       reg->n_def_users + 1, sizeof(*reg->def_users),
+			       8) < 0)
+			return NULL;
+		free_one = &reg->def_users[reg->n_def_users++];
+	}
+	free_one->uid = uid;
+	free_one->bytes = 0;
+	return free_one;
+}
+
+/* Whether the session's uid is held to the per-uid bound. */
+static int user_bounded(const struct proc_session *s)
+{
+	return s->has_uid && s->proc->reg->max_def_user &&
+	       s->uid != s->proc->reg->own_uid;
+}
+
+/* Charges a definition of bytes to s, its uid and all sessions, or says
+ * which bound it would pass. The connection's own bound comes first: a
+ * client alone past it is broken whatever the others hold. */
 static int charge(struct proc_session *s, size_t bytes, char *err)
 {
+	struct procs *reg = s->proc->reg;
 	uint64_t cost = (uint64_t)bytes + PROC_DEF_COST;
+	struct def_user *u = NULL;
+
 	if (s->def_bytes + cost > PROC_MAX_DEF_BYTES) {
 		snprintf(err, PROC_ERR_LEN,
 			 "definitions exceed the limit of %u MiB",
 			 PROC_MAX_DEF_BYTES >> 20);
 		return -EPROTO;
 	}
+	if (reg->max_def_total && reg->def_total + cost > reg->max_def_total) {
+		snprintf(err, PROC_ERR_LEN,
+			 "the definitions of all clients together would "
+			 "pass --max-memory (%" PRIu64 " MiB)",
+			 reg->max_def_total >> 20);
+		return -EPROTO;
+	}
+	if (user_bounded(s)) {
+		u = def_user(reg, s->uid, 1);
+		if (!u)
+			return oom(err);
+		if (u->bytes + cost > reg->max_def_user) {
+			snprintf(err, PROC_ERR_LEN,
+				 "the definitions of uid %u's clients together "
+				 "would pass --max-memory-per-user (%" PRIu64
+				 " MiB)",
+				 s->uid, reg->max_def_user >> 20);
+			return -EPROTO;
+		}
+		u->bytes += cost;
+	}
 	s->def_bytes += cost;
+	reg->def_total += cost;
 	return 0;
+}
+
+void proc_def_release(struct proc_session *s)
+{
+	struct procs *reg = s->proc->reg;
+	struct def_user *u;
+
+	assert(reg->def_total >= s->def_bytes);
+	reg->def_total -= s->def_bytes;
+	/* A bounded session charged its uid all it holds: the entry made
+	 * for it exists while it holds anything. */
+	if (user_bounded(s) && s->def_bytes &&
+	    (u = def_user(reg, s->uid, 0)) != NULL) {
+		assert(u->bytes >= s->def_bytes);
+		u->bytes -= s->def_bytes;
+	}
+	s->def_bytes = 0;
 }
 
 /* ---- definitions -------------------------------------------------------- */

@@ -70,6 +70,8 @@ struct proc_session {
 	struct idmap mappings; /* PYPROF_NATIVE's MAPPING frames */
 	struct idmap labels;   /* LABELS sets: collector-wide set ids */
 	uint64_t def_bytes;
+	unsigned uid; /* its client's (proc_session_set_uid) */
+	int has_uid;
 	uint64_t n_samples, n_lost;
 	uint64_t n_refs; /* ids pushed into its maps */
 	void *owner;     /* its connection, for the written hook */
@@ -102,6 +104,16 @@ struct procs {
 	unsigned n_tombs;
 	void (*written_fn)(void *arg, void *owner);
 	void *written_arg;
+	/* Definitions open sessions hold (proc_def.c's charge): in all, and
+	 * per uid (an entry at 0 bytes is free); the bounds
+	 * procs_set_def_limits set, 0 for none. */
+	uint64_t def_total, max_def_total, max_def_user;
+	unsigned own_uid;
+	struct def_user {
+		unsigned uid;
+		uint64_t bytes;
+	} * def_users;
+	size_t n_def_users, cap_def_users;
 	uint64_t n_refused;        /* HELLOs with WIRE_H_REFUSED */
 	size_t n_refused_kinds;
 	struct {
@@ -122,6 +134,10 @@ static inline void add_refs(struct proc *p, uint64_t n)
 	p->n_refs += n;
 	p->reg->n_refs += n;
 }
+
+/* Gives back what session s was charged for its definitions
+ * (proc_def.c), as it closes. */
+void proc_def_release(struct proc_session *s);
 
 /* Says "out of memory" in err; -ENOMEM. */
 static inline int oom(char *err)

@@ -659,9 +659,28 @@ static void serve_symbol(struct http_conn *c)
 
 /* ---- the index page ------------------------------------------------------------------ */
 
-static void html(FILE *out, const char *s)
+/* What the index page shows of each process's command line, and how many
+ * processes it lists: a member's program may say a megabyte of command
+ * line, and thousands of them would make a page of gigabytes, built on
+ * the loop while every client waits. The whole line is still at
+ * cmdline?pid=. */
+#define INDEX_CMD_MAX 4096
+#define INDEX_MAX_ROWS 1000
+
+/* s as HTML text, at most *left of its bytes (never half a UTF-8
+ * character); *left is what remains. When s did not fit, an ellipsis
+ * ends it and 1 is returned, else 0. */
+static int html_n(FILE *out, const char *s, size_t *left)
 {
-	for (; *s; s++) {
+	size_t n = strlen(s);
+	const char *end = s + n;
+	if (n > *left) {
+		end = s + *left;
+		while (end > s && ((unsigned char)*end & 0xc0) == 0x80)
+			end--;
+	}
+	*left -= (size_t)(end - s);
+	for (; s < end; s++) {
 		switch (*s) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
@@ -675,6 +694,17 @@ static void html(FILE *out, const char *s)
 				fputc(*s, out);
 		}
 	}
+	if (!*end)
+		return 0;
+	*left = 0;
+	fputs("&hellip;", out);
+	return 1;
+}
+
+static void html(FILE *out, const char *s)
+{
+	size_t left = SIZE_MAX;
+	html_n(out, s, &left);
 }
 
 static void fmt_uptime(char *buf, size_t cap, uint64_t ns)
@@ -714,13 +744,23 @@ static void index_row(struct pprof_server *ps, FILE *out,
 	fprintf(out, "<tr class=\"proc\" data-pid=\"%" PRIu64 "\"><td class="
 		"\"pid\">%" PRIu64 "</td><td class=\"command\">", in->pid,
 		in->pid);
-	for (size_t i = 0; i < in->n_args; i++) {
+	size_t left = INDEX_CMD_MAX, i;
+	for (i = 0; i < in->n_args; i++) {
+		if (!left) {
+			fputs(" &hellip;", out);
+			break;
+		}
 		if (i)
 			fputc(' ', out);
-		html(out, symtab_string(ps->st, in->arg_sids[i]));
+		if (html_n(out, symtab_string(ps->st, in->arg_sids[i]), &left))
+			break;
+	}
+	if (i < in->n_args) { /* cut short: where the rest is */
+		fprintf(out, " <a href=\"cmdline?pid=%" PRIu64 "\">", in->pid);
+		fprintf(out, "(%zu arguments)</a>", in->n_args);
 	}
 	if (!in->n_args)
-		html(out, symtab_string(ps->st, in->comm_sid));
+		html_n(out, symtab_string(ps->st, in->comm_sid), &left);
 	fprintf(out, "</td><td class=\"python\">");
 	html(out, symtab_string(ps->st, in->pyversion_sid));
 	fprintf(out, "</td><td class=\"sampling\">%s</td>", sampling);
@@ -789,8 +829,13 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 	     p = proc_next(p)) {
 		if (!proc_is_live(p))
 			continue;
-		index_row(ps, out, p, secs, now);
-		n++;
+		if (n++ < INDEX_MAX_ROWS)
+			index_row(ps, out, p, secs, now);
+	}
+	if (n > INDEX_MAX_ROWS) {
+		fputs("<tr id=\"more\"><td colspan=\"10\">", out);
+		fprintf(out, "%zu more not listed", n - INDEX_MAX_ROWS);
+		fputs("</td></tr>\n", out);
 	}
 	fprintf(out, "</table>\n<p id=\"count\">%zu process%s connected; "
 		"%zu profile%s being taken; %zu waiting for a scraper's next "

@@ -65,13 +65,23 @@ struct efile {
 struct elfsym {
 	struct efile *files[ELFSYM_MAX_FILES];
 	int n_files;
+	/* what files[] hold, and the bound on it */
+	size_t bytes, max_bytes;
 	uint64_t clock;
 	char name[512]; /* a function known only by its FDE: "file+0x..." */
 };
 
 struct elfsym *elfsym_new(void)
 {
-	return calloc(1, sizeof(struct elfsym));
+	struct elfsym *es = calloc(1, sizeof(struct elfsym));
+	if (es)
+		es->max_bytes = ELFSYM_MAX_BYTES;
+	return es;
+}
+
+void elfsym_set_max_bytes(struct elfsym *es, size_t max)
+{
+	es->max_bytes = max;
 }
 
 static void efile_free(struct efile *f)
@@ -97,10 +107,7 @@ void elfsym_free(struct elfsym *es)
 
 size_t elfsym_bytes(const struct elfsym *es)
 {
-	size_t n = 0;
-	for (int i = 0; i < es->n_files; i++)
-		n += es->files[i]->bytes;
-	return n;
+	return es->bytes;
 }
 
 /* ---- reading one ELF file ------------------------------------------------ */
@@ -585,6 +592,45 @@ out:
 
 /* ---- the cache ------------------------------------------------------------- */
 
+static void drop_file(struct elfsym *es, int i)
+{
+	es->bytes -= es->files[i]->bytes;
+	efile_free(es->files[i]);
+	es->files[i] = es->files[--es->n_files];
+}
+
+static int least_used(const struct elfsym *es)
+{
+	int lru = 0;
+	for (int i = 1; i < es->n_files; i++)
+		if (es->files[i]->last_use < es->files[lru]->last_use)
+			lru = i;
+	return lru;
+}
+
+/* A file whose tables alone take more than the cache may hold: kept as
+ * one that could not be read (not read again at each lookup), its
+ * addresses unnamed. */
+static void too_big(const struct elfsym *es, struct efile *f)
+{
+	size_t kib = (f->bytes + 1023) >> 10, max_kib = es->max_bytes >> 10;
+	log_warn("%s: its symbols and lines take %zu KiB, more than the "
+		 "%zu KiB the collector keeps for all files: its native "
+		 "frames stay unnamed",
+		 f->path, kib, max_kib);
+	free(f->syms);
+	free(f->names);
+	free(f->funcs);
+	dwarfline_free(f->lines);
+	f->syms = NULL;
+	f->names = NULL;
+	f->funcs = NULL;
+	f->lines = NULL;
+	f->n_syms = f->names_len = f->n_funcs = 0;
+	f->ok = 0;
+	f->bytes = sizeof(*f) + strlen(f->path);
+}
+
 static struct efile *get_file(struct elfsym *es, const char *path,
 			      const uint8_t *id, size_t id_len)
 {
@@ -606,12 +652,15 @@ static struct efile *get_file(struct elfsym *es, const char *path,
 	if (!f)
 		return NULL;
 	f->last_use = ++es->clock;
-	if (es->n_files < ELFSYM_MAX_FILES) {
-		es->files[es->n_files++] = f;
-	} else {
-		efile_free(es->files[victim]);
-		es->files[victim] = f;
-	}
+	if (f->bytes > es->max_bytes)
+		too_big(es, f);
+	if (es->n_files == ELFSYM_MAX_FILES)
+		drop_file(es, victim);
+	/* the least recently used out until the new one fits */
+	while (es->n_files && es->bytes + f->bytes > es->max_bytes)
+		drop_file(es, least_used(es));
+	es->files[es->n_files++] = f;
+	es->bytes += f->bytes;
 	log_debug("%s: %s, %zu function symbols%s", path,
 		  f->ok ? "read" : "not readable", f->n_syms,
 		  f->lines ? ", line tables" : "");

@@ -23,8 +23,12 @@
  * saw is not used: its names would be another build's.
  *
  * Cache: one entry per (path, build id), read on first use and kept, up
- * to ELFSYM_MAX_FILES entries (least recently used out first); a file that
- * could not be read is remembered as such. Reading a large library the
+ * to ELFSYM_MAX_FILES entries and ELFSYM_MAX_BYTES of tables in all
+ * (least recently used out first: a client may name any file it likes,
+ * and the collector's memory must not grow with what it names); a file
+ * that could not be read is remembered as such, and so is one whose
+ * tables alone would take more than the cache holds (one warning: its
+ * addresses stay unnamed). Reading a large library the
  * first time costs some milliseconds on the collector's loop (once per
  * file). The collector reads files with its own rights: a client may only
  * learn the symbol names of ELF files the collector's user can read.
@@ -39,7 +43,9 @@
 
 #define ELFSYM_MAX_FILES 128
 #define ELFSYM_MAX_FILE_BYTES (4ull << 30)  /* larger files: no symbols */
-#define ELFSYM_MAX_TABLE_BYTES (512u << 20) /* one symbol or string table */
+#define ELFSYM_MAX_TABLE_BYTES (128u << 20) /* one symbol or string table */
+/* What the cache holds of all files together. */
+#define ELFSYM_MAX_BYTES (256u << 20)
 
 struct elfsym;
 
@@ -77,8 +83,10 @@ int elfsym_lookup(struct elfsym *es, const char *path,
 		  uint64_t start, uint64_t offset, uint64_t addr,
 		  struct elfsym_hit *hit);
 
-/* Files read so far and bytes held, for statistics. */
+/* Bytes the cached files hold. */
 size_t elfsym_bytes(const struct elfsym *es);
+/* Another bound than ELFSYM_MAX_BYTES on them (for the tests). */
+void elfsym_set_max_bytes(struct elfsym *es, size_t max);
 
 /*
  * Where one named thing of the ELF file at path lies: the section called

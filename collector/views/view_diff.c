@@ -147,7 +147,7 @@ struct dtable {
 	int64_t total[2];
 	int values;      /* changes of values, not of shares */
 	int by_line;
-	int sort_flat;   /* --sort flat */
+	int sort_flat; /* --sort flat */
 };
 
 /* Keeps the rows that are in either profile, with their changes, largest
@@ -195,11 +195,13 @@ static void table_head(const struct dtable *t, size_t shown, size_t n)
 	const char *by = t->sort_flat ? "flat" : "cumulative";
 	if (t->values)
 		fprintf(t->out, "Showing %zu of %zu %s, by change of %s "
-			"value (%s; + grew, - shrank)\n", shown, n, what, by,
+				"value (%s; + grew, - shrank)\n",
+			shown, n, what, by,
 			t->unit);
 	else
 		fprintf(t->out, "Showing %zu of %zu %s, by change of %s "
-			"share (percentage points; + grew, - shrank)\n", shown,
+				"share (percentage points; + grew, - shrank)\n",
+			shown,
 			n, what, by);
 	fprintf(t->out, t->values ? "%9s %9s %9s  %9s %9s %9s  %s\n"
 				  : "%9s %9s %8s  %9s %9s %8s  %s\n",

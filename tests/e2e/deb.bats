@@ -93,6 +93,8 @@ unit_value() {
 	mode=$(unit_value RuntimeDirectoryMode)
 	exec=$(unit_value ExecStart)
 	assert_eq pyprof "$user" "User="
+	# what the collector's clients cannot bound, the kernel does
+	[[ -n $(unit_value MemoryMax) ]] || fail "no MemoryMax= in the unit"
 	install -d -o "$user" -g "$(unit_value Group)" -m "$mode" "$rdir"
 	(cd / && umask "$(unit_value UMask)" &&
 		exec setpriv --reuid="$user" --regid="$(unit_value Group)" --init-groups -- $exec) \

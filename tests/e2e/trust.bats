@@ -436,3 +436,157 @@ PY
 	((n >= 1500)) || fail "only $n lines said suppressed"
 	assert_eq 3 "$ours" "our own clients' lines"
 }
+
+# ---- each member's share (issue 39 item 6) --------------------------------------
+
+# hog N BYTES [ARGS]: the stranger's one process opens N connections to
+# $SOCK, says HELLO on each (with ARGS arguments of 1,000 bytes in its
+# command line, default 2) and defines about BYTES bytes of strings on
+# each (in strings of 60,000 bytes), then writes one line per connection,
+# "open" or
+# "closed" (by the collector), then "ready"; then, every half second, the
+# number still open ("still N"), holding them until killed.
+hog() {
+	cat >"$D/hog.py" <<'PY'
+import os, socket, sys, time
+sys.path.insert(0, sys.argv[2])
+import wire_client as w
+
+def is_open(s):
+    try:
+        s.setblocking(False)
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+n, size = int(sys.argv[3]), int(sys.argv[4])
+n_args = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+args = ["python3", "app.py"] + ["%04d" % i + "a" * 996 for i in range(n_args)]
+start, mono = time.time_ns(), time.monotonic_ns()
+socks = []
+for i in range(n):
+    s = w.connect(sys.argv[1])
+    try:
+        s.sendall(w.hello(os.getpid(), start, mono, comm="hog", args=args))
+        for k in range(1, size // 60000 + 1):
+            s.sendall(w.string(k, b"%08d" % (i * 100000 + k) + b"x" * 59992))
+    except OSError:
+        pass
+    socks.append(s)
+    time.sleep(0.1)
+time.sleep(0.5)
+for s in socks:
+    print("open" if is_open(s) else "closed", flush=True)
+print("ready", flush=True)
+while True:
+    time.sleep(0.5)
+    print("still %d" % sum(is_open(s) for s in socks), flush=True)
+PY
+	chmod 0644 "$D/hog.py"
+	(exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+		/usr/bin/python3 "$D/hog.py" "$SOCK" "$D" "$1" "$2" "${3:-0}") \
+		>"$T/hog.out" 2>&1 </dev/null 3>&- &
+	SQ_PID=$!
+	wait_for_line "$T/hog.out" '^ready$' 30
+}
+
+# hog_holds N: the stranger's connections come down to N open (a loaded
+# machine's collector may take a while to close the others), and stay.
+hog_holds() {
+	wait_for_line "$T/hog.out" "^still $1\$" 15 || {
+		cat "$T/hog.out"
+		fail "the stranger does not hold $1 connections"
+	}
+	sleep 1.1
+	assert_eq "still $1" "$(tail -n 1 "$T/hog.out")" "the stranger's connections open"
+}
+
+# ours PID: our own program (a well-behaved client) is served: it
+# connects and its profile is written.
+ours() {
+	"$PP_HOST_PYTHON" "$D/wire_client.py" good --socket "$SOCK" \
+		--pid "$1" --samples 5 --comm ours >/dev/null 2>&1 </dev/null 3>&-
+	wait_for_line "$T/collector.log" "pid $1 connected" 5 ||
+		fail "our client pid $1 was not served"
+	wait_profile "$1" 5 >/dev/null || fail "no profile for our client pid $1"
+}
+
+@test "39.6 one user's process cannot hold every connection of a shared collector: its share, one line; another user's program still served" {
+	collector_start --allow-user nobody --max-clients 8 --max-clients-per-user 4
+	hog 8 0
+	cat "$T/hog.out"
+	hog_holds 4
+	ours 7301
+	ours 7302
+	collector_stop
+	grep -E "client pid $SQ_PID of uid 65534 turned away: its user has its share of the connections \(--max-clients-per-user 4\)" "$T/collector.log" ||
+		fail "no line names the share"
+	assert_eq 1 "$(grep -c "of uid 65534 turned away" "$T/collector.log")" "lines about the refusals"
+}
+
+@test "39.6 one process's share of the connections: --max-clients-per-process" {
+	collector_start --allow-user nobody --max-clients 16 --max-clients-per-process 3
+	hog 6 0
+	hog_holds 3
+	ours 7303
+	collector_stop
+	grep -qE "client pid $SQ_PID of uid 65534 turned away: its process has its share of the connections \(--max-clients-per-process 3\)" "$T/collector.log" ||
+		fail "no line names the share"
+}
+
+@test "39.6 the definitions all clients hold are bounded, and one user's: a client past a bound is closed, one line; the others untouched" {
+	collector_start --allow-user nobody --max-memory 8M --max-memory-per-user 3M
+	# 2 MiB each: the first fits in the stranger's 3 MiB, the others not
+	hog 3 2000000
+	cat "$T/hog.out"
+	hog_holds 1
+	assert_eq open "$(grep -m1 -E '^(open|closed)$' "$T/hog.out")" "the stranger's first connection"
+	grep -qE "uid 65534's clients together would pass --max-memory-per-user \(3 MiB\)" "$T/collector.log" ||
+		fail "no line names --max-memory-per-user"
+	# Our own user has no share of its own, but the bound on all: 7 MiB
+	# more would pass 8 MiB.
+	"$PP_HOST_PYTHON" - "$SOCK" "$D" <<'PY' 3>&- >"$T/big.out" || fail "the big client failed"
+import os, socket, sys, time
+sys.path.insert(0, sys.argv[2])
+import wire_client as w
+s = w.connect(sys.argv[1])
+try:
+    s.sendall(w.hello(os.getpid(), time.time_ns(), time.monotonic_ns(), comm="big"))
+    for k in range(1, 7 * 2**20 // 60000 + 1):
+        s.sendall(w.string(k, b"%08d" % k + b"y" * 59992))
+    s.settimeout(5)
+    print("closed" if s.recv(1) == b"" else "open")
+except OSError:
+    print("closed")
+PY
+	assert_eq closed "$(cat "$T/big.out")" "the client past --max-memory"
+	grep -qE "the definitions of all clients together would pass --max-memory \(8 MiB\)" "$T/collector.log" ||
+		fail "no line names --max-memory"
+	ours 7304
+	hog_holds 1
+	collector_stop
+}
+
+@test "39.6 the HTTP index page shows at most 4 KiB of a member's command line, with a link to the whole" {
+	collector_start --allow-user nobody --http 127.0.0.1:0
+	local port tok size
+	port=$(http_port "$T/collector.log")
+	tok=$(cat "$SOCK.http-token")
+	# 900 arguments of 1,000 bytes: 900 KB of command line
+	hog 1 0 900
+	hog_holds 1
+	curl -sf "http://pyprof:$tok@127.0.0.1:$port/debug/pprof/" >"$T/index.html" ||
+		fail "no index page"
+	size=$(wc -c <"$T/index.html")
+	echo "   index page: $size bytes"
+	((size < 16384)) || fail "the index page is $size bytes"
+	grep -q "data-pid=\"$SQ_PID\"" "$T/index.html" || fail "the stranger's process is not listed"
+	grep -q "&hellip; <a href=\"cmdline?pid=$SQ_PID\">(902 arguments)</a>" "$T/index.html" ||
+		fail "no ellipsis and link where the command line is cut"
+	curl -sf "http://pyprof:$tok@127.0.0.1:$port/debug/pprof/cmdline?pid=$SQ_PID" >"$T/cmdline" ||
+		fail "no cmdline"
+	(($(wc -c <"$T/cmdline") > 900000)) || fail "cmdline?pid= does not hold the whole command line"
+	collector_stop
+}

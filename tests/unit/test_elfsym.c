@@ -269,6 +269,61 @@ static void test_corrupt_files(void)
 	CHECK(survived, "7.1 corrupted files are read without crashing");
 }
 
+/* The cache holds at most its bound (issue 39: a client may name any
+ * file): the least recently used files go, and come back when asked for
+ * again; a file bigger than the whole bound is not kept at all. */
+static void test_bound(void)
+{
+	struct elfsym *es = elfsym_new();
+	struct elfsym_hit hit;
+	struct where self, z;
+	const void *fn = (const void *)(uintptr_t)&probe_fn;
+	void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *deflate_fn = h ? dlsym(h, "deflate") : NULL;
+	size_t self_bytes, z_bytes;
+
+	CHECK_OR_RETURN(es && deflate_fn && where_is(fn, &self) &&
+				where_is(deflate_fn, &z),
+			"6.0 our file and libz found", );
+	elfsym_lookup(es, self.path, self.id, self.id_len, self.start,
+		      self.offset, (uint64_t)(uintptr_t)fn + 1, &hit);
+	self_bytes = elfsym_bytes(es);
+	elfsym_lookup(es, z.path, z.id, z.id_len, z.start, z.offset,
+		      (uint64_t)(uintptr_t)deflate_fn + 2, &hit);
+	z_bytes = elfsym_bytes(es) - self_bytes;
+	elfsym_free(es);
+
+	/* room for the larger of the two, not for both */
+	es = elfsym_new();
+	size_t max = (self_bytes > z_bytes ? self_bytes : z_bytes) + 64;
+	elfsym_set_max_bytes(es, max);
+	for (int round = 0; round < 3; round++) {
+		int r = elfsym_lookup(es, self.path, self.id, self.id_len,
+				      self.start, self.offset,
+				      (uint64_t)(uintptr_t)fn + 1, &hit);
+		CHECK(r == 1 && !strcmp(hit.name, "probe_fn") &&
+			      elfsym_bytes(es) <= max,
+		      "6.1 our file named, the cache within its bound");
+		r = elfsym_lookup(es, z.path, z.id, z.id_len, z.start,
+				  z.offset,
+				  (uint64_t)(uintptr_t)deflate_fn + 2, &hit);
+		CHECK(r == 1 && strstr(hit.name, "deflate") &&
+			      elfsym_bytes(es) <= max,
+		      "6.2 libz named, the cache within its bound");
+	}
+	elfsym_free(es);
+
+	/* smaller than either: neither kept, no name, a few bytes held */
+	es = elfsym_new();
+	elfsym_set_max_bytes(es, 4096);
+	int r = elfsym_lookup(es, self.path, self.id, self.id_len, self.start,
+			      self.offset, (uint64_t)(uintptr_t)fn + 1, &hit);
+	CHECK(r == 0 && !hit.file_ok && elfsym_bytes(es) < 4096,
+	      "6.3 a file over the whole bound: not kept, not named");
+	elfsym_free(es);
+	dlclose(h);
+}
+
 int main(void)
 {
 	struct elfsym *es = elfsym_new();
@@ -279,6 +334,7 @@ int main(void)
 	test_fde_names(es);
 	test_dwarf_fuzz();
 	test_corrupt_files();
+	test_bound();
 	CHECK(elfsym_bytes(es) > 0, "5.1 the cache holds what it read");
 	elfsym_free(es);
 	return check_summary();

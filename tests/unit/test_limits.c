@@ -13,7 +13,11 @@
  *       the buffer grow past what arrived;
  *   4.x the listener accepts (and closes) a client even when the process
  *       has no descriptor left, so the backlog does not fill with clients
- *       that wait forever.
+ *       that wait forever;
+ *   5.x the definitions of all sessions, and of one uid's, stop at
+ *       procs_set_def_limits's bounds (the collector's own uid has no
+ *       share of its own), and a session that closes gives its bytes
+ *       back.
  *
  * Time is never waited for: the tests pass conn_expired a clock of their
  * own.
@@ -379,6 +383,95 @@ static void test_emfile(void)
 	rmdir(dir);
 }
 
+/* ---- 5. definitions of all sessions, and of one uid's ---------------- */
+
+/* Opens a session of pid for uid in reg. NULL on failure. */
+static struct proc_session *open_for(struct procs *reg, uint64_t pid,
+				     unsigned uid)
+{
+	static const struct proc_bytes none = { (const uint8_t *)"", 0 };
+	struct proc_hello h;
+	struct proc_session *s;
+	char err[PROC_ERR_LEN];
+	int resumed;
+
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.pid = pid;
+	h.start_unix_ns = 1700000000000000000ull;
+	h.has_start_unix = 1;
+	h.mode = WIRE_MODE_CPU;
+	h.period_ns = 10000000;
+	h.pyversion = h.exe = h.comm = none;
+	if (proc_session_open(reg, &h, &s, &resumed, err) < 0)
+		return NULL;
+	proc_session_set_uid(s, uid);
+	return s;
+}
+
+/* Defines strings of 1000 bytes on s from id *next until one is refused
+ * (its err in err) or n are; how many were. */
+static int define(struct proc_session *s, uint64_t *next, int n, char *err)
+{
+	static uint8_t text[1000];
+	int i;
+	for (i = 0; i < n; i++) {
+		if (proc_def_string(s, *next, text, sizeof(text), err) < 0)
+			break;
+		++*next;
+	}
+	return i;
+}
+
+static void close_session(struct procs *reg, struct proc_session *s)
+{
+	struct proc *p = proc_session_close(s);
+	if (p)
+		procs_remove(reg, p);
+}
+
+static void test_def_shares(void)
+{
+	struct symtab *st = symtab_new();
+	struct procs *reg = st ? procs_new(st) : NULL;
+	char err[PROC_ERR_LEN] = "";
+	/* 1016 bytes a string (16 of them the fixed cost) */
+	const uint64_t total = 100 * 1016, per_user = 30 * 1016;
+	uint64_t a1 = 1, a2 = 1, b = 1, own = 1;
+
+	CHECK_OR_RETURN(reg != NULL, "5.0 a registry", );
+	procs_set_def_limits(reg, total, per_user, 1000);
+	struct proc_session *sa1 = open_for(reg, 101, 2000);
+	struct proc_session *sa2 = open_for(reg, 102, 2000);
+	struct proc_session *sb = open_for(reg, 103, 3000);
+	struct proc_session *so = open_for(reg, 104, 1000);
+	CHECK_OR_RETURN(sa1 && sa2 && sb && so, "5.0 sessions", );
+
+	CHECK(define(sa1, &a1, 20, err) == 20, "5.1 uid 2000 defines 20");
+	CHECK(define(sa2, &a2, 20, err) == 10 &&
+		      strstr(err, "uid 2000's clients") &&
+		      strstr(err, "--max-memory-per-user"),
+	      "5.2 ... and 10 more on another session, then its share "
+	      "is full, err naming the option");
+	CHECK(define(sb, &b, 20, err) == 20,
+	      "5.3 uid 3000 still defines its own");
+	CHECK(define(so, &own, 100, err) == 50 &&
+		      strstr(err, "all clients") &&
+		      strstr(err, "--max-memory"),
+	      "5.4 our own uid has no share, but the bound on all holds");
+	CHECK(procs_def_bytes(reg) == total,
+	      "5.5 all sessions hold the bound, not more");
+	close_session(reg, sa2);
+	close_session(reg, so);
+	CHECK(define(sa1, &a1, 20, err) == 10,
+	      "5.6 a closed session gives back its uid's and the total's");
+	close_session(reg, sa1);
+	close_session(reg, sb);
+	CHECK(procs_def_bytes(reg) == 0, "5.7 nothing held once all closed");
+	procs_free(reg);
+	symtab_free(st);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -386,5 +479,6 @@ int main(void)
 	test_snapshots();
 	test_timeouts();
 	test_emfile();
+	test_def_shares();
 	return check_summary();
 }
