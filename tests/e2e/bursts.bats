@@ -60,8 +60,8 @@ teardown() {
 	common_teardown
 }
 
-SHAPES=(sleep pool4 thread fork locks asyncio pool2 pool16 loop sleep pool4
-	thread)
+SHAPES=(sleep pool4 thread fork locks asyncio pool2 pool16 loop httpserver
+	asyncserver thread)
 
 # bursts NAME EXE SHAPE HZ SECONDS [PREFIX...]: the profile of bursts.py
 # SHAPE under pyprof record at HZ (the command run under PREFIX), checked.
@@ -87,8 +87,9 @@ bursts() {
 	# work (the library's start in each child is theirs too), nor for a
 	# thread per job: each thread's start and end (the kernel's, and the
 	# library's arming of it) are outside any sample, 8 to 19% of such a
-	# program's CPU here (docs/limitations.md)
-	[[ $shape == fork || $shape == thread ]] && return 0
+	# program's CPU here (docs/limitations.md); a threaded HTTP server
+	# is a thread per request
+	[[ $shape == fork || $shape == thread || $shape == httpserver ]] && return 0
 	local got want
 	got=$(shares count "$prof" --value | awk -F'\t' '$1 == "*" {print $2}')
 	want=$("$PP_HOST_PYTHON" -c 'import json, sys
@@ -148,6 +149,20 @@ slow() {
 
 @test "1.4 at 100 Hz" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 2.7)" for_each_python slow
+}
+
+# Servers driven by a load generator (four client threads in the same
+# process): a threaded HTTP server (a thread per request) and an asyncio
+# server, handlers of known cost; at 1 kHz and at 100 Hz.
+servers() {
+	quiet bursts "$1" "$2" httpserver 1000 3
+	[[ $1 == 2.7* ]] && return 0
+	quiet bursts "$1-a" "$2" asyncserver 1000 3
+	quiet bursts "$1-slow" "$2" asyncserver 100 6
+}
+
+@test "1.6 a threaded HTTP server and an asyncio server driven by a load generator" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.9 3.15)" for_each_python servers
 }
 
 # The stop point: a program that reads its own CPU clock after each job

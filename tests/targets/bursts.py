@@ -20,6 +20,13 @@
 #             that the main thread hands on between jobs
 #   asyncio   3 tasks, each awaiting asyncio.sleep between jobs
 #   loop      one thread, jobs back to back (no wait at all)
+#   httpserver  a threaded HTTP server (a thread per request, as
+#             http.server.ThreadingHTTPServer) on 127.0.0.1, driven by
+#             four client threads of a load generator (a request, then
+#             0.5 to 2 ms of pause): GET /h5, /h3 or /h2
+#   asyncserver an asyncio server (asyncio.start_server, 3.x) on
+#             127.0.0.1, four clients on connections of their own, a
+#             line per request naming the handler
 #   clockread one thread, jobs back to back, reading its own CPU clock
 #             after each (a benchmark's or a timing decorator's shape:
 #             on a busy CPU the read is where a preempted thread stops)
@@ -227,6 +234,123 @@ def shape_locks(end):
         cond.notify()
     for t in threads:
         t.join()
+    return jobs
+
+
+HANDLER_BY_NAME = dict((h.__name__, h) for h in HANDLERS)
+
+
+def load_generator(end, request):
+    """Four client threads, each request(handler name) then a pause,
+    until end; returns the number of requests answered."""
+    counts = [0] * 4
+
+    def client(k):
+        while time.time() < end:
+            request(random.choice(HANDLERS).__name__, k)
+            counts[k] += 1
+            pause(0.5, 2)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts)
+
+
+def shape_httpserver(end):
+    try:
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+        from socketserver import ThreadingMixIn
+        import http.client as httpclient
+    except ImportError:  # 2.7
+        from BaseHTTPServer import BaseHTTPRequestHandler, HTTPServer
+        from SocketServer import ThreadingMixIn
+        import httplib as httpclient
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            HANDLER_BY_NAME[self.path[1:]]()
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    class Server(ThreadingMixIn, HTTPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    serving = threading.Thread(target=server.serve_forever, args=(0.05,))
+    serving.start()
+
+    def request(name, k):
+        c = httpclient.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/" + name)
+        c.getresponse().read()
+        c.close()
+
+    jobs = load_generator(end, request)
+    server.shutdown()
+    serving.join()
+    server.server_close()
+    return jobs
+
+
+ASYNC_SERVER = """
+async def serve_client(reader, writer):
+    while True:
+        line = await reader.readline()
+        if not line:
+            break
+        HANDLER_BY_NAME[line.decode().strip()]()
+        writer.write(b"ok\\n")
+        await writer.drain()
+    writer.close()
+
+
+async def close_server(server):
+    server.close()
+    await server.wait_closed()
+"""
+
+
+def shape_asyncserver(end):
+    import asyncio
+    import socket
+
+    scope = dict(globals(), asyncio=asyncio)
+    exec(ASYNC_SERVER, scope)  # 2.7 must parse this file
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(asyncio.start_server(
+        scope["serve_client"], "127.0.0.1", 0))
+    port = server.sockets[0].getsockname()[1]
+    serving = threading.Thread(target=loop.run_forever)
+    serving.start()
+    conns = []
+    for _ in range(4):
+        c = socket.create_connection(("127.0.0.1", port))
+        conns.append((c, c.makefile("rb")))
+
+    def request(name, k):
+        c, f = conns[k]
+        c.sendall(name.encode() + b"\n")
+        f.readline()
+
+    jobs = load_generator(end, request)
+    for c, f in conns:
+        f.close()
+        c.close()
+
+    asyncio.run_coroutine_threadsafe(scope["close_server"](server),
+                                     loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    serving.join()
+    loop.close()
     return jobs
 
 
