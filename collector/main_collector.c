@@ -140,6 +140,10 @@ static void usage(FILE *out)
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
 "                     (logged). Off by default\n"
+"  --http unix:PATH   the same on a Unix socket (mode 0600; 0660 with\n"
+"                     --output-group) that no other user can take while\n"
+"                     the collector is down, as they can a TCP port:\n"
+"                     curl --unix-socket PATH http://localhost/debug/pprof/\n"
 "  --http-token TOKEN require TOKEN on every HTTP request (or set\n"
 "                     PYPROF_HTTP_TOKEN, which ps does not show). Without\n"
 "                     it a random token is made at start, written to\n"
@@ -982,12 +986,23 @@ static int start_serving(void *arg, const struct collector_parts *parts)
 		log_error("%s", herr);
 		return rc;
 	}
+	/* a Unix socket is the collector's user's alone (0600); with
+	 * --output-group its members, who read the token, may connect too */
+	if (opts->output_shared &&
+	    !strncmp(pprof_server_addr(w->http), "unix:", 5)) {
+		const char *up = pprof_server_addr(w->http) + 5;
+		if (chown(up, (uid_t)-1, opts->output_gid) < 0 ||
+		    chmod(up, 0660) < 0)
+			log_warn("http: cannot give %s to the output group: "
+				 "%s; only this collector's user may connect",
+				 up, strerror(errno));
+	}
 	/* where the server listens, beside the socket: `pyprof top`
 	 * reads the live profiles of this collector's processes there */
 	if ((size_t)snprintf(w->addr_path, sizeof(w->addr_path),
 			     "%s.http-addr", parts->socket_path) <
 	    sizeof(w->addr_path)) {
-		char line[100];
+		char line[130];
 		snprintf(line, sizeof(line), "%s\n",
 			 pprof_server_addr(w->http));
 		rc = file_write_atomic(w->addr_path, line, strlen(line),
@@ -1005,19 +1020,28 @@ static int start_serving(void *arg, const struct collector_parts *parts)
 	} else {
 		w->addr_path[0] = 0;
 	}
+	/* where, and what to open: a Unix socket is no URL a browser opens */
+	const char *a = pprof_server_addr(w->http);
+	char where[160], open_url[220];
+	if (!strncmp(a, "unix:", 5)) {
+		snprintf(where, sizeof(where), "%s", a);
+		snprintf(open_url, sizeof(open_url),
+			 "curl --unix-socket %s http://localhost/debug/pprof/",
+			 a + 5);
+	} else {
+		snprintf(where, sizeof(where), "http://%s/", a);
+		snprintf(open_url, sizeof(open_url), "http://%s/debug/pprof/",
+			 a);
+	}
 	if (w->token[0]) {
 		/* the token itself at debug level only: an info log goes to
 		 * the journal, which the groups adm and systemd-journal read */
-		log_info("http: serving /debug/pprof/ on http://%s/ "
-			 "(access token in %s): open "
-			 "http://%s/debug/pprof/?token=TOKEN",
-			 pprof_server_addr(w->http), w->token_path,
-			 pprof_server_addr(w->http));
-		log_debug("http: open http://%s/debug/pprof/?token=%s",
-			  pprof_server_addr(w->http), w->token);
+		log_info("http: serving /debug/pprof/ on %s (access token in "
+			 "%s): open %s?token=TOKEN",
+			 where, w->token_path, open_url);
+		log_debug("http: open %s?token=%s", open_url, w->token);
 	} else
-		log_info("http: serving /debug/pprof/ on http://%s/%s",
-			 pprof_server_addr(w->http),
+		log_info("http: serving /debug/pprof/ on %s%s", where,
 			 token ? " (access token required)" : "");
 	if (opts->http_no_auth)
 		log_warn("http: --http-no-auth: anyone who can reach "

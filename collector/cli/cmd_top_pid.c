@@ -27,12 +27,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,7 +261,7 @@ static int first_line(const char *path, char *out, size_t n)
 	return out[0] ? 0 : -1;
 }
 
-/* A connected TCP socket to "HOST:PORT" or "[HOST]:PORT", or -1. */
+/* A connected socket to "unix:PATH", "HOST:PORT" or "[HOST]:PORT", or -1. */
 static int dial(const char *addr)
 {
 	char host[256], *port;
@@ -266,6 +269,20 @@ static int dial(const char *addr)
 	struct timeval tv = { 10, 0 };
 	int fd = -1;
 
+	if (!strncmp(addr, "unix:", 5)) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		if (strlen(addr + 5) >= sizeof sa.sun_path)
+			return -1;
+		strcpy(sa.sun_path, addr + 5);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+			return fd;
+		close(fd);
+		return -1;
+	}
 	snprintf(host, sizeof host, "%s", addr[0] == '[' ? addr + 1 : addr);
 	port = strrchr(host, ':');
 	if (!port)
@@ -291,9 +308,111 @@ static int dial(const char *addr)
 	return fd;
 }
 
+/* The owners of the sockets in table (/proc/net/tcp or tcp6) listening
+ * on port at an address that takes connections to want (4 words as the
+ * kernel prints them; v4: only want[0]): want itself, the wildcard, or in
+ * tcp6 want as an IPv4-mapped address. The first owner other than
+ * expect in *other (or (uid_t)-1), how many in *n. */
+static void listen_owners(const char *table, int v6_table, int v6_want,
+			  const uint32_t want[4], unsigned port, uid_t expect,
+			  uid_t *other, int *n)
+{
+	FILE *f = fopen(table, "re");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char la[40];
+		unsigned lport, st, uid;
+		uint32_t w[4] = { 0 };
+		int match;
+
+		if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %u",
+			   la, &lport, &st, &uid) != 4 ||
+		    st != 0x0A /* TCP_LISTEN */ || lport != port)
+			continue;
+		if (strlen(la) != (v6_table ? 32u : 8u))
+			continue;
+		for (int i = 0; i < (v6_table ? 4 : 1); i++) {
+			char word[9];
+			memcpy(word, la + 8 * i, 8);
+			word[8] = '\0';
+			w[i] = (uint32_t)strtoul(word, NULL, 16);
+		}
+		if (!v6_table)
+			match = !v6_want && (w[0] == 0 || w[0] == want[0]);
+		else if (!w[0] && !w[1] && !w[2] && !w[3])
+			match = 1;
+		else if (v6_want)
+			match = !memcmp(w, want, sizeof w);
+		else
+			match = !w[0] && !w[1] && w[2] == htonl(0xffff) &&
+				w[3] == want[0];
+		if (!match)
+			continue;
+		(*n)++;
+		if ((uid_t)uid != expect && *other == (uid_t)-1)
+			*other = (uid_t)uid;
+	}
+	fclose(f);
+}
+
+/* Whether the TCP socket fd reached a server of the uid expect: a port
+ * is anyone's to take while the collector is down (a local user's
+ * listener would then be sent every client's token), so before a byte is
+ * sent the listening socket at the address fd reached must be expect's
+ * (/proc/net/tcp's uid column). 0, or -1 with why in err. */
+static int server_is(int fd, const char *addr, uid_t expect,
+		     const char *addr_file, char *err, size_t errn)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	uint32_t want[4] = { 0 };
+	unsigned port;
+	uid_t other = (uid_t)-1;
+	int n = 0, v6;
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		snprintf(err, errn, "cannot check http://%s/: %s", addr,
+			 strerror(errno));
+		return -1;
+	}
+	v6 = ss.ss_family == AF_INET6;
+	if (v6) {
+		const struct sockaddr_in6 *in6 = (const void *)&ss;
+		memcpy(want, &in6->sin6_addr, sizeof want);
+		port = ntohs(in6->sin6_port);
+	} else {
+		const struct sockaddr_in *in = (const void *)&ss;
+		want[0] = in->sin_addr.s_addr;
+		port = ntohs(in->sin_port);
+	}
+	listen_owners("/proc/net/tcp", 0, v6, want, port, expect, &other, &n);
+	listen_owners("/proc/net/tcp6", 1, v6, want, port, expect, &other, &n);
+	if (other != (uid_t)-1) {
+		snprintf(err, errn,
+			 "http://%s/ is served by uid %u, not by uid %u (the "
+			 "owner of %.200s): another user holds that port; "
+			 "pyprof sent it nothing",
+			 addr, (unsigned)other, (unsigned)expect, addr_file);
+		return -1;
+	}
+	if (n == 0) {
+		snprintf(err, errn,
+			 "http://%s/: no socket of uid %u (the owner of %.200s) "
+			 "listens there; pyprof sent nothing",
+			 addr, (unsigned)expect, addr_file);
+		return -1;
+	}
+	return 0;
+}
+
 struct http_src {
 	char addr[128];	 /* SOCKET.http-addr                         */
 	char token[128]; /* SOCKET.http-token or $PYPROF_HTTP_TOKEN  */
+	char addr_file[CMD_PATH_MAX + 16];
+	uid_t owner; /* of addr_file: the collector's user */
 };
 
 /* The next second's profile (of pid, or of every process with pid 0)
@@ -306,7 +425,7 @@ static int fetch_window(const struct http_src *h, pid_t pid, const char *mode,
 	size_t len = 0, cap = 1 << 20;
 	char *all = malloc(cap);
 	ssize_t k;
-	int fd, out, rc = -1;
+	int fd, out, rc = -1, unix_sock = !strncmp(h->addr, "unix:", 5);
 
 	if (!all)
 		return snprintf(err, errn, "out of memory"), -1;
@@ -317,10 +436,17 @@ static int fetch_window(const struct http_src *h, pid_t pid, const char *mode,
 	snprintf(req, sizeof req,
 		 "GET /debug/pprof/profile?seconds=%s%s%s%s%s HTTP/1.0\r\n"
 		 "Host: %s\r\nUser-Agent: pyprof-top\r\n\r\n",
-		 seconds, pidq, modeq, h->token[0] ? "&token=" : "", h->token, h->addr);
+		 seconds, pidq, modeq, h->token[0] ? "&token=" : "", h->token,
+		 unix_sock ? "localhost" : h->addr);
 	fd = dial(h->addr);
 	if (fd < 0) {
 		snprintf(err, errn, "cannot connect to http://%s/", h->addr);
+		goto out;
+	}
+	/* a Unix socket's directory and mode decide who may listen there */
+	if (!unix_sock &&
+	    server_is(fd, h->addr, h->owner, h->addr_file, err, errn) < 0) {
+		close(fd);
 		goto out;
 	}
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
@@ -455,10 +581,13 @@ static int http_source(struct http_src *h, pid_t pid)
 	char path[CMD_PATH_MAX + 16];
 	const char *env = getenv("PYPROF_HTTP_TOKEN");
 
+	struct stat st;
+
 	snprintf(path, sizeof path, "%s.http-addr", top_collector);
 	if (owner_trusted(top_collector) < 0 || owner_trusted(path) < 0)
 		return -1;
-	if (first_line(path, h->addr, sizeof h->addr) < 0) {
+	if (lstat(path, &st) < 0 ||
+	    first_line(path, h->addr, sizeof h->addr) < 0) {
 		if (pid)
 			log_error("process %d reports to the collector on %s, "
 				  "which serves no HTTP: start that collector "
@@ -471,6 +600,8 @@ static int http_source(struct http_src *h, pid_t pid)
 				  path);
 		return -1;
 	}
+	snprintf(h->addr_file, sizeof h->addr_file, "%s", path);
+	h->owner = st.st_uid;
 	snprintf(path, sizeof path, "%s.http-token", top_collector);
 	if (owner_trusted(path) < 0)
 		return -1;

@@ -14,6 +14,8 @@
  *   sampling requests   control.h: switching sampling on for a window
  *   outputs             output.h: struct output_sink, the sinks' side
  *   options             collector_opts.h: what the collector was asked
+ *   Unix sockets        listener.h: --http unix:PATH is made as safely as
+ *                       the collector's own socket
  *
  * The daemon itself includes none of http/ or push/: main_collector.c
  * plugs them in (collector.h's struct collector_ext).
@@ -24,6 +26,7 @@
 #include "daemon/collector_opts.h"
 #include "daemon/control.h"
 #include "daemon/heapagg.h"
+#include "daemon/listener.h"
 #include "daemon/output.h"
 #include "daemon/pprof.h"
 #include "daemon/proc.h"

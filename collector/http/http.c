@@ -47,6 +47,7 @@
 #include "common/dlist.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "daemon/daemon_api.h"
 
 #define HTTP_LINGER_NS (2 * 1000000000ull)
 #define HTTP_ACCEPT_PAUSE_NS (100 * 1000000ull)
@@ -89,7 +90,8 @@ struct http_conn {
 struct http_server {
 	struct loop *loop;
 	int fd;
-	char addr[80];
+	struct listener *lis; /* --http unix:PATH (it owns fd), else NULL */
+	char addr[120];	      /* "unix:" and a sun_path fit */
 	char *token;
 	char cookie[32]; /* the token cookie's name: pyprof_token_<port> */
 	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
@@ -778,6 +780,8 @@ static void format_addr(const struct sockaddr *sa, char *out, size_t cap)
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		port = ntohs(in6->sin6_port);
 		snprintf(out, cap, "[%s]:%u", host, port);
+	} else if (sa->sa_family == AF_UNIX) {
+		snprintf(out, cap, "unix");
 	} else {
 		snprintf(out, cap, "?");
 	}
@@ -918,10 +922,51 @@ static int split_spec(const char *spec, char *host, size_t hcap, char *port,
 	return 0;
 }
 
+/* The path of a Unix socket spec ("unix:PATH", or a path from "/"),
+ * else NULL. */
+static const char *unix_path(const char *spec)
+{
+	if (!strncmp(spec, "unix:", 5))
+		return spec + 5;
+	return spec[0] == '/' ? spec : NULL;
+}
+
+/* --http unix:PATH: the socket is made as the collector's own (listener.h:
+ * a directory nobody else may write unless it is sticky, no symbolic
+ * link, a live server's socket left alone, mode 0600). Who may connect
+ * is then the file system's decision, so no other local user can take
+ * the address while the collector is down, as with a TCP port. */
+static int listen_unix(struct http_server *s, const char *spec,
+		       const char *path, char *err)
+{
+	char lerr[LISTENER_ERR_LEN];
+	int rc;
+
+	if (!path[0] || path[0] != '/') {
+		snprintf(err, HTTP_ERR_LEN,
+			 "--http wants [ADDR:]PORT or unix:/ABSOLUTE/PATH, "
+			 "not '%s'",
+			 spec);
+		return -EINVAL;
+	}
+	if ((rc = listener_open(path, 0, &s->lis, lerr)) < 0) {
+		/* lerr names the path */
+		snprintf(err, HTTP_ERR_LEN, "--http: %.240s", lerr);
+		return rc;
+	}
+	/* listener_open took no path longer than a sun_path: it fits */
+	snprintf(s->addr, sizeof(s->addr), "unix:%s", path);
+	/* no browser reaches a Unix socket: the cookie's name only has to
+	 * be one */
+	snprintf(s->cookie, sizeof(s->cookie), "pyprof_token_unix");
+	return 0;
+}
+
 int http_listen(struct loop *loop, const char *spec, const char *token,
 		http_handler_fn handler, void *arg, struct http_server **out,
 		char *err)
 {
+	const char *upath = unix_path(spec);
 	struct addrinfo hints = { 0 }, *ai = NULL;
 	struct http_server *s = NULL;
 	char host[256], port[8];
@@ -930,9 +975,25 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 	int fd = -1, one = 1, rc, gai;
 
 	*out = NULL;
+	if (upath) {
+		s = calloc(1, sizeof(*s));
+		if (!s || (token && !(s->token = strdup(token)))) {
+			snprintf(err, HTTP_ERR_LEN, "out of memory");
+			rc = -ENOMEM;
+			goto out;
+		}
+		s->loop = loop;
+		s->handler = handler;
+		s->arg = arg;
+		if ((rc = listen_unix(s, spec, upath, err)) < 0)
+			goto out;
+		fd = listener_fd(s->lis);
+		goto watch;
+	}
 	if (split_spec(spec, host, sizeof(host), port, sizeof(port)) < 0) {
-		snprintf(err, HTTP_ERR_LEN, "--http wants [ADDR:]PORT (PORT "
-			 "0 to 65535, an IPv6 ADDR in brackets), not '%s'",
+		snprintf(err, HTTP_ERR_LEN,
+			 "--http wants [ADDR:]PORT (PORT 0 to 65535, an IPv6 "
+			 "ADDR in brackets) or unix:/PATH, not '%s'",
 			 spec);
 		return -EINVAL;
 	}
@@ -976,6 +1037,7 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 	else if (ss.ss_family == AF_INET6)
 		s->loopback = IN6_IS_ADDR_LOOPBACK(
 			&((struct sockaddr_in6 *)&ss)->sin6_addr);
+watch:
 	if ((rc = loop_add_fd(loop, fd, EPOLLIN, on_listener, s)) < 0) {
 		snprintf(err, HTTP_ERR_LEN, "--http: cannot watch the "
 			 "socket: %s", strerror(-rc));
@@ -987,13 +1049,16 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 	s = NULL;
 	rc = 0;
 out:
-	if (fd >= 0)
+	if (s && s->lis)
+		listener_close(s->lis); /* and fd with it */
+	else if (fd >= 0)
 		close(fd);
 	if (s) {
 		free(s->token);
 		free(s);
 	}
-	freeaddrinfo(ai);
+	if (ai)
+		freeaddrinfo(ai);
 	return rc;
 }
 
@@ -1007,7 +1072,10 @@ void http_free(struct http_server *s)
 	if (!s)
 		return;
 	loop_del_fd(s->loop, s->fd);
-	close(s->fd);
+	if (s->lis)
+		listener_close(s->lis); /* its file too, if still ours */
+	else
+		close(s->fd);
 	s->fd = -1;
 	while (s->conns) {
 		struct http_conn *c = s->conns;

@@ -66,7 +66,8 @@ typedef void (*http_cancel_fn)(void *arg);
 
 /* Parses spec, "[ADDR:]PORT" (ADDR a name, an IPv4 address or an IPv6
  * address in brackets; without ADDR, 127.0.0.1; PORT 0 picks a free
- * port), and listens there. token: NULL (no check), or the access token
+ * port) or "unix:PATH" (or a PATH from "/": a Unix stream socket made as
+ * listener.h makes the collector's, mode 0600), and listens there. token: NULL (no check), or the access token
  * every request must carry, as "Authorization: Bearer TOKEN", as the
  * password of "Authorization: Basic" (any user: a URL
  * http://user:TOKEN@host/), as a query parameter token=TOKEN (the answer
@@ -78,7 +79,8 @@ typedef void (*http_cancel_fn)(void *arg);
 int http_listen(struct loop *loop, const char *spec, const char *token,
 		http_handler_fn handler, void *arg, struct http_server **out,
 		char *err);
-/* The address actually bound, "127.0.0.1:8080" or "[::1]:8080". */
+/* The address actually bound, "127.0.0.1:8080", "[::1]:8080" or
+ * "unix:/run/pyprof/http.sock". */
 const char *http_server_addr(const struct http_server *s);
 /* Closes the listener and every connection: those waiting for an answer
  * are told so through their cancel function and get 503 "shutting down"

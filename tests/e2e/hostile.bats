@@ -270,3 +270,84 @@ PY
 	TMPDIR=$D/tmp refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
 	grep -q "another user (uid 65534) made it" "$T/ref.err"
 }
+
+# our_python NAME: a Python process of root's with the library, reporting
+# to $SOCK, dormant, every thread sampled in wall time when woken (its
+# main thread sleeps); TPID its pid.
+our_python() {
+	LD_PRELOAD=$PP_LIB PYPROF_SOCKET=$SOCK PYPROF_START=off \
+		PYPROF_MODE=wall /usr/bin/python3 -c \
+		'import time; print("ready", flush=True); time.sleep(60)' \
+		>"$T/$1.out" 2>"$T/$1.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$1.out" '^ready$' 20
+}
+
+@test "39.8 --http unix:PATH: a 0600 socket in the collector's directory; curl --unix-socket with the token, top --collector and dump through it; a directory another user writes is refused" {
+	local tok code
+	mkdir -m 0700 "$T/h"
+	collector_start --http "unix:$T/h/http.sock"
+	wait_for_line "$SOCK.http-addr" . 10
+	[[ $(cat "$SOCK.http-addr") == "unix:$T/h/http.sock" ]] ||
+		fail "http-addr: $(cat "$SOCK.http-addr")"
+	[[ -S $T/h/http.sock && $(stat -c %a "$T/h/http.sock") == 600 ]] ||
+		fail "socket: $(ls -l "$T/h")"
+	our_python sleeper
+	tok=$(cat "$SOCK.http-token")
+	code=$(curl -s -o "$T/index.html" -w '%{http_code}' \
+		--unix-socket "$T/h/http.sock" \
+		"http://localhost/debug/pprof/?token=$tok")
+	[[ $code == 200 ]] || fail "with the token: $code"
+	grep -q "data-pid=\"$TPID\"" "$T/index.html" ||
+		fail "the process is not in the index"
+	code=$(curl -s -o /dev/null -w '%{http_code}' \
+		--unix-socket "$T/h/http.sock" http://localhost/debug/pprof/)
+	[[ $code == 401 ]] || fail "without the token: $code"
+	timeout 60 "$PP_PYPROF" top --collector "$SOCK" --duration 2 -n 5 \
+		>"$T/top.out" 2>"$T/top.err" || { cat "$T/top.err"; fail "top --collector"; }
+	grep -q "^pyprof top: every process of $SOCK, " "$T/top.out" ||
+		{ cat "$T/top.out"; fail "no table"; }
+	timeout 60 "$PP_PYPROF" dump "$TPID" >"$T/dump.out" 2>"$T/dump.err" ||
+		{ cat "$T/dump.err"; fail "dump through the collector"; }
+	grep -q "^Thread $TPID \"MainThread\"" "$T/dump.out" ||
+		{ cat "$T/dump.out"; fail "no main thread in the dump"; }
+	collector_stop
+	[[ ! -e $T/h/http.sock ]] || fail "the socket outlived the collector"
+	# a directory the stranger may write: it could replace the socket
+	local rc=0
+	timeout 20 "$PP_COLLECTOR" --socket "$T/r.sock" --output-dir "$OUT" \
+		--http "unix:$D/own/http.sock" >"$T/r.out" 2>&1 </dev/null 3>&- ||
+		rc=$?
+	cat "$T/r.out"
+	[[ $rc == 1 ]] || fail "exit status $rc, not 1"
+	grep -qF "$D/own" "$T/r.out" || fail "the directory is not named"
+	[[ ! -e $D/own/http.sock ]] || fail "a socket was made there"
+}
+
+@test "39.8 top --collector and dump send nothing to a TCP port another user took while the collector was down: one line naming the address and both uids" {
+	local port
+	collector_start --http 127.0.0.1:0
+	wait_for_line "$SOCK.http-addr" . 10
+	port=$(sed -n 's/^127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$SOCK.http-addr")
+	[[ -n $port ]] || fail "http-addr: $(cat "$SOCK.http-addr")"
+	our_python sleeper
+	# the collector dies (its files stay); the stranger takes its port
+	collector_kill
+	cp "$PP_ROOT/tests/lib/squatter.py" "$D/"
+	chmod 0644 "$D/squatter.py"
+	(exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+		/usr/bin/python3 "$D/squatter.py" --tcp "127.0.0.1:$port" \
+		"$D/own/heard") >"$T/squatter.out" 2>&1 </dev/null 3>&- &
+	KIDS+=("$!")
+	wait_for_line "$D/own/heard" '^ready$' 20
+	refused_line "$PP_PYPROF" top --collector "$SOCK" --duration 1
+	grep -qF "http://127.0.0.1:$port/ is served by uid 65534, not by uid 0 " "$T/ref.err"
+	refused_line "$PP_PYPROF" dump "$TPID"
+	grep -qF "http://127.0.0.1:$port/ is served by uid 65534, not by uid 0 " "$T/ref.err"
+	sleep 1.2 # the squatter counts a connection after 1 s of silence
+	if grep -q '^conn [1-9]' "$D/own/heard"; then
+		cat "$D/own/heard"
+		fail "the stranger heard from pyprof"
+	fi
+}
