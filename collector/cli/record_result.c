@@ -55,7 +55,8 @@ static int put_file(const struct record *r, const char *src, const char *dest,
 	if (convert)
 		return cmd_convert_file(src,
 					r->timeline[0] ? r->timeline : NULL,
-					r->format, NULL, NULL, 0, 0, dest);
+					r->format, NULL, NULL, 0, 0, dest,
+					r->output);
 	rc = read_whole(src, &data, &len);
 	if (rc == 0)
 		rc = file_write_atomic(dest, data, len, FILEIO_REPLACE);
