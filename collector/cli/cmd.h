@@ -167,17 +167,14 @@ struct cmd_summary {
 	 * in bytes, when (Unix ns) and which */
 	unsigned long long heap_procs, heap_peak, heap_peak_unix_ns;
 	unsigned long long heap_peak_pid;
-	/* processes on Python 3.8 or later, which measure waits when asked
-	 * (0: none, or the summary does not say) */
-	unsigned long long waits_able;
 };
 
 /*
  * Parses a summary text such as "processes=1 samples=1234 lost=0
  * refused=1\nrefused 1 Python 3.16 is not supported by this pyprof\n".
  * The first line holds whitespace-separated key=value pairs; unknown keys
- * are ignored, so the collector may add some (refused=, running=,
- * waits_able= and the heap_* ones are optional: 0).
+ * are ignored, so the collector may add some (refused=, running= and the
+ * heap_* ones are optional: 0).
  * Each later line "refused N REASON" names a reason why N processes were
  * not profiled; other lines are ignored. Returns 0 if processes, samples
  * and lost were found, -EINVAL otherwise (*out then holds whatever was

@@ -207,8 +207,6 @@ int cmd_summary_parse(const char *text, struct cmd_summary *out)
 			out->heap_peak_unix_ns = v;
 		} else if (klen == 13 && !memcmp(key, "heap_peak_pid", 13)) {
 			out->heap_peak_pid = v;
-		} else if (klen == 10 && !memcmp(key, "waits_able", 10)) {
-			out->waits_able = v;
 		}
 	}
 	/* "refused N REASON" lines */

@@ -105,6 +105,31 @@ static int place(const struct record *r, const char *src, const char *dest,
 	return rc2;
 }
 
+/* How many processes of the profile at path run Python 3.8 or later (the
+ * ones that measure waits when asked), from the comments the collector
+ * writes ("pid N executable: ..., Python 3.11.7, ..."); 0 if it cannot be
+ * read. */
+static unsigned long long waits_able(const char *path)
+{
+	char err[VIEW_ERR_LEN];
+	struct view_profile *p = NULL;
+	unsigned long long n = 0;
+
+	if (view_read_file(path, &p, err) != 0)
+		return 0;
+	for (size_t i = 0; i < p->n_comments; i++) {
+		const char *v = strstr(p->comments[i], ", Python ");
+		int major = 0, minor = 0;
+		if (strncmp(p->comments[i], "pid ", 4) || !v ||
+		    sscanf(v + 9, "%d.%d", &major, &minor) != 2)
+			continue;
+		if (major > 3 || (major == 3 && minor >= 8))
+			n++;
+	}
+	view_free(p);
+	return n;
+}
+
 /* ---- block and mutex profiles ------------------------------------------ */
 
 static const struct {
@@ -132,7 +157,7 @@ static int waits_asked(const struct record *r)
  * is written here with no sample, as Go writes an empty
  * /debug/pprof/block: a script that reads NAME.block.pb.gz finds it, and
  * go tool pprof reads it. Only when some process could measure waits
- * (able: the summary's count of processes on Python 3.8 or later): an
+ * (able: the profile's count of processes on Python 3.8 or later): an
  * older one said it measured none, which is not zero waits. 0 or -errno
  * (logged). */
 static int write_empty_waits(const struct record *r, unsigned long long able)
@@ -355,7 +380,7 @@ int record_report(const struct record *r, int coll_status)
 			 "LD_PRELOAD=%s", sum.n_running,
 			 sum.n_running == 1 ? " was" : "es were", r->command[0],
 			 r->lib);
-	failed = place_beside(r, sum.waits_able) || placed;
+	failed = place_beside(r, waits_able(r->profile)) || placed;
 	report_heap_peak(r, &sum);
 	return failed ? -EIO : 0;
 }

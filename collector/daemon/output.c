@@ -719,29 +719,10 @@ out:
 	free(list);
 }
 
-/* Of the processes held, those on Python 3.8 or later: the ones that
- * measure waits when asked (PYPROF_WAITS). */
-static uint64_t procs_waits_able(const struct output *o)
-{
-	uint64_t n = 0;
-
-	for (const struct proc *p = procs_first(o->reg); p; p = proc_next(p)) {
-		const char *v = symtab_string(o->st, proc_info(p)->pyversion_sid);
-		int major = 0, minor = 0;
-		if (v && sscanf(v, "%d.%d", &major, &minor) == 2 &&
-		    (major > 3 || (major == 3 && minor >= 8)))
-			n++;
-	}
-	return n;
-}
-
 /* The --summary file: one line of counts (running=N only when some
  * processes were still connected, refused=N only when some process was
  * not profiled, heap_procs=N heap_peak=BYTES heap_peak_unix_ns=T
- * heap_peak_pid=PID only when some sent heap data: procs_heap_peak,
- * waits_able=N only when some process held runs Python 3.8 or later:
- * pyprof record --waits then writes the block and mutex files even with
- * no wait in them),
+ * heap_peak_pid=PID only when some sent heap data: procs_heap_peak),
  * then one line per reason why processes were not profiled: "refused N
  * REASON" (cmd_summary_parse). */
 static void write_summary(struct output *o, uint64_t n_running)
@@ -774,10 +755,6 @@ static void write_summary(struct output *o, uint64_t n_running)
 					" heap_peak_pid=%" PRIu64,
 					hp.n_procs, hp.bytes, hp.unix_ns,
 					hp.pid);
-	uint64_t able = procs_waits_able(o);
-	if (able)
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					" waits_able=%" PRIu64, able);
 	text[len++] = '\n';
 	for (size_t i = 0; (why = procs_refused_reason(o->reg, i, &n_why)); i++) {
 		n = snprintf(text + len, sizeof(text) - len,

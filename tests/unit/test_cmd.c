@@ -78,13 +78,6 @@ static void test_summary(void)
 	CHECK(cmd_summary_parse("processes=3 samples=5 lost=0", &s) == 0 &&
 		      s.n_running == 0,
 	      "2.7 no running=: none");
-	CHECK(cmd_summary_parse("processes=2 samples=5 lost=0 waits_able=1\n",
-				&s) == 0 &&
-		      s.waits_able == 1,
-	      "2.7 waits_able=N: processes that measure waits (issue 43.14)");
-	CHECK(cmd_summary_parse("processes=2 samples=5 lost=0", &s) == 0 &&
-		      s.waits_able == 0,
-	      "2.7 no waits_able=: none");
 	CHECK(cmd_summary_parse("processes=x samples=1 lost=0", &s) == -EINVAL,
 	      "2.6 a non-number value does not count");
 	CHECK(cmd_summary_parse("processes=1x samples=1 lost=0", &s) ==
