@@ -87,13 +87,14 @@ int cmd_format_ok(const char *format);
  * recorded with it, for speedscope; sample_type and filter may be NULL;
  * by is enum view_by (0: by function); split adds the time label's
  * [native] and [system] leaves (folded, speedscope). Returns 0 or a
- * negative errno, after logging why. `pyprof convert` and `pyprof record
- * --format`.
+ * negative errno, after logging why. shown is the file a flame graph's
+ * title names (NULL: profile; record gives its output, the profile being
+ * a temporary file). `pyprof convert` and `pyprof record --format`.
  */
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
 		     const struct view_filter *filter, int by, int split,
-		     const char *output);
+		     const char *output, const char *shown);
 
 /*
  * cmd_otlp.c: the pprof file profile as an OTLP ExportProfilesService

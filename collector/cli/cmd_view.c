@@ -461,6 +461,33 @@ void cmd_flamegraph_usage(FILE *out)
 }
 /* clang-format on */
 
+/* The flame graph's title when --title is not given: what was profiled
+ * (the first process's command line, from the comments pyprof writes,
+ * "pid N command: ...") and the file's name, so that two graphs open side
+ * by side say which is which; "Flame graph of FILE" for a profile without
+ * such comments (Go's). In buf (n bytes). */
+static const char *default_title(const struct view_profile *p,
+				 const char *file, int icicle, char *buf,
+				 size_t n)
+{
+	const char *what = icicle ? "Icicle graph" : "Flame graph";
+	const char *base = strrchr(file, '/');
+	const char *cmd = NULL;
+
+	base = base && base[1] ? base + 1 : file;
+	for (size_t i = 0; i < p->n_comments && !cmd; i++) {
+		const char *c = strstr(p->comments[i], " command: ");
+		if (c && !strncmp(p->comments[i], "pid ", 4))
+			cmd = c + 10;
+	}
+	if (cmd)
+		snprintf(buf, n, "%s of %.100s%s (%s)", what, cmd,
+			 strlen(cmd) > 100 ? "..." : "", base);
+	else
+		snprintf(buf, n, "%s of %s", what, base);
+	return buf;
+}
+
 int cmd_flamegraph(int argc, char **argv)
 {
 	static const char cmd[] = "pyprof flamegraph";
@@ -468,7 +495,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct view_flame_opts f = { 0 };
 	struct view_profile *p = NULL;
 	struct sink out;
-	char err[VIEW_ERR_LEN];
+	char err[VIEW_ERR_LEN], title[512];
 	int rc;
 
 	rc = parse(cmd, argc, argv, &o, cmd_flamegraph_usage, "oABCFGH");
@@ -484,7 +511,9 @@ int cmd_flamegraph(int argc, char **argv)
 	f.by = o.by;
 	f.icicle = o.icicle;
 	f.min_width = o.min_width;
-	f.title = o.title;
+	f.title = o.title ? o.title
+			  : default_title(p, o.args[0], o.icicle, title,
+					  sizeof(title));
 	rc = sink_open(&out, o.output);
 	if (rc == 0) {
 		rc = view_flame(out.f, p, &f, err);
@@ -546,7 +575,7 @@ static int has_time_label(const struct view_profile *p)
 int cmd_convert_file(const char *profile, const char *timeline,
 		     const char *format, const char *sample_type,
 		     const struct view_filter *filter, int by, int split,
-		     const char *output)
+		     const char *output, const char *shown)
 {
 	struct view_profile *p = NULL;
 	struct timeline_data *tl = NULL;
@@ -588,9 +617,12 @@ int cmd_convert_file(const char *profile, const char *timeline,
 		rc = view_speedscope(out.f, p, tl, sample_type, filter,
 				     profile, split, err);
 	} else {
+		char title[512];
 		struct view_flame_opts f = { .sample_type = sample_type,
 					     .filter = filter,
 					     .by = (enum view_by)by };
+		f.title = default_title(p, shown ? shown : profile, 0, title,
+					sizeof(title));
 		rc = view_flame(out.f, p, &f, err);
 	}
 	rc = sink_finish(&out, rc, profile, err);
@@ -653,7 +685,7 @@ int cmd_convert(int argc, char **argv)
 					"speedscope (the flame graph is coloured "
 					"by it already)");
 	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
-			      &o.filter, o.by, o.split, o.output);
+			      &o.filter, o.by, o.split, o.output, NULL);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
 }
 

@@ -23,6 +23,9 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/readfile.h"
+#include "daemon/pprof.h"
+#include "daemon/symtab.h"
+#include "pyprof/envcheck.h"
 #include "views/view_read.h"
 
 /* ---- the result ------------------------------------------------------- */
@@ -52,7 +55,8 @@ static int put_file(const struct record *r, const char *src, const char *dest,
 	if (convert)
 		return cmd_convert_file(src,
 					r->timeline[0] ? r->timeline : NULL,
-					r->format, NULL, NULL, 0, 0, dest);
+					r->format, NULL, NULL, 0, 0, dest,
+					r->output);
 	rc = read_whole(src, &data, &len);
 	if (rc == 0)
 		rc = file_write_atomic(dest, data, len, FILEIO_REPLACE);
@@ -101,23 +105,142 @@ static int place(const struct record *r, const char *src, const char *dest,
 	return rc2;
 }
 
+/* How many processes of the profile at path run Python 3.8 or later (the
+ * ones that measure waits when asked), from the comments the collector
+ * writes ("pid N executable: ..., Python 3.11.7, ..."); 0 if it cannot be
+ * read. */
+static unsigned long long waits_able(const char *path)
+{
+	char err[VIEW_ERR_LEN];
+	struct view_profile *p = NULL;
+	unsigned long long n = 0;
+
+	if (view_read_file(path, &p, err) != 0)
+		return 0;
+	for (size_t i = 0; i < p->n_comments; i++) {
+		const char *v = strstr(p->comments[i], ", Python ");
+		int major = 0, minor = 0;
+		if (strncmp(p->comments[i], "pid ", 4) || !v ||
+		    sscanf(v + 9, "%d.%d", &major, &minor) != 2)
+			continue;
+		if (major > 3 || (major == 3 && minor >= 8))
+			n++;
+	}
+	view_free(p);
+	return n;
+}
+
+/* ---- block and mutex profiles ------------------------------------------ */
+
+static const struct {
+	int kind;	  /* enum pprof_waits */
+	const char *rest; /* after the stem */
+	const char *none; /* why a profile has no wait */
+} wait_kinds[] = {
+	{ PPROF_WAITS_BLOCK, ".block.pb.gz",
+	  "no thread waited for a lock, the GIL or a condition" },
+	{ PPROF_WAITS_MUTEX, ".mutex.pb.gz",
+	  "no thread held a lock another waited for" },
+};
+
+/* Whether --waits asked for block and mutex profiles (a rate, or a yes;
+ * --waits=0 or off asks for none). */
+static int waits_asked(const struct record *r)
+{
+	unsigned long long ns = 0;
+
+	return r->waits && config_waits_rate(r->waits, &ns) == 0 && ns > 0;
+}
+
+/* The collector writes a block or mutex profile only when some thread
+ * waited. With --waits the user asked for both files, so the missing one
+ * is written here with no sample, as Go writes an empty
+ * /debug/pprof/block: a script that reads NAME.block.pb.gz finds it, and
+ * go tool pprof reads it. Only when some process could measure waits
+ * (able: the profile's count of processes on Python 3.8 or later): an
+ * older one said it measured none, which is not zero waits. 0 or -errno
+ * (logged). */
+static int write_empty_waits(const struct record *r, unsigned long long able)
+{
+	char path[CMD_PATH_MAX + 32];
+	struct symtab *st;
+	int failed = 0;
+
+	if (!waits_asked(r) || !able)
+		return 0;
+	st = symtab_new();
+	if (!st) {
+		log_error("cannot make the empty block and mutex profiles: "
+			  "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < sizeof wait_kinds / sizeof wait_kinds[0]; k++) {
+		struct pprof_opts po = { .waits = wait_kinds[k].kind };
+		struct stat sb;
+		void *data = NULL;
+		size_t len = 0;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/%s%s", r->tmpdir,
+			 RECORD_TMP_STEM, wait_kinds[k].rest);
+		if (stat(path, &sb) == 0)
+			continue;
+		rc = pprof_build(st, NULL, 0, &po, &data, &len, NULL);
+		if (rc == 0)
+			rc = file_write_atomic(path, data, len,
+					       FILEIO_REPLACE);
+		free(data);
+		if (rc < 0) {
+			log_error("cannot write an empty %s: %s", path,
+				  strerror(-rc));
+			failed = 1;
+		}
+	}
+	symtab_free(st);
+	return failed ? -EIO : 0;
+}
+
+/* "N waits" for the block or mutex profile at path (the sum of its
+ * contentions), or why there is none; "" if it cannot be read. */
+static void describe_waits(const char *path, size_t k, char *buf, size_t n)
+{
+	char err[VIEW_ERR_LEN];
+	struct view_profile *p = NULL;
+	unsigned long long sum = 0;
+
+	buf[0] = '\0';
+	if (view_read_file(path, &p, err) != 0)
+		return;
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (p->n_types > 0 && p->samples[i].values[0] > 0)
+			sum += (unsigned long long)p->samples[i].values[0];
+	view_free(p);
+	if (sum == 0)
+		snprintf(buf, n, ", 0 waits: %s", wait_kinds[k].none);
+	else
+		snprintf(buf, n, ", %llu wait%s", sum, sum == 1 ? "" : "s");
+}
+
 /* The files the collector wrote beside its profile in the temporary
  * directory (profile.heap.pb.gz, profile.tid<TID>.<name>.pb.gz), each put
  * beside the output as NAME.heap.pb.gz..., NAME being the output without
- * its .pb.gz. The heap profile is named on stderr. 0, or 1 if one went
- * to a fallback or nowhere. */
-static int place_beside(const struct record *r)
+ * its .pb.gz. The heap, block and mutex profiles are named on stderr;
+ * with --waits, empty block and mutex profiles stand for the ones the
+ * collector did not write (write_empty_waits, given able). 0, or 1 if
+ * one went to a fallback or nowhere. */
+static int place_beside(const struct record *r, unsigned long long able)
 {
 	static const char stem[] = RECORD_TMP_STEM;
 	char base_abs[CMD_PATH_MAX], base[CMD_PATH_MAX], src[CMD_PATH_MAX];
 	char dest[CMD_PATH_MAX + 256], shown[CMD_PATH_MAX + 256];
 	char where[CMD_PATH_MAX + 256];
 	struct dirent *de;
-	DIR *d = opendir(r->tmpdir);
-	int failed = 0, block = 0, mutex = 0;
+	DIR *d;
+	int failed = write_empty_waits(r, able) < 0;
 
+	d = opendir(r->tmpdir);
 	if (!d)
-		return 0;
+		return failed;
 	file_profile_base(r->output_abs, base_abs, sizeof(base_abs));
 	file_profile_base(r->output, base, sizeof(base));
 	while ((de = readdir(d)) != NULL) {
@@ -133,25 +256,21 @@ static int place_beside(const struct record *r)
 			failed = 1;
 		if (rc >= 0 && !strcmp(rest, ".heap.pb.gz"))
 			log_info("wrote %s (heap profile)", where);
-		if (rc >= 0 && !strcmp(rest, ".block.pb.gz")) {
-			log_info("wrote %s (block profile)", where);
-			block = 1;
-		}
-		if (rc >= 0 && !strcmp(rest, ".mutex.pb.gz")) {
-			log_info("wrote %s (mutex profile)", where);
-			mutex = 1;
+		for (size_t k = 0;
+		     rc >= 0 && k < sizeof wait_kinds / sizeof wait_kinds[0];
+		     k++) {
+			char what[160];
+			if (strcmp(rest, wait_kinds[k].rest))
+				continue;
+			describe_waits(src, k, what, sizeof(what));
+			log_info("wrote %s (%s profile%s)", where,
+				 wait_kinds[k].kind == PPROF_WAITS_BLOCK
+					 ? "block"
+					 : "mutex",
+				 what);
 		}
 	}
 	closedir(d);
-	/* --waits, and no thread waited (or none was held past the rate):
-	 * said, rather than files that silently are not there */
-	if (r->waits && (!block || !mutex))
-		log_info("no %s profile: no thread %s (--waits)",
-			 !block && !mutex ? "block or mutex"
-			 : !block	  ? "block"
-					  : "mutex",
-			 !block ? "waited for a lock, the GIL or a condition"
-				: "held a lock another waited for");
 	return failed;
 }
 
@@ -239,7 +358,7 @@ int record_report(const struct record *r, int coll_status)
 	if (len < 0 || cmd_summary_parse(buf, &sum) != 0) {
 		/* The profile is there; only the counts are missing. */
 		log_info("wrote %s", where);
-		return place_beside(r) || placed ? -EIO : 0;
+		return place_beside(r, 0) || placed ? -EIO : 0;
 	}
 	log_info("wrote %s (%llu sample%s, %llu process%s, %llu dropped)",
 		 where, sum.n_samples, sum.n_samples == 1 ? "" : "s",
@@ -261,7 +380,7 @@ int record_report(const struct record *r, int coll_status)
 			 "LD_PRELOAD=%s", sum.n_running,
 			 sum.n_running == 1 ? " was" : "es were", r->command[0],
 			 r->lib);
-	failed = place_beside(r) || placed;
+	failed = place_beside(r, waits_able(r->profile)) || placed;
 	report_heap_peak(r, &sum);
 	return failed ? -EIO : 0;
 }

@@ -854,9 +854,17 @@ int collector_run(const struct collector_opts *opts,
 		log_info("clients of uid %u are allowed too (socket mode 0666)",
 			 (unsigned)opts->allow_uids[i]);
 	for (size_t i = 0; i < opts->n_allow_gids; i++) {
-		const struct group *g = getgrgid(opts->allow_gids[i]);
+		struct group gr, *g = NULL;
+		char gbuf[4096], name[32];
+		/* the number stands for the name when the group has none */
+		if (getgrgid_r(opts->allow_gids[i], &gr, gbuf, sizeof(gbuf),
+			       &g) != 0 ||
+		    !g)
+			snprintf(name, sizeof(name), "%u",
+				 (unsigned)opts->allow_gids[i]);
 		log_info("clients in group %s (gid %u) are allowed too (socket "
-			 "mode 0666)", g ? g->gr_name : "?",
+			 "mode 0666)",
+			 g ? g->gr_name : name,
 			 (unsigned)opts->allow_gids[i]);
 	}
 	signal_ready(opts->ready_fd);

@@ -697,8 +697,11 @@ static void write_output_file(struct output *o)
 	rc = pprof_write(o->st, list, n, &po, path, FILEIO_REPLACE, &stats);
 	if (rc < 0)
 		goto out;
-	log_info("wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, from %zu "
-		 "processes", path, stats.samples, stats.lost, n);
+	log_info("wrote %s: %" PRIu64 " sample%s, %" PRIu64 " lost, from %zu "
+		 "process%s",
+		 path, stats.samples,
+		 stats.samples == 1 ? "" : "s", stats.lost, n,
+		 n == 1 ? "" : "es");
 	if (o->tl)
 		write_timeline(o, &stats);
 	write_heap_beside(o, path, list, n, &po, "all processes", 0);

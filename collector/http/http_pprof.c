@@ -71,6 +71,7 @@ struct pprof_server {
 	struct procs *reg;
 	struct windows *ws;
 	struct control *ctl; /* NULL: no sampling on demand */
+	int need_token;	     /* requests must carry the access token */
 	struct http_server *http;
 };
 
@@ -838,12 +839,22 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		fputs("</td></tr>\n", out);
 	}
 	fprintf(out, "</table>\n<p id=\"count\">%zu process%s connected; "
-		"%zu profile%s being taken; %zu waiting for a scraper's next "
-		"request.</p>\n"
-		"<p>Read a profile with <code>go tool pprof "
-		"http://HOST:PORT/debug/pprof/profile?seconds=30</code>.</p>\n"
-		"</body></html>\n", n, n == 1 ? "" : "es", windows_len(ps->ws),
-		windows_len(ps->ws) == 1 ? "" : "s", windows_standbys(ps->ws));
+		     "%zu profile%s being taken; %zu waiting for a scraper's next "
+		     "request.</p>\n"
+		     "<p id=\"hint\">Read a profile with <code>go tool pprof "
+		     "\"http://%sHOST:PORT/debug/pprof/profile?seconds=30\""
+		     "</code>%s</p>\n"
+		     "</body></html>\n",
+		n, n == 1 ? "" : "es", windows_len(ps->ws),
+		windows_len(ps->ws) == 1 ? "" : "s", windows_standbys(ps->ws),
+		/* the token goes in the URL go tool pprof is given; the page
+		 * names where it is kept rather than printing it */
+		ps->need_token ? "pyprof:TOKEN@" : "",
+		ps->need_token ? ", TOKEN being the access token: the file "
+				 "&lt;socket&gt;.http-token beside the "
+				 "collector's socket (this page's "
+				 "<code>?token=</code>)."
+			       : ".");
 	if (fclose(out) != 0) {
 		free(buf);
 		http_error(c, 500, "out of memory");
@@ -934,6 +945,7 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
 	ps->st = st;
 	ps->reg = reg;
 	ps->ctl = ctl;
+	ps->need_token = token != NULL;
 	rc = http_listen(loop, spec, token, handle, ps, &ps->http, err);
 	if (rc < 0) {
 		windows_free(ps->ws);

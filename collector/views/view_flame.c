@@ -281,18 +281,22 @@ static void colour_split(const int64_t v[3], char *buf, size_t n)
 		 lround(c[2]));
 }
 
-/* Differential: red grew, blue shrank, t in [0, 1] the strength. */
+/* A diff's fill: red for a frame that grew, blue for one that shrank,
+ * deeper as t (its change against the largest, 0..1) grows. The palest
+ * tint and the grey of an unchanged frame stay well off the background
+ * (#f4f4f4 to #e6e6f0): an unchanged frame is a box like any other, not a
+ * hole in the graph. */
 static void colour_diff(double delta, double t, char *buf, size_t n)
 {
-	unsigned hi = 255, lo = (unsigned)lround(235 - 200 * t);
-	unsigned mid = (unsigned)lround(235 - 135 * t);
+	unsigned hi = 255, lo = (unsigned)lround(215 - 180 * t);
+	unsigned mid = (unsigned)lround(215 - 115 * t);
 
 	if (delta > 0)
 		snprintf(buf, n, "rgb(%u,%u,%u)", hi, lo, lo);
 	else if (delta < 0)
 		snprintf(buf, n, "rgb(%u,%u,%u)", lo, mid, hi);
 	else
-		snprintf(buf, n, "rgb(235,235,235)");
+		snprintf(buf, n, "rgb(200,200,200)");
 }
 
 static double share(int64_t v, int64_t total)

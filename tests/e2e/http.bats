@@ -643,3 +643,11 @@ assert closed >= 40, closed
 PY
 	collector_stop
 }
+
+@test "the index page's hint shows where the token goes without printing it (issue 43.17)" {
+	curl -s "$BASE/debug/pprof/" >"$T/i.html"
+	grep -q 'id="hint".*http://pyprof:TOKEN@HOST:PORT/debug/pprof/profile' "$T/i.html" ||
+		fail "hint: $(grep -o '<p id="hint">.*' "$T/i.html")"
+	grep -q 'http-token' "$T/i.html" || fail "the hint does not name the token's file"
+	! grep -q "$TOKEN" "$T/i.html" || fail "the page prints the token"
+}

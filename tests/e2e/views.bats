@@ -96,7 +96,18 @@ flat_pct() {
 		xmllint --noout "$T/$f.svg" || fail "$f.svg is not well-formed XML"
 		grep -q '<script type="text/ecmascript"><!\[CDATA\[' "$T/$f.svg" || fail "$f.svg has no script"
 	done
-	grep -q '>Icicle graph<' "$T/i.svg" || fail "no icicle title"
+	# the default title names the program and the profile's file (issue
+	# 43.16: two graphs side by side said the same), from the comments
+	# go tool pprof -comments shows
+	local cmdline
+	cmdline=$(go tool pprof -comments "$VDIR/shares.pb.gz" 2>/dev/null | sed -n 's/^pid [0-9]* command: //p' | head -1)
+	[[ $cmdline == *shares.py* ]] || fail "no command line in the profile's comments: $cmdline"
+	grep -qF ">Icicle graph of $cmdline (shares.pb.gz)<" "$T/i.svg" ||
+		fail "icicle title: $(grep -o '<text id="title"[^<]*' "$T/i.svg")"
+	grep -qF ">Flame graph of $cmdline (shares.pb.gz)<" "$T/f.svg" ||
+		fail "flame title: $(grep -o '<text id="title"[^<]*' "$T/f.svg")"
+	"$PP_PYPROF" flamegraph --title 'As asked' "$VDIR/shares.pb.gz" -o "$T/a.svg"
+	grep -q '<text id="title"[^>]*>As asked<' "$T/a.svg" || fail "--title is not the title"
 	grep -q 'data-n="share_fifty"' "$T/f.svg" || fail "share_fifty not drawn"
 	# No reference to anything outside the file.
 	! grep -qE '(xlink:)?href="(https?:|//)' "$T/f.svg" || fail "the SVG loads something from outside"
@@ -339,6 +350,26 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 		fail "early is not red"
 	grep -o 'data-n="late"[^>]*><title>[^<]*</title><rect [^>]*fill="rgb([0-9]*,[0-9]*,[0-9]*)' "$T/d.svg" | grep -q ',255)$' ||
 		fail "late is not blue"
+	# every frame is a box that shows on the background (#f4f4f4 to
+	# #e6e6f0), unchanged ones too (issue 43.16): a profile against
+	# itself is all unchanged, grey
+	"$PP_PYPROF" diff "$T/new.pb.gz" "$T/new.pb.gz" -o "$T/same.svg" >/dev/null
+	local f
+	for f in d same; do
+		"$PP_HOST_PYTHON" - "$T/$f.svg" <<'PY' || fail "$f.svg: a frame without a visible box"
+import re, sys
+svg = open(sys.argv[1]).read()
+frames = re.findall(r'<g data-p="[^"]*"[^>]*>.*?</g>', svg)
+assert frames, "no frame"
+for g in frames:
+    m = re.search(r'<rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"', g)
+    assert m, "no box: " + g[:120]
+    # a channel at least 29 below the background's palest (244)
+    assert min(map(int, m.groups())) <= 215, "invisible fill: " + g[:160]
+print(len(frames), "frames, each a visible box")
+PY
+	done
+	grep -c 'fill="rgb(200,200,200)"' "$T/same.svg" >/dev/null || fail "the unchanged frames are not grey"
 }
 
 # What got slower: a caller whose subtree grew by about 50 points over ten

@@ -325,3 +325,25 @@ windows_with_waits() {
 	done
 	fail "no merged block profile with both processes: $(cat "$T/bypid")"
 }
+
+@test "2.8 record --waits with no lock waited for: the empty mutex profile is written all the same, go tool pprof reads it, and the line says 0 waits (issue 43.14)" {
+	# One thread: nothing holds a lock another waits for (pyprof's own
+	# threads are not counted), so the mutex profile has no sample; its
+	# GIL waits at start-up may or may not put some in the block profile.
+	run_capture rec "$PP_PYPROF" record --waits -o "$T/n.pb.gz" -- \
+		"$PP_HOST_PYTHON" -c 'x = sum(range(10**6))'
+	cat "$T/rec.err"
+	assert_eq 0 "$RC" "exit status under pyprof record --waits"
+	local kind said totals
+	for kind in block mutex; do
+		[[ -s $T/n.$kind.pb.gz ]] || fail "no n.$kind.pb.gz: $(ls "$T")"
+		said=$(sed -n "s/.*\\/n\\.$kind\\.pb\\.gz ($kind profile, \\([0-9]*\\) waits\\{0,1\\}.*/\\1/p" "$T/rec.err")
+		[[ -n $said ]] || fail "no line counts the $kind profile's waits"
+		totals=$(raw_totals "$T/n.$kind.pb.gz") || fail "go tool pprof cannot read n.$kind.pb.gz"
+		assert_eq "$said" "${totals%% *}" "the $kind profile's contentions against the line"
+		go tool pprof -raw "$T/n.$kind.pb.gz" 2>&1 | grep -q '^PeriodType: contentions count' ||
+			fail "n.$kind.pb.gz: not a contentions profile"
+	done
+	grep -q '/n\.mutex\.pb\.gz (mutex profile, 0 waits: no thread held a lock another waited for)' "$T/rec.err" ||
+		fail "the mutex profile of one thread is not said to be empty"
+}
