@@ -26,6 +26,7 @@
 #include "cli/record.h"
 #include "common/log.h"
 #include "common/usage.h"
+#include "remote/remote.h"
 
 #define DUMP "pyprof dump"
 
@@ -121,6 +122,55 @@ static const char dump_code[] =
 	"        out.append('    (no Python frame)')\n"
 	"sys.stdout.write('\\n'.join(out) + '\\n')\n";
 
+/* Any version, read from outside by the library's own walker
+ * (remote_dump): nothing runs, in the target or for it. */
+static int dump_outside(pid_t pid, const char *lib)
+{
+	struct attach_target t;
+	struct remote_py py;
+	char why[512] = "";
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	if (attach_target_check(pid, lib, ATTACH_DUMP_OUTSIDE, &t) < 0)
+		return 1;
+	if (remote_py_find(pid, &py, why, sizeof why) < 0) {
+		log_error("cannot read process %d (%s): %s", (int)pid, t.comm,
+			  why);
+		return 1;
+	}
+	mem = open_memstream(&text, &len);
+	if (!mem) {
+		log_error("out of memory");
+		return 1;
+	}
+	rc = remote_dump(&py, mem, why, sizeof why);
+	if (fclose(mem) != 0 || !text) {
+		log_error("out of memory");
+		free(text);
+		return 1;
+	}
+	if (rc < 0) {
+		log_error("cannot read the stacks of process %d: %s", (int)pid,
+			  why);
+		free(text);
+		return 1;
+	}
+	cmd_printable_lines(t.exe);
+	printf("Process %d: %s (Python %d.%d, %s)\n%s", (int)pid, t.comm,
+	       py.major, py.minor, t.exe, text);
+	free(text);
+	if (fflush(stdout) != 0)
+		return 1;
+	if (rc > 0) {
+		log_error("%s", why);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	char lib[CMD_PATH_MAX], err[1024], code[sizeof dump_code + 64];
@@ -159,7 +209,9 @@ int cmd_dump(int argc, char **argv)
 		if (top_started_with_library(pid, sock, sizeof sock) == 0)
 			return dump_ctl(pid, sock, native);
 	}
-	if (attach_target_check(pid, lib, 1, &t) < 0)
+	if (!native)
+		return dump_outside(pid, lib);
+	if (attach_target_check(pid, lib, ATTACH_DUMP_NATIVE, &t) < 0)
 		return 1;
 	/* the pid goes in the code: -c takes no arguments of ours after it
 	 * through attach_run_python */
