@@ -32,30 +32,30 @@ def os_name(name):
 def in_alpha():
     placed.append("alpha")
     while not stop.is_set():
-        time.sleep(0.01)  # MARK alpha
+        time.sleep(0.01)  # @alpha
 
 
 def deep(n):
     if n == 0:
         return deep_bottom()
-    return deep(n - 1)  # MARK deep
+    return deep(n - 1)  # @deep
 
 
 def deep_bottom():
     placed.append("deep")
     while not stop.is_set():
-        time.sleep(0.01)  # MARK bottom
+        time.sleep(0.01)  # @bottom
 
 
 def gen_sleeper():
     placed.append("gen")
     while not stop.is_set():
-        time.sleep(0.01)  # MARK gen
+        time.sleep(0.01)  # @gen
         yield 1
 
 
 def consume():
-    for _ in gen_sleeper():  # MARK consume
+    for _ in gen_sleeper():  # @consume
         pass
 
 
@@ -75,7 +75,7 @@ while len(placed) < 3:
 sys.stdout.write("ready\n")
 sys.stdout.flush()
 while not os.path.exists(STOP):
-    time.sleep(0.02)  # MARK main
+    time.sleep(0.02)  # @main
 stop.set()
 for t in threads:
     t.join()
