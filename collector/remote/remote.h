@@ -39,10 +39,10 @@ struct remote_py {
 	int major, minor; /* 0.0 if unknown                            */
 	int micro;
 	int free_threaded;
-	int from_block;		    /* the version is the _Py_DebugOffsets block's */
-	int lib_loaded;		    /* libpyprof.so is mapped in it              */
-	char file[REMOTE_PATH_MAX]; /* the file holding the interpreter  */
-	char libpython[32];	    /* "3.9" when a libpythonX.Y is mapped       */
+	int from_block;		     /* the version is the _Py_DebugOffsets block's */
+	int lib_loaded;		     /* libpyprof.so is mapped in it              */
+	char file[REMOTE_PATH_MAX];  /* the file holding the interpreter  */
+	char libpython[32];	     /* "3.9" when a libpythonX.Y is mapped       */
 	uint64_t map_start, map_end; /* file's mapping at offset 0 */
 };
 

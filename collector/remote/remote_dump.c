@@ -468,7 +468,7 @@ int remote_dump(const struct remote_py *py, FILE *out, char *why,
 			if (env.abi->ts_native_thread_id != PYABI_NONE) {
 				uint64_t tid = 0;
 				if (rd_ptr(ts + (uint64_t)env.abi
-							->ts_native_thread_id,
+							   ->ts_native_thread_id,
 					   &tid) == 0 &&
 				    tid < (1ull << 31))
 					t->tid = (int64_t)tid;

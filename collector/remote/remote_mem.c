@@ -18,9 +18,9 @@
 #define SLOTS 512 /* 2 MiB: a deep stack's frames and code objects */
 
 struct slot {
-	uint64_t page;	/* address of the page                       */
-	unsigned gen;	/* valid when equal to the cache's generation */
-	int err;	/* 0: data holds the page; else its errno     */
+	uint64_t page; /* address of the page                       */
+	unsigned gen;  /* valid when equal to the cache's generation */
+	int err;       /* 0: data holds the page; else its errno     */
 	uint8_t data[PAGE];
 };
 

@@ -25,9 +25,9 @@
 /* One frame as the walker saw it. The agent (or pyprof dump) turns it
  * into a location. */
 struct raw_frame {
-	uint64_t code;   /* code object address; bit 0 is RAW_ENTRY      */
+	uint64_t code;	 /* code object address; bit 0 is RAW_ENTRY      */
 	uint32_t offset; /* byte offset of the instruction in the code   */
-	uint32_t fp;     /* fingerprint of (name, filename, firstlineno) */
+	uint32_t fp;	 /* fingerprint of (name, filename, firstlineno) */
 };
 
 /*
@@ -52,8 +52,8 @@ static inline uint64_t raw_code(const struct raw_frame *f)
 
 /* The walk's flags (the same bits as base/sampler.h's SAMPLE_*). */
 #define WALK_TRUNCATED (1u << 0) /* more frames than asked for       */
-#define WALK_INVALID (1u << 3)   /* the chain failed validation      */
-#define WALK_CUT (1u << 14)      /* ended at a frame that is not the
+#define WALK_INVALID (1u << 3)	 /* the chain failed validation      */
+#define WALK_CUT (1u << 14)	 /* ended at a frame that is not the
                                     thread's first (sig_frames.c)     */
 
 /* Fingerprint used by both the walker and the symbolizer. */
@@ -71,8 +71,8 @@ static inline uint32_t sampler_fp(uint64_t name, uint64_t file, uint32_t line)
 /* What the walker needs of the target besides its memory. */
 struct walk_remote_env {
 	const struct pyabi *abi;
-	uint64_t code_type;      /* &PyCode_Type in the target              */
-	uint64_t runtime;        /* &_PyRuntime (3.7+) or 0                 */
+	uint64_t code_type;	 /* &PyCode_Type in the target              */
+	uint64_t runtime;	 /* &_PyRuntime (3.7+) or 0                 */
 	uint64_t cur_tstate_sym; /* &_PyThreadState_Current (2.7, 3.6) or 0 */
 };
 
