@@ -2,8 +2,10 @@
  * cmd_dump.c - `pyprof dump PID`: every thread's current Python stack,
  * once, as text, for a process that hangs.
  *
- * The stacks are read from outside, without loading anything into the
- * process and without stopping it: the target's own interpreter (its
+ * The stacks are read from outside, without loading or running anything
+ * in the process and without stopping it, on every version 2.7-3.15, by
+ * the library's own walker compiled into pyprof (remote_dump, remote.h).
+ * With --native (3.14+): the target's own interpreter (its
  * version, run with -E -S) reads them with CPython's remote unwinder
  * (_remote_debugging, 3.14+: the reader `python -m asyncio ps` and the
  * 3.15 sampling profiler use, which follows the target's
@@ -36,15 +38,17 @@ void cmd_dump_usage(FILE *out)
 		"Usage: pyprof dump PID [--native]\n"
 		"\n"
 		"Prints every thread's current Python stack in the running CPython\n"
-		"process PID (3.14+), innermost call first, once. Reads from outside:\n"
-		"loads nothing into the process, and works when every thread of it is\n"
-		"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
+		"process PID (2.7-3.15), innermost call first, once. Reads from\n"
+		"outside: loads and runs nothing in the process, stops it not, and\n"
+		"works when every thread of it is blocked. Needs the same user as\n"
+		"PID, or CAP_SYS_PTRACE.\n"
 		"\n"
-		"  --native   the native (C) frames too, merged with the Python ones:\n"
+		"  --native   (3.14+) the native (C) frames too, merged with the Python ones:\n"
 		"             each thread is stopped (ptrace) for the reading, some\n"
 		"             tens of milliseconds, then goes on as before\n"
 		"\n"
-		"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
+		"Exit status: 0, 1 when pyprof refused or failed, or the process\n"
+		"exited while it was read (one line says why, after what was read),\n"
 		"2 on a usage error.\n");
 }
 
