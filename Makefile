@@ -96,7 +96,8 @@ COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 # preload/base/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(PROTO_OBJ) $(OTLP_OBJ) \
-            $(BUILD)/collector/preload_config.o $(BUILD)/collector/preload_pyabi.o
+            $(BUILD)/collector/preload_config.o $(BUILD)/collector/preload_pyabi.o \
+            $(BUILD)/collector/preload_sig_frames.o $(BUILD)/collector/preload_pycode.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(GEN) -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
 # libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
@@ -169,6 +170,16 @@ $(BUILD)/collector/preload_config.o: preload/base/config.c | $(BUILD)/collector
 # preload/cpython/pyabi.c too: pyprof reads a running interpreter from
 # outside (collector/remote/) with the same generated layouts.
 $(BUILD)/collector/preload_pyabi.o: preload/cpython/pyabi.c | $(BUILD)/collector
+	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
+
+# The library's frame walker and code-object decoders, compiled a second
+# time for `pyprof dump` of a process without the library: the same
+# walk, its loads from the target's memory (pyprof/walk.h).
+REMOTE_WALK_CFLAGS := -Ipreload -DPYPROF_REMOTE_WALK
+$(BUILD)/collector/preload_sig_frames.o: preload/signal/sig_frames.c | $(BUILD)/collector
+	$(CC) $(CFLAGS_COMMON) $(REMOTE_WALK_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/collector/preload_pycode.o: preload/cpython/pycode.c | $(BUILD)/collector
 	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcollector.a: $(COLL_OBJ)
@@ -265,7 +276,8 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -Iinclude \
 FUZZ_OTLP_OBJ := $(OTLP_PROTO:proto/%.proto=$(BUILD)/fuzz/wire/gen/%.pb-c.o)
 FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o \
             $(FUZZ_OTLP_OBJ) \
-            $(BUILD)/fuzz/wire/preload_config.o $(BUILD)/fuzz/wire/preload_pyabi.o
+            $(BUILD)/fuzz/wire/preload_config.o $(BUILD)/fuzz/wire/preload_pyabi.o \
+            $(BUILD)/fuzz/wire/preload_sig_frames.o $(BUILD)/fuzz/wire/preload_pycode.o
 FUZZ_RUNS ?=
 FUZZ_CHECK_RUNS ?= 100000
 # Inputs up to: a wire stream, a request head, a spooled profile, a file.
@@ -282,6 +294,12 @@ $(BUILD)/fuzz/wire/preload_config.o: preload/base/config.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/preload_pyabi.o: preload/cpython/pyabi.c | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/preload_sig_frames.o: preload/signal/sig_frames.c | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(REMOTE_WALK_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/preload_pycode.o: preload/cpython/pycode.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/profile.pb-c.o: $(PROTO_C) | $(BUILD)/fuzz/wire

@@ -47,7 +47,13 @@ struct attach_target {
 /* Checks that pid can be attached to, filling *t. 0, or -1 after printing
  * the one line that says why not and what to do. lib: libpyprof.so's path
  * (named in the remedies). Only 3.14+ (ATTACH_MIN_MINOR) is accepted;
- * dump set: the refusal of an older one speaks of `pyprof dump`. */
+ * dump ATTACH_DUMP_NATIVE: the refusal of an older one speaks of `pyprof
+ * dump --native` (CPython's own reader, run by a trusted interpreter,
+ * which it finds); ATTACH_DUMP_OUTSIDE: any version pyprof reads from
+ * outside (remote_dump), only the permissions and the interpreter are
+ * checked. */
+#define ATTACH_DUMP_NATIVE 1
+#define ATTACH_DUMP_OUTSIDE 2
 int attach_target_check(pid_t pid, const char *lib, int dump,
 			struct attach_target *t);
 

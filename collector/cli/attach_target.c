@@ -267,12 +267,15 @@ static int find_version(struct attach_target *t, const char *lib, int dump)
 			  (int)t->pid, t->comm, py.file);
 		return -1;
 	}
+	if (dump == ATTACH_DUMP_OUTSIDE)
+		return 0; /* remote_dump reads every version */
 	if (dump && (t->major < 3 ||
 		     (t->major == 3 && t->minor < ATTACH_MIN_MINOR))) {
-		log_error("process %d runs Python %d.%d: pyprof dump reads "
-			  "stacks with the interpreter's own remote unwinder, "
-			  "which came in 3.14 (py-spy dump reads older ones)",
-			  (int)t->pid, t->major, t->minor);
+		log_error("process %d runs Python %d.%d: pyprof dump --native "
+			  "reads stacks with the interpreter's own remote "
+			  "unwinder, which came in 3.14 (`pyprof dump %d` "
+			  "without --native reads its Python stacks)",
+			  (int)t->pid, t->major, t->minor, (int)t->pid);
 		return -1;
 	}
 	if (t->major < 3 || (t->major == 3 && t->minor < ATTACH_MIN_MINOR)) {
@@ -325,8 +328,10 @@ int attach_target_check(pid_t pid, const char *lib, int dump,
 	if (read_small(path, t->comm, sizeof t->comm) > 0)
 		t->comm[strcspn(t->comm, "\n")] = '\0';
 	cmd_printable_lines(t->comm); /* its name, chosen by its user */
+	/* reading from outside needs no path into the target's namespaces:
+	 * its files are read through /proc/PID/map_files */
 	if (check_owner(t, cap) < 0 || check_yama(t, cap, lib) < 0 ||
-	    check_namespaces(t, lib) < 0)
+	    (dump != ATTACH_DUMP_OUTSIDE && check_namespaces(t, lib) < 0))
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	n = readlink(path, t->exe, sizeof t->exe - 1);
@@ -341,5 +346,5 @@ int attach_target_check(pid_t pid, const char *lib, int dump,
 		return -1;
 	/* only dump runs an interpreter (the reader); attach writes PEP
 	 * 768's request itself */
-	return dump ? find_trusted_python(t) : 0;
+	return dump == ATTACH_DUMP_NATIVE ? find_trusted_python(t) : 0;
 }

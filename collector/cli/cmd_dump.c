@@ -2,8 +2,10 @@
  * cmd_dump.c - `pyprof dump PID`: every thread's current Python stack,
  * once, as text, for a process that hangs.
  *
- * The stacks are read from outside, without loading anything into the
- * process and without stopping it: the target's own interpreter (its
+ * The stacks are read from outside, without loading or running anything
+ * in the process and without stopping it, on every version 2.7-3.15, by
+ * the library's own walker compiled into pyprof (remote_dump, remote.h).
+ * With --native (3.14+): the target's own interpreter (its
  * version, run with -E -S) reads them with CPython's remote unwinder
  * (_remote_debugging, 3.14+: the reader `python -m asyncio ps` and the
  * 3.15 sampling profiler use, which follows the target's
@@ -26,6 +28,7 @@
 #include "cli/record.h"
 #include "common/log.h"
 #include "common/usage.h"
+#include "remote/remote.h"
 
 #define DUMP "pyprof dump"
 
@@ -35,15 +38,17 @@ void cmd_dump_usage(FILE *out)
 		"Usage: pyprof dump PID [--native]\n"
 		"\n"
 		"Prints every thread's current Python stack in the running CPython\n"
-		"process PID (3.14+), innermost call first, once. Reads from outside:\n"
-		"loads nothing into the process, and works when every thread of it is\n"
-		"blocked. Needs the same user as PID, or CAP_SYS_PTRACE.\n"
+		"process PID (2.7-3.15), innermost call first, once. Reads from\n"
+		"outside: loads and runs nothing in the process, stops it not, and\n"
+		"works when every thread of it is blocked. Needs the same user as\n"
+		"PID, or CAP_SYS_PTRACE.\n"
 		"\n"
-		"  --native   the native (C) frames too, merged with the Python ones:\n"
+		"  --native   (3.14+) the native (C) frames too, merged with the Python ones:\n"
 		"             each thread is stopped (ptrace) for the reading, some\n"
 		"             tens of milliseconds, then goes on as before\n"
 		"\n"
-		"Exit status: 0, 1 when pyprof refused or failed (one line says why),\n"
+		"Exit status: 0, 1 when pyprof refused or failed, or the process\n"
+		"exited while it was read (one line says why, after what was read),\n"
 		"2 on a usage error.\n");
 }
 
@@ -121,6 +126,55 @@ static const char dump_code[] =
 	"        out.append('    (no Python frame)')\n"
 	"sys.stdout.write('\\n'.join(out) + '\\n')\n";
 
+/* Any version, read from outside by the library's own walker
+ * (remote_dump): nothing runs, in the target or for it. */
+static int dump_outside(pid_t pid, const char *lib)
+{
+	struct attach_target t;
+	struct remote_py py;
+	char why[512] = "";
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	if (attach_target_check(pid, lib, ATTACH_DUMP_OUTSIDE, &t) < 0)
+		return 1;
+	if (remote_py_find(pid, &py, why, sizeof why) < 0) {
+		log_error("cannot read process %d (%s): %s", (int)pid, t.comm,
+			  why);
+		return 1;
+	}
+	mem = open_memstream(&text, &len);
+	if (!mem) {
+		log_error("out of memory");
+		return 1;
+	}
+	rc = remote_dump(&py, mem, why, sizeof why);
+	if (fclose(mem) != 0 || !text) {
+		log_error("out of memory");
+		free(text);
+		return 1;
+	}
+	if (rc < 0) {
+		log_error("cannot read the stacks of process %d: %s", (int)pid,
+			  why);
+		free(text);
+		return 1;
+	}
+	cmd_printable_lines(t.exe);
+	printf("Process %d: %s (Python %d.%d, %s)\n%s", (int)pid, t.comm,
+	       py.major, py.minor, t.exe, text);
+	free(text);
+	if (fflush(stdout) != 0)
+		return 1;
+	if (rc > 0) {
+		log_error("%s", why);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	char lib[CMD_PATH_MAX], err[1024], code[sizeof dump_code + 64];
@@ -159,7 +213,9 @@ int cmd_dump(int argc, char **argv)
 		if (top_started_with_library(pid, sock, sizeof sock) == 0)
 			return dump_ctl(pid, sock, native);
 	}
-	if (attach_target_check(pid, lib, 1, &t) < 0)
+	if (!native)
+		return dump_outside(pid, lib);
+	if (attach_target_check(pid, lib, ATTACH_DUMP_NATIVE, &t) < 0)
 		return 1;
 	/* the pid goes in the code: -c takes no arguments of ours after it
 	 * through attach_run_python */

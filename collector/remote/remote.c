@@ -283,6 +283,8 @@ int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len)
 				continue;
 		}
 		py->runtime = rt;
+		py->map_start = cand[i].start;
+		py->map_end = cand[i].end;
 		snprintf(py->file, sizeof py->file, "%s", cand[i].path);
 		find_version(pid, py, &cand[i]);
 		free(cand);
@@ -293,6 +295,25 @@ int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len)
 			  "a CPython interpreter",
 	    exe[0] ? exe : "unknown");
 	return -ENOENT;
+}
+
+int remote_py_symbol(const struct remote_py *py, const char *name,
+		     uint64_t *addr)
+{
+	struct mapped *m;
+	int rc;
+
+	if (!py->map_start)
+		return -ENOENT;
+	m = malloc(sizeof *m);
+	if (!m)
+		return -ENOMEM;
+	m->start = py->map_start;
+	m->end = py->map_end;
+	snprintf(m->path, sizeof m->path, "%s", py->file);
+	rc = locate(py->pid, m, name, 0, addr);
+	free(m);
+	return rc;
 }
 
 int remote_exec(const struct remote_py *py, const char *script, char *why,

@@ -19,6 +19,7 @@
 #define PYPROF_REMOTE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,10 +39,11 @@ struct remote_py {
 	int major, minor; /* 0.0 if unknown                            */
 	int micro;
 	int free_threaded;
-	int from_block;		    /* the version is the _Py_DebugOffsets block's */
-	int lib_loaded;		    /* libpyprof.so is mapped in it              */
-	char file[REMOTE_PATH_MAX]; /* the file holding the interpreter  */
-	char libpython[32];	    /* "3.9" when a libpythonX.Y is mapped       */
+	int from_block;		     /* the version is the _Py_DebugOffsets block's */
+	int lib_loaded;		     /* libpyprof.so is mapped in it              */
+	char file[REMOTE_PATH_MAX];  /* the file holding the interpreter  */
+	char libpython[32];	     /* "3.9" when a libpythonX.Y is mapped       */
+	uint64_t map_start, map_end; /* file's mapping at offset 0 */
 };
 
 /*
@@ -52,6 +54,43 @@ struct remote_py {
  * -ESRCH, -EACCES and the like when its maps cannot be read.
  */
 int remote_py_find(pid_t pid, struct remote_py *py, char *why, size_t why_len);
+
+/* Where symbol name of py->file lies in the target: 0 with *addr, or
+ * -ENOENT. Reads the file (its .symtab, else .dynsym), not the target. */
+int remote_py_symbol(const struct remote_py *py, const char *name,
+		     uint64_t *addr);
+
+/*
+ * The target's memory through a page cache, for the frame walker's loads
+ * (pyprof/walk.h: walk_remote_load, walk_remote_guard) and for reading
+ * code objects (remote_mem_copy, pycode_read_fn's shape). One process at
+ * a time: remote_mem_open picks it and empties the cache; the cache is
+ * emptied again before each walk (walk_remote_afresh), so that a walk
+ * tried again reads the target anew. Reads whole 4 KiB pages with
+ * remote_read, so one walk of a deep stack is some tens of system calls.
+ */
+void remote_mem_open(pid_t pid);
+/* n bytes at addr: 0, or a negative errno (remote_read's). */
+int remote_mem_read(uint64_t addr, void *buf, size_t n);
+/* The same, as pycode's readers want it: 0 or -1. */
+int remote_mem_copy(void *dst, const void *src, size_t n);
+/* The errno of the last read that failed (0 if none since open). */
+int remote_mem_error(void);
+/* Pages read from the target since open (the statistics of a dump). */
+unsigned long remote_mem_pages(void);
+
+/*
+ * `pyprof dump PID` of any CPython 2.7-3.15 from outside: every thread's
+ * stack, walked by the library's own walker (pyprof/walk.h) over the
+ * target's memory, named with pycode.h's decoders. Prints to out, in
+ * cmd_dump.c's format: "Thread TID "NAME"" (and " (holds the GIL)"),
+ * then "    func (file:line)" lines, innermost first. Stops nothing, runs
+ * nothing in the target. Returns 0 when every thread was read; 1 when
+ * something could not be (why says what, one line; what was read is
+ * printed); -1 when nothing could be read (why).
+ */
+int remote_dump(const struct remote_py *py, FILE *out, char *why,
+		size_t why_len);
 
 /*
  * PEP 768 (3.14+), done from this process: writes script (an absolute

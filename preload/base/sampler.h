@@ -17,38 +17,12 @@
 #include <stdint.h>
 
 #include "pyprof/pyabi.h"
+#include "pyprof/walk.h"
 #include "ring.h"
 
-/* raw_frame.offset of a frame that has not run its first instruction;
- * CPython reports co_firstlineno for it. */
-#define RAW_NOT_STARTED 0xffffffffu
-
-/* One frame as the handler saw it. The agent turns it into a location. */
-struct raw_frame {
-	uint64_t code;   /* code object address; bit 0 is RAW_ENTRY      */
-	uint32_t offset; /* byte offset of the instruction in the code   */
-	uint32_t fp;     /* fingerprint of (name, filename, firstlineno) */
-};
-
-/*
- * Bit 0 of raw_frame.code (code objects are 8-byte aligned, so the bit is
- * free), set only when native stacks are on: this frame is the first
- * (outermost) Python frame of one call of the eval loop, so the native
- * stack has one _PyEval_EvalFrameDefault frame per run of frames that
- * starts at a RAW_ENTRY frame and goes leafward up to the next one.
- *   <= 3.10  every frame (each runs in an eval loop call of its own);
- *   3.11     is_entry;
- *   3.12+    the frame just leafward of a C-stack shim (owner CSTACK; 3.14
- *            also INTERPRETER): the eval loop pushes one at its entry.
- * The outermost frame of a walk that reached the end is always one.
- * Readers mask it: raw_code(f).
- */
-#define RAW_ENTRY 1u
-
-static inline uint64_t raw_code(const struct raw_frame *f)
-{
-	return f->code & ~(uint64_t)RAW_ENTRY;
-}
+/* struct raw_frame, RAW_NOT_STARTED, RAW_ENTRY, raw_code() and
+ * sampler_fp(): pyprof/walk.h, shared with pyprof, which runs the same
+ * walker on another process's memory. */
 
 /* Native frames kept per sample (PYPROF_NATIVE): deeper native stacks lose
  * their root side (SAMPLE_NATIVE_TRUNCATED). */
@@ -87,6 +61,10 @@ enum sample_flag {
 	                               from another thread; signal/sig_frames.c);
 	                               also SAMPLE_TRUNCATED                */
 };
+
+_Static_assert(SAMPLE_TRUNCATED == WALK_TRUNCATED &&
+		       SAMPLE_INVALID == WALK_INVALID && SAMPLE_CUT == WALK_CUT,
+	       "pyprof/walk.h's flags are the samples' own");
 
 /* What a CPU sample's time was spent on (raw_sample.cpu_kind; the
  * collector's label time=python|native|system, docs/reading.md). */
@@ -239,16 +217,6 @@ struct sampler {
 };
 
 extern struct sampler sampler;
-
-/* Fingerprint used by both the walker and the symbolizer. */
-static inline uint32_t sampler_fp(uint64_t name, uint64_t file, uint32_t line)
-{
-	uint64_t h = name * 0x9E3779B97F4A7C15ull;
-	h ^= (file + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
-	h ^= (uint64_t)line * 0x165667B19E3779F9ull;
-	h ^= h >> 29;
-	return (uint32_t)(h ^ (h >> 32));
-}
 
 /* This thread may unwind its native stack in the handler: libunwind's
  * thread-locals exist (native_prepare_thread set it, outside any signal).

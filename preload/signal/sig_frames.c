@@ -58,13 +58,46 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "base/guard.h"
-#include "base/sampler.h"
-#include "sig_frames.h"
+#ifdef PYPROF_REMOTE_WALK
+/*
+ * The second build of this file, into pyprof (the Makefile's
+ * preload_sig_frames.o; pyprof/walk.h): the same walk over another
+ * process's memory. Each load is walk_remote_load's (a page cache over
+ * process_vm_readv), a load that fails jumps back to walk_remote_guard
+ * as a fault jumps back to guard_run_sigsafe here, and every name this
+ * file defines gets another one, so that the two builds never meet in
+ * one link (the unit tests link both).
+ */
+#include <stdlib.h>
+#include <string.h>
 
+#include "pyprof/walk.h"
+#define RD_PTR(a) ((uintptr_t)walk_remote_load((uintptr_t)(a), 8))
+#define RD_I32(a) ((int32_t)(uint32_t)walk_remote_load((uintptr_t)(a), 4))
+#define RD_U8(a) ((uint8_t)walk_remote_load((uintptr_t)(a), 1))
+#define RD_I64(a) ((int64_t)walk_remote_load((uintptr_t)(a), 8))
+/* a walk tried again must read the target again, not the cache */
+#define WALK_AFRESH() walk_remote_afresh()
+#define guard_run_sigsafe walk_remote_guard
+#define sampler frames_remote_sampler
+#define frames_first_sigsafe frames_first_remote_
+#define frames_one_sigsafe frames_one_remote_
+#define frames_walk_sigsafe frames_walk_remote_
+#define frames_opcode_sigsafe frames_opcode_remote_
+#define frames_find_tstate_sigsafe frames_find_tstate_remote_
+#define frames_ts_rank_sigsafe frames_ts_rank_remote_
+#define frames_sample_sigsafe frames_sample_remote_
+#else
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I32(a) (*(volatile int32_t *)(uintptr_t)(a))
 #define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
+#define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
+#define WALK_AFRESH() ((void)0)
+#endif
+
+#include "base/guard.h"
+#include "base/sampler.h"
+#include "sig_frames.h"
 
 /* Most frames a walk may skip (shims, incomplete frames) before it gives
  * up on a chain that seems to go on forever. */
@@ -267,8 +300,7 @@ uint32_t frames_opcode_sigsafe(const struct raw_frame *f)
 		return 0;
 	if (a->co_code != PYABI_NONE) { /* <= 3.10: a bytes object */
 		uintptr_t b = RD_PTR(code + a->co_code);
-		if (!b || (int64_t)f->offset >=
-				  *(volatile int64_t *)(b + a->var_size))
+		if (!b || (int64_t)f->offset >= RD_I64(b + a->var_size))
 			return 0;
 		bytecode = b + a->bytes_sval;
 	} else {
@@ -388,6 +420,7 @@ static void walk_guarded(void *arg)
 	/* another thread's stack may be cut by a race (the header): again */
 	int tries = w->ts ? CUT_TRIES : 1, n;
 	do {
+		WALK_AFRESH();
 		flags = 0;
 		n = frames_walk_sigsafe(t, out, sampler.max_depth, &flags);
 	} while ((flags & SAMPLE_CUT) && --tries > 0);
@@ -418,3 +451,36 @@ int frames_sample_sigsafe(struct raw_sample *rec, uintptr_t ts,
 	}
 	return w.rc;
 }
+
+#ifdef PYPROF_REMOTE_WALK
+/* pyprof's build: the walker's state, set for each walk (only what the
+ * walk reads: abi, code_type, runtime, cur_tstate_sym, max_depth). */
+struct sampler sampler;
+
+int frames_walk_remote(const struct walk_remote_env *env, uint64_t ts,
+		       struct raw_frame *out, int max, uint16_t *flags)
+{
+	struct raw_sample *rec;
+	int rc;
+
+	if (!env || !env->abi || !ts || max <= 0)
+		return -EINVAL;
+	rec = calloc(1, sizeof *rec + (size_t)max * sizeof *out);
+	if (!rec)
+		return -ENOMEM;
+	sampler.abi = env->abi;
+	sampler.code_type = (uintptr_t)env->code_type;
+	sampler.runtime = (uintptr_t)env->runtime;
+	sampler.cur_tstate_sym = (uintptr_t)env->cur_tstate_sym;
+	sampler.max_depth = max;
+	sampler.native = 0;
+	rc = frames_sample_sigsafe(rec, (uintptr_t)ts, 0);
+	if (rc == 0) {
+		memcpy(out, rec + 1, rec->n_frames * sizeof *out);
+		*flags = rec->flags;
+		rc = rec->n_frames;
+	}
+	free(rec);
+	return rc;
+}
+#endif

@@ -401,7 +401,7 @@ attach_refusals() {
 	start_target old "$old" "$PP_TARGETS/attach_blocked.py" sleep 2
 	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
 		"$PP_PYPROF" attach "$TPID"
-	refused "^pyprof: error: process $TPID runs Python 3\.[0-9]+: pyprof dump reads stacks with the interpreter's own remote unwinder, which came in 3\.14" \
+	refused "^pyprof: error: process $TPID runs Python 3\.[0-9]+: pyprof dump --native reads stacks with the interpreter's own remote unwinder, which came in 3\.14 \(.pyprof dump $TPID. without --native reads its Python stacks\)$" \
 		"$PP_PYPROF" dump "$TPID" --native
 	finish_target old ready done
 	run_capture heapfmt "$PP_PYPROF" attach "$TPID" --heap --format svg
