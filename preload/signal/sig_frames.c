@@ -156,6 +156,39 @@ static void fingerprint(const struct pyabi *a, uintptr_t code,
 	f->fp = sampler_fp(name, file, line);
 }
 
+/* One 3.11+ interpreter frame: its code object and instruction offset
+ * into *code and *off, its owner into *owner; RAW_ENTRY into *entry when
+ * it starts an eval loop's group (3.11). Returns 0 to record it, 1 to
+ * skip it (an entry shim, an incomplete frame, a frame not yet started),
+ * marking the entry shim's group end on the frame recorded before it. */
+static int read_iframe(const struct pyabi *a, uintptr_t frame, int groups,
+		       struct raw_frame *out, int n, int is_entry,
+		       int *owner, uintptr_t *code, int64_t *off,
+		       uint64_t *entry)
+{
+	*owner = a->f_owner != PYABI_NONE ? RD_U8(frame + a->f_owner) : -1;
+	if (*owner >= 0 &&
+	    (*owner == a->owner_cstack || *owner == a->owner_skip2)) {
+		/* 3.12+: the eval loop's entry shim */
+		if (groups && n > 0)
+			out[n - 1].code |= RAW_ENTRY;
+		return 1;
+	}
+	if (is_entry != PYABI_NONE && RD_U8(frame + is_entry))
+		*entry = RAW_ENTRY; /* 3.11 */
+	*code = RD_PTR(frame + a->f_code) & ~(uintptr_t)a->code_ref_tag_mask;
+	if (!*code)
+		return 1;
+	if (a->lasti_kind == PYABI_LASTI_NEXT &&
+	    RD_PTR(*code + a->ob_type) != sampler.code_type)
+		return 1;
+	uintptr_t start = *code + (uintptr_t)a->co_code_adaptive;
+	*off = (int64_t)(RD_PTR(frame + a->f_lasti) - start);
+	return a->co_firsttraceable != PYABI_NONE &&
+	       *owner != a->owner_generator &&
+	       *off < 2 * (int64_t)RD_I32(*code + a->co_firsttraceable);
+}
+
 int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 			uint16_t *flags)
 {
@@ -175,48 +208,22 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 
 	while (frame) {
 		uintptr_t code = 0, next;
-		int64_t off;
+		int64_t off = 0;
 		uint64_t entry = every;
 
 		if (n >= max) {
 			*flags |= SAMPLE_TRUNCATED;
 			break;
 		}
+		next = RD_PTR(frame + a->f_back);
 		if (a->frame_kind == PYABI_FRAME_OBJECT) {
 			code = RD_PTR(frame + a->f_code);
-			next = RD_PTR(frame + a->f_back);
 			off = RD_I32(frame + a->f_lasti);
 			if (a->lasti_kind == PYABI_LASTI_UNITS)
 				off *= 2;
-		} else {
-			next = RD_PTR(frame + a->f_back);
-			int owner = a->f_owner != PYABI_NONE
-					    ? RD_U8(frame + a->f_owner)
-					    : -1;
-			last_owner = owner;
-			if (owner >= 0 && (owner == a->owner_cstack ||
-					   owner == a->owner_skip2)) {
-				/* 3.12+: the eval loop's entry shim */
-				if (groups && n > 0)
-					out[n - 1].code |= RAW_ENTRY;
-				goto skip;
-			}
-			if (is_entry != PYABI_NONE && RD_U8(frame + is_entry))
-				entry = RAW_ENTRY; /* 3.11 */
-			code = RD_PTR(frame + a->f_code) &
-			       ~(uintptr_t)a->code_ref_tag_mask;
-			if (!code)
-				goto skip;
-			if (a->lasti_kind == PYABI_LASTI_NEXT &&
-			    RD_PTR(code + a->ob_type) != sampler.code_type)
-				goto skip;
-			uintptr_t start = code + (uintptr_t)a->co_code_adaptive;
-			off = (int64_t)(RD_PTR(frame + a->f_lasti) - start);
-			if (a->co_firsttraceable != PYABI_NONE &&
-			    owner != a->owner_generator &&
-			    off < 2 * (int64_t)RD_I32(code +
-						      a->co_firsttraceable))
-				goto skip;
+		} else if (read_iframe(a, frame, groups, out, n, is_entry,
+				       &last_owner, &code, &off, &entry)) {
+			goto skip;
 		}
 		if (!code) {
 			*flags |= SAMPLE_INVALID;
