@@ -387,6 +387,14 @@ static void arm_slot(struct slot *s, int tid)
 			s->cpu_ok_ns = thread_cpu_ns(tid);
 			goto armed;
 		}
+		if (fd == -ESRCH) {
+			/* the thread ended before we armed it (a short thread
+			 * the agent's scan found): nothing refused, nothing to
+			 * sample; the whole process must not fall back to the
+			 * CPU timers for it (a thread per job did, on 3.15) */
+			free_slot(s);
+			return;
+		}
 		if (!__atomic_exchange_n(&perf_failed_logged, 1,
 					 __ATOMIC_RELAXED))
 			plog_info("perf_event_open refused (%s): using CPU "

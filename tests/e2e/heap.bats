@@ -374,7 +374,7 @@ time.sleep(0.3)  # a process gone before the library saw Python start sends noth
 	xmllint --noout "$T/d.svg"
 	grep -q 'red: value grew' "$T/d.svg" || fail "the flame graph is not by value"
 	"$PP_PYPROF" diff --shares "$T/h10.heap.pb.gz" "$T/h30.heap.pb.gz" | tee "$T/shares"
-	grep -q 'by change of flat share (percentage points' "$T/shares" ||
+	grep -q 'by change of cumulative share (percentage points' "$T/shares" ||
 		fail "--shares does not compare shares"
 }
 

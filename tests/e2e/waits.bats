@@ -250,11 +250,11 @@ assert total == int(sys.argv[2]), (total, sys.argv[2])
 	read -r _ n < <(raw_totals "$T/v.mutex.pb.gz")
 	"$PP_PYPROF" diff "$T/v.block.pb.gz" "$T/v.mutex.pb.gz" -o "$T/d.svg" >"$T/diff"
 	head -2 "$T/diff"
-	grep -q 'by change of flat value (nanoseconds' "$T/diff" ||
+	grep -q 'by change of cumulative value (nanoseconds' "$T/diff" ||
 		fail "diff does not compare values: $(head -2 "$T/diff")"
 	[[ -s $T/d.svg ]] || fail "no differential flame graph"
 	"$PP_PYPROF" diff --shares "$T/v.block.pb.gz" "$T/v.mutex.pb.gz" >"$T/diffs"
-	grep -q 'by change of flat share' "$T/diffs" || fail "diff --shares: $(head -2 "$T/diffs")"
+	grep -q 'by change of cumulative share' "$T/diffs" || fail "diff --shares: $(head -2 "$T/diffs")"
 }
 
 # run_pair: waits_locks.py for 2.2 s under 3.11 and 3.14 at once, with
