@@ -539,13 +539,18 @@ void cmd_convert_usage(FILE *out)
 "  speedscope  speedscope's JSON, a profile per thread; with --timeline,\n"
 "              samples in time order (see pyprof-collector --timeline)\n"
 "  svg         the flame graph of `pyprof flamegraph`\n"
+"  gecko       the Firefox Profiler's processed profile (JSON, version\n"
+"              70): needs --timeline, threads with timed samples\n"
+"  pstats      Python's pstats file (pstats.Stats, snakeviz,\n"
+"              gprof2dot): times and calls estimated from samples\n"
 "  otlp        an OpenTelemetry profiles export request (OTLP protobuf,\n"
 "              what pyprof-collector --otlp sends), every sample type\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE    where to write (default: standard output)\n"
-"      --format F       folded, speedscope, svg or otlp\n"
-"      --timeline FILE  the timeline recorded with PROFILE (speedscope)\n"
+"      --format F       folded, speedscope, svg, gecko, pstats or otlp\n"
+"      --timeline FILE  the timeline recorded with PROFILE (speedscope,\n"
+"                       gecko)\n"
 "      --sample-type T  cpu, wall, samples, inuse_space, delay,\n"
 "                       contentions...\n"
 "      --tag KEY=VALUE  only samples with this label (repeatable)\n"
@@ -616,6 +621,10 @@ int cmd_convert_file(const char *profile, const char *timeline,
 	} else if (!strcmp(format, "speedscope")) {
 		rc = view_speedscope(out.f, p, tl, sample_type, filter,
 				     profile, split, err);
+	} else if (!strcmp(format, "gecko")) {
+		rc = view_gecko(out.f, p, tl, filter, profile, err);
+	} else if (!strcmp(format, "pstats")) {
+		rc = view_pstats(out.f, p, sample_type, filter, err);
 	} else {
 		char title[512];
 		struct view_flame_opts f = { .sample_type = sample_type,
@@ -668,22 +677,40 @@ int cmd_convert(int argc, char **argv)
 		return usage_error(cmd, "give exactly one PROFILE");
 	if (!o.format)
 		return usage_error(cmd, "--format is required: folded, "
-				   "speedscope, svg or otlp");
+					"speedscope, svg, gecko, pstats or otlp");
 	if (!strcmp(o.format, "otlp"))
 		return convert_otlp(cmd, &o);
-	if (!cmd_format_ok(o.format))
+	if (!cmd_format_ok(o.format) && strcmp(o.format, "gecko") &&
+	    strcmp(o.format, "pstats"))
 		return usage_error(cmd, "--format accepts folded, "
-				   "speedscope, svg or otlp, not '%s'", o.format);
+					"speedscope, svg, gecko, pstats or otlp, "
+					"not '%s'",
+				   o.format);
 	if (o.service_name)
 		return usage_error(cmd, "--service-name goes with --format "
 				   "otlp");
-	if (o.timeline && strcmp(o.format, "speedscope"))
+	if (o.timeline && strcmp(o.format, "speedscope") &&
+	    strcmp(o.format, "gecko"))
 		return usage_error(cmd, "--timeline goes with --format "
-				   "speedscope");
-	if (o.split && !strcmp(o.format, "svg"))
+					"speedscope or gecko");
+	/* The Firefox Profiler's samples have times, which only the
+	 * timeline holds. */
+	if (!o.timeline && !strcmp(o.format, "gecko"))
+		return usage_error(cmd, "--format gecko needs --timeline FILE "
+					"(the timeline recorded with PROFILE)");
+	/* The timeline's records carry sample counts and no labels. */
+	if (o.sample_type && !strcmp(o.format, "gecko"))
+		return usage_error(cmd, "--format gecko weighs samples by "
+					"their count: no --sample-type");
+	if (o.split && strcmp(o.format, "folded") &&
+	    strcmp(o.format, "speedscope"))
 		return usage_error(cmd, "--split goes with --format folded or "
-					"speedscope (the flame graph is coloured "
-					"by it already)");
+					"speedscope, not %s%s",
+				   o.format,
+				   strcmp(o.format, "svg")
+					   ? ""
+					   : " (the flame graph is coloured by "
+					     "it already)");
 	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
 			      &o.filter, o.by, o.split, o.output, NULL);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;

@@ -92,6 +92,34 @@ int view_speedscope(FILE *out, const struct view_profile *p,
 		    const struct view_filter *filter, const char *name,
 		    int split, char *err);
 
+/* ---- Firefox Profiler (view_gecko.c) --------------------------------------------- */
+
+/* The processed profile format the Firefox Profiler loads
+ * (profiler.firefox.com, "Load a profile from file"), version
+ * VIEW_GECKO_VERSION of its meta.preprocessedProfileVersion: one thread
+ * per (pid, thread) with the timeline's samples (tl is required: the
+ * format is time-based and a pprof profile has no times) in time order,
+ * their times in ms from the first sample, shared stack, frame and
+ * function tables with files and lines, and interval markers "Off-CPU"
+ * for runs of a wall-mode thread's samples taken while it was not
+ * running. Thread names from the profile's thread_name labels. */
+#define VIEW_GECKO_VERSION 70
+int view_gecko(FILE *out, const struct view_profile *p,
+	       const struct timeline_data *tl, const struct view_filter *filter,
+	       const char *name, char *err);
+
+/* ---- pstats (view_pstats.c) -------------------------------------------------------- */
+
+/* The marshal'd dict of Python's pstats (what cProfile's dump_stats
+ * writes; pstats.Stats, snakeviz and gprof2dot read it), estimated from
+ * samples: calls are sample counts, tottime and cumtime the sample
+ * type's flat and cumulative values in seconds (a count type: times the
+ * profile's period), callers the frames right above. -EINVAL (err says
+ * why) when the sample type is no time. */
+int view_pstats(FILE *out, const struct view_profile *p,
+		const char *sample_type, const struct view_filter *filter,
+		char *err);
+
 /* ---- diff (view_diff.c) -------------------------------------------------------- */
 
 /* What a diff compares: shares of each profile's total (where the time

@@ -326,6 +326,150 @@ assert abs(sum(lane["weights"]) - lane["endValue"]) < 1
 ' "$t" || fail "samples are not in time order"
 }
 
+# gecko_check.py's summary of $1 (the Firefox Profiler's processed format,
+# checked against the published version 70) in $T/gecko.json.
+gecko_valid() {
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/gecko_check.py" "$1" >"$T/gecko.json" ||
+		fail "$1 is not a valid processed profile"
+}
+
+@test "convert --format gecko writes the Firefox Profiler's processed format, version 70: valid, thread names and times right" {
+	local before after
+	collector_start --output "$T/m.pb.gz" --timeline "$T/tl"
+	before=$(date +%s%3N)
+	profiled "$VPY" "$PP_TARGETS/phases.py" 0.4 0.8 >/dev/null 2>"$T/app.err" ||
+		fail "phases.py: $(cat "$T/app.err")"
+	after=$(date +%s%3N)
+	collector_stop
+	"$PP_PYPROF" convert "$T/m.pb.gz" --timeline "$T/tl" --format gecko -o "$T/g.json"
+	gecko_valid "$T/g.json"
+	# The validator itself refuses what breaks the format: a column one
+	# short, two times swapped, a stack index out of range.
+	"$PP_HOST_PYTHON" - "$T/g.json" "$T" <<'PY'
+import json, sys
+def broken(name, change):
+    d = json.load(open(sys.argv[1]))
+    change(d)
+    json.dump(d, open("%s/%s.json" % (sys.argv[2], name), "w"))
+broken("short", lambda d: d["shared"]["frameTable"]["line"].pop())
+def swap(d):
+    t = d["threads"][0]["samples"]["time"]
+    t[1], t[2] = t[2], t[1] + 1
+broken("swapped", swap)
+broken("range", lambda d: d["threads"][0]["samples"]["stack"].__setitem__(0, 10 ** 6))
+PY
+	for b in short swapped range; do
+		run "$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/gecko_check.py" "$T/$b.json"
+		assert_eq 1 "$status" "gecko_check.py on the $b file"
+	done
+	# One thread, Python's own name for it; the run's times: the start
+	# within the run, early's samples all before late's, the span about
+	# the 1.2 s of CPU the phases took.
+	"$PP_HOST_PYTHON" - "$T/gecko.json" "$before" "$after" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+before, after = float(sys.argv[2]), float(sys.argv[3])
+assert s["version"] == 70, s["version"]
+assert before - 50 <= s["startTime"] <= after, (before, s["startTime"], after)
+assert len(s["threads"]) == 1, [t["name"] for t in s["threads"]]
+t = s["threads"][0]
+assert t["name"] == "MainThread", t["name"]
+assert str(t["tid"]) == t["pid"], (t["tid"], t["pid"])
+early = [tm for tm, st in zip(t["times"], t["stacks"]) if "early" in st]
+late = [tm for tm, st in zip(t["times"], t["stacks"]) if "late" in st]
+print(t["name"], t["samples"], "samples,", len(early), "early,", len(late), "late")
+assert len(early) >= 10 and len(late) >= 20, "too few samples"
+assert max(early) < min(late), "early and late interleave"
+span = t["times"][-1] - t["times"][0]
+assert 1000 <= span <= after - before, (span, after - before)
+# each phase lasts at least its CPU time less a sample; more under load
+e, l = max(early) - min(early), max(late) - min(late)
+print("early %.0f ms, late %.0f ms" % (e, l))
+assert e >= 300 and l >= 650 and e + l <= after - before, "phase lengths"
+PY
+}
+
+@test "convert --format gecko: Off-CPU markers for a wall-mode thread's sleep; without --timeline one line naming it" {
+	collector_start --output "$T/w.pb.gz" --timeline "$T/tl"
+	PYPROF_MODE=wall profiled "$VPY" -c '
+import time
+def busy():
+    end = time.time() + 0.3
+    while time.time() < end:
+        pass
+busy(); time.sleep(0.6); busy()' 2>"$T/app.err" || fail "$(cat "$T/app.err")"
+	collector_stop
+	"$PP_PYPROF" convert "$T/w.pb.gz" --timeline "$T/tl" --format gecko -o "$T/w.json"
+	gecko_valid "$T/w.json"
+	# The sleep is one Off-CPU interval of about 0.6 s.
+	"$PP_HOST_PYTHON" - "$T/w.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = d["shared"]["stringArray"]
+m = d["threads"][0]["markers"]
+spans = [(e - s) for s, e, n in zip(m["startTime"], m["endTime"], m["name"]) if names[n] == "Off-CPU"]
+print("Off-CPU markers (ms):", [round(x) for x in spans])
+assert spans and 500 <= max(spans) <= 900, spans
+PY
+	run "$PP_PYPROF" convert "$T/w.pb.gz" --format gecko
+	assert_eq 2 "$status" "gecko without --timeline"
+	[[ $output == *"--format gecko needs --timeline FILE"* && $(wc -l <<<"$output") == 1 ]] ||
+		fail "not one line naming --timeline: $output"
+}
+
+# pstats_vs_top NAME EXE KIND: the pstats file loads in EXE's pstats (the
+# module's own command loop, and Stats), sorted by cumulative time it
+# names the functions `pyprof top --sort cum` names, with the same times
+# within top's rounding, and late's caller is main.
+pstats_vs_top() {
+	local name=$1 exe=$2 mm
+	mm=$("$exe" -c 'import sys; print("%d.%02d" % sys.version_info[:2])')
+	if [[ $mm < 3.08 ]]; then
+		echo "   $name: pstats before 3.8 is not a target"
+		return 0
+	fi
+	printf 'sort cumulative\nstats 8\nquit\n' | "$exe" -m pstats "$T/p.pstats" >"$T/pstats.$name" 2>&1
+	grep -q 'phases.py:[0-9]*(late)' "$T/pstats.$name" || {
+		cat "$T/pstats.$name"
+		return 1
+	}
+	"$exe" - "$T/p.pstats" "$T/top.txt" <<'PY'
+import pstats, re, sys
+st = pstats.Stats(sys.argv[1])
+st.sort_stats("cumulative")
+unit = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+top = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*\S+\s+\S+%\s+\S+%\s+([0-9.]+)(s|ms|us|ns)\s+\S+%\s+(\S+)\s+(\S+):(\d+)$", line)
+    if m:
+        top[(m.group(4), int(m.group(5)), m.group(3))] = float(m.group(1)) * unit[m.group(2)]
+assert len(top) >= 5, "top's table not read"
+got = {k: v[3] for k, v in st.stats.items()}
+# the first ten of each, by cumulative time: the same functions, the
+# same times within top's three digits
+for k, want in sorted(top.items(), key=lambda kv: -kv[1])[:10]:
+    assert k in got, ("not in pstats", k)
+    assert abs(got[k] - want) <= 0.006 * want + 1e-9, (k, got[k], want)
+for k in st.fcn_list[:10]:
+    if got[k] > 0.01:
+        assert abs(top[k] - got[k]) <= 0.006 * got[k] + 1e-9, (k, top[k], got[k])
+late = [k for k in got if k[2] == "late"]
+assert len(late) == 1, late
+callers = st.stats[late[0]][4]
+assert [c[2] for c in callers] == ["main"], callers
+print("   %d functions, %d as top shows them" % (len(got), len(top)))
+PY
+}
+
+@test "convert --format pstats loads in python -m pstats and pstats.Stats on every Python 3.8+, cumulative times as pyprof top --sort cum" {
+	"$PP_PYPROF" convert "$VDIR/phases.pb.gz" --format pstats -o "$T/p.pstats"
+	"$PP_PYPROF" top --sort cum "$VDIR/phases.pb.gz" >"$T/top.txt"
+	for_each_python pstats_vs_top
+	# a count of samples is a time too: times the profile's period
+	run "$PP_PYPROF" convert "$VDIR/phases.pb.gz" --format pstats --sample-type samples -o "$T/c.pstats"
+	assert_eq 0 "$status" "samples (a count: times the period)"
+}
+
 @test "pyprof record --format svg and --format folded write those formats" {
 	"$PP_PYPROF" record --format svg -o "$T/r.svg" -- "$VPY" "$PP_TARGETS/calls.py" 0.3 2>"$T/e1"
 	xmllint --noout "$T/r.svg" || fail "not XML"
