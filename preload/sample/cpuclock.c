@@ -292,7 +292,11 @@ static uint64_t kernel_periods(struct acct *a, uint64_t cpu)
  * a thread that runs Python have nothing to charge). */
 static int kernel_pending(struct acct *a, uint64_t cpu)
 {
-	return kernel_periods_at(a, cpu, 0) != 0;
+	/* a thread on a CPU timer (its counter refused) has no grid: its
+	 * samples count its kernel time already, and charging its clock
+	 * here as well counted a thread's whole time twice, once as
+	 * system */
+	return kernel_periods_at(a, cpu, 0) != 0 && threads_perf_armed(a->tid);
 }
 
 /* Whether a uniform draw in [0, 1) falls below num/den. */

@@ -730,6 +730,13 @@ void threads_after_fork_child(int follow)
 	}
 }
 
+int threads_perf_armed(int tid)
+{
+	struct slot *s = find(tid);
+	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_ARMED &&
+	       (s->perf_fd >= 0 || s->perf_private);
+}
+
 int threads_using_perf(void)
 {
 	return use_perf && !perf_failed_logged;

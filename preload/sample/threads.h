@@ -121,6 +121,11 @@ int threads_is_internal(int tid);
 /* Number of armed timers (for logs and tests). */
 int threads_armed(void);
 
+/* 1 if thread tid is armed with a perf counter (in the program's table
+ * or the CPU-clock thread's), 0 if with a CPU timer or not armed: only a
+ * counter's silent grid points are time in the kernel (system mode). */
+int threads_perf_armed(int tid);
+
 /* CPU time (ns) of threads whose perf counter the program closed, from
  * its last sighting to its reopening, since the start (or the fork).
  * Agent thread. */
