@@ -71,7 +71,7 @@ struct vopts {
 	int intervals;		 /* --intervals */
 	int test;		 /* --test */
 	double fail_on_increase; /* --fail-on-increase; -1 if not given */
-	char **args; /* the positional arguments */
+	char **args;		 /* the positional arguments */
 	int n_args;
 };
 
@@ -178,16 +178,18 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 	case OPT_CONFIDENCE:
 		if (stats_parse_level(arg, &o->level))
 			return usage_error(cmd, "--confidence accepts a level "
-					   "from 50 to 99.99 (percent, or "
-					   "0.5 to 0.9999), not '%s'", arg);
+						"from 50 to 99.99 (percent, or "
+						"0.5 to 0.9999), not '%s'",
+					   arg);
 		return 0;
 	case OPT_FAIL_ON_INCREASE:
 		o->fail_on_increase = strtod(arg, &end);
 		if (*end || end == arg || !(o->fail_on_increase >= 0) ||
 		    o->fail_on_increase > 100)
 			return usage_error(cmd, "--fail-on-increase accepts "
-					   "percentage points from 0 to 100, "
-					   "not '%s'", arg);
+						"percentage points from 0 to 100, "
+						"not '%s'",
+					   arg);
 		return 0;
 	case OPT_MIN_WIDTH:
 		o->min_width = strtod(arg, &end);
@@ -451,11 +453,12 @@ int cmd_top(int argc, char **argv)
 					"--by opcode");
 	if ((o.intervals || o.level) && (o.by_label || o.by_opcode))
 		return usage_error(cmd, "--intervals goes with the table of "
-				   "functions or lines");
+					"functions or lines");
 	p = load(o.args[0], 1);
 	if (!p)
 		return CMD_EXIT_ERROR;
-	t.level = o.level ? o.level : o.intervals ? STATS_DEFAULT_LEVEL : 0;
+	t.level = o.level ? o.level : o.intervals ? STATS_DEFAULT_LEVEL
+						  : 0;
 	t.n_rows = o.n_rows;
 	t.sort = o.sort;
 	t.by = o.by;
@@ -801,7 +804,7 @@ static int diff_test(const char *cmd, const struct vopts *o, char **after,
 	}
 	if (!after || n_before == 0 || n_after <= 0)
 		return usage_error(cmd, "--test takes BEFORE... -- AFTER... "
-				   "(at least one profile a side)");
+					"(at least one profile a side)");
 	if (o->output)
 		return usage_error(cmd, "--test prints a table: no -o");
 	n_prof = n_before + (size_t)n_after;
@@ -867,7 +870,7 @@ int cmd_diff(int argc, char **argv)
 		return diff_test(cmd, &o, after, n_after);
 	if (after || o.level || o.fail_on_increase >= 0)
 		return usage_error(cmd, "BEFORE... -- AFTER..., --confidence "
-				   "and --fail-on-increase go with --test");
+					"and --fail-on-increase go with --test");
 	if (o.n_args != 2)
 		return usage_error(cmd, "give two profiles: BASE NEW");
 	base = load(o.args[0], 1);

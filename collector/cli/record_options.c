@@ -36,6 +36,8 @@ enum {
 
 /* ---- options ---------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_record_usage(FILE *out)
 {
 	fprintf(out,
@@ -96,6 +98,7 @@ void cmd_record_usage(FILE *out)
 		PYPROF_MAX_MAX_DEPTH, PYPROF_DEFAULT_MAX_DEPTH,
 		RECORD_MAX_REPEAT);
 }
+/* clang-format on */
 
 /* The options that take a value: their names and what they accept, for
  * error lines; the numbers among them go from 1 to hi and are kept in

@@ -61,13 +61,14 @@ static int profile_shares(const struct view_profile *p, struct view_keys *keys,
 
 	if (view_pick_type(p, type_name, &type) < 0) {
 		snprintf(err, VIEW_ERR_LEN, "a profile has no sample type "
-			 "'%s'", type_name);
+					    "'%s'",
+			 type_name);
 		return -ENOENT;
 	}
 	if (ct < 0) {
 		snprintf(err, VIEW_ERR_LEN, "--test needs profiles with a "
-			 "samples/count type (CPU or wall): a heap, block or "
-			 "mutex profile's values are no count of samples");
+					    "samples/count type (CPU or wall): a heap, block or "
+					    "mutex profile's values are no count of samples");
 		return -ENOENT;
 	}
 	if (view_keys_map(keys, p, &kmap) < 0)
@@ -295,12 +296,13 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 	shown = want > n_real ? want : n_real;
 	shown = shown < n_rows ? shown : n_rows;
 	fprintf(out, "Type: %s (%s); before: %zu profile%s, %.0f samples; "
-		"after: %zu profile%s, %.0f samples\n", type_name,
+		     "after: %zu profile%s, %.0f samples\n",
+		type_name,
 		prof[0]->types[type].unit, n_before, n_before > 1 ? "s" : "",
 		side_n[0], n_after, n_after > 1 ? "s" : "", side_n[1]);
 	fprintf(out, "Test: change of %s share (percentage points), %g%% "
-		"intervals, variance %s; Holm's correction over the %zu %s "
-		"with a mean share of at least %.1f%%\n",
+		     "intervals, variance %s; Holm's correction over the %zu %s "
+		     "with a mean share of at least %.1f%%\n",
 		flat ? "flat" : "cumulative", 100 * level,
 		n_before == 1 && n_after == 1 ? "binomial (one profile a side)"
 		: n_before > 1 && n_after > 1 ? "between runs (Welch's t)"
@@ -309,16 +311,16 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 		n_tested, o->by == VIEW_BY_LINE ? "lines" : "functions",
 		100 * DIFFTEST_MIN_SHARE);
 	fprintf(out, "Showing %zu of %zu; real changes first (*; ! where "
-		"they fail the test), by size\n", shown, n_rows);
+		     "they fail the test), by size\n",
+		shown, n_rows);
 	fprintf(out, "%c %8s %8s %7s  %-17s  %8s  %s\n", ' ', "before",
-		"after", "change", "interval", "p", o->by == VIEW_BY_LINE
-							? "line"
-							: "function");
+		"after", "change", "interval", "p", o->by == VIEW_BY_LINE ? "line" : "function");
 	for (size_t i = 0; i < shown; i++)
 		print_row(out, &keys, &rows[i], fails(&rows[i], o));
 	if (o->fail_on_increase >= 0)
 		fprintf(out, "%zu real change%s at %g%%, %zu real increase%s "
-			"of at least %g points\n", n_real,
+			     "of at least %g points\n",
+			n_real,
 			n_real == 1 ? "" : "s", 100 * level, n_fail,
 			n_fail == 1 ? "" : "s", o->fail_on_increase);
 	else

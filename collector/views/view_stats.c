@@ -127,7 +127,8 @@ void stats_wilson(double p, double n, double z, double *lo, double *hi)
 		*hi = 1;
 		return;
 	}
-	p = p < 0 ? 0 : p > 1 ? 1 : p;
+	p = p < 0 ? 0 : p > 1 ? 1
+			      : p;
 	mid = (p + z2 / (2 * n)) / (1 + z2 / n);
 	half = z / (1 + z2 / n) * sqrt(p * (1 - p) / n + z2 / (4 * n * n));
 	*lo = mid - half < 0 ? 0 : mid - half;

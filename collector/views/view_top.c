@@ -135,7 +135,7 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 		/* A heap or block profile's values are no count of equal
 		 * samples: there is no sampling variance to speak of. */
 		snprintf(err, VIEW_ERR_LEN, "intervals need a profile with "
-			 "a samples/count type (CPU or wall)");
+					    "a samples/count type (CPU or wall)");
 		rc = -ENOENT;
 		goto out;
 	}
@@ -184,8 +184,7 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 		o->by == VIEW_BY_LINE ? "lines" : "functions",
 		o->sort == VIEW_SORT_CUM ? "cum" : "flat");
 	if (o->level > 0)
-		fprintf(out, "Intervals: %g%%, of each share, from %" PRId64
-			" samples taken as independent (docs/reading.md)\n",
+		fprintf(out, "Intervals: %g%%, of each share, from %" PRId64 " samples taken as independent (docs/reading.md)\n",
 			100 * o->level, n_samples);
 	fprintf(out, "%*s %7s %7s %*s %7s", TOP_VALUE_W, "flat", "flat%",
 		"sum%", TOP_VALUE_W, "cum", "cum%");

@@ -148,8 +148,7 @@ static void test_one_a_side(void)
 {
 	struct fx f[4];
 	struct view_profile *p[4];
-	struct view_diff_opts o = { .sort = VIEW_SORT_CUM, .level = 0.95,
-				    .fail_on_increase = -1 };
+	struct view_diff_opts o = { .sort = VIEW_SORT_CUM, .level = 0.95, .fail_on_increase = -1 };
 	size_t fail = 99;
 	char *t;
 
@@ -198,8 +197,7 @@ static void test_several(void)
 	static const int64_t steady[6] = { 1000, 1010, 990, 1500, 1510, 1490 };
 	struct fx f[6];
 	struct view_profile *p[6];
-	struct view_diff_opts o = { .sort = VIEW_SORT_CUM, .level = 0.95,
-				    .fail_on_increase = -1 };
+	struct view_diff_opts o = { .sort = VIEW_SORT_CUM, .level = 0.95, .fail_on_increase = -1 };
 	size_t fail = 99;
 	char *t;
 
