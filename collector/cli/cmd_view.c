@@ -379,7 +379,7 @@ static struct view_profile *load(const char *path, int as_text)
 void cmd_top_usage(FILE *out)
 {
 	fprintf(out,
-"Usage: pyprof top [OPTIONS] PROFILE\n"
+"Usage: pyprof top [OPTIONS] PROFILE...\n"
 "\n"
 "Prints the functions of a pprof profile (ours, or any pprof) with flat\n"
 "(as the leaf) and cumulative (anywhere on the stack) values, their\n"
@@ -411,6 +411,10 @@ void cmd_top_usage(FILE *out)
 "                       interval (profiles with samples/count: CPU, wall)\n"
 "      --confidence L   their level instead of 95 (50 to 99.99; implies\n"
 "                       --intervals)\n"
+"                       Several PROFILEs (runs of one program: pyprof\n"
+"                       record --repeat) give each function's mean flat%%\n"
+"                       and cum%% over the runs, with intervals from the\n"
+"                       variance between them\n"
 "  -o, --output FILE    write the table to FILE instead of standard output\n"
 "  -h, --help           this text\n"
 "\n"
@@ -429,6 +433,49 @@ void cmd_top_usage(FILE *out)
 }
 /* clang-format on */
 
+/* pyprof top A B C...: the mean shares over several runs. */
+static int top_runs(const char *cmd, const struct vopts *o)
+{
+	struct view_top_opts t = { 0 };
+	struct view_profile **prof;
+	char err[VIEW_ERR_LEN];
+	struct sink out;
+	size_t n = (size_t)o->n_args;
+	int rc = 0;
+
+	if (o->by_label || o->by_opcode || o->split)
+		return usage_error(cmd, "several PROFILEs give the table of "
+					"functions or lines: no --by-label, "
+					"--by opcode or --split");
+	prof = calloc(n, sizeof(*prof));
+	if (!prof) {
+		log_error("out of memory");
+		return CMD_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		prof[i] = load(o->args[i], 1);
+		rc = prof[i] ? 0 : -EINVAL;
+	}
+	t.n_rows = o->n_rows;
+	t.sort = o->sort;
+	t.by = o->by;
+	t.sample_type = o->sample_type;
+	t.filter = &o->filter;
+	t.level = o->level ? o->level : STATS_DEFAULT_LEVEL;
+	if (rc == 0)
+		rc = sink_open(&out, o->output);
+	if (rc == 0) {
+		rc = view_top_runs(out.f,
+				   (const struct view_profile *const *)prof, n,
+				   &t, err);
+		rc = sink_finish(&out, rc, NULL, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		view_free(prof[i]);
+	free(prof);
+	return rc < 0 ? CMD_EXIT_ERROR : 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	static const char cmd[] = "pyprof top";
@@ -442,8 +489,10 @@ int cmd_top(int argc, char **argv)
 	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDENOP");
 	if (rc >= 0)
 		return rc;
+	if (o.n_args > 1)
+		return top_runs(cmd, &o);
 	if (o.n_args != 1)
-		return usage_error(cmd, "give exactly one PROFILE");
+		return usage_error(cmd, "give a PROFILE (or several runs)");
 	if (o.by_label && o.by_opcode)
 		return usage_error(cmd, "--by opcode and --by-label are "
 				   "different tables: give one");

@@ -148,4 +148,11 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 		   size_t n_before, size_t n_after,
 		   const struct view_diff_opts *o, size_t *n_failing, char *err);
 
+/* `pyprof top --intervals A B C...`: per function (or line) the mean of
+ * its flat and cumulative shares over n_prof runs (n_prof >= 2), with
+ * intervals from the variance between runs, at o->level (set it). The
+ * profiles need a samples/count type. (view_difftest.c) */
+int view_top_runs(FILE *out, const struct view_profile *const *prof,
+		  size_t n_prof, const struct view_top_opts *o, char *err);
+
 #endif /* PYPROF_RENDERERS_H */

@@ -49,7 +49,7 @@ struct trow {
 /* One profile's share of every key (flat or cumulative) into share, its
  * number of samples into *n. */
 static int profile_shares(const struct view_profile *p, struct view_keys *keys,
-			  const struct view_diff_opts *o, int flat,
+			  const struct view_filter *filter, int flat,
 			  const char *type_name, double **share, double *n,
 			  char *err)
 {
@@ -87,7 +87,7 @@ static int profile_shares(const struct view_profile *p, struct view_keys *keys,
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct view_sample *s = &p->samples[i];
 		int64_t x = s->values[type];
-		if (o->filter && !view_sample_matches(s, o->filter))
+		if (filter && !view_sample_matches(s, filter))
 			continue;
 		total += x;
 		count += s->values[ct];
@@ -108,6 +108,42 @@ static int profile_shares(const struct view_profile *p, struct view_keys *keys,
 	free(v);
 	free(stamp);
 	return 0;
+}
+
+/* The shares of every key in each of n_prof profiles (sh[r], as long as
+ * keys->n + 1 once all are read: a key first seen in a later profile is
+ * past the end of the earlier profiles' arrays, and those saw none of
+ * it) and their numbers of samples (n[r]). */
+static int all_shares(const struct view_profile *const *prof, size_t n_prof,
+		      struct view_keys *keys, const struct view_filter *filter,
+		      int flat, const char *type_name, double **sh, double *n,
+		      char *err)
+{
+	size_t *nk = calloc(n_prof, sizeof(*nk));
+	int rc = -ENOMEM;
+
+	if (!nk)
+		return rc;
+	for (size_t r = 0; r < n_prof; r++) {
+		rc = profile_shares(prof[r], keys, filter, flat, type_name,
+				    &sh[r], &n[r], err);
+		if (rc < 0)
+			goto out;
+		nk[r] = keys->n;
+	}
+	rc = -ENOMEM;
+	for (size_t r = 0; r < n_prof; r++) {
+		double *x = realloc(sh[r], (keys->n + 1) * sizeof(*x));
+		if (!x)
+			goto out;
+		for (size_t k = nk[r]; k <= keys->n; k++)
+			x[k] = 0;
+		sh[r] = x;
+	}
+	rc = 0;
+out:
+	free(nk);
+	return rc;
 }
 
 /* A side's runs for key k: the mean share, the variance of one run's share
@@ -226,7 +262,6 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 	size_t n_real, n_fail = 0, shown, want;
 	double **sh = calloc(n_prof, sizeof(*sh));
 	double *n = calloc(n_prof, sizeof(*n)), side_n[2] = { 0, 0 };
-	size_t *nk = calloc(n_prof, sizeof(*nk));
 	double level = o->level, z = stats_z(level), *pv = NULL;
 	struct trow *rows = NULL;
 	size_t *order = NULL;
@@ -235,30 +270,18 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 
 	err[0] = 0;
 	view_keys_init(&keys, o->by);
-	if (!sh || !n || !nk)
+	if (!sh || !n)
 		goto out;
 	if ((rc = view_need_type(prof[0], o->sample_type, &type, err)) < 0)
 		goto out;
 	type_name = prof[0]->types[type].type;
-	for (size_t r = 0; r < n_prof; r++) {
-		rc = profile_shares(prof[r], &keys, o, flat, type_name, &sh[r],
-				    &n[r], err);
-		if (rc < 0)
-			goto out;
-		nk[r] = keys.n;
+	rc = all_shares(prof, n_prof, &keys, o->filter, flat, type_name, sh, n,
+			err);
+	if (rc < 0)
+		goto out;
+	for (size_t r = 0; r < n_prof; r++)
 		side_n[r >= n_before] += n[r];
-	}
 	rc = -ENOMEM;
-	/* A key first seen in a later profile is past the end of the
-	 * earlier profiles' arrays: those saw none of it. */
-	for (size_t r = 0; r < n_prof; r++) {
-		double *x = realloc(sh[r], (keys.n + 1) * sizeof(*x));
-		if (!x)
-			goto out;
-		for (size_t k = nk[r]; k <= keys.n; k++)
-			x[k] = 0;
-		sh[r] = x;
-	}
 	rows = calloc(keys.n + 1, sizeof(*rows));
 	pv = calloc(keys.n + 1, sizeof(*pv));
 	order = calloc(keys.n + 1, sizeof(*order));
@@ -334,11 +357,132 @@ out:
 		free(sh[r]);
 	free(sh);
 	free(n);
-	free(nk);
 	free(rows);
 	free(pv);
 	free(order);
 	free(reject);
+	view_keys_fini(&keys);
+	return rc;
+}
+
+/* ---- pyprof top over several runs ----------------------------------------------- */
+
+struct mrow {
+	uint32_t key;
+	double mean[2], lo[2], hi[2]; /* flat, cum */
+};
+
+static int mrow_by; /* 0 flat, 1 cum */
+
+static int cmp_mrow(const void *x_, const void *y_)
+{
+	const struct mrow *x = x_, *y = y_;
+	int a = mrow_by, b = !mrow_by;
+
+	if (x->mean[a] != y->mean[a])
+		return x->mean[a] > y->mean[a] ? -1 : 1;
+	if (x->mean[b] != y->mean[b])
+		return x->mean[b] > y->mean[b] ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The mean of key k's shares over the runs and its interval: t with
+ * runs - 1 degrees of freedom on the variance between runs, never below
+ * one run's binomial variance. */
+static void mean_interval(double *const *sh, const double *n, size_t runs,
+			  size_t k, double tq, double *mean, double *lo,
+			  double *hi)
+{
+	struct side_stat s = side_of(sh, n, runs, k);
+	double half = tq * sqrt(s.var / (double)runs);
+
+	*mean = s.mean;
+	*lo = s.mean - half < 0 ? 0 : s.mean - half;
+	*hi = s.mean + half > 1 ? 1 : s.mean + half;
+}
+
+int view_top_runs(FILE *out, const struct view_profile *const *prof,
+		  size_t n_prof, const struct view_top_opts *o, char *err)
+{
+	struct view_keys keys;
+	double **sh[2] = { calloc(n_prof, sizeof(double *)),
+			   calloc(n_prof, sizeof(double *)) };
+	double *n = calloc(n_prof, sizeof(*n)), n_all = 0;
+	double tq = stats_t(o->level, (double)n_prof - 1);
+	struct mrow *rows = NULL;
+	size_t type, n_rows = 0, shown;
+	const char *type_name;
+	int rc = -ENOMEM;
+
+	err[0] = 0;
+	view_keys_init(&keys, o->by);
+	if (!sh[0] || !sh[1] || !n)
+		goto out;
+	if ((rc = view_need_type(prof[0], o->sample_type, &type, err)) < 0)
+		goto out;
+	type_name = prof[0]->types[type].type;
+	for (int c = 0; c < 2 && rc == 0; c++)
+		rc = all_shares(prof, n_prof, &keys, o->filter, c == 0,
+				type_name, sh[c], n, err);
+	if (rc < 0)
+		goto out;
+	rc = -ENOMEM;
+	rows = calloc(keys.n + 1, sizeof(*rows));
+	if (!rows)
+		goto out;
+	for (size_t r = 0; r < n_prof; r++)
+		n_all += n[r];
+	for (size_t k = 0; k < keys.n; k++) {
+		struct mrow *m = &rows[n_rows];
+		for (int c = 0; c < 2; c++)
+			mean_interval(sh[c], n, n_prof, k, tq, &m->mean[c],
+				      &m->lo[c], &m->hi[c]);
+		if (m->mean[0] == 0 && m->mean[1] == 0)
+			continue;
+		m->key = (uint32_t)k;
+		n_rows++;
+	}
+	mrow_by = o->sort == VIEW_SORT_CUM;
+	qsort(rows, n_rows, sizeof(*rows), cmp_mrow);
+	shown = o->n_rows && o->n_rows < n_rows ? o->n_rows : n_rows;
+	fprintf(out, "Type: %s (%s); %zu profiles, %.0f samples\n", type_name,
+		prof[0]->types[type].unit, n_prof, n_all);
+	fprintf(out, "Showing %zu of %zu %s, sorted by %s (mean share of the "
+		     "runs)\n",
+		shown, n_rows,
+		o->by == VIEW_BY_LINE ? "lines" : "functions",
+		o->sort == VIEW_SORT_CUM ? "cum" : "flat");
+	fprintf(out, "Intervals: %g%%, of each mean share, from the variance "
+		     "between the %zu runs (t, %zu df; docs/reading.md)\n",
+		100 * o->level, n_prof, n_prof - 1);
+	fprintf(out, "%7s %7s %15s %15s  %s\n", "flat%", "cum%",
+		"flat% interval", "cum% interval",
+		o->by == VIEW_BY_LINE ? "line" : "function");
+	for (size_t i = 0; i < shown; i++) {
+		const struct mrow *m = &rows[i];
+		const struct view_key *k = &keys.v[m->key];
+		char where[4096] = "";
+		if (k->file[0] && k->line > 0)
+			snprintf(where, sizeof(where), "  %s:%" PRId64,
+				 k->file, k->line);
+		else if (k->file[0])
+			snprintf(where, sizeof(where), "  %s", k->file);
+		fprintf(out, "%6.2f%% %6.2f%% [%6.2f,%6.2f] [%6.2f,%6.2f]  "
+			     "%s%s\n",
+			100 * m->mean[0], 100 * m->mean[1],
+			100 * m->lo[0], 100 * m->hi[0], 100 * m->lo[1],
+			100 * m->hi[1], k->name, where);
+	}
+	rc = ferror(out) ? -EIO : 0;
+out:
+	view_errno_text(rc, err);
+	for (int c = 0; c < 2; c++) {
+		for (size_t r = 0; sh[c] && r < n_prof; r++)
+			free(sh[c][r]);
+		free(sh[c]);
+	}
+	free(n);
+	free(rows);
 	view_keys_fini(&keys);
 	return rc;
 }

@@ -8,6 +8,9 @@
   coverage DIR NAME N
         how many of the 4N intervals (cum share of grow, a, b and c at 95%)
         hold the truth: prints "coverage K of M (P%)", one line per miss
+  coverage-runs DIR NAME N K
+        the same for `pyprof top` of K runs at once (N/K groups of K
+        consecutive profiles), against the mean of their truths
   pairs DIR BEFORE AFTER N [--expect grow]
         `pyprof diff --test` on pairs (BEFORE.I, AFTER.I), I = 1..N; prints
         "changed K of N" (exit status 1), and with --expect FUNC "named K
@@ -49,10 +52,10 @@ def record(d, name, n, grow, seconds, threads, hz, jobs=1):
         list(ex.map(one, range(1, int(n) + 1)))
 
 
-def intervals(path):
+def intervals(*paths):
     """{func: (lo, hi)} of the cum share, in fractions, for FUNCS."""
-    out = subprocess.run([PYPROF, "top", "--intervals", path], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([PYPROF, "top", "--intervals"] + list(paths),
+                         check=True, capture_output=True, text=True).stdout
     got = {}
     for line in out.splitlines():
         m = ROW.search(line)
@@ -79,6 +82,29 @@ def coverage(d, name, n):
                       % (name, i, f, 100 * truth[f], 100 * lo, 100 * hi))
     print("coverage %s: %d of %d (%.1f%%)" % (name, k, m, 100.0 * k / m))
     return k, m
+
+
+def coverage_runs(d, name, n, k):
+    n, k = int(n), int(k)
+    hit = m = 0
+    for g in range(n // k):
+        bases = [os.path.join(d, "%s.%d" % (name, g * k + i + 1))
+                 for i in range(k)]
+        truths = [json.load(open(b + ".json"))["shares"] for b in bases]
+        got = intervals(*[b + ".pb.gz" for b in bases])
+        for f in FUNCS:
+            m += 1
+            t = sum(x[f] for x in truths) / k
+            lo, hi = got.get(f, (0.0, 0.0))
+            if lo <= t <= hi:
+                hit += 1
+            else:
+                print("miss %s group %d %s: truth %.2f%%, interval "
+                      "[%.2f, %.2f]" % (name, g + 1, f, 100 * t, 100 * lo,
+                                        100 * hi))
+    print("coverage of %d runs %s: %d of %d (%.1f%%)"
+          % (k, name, hit, m, 100.0 * hit / m))
+    return hit, m
 
 
 def pairs(d, before, after, n, expect=None):
@@ -118,6 +144,7 @@ def bench(d, quick=False):
             # a second of CPU in all: threads share the GIL
             record(d, name, n, 0.10, 1.0 / threads, threads, hz, jobs)
             coverage(d, name, n)
+            coverage_runs(d, name, n, 5)
     record(d, "before", 2 * npairs, 0.10, 2.0, 1, 1000, jobs)
     record(d, "after", npairs, 0.15, 2.0, 1, 1000, jobs)
     os.makedirs(os.path.join(d, "null"), exist_ok=True)
@@ -134,6 +161,8 @@ def main(argv):
         record(*args)
     elif cmd == "coverage":
         coverage(*args)
+    elif cmd == "coverage-runs":
+        coverage_runs(*args)
     elif cmd == "pairs":
         expect = None
         if "--expect" in args:

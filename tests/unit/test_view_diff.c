@@ -237,6 +237,47 @@ static void test_several(void)
 	}
 }
 
+/* 5. pyprof top over several runs (view_top_runs): alpha's mean share
+ * of 10, 12 and 8% is 10%, its interval 10 +- t(2 df) * 2 / sqrt(3) =
+ * [5.03, 14.97]; main is in every sample, and its interval is the
+ * binomial floor's (at p = 1, none: [100, 100]). */
+static void test_top_runs(void)
+{
+	static const int64_t a[3] = { 100, 120, 80 };
+	struct fx f[3];
+	struct view_profile *p[3];
+	struct view_top_opts o = { .level = 0.95, .sort = VIEW_SORT_CUM };
+	char *buf = NULL, err[VIEW_ERR_LEN];
+	size_t len = 0;
+	FILE *out;
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		p[i] = make(&f[i], a[i], (1000 - a[i]) / 2, (1000 - a[i]) / 2);
+	out = open_memstream(&buf, &len);
+	rc = view_top_runs(out, (const struct view_profile *const *)p, 3, &o,
+			   err);
+	fclose(out);
+	CHECK(rc == 0 && strstr(buf, "3 profiles, 3000 samples") &&
+		      strstr(buf, "between the 3 runs (t, 2 df"),
+	      "5.1 the header");
+	CHECK(strstr(buf, " 10.00%  10.00% [  5.03, 14.97] [  5.03, 14.97]  "
+			  "alpha"),
+	      "5.2 alpha: mean 10%, t with 2 df");
+	CHECK(strstr(buf, "100.00% [  0.00,  0.00] [100.00,100.00]  main"),
+	      "5.3 main: always there");
+	const char *m = strstr(buf, "\n  0.00% 100.00% ");
+	CHECK(m && strstr(buf, "  alpha  ") && m < strstr(buf, "  alpha  "),
+	      "5.4 sorted by cum: main first");
+	if (rc != 0 || !strstr(buf, "[  5.03, 14.97]  alpha"))
+		fprintf(stderr, "--- got\n%s", buf);
+	free(buf);
+	for (int i = 0; i < 3; i++) {
+		view_free(p[i]);
+		fx_fini(&f[i]);
+	}
+}
+
 int main(void)
 {
 	struct fx fb, fn;
@@ -279,5 +320,6 @@ int main(void)
 	test_heap();
 	test_one_a_side();
 	test_several();
+	test_top_runs();
 	return check_summary();
 }
