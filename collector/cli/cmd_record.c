@@ -142,10 +142,97 @@ int record_find_files(struct record *r)
 
 static const char default_output[] = RECORD_DEFAULT_OUTPUT;
 
+/* One run: the collector, the command, the profile at r->output. Returns
+ * the exit status (the command's, or why pyprof failed). */
+static int record_once(struct record *r)
+{
+	int ret, code, ran = 0, coll_status = -1, r_err;
+
+	ret = cmd_make_tmpdir(r->tmpdir, sizeof(r->tmpdir));
+	if (ret) {
+		log_error("cannot create a temporary directory: %s",
+			  strerror(-ret));
+		r->tmpdir[0] = '\0';
+		code = CMD_EXIT_FAIL;
+		goto out;
+	}
+	if (cmd_join_path(r->sock, sizeof(r->sock), r->tmpdir, "s.sock") ||
+	    cmd_join_path(r->summary, sizeof(r->summary), r->tmpdir,
+			  "summary") ||
+	    cmd_join_path(r->profile, sizeof(r->profile), r->tmpdir,
+			  RECORD_TMP_PROFILE) ||
+	    (r->format && !strcmp(r->format, "speedscope") &&
+	     cmd_join_path(r->timeline, sizeof(r->timeline), r->tmpdir,
+			   "timeline"))) {
+		log_error("temporary path too long: %s", r->tmpdir);
+		code = CMD_EXIT_FAIL;
+		goto out;
+	}
+	log_debug("socket %s", r->sock);
+
+	ret = record_collector_start(r);
+	if (ret) {
+		/* A collector that never got ready has nothing to write. */
+		if (r->coll_pid > 0)
+			kill(r->coll_pid, SIGKILL);
+		code = ret == -EINTR ? 128 + record_pending_signal()
+				     : CMD_EXIT_FAIL;
+		goto out;
+	}
+	if (record_pending_signal()) {
+		code = 128 + record_pending_signal();
+		goto out;
+	}
+
+	code = record_command_run(r, &ran);
+	record_collector_stop(r, &coll_status);
+	if (!ran)
+		goto out;
+	r_err = record_report(r, coll_status);
+	if (r_err && code == 0)
+		code = CMD_EXIT_FAIL;
+out:
+	if (r->coll_pid > 0)
+		record_collector_stop(r, &coll_status);
+	if (r->tmpdir[0]) {
+		ret = cmd_remove_tmpdir(r->tmpdir);
+		if (ret)
+			log_warn("could not remove %s: %s", r->tmpdir,
+				 strerror(-ret));
+	}
+	r->tmpdir[0] = '\0';
+	r->coll_pid = -1;
+	return code;
+}
+
+/* The output of run i of --repeat: FILE.pb.gz becomes FILE.i.pb.gz, any
+ * other name NAME.i; 0 or -ENAMETOOLONG (logged). */
+static int repeat_output(const char *output, unsigned long i, char *buf,
+			 size_t n)
+{
+	static const char ext[] = ".pb.gz";
+	size_t len = strlen(output), el = sizeof(ext) - 1;
+	int w;
+
+	if (len > el && !strcmp(output + len - el, ext))
+		w = snprintf(buf, n, "%.*s.%lu%s", (int)(len - el), output, i,
+			     ext);
+	else
+		w = snprintf(buf, n, "%s.%lu", output, i);
+	if (w < 0 || (size_t)w >= n) {
+		log_error("-o/--output: path too long");
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
+	static char name[CMD_PATH_MAX];
+	const char *as_typed;
 	struct record r;
-	int ret, code, ran = 0, coll_status = -1, r_err;
+	unsigned long repeat = 1;
+	int ret, code = 0;
 
 	memset(&r, 0, sizeof(r));
 	r.output = default_output;
@@ -162,6 +249,7 @@ int cmd_record(int argc, char **argv)
 		r.output = !strcmp(r.format, "svg") ? "pyprof.svg"
 			   : !strcmp(r.format, "folded") ? "pyprof.folded"
 			   : "pyprof.speedscope.json";
+	as_typed = r.output;
 
 	/* "Not found" first: it is the likeliest mistake, and needs nothing
 	 * else to be in place. */
@@ -174,60 +262,26 @@ int cmd_record(int argc, char **argv)
 		log_error("%s: %s", r.command[0], strerror(EACCES));
 		return CMD_EXIT_NOEXEC;
 	}
-	if (record_find_files(&r) != 0 || record_check_output(&r) != 0)
+	if (r.repeat[0])
+		repeat = strtoul(r.repeat, NULL, 10);
+	if (record_find_files(&r) != 0)
+		return CMD_EXIT_FAIL;
+	/* --repeat names every run's file (even with N = 1, so that a
+	 * script's names do not depend on N); run 1's name is checked before
+	 * anything runs, the others are in the same directory. */
+	if (r.repeat[0] && repeat_output(as_typed, 1, name, sizeof(name)) < 0)
+		return CMD_EXIT_FAIL;
+	if (r.repeat[0])
+		r.output = name;
+	if (record_check_output(&r) != 0)
 		return CMD_EXIT_FAIL;
 
 	record_signals_install();
-	ret = cmd_make_tmpdir(r.tmpdir, sizeof(r.tmpdir));
-	if (ret) {
-		log_error("cannot create a temporary directory: %s",
-			  strerror(-ret));
-		r.tmpdir[0] = '\0';
-		code = CMD_EXIT_FAIL;
-		goto out;
-	}
-	if (cmd_join_path(r.sock, sizeof(r.sock), r.tmpdir, "s.sock") ||
-	    cmd_join_path(r.summary, sizeof(r.summary), r.tmpdir, "summary") ||
-	    cmd_join_path(r.profile, sizeof(r.profile), r.tmpdir,
-		      RECORD_TMP_PROFILE) ||
-	    (r.format && !strcmp(r.format, "speedscope") &&
-	     cmd_join_path(r.timeline, sizeof(r.timeline), r.tmpdir,
-		       "timeline"))) {
-		log_error("temporary path too long: %s", r.tmpdir);
-		code = CMD_EXIT_FAIL;
-		goto out;
-	}
-	log_debug("socket %s", r.sock);
-
-	ret = record_collector_start(&r);
-	if (ret) {
-		/* A collector that never got ready has nothing to write. */
-		if (r.coll_pid > 0)
-			kill(r.coll_pid, SIGKILL);
-		code = ret == -EINTR ? 128 + record_pending_signal()
-				     : CMD_EXIT_FAIL;
-		goto out;
-	}
-	if (record_pending_signal()) {
-		code = 128 + record_pending_signal();
-		goto out;
-	}
-
-	code = record_command_run(&r, &ran);
-	record_collector_stop(&r, &coll_status);
-	if (!ran)
-		goto out;
-	r_err = record_report(&r, coll_status);
-	if (r_err && code == 0)
-		code = CMD_EXIT_FAIL;
-out:
-	if (r.coll_pid > 0)
-		record_collector_stop(&r, &coll_status);
-	if (r.tmpdir[0]) {
-		ret = cmd_remove_tmpdir(r.tmpdir);
-		if (ret)
-			log_warn("could not remove %s: %s", r.tmpdir,
-				 strerror(-ret));
+	for (unsigned long i = 1; i <= repeat && code == 0; i++) {
+		if (i > 1 && (repeat_output(as_typed, i, name, sizeof(name)) < 0 ||
+			      record_check_output(&r) != 0))
+			return CMD_EXIT_FAIL;
+		code = record_once(&r);
 	}
 	return code;
 }

@@ -25,6 +25,7 @@
 #include "common/usage.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
+#include "views/view_stats.h"
 
 enum {
 	OPT_SAMPLE_TYPE = 256,
@@ -41,6 +42,10 @@ enum {
 	OPT_VALUES,
 	OPT_SERVICE_NAME,
 	OPT_SPLIT, /* 'A' + 13: 'N' in check_allowed's letters */
+	OPT_INTERVALS,
+	OPT_CONFIDENCE,
+	OPT_TEST,
+	OPT_FAIL_ON_INCREASE, /* 'R' */
 };
 
 /* What every view command may be given. */
@@ -62,7 +67,11 @@ struct vopts {
 	const char *timeline;
 	const char *service_name;
 	enum view_diff_compare compare;
-	char **args; /* the positional arguments */
+	double level;		 /* --confidence; 0 if not given */
+	int intervals;		 /* --intervals */
+	int test;		 /* --test */
+	double fail_on_increase; /* --fail-on-increase; -1 if not given */
+	char **args;		 /* the positional arguments */
 	int n_args;
 };
 
@@ -85,6 +94,10 @@ static const struct option longopts[] = {
 	{ "values", no_argument, NULL, OPT_VALUES },
 	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
 	{ "split", no_argument, NULL, OPT_SPLIT },
+	{ "intervals", no_argument, NULL, OPT_INTERVALS },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+	{ "test", no_argument, NULL, OPT_TEST },
+	{ "fail-on-increase", required_argument, NULL, OPT_FAIL_ON_INCREASE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -162,6 +175,22 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 			return usage_error(cmd, "--sort accepts flat or cum, "
 					   "not '%s'", arg);
 		return 0;
+	case OPT_CONFIDENCE:
+		if (stats_parse_level(arg, &o->level))
+			return usage_error(cmd, "--confidence accepts a level "
+						"from 50 to 99.99 (percent, or "
+						"0.5 to 0.9999), not '%s'",
+					   arg);
+		return 0;
+	case OPT_FAIL_ON_INCREASE:
+		o->fail_on_increase = strtod(arg, &end);
+		if (*end || end == arg || !(o->fail_on_increase >= 0) ||
+		    o->fail_on_increase > 100)
+			return usage_error(cmd, "--fail-on-increase accepts "
+						"percentage points from 0 to 100, "
+						"not '%s'",
+					   arg);
+		return 0;
 	case OPT_MIN_WIDTH:
 		o->min_width = strtod(arg, &end);
 		if (*end || end == arg || !(o->min_width >= 0.01) ||
@@ -198,6 +227,12 @@ static int parse_one(const char *cmd, int c, char **argv, struct vopts *o)
 	case OPT_SPLIT:
 		o->split = 1;
 		return 0;
+	case OPT_INTERVALS:
+		o->intervals = 1;
+		return 0;
+	case OPT_TEST:
+		o->test = 1;
+		return 0;
 	case OPT_ICICLE:
 		o->icicle = 1;
 		return 0;
@@ -218,6 +253,8 @@ static int parse_one(const char *cmd, int c, char **argv, struct vopts *o)
 	case OPT_BY:
 	case OPT_SORT:
 	case OPT_MIN_WIDTH:
+	case OPT_CONFIDENCE:
+	case OPT_FAIL_ON_INCREASE:
 	case OPT_SHARES:
 	case OPT_VALUES:
 		return parse_checked(cmd, c, optarg, o);
@@ -240,6 +277,7 @@ static int parse(const char *cmd, int argc, char **argv, struct vopts *o,
 
 	opterr = 0;
 	optind = 0;
+	o->fail_on_increase = -1;
 	while ((c = getopt_long(argc, argv, ":o:n:h", longopts, NULL)) != -1) {
 		rc = check_allowed(cmd, c, allowed);
 		if (rc)
@@ -341,7 +379,7 @@ static struct view_profile *load(const char *path, int as_text)
 void cmd_top_usage(FILE *out)
 {
 	fprintf(out,
-"Usage: pyprof top [OPTIONS] PROFILE\n"
+"Usage: pyprof top [OPTIONS] PROFILE...\n"
 "\n"
 "Prints the functions of a pprof profile (ours, or any pprof) with flat\n"
 "(as the leaf) and cumulative (anywhere on the stack) values, their\n"
@@ -369,6 +407,14 @@ void cmd_top_usage(FILE *out)
 "                       delay for block and mutex, as go tool pprof)\n"
 "      --tag KEY=VALUE  only samples with this label (repeat: every key must\n"
 "                       match, any of the values given for one key)\n"
+"      --intervals      two more columns: each flat and cum share's 95%%\n"
+"                       interval (profiles with samples/count: CPU, wall)\n"
+"      --confidence L   their level instead of 95 (50 to 99.99; implies\n"
+"                       --intervals)\n"
+"                       Several PROFILEs (runs of one program: pyprof\n"
+"                       record --repeat) give each function's mean flat%%\n"
+"                       and cum%% over the runs, with intervals from the\n"
+"                       variance between them\n"
 "  -o, --output FILE    write the table to FILE instead of standard output\n"
 "  -h, --help           this text\n"
 "\n"
@@ -387,6 +433,49 @@ void cmd_top_usage(FILE *out)
 }
 /* clang-format on */
 
+/* pyprof top A B C...: the mean shares over several runs. */
+static int top_runs(const char *cmd, const struct vopts *o)
+{
+	struct view_top_opts t = { 0 };
+	struct view_profile **prof;
+	char err[VIEW_ERR_LEN];
+	struct sink out;
+	size_t n = (size_t)o->n_args;
+	int rc = 0;
+
+	if (o->by_label || o->by_opcode || o->split)
+		return usage_error(cmd, "several PROFILEs give the table of "
+					"functions or lines: no --by-label, "
+					"--by opcode or --split");
+	prof = calloc(n, sizeof(*prof));
+	if (!prof) {
+		log_error("out of memory");
+		return CMD_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		prof[i] = load(o->args[i], 1);
+		rc = prof[i] ? 0 : -EINVAL;
+	}
+	t.n_rows = o->n_rows;
+	t.sort = o->sort;
+	t.by = o->by;
+	t.sample_type = o->sample_type;
+	t.filter = &o->filter;
+	t.level = o->level ? o->level : STATS_DEFAULT_LEVEL;
+	if (rc == 0)
+		rc = sink_open(&out, o->output);
+	if (rc == 0) {
+		rc = view_top_runs(out.f,
+				   (const struct view_profile *const *)prof, n,
+				   &t, err);
+		rc = sink_finish(&out, rc, NULL, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		view_free(prof[i]);
+	free(prof);
+	return rc < 0 ? CMD_EXIT_ERROR : 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	static const char cmd[] = "pyprof top";
@@ -397,11 +486,13 @@ int cmd_top(int argc, char **argv)
 	char err[VIEW_ERR_LEN];
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDEN");
+	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDENOP");
 	if (rc >= 0)
 		return rc;
+	if (o.n_args > 1)
+		return top_runs(cmd, &o);
 	if (o.n_args != 1)
-		return usage_error(cmd, "give exactly one PROFILE");
+		return usage_error(cmd, "give a PROFILE (or several runs)");
 	if (o.by_label && o.by_opcode)
 		return usage_error(cmd, "--by opcode and --by-label are "
 				   "different tables: give one");
@@ -409,9 +500,14 @@ int cmd_top(int argc, char **argv)
 		return usage_error(cmd, "--split goes with the table of "
 					"functions or lines, not with --by-label or "
 					"--by opcode");
+	if ((o.intervals || o.level) && (o.by_label || o.by_opcode))
+		return usage_error(cmd, "--intervals goes with the table of "
+					"functions or lines");
 	p = load(o.args[0], 1);
 	if (!p)
 		return CMD_EXIT_ERROR;
+	t.level = o.level ? o.level : o.intervals ? STATS_DEFAULT_LEVEL
+						  : 0;
 	t.n_rows = o.n_rows;
 	t.sort = o.sort;
 	t.by = o.by;
@@ -724,6 +820,7 @@ void cmd_diff_usage(FILE *out)
 {
 	fprintf(out,
 "Usage: pyprof diff [OPTIONS] BASE NEW [-o DIFF.svg]\n"
+"       pyprof diff --test [OPTIONS] BEFORE... -- AFTER...\n"
 "\n"
 "Compares two profiles: prints the functions whose share of the total grew\n"
 "or shrank most (cumulative, then flat, in percentage points), and with -o\n"
@@ -747,9 +844,80 @@ void cmd_diff_usage(FILE *out)
 "      --sort cum|flat  rows by the change of cumulative share (default:\n"
 "                       a caller whose subtree grew comes first) or of\n"
 "                       flat share (self time), as go tool pprof's top\n"
-"  -h, --help           this text\n");
+"  -h, --help           this text\n"
+"\n"
+"Tested diff (--test; options before --): one or several profiles a side\n"
+"(BEFORE -- AFTER with one each may be written BEFORE AFTER); per\n"
+"function, the change of share with its interval and whether it is real\n"
+"at the chosen level, after Holm's correction over the functions compared;\n"
+"real changes first, by size. Several runs a side use the variance between\n"
+"runs (pyprof record --repeat N makes them); see docs/reading.md.\n"
+"      --test           test the changes; exit status 0 when no change is\n"
+"                       real, 1 when one is, 2 on error\n"
+"      --confidence L   the level, 50 to 99.99 (default 95)\n"
+"      --fail-on-increase POINTS  exit 1 only for a real increase of at\n"
+"                       least POINTS percentage points\n");
 }
 /* clang-format on */
+
+/* pyprof diff --test: reads every profile, runs the test; exit status 0,
+ * 1 (a change fails the test) or 2 (an error of any kind, so that CI can
+ * tell "slower" from "broken"). */
+static int diff_test(const char *cmd, const struct vopts *o, char **after,
+		     int n_after)
+{
+	struct view_diff_opts d = { 0 };
+	size_t n_before = (size_t)o->n_args, n_prof, n_failing = 0;
+	struct view_profile **prof;
+	char err[VIEW_ERR_LEN];
+	int rc = 0;
+
+	if (!after && o->n_args == 2) {
+		/* BEFORE AFTER without --, one profile a side */
+		after = o->args + 1;
+		n_after = 1;
+		n_before = 1;
+	}
+	if (!after || n_before == 0 || n_after <= 0)
+		return usage_error(cmd, "--test takes BEFORE... -- AFTER... "
+					"(at least one profile a side)");
+	if (o->output)
+		return usage_error(cmd, "--test prints a table: no -o");
+	n_prof = n_before + (size_t)n_after;
+	prof = calloc(n_prof, sizeof(*prof));
+	if (!prof)
+		return USAGE_EXIT;
+	for (size_t i = 0; i < n_prof && rc == 0; i++) {
+		prof[i] = load(i < n_before ? o->args[i] : after[i - n_before],
+			       1);
+		rc = prof[i] ? 0 : -EINVAL;
+	}
+	d.n_rows = o->n_rows;
+	d.sample_type = o->sample_type;
+	d.filter = &o->filter;
+	d.by = o->by;
+	d.sort = o->sort_given ? o->sort : VIEW_SORT_CUM;
+	d.level = o->level ? o->level : STATS_DEFAULT_LEVEL;
+	d.fail_on_increase = o->fail_on_increase;
+	if (rc == 0) {
+		rc = view_diff_test(stdout,
+				    (const struct view_profile *const *)prof,
+				    n_before, (size_t)n_after, &d, &n_failing,
+				    err);
+		if (rc < 0)
+			log_error("%s", err);
+	}
+	if (fflush(stdout) != 0 && rc == 0) {
+		log_error("writing standard output: %s", strerror(errno));
+		rc = -EIO;
+	}
+	for (size_t i = 0; i < n_prof; i++)
+		view_free(prof[i]);
+	free(prof);
+	if (rc < 0)
+		return USAGE_EXIT;
+	return n_failing ? 1 : 0;
+}
 
 int cmd_diff(int argc, char **argv)
 {
@@ -759,11 +927,26 @@ int cmd_diff(int argc, char **argv)
 	struct view_profile *base = NULL, *cur = NULL;
 	char err[VIEW_ERR_LEN];
 	struct sink out;
-	int rc;
+	char **after = NULL;
+	int rc, n_after = 0;
 
-	rc = parse(cmd, argc, argv, &o, cmd_diff_usage, "onABCDKL");
+	/* BEFORE... -- AFTER...: the options and BEFORE come before --;
+	 * getopt would drop the -- and with it where AFTER starts. */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			after = argv + i + 1;
+			n_after = argc - i - 1;
+			argc = i;
+			break;
+		}
+	rc = parse(cmd, argc, argv, &o, cmd_diff_usage, "onABCDKLPQR");
 	if (rc >= 0)
 		return rc;
+	if (o.test)
+		return diff_test(cmd, &o, after, n_after);
+	if (after || o.level || o.fail_on_increase >= 0)
+		return usage_error(cmd, "BEFORE... -- AFTER..., --confidence "
+					"and --fail-on-increase go with --test");
 	if (o.n_args != 2)
 		return usage_error(cmd, "give two profiles: BASE NEW");
 	base = load(o.args[0], 1);

@@ -30,6 +30,7 @@
 #define RECORD_EXIT_GRACE_MS "2000"
 #define RECORD_ATTACH_GRACE_MS "100"
 #define RECORD_SUMMARY_MAX 4096
+#define RECORD_MAX_REPEAT 1000 /* --repeat */
 
 struct record {
 	/* options */
@@ -39,6 +40,7 @@ struct record {
 	const char *mode;   /* "cpu", "wall" or NULL                      */
 	const char *native; /* PYPROF_NATIVE: "1", "all" or NULL          */
 	char heap_rate[24]; /* PYPROF_HEAP_RATE (--heap); "" = env's      */
+	char repeat[24];    /* --repeat N, decimal; "" = once            */
 	const char *waits;  /* PYPROF_WAITS (--waits[=RATE]) or NULL     */
 	int verbose;
 	int per_thread;     /* --per-thread: the collector's, as is     */

@@ -30,11 +30,14 @@ enum {
 	OPT_NATIVE,
 	OPT_HEAP,
 	OPT_WAITS,
-	OPT_HEAP_RATE
+	OPT_HEAP_RATE,
+	OPT_REPEAT
 };
 
 /* ---- options ---------------------------------------------------------- */
 
+/* the help text as it prints */
+/* clang-format off */
 void cmd_record_usage(FILE *out)
 {
 	fprintf(out,
@@ -75,6 +78,10 @@ void cmd_record_usage(FILE *out)
 "                      FILE without .pb.gz, then .tid<TID>.<name>.pb.gz\n"
 "                      (.pid<PID>.tid<TID>... when several processes ran);\n"
 "                      pprof format only\n"
+"      --repeat N      run COMMAND N times (1 to %d), one profile a run:\n"
+"                      FILE without .pb.gz, then .1.pb.gz ... .N.pb.gz\n"
+"                      (for pyprof diff --test); stops at the first run\n"
+"                      that fails; pprof format only\n"
 "  -v, --verbose       say what pyprof does; collector logs at info level\n"
 "  -h, --help          this text\n"
 "\n"
@@ -88,8 +95,10 @@ void cmd_record_usage(FILE *out)
 "127 if it was not found. If COMMAND succeeded but the profile could not\n"
 "be written, 125.\n",
 		RECORD_DEFAULT_OUTPUT, PYPROF_MAX_HZ, PYPROF_DEFAULT_HZ,
-		PYPROF_MAX_MAX_DEPTH, PYPROF_DEFAULT_MAX_DEPTH);
+		PYPROF_MAX_MAX_DEPTH, PYPROF_DEFAULT_MAX_DEPTH,
+		RECORD_MAX_REPEAT);
 }
+/* clang-format on */
 
 /* The options that take a value: their names and what they accept, for
  * error lines; the numbers among them go from 1 to hi and are kept in
@@ -109,6 +118,8 @@ static const struct value_opt {
 	{ OPT_FORMAT, "--format", "pprof, svg, folded or speedscope", 0, 0 },
 	{ OPT_HEAP_RATE, "--heap-rate", "bytes between samples, ", 1ul << 30,
 	  offsetof(struct record, heap_rate) },
+	{ OPT_REPEAT, "--repeat", "runs, ", RECORD_MAX_REPEAT,
+	  offsetof(struct record, repeat) },
 };
 
 static const struct value_opt *value_opt(int opt)
@@ -239,6 +250,7 @@ int record_parse_options(struct record *r, int argc, char **argv)
 		{ "heap", no_argument, NULL, OPT_HEAP },
 		{ "waits", optional_argument, NULL, OPT_WAITS },
 		{ "heap-rate", required_argument, NULL, OPT_HEAP_RATE },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -277,6 +289,11 @@ int record_parse_options(struct record *r, int argc, char **argv)
 	if (r->per_thread && r->format) {
 		usage_error(REC, "--per-thread writes pprof files beside the "
 			    "pprof profile: not with --format %s", r->format);
+		return -EINVAL;
+	}
+	if (r->repeat[0] && r->format) {
+		usage_error(REC, "--repeat writes pprof files (for pyprof "
+			    "diff --test): not with --format %s", r->format);
 		return -EINVAL;
 	}
 	r->command = argv + optind;

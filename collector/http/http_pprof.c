@@ -52,6 +52,7 @@
 #include "pyprof/wire.h"
 #include "views/view_read.h"
 #include "views/renderers.h"
+#include "views/view_stats.h"
 
 #define DEFAULT_SECONDS 30
 #define PARAM_LEN 64
@@ -84,6 +85,7 @@ struct pending {
 	int waits; /* enum pprof_waits: /block or /mutex */
 	unsigned seconds;
 	unsigned long n_rows; /* PD_TOP */
+	double level;	      /* PD_TOP: ?confidence=, 0 if not asked */
 };
 
 static uint64_t hz_of(uint64_t period_ns)
@@ -319,7 +321,8 @@ static void answer_top(struct pending *pd, const struct window_filter *f,
 	if (rc < 0)
 		goto out;
 	struct view_top_opts o = { .n_rows = pd->n_rows,
-				   .split = f->mode != WIRE_MODE_WALL };
+				   .split = f->mode != WIRE_MODE_WALL,
+				   .level = pd->level };
 	rc = -ENOMEM;
 	out = open_memstream(&table, &table_len);
 	if (!out)
@@ -477,6 +480,26 @@ static int param_rows(struct http_conn *c, const struct http_req *r,
 	return 0;
 }
 
+/* confidence=L for /debug/pprof/top: the intervals' level (pyprof top
+ * --confidence), 0 when absent. 0 or -1 (answered). */
+static int param_level(struct http_conn *c, const struct http_req *r,
+		       double *level)
+{
+	char v[PARAM_LEN];
+	int rc = param(c, r, "confidence", v, sizeof(v));
+
+	*level = 0;
+	if (rc <= 0)
+		return rc;
+	if (stats_parse_level(v, level) < 0) {
+		http_error(c, 400, "confidence must be a level from 50 to "
+				   "99.99 (percent), not '%s'",
+			   v);
+		return -1;
+	}
+	return 0;
+}
+
 /* /debug/pprof/profile (PD_PROFILE, waits 0), /flamegraph (PD_FLAME),
  * /debug/pprof/top (PD_TOP) and /debug/pprof/block, /debug/pprof/mutex
  * (waits): a window. */
@@ -488,11 +511,13 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	struct pending *pd;
 	unsigned seconds;
 	unsigned long rows = 0;
+	double level = 0;
 	char *key = NULL;
 
 	if (param_seconds(c, r, &seconds) < 0)
 		return;
-	if (view == PD_TOP && param_rows(c, r, &rows) < 0)
+	if (view == PD_TOP &&
+	    (param_rows(c, r, &rows) < 0 || param_level(c, r, &level) < 0))
 		return;
 	if (waits ? param_waits(ps, c, r, waits, &f) < 0
 		  : param_filter(ps, c, r, &f) < 0)
@@ -508,6 +533,7 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	pd->waits = waits;
 	pd->seconds = seconds;
 	pd->n_rows = rows;
+	pd->level = level;
 	if (view == PD_PROFILE)
 		key = scrape_key(c, r);
 	pd->w = window_open(ps->ws, &f, seconds, key, on_window, pd);

@@ -37,6 +37,10 @@ struct view_top_opts {
 				       the shares of the total that each
 				       row's cumulative value had under
 				       the label time=... (docs/reading.md) */
+	double level;			  /* > 0: two more columns, the interval
+				       of each row's flat and cum share at
+				       this confidence level (0.95); the
+				       profile needs samples/count */
 };
 
 /* The table of functions (or lines) with flat and cumulative values,
@@ -141,6 +145,11 @@ struct view_diff_opts {
 	enum view_diff_compare compare;
 	enum view_top_sort sort; /* what the table sorts by; set it: the
 				    CLI's default is VIEW_SORT_CUM */
+	/* view_diff_test: */
+	double level;		 /* confidence level, 0.95 */
+	double fail_on_increase; /* < 0: every real change fails the test;
+				    else only a real increase of at least
+				    this many points */
 };
 
 /* The functions whose share of the total (or value) grew or shrank most
@@ -153,5 +162,25 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 int view_diff_flame(FILE *out, const struct view_profile *base,
 		    const struct view_profile *cur,
 		    const struct view_diff_opts *o, char *err);
+
+/* ---- tested diff (view_difftest.c) --------------------------------------------- */
+
+/* `pyprof diff --test`: prof holds n_before profiles then n_after; per
+ * function (or line), the change of mean share (cumulative, or flat with
+ * sort VIEW_SORT_FLAT) with its interval at o->level and whether it is
+ * real after Holm's correction over the functions compared; real changes
+ * first, by size. *n_failing: how many real changes fail the test (every
+ * one, or with fail_on_increase >= 0 the real increases of at least that
+ * many points). The profiles need a samples/count type. */
+int view_diff_test(FILE *out, const struct view_profile *const *prof,
+		   size_t n_before, size_t n_after,
+		   const struct view_diff_opts *o, size_t *n_failing, char *err);
+
+/* `pyprof top --intervals A B C...`: per function (or line) the mean of
+ * its flat and cumulative shares over n_prof runs (n_prof >= 2), with
+ * intervals from the variance between runs, at o->level (set it). The
+ * profiles need a samples/count type. (view_difftest.c) */
+int view_top_runs(FILE *out, const struct view_profile *const *prof,
+		  size_t n_prof, const struct view_top_opts *o, char *err);
 
 #endif /* PYPROF_RENDERERS_H */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "views/view_stats.h"
 
 #define TOP_VALUE_W 10
 #define TOP_HOT_FUNCS 3
@@ -106,8 +107,18 @@ static void header(FILE *out, const struct view_profile *p, size_t type,
 
 /* ---- functions and lines --------------------------------------------------------- */
 
+/* "[ 9.10, 11.20]": the interval of share v/total from n samples. */
+static void interval(FILE *out, int64_t v, int64_t total, int64_t n, double z)
+{
+	double lo, hi;
+
+	stats_wilson(total ? (double)v / (double)total : 0, (double)n, z, &lo,
+		     &hi);
+	fprintf(out, " [%6.2f,%6.2f]", 100 * lo, 100 * hi);
+}
+
 static int top_keys(FILE *out, const struct view_profile *p, size_t type,
-		    int count_type, const struct view_top_opts *o)
+		    int count_type, const struct view_top_opts *o, char *err)
 {
 	struct view_keys keys;
 	uint32_t *kmap = NULL, *stamp = NULL;
@@ -117,8 +128,17 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 	const char *unit = p->types[type].unit;
 	char a[32], b[32], where[4096];
 	int rc = -ENOMEM;
+	double z = o->level > 0 ? stats_z(o->level) : 0;
 
 	view_keys_init(&keys, o->by);
+	if (o->level > 0 && count_type < 0) {
+		/* A heap or block profile's values are no count of equal
+		 * samples: there is no sampling variance to speak of. */
+		snprintf(err, VIEW_ERR_LEN, "intervals need a profile with "
+					    "a samples/count type (CPU or wall)");
+		rc = -ENOENT;
+		goto out;
+	}
 	if (view_keys_map(&keys, p, &kmap) < 0)
 		goto out;
 	rows = calloc(keys.n + 1, sizeof(*rows));
@@ -163,8 +183,13 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 	fprintf(out, "Showing %zu of %zu %s, sorted by %s\n", shown, n_rows,
 		o->by == VIEW_BY_LINE ? "lines" : "functions",
 		o->sort == VIEW_SORT_CUM ? "cum" : "flat");
+	if (o->level > 0)
+		fprintf(out, "Intervals: %g%%, of each share, from %" PRId64 " samples taken as independent (docs/reading.md)\n",
+			100 * o->level, n_samples);
 	fprintf(out, "%*s %7s %7s %*s %7s", TOP_VALUE_W, "flat", "flat%",
 		"sum%", TOP_VALUE_W, "cum", "cum%");
+	if (o->level > 0)
+		fprintf(out, " %15s %15s", "flat% interval", "cum% interval");
 	if (o->split)
 		fprintf(out, " %7s %7s %7s", "python", "native", "system");
 	fprintf(out, "  %s\n", o->by == VIEW_BY_LINE ? "line" : "function");
@@ -177,6 +202,10 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 			pct(rows[i].flat, total), pct(sum, total), TOP_VALUE_W,
 			view_fmt_value(b, sizeof(b), rows[i].cum, unit),
 			pct(rows[i].cum, total));
+		if (o->level > 0) {
+			interval(out, rows[i].flat, total, n_samples, z);
+			interval(out, rows[i].cum, total, n_samples, z);
+		}
 		for (int kk = 0; o->split && kk < TOP_KINDS; kk++)
 			fprintf(out, " %6.2f%%", pct(rows[i].kind_cum[kk], total));
 		fprintf(out, "  %s%s%s\n", k->name, where[0] ? "  " : "", where);
@@ -452,7 +481,7 @@ int view_top(FILE *out, const struct view_profile *p,
 	else if (o->by_label)
 		rc = top_label(out, p, type, count_type, o, err);
 	else
-		rc = top_keys(out, p, type, count_type, o);
+		rc = top_keys(out, p, type, count_type, o, err);
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, VIEW_ERR_LEN, "out of memory");
 	if (rc == 0 && ferror(out)) {

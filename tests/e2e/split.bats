@@ -314,7 +314,7 @@ PY
 		fail "no reason for --split with svg: $(cat "$T/bad.err")"
 }
 
-@test "3.2 the HTTP index links /debug/pprof/top, whose table is top --split's of the same window" {
+@test "3.2 the HTTP index links /debug/pprof/top, whose table is top --split's of the same window (and --confidence's)" {
 	local port token base exe i
 	exe=$(py311)
 	collector_start --http 0
@@ -346,7 +346,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")' "$T/go" \
 	sleep 0.3 # the library's last samples before it blocked
 	curl -s -o "$T/w.pb.gz" "$base/debug/pprof/profile?seconds=5&pid=$app" 3>&- &
 	local c1=$!
-	curl -s -o "$T/top.html" "$base/debug/pprof/top?seconds=5&pid=$app&n=40" 3>&- &
+	curl -s -o "$T/top.html" "$base/debug/pprof/top?seconds=5&pid=$app&n=40&confidence=90" 3>&- &
 	local c2=$!
 	for ((i = 0; i < 100; i++)); do
 		curl -s "$base/debug/pprof/" | grep -q '2 profiles being taken' && break
@@ -355,7 +355,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")' "$T/go" \
 	echo go >"$T/go"
 	wait "$app" || fail "the program failed: $(cat "$T/app.out")"
 	wait "$c1" "$c2"
-	"$PP_PYPROF" top --split -n 40 "$T/w.pb.gz" >"$T/top.cli"
+	"$PP_PYPROF" top --split --confidence 90 -n 40 "$T/w.pb.gz" >"$T/top.cli"
 	"$PP_HOST_PYTHON" -c '
 import html, re, sys
 page = open(sys.argv[1]).read()
@@ -365,12 +365,16 @@ sys.stdout.write(html.unescape(m.group(1)) if m else page)' \
 	cat "$T/top.http"
 	grep -q ' python  native  system  function' "$T/top.http" ||
 		fail "no split columns on /debug/pprof/top"
+	grep -q '^Intervals: 90%' "$T/top.http" || fail "no intervals at 90%"
 	grep -q 'py_body' "$T/top.http" || fail "split.py's functions are not in it"
 	diff "$T/top.cli" "$T/top.http" || fail "/debug/pprof/top differs from pyprof top --split"
 	run_capture bad curl -s -i "$base/debug/pprof/top?seconds=1&n=0"
 	grep -q '^HTTP/1.1 400' "$T/bad.out" || fail "n=0 accepted"
 	grep -q "n must be a number of rows from 1 to 100000, not '0'" "$T/bad.out" ||
 		fail "n=0: $(cat "$T/bad.out")"
+	run_capture bad curl -s -i "$base/debug/pprof/top?seconds=1&confidence=100"
+	grep -q "confidence must be a level from 50 to 99.99 (percent), not '100'" "$T/bad.out" ||
+		fail "confidence=100: $(cat "$T/bad.out")"
 }
 
 @test "3.3 go tool pprof -tagfocus=time=native keeps only the native samples" {

@@ -221,8 +221,40 @@ static void test_heap_totals(void)
 				want[i], t);
 		free(t);
 	}
+	struct view_top_opts oi = { .level = 0.95 };
+	char *t = run_top(p, &oi, &rc);
+	CHECK(rc == -ENOENT, "4.5 no intervals for a heap profile");
+	free(t);
 	view_free(p);
 	fx_fini(&f);
+}
+
+/* 5. --intervals: Wilson's interval of each share from the 100 samples
+ * (leaf_a: 50 of 100, [40.38, 59.62]; main: 5 flat, all cum, [96.30, 100]), wider at
+ * 99%; a heap profile has no count of samples to take them from. */
+static void test_intervals(struct view_profile *p)
+{
+	struct view_top_opts o = { .level = 0.95 };
+	char *t;
+	int rc;
+
+	t = run_top(p, &o, &rc);
+	CHECK(rc == 0 && t && strstr(t, "from 100 samples taken as "
+					"independent"),
+	      "5.1 the header says what the intervals assume");
+	CHECK(t && strstr(t, "  50.00% [ 40.38, 59.62] [ 40.38, 59.62]  "
+			     "leaf_a"),
+	      "5.2 leaf_a: 50 of 100");
+	CHECK(t && strstr(t, " 100.00% [  2.15, 11.18] [ 96.30,100.00]  main"),
+	      "5.3 main: 5 flat, all cum");
+	if (t && !strstr(t, "[ 40.38, 59.62]  leaf_a"))
+		fprintf(stderr, "--- got\n%s", t);
+	free(t);
+	o.level = 0.99;
+	t = run_top(p, &o, &rc);
+	CHECK(t && strstr(t, "[ 37.53, 62.47] [ 37.53, 62.47]  leaf_a"),
+	      "5.4 99%: wider");
+	free(t);
 }
 
 int main(void)
@@ -235,6 +267,7 @@ int main(void)
 	CHECK_OR_RETURN(p != NULL, "0 profile", check_summary());
 	test_functions(p);
 	test_labels(p);
+	test_intervals(p);
 	view_free(p);
 	fx_fini(&f);
 	test_recursion();
