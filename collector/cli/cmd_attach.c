@@ -620,9 +620,17 @@ int cmd_attach(int argc, char **argv)
 				     ? "pyprof.folded"
 				     : "pyprof.speedscope.json";
 	a.r.attached = a.pid;
-	if (record_find_files(&a.r) != 0)
+	/* Whether the caller may attach comes first: a user refused the
+	 * target hears that, not that pyprof's library is out of their
+	 * reach (a build in root's 0700 directory). The library's path, for
+	 * the refusals' advice, where it can be found. */
+	char dir[CMD_PATH_MAX], lib[CMD_PATH_MAX] = "libpyprof.so";
+	if (cmd_self_dir(dir, sizeof dir) == 0 &&
+	    cmd_find_beside(dir, cmd_lib_rel, lib, sizeof lib) != 0)
+		snprintf(lib, sizeof lib, "libpyprof.so");
+	if (attach_target_check(a.pid, lib, 0, &a.t) < 0)
 		return 1;
-	if (attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
+	if (record_find_files(&a.r) != 0)
 		return 1;
 	rc = attach_dir(a.dir, sizeof a.dir);
 	if (rc < 0) {
