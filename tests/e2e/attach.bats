@@ -201,9 +201,9 @@ attach_waits() {
 		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
 	touch "$T/$1.stop"
 	cat "$T/$1.att.err"
-	grep -q "wrote $T/$1.block.pb.gz (block profile)" "$T/$1.att.err" ||
+	grep -qE "wrote $T/$1.block.pb.gz \(block profile, [1-9][0-9]* waits\)" "$T/$1.att.err" ||
 		fail "the block profile is not named"
-	grep -q "wrote $T/$1.mutex.pb.gz (mutex profile)" "$T/$1.att.err" ||
+	grep -qE "wrote $T/$1.mutex.pb.gz \(mutex profile, [1-9][0-9]* waits\)" "$T/$1.att.err" ||
 		fail "the mutex profile is not named"
 	finish_target "$1" ready done
 	"$PP_HOST_PYTHON" -c '
