@@ -127,7 +127,10 @@ cwd_modules() {
 # A python3.14 of the stranger's that is a real interpreter: root's dump
 # finds none it trusts (not on PATH, the target's own is the stranger's)
 # and says so in one line, without running it.
-@test "39.1 dump as root refuses a real interpreter another user owns, in one line, and runs it not" {
+# dump reads the target from outside (runs nothing of anyone's) on every
+# version; dump --native still runs CPython's own remote unwinder, so it
+# refuses an interpreter the target's user could have changed.
+@test "39.1 dump as root reads a real interpreter another user owns from outside; dump --native refuses it in one line; neither runs it" {
 	local exe
 	exe=$(pyprof_pythons | awk '$1 ~ /^3\.1[45]/ {print $2; exit}')
 	[[ -n $exe ]] || fail "no 3.14+ interpreter"
@@ -135,10 +138,20 @@ cwd_modules() {
 	cp "$exe" "$D/own/bin/python3.14"
 	chown -R 65534:65534 "$D/own/bin"
 	trap_modules "$D/own"
+	# the program from where nobody may read it, wherever the tree was
+	# cloned (a clone in root's 0700 directory is out of its reach)
+	mkdir -p "$D/prog"
+	cp "$PP_TARGETS/attach_blocked.py" "$D/prog/attach_blocked.py"
+	chmod 0755 "$D/prog"
+	chmod 0644 "$D/prog/attach_blocked.py"
 	PYTHONHOME=$(dirname "$(dirname "$(readlink -f "$exe")")") \
 		stranger real "$D/own/bin/python3.14" \
-		"$PP_TARGETS/attach_blocked.py" sleep 30
-	(cd "$D/own" && PATH=/usr/bin:/bin refused_line "$PP_PYPROF" dump "$TPID")
+		"$D/prog/attach_blocked.py" sleep 30
+	(cd "$D/own" && PATH=/usr/bin:/bin timeout 60 "$PP_PYPROF" dump "$TPID") \
+		>"$T/dump.out" 2>"$T/dump.err" </dev/null ||
+		fail "dump failed: $(cat "$T/dump.err")"
+	grep -q "nap" "$T/dump.out" || fail "no nap in the stack: $(cat "$T/dump.out")"
+	(cd "$D/own" && PATH=/usr/bin:/bin refused_line "$PP_PYPROF" dump "$TPID" --native)
 	grep -q "pyprof does not run the target's own" "$T/ref.err"
 	[[ ! -e $D/own/imported.log ]] || fail "ran: $(cat "$D/own/imported.log")"
 }
