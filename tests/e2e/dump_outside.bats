@@ -2,7 +2,7 @@
 # dump_outside.bats - `pyprof dump PID` of a process started without the
 # library, on every interpreter (2.7 to 3.15, pyenv's and Debian's): read
 # from outside by the library's own walker (pyprof/walk.h), nothing
-# loaded into the target, nothing run in it or for it (issue 45). And the
+# loaded into the target, nothing run in it or for it. And the
 # hostile targets: absurd sizes, a frame chain that loops, a process that
 # exits while it is read.
 

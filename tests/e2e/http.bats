@@ -644,7 +644,7 @@ PY
 	collector_stop
 }
 
-@test "the index page's hint shows where the token goes without printing it (issue 43.17)" {
+@test "the index page's hint shows where the token goes without printing it" {
 	curl -s "$BASE/debug/pprof/" >"$T/i.html"
 	grep -q 'id="hint".*http://pyprof:TOKEN@HOST:PORT/debug/pprof/profile' "$T/i.html" ||
 		fail "hint: $(grep -o '<p id="hint">.*' "$T/i.html")"

@@ -437,7 +437,7 @@ PY
 	assert_eq 3 "$ours" "our own clients' lines"
 }
 
-# ---- each member's share (issue 39 item 6) --------------------------------------
+# ---- each member's share of a shared collector -----------------------------------
 
 # hog N BYTES [ARGS]: the stranger's one process opens N connections to
 # $SOCK, says HELLO on each (with ARGS arguments of 1,000 bytes in its

@@ -499,7 +499,7 @@ PY
 	grep -o 'data-n="late"[^>]*><title>[^<]*</title><rect [^>]*fill="rgb([0-9]*,[0-9]*,[0-9]*)' "$T/d.svg" | grep -q ',255)$' ||
 		fail "late is not blue"
 	# every frame is a box that shows on the background (#f4f4f4 to
-	# #e6e6f0), unchanged ones too (issue 43.16): a profile against
+	# #e6e6f0), unchanged ones too: a profile against
 	# itself is all unchanged, grey
 	"$PP_PYPROF" diff "$T/new.pb.gz" "$T/new.pb.gz" -o "$T/same.svg" >/dev/null
 	local f

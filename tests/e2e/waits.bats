@@ -326,7 +326,7 @@ windows_with_waits() {
 	fail "no merged block profile with both processes: $(cat "$T/bypid")"
 }
 
-@test "2.8 record --waits with no lock waited for: the empty mutex profile is written all the same, go tool pprof reads it, and the line says 0 waits (issue 43.14)" {
+@test "2.8 record --waits with no lock waited for: the empty mutex profile is written all the same, go tool pprof reads it, and the line says 0 waits" {
 	# One thread: nothing holds a lock another waits for (pyprof's own
 	# threads are not counted), so the mutex profile has no sample; its
 	# GIL waits at start-up may or may not put some in the block profile.

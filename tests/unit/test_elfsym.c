@@ -269,8 +269,8 @@ static void test_corrupt_files(void)
 	CHECK(survived, "7.1 corrupted files are read without crashing");
 }
 
-/* The cache holds at most its bound (issue 39: a client may name any
- * file): the least recently used files go, and come back when asked for
+/* The cache holds at most its bound (a client of the machine-wide
+ * collector may name any file): the least recently used files go, and come back when asked for
  * again; a file bigger than the whole bound is not kept at all. */
 static void test_bound(void)
 {
