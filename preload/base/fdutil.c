@@ -5,6 +5,7 @@
  */
 #include "fdutil.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -141,6 +142,15 @@ int fd_table_private(void)
 	return syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0
 		       ? 0
 		       : -1;
+}
+
+int fd_table_private_possible(void)
+{
+	/* first above last: EINVAL from a kernel that has the call (and its
+	 * CLOSE_RANGE_UNSHARE, both Linux 5.9), ENOSYS or a seccomp
+	 * profile's error from one that refuses it; nothing is closed */
+	return syscall(SYS_close_range, 2U, 1U, CLOSE_RANGE_UNSHARE) < 0 &&
+	       errno == EINVAL;
 }
 
 int fd_open_parked(const char *path, int flags)

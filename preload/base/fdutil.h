@@ -56,6 +56,10 @@ int fd_open_parked(const char *path, int flags);
  * program's table, as every thread does). */
 int fd_table_private(void);
 
+/* Whether fd_table_private can succeed here (the kernel has close_range
+ * and no seccomp profile refuses it); changes nothing. */
+int fd_table_private_possible(void);
+
 /* Records what fd names now. Returns 0, or -1 if fd is not open. */
 int fd_id_get(int fd, struct fd_id *id);
 

@@ -10,6 +10,7 @@
 #include "cpuclock.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -29,6 +30,7 @@
 #include "threads.h"
 #include "base/tid.h"
 #include "signal/sig_frames.h"
+#include "signal/sig_handler.h"
 #include "signal/sig_labels.h"
 
 #define CC_MAX_THREADS 4096
@@ -486,6 +488,34 @@ static void advance(struct timespec *next, uint64_t period)
 
 static int cc_private_fds; /* cc_main's table is its own */
 
+/* Sleeps until the deadline; in system mode, woken meanwhile by a new
+ * thread whose counter is to be opened or a counter whose period is to
+ * be set (threads_wake_clock), does that at once: a thread that runs a
+ * millisecond has its counter within tens of microseconds, not at the
+ * next tick. */
+static void cc_wait(const struct timespec *until)
+{
+	if (!cc_system) {
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, until, NULL);
+		return;
+	}
+	uint64_t end = (uint64_t)until->tv_sec * 1000000000u +
+		       (uint64_t)until->tv_nsec;
+	while (!__atomic_load_n(&cc_stop_flag, __ATOMIC_ACQUIRE)) {
+		unsigned w = __atomic_load_n(&sig_handler_due_word,
+					     __ATOMIC_ACQUIRE);
+		if (threads_running()) {
+			threads_period_due();
+			threads_reopen_private();
+		}
+		if (mono_ns() >= end)
+			return;
+		syscall(SYS_futex, &sig_handler_due_word,
+			FUTEX_WAIT_BITSET_PRIVATE, w, until, NULL,
+			FUTEX_BITSET_MATCH_ANY);
+	}
+}
+
 static void *cc_main(void *arg)
 {
 	(void)arg;
@@ -501,7 +531,7 @@ static void *cc_main(void *arg)
 	rng ^= (uint64_t)next.tv_nsec * 0xBF58476D1CE4E5B9ull;
 	while (!__atomic_load_n(&cc_stop_flag, __ATOMIC_ACQUIRE)) {
 		advance(&next, period);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		cc_wait(&next);
 		if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) ||
 		    !threads_running() || !sampler.is_initialized())
 			continue;

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "base/libc_next.h"
@@ -71,16 +73,16 @@ static int started; /* threads_start ran (threads_source) */
  * fd, or -errno. */
 static uint64_t rand_below(uint64_t n);
 
-static int perf_open(int tid, uint64_t period, int phase)
+static int perf_open(int tid, uint64_t period, int private_)
 {
 	struct perf_event_attr at;
 	/* the first overflow after a random part of a period, the next ones
-	 * a period apart (the handler's first overflow sets it): a thread,
-	 * or a forked child, that lives less than a period is sampled with
-	 * the probability of its CPU time, not never. Not for a counter in
-	 * the CPU-clock thread's own table (phase 0): the handler's number
-	 * for it names nothing in the thread's table */
-	uint64_t first = phase ? 1 + rand_below(period) : period;
+	 * a period apart (set at the first overflow: by the handler, or for
+	 * a counter of the CPU-clock thread's own table by that thread,
+	 * which the handler wakes): a thread, or a forked child, that lives
+	 * less than a period is sampled with the probability of its CPU
+	 * time, not never */
+	uint64_t first = 1 + rand_below(period);
 	memset(&at, 0, sizeof at);
 	at.type = PERF_TYPE_SOFTWARE;
 	at.size = sizeof at;
@@ -113,6 +115,7 @@ static int perf_open(int tid, uint64_t period, int phase)
 		return -e;
 	}
 	sig_handler_perf_fd_mark(fd);
+	sig_handler_perf_private_mark(fd, private_);
 	if (first != period)
 		sig_handler_perf_phase_mark(fd);
 	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
@@ -127,6 +130,9 @@ static int perf_open(int tid, uint64_t period, int phase)
 /* 0 if this thread may open a task-clock counter on itself, else the
  * errno that refused it (opened disabled and closed at once: no signal,
  * no descriptor left). */
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+
 static int perf_probe(void)
 {
 	struct perf_event_attr at;
@@ -143,6 +149,31 @@ static int perf_probe(void)
 		return errno ? errno : EPERM;
 	close(fd);
 	return 0;
+}
+
+/* perf_probe in a thread of its own with a descriptor table of its own
+ * (fd_table_private): the probe's counter takes no number of the
+ * program's, even for a moment (a program listing its descriptors as
+ * it starts saw one: CPython's test_pass_fds). Returns what perf_probe
+ * does, or -1 where no table of its own can be had. */
+static void *probe_main(void *arg)
+{
+	int *e = arg;
+	*e = fd_table_private() == 0 ? perf_probe() : -1;
+	return NULL;
+}
+
+static int perf_probe_private(void)
+{
+	pthread_create_fn real = LIBC_NEXT(pthread_create, "pthread_create");
+	pthread_t t;
+	int e = -1;
+
+	if (!fd_table_private_possible() || !real ||
+	    real(&t, NULL, probe_main, &e) != 0)
+		return -1;
+	pthread_join(t, NULL);
+	return e;
 }
 
 /* The event id the kernel gave the counter: what tells ours from any
@@ -165,6 +196,10 @@ static void perf_close(int fd)
 static int use_sysclock;
 /* perf asked for and refused: the clocks, charging where found running */
 static int use_oncpu;
+/* every counter opened by the CPU-clock thread in its own descriptor
+ * table (none in the program's): with system mode, where close_range
+ * can give that thread a table of its own */
+static int use_private;
 static int running;  /* timers may be armed (atomic)                */
 static pthread_key_t exit_key;
 static int key_ok;
@@ -345,6 +380,7 @@ static void disarm_slot(struct slot *s)
 							__ATOMIC_ACQUIRE))
 				break;
 		}
+		threads_wake_clock(); /* which closes it now */
 	} else if (s->perf_fd >= 0) {
 		perf_close(s->perf_fd);
 	} else if (!s->counted) {
@@ -370,8 +406,13 @@ static uint64_t thread_cpu_ns(int tid)
 static uint64_t lost_closed_ns;
 
 /* Arms a claimed slot; undoes the claim on failure or if the owner went
- * away meanwhile. */
-static void arm_slot(struct slot *s, int tid)
+ * away meanwhile. how: ARM_ANY, or ARM_SELF from the thread itself (which
+ * waits for its counter to be opened), or ARM_OWN_TABLE (a fork child's
+ * first thread, before the child has a CPU-clock thread: its counter in
+ * its own table). */
+enum { ARM_ANY, ARM_SELF, ARM_OWN_TABLE };
+
+static void arm_slot_how(struct slot *s, int tid, int how)
 {
 	timer_t t;
 	s->perf_fd = -1;
@@ -379,8 +420,30 @@ static void arm_slot(struct slot *s, int tid)
 	s->counted = use_clock;
 	if (use_clock)
 		goto armed;
+	if (use_perf && use_private && how != ARM_OWN_TABLE) {
+		/* the CPU-clock thread opens it in its own table, woken now:
+		 * no number of the program's is taken, even for a moment. A
+		 * new thread waits for it (at most 2 ms, giving that thread
+		 * its CPU on a busy one), so that a thread that lives a
+		 * millisecond is counted from its start */
+		__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+		threads_wake_clock();
+		if (how == ARM_SELF) {
+			struct timespec ts = {0, 1000000};
+			uint64_t t0 = mono_ns();
+			while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) ==
+				       SLOT_CLAIMED &&
+			       __atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE) &&
+			       mono_ns() - t0 < 1000000u)
+				syscall(SYS_futex, &s->reopen,
+					FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+		}
+		return;
+	}
 	if (use_perf) {
-		int fd = perf_open(tid, sampler.period_ns, 1);
+		int fd = perf_open(tid, sampler.period_ns, 0);
+		if (fd >= 0 && use_private)
+			s->perf_private = 0; /* (a fork child's own table) */
 		if (fd >= 0) {
 			s->perf_fd = fd;
 			s->perf_id = perf_id(fd);
@@ -417,6 +480,11 @@ armed:;
 	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 }
 
+static void arm_slot(struct slot *s, int tid)
+{
+	arm_slot_how(s, tid, ARM_ANY);
+}
+
 /* Deletes the slot's timer if we win it. */
 static void retire(struct slot *s)
 {
@@ -447,7 +515,7 @@ static void register_self(void)
 	int tid = gettid_();
 	struct slot *s = claim(tid);
 	if (s)
-		arm_slot(s, tid);
+		arm_slot_how(s, tid, ARM_SELF);
 	/* Sampling can be switched off while we arm (control.h): either
 	 * threads_stop_sigsafe's sweep saw our slot and retired it, or its store
 	 * to running came first and we see it here (both seq_cst). */
@@ -584,13 +652,28 @@ void threads_reopen_private(void)
 	for (int i = 0; i < THREADS_MAX; i++) {
 		struct slot *s = &slots[i];
 		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
-		if (tid <= 0 || !__atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_CLAIMED)
+		if (tid <= 0 || !__atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE))
 			continue;
+		int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (st == SLOT_DYING) {
+			/* it ended before its counter was opened: the slot is
+			 * this thread's to give back (retire left it) */
+			if (__atomic_exchange_n(&s->reopen, 0,
+						__ATOMIC_ACQ_REL))
+				free_slot(s);
+			continue;
+		}
+		if (st != SLOT_CLAIMED)
+			continue;
+		int fd = perf_open(tid, sampler.period_ns, 1);
+		/* the thread may be waiting for it (arm_slot_how) */
 		__atomic_store_n(&s->reopen, 0, __ATOMIC_RELEASE);
-		int fd = perf_open(tid, sampler.period_ns, 0);
+		syscall(SYS_futex, &s->reopen, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
 		if (fd < 0) {
-			free_slot(s); /* the next scan arms it its own way */
+			/* ESRCH: the thread is gone; else the next scan arms
+			 * it its own way */
+			free_slot(s);
 			continue;
 		}
 		s->perf_fd = fd;
@@ -606,6 +689,22 @@ void threads_reopen_private(void)
 		}
 		__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 	}
+}
+
+void threads_period_due(void)
+{
+	uint64_t period = sampler.period_ns;
+	int from = 0, fd;
+
+	while ((fd = sig_handler_perf_period_due(&from)) >= 0)
+		ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+}
+
+void threads_wake_clock(void)
+{
+	__atomic_add_fetch(&sig_handler_due_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &sig_handler_due_word, FUTEX_WAKE_PRIVATE, 1,
+		NULL, NULL, 0);
 }
 
 uint64_t threads_lost_closed_ns(void)
@@ -676,23 +775,33 @@ void threads_start(int source)
 	 * where it is found running. With native stacks, which need the
 	 * thread's own registers: perf counters, the CPU timers where perf
 	 * is refused (docs/design.md, "Where the CPU time was spent"). */
-	use_clock = source == CONFIG_SOURCE_CLOCK ||
-		    (source == CONFIG_SOURCE_AUTO && !sampler.native);
+	use_clock = source == CONFIG_SOURCE_CLOCK;
 	use_oncpu = 0;
 	use_perf = !use_clock && source != CONFIG_SOURCE_TIMER;
-	if (use_perf && source == CONFIG_SOURCE_PERF && !sampler.native) {
-		int e = perf_probe();
+	use_private = 0;
+	if (use_perf && !sampler.native) {
+		/* the default opens every counter in the CPU-clock thread's
+		 * own table (close_range's CLOSE_RANGE_UNSHARE, Linux 5.9):
+		 * without one, the clocks rather than counters in the
+		 * program's table; asked for (perf), counters all the same */
+		int e = perf_probe_private(), priv = e >= 0;
+		if (e < 0)
+			e = source == CONFIG_SOURCE_AUTO ? ENOSYS : perf_probe();
 		if (e) {
-			plog_info("perf_event_open refused (%s): CPU time from "
+			plog_info("perf_event_open %s (%s): CPU time from "
 				  "the threads' CPU clocks, each thread charged "
 				  "where it is found running",
+				  priv || e != ENOSYS ? "refused"
+						      : "without close_range",
 				  strerror(e));
 			use_perf = 0;
 			use_clock = 1;
 			use_oncpu = 1;
 		}
+		use_private = priv;
 	}
 	use_sysclock = use_perf && !sampler.native;
+	use_private = use_private && use_sysclock;
 	__atomic_store_n(&sampler.sysclock, use_sysclock, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&sampler.cpu_gen, 1, __ATOMIC_RELAXED);
 	started = 1;
@@ -732,7 +841,7 @@ void threads_after_fork_child(int follow)
 		int tid = gettid_();
 		struct slot *s = claim(tid);
 		if (s)
-			arm_slot(s, tid);
+			arm_slot_how(s, tid, ARM_OWN_TABLE);
 	}
 }
 
@@ -833,8 +942,6 @@ static void *trampoline(void *p)
 	return st.fn(st.arg);
 }
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
-				 void *(*)(void *), void *);
 
 int threads_pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			   void *(*fn)(void *), void *arg)

@@ -142,6 +142,14 @@ void threads_check_counters(void);
  * every tick. */
 void threads_reopen_private(void);
 
+/* CPU-clock thread: sets the period of its counters whose first, random,
+ * period ended (sig_handler_perf_period_due). */
+void threads_period_due(void);
+
+/* Wakes the CPU-clock thread (a counter to open or a period to set):
+ * any thread, signal handlers included. */
+void threads_wake_clock(void);
+
 /* The CPU-clock thread starts (again) with a table of its own, empty:
  * the counters its previous table held are gone, their threads' slots
  * are to be opened again. That thread, at its start. */

@@ -49,6 +49,7 @@
  * cookie) belongs to the application and goes to its handler, if any.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <setjmp.h>
@@ -201,6 +202,11 @@ static inline int is_ours(const siginfo_t *si, int *from_perf)
 /* Perf counters that still run their first, random, period
  * (sig_handler_perf_phase_mark): one bit per fd. */
 static uint8_t perf_phase_bits[PERF_FD_MAX / 8];
+/* ...of those, the counters of the CPU-clock thread's table; and the
+ * ones whose first overflow came, for that thread to set the period */
+static uint8_t perf_private_bits[PERF_FD_MAX / 8];
+static uint8_t perf_due_bits[PERF_FD_MAX / 8];
+unsigned sig_handler_due_word;
 
 void sig_handler_perf_phase_mark(int fd)
 {
@@ -225,7 +231,96 @@ static void perf_first_overflow(int fd)
 				 __ATOMIC_ACQ_REL) &
 	      bit))
 		return;
+	if (__atomic_load_n(&perf_private_bits[fd / 8], __ATOMIC_ACQUIRE) &
+	    bit) {
+		/* a number of the CPU-clock thread's table: that thread sets
+		 * the period; until it does, the overflows that come a
+		 * random part of a period apart are thinned by the grid
+		 * (perf_on_grid) */
+		__atomic_fetch_or(&perf_due_bits[fd / 8], bit,
+				  __ATOMIC_RELEASE);
+		__atomic_add_fetch(&sig_handler_due_word, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &sig_handler_due_word, FUTEX_WAKE_PRIVATE,
+			1, NULL, NULL, 0);
+		return;
+	}
 	ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+}
+
+void sig_handler_perf_private_mark(int fd, int private_)
+{
+	uint8_t bit = (uint8_t)(1u << (fd % 8));
+
+	if (fd < 0 || fd >= PERF_FD_MAX)
+		return;
+	__atomic_fetch_and(&perf_due_bits[fd / 8], (uint8_t)~bit,
+			   __ATOMIC_RELEASE);
+	if (private_)
+		__atomic_fetch_or(&perf_private_bits[fd / 8], bit,
+				  __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&perf_private_bits[fd / 8], (uint8_t)~bit,
+				   __ATOMIC_RELEASE);
+}
+
+int sig_handler_perf_period_due(int *from)
+{
+	for (int i = *from < 0 ? 0 : *from / 8; i < PERF_FD_MAX / 8; i++) {
+		if (!__atomic_load_n(&perf_due_bits[i], __ATOMIC_ACQUIRE))
+			continue;
+		for (int b = 0; b < 8; b++) {
+			int fd = i * 8 + b;
+			uint8_t bit = (uint8_t)(1u << b);
+			if (fd < *from)
+				continue;
+			if (__atomic_fetch_and(&perf_due_bits[i], (uint8_t)~bit,
+					       __ATOMIC_ACQ_REL) &
+			    bit) {
+				*from = fd + 1;
+				return fd;
+			}
+		}
+	}
+	*from = PERF_FD_MAX;
+	return -1;
+}
+
+/* This thread's grid of CPU time for the perf counters, valid while
+ * grid_gen is sampler.cpu_gen: one point a period from its first
+ * sample. Initial-exec TLS. */
+static __thread uint64_t grid_ns;
+static __thread unsigned grid_gen;
+
+/*
+ * Whether a counter's overflow stands for a point of this thread's grid
+ * (a period of its CPU time since the last one it took). A counter runs
+ * its first, random, period; until the period is set (by this handler,
+ * or, for a counter of the CPU-clock thread's table, by that thread a
+ * little later) it overflows that random part of a period apart: those
+ * overflows are taken only as the thread's clock passes its grid, so
+ * that the samples stay one a period. Overflows a period apart pass
+ * every time (up to half a period early or late).
+ */
+static int perf_on_grid(void)
+{
+	struct timespec ts;
+	uint64_t now, period = sampler.period_ns;
+	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
+		return 1;
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (grid_gen != gen || now + period < grid_ns) {
+		/* the first sample of this run (or of a fork child, whose
+		 * clock started again) */
+		grid_gen = gen;
+		grid_ns = now;
+		return 1;
+	}
+	if (now + period / 2 < grid_ns + period)
+		return 0;
+	grid_ns += (now + period / 2 - grid_ns) / period * period;
+	return 1;
 }
 
 /* This thread's CPU clock at its last perf sample and the system time not
@@ -472,6 +567,8 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	uint32_t sys_periods = 0;
 	if (from_perf) {
 		perf_first_overflow(si->si_fd);
+		if (!perf_on_grid())
+			goto out_quiet;
 		if (__atomic_load_n(&sampler.sysclock, __ATOMIC_RELAXED))
 			sys_periods = perf_mark_kernel();
 		else
@@ -484,6 +581,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 			take_sample(t0, sys_periods, uc, 1);
 	}
 	count_run(t0, weight + sys_periods);
+out_quiet:
 	guard_jmp = prev_jmp;
 	in_handler = 0;
 out:

@@ -38,4 +38,20 @@ void sig_handler_perf_fd_mark(int fd);
  * enabled. */
 void sig_handler_perf_phase_mark(int fd);
 
+/* Marks fd as a counter in the CPU-clock thread's own descriptor table
+ * (threads.c): its number names nothing in the signalled thread's table,
+ * so at its first overflow the handler asks that thread to set the
+ * period (sig_handler_perf_period_due) instead of doing it. Before it is
+ * enabled. */
+void sig_handler_perf_private_mark(int fd, int private_);
+
+/* The CPU-clock thread: the next counter whose first overflow came and
+ * whose period it is to set, at or after fd *from (updated); -1 if none.
+ * Each is returned once. */
+int sig_handler_perf_period_due(int *from);
+
+/* Bumped by the handler when a counter's period is due, and woken with
+ * FUTEX_WAKE: the CPU-clock thread waits on it between its ticks. */
+extern unsigned sig_handler_due_word;
+
 #endif /* PYPROF_SIG_HANDLER_H */

@@ -18,13 +18,14 @@
 # the library's own threads used).
 #
 # The shapes go round the interpreters (each interpreter one shape, each
-# shape several interpreters) at 1 kHz with perf counters
-# (PYPROF_CPU_SOURCE=perf: the source that charges bursts where they ran;
-# the default clocks do not, docs/limitations.md, and PYPROF_TEST_SRC=clock
-# shows what they give); then perf asked for and refused for real by a
+# shape several interpreters) at 1 kHz with the default settings (perf
+# counters where perf_event_open is allowed, as here, each opened in the
+# CPU-clock thread's own descriptor table; PYPROF_TEST_SRC=clock shows
+# what the clocks' accounts rule gives); then perf refused for real by a
 # seccomp filter (tests/lib/noperf.c: EACCES, as a container's default
 # profile, and ENOSYS: the clocks, each thread charged where it is found
-# running), and perf pinned to one CPU beside a busy loop, and at 100 Hz.
+# running), and the default pinned to one CPU beside a busy loop, and at
+# 100 Hz.
 #
 # It times things, so it starts first, before make check's tail:
 # tests/run: quiet
@@ -111,29 +112,28 @@ round_robin() {
 		[[ $name == "$1" ]] && break
 		i=$((i + 1))
 	done < <(pyprof_pythons)
-	quiet bursts "$1" "$2" "${SHAPES[i % ${#SHAPES[@]}]}" 1000 2 \
-		env PYPROF_CPU_SOURCE=perf
+	quiet bursts "$1" "$2" "${SHAPES[i % ${#SHAPES[@]}]}" 1000 2
 }
 
-@test "1.1 perf counters (PYPROF_CPU_SOURCE=perf), each interpreter a shape at 1 kHz: the handlers' shares by construction, the CPU total the process's" {
+@test "1.1 the default (perf counters), each interpreter a shape at 1 kHz: the handlers' shares by construction, the CPU total the process's" {
 	for_each_python round_robin
 }
 
 refused() {
-	quiet bursts "$1-acc" "$2" pool4 1000 3 env PYPROF_CPU_SOURCE=perf "$NOPERF" EACCES
-	quiet bursts "$1-nosys" "$2" thread 1000 3 env PYPROF_CPU_SOURCE=perf "$NOPERF" ENOSYS
+	quiet bursts "$1-acc" "$2" pool4 1000 3 "$NOPERF" EACCES
+	quiet bursts "$1-nosys" "$2" thread 1000 3 "$NOPERF" ENOSYS
 	go tool pprof -comments "$T/$1-nosys-thread-1000.pb.gz" |
 		grep -q "each charged where it is found running" ||
 		fail "the source is not the one for perf refused"
 }
 
-@test "1.2 PYPROF_CPU_SOURCE=perf with perf_event_open refused by seccomp (EACCES, ENOSYS): the clocks instead" {
+@test "1.2 the default with perf_event_open refused by seccomp (EACCES, ENOSYS): the clocks instead" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 3.15)" for_each_python refused
 }
 
 pinned_run() {
 	busy_pinned 1
-	bursts "$1" "$2" sleep 1000 4 env PYPROF_CPU_SOURCE=perf taskset -c 0
+	bursts "$1" "$2" sleep 1000 4 taskset -c 0
 	busy_end
 }
 
@@ -146,7 +146,7 @@ pinned() {
 }
 
 slow() {
-	quiet bursts "$1" "$2" pool4 100 6 env PYPROF_CPU_SOURCE=perf
+	quiet bursts "$1" "$2" pool4 100 6
 }
 
 @test "1.4 at 100 Hz" {
@@ -157,13 +157,13 @@ slow() {
 # process): a threaded HTTP server (a thread per request) and an asyncio
 # server, handlers of known cost; at 1 kHz and at 100 Hz.
 servers() {
-	quiet bursts "$1" "$2" httpserver 1000 3 env PYPROF_CPU_SOURCE=perf
+	quiet bursts "$1" "$2" httpserver 1000 3
 	[[ $1 == 2.7* ]] && return 0
-	quiet bursts "$1-a" "$2" asyncserver 1000 3 env PYPROF_CPU_SOURCE=perf
-	quiet bursts "$1-slow" "$2" asyncserver 100 6 env PYPROF_CPU_SOURCE=perf
+	quiet bursts "$1-a" "$2" asyncserver 1000 3
+	quiet bursts "$1-slow" "$2" asyncserver 100 6
 }
 
-@test "1.6 perf counters: a threaded HTTP server and an asyncio server driven by a load generator" {
+@test "1.6 the default: a threaded HTTP server and an asyncio server driven by a load generator" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.9 3.15)" for_each_python servers
 }
 
@@ -177,7 +177,7 @@ servers() {
 # loops.
 stoppoint_run() {
 	busy_pinned 2
-	bursts "$1" "$2" clockread 1000 4 env PYPROF_CPU_SOURCE=perf taskset -c 0
+	bursts "$1" "$2" clockread 1000 4 taskset -c 0
 	# and the read itself gets about what it used: of the samples under
 	# the loop that calls the jobs, at least 95% in the jobs (the loop's
 	# own work, the read and random.choice, is 1 to 3% here; the clocks'
@@ -198,6 +198,6 @@ stoppoint() {
 	quiet stoppoint_run "$@"
 }
 
-@test "1.5 perf counters, the stop point: jobs each followed by a read of the thread's CPU clock, pinned to one CPU beside two busy loops, at 1 kHz" {
+@test "1.5 the default, the stop point: jobs each followed by a read of the thread's CPU clock, pinned to one CPU beside two busy loops, at 1 kHz" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 3.11 3.15)" for_each_python stoppoint
 }
