@@ -366,6 +366,32 @@ static void free_slot(struct slot *s)
  * elsewhere: that thread closes them (threads_reopen_private). */
 #define PRIVATE_CLOSE_MAX 256
 static int private_close[PRIVATE_CLOSE_MAX]; /* fd + 1, 0: empty */
+static int private_close_n;			 /* entries queued */
+
+/* Slots whose counter the CPU-clock thread is to open: new threads in a
+ * queue (a scan of every slot at each wake cost more than the opening),
+ * and a flag for a scan of all (a counter to open again, a full queue) */
+#define OPEN_Q_MAX 512
+static struct slot *open_q[OPEN_Q_MAX];
+static int open_q_n;
+static int open_scan;
+
+/* Asks the CPU-clock thread for slot s's counter (it is woken by the
+ * caller). */
+static void want_open(struct slot *s, int queue)
+{
+	__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+	for (int i = 0; queue && i < OPEN_Q_MAX; i++) {
+		struct slot *z = NULL;
+		if (__atomic_compare_exchange_n(&open_q[i], &z, s, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&open_q_n, 1, __ATOMIC_ACQ_REL);
+			return;
+		}
+	}
+	__atomic_store_n(&open_scan, 1, __ATOMIC_RELEASE);
+}
 
 static void disarm_slot(struct slot *s)
 {
@@ -377,10 +403,16 @@ static void disarm_slot(struct slot *s)
 			if (__atomic_compare_exchange_n(&private_close[i], &z,
 							s->perf_fd + 1, 0,
 							__ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE))
+							__ATOMIC_ACQUIRE)) {
+				/* closed at that thread's next tick; woken
+				 * when the queue fills */
+				if (__atomic_add_fetch(&private_close_n, 1,
+						       __ATOMIC_ACQ_REL) >
+				    PRIVATE_CLOSE_MAX / 2)
+					threads_wake_clock();
 				break;
+			}
 		}
-		threads_wake_clock(); /* which closes it now */
 	} else if (s->perf_fd >= 0) {
 		perf_close(s->perf_fd);
 	} else if (!s->counted) {
@@ -426,7 +458,7 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 		 * new thread waits for it (at most 2 ms, giving that thread
 		 * its CPU on a busy one), so that a thread that lives a
 		 * millisecond is counted from its start */
-		__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+		want_open(s, 1);
 		threads_wake_clock();
 		if (how == ARM_SELF) {
 			struct timespec ts = {0, 1000000};
@@ -613,7 +645,7 @@ void threads_check_counters(void)
 		 * TestInvalidFD read ENOSPC from one) */
 		s->perf_fd = -1;
 		if (__atomic_load_n(&sampler.sysclock, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+			want_open(s, 0);
 			continue;
 		}
 		arm_slot(s, tid);
@@ -624,6 +656,9 @@ void threads_private_lost(void)
 {
 	for (int i = 0; i < PRIVATE_CLOSE_MAX; i++)
 		__atomic_store_n(&private_close[i], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&private_close_n, 0, __ATOMIC_RELEASE);
+	/* and the slots still waiting for theirs */
+	__atomic_store_n(&open_scan, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < THREADS_MAX; i++) {
 		struct slot *s = &slots[i];
 		int expect = SLOT_ARMED;
@@ -635,59 +670,79 @@ void threads_private_lost(void)
 			continue;
 		s->perf_fd = -1;
 		s->perf_private = 0;
-		__atomic_store_n(&s->reopen, 1, __ATOMIC_RELEASE);
+		want_open(s, 0);
 	}
+}
+
+/* Opens slot s's counter if it waits for one (CPU-clock thread). */
+static void open_one(struct slot *s)
+{
+	int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+	if (tid <= 0 || !__atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE))
+		return;
+	int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (st == SLOT_DYING) {
+		/* it ended before its counter was opened: the slot is this
+		 * thread's to give back (retire left it) */
+		if (__atomic_exchange_n(&s->reopen, 0, __ATOMIC_ACQ_REL))
+			free_slot(s);
+		return;
+	}
+	if (st != SLOT_CLAIMED)
+		return;
+	int fd = perf_open(tid, sampler.period_ns, 1);
+	/* the thread may be waiting for it (arm_slot_how) */
+	__atomic_store_n(&s->reopen, 0, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->reopen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (fd < 0) {
+		/* ESRCH: the thread is gone; else the next scan arms it its
+		 * own way */
+		free_slot(s);
+		return;
+	}
+	s->perf_fd = fd;
+	s->perf_id = perf_id(fd);
+	s->perf_private = 1;
+	s->cpu_ok_ns = thread_cpu_ns(tid);
+	int expect = SLOT_CLAIMED;
+	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		disarm_slot(s);
+		return;
+	}
+	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 }
 
 void threads_reopen_private(void)
 {
-	for (int i = 0; i < PRIVATE_CLOSE_MAX; i++) {
-		int fd = __atomic_exchange_n(&private_close[i], 0,
-					     __ATOMIC_ACQ_REL);
-		if (fd > 0)
-			perf_close(fd - 1);
+	if (__atomic_load_n(&private_close_n, __ATOMIC_ACQUIRE)) {
+		for (int i = 0; i < PRIVATE_CLOSE_MAX; i++) {
+			int fd = __atomic_exchange_n(&private_close[i], 0,
+						     __ATOMIC_ACQ_REL);
+			if (fd > 0) {
+				__atomic_fetch_sub(&private_close_n, 1,
+						   __ATOMIC_ACQ_REL);
+				perf_close(fd - 1);
+			}
+		}
 	}
 	if (!use_perf || !__atomic_load_n(&running, __ATOMIC_ACQUIRE))
 		return;
-	for (int i = 0; i < THREADS_MAX; i++) {
-		struct slot *s = &slots[i];
-		int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
-		if (tid <= 0 || !__atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE))
-			continue;
-		int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		if (st == SLOT_DYING) {
-			/* it ended before its counter was opened: the slot is
-			 * this thread's to give back (retire left it) */
-			if (__atomic_exchange_n(&s->reopen, 0,
-						__ATOMIC_ACQ_REL))
-				free_slot(s);
-			continue;
+	/* the new threads, from their queue; every slot when a counter
+	 * must be opened again for another reason (or the queue was full) */
+	if (__atomic_exchange_n(&open_scan, 0, __ATOMIC_ACQ_REL)) {
+		for (int i = 0; i < THREADS_MAX; i++)
+			open_one(&slots[i]);
+	}
+	if (!__atomic_load_n(&open_q_n, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < OPEN_Q_MAX; i++) {
+		struct slot *q = __atomic_exchange_n(&open_q[i], NULL,
+						     __ATOMIC_ACQ_REL);
+		if (q) {
+			__atomic_fetch_sub(&open_q_n, 1, __ATOMIC_ACQ_REL);
+			open_one(q);
 		}
-		if (st != SLOT_CLAIMED)
-			continue;
-		int fd = perf_open(tid, sampler.period_ns, 1);
-		/* the thread may be waiting for it (arm_slot_how) */
-		__atomic_store_n(&s->reopen, 0, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &s->reopen, FUTEX_WAKE_PRIVATE, 1, NULL,
-			NULL, 0);
-		if (fd < 0) {
-			/* ESRCH: the thread is gone; else the next scan arms
-			 * it its own way */
-			free_slot(s);
-			continue;
-		}
-		s->perf_fd = fd;
-		s->perf_id = perf_id(fd);
-		s->perf_private = 1;
-		s->cpu_ok_ns = thread_cpu_ns(tid);
-		int expect = SLOT_CLAIMED;
-		if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED,
-						 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE)) {
-			disarm_slot(s);
-			continue;
-		}
-		__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -834,6 +889,12 @@ void threads_after_fork_child(int follow)
 		    slots[i].perf_fd >= 0 && !slots[i].perf_private)
 			close(slots[i].perf_fd);
 	zero_pages(slots, sizeof slots);
+	/* the queues name the parent's slots and its CPU-clock thread's
+	 * numbers */
+	memset(open_q, 0, sizeof open_q);
+	open_q_n = open_scan = 0;
+	memset(private_close, 0, sizeof private_close);
+	private_close_n = 0;
 	lost_closed_ns = 0;
 	__atomic_fetch_add(&sampler.cpu_gen, 1, __ATOMIC_RELAXED);
 	if (follow) {

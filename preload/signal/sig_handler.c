@@ -206,6 +206,7 @@ static uint8_t perf_phase_bits[PERF_FD_MAX / 8];
  * ones whose first overflow came, for that thread to set the period */
 static uint8_t perf_private_bits[PERF_FD_MAX / 8];
 static uint8_t perf_due_bits[PERF_FD_MAX / 8];
+static int perf_due_n; /* bits set in it */
 unsigned sig_handler_due_word;
 
 void sig_handler_perf_phase_mark(int fd)
@@ -239,6 +240,7 @@ static void perf_first_overflow(int fd)
 		 * (perf_on_grid) */
 		__atomic_fetch_or(&perf_due_bits[fd / 8], bit,
 				  __ATOMIC_RELEASE);
+		__atomic_add_fetch(&perf_due_n, 1, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&sig_handler_due_word, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &sig_handler_due_word, FUTEX_WAKE_PRIVATE,
 			1, NULL, NULL, 0);
@@ -253,8 +255,10 @@ void sig_handler_perf_private_mark(int fd, int private_)
 
 	if (fd < 0 || fd >= PERF_FD_MAX)
 		return;
-	__atomic_fetch_and(&perf_due_bits[fd / 8], (uint8_t)~bit,
-			   __ATOMIC_RELEASE);
+	if (__atomic_fetch_and(&perf_due_bits[fd / 8], (uint8_t)~bit,
+			       __ATOMIC_ACQ_REL) &
+	    bit)
+		__atomic_sub_fetch(&perf_due_n, 1, __ATOMIC_ACQ_REL);
 	if (private_)
 		__atomic_fetch_or(&perf_private_bits[fd / 8], bit,
 				  __ATOMIC_RELEASE);
@@ -265,6 +269,10 @@ void sig_handler_perf_private_mark(int fd, int private_)
 
 int sig_handler_perf_period_due(int *from)
 {
+	if (!__atomic_load_n(&perf_due_n, __ATOMIC_ACQUIRE)) {
+		*from = PERF_FD_MAX;
+		return -1;
+	}
 	for (int i = *from < 0 ? 0 : *from / 8; i < PERF_FD_MAX / 8; i++) {
 		if (!__atomic_load_n(&perf_due_bits[i], __ATOMIC_ACQUIRE))
 			continue;
@@ -276,6 +284,8 @@ int sig_handler_perf_period_due(int *from)
 			if (__atomic_fetch_and(&perf_due_bits[i], (uint8_t)~bit,
 					       __ATOMIC_ACQ_REL) &
 			    bit) {
+				__atomic_sub_fetch(&perf_due_n, 1,
+						   __ATOMIC_ACQ_REL);
 				*from = fd + 1;
 				return fd;
 			}

@@ -101,17 +101,20 @@ render() {
 		fail "pyprof record --help: --hz per second of what?"
 }
 
-@test "the manual pages describe sampling past the tick as the library does it" {
+@test "the manual pages describe CPU sampling as the library does it" {
 	render "$PP_ROOT/man/pyprof.1" | tr -s ' \t\n' ' ' >"$T/p1"
 	render "$PP_ROOT/man/libpyprof.7" | tr -s ' \t\n' ' ' >"$T/l7"
-	# Past 250 Hz a thread of the library reads the threads' CPU clocks
-	# (no signal); perf counters only with PYPROF_NATIVE or the perf source.
-	grep -q "past it from a thread of the library's own that reads every thread's CPU clock" "$T/p1" ||
-		fail "pyprof(1) says samples come from a signal handler whatever the rate"
+	# In CPU mode a perf counter per thread, opened by a thread of the
+	# library's in a table of its own, signals the thread at every rate;
+	# where perf is refused that thread reads the threads' CPU clocks.
+	grep -q "in CPU mode from a signal of a perf counter of the thread's own CPU time, at every rate" "$T/p1" ||
+		fail "pyprof(1) does not say where CPU samples come from"
+	grep -q "where perf is refused, from that thread, which reads every thread's CPU clock" "$T/p1" ||
+		fail "pyprof(1) does not say what happens where perf is refused"
 	! grep -q 'past 250 Hz, one perf counter per thread)' "$T/l7" ||
 		fail "libpyprof(7) says past 250 Hz there is one perf counter per thread"
-	grep -q 'past 250 Hz without it, up to 8 /proc/self/task/TID/syscall files' "$T/l7" ||
-		fail "libpyprof(7) does not say what is open past 250 Hz"
+	grep -q 'in a table of its own' "$T/l7" ||
+		fail "libpyprof(7) does not say where the counters are open"
 }
 
 @test "pyprof top --by opcode keeps its columns in line with long opcode names" {

@@ -8,7 +8,8 @@
 # 40 ms of CPU, timing every call with its thread's CPU clock (user +
 # system). Each function's share of the samples (cumulative, among the
 # four) must be within 1 point of its measured share, at 250 Hz, 1 kHz
-# and 4 kHz (the CPU-clock sampler, docs/design.md), with the four on the
+# and 4 kHz (the default: perf counters, the kernel's periods placed by
+# the library's CPU-clock thread; docs/design.md), with the four on the
 # main thread and with each on a thread of its own, all at once, and
 # (1.4) at 250 Hz on a busy host: every interpreter at once, unpinned,
 # beside busy loops twice the cores (the kernel's CPU timers, which the
@@ -104,7 +105,7 @@ print(int(0.9 * int(sys.argv[2]) * sum(t["seconds"].values())))' \
 	pprof_raw "$prof" >"$T/raw"
 	shares compare "$T/raw" "$T/truth.json" --tol 1 --min-samples "$want"
 	# the profile says what counted the time
-	local source="the threads' CPU clocks, read by the library's own thread (user and system time)"
+	local source="perf_event counters, each thread sampled where it runs (user time; system time from its CPU clock)"
 	go tool pprof -comments "$prof" | grep -F -- ": CPU time from $source" ||
 		fail "no comment naming the source: $source"
 }

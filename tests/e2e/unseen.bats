@@ -179,3 +179,24 @@ extra_fds() {
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of system 3.14) for_each_python check
 }
+
+# fdwatch EXE: threads started and ended at 1 kHz in CPU mode while the
+# program lists its descriptors, again and again: nothing of the
+# library's appears, not even for a moment (each thread's perf counter is
+# opened by the library's CPU-clock thread in a table of its own).
+fdwatch() {
+	local pid f
+	PYPROF_HZ=1000 profiled "$2" "$PP_TARGETS/fdwatch.py" 300 >"$T/$1.fd" 2>"$T/$1.err" &
+	pid=$!
+	wait "$pid" || fail "run failed: $(cat "$T/$1.err")"
+	cat "$T/$1.fd"
+	grep -qx done "$T/$1.fd" || fail "no 'done'"
+	! grep -q '^extra' "$T/$1.fd" || fail "the program saw a descriptor it did not open"
+	f=$(wait_profile "$pid")
+	go tool pprof -comments "$f" 2>/dev/null | grep -q "CPU time from perf_event counters" ||
+		fail "the profile does not come from the perf counters"
+}
+
+@test "threads that start and end under the default CPU mode at 1 kHz: the program's own listing of its descriptors never sees one of the library's" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.11 3.15)" for_each_python fdwatch
+}
