@@ -180,13 +180,13 @@ extra_fds() {
 	PYPROF_TEST_PYTHONS=$(pythons_of system 3.14) for_each_python check
 }
 
-# fdwatch EXE: threads started and ended at 1 kHz in CPU mode while the
+# threadfds EXE: threads started and ended at 1 kHz in CPU mode while the
 # program lists its descriptors, again and again: nothing of the
 # library's appears, not even for a moment (each thread's perf counter is
 # opened by the library's CPU-clock thread in a table of its own).
-fdwatch() {
+threadfds() {
 	local pid f
-	PYPROF_HZ=1000 profiled "$2" "$PP_TARGETS/fdwatch.py" 300 >"$T/$1.fd" 2>"$T/$1.err" &
+	PYPROF_HZ=1000 profiled "$2" "$PP_TARGETS/threadfds.py" 300 >"$T/$1.fd" 2>"$T/$1.err" &
 	pid=$!
 	wait "$pid" || fail "run failed: $(cat "$T/$1.err")"
 	cat "$T/$1.fd"
@@ -198,5 +198,5 @@ fdwatch() {
 }
 
 @test "threads that start and end under the default CPU mode at 1 kHz: the program's own listing of its descriptors never sees one of the library's" {
-	PYPROF_TEST_PYTHONS="$(pythons_of 3.11 3.15)" for_each_python fdwatch
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.11 3.15)" for_each_python threadfds
 }
