@@ -82,19 +82,30 @@ struct view_filter;
 int cmd_format_ok(const char *format);
 
 /*
- * Converts the pprof file profile to format, written atomically to output
- * (NULL or "-": standard output). timeline (may be NULL) is the timeline
- * recorded with it, for speedscope; sample_type and filter may be NULL;
- * by is enum view_by (0: by function); split adds the time label's
- * [native] and [system] leaves (folded, speedscope). Returns 0 or a
- * negative errno, after logging why. shown is the file a flame graph's
- * title names (NULL: profile; record gives its output, the profile being
- * a temporary file). `pyprof convert` and `pyprof record --format`.
+ * What cmd_convert_file converts: the pprof file profile to format,
+ * written atomically to output (NULL or "-": standard output). timeline
+ * (may be NULL) is the timeline recorded with it (speedscope, gecko);
+ * sample_type and filter may be NULL; by is enum view_by (0: by
+ * function); split adds the time label's [native] and [system] leaves
+ * (folded, speedscope). level: the intervals' confidence level (svg's
+ * tooltips, pprof's comments; 0: 95%); intervals and n_rows: pprof's
+ * comments, the table of `pyprof top --intervals -n N` (0: 20 rows).
+ * shown is the file a flame graph's title names (NULL: profile; record
+ * gives its output, the profile being a temporary file).
  */
-int cmd_convert_file(const char *profile, const char *timeline,
-		     const char *format, const char *sample_type,
-		     const struct view_filter *filter, int by, int split,
-		     const char *output, const char *shown);
+struct convert_req {
+	const char *profile, *timeline, *format, *sample_type;
+	const struct view_filter *filter;
+	int by, split;
+	double level;
+	int intervals;
+	unsigned long n_rows;
+	const char *output, *shown;
+};
+
+/* Converts as r says. Returns 0 or a negative errno, after logging why.
+ * `pyprof convert` and `pyprof record --format`. */
+int cmd_convert_file(const struct convert_req *r);
 
 /*
  * cmd_otlp.c: the pprof file profile as an OTLP ExportProfilesService

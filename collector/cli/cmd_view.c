@@ -48,6 +48,10 @@ enum {
 	OPT_FAIL_ON_INCREASE, /* 'R' */
 };
 
+/* The rows of top's table in convert --format pprof's comments, by
+ * default. */
+#define CMD_PPROF_ROWS 20
+
 /* What every view command may be given. */
 struct vopts {
 	const char *output; /* NULL or "-": standard output */
@@ -552,6 +556,8 @@ void cmd_flamegraph_usage(FILE *out)
 "      --min-width PX   frames narrower than this are merged into one\n"
 "                       \"...\" frame per parent (default %.1f)\n"
 "      --title TEXT     the graph's title\n"
+"      --confidence L   the level of the share's interval each tooltip\n"
+"                       gives (default 95; 50 to 99.99)\n"
 "  -h, --help           this text\n",
 		VIEW_FLAME_MIN_WIDTH);
 }
@@ -594,7 +600,7 @@ int cmd_flamegraph(int argc, char **argv)
 	char err[VIEW_ERR_LEN], title[512];
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_flamegraph_usage, "oABCFGH");
+	rc = parse(cmd, argc, argv, &o, cmd_flamegraph_usage, "oABCFGHP");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
@@ -607,6 +613,7 @@ int cmd_flamegraph(int argc, char **argv)
 	f.by = o.by;
 	f.icicle = o.icicle;
 	f.min_width = o.min_width;
+	f.level = o.level;
 	f.title = o.title ? o.title
 			  : default_title(p, o.args[0], o.icicle, title,
 					  sizeof(title));
@@ -639,12 +646,16 @@ void cmd_convert_usage(FILE *out)
 "              70): needs --timeline, threads with timed samples\n"
 "  pstats      Python's pstats file (pstats.Stats, snakeviz,\n"
 "              gprof2dot): times and calls estimated from samples\n"
+"  pprof       the profile itself (gzipped pprof) with the table of\n"
+"              `pyprof top --intervals` in its comments (needs\n"
+"              --intervals; go tool pprof -comments prints them)\n"
 "  otlp        an OpenTelemetry profiles export request (OTLP protobuf,\n"
 "              what pyprof-collector --otlp sends), every sample type\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE    where to write (default: standard output)\n"
-"      --format F       folded, speedscope, svg, gecko, pstats or otlp\n"
+"      --format F       folded, speedscope, svg, gecko, pstats, pprof or\n"
+"                       otlp\n"
 "      --timeline FILE  the timeline recorded with PROFILE (speedscope,\n"
 "                       gecko)\n"
 "      --sample-type T  cpu, wall, samples, inuse_space, delay,\n"
@@ -656,6 +667,10 @@ void cmd_convert_usage(FILE *out)
 "                       native or system gets a leaf frame [native] or\n"
 "                       [system] under its stack (self times change: a\n"
 "                       function's own is then its Python time)\n"
+"      --intervals      pprof: add top's table, each flat and cum share\n"
+"                       with its interval, to the comments\n"
+"  -n N                 pprof: rows of that table (default 20)\n"
+"      --confidence L   svg, pprof: the intervals' level (default 95)\n"
 "      --service-name NAME  otlp: the service.name resource attribute\n"
 "                       (default unknown_service)\n"
 "  -h, --help           this text\n");
@@ -673,10 +688,45 @@ static int has_time_label(const struct view_profile *p)
 	return 0;
 }
 
-int cmd_convert_file(const char *profile, const char *timeline,
-		     const char *format, const char *sample_type,
-		     const struct view_filter *filter, int by, int split,
-		     const char *output, const char *shown)
+/* The renderer r->format names, into out. */
+static int convert_render(FILE *out, const struct convert_req *r,
+			  const struct view_profile *p,
+			  const struct timeline_data *tl, char *err)
+{
+	const char *format = r->format;
+
+	if (!strcmp(format, "folded"))
+		return view_folded(out, p, r->sample_type, r->filter,
+				   (enum view_by)r->by, r->split, err);
+	if (!strcmp(format, "speedscope"))
+		return view_speedscope(out, p, tl, r->sample_type, r->filter,
+				       r->profile, r->split, err);
+	if (!strcmp(format, "gecko"))
+		return view_gecko(out, p, tl, r->filter, r->profile, err);
+	if (!strcmp(format, "pstats"))
+		return view_pstats(out, p, r->sample_type, r->filter, err);
+	if (!strcmp(format, "pprof")) {
+		struct view_top_opts t = {
+			.n_rows = r->n_rows ? r->n_rows : CMD_PPROF_ROWS,
+			.sort = VIEW_SORT_FLAT,
+			.by = (enum view_by)r->by,
+			.sample_type = r->sample_type,
+			.filter = r->filter,
+			.level = r->level ? r->level : STATS_DEFAULT_LEVEL,
+		};
+		return view_pprof_intervals(out, p, &t, err);
+	}
+	char title[512];
+	struct view_flame_opts f = { .sample_type = r->sample_type,
+				     .filter = r->filter,
+				     .by = (enum view_by)r->by,
+				     .level = r->level };
+	f.title = default_title(p, r->shown ? r->shown : r->profile, 0, title,
+				sizeof(title));
+	return view_flame(out, p, &f, err);
+}
+
+int cmd_convert_file(const struct convert_req *r)
 {
 	struct view_profile *p = NULL;
 	struct timeline_data *tl = NULL;
@@ -684,53 +734,36 @@ int cmd_convert_file(const char *profile, const char *timeline,
 	struct sink out;
 	int rc;
 
-	p = load(profile, 0);
+	/* pprof's comments hold top's table: its text escaped as top's */
+	p = load(r->profile, !strcmp(r->format, "pprof"));
 	if (!p)
 		return -EINVAL;
-	if (split && !has_time_label(p))
+	if (r->split && !has_time_label(p))
 		log_warn("%s has no time label (not a CPU profile of ours?): "
 			 "--split adds no [native] or [system] frame",
-			 profile);
-	if (timeline) {
-		rc = timeline_read(timeline, &tl, err);
+			 r->profile);
+	if (r->timeline) {
+		rc = timeline_read(r->timeline, &tl, err);
 		if (rc < 0) {
-			log_error("%s: %s", timeline, err);
+			log_error("%s: %s", r->timeline, err);
 			goto out;
 		}
 		if (tl->profile_time_nanos != p->time_nanos)
 			log_warn("%s was not recorded with %s (profile times "
 				 "differ); its locations may not match",
-				 timeline, profile);
+				 r->timeline, r->profile);
 		if (tl->n_dropped)
 			log_warn("%s: %llu samples were not kept (memory "
-				 "cap)", timeline,
+				 "cap)", r->timeline,
 				 (unsigned long long)tl->n_dropped);
 	}
-	rc = sink_open(&out, output);
+	rc = sink_open(&out, r->output);
 	if (rc < 0) {
 		log_error("out of memory");
 		goto out;
 	}
-	if (!strcmp(format, "folded")) {
-		rc = view_folded(out.f, p, sample_type, filter,
-				 (enum view_by)by, split, err);
-	} else if (!strcmp(format, "speedscope")) {
-		rc = view_speedscope(out.f, p, tl, sample_type, filter,
-				     profile, split, err);
-	} else if (!strcmp(format, "gecko")) {
-		rc = view_gecko(out.f, p, tl, filter, profile, err);
-	} else if (!strcmp(format, "pstats")) {
-		rc = view_pstats(out.f, p, sample_type, filter, err);
-	} else {
-		char title[512];
-		struct view_flame_opts f = { .sample_type = sample_type,
-					     .filter = filter,
-					     .by = (enum view_by)by };
-		f.title = default_title(p, shown ? shown : profile, 0, title,
-					sizeof(title));
-		rc = view_flame(out.f, p, &f, err);
-	}
-	rc = sink_finish(&out, rc, profile, err);
+	rc = convert_render(out.f, r, p, tl, err);
+	rc = sink_finish(&out, rc, r->profile, err);
 out:
 	timeline_data_free(tl);
 	view_free(p);
@@ -766,21 +799,22 @@ int cmd_convert(int argc, char **argv)
 	struct vopts o = { 0 };
 	int rc;
 
-	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "oABCIJMN");
+	rc = parse(cmd, argc, argv, &o, cmd_convert_usage, "onABCIJMNOP");
 	if (rc >= 0)
 		return rc;
 	if (o.n_args != 1)
 		return usage_error(cmd, "give exactly one PROFILE");
 	if (!o.format)
 		return usage_error(cmd, "--format is required: folded, "
-					"speedscope, svg, gecko, pstats or otlp");
+					"speedscope, svg, gecko, pstats, pprof "
+					"or otlp");
 	if (!strcmp(o.format, "otlp"))
 		return convert_otlp(cmd, &o);
 	if (!cmd_format_ok(o.format) && strcmp(o.format, "gecko") &&
-	    strcmp(o.format, "pstats"))
+	    strcmp(o.format, "pstats") && strcmp(o.format, "pprof"))
 		return usage_error(cmd, "--format accepts folded, "
-					"speedscope, svg, gecko, pstats or otlp, "
-					"not '%s'",
+					"speedscope, svg, gecko, pstats, pprof "
+					"or otlp, not '%s'",
 				   o.format);
 	if (o.service_name)
 		return usage_error(cmd, "--service-name goes with --format "
@@ -807,8 +841,32 @@ int cmd_convert(int argc, char **argv)
 					   ? ""
 					   : " (the flame graph is coloured by "
 					     "it already)");
-	rc = cmd_convert_file(o.args[0], o.timeline, o.format, o.sample_type,
-			      &o.filter, o.by, o.split, o.output, NULL);
+	if (!strcmp(o.format, "pprof") && !o.intervals)
+		return usage_error(cmd, "--format pprof writes the profile "
+					"with top's table in its comments: "
+					"give --intervals");
+	if (o.intervals && strcmp(o.format, "pprof"))
+		return usage_error(cmd, "--intervals goes with --format pprof "
+					"(svg's tooltips have them already)");
+	if (o.n_rows && strcmp(o.format, "pprof"))
+		return usage_error(cmd, "-n goes with --format pprof");
+	if (o.level && strcmp(o.format, "pprof") && strcmp(o.format, "svg"))
+		return usage_error(cmd, "--confidence goes with --format svg "
+					"or pprof");
+	struct convert_req r = {
+		.profile = o.args[0],
+		.timeline = o.timeline,
+		.format = o.format,
+		.sample_type = o.sample_type,
+		.filter = &o.filter,
+		.by = o.by,
+		.split = o.split,
+		.level = o.level,
+		.intervals = o.intervals,
+		.n_rows = o.n_rows,
+		.output = o.output,
+	};
+	rc = cmd_convert_file(&r);
 	return rc < 0 ? CMD_EXIT_ERROR : 0;
 }
 

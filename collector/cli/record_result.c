@@ -52,11 +52,16 @@ static int put_file(const struct record *r, const char *src, const char *dest,
 	size_t len = 0;
 	int rc;
 
-	if (convert)
-		return cmd_convert_file(src,
-					r->timeline[0] ? r->timeline : NULL,
-					r->format, NULL, NULL, 0, 0, dest,
-					r->output);
+	if (convert) {
+		struct convert_req c = {
+			.profile = src,
+			.timeline = r->timeline[0] ? r->timeline : NULL,
+			.format = r->format,
+			.output = dest,
+			.shown = r->output,
+		};
+		return cmd_convert_file(&c);
+	}
 	rc = read_whole(src, &data, &len);
 	if (rc == 0)
 		rc = file_write_atomic(dest, data, len, FILEIO_REPLACE);

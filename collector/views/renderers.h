@@ -49,6 +49,14 @@ struct view_top_opts {
 int view_top(FILE *out, const struct view_profile *p,
 	     const struct view_top_opts *o, char *err);
 
+/* `pyprof convert --format pprof --intervals`: p as gzipped pprof, its
+ * comments followed by view_top's table with o (o->level set: the
+ * intervals), one comment a line, as `go tool pprof -comments` prints
+ * them. p is best read with view_read_text_*: the table's names are then
+ * escaped as top's. (view_pprof.c) */
+int view_pprof_intervals(FILE *out, const struct view_profile *p,
+			 const struct view_top_opts *o, char *err);
+
 /* ---- flame graphs (view_flame.c) --------------------------------------------- */
 
 #define VIEW_FLAME_WIDTH 1200
@@ -61,6 +69,9 @@ struct view_flame_opts {
 	int icicle;                 /* root at the top */
 	double min_width;           /* px; 0: VIEW_FLAME_MIN_WIDTH */
 	const char *title;          /* NULL: "Flame graph" / "Icicle graph" */
+	/* the tooltips' intervals' confidence level; 0: 95% (a profile
+	 * without samples/count gets none) */
+	double level;
 };
 
 /* A self-contained interactive SVG flame graph of p. */

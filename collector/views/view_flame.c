@@ -33,6 +33,7 @@
 
 #include "common/grow.h"
 #include "views/renderers.h"
+#include "views/view_stats.h"
 
 #define FLAME_FRAME_H 16
 #define FLAME_PAD 10
@@ -487,6 +488,7 @@ struct writer {
 	int64_t total[2];
 	double max_delta;
 	double height;
+	double z; /* > 0: the tooltips give each share's interval */
 };
 
 /* A diff's change for b: of share (a fraction), or of value. */
@@ -551,6 +553,15 @@ static void write_tooltip(struct writer *w, const struct box *b,
 				? "" : "s");
 	fprintf(w->out, "%.2f%% of the total",
 		100 * share(b->val[slot], w->total[slot]));
+	if (w->z > 0 && (b->node || b->n_merged)) {
+		/* the estimator of pyprof top --intervals: the share of the
+		 * value, n the samples counted */
+		double lo, hi;
+		stats_wilson(share(b->val[slot], w->total[slot]),
+			     (double)w->total[s->count_slot], w->z, &lo, &hi);
+		fprintf(w->out, ", %g%% interval [%.2f, %.2f]%%",
+			100 * s->level, 100 * lo, 100 * hi);
+	}
 	if (s->split && !b->n_merged) {
 		const int64_t *v = s->split[b->node];
 		double sum = (double)(v[0] + v[1] + v[2]);
@@ -730,6 +741,8 @@ int flame_write(FILE *out, const struct flame_spec *s)
 	w.L = &L;
 	w.height = FLAME_TOP + (L.max_depth + 1.0) * FLAME_FRAME_H +
 		   FLAME_BOTTOM;
+	if (s->level > 0 && s->count_slot >= 0 && !s->diff)
+		w.z = stats_z(s->level);
 	write_svg(&w);
 	rc = ferror(out) ? -EIO : 0;
 out:
@@ -821,6 +834,7 @@ int view_flame(FILE *out, const struct view_profile *p,
 			   : o->icicle ? "Icicle graph" : "Flame graph";
 	split = split_of(p, &tree, kmap, o->filter, type);
 	s.split = (const int64_t(*)[3])split;
+	s.level = o->level > 0 ? o->level : STATS_DEFAULT_LEVEL;
 	rc = flame_write(out, &s);
 out:
 	view_errno_text(rc, err);

@@ -41,6 +41,11 @@ struct flame_spec {
 	 * samples said time=python, native and system: the frames are then
 	 * coloured by that split, with a legend (docs/reading.md) */
 	const int64_t (*split)[3];
+	/* > 0, with a count slot and no diff: each frame's tooltip gives
+	 * its share's interval at this confidence level, from the count
+	 * slot's total taken as independent samples (view_stats.h's
+	 * stats_wilson, as `pyprof top --intervals`) */
+	double level;
 };
 
 /* Writes the SVG. 0, -ENOMEM or -EIO (stream error). */

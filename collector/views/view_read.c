@@ -540,6 +540,44 @@ out:
 	return rc;
 }
 
+int view_pack_commented(const struct view_profile *p,
+			const char *const *extra, size_t n, uint8_t **out,
+			size_t *len)
+{
+	const Perftools__Profiles__Profile *pb = p->pb;
+	Perftools__Profiles__Profile copy = *pb;
+	char **strs = malloc((pb->n_string_table + n + 1) * sizeof(*strs));
+	int64_t *cm = malloc((pb->n_comment + n + 1) * sizeof(*cm));
+	uint8_t *buf = NULL;
+	int rc = -ENOMEM;
+
+	if (!strs || !cm)
+		goto out;
+	/* A shallow copy whose string table and comments are longer: the
+	 * new strings at the table's end, so no index moves. */
+	memcpy(strs, pb->string_table, pb->n_string_table * sizeof(*strs));
+	memcpy(cm, pb->comment, pb->n_comment * sizeof(*cm));
+	for (size_t i = 0; i < n; i++) {
+		strs[pb->n_string_table + i] = (char *)(uintptr_t)extra[i];
+		cm[pb->n_comment + i] = (int64_t)(pb->n_string_table + i);
+	}
+	copy.string_table = strs;
+	copy.n_string_table = pb->n_string_table + n;
+	copy.comment = cm;
+	copy.n_comment = pb->n_comment + n;
+	*len = perftools__profiles__profile__get_packed_size(&copy);
+	buf = malloc(*len ? *len : 1);
+	if (!buf)
+		goto out;
+	perftools__profiles__profile__pack(&copy, buf);
+	*out = buf;
+	rc = 0;
+out:
+	free(strs);
+	free(cm);
+	return rc;
+}
+
 void view_free(struct view_profile *p)
 {
 	if (!p)

@@ -126,6 +126,13 @@ int view_read_text_file(const char *path, struct view_profile **out,
 			char *err);
 void view_free(struct view_profile *p);
 
+/* p's message as it was read, with n more comments (extra, as given)
+ * after its own: plain protobuf bytes, malloc'd, in *out and *len. 0 or
+ * -ENOMEM. (convert --format pprof's annotations.) */
+int view_pack_commented(const struct view_profile *p,
+			const char *const *extra, size_t n, uint8_t **out,
+			size_t *len);
+
 /* The frames of the Location with pprof id `id`: 0 with *first and *n
  * set, or -ENOENT. (Timeline files name stacks by location id.) */
 int view_find_location(const struct view_profile *p, uint64_t id,

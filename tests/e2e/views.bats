@@ -182,8 +182,60 @@ PY
 	d=$(jfield 2 details)
 	echo "details: $d"
 	# then the split of a CPU profile of ours (docs/reading.md)
-	[[ $d =~ ^share_thirty\ \(.*/tests/targets/shares\.py:$line\)\ \|\ [0-9.]+m?s,\ [0-9]+\ samples,\ [0-9.]+%\ of\ the\ total\ \|\ python\ [0-9.]+%,\ native\ [0-9.]+%,\ system\ [0-9.]+%$ ]] ||
-		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total | python P%, native P%, system P%'"
+	# and the share's interval (docs/reading.md)
+	[[ $d =~ ^share_thirty\ \(.*/tests/targets/shares\.py:$line\)\ \|\ [0-9.]+m?s,\ [0-9]+\ samples,\ [0-9.]+%\ of\ the\ total,\ 95%\ interval\ \[[0-9.]+,\ [0-9.]+\]%\ \|\ python\ [0-9.]+%,\ native\ [0-9.]+%,\ system\ [0-9.]+%$ ]] ||
+		fail "details line is not 'share_thirty (FILE:$line) | VALUE, N samples, P% of the total, 95% interval [LO, HI]% | python P%, native P%, system P%'"
+}
+
+@test "the flame graph's tooltips give each frame's share with the interval top --intervals gives its function (flamegraph, convert --format svg, --confidence)" {
+	local check=$PP_ROOT/tests/lib/flame_intervals.py
+	"$PP_PYPROF" top --intervals "$VDIR/shares.pb.gz" >"$T/top95"
+	"$PP_PYPROF" top --confidence 90 "$VDIR/shares.pb.gz" >"$T/top90"
+	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
+	"$PP_PYPROF" convert --format svg --confidence 90 "$VDIR/shares.pb.gz" -o "$T/c.svg"
+	# A function drawn as one frame: its frame's share is its cum share,
+	# so the tooltip must print top's cum% and cum% interval.
+	"$PP_HOST_PYTHON" "$check" "$T/f.svg" "$T/top95" 3 >"$T/chk95" 2>&1 ||
+		fail "95%: $(cat "$T/chk95")"
+	"$PP_HOST_PYTHON" "$check" "$T/c.svg" "$T/top90" 3 >"$T/chk90" 2>&1 ||
+		fail "90%: $(cat "$T/chk90")"
+	local f
+	for f in share_fifty share_thirty share_twenty; do
+		grep -q "^$f .*: flame" "$T/chk95" || fail "$f not compared: $(cat "$T/chk95")"
+		grep -q "^$f .*: flame" "$T/chk90" || fail "$f not compared at 90%: $(cat "$T/chk90")"
+	done
+	# the levels differ: a 90% graph read against top at 95% fails
+	! "$PP_HOST_PYTHON" "$check" "$T/c.svg" "$T/top95" 3 >/dev/null 2>&1 ||
+		fail "the checker accepts a 90% graph as 95%"
+	# --confidence goes with svg and pprof only
+	run_capture bad "$PP_PYPROF" convert --format speedscope --confidence 90 "$VDIR/shares.pb.gz"
+	assert_eq 2 "$RC" "--confidence with speedscope"
+}
+
+@test "convert --format pprof --intervals: go tool pprof -comments lists top --intervals' table after the profile's comments; the samples are unchanged" {
+	local orig n
+	"$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format pprof --intervals -n 8 --confidence 90 -o "$T/ann.pb.gz"
+	go tool pprof -comments "$VDIR/shares.pb.gz" >"$T/c.orig" 2>/dev/null
+	go tool pprof -comments "$T/ann.pb.gz" >"$T/c.ann" 2>"$T/c.err" || fail "go tool pprof -comments: $(cat "$T/c.err")"
+	"$PP_PYPROF" top --confidence 90 -n 8 "$VDIR/shares.pb.gz" >"$T/top"
+	orig=$(wc -l <"$T/c.orig")
+	((orig >= 1)) || fail "the recorded profile has no comments"
+	head -n "$orig" "$T/c.ann" | diff "$T/c.orig" - || fail "the profile's own comments are not kept first"
+	tail -n +"$((orig + 1))" "$T/c.ann" | diff "$T/top" - || fail "the added comments are not top --confidence 90 -n 8's table"
+	grep -q '^Intervals: 90%' "$T/c.ann" || fail "no intervals line"
+	n=$(grep -cE '\[ *[0-9.]+, *[0-9.]+\] \[ *[0-9.]+, *[0-9.]+\]  share_' "$T/c.ann")
+	((n == 3)) || fail "expected the three share_* rows with two intervals each, got $n"
+	# the same samples: both readers see the same table
+	"$PP_PYPROF" top "$VDIR/shares.pb.gz" >"$T/t1"
+	"$PP_PYPROF" top "$T/ann.pb.gz" >"$T/t2"
+	diff "$T/t1" "$T/t2" || fail "pyprof top differs after the conversion"
+	# (its header prints the comments: the table from its first node)
+	pprof_top "$VDIR/shares.pb.gz" | sed -n '/^Showing nodes/,$p' >"$T/g1"
+	pprof_top "$T/ann.pb.gz" | sed -n '/^Showing nodes/,$p' >"$T/g2"
+	[[ -s $T/g1 ]] || fail "go tool pprof -top printed no table"
+	diff "$T/g1" "$T/g2" || fail "go tool pprof -top differs after the conversion"
+	run_capture bad "$PP_PYPROF" convert "$VDIR/shares.pb.gz" --format pprof -o "$T/x.pb.gz"
+	assert_eq 2 "$RC" "--format pprof without --intervals"
 }
 
 @test "pyprof top on an empty or a missing file: one line naming the file once and why" {
