@@ -117,7 +117,9 @@ int view_speedscope(FILE *out, const struct view_profile *p,
  * their times in ms from the first sample, shared stack, frame and
  * function tables with files and lines, and interval markers "Off-CPU"
  * for runs of a wall-mode thread's samples taken while it was not
- * running. Thread names from the profile's thread_name labels. */
+ * running. Thread names from the profile's thread_name labels. Each
+ * sample's leaf frame is in the category Python, Native or System, as
+ * its record's time flags say (the split; docs/reading.md). */
 #define VIEW_GECKO_VERSION 70
 int view_gecko(FILE *out, const struct view_profile *p,
 	       const struct timeline_data *tl, const struct view_filter *filter,

@@ -13,8 +13,11 @@
  * What is written:
  * - meta: the version, the sampling interval (the profile's period), the
  *   start time (the first sample's, Unix ms), categories (Other, the
- *   default the format requires, grey; Python; Off-CPU) and one marker
- *   schema;
+ *   default the format requires, grey; Python; Off-CPU; Native and
+ *   System, the split: a record's leaf frame is in the category its
+ *   flags' time says, so that a sample's category, which the profiler
+ *   takes from its stack's leaf frame, is the kind of its time) and one
+ *   marker schema;
  * - shared: the string array, the sources (one per file), functions (one
  *   per function of the profile: name, file, start line), frames (one per
  *   function and line), stacks (prefix tree, parents first, each naming
@@ -48,10 +51,32 @@
  * which strings are interned, is the same wherever it is used. */
 static const char gk_offcpu[] = "Off-CPU";
 
-/* The categories written, by index. */
+/* The categories written, by index (the split's last, so that the
+ * others keep the indexes they had). */
 enum { GK_CAT_OTHER,
        GK_CAT_PYTHON,
-       GK_CAT_OFFCPU };
+       GK_CAT_OFFCPU,
+       GK_CAT_NATIVE,
+       GK_CAT_SYSTEM };
+
+/* A frame's kind of time, in the low bits of its (func, line) pair's
+ * second number: the leaf frame of a record whose flags say its time
+ * was native or system is a frame of its own, in that category. */
+#define GK_KIND_BITS 2
+enum { GK_KIND_DEFAULT,
+       GK_KIND_NATIVE,
+       GK_KIND_SYSTEM };
+
+/* The kind of time record flags say its leaf ran (docs/reading.md,
+ * "Python, native and system time"). */
+static unsigned kind_of(uint32_t flags)
+{
+	if (!(flags & WIRE_SF_TIME_KNOWN))
+		return GK_KIND_DEFAULT;
+	if (flags & WIRE_SF_TIME_SYSTEM)
+		return GK_KIND_SYSTEM;
+	return flags & WIRE_SF_TIME_NATIVE ? GK_KIND_NATIVE : GK_KIND_DEFAULT;
+}
 
 /* An interned table of pairs of numbers: index of each distinct pair in
  * the order first seen. Strings, sources, frames and stacks are all
@@ -258,6 +283,7 @@ static int64_t rec_stack(struct gk *g, const struct timeline_rec *r,
 	 * walked backwards to go root first */
 	for (uint32_t i = tl->stack_len[r->stack]; i-- > 0;) {
 		uint32_t first, cnt;
+		uint64_t kind;
 		if (view_find_location(g->p, locs[i], &first, &cnt) < 0) {
 			snprintf(err, VIEW_ERR_LEN, "the timeline names "
 						    "location %" PRIu64 ", which the profile does "
@@ -269,9 +295,10 @@ static int64_t rec_stack(struct gk *g, const struct timeline_rec *r,
 		for (uint32_t k = cnt; k-- > 0;) {
 			const struct view_frame *f = &g->p->frames[first + k];
 			int64_t fn = func_of(g, g->kmap[first + k]);
-			int64_t fr = pair_get(&g->frames, (uint64_t)fn,
-					      f->line > 0 ? (uint64_t)f->line + 1
-							  : 0);
+			kind = i == 0 && k == 0 ? kind_of(r->flags) : 0;
+			kind |= (f->line > 0 ? (uint64_t)f->line + 1 : 0)
+				<< GK_KIND_BITS;
+			int64_t fr = pair_get(&g->frames, (uint64_t)fn, kind);
 			int64_t st = fr < 0 ? -1
 					    : pair_get(&g->stacks,
 						       (uint64_t)(prefix + 1),
@@ -408,7 +435,11 @@ static void write_meta(struct gk *g, const char *name)
 	      "{\"name\":\"Python\",\"color\":\"yellow\",\"subcategories\":"
 	      "[\"Other\"]},"
 	      "{\"name\":\"Off-CPU\",\"color\":\"transparent\","
-	      "\"subcategories\":[\"Other\"]}],\n\"markerSchema\":["
+	      "\"subcategories\":[\"Other\"]},"
+	      "{\"name\":\"Native\",\"color\":\"orange\",\"subcategories\":"
+	      "[\"Other\"]},"
+	      "{\"name\":\"System\",\"color\":\"red\",\"subcategories\":"
+	      "[\"Other\"]}],\n\"markerSchema\":["
 	      "{\"name\":\"OffCPU\",\"tooltipLabel\":\"Off-CPU\","
 	      "\"tableLabel\":\"Off-CPU\",\"chartLabel\":\"Off-CPU\","
 	      "\"display\":[\"marker-chart\",\"marker-table\","
@@ -440,9 +471,16 @@ static int64_t col_frame(const struct gk *g, size_t i, int what)
 	case 0: /* func */
 		return (int64_t)fn;
 	case 1: /* line */
-		return g->frames.v[i][1] ? (int64_t)g->frames.v[i][1] - 1
-					 : INT64_MIN;
+		return g->frames.v[i][1] >> GK_KIND_BITS
+			       ? (int64_t)(g->frames.v[i][1] >> GK_KIND_BITS) - 1
+			       : INT64_MIN;
 	default: /* category */
+		switch (g->frames.v[i][1] & ((1u << GK_KIND_BITS) - 1)) {
+		case GK_KIND_NATIVE:
+			return GK_CAT_NATIVE;
+		case GK_KIND_SYSTEM:
+			return GK_CAT_SYSTEM;
+		}
 		return g->func_key[fn] == UINT32_MAX ? GK_CAT_OTHER
 						     : GK_CAT_PYTHON;
 	}

@@ -412,3 +412,64 @@ print("profile: %s\ntimeline: %s" % (dict(p), dict(t)))
 sys.exit(0 if p == t and p["[native]"] > 0 and p["[system]"] > 0 else 1)
 PY
 }
+
+@test "3.5 convert --format gecko: the Firefox Profiler's categories Python, Native and System weigh what the labels and top --split say" {
+	collector_start --output "$T/m.pb.gz" --timeline "$T/tl"
+	PYPROF_HZ=1000 PYPROF_CPU_SOURCE=perf profiled "$(py311)" "$PP_TARGETS/split.py" 1 "$T/s.dat" \
+		>"$T/app.out" 2>&1 || fail "split.py failed: $(cat "$T/app.out")"
+	collector_stop
+	"$PP_PYPROF" convert "$T/m.pb.gz" --timeline "$T/tl" --format gecko -o "$T/g.json"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/gecko_check.py" "$T/g.json" >"$T/gecko.json" ||
+		fail "not a valid processed profile"
+	# the profile's own counts: per value of the label time, and each
+	# function's cumulative split (top --split, in samples)
+	"$PP_PYPROF" top --by-label time --sample-type samples "$T/m.pb.gz" >"$T/bylabel"
+	"$PP_PYPROF" top --split --sort cum --sample-type samples "$T/m.pb.gz" >"$T/split"
+	cat "$T/bylabel"
+	"$PP_HOST_PYTHON" - "$T/g.json" "$T/gecko.json" "$T/bylabel" "$T/split" <<'PY'
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+summ = json.loads(open(sys.argv[2]).read())
+names = [c["name"] for c in doc["meta"]["categories"]]
+for want in ("Python", "Native", "System"):
+    assert want in names, "no category %s: %s" % (want, names)
+# every category of the legend has its colour
+assert all(c.get("color") for c in doc["meta"]["categories"])
+got = {}
+for t in summ["threads"]:
+    for k, w in t["categories"].items():
+        got[k] = got.get(k, 0) + w
+labels = {}
+for line in open(sys.argv[3]):
+    m = re.match(r"^\s*(\d+)\s+[0-9.]+%\s+\d+\s+(python|native|system)$", line)
+    if m:
+        labels[m.group(2)] = int(m.group(1))
+print("gecko categories:", got, "labels:", labels)
+for cat, lab in (("Python", "python"), ("Native", "native"), ("System", "system")):
+    assert got.get(cat, 0) == labels.get(lab, 0), \
+        "%s weighs %d, time=%s has %d samples" % (cat, got.get(cat, 0), lab, labels.get(lab, 0))
+assert labels.get("native", 0) > 0 and labels.get("system", 0) > 0, "no native or system samples"
+# per function: the samples with it on the stack, by category, as
+# shares of all, against top --split's python/native/system columns
+total = sum(sum(t["weights"]) for t in summ["threads"])
+split = {}
+for line in open(sys.argv[4]):
+    m = re.match(r"^.*?([0-9.]+)%\s+([0-9.]+)%\s+([0-9.]+)%\s+(\S+)\s+\S*split\.py:\d+$", line)
+    if m:
+        split[m.group(4)] = [float(m.group(i)) for i in (1, 2, 3)]
+checked = 0
+for fn in ("py_only", "native_nogil", "native_gil", "sys_random", "sys_read", "mixed"):
+    if fn not in split:
+        continue
+    c = {"Python": 0, "Native": 0, "System": 0}
+    for t in summ["threads"]:
+        for st, cat, w in zip(t["stacks"], t["sample_categories"], t["weights"]):
+            if fn in st and cat in c:
+                c[cat] += w
+    mine = [100.0 * c[k] / total for k in ("Python", "Native", "System")]
+    print("%-13s gecko %s  top --split %s" % (fn, ["%.2f" % x for x in mine], split[fn]))
+    assert all(abs(a - b) <= 0.011 for a, b in zip(mine, split[fn])), fn
+    checked += 1
+assert checked >= 4, "only %d functions in top --split's table" % checked
+PY
+}

@@ -25,10 +25,16 @@ the version expected, default 70, and only 70's tables are known):
 - each thread's required fields are there, its samples' times ascend and
   its interval markers do not end before they start.
 Prints one JSON line: per thread its name, pid, tid, sample count, first
-and last time (ms), marker count, and the function names of its samples'
-leaf-to-root stacks, so that callers can check what ran when:
+and last time (ms), marker count, the function names of its samples'
+leaf-to-root stacks, so that callers can check what ran when, and the
+weight of its samples per category (a sample's category is its stack's,
+derived as the profiler derives it: the stack's frame's category, or if
+null its prefix's, a root's the grey default's):
     {"threads": [{"name": ..., "samples": N, "times": [...],
-                  "stacks": [["leaf", ..., "root"], ...]}], ...}
+                  "stacks": [["leaf", ..., "root"], ...],
+                  "categories": {"Python": W, "Native": W, ...},
+                  "sample_categories": ["Python", ...],
+                  "weights": [W, ...]}], ...}
 Exit status 0 if valid, 1 with the first problems on stderr otherwise,
 2 on usage.
 """
@@ -249,14 +255,40 @@ def summary(doc):
             s = s - off if off else None
         return out
 
+    # A stack's category as the profiler derives it: its frame's, or
+    # when that is null its prefix's, or for a root the grey (default)
+    # category's.
+    cats = doc["meta"].get("categories") or []
+    grey = next((i for i, c in enumerate(cats) if c["color"] == "grey"), 0)
+    stack_cat = []
+    for i in range(st["length"]):
+        c = ft["category"][st["frame"][i]]
+        if c is None:
+            off = st["prefixOffset"][i]
+            c = stack_cat[i - off] if off else grey
+        stack_cat.append(c)
+
+    def cat_name(c):
+        return cats[c]["name"] if c < len(cats) else str(c)
+
     threads = []
     for t in doc["threads"]:
         s = t["samples"]
+        weights = s.get("weight") or [1] * s["length"]
+        by_cat = {}
+        sample_cats = []
+        for x, w in zip(s["stack"], weights):
+            name = cat_name(stack_cat[x] if x is not None else grey)
+            by_cat[name] = by_cat.get(name, 0) + w
+            sample_cats.append(name)
         threads.append({
             "name": t["name"], "pid": t["pid"], "tid": t["tid"],
             "samples": s["length"], "times": s["time"],
             "markers": t["markers"]["length"],
             "stacks": [stack(x) if x is not None else [] for x in s["stack"]],
+            # per category name, the weight of the samples in it
+            "categories": by_cat,
+            "sample_categories": sample_cats, "weights": weights,
         })
     return {"version": doc["meta"]["preprocessedProfileVersion"],
             "startTime": doc["meta"]["startTime"], "threads": threads}
