@@ -77,8 +77,9 @@ void cmd_libpath_usage(FILE *out);
 
 struct view_filter;
 
-/* Non-zero if format is one cmd_convert_file writes: folded, speedscope,
- * svg. */
+/* Non-zero if format is one cmd_convert_file writes from a profile
+ * (and, for speedscope and gecko, its timeline) with no option: folded,
+ * speedscope, svg, gecko, pstats (pyprof record --format). */
 int cmd_format_ok(const char *format);
 
 /*

@@ -160,7 +160,8 @@ static int set_option(struct attach *a, int c, const char *arg)
 	case OPT_FORMAT:
 		if (!strcmp(arg, "pprof"))
 			r->format = NULL;
-		else if (cmd_format_ok(arg))
+		else if (!strcmp(arg, "svg") || !strcmp(arg, "folded") ||
+			 !strcmp(arg, "speedscope"))
 			r->format = arg;
 		else
 			return usage_error(ATT, "--format accepts pprof, svg, "

@@ -161,7 +161,8 @@ static int record_once(struct record *r)
 			  "summary") ||
 	    cmd_join_path(r->profile, sizeof(r->profile), r->tmpdir,
 			  RECORD_TMP_PROFILE) ||
-	    (r->format && !strcmp(r->format, "speedscope") &&
+	    (r->format && (!strcmp(r->format, "speedscope") ||
+			   !strcmp(r->format, "gecko")) &&
 	     cmd_join_path(r->timeline, sizeof(r->timeline), r->tmpdir,
 			   "timeline"))) {
 		log_error("temporary path too long: %s", r->tmpdir);
@@ -246,9 +247,11 @@ int cmd_record(int argc, char **argv)
 	if (r.verbose)
 		log_set_level(LOG_DEBUG);
 	if (r.format && r.output == default_output)
-		r.output = !strcmp(r.format, "svg") ? "pyprof.svg"
+		r.output = !strcmp(r.format, "svg")	 ? "pyprof.svg"
 			   : !strcmp(r.format, "folded") ? "pyprof.folded"
-			   : "pyprof.speedscope.json";
+			   : !strcmp(r.format, "gecko")	 ? "pyprof.gecko.json"
+			   : !strcmp(r.format, "pstats") ? "pyprof.pstats"
+						       : "pyprof.speedscope.json";
 	as_typed = r.output;
 
 	/* "Not found" first: it is the likeliest mistake, and needs nothing

@@ -773,7 +773,8 @@ out:
 int cmd_format_ok(const char *format)
 {
 	return !strcmp(format, "folded") || !strcmp(format, "speedscope") ||
-	       !strcmp(format, "svg");
+	       !strcmp(format, "svg") || !strcmp(format, "gecko") ||
+	       !strcmp(format, "pstats");
 }
 
 /* --format otlp: every sample type, every sample, so the options that
@@ -810,8 +811,7 @@ int cmd_convert(int argc, char **argv)
 					"or otlp");
 	if (!strcmp(o.format, "otlp"))
 		return convert_otlp(cmd, &o);
-	if (!cmd_format_ok(o.format) && strcmp(o.format, "gecko") &&
-	    strcmp(o.format, "pstats") && strcmp(o.format, "pprof"))
+	if (!cmd_format_ok(o.format) && strcmp(o.format, "pprof"))
 		return usage_error(cmd, "--format accepts folded, "
 					"speedscope, svg, gecko, pstats, pprof "
 					"or otlp, not '%s'",

@@ -47,6 +47,8 @@ struct record {
 	char **command;     /* NULL-terminated, points into argv         */
 	const char *format; /* NULL: pprof; else what cmd_convert_file
 			       makes of the profile: svg, folded...     */
+	/* --split: passed to the conversion (folded, speedscope) */
+	int split;
 
 	/* files */
 	char output_abs[CMD_PATH_MAX];
@@ -60,7 +62,7 @@ struct record {
 	char summary[CMD_PATH_MAX];
 	char profile[CMD_PATH_MAX];  /* the collector's --output, in tmpdir:
 					placed (or converted) at the end  */
-	char timeline[CMD_PATH_MAX]; /* --timeline (speedscope), or ""     */
+	char timeline[CMD_PATH_MAX]; /* --timeline (speedscope, gecko), or "" */
 
 	/* processes */
 	pid_t coll_pid; /* -1 when not running */

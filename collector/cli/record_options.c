@@ -31,7 +31,8 @@ enum {
 	OPT_HEAP,
 	OPT_WAITS,
 	OPT_HEAP_RATE,
-	OPT_REPEAT
+	OPT_REPEAT,
+	OPT_SPLIT
 };
 
 /* ---- options ---------------------------------------------------------- */
@@ -48,11 +49,17 @@ void cmd_record_usage(FILE *out)
 "\n"
 "Options:\n"
 "  -o, --output FILE   where to write the profile (default %s, or\n"
-"                      pyprof.svg, .folded, .speedscope.json by format)\n"
+"                      pyprof.svg, .folded, .speedscope.json,\n"
+"                      .gecko.json, .pstats by format)\n"
 "      --format F      pprof (default), svg (a flame graph), folded\n"
-"                      (\"root;...;leaf N\" lines) or speedscope (JSON,\n"
-"                      samples in time order per thread); pyprof writes\n"
-"                      the pprof profile, then converts it\n"
+"                      (\"root;...;leaf N\" lines), speedscope (JSON,\n"
+"                      samples in time order per thread), gecko (the\n"
+"                      Firefox Profiler's, in time order) or pstats\n"
+"                      (pstats.Stats, snakeviz); pyprof writes the\n"
+"                      pprof profile, then converts it\n"
+"      --split         folded, speedscope: a sample whose CPU time was\n"
+"                      native or system gets a leaf [native] or [system]\n"
+"                      (as pyprof convert --split)\n"
 "      --hz N          samples per second, 1 to %d (default: the\n"
 "                      library's, %d): of each thread's CPU time in cpu\n"
 "                      mode, of wall time in wall mode\n"
@@ -115,7 +122,8 @@ static const struct value_opt {
 	{ OPT_MODE, "--mode", "cpu or wall", 0, 0 },
 	{ OPT_MAX_DEPTH, "--max-depth", "", PYPROF_MAX_MAX_DEPTH,
 	  offsetof(struct record, max_depth) },
-	{ OPT_FORMAT, "--format", "pprof, svg, folded or speedscope", 0, 0 },
+	{ OPT_FORMAT, "--format",
+	  "pprof, svg, folded, speedscope, gecko or pstats", 0, 0 },
 	{ OPT_HEAP_RATE, "--heap-rate", "bytes between samples, ", 1ul << 30,
 	  offsetof(struct record, heap_rate) },
 	{ OPT_REPEAT, "--repeat", "runs, ", RECORD_MAX_REPEAT,
@@ -192,6 +200,9 @@ static int set_option(struct record *r, int c, const char *arg)
 	case OPT_PER_THREAD:
 		r->per_thread = 1;
 		return 0;
+	case OPT_SPLIT:
+		r->split = 1;
+		return 0;
 	case OPT_WAITS:
 		r->waits = arg ? arg : "1"; /* checked by record_check_env */
 		return 0;
@@ -235,6 +246,24 @@ static int bad_option(int c, char **argv)
 	return -EINVAL;
 }
 
+/* Whether --split applies to format (NULL: pprof): the formats whose
+ * frames gain a [native] or [system] leaf (pyprof convert --split). */
+static int split_applies(const char *format)
+{
+	return format &&
+	       (!strcmp(format, "folded") || !strcmp(format, "speedscope"));
+}
+
+/* Why not, when the format shows the split its own way. */
+static const char *split_why(const char *format)
+{
+	if (format && !strcmp(format, "gecko"))
+		return " (gecko's categories carry the split already)";
+	if (format && !strcmp(format, "svg"))
+		return " (the flame graph is coloured by it already)";
+	return "";
+}
+
 /* Returns 0, 1 if --help was given (usage printed), or -EINVAL (one error
  * line printed). */
 int record_parse_options(struct record *r, int argc, char **argv)
@@ -251,6 +280,7 @@ int record_parse_options(struct record *r, int argc, char **argv)
 		{ "waits", optional_argument, NULL, OPT_WAITS },
 		{ "heap-rate", required_argument, NULL, OPT_HEAP_RATE },
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "split", no_argument, NULL, OPT_SPLIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -289,6 +319,12 @@ int record_parse_options(struct record *r, int argc, char **argv)
 	if (r->per_thread && r->format) {
 		usage_error(REC, "--per-thread writes pprof files beside the "
 			    "pprof profile: not with --format %s", r->format);
+		return -EINVAL;
+	}
+	if (r->split && !split_applies(r->format)) {
+		usage_error(REC, "--split goes with --format folded or "
+				 "speedscope%s",
+			    split_why(r->format));
 		return -EINVAL;
 	}
 	if (r->repeat[0] && r->format) {

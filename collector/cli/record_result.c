@@ -57,6 +57,7 @@ static int put_file(const struct record *r, const char *src, const char *dest,
 			.profile = src,
 			.timeline = r->timeline[0] ? r->timeline : NULL,
 			.format = r->format,
+			.split = r->split,
 			.output = dest,
 			.shown = r->output,
 		};

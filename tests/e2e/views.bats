@@ -720,3 +720,45 @@ for want in (u"evil\\x1b[2J\\x1b]0;pwned\\x07\\nname\\x7f\\u009b\\u202e",
 print("   escaped in top, --by line, --by-label, diff; folded has no control byte")
 PY
 }
+
+@test "pyprof record --format gecko and pstats write those formats (gecko from the timeline, in time order); --split reaches folded's conversion" {
+	"$PP_PYPROF" record --format gecko -o "$T/r.gecko.json" -- "$VPY" "$PP_TARGETS/phases.py" 0.3 0.6 >/dev/null 2>"$T/e1" ||
+		fail "record --format gecko: $(cat "$T/e1")"
+	gecko_valid "$T/r.gecko.json"
+	# phases.py runs early() then late(): the busiest thread's samples
+	# have early before late, with times, as the timeline gave them
+	"$PP_HOST_PYTHON" - "$T/gecko.json" <<'PY' || fail "gecko: not phases.py's samples in time order"
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+t = max(d["threads"], key=lambda t: t["samples"])
+seq = "".join("E" if "early" in s else "L" if "late" in s else "" for s in t["stacks"])
+print(t["name"], t["samples"], "samples", seq[:60])
+assert seq.count("E") >= 5 and seq.count("L") >= 10, "too few samples"
+assert seq.rstrip("L") == "E" * seq.count("E"), "early and late interleave"
+assert t["times"] == sorted(t["times"]) and t["times"][-1] > t["times"][0]
+PY
+	# pstats, under its default name
+	mkdir -p "$T/d"
+	(cd "$T/d" && "$PP_PYPROF" record --format pstats -- "$VPY" "$PP_TARGETS/calls.py" 0.3) >/dev/null 2>"$T/e2" ||
+		fail "record --format pstats: $(cat "$T/e2")"
+	[[ -s $T/d/pyprof.pstats ]] || fail "no pyprof.pstats: $(ls "$T/d")"
+	"$VPY" - "$T/d/pyprof.pstats" <<'PY' || fail "pstats.Stats cannot read it"
+import pstats, sys
+st = pstats.Stats(sys.argv[1])
+names = set(k[2] for k in st.stats)
+print(sorted(n for n in names if n in ("inner", "middle", "outer")))
+assert {"inner", "middle", "outer"} <= names, names
+assert st.total_tt > 0
+PY
+	# --split: a native leaf in folded stacks of a program with C time
+	"$PP_PYPROF" record --split --format folded -o "$T/s.folded" -- "$VPY" "$PP_TARGETS/split.py" 1 "$T/s.dat" >/dev/null 2>"$T/e3" ||
+		fail "record --split: $(cat "$T/e3")"
+	grep -qE ';\[native\] [0-9]+$' "$T/s.folded" || fail "no [native] leaf: $(head -5 "$T/s.folded")"
+	"$PP_PYPROF" record --format folded -o "$T/n.folded" -- "$VPY" "$PP_TARGETS/split.py" 1 "$T/n.dat" >/dev/null 2>&1
+	! grep -q '\[native\]' "$T/n.folded" || fail "[native] leaves without --split"
+	run_capture bad "$PP_PYPROF" record --split -- "$VPY" -c pass
+	assert_eq 125 "$RC" "record --split without a format"
+	grep -q -- '--split goes with --format folded or speedscope' "$T/bad.err" || fail "$(cat "$T/bad.err")"
+	run_capture bad "$PP_PYPROF" record --split --format gecko -- "$VPY" -c pass
+	assert_eq 125 "$RC" "record --split --format gecko"
+}
