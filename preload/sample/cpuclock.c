@@ -540,6 +540,7 @@ static void *cc_main(void *arg)
 		n_tick_ns += mono_ns() - t0;
 		n_ticks++;
 	}
+	threads_clock_ended();
 	taskstate_close_all(); /* in this thread's table, private or not */
 	uint64_t own = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	__atomic_store_n(&cc_tid, 0, __ATOMIC_RELEASE);

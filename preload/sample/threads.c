@@ -375,6 +375,9 @@ static int private_close_n;			 /* entries queued */
 static struct slot *open_q[OPEN_Q_MAX];
 static int open_q_n;
 static int open_scan;
+/* the CPU-clock thread runs (between threads_private_lost and
+ * threads_clock_ended): a new thread waits for its counter only then */
+static int clock_alive;
 
 /* Asks the CPU-clock thread for slot s's counter (it is woken by the
  * caller). */
@@ -460,7 +463,8 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 		 * millisecond is counted from its start */
 		want_open(s, 1);
 		threads_wake_clock();
-		if (how == ARM_SELF) {
+		if (how == ARM_SELF &&
+		    __atomic_load_n(&clock_alive, __ATOMIC_ACQUIRE)) {
 			struct timespec ts = {0, 1000000};
 			uint64_t t0 = mono_ns();
 			while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) ==
@@ -659,6 +663,12 @@ void threads_private_lost(void)
 	__atomic_store_n(&private_close_n, 0, __ATOMIC_RELEASE);
 	/* and the slots still waiting for theirs */
 	__atomic_store_n(&open_scan, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&clock_alive, 1, __ATOMIC_RELEASE);
+}
+
+void threads_clock_ended(void)
+{
+	__atomic_store_n(&clock_alive, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < THREADS_MAX; i++) {
 		struct slot *s = &slots[i];
 		int expect = SLOT_ARMED;
@@ -892,7 +902,7 @@ void threads_after_fork_child(int follow)
 	/* the queues name the parent's slots and its CPU-clock thread's
 	 * numbers */
 	memset(open_q, 0, sizeof open_q);
-	open_q_n = open_scan = 0;
+	open_q_n = open_scan = clock_alive = 0;
 	memset(private_close, 0, sizeof private_close);
 	private_close_n = 0;
 	lost_closed_ns = 0;

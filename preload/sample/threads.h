@@ -155,4 +155,8 @@ void threads_wake_clock(void);
  * are to be opened again. That thread, at its start. */
 void threads_private_lost(void);
 
+/* The CPU-clock thread is ending (its counters close with its table):
+ * new threads no longer wait for theirs. */
+void threads_clock_ended(void);
+
 #endif /* PYPROF_THREADS_H */
