@@ -458,7 +458,7 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 	if (use_perf && use_private && how != ARM_OWN_TABLE) {
 		/* the CPU-clock thread opens it in its own table, woken now:
 		 * no number of the program's is taken, even for a moment. A
-		 * new thread waits for it (at most 2 ms, giving that thread
+		 * new thread waits for it (at most 1 ms, giving that thread
 		 * its CPU on a busy one), so that a thread that lives a
 		 * millisecond is counted from its start */
 		want_open(s, 1);
@@ -478,8 +478,6 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 	}
 	if (use_perf) {
 		int fd = perf_open(tid, sampler.period_ns, 0);
-		if (fd >= 0 && use_private)
-			s->perf_private = 0; /* (a fork child's own table) */
 		if (fd >= 0) {
 			s->perf_fd = fd;
 			s->perf_id = perf_id(fd);
