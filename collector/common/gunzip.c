@@ -85,3 +85,49 @@ out:
 	free(buf);
 	return rc;
 }
+
+int gzip_mem(const void *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs;
+	uint8_t *buf = NULL;
+	size_t cap;
+	int err = -EIO;
+
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: a gzip wrapper, as pprof requires on disk. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&zs, in_len) + 32;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.next_out = buf;
+	/* deflateBound's sizes fit zlib's uInt for anything we can build
+	 * in memory, but feed it in uInt-sized steps to be safe. */
+	for (;;) {
+		size_t in_left = in_len - (size_t)zs.total_in;
+		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX
+						   : (uInt)in_left;
+		size_t out_left = cap - (size_t)zs.total_out;
+		zs.avail_out = out_left > UINT32_MAX ? UINT32_MAX
+						     : (uInt)out_left;
+		int rc = deflate(&zs, in_left > zs.avail_in ? Z_NO_FLUSH
+							    : Z_FINISH);
+		if (rc == Z_STREAM_END)
+			break;
+		if (rc != Z_OK || zs.avail_out == 0)
+			goto out;
+	}
+	*out = buf;
+	*out_len = (size_t)zs.total_out;
+	buf = NULL;
+	err = 0;
+out:
+	deflateEnd(&zs);
+	free(buf);
+	return err;
+}

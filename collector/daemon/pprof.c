@@ -20,12 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "common/clock.h"
 #include "daemon/agg.h"
 #include "common/fileio.h"
 #include "common/grow.h"
+#include "common/gunzip.h"
 #include "daemon/heapagg.h"
 #include "common/idhash.h"
 #include "symbols/opcodes.h"
@@ -408,53 +408,6 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 
 /* ---- packing ---------------------------------------------------------------- */
 
-static int gzip_buf(const void *in, size_t in_len, void **out,
-		    size_t *out_len)
-{
-	z_stream zs;
-	uint8_t *buf = NULL;
-	size_t cap;
-	int err = -EIO;
-
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 16: a gzip wrapper, as pprof requires on disk. */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&zs, in_len) + 32;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.next_out = buf;
-	/* deflateBound's sizes fit zlib's uInt for anything we can build
-	 * in memory, but feed it in uInt-sized steps to be safe. */
-	for (;;) {
-		size_t in_left = in_len - (size_t)zs.total_in;
-		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX
-						   : (uInt)in_left;
-		size_t out_left = cap - (size_t)zs.total_out;
-		zs.avail_out = out_left > UINT32_MAX ? UINT32_MAX
-						     : (uInt)out_left;
-		int rc = deflate(&zs, in_left > zs.avail_in ? Z_NO_FLUSH
-							    : Z_FINISH);
-		if (rc == Z_STREAM_END)
-			break;
-		if (rc != Z_OK || zs.avail_out == 0)
-			goto out;
-	}
-	*out = buf;
-	*out_len = (size_t)zs.total_out;
-	buf = NULL;
-	err = 0;
-out:
-	deflateEnd(&zs);
-	free(buf);
-	return err;
-}
-
 /* ---- the profile, one message at a time ------------------------------------ */
 
 /* The ValueType messages: sample types and the period type. */
@@ -700,7 +653,12 @@ static int pack_profile(const Profile *prof, void **out, size_t *out_len)
 	if (!packed)
 		return -ENOMEM;
 	perftools__profiles__profile__pack(prof, packed);
-	err = gzip_buf(packed, len, out, out_len);
+	{
+		uint8_t *gz = NULL;
+		err = gzip_mem(packed, len, &gz, out_len);
+		if (err == 0)
+			*out = gz;
+	}
 	free(packed);
 	return err;
 }

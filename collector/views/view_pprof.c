@@ -11,56 +11,12 @@
  * written back unchanged; the new strings go at the end of its string
  * table, so no index in it moves.
  */
+#include "common/gunzip.h"
 #include "views/renderers.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
-/* in, gzipped (pprof's files are), in *out (malloc'd) and *out_len. 0 or
- * -ENOMEM. */
-static int gzip_mem(const uint8_t *in, size_t in_len, uint8_t **out,
-		    size_t *out_len)
-{
-	z_stream zs;
-	uint8_t *buf = NULL;
-	size_t cap;
-	int rc = -ENOMEM;
-
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 16: a gzip wrapper */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&zs, in_len) + 32;
-	buf = malloc(cap);
-	if (!buf)
-		goto out;
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.next_out = buf;
-	for (;;) {
-		size_t in_left = in_len - (size_t)zs.total_in;
-		size_t out_left = cap - (size_t)zs.total_out;
-		int z;
-		zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-		zs.avail_out = out_left > UINT32_MAX ? UINT32_MAX
-						     : (uInt)out_left;
-		z = deflate(&zs, in_left > zs.avail_in ? Z_NO_FLUSH : Z_FINISH);
-		if (z == Z_STREAM_END)
-			break;
-		if (z != Z_OK || zs.avail_out == 0)
-			goto out;
-	}
-	*out = buf;
-	*out_len = (size_t)zs.total_out;
-	buf = NULL;
-	rc = 0;
-out:
-	deflateEnd(&zs);
-	free(buf);
-	return rc;
-}
 
 /* The lines of text (changed in place: each '\n' ends a string) in a
  * malloc'd array, *n of them. NULL when memory ran out. */

@@ -105,7 +105,10 @@ static int perf_open(int tid, uint64_t period, int private_)
 			      PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	fd = fd_park(fd);
+	/* (the CPU-clock thread's own table needs no parking: no number
+	 * there is the program's) */
+	if (!private_)
+		fd = fd_park(fd);
 	struct f_owner_ex owner = {F_OWNER_TID, tid};
 	if (fd >= PERF_FD_MAX || fcntl(fd, F_SETFL, O_ASYNC) < 0 ||
 	    fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
@@ -118,8 +121,8 @@ static int perf_open(int tid, uint64_t period, int private_)
 	sig_handler_perf_private_mark(fd, private_);
 	if (first != period)
 		sig_handler_perf_phase_mark(fd);
-	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	/* (a new counter counts from zero: no PERF_EVENT_IOC_RESET) */
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		int e = errno;
 		close(fd);
 		return -e;
@@ -447,6 +450,19 @@ static uint64_t lost_closed_ns;
  * its own table). */
 enum { ARM_ANY, ARM_SELF, ARM_OWN_TABLE };
 
+/* A claimed slot whose timer or counter is set: armed, unless its thread
+ * exited meanwhile (then retired here). */
+static void arm_commit(struct slot *s)
+{
+	int expect = SLOT_CLAIMED;
+	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		disarm_slot(s);
+		return;
+	}
+	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
+}
+
 static void arm_slot_how(struct slot *s, int tid, int how)
 {
 	timer_t t;
@@ -503,15 +519,8 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 		return;
 	}
 	s->timer = t;
-armed:;
-	int expect = SLOT_CLAIMED;
-	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		/* the thread exited while we armed: retire it ourselves */
-		disarm_slot(s);
-		return;
-	}
-	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
+armed:
+	arm_commit(s);
 }
 
 static void arm_slot(struct slot *s, int tid)
@@ -708,17 +717,11 @@ static void open_one(struct slot *s)
 		free_slot(s);
 		return;
 	}
+	/* (no id, no clock: threads_check_counters looks only at counters
+	 * of the program's table) */
 	s->perf_fd = fd;
-	s->perf_id = perf_id(fd);
 	s->perf_private = 1;
-	s->cpu_ok_ns = thread_cpu_ns(tid);
-	int expect = SLOT_CLAIMED;
-	if (!__atomic_compare_exchange_n(&s->state, &expect, SLOT_ARMED, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		disarm_slot(s);
-		return;
-	}
-	__atomic_fetch_add(&table_gen, 1, __ATOMIC_RELEASE);
+	arm_commit(s);
 }
 
 void threads_reopen_private(void)
@@ -730,7 +733,7 @@ void threads_reopen_private(void)
 			if (fd > 0) {
 				__atomic_fetch_sub(&private_close_n, 1,
 						   __ATOMIC_ACQ_REL);
-				perf_close(fd - 1);
+				close(fd - 1); /* (no one else holds it) */
 			}
 		}
 	}

@@ -311,15 +311,23 @@ static __thread unsigned grid_gen;
  * that the samples stay one a period. Overflows a period apart pass
  * every time (up to half a period early or late).
  */
-static int perf_on_grid(void)
+/* This thread's CPU clock (user and system), 0 if unreadable. */
+static inline uint64_t own_cpu_ns(void)
 {
 	struct timespec ts;
-	uint64_t now, period = sampler.period_ns;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int perf_on_grid(void)
+{
+	uint64_t now = own_cpu_ns(), period = sampler.period_ns;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
+	if (!now || !period)
 		return 1;
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (grid_gen != gen || now + period < grid_ns) {
 		/* the first sample of this run (or of a fork child, whose
 		 * clock started again) */
@@ -352,14 +360,12 @@ static __thread unsigned sys_gen;
  */
 static uint32_t perf_system_periods(void)
 {
-	struct timespec ts;
-	uint64_t now, period = sampler.period_ns;
+	uint64_t now = own_cpu_ns(), period = sampler.period_ns;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 	uint64_t n;
 
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
+	if (!now || !period)
 		return 0;
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (sys_gen != gen || now < sys_mark_ns) {
 		sys_gen = gen;
 		sys_mark_ns = now;
@@ -383,16 +389,15 @@ static uint32_t perf_system_periods(void)
  * sampler thread did not charge already: this sample charges them. */
 static uint32_t perf_mark_kernel(void)
 {
-	struct timespec ts;
 	uint64_t now, period = sampler.period_ns, m = 0, ahead;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 	struct sampler_kslot *k;
 
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || !period)
+	now = own_cpu_ns();
+	if (!now || !period)
 		return 0;
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	k = &sampler.kslots[my_tid % SAMPLER_TID_SLOTS];
 	__atomic_store_n(&k->seq, k->seq + 1, __ATOMIC_RELAXED); /* odd */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
