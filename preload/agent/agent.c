@@ -794,10 +794,11 @@ static void log_exit_stats(void)
 					   __ATOMIC_RELAXED);
 	unsigned long n_code, n_unknown;
 	symbolize_stats(ag.sym, &n_code, &n_unknown);
-	plog_info("handler: %lu runs, %lu ns mean, %lu ns median, "
-		  "%lu ns p90; %lu samples sent; %lu faulted reads; "
+	plog_info("handler: %lu runs of %lu signals, %lu ns mean, %lu ns "
+		  "median, %lu ns p90; %lu samples sent; %lu faulted reads; "
 		  "%lu code objects named, %lu frames unknown",
-		  runs, runs ? ns / runs : 0, sampler_handler_quantile(0.5),
+		  runs, __atomic_load_n(&sampler.n_signals, __ATOMIC_RELAXED),
+		  runs ? ns / runs : 0, sampler_handler_quantile(0.5),
 		  sampler_handler_quantile(0.9), ag.n_samples,
 		  __atomic_load_n(&guard_faults, __ATOMIC_RELAXED), n_code,
 		  n_unknown);
