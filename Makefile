@@ -208,7 +208,7 @@ $(BUILD)/bench/%: tests/bench/%.c | $(BUILD)/bench
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe check-includes format-check $(BUILD)/fuzz/wire_fuzz
+check: all unit check-sigsafe check-includes check-exports check-layout format-check $(BUILD)/fuzz/wire_fuzz
 	LANES=$(LANES) tests/run
 
 check-regrtest: all unit
@@ -216,7 +216,7 @@ check-regrtest: all unit
 
 # The whole suite on the newest interpreters alone (CPython 3.14 and 3.15
 # from Debian sid, tools/get-sid-pythons; make check runs them too).
-check-new: all unit check-sigsafe check-includes
+check-new: all unit check-sigsafe check-includes check-exports check-layout
 	PYPROF_TEST_PYTHONS=new tests/run
 
 # 3.13, 3.14 and 3.15 as if this build did not know them: the compiled
@@ -388,6 +388,23 @@ check-sigsafe: $(PRELOAD_OBJ) $(SIGSAFE_FIXTURE)
 # each rule once: the check must reject it, naming all three, or it
 # could not fail.
 CYCLES_ALLOW := tools/include-cycles.allow
+# CPython's layout said by hand outside preload/cpython/ (offsets, version
+# tests) may only go down (tools/layout-ratchet); the fixture's must fail.
+check-layout:
+	tools/check-layout tools/layout-ratchet preload
+	@if tools/check-layout tools/layout-ratchet tests/layout >/dev/null; then \
+		echo "check-layout: the fixture with a version test and an offset passed"; exit 1; fi
+	@echo "check-layout: the fixture with a version test and an offset is rejected"
+
+# Every symbol the library exports is defined in preload/interpose/ (the
+# doors into the library in one folder); the check must reject the same
+# library read against another folder.
+check-exports: $(BUILD)/libpyprof.so
+	tools/check-exports $(BUILD)/libpyprof.so $(BUILD)/preload/interpose $(PRELOAD_OBJ)
+	@if tools/check-exports $(BUILD)/libpyprof.so $(BUILD)/preload/base $(PRELOAD_OBJ) >/dev/null; then \
+		echo "check-exports: read against preload/base/ it passed"; exit 1; fi
+	@echo "check-exports: read against preload/base/ it is rejected"
+
 check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
 	tools/check-includes --allow $(CYCLES_ALLOW) --layers tools/layers preload collector
 	tools/check-includes --allow $(CYCLES_ALLOW) --link preload.o $(PRELOAD_OBJ)
@@ -516,7 +533,7 @@ format-baseline:
 format:
 	clang-format -i $(FORMAT_SRC)
 
-.PHONY: format-baseline wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz fuzz-http fuzz-wire fuzz-otlp fuzz-config fuzz-http-afl check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: check-exports check-layout format-baseline wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz fuzz-http fuzz-wire fuzz-otlp fuzz-config fuzz-http-afl check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
 
 # The header dependencies the compiles wrote (DEPFLAGS).
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
