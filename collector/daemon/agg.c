@@ -12,6 +12,7 @@
  * (doubling) and happens only when a new key arrives.
  */
 #include "daemon/agg.h"
+#include "common/arith.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -29,12 +30,6 @@ struct agg {
 	size_t last; /* slot of the last key added, a one-entry cache */
 	uint64_t total_count, total_value;
 };
-
-static inline uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
 
 static inline size_t key_hash(uint32_t node, uint32_t thread, uint32_t flags,
 			      uint32_t labels)

@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/arith.h"
 #include "common/log.h"
 #include "common/pidring.h"
 #include "daemon/decode.h"
@@ -330,11 +331,6 @@ static int proc_failed(struct conn *c, int rc, const char *err)
 static const char *mode_name(uint64_t mode)
 {
 	return mode == WIRE_MODE_WALL ? "wall" : "cpu";
-}
-
-static uint64_t hz_of(uint64_t period_ns)
-{
-	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
 }
 
 static void log_connect(struct conn *c, const struct proc_hello *h,

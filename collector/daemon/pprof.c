@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/arith.h"
 #include "common/clock.h"
 #include "daemon/agg.h"
 #include "common/fileio.h"
@@ -316,11 +317,6 @@ static void add_heap_samples(struct builder *b, const struct proc *p,
 }
 
 /* ---- comments --------------------------------------------------------------- */
-
-static uint64_t hz_of(uint64_t period_ns)
-{
-	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
-}
 
 /* Appends s to buf (cap bytes, NUL-terminated) without cutting a UTF-8
  * sequence in half. Control characters become spaces: a `python -c`

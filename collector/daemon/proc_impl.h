@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/arith.h"
 #include "common/idhash.h"
 #include "pyprof/wire.h"
 
@@ -121,12 +122,6 @@ struct procs {
 		char why[PROCS_REFUSED_LEN];
 	} refused[PROCS_REFUSED_KINDS + 1]; /* + "other reasons" */
 };
-
-static inline uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
 
 /* Every id stored in a process or session counts towards the bound. */
 static inline void add_refs(struct proc *p, uint64_t n)

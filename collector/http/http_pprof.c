@@ -45,6 +45,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/arith.h"
 #include "common/clock.h"
 #include "daemon/daemon_api.h"
 #include "common/log.h"
@@ -87,11 +88,6 @@ struct pending {
 	unsigned long n_rows; /* PD_TOP */
 	double level;	      /* PD_TOP: ?confidence=, 0 if not asked */
 };
-
-static uint64_t hz_of(uint64_t period_ns)
-{
-	return period_ns ? (1000000000u + period_ns / 2) / period_ns : 0;
-}
 
 /* The live process with this pid, or NULL. */
 static const struct proc *find_pid(const struct pprof_server *ps,
