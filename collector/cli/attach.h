@@ -121,6 +121,7 @@ struct attach {
 	unsigned long timeout;	/* s */
 	const char *collector;	/* --collector SOCKET, or NULL */
 	char dir[CMD_PATH_MAX]; /* attach_dir */
+	char status[1024];	/* `ctl status`'s line once connected */
 };
 
 /* SIGINT, SIGTERM or SIGHUP received (attach_signals_install). */
