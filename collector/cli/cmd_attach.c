@@ -376,6 +376,8 @@ int attach_wait_connected(struct attach *a, const char *sock, double until)
 	for (;;) {
 		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0) {
 			snprintf(a->status, sizeof a->status, "%s", out);
+			if (!a->t.lib_loaded)
+				attach_script_done(a->dir, a->pid);
 			return 0;
 		}
 		if (attach_stop_sig)
@@ -717,5 +719,6 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (a.r.tmpdir[0])
 		cmd_remove_tmpdir(a.r.tmpdir);
+	attach_sweep(a.dir); /* the target's, if it ended meanwhile */
 	return code;
 }

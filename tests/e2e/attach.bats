@@ -173,6 +173,44 @@ attach_later() {
 	attach_each attach_later
 }
 
+# attach_leftovers: what attach keeps in its per-user directory
+# ($TMPDIR/pyprof-attach.UID: PID.py, the script the target runs, and
+# PID.sock) is gone once it is of no use: the script once the library is
+# in; both files of a target that ended in the window; the script of an
+# attach that timed out once the process has run it, late. While such a
+# process is still blocked the script stays (it will open it).
+attach_leftovers() {
+	local dir port rc=0
+	dir=$ATTACH_TMP/pyprof-attach.$(id -u)
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" sleep 3
+	"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.1.pb.gz" \
+		2>"$T/$1.1.err" || { cat "$T/$1.1.err"; fail "attach"; }
+	[[ ! -e $dir/$TPID.py ]] ||
+		fail "the script is left behind once the library is in: $(ls "$dir")"
+	finish_target "$1" ready done
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" sleep 1
+	"$PP_PYPROF" attach "$TPID" --duration 4 -o "$T/$1.2.pb.gz" \
+		2>"$T/$1.2.err" || { cat "$T/$1.2.err"; fail "attach"; }
+	finish_target "$1" ready done
+	[[ -z $(find "$dir" -name "$TPID.*") ]] ||
+		fail "files of a target that ended in the window: $(ls "$dir")"
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" accept 0.3
+	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 1 \
+		-o "$T/$1.3.pb.gz" 2>"$T/$1.3.err" || rc=$?
+	[[ $rc == 1 ]] || { cat "$T/$1.3.err"; fail "attach exited $rc, not 1"; }
+	[[ -e $dir/$TPID.py ]] ||
+		fail "the script of a blocked process was removed before it ran"
+	port=$(awk '/^port/ {print $2}' "$T/$1.out")
+	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
+	finish_target "$1" "port $port" ready done
+	[[ -z $(find "$dir" -name "$TPID.*") ]] ||
+		fail "files of a target that timed out, then ran and ended: $(ls "$dir")"
+}
+
+@test "attach leaves no file behind: the script once the library is in, a target's files once it ended, a late script once it ran" {
+	attach_each attach_leftovers
+}
+
 # Heap from the moment of attach (tests/targets/attach_heap.py): blocks
 # from before are kept and half of them freed inside the window; what the
 # program allocated after is in use by its functions, as it measures it
