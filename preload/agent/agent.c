@@ -303,8 +303,8 @@ struct held {
 	uint64_t since_ns;
 };
 
-static struct held *held;
-static size_t n_held;
+static struct held *held; /* grown on demand, up to HOLD_MAX */
+static size_t n_held, cap_held;
 
 /* Whether s waits for its thread's name (held then). */
 static int hold_sample(uint32_t node, const struct raw_sample *s,
@@ -314,10 +314,16 @@ static int hold_sample(uint32_t node, const struct raw_sample *s,
 	if (intern_thread_find(&ag.in, (int)s->tid, &name) ||
 	    thread_name((int)s->tid))
 		return 0;
-	if (!held && !(held = malloc(HOLD_MAX * sizeof *held)))
-		return 0;
-	if (n_held == HOLD_MAX)
-		return 0;
+	if (n_held == cap_held) {
+		size_t cap = cap_held ? 2 * cap_held : 64;
+		struct held *v = cap <= HOLD_MAX
+					 ? realloc(held, cap * sizeof *held)
+					 : NULL;
+		if (!v)
+			return 0;
+		held = v;
+		cap_held = cap;
+	}
 	unsigned ticket = threadnames_request();
 	if (threadnames_answered(ticket))
 		return 0; /* no names thread to answer */
