@@ -107,6 +107,11 @@ void attach_dir_refused(const char *dir, int rc);
 /* Removes the files of processes that are gone from dir. */
 void attach_sweep(const char *dir);
 
+/* The library attach_inject asked pid to load has connected: its script
+ * has run, and no request for it is left (attaches to one process take
+ * turns on its socket), so its file goes. */
+void attach_script_done(const char *dir, pid_t pid);
+
 /* ---- cmd_attach.c: the steps `top --pid` shares ------------------------ */
 
 #include <signal.h>
@@ -121,6 +126,7 @@ struct attach {
 	unsigned long timeout;	/* s */
 	const char *collector;	/* --collector SOCKET, or NULL */
 	char dir[CMD_PATH_MAX]; /* attach_dir */
+	char status[1024];	/* `ctl status`'s line once connected */
 };
 
 /* SIGINT, SIGTERM or SIGHUP received (attach_signals_install). */

@@ -29,6 +29,7 @@
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/attach.h"
@@ -177,7 +178,9 @@ static int write_script(const char *path, const char *lib, const char *config,
 			double deadline_unix)
 {
 	char libx[2 * CMD_PATH_MAX + 32], cfgx[2 * 2048 + 32];
+	char pathx[2 * CMD_PATH_MAX + 32], token[64];
 	char tmp[CMD_PATH_MAX + 16];
+	struct timespec now;
 	FILE *f;
 	int fd;
 
@@ -191,6 +194,12 @@ static int write_script(const char *path, const char *lib, const char *config,
 		return -E2BIG;
 	py_bytes(libx, sizeof libx, lib);
 	py_bytes(cfgx, sizeof cfgx, config);
+	py_bytes(pathx, sizeof pathx, path);
+	/* this script's own mark: a late run removes the file only if it
+	 * is still this script (attach_inject's lock) */
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(token, sizeof token, "pyprof-%d-%lld.%09ld", (int)getpid(),
+		 (long long)now.tv_sec, now.tv_nsec);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -200,12 +209,22 @@ static int write_script(const char *path, const char *lib, const char *config,
 		return -ENOMEM;
 	}
 	fprintf(f,
-		"# pyprof attach: load libpyprof.so and start it\n"
+		"# pyprof attach: load libpyprof.so and start it (%s)\n"
 		"def _pyprof_attach():\n"
-		"    import time\n"
+		"    import time, os\n"
 		"    if time.time() > %.3f:\n"
+		"        # too late: the attach is over; this file goes, if\n"
+		"        # it is still this script (no later attach wrote it)\n"
+		"        path = %s\n"
+		"        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)\n"
+		"        try:\n"
+		"            os.lockf(fd, os.F_TLOCK, 0)\n"
+		"            if b'%s' in os.read(fd, 1 << 16):\n"
+		"                os.unlink(path)\n"
+		"        finally:\n"
+		"            os.close(fd)\n"
 		"        return\n"
-		"    import ctypes, os\n"
+		"    import ctypes\n"
 		"    lib = ctypes.CDLL(os.fsdecode(%s))\n"
 		"    lib.pyprof_attach_start.argtypes = [ctypes.c_char_p]\n"
 		"    lib.pyprof_attach_start(%s)\n"
@@ -215,7 +234,7 @@ static int write_script(const char *path, const char *lib, const char *config,
 		"    pass\n"
 		"finally:\n"
 		"    del _pyprof_attach\n",
-		deadline_unix, libx, cfgx);
+		token, deadline_unix, pathx, token, libx, cfgx);
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return -EIO;
@@ -242,6 +261,40 @@ static void say_failure(const struct attach_target *t, int rc, const char *err)
 			  err[0] ? err : strerror(-rc));
 }
 
+/* The lock (lockf) of the script file at path, if one is there: its
+ * descriptor, -ENOENT when there is none, -EAGAIN when a late run of it
+ * holds the lock for over a second (a process stopped there). */
+static int lock_script(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -ENOENT;
+	for (int i = 0; i < 100; i++) {
+		if (lockf(fd, F_TLOCK, 0) == 0)
+			return fd;
+		poll(NULL, 0, 10);
+	}
+	close(fd);
+	return -EAGAIN;
+}
+
+static int script_path(char *out, size_t n, const char *dir, pid_t pid)
+{
+	return snprintf(out, n, "%s/%d.py", dir, (int)pid) >= (int)n ||
+			       strchr(out, '\'') || strchr(out, '\\')
+		       ? -1
+		       : 0;
+}
+
+void attach_script_done(const char *dir, pid_t pid)
+{
+	char script[CMD_PATH_MAX];
+
+	if (script_path(script, sizeof script, dir, pid) == 0)
+		unlink(script);
+}
+
 int attach_inject(const struct attach_target *t, const char *lib,
 		  const char *config, const char *dir, double deadline_unix)
 {
@@ -253,24 +306,38 @@ int attach_inject(const struct attach_target *t, const char *lib,
 				.from_block = t->from_block };
 	int rc;
 
-	/* dir/PID.py, left in place: once sys.remote_exec has asked, the
-	 * target opens the file when it next runs Python code, which can be
-	 * after we gave up waiting (a thread blocked in a call), and a
-	 * missing file would be reported on its stderr. A late run does
-	 * nothing (the deadline); the next attach replaces the file, and
-	 * attach_sweep removes those of processes that are gone. */
-	if (snprintf(script, sizeof script, "%s/%d.py", dir, (int)t->pid) >=
-		    (int)sizeof script ||
-	    strchr(script, '\'') || strchr(script, '\\')) {
+	/* dir/PID.py, left in place until it has run: once the request is
+	 * made, the target opens the file when it next runs Python code,
+	 * which can be after we gave up waiting (a thread blocked in a call),
+	 * and a missing file would be reported on its stderr. Once the
+	 * library is in, attach_script_done removes it; a late run does
+	 * nothing but remove it (the deadline); the next attach replaces it,
+	 * and attach_sweep removes those of processes that are gone. */
+	if (script_path(script, sizeof script, dir, t->pid) != 0) {
 		log_error("cannot use the temporary directory %s", dir);
+		return -1;
+	}
+	/* A script left by an attach that timed out removes itself when the
+	 * process runs it late, if it is still that script; under the lock
+	 * of the file in place, taken here until our request is made, it
+	 * cannot take ours for its own. */
+	int lfd = lock_script(script);
+	if (lfd == -EAGAIN) {
+		log_error("process %d is running the script of an earlier "
+			  "attach: try again",
+			  (int)t->pid);
 		return -1;
 	}
 	rc = write_script(script, lib, config, deadline_unix);
 	if (rc < 0) {
+		if (lfd >= 0)
+			close(lfd);
 		log_error("cannot write %s: %s", script, strerror(-rc));
 		return -1;
 	}
 	rc = remote_exec(&py, script, err, sizeof err);
+	if (lfd >= 0)
+		close(lfd);
 	if (rc < 0) {
 		say_failure(t, rc, err);
 		return -1;

@@ -375,8 +375,12 @@ int attach_wait_connected(struct attach *a, const char *sock, double until)
 	char out[1024];
 
 	for (;;) {
-		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0)
+		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0) {
+			snprintf(a->status, sizeof a->status, "%s", out);
+			if (!a->t.lib_loaded)
+				attach_script_done(a->dir, a->pid);
 			return 0;
+		}
 		if (attach_stop_sig)
 			return -EINTR;
 		if (!attach_target_alive(a))
@@ -450,6 +454,60 @@ void attach_say_not_connected(const struct attach *a, int why)
 			  "it next does; nothing was loaded, and nothing will "
 			  "be later; try again, or a longer --timeout",
 			  (int)a->pid, a->timeout);
+}
+
+/* The value of " KEY=" in a status line, into out ("" if absent). */
+static void status_field(const char *status, const char *key, char *out,
+			 size_t n)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof pat, " %s=", key);
+	out[0] = '\0';
+	if (!(p = strstr(status, pat)))
+		return;
+	p += strlen(pat);
+	snprintf(out, n, "%.*s", (int)strcspn(p, " \n"), p);
+}
+
+/*
+ * A library an earlier attach loaded keeps what it was loaded with: the
+ * mode (the collector keeps one sample type per process, and the wall
+ * and CPU samplers are set up at load) and native stacks (libunwind and
+ * every thread's preparation). A window that asks otherwise is refused
+ * in one line, before it starts; one that does not say which mode hears
+ * which it gets. 0, or -1 (said).
+ */
+static int check_loaded(const struct attach *a)
+{
+	const struct record *r = &a->r;
+	char mode[16], native[8];
+
+	if (!a->t.lib_loaded)
+		return 0;
+	status_field(a->status, "mode", mode, sizeof mode);
+	status_field(a->status, "native", native, sizeof native);
+	if (r->mode && mode[0] && strcmp(r->mode, mode)) {
+		log_error("process %d samples in %s mode, as its first attach "
+			  "loaded pyprof (the library stays): --mode %s needs "
+			  "a process not attached to before",
+			  (int)a->pid, mode, r->mode);
+		return -1;
+	}
+	if (r->native && strcmp(native, "on")) {
+		log_error("process %d has pyprof loaded without native stacks "
+			  "by an earlier attach (the library stays), and they "
+			  "cannot be added later: --native needs a process not "
+			  "attached to before",
+			  (int)a->pid);
+		return -1;
+	}
+	if (!r->mode && !strcmp(mode, "wall"))
+		log_info("process %d samples in wall mode, as its first attach "
+			 "loaded pyprof",
+			 (int)a->pid);
+	return 0;
 }
 
 /* Starts sampling for the window, waits for its end, stops. 0 or -1. */
@@ -590,6 +648,10 @@ static int attach_private(struct attach *a)
 			return 1;
 	}
 	rc = attach_wait_connected(a, r->sock, until);
+	if (rc == 0 && check_loaded(a) < 0) {
+		record_collector_stop(r, &coll_status);
+		return 1;
+	}
 	if (rc == 0)
 		rc = run_window(a);
 	record_collector_stop(r, &coll_status);
@@ -658,5 +720,6 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (a.r.tmpdir[0])
 		cmd_remove_tmpdir(a.r.tmpdir);
+	attach_sweep(a.dir); /* the target's, if it ended meanwhile */
 	return code;
 }

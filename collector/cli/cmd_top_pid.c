@@ -725,6 +725,7 @@ out:
 		cmd_remove_tmpdir(cmd_dir);
 		cmd_remove_tmpdir(a.r.tmpdir);
 	}
+	attach_sweep(a.dir); /* the target's, if it ended meanwhile */
 	return code;
 }
 

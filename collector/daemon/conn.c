@@ -626,6 +626,22 @@ static int decode_samples(struct wire_in *r, union batch *b, size_t *n)
 
 /* Control frames (conn_set_ctl_handlers): a controller's one request, or a
  * library's reply or state change. */
+/* What a reply or state says of the process's sampling. */
+struct ctl_state {
+	uint64_t sampling, period_ns, since_ns;
+};
+
+static void ctl_state_field(void *ctx, uint64_t tag, uint64_t v)
+{
+	struct ctl_state *st = ctx;
+	if (tag == WIRE_C_SAMPLING)
+		st->sampling = v;
+	else if (tag == WIRE_C_PERIOD_NS)
+		st->period_ns = v;
+	else if (tag == WIRE_C_SINCE_NS)
+		st->since_ns = v;
+}
+
 static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 		  size_t len)
 {
@@ -669,6 +685,15 @@ static int on_ctl(struct conn *c, unsigned type, const uint8_t *payload,
 		reject(c, "%s frame: malformed fields", type_names[type]);
 		return -EPROTO;
 	}
+	/* its profile's period and time: what it samples at, and since when
+	 * (proc.h); the fields were checked just above */
+	struct ctl_state st = { 0, 0, 0 };
+	if (c->session &&
+	    wire_fields_varints(payload, len, WIRE_MAX_CTL_PAYLOAD,
+				ctl_state_field, &st) == 0)
+		proc_session_sampling(c->session, st.sampling != 0,
+				      st.period_ns, st.since_ns,
+				      c->hello_sampling == 0);
 	return 0;
 }
 

@@ -546,8 +546,10 @@ static void encode_processes(struct builder *b,
 	for (size_t i = 0; i < n && !b->oom; i++) {
 		const struct proc_info *in = proc_info(procs[i]);
 		uint64_t e = proc_end_unix_ns(procs[i]);
-		if (in->start_unix_ns < sp->start)
-			sp->start = in->start_unix_ns;
+		uint64_t from = in->from_unix_ns ? in->from_unix_ns
+						 : in->start_unix_ns;
+		if (from < sp->start)
+			sp->start = from;
 		if (e > sp->end)
 			sp->end = e;
 		if (opts->heap) {

@@ -260,6 +260,8 @@ static int proc_create(struct procs *reg, const struct proc_hello *h,
 	p->info.win_start_unix_ns = p->info.joined_late
 					    ? now_unix_ns()
 					    : p->info.start_unix_ns;
+	if (p->info.joined_late)
+		p->info.from_unix_ns = p->info.win_start_unix_ns;
 	p->info.written_before = h->has_written ? h->written : 0;
 	for (unsigned i = 0; h->conn_seq && h->has_start_unix &&
 			     i < PROCS_TOMBS; i++) {
@@ -610,6 +612,20 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
 		p->max_mono_ns = bye->end_mono_ns;
 	p->heard_unix_ns = now_unix_ns();
 	count_gap(p, bye);
+}
+
+void proc_session_sampling(struct proc_session *s, int on, uint64_t period_ns,
+			   uint64_t since_mono_ns, int came_dormant)
+{
+	struct proc *p = s->proc;
+	if (!on)
+		return;
+	if (period_ns)
+		p->info.period_ns = period_ns;
+	if (came_dormant && !p->info.seen_on && since_mono_ns &&
+	    p->info.has_start_mono)
+		p->info.from_unix_ns = sample_unix_ns(p, since_mono_ns);
+	p->info.seen_on = 1;
 }
 
 /* ---- written samples ------------------------------------------------------ */

@@ -144,6 +144,13 @@ struct proc_info {
 	/* of n_samples and win_samples, the block and mutex records'
 	 * (WIRE_SF_WAIT_*) contentions: not CPU or wall samples */
 	uint64_t n_waits, win_waits;
+	/* Where its profile's time begins when not at start_unix_ns (0):
+	 * a process that came dormant (a later attach's, a PYPROF_START=off
+	 * one) begins when this collector first saw it sampling, one that
+	 * reconnected sampling when it connected. */
+	uint64_t from_unix_ns;
+	/* a control frame said it was sampling */
+	int seen_on;
 	int joined_late;         /* first heard on a reconnection (CONN_SEQ
 				    > 0): what it sent before went to
 				    another collector */
@@ -313,6 +320,14 @@ int proc_add_samples(struct proc_session *s, uint64_t *clock_ns,
 int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 		  uint64_t value, char *err);
 void proc_set_bye(struct proc_session *s, const struct proc_bye *bye);
+/* A control reply or state (wire.h's CTL_REPLY, CTL_STATE) said whether
+ * the process samples now, at period_ns (0: not said), since
+ * since_mono_ns (its CLOCK_MONOTONIC; 0: not said); came_dormant: its
+ * HELLO said it was not sampling. The period its samples are taken at
+ * becomes the profile's; the first "on" of a process that came dormant
+ * is where its profile's time begins (proc_info's from_unix_ns). */
+void proc_session_sampling(struct proc_session *s, int on, uint64_t period_ns,
+			   uint64_t since_mono_ns, int came_dormant);
 
 /* HEAP frames (wire.h), in two steps like SAMPLES: proc_check_heap
  * validates the records (kind known; an ALLOC's node and thread defined,

@@ -41,6 +41,11 @@
 #define FLAME_BOTTOM 34
 #define FLAME_FONT_W 7.0   /* average Verdana 12 px glyph width */
 #define FLAME_MERGED_MIN 0.1 /* px: a merged box narrower is left out */
+/* The graph is as tall as its frames of at least this share of the width
+ * (of the zoomed frame's, once zoomed): deeper ones, a thin tower of a
+ * few samples, are hidden, their top frame marked (its tooltip says how
+ * many are above), and shown by zooming into it. */
+#define FLAME_TALL_SHARE 0.01
 
 /* ---- XML text ----------------------------------------------------------- */
 
@@ -160,6 +165,7 @@ struct layout {
 	size_t n, cap;
 	struct view_kids kids; /* children being laid out */
 	uint32_t max_depth;
+	uint32_t rows_cap; /* deepest row shown unzoomed (FLAME_TALL_SHARE) */
 	int oom;
 };
 
@@ -319,7 +325,9 @@ static const char flame_css[] =
 	"#frames g:hover rect{stroke:#000;stroke-width:0.6}\n"
 	"#frames text{pointer-events:none}\n"
 	"#frames g.anc{opacity:0.55}\n"
-	"#matched{text-anchor:end}\n";
+	"#matched{text-anchor:end}\n"
+	"#frames g.cut rect{stroke:#333;stroke-width:1;"
+	"stroke-dasharray:3,2}\n";
 
 /* The script. ES5, no library; see the header comment for what it does. */
 static const char flame_js[] =
@@ -330,7 +338,7 @@ static const char flame_js[] =
 	"var fx = new Float64Array(n), fw = new Float64Array(n);\n"
 	"var par = new Int32Array(n), end = new Int32Array(n);\n"
 	"var names = [], files = [], rects = [], texts = [], fills = [];\n"
-	"var merged = new Uint8Array(n);\n"
+	"var merged = new Uint8Array(n), dep = new Int32Array(n);\n"
 	"var details = doc.getElementById('details');\n"
 	"var matched = doc.getElementById('matched');\n"
 	"var unzoomBtn = doc.getElementById('unzoom');\n"
@@ -349,6 +357,27 @@ static const char flame_js[] =
 	"  files[i] = g.getAttribute('data-f') || '';\n"
 	"  merged[i] = g.hasAttribute('data-m') ? 1 : 0;\n"
 	"  fills[i] = rects[i].getAttribute('fill');\n"
+	"  dep[i] = par[i] >= 0 ? dep[par[i]] + 1 : 0;\n"
+	"}\n"
+	"var bg = doc.getElementById('bg-rect');\n"
+	"/* The rows shown when zoomed into z: as deep as the frames of at\n"
+	" * least C.tall of z's width; the graph's height follows. */\n"
+	"function rows(z) {\n"
+	"  var j, cap = dep[z], min = C.tall * fw[z];\n"
+	"  for (j = z; j < end[z]; j++)\n"
+	"    if (dep[j] > cap && fw[j] >= min) cap = dep[j];\n"
+	"  var h = C.top + (cap + 1) * C.frameH + C.bottom;\n"
+	"  root.setAttribute('height', h);\n"
+	"  root.setAttribute('viewBox', '0 0 ' + (C.width + 2 * C.pad) + ' ' + h);\n"
+	"  bg.setAttribute('height', h);\n"
+	"  details.setAttribute('y', h - 12);\n"
+	"  matched.setAttribute('y', h - 12);\n"
+	"  return cap;\n"
+	"}\n"
+	"function rowY(j, cap) {\n"
+	"  var y = C.top + (C.icicle ? dep[j] : cap - dep[j]) * C.frameH;\n"
+	"  rects[j].setAttribute('y', y.toFixed(1));\n"
+	"  texts[j].setAttribute('y', (y + 11.5).toFixed(1));\n"
 	"}\n"
 	"function fit(j, w) {\n"
 	"  var name = names[j], max = Math.floor((w - 6) / C.fontW);\n"
@@ -376,17 +405,23 @@ static const char flame_js[] =
 	"  if (!(z >= 0 && z < n) || !(fw[z] > 0)) z = 0;\n"
 	"  if (!(fw[0] > 0)) return; /* an empty profile */\n"
 	"  var anc = new Uint8Array(n), a, j, x0 = fx[z], k = C.width / fw[z];\n"
+	"  var cap = rows(z);\n"
 	"  for (a = par[z]; a >= 0; a = par[a]) anc[a] = 1;\n"
 	"  for (j = 0; j < n; j++) {\n"
 	"    var g = els[j];\n"
-	"    if (j >= z && j < end[z]) {\n"
+	"    if (j >= z && j < end[z] && dep[j] <= cap) {\n"
 	"      g.style.display = '';\n"
 	"      g.classList.remove('anc');\n"
+	"      if (dep[j] === cap && end[j] > j + 1) g.classList.add('cut');\n"
+	"      else g.classList.remove('cut');\n"
 	"      place(j, C.pad + (fx[j] - x0) * k, fw[j] * k);\n"
+	"      rowY(j, cap);\n"
 	"    } else if (anc[j]) {\n"
 	"      g.style.display = '';\n"
 	"      g.classList.add('anc');\n"
+	"      g.classList.remove('cut');\n"
 	"      place(j, C.pad, C.width);\n"
+	"      rowY(j, cap);\n"
 	"    } else {\n"
 	"      g.style.display = 'none';\n"
 	"    }\n"
@@ -591,11 +626,15 @@ static void write_box(struct writer *w, size_t i)
 		name = k->name;
 		file = k->file;
 	}
+	/* deeper than the cap: hidden, placed where zooming would put it
+	 * first (the script places every frame again at each zoom) */
+	int deep = b->depth > L->rows_cap;
+	int cut = !deep && b->depth == L->rows_cap && b->end > i + 1;
 	if (s->icicle)
 		y = FLAME_TOP + (double)b->depth * FLAME_FRAME_H;
 	else
-		y = FLAME_TOP + (double)(L->max_depth - b->depth) *
-				FLAME_FRAME_H;
+		y = FLAME_TOP + ((double)L->rows_cap - (double)b->depth) *
+					FLAME_FRAME_H;
 	if (b->n_merged)
 		snprintf(fill, sizeof(fill), "rgb(221,221,221)");
 	else if (s->diff) {
@@ -624,8 +663,16 @@ static void write_box(struct writer *w, size_t i)
 		fprintf(w->out, " data-t=\"%" PRId64 ",%" PRId64 ",%" PRId64 "\"",
 			s->split[b->node][0], s->split[b->node][1],
 			s->split[b->node][2]);
+	if (deep)
+		fputs(" style=\"display:none\"", w->out);
+	if (cut)
+		fputs(" class=\"cut\"", w->out);
 	fputs("><title>", w->out);
 	write_tooltip(w, b, k);
+	if (cut)
+		fprintf(w->out, "&#10;%" PRIu32 " frames above, too narrow to "
+				"show: click to zoom",
+			b->end - (uint32_t)i - 1);
 	fprintf(w->out, "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
 		"height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.3f\" "
 		"y=\"%.1f\">", FLAME_PAD + b->x, y, b->w, FLAME_FRAME_H - 1,
@@ -665,8 +712,8 @@ static void write_svg(struct writer *w)
 		"y2=\"1\"><stop offset=\"5%%\" stop-color=\"#f4f4f4\"/>"
 		"<stop offset=\"95%%\" stop-color=\"#e6e6f0\"/>"
 		"</linearGradient></defs>\n"
-		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
-		"fill=\"url(#bg)\"/>\n",
+		"<rect id=\"bg-rect\" x=\"0\" y=\"0\" width=\"%.0f\" "
+		"height=\"%.0f\" fill=\"url(#bg)\"/>\n",
 		width, w->height, width, w->height,
 		s->min_width, flame_css, width, w->height);
 	fprintf(out, "<text id=\"title\" x=\"%.0f\" y=\"24\">", width / 2);
@@ -702,11 +749,13 @@ static void write_svg(struct writer *w)
 	for (size_t i = 0; i < L->n; i++)
 		write_box(w, i);
 	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n"
-		"var PYPROF_FLAME = { pad: %d, width: %d, fontW: %.2f, "
-		"hit: 'rgb(230,0,230)', icicle: %d };\n%s]]></script>\n"
-		"</svg>\n",
+		     "var PYPROF_FLAME = { pad: %d, width: %d, fontW: %.2f, "
+		     "hit: 'rgb(230,0,230)', icicle: %d, top: %d, frameH: %d, "
+		     "bottom: %d, tall: %g };\n%s]]></script>\n"
+		     "</svg>\n",
 		FLAME_PAD, VIEW_FLAME_WIDTH - 2 * FLAME_PAD, FLAME_FONT_W,
-		s->icicle ? 1 : 0, flame_js);
+		s->icicle ? 1 : 0, FLAME_TOP, FLAME_FRAME_H, FLAME_BOTTOM,
+		FLAME_TALL_SHARE, flame_js);
 }
 
 int flame_write(FILE *out, const struct flame_spec *s)
@@ -739,8 +788,13 @@ int flame_write(FILE *out, const struct flame_spec *s)
 	w.out = out;
 	w.s = s;
 	w.L = &L;
-	w.height = FLAME_TOP + (L.max_depth + 1.0) * FLAME_FRAME_H +
-		   FLAME_BOTTOM;
+	/* the rows of the frames at least FLAME_TALL_SHARE wide */
+	for (size_t i = 0; i < L.n; i++)
+		if (L.v[i].depth > L.rows_cap &&
+		    L.v[i].w >= FLAME_TALL_SHARE * (VIEW_FLAME_WIDTH -
+						    2.0 * FLAME_PAD))
+			L.rows_cap = L.v[i].depth;
+	w.height = FLAME_TOP + (L.rows_cap + 1.0) * FLAME_FRAME_H + FLAME_BOTTOM;
 	if (s->level > 0 && s->count_slot >= 0 && !s->diff)
 		w.z = stats_z(s->level);
 	write_svg(&w);

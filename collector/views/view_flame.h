@@ -13,6 +13,12 @@
  * (tooltip: how many, and their sum) placed after its drawn siblings;
  * what lies below them is not drawn. That bounds the SVG by what can be
  * seen: at most width/min_width frames per level.
+ *
+ * Height: as many rows as the deepest frame of at least FLAME_TALL_SHARE
+ * (1%) of the width; frames above that row are written hidden, the frame
+ * at the row under them marked (class "cut", its tooltip counts them),
+ * and the script applies the same rule to the zoomed frame's width at
+ * each zoom, so a thin tower shows whole once zoomed into.
  */
 #ifndef PYPROF_VIEW_FLAME_H
 #define PYPROF_VIEW_FLAME_H

@@ -252,6 +252,117 @@ static uint32_t thread_name(int tid)
 	return sid;
 }
 
+/* The thread of a sample of tid, interned with its name (0 when out of
+ * memory). A name once known is kept when the names table has lost it:
+ * a thread that has left threading._active on its way out still waits
+ * for the GIL and locks, and its last samples stay named. */
+static uint32_t sample_thread(int tid)
+{
+	uint32_t name = thread_name(tid), known = 0;
+	if (!name && intern_thread_find(&ag.in, tid, &known))
+		name = known;
+	int changed;
+	uint32_t thread = intern_thread(&ag.in, tid, name, &changed);
+	if (thread && changed) /* new, or a rename: resend if the old name
+				  went out already */
+		transport_put_thread(&ag.tr, &ag.in, thread);
+	return thread;
+}
+
+/* A sample for the batch, its thread named now. */
+static void send_sample(uint32_t node, const struct raw_sample *s,
+			uint32_t flags, uint32_t labels)
+{
+	uint32_t thread = sample_thread((int)s->tid);
+	if (!thread) {
+		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+		return;
+	}
+	add_to_batch(node, thread, s, flags, labels);
+}
+
+/*
+ * Held samples. The first samples of a thread the agent has not named yet
+ * wait here until the names thread has looked at the program's threads
+ * (threadnames_answered), so that the thread goes out with its name: sent
+ * at once, without it, a window cut before the thread's next sample (the
+ * rename) kept them nameless (a thread waiting right at its start, a
+ * window ending 40 ms later: tests/e2e/waits.bats 2.9). A thread is held
+ * once, until it is interned; at most HOLD_MS (the GIL held that long by
+ * the program) and HOLD_MAX samples, then it goes without a name, as
+ * before; a flush (the collector's STOP or FLUSH, the exit) sends all.
+ * Heap samples are never held (a free must follow its allocation).
+ */
+#define HOLD_MAX 4096
+#define HOLD_MS 500
+
+struct held {
+	struct raw_sample s; /* its fixed part: tid, time, weight, value */
+	uint32_t node, flags, labels;
+	unsigned ticket;
+	uint64_t since_ns;
+};
+
+static struct held *held; /* grown on demand, up to HOLD_MAX */
+static size_t n_held, cap_held;
+
+/* Whether s waits for its thread's name (held then). */
+static int hold_sample(uint32_t node, const struct raw_sample *s,
+		       uint32_t flags, uint32_t labels)
+{
+	uint32_t name;
+	if (intern_thread_find(&ag.in, (int)s->tid, &name) ||
+	    thread_name((int)s->tid))
+		return 0;
+	if (n_held == cap_held) {
+		size_t cap = cap_held ? 2 * cap_held : 64;
+		struct held *v = cap <= HOLD_MAX
+					 ? realloc(held, cap * sizeof *held)
+					 : NULL;
+		if (!v)
+			return 0;
+		held = v;
+		cap_held = cap;
+	}
+	unsigned ticket = threadnames_request();
+	if (threadnames_answered(ticket))
+		return 0; /* no names thread to answer */
+	struct held *h = &held[n_held++];
+	memcpy(&h->s, s, sizeof h->s);
+	h->node = node;
+	h->flags = flags;
+	h->labels = labels;
+	h->ticket = ticket;
+	h->since_ns = mono_ns();
+	return 1;
+}
+
+/* Sends the held samples whose threads the names thread has looked at
+ * (all of them with force), oldest first. */
+static void release_held(int force)
+{
+	uint64_t now = mono_ns();
+	size_t i = 0;
+	for (; i < n_held; i++) {
+		const struct held *h = &held[i];
+		if (!force && !threadnames_answered(h->ticket) &&
+		    now - h->since_ns < HOLD_MS * 1000000ull)
+			break;
+		send_sample(h->node, &h->s, h->flags, h->labels);
+	}
+	if (i) {
+		memmove(held, held + i, (n_held - i) * sizeof *held);
+		n_held -= i;
+	}
+}
+
+static void put_sample(uint32_t node, const struct raw_sample *s,
+		       uint32_t flags, uint32_t labels)
+{
+	if (!hold_sample(node, s, flags, labels))
+		send_sample(node, s, flags, labels);
+}
+
 /* The pseudo-location name (a frame that says why there is no stack),
  * made once into *loc. */
 static uint32_t pseudo_loc(uint32_t *loc, const char *name)
@@ -409,15 +520,6 @@ static void on_sample(const void *payload, size_t len, void *arg)
 			count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
 		return;
 	}
-	int changed;
-	uint32_t thread = intern_thread(&ag.in, (int)s->tid,
-					thread_name((int)s->tid), &changed);
-	if (!thread) {
-		count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
-		return;
-	}
-	if (changed) /* a rename: resend if the old name went out already */
-		transport_put_thread(&ag.tr, &ag.in, thread);
 	/* a torn or unnumbered set: the sample counts, without labels */
 	uint32_t labels = s->n_labels || s->n_task
 				  ? labels_set_id(&ag.in, raw_labels(s),
@@ -425,6 +527,11 @@ static void on_sample(const void *payload, size_t len, void *arg)
 						  s->n_task)
 				  : 0;
 	if (heap) {
+		uint32_t thread = sample_thread((int)s->tid);
+		if (!thread) {
+			count_lost(WIRE_LOST_BUFFER, s->weight, s->value_ns);
+			return;
+		}
 		heapframe_put_alloc(&ag.heap, s->value_ns, node, thread,
 				    s->heap_size, s->heap_addr, labels);
 		return;
@@ -444,10 +551,10 @@ static void on_sample(const void *payload, size_t len, void *arg)
 		}
 		if (s->flags & SAMPLE_TRUNCATED)
 			f |= WIRE_SF_TRUNCATED;
-		add_to_batch(node, thread, s, f, labels);
+		put_sample(node, s, f, labels);
 		return;
 	}
-	add_to_batch(node, thread, s, wire_flags(s), labels);
+	put_sample(node, s, wire_flags(s), labels);
 }
 
 static void put_lost(void)
@@ -483,11 +590,14 @@ static void put_lost(void)
 	}
 }
 
-static void drain(void)
+/* The ring drained and everything sent but the samples still held for
+ * their threads' names (all of them with force). */
+static void drain(int force)
 {
 	if (ag.mods)
 		modules_refresh(ag.mods); /* objects dlopen'd since */
 	ring_drain(&sampler.ring, on_sample, NULL);
+	release_held(force);
 	flush_batch();
 	if (ag.heap.buf)
 		heapframe_flush(&ag.heap);
@@ -558,7 +668,7 @@ static void on_ctl_frame(unsigned type, const uint8_t *p, size_t len,
 		return;
 	}
 	if (flush_first)
-		drain();
+		drain(1);
 	if (n > 0)
 		transport_put_ctl(&ag.tr, reply, (size_t)n);
 }
@@ -776,7 +886,7 @@ static void tick(uint64_t now)
 	pthread_mutex_lock(&ag_lock);
 	size_t stn = control_tick(now, st, sizeof st);
 	threads_check_counters(); /* before the drain counts what was lost */
-	drain();
+	drain(0);
 	if (stn)
 		transport_put_ctl(&ag.tr, st, stn);
 	if (ag.heap.buf)
@@ -861,8 +971,8 @@ static void finish(const struct loop *l)
 	if ((was_python &&
 	     !__atomic_load_n(&ag.quiet_if_empty, __ATOMIC_ACQUIRE)) ||
 	    ag.tr.conn_seq || ring_pending() || ag.batch_n || ag.heap.n ||
-	    ag.n_samples) {
-		drain();
+	    ag.n_samples || n_held) {
+		drain(1);
 		put_bye();
 		exit_flush();
 		log_exit_stats();
@@ -1101,6 +1211,7 @@ void agent_after_fork_child(int follow)
 	ag.lost_ring_seen = 0;
 	ag.lost_closed_seen = 0;
 	ag.batch_n = 0;
+	n_held = 0; /* the parent's threads, sent by the parent */
 	heapframe_reset(&ag.heap);
 	ag.written_before = ag.written_now = 0;
 	ag.finalized = 0;

@@ -484,17 +484,20 @@ static int on_start(const struct cmd *c, uint64_t now, char *msg,
 	if (c->has_mode && c->mode != (uint64_t)cs.own.mode) {
 		note(msg, cap,
 		     cs.own.mode == CONFIG_MODE_WALL
-			     ? "this process samples in wall mode "
-			       "(PYPROF_MODE), not cpu"
-			     : "this process samples in cpu mode "
-			       "(PYPROF_MODE), not wall");
+			     ? "this process samples in wall mode, set as "
+			       "pyprof started in it (PYPROF_MODE, or the "
+			       "first attach's --mode), not cpu"
+			     : "this process samples in cpu mode, set as "
+			       "pyprof started in it (PYPROF_MODE, or the "
+			       "first attach's --mode), not wall");
 		status = WIRE_CTL_PARTIAL;
 	}
 	/* libunwind and every thread's preparation are decided at start-up
 	 * (native.h); native stacks cannot be added later. */
 	if (c->has_native && c->native && cs.own.native == CONFIG_NATIVE_OFF) {
-		note(msg, cap, "native stacks need PYPROF_NATIVE=1 at "
-			       "start-up");
+		note(msg, cap, "native stacks need PYPROF_NATIVE=1 (or the "
+			       "first attach's --native) as pyprof starts "
+			       "in the process");
 		status = WIRE_CTL_PARTIAL;
 	}
 	if (c->has_heap && c->heap_rate) {

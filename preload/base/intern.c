@@ -274,6 +274,13 @@ uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
 	return id;
 }
 
+uint32_t intern_thread_find(const struct intern *in, int tid, uint32_t *name)
+{
+	uint32_t id = imap_get(&in->thread_map, (uint64_t)(unsigned)tid, 0);
+	*name = id ? in->threads[id - 1].name : 0;
+	return id;
+}
+
 uint32_t intern_labels(struct intern *in, const uint32_t *kv,
 		       uint32_t n_pairs)
 {

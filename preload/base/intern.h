@@ -87,6 +87,8 @@ uint32_t intern_addr(struct intern *in, uint32_t mapping, uint64_t addr);
  * and sets *changed). */
 uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
 		       int *changed);
+/* The id of tid's thread (0: never interned), its name in *name. */
+uint32_t intern_thread_find(const struct intern *in, int tid, uint32_t *name);
 
 /* A label set of n_pairs (key, value) string ids at kv: the same pairs
  * in the same order give the same id. */

@@ -72,6 +72,9 @@ static int asked, stopping;
 static int unjoined;        /* asked to stop, not waited for yet      */
 static int in_gil;          /* taking or holding the GIL (atomic)     */
 static int forking_tid;     /* the thread that called fork()            */
+/* Looks for threadnames_answered: the number of the last look begun
+ * (wake_lock) and of the last one that read the names (atomic). */
+static unsigned looks_begun, looks_done;
 /* The exit gate: held by the names thread from before it asks for the
  * GIL until it has given it back; closed for good by gate_close, which
  * Python's atexit runs on the finalizing thread before finalization
@@ -380,6 +383,8 @@ static void *threadnames_main(void *arg)
 		asked = 0;
 		if (stopping)
 			break;
+		unsigned look = ++looks_begun;
+		int looked = 0;
 		pthread_mutex_unlock(&wake_lock);
 		/* Only while the interpreter runs, and (2.7, 3.6) only once it
 		 * has a GIL: before that, taking "the GIL" would not exclude
@@ -391,8 +396,10 @@ static void *threadnames_main(void *arg)
 		    sampler.is_initialized() && !finishing()) {
 			int several = several_threads();
 			int more = hook && hook_has_work();
-			if (!several)
+			if (!several) {
 				name_alone();
+				looked = 1;
+			}
 			if ((several || more) && (!api.threads_initialized ||
 						  api.threads_initialized())) {
 				__atomic_store_n(&in_gil, 1,
@@ -416,8 +423,10 @@ static void *threadnames_main(void *arg)
 				if (!fin && !__atomic_load_n(&gate_in_list,
 							     __ATOMIC_ACQUIRE))
 					gate_register();
-				if (several && !fin)
+				if (several && !fin) {
 					threadnames_refresh();
+					looked = 1;
+				}
 				if (more && !fin)
 					hook();
 				api.gil_release(g);
@@ -425,6 +434,8 @@ static void *threadnames_main(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&gate_lock);
+		if (looked)
+			__atomic_store_n(&looks_done, look, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&wake_lock);
 	}
 	pthread_mutex_unlock(&wake_lock);
@@ -478,9 +489,26 @@ static void wake_with(int *flag)
 	pthread_mutex_unlock(&wake_lock);
 }
 
-void threadnames_request(void)
+unsigned threadnames_request(void)
 {
-	wake_with(&asked);
+	if (!started)
+		return 0;
+	pthread_mutex_lock(&wake_lock);
+	unsigned ticket = looks_begun;
+	__atomic_store_n(&asked, 1, __ATOMIC_SEQ_CST);
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&wake_lock);
+	return ticket;
+}
+
+int threadnames_answered(unsigned ticket)
+{
+	if (!api.ok || !started || unjoined ||
+	    __atomic_load_n(&stopping, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST))
+		return 1;
+	unsigned done = __atomic_load_n(&looks_done, __ATOMIC_ACQUIRE);
+	return (int)(done - ticket) >= 1;
 }
 
 void threadnames_stop(void)

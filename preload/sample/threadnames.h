@@ -45,8 +45,16 @@ int threadnames_init(int py_major);
 /* Agent: starts the names thread once the interpreter is up. */
 void threadnames_start(void);
 
-/* Agent: asks for a refresh now (a thread without a name was seen). */
-void threadnames_request(void);
+/* Agent: asks for a refresh now (a thread without a name was seen).
+ * Returns a ticket for threadnames_answered. */
+unsigned threadnames_request(void);
+
+/* Agent: whether the names thread has read the program's thread names
+ * (threading._active, or the lone main thread) in a look that began after
+ * the request that returned ticket; also 1 when no names thread runs to
+ * answer. A look the names thread could not take (the exit gate not in
+ * place yet, the GIL not created) answers nothing. */
+int threadnames_answered(unsigned ticket);
 
 /* Another look the names thread takes while it holds the GIL, at each of
  * its wakes (threadnames_request wakes it): fn returns quickly when it

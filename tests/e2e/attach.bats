@@ -116,6 +116,101 @@ attach_twice() {
 	attach_each attach_twice
 }
 
+# attach_later: a later attach into a process whose library an earlier
+# one loaded (plain: cpu mode, 100 Hz, no native stacks). Its profile is
+# of its own window: Time within the command's run, Duration no longer
+# than it, the period and the comment at its own --hz. What the library
+# keeps from its first attach (the mode, native stacks) is refused in
+# one line that says so, before any window: no profile, and no word of
+# PYPROF_MODE, which the user never set.
+attach_later() {
+	local t0 t1 times tn dn rc line opt
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 20
+	"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.1.pb.gz" \
+		2>"$T/$1.1.err" || { cat "$T/$1.1.err"; fail "first attach"; }
+	sleep 2 # the first window well before the second
+	t0=$(date +%s%N)
+	"$PP_PYPROF" attach "$TPID" --duration 1 --hz 500 -o "$T/$1.2.pb.gz" \
+		2>"$T/$1.2.err" || { cat "$T/$1.2.err"; fail "second attach"; }
+	t1=$(date +%s%N)
+	cat "$T/$1.2.err"
+	times=$("$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_pb.py" times "$T/$1.2.pb.gz")
+	echo "$times"
+	tn=$(awk '$1 == "time_nanos" { print $2 }' <<<"$times")
+	dn=$(awk '$1 == "duration_nanos" { print $2 }' <<<"$times")
+	((tn >= t0 && tn <= t1)) ||
+		fail "Time $tn is not within the second attach's run ($t0 to $t1)"
+	((dn >= 500000000 && dn <= t1 - t0)) ||
+		fail "Duration $dn ns for a 1 s window run in $((t1 - t0)) ns"
+	assert_eq 2000000 "$(awk '$1 == "period" { print $2 }' <<<"$times")" \
+		"the period of a --hz 500 window"
+	"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_pb.py" comments "$T/$1.2.pb.gz" |
+		grep -q "cpu mode at 500 Hz" ||
+		fail "the comment does not say 500 Hz: $("$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_pb.py" comments "$T/$1.2.pb.gz")"
+	# what the library keeps is refused, in one line each, before a window
+	for line in "--native:native stacks" "--mode wall:cpu mode"; do
+		rc=0
+		# shellcheck disable=SC2086 # the option and its value
+		"$PP_PYPROF" attach "$TPID" --duration 1 ${line%%:*} \
+			-o "$T/$1.3.pb.gz" 2>"$T/$1.3.err" || rc=$?
+		cat "$T/$1.3.err"
+		[[ $rc == 1 ]] || fail "attach ${line%%:*} exited $rc, not 1"
+		[[ $(wc -l <"$T/$1.3.err") == 1 ]] ||
+			fail "attach ${line%%:*}: not one line"
+		grep -q -- "${line#*:}" "$T/$1.3.err" ||
+			fail "attach ${line%%:*}: the line does not say ${line#*:}"
+		opt=${line%%:*}
+		grep -q -- "${opt%% *}" "$T/$1.3.err" ||
+			fail "attach $opt: the line does not name ${opt%% *}"
+		! grep -q PYPROF_ "$T/$1.3.err" ||
+			fail "attach ${line%%:*} blames a PYPROF_ variable"
+		[[ ! -e $T/$1.3.pb.gz ]] || fail "attach ${line%%:*} wrote a profile"
+	done
+	finish_target "$1" ready done
+}
+
+@test "a later attach: its profile's Time, Duration and rate are its window's; --native and another --mode, which the library keeps from its first attach, refused in one line" {
+	attach_each attach_later
+}
+
+# attach_leftovers: what attach keeps in its per-user directory
+# ($TMPDIR/pyprof-attach.UID: PID.py, the script the target runs, and
+# PID.sock) is gone once it is of no use: the script once the library is
+# in; both files of a target that ended in the window; the script of an
+# attach that timed out once the process has run it, late. While such a
+# process is still blocked the script stays (it will open it).
+attach_leftovers() {
+	local dir port rc=0
+	dir=$ATTACH_TMP/pyprof-attach.$(id -u)
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" sleep 3
+	"$PP_PYPROF" attach "$TPID" --duration 1 -o "$T/$1.1.pb.gz" \
+		2>"$T/$1.1.err" || { cat "$T/$1.1.err"; fail "attach"; }
+	[[ ! -e $dir/$TPID.py ]] ||
+		fail "the script is left behind once the library is in: $(ls "$dir")"
+	finish_target "$1" ready done
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" sleep 1
+	"$PP_PYPROF" attach "$TPID" --duration 4 -o "$T/$1.2.pb.gz" \
+		2>"$T/$1.2.err" || { cat "$T/$1.2.err"; fail "attach"; }
+	finish_target "$1" ready done
+	[[ -z $(find "$dir" -name "$TPID.*") ]] ||
+		fail "files of a target that ended in the window: $(ls "$dir")"
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" accept 0.3
+	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 1 \
+		-o "$T/$1.3.pb.gz" 2>"$T/$1.3.err" || rc=$?
+	[[ $rc == 1 ]] || { cat "$T/$1.3.err"; fail "attach exited $rc, not 1"; }
+	[[ -e $dir/$TPID.py ]] ||
+		fail "the script of a blocked process was removed before it ran"
+	port=$(awk '/^port/ {print $2}' "$T/$1.out")
+	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
+	finish_target "$1" "port $port" ready done
+	[[ -z $(find "$dir" -name "$TPID.*") ]] ||
+		fail "files of a target that timed out, then ran and ended: $(ls "$dir")"
+}
+
+@test "attach leaves no file behind: the script once the library is in, a target's files once it ended, a late script once it ran" {
+	attach_each attach_leftovers
+}
+
 # Heap from the moment of attach (tests/targets/attach_heap.py): blocks
 # from before are kept and half of them freed inside the window; what the
 # program allocated after is in use by its functions, as it measures it

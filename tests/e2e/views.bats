@@ -117,8 +117,12 @@ flat_pct() {
 	"$PP_PYPROF" flamegraph "$VDIR/shares.pb.gz" -o "$T/f.svg"
 	cdp "$T/f.svg" --screenshot "$ARTIFACTS/flamegraph.png" --click share_fifty \
 		--screenshot "$ARTIFACTS/flamegraph-zoomed.png" --click all
+	# frames above the rows of the frames at least 1% wide are hidden
+	# until zoomed into (the next test); none other
+	local deep
+	deep=$(grep -c 'style="display:none"' "$T/f.svg" || true)
 	assert_eq load "$(jfield 1 action)" "first line"
-	assert_eq 0 "$(jfield 1 hidden)" "hidden frames before any click"
+	assert_eq "$deep" "$(jfield 1 hidden)" "hidden frames before any click"
 	assert_eq False "$(jfield 1 unzoom_visible)" "Reset Zoom before any click"
 	assert_eq click "$(jfield 3 action)" "the click"
 	assert_eq 1180 "$(printf '%.0f' "$(jfield 3 width)")" "the clicked frame's width"
@@ -127,7 +131,7 @@ flat_pct() {
 	assert_eq True "$(jfield 3 unzoom_visible)" "Reset Zoom after the click"
 	[[ $(jfield 3 hash) == "#z="* ]] || fail "the zoom is not in the URL fragment"
 	# A click on the root zooms back out.
-	assert_eq 0 "$(jfield 5 hidden)" "hidden frames after clicking the root"
+	assert_eq "$deep" "$(jfield 5 hidden)" "hidden frames after clicking the root"
 	assert_eq False "$(jfield 5 unzoom_visible)" "Reset Zoom after zooming out"
 	[[ $(head -c 8 "$ARTIFACTS/flamegraph-zoomed.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
 		fail "no PNG screenshot kept"
@@ -156,6 +160,45 @@ PY
 	assert_eq 0 "$(jfield 1 scroll_y)" "an icicle graph's scroll"
 	awk -v y="$(jfield 1 root_top)" 'BEGIN { exit !(y > 0 && y < 200) }' ||
 		fail "the icicle's root is at y=$(jfield 1 root_top)"
+}
+
+@test "one deep stack of a sample or two does not set a flame graph's height: its tower is cut where frames get narrower than 1%, marked, and shown whole by clicking it" {
+	cat >"$T/tower.py" <<'PY'
+import time
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+def tower(n):
+    if n == 0:
+        spin(0.015)
+        return
+    tower(n - 1)
+def main():
+    spin(1.5)
+    tower(80)
+    spin(1.5)
+main()
+PY
+	"$PP_PYPROF" record -o "$T/tower.pb.gz" -- "$PP_HOST_PYTHON" "$T/tower.py"
+	"$PP_PYPROF" flamegraph "$T/tower.pb.gz" -o "$T/tower.svg"
+	local h towers
+	h=$(sed -n 's/^<svg .* height="\([0-9]*\)".*/\1/p' "$T/tower.svg")
+	towers=$(grep -c 'data-n="tower"' "$T/tower.svg")
+	echo "height $h px, $towers tower frames"
+	((towers >= 81)) || fail "the tower's frames are not all in the SVG: $towers"
+	# all, <module>, main, spin: 4 rows of frames (a 16 px each), not 85
+	((h < 60 + 34 + 16 * 8)) || fail "the graph is $h px high"
+	grep -q 'frames above, too narrow to show: click to zoom' "$T/tower.svg" ||
+		fail "the cut frame does not say so"
+	cdp "$T/tower.svg" --click tower
+	(($(printf '%.0f' "$(jfield 1 svg_h)") == h)) ||
+		fail "in Chromium the graph is $(jfield 1 svg_h) px high, not $h"
+	# zoomed into the tower's cut frame, the whole tower shows
+	(($(jfield 2 shown) >= towers)) ||
+		fail "$(jfield 2 shown) frames shown after zooming into the tower"
+	(($(printf "%.0f" "$(jfield 2 svg_h)") >= 60 + 34 + 16 * 81)) ||
+		fail "the zoomed graph is $(jfield 2 svg_h) px high"
 }
 
 @test "searching in Chromium highlights the matches and reports their share of the total" {

@@ -347,3 +347,42 @@ windows_with_waits() {
 	grep -q '/n\.mutex\.pb\.gz (mutex profile, 0 waits: no thread held a lock another waited for)' "$T/rec.err" ||
 		fail "the mutex profile of one thread is not said to be empty"
 }
+
+@test "2.9 threads that wait right at their start, just before a window ends: every sample of theirs, in every window's file, carries its thread's name (3.11, 3.14)" {
+	# tests/targets/early_names.py: 3 rounds of 4 threads named
+	# early-R-I, started 40 ms before a second ends (a window of
+	# --period 1), each waiting 5 ms for a lock and then silent until
+	# past that second. Their first samples reach the collector before
+	# the library's names thread has looked at them; the window is cut
+	# before any later sample of theirs.
+	check() {
+		local name=$1 exe=$2 f
+		rm -rf "$OUT"
+		mkdir -p "$OUT"
+		collector_start --period 1
+		run_capture e env PYPROF_WAITS=1 profiled "$exe" \
+			"$PP_TARGETS/early_names.py"
+		assert_eq 0 "$RC" "exit status"
+		wait_profile "$PID" >/dev/null
+		collector_stop
+		: >"$T/threads"
+		for f in "$OUT"/*."$PID".*.pb.gz; do
+			"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/pprof_raw.py" threads "$f" \
+				>"$T/one" || fail "go tool pprof cannot read $f"
+			sed "s|^|$(basename "$f") |" "$T/one" >>"$T/threads"
+		done
+		# no sample of any kind (file thread ID NAME COUNT STACK) has a thread_id without its name
+		if awk '$2 == "thread" && $3 != "-" && $4 == "-"' "$T/threads" | grep .; then
+			fail "samples above carry a thread_id but no thread_name"
+		fi
+		# and every early thread's lock wait is in some block profile, named
+		local r i
+		for r in 0 1 2; do
+			for i in 0 1 2 3; do
+				grep -q "\\.block\\.pb\\.gz thread [0-9]* early-$r-$i [0-9]* .*;early_wait\$" "$T/threads" ||
+					fail "no block sample of early-$r-$i in early_wait: $(grep -c . "$T/threads") samples"
+			done
+		done
+	}
+	PYPROF_TEST_PYTHONS=$(pythons_of 3.11 3.14) for_each_python check
+}

@@ -208,6 +208,7 @@ STATE_JS = r"""
           hash: location.hash, scroll_y: window.scrollY,
           view_h: window.innerHeight,
           root_top: gs[0].children[1].getBoundingClientRect().top,
+          svg_h: document.documentElement.getBoundingClientRect().height,
           root_name: gs[0].getAttribute('data-n')};
 })()
 """

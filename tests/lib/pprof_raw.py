@@ -16,6 +16,9 @@ lines "ID: 0xADDR M=N NAME FILE:LINE s=START").
       label KEY=VALUE N        samples carrying that label
       line FUNC FILE:LINE      each location
       comment TEXT
+  pprof_raw.py threads FILE    one line per sample, for the thread labels:
+      thread ID NAME N STACK   NAME "-" when the sample has no thread_name;
+                               STACK root first, ";"-joined
 Exit status 1 if go tool pprof fails.
 """
 import collections
@@ -96,11 +99,22 @@ def summary(path):
     print("\n".join(out))
 
 
+def threads(path):
+    _types, samples, locs, _comments = parse(decode(path))
+    for s in samples:
+        lab = s["labels"]
+        names = [locs[l][0] for l in s["locs"]]
+        print("thread %s %s %d %s" % (lab.get("thread_id", "-"),
+                                      lab.get("thread_name", "-") or "-",
+                                      s["count"],
+                                      ";".join(reversed(names)) or "-"))
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] != "summary":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("summary", "threads"):
         sys.stderr.write(__doc__)
         return 2
-    summary(sys.argv[2])
+    (summary if sys.argv[1] == "summary" else threads)(sys.argv[2])
     return 0
 
 
