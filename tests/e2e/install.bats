@@ -4,9 +4,9 @@
 #   the wheel (tools/wheel, make wheel) installed into fresh virtual
 #   environments of 3.8, 3.11, 3.14 and 3.15 (those of PYPROF_TEST_PYTHONS;
 #   with pip --no-index where the venv has pip; Debian sid's 3.14 and 3.15
-#   have no ensurepip, so there tests/lib/wheel_unpack.py unzips it into
-#   site-packages as pip would, checking RECORD, and the commands are
-#   `python -m pyprof`), then run in a mount namespace where the system's
+#   have no ensurepip, so there another Python's pip installs it with
+#   --target, as docs/install.md says, PYTHONPATH names that directory and
+#   the commands are `python -m pyprof`), then run in a mount namespace where the system's
 #   copies of every library the wheel bundles are empty files and
 #   /usr/include is empty (tests/lib/without_dev.sh): ldd finds every
 #   library in the wheel or the base system, and a program using
@@ -87,10 +87,14 @@ for m in (_ctypes, zlib):
 			"$venv/bin/pyprof-collector" -V | grep -q '^pyprof-collector ' ||
 				fail "no pyprof-collector command"
 		else
-			echo "   (no ensurepip: venv --without-pip, the wheel unzipped into site-packages)"
+			# what docs/install.md tells a user of such a Python: another
+			# Python's pip, --target a directory, PYTHONPATH to it
+			echo "   (no ensurepip: the wheel installed by another Python's pip --target, PYTHONPATH, python -m pyprof)"
 			"$exe" -m venv --without-pip "$venv"
-			site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
-			"$PP_HOST_PYTHON" "$PP_ROOT/tests/lib/wheel_unpack.py" "$WHL" "$site" "$venv"
+			"$PP_HOST_PYTHON" -m pip install -q --no-index --disable-pip-version-check \
+				--target "$venv/pyprof-target" "$WHL" ||
+				fail "pip install --target failed"
+			local -x PYTHONPATH=$venv/pyprof-target
 			cmd=("$venv/bin/python" -m pyprof)
 		fi
 		pkg=$("$venv/bin/python" -c 'import os, pyprof; print(os.path.join(os.path.dirname(pyprof.__file__), "pyprof_bin"))')
