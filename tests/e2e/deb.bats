@@ -144,3 +144,30 @@ with pyprof.labels(who="member"):
 	dpkg --purge pyprof >"$T/purge.log" 2>&1 || fail "dpkg --purge: $(cat "$T/purge.log")"
 	assert_eq "" "$(leftovers)" "left after dpkg --purge"
 }
+
+@test "without systemd the .deb says that no collector was started and how to start one; purge while that collector runs stops it and leaves nothing" {
+	[[ -d /run/systemd/system ]] && skip "systemd runs here (this test is for a machine without it)"
+	dpkg -i "$DEB" >"$T/install.log" 2>&1 || fail "dpkg -i: $(cat "$T/install.log")"
+	cat "$T/install.log"
+	grep -q 'pyprof: systemd is not running here: no collector was started' "$T/install.log" ||
+		fail "the install does not say that no collector runs"
+	# the commands it gives, as a user would run them
+	local cmds
+	cmds=$(sed -n 's/^pyprof:   //p' "$T/install.log")
+	[[ $(grep -c . <<<"$cmds") == 2 ]] || fail "not the two commands: $cmds"
+	(cd / && eval "$cmds") >"$T/collector.log" 2>&1 3>&-
+	for ((i = 0; i < 100; i++)); do
+		[[ -S /run/pyprof/collector.sock ]] && break
+		sleep 0.1
+	done
+	[[ -S /run/pyprof/collector.sock ]] || fail "the commands started no collector: $(cat "$T/collector.log")"
+	local pid
+	pid=$(pgrep -u pyprof -x pyprof-collector) || fail "no collector runs as pyprof"
+	# before: userdel failed while it ran, and the purge with it
+	dpkg --purge pyprof >"$T/purge.log" 2>&1 || fail "dpkg --purge: $(cat "$T/purge.log")"
+	cat "$T/purge.log"
+	grep -q "stopped the collector running as user pyprof (pid $pid)" "$T/purge.log" ||
+		fail "the purge does not say it stopped the collector"
+	[[ ! -d /proc/$pid ]] || fail "the collector still runs"
+	assert_eq "" "$(leftovers)" "left after dpkg --purge"
+}
