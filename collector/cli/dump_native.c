@@ -331,7 +331,9 @@ static void read_maps(struct dn *d)
 			continue;
 		p = line + at;
 		p[strcspn(p, "\n")] = '\0';
-		if (p[0] != '/')
+		/* files, and the kernel's vDSO (elfsym reads ours for it:
+		 * clock_gettime and its like run there) */
+		if (p[0] != '/' && strcmp(p, "[vdso]"))
 			continue;
 		d->maps[d->n_maps].start = s;
 		d->maps[d->n_maps].end = e;
@@ -374,7 +376,7 @@ static void name_frame(const struct dn *d, struct elfsym *es,
 			 (unsigned long long)pc);
 		return;
 	}
-	base = strrchr(m->path, '/') + 1;
+	base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
 	f->interp = !strcmp(m->path, tg->exe) || !strncmp(base, "libpython", 9);
 	memset(&hit, 0, sizeof hit);
 	if (es && elfsym_lookup(es, m->path, NULL, 0, m->start, m->offset, at, &hit) && hit.name) {

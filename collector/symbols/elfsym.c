@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "symbols/dwarfline.h"
@@ -533,6 +536,41 @@ static void debug_path(char *buf, size_t n, const uint8_t *id, size_t len)
 	snprintf(buf + o, n - o, ".debug");
 }
 
+/* "[vdso]": the kernel's vDSO has no file, but every process on this
+ * kernel maps the same image, so ours stands for the target's (the
+ * build id check below refuses another kernel's): a copy of it in a
+ * memfd, read as a file. Returns the memfd, or -1. */
+static int vdso_image_fd(void)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	uint64_t size = 0;
+	int fd;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -1;
+	/* the image ends with its section headers, or its last segment */
+	if (eh->e_shentsize == sizeof(Elf64_Shdr))
+		size = eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
+	if (eh->e_phentsize == sizeof(Elf64_Phdr) && eh->e_phnum < 64) {
+		const Elf64_Phdr *ph =
+			(const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+		for (unsigned i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_offset + ph[i].p_filesz > size)
+				size = ph[i].p_offset + ph[i].p_filesz;
+	}
+	if (!size || size > (1u << 20))
+		return -1;
+	fd = (int)syscall(SYS_memfd_create, "pyprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, eh, (size_t)size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Reads the file of (path, build id) into a new entry (never NULL unless
  * out of memory; a file that cannot be used gives an entry with ok 0). */
 static struct efile *efile_load(const char *path, const uint8_t *id,
@@ -541,7 +579,9 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 	struct efile *f = calloc(1, sizeof(*f));
 	struct elf e = { .fd = -1 }, d = { .fd = -1 };
 	uint8_t got[64];
-	char dbg[256];
+	char dbg[256], vdso_path[64];
+	const char *open_path = path;
+	int vdso_fd = -1;
 
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
@@ -551,9 +591,17 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 		memcpy(f->build_id, id, id_len);
 	f->build_id_len = id_len;
 	f->bytes = sizeof(*f) + strlen(path);
-	if (path[0] != '/')
-		goto out; /* "[vdso]" and the like: no file to read */
-	if (elf_open(&e, path) == 0) {
+	if (!strcmp(path, "[vdso]")) {
+		vdso_fd = vdso_image_fd();
+		if (vdso_fd >= 0) {
+			snprintf(vdso_path, sizeof vdso_path, "/proc/self/fd/%d",
+				 vdso_fd);
+			open_path = vdso_path;
+		}
+	}
+	if (open_path[0] != '/')
+		goto out; /* "[vsyscall]" and the like: no file to read */
+	if (elf_open(&e, open_path) == 0) {
 		size_t n = elf_build_id(&e, got, sizeof(got));
 		if (id_len && (n != id_len || memcmp(got, id, id_len) != 0)) {
 			log_debug("%s: build id differs from the process's "
@@ -587,6 +635,8 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 out:
 	elf_close(&e);
 	elf_close(&d);
+	if (vdso_fd >= 0)
+		close(vdso_fd);
 	return f;
 }
 

@@ -807,3 +807,27 @@ attach_crash() {
 @test "a crash after an attach is reported and ends the process as without one" {
 	attach_each attach_crash
 }
+
+dump_vdso() {
+	local i d=$T/$1.vdump hit=
+	start_target "$1" "$2" "$PP_TARGETS/clockloop.py" 4
+	# a thread reading the clock is in the vDSO much of the time: one of
+	# ten dumps finds it there
+	for ((i = 0; i < 10; i++)); do
+		"$PP_PYPROF" dump "$TPID" --native >"$d.$i" 2>"$d.$i.err" ||
+			{ cat "$d.$i.err"; fail "dump --native"; }
+		if grep -qE '^    [_a-z]*clock_gettime \(\[vdso\]\)$' "$d.$i"; then
+			hit=$i
+			break
+		fi
+	done
+	[[ -n $hit ]] || { cat "$d.0"; fail "no dump named a frame in [vdso]"; }
+	cat "$d.$hit"
+	finish_target "$1" ready done
+}
+
+# 3.15: 3.14's unwinder loses such a thread's whole native stack
+# ("[merge failed: 0 eval-loop calls...]", docs/limitations.md)
+@test "dump --native names the frames of the kernel's vDSO (a thread inside clock_gettime) on 3.15, as it names libc's" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.15)" for_each_python dump_vdso
+}
