@@ -65,6 +65,13 @@ static int resume_pending(void *arg)
 {
 	(void)arg;
 	heap_enter();
+	/* the CPU-clock thread first, from here: its counters closed with
+	 * it (each in its table), and the agent would start it only at its
+	 * first tick, 20 ms of the program's CPU unsampled after each fork;
+	 * this thread waits for its own counter (1 ms at most) */
+	if (threads_clock_thread())
+		cpuclock_start();
+	threads_await_counter();
 	agent_resume();
 	heap_leave();
 	return 0;

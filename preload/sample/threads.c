@@ -673,6 +673,31 @@ void threads_private_lost(void)
 	__atomic_store_n(&clock_alive, 1, __ATOMIC_RELEASE);
 }
 
+void threads_await_counter(void)
+{
+	if (!use_private)
+		return;
+	struct slot *s = find(gettid_());
+	uint64_t t0 = mono_ns();
+	if (!s)
+		return;
+	/* until the CPU-clock thread has started (clock_alive) and opened
+	 * this thread's counter again (reopen back to 0), 1 ms at most */
+	while (mono_ns() - t0 < 1000000u) {
+		struct timespec ts = {0, 50000};
+		if (!__atomic_load_n(&clock_alive, __ATOMIC_ACQUIRE)) {
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_CLAIMED ||
+		    !__atomic_load_n(&s->reopen, __ATOMIC_ACQUIRE))
+			return;
+		ts.tv_nsec = 200000;
+		syscall(SYS_futex, &s->reopen, FUTEX_WAIT_PRIVATE, 1, &ts, NULL,
+			0);
+	}
+}
+
 void threads_clock_ended(void)
 {
 	__atomic_store_n(&clock_alive, 0, __ATOMIC_RELEASE);

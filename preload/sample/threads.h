@@ -159,4 +159,9 @@ void threads_private_lost(void);
  * new threads no longer wait for theirs. */
 void threads_clock_ended(void);
 
+/* The calling thread waits (1 ms at most) until the CPU-clock thread,
+ * started again, has opened its counter again: after a fork's pause
+ * (forkpause.c), so that the main thread's CPU is counted from there. */
+void threads_await_counter(void);
+
 #endif /* PYPROF_THREADS_H */
