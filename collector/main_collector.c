@@ -104,6 +104,10 @@ static void usage(FILE *out)
 "                     directories 0750, of that group. Without it files\n"
 "                     are 0600 and new directories 0700, whatever the\n"
 "                     umask: profiles hold every process's command line\n"
+"  --readers-group GROUP  each process's files in DIR/uid-<UID>/: its\n"
+"                     user reads them (a POSIX ACL), GROUP reads all\n"
+"                     (files 0640 of GROUP, DIR 0751, the HTTP token and\n"
+"                     socket too). Not with --output-group\n"
 "  --period SECONDS   continuous profiling: at every multiple of SECONDS\n"
 "                     also write each live process's profile of that window\n"
 "                     (named by the window's start), then start afresh\n"
@@ -140,14 +144,16 @@ static void usage(FILE *out)
 "                     pprof http://HOST:PORT/debug/pprof/profile?seconds=N);\n"
 "                     without ADDR on 127.0.0.1 only; PORT 0 picks one\n"
 "                     (logged). Off by default\n"
-"  --http unix:PATH   the same on a Unix socket (mode 0600; 0660 with\n"
-"                     --output-group) that no other user can take while\n"
-"                     the collector is down, as they can a TCP port:\n"
+"  --http unix:PATH   the same on a Unix socket (mode 0600; 0660 of the\n"
+"                     --output-group or --readers-group) that no other\n"
+"                     user can take while the collector is down, as\n"
+"                     they can a TCP port:\n"
 "                     curl --unix-socket PATH http://localhost/debug/pprof/\n"
 "  --http-token TOKEN require TOKEN on every HTTP request (or set\n"
 "                     PYPROF_HTTP_TOKEN, which ps does not show). Without\n"
 "                     it a random token is made at start, written to\n"
-"                     SOCKET.http-token (mode 0600, removed at exit) and\n"
+"                     SOCKET.http-token (mode 0600, 0640 of the group\n"
+"                     above; removed at exit) and\n"
 "                     logged in the URL to open. A request carries it as\n"
 "                     ?token=TOKEN, as http://pyprof:TOKEN@HOST:PORT/...\n"
 "                     (go tool pprof, curl), or Authorization: Bearer TOKEN\n"
@@ -322,6 +328,7 @@ enum {
 	OPT_HTTP,
 	OPT_HTTP_TOKEN,
 	OPT_OUTPUT_GROUP,
+	OPT_READERS_GROUP,
 	OPT_HTTP_NO_AUTH,
 	OPT_HOLD_MAX,
 	OPT_MAX_CLIENTS,
@@ -361,6 +368,7 @@ static const struct option longopts[] = {
 	  OPT_MAX_MEMORY_USER },
 	{ "exit-grace", required_argument, NULL, OPT_EXIT_GRACE },
 	{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
+	{ "readers-group", required_argument, NULL, OPT_READERS_GROUP },
 	{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
 	{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
 	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
@@ -476,22 +484,31 @@ static int number_option(struct collector_opts *o, int opt, const char *arg)
 	}
 }
 
-/* --allow-user and --output-group: who may read or own what we write. */
+/* --allow-user, --output-group and --readers-group: who may read or own
+ * what we write. */
 static int who_option(struct cmdline *c, int opt, const char *arg)
 {
 	struct collector_opts *o = &c->opts;
 	uid_t uid;
 
-	if (opt == OPT_OUTPUT_GROUP) {
+	if (opt == OPT_OUTPUT_GROUP || opt == OPT_READERS_GROUP) {
+		const char *name = opt == OPT_OUTPUT_GROUP ? "--output-group"
+							   : "--readers-group";
+		if (o->output_shared && o->per_uid != (opt == OPT_READERS_GROUP))
+			return usage_error(PROG, "--readers-group and "
+						 "--output-group both say who reads "
+						 "every profile: give one");
 		if (parse_group(arg, &o->output_gid) < 0)
-			return usage_error(PROG, "--output-group wants a group "
-					   "name or a gid, not '%s' (no such "
-					   "group)", arg);
+			return usage_error(PROG, "%s wants a group name or a "
+						 "gid, not '%s' (no such group)",
+					   name, arg);
 		if (!may_give_to(o->output_gid))
-			return usage_error(PROG, "--output-group %s: files can "
-					   "only be given to a group you are a "
-					   "member of", arg);
+			return usage_error(PROG, "%s %s: files can only be "
+						 "given to a group you are a member "
+						 "of",
+					   name, arg);
 		o->output_shared = 1;
+		o->per_uid = opt == OPT_READERS_GROUP;
 		return 0;
 	}
 	if (opt == OPT_ALLOW_GROUP) {
@@ -555,6 +572,7 @@ static int one_option(struct cmdline *c, int opt, const char *arg,
 	case OPT_ALLOW_USER:
 	case OPT_ALLOW_GROUP:
 	case OPT_OUTPUT_GROUP:
+	case OPT_READERS_GROUP:
 		return who_option(c, opt, arg);
 	case OPT_MERGE:
 		o->merge = 1;
@@ -951,8 +969,9 @@ static int make_token(struct wiring *w, const char *sock)
 	}
 	char line[sizeof(w->token) + 1];
 	snprintf(line, sizeof(line), "%s\n", w->token);
-	/* the readers of the profiles may read it (--output-group: the
-	 * package's members, docs/security.md), else the collector's user */
+	/* the readers of the profiles may read it (--output-group, or
+	 * --readers-group: the package's pyprof-readers, docs/security.md),
+	 * else the collector's user alone */
 	rc = file_write_atomic(w->token_path, line, strlen(line),
 			       FILEIO_REPLACE |
 				       (w->opts->output_shared ? 0 : FILEIO_PRIVATE));
@@ -987,7 +1006,8 @@ static int start_serving(void *arg, const struct collector_parts *parts)
 		return rc;
 	}
 	/* a Unix socket is the collector's user's alone (0600); with
-	 * --output-group its members, who read the token, may connect too */
+	 * --output-group (or --readers-group) its members, who read the
+	 * token, may connect too */
 	if (opts->output_shared &&
 	    !strncmp(pprof_server_addr(w->http), "unix:", 5)) {
 		const char *up = pprof_server_addr(w->http) + 5;

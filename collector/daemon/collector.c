@@ -28,6 +28,7 @@
 #include "daemon/conn.h"
 #include "daemon/control.h"
 #include "common/fileio.h"
+#include "common/readers.h"
 #include "daemon/listener.h"
 #include "common/log.h"
 #include "common/path.h"
@@ -740,6 +741,14 @@ static int prepare_outputs(const struct collector_opts *opts)
 		log_error("cannot create output directory %s: %s",
 			  opts->output_dir, strerror(-rc));
 		return rc;
+	}
+	if (opts->output_dir && opts->per_uid) {
+		char err[PATH_MAX + 256];
+		if ((rc = readers_prepare(opts->output_dir, opts->output_gid,
+					  err, sizeof(err))) < 0) {
+			log_error("%s", err);
+			return rc;
+		}
 	}
 	if ((rc = check_writable_dir(opts->output_file)) < 0 ||
 	    (rc = check_writable_dir(opts->summary_file)) < 0 ||

@@ -45,7 +45,10 @@
  *   includes samples counted as "collector away", proc.h).
  * Every file above is created 0600 and a new output_dir 0700, whatever
  * the umask (they hold every process's command line); output_shared
- * makes them 0640 and 0750, of group output_gid (fileio.h).
+ * makes them 0640 and 0750, of group output_gid (fileio.h). per_uid
+ * (--readers-group) puts each process's files (not those of several)
+ * in <dir>/uid-<UID>/, its client's uid's, which that uid may read too
+ * (common/readers.h).
  * On SIGTERM/SIGINT the collector stops accepting, reads what every
  * connection has already sent, writes the above, and returns.
  *

@@ -46,6 +46,10 @@ struct collector_opts {
 	int output_shared;        /* 0: files 0600, directories 0700; 1:
 				     0640 and 0750, of group output_gid */
 	gid_t output_gid;
+	/* --readers-group (output_gid, with output_shared): each process's
+	 * files in output_dir/uid-<UID>/, readable by that uid too
+	 * (common/readers.h) */
+	int per_uid;
 	size_t max_clients;       /* 0: COLLECTOR_MAX_CLIENTS */
 
 	/* Each member's share (collector.h): the connections of one uid

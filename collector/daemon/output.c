@@ -59,6 +59,7 @@
 #include "daemon/agg.h"
 #include "daemon/collector_opts.h"
 #include "common/fileio.h"
+#include "common/readers.h"
 #include "common/grow.h"
 #include "daemon/heapagg.h"
 #include "common/log.h"
@@ -86,6 +87,8 @@ struct held_proc {
 struct held {
 	struct held *next;
 	char stem[96];          /* the file name's parts (write_new_file) */
+	/* whose directory it goes to (place_new_file) */
+	long dir_uid;
 	uint64_t stamp_ns;
 	void *data;             /* the encoded profile, owned */
 	size_t len;
@@ -287,23 +290,51 @@ out:
 	free(data);
 }
 
-/* Writes data as a new file <dir>/<stem>.<stamp>[.N].pb.gz; its name in
- * path. 0 or a negative errno. */
-static int place_new_file(const struct output *o, const char *stem,
-			  uint64_t stamp_ns, const void *data, size_t len,
-			  char *path, size_t cap)
+/* The directory of a file of the process(es) of uid dir_uid, -1 for a
+ * file of several processes: <dir>, or with --readers-group the uid's
+ * own <dir>/uid-<UID> (readers.h), made if missing. 0 or a negative
+ * errno (out holds the directory's name all the same). */
+static int file_dir(const struct output *o, long dir_uid, char *out,
+		    size_t cap)
 {
-	char stamp[32];
-	int rc = -EEXIST;
+	if (!o->opts->per_uid || dir_uid < 0) {
+		snprintf(out, cap, "%s", o->opts->output_dir);
+		return 0;
+	}
+	return readers_user_dir(o->opts->output_dir, (unsigned)dir_uid, out,
+				cap);
+}
+
+/* The uid whose directory holds p's files (file_dir). */
+static long proc_dir_uid(const struct output *o, const struct proc *p)
+{
+	return o->opts->per_uid ? (long)proc_info(p)->peer_uid : -1;
+}
+
+/* Writes data as a new file <dir>/<stem>.<stamp>[.N].pb.gz, <dir> that of
+ * dir_uid (file_dir); its name in path. 0 or a negative errno. */
+static int place_new_file(const struct output *o, long dir_uid,
+			  const char *stem, uint64_t stamp_ns,
+			  const void *data, size_t len, char *path, size_t cap)
+{
+	char stamp[32], dir[4096];
+	int rc = file_dir(o, dir_uid, dir, sizeof(dir));
 
 	format_stamp(stamp_ns, stamp, sizeof(stamp));
+	if (rc < 0) {
+		/* the name it would have had, for the log */
+		if ((size_t)snprintf(path, cap, "%s/%s.%s.pb.gz", dir, stem,
+				     stamp) >= cap)
+			snprintf(path, cap, "%s", dir);
+		return rc;
+	}
+	rc = -EEXIST;
 	for (int i = 0; i < OUTPUT_MAX_NAME_TRIES; i++) {
 		char suffix[16] = "";
 		if (i > 0)
 			snprintf(suffix, sizeof(suffix), ".%d", i);
-		if ((size_t)snprintf(path, cap, "%s/%s.%s%s.pb.gz",
-				     o->opts->output_dir, stem, stamp,
-				     suffix) >= cap)
+		if ((size_t)snprintf(path, cap, "%s/%s.%s%s.pb.gz", dir, stem,
+				     stamp, suffix) >= cap)
 			return -ENAMETOOLONG;
 		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
 		if (rc != -EEXIST)
@@ -365,10 +396,14 @@ static void drop_held(struct output *o, struct held *h, const char *why)
 		}
 		o->charge[o->n_charge++] = *hp;
 	}
+	char dir[4096];
+	file_dir(o, -1, dir, sizeof(dir));
+	if (h->dir_uid >= 0)
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir),
+			 "/uid-%ld", h->dir_uid);
 	log_error("%s: its profile %s/%s.%s.pb.gz was never written (%s): "
 		  "%" PRIu64 " samples counted as lost, \"[lost: not "
-		  "written]\"", h->who, o->opts->output_dir, h->stem, stamp,
-		  why, samples);
+		  "written]\"", h->who, dir, h->stem, stamp, why, samples);
 	o->failed = 1;
 	free(h->procs);
 	free(h->data);
@@ -397,8 +432,8 @@ static size_t retry_held(struct output *o)
 	while (o->held) {
 		struct held *h = o->held;
 		char path[4096];
-		int rc = place_new_file(o, h->stem, h->stamp_ns, h->data,
-					h->len, path, sizeof(path));
+		int rc = place_new_file(o, h->dir_uid, h->stem, h->stamp_ns,
+					h->data, h->len, path, sizeof(path));
 		if (rc < 0) {
 			log_debug("%s: held profile still not written: %s",
 				  h->who, strerror(-rc));
@@ -430,9 +465,10 @@ static void on_retry(struct loop *loop, struct loop_timer *t, void *arg)
  * happens) of list[0..n) that could not be written (err), to be tried
  * again; or, past the memory allowed, drops it (or older ones) and counts
  * their samples as lost. */
-static void hold_window(struct output *o, const char *stem, uint64_t stamp_ns,
-			void *data, size_t len, const struct proc *const *list,
-			size_t n, const char *who, const char *path, int err)
+static void hold_window(struct output *o, long dir_uid, const char *stem,
+			uint64_t stamp_ns, void *data, size_t len,
+			const struct proc *const *list, size_t n,
+			const char *who, const char *path, int err)
 {
 	struct held *h = calloc(1, sizeof(*h));
 	uint64_t hold_max = o->opts->hold_max;
@@ -448,6 +484,7 @@ static void hold_window(struct output *o, const char *stem, uint64_t stamp_ns,
 		return;
 	}
 	snprintf(h->stem, sizeof(h->stem), "%s", stem);
+	h->dir_uid = dir_uid;
 	snprintf(h->who, sizeof(h->who), "%s", who);
 	h->stamp_ns = stamp_ns;
 	h->data = data;
@@ -508,7 +545,7 @@ static void drop_all_held(struct output *o, const char *why)
  * <dir>/<stem>.<stamp>[.N].pb.gz, then with --per-thread its threads'
  * files. who names it in log lines. A profile that cannot be written is
  * held and tried again (see above). */
-static void write_new_file(struct output *o, const char *stem,
+static void write_new_file(struct output *o, long dir_uid, const char *stem,
 			   uint64_t stamp_ns, const struct proc *const *list,
 			   size_t n, const struct pprof_opts *po,
 			   const char *who)
@@ -537,7 +574,8 @@ static void write_new_file(struct output *o, const char *stem,
 	}
 	/* Older windows first, if there is room again. */
 	retry_held(o);
-	rc = place_new_file(o, stem, stamp_ns, data, len, path, sizeof(path));
+	rc = place_new_file(o, dir_uid, stem, stamp_ns, data, len, path,
+			    sizeof(path));
 	if (rc == -ENAMETOOLONG) {
 		log_error("%s: cannot write its profile %s: %s", who, path,
 			  strerror(-rc));
@@ -545,8 +583,8 @@ static void write_new_file(struct output *o, const char *stem,
 		goto out;
 	}
 	if (rc < 0) {
-		hold_window(o, stem, stamp_ns, data, len, list, n, who, path,
-			    rc);
+		hold_window(o, dir_uid, stem, stamp_ns, data, len, list, n, who,
+			    path, rc);
 		data = NULL;
 		goto out;
 	}
@@ -589,7 +627,8 @@ static void write_proc(struct output *o, const struct proc *p, uint64_t end_ns)
 	file_stem(symtab_string(o->st, in->comm_sid), comm, sizeof(comm));
 	snprintf(stem, sizeof(stem), "%s.%" PRIu64, comm, in->pid);
 	snprintf(who, sizeof(who), "pid %" PRIu64, in->pid);
-	write_new_file(o, stem, in->win_start_unix_ns, one, 1, &po, who);
+	write_new_file(o, proc_dir_uid(o, p), stem, in->win_start_unix_ns, one,
+		       1, &po, who);
 }
 
 static int has_window_data(const struct proc *p)
@@ -656,7 +695,7 @@ static void write_merged_window(struct output *o, uint64_t start_ns,
 	}
 	snprintf(who, sizeof(who), "merged, %zu process%s", n,
 		 n == 1 ? "" : "es");
-	write_new_file(o, "merged", start_ns, list, n, &po, who);
+	write_new_file(o, -1, "merged", start_ns, list, n, &po, who);
 out:
 	free(list);
 }
@@ -953,11 +992,19 @@ void output_snapshots(struct output *o)
 			file_stem(symtab_string(o->st, in->comm_sid), comm,
 				  sizeof(comm));
 			format_stamp(in->start_unix_ns, stamp, sizeof(stamp));
+			rc = file_dir(o, proc_dir_uid(o, p), base,
+				      sizeof(base));
 			snprintf(path, sizeof(path),
 				 "%s/%s.%" PRIu64 ".%s.heap.%04" PRIu64
 				 ".pb.gz",
-				 o->opts->output_dir, comm, in->pid, stamp,
-				 seq);
+				 base, comm, in->pid, stamp, seq);
+			if (rc < 0) {
+				log_error("pid %" PRIu64 ": cannot write heap "
+					  "snapshot %s: %s", in->pid, path,
+					  strerror(-rc));
+				o->failed = 1;
+				continue;
+			}
 		} else {
 			continue;
 		}

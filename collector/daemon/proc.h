@@ -159,6 +159,10 @@ struct proc_info {
 				    collector (HELLO's WRITTEN) or by us
 				    for its earlier connections */
 	uint64_t n_connects;     /* sessions opened so far */
+	/* the kernel's uid of the client of its last session
+	 * (proc_session_set_uid), not HELLO's word: whose its files are
+	 * (--readers-group) */
+	unsigned peer_uid;
 	int has_bye;
 	struct proc_bye bye;     /* the last BYE */
 };
@@ -249,8 +253,8 @@ void procs_set_written_hook(struct procs *reg,
 			    void (*fn)(void *arg, void *owner), void *arg);
 void proc_session_set_owner(struct proc_session *s, void *owner);
 /* The uid of s's client (the kernel's, SO_PEERCRED), whose share its
- * definitions are charged to (procs_set_def_limits). Before any
- * definition. */
+ * definitions are charged to (procs_set_def_limits), and the process's
+ * peer_uid. Before any definition. */
 void proc_session_set_uid(struct proc_session *s, unsigned uid);
 /* Calls fn(arg, owner) for the owner of each open session of every
  * process with this pid but except (one pid, one live connection:

@@ -91,6 +91,7 @@ void proc_session_set_uid(struct proc_session *s, unsigned uid)
 	assert(s->def_bytes == 0);
 	s->uid = uid;
 	s->has_uid = 1;
+	s->proc->info.peer_uid = uid;
 }
 
 /* The entry of uid in the per-uid table; with make, a new one (a free
