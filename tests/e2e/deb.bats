@@ -26,6 +26,7 @@ setup() {
 	dpkg -s pyprof >/dev/null 2>&1 && skip "a package pyprof is installed already"
 	getent passwd pyprof >/dev/null && skip "a user pyprof exists already"
 	getent group pyprof >/dev/null && skip "a group pyprof exists already"
+	getent group pyprof-readers >/dev/null && skip "a group pyprof-readers exists already"
 	"$PP_ROOT/tools/deb" "$PP_BUILD" "$T/dist" >"$T/deb.log" 2>&1 ||
 		fail "tools/deb: $(cat "$T/deb.log")"
 	DEB=$(ls "$T"/dist/pyprof_*.deb)
@@ -64,6 +65,7 @@ leftovers() {
 	done
 	getent passwd pyprof >/dev/null && echo "user pyprof"
 	getent group pyprof >/dev/null && echo "group pyprof"
+	getent group pyprof-readers >/dev/null && echo "group pyprof-readers"
 	ldconfig -p | grep -q 'libpyprof\.so ' && echo "ldconfig libpyprof.so"
 	true
 }
@@ -87,7 +89,8 @@ unit_value() {
 	done
 	getent passwd pyprof | grep -q ':/var/lib/pyprof:/usr/sbin/nologin$' || fail "no system user pyprof"
 	getent group pyprof >/dev/null || fail "no group pyprof"
-	assert_eq "pyprof:pyprof 750" "$(stat -c '%U:%G %a' /var/lib/pyprof)" "/var/lib/pyprof"
+	getent group pyprof-readers >/dev/null || fail "no group pyprof-readers"
+	assert_eq "pyprof:pyprof 751" "$(stat -c '%U:%G %a' /var/lib/pyprof)" "/var/lib/pyprof"
 	/usr/bin/pyprof-collector -V | grep -q '^pyprof-collector ' || fail "pyprof-collector -V"
 	assert_eq /usr/lib/libpyprof.so "$(/usr/bin/pyprof lib-path)" "pyprof lib-path"
 	MAN_DISABLE_SECCOMP=1 man -w pyprof-collector | grep -q /usr/share/man/man1/ || fail "man -w"
@@ -131,17 +134,20 @@ with pyprof.labels(who="member"):
 	pid_in=$(cat "$T/$U_IN.pid")
 	pid_out=$(cat "$T/$U_OUT.pid")
 	for ((i = 0; i < 100; i++)); do
-		ls /var/lib/pyprof/profiles/python3."$pid_in".*.pb.gz >/dev/null 2>&1 && break
+		ls /var/lib/pyprof/profiles/uid-*/python3."$pid_in".*.pb.gz >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	kill -TERM "$COLL"
 	wait "$COLL" || fail "the collector exited non-zero: $(cat "$T/collector.log")"
 	COLL=
 	cat "$T/collector.log"
-	out=$(ls /var/lib/pyprof/profiles/python3*.pb.gz 2>/dev/null)
+	out=$(ls /var/lib/pyprof/profiles/*/python3*.pb.gz 2>/dev/null)
 	assert_eq 1 "$(echo "$out" | grep -c .)" "profiles written (one: the member's): $out"
-	[[ $out == /var/lib/pyprof/profiles/python3."$pid_in".*.pb.gz ]] || fail "not the member's: $out"
-	assert_eq "pyprof 640" "$(stat -c '%G %a' "$out")" "the profile's group and mode"
+	[[ $out == /var/lib/pyprof/profiles/uid-$(id -u "$U_IN")/python3."$pid_in".*.pb.gz ]] || fail "not the member's: $out"
+	assert_eq "pyprof-readers 640" "$(stat -c '%G %a' "$out")" "the profile's group and mode"
+	# the member reads its own profile through the package's directories
+	(cd / && setpriv --reuid="$U_IN" --regid="$(id -g "$U_IN")" --init-groups -- cat "$out") >/dev/null ||
+		fail "the member cannot read its own profile"
 	go tool pprof -tags "$out" 2>/dev/null | grep -q ': member$' || fail "the member's labels are not in $out"
 	grep -q "refused client pid $pid_out: uid $(id -u "$U_OUT") is not ours" "$T/collector.log" ||
 		fail "the non-member was not refused"
