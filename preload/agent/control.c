@@ -133,6 +133,8 @@ int sampling_start(const struct sampling_settings *s)
 		if (rc < 0)
 			plog_error("cannot start the CPU clock sampler: %s",
 				   strerror(-rc));
+		else
+			threads_await_opened();
 	}
 	log_source(hz);
 	return 0;

@@ -698,6 +698,33 @@ void threads_await_counter(void)
 	}
 }
 
+void threads_await_opened(void)
+{
+	if (!use_private)
+		return;
+	/* every thread listed when sampling started armed before the start
+	 * is answered (ctl status says armed=N): 50 ms at most */
+	uint64_t t0 = mono_ns();
+	while (mono_ns() - t0 < 50000000u) {
+		struct timespec ts = {0, 200000};
+		int pending = 0;
+		if (!__atomic_load_n(&clock_alive, __ATOMIC_ACQUIRE)) {
+			nanosleep(&ts, NULL); /* (that thread is starting) */
+			continue;
+		}
+		for (int i = 0; i < THREADS_MAX && !pending; i++)
+			pending = slots[i].tid > 0 &&
+				  __atomic_load_n(&slots[i].reopen,
+						  __ATOMIC_ACQUIRE) &&
+				  __atomic_load_n(&slots[i].state,
+						  __ATOMIC_ACQUIRE) ==
+					  SLOT_CLAIMED;
+		if (!pending)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 void threads_clock_ended(void)
 {
 	__atomic_store_n(&clock_alive, 0, __ATOMIC_RELEASE);

@@ -164,4 +164,9 @@ void threads_clock_ended(void);
  * (forkpause.c), so that the main thread's CPU is counted from there. */
 void threads_await_counter(void);
 
+/* Agent, as sampling starts: waits (50 ms at most) until the CPU-clock
+ * thread has opened the counters of every thread listed, so that the
+ * start's answer counts them armed. */
+void threads_await_opened(void);
+
 #endif /* PYPROF_THREADS_H */
