@@ -441,13 +441,17 @@ for t in summ["threads"]:
         got[k] = got.get(k, 0) + w
 labels = {}
 for line in open(sys.argv[3]):
-    m = re.match(r"^\s*(\d+)\s+[0-9.]+%\s+\d+\s+(python|native|system)$", line)
+    m = re.match(r"^\s*(\d+)\s+[0-9.]+%\s+\d+\s+(python|native|system|\(none\))$", line)
     if m:
         labels[m.group(2)] = int(m.group(1))
 print("gecko categories:", got, "labels:", labels)
 for cat, lab in (("Python", "python"), ("Native", "native"), ("System", "system")):
-    assert got.get(cat, 0) == labels.get(lab, 0), \
-        "%s weighs %d, time=%s has %d samples" % (cat, got.get(cat, 0), lab, labels.get(lab, 0))
+    # a sample with no time label (its kind unknown: now and then one)
+    # is drawn in its leaf's category, Python for Python code
+    extra = labels.get("(none)", 0) if cat == "Python" else 0
+    assert labels.get(lab, 0) <= got.get(cat, 0) <= labels.get(lab, 0) + extra, \
+        "%s weighs %d, time=%s has %d samples (%d unlabeled)" % (
+            cat, got.get(cat, 0), lab, labels.get(lab, 0), extra)
 assert labels.get("native", 0) > 0 and labels.get("system", 0) > 0, "no native or system samples"
 # per function: the samples with it on the stack, by category, as
 # shares of all, against top --split's python/native/system columns
