@@ -820,9 +820,7 @@ void threads_period_due(void)
 
 void threads_wake_clock(void)
 {
-	__atomic_add_fetch(&sig_handler_due_word, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &sig_handler_due_word, FUTEX_WAKE_PRIVATE, 1,
-		NULL, NULL, 0);
+	sig_handler_wake_clock();
 }
 
 uint64_t threads_lost_closed_ns(void)

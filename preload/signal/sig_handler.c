@@ -241,12 +241,17 @@ static void perf_first_overflow(int fd)
 		__atomic_fetch_or(&perf_due_bits[fd / 8], bit,
 				  __ATOMIC_RELEASE);
 		__atomic_add_fetch(&perf_due_n, 1, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&sig_handler_due_word, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &sig_handler_due_word, FUTEX_WAKE_PRIVATE,
-			1, NULL, NULL, 0);
+		sig_handler_wake_clock();
 		return;
 	}
 	ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+}
+
+void sig_handler_wake_clock(void)
+{
+	__atomic_add_fetch(&sig_handler_due_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &sig_handler_due_word, FUTEX_WAKE_PRIVATE, 1, NULL,
+		NULL, 0);
 }
 
 void sig_handler_perf_private_mark(int fd, int private_)
@@ -295,6 +300,16 @@ int sig_handler_perf_period_due(int *from)
 	return -1;
 }
 
+/* This thread's CPU clock (user and system), 0 if unreadable. */
+static inline uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* This thread's grid of CPU time for the perf counters, valid while
  * grid_gen is sampler.cpu_gen: one point a period from its first
  * sample. Initial-exec TLS. */
@@ -311,19 +326,9 @@ static __thread unsigned grid_gen;
  * that the samples stay one a period. Overflows a period apart pass
  * every time (up to half a period early or late).
  */
-/* This thread's CPU clock (user and system), 0 if unreadable. */
-static inline uint64_t own_cpu_ns(void)
+static int perf_on_grid(uint64_t now)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int perf_on_grid(void)
-{
-	uint64_t now = own_cpu_ns(), period = sampler.period_ns;
+	uint64_t period = sampler.period_ns;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 
 	if (!now || !period)
@@ -358,9 +363,9 @@ static __thread unsigned sys_gen;
  * often right after the system call that spent it), as system time.
  * Returns the whole periods due (0 most of the time).
  */
-static uint32_t perf_system_periods(void)
+static uint32_t perf_system_periods(uint64_t now)
 {
-	uint64_t now = own_cpu_ns(), period = sampler.period_ns;
+	uint64_t period = sampler.period_ns;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 	uint64_t n;
 
@@ -387,15 +392,14 @@ static uint32_t perf_system_periods(void)
  * this thread's slot brought up to this sample. Returns the grid points
  * since its previous sample that ended in the kernel and that the
  * sampler thread did not charge already: this sample charges them. */
-static uint32_t perf_mark_kernel(void)
+static uint32_t perf_mark_kernel(uint64_t now)
 {
-	uint64_t now, period = sampler.period_ns, m = 0, ahead;
+	uint64_t period = sampler.period_ns, m = 0, ahead;
 	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
 	struct sampler_kslot *k;
 
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
-	now = own_cpu_ns();
 	if (!now || !period)
 		return 0;
 	k = &sampler.kslots[my_tid % SAMPLER_TID_SLOTS];
@@ -582,12 +586,15 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	uint32_t sys_periods = 0;
 	if (from_perf) {
 		perf_first_overflow(si->si_fd);
-		if (!perf_on_grid())
+		/* the thread's clock, read once: the grid and the kernel's
+		 * periods both count from it */
+		uint64_t now = own_cpu_ns();
+		if (!perf_on_grid(now))
 			goto out_quiet;
 		if (__atomic_load_n(&sampler.sysclock, __ATOMIC_RELAXED))
-			sys_periods = perf_mark_kernel();
+			sys_periods = perf_mark_kernel(now);
 		else
-			sys_periods = perf_system_periods();
+			sys_periods = perf_system_periods(now);
 	}
 	/* starting up or finalizing: nothing to read */
 	if (sampler.is_initialized()) {

@@ -54,4 +54,8 @@ int sig_handler_perf_period_due(int *from);
  * FUTEX_WAKE: the CPU-clock thread waits on it between its ticks. */
 extern unsigned sig_handler_due_word;
 
+/* Bumps that word and wakes the CPU-clock thread: any thread, signal
+ * handlers included. */
+void sig_handler_wake_clock(void);
+
 #endif /* PYPROF_SIG_HANDLER_H */
