@@ -28,6 +28,7 @@
 #include "base/sampler.h"
 #include "taskstate.h"
 #include "threads.h"
+#include "ticklabel.h"
 #include "base/tid.h"
 #include "signal/sig_frames.h"
 #include "signal/sig_handler.h"
@@ -199,16 +200,10 @@ static void read_stack(uintptr_t ts, int tid, uint64_t now)
 		rec->opcode = 0;
 }
 
-/* scratch into the ring, standing for weight periods of CPU time. */
-static void put_sample(uint32_t weight)
+/* Record rec into the ring. */
+static void ring_put(struct raw_sample *rec)
 {
-	struct raw_sample *rec = &scratch.rec;
-	rec->weight = weight;
-	rec->value_ns = weight * sampler.period_ns;
-	if (cc_system)
-		rec->cpu_kind = SAMPLE_CPU_SYSTEM;
-	if (rec->flags & SAMPLE_INVALID)
-		n_invalid++;
+	uint32_t weight = rec->weight;
 	size_t len = raw_size(rec);
 	uint64_t pos;
 	void *dst = ring_reserve_sigsafe(&sampler.ring, len, &pos);
@@ -221,6 +216,25 @@ static void put_sample(uint32_t weight)
 	ring_commit_sigsafe(&sampler.ring, dst, pos, len, len);
 	__atomic_fetch_add(&sampler.n_samples, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
+}
+
+/* scratch into the ring, standing for weight periods of CPU time; in
+ * on-CPU mode held first until thread a's kernel ticks around cpu (its
+ * CPU time at the sample) say whether it was in the kernel
+ * (ticklabel.h). */
+static void put_sample(uint32_t weight, struct acct *a, uint64_t cpu)
+{
+	struct raw_sample *rec = &scratch.rec;
+	rec->weight = weight;
+	rec->value_ns = weight * sampler.period_ns;
+	if (cc_system)
+		rec->cpu_kind = SAMPLE_CPU_SYSTEM;
+	if (rec->flags & SAMPLE_INVALID)
+		n_invalid++;
+	if (cc_oncpu && rec->n_frames &&
+	    tl_hold(a->tid, rec, raw_size(rec), cpu) == 0)
+		return;
+	ring_put(rec);
 }
 
 /* Grid points a signal may still be on its way for (ns of the thread's
@@ -364,7 +378,7 @@ static void charge_held(struct acct *a, uintptr_t ts, uintptr_t holder,
 		return;
 	uint64_t w = (uint64_t)a->acc_ns / period;
 	a->acc_ns -= (int64_t)(w * period);
-	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
+	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w), a, cpu);
 }
 
 static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
@@ -394,7 +408,9 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	if (cc_system) {
 		uint64_t n = kernel_periods(a, cpu);
 		if (n)
-			put_sample((uint32_t)(n > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : n));
+			put_sample((uint32_t)(n > CC_MAX_WEIGHT ? CC_MAX_WEIGHT
+								: n),
+				   a, cpu);
 		return;
 	}
 	/* thinned by the account as it stood before this tick: what the
@@ -409,7 +425,8 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		w += ((uint64_t)a->acc_ns - CC_HOLD_PERIODS * period) / period;
 	a->acc_ns -= (int64_t)(w * period);
 	w *= cc_unit;
-	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w));
+	put_sample((uint32_t)(w > CC_MAX_WEIGHT ? CC_MAX_WEIGHT : w), a,
+		   before + (cpu - before) / 2);
 }
 
 /* One tick: every listed thread's clock read (idle ones less often)
@@ -437,6 +454,8 @@ static void tick(uint64_t now, uint64_t period)
 		 * would have its short bursts missed more often than its
 		 * long ones (they end before the read) */
 		a->idle = cpu == a->cpu_ns ? a->idle + 1 : 0;
+		if (cc_oncpu && !a->idle)
+			tl_observe(a->tid, cpu);
 		a->next_read = n_ticks + 1;
 		a->due_ns = a->acc_ns;
 		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
@@ -468,6 +487,8 @@ static void tick(uint64_t now, uint64_t period)
 			charge_held(a, n_py > 0 ? ts_of(a->tid, n_py) : 0,
 				    holder, now, period);
 	}
+	if (cc_oncpu)
+		tl_release(0);
 }
 
 /* The next deadline: a period later on average, uniform in [0.5, 1.5]
@@ -560,6 +581,7 @@ int cpuclock_start(void)
 		epoch = 0;
 		n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
 		n_tick_ns = 0;
+		tl_reset(sampler.period_ns, ring_put);
 	}
 	cc_system = threads_clock_system_only();
 	cc_oncpu = !cc_system && threads_clock_oncpu();
@@ -591,6 +613,7 @@ static void cc_end(void)
 	__atomic_store_n(&cc_stop_flag, 1, __ATOMIC_RELEASE);
 	pthread_join(cc_thread, NULL);
 	cc_running = 0;
+	tl_release(1); /* the held records, labelled with what is known */
 }
 
 void cpuclock_pause(void)
@@ -611,9 +634,10 @@ void cpuclock_stop(void)
 	plog_info("CPU clock sampler: %lu ticks, %lu ns mean per tick; %lu "
 		  "stacks failed validation, %lu read from threads blocked "
 		  "(time held for the next), %lu from threads preempted, %lu "
-		  "from threads waiting on a futex (the GIL); %s",
+		  "from threads waiting on a futex (the GIL); %lu labelled "
+		  "system by the kernel's ticks; %s",
 		  n_ticks, n_ticks ? n_tick_ns / n_ticks : 0, n_invalid, n_held,
-		  n_preempted, n_futex,
+		  n_preempted, n_futex, tl_system_count(),
 		  cc_private_fds ? "its files in a descriptor table of its own"
 				 : "its files in the program's descriptor "
 				   "table (close_range refused)");

@@ -14,10 +14,9 @@
 # (read from the same profile). Each pure function must be at least 90%
 # of its kind; mixed within 5 points (or 3 standard deviations of the
 # difference of the two shares, when wider: at 100 Hz). With perf counters
-# (PYPROF_CPU_SOURCE=perf), which tell the kernel's part apart; refused
-# (tests/lib/noperf.c), and with the default source, the kernel's part
-# cannot be told: the Python and native functions are checked, and no
-# sample says system.
+# (the default), which tell the kernel's part by their grid; refused
+# (tests/lib/noperf.c: the threads' CPU clocks), by the kernel's own ticks
+# (preload/sample/ticklabel.h), at 1 kHz and 100 Hz.
 #
 # It times things, so it starts first, before make check's tail:
 # tests/run: quiet
@@ -116,16 +115,25 @@ slow_kinds() {
 }
 
 refused_kinds() {
-	quiet record_split "$1" "$2" 1000 3 env PYPROF_CPU_SOURCE=perf "$NOPERF" EACCES
+	quiet record_split "$1" "$2" 1000 3 "$NOPERF" EACCES
+	grep -q "perf_event_open refused" "$T/$1.err" ||
+		fail "perf_event_open was not refused"
 	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
-		native_gil=native
-	if shares labels "$T/$1.pb.gz" time | grep -q '^system'; then
-		fail "a sample says system where the kernel's part is unknown"
-	fi
+		native_gil=native sys_random=system sys_read=system
 }
 
-@test "1.3 perf_event_open refused (and the default source): Python and native told apart, no system" {
-	PYPROF_TEST_PYTHONS="$(pythons_of 3.14)" for_each_python refused_kinds
+@test "1.3 perf_event_open refused (the default source): every kind told apart by the kernel's ticks, every interpreter" {
+	PYPROF_LOG=info for_each_python refused_kinds
+}
+
+refused_slow() {
+	quiet record_split "$1" "$2" 100 6 "$NOPERF" ENOSYS
+	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
+		native_gil=native sys_random=system sys_read=system
+}
+
+@test "1.4 refused at 100 Hz" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.11 3.15)" for_each_python refused_slow
 }
 
 # top_agrees PROF: pyprof top --split's columns are the labels' shares,
