@@ -757,13 +757,15 @@ static void index_row(struct pprof_server *ps, FILE *out,
 	unsigned holds = 0;
 	int on = ps->ctl ? control_proc_sampling(ps->ctl, in->pid, &holds) : -1;
 	const char *sampling = on < 0 ? "?" : on ? "on" : "dormant";
-	/* The top table's link; in CPU mode the table has the split. */
-	char top[128];
+	/* The top table's link, each share with its 95% interval; in CPU
+	 * mode the table has the split. */
+	char top[160];
 	snprintf(top, sizeof(top),
 		 "<a class=\"top\" href=\"top?seconds=%u&amp;pid=%" PRIu64
-		 "\">%s</a> ",
+		 "&amp;confidence=95\">%s</a> ",
 		 secs, in->pid,
-		 in->mode == WIRE_MODE_WALL ? "top" : "top (split)");
+		 in->mode == WIRE_MODE_WALL ? "top (95%)"
+					    : "top (split, 95%)");
 	fprintf(out, "<tr class=\"proc\" data-pid=\"%" PRIu64 "\"><td class="
 		"\"pid\">%" PRIu64 "</td><td class=\"command\">", in->pid,
 		in->pid);
@@ -837,7 +839,8 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"wall profile</a> | "
 		"<a id=\"all-flamegraph\" href=\"/flamegraph?seconds=%u\">"
 		"flame graph</a> | "
-		"<a id=\"all-top\" href=\"top?seconds=%u\">top (split)</a> | "
+		"<a id=\"all-top\" href=\"top?seconds=%u&amp;confidence=95\">"
+		"top (split, 95%%)</a> | "
 		"<a href=\"heap\">heap</a> | <a href=\"allocs\">allocs</a> | "
 		"<a id=\"all-block\" href=\"block?seconds=%u\">block</a> | "
 		"<a id=\"all-mutex\" href=\"mutex?seconds=%u\">mutex</a> | "

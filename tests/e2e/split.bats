@@ -347,10 +347,10 @@ runpy.run_path(sys.argv[0], run_name="__main__")' "$T/go" \
 		grep -q "data-pid=\"$app\"" "$T/index.html" && break
 		sleep 0.05
 	done
-	grep -q "<a class=\"top\" href=\"top?seconds=30&amp;pid=$app\">top (split)</a>" \
-		"$T/index.html" || fail "no top (split) link in the index: $(cat "$T/index.html")"
-	grep -q '<a id="all-top" href="top?seconds=30">' "$T/index.html" ||
-		fail "no all-processes top link in the index"
+	grep -q "<a class=\"top\" href=\"top?seconds=30&amp;pid=$app&amp;confidence=95\">top (split, 95%)</a>" \
+		"$T/index.html" || fail "no top (split, 95%) link in the index: $(cat "$T/index.html")"
+	grep -q '<a id="all-top" href="top?seconds=30&amp;confidence=95">top (split, 95%)</a>' "$T/index.html" ||
+		fail "no all-processes top link with intervals in the index"
 	sleep 0.3 # the library's last samples before it blocked
 	curl -s -o "$T/w.pb.gz" "$base/debug/pprof/profile?seconds=5&pid=$app" 3>&- &
 	local c1=$!
