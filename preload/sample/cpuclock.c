@@ -581,10 +581,12 @@ int cpuclock_start(void)
 		epoch = 0;
 		n_ticks = n_invalid = n_held = n_preempted = n_futex = 0;
 		n_tick_ns = 0;
-		tl_reset(sampler.period_ns, ring_put);
 	}
 	cc_system = threads_clock_system_only();
 	cc_oncpu = !cc_system && threads_clock_oncpu();
+	/* its tables touched only where they are used */
+	if (cc_oncpu && !cc_paused)
+		tl_reset(sampler.period_ns, ring_put);
 	/* system mode: its ticks place the kernel's time, within one tick
 	 * of where it was spent (a function's kernel time leaks into what
 	 * follows it by about half a tick): at half the sampling period,
