@@ -208,7 +208,7 @@ $(BUILD)/bench/%: tests/bench/%.c | $(BUILD)/bench
 $(BUILD)/preload $(BUILD)/collector $(BUILD)/gen $(BUILD)/tests $(BUILD)/bench:
 	mkdir -p $@
 
-check: all unit check-sigsafe check-includes check-exports check-layout format-check $(BUILD)/fuzz/wire_fuzz
+check: all unit check-sigsafe check-includes check-exports check-layout check-size format-check $(BUILD)/fuzz/wire_fuzz
 	LANES=$(LANES) tests/run
 
 check-regrtest: all unit
@@ -216,7 +216,7 @@ check-regrtest: all unit
 
 # The whole suite on the newest interpreters alone (CPython 3.14 and 3.15
 # from Debian sid, tools/get-sid-pythons; make check runs them too).
-check-new: all unit check-sigsafe check-includes check-exports check-layout
+check-new: all unit check-sigsafe check-includes check-exports check-layout check-size
 	PYPROF_TEST_PYTHONS=new tests/run
 
 # 3.13, 3.14 and 3.15 as if this build did not know them: the compiled
@@ -396,6 +396,15 @@ check-layout:
 		echo "check-layout: the fixture with a version test and an offset passed"; exit 1; fi
 	@echo "check-layout: the fixture with a version test and an offset is rejected"
 
+# Files of at most 1,000 lines and functions of at most 80 (docs/
+# conventions.md): tools/check-size's ratchet, which may only go down; its
+# fixture (a function of 89 lines) must be rejected.
+check-size:
+	tools/check-size tools/size-ratchet preload collector include
+	@if tools/check-size tools/size-ratchet tests/size >/dev/null; then \
+		echo "check-size: the fixture with a function of 89 lines passed"; exit 1; fi
+	@echo "check-size: the fixture with a function of 89 lines is rejected"
+
 # Every symbol the library exports is defined in preload/interpose/ (the
 # doors into the library in one folder); the check must reject the same
 # library read against another folder.
@@ -533,7 +542,7 @@ format-baseline:
 format:
 	clang-format -i $(FORMAT_SRC)
 
-.PHONY: check-exports check-layout format-baseline wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz fuzz-http fuzz-wire fuzz-otlp fuzz-config fuzz-http-afl check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
+.PHONY: check-exports check-layout check-size format-baseline wheel deb plain-parts san check-san test-deps format-check deps-fuzz fuzz fuzz-http fuzz-wire fuzz-otlp fuzz-config fuzz-http-afl check-fuzz-wire all unit check check-regrtest check-new check-debug-offsets check-quick bench check-sigsafe check-includes asan ubsan check-asan check-ubsan release deps deps-npm install clean format
 
 # The header dependencies the compiles wrote (DEPFLAGS).
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
