@@ -1,10 +1,12 @@
 /*
- * threads.c - per-thread CPU timers and the pthread_create wrapper; see
- * threads.h for the table and who may touch a slot.
+ * threads.c - per-thread CPU timers and counters, and the pthread_create
+ * wrapper; see threads.h for the table and who may touch a slot (a
+ * counter's own opening and closing: perfctr.c).
  */
 #include "base/fdutil.h"
 #include "threads.h"
 #include "heap.h"
+#include "perfctr.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -64,136 +66,11 @@ static int closed_logged;
 static int use_clock;
 static unsigned table_gen;
 static int started; /* threads_start ran (threads_source) */
-/* A task-clock counter on thread tid that sends SIGPROF to that thread
- * after every period of its CPU time.
- * Enabled once: every overflow queues a signal (POLL_IN) by itself, so the
- * handler makes no system call to re-arm it (IOC_REFRESH per signal cost
- * a tenth of the overhead at 1 kHz; overflows that come while a SIGPROF is
- * still pending merge into it, as timer expiries do). Returns the
- * fd, or -errno. */
 static uint64_t rand_below(uint64_t n);
 
-static int perf_open(int tid, uint64_t period, int private_)
-{
-	struct perf_event_attr at;
-	/* the first overflow after a random part of a period, the next ones
-	 * a period apart (set at the first overflow: by the handler, or for
-	 * a counter of the CPU-clock thread's own table by that thread,
-	 * which the handler wakes): a thread, or a forked child, that lives
-	 * less than a period is sampled with the probability of its CPU
-	 * time, not never */
-	uint64_t first = 1 + rand_below(period);
-	memset(&at, 0, sizeof at);
-	at.type = PERF_TYPE_SOFTWARE;
-	at.size = sizeof at;
-	at.config = PERF_COUNT_SW_TASK_CLOCK;
-	at.sample_period = first;
-	at.disabled = 1;
-	at.exclude_hv = 1;
-	at.wakeup_events = 1;
-	/* User time only. A counter that overflows while its thread runs in
-	 * the kernel queues SIGPROF there: when another signal has just woken
-	 * the thread from a blocking call, SIGPROF (thread-directed) is taken
-	 * first, and its SA_RESTART restarts the call that the other signal,
-	 * installed without SA_RESTART (siginterrupt), was to interrupt: the
-	 * program then blocks for ever (CPython's test_signal did). An
-	 * overflow in user mode is taken at once, never at a system call's
-	 * end. The cost: time in the kernel is not sampled past the tick, as
-	 * where perf_event_paranoid forbids counting it anyway. */
-	at.exclude_kernel = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &at, tid, -1, -1,
-			      PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* (the CPU-clock thread's own table needs no parking: no number
-	 * there is the program's) */
-	if (!private_)
-		fd = fd_park(fd);
-	struct f_owner_ex owner = {F_OWNER_TID, tid};
-	if (fd >= PERF_FD_MAX || fcntl(fd, F_SETFL, O_ASYNC) < 0 ||
-	    fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
-	    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
-		int e = fd >= PERF_FD_MAX ? EMFILE : errno;
-		close(fd);
-		return -e;
-	}
-	sig_handler_perf_fd_mark(fd);
-	sig_handler_perf_private_mark(fd, private_);
-	if (first != period)
-		sig_handler_perf_phase_mark(fd);
-	/* (a new counter counts from zero: no PERF_EVENT_IOC_RESET) */
-	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
-/* 0 if this thread may open a task-clock counter on itself, else the
- * errno that refused it (opened disabled and closed at once: no signal,
- * no descriptor left). */
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
 				 void *(*)(void *), void *);
 
-static int perf_probe(void)
-{
-	struct perf_event_attr at;
-	memset(&at, 0, sizeof at);
-	at.type = PERF_TYPE_SOFTWARE;
-	at.size = sizeof at;
-	at.config = PERF_COUNT_SW_TASK_CLOCK;
-	at.disabled = 1;
-	at.exclude_kernel = 1;
-	at.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &at, 0, -1, -1,
-			      PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return errno ? errno : EPERM;
-	close(fd);
-	return 0;
-}
-
-/* perf_probe in a thread of its own with a descriptor table of its own
- * (fd_table_private): the probe's counter takes no number of the
- * program's, even for a moment (a program listing its descriptors as
- * it starts saw one: CPython's test_pass_fds). Returns what perf_probe
- * does, or -1 where no table of its own can be had. */
-static void *probe_main(void *arg)
-{
-	int *e = arg;
-	*e = fd_table_private() == 0 ? perf_probe() : -1;
-	return NULL;
-}
-
-static int perf_probe_private(void)
-{
-	pthread_create_fn real = LIBC_NEXT(pthread_create, "pthread_create");
-	pthread_t t;
-	int e = -1;
-
-	if (!fd_table_private_possible() || !real ||
-	    real(&t, NULL, probe_main, &e) != 0)
-		return -1;
-	pthread_join(t, NULL);
-	return e;
-}
-
-/* The event id the kernel gave the counter: what tells ours from any
- * other counter at that number (all share one anonymous inode). */
-static uint64_t perf_id(int fd)
-{
-	uint64_t id = 0;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-		return 0;
-	return id;
-}
-
-static void perf_close(int fd)
-{
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	close(fd);
-}
 /* perf counters sample user time; the CPU-clock sampler thread charges
  * the system time (cpuclock.h's system mode) */
 static int use_sysclock;
@@ -420,7 +297,7 @@ static void disarm_slot(struct slot *s)
 			}
 		}
 	} else if (s->perf_fd >= 0) {
-		perf_close(s->perf_fd);
+		perfctr_close_sigsafe(s->perf_fd);
 	} else if (!s->counted) {
 		timer_delete(s->timer);
 	}
@@ -493,10 +370,11 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 		return;
 	}
 	if (use_perf) {
-		int fd = perf_open(tid, sampler.period_ns, 0);
+		int fd = perfctr_open(tid, sampler.period_ns,
+				      1 + rand_below(sampler.period_ns), 0);
 		if (fd >= 0) {
 			s->perf_fd = fd;
-			s->perf_id = perf_id(fd);
+			s->perf_id = perfctr_id(fd);
 			s->cpu_ok_ns = thread_cpu_ns(tid);
 			goto armed;
 		}
@@ -631,7 +509,7 @@ void threads_check_counters(void)
 		    s->perf_private)
 			continue; /* (a private one is not a number of ours) */
 		uint64_t now = thread_cpu_ns(tid);
-		if (perf_id(s->perf_fd) == s->perf_id && s->perf_id) {
+		if (perfctr_id(s->perf_fd) == s->perf_id && s->perf_id) {
 			if (now)
 				s->cpu_ok_ns = now;
 			continue;
@@ -759,7 +637,8 @@ static void open_one(struct slot *s)
 	}
 	if (st != SLOT_CLAIMED)
 		return;
-	int fd = perf_open(tid, sampler.period_ns, 1);
+	int fd = perfctr_open(tid, sampler.period_ns,
+			      1 + rand_below(sampler.period_ns), 1);
 	/* the thread may be waiting for it (arm_slot_how) */
 	__atomic_store_n(&s->reopen, 0, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &s->reopen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -900,9 +779,9 @@ void threads_start(int source)
 		 * own table (close_range's CLOSE_RANGE_UNSHARE, Linux 5.9):
 		 * without one, the clocks rather than counters in the
 		 * program's table; asked for (perf), counters all the same */
-		int e = perf_probe_private(), priv = e >= 0;
+		int e = perfctr_probe_private(), priv = e >= 0;
 		if (e < 0)
-			e = source == CONFIG_SOURCE_AUTO ? ENOSYS : perf_probe();
+			e = source == CONFIG_SOURCE_AUTO ? ENOSYS : perfctr_probe();
 		if (e) {
 			plog_info("perf_event_open %s (%s): CPU time from "
 				  "the threads' CPU clocks, each thread charged "
