@@ -310,6 +310,48 @@ static inline uint64_t own_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * CPU timers (PYPROF_CPU_SOURCE=timer, or native stacks where perf is
+ * refused): the kernel's part from its own ticks. A CPU timer expires at
+ * a tick, and the same tick charged the thread's user or system time as
+ * it found it; the thread's VIRT clock counts its user ticks and its PROF
+ * clock all of them (preload/sample/ticklabel.h). The ticks since this
+ * thread's last sample say how much of its time since then the kernel
+ * had: this sample is system with that share (at most 250 Hz here, a
+ * tick or two a sample). Initial-exec TLS, valid while tick_gen is
+ * sampler.cpu_gen.
+ */
+static __thread uint64_t tick_virt_ns, tick_prof_ns, tick_rng;
+static __thread unsigned tick_gen;
+
+static int timer_tick_system(void)
+{
+	struct timespec v, p;
+	unsigned gen = __atomic_load_n(&sampler.cpu_gen, __ATOMIC_RELAXED);
+	clockid_t own = (clockid_t)((~(unsigned)my_tid << 3) | 4);
+
+	if (!my_tid || clock_gettime(own | 1, &v) != 0 ||
+	    clock_gettime(own, &p) != 0)
+		return 0;
+	uint64_t virt = (uint64_t)v.tv_sec * 1000000000ull + (uint64_t)v.tv_nsec;
+	uint64_t prof = (uint64_t)p.tv_sec * 1000000000ull + (uint64_t)p.tv_nsec;
+	if (tick_gen != gen || prof < tick_prof_ns) { /* a new run or child */
+		tick_gen = gen;
+		tick_prof_ns = tick_virt_ns = 0;
+		tick_rng = ((uint64_t)my_tid << 32) ^ prof ^ 0x9E3779B97F4A7C15ull;
+	}
+	uint64_t all = prof - tick_prof_ns;
+	uint64_t user = virt > tick_virt_ns ? virt - tick_virt_ns : 0;
+	tick_prof_ns = prof;
+	tick_virt_ns = virt;
+	if (!all || user >= all)
+		return 0;
+	tick_rng ^= tick_rng << 13;
+	tick_rng ^= tick_rng >> 7;
+	tick_rng ^= tick_rng << 17;
+	return (tick_rng >> 11) % all < all - user;
+}
+
 /* This thread's grid of CPU time for the perf counters, valid while
  * grid_gen is sampler.cpu_gen: one point a period from its first
  * sample. Initial-exec TLS. */
@@ -513,8 +555,10 @@ static void capture_native_guarded(struct raw_sample *rec,
 }
 
 /* One sample of this thread into the ring: its Python frames, and with
- * PYPROF_NATIVE its native stack; a full ring counts it lost. system: the
- * sample stands for time the kernel spent (perf_system_periods). */
+ * PYPROF_NATIVE its native stack; a full ring counts it lost. system: 1
+ * the sample stands for time the kernel spent (perf_system_periods), 0
+ * it is a perf counter's (python or native by where it stopped), -1 a
+ * CPU timer's (system by the kernel's ticks: timer_tick_system). */
 static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc,
 			int system)
 {
@@ -533,13 +577,15 @@ static void take_sample(uint64_t t0, uint32_t weight, const ucontext_t *uc,
 		return;
 	}
 	record_start(rec, t0, weight, uc,
-		     system ? SAMPLE_CPU_SYSTEM : SAMPLE_CPU_UNKNOWN);
+		     system > 0 ? SAMPLE_CPU_SYSTEM : SAMPLE_CPU_UNKNOWN);
 	/* the leaf's opcode always: it tells Python time from a builtin's
 	 * (cpu_kind_of); kept in the record only for PYPROF_OPCODES */
 	if (frames_sample_sigsafe(rec, 0, 1) == -EFAULT)
 		rec->flags |= SAMPLE_FAULT;
-	if (!system)
-		rec->cpu_kind = (uint8_t)cpu_kind_of(rec);
+	if (system < 0) /* a CPU timer's: by the kernel's ticks */
+		system = timer_tick_system();
+	rec->cpu_kind = system ? SAMPLE_CPU_SYSTEM
+			       : (uint8_t)cpu_kind_of(rec);
 	if (!sampler.opcodes)
 		rec->opcode = 0;
 	if (sampler.native && !(rec->flags & SAMPLE_FAULT))
@@ -598,7 +644,7 @@ void sig_prof_handler(int sig, siginfo_t *si, void *uc)
 	}
 	/* starting up or finalizing: nothing to read */
 	if (sampler.is_initialized()) {
-		take_sample(t0, weight, uc, 0);
+		take_sample(t0, weight, uc, from_perf ? 0 : -1);
 		if (sys_periods)
 			take_sample(t0, sys_periods, uc, 1);
 	}

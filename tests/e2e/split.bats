@@ -16,7 +16,8 @@
 # difference of the two shares, when wider: at 100 Hz). With perf counters
 # (the default), which tell the kernel's part by their grid; refused
 # (tests/lib/noperf.c: the threads' CPU clocks), by the kernel's own ticks
-# (preload/sample/ticklabel.h), at 1 kHz and 100 Hz.
+# (preload/sample/ticklabel.h), at 1 kHz and 100 Hz; with CPU timers, by
+# the ticks since each sample.
 #
 # It times things, so it starts first, before make check's tail:
 # tests/run: quiet
@@ -134,6 +135,16 @@ refused_slow() {
 
 @test "1.4 refused at 100 Hz" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.11 3.15)" for_each_python refused_slow
+}
+
+timer_kinds() {
+	quiet record_split "$1" "$2" 250 4 env PYPROF_CPU_SOURCE=timer
+	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
+		native_gil=native sys_random=system sys_read=system
+}
+
+@test "1.5 CPU timers (PYPROF_CPU_SOURCE=timer) at 250 Hz: the kernel's part by its ticks" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 3.8 3.14)" for_each_python timer_kinds
 }
 
 # top_agrees PROF: pyprof top --split's columns are the labels' shares,
