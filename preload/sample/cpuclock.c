@@ -81,6 +81,9 @@ static int cc_system;
  * thread charged only where it is found running (charge_oncpu); else the
  * accounts' rule (charge_held) */
 static int cc_oncpu;
+/* every mode but system mode: the kernel's part from its ticks
+ * (ticklabel.h) */
+static int cc_ticks;
 /* the sampler's own period (the sampling period; in system mode, 1 to
  * 2 ms) and a record's weight in sampling periods (on-CPU mode: 1) */
 static uint64_t cc_period;
@@ -218,10 +221,10 @@ static void ring_put(struct raw_sample *rec)
 	__atomic_fetch_add(&sampler.n_periods, weight, __ATOMIC_RELAXED);
 }
 
-/* scratch into the ring, standing for weight periods of CPU time; in
- * on-CPU mode held first until thread a's kernel ticks around cpu (its
- * CPU time at the sample) say whether it was in the kernel
- * (ticklabel.h). */
+/* scratch into the ring, standing for weight periods of CPU time; in the
+ * clocks' own modes (not system mode) held first, until thread a's kernel
+ * ticks around cpu (its CPU time at the sample) say whether it was in the
+ * kernel (ticklabel.h). */
 static void put_sample(uint32_t weight, struct acct *a, uint64_t cpu)
 {
 	struct raw_sample *rec = &scratch.rec;
@@ -231,7 +234,7 @@ static void put_sample(uint32_t weight, struct acct *a, uint64_t cpu)
 		rec->cpu_kind = SAMPLE_CPU_SYSTEM;
 	if (rec->flags & SAMPLE_INVALID)
 		n_invalid++;
-	if (cc_oncpu && rec->n_frames &&
+	if (cc_ticks && rec->n_frames &&
 	    tl_hold(a->tid, rec, raw_size(rec), cpu) == 0)
 		return;
 	ring_put(rec);
@@ -454,7 +457,7 @@ static void tick(uint64_t now, uint64_t period)
 		 * would have its short bursts missed more often than its
 		 * long ones (they end before the read) */
 		a->idle = cpu == a->cpu_ns ? a->idle + 1 : 0;
-		if (cc_oncpu && !a->idle)
+		if (cc_ticks && !a->idle)
 			tl_observe(a->tid, cpu);
 		a->next_read = n_ticks + 1;
 		a->due_ns = a->acc_ns;
@@ -487,7 +490,7 @@ static void tick(uint64_t now, uint64_t period)
 			charge_held(a, n_py > 0 ? ts_of(a->tid, n_py) : 0,
 				    holder, now, period);
 	}
-	if (cc_oncpu)
+	if (cc_ticks)
 		tl_release(0);
 }
 
@@ -584,8 +587,9 @@ int cpuclock_start(void)
 	}
 	cc_system = threads_clock_system_only();
 	cc_oncpu = !cc_system && threads_clock_oncpu();
+	cc_ticks = !cc_system;
 	/* its tables touched only where they are used */
-	if (cc_oncpu && !cc_paused)
+	if (cc_ticks && !cc_paused)
 		tl_reset(sampler.period_ns, ring_put);
 	/* system mode: its ticks place the kernel's time, within one tick
 	 * of where it was spent (a function's kernel time leaks into what
