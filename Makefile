@@ -47,7 +47,10 @@ PRELOAD_CFLAGS := -std=gnu11 $(OPT) $(WARN) -Iinclude -D_GNU_SOURCE -fPIC \
 # (every exported symbol, a shim onto its module: they run in signal
 # handlers and (v)fork children too). -ffunction-sections gives every
 # function its own section, which tools/check-sigsafe reads as a call graph.
-PRELOAD_DIRS := $(addprefix preload/,cpython base native signal sample agent interpose)
+# The folders and their order are tools/layers' (lowest first), which
+# make check-includes holds the includes and the link to.
+layers_of = $(filter-out < . preload,$(shell sed -n 's/^layers $(1): //p' tools/layers))
+PRELOAD_DIRS := $(addprefix preload/,$(call layers_of,preload))
 PRELOAD_SRC  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.c))
 PRELOAD_HDR  := $(foreach d,$(PRELOAD_DIRS),$(wildcard $(d)/*.h))
 PRELOAD_OBJ  := $(PRELOAD_SRC:preload/%.c=$(BUILD)/preload/%.o)
@@ -91,13 +94,13 @@ OTLP_OBJ := $(OTLP_C:.c=.o)
 # links common, cli and views, no daemon object. Includes are written as
 # paths from collector/ ("daemon/conn.h"), hence -Icollector only.
 COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
-COLL_DIRS := common symbols remote daemon http push views cli
+COLL_DIRS := $(call layers_of,collector)
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 # preload/base/config.c too: `pyprof record` checks PYPROF_* with the library's
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(PROTO_OBJ) $(OTLP_OBJ) \
             $(BUILD)/collector/preload_config.o $(BUILD)/collector/preload_pyabi.o \
-            $(BUILD)/collector/preload_sig_frames.o $(BUILD)/collector/preload_pycode.o
+            $(BUILD)/collector/remote/remote_walk_frames.o $(BUILD)/collector/preload_pycode.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(GEN) -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
 # libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
@@ -176,7 +179,9 @@ $(BUILD)/collector/preload_pyabi.o: preload/cpython/pyabi.c | $(BUILD)/collector
 # time for `pyprof dump` of a process without the library: the same
 # walk, its loads from the target's memory (pyprof/walk.h).
 REMOTE_WALK_CFLAGS := -Ipreload -DPYPROF_REMOTE_WALK
-$(BUILD)/collector/preload_sig_frames.o: preload/signal/sig_frames.c | $(BUILD)/collector
+# It is remote/'s (its loads are remote_mem.c's): its object sits there.
+$(BUILD)/collector/remote/remote_walk_frames.o: preload/signal/sig_frames.c | $(BUILD)/collector
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(REMOTE_WALK_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/collector/preload_pycode.o: preload/cpython/pycode.c | $(BUILD)/collector
@@ -416,8 +421,8 @@ check-exports: $(BUILD)/libpyprof.so
 
 check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
 	tools/check-includes --allow $(CYCLES_ALLOW) --layers tools/layers preload collector
-	tools/check-includes --allow $(CYCLES_ALLOW) --link preload.o $(PRELOAD_OBJ)
-	tools/check-includes --allow $(CYCLES_ALLOW) --link collector.o $(COLL_OBJ)
+	tools/check-includes --allow $(CYCLES_ALLOW) --layers tools/layers --link preload.o $(PRELOAD_OBJ)
+	tools/check-includes --allow $(CYCLES_ALLOW) --layers tools/layers --link collector.o $(COLL_OBJ)
 	@mkdir -p $(BUILD)
 	@if tools/check-includes --layers tests/includes/layers tests/includes/tree >$(BUILD)/includes-fixture.out; then \
 		echo "check-includes: the fixture that includes upward passed"; exit 1; fi
@@ -426,6 +431,15 @@ check-includes: $(PRELOAD_OBJ) $(COLL_OBJ)
 	 grep -q 'cli/tool.c includes ../../outside/config.h: reaches outside' $(BUILD)/includes-fixture.out || \
 		{ echo "check-includes: the fixture was rejected for the wrong reason:"; cat $(BUILD)/includes-fixture.out; exit 1; }
 	@echo "check-includes: the fixture that includes upward is rejected"
+	@mkdir -p $(BUILD)/linkfix/low $(BUILD)/linkfix/high
+	@$(CC) -c tests/includes/link/low/a.c -o $(BUILD)/linkfix/low/a.o
+	@$(CC) -c tests/includes/link/high/b.c -o $(BUILD)/linkfix/high/b.o
+	@if tools/check-includes --layers tests/includes/link/layers --link linkfix.o \
+		$(BUILD)/linkfix/low/a.o $(BUILD)/linkfix/high/b.o >$(BUILD)/linkfix.out; then \
+		echo "check-includes: the fixture that links upward passed"; exit 1; fi
+	@grep -q 'linkfix: a uses high_var of high/b.o: layer low may not use high' $(BUILD)/linkfix.out || \
+		{ echo "check-includes: the link fixture was rejected for the wrong reason:"; cat $(BUILD)/linkfix.out; exit 1; }
+	@echo "check-includes: the fixture that links upward is rejected"
 
 # Sanitizer builds: the plain parts first (plain-parts, in $(PLAIN)), then
 # everything else sanitized. san (what CI runs) is ASan with LeakSanitizer

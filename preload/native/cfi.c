@@ -55,6 +55,11 @@ struct built {
 	int seen;
 };
 
+/* Each thread's cache of rules found (cfi.h): set by native.c, read by
+ * the unwinder in signal context (signal/sig_unwind.c). Defined here,
+ * in the lower layer, with the tables it caches. */
+__thread struct cfi_slot *cfi_thread_cache;
+
 static struct built *objs;
 static int n_objs, cap_objs;
 /* the loader's counters when the index was built; no real count is ~0 */

@@ -29,8 +29,6 @@
  * that sends the CFA across the address space is caught here. */
 #define FRAME_MAX (64ull << 20)
 
-__thread struct cfi_slot *cfi_thread_cache;
-
 static uint32_t find_rule(const struct cfi_index *ix, uint64_t pc)
 {
 	struct cfi_slot *c = cfi_thread_cache, *slot = NULL;
