@@ -84,6 +84,8 @@ struct http_conn {
 	uint64_t t_start;         /* when the request was complete */
 	uint64_t born_ns;         /* accepted (loop_now_ns) */
 	int authed;               /* a request on it carried the token */
+	uid_t uid;                /* by_peer servers: the client's user, as
+				     the kernel gave it at accept */
 	char peer[64];
 };
 
@@ -95,6 +97,10 @@ struct http_server {
 	char *token;
 	char cookie[32]; /* the token cookie's name: pyprof_token_<port> */
 	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
+	int by_peer;     /* http_listen_peers: each client known by its
+			    credentials, no token */
+	http_peer_fn check; /* by_peer: whether a client is served */
+	void *check_arg;
 	http_handler_fn handler;
 	void *arg;
 	struct http_conn *conns;
@@ -389,6 +395,14 @@ void http_set_cancel(struct http_conn *c, http_cancel_fn fn, void *arg)
 const char *http_conn_peer(const struct http_conn *c)
 {
 	return c->peer;
+}
+
+int http_conn_peer_uid(const struct http_conn *c, uid_t *uid)
+{
+	if (!c->srv->by_peer)
+		return -1;
+	*uid = c->uid;
+	return 0;
 }
 
 /* ---- reading and dispatching ---------------------------------------------------- */
@@ -819,6 +833,43 @@ static int evict_one(struct http_server *s)
 	return 0;
 }
 
+/* A by_peer server's client: its uid from the kernel (SO_PEERCRED) in
+ * *uid, and whether it is served (the server's check). 0 served; -1 when
+ * not, after a 403 that says why (best effort, non-blocking). */
+static int peer_served(struct http_server *s, int fd, uid_t *uid)
+{
+	char ans[512], msg[256];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int n;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	    len == sizeof(cred)) {
+		*uid = cred.uid;
+		if (!s->check || s->check(s->check_arg, fd, cred.uid))
+			return 0;
+		snprintf(msg, sizeof(msg), "uid %u is not served by this "
+			 "collector: only the users whose programs it profiles "
+			 "(--allow-user, --allow-group) see their own here\n",
+			 (unsigned)cred.uid);
+		log_info("http %s: uid %u refused: not served by this "
+			 "collector", s->addr, (unsigned)cred.uid);
+	} else {
+		snprintf(msg, sizeof(msg), "the kernel did not say who you "
+			 "are (SO_PEERCRED): nothing is served\n");
+		log_warn("http %s: SO_PEERCRED: %s", s->addr, strerror(errno));
+	}
+	n = snprintf(ans, sizeof(ans),
+		     "HTTP/1.1 403 Forbidden\r\n"
+		     "Content-Type: text/plain; charset=utf-8\r\n"
+		     "X-Go-Pprof: 1\r\nConnection: close\r\n"
+		     "Content-Length: %zu\r\n\r\n%s",
+		     strlen(msg), msg);
+	if (n > 0 && send(fd, ans, (size_t)n, MSG_NOSIGNAL) < 0)
+		log_debug("http: 403 to a client: %s", strerror(errno));
+	return -1;
+}
+
 static void accept_one(struct http_server *s, int fd,
 		       const struct sockaddr *sa)
 {
@@ -828,7 +879,12 @@ static void accept_one(struct http_server *s, int fd,
 		"X-Go-Pprof: 1\r\nConnection: close\r\nContent-Length: 22\r\n"
 		"\r\ntoo many HTTP clients\n";
 	struct http_conn *c;
+	uid_t uid = (uid_t)-1;
 
+	if (s->by_peer && peer_served(s, fd, &uid) < 0) {
+		close(fd);
+		return;
+	}
 	if (s->n_conns >= HTTP_MAX_CONNS && evict_one(s) < 0) {
 		/* Best effort and non-blocking; the client learns why. */
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)
@@ -852,7 +908,10 @@ static void accept_one(struct http_server *s, int fd,
 	c->srv = s;
 	c->fd = fd;
 	c->state = C_HEAD;
+	c->uid = uid;
 	format_addr(sa, c->peer, sizeof(c->peer));
+	if (s->by_peer) /* the log's name, and the scrape key's host */
+		snprintf(c->peer, sizeof(c->peer), "unix uid %u", (unsigned)uid);
 	DLIST_PUSH(s->conns, c);
 	s->n_conns++;
 	if (loop_add_fd(s->loop, fd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
@@ -933,25 +992,32 @@ static const char *unix_path(const char *spec)
 
 /* --http unix:PATH: the socket is made as the collector's own (listener.h:
  * a directory nobody else may write unless it is sticky, no symbolic
- * link, a live server's socket left alone, mode 0600). Who may connect
+ * link, a live server's socket left alone, mode 0600; shared, for
+ * --http-members: 0666 in a 0711 directory, each client's credentials
+ * deciding what it sees). Who may connect
  * is then the file system's decision, so no other local user can take
  * the address while the collector is down, as with a TCP port. */
 static int listen_unix(struct http_server *s, const char *spec,
-		       const char *path, char *err)
+		       const char *path, int shared, char *err)
 {
 	char lerr[LISTENER_ERR_LEN];
 	int rc;
 
 	if (!path[0] || path[0] != '/') {
-		snprintf(err, HTTP_ERR_LEN,
-			 "--http wants [ADDR:]PORT or unix:/ABSOLUTE/PATH, "
-			 "not '%s'",
-			 spec);
+		if (shared)
+			snprintf(err, HTTP_ERR_LEN, "--http-members wants an "
+				 "absolute path, not '%s'", spec);
+		else
+			snprintf(err, HTTP_ERR_LEN,
+				 "--http wants [ADDR:]PORT or "
+				 "unix:/ABSOLUTE/PATH, not '%s'",
+				 spec);
 		return -EINVAL;
 	}
-	if ((rc = listener_open(path, 0, &s->lis, lerr)) < 0) {
+	if ((rc = listener_open(path, shared, &s->lis, lerr)) < 0) {
 		/* lerr names the path */
-		snprintf(err, HTTP_ERR_LEN, "--http: %.240s", lerr);
+		snprintf(err, HTTP_ERR_LEN, "%s: %.230s",
+			 shared ? "--http-members" : "--http", lerr);
 		return rc;
 	}
 	/* listener_open took no path longer than a sun_path: it fits */
@@ -985,7 +1051,7 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 		s->loop = loop;
 		s->handler = handler;
 		s->arg = arg;
-		if ((rc = listen_unix(s, spec, upath, err)) < 0)
+		if ((rc = listen_unix(s, spec, upath, 0, err)) < 0)
 			goto out;
 		fd = listener_fd(s->lis);
 		goto watch;
@@ -1059,6 +1125,44 @@ out:
 	}
 	if (ai)
 		freeaddrinfo(ai);
+	return rc;
+}
+
+int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
+		      void *check_arg, http_handler_fn handler, void *arg,
+		      struct http_server **out, char *err)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		return -ENOMEM;
+	}
+	s->loop = loop;
+	s->handler = handler;
+	s->arg = arg;
+	s->by_peer = 1;
+	s->check = check;
+	s->check_arg = check_arg;
+	s->fd = -1;
+	if ((rc = listen_unix(s, path, path, 1, err)) < 0)
+		goto out;
+	if ((rc = loop_add_fd(loop, listener_fd(s->lis), EPOLLIN, on_listener,
+			      s)) < 0) {
+		snprintf(err, HTTP_ERR_LEN, "--http-members: cannot watch the "
+			 "socket: %s", strerror(-rc));
+		goto out;
+	}
+	s->fd = listener_fd(s->lis);
+	*out = s;
+	s = NULL;
+out:
+	if (s) {
+		listener_close(s->lis);
+		free(s);
+	}
 	return rc;
 }
 
