@@ -86,6 +86,7 @@ struct http_conn {
 	int authed;               /* a request on it carried the token */
 	uid_t uid;                /* by_peer servers: the client's user, as
 				     the kernel gave it at accept */
+	int refused;              /* by_peer: not a user served: 403 */
 	char peer[64];
 };
 
@@ -554,6 +555,19 @@ static void dispatch(struct http_conn *c)
 	set_events(c, EPOLLRDHUP);
 	if (c->dead)
 		return;
+	if (c->refused) {
+		c->close_after = 1;
+		if (c->uid == (uid_t)-1)
+			http_error(c, 403, "the kernel did not say who you are "
+				   "(SO_PEERCRED): nothing is served");
+		else
+			http_error(c, 403, "uid %u is not served by this "
+				   "collector: only the users whose programs "
+				   "it profiles (its own, --allow-user, "
+				   "--allow-group) see their own processes "
+				   "here", (unsigned)c->uid);
+		return;
+	}
 	/* DNS rebinding: a web page the user visits could have its own name
 	 * resolve to 127.0.0.1 and read our pages as its own origin. A
 	 * browser always says which name it asked for; on loopback only
@@ -834,39 +848,26 @@ static int evict_one(struct http_server *s)
 }
 
 /* A by_peer server's client: its uid from the kernel (SO_PEERCRED) in
- * *uid, and whether it is served (the server's check). 0 served; -1 when
- * not, after a 403 that says why (best effort, non-blocking). */
+ * *uid, and whether it is served (the server's check): 0 served, -1 not
+ * (or the kernel did not say). A client that is not served gets 403 to
+ * its first request, whatever it asks (dispatch), rather than a closed
+ * socket: curl and others take a connection closed at once for a server
+ * that is not there, and the user would not learn why. */
 static int peer_served(struct http_server *s, int fd, uid_t *uid)
 {
-	char ans[512], msg[256];
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int n;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-	    len == sizeof(cred)) {
-		*uid = cred.uid;
-		if (!s->check || s->check(s->check_arg, fd, cred.uid))
-			return 0;
-		snprintf(msg, sizeof(msg), "uid %u is not served by this "
-			 "collector: only the users whose programs it profiles "
-			 "(--allow-user, --allow-group) see their own here\n",
-			 (unsigned)cred.uid);
-		log_info("http %s: uid %u refused: not served by this "
-			 "collector", s->addr, (unsigned)cred.uid);
-	} else {
-		snprintf(msg, sizeof(msg), "the kernel did not say who you "
-			 "are (SO_PEERCRED): nothing is served\n");
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    len != sizeof(cred)) {
 		log_warn("http %s: SO_PEERCRED: %s", s->addr, strerror(errno));
+		return -1;
 	}
-	n = snprintf(ans, sizeof(ans),
-		     "HTTP/1.1 403 Forbidden\r\n"
-		     "Content-Type: text/plain; charset=utf-8\r\n"
-		     "X-Go-Pprof: 1\r\nConnection: close\r\n"
-		     "Content-Length: %zu\r\n\r\n%s",
-		     strlen(msg), msg);
-	if (n > 0 && send(fd, ans, (size_t)n, MSG_NOSIGNAL) < 0)
-		log_debug("http: 403 to a client: %s", strerror(errno));
+	*uid = cred.uid;
+	if (!s->check || s->check(s->check_arg, fd, cred.uid))
+		return 0;
+	log_info("http %s: uid %u refused: not served by this collector",
+		 s->addr, (unsigned)cred.uid);
 	return -1;
 }
 
@@ -880,11 +881,7 @@ static void accept_one(struct http_server *s, int fd,
 		"\r\ntoo many HTTP clients\n";
 	struct http_conn *c;
 	uid_t uid = (uid_t)-1;
-
-	if (s->by_peer && peer_served(s, fd, &uid) < 0) {
-		close(fd);
-		return;
-	}
+	int refused = s->by_peer && peer_served(s, fd, &uid) < 0;
 	if (s->n_conns >= HTTP_MAX_CONNS && evict_one(s) < 0) {
 		/* Best effort and non-blocking; the client learns why. */
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)
@@ -909,6 +906,7 @@ static void accept_one(struct http_server *s, int fd,
 	c->fd = fd;
 	c->state = C_HEAD;
 	c->uid = uid;
+	c->refused = refused;
 	format_addr(sa, c->peer, sizeof(c->peer));
 	if (s->by_peer) /* the log's name, and the scrape key's host */
 		snprintf(c->peer, sizeof(c->peer), "unix uid %u", (unsigned)uid);

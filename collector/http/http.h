@@ -89,8 +89,9 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
  * of mode 0711 that is ours or root's), where each client is known by
  * the credentials the kernel gives at accept (SO_PEERCRED) rather than
  * by a token: none is asked for. check (may be NULL: everyone) decides
- * whether a client is served; one that is not gets 403 saying so and is
- * closed before anything it sent is read. The handler learns whom it
+ * whether a client is served; one that is not gets 403 saying so to its
+ * first request, whatever it asks, and is closed (the handler never
+ * sees it). The handler learns whom it
  * answers with http_conn_peer_uid. Returns as http_listen. */
 int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
 		      void *check_arg, http_handler_fn handler, void *arg,
