@@ -50,6 +50,22 @@
 #define DEFAULT_HOLD_MAX (64ull << 20)
 #define MAX_HOLD_MAX (1ull << 40)
 
+/* --http-members' part of usage. */
+static void usage_members(FILE *out)
+{
+	fputs("  --http-members PATH  the same endpoints on a Unix socket every "
+	      "user the\n"
+	      "                     collector serves may connect to (mode "
+	      "0666), no\n"
+	      "                     token: the kernel names each caller "
+	      "(SO_PEERCRED),\n"
+	      "                     who sees its own processes only; written "
+	      "to\n"
+	      "                     SOCKET.http-members for pyprof top and "
+	      "dump\n",
+	      out);
+}
+
 /* The push options' part of usage (push_opts.h). */
 static void usage_push(FILE *out)
 {
@@ -160,13 +176,9 @@ static void usage(FILE *out)
 "                     (go tool pprof, curl), or Authorization: Bearer TOKEN\n"
 "  --http-no-auth     serve HTTP without a token: anyone who can reach the\n"
 "                     port reads command lines and switches sampling on\n"
-"  --http-members PATH  the same endpoints on a Unix socket every user the\n"
-"                     collector serves may connect to (mode 0666), no\n"
-"                     token: the kernel names each caller (SO_PEERCRED),\n"
-"                     who sees its own processes only; written to\n"
-"                     SOCKET.http-members for pyprof top and dump\n"
 ,
 		sock, DEFAULT_OUTPUT_DIR);
+	usage_members(out);
 	usage_push(out);
 	fprintf(out,
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
@@ -670,8 +682,9 @@ static int check_combinations(struct collector_opts *o)
 	    (o->http_members && !*o->http_members))
 		return usage_error(PROG, "empty path given to an option");
 	if (o->http_members && o->http_members[0] != '/')
-		return usage_error(PROG, "--http-members wants the absolute "
-				   "path of a Unix socket, not '%s'",
+		return usage_error(PROG,
+				   "--http-members wants the absolute path of "
+				   "a Unix socket, not '%s'",
 				   o->http_members);
 	if (o->timeline_file && !o->output_file)
 		return usage_error(PROG, "--timeline goes with --output (its "
@@ -1010,10 +1023,13 @@ static int start_http(struct wiring *w, const struct collector_parts *parts)
 	const char *token = opts->http_token;
 	int rc;
 
-	if (!opts->http_spec)
-		return pprof_server_start(parts->loop, parts->st, parts->reg,
-					  parts->ctl, NULL, NULL, &w->http,
-					  herr) < 0 ? -ENOMEM : 0;
+	if (!opts->http_spec) {
+		rc = pprof_server_start(parts->loop, parts->st, parts->reg,
+					parts->ctl, NULL, NULL, &w->http, herr);
+		if (rc < 0)
+			log_error("%s", herr);
+		return rc;
+	}
 	if (!token && !opts->http_no_auth) {
 		if ((rc = make_token(w, parts->socket_path)) < 0)
 			return rc;
@@ -1121,7 +1137,8 @@ static int start_members(struct wiring *w, const struct collector_parts *parts)
 		w->members_path[0] = 0;
 		log_warn("http: socket path too long for %s.http-members: "
 			 "`pyprof top --collector` will not find the members' "
-			 "socket", parts->socket_path);
+			 "socket",
+			 parts->socket_path);
 	} else {
 		snprintf(line, sizeof(line), "%s\n",
 			 pprof_server_members_addr(w->http));
@@ -1130,13 +1147,15 @@ static int start_members(struct wiring *w, const struct collector_parts *parts)
 		if (rc < 0) {
 			log_warn("http: cannot write %s: %s; `pyprof top "
 				 "--collector` will not find the members' "
-				 "socket", w->members_path, strerror(-rc));
+				 "socket",
+				 w->members_path, strerror(-rc));
 			w->members_path[0] = 0;
 		}
 	}
 	log_info("http: serving each user its own processes' /debug/pprof/ "
 		 "on %s (no token: the kernel names the caller; "
-		 "--http-members)", pprof_server_members_addr(w->http));
+		 "--http-members)",
+		 pprof_server_members_addr(w->http));
 	return 0;
 }
 

@@ -422,12 +422,13 @@ static int unix_server_is(int fd, const char *addr, uid_t expect,
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
 	    len != sizeof cred) {
 		snprintf(err, errn, "%s: the kernel does not say who serves "
-			 "it; pyprof sent nothing", addr);
+				    "it; pyprof sent nothing",
+			 addr);
 		return -1;
 	}
 	if (cred.uid != expect) {
 		snprintf(err, errn, "%s is served by uid %u, not by uid %u "
-			 "(the owner of %.200s); pyprof sent it nothing",
+				    "(the owner of %.200s); pyprof sent it nothing",
 			 addr, (unsigned)cred.uid, (unsigned)expect, addr_file);
 		return -1;
 	}
@@ -622,7 +623,8 @@ static int members_source(struct http_src *h)
 	    strncmp(h->addr, "unix:/", 6) != 0) {
 		log_error("%s does not name a Unix socket (unix:/PATH): "
 			  "pyprof does not know where that collector's "
-			  "members' socket is", path);
+			  "members' socket is",
+			  path);
 		return -1;
 	}
 	snprintf(h->addr_file, sizeof h->addr_file, "%s", path);
@@ -660,11 +662,12 @@ static void no_http_said(pid_t pid, const char *addr_path, int unreadable,
 	g = getgrgid(st->st_gid);
 	if (g && (st->st_mode & S_IRGRP))
 		snprintf(grp, sizeof grp, "its readers' group, %s: you may not "
-			 "read %s. Ask to be added to %s", g->gr_name,
+					  "read %s. Ask to be added to %s",
+			 g->gr_name,
 			 addr_path, g->gr_name);
 	else
 		snprintf(grp, sizeof grp, "its user (uid %u): you may not "
-			 "read %s. Ask for them to be shared (--readers-group)",
+					  "read %s. Ask for them to be shared (--readers-group)",
 			 (unsigned)st->st_uid, addr_path);
 	log_error("%sthe collector on %s, which keeps its live views of "
 		  "every process for %s, or for the collector to serve each "

@@ -34,8 +34,6 @@ struct peer {
 struct control_hold {
 	struct control *ctl;
 	uint64_t pid;                /* 0: every process                 */
-	int by_uid;                  /* only the processes of uid:       */
-	unsigned uid;                /* control_start_uid                */
 	uint64_t end_ns;             /* UINT64_MAX: until control_end    */
 	struct control_settings s;
 	control_done_fn done;
@@ -44,6 +42,9 @@ struct control_hold {
 	int ending;                  /* ended, waiting for acks          */
 	struct loop_timer *timer;
 	struct control_hold *next;
+	/* control_start_uid: only the processes of uid */
+	int by_uid;
+	unsigned uid;
 };
 
 enum op_kind { OP_HOLD_END, OP_CTL };

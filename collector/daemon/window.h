@@ -108,10 +108,10 @@ struct window_filter {
 			      (0: PYPROF_DEFAULT_WAITS_NS)               */
 	char service[WINDOW_NAME_LEN];
 	char command[WINDOW_NAME_LEN];
-	int own;	   /* only the processes of uid (their connection's
-			      peer_uid, proc.h): a member's request on
-			      --http-members; sampling is switched on in
-			      those alone */
+	/* only the processes of uid (their connection's peer_uid,
+	 * proc.h): a member's request on --http-members; sampling is
+	 * switched on in those alone */
+	int own;
 	unsigned uid;
 };
 

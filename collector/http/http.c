@@ -84,10 +84,11 @@ struct http_conn {
 	uint64_t t_start;         /* when the request was complete */
 	uint64_t born_ns;         /* accepted (loop_now_ns) */
 	int authed;               /* a request on it carried the token */
-	uid_t uid;                /* by_peer servers: the client's user, as
-				     the kernel gave it at accept */
-	int refused;              /* by_peer: not a user served: 403 */
 	char peer[64];
+	/* by_peer servers: the client's user, as the kernel gave it at
+	 * accept, and whether it is one not served (403) */
+	uid_t uid;
+	int refused;
 };
 
 struct http_server {
@@ -98,9 +99,10 @@ struct http_server {
 	char *token;
 	char cookie[32]; /* the token cookie's name: pyprof_token_<port> */
 	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
-	int by_peer;     /* http_listen_peers: each client known by its
-			    credentials, no token */
-	http_peer_fn check; /* by_peer: whether a client is served */
+	/* http_listen_peers: each client known by its credentials, no
+	 * token; check says whether a client is served */
+	int by_peer;
+	http_peer_fn check;
 	void *check_arg;
 	http_handler_fn handler;
 	void *arg;
@@ -559,13 +561,14 @@ static void dispatch(struct http_conn *c)
 		c->close_after = 1;
 		if (c->uid == (uid_t)-1)
 			http_error(c, 403, "the kernel did not say who you are "
-				   "(SO_PEERCRED): nothing is served");
+					   "(SO_PEERCRED): nothing is served");
 		else
 			http_error(c, 403, "uid %u is not served by this "
-				   "collector: only the users whose programs "
-				   "it profiles (its own, --allow-user, "
-				   "--allow-group) see their own processes "
-				   "here", (unsigned)c->uid);
+					   "collector: only the users whose programs "
+					   "it profiles (its own, --allow-user, "
+					   "--allow-group) see their own processes "
+					   "here",
+				   (unsigned)c->uid);
 		return;
 	}
 	/* DNS rebinding: a web page the user visits could have its own name
@@ -1004,7 +1007,8 @@ static int listen_unix(struct http_server *s, const char *spec,
 	if (!path[0] || path[0] != '/') {
 		if (shared)
 			snprintf(err, HTTP_ERR_LEN, "--http-members wants an "
-				 "absolute path, not '%s'", spec);
+						    "absolute path, not '%s'",
+				 spec);
 		else
 			snprintf(err, HTTP_ERR_LEN,
 				 "--http wants [ADDR:]PORT or "
@@ -1150,7 +1154,8 @@ int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
 	if ((rc = loop_add_fd(loop, listener_fd(s->lis), EPOLLIN, on_listener,
 			      s)) < 0) {
 		snprintf(err, HTTP_ERR_LEN, "--http-members: cannot watch the "
-			 "socket: %s", strerror(-rc));
+					    "socket: %s",
+			 strerror(-rc));
 		goto out;
 	}
 	s->fd = listener_fd(s->lis);

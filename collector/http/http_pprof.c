@@ -173,7 +173,7 @@ static int param_pid(struct pprof_server *ps, const struct who *who,
 	if (!*proc) {
 		/* another member's process: the same words as none */
 		http_error(c, 404, "no process with pid %" PRIu64 " is "
-			   "connected to this collector%s (see /debug/pprof/)",
+				   "connected to this collector%s (see /debug/pprof/)",
 			   *pid, who->own ? " for your user" : "");
 		return -1;
 	}
@@ -664,8 +664,8 @@ static void serve_cmdline(struct pprof_server *ps, const struct who *who,
 		/* Go's answer is the server's own command line, which may
 		 * hold --http-token: the token's holders' alone */
 		http_error(c, 404, "cmdline without pid= is the collector's "
-			   "own: ask for one of your processes' "
-			   "(cmdline?pid=PID)");
+				   "own: ask for one of your processes' "
+				   "(cmdline?pid=PID)");
 		return;
 	}
 	out = open_memstream(&buf, &len);
