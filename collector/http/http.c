@@ -874,9 +874,23 @@ static int peer_served(struct http_server *s, int fd, uid_t *uid)
 	return -1;
 }
 
+/* Open connections of uid on a by_peer server. */
+static int peer_conns(const struct http_server *s, uid_t uid)
+{
+	int n = 0;
+	for (const struct http_conn *c = s->conns; c; c = c->next)
+		n += !c->dead && !c->refused && c->uid == uid;
+	return n;
+}
+
 static void accept_one(struct http_server *s, int fd,
 		       const struct sockaddr *sa)
 {
+	static const char busy_user[] =
+		"HTTP/1.1 503 Service Unavailable\r\n"
+		"Content-Type: text/plain; charset=utf-8\r\n"
+		"X-Go-Pprof: 1\r\nConnection: close\r\nContent-Length: 39\r\n"
+		"\r\ntoo many HTTP connections of your user\n";
 	static const char busy[] =
 		"HTTP/1.1 503 Service Unavailable\r\n"
 		"Content-Type: text/plain; charset=utf-8\r\n"
@@ -885,6 +899,19 @@ static void accept_one(struct http_server *s, int fd,
 	struct http_conn *c;
 	uid_t uid = (uid_t)-1;
 	int refused = s->by_peer && peer_served(s, fd, &uid) < 0;
+
+	if (s->by_peer && !refused &&
+	    peer_conns(s, uid) >= HTTP_MAX_CONNS_PER_PEER) {
+		/* one user must not hold every connection (nor, one window
+		 * per connection, every window) of the members' socket */
+		log_info("http %s: uid %u holds %d connections already: "
+			 "turned away",
+			 s->addr, (unsigned)uid, HTTP_MAX_CONNS_PER_PEER);
+		if (send(fd, busy_user, sizeof(busy_user) - 1, MSG_NOSIGNAL) < 0)
+			log_debug("http: 503 to a client: %s", strerror(errno));
+		close(fd);
+		return;
+	}
 	if (s->n_conns >= HTTP_MAX_CONNS && evict_one(s) < 0) {
 		/* Best effort and non-blocking; the client learns why. */
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)

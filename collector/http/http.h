@@ -47,6 +47,7 @@ struct http_conn;
 
 #define HTTP_MAX_BODY (64u << 10)
 #define HTTP_MAX_CONNS 256
+#define HTTP_MAX_CONNS_PER_PEER 8 /* of one user, http_listen_peers */
 #define HTTP_HEAD_TIMEOUT_NS (10 * 1000000000ull)
 #define HTTP_IDLE_TIMEOUT_NS (60 * 1000000000ull)
 #define HTTP_FIRST_TIMEOUT_NS (5 * 1000000000ull)
@@ -91,7 +92,9 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
  * by a token: none is asked for. check (may be NULL: everyone) decides
  * whether a client is served; one that is not gets 403 saying so to its
  * first request, whatever it asks, and is closed (the handler never
- * sees it). The handler learns whom it
+ * sees it). One user holds at most HTTP_MAX_CONNS_PER_PEER connections
+ * at once (so at most as many windows): past it, 503 and closed. The
+ * handler learns whom it
  * answers with http_conn_peer_uid. Returns as http_listen. */
 int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
 		      void *check_arg, http_handler_fn handler, void *arg,

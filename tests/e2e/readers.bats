@@ -242,6 +242,18 @@ members_get() {
 	gzip -dc "$T/a.pb.gz" | grep -aq secret-of-bob && fail "A's window holds B's process"
 	"$PP_PYPROF" top "$T/a.pb.gz" | grep -q member_spin || fail "A's window: $("$PP_PYPROF" top "$T/a.pb.gz")"
 
+	# one member holds at most 8 connections: the others' stay theirs
+	as "$UA" /usr/bin/python3 -c '
+import socket, sys
+held = []
+for i in range(8):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); held.append(s)
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5)
+print(s.recv(4096).decode().splitlines()[0])' "$D/run/members.sock" >"$T/ninth" 2>&1
+	assert_eq "HTTP/1.1 503 Service Unavailable" "$(cat "$T/ninth")" "A's ninth connection"
+	members_get "$UB" /debug/pprof/ >/dev/null
+	assert_eq 200 "$(cat "$T/status")" "B's index page"
+
 	# a user the collector does not serve: refused
 	members_get nobody /debug/pprof/ >"$T/out"
 	assert_eq 403 "$(cat "$T/status")" "nobody on the members' socket"
