@@ -627,10 +627,14 @@ static void serve_heap(struct pprof_server *ps, const struct who *who,
 			http_error(c, 404, "pid %" PRIu64 " does not sample "
 				   "its heap (start it with PYPROF_HEAP_RATE)",
 				   pid);
-		else if (f.service[0] || f.command[0] || who->own)
+		else if (f.service[0] || f.command[0])
 			http_error(c, 404, "no process of this service "
 				   "samples its heap (start them with "
 				   "PYPROF_HEAP_RATE)");
+		else if (who->own)
+			http_error(c, 404,
+				   "none of your processes samples its heap "
+				   "(start them with PYPROF_HEAP_RATE)");
 		else
 			http_error(c, 404, "no process with heap sampling on "
 				   "(start them with PYPROF_HEAP_RATE)");
