@@ -276,6 +276,9 @@ static void window_title(char *buf, size_t cap, const struct pending *pd,
 	if (f->pid)
 		snprintf(buf, cap, "pid %" PRIu64 ", %u s of %s time", f->pid,
 			 pd->seconds, kind);
+	else if (f->own)
+		snprintf(buf, cap, "Your processes (uid %u), %u s of %s time",
+			 f->uid, pd->seconds, kind);
 	else
 		snprintf(buf, cap, "All processes, %u s of %s time",
 			 pd->seconds, kind);

@@ -241,6 +241,11 @@ members_get() {
 	gzip -dc "$T/a.pb.gz" | grep -aq secret-of-alice || fail "A's window lacks A's process"
 	gzip -dc "$T/a.pb.gz" | grep -aq secret-of-bob && fail "A's window holds B's process"
 	"$PP_PYPROF" top "$T/a.pb.gz" | grep -q member_spin || fail "A's window: $("$PP_PYPROF" top "$T/a.pb.gz")"
+	members_get "$UA" "/debug/pprof/top?seconds=1" >"$T/a-top.html"
+	assert_eq 200 "$(cat "$T/status")" "A's top page"
+	grep -q "<h1>Your processes (uid $(id -u "$UA")), 1 s of CPU time</h1>" "$T/a-top.html" ||
+		fail "A's top page's title: $(head -5 "$T/a-top.html")"
+	grep -q member_spin "$T/a-top.html" || fail "A's top page: $(cat "$T/a-top.html")"
 
 	# one member holds at most 8 connections: the others' stay theirs
 	as "$UA" /usr/bin/python3 -c '
