@@ -31,6 +31,7 @@
 #include "common/log.h"
 #include "common/usage.h"
 #include "daemon/collector.h"
+#include "daemon/listener.h"
 #include "daemon/output.h"
 #include "http/http_pprof.h"
 #include "push/push.h"
@@ -48,6 +49,22 @@
 #define MAX_TOKEN_LEN 200
 #define DEFAULT_HOLD_MAX (64ull << 20)
 #define MAX_HOLD_MAX (1ull << 40)
+
+/* --http-members' part of usage. */
+static void usage_members(FILE *out)
+{
+	fputs("  --http-members PATH  the same endpoints on a Unix socket every "
+	      "user the\n"
+	      "                     collector serves may connect to (mode "
+	      "0666), no\n"
+	      "                     token: the kernel names each caller "
+	      "(SO_PEERCRED),\n"
+	      "                     who sees its own processes only; written "
+	      "to\n"
+	      "                     SOCKET.http-members for pyprof top and "
+	      "dump\n",
+	      out);
+}
 
 /* The push options' part of usage (push_opts.h). */
 static void usage_push(FILE *out)
@@ -161,6 +178,7 @@ static void usage(FILE *out)
 "                     port reads command lines and switches sampling on\n"
 ,
 		sock, DEFAULT_OUTPUT_DIR);
+	usage_members(out);
 	usage_push(out);
 	fprintf(out,
 "  --max-clients N    serve at most N clients at once (default %d, and at\n"
@@ -330,6 +348,7 @@ enum {
 	OPT_OUTPUT_GROUP,
 	OPT_READERS_GROUP,
 	OPT_HTTP_NO_AUTH,
+	OPT_HTTP_MEMBERS,
 	OPT_HOLD_MAX,
 	OPT_MAX_CLIENTS,
 	OPT_SPOOL_MAX,
@@ -370,6 +389,7 @@ static const struct option longopts[] = {
 	{ "output-group", required_argument, NULL, OPT_OUTPUT_GROUP },
 	{ "readers-group", required_argument, NULL, OPT_READERS_GROUP },
 	{ "http-no-auth", no_argument, NULL, OPT_HTTP_NO_AUTH },
+	{ "http-members", required_argument, NULL, OPT_HTTP_MEMBERS },
 	{ "hold-max", required_argument, NULL, OPT_HOLD_MAX },
 	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
 	{ "pyroscope", required_argument, NULL, OPT_PUSH },
@@ -419,6 +439,8 @@ static const char **path_option(struct collector_opts *o, int opt)
 		return &o->http_spec;
 	case OPT_HTTP_TOKEN:
 		return &o->http_token;
+	case OPT_HTTP_MEMBERS:
+		return &o->http_members;
 	default:
 		return NULL;
 	}
@@ -656,8 +678,14 @@ static int check_combinations(struct collector_opts *o)
 	    (o->output_dir && !*o->output_dir) ||
 	    (o->output_file && !*o->output_file) ||
 	    (o->summary_file && !*o->summary_file) ||
-	    (o->timeline_file && !*o->timeline_file))
+	    (o->timeline_file && !*o->timeline_file) ||
+	    (o->http_members && !*o->http_members))
 		return usage_error(PROG, "empty path given to an option");
+	if (o->http_members && o->http_members[0] != '/')
+		return usage_error(PROG,
+				   "--http-members wants the absolute path of "
+				   "a Unix socket, not '%s'",
+				   o->http_members);
 	if (o->timeline_file && !o->output_file)
 		return usage_error(PROG, "--timeline goes with --output (its "
 				   "stacks name that profile's locations)");
@@ -891,6 +919,9 @@ struct wiring {
 	/* SOCKET.http-addr (where --http listens, for `pyprof top`) as
 	 * written, else "" */
 	char addr_path[300];
+	/* SOCKET.http-members (where --http-members listens) as written,
+	 * else "" */
+	char members_path[300];
 };
 
 /* --pyroscope, --otlp: a push thread and spool for each, as one of the
@@ -983,17 +1014,22 @@ static int make_token(struct wiring *w, const char *sock)
 	return rc;
 }
 
-/* --http: the token (given, or made beside the socket) and the server. */
-static int start_serving(void *arg, const struct collector_parts *parts)
+/* --http: the token (given, or made beside the socket) and the server
+ * (with --http-members alone, a server without a listener of its own). */
+static int start_http(struct wiring *w, const struct collector_parts *parts)
 {
-	struct wiring *w = arg;
 	const struct collector_opts *opts = w->opts;
 	char herr[HTTP_ERR_LEN];
 	const char *token = opts->http_token;
 	int rc;
 
-	if (!opts->http_spec)
-		return 0;
+	if (!opts->http_spec) {
+		rc = pprof_server_start(parts->loop, parts->st, parts->reg,
+					parts->ctl, NULL, NULL, &w->http, herr);
+		if (rc < 0)
+			log_error("%s", herr);
+		return rc;
+	}
 	if (!token && !opts->http_no_auth) {
 		if ((rc = make_token(w, parts->socket_path)) < 0)
 			return rc;
@@ -1071,6 +1107,71 @@ static int start_serving(void *arg, const struct collector_parts *parts)
 	return 0;
 }
 
+/* Whether the HTTP client of uid at the other end of fd is a user this
+ * collector serves (--http-members' check): as its own clients are
+ * (listener.h). */
+static int member_served(void *arg, int fd, uid_t uid)
+{
+	const struct collector_opts *o = arg;
+	return listener_peer_served(fd, uid, o->allow_uids, o->n_allow_uids,
+				    o->allow_gids, o->n_allow_gids);
+}
+
+/* --http-members PATH: the members' listener, and SOCKET.http-members
+ * (mode 0644: a path, no secret) saying where it is, for `pyprof top`
+ * and `pyprof dump` run by a member who may not read SOCKET.http-addr. */
+static int start_members(struct wiring *w, const struct collector_parts *parts)
+{
+	const struct collector_opts *opts = w->opts;
+	char herr[HTTP_ERR_LEN], line[130];
+	int rc;
+
+	if ((rc = pprof_server_members(w->http, opts->http_members,
+				       member_served, (void *)opts, herr)) < 0) {
+		log_error("%s", herr);
+		return rc;
+	}
+	if ((size_t)snprintf(w->members_path, sizeof(w->members_path),
+			     "%s.http-members", parts->socket_path) >=
+	    sizeof(w->members_path)) {
+		w->members_path[0] = 0;
+		log_warn("http: socket path too long for %s.http-members: "
+			 "`pyprof top --collector` will not find the members' "
+			 "socket",
+			 parts->socket_path);
+	} else {
+		snprintf(line, sizeof(line), "%s\n",
+			 pprof_server_members_addr(w->http));
+		rc = file_write_atomic(w->members_path, line, strlen(line),
+				       FILEIO_REPLACE | FILEIO_PUBLIC);
+		if (rc < 0) {
+			log_warn("http: cannot write %s: %s; `pyprof top "
+				 "--collector` will not find the members' "
+				 "socket",
+				 w->members_path, strerror(-rc));
+			w->members_path[0] = 0;
+		}
+	}
+	log_info("http: serving each user its own processes' /debug/pprof/ "
+		 "on %s (no token: the kernel names the caller; "
+		 "--http-members)",
+		 pprof_server_members_addr(w->http));
+	return 0;
+}
+
+/* --http and --http-members. */
+static int start_serving(void *arg, const struct collector_parts *parts)
+{
+	struct wiring *w = arg;
+	int rc;
+
+	if (!w->opts->http_spec && !w->opts->http_members)
+		return 0;
+	if ((rc = start_http(w, parts)) < 0)
+		return rc;
+	return w->opts->http_members ? start_members(w, parts) : 0;
+}
+
 /* Waiting HTTP requests get 503; the server is gone. */
 static void stop_serving(void *arg)
 {
@@ -1090,6 +1191,9 @@ static void wiring_done(void *arg)
 	if (w->addr_path[0])
 		unlink(w->addr_path);
 	w->addr_path[0] = 0;
+	if (w->members_path[0])
+		unlink(w->members_path);
+	w->members_path[0] = 0;
 }
 
 int main(int argc, char **argv)

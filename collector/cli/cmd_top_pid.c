@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <stdint.h>
@@ -408,9 +409,36 @@ static int server_is(int fd, const char *addr, uid_t expect,
 	return 0;
 }
 
+/* Whether the Unix socket fd reached a server of the uid expect (the
+ * kernel's word for the listener, SO_PEERCRED): the file that named the
+ * socket and the process serving it are the same collector's. 0, or -1
+ * with why in err. */
+static int unix_server_is(int fd, const char *addr, uid_t expect,
+			  const char *addr_file, char *err, size_t errn)
+{
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    len != sizeof cred) {
+		snprintf(err, errn, "%s: the kernel does not say who serves "
+				    "it; pyprof sent nothing",
+			 addr);
+		return -1;
+	}
+	if (cred.uid != expect) {
+		snprintf(err, errn, "%s is served by uid %u, not by uid %u "
+				    "(the owner of %.200s); pyprof sent it nothing",
+			 addr, (unsigned)cred.uid, (unsigned)expect, addr_file);
+		return -1;
+	}
+	return 0;
+}
+
 struct http_src {
-	char addr[128];	 /* SOCKET.http-addr                         */
-	char token[128]; /* SOCKET.http-token or $PYPROF_HTTP_TOKEN  */
+	char addr[128];	 /* SOCKET.http-addr, or SOCKET.http-members'   */
+	char token[128]; /* SOCKET.http-token or $PYPROF_HTTP_TOKEN;
+			    "" on the members' socket: never sent there */
 	char addr_file[CMD_PATH_MAX + 16];
 	uid_t owner; /* of addr_file: the collector's user */
 };
@@ -443,9 +471,12 @@ static int fetch_window(const struct http_src *h, pid_t pid, const char *mode,
 		snprintf(err, errn, "cannot connect to http://%s/", h->addr);
 		goto out;
 	}
-	/* a Unix socket's directory and mode decide who may listen there */
-	if (!unix_sock &&
-	    server_is(fd, h->addr, h->owner, h->addr_file, err, errn) < 0) {
+	/* a Unix socket's directory and mode decide who may listen there;
+	 * the kernel says who does */
+	if (unix_sock ? unix_server_is(fd, h->addr, h->owner, h->addr_file,
+				       err, errn) < 0
+		      : server_is(fd, h->addr, h->owner, h->addr_file, err,
+				  errn) < 0) {
 		close(fd);
 		goto out;
 	}
@@ -575,11 +606,85 @@ static int owner_trusted(const char *path)
 	return -1;
 }
 
-/* Where top_collector serves HTTP, and its token. 0, or -1 (said). */
+/* top_collector's members' socket (--http-members: SOCKET.http-members
+ * names it), where the kernel names the caller and no token is sent: 1
+ * found (h filled), 0 none, -1 (said). */
+static int members_source(struct http_src *h)
+{
+	char path[CMD_PATH_MAX + 16];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s.http-members", top_collector);
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (owner_trusted(path) < 0)
+		return -1;
+	if (first_line(path, h->addr, sizeof h->addr) < 0 ||
+	    strncmp(h->addr, "unix:/", 6) != 0) {
+		log_error("%s does not name a Unix socket (unix:/PATH): "
+			  "pyprof does not know where that collector's "
+			  "members' socket is",
+			  path);
+		return -1;
+	}
+	snprintf(h->addr_file, sizeof h->addr_file, "%s", path);
+	h->owner = st.st_uid;
+	h->token[0] = '\0'; /* the kernel names us there: no token */
+	return 1;
+}
+
+/* No HTTP server of top_collector we may use: say why, in one line.
+ * addr_path exists but we may not read it (the collector shares its
+ * live views of every process with its readers' group alone), or there
+ * is none. */
+static void no_http_said(pid_t pid, const char *addr_path, int unreadable,
+			 const struct stat *st)
+{
+	char who[64] = "", grp[CMD_PATH_MAX + 300];
+	struct group *g;
+
+	if (pid)
+		snprintf(who, sizeof who, "process %d reports to ", (int)pid);
+	else
+		snprintf(who, sizeof who, "no live view from ");
+	if (!unreadable) {
+		if (pid)
+			log_error("%sthe collector on %s, which serves no "
+				  "HTTP: start that collector with --http to "
+				  "watch its processes live",
+				  who, top_collector);
+		else
+			log_error("the collector on %s serves no HTTP (no "
+				  "%s): start it with --http",
+				  top_collector, addr_path);
+		return;
+	}
+	g = getgrgid(st->st_gid);
+	if (g && (st->st_mode & S_IRGRP))
+		snprintf(grp, sizeof grp, "its readers' group, %s: you may not "
+					  "read %s. Ask to be added to %s",
+			 g->gr_name,
+			 addr_path, g->gr_name);
+	else
+		snprintf(grp, sizeof grp, "its user (uid %u): you may not "
+					  "read %s. Ask for them to be shared (--readers-group)",
+			 (unsigned)st->st_uid, addr_path);
+	log_error("%sthe collector on %s, which keeps its live views of "
+		  "every process for %s, or for the collector to serve each "
+		  "user its own processes (pyprof-collector --http-members "
+		  "PATH)",
+		  who, top_collector, grp);
+}
+
+/* Where top_collector serves HTTP, and its token: its --http server when
+ * we may read SOCKET.http-addr (root, its user, its readers' group),
+ * else its members' socket (--http-members) when it has one. 0, or -1
+ * (said). */
 static int http_source(struct http_src *h, pid_t pid)
 {
 	char path[CMD_PATH_MAX + 16];
 	const char *env = getenv("PYPROF_HTTP_TOKEN");
+	int rc, unreadable;
 
 	struct stat st;
 
@@ -588,16 +693,11 @@ static int http_source(struct http_src *h, pid_t pid)
 		return -1;
 	if (lstat(path, &st) < 0 ||
 	    first_line(path, h->addr, sizeof h->addr) < 0) {
-		if (pid)
-			log_error("process %d reports to the collector on %s, "
-				  "which serves no HTTP: start that collector "
-				  "with --http to watch its processes live",
-				  (int)pid, top_collector);
-		else
-			log_error("the collector on %s serves no HTTP (no "
-				  "%s): start it with --http",
-				  top_collector,
-				  path);
+		unreadable = access(path, F_OK) == 0 &&
+			     access(path, R_OK) != 0 && errno == EACCES;
+		if ((rc = members_source(h)) != 0)
+			return rc > 0 ? 0 : -1;
+		no_http_said(pid, path, unreadable, &st);
 		return -1;
 	}
 	snprintf(h->addr_file, sizeof h->addr_file, "%s", path);

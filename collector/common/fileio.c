@@ -78,9 +78,13 @@ int file_write_atomic(const char *path, const void *data, size_t len,
 	const char *base;
 	int fd = -1, dfd = -1, err;
 	int have_tmp = 0;
-	gid_t gid = (how & FILEIO_PRIVATE) ? (gid_t)-1 : share_gid;
+	gid_t gid = (how & (FILEIO_PRIVATE | FILEIO_PUBLIC)) ? (gid_t)-1
+							     : share_gid;
+	mode_t mode = (how & FILEIO_PUBLIC) ? 0644
+		      : gid != (gid_t)-1    ? 0640
+					    : 0600;
 
-	how &= ~FILEIO_PRIVATE;
+	how &= ~(FILEIO_PRIVATE | FILEIO_PUBLIC);
 
 	split_path(path, dir, sizeof(dir), &base);
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%u.tmp", dir, base,
@@ -99,7 +103,7 @@ int file_write_atomic(const char *path, const void *data, size_t len,
 	/* Exactly this mode, whatever the umask; the group first, so that
 	 * the file is never readable by a group it was not meant for. */
 	if ((gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid) < 0) ||
-	    fchmod(fd, gid != (gid_t)-1 ? 0640 : 0600) < 0) {
+	    fchmod(fd, mode) < 0) {
 		err = -errno;
 		goto out;
 	}

@@ -29,8 +29,10 @@
 enum {
 	FILEIO_REPLACE = 0,   /* an existing file at path is replaced */
 	FILEIO_NOREPLACE = 1, /* fail with -EEXIST if path exists */
-	FILEIO_PRIVATE = 2    /* or'ed in: 0600 even with file_set_group
+	FILEIO_PRIVATE = 2,   /* or'ed in: 0600 even with file_set_group
 				 (a secret such as an access token) */
+	FILEIO_PUBLIC = 4     /* or'ed in: 0644, no group (what every
+				 local user may read: where a socket is) */
 };
 
 /* Files from now on are 0640 and new directories 0750, given to group
@@ -41,7 +43,7 @@ void file_set_group(gid_t gid);
 /* Writes len bytes of data to path atomically, with mode 0600 (0640 and
  * the group of file_set_group, unless FILEIO_PRIVATE), whatever the
  * umask. how is FILEIO_REPLACE or FILEIO_NOREPLACE, with FILEIO_PRIVATE
- * or'ed in or not. Returns 0 or a negative
+ * or FILEIO_PUBLIC (0644) or'ed in or not. Returns 0 or a negative
  * errno (-EEXIST for NOREPLACE when path exists); on failure no temporary
  * file is left behind. */
 int file_write_atomic(const char *path, const void *data, size_t len,

@@ -180,39 +180,12 @@ static void on_accept_resume(struct loop *loop, struct loop_timer *t,
 	loop_mod_fd(loop, listener_fd(c->lis), EPOLLIN);
 }
 
-/* Whether the process at the other end of fd is in one of the
- * --allow-group groups: its gid, or one of its supplementary groups as
- * the kernel saw them when it connected (SO_PEERGROUPS, Linux 4.13). */
-static int group_allowed(const struct collector *c, int fd)
-{
-	const struct collector_opts *o = c->opts;
-	gid_t groups[NGROUPS_MAX + 1];
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	size_t n = 0;
-
-	if (!o->n_allow_gids)
-		return 0;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-		groups[n++] = cred.gid;
-	len = (socklen_t)(sizeof(groups) - sizeof(gid_t));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups + n, &len) == 0)
-		n += len / sizeof(gid_t);
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < o->n_allow_gids; j++)
-			if (groups[i] == o->allow_gids[j])
-				return 1;
-	return 0;
-}
-
+/* listener_peer_served with our --allow-user and --allow-group. */
 static int uid_allowed(const struct collector *c, uid_t uid, int fd)
 {
-	if (uid == geteuid())
-		return 1;
-	for (size_t i = 0; i < c->opts->n_allow_uids; i++)
-		if (c->opts->allow_uids[i] == uid)
-			return 1;
-	return group_allowed(c, fd);
+	const struct collector_opts *o = c->opts;
+	return listener_peer_served(fd, uid, o->allow_uids, o->n_allow_uids,
+				    o->allow_gids, o->n_allow_gids);
 }
 
 static void refuse(struct collector *c, pid_t pid, uid_t uid)

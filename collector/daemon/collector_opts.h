@@ -40,6 +40,10 @@ struct collector_opts {
 	const char *http_token;   /* NULL: a random one is made at start
 				     (collector_run), unless http_no_auth */
 	int http_no_auth;         /* --http-no-auth: no token at all */
+	const char *http_members; /* NULL: none; else the absolute path of a
+				     Unix socket where each user the
+				     collector serves sees its own processes
+				     (http_pprof.h's pprof_server_members) */
 	uint64_t hold_max;        /* bytes of profiles that could not be
 				     written yet to keep for another try
 				     (output.c); 0: none */

@@ -42,6 +42,9 @@ struct control_hold {
 	int ending;                  /* ended, waiting for acks          */
 	struct loop_timer *timer;
 	struct control_hold *next;
+	/* control_start_uid: only the processes of uid */
+	int by_uid;
+	unsigned uid;
 };
 
 enum op_kind { OP_HOLD_END, OP_CTL };
@@ -113,7 +116,8 @@ void control_free(struct control *ctl)
 
 static int covers(const struct control_hold *h, const struct peer *p)
 {
-	return !h->ending && (!h->pid || h->pid == p->pid);
+	return !h->ending && (!h->pid || h->pid == p->pid) &&
+	       (!h->by_uid || conn_peer_uid(p->conn) == h->uid);
 }
 
 /* ---- frames ----------------------------------------------------------- */
@@ -435,7 +439,7 @@ static void hold_end(struct control *ctl, struct control_hold *h,
 /* A hold; o (a controller's request) waits for every covered process's
  * answer. */
 static struct control_hold *hold_new(struct control *ctl, uint64_t pid,
-				     uint64_t duration_ns,
+				     const unsigned *uid, uint64_t duration_ns,
 				     const struct control_settings *s,
 				     control_done_fn done, void *arg,
 				     struct op *o)
@@ -445,6 +449,8 @@ static struct control_hold *hold_new(struct control *ctl, uint64_t pid,
 		return NULL;
 	h->ctl = ctl;
 	h->pid = pid;
+	h->by_uid = uid != NULL;
+	h->uid = uid ? *uid : 0;
 	if (s)
 		h->s = *s;
 	h->done = done;
@@ -472,7 +478,15 @@ struct control_hold *control_start(struct control *ctl, uint64_t pid,
 				   const struct control_settings *s,
 				   control_done_fn done, void *arg)
 {
-	return hold_new(ctl, pid, duration_ns, s, done, arg, NULL);
+	return hold_new(ctl, pid, NULL, duration_ns, s, done, arg, NULL);
+}
+
+struct control_hold *control_start_uid(struct control *ctl, uint64_t pid,
+				       unsigned uid, uint64_t duration_ns,
+				       const struct control_settings *s,
+				       control_done_fn done, void *arg)
+{
+	return hold_new(ctl, pid, &uid, duration_ns, s, done, arg, NULL);
 }
 
 void control_end(struct control *ctl, struct control_hold *h)
@@ -701,7 +715,7 @@ static int control_on_request(struct control *ctl, struct conn *c,
 		 verb_names[q.verb], who, span, matched);
 	switch (q.verb) {
 	case WIRE_VERB_START:
-		hold_new(ctl, q.pid, q.lease_ms * 1000000, &q.s, NULL, NULL, o);
+		hold_new(ctl, q.pid, NULL, q.lease_ms * 1000000, &q.s, NULL, NULL, o);
 		break;
 	case WIRE_VERB_STOP:
 		for (struct control_hold *h = ctl->holds, *next; h; h = next) {

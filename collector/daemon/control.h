@@ -100,6 +100,14 @@ struct control_hold *control_start(struct control *ctl, uint64_t pid,
 				   uint64_t duration_ns,
 				   const struct control_settings *s,
 				   control_done_fn done, void *arg);
+/* The same over the processes of one user only: those whose connection
+ * the kernel gives as uid's (SO_PEERCRED, conn_peer_uid), so that a
+ * window a member asks for (--http-members) switches sampling on in that
+ * member's processes and no one else's. */
+struct control_hold *control_start_uid(struct control *ctl, uint64_t pid,
+				       unsigned uid, uint64_t duration_ns,
+				       const struct control_settings *s,
+				       control_done_fn done, void *arg);
 /* Ends h now; done still runs, once the processes acknowledged (possibly
  * before control_end returns). */
 void control_end(struct control *ctl, struct control_hold *h);

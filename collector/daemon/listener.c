@@ -303,3 +303,30 @@ int listener_accept(struct listener *l, int *fd, pid_t *pid, uid_t *uid)
 	*uid = cred.uid;
 	return 0;
 }
+
+int listener_peer_served(int fd, uid_t uid, const uid_t *uids, size_t n_uids,
+			 const gid_t *gids, size_t n_gids)
+{
+	gid_t groups[NGROUPS_MAX + 1];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t n = 0;
+
+	if (uid == geteuid())
+		return 1;
+	for (size_t i = 0; i < n_uids; i++)
+		if (uids[i] == uid)
+			return 1;
+	if (!n_gids)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		groups[n++] = cred.gid;
+	len = (socklen_t)(sizeof(groups) - sizeof(gid_t));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups + n, &len) == 0)
+		n += len / sizeof(gid_t);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n_gids; j++)
+			if (groups[i] == gids[j])
+				return 1;
+	return 0;
+}

@@ -52,4 +52,14 @@ const char *listener_path(const struct listener *l);
  * negative errno (-EMFILE when even the reserve could not help). */
 int listener_accept(struct listener *l, int *fd, pid_t *pid, uid_t *uid);
 
+/* Whether the client of uid at the other end of fd (an accepted Unix
+ * socket) is one the collector serves: our own user, a uid of uids
+ * (--allow-user), or a process whose gid or one of whose supplementary
+ * groups, as the kernel saw them when it connected (SO_PEERCRED,
+ * SO_PEERGROUPS, Linux 4.13), is in gids (--allow-group). 1 or 0. The
+ * collector's clients and --http-members' callers are held to the same
+ * rule. */
+int listener_peer_served(int fd, uid_t uid, const uid_t *uids, size_t n_uids,
+			 const gid_t *gids, size_t n_gids);
+
 #endif /* PYPROF_LISTENER_H */

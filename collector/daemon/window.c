@@ -122,8 +122,10 @@ static void window_sampling_on(struct window *w, uint64_t duration_ns)
 	if (w->f.waits) /* block and mutex records need waits on */
 		s.waits_ns = w->f.waits_ns ? w->f.waits_ns
 					   : PYPROF_DEFAULT_WAITS_NS;
-	w->hold = control_start(w->ws->ctl, w->f.pid, duration_ns, &s,
-				on_hold_done, w);
+	w->hold = w->f.own ? control_start_uid(w->ws->ctl, w->f.pid, w->f.uid,
+					       duration_ns, &s, on_hold_done, w)
+			   : control_start(w->ws->ctl, w->f.pid, duration_ns, &s,
+					   on_hold_done, w);
 	if (!w->hold)
 		log_warn("window of %u s: out of memory to switch sampling on",
 			 w->seconds);
@@ -175,6 +177,8 @@ int window_names_match(const struct symtab *st, const struct window_filter *f,
 		       const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
+	if (f->own && in->peer_uid != f->uid)
+		return 0;
 	if (f->service[0] &&
 	    strcmp(symtab_string(st, in->comm_sid), f->service) != 0)
 		return 0;
@@ -187,7 +191,8 @@ static int matches(struct window *w, const struct proc *p)
 {
 	const struct proc_info *in = proc_info(p);
 	if ((!w->f.waits && in->mode != w->f.mode) ||
-	    (w->f.pid && in->pid != w->f.pid))
+	    (w->f.pid && in->pid != w->f.pid) ||
+	    (w->f.own && in->peer_uid != w->f.uid))
 		return 0;
 	if (!w->f.service[0] && !w->f.command[0])
 		return 1;
@@ -488,7 +493,8 @@ static struct window *standby_find(struct windows *ws, const char *key,
 		    w->f.pid != f->pid || w->f.mode != f->mode ||
 		    w->f.waits != f->waits || w->f.waits_ns != f->waits_ns ||
 		    strcmp(w->f.service, f->service) != 0 ||
-		    strcmp(w->f.command, f->command) != 0)
+		    strcmp(w->f.command, f->command) != 0 ||
+		    w->f.own != f->own || w->f.uid != f->uid)
 			continue;
 		if (!best || w->start_ns > best->start_ns)
 			best = w;

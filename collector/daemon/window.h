@@ -98,7 +98,7 @@ struct window;
  * (HELLO's comm, the profile's `process` label) is exactly it; with
  * command set, only those whose command line (arguments joined by
  * spaces; the name when there are none) contains it. Empty strings
- * select everything. */
+ * select everything. With own, only the processes of one user. */
 struct window_filter {
 	uint64_t pid;
 	unsigned mode;	   /* ignored with waits                        */
@@ -108,10 +108,15 @@ struct window_filter {
 			      (0: PYPROF_DEFAULT_WAITS_NS)               */
 	char service[WINDOW_NAME_LEN];
 	char command[WINDOW_NAME_LEN];
+	/* only the processes of uid (their connection's peer_uid,
+	 * proc.h): a member's request on --http-members; sampling is
+	 * switched on in those alone */
+	int own;
+	unsigned uid;
 };
 
-/* Whether process p passes f's service and command (not its pid or
- * mode): 1 or 0. Names are read from st. */
+/* Whether process p passes f's service, command and user (not its pid
+ * or mode): 1 or 0. Names are read from st. */
 int window_names_match(const struct symtab *st, const struct window_filter *f,
 		       const struct proc *p);
 

@@ -85,6 +85,10 @@ struct http_conn {
 	uint64_t born_ns;         /* accepted (loop_now_ns) */
 	int authed;               /* a request on it carried the token */
 	char peer[64];
+	/* by_peer servers: the client's user, as the kernel gave it at
+	 * accept, and whether it is one not served (403) */
+	uid_t uid;
+	int refused;
 };
 
 struct http_server {
@@ -95,6 +99,11 @@ struct http_server {
 	char *token;
 	char cookie[32]; /* the token cookie's name: pyprof_token_<port> */
 	int loopback;    /* bound to 127.0.0.0/8 or ::1: Host is checked */
+	/* http_listen_peers: each client known by its credentials, no
+	 * token; check says whether a client is served */
+	int by_peer;
+	http_peer_fn check;
+	void *check_arg;
 	http_handler_fn handler;
 	void *arg;
 	struct http_conn *conns;
@@ -391,6 +400,14 @@ const char *http_conn_peer(const struct http_conn *c)
 	return c->peer;
 }
 
+int http_conn_peer_uid(const struct http_conn *c, uid_t *uid)
+{
+	if (!c->srv->by_peer)
+		return -1;
+	*uid = c->uid;
+	return 0;
+}
+
 /* ---- reading and dispatching ---------------------------------------------------- */
 
 /* Constant time in the token's length, so that timing does not tell how
@@ -540,6 +557,20 @@ static void dispatch(struct http_conn *c)
 	set_events(c, EPOLLRDHUP);
 	if (c->dead)
 		return;
+	if (c->refused) {
+		c->close_after = 1;
+		if (c->uid == (uid_t)-1)
+			http_error(c, 403, "the kernel did not say who you are "
+					   "(SO_PEERCRED): nothing is served");
+		else
+			http_error(c, 403, "uid %u is not served by this "
+					   "collector: only the users whose programs "
+					   "it profiles (its own, --allow-user, "
+					   "--allow-group) see their own processes "
+					   "here",
+				   (unsigned)c->uid);
+		return;
+	}
 	/* DNS rebinding: a web page the user visits could have its own name
 	 * resolve to 127.0.0.1 and read our pages as its own origin. A
 	 * browser always says which name it asked for; on loopback only
@@ -819,16 +850,68 @@ static int evict_one(struct http_server *s)
 	return 0;
 }
 
+/* A by_peer server's client: its uid from the kernel (SO_PEERCRED) in
+ * *uid, and whether it is served (the server's check): 0 served, -1 not
+ * (or the kernel did not say). A client that is not served gets 403 to
+ * its first request, whatever it asks (dispatch), rather than a closed
+ * socket: curl and others take a connection closed at once for a server
+ * that is not there, and the user would not learn why. */
+static int peer_served(struct http_server *s, int fd, uid_t *uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    len != sizeof(cred)) {
+		log_warn("http %s: SO_PEERCRED: %s", s->addr, strerror(errno));
+		return -1;
+	}
+	*uid = cred.uid;
+	if (!s->check || s->check(s->check_arg, fd, cred.uid))
+		return 0;
+	log_info("http %s: uid %u refused: not served by this collector",
+		 s->addr, (unsigned)cred.uid);
+	return -1;
+}
+
+/* Open connections of uid on a by_peer server. */
+static int peer_conns(const struct http_server *s, uid_t uid)
+{
+	int n = 0;
+	for (const struct http_conn *c = s->conns; c; c = c->next)
+		n += !c->dead && !c->refused && c->uid == uid;
+	return n;
+}
+
 static void accept_one(struct http_server *s, int fd,
 		       const struct sockaddr *sa)
 {
+	static const char busy_user[] =
+		"HTTP/1.1 503 Service Unavailable\r\n"
+		"Content-Type: text/plain; charset=utf-8\r\n"
+		"X-Go-Pprof: 1\r\nConnection: close\r\nContent-Length: 39\r\n"
+		"\r\ntoo many HTTP connections of your user\n";
 	static const char busy[] =
 		"HTTP/1.1 503 Service Unavailable\r\n"
 		"Content-Type: text/plain; charset=utf-8\r\n"
 		"X-Go-Pprof: 1\r\nConnection: close\r\nContent-Length: 22\r\n"
 		"\r\ntoo many HTTP clients\n";
 	struct http_conn *c;
+	uid_t uid = (uid_t)-1;
+	int refused = s->by_peer && peer_served(s, fd, &uid) < 0;
 
+	if (s->by_peer && !refused &&
+	    peer_conns(s, uid) >= HTTP_MAX_CONNS_PER_PEER) {
+		/* one user must not hold every connection (nor, one window
+		 * per connection, every window) of the members' socket */
+		log_info("http %s: uid %u holds %d connections already: "
+			 "turned away",
+			 s->addr, (unsigned)uid, HTTP_MAX_CONNS_PER_PEER);
+		if (send(fd, busy_user, sizeof(busy_user) - 1, MSG_NOSIGNAL) < 0)
+			log_debug("http: 503 to a client: %s", strerror(errno));
+		close(fd);
+		return;
+	}
 	if (s->n_conns >= HTTP_MAX_CONNS && evict_one(s) < 0) {
 		/* Best effort and non-blocking; the client learns why. */
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL) < 0)
@@ -852,7 +935,11 @@ static void accept_one(struct http_server *s, int fd,
 	c->srv = s;
 	c->fd = fd;
 	c->state = C_HEAD;
+	c->uid = uid;
+	c->refused = refused;
 	format_addr(sa, c->peer, sizeof(c->peer));
+	if (s->by_peer) /* the log's name, and the scrape key's host */
+		snprintf(c->peer, sizeof(c->peer), "unix uid %u", (unsigned)uid);
 	DLIST_PUSH(s->conns, c);
 	s->n_conns++;
 	if (loop_add_fd(s->loop, fd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
@@ -933,25 +1020,33 @@ static const char *unix_path(const char *spec)
 
 /* --http unix:PATH: the socket is made as the collector's own (listener.h:
  * a directory nobody else may write unless it is sticky, no symbolic
- * link, a live server's socket left alone, mode 0600). Who may connect
+ * link, a live server's socket left alone, mode 0600; shared, for
+ * --http-members: 0666 in a 0711 directory, each client's credentials
+ * deciding what it sees). Who may connect
  * is then the file system's decision, so no other local user can take
  * the address while the collector is down, as with a TCP port. */
 static int listen_unix(struct http_server *s, const char *spec,
-		       const char *path, char *err)
+		       const char *path, int shared, char *err)
 {
 	char lerr[LISTENER_ERR_LEN];
 	int rc;
 
 	if (!path[0] || path[0] != '/') {
-		snprintf(err, HTTP_ERR_LEN,
-			 "--http wants [ADDR:]PORT or unix:/ABSOLUTE/PATH, "
-			 "not '%s'",
-			 spec);
+		if (shared)
+			snprintf(err, HTTP_ERR_LEN, "--http-members wants an "
+						    "absolute path, not '%s'",
+				 spec);
+		else
+			snprintf(err, HTTP_ERR_LEN,
+				 "--http wants [ADDR:]PORT or "
+				 "unix:/ABSOLUTE/PATH, not '%s'",
+				 spec);
 		return -EINVAL;
 	}
-	if ((rc = listener_open(path, 0, &s->lis, lerr)) < 0) {
+	if ((rc = listener_open(path, shared, &s->lis, lerr)) < 0) {
 		/* lerr names the path */
-		snprintf(err, HTTP_ERR_LEN, "--http: %.240s", lerr);
+		snprintf(err, HTTP_ERR_LEN, "%s: %.230s",
+			 shared ? "--http-members" : "--http", lerr);
 		return rc;
 	}
 	/* listener_open took no path longer than a sun_path: it fits */
@@ -985,7 +1080,7 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 		s->loop = loop;
 		s->handler = handler;
 		s->arg = arg;
-		if ((rc = listen_unix(s, spec, upath, err)) < 0)
+		if ((rc = listen_unix(s, spec, upath, 0, err)) < 0)
 			goto out;
 		fd = listener_fd(s->lis);
 		goto watch;
@@ -1059,6 +1154,45 @@ out:
 	}
 	if (ai)
 		freeaddrinfo(ai);
+	return rc;
+}
+
+int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
+		      void *check_arg, http_handler_fn handler, void *arg,
+		      struct http_server **out, char *err)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		return -ENOMEM;
+	}
+	s->loop = loop;
+	s->handler = handler;
+	s->arg = arg;
+	s->by_peer = 1;
+	s->check = check;
+	s->check_arg = check_arg;
+	s->fd = -1;
+	if ((rc = listen_unix(s, path, path, 1, err)) < 0)
+		goto out;
+	if ((rc = loop_add_fd(loop, listener_fd(s->lis), EPOLLIN, on_listener,
+			      s)) < 0) {
+		snprintf(err, HTTP_ERR_LEN, "--http-members: cannot watch the "
+					    "socket: %s",
+			 strerror(-rc));
+		goto out;
+	}
+	s->fd = listener_fd(s->lis);
+	*out = s;
+	s = NULL;
+out:
+	if (s) {
+		listener_close(s->lis);
+		free(s);
+	}
 	return rc;
 }
 

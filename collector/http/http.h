@@ -37,6 +37,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "http/http_parse.h"
 
@@ -46,6 +47,7 @@ struct http_conn;
 
 #define HTTP_MAX_BODY (64u << 10)
 #define HTTP_MAX_CONNS 256
+#define HTTP_MAX_CONNS_PER_PEER 8 /* of one user, http_listen_peers */
 #define HTTP_HEAD_TIMEOUT_NS (10 * 1000000000ull)
 #define HTTP_IDLE_TIMEOUT_NS (60 * 1000000000ull)
 #define HTTP_FIRST_TIMEOUT_NS (5 * 1000000000ull)
@@ -64,6 +66,10 @@ typedef void (*http_handler_fn)(void *arg, struct http_conn *c,
  * server shutting down); the handler must drop its reference to c. */
 typedef void (*http_cancel_fn)(void *arg);
 
+/* Whether the client of uid at the other end of fd is served by a
+ * server of http_listen_peers: 1 or 0. */
+typedef int (*http_peer_fn)(void *arg, int fd, uid_t uid);
+
 /* Parses spec, "[ADDR:]PORT" (ADDR a name, an IPv4 address or an IPv6
  * address in brackets; without ADDR, 127.0.0.1; PORT 0 picks a free
  * port) or "unix:PATH" (or a PATH from "/": a Unix stream socket made as
@@ -79,6 +85,20 @@ typedef void (*http_cancel_fn)(void *arg);
 int http_listen(struct loop *loop, const char *spec, const char *token,
 		http_handler_fn handler, void *arg, struct http_server **out,
 		char *err);
+/* Listens on a Unix stream socket at path (an absolute path), made as
+ * listener.h makes a shared collector socket (mode 0666 in a directory
+ * of mode 0711 that is ours or root's), where each client is known by
+ * the credentials the kernel gives at accept (SO_PEERCRED) rather than
+ * by a token: none is asked for. check (may be NULL: everyone) decides
+ * whether a client is served; one that is not gets 403 saying so to its
+ * first request, whatever it asks, and is closed (the handler never
+ * sees it). One user holds at most HTTP_MAX_CONNS_PER_PEER connections
+ * at once (so at most as many windows): past it, 503 and closed. The
+ * handler learns whom it
+ * answers with http_conn_peer_uid. Returns as http_listen. */
+int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
+		      void *check_arg, http_handler_fn handler, void *arg,
+		      struct http_server **out, char *err);
 /* The address actually bound, "127.0.0.1:8080", "[::1]:8080" or
  * "unix:/run/pyprof/http.sock". */
 const char *http_server_addr(const struct http_server *s);
@@ -100,8 +120,13 @@ void http_error(struct http_conn *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* See http_cancel_fn. */
 void http_set_cancel(struct http_conn *c, http_cancel_fn fn, void *arg);
-/* "127.0.0.1:45678", for logs. */
+/* "127.0.0.1:45678", for logs ("unix uid 1001" on a server of
+ * http_listen_peers). */
 const char *http_conn_peer(const struct http_conn *c);
+/* On a server of http_listen_peers: 0 and the client's uid, as the
+ * kernel gave it when it connected. -1 on others (who holds the token
+ * is not known). */
+int http_conn_peer_uid(const struct http_conn *c, uid_t *uid);
 
 /* The reason phrase of a status code ("Not Found"). */
 const char *http_reason(int status);

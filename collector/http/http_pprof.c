@@ -37,6 +37,7 @@
  */
 #include "http/http_pprof.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -75,6 +76,17 @@ struct pprof_server {
 	struct control *ctl; /* NULL: no sampling on demand */
 	int need_token;	     /* requests must carry the access token */
 	struct http_server *http;
+	struct http_server *members; /* --http-members, else NULL */
+};
+
+/* Whom a request is answered for: every process (the token's holders,
+ * on --http) or the processes of one user (own: the caller, on
+ * --http-members, as the kernel named it). A process of another user
+ * is then as absent: 404 as for a pid not connected, never listed, never
+ * in a window, its command line never sent. */
+struct who {
+	int own;
+	unsigned uid;
 };
 
 /* A request waiting for its window. */
@@ -89,13 +101,19 @@ struct pending {
 	double level;	      /* PD_TOP: ?confidence=, 0 if not asked */
 };
 
-/* The live process with this pid, or NULL. */
+/* Whether who may see process p. */
+static int visible(const struct who *who, const struct proc *p)
+{
+	return !who->own || proc_info(p)->peer_uid == who->uid;
+}
+
+/* The live process with this pid that who may see, or NULL. */
 static const struct proc *find_pid(const struct pprof_server *ps,
-				   uint64_t pid)
+				   const struct who *who, uint64_t pid)
 {
 	for (const struct proc *p = procs_first(ps->reg); p; p = proc_next(p))
 		if (proc_is_live(p) && proc_info(p)->pid == pid)
-			return p;
+			return visible(who, p) ? p : NULL;
 	return NULL;
 }
 
@@ -137,9 +155,9 @@ static int param_seconds(struct http_conn *c, const struct http_req *r,
 }
 
 /* pid=P (optional; 0 when absent): a live process, else 404. */
-static int param_pid(struct pprof_server *ps, struct http_conn *c,
-		     const struct http_req *r, uint64_t *pid,
-		     const struct proc **proc)
+static int param_pid(struct pprof_server *ps, const struct who *who,
+		     struct http_conn *c, const struct http_req *r,
+		     uint64_t *pid, const struct proc **proc)
 {
 	char v[PARAM_LEN];
 	int rc = param(c, r, "pid", v, sizeof(v));
@@ -151,11 +169,12 @@ static int param_pid(struct pprof_server *ps, struct http_conn *c,
 		http_error(c, 400, "pid must be a process id, not '%s'", v);
 		return -1;
 	}
-	*proc = find_pid(ps, *pid);
+	*proc = find_pid(ps, who, *pid);
 	if (!*proc) {
+		/* another member's process: the same words as none */
 		http_error(c, 404, "no process with pid %" PRIu64 " is "
-			   "connected to this collector (see /debug/pprof/)",
-			   *pid);
+				   "connected to this collector%s (see /debug/pprof/)",
+			   *pid, who->own ? " for your user" : "");
 		return -1;
 	}
 	return 0;
@@ -211,14 +230,15 @@ static int param_names(struct http_conn *c, const struct http_req *r,
 
 /* The window's filter from pid, service, command and mode. 0 or -1
  * (answered). */
-static int param_filter(struct pprof_server *ps, struct http_conn *c,
-			const struct http_req *r, struct window_filter *f)
+static int param_filter(struct pprof_server *ps, const struct who *who,
+			struct http_conn *c, const struct http_req *r,
+			struct window_filter *f)
 {
 	char v[PARAM_LEN];
 	const struct proc *p;
 	int rc;
 
-	if (param_pid(ps, c, r, &f->pid, &p) < 0 ||
+	if (param_pid(ps, who, c, r, &f->pid, &p) < 0 ||
 	    param_names(c, r, f->pid, f) < 0)
 		return -1;
 	rc = param(c, r, "mode", v, sizeof(v));
@@ -256,6 +276,9 @@ static void window_title(char *buf, size_t cap, const struct pending *pd,
 	if (f->pid)
 		snprintf(buf, cap, "pid %" PRIu64 ", %u s of %s time", f->pid,
 			 pd->seconds, kind);
+	else if (f->own)
+		snprintf(buf, cap, "Your processes (uid %u), %u s of %s time",
+			 f->uid, pd->seconds, kind);
 	else
 		snprintf(buf, cap, "All processes, %u s of %s time",
 			 pd->seconds, kind);
@@ -440,12 +463,12 @@ static int param_rate(struct http_conn *c, const struct http_req *r,
 /* A window's filter for a block or mutex profile (waits, enum
  * pprof_waits): pid, service, command and rate; mode does not apply
  * (every process's waits, whatever its mode). 0 or -1 (answered). */
-static int param_waits(struct pprof_server *ps, struct http_conn *c,
-		       const struct http_req *r, int waits,
-		       struct window_filter *f)
+static int param_waits(struct pprof_server *ps, const struct who *who,
+		       struct http_conn *c, const struct http_req *r,
+		       int waits, struct window_filter *f)
 {
 	const struct proc *p;
-	if (param_pid(ps, c, r, &f->pid, &p) < 0 ||
+	if (param_pid(ps, who, c, r, &f->pid, &p) < 0 ||
 	    param_names(c, r, f->pid, f) < 0 ||
 	    param_rate(c, r, &f->waits_ns) < 0)
 		return -1;
@@ -499,11 +522,11 @@ static int param_level(struct http_conn *c, const struct http_req *r,
 /* /debug/pprof/profile (PD_PROFILE, waits 0), /flamegraph (PD_FLAME),
  * /debug/pprof/top (PD_TOP) and /debug/pprof/block, /debug/pprof/mutex
  * (waits): a window. */
-static void serve_window(struct pprof_server *ps, struct http_conn *c,
-			 const struct http_req *r, enum pd_view view,
-			 int waits)
+static void serve_window(struct pprof_server *ps, const struct who *who,
+			 struct http_conn *c, const struct http_req *r,
+			 enum pd_view view, int waits)
 {
-	struct window_filter f = { 0 };
+	struct window_filter f = { .own = who->own, .uid = who->uid };
 	struct pending *pd;
 	unsigned seconds;
 	unsigned long rows = 0;
@@ -515,8 +538,8 @@ static void serve_window(struct pprof_server *ps, struct http_conn *c,
 	if (view == PD_TOP &&
 	    (param_rows(c, r, &rows) < 0 || param_level(c, r, &level) < 0))
 		return;
-	if (waits ? param_waits(ps, c, r, waits, &f) < 0
-		  : param_filter(ps, c, r, &f) < 0)
+	if (waits ? param_waits(ps, who, c, r, waits, &f) < 0
+		  : param_filter(ps, who, c, r, &f) < 0)
 		return;
 	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
@@ -586,17 +609,18 @@ static int heap_profile(struct pprof_server *ps, const char *kind,
 	return rc;
 }
 
-static void serve_heap(struct pprof_server *ps, struct http_conn *c,
-		       const struct http_req *r, const char *kind)
+static void serve_heap(struct pprof_server *ps, const struct who *who,
+		       struct http_conn *c, const struct http_req *r,
+		       const char *kind)
 {
 	const struct proc *p;
-	struct window_filter f = { 0 };
+	struct window_filter f = { .own = who->own, .uid = who->uid };
 	uint64_t pid;
 	void *data;
 	size_t len;
 	char disp[96];
 
-	if (param_pid(ps, c, r, &pid, &p) < 0 ||
+	if (param_pid(ps, who, c, r, &pid, &p) < 0 ||
 	    param_names(c, r, pid, &f) < 0)
 		return;
 	f.pid = pid;
@@ -610,6 +634,10 @@ static void serve_heap(struct pprof_server *ps, struct http_conn *c,
 			http_error(c, 404, "no process of this service "
 				   "samples its heap (start them with "
 				   "PYPROF_HEAP_RATE)");
+		else if (who->own)
+			http_error(c, 404,
+				   "none of your processes samples its heap "
+				   "(start them with PYPROF_HEAP_RATE)");
 		else
 			http_error(c, 404, "no process with heap sampling on "
 				   "(start them with PYPROF_HEAP_RATE)");
@@ -628,8 +656,8 @@ static void serve_heap(struct pprof_server *ps, struct http_conn *c,
 
 /* ---- cmdline and symbol -------------------------------------------------------------- */
 
-static void serve_cmdline(struct pprof_server *ps, struct http_conn *c,
-			  const struct http_req *r)
+static void serve_cmdline(struct pprof_server *ps, const struct who *who,
+			  struct http_conn *c, const struct http_req *r)
 {
 	const struct proc *p;
 	uint64_t pid;
@@ -637,8 +665,16 @@ static void serve_cmdline(struct pprof_server *ps, struct http_conn *c,
 	size_t len = 0;
 	FILE *out;
 
-	if (param_pid(ps, c, r, &pid, &p) < 0)
+	if (param_pid(ps, who, c, r, &pid, &p) < 0)
 		return;
+	if (!p && who->own) {
+		/* Go's answer is the server's own command line, which may
+		 * hold --http-token: the token's holders' alone */
+		http_error(c, 404, "cmdline without pid= is the collector's "
+				   "own: ask for one of your processes' "
+				   "(cmdline?pid=PID)");
+		return;
+	}
 	out = open_memstream(&buf, &len);
 	if (!out) {
 		http_error(c, 500, "out of memory");
@@ -803,8 +839,8 @@ static void index_row(struct pprof_server *ps, FILE *out,
 		in->pid, secs, in->pid, top, in->pid);
 }
 
-static void serve_index(struct pprof_server *ps, struct http_conn *c,
-			const struct http_req *r)
+static void serve_index(struct pprof_server *ps, const struct who *who,
+			struct http_conn *c, const struct http_req *r)
 {
 	char *buf = NULL;
 	size_t len = 0, n = 0;
@@ -831,8 +867,15 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"<h1>/debug/pprof/</h1>\n"
 		"<p>pyprof-collector: Python processes streaming samples to "
 		"it. Profiles cover the next %u seconds (change with "
-		"<a href=\"?seconds=10\">?seconds=</a>).</p>\n"
-		"<p>All processes: "
+		"<a href=\"?seconds=10\">?seconds=</a>).</p>\n",
+		secs);
+	if (who->own)
+		fprintf(out, "<p id=\"own\">The members' view: only the "
+			     "processes of your user (uid %u) are listed, "
+			     "profiled and named here.</p>\n",
+			who->uid);
+	fprintf(out,
+		"<p>%s: "
 		"<a id=\"all-profile\" href=\"profile?seconds=%u\">CPU "
 		"profile</a> | "
 		"<a id=\"all-wall\" href=\"profile?seconds=%u&amp;mode=wall\">"
@@ -844,16 +887,18 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		"<a href=\"heap\">heap</a> | <a href=\"allocs\">allocs</a> | "
 		"<a id=\"all-block\" href=\"block?seconds=%u\">block</a> | "
 		"<a id=\"all-mutex\" href=\"mutex?seconds=%u\">mutex</a> | "
-		"<a href=\"cmdline\">cmdline</a> | "
-		"<a href=\"symbol\">symbol</a></p>\n"
+		"%s<a href=\"symbol\">symbol</a></p>\n"
 		"<table id=\"processes\">\n<tr><th>pid</th><th>command</th>"
 		"<th>Python</th><th>sampling</th><th>mode</th><th>rate</th>"
 		"<th>uptime</th>"
 		"<th>samples</th><th>dropped</th><th>views</th></tr>\n",
-		secs, secs, secs, secs, secs, secs, secs);
+		who->own ? "Your processes" : "All processes", secs, secs,
+		secs, secs, secs, secs,
+		/* the collector's own command line: not a member's */
+		who->own ? "" : "<a href=\"cmdline\">cmdline</a> | ");
 	for (const struct proc *p = procs_first(ps->reg); p;
 	     p = proc_next(p)) {
-		if (!proc_is_live(p))
+		if (!proc_is_live(p) || !visible(who, p))
 			continue;
 		if (n++ < INDEX_MAX_ROWS)
 			index_row(ps, out, p, secs, now);
@@ -862,6 +907,20 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 		fputs("<tr id=\"more\"><td colspan=\"10\">", out);
 		fprintf(out, "%zu more not listed", n - INDEX_MAX_ROWS);
 		fputs("</td></tr>\n", out);
+	}
+	if (who->own) {
+		/* the others' windows are theirs: not even how many */
+		fprintf(out, "</table>\n<p id=\"count\">%zu process%s of "
+			     "yours connected.</p>\n"
+			     "<p id=\"hint\">Read a profile with <code>curl "
+			     "--unix-socket SOCKET -o cpu.pb.gz "
+			     "\"http://localhost/debug/pprof/profile?seconds="
+			     "30\"</code> and <code>go tool pprof -top "
+			     "cpu.pb.gz</code>, or <code>pyprof top "
+			     "--collector</code>: no token, the kernel names "
+			     "you.</p>\n</body></html>\n",
+			n, n == 1 ? "" : "es");
+		goto done;
 	}
 	fprintf(out, "</table>\n<p id=\"count\">%zu process%s connected; "
 		     "%zu profile%s being taken; %zu waiting for a scraper's next "
@@ -880,6 +939,7 @@ static void serve_index(struct pprof_server *ps, struct http_conn *c,
 				 "collector's socket (this page's "
 				 "<code>?token=</code>)."
 			       : ".");
+done:
 	if (fclose(out) != 0) {
 		free(buf);
 		http_error(c, 500, "out of memory");
@@ -902,6 +962,8 @@ static void handle(void *arg, struct http_conn *c, const struct http_req *r,
 		   const char *body, size_t body_len)
 {
 	struct pprof_server *ps = arg;
+	struct who who = { 0 };
+	uid_t uid;
 	char path[256];
 	int get = http_str_eq(r->method, "GET") ||
 		  http_str_eq(r->method, "HEAD");
@@ -909,6 +971,10 @@ static void handle(void *arg, struct http_conn *c, const struct http_req *r,
 
 	(void)body;
 	(void)body_len;
+	if (http_conn_peer_uid(c, &uid) == 0) { /* --http-members */
+		who.own = 1;
+		who.uid = (unsigned)uid;
+	}
 	if (http_decode(r->path, 0, path, sizeof(path)) < 0) {
 		http_error(c, 404, "404 page not found");
 		return;
@@ -925,23 +991,23 @@ static void handle(void *arg, struct http_conn *c, const struct http_req *r,
 	if (strcmp(path, "/") == 0 || strcmp(path, "/debug/pprof") == 0)
 		redirect(c, "/debug/pprof/");
 	else if (strcmp(path, "/debug/pprof/") == 0)
-		serve_index(ps, c, r);
+		serve_index(ps, &who, c, r);
 	else if (strcmp(path, "/debug/pprof/profile") == 0)
-		serve_window(ps, c, r, PD_PROFILE, 0);
+		serve_window(ps, &who, c, r, PD_PROFILE, 0);
 	else if (strcmp(path, "/flamegraph") == 0)
-		serve_window(ps, c, r, PD_FLAME, 0);
+		serve_window(ps, &who, c, r, PD_FLAME, 0);
 	else if (strcmp(path, "/debug/pprof/top") == 0)
-		serve_window(ps, c, r, PD_TOP, 0);
+		serve_window(ps, &who, c, r, PD_TOP, 0);
 	else if (strcmp(path, "/debug/pprof/block") == 0)
-		serve_window(ps, c, r, PD_PROFILE, PPROF_WAITS_BLOCK);
+		serve_window(ps, &who, c, r, PD_PROFILE, PPROF_WAITS_BLOCK);
 	else if (strcmp(path, "/debug/pprof/mutex") == 0)
-		serve_window(ps, c, r, PD_PROFILE, PPROF_WAITS_MUTEX);
+		serve_window(ps, &who, c, r, PD_PROFILE, PPROF_WAITS_MUTEX);
 	else if (strcmp(path, "/debug/pprof/heap") == 0)
-		serve_heap(ps, c, r, "heap");
+		serve_heap(ps, &who, c, r, "heap");
 	else if (strcmp(path, "/debug/pprof/allocs") == 0)
-		serve_heap(ps, c, r, "allocs");
+		serve_heap(ps, &who, c, r, "allocs");
 	else if (strcmp(path, "/debug/pprof/cmdline") == 0)
-		serve_cmdline(ps, c, r);
+		serve_cmdline(ps, &who, c, r);
 	else if (strcmp(path, "/debug/pprof/symbol") == 0)
 		serve_symbol(c);
 	else if (strncmp(path, "/debug/pprof/", 13) == 0)
@@ -971,7 +1037,8 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
 	ps->reg = reg;
 	ps->ctl = ctl;
 	ps->need_token = token != NULL;
-	rc = http_listen(loop, spec, token, handle, ps, &ps->http, err);
+	rc = spec ? http_listen(loop, spec, token, handle, ps, &ps->http, err)
+		  : 0;
 	if (rc < 0) {
 		windows_free(ps->ws);
 		free(ps);
@@ -981,9 +1048,22 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
 	return 0;
 }
 
+int pprof_server_members(struct pprof_server *ps, const char *path,
+			 http_peer_fn check, void *check_arg, char *err)
+{
+	assert(!ps->members);
+	return http_listen_peers(ps->loop, path, check, check_arg, handle, ps,
+				 &ps->members, err);
+}
+
 const char *pprof_server_addr(const struct pprof_server *ps)
 {
-	return http_server_addr(ps->http);
+	return ps->http ? http_server_addr(ps->http) : NULL;
+}
+
+const char *pprof_server_members_addr(const struct pprof_server *ps)
+{
+	return ps->members ? http_server_addr(ps->members) : NULL;
 }
 
 void pprof_server_free(struct pprof_server *ps)
@@ -991,6 +1071,7 @@ void pprof_server_free(struct pprof_server *ps)
 	if (!ps)
 		return;
 	http_free(ps->http); /* cancels waiting requests: their windows */
+	http_free(ps->members);
 	windows_free(ps->ws);
 	free(ps);
 }

@@ -63,7 +63,8 @@ struct symtab;
 struct procs;
 struct pprof_server;
 
-/* Listens on spec ("[ADDR:]PORT", http.h) with an optional access token
+/* Listens on spec ("[ADDR:]PORT", http.h; NULL: nowhere yet, for a
+ * server of pprof_server_members alone) with an optional access token
  * and serves reg's processes. 0 and the server in *out, or a negative
  * errno with the reason in err (HTTP_ERR_LEN bytes). */
 struct control;
@@ -73,8 +74,29 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
 		       struct procs *reg, struct control *ctl,
 		       const char *spec, const char *token,
 		       struct pprof_server **out, char *err);
-/* The address it listens on, for the log. */
+/*
+ * --http-members PATH: the same endpoints on a second listener, a Unix
+ * socket any local user may connect to (http_listen_peers: 0666 in a
+ * 0711 directory), where no token is asked: the kernel names each
+ * client (SO_PEERCRED), check (may be NULL) decides whether that user is
+ * served at all (the collector's: its own user, --allow-user,
+ * --allow-group), and a served client sees only the processes whose
+ * connection is its user's (proc_info's peer_uid): the index lists
+ * those alone and counts nothing else (no other windows), pid= of
+ * another user's process is 404 as a pid not connected, windows
+ * (profile, flamegraph, top, block, mutex) and heap/allocs hold its
+ * processes alone and switch sampling on in those alone, and cmdline
+ * without pid= (the collector's own, which may hold --http-token) is
+ * 404. Windows are shared with the main listener (WINDOW_MAX in all).
+ * 0, or a negative errno with the reason in err (HTTP_ERR_LEN bytes).
+ */
+int pprof_server_members(struct pprof_server *ps, const char *path,
+			 http_peer_fn check, void *check_arg, char *err);
+/* The address the main listener listens on, for the log (NULL without
+ * one). */
 const char *pprof_server_addr(const struct pprof_server *ps);
+/* "unix:PATH" of --http-members, or NULL. */
+const char *pprof_server_members_addr(const struct pprof_server *ps);
 /* Stops listening, answers waiting requests 503, closes every client and
  * cancels the windows. NULL is fine. */
 void pprof_server_free(struct pprof_server *ps);

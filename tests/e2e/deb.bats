@@ -6,7 +6,8 @@
 # as the unit says (by hand: its User, Group, RuntimeDirectory, UMask and
 # ExecStart, through setpriv, which execs as runuser would not, since no
 # systemd runs here; systemd-analyze verify on the unit) serves a
-# process of a member of the group pyprof and refuses a non-member's;
+# process of a member of the group pyprof and refuses a non-member's,
+# and serves the member, not the non-member, on the members' socket;
 # dpkg -r then dpkg --purge leave nothing behind: no file, directory, user
 # or group the package made.
 #
@@ -120,6 +121,19 @@ unit_value() {
 
 	useradd --no-create-home --shell /bin/sh -G pyprof "$U_IN"
 	useradd --no-create-home --shell /bin/sh "$U_OUT"
+	# the members' live views (http-members): a member is served, others
+	# are not
+	assert_eq "unix:$rdir/members.sock 644" \
+		"$(cat "$rdir/collector.sock.http-members") $(stat -c %a "$rdir/collector.sock.http-members")" \
+		"collector.sock.http-members"
+	(cd / && setpriv --reuid="$U_IN" --regid="$(id -g "$U_IN")" --init-groups -- \
+		curl -s --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$rdir/members.sock" \
+		http://localhost/debug/pprof/) >"$T/code" 2>&1
+	assert_eq 200 "$(cat "$T/code")" "the member's index page on the members' socket"
+	(cd / && setpriv --reuid="$U_OUT" --regid="$(id -g "$U_OUT")" --init-groups -- \
+		curl -s --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$rdir/members.sock" \
+		http://localhost/debug/pprof/) >"$T/code" 2>&1
+	assert_eq 403 "$(cat "$T/code")" "a non-member on the members' socket"
 	local prog='import pyprof, time
 t = time.time()
 with pyprof.labels(who="member"):

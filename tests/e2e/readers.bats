@@ -2,8 +2,10 @@
 # readers.bats - a shared collector with --readers-group: being profiled
 # and reading every profile are two permissions. A member's profiles and
 # command lines are readable by that member, the readers' group and the
-# collector's user, and by no other member; the live views (the HTTP
-# token and Unix socket) by the readers' group alone.
+# collector's user, and by no other member; the live views of every
+# process (the HTTP token and Unix socket) by the readers' group alone,
+# and with --http-members each member sees its own processes live on a
+# socket of their own, where the kernel names the caller (issue 43.9).
 #
 # The machine-wide collector as the package runs it, played with
 # throwaway accounts made here and removed in teardown: a service user
@@ -40,16 +42,18 @@ setup() {
 	usermod -a -G "$GR" "$UC"
 	D=$(mktemp -d /tmp/pyprof-readers.XXXXXX)
 	chmod 0755 "$D"
-	cp "$PP_COLLECTOR" "$PP_LIB" "$D/"
+	cp "$PP_COLLECTOR" "$PP_LIB" "$PP_PYPROF" "$D/"
 	cat >"$D/member.py" <<'PY'
 # runs until the file named by its first argument exists, burning CPU
 import os, sys, time
-while not os.path.exists(sys.argv[1]):
-    t = time.time()
-    while time.time() - t < 0.02:
-        pass
+def member_spin():
+    while not os.path.exists(sys.argv[1]):
+        t = time.time()
+        while time.time() - t < 0.02:
+            pass
+member_spin()
 PY
-	chmod 0755 "$D"/pyprof-collector
+	chmod 0755 "$D"/pyprof-collector "$D"/pyprof
 	chmod 0644 "$D"/libpyprof.so "$D"/member.py
 	# as the package's: a state directory anyone may pass through, a
 	# runtime directory for the socket, both the service user's
@@ -189,6 +193,125 @@ secrets_seen() {
 	assert_eq "secret-of-alice secret-of-bob" "$(secrets_seen "$UC" | paste -sd' ')" "the secrets the reader can read"
 	as "$UC" ls "$ROUT" >/dev/null || fail "the reader cannot list the output directory"
 	assert_eq "" "$(secrets_seen nobody)" "the secrets nobody can read"
+}
+
+# members_get USER PATH: curl as USER on the members' socket; the body on
+# stdout, the status in $T/status.
+members_get() {
+	as "$1" curl -s --max-time 20 -o - -w '%{stderr}%{http_code}' \
+		--unix-socket "$D/run/members.sock" "http://localhost$2" 2>"$T/status"
+}
+
+@test "--http-members: a member sees its own process live, not another member's; the reader sees both on --http" {
+	shared_start --readers-group "$GR" --http "unix:$D/run/http.sock" \
+		--http-members "$D/run/members.sock"
+	member "$UA" secret-of-alice
+	member "$UB" secret-of-bob
+	local pa pb tok
+	pa=$(cat "$T/$UA.pid")
+	pb=$(cat "$T/$UB.pid")
+	assert_eq "unix:$D/run/members.sock" "$(as "$UA" cat "$RSOCK.http-members")" "SOCKET.http-members as A reads it"
+	assert_eq "srw-rw-rw-" "$(stat -c %A "$D/run/members.sock")" "the members' socket's mode"
+
+	# A's index: A's process and command line, nothing of B's
+	members_get "$UA" /debug/pprof/ >"$T/a-index.html"
+	assert_eq 200 "$(cat "$T/status")" "A's index page"
+	grep -q "data-pid=\"$pa\"" "$T/a-index.html" || fail "A's index lacks A's pid $pa: $(cat "$T/a-index.html")"
+	grep -q secret-of-alice "$T/a-index.html" || fail "A's index lacks A's command line"
+	grep -q "data-pid=\"$pb\"" "$T/a-index.html" && fail "A's index lists B's pid $pb"
+	grep -q secret-of-bob "$T/a-index.html" && fail "A's index shows B's command line"
+
+	# B's process by its pid: as absent as a pid not connected
+	members_get "$UA" "/debug/pprof/cmdline?pid=$pb" >"$T/out"
+	assert_eq 404 "$(cat "$T/status")" "A asking for B's command line"
+	grep -q secret-of-bob "$T/out" && fail "A got B's command line"
+	members_get "$UA" "/debug/pprof/profile?seconds=1&pid=$pb" >"$T/out"
+	assert_eq 404 "$(cat "$T/status")" "A asking for B's profile: $(cat "$T/out")"
+	members_get "$UA" "/debug/pprof/top?seconds=1&pid=$pb" >"$T/out"
+	assert_eq 404 "$(cat "$T/status")" "A asking for B's top table"
+	members_get "$UA" "/debug/pprof/cmdline" >"$T/out"
+	assert_eq 404 "$(cat "$T/status")" "A asking for the collector's own command line"
+
+	# A's own: its command line, and a window of its processes alone
+	members_get "$UA" "/debug/pprof/cmdline?pid=$pa" >"$T/out"
+	assert_eq 200 "$(cat "$T/status")" "A asking for its own command line"
+	grep -aq secret-of-alice "$T/out" || fail "A's command line: $(cat "$T/out")"
+	members_get "$UA" "/debug/pprof/profile?seconds=2" >"$T/a.pb.gz"
+	assert_eq 200 "$(cat "$T/status")" "A's profile of its processes"
+	gzip -dc "$T/a.pb.gz" | grep -aq secret-of-alice || fail "A's window lacks A's process"
+	gzip -dc "$T/a.pb.gz" | grep -aq secret-of-bob && fail "A's window holds B's process"
+	"$PP_PYPROF" top "$T/a.pb.gz" | grep -q member_spin || fail "A's window: $("$PP_PYPROF" top "$T/a.pb.gz")"
+	members_get "$UA" "/debug/pprof/top?seconds=1" >"$T/a-top.html"
+	assert_eq 200 "$(cat "$T/status")" "A's top page"
+	grep -q "<h1>Your processes (uid $(id -u "$UA")), 1 s of CPU time</h1>" "$T/a-top.html" ||
+		fail "A's top page's title: $(head -5 "$T/a-top.html")"
+	grep -q member_spin "$T/a-top.html" || fail "A's top page: $(cat "$T/a-top.html")"
+
+	# one member holds at most 8 connections: the others' stay theirs
+	as "$UA" /usr/bin/python3 -c '
+import socket, sys
+held = []
+for i in range(8):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); held.append(s)
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5)
+print(s.recv(4096).decode().splitlines()[0])' "$D/run/members.sock" >"$T/ninth" 2>&1
+	assert_eq "HTTP/1.1 503 Service Unavailable" "$(cat "$T/ninth")" "A's ninth connection"
+	members_get "$UB" /debug/pprof/ >/dev/null
+	assert_eq 200 "$(cat "$T/status")" "B's index page"
+
+	# a user the collector does not serve: refused
+	members_get nobody /debug/pprof/ >"$T/out"
+	assert_eq 403 "$(cat "$T/status")" "nobody on the members' socket"
+	grep -q "is not served by this collector" "$T/out" || fail "nobody was told: $(cat "$T/out")"
+
+	# the reader, on --http with the token: both
+	tok=$(as "$UC" cat "$RSOCK.http-token") || fail "the reader cannot read the HTTP token"
+	as "$UC" curl -sf --max-time 10 --unix-socket "$D/run/http.sock" \
+		"http://pyprof:$tok@localhost/debug/pprof/" >"$T/index.html" ||
+		fail "the reader cannot read the index page"
+	grep -q "data-pid=\"$pa\"" "$T/index.html" || fail "the reader's index lacks A's pid"
+	grep -q "data-pid=\"$pb\"" "$T/index.html" || fail "the reader's index lacks B's pid"
+	touch "$D/stop"
+	wait "${PIDS[@]}"
+	shared_stop
+	[[ -e $RSOCK.http-members || -e $D/run/members.sock ]] && fail "left behind: $(ls -la "$D/run")"
+	return 0
+}
+
+@test "--http-members: a member's pyprof top --collector and pyprof dump show its own process" {
+	shared_start --readers-group "$GR" --http "unix:$D/run/http.sock" \
+		--http-members "$D/run/members.sock"
+	member "$UA" secret-of-alice
+	local pa
+	pa=$(cat "$T/$UA.pid")
+	as "$UA" env PYPROF_COLLECTOR_USER="$SVC" "$D/pyprof" top --collector "$RSOCK" --duration 2 \
+		>"$T/top.out" 2>&1 || fail "A's top --collector: $(cat "$T/top.out")"
+	grep -q member_spin "$T/top.out" || fail "A's top table: $(cat "$T/top.out")"
+	as "$UA" env PYPROF_COLLECTOR_USER="$SVC" "$D/pyprof" dump "$pa" >"$T/dump.out" 2>&1 ||
+		fail "A's dump: $(cat "$T/dump.out")"
+	grep -q member_spin "$T/dump.out" || fail "A's dump: $(cat "$T/dump.out")"
+	touch "$D/stop"
+	wait "${PIDS[@]}"
+	shared_stop
+}
+
+@test "without --http-members a member is told why it has no live view, not that the collector serves no HTTP" {
+	shared_start --readers-group "$GR" --http "unix:$D/run/http.sock"
+	member "$UA" secret-of-alice
+	run as "$UA" env PYPROF_COLLECTOR_USER="$SVC" "$D/pyprof" top --collector "$RSOCK" --duration 1
+	assert_eq 1 "$status" "exit status: $output"
+	assert_eq 1 "${#lines[@]}" "lines: $output"
+	[[ $output != *"serves no HTTP"* ]] || fail "the wrong diagnosis: $output"
+	[[ $output == *"keeps its live views of every process for its readers' group, $GR: you may not read $RSOCK.http-addr. Ask to be added to $GR, or for the collector to serve each user its own processes (pyprof-collector --http-members PATH)"* ]] ||
+		fail "$output"
+	run as "$UA" env PYPROF_COLLECTOR_USER="$SVC" "$D/pyprof" dump "$(cat "$T/$UA.pid")"
+	((status != 0)) || fail "dump succeeded: $output"
+	[[ $output != *"serves no HTTP"* ]] || fail "the wrong diagnosis: $output"
+	[[ $output == *"reports to the collector on $RSOCK, which keeps its live views of every process for its readers' group, $GR"* ]] ||
+		fail "$output"
+	touch "$D/stop"
+	wait "${PIDS[@]}"
+	shared_stop
 }
 
 @test "--merge with --readers-group: the merged profile, every member's command line, is the readers' alone" {

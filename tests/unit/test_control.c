@@ -1,8 +1,9 @@
 /*
  * test_control.c - the collector's control of sampling (collector/
  * control.h): holds shared per process, leases, flush at a shorter hold's
- * end, stop at the last one's, processes that connect during a hold, and
- * the done callback once every process acknowledged.
+ * end, stop at the last one's, processes that connect during a hold,
+ * the done callback once every process acknowledged, and holds over one
+ * user's processes alone.
  *
  * Real parts: the loop, connections (conn.h) over socket pairs, and the
  * wire codec. The test's end of each pair speaks the library's side of
@@ -286,6 +287,39 @@ static void test_renew_then_cancel(struct lib *a)
 	CHECK(control_n_holds(ctl) == 0, "6.4 no hold left");
 }
 
+/* 7. a hold for one user's processes (--http-members' windows) covers
+ *    those whose connection is that uid's, and no other: a member's
+ *    window switches sampling on in no one else's process */
+static void test_hold_of_one_user(struct lib *a, struct lib *b)
+{
+	struct cmd c;
+	struct control_hold *h6 = control_start_uid(ctl, 0, getuid() + 1,
+						    300 * MS, NULL, NULL, NULL);
+	run(10);
+	CHECK(h6 && control_hold_procs(ctl, h6) == 0,
+	      "7.1 another user's hold covers neither A nor B");
+	CHECK(!next_cmd(a, &c) && !next_cmd(b, &c),
+	      "7.2 neither is sent anything");
+	struct control_hold *h7 = control_start_uid(ctl, 0, getuid(),
+						    300 * MS, NULL, NULL, NULL);
+	run(10);
+	CHECK(h7 && control_hold_procs(ctl, h7) == 2,
+	      "7.3 their own user's hold covers both");
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_START, "7.4 A: START");
+	reply(a, &c);
+	CHECK(next_cmd(b, &c) && c.type == WIRE_CTL_START, "7.5 B: START");
+	reply(b, &c);
+	control_cancel(ctl, h6);
+	control_cancel(ctl, h7);
+	run(10);
+	CHECK(next_cmd(a, &c) && c.type == WIRE_CTL_STOP, "7.6 A: STOP");
+	reply(a, &c);
+	CHECK(next_cmd(b, &c) && c.type == WIRE_CTL_STOP, "7.7 B: STOP");
+	reply(b, &c);
+	run(10);
+	CHECK(control_n_holds(ctl) == 0, "7.8 no hold left");
+}
+
 int main(void)
 {
 	struct symtab *st = symtab_new();
@@ -309,6 +343,7 @@ int main(void)
 	test_last_hold_stops(&a, &b);
 	test_open_ended_hold(&a, &b);
 	test_renew_then_cancel(&a);
+	test_hold_of_one_user(&a, &b);
 
 	close(a.fd);
 	close(b.fd);
