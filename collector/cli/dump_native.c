@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +103,7 @@ struct dn {
 	struct dn_thread *th;
 	int n_maps;
 	struct dn_map maps[DN_MAX_MAPS];
+	uint64_t vdso_start, vdso_end; /* the target's [vdso], or 0 */
 };
 
 static int unw_load(struct dn_unw *u, char *why, size_t n)
@@ -274,9 +276,107 @@ static void dn_resume(struct dn *d)
 	}
 }
 
+#if defined(__x86_64__)
+/*
+ * The kernel's vDSO (clock_gettime, gettimeofday) has no file for
+ * libunwind to read its unwind tables from: a thread stopped inside it
+ * was unwound by guess, and from the frame above it on 3.14's libc the
+ * guess went wrong (the whole stack lost: "[merge failed: 0 eval-loop
+ * calls ...]", 5 tries in 8). The vDSO keeps frame pointers (push %rbp;
+ * mov %rsp,%rbp), so its caller is found from the registers here, and
+ * libunwind starts from the caller: its registers read through
+ * access_reg, with IP, SP and RBP the caller's (dn_regs).
+ */
+#define DN_REG_RBP 6
+#define DN_REG_RSP 7
+#define DN_ACCESSORS_WORDS 12
+
+typedef int (*dn_access_reg_fn)(void *as, int reg, unw_word *val, int write,
+				void *arg);
+static dn_access_reg_fn dn_upt_access_reg;
+static struct {
+	int on;
+	unw_word ip, sp, bp;
+} dn_regs;
+
+static int dn_access_reg(void *as, int reg, unw_word *val, int write, void *arg)
+{
+	if (dn_regs.on && !write) {
+		if (reg == DN_UNW_REG_IP) {
+			*val = dn_regs.ip;
+			return 0;
+		}
+		if (reg == DN_REG_RSP) {
+			*val = dn_regs.sp;
+			return 0;
+		}
+		if (reg == DN_REG_RBP) {
+			*val = dn_regs.bp;
+			return 0;
+		}
+	}
+	return dn_upt_access_reg(as, reg, val, write, arg);
+}
+
+static int peek(pid_t tid, uint64_t addr, uint64_t *out)
+{
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKDATA, tid, (void *)(uintptr_t)addr, NULL);
+	if (errno)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* Thread tid stopped at ip, inside the vDSO: its caller's ip, sp and bp
+ * into dn_regs, by where ip stands in its function's frame. 0 or -1. */
+static int vdso_caller(pid_t tid, uint64_t ip)
+{
+	struct user_regs_struct r;
+	uint64_t code, ret, bp;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0 || peek(tid, ip, &code))
+		return -1;
+	unsigned b0 = code & 0xff, b013 = code & 0xffffff;
+	if (b0 == 0xc3 || b0 == 0x55) { /* at ret, or at push %rbp */
+		if (peek(tid, r.rsp, &ret))
+			return -1;
+		dn_regs.sp = r.rsp + 8;
+		dn_regs.bp = r.rbp;
+	} else if (b013 == 0xe58948) { /* mov %rsp,%rbp: %rbp pushed */
+		if (peek(tid, r.rsp + 8, &ret) || peek(tid, r.rsp, &bp))
+			return -1;
+		dn_regs.sp = r.rsp + 16;
+		dn_regs.bp = bp;
+	} else { /* in the body: the frame pointer's chain */
+		if (peek(tid, r.rbp + 8, &ret) || peek(tid, r.rbp, &bp))
+			return -1;
+		dn_regs.sp = r.rbp + 16;
+		dn_regs.bp = bp;
+	}
+	dn_regs.ip = ret;
+	dn_regs.on = 1;
+	return 0;
+}
+#endif
+
+/* Whether pc is in the target's vDSO (read_maps notes where). */
+static int in_vdso(const struct dn *d, uint64_t pc)
+{
+	return d->vdso_end && pc >= d->vdso_start && pc < d->vdso_end;
+}
+
 static void unwind_all(struct dn *d, const struct dn_unw *u)
 {
-	void *as = u->create_addr_space(u->upt_accessors, 0);
+	void *acc = u->upt_accessors;
+#if defined(__x86_64__)
+	/* libunwind's accessors, with access_reg (the fifth) ours */
+	static void *mine[DN_ACCESSORS_WORDS];
+	memcpy(mine, u->upt_accessors, sizeof mine);
+	*(void **)&dn_upt_access_reg = mine[4];
+	mine[4] = (void *)dn_access_reg;
+	acc = mine;
+#endif
+	void *as = u->create_addr_space(acc, 0);
 	unw_word *cursor = calloc(DN_UNW_CURSOR_WORDS, sizeof *cursor);
 
 	/* the unwind tables read once for all the threads (UNW_CACHE_GLOBAL) */
@@ -296,6 +396,26 @@ static void unwind_all(struct dn *d, const struct dn_unw *u)
 				u->upt_destroy(ui);
 			continue;
 		}
+		unw_word ip0;
+#if defined(__x86_64__)
+		/* stopped in the vDSO: its frame here, libunwind from its
+		 * caller */
+		if (u->get_reg(cursor, DN_UNW_REG_IP, &ip0) == 0 &&
+		    in_vdso(d, ip0) && vdso_caller(t->tid, ip0) == 0) {
+			/* (its registers are read as it steps: the caller's
+			 * stay in force until this thread is done) */
+			int rc = u->init_remote(cursor, as, ui);
+			if (rc < 0) {
+				dn_regs.on = 0;
+				t->unwind_err = 1;
+				u->upt_destroy(ui);
+				continue;
+			}
+			t->pc[t->n_pc++] = ip0;
+		}
+#else
+		(void)ip0;
+#endif
 		do {
 			unw_word ip;
 
@@ -303,6 +423,9 @@ static void unwind_all(struct dn *d, const struct dn_unw *u)
 				break;
 			t->pc[t->n_pc++] = ip;
 		} while (t->n_pc < DN_MAX_FRAMES && u->step(cursor) > 0);
+#if defined(__x86_64__)
+		dn_regs.on = 0;
+#endif
 		u->upt_destroy(ui);
 	}
 	free(cursor);
@@ -335,6 +458,10 @@ static void read_maps(struct dn *d)
 		 * clock_gettime and its like run there) */
 		if (p[0] != '/' && strcmp(p, "[vdso]"))
 			continue;
+		if (p[0] != '/') {
+			d->vdso_start = s;
+			d->vdso_end = e;
+		}
 		d->maps[d->n_maps].start = s;
 		d->maps[d->n_maps].end = e;
 		d->maps[d->n_maps].offset = off;
@@ -663,8 +790,8 @@ int dump_native(const struct attach_target *tg, const char *code)
 	 * the longer of the two, not both */
 	err[0] = '\0';
 	r = attach_run_python_start(tg, code, &run);
+	read_maps(&d); /* first: where the vDSO is, for the unwind */
 	unwind_all(&d, &u);
-	read_maps(&d);
 	if (r == 0)
 		r = attach_run_python_finish(&run, out, DUMP_OUT_MAX, err,
 					     sizeof err);
