@@ -21,7 +21,8 @@
  *     mmap'd, once per thread, and reached through a thread-local of its
  *     own, which native_prepare_thread() touched outside any signal first
  *     (a dlopen'd library's TLS is allocated with malloc on first use);
- *     threads that were not prepared are not unwound (sampler_native_ready);
+ *     threads that were not prepared are unwound by our tables only
+ *     (sampler_native_ready);
  *   - the locks it takes (its caches) are held with every signal blocked,
  *     so a handler never interrupts their holder on the same thread;
  *   - the stack reads of its fast path are plain loads: run under the fault
@@ -94,11 +95,10 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int got, i, n;
 
-	if (!sampler_native_ready) {
-		rec->flags |= SAMPLE_NATIVE_FAILED;
-		return;
-	}
-	/* our own tables first (cfi.h), libunwind where they cannot say */
+	/* our own tables first (cfi.h), libunwind where they cannot say;
+	 * our tables need nothing of the thread (its cache, if it has none,
+	 * is skipped): a thread that was not prepared (one that ran before
+	 * an attach loaded the library) is unwound by them too */
 	int trunc;
 	n = cfi_unwind_sigsafe(uc, pcs, SAMPLER_NATIVE_MAX, &trunc);
 	if (n > 0) {
@@ -107,6 +107,10 @@ static void capture_native(struct raw_sample *rec, const ucontext_t *uc)
 		rec->n_native = (uint16_t)n;
 		__atomic_fetch_add(&sampler.n_native_tables, 1,
 				   __ATOMIC_RELAXED);
+		return;
+	}
+	if (!sampler_native_ready) { /* libunwind's TLS not touched yet */
+		rec->flags |= SAMPLE_NATIVE_FAILED;
 		return;
 	}
 	__atomic_fetch_add(&sampler.n_native_libunwind, 1, __ATOMIC_RELAXED);

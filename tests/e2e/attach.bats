@@ -787,6 +787,33 @@ attach_native() {
 	attach_each attach_native
 }
 
+attach_native_prethreads() {
+	start_target "$1" "$2" "$PP_TARGETS/prethreads.py" 5
+	"$PP_PYPROF" attach "$TPID" --native --duration 2 -o "$T/$1.pb.gz" \
+		2>"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "attach"; }
+	local all failed
+	all=$(shares count "$T/$1.pb.gz" worker_spin | awk -F'\t' '$1 == "worker_spin" {print $2}')
+	failed=$(shares count "$T/$1.pb.gz" '[native unwind failed]' |
+		awk -F'\t' '$1 == "[native unwind failed]" {print $2}')
+	echo "worker_spin: ${all:-0} samples, [native unwind failed]: ${failed:-0}"
+	((${all:-0} >= 20)) || fail "too few samples of the workers"
+	# the workers ran before the library: their stacks are unwound by
+	# its own tables (libunwind, which needs each thread prepared, only
+	# where the tables cannot say)
+	((${failed:-0} * 20 <= ${all:-0})) ||
+		fail "more than 5% of the samples lost their native stack"
+	pprof_traces "$T/$1.pb.gz" >"$T/$1.traces"
+	grep -qE '^ +(_?Py[A-Za-z_]+|python3\.[0-9]+\+0x[0-9a-f]+)$' \
+		"$T/$1.traces" || fail "no native frame"
+	finish_target "$1" ready done
+}
+
+# A first attach of a process whose threads started before it: 100% of
+# their samples were "[native unwind failed]" (issue 43.1)
+@test "attach --native: threads that ran before the attach have their native stacks" {
+	attach_each attach_native_prethreads
+}
+
 attach_crash() {
 	local rc_plain=0 rc=0
 	"$2" -X faulthandler "$PP_TARGETS/attach_crash.py" 0.5 \
