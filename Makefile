@@ -550,6 +550,9 @@ FORMAT_SRC = $(filter-out %_table.h,$(PRELOAD_SRC) $(PRELOAD_HDR) $(COLL_MAINS) 
   $(wildcard tests/unit/*.[ch]))
 format-check:
 	@tools/format-check $(FORMAT_SRC)
+	@if tools/format-check tests/format/bad.c >/dev/null 2>&1; then \
+		echo "format-check: the fixture written against .clang-format passed"; exit 1; fi
+	@echo "format-check: the fixture written against .clang-format is rejected"
 # After a change that moves the count of places (a merge): the new ratchet.
 format-baseline:
 	tools/format-check --update $(FORMAT_SRC)
