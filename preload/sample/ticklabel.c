@@ -74,7 +74,12 @@ static uint64_t rng = 0xD1B54A32D192ED03ull;
  * records go with what is known: a thread that waits. Not one: on a busy
  * CPU a thread is often preempted at a read, and the ticks after its
  * sample come later. */
-#define TL_STILL_READS 8
+#define TL_STILL_READS 20
+/* A function's ticks are taken within this many half windows of a
+ * sample (8 ms at 1 kHz): more of its ticks, the less noise, but more
+ * of a neighbour's at a boundary (half of one straddling it); a
+ * sample waits that long (of its thread's CPU) before it is sent. */
+#define TL_WINDOWS 4
 
 /* A thread's own clocks of kind VIRT (1) and PROF (0). */
 static clockid_t tid_clock(int tid, unsigned kind)
@@ -269,7 +274,7 @@ static int label_system(const struct held *h, const struct raw_sample *rec)
 {
 	struct tl_thread *t = h->t;
 	uint64_t hw = half_window(), sys, all;
-	code_share(t, leaf_code(rec), h->cpu_ns, 4 * hw, &sys, &all);
+	code_share(t, leaf_code(rec), h->cpu_ns, TL_WINDOWS * hw, &sys, &all);
 	if (!all) /* the function's ticks further away, then any near */
 		code_share(t, leaf_code(rec), h->cpu_ns, UINT64_MAX, &sys,
 			   &all);
@@ -344,7 +349,7 @@ int tl_hold(int tid, const struct raw_sample *rec, size_t len,
 
 static void release(int all)
 {
-	uint64_t wait = 4 * half_window() + tick_ns;
+	uint64_t wait = TL_WINDOWS * half_window() + tick_ns;
 	for (unsigned i = 0; i < h_count; i++) {
 		struct held *h = &held[(h_first + i) % TL_MAX_HELD];
 		if (h->done > 0)
