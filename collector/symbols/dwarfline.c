@@ -14,7 +14,7 @@
 
 #include "common/idhash.h"
 #include "common/sorted.h"
-#include "pyprof/leb128.h"
+#include "pyprof/bytecur.h"
 
 #define MAX_FILES_PER_UNIT 65536
 #define MAX_NAME 4096
@@ -32,74 +32,6 @@ struct dwarfline {
 	size_t names_len, names_cap;
 	struct idhash name_hash;
 };
-
-/* ---- a bounds-checked reader ------------------------------------------- */
-
-struct cur {
-	const uint8_t *p, *end;
-	int ok;
-};
-
-static uint64_t rd_n(struct cur *c, unsigned n)
-{
-	uint64_t v = 0;
-	if (!c->ok || (size_t)(c->end - c->p) < n) {
-		c->ok = 0;
-		return 0;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return v;
-}
-
-/* Steps over the n-byte LEB128 at c->p; n 0 (none ended before c->end)
- * fails the cursor. */
-static void step_leb(struct cur *c, size_t n)
-{
-	if (n) {
-		c->p += n;
-	} else {
-		c->ok = 0;
-		c->p = c->end;
-	}
-}
-
-static uint64_t rd_uleb(struct cur *c)
-{
-	uint64_t v = 0;
-	step_leb(c, c->ok ? leb128_get_u(c->p, c->end, &v) : 0);
-	return v;
-}
-
-static int64_t rd_sleb(struct cur *c)
-{
-	int64_t v = 0;
-	step_leb(c, c->ok ? leb128_get_s(c->p, c->end, &v) : 0);
-	return v;
-}
-
-static const char *rd_str(struct cur *c)
-{
-	const uint8_t *s = c->p;
-	while (c->ok && c->p < c->end && *c->p)
-		c->p++;
-	if (!c->ok || c->p >= c->end) {
-		c->ok = 0;
-		return "";
-	}
-	c->p++;
-	return (const char *)s;
-}
-
-static void skip(struct cur *c, uint64_t n)
-{
-	if (!c->ok || (uint64_t)(c->end - c->p) < n) {
-		c->ok = 0;
-		return;
-	}
-	c->p += n;
-}
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -182,16 +114,16 @@ struct sects {
 };
 
 /* A string-valued attribute of a DWARF 5 entry. */
-static const char *rd_form_str(struct cur *c, uint64_t form, int off64,
+static const char *rd_form_str(struct bytecur *c, uint64_t form, int off64,
 			       const struct sects *s, int *bad)
 {
 	uint64_t off;
 	switch (form) {
 	case 0x08: /* DW_FORM_string */
-		return rd_str(c);
+		return bytecur_str(c);
 	case 0x1f: /* DW_FORM_line_strp */
 	case 0x0e: /* DW_FORM_strp */
-		off = rd_n(c, off64 ? 8 : 4);
+		off = bytecur_n(c, off64 ? 8 : 4);
 		if (form == 0x1f)
 			return off < s->line_str_len &&
 					       memchr(s->line_str + off, 0,
@@ -209,44 +141,44 @@ static const char *rd_form_str(struct cur *c, uint64_t form, int off64,
 }
 
 /* Skips or reads an unsigned attribute; *bad for a form we do not know. */
-static uint64_t rd_form_u(struct cur *c, uint64_t form, int off64, int *bad)
+static uint64_t rd_form_u(struct bytecur *c, uint64_t form, int off64, int *bad)
 {
 	switch (form) {
-	case 0x0b: return rd_n(c, 1);            /* data1 */
-	case 0x05: return rd_n(c, 2);            /* data2 */
-	case 0x06: return rd_n(c, 4);            /* data4 */
-	case 0x07: return rd_n(c, 8);            /* data8 */
-	case 0x0f: return rd_uleb(c);            /* udata */
-	case 0x1e: skip(c, 16); return 0;        /* data16 (MD5) */
-	case 0x09: skip(c, rd_uleb(c)); return 0; /* block */
-	case 0x08: rd_str(c); return 0;          /* string */
-	case 0x1f: case 0x0e: rd_n(c, off64 ? 8 : 4); return 0;
+	case 0x0b: return bytecur_n(c, 1);            /* data1 */
+	case 0x05: return bytecur_n(c, 2);            /* data2 */
+	case 0x06: return bytecur_n(c, 4);            /* data4 */
+	case 0x07: return bytecur_n(c, 8);            /* data8 */
+	case 0x0f: return bytecur_uleb(c);            /* udata */
+	case 0x1e: bytecur_skip(c, 16); return 0;        /* data16 (MD5) */
+	case 0x09: bytecur_skip(c, bytecur_uleb(c)); return 0; /* block */
+	case 0x08: bytecur_str(c); return 0;          /* string */
+	case 0x1f: case 0x0e: bytecur_n(c, off64 ? 8 : 4); return 0;
 	default: *bad = 1; return 0;
 	}
 }
 
 /* DWARF 5 directory or file entry formats and entries. names[i] gets
  * each entry's path, dirs[i] its directory index. */
-static int read_v5_entries(struct cur *c, int off64, const struct sects *s,
+static int read_v5_entries(struct bytecur *c, int off64, const struct sects *s,
 			   const char ***names, uint64_t **dirs, uint64_t *n)
 {
 	uint64_t fmt[16][2];
-	unsigned n_fmt = (unsigned)rd_n(c, 1);
+	unsigned n_fmt = (unsigned)bytecur_n(c, 1);
 	int bad = 0;
 	if (n_fmt > 16)
 		return -1;
 	for (unsigned i = 0; i < n_fmt; i++) {
-		fmt[i][0] = rd_uleb(c);
-		fmt[i][1] = rd_uleb(c);
+		fmt[i][0] = bytecur_uleb(c);
+		fmt[i][1] = bytecur_uleb(c);
 	}
-	*n = rd_uleb(c);
-	if (!c->ok || *n > MAX_FILES_PER_UNIT)
+	*n = bytecur_uleb(c);
+	if (c->bad || *n > MAX_FILES_PER_UNIT)
 		return -1;
 	*names = calloc(*n ? *n : 1, sizeof(**names));
 	*dirs = calloc(*n ? *n : 1, sizeof(**dirs));
 	if (!*names || !*dirs)
 		return -1;
-	for (uint64_t k = 0; k < *n && c->ok && !bad; k++) {
+	for (uint64_t k = 0; k < *n && !c->bad && !bad; k++) {
 		(*names)[k] = "";
 		for (unsigned i = 0; i < n_fmt; i++) {
 			if (fmt[i][0] == 1) /* DW_LNCT_path */
@@ -259,7 +191,7 @@ static int read_v5_entries(struct cur *c, int off64, const struct sects *s,
 				rd_form_u(c, fmt[i][1], off64, &bad);
 		}
 	}
-	return c->ok && !bad ? 0 : -1;
+	return !c->bad && !bad ? 0 : -1;
 }
 
 /* One unit's header: what its line program needs. */
@@ -274,45 +206,45 @@ struct unit {
 };
 
 /* The fixed fields of a unit's header, up to its file tables. 0 or -1. */
-static int read_unit_header(struct cur *c, int off64, struct unit *u)
+static int read_unit_header(struct bytecur *c, int off64, struct unit *u)
 {
-	u->version = (unsigned)rd_n(c, 2);
+	u->version = (unsigned)bytecur_n(c, 2);
 	if (u->version < 2 || u->version > 5)
 		return -1;
 	if (u->version >= 5) {
-		unsigned asz = (unsigned)rd_n(c, 1);
-		rd_n(c, 1); /* segment selector size */
+		unsigned asz = (unsigned)bytecur_n(c, 1);
+		bytecur_n(c, 1); /* segment selector size */
 		if (asz != 8)
 			return -1;
 	}
-	uint64_t hlen = rd_n(c, off64 ? 8 : 4);
-	if (!c->ok || hlen > (uint64_t)(c->end - c->p))
+	uint64_t hlen = bytecur_n(c, off64 ? 8 : 4);
+	if (c->bad || hlen > (uint64_t)(c->end - c->p))
 		return -1;
 	u->prog = c->p + hlen;
-	u->min_inst = (unsigned)rd_n(c, 1);
+	u->min_inst = (unsigned)bytecur_n(c, 1);
 	if (u->version >= 4)
-		rd_n(c, 1); /* maximum_operations_per_instruction (VLIW) */
-	rd_n(c, 1);         /* default_is_stmt */
-	u->line_base = (int8_t)rd_n(c, 1);
-	u->line_range = (unsigned)rd_n(c, 1);
-	u->opcode_base = (unsigned)rd_n(c, 1);
+		bytecur_n(c, 1); /* maximum_operations_per_instruction (VLIW) */
+	bytecur_n(c, 1);         /* default_is_stmt */
+	u->line_base = (int8_t)bytecur_n(c, 1);
+	u->line_range = (unsigned)bytecur_n(c, 1);
+	u->opcode_base = (unsigned)bytecur_n(c, 1);
 	for (unsigned i = 1; i < u->opcode_base; i++)
-		u->std_len[i] = (uint8_t)rd_n(c, 1);
-	if (!c->ok || u->line_range == 0 || u->opcode_base == 0)
+		u->std_len[i] = (uint8_t)bytecur_n(c, 1);
+	if (c->bad || u->line_range == 0 || u->opcode_base == 0)
 		return -1;
 	return 0;
 }
 
 /* DWARF 2-4: include_directories, then file_names, each list ended by an
  * empty string; both 1-based (entry 0 is ""). 0 or -1. */
-static int read_v4_entries(struct cur *c, struct unit *u)
+static int read_v4_entries(struct bytecur *c, struct unit *u)
 {
 	const char *tmpd[1024];
 	u->n_dirs = 1;
 	tmpd[0] = "";
 	for (;;) {
-		const char *dn = rd_str(c);
-		if (!c->ok || !dn[0])
+		const char *dn = bytecur_str(c);
+		if (c->bad || !dn[0])
 			break;
 		if (u->n_dirs < 1024)
 			tmpd[u->n_dirs++] = dn;
@@ -326,12 +258,12 @@ static int read_v4_entries(struct cur *c, struct unit *u)
 	u->n_files = 1;
 	u->fnames[0] = "";
 	for (;;) {
-		const char *fn = rd_str(c);
-		if (!c->ok || !fn[0])
+		const char *fn = bytecur_str(c);
+		if (c->bad || !fn[0])
 			break;
-		uint64_t di = rd_uleb(c);
-		rd_uleb(c); /* modification time */
-		rd_uleb(c); /* length */
+		uint64_t di = bytecur_uleb(c);
+		bytecur_uleb(c); /* modification time */
+		bytecur_uleb(c); /* length */
 		if (u->n_files < MAX_FILES_PER_UNIT) {
 			u->fnames[u->n_files] = fn;
 			u->fdirs[u->n_files++] = di;
@@ -342,7 +274,7 @@ static int read_v4_entries(struct cur *c, struct unit *u)
 
 /* The header's directory and file tables, and room for the files' name
  * ids. 0 or -1. */
-static int read_file_tables(struct cur *c, int off64, const struct sects *s,
+static int read_file_tables(struct bytecur *c, int off64, const struct sects *s,
 			    struct unit *u)
 {
 	if (u->version >= 5) {
@@ -354,7 +286,7 @@ static int read_file_tables(struct cur *c, int off64, const struct sects *s,
 	} else if (read_v4_entries(c, u) < 0) {
 		return -1;
 	}
-	if (!c->ok)
+	if (c->bad)
 		return -1;
 	u->file_ids = calloc(u->n_files ? u->n_files : 1,
 			     sizeof(*u->file_ids));
@@ -411,23 +343,23 @@ static int emit_row(struct dwarfline *d, struct unit *u,
 }
 
 /* DW_LNS_extended_op: its length, then the sub-opcode. 0, or < 0 from
- * emit_row; a malformed one clears c->ok. */
-static int run_extended_op(struct dwarfline *d, struct cur *c,
+ * emit_row; a malformed one sets c->bad. */
+static int run_extended_op(struct dwarfline *d, struct bytecur *c,
 			   struct unit *u, struct line_state *st)
 {
-	uint64_t len = rd_uleb(c);
-	if (!c->ok || len == 0 || len > (uint64_t)(c->end - c->p)) {
-		c->ok = 0;
+	uint64_t len = bytecur_uleb(c);
+	if (c->bad || len == 0 || len > (uint64_t)(c->end - c->p)) {
+		c->bad = 1;
 		return 0;
 	}
 	const uint8_t *next = c->p + len;
-	unsigned sub = (unsigned)rd_n(c, 1);
+	unsigned sub = (unsigned)bytecur_n(c, 1);
 	if (sub == 1) { /* end_sequence */
 		if (st->started && emit_row(d, u, st, 1) < 0)
 			return -1;
 		start_sequence(st, u);
 	} else if (sub == 2 && len == 9) { /* set_address */
-		st->addr = rd_n(c, 8);
+		st->addr = bytecur_n(c, 8);
 	}
 	c->p = next;
 	return 0;
@@ -439,14 +371,14 @@ static int run_extended_op(struct dwarfline *d, struct cur *c,
  * and end_sequence. 0 (a malformed program keeps the rows before it), or
  * -1 when the rows could not be added.
  */
-static int run_line_program(struct dwarfline *d, struct cur *c,
+static int run_line_program(struct dwarfline *d, struct bytecur *c,
 			    struct unit *u)
 {
 	struct line_state st;
 	start_sequence(&st, u);
 	c->p = u->prog;
-	while (c->ok && c->p < c->end) {
-		unsigned op = (unsigned)rd_n(c, 1);
+	while (!c->bad && c->p < c->end) {
+		unsigned op = (unsigned)bytecur_n(c, 1);
 		if (op >= u->opcode_base) { /* special */
 			unsigned adj = op - u->opcode_base;
 			st.addr += (uint64_t)(adj / u->line_range) * u->min_inst;
@@ -467,24 +399,24 @@ static int run_line_program(struct dwarfline *d, struct cur *c,
 			st.started = 1;
 			break;
 		case 2: /* advance_pc */
-			st.addr += rd_uleb(c) * u->min_inst;
+			st.addr += bytecur_uleb(c) * u->min_inst;
 			break;
 		case 3: /* advance_line */
-			st.line += rd_sleb(c);
+			st.line += bytecur_sleb(c);
 			break;
 		case 4: /* set_file */
-			st.file = rd_uleb(c);
+			st.file = bytecur_uleb(c);
 			break;
 		case 8: /* const_add_pc */
 			st.addr += (uint64_t)((255 - u->opcode_base) /
 					      u->line_range) * u->min_inst;
 			break;
 		case 9: /* fixed_advance_pc */
-			st.addr += rd_n(c, 2);
+			st.addr += bytecur_n(c, 2);
 			break;
 		default: /* one we do not follow: skip its operands */
 			for (unsigned i = 0; i < u->std_len[op]; i++)
-				rd_uleb(c);
+				bytecur_uleb(c);
 			break;
 		}
 	}
@@ -493,7 +425,7 @@ static int run_line_program(struct dwarfline *d, struct cur *c,
 
 /* Reads one unit's header and runs its program (the unit's bytes are c).
  * 0, or -1 to skip the rest of this unit. */
-static int parse_unit(struct dwarfline *d, struct cur *c, int off64,
+static int parse_unit(struct dwarfline *d, struct bytecur *c, int off64,
 		      const struct sects *s)
 {
 	struct unit u = { 0 };
@@ -521,22 +453,22 @@ struct dwarfline *dwarfline_parse(const uint8_t *line, size_t line_len,
 {
 	struct dwarfline *d = calloc(1, sizeof(*d));
 	struct sects s = { line_str, str, line_str_len, str_len };
-	struct cur c = { line, line + line_len, 1 };
+	struct bytecur c = { line, line + line_len, 0 };
 	if (!d)
 		return NULL;
 	idhash_init(&d->name_hash);
-	while (c.ok && c.p < c.end) {
+	while (!c.bad && c.p < c.end) {
 		int off64 = 0;
-		uint64_t len = rd_n(&c, 4);
+		uint64_t len = bytecur_n(&c, 4);
 		if (len == 0xffffffffu) {
-			len = rd_n(&c, 8);
+			len = bytecur_n(&c, 8);
 			off64 = 1;
 		} else if (len >= 0xfffffff0u) {
 			break;
 		}
-		if (!c.ok || len > (uint64_t)(c.end - c.p))
+		if (c.bad || len > (uint64_t)(c.end - c.p))
 			break;
-		struct cur u = { c.p, c.p + len, 1 };
+		struct bytecur u = { c.p, c.p + len, 0 };
 		parse_unit(d, &u, off64, &s);
 		c.p += len;
 		if (d->n_rows >= DWARFLINE_MAX_ROWS)

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pyprof/leb128.h"
+#include "pyprof/bytecur.h"
 
 #include "base/clock.h"
 #include "base/guard.h"
@@ -103,67 +103,22 @@ static void free_retired(int all)
 
 /* ---- reading the object's memory ----------------------------------------- */
 
-/* A cursor over [p, end) of mapped memory; reads past end set bad. */
-struct cur {
-	const uint8_t *p, *end;
-	int bad;
-};
-
-static uint64_t get_n(struct cur *c, unsigned n)
-{
-	uint64_t v = 0;
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = 1;
-		return 0;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return v;
-}
-
-/* Steps over the n-byte LEB128 at c->p; n 0 (none ended before c->end)
- * fails the cursor. */
-static void step_leb(struct cur *c, size_t n)
-{
-	if (n) {
-		c->p += n;
-	} else {
-		c->bad = 1;
-		c->p = c->end;
-	}
-}
-
-static uint64_t get_uleb(struct cur *c)
-{
-	uint64_t v = 0;
-	step_leb(c, c->bad ? 0 : leb128_get_u(c->p, c->end, &v));
-	return v;
-}
-
-static int64_t get_sleb(struct cur *c)
-{
-	int64_t v = 0;
-	step_leb(c, c->bad ? 0 : leb128_get_s(c->p, c->end, &v));
-	return v;
-}
-
 /* A DW_EH_PE-encoded pointer; datarel is relative to data_base. */
-static uint64_t get_enc(struct cur *c, uint8_t enc, uint64_t data_base)
+static uint64_t get_enc(struct bytecur *c, uint8_t enc, uint64_t data_base)
 {
 	uint64_t here = (uint64_t)(uintptr_t)c->p, v;
 	if (enc == 0xff) /* DW_EH_PE_omit */
 		return 0;
 	switch (enc & 0x0f) {
-	case 0x00: v = get_n(c, 8); break;
-	case 0x01: v = get_uleb(c); break;
-	case 0x02: v = get_n(c, 2); break;
-	case 0x03: v = get_n(c, 4); break;
-	case 0x04: v = get_n(c, 8); break;
-	case 0x09: v = (uint64_t)get_sleb(c); break;
-	case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_n(c, 2); break;
-	case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_n(c, 4); break;
-	case 0x0c: v = get_n(c, 8); break;
+	case 0x00: v = bytecur_n(c, 8); break;
+	case 0x01: v = bytecur_uleb(c); break;
+	case 0x02: v = bytecur_n(c, 2); break;
+	case 0x03: v = bytecur_n(c, 4); break;
+	case 0x04: v = bytecur_n(c, 8); break;
+	case 0x09: v = (uint64_t)bytecur_sleb(c); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)bytecur_n(c, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)bytecur_n(c, 4); break;
+	case 0x0c: v = bytecur_n(c, 8); break;
 	default: c->bad = 1; return 0;
 	}
 	switch (enc & 0x70) {
@@ -194,7 +149,7 @@ struct cie {
 	uint64_t ra_reg;
 	uint8_t fde_enc;
 	int has_aug_len, signal;
-	struct cur init;    /* initial instructions */
+	struct bytecur init;    /* initial instructions */
 };
 
 struct rows {
@@ -280,9 +235,9 @@ static void restore_reg(struct state *s, const struct state *init,
 
 /* Steps over a DWARF expression: its ULEB128 length, then its bytes.
  * -1 (and bad) if it runs past the end. */
-static int skip_expression(struct cur *c)
+static int skip_expression(struct bytecur *c)
 {
-	uint64_t n = get_uleb(c);
+	uint64_t n = bytecur_uleb(c);
 	if (n > (uint64_t)(c->end - c->p)) {
 		c->bad = 1;
 		return -1;
@@ -310,14 +265,14 @@ static void advance_loc(struct rows *rows, uint64_t *loc,
  * program (the rows so far stand; the caller ends the FDE with a NONE
  * row).
  */
-static int run_cfa_program(struct cur *c, const struct cie *cie,
+static int run_cfa_program(struct bytecur *c, const struct cie *cie,
 			   struct state *s, const struct state *init,
 			   struct rows *rows, uint64_t *loc)
 {
 	struct state stack[STATE_STACK];
 	int depth = 0;
 	while (!c->bad && c->p < c->end) {
-		uint8_t op = (uint8_t)get_n(c, 1);
+		uint8_t op = (uint8_t)bytecur_n(c, 1);
 		uint64_t reg;
 		/* the three primary opcodes carry an operand in their low
 		 * six bits; the extended ones have 0 in the top two */
@@ -327,7 +282,7 @@ static int run_cfa_program(struct cur *c, const struct cie *cie,
 			break;
 		case 0x80: /* offset */
 			set_reg(s, op & 0x3f, R_OFFSET,
-				(int64_t)get_uleb(c) * cie->data_align);
+				(int64_t)bytecur_uleb(c) * cie->data_align);
 			break;
 		case 0xc0: /* restore */
 			restore_reg(s, init, op & 0x3f);
@@ -335,42 +290,42 @@ static int run_cfa_program(struct cur *c, const struct cie *cie,
 		case 0x00: /* nop */
 			break;
 		case 0x02: /* advance_loc1 */
-			advance_loc(rows, loc, s, cie, get_n(c, 1));
+			advance_loc(rows, loc, s, cie, bytecur_n(c, 1));
 			break;
 		case 0x03: /* advance_loc2 */
-			advance_loc(rows, loc, s, cie, get_n(c, 2));
+			advance_loc(rows, loc, s, cie, bytecur_n(c, 2));
 			break;
 		case 0x04: /* advance_loc4 */
-			advance_loc(rows, loc, s, cie, get_n(c, 4));
+			advance_loc(rows, loc, s, cie, bytecur_n(c, 4));
 			break;
 		case 0x05: /* offset_extended */
-			reg = get_uleb(c);
+			reg = bytecur_uleb(c);
 			set_reg(s, reg, R_OFFSET,
-				(int64_t)get_uleb(c) * cie->data_align);
+				(int64_t)bytecur_uleb(c) * cie->data_align);
 			break;
 		case 0x11: /* offset_extended_sf */
-			reg = get_uleb(c);
-			set_reg(s, reg, R_OFFSET, get_sleb(c) * cie->data_align);
+			reg = bytecur_uleb(c);
+			set_reg(s, reg, R_OFFSET, bytecur_sleb(c) * cie->data_align);
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
-			reg = get_uleb(c);
+			reg = bytecur_uleb(c);
 			set_reg(s, reg, R_OFFSET,
-				-(int64_t)get_uleb(c) * cie->data_align);
+				-(int64_t)bytecur_uleb(c) * cie->data_align);
 			break;
 		case 0x06: /* restore_extended */
-			restore_reg(s, init, get_uleb(c));
+			restore_reg(s, init, bytecur_uleb(c));
 			break;
 		case 0x07: /* undefined */
-			set_reg(s, get_uleb(c), R_UNDEF, 0);
+			set_reg(s, bytecur_uleb(c), R_UNDEF, 0);
 			break;
 		case 0x08: /* same_value */
-			set_reg(s, get_uleb(c), R_SAME, 0);
+			set_reg(s, bytecur_uleb(c), R_SAME, 0);
 			break;
 		case 0x09: /* register */
 		case 0x14: /* val_offset */
 		case 0x15: /* val_offset_sf: a LEB128 all the same */
-			reg = get_uleb(c);
-			get_uleb(c); /* the other register, or the offset */
+			reg = bytecur_uleb(c);
+			bytecur_uleb(c); /* the other register, or the offset */
 			set_reg(s, reg, R_OTHER, 0);
 			break;
 		case 0x0a: /* remember_state */
@@ -385,21 +340,21 @@ static int run_cfa_program(struct cur *c, const struct cie *cie,
 			*s = stack[--depth];
 			break;
 		case 0x0c: /* def_cfa */
-			s->cfa_reg = (int)get_uleb(c);
-			s->cfa_off = (int64_t)get_uleb(c);
+			s->cfa_reg = (int)bytecur_uleb(c);
+			s->cfa_off = (int64_t)bytecur_uleb(c);
 			break;
 		case 0x12: /* def_cfa_sf */
-			s->cfa_reg = (int)get_uleb(c);
-			s->cfa_off = get_sleb(c) * cie->data_align;
+			s->cfa_reg = (int)bytecur_uleb(c);
+			s->cfa_off = bytecur_sleb(c) * cie->data_align;
 			break;
 		case 0x0d: /* def_cfa_register */
-			s->cfa_reg = (int)get_uleb(c);
+			s->cfa_reg = (int)bytecur_uleb(c);
 			break;
 		case 0x0e: /* def_cfa_offset */
-			s->cfa_off = (int64_t)get_uleb(c);
+			s->cfa_off = (int64_t)bytecur_uleb(c);
 			break;
 		case 0x13: /* def_cfa_offset_sf */
-			s->cfa_off = get_sleb(c) * cie->data_align;
+			s->cfa_off = bytecur_sleb(c) * cie->data_align;
 			break;
 		case 0x0f: /* def_cfa_expression: not followed */
 			if (skip_expression(c) == 0)
@@ -407,12 +362,12 @@ static int run_cfa_program(struct cur *c, const struct cie *cie,
 			break;
 		case 0x10: /* expression */
 		case 0x16: /* val_expression */
-			reg = get_uleb(c);
+			reg = bytecur_uleb(c);
 			if (skip_expression(c) == 0)
 				set_reg(s, reg, R_OTHER, 0);
 			break;
 		case 0x2e: /* GNU_args_size */
-			get_uleb(c);
+			bytecur_uleb(c);
 			break;
 		case 0x01: /* set_loc: not produced for .eh_frame */
 		default:
@@ -426,49 +381,49 @@ static int run_cfa_program(struct cur *c, const struct cie *cie,
 static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 		     struct cie *cie)
 {
-	struct cur c = {p, hi, 0};
+	struct bytecur c = {p, hi, 0};
 	(void)lo;
 	memset(cie, 0, sizeof *cie);
 	cie->fde_enc = 0; /* absptr */
-	uint64_t len = get_n(&c, 4);
+	uint64_t len = bytecur_n(&c, 4);
 	if (c.bad || len == 0 || len == 0xffffffffu ||
 	    len > (uint64_t)(hi - c.p))
 		return -1;
 	const uint8_t *end = c.p + len;
 	c.end = end;
-	if (get_n(&c, 4) != 0) /* CIE id in .eh_frame */
+	if (bytecur_n(&c, 4) != 0) /* CIE id in .eh_frame */
 		return -1;
-	unsigned version = (unsigned)get_n(&c, 1);
+	unsigned version = (unsigned)bytecur_n(&c, 1);
 	if (version != 1 && version != 3 && version != 4)
 		return -1;
 	const char *aug = (const char *)c.p;
 	while (!c.bad && c.p < c.end && *c.p)
 		c.p++;
-	get_n(&c, 1); /* the NUL */
+	bytecur_n(&c, 1); /* the NUL */
 	if (version == 4) {
-		if (get_n(&c, 1) != 8) /* address size */
+		if (bytecur_n(&c, 1) != 8) /* address size */
 			return -1;
-		get_n(&c, 1);
+		bytecur_n(&c, 1);
 	}
 	if (aug[0] && aug[0] != 'z')
 		return -1; /* "eh" and the like: not for x86-64 */
-	cie->code_align = get_uleb(&c);
-	cie->data_align = get_sleb(&c);
-	cie->ra_reg = version == 1 ? get_n(&c, 1) : get_uleb(&c);
+	cie->code_align = bytecur_uleb(&c);
+	cie->data_align = bytecur_sleb(&c);
+	cie->ra_reg = version == 1 ? bytecur_n(&c, 1) : bytecur_uleb(&c);
 	if (aug[0] == 'z') {
-		uint64_t alen = get_uleb(&c);
+		uint64_t alen = bytecur_uleb(&c);
 		if (c.bad || alen > (uint64_t)(c.end - c.p))
 			return -1;
 		const uint8_t *aend = c.p + alen;
 		cie->has_aug_len = 1;
 		for (const char *a = aug + 1; *a && !c.bad; a++) {
 			if (*a == 'R') {
-				cie->fde_enc = (uint8_t)get_n(&c, 1);
+				cie->fde_enc = (uint8_t)bytecur_n(&c, 1);
 			} else if (*a == 'P') {
-				uint8_t enc = (uint8_t)get_n(&c, 1);
+				uint8_t enc = (uint8_t)bytecur_n(&c, 1);
 				get_enc(&c, enc & 0x7f, 0);
 			} else if (*a == 'L') {
-				get_n(&c, 1);
+				bytecur_n(&c, 1);
 			} else if (*a == 'S') {
 				cie->signal = 1;
 			} else {
@@ -479,7 +434,7 @@ static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 	}
 	if (c.bad || cie->ra_reg != DW_RA || cie->code_align == 0)
 		return -1;
-	cie->init = (struct cur){c.p, end, 0};
+	cie->init = (struct bytecur){c.p, end, 0};
 	return 0;
 }
 
@@ -490,17 +445,17 @@ static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 static void do_fde(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 		   uint64_t bias, struct rows *rows)
 {
-	struct cur c = {fde, hi, 0};
+	struct bytecur c = {fde, hi, 0};
 	struct cie cie;
 	struct state init, s;
-	uint64_t len = get_n(&c, 4);
+	uint64_t len = bytecur_n(&c, 4);
 	if (c.bad || len == 0 || len == 0xffffffffu ||
 	    len > (uint64_t)(hi - c.p))
 		return;
 	const uint8_t *end = c.p + len;
 	c.end = end;
 	const uint8_t *idp = c.p;
-	uint64_t cie_off = get_n(&c, 4);
+	uint64_t cie_off = bytecur_n(&c, 4);
 	if (c.bad || cie_off == 0 || cie_off > (uint64_t)(idp - lo))
 		return;
 	if (parse_cie(idp - cie_off, lo, hi, &cie) < 0)
@@ -511,7 +466,7 @@ static void do_fde(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 	    pc_range > 0xffffffffu - (pc_begin - bias))
 		return;
 	if (cie.has_aug_len) {
-		uint64_t alen = get_uleb(&c);
+		uint64_t alen = bytecur_uleb(&c);
 		if (c.bad || alen > (uint64_t)(c.end - c.p))
 			return;
 		c.p += alen;
@@ -521,7 +476,7 @@ static void do_fde(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 	init.cfa_reg = -1;
 	init.rbp = R_SAME;
 	init.ra = R_OTHER;
-	struct cur ic = cie.init;
+	struct bytecur ic = cie.init;
 	uint64_t dummy = loc;
 	if (run_cfa_program(&ic, &cie, &init, NULL, NULL, &dummy) < 0)
 		init.cfa_reg = -1;
@@ -573,19 +528,19 @@ static int build(const struct dl_phdr_info *info, struct rows *rows)
 	uint64_t hdr = info->dlpi_addr + eh->p_vaddr;
 	if (segment_of(info, hdr, &lo, &hi) < 0)
 		return -1;
-	struct cur c = {(const uint8_t *)(uintptr_t)hdr, hi, 0};
-	unsigned version = (unsigned)get_n(&c, 1);
-	uint8_t ptr_enc = (uint8_t)get_n(&c, 1);
-	uint8_t cnt_enc = (uint8_t)get_n(&c, 1);
-	uint8_t tab_enc = (uint8_t)get_n(&c, 1);
+	struct bytecur c = {(const uint8_t *)(uintptr_t)hdr, hi, 0};
+	unsigned version = (unsigned)bytecur_n(&c, 1);
+	uint8_t ptr_enc = (uint8_t)bytecur_n(&c, 1);
+	uint8_t cnt_enc = (uint8_t)bytecur_n(&c, 1);
+	uint8_t tab_enc = (uint8_t)bytecur_n(&c, 1);
 	get_enc(&c, ptr_enc, hdr);
 	uint64_t count = get_enc(&c, cnt_enc, hdr);
 	if (c.bad || version != 1 || tab_enc != 0x3b ||
 	    count > (uint64_t)(c.end - c.p) / 8)
 		return -1;
 	for (uint64_t i = 0; i < count && !rows->oom; i++) {
-		int32_t loc_rel = (int32_t)get_n(&c, 4);
-		int32_t fde_rel = (int32_t)get_n(&c, 4);
+		int32_t loc_rel = (int32_t)bytecur_n(&c, 4);
+		int32_t fde_rel = (int32_t)bytecur_n(&c, 4);
 		(void)loc_rel;
 		uint64_t fde = hdr + (uint64_t)(int64_t)fde_rel;
 		const uint8_t *flo, *fhi;
