@@ -116,7 +116,7 @@ slow_kinds() {
 }
 
 refused_kinds() {
-	quiet record_split "$1" "$2" 1000 3 "$NOPERF" EACCES
+	quiet record_split "$1" "$2" 1000 2 "$NOPERF" EACCES
 	grep -q "perf_event_open refused" "$T/$1.err" ||
 		fail "perf_event_open was not refused"
 	split_check "$T/$1.pb.gz" py_only=python native_nogil=native \
