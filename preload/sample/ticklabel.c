@@ -239,7 +239,7 @@ static uint64_t code_near(const struct tl_thread *t, uint64_t cpu)
  * (a sort, then reads) has its own ticks, wherever the boundary between
  * them fell between two ticks. */
 static void code_share(const struct tl_thread *t, uint64_t code,
-		       uint64_t cpu, uint64_t w, uint64_t *sys_out,
+		       uint64_t cpu, uint64_t w, int whole, uint64_t *sys_out,
 		       uint64_t *all_out)
 {
 	uint64_t sys = 0, all = 0;
@@ -250,6 +250,8 @@ static void code_share(const struct tl_thread *t, uint64_t code,
 			continue;
 		unsigned halves = (code_near(t, e->from_ns) == code) +
 				  (code_near(t, e->to_ns) == code);
+		if (whole && halves < 2)
+			continue;
 		sys += e->sys_ns / 2 * halves;
 		all += e->all_ns / 2 * halves;
 	}
@@ -274,9 +276,17 @@ static int label_system(const struct held *h, const struct raw_sample *rec)
 {
 	struct tl_thread *t = h->t;
 	uint64_t hw = half_window(), sys, all;
-	code_share(t, leaf_code(rec), h->cpu_ns, TL_WINDOWS * hw, &sys, &all);
-	if (!all) /* the function's ticks further away, then any near */
-		code_share(t, leaf_code(rec), h->cpu_ns, UINT64_MAX, &sys,
+	/* the function's own ticks near it: first those whose stretch has
+	 * its samples at both ends (a stretch that straddles the boundary
+	 * with a neighbour may hold either's tick), then halves of those too,
+	 * then its ticks further away, then any near */
+	code_share(t, leaf_code(rec), h->cpu_ns, TL_WINDOWS * hw, 1, &sys,
+		   &all);
+	if (!all)
+		code_share(t, leaf_code(rec), h->cpu_ns, TL_WINDOWS * hw, 0,
+			   &sys, &all);
+	if (!all)
+		code_share(t, leaf_code(rec), h->cpu_ns, UINT64_MAX, 0, &sys,
 			   &all);
 	if (!all)
 		tick_share(t, h->cpu_ns, hw, &sys, &all);
