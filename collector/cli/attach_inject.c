@@ -306,23 +306,76 @@ static int script_path(char *out, size_t n, const char *dir, pid_t pid)
 		       : 0;
 }
 
-void attach_script_done(const char *dir, pid_t pid)
+static void target_py(const struct attach_target *t, struct remote_py *py)
+{
+	memset(py, 0, sizeof *py);
+	py->pid = t->pid;
+	py->runtime = t->runtime;
+	py->major = t->major;
+	py->minor = t->minor;
+	py->from_block = t->from_block;
+}
+
+int attach_spread(const struct attach_target *t, const char *dir)
+{
+	char script[CMD_PATH_MAX], err[256] = "";
+	struct remote_py py;
+	int n;
+
+	if (script_path(script, sizeof script, dir, t->pid) != 0)
+		return -1;
+	target_py(t, &py);
+	n = remote_exec_spread(&py, script, err, sizeof err);
+	if (n < 0)
+		log_debug("no request written into process %d's other "
+			  "threads: %s",
+			  (int)t->pid, err);
+	else
+		log_debug("the main thread of process %d has not taken the "
+			  "request: written into its %d other thread state(s)",
+			  (int)t->pid, n);
+	return n;
+}
+
+/* A thread that took its request just as it was withdrawn still opens the
+ * file: it holds the GIL from its flag to its open, microseconds unless
+ * it loses its CPU. The file stays this long after a withdrawal (a
+ * missing file would be reported on the program's stderr). */
+#define ATTACH_WITHDRAW_GRACE_MS 200
+
+int attach_script_done(const struct attach_target *t, const char *dir)
 {
 	char script[CMD_PATH_MAX];
+	struct remote_py py;
+	int main_pending = 0, n;
 
-	if (script_path(script, sizeof script, dir, pid) == 0)
-		unlink(script);
+	if (script_path(script, sizeof script, dir, t->pid) != 0)
+		return 0;
+	target_py(t, &py);
+	n = remote_exec_withdraw(&py, script, &main_pending);
+	if (n < 0) {
+		/* left for the late run or the sweep: cannot tell whether a
+		 * request still names the file */
+		log_debug("cannot withdraw the requests in process %d (%s): "
+			  "%s stays",
+			  (int)t->pid, strerror(-n), script);
+		return 0;
+	}
+	if (n > 0) {
+		log_debug("withdrew %d request(s) no thread of process %d had "
+			  "taken",
+			  n, (int)t->pid);
+		poll(NULL, 0, ATTACH_WITHDRAW_GRACE_MS);
+	}
+	unlink(script);
+	return main_pending;
 }
 
 int attach_inject(const struct attach_target *t, const char *lib,
 		  const char *config, const char *dir, double deadline_unix)
 {
 	char script[CMD_PATH_MAX], err[1024] = "";
-	struct remote_py py = { .pid = t->pid,
-				.runtime = t->runtime,
-				.major = t->major,
-				.minor = t->minor,
-				.from_block = t->from_block };
+	struct remote_py py;
 	int rc;
 
 	/* dir/PID.py, left in place until it has run: once the request is
@@ -354,6 +407,7 @@ int attach_inject(const struct attach_target *t, const char *lib,
 		log_error("cannot write %s: %s", script, strerror(-rc));
 		return -1;
 	}
+	target_py(t, &py);
 	rc = remote_exec(&py, script, err, sizeof err);
 	if (lfd >= 0)
 		close(lfd);

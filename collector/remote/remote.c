@@ -316,15 +316,17 @@ int remote_py_symbol(const struct remote_py *py, const char *name,
 	return rc;
 }
 
-int remote_exec(const struct remote_py *py, const char *script, char *why,
-		size_t why_len)
+/* The offsets of the remote-exec fields, and the interpreter whose
+ * threads take requests (runtime_state.interpreters_head's, as
+ * sys.remote_exec's), after the checks: 0, or a negative errno (why). */
+static int exec_layout(const struct remote_py *py, size_t path_len,
+		       struct pyabi_remote_exec *o, uint64_t *interp, char *why,
+		       size_t why_len)
 {
-	struct pyabi_remote_exec o;
-	uint64_t interp = 0, ts = 0, breaker = 0;
-	int32_t enabled = 0, one = 1;
-	size_t len = strlen(script);
+	int32_t enabled = 0;
 	int rc;
 
+	*interp = 0;
 	if (!py->runtime || !py->from_block) {
 		say(why, why_len, "no _Py_DebugOffsets in process %d",
 		    (int)py->pid);
@@ -333,21 +335,19 @@ int remote_exec(const struct remote_py *py, const char *script, char *why,
 	read_pid = py->pid;
 	rc = pyabi_remote_exec_offsets(py->major, py->minor,
 				       (const void *)(uintptr_t)py->runtime,
-				       read_target, &o, why, why_len);
+				       read_target, o, why, why_len);
 	if (rc < 0)
 		return rc;
-	if (len + 1 > o.script_path_size) {
+	if (path_len + 1 > o->script_path_size) {
 		say(why, why_len, "the script's path is longer than %llu bytes",
-		    (unsigned long long)o.script_path_size - 1);
+		    (unsigned long long)o->script_path_size - 1);
 		return -ENAMETOOLONG;
 	}
-	if ((rc = remote_read(py->pid, py->runtime + o.interp_head, &interp,
-			      sizeof interp)) < 0 ||
-	    (rc = interp ? remote_read(py->pid, interp + o.remote_enabled,
-				       &enabled, sizeof enabled)
-			 : -EFAULT) < 0 ||
-	    (rc = remote_read(py->pid, interp + o.threads_main, &ts,
-			      sizeof ts)) < 0) {
+	if ((rc = remote_read(py->pid, py->runtime + o->interp_head, interp,
+			      sizeof *interp)) < 0 ||
+	    (rc = *interp ? remote_read(py->pid, *interp + o->remote_enabled,
+					&enabled, sizeof enabled)
+			  : -EFAULT) < 0) {
 		say(why, why_len, "cannot read process %d's interpreter: %s",
 		    (int)py->pid, strerror(-rc));
 		return rc;
@@ -358,26 +358,189 @@ int remote_exec(const struct remote_py *py, const char *script, char *why,
 		    (int)py->pid);
 		return -ENOTSUP;
 	}
+	return 0;
+}
+
+/* The request into thread state ts: the path, then the flag, then the
+ * breaker, so that the target never sees the flag before the path is
+ * whole. The breaker's read and write are not one atomic operation: a
+ * bit the target sets between them (a GIL drop request, a signal) would
+ * be lost, as with sys.remote_exec, which writes it the same way. */
+static int request(const struct remote_py *py,
+		   const struct pyabi_remote_exec *o, uint64_t ts,
+		   const char *script)
+{
+	uint64_t breaker = 0;
+	int32_t one = 1;
+	int rc;
+
+	if ((rc = remote_write(py->pid, ts + o->script_path, script,
+			       strlen(script) + 1)) < 0 ||
+	    (rc = remote_write(py->pid, ts + o->pending_call, &one,
+			       sizeof one)) < 0 ||
+	    (rc = remote_read(py->pid, ts + o->eval_breaker, &breaker,
+			      sizeof breaker)) < 0)
+		return rc;
+	breaker |= o->please_stop_bit;
+	return remote_write(py->pid, ts + o->eval_breaker, &breaker,
+			    sizeof breaker);
+}
+
+/* Whether thread state ts holds a request pending (1), for script when
+ * script is not NULL; 0 if not; a negative errno when it cannot be read. */
+static int pending(const struct remote_py *py,
+		   const struct pyabi_remote_exec *o, uint64_t ts,
+		   const char *script)
+{
+	char path[REMOTE_PATH_MAX];
+	size_t len = script ? strlen(script) + 1 : 0;
+	int32_t flag = 0;
+	int rc;
+
+	if ((rc = remote_read(py->pid, ts + o->pending_call, &flag,
+			      sizeof flag)) < 0)
+		return rc;
+	if (flag != 1)
+		return 0;
+	if (!script)
+		return 1;
+	if (len > sizeof path || len > o->script_path_size)
+		return 0;
+	if ((rc = remote_read(py->pid, ts + o->script_path, path, len)) < 0)
+		return rc;
+	return memcmp(path, script, len) == 0;
+}
+
+int remote_exec(const struct remote_py *py, const char *script, char *why,
+		size_t why_len)
+{
+	struct pyabi_remote_exec o;
+	uint64_t interp, ts = 0;
+	int rc = exec_layout(py, strlen(script), &o, &interp, why, why_len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = remote_read(py->pid, interp + o.threads_main, &ts,
+			      sizeof ts)) < 0) {
+		say(why, why_len, "cannot read process %d's interpreter: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
 	if (!ts) {
 		say(why, why_len, "process %d has no main thread state (it is "
 				  "finalizing?)",
 		    (int)py->pid);
 		return -ESRCH;
 	}
-	/* the path, then the flag, then the breaker: the target never sees
-	 * the flag before the path is whole */
-	if ((rc = remote_write(py->pid, ts + o.script_path, script, len + 1)) < 0 ||
-	    (rc = remote_write(py->pid, ts + o.pending_call, &one, sizeof one)) < 0 ||
-	    (rc = remote_read(py->pid, ts + o.eval_breaker, &breaker,
-			      sizeof breaker)) < 0) {
-		say(why, why_len, "cannot write into process %d: %s",
-		    (int)py->pid, strerror(-rc));
-		return rc;
-	}
-	breaker |= o.please_stop_bit;
-	rc = remote_write(py->pid, ts + o.eval_breaker, &breaker, sizeof breaker);
+	rc = request(py, &o, ts, script);
 	if (rc < 0)
 		say(why, why_len, "cannot write into process %d: %s",
 		    (int)py->pid, strerror(-rc));
 	return rc;
+}
+
+/* Every thread state of the interpreter, at most REMOTE_THREADS_MAX (a
+ * list that loops or runs on is cut there): fn(ts, arg) for each, which
+ * stops the walk by returning non-zero. 0, or a read's negative errno. */
+#define REMOTE_THREADS_MAX 4096
+static int each_thread(const struct remote_py *py,
+		       const struct pyabi_remote_exec *o, uint64_t interp,
+		       int (*fn)(uint64_t ts, void *arg), void *arg)
+{
+	uint64_t ts = 0;
+	int rc = remote_read(py->pid, interp + o->threads_head, &ts,
+			     sizeof ts);
+
+	for (int i = 0; rc == 0 && ts && i < REMOTE_THREADS_MAX; i++) {
+		if (fn(ts, arg))
+			break;
+		rc = remote_read(py->pid, ts + o->ts_next, &ts, sizeof ts);
+	}
+	return rc;
+}
+
+struct exec_walk {
+	const struct remote_py *py;
+	const struct pyabi_remote_exec *o;
+	const char *script;
+	uint64_t main_ts;
+	int n;			/* thread states acted on           */
+	int main_pending;	/* the main one still holds ours     */
+};
+
+static int spread_one(uint64_t ts, void *arg)
+{
+	struct exec_walk *w = arg;
+
+	/* not the main thread's (it has ours), nor one holding another
+	 * debugger's request */
+	if (ts == w->main_ts || pending(w->py, w->o, ts, NULL) != 0)
+		return 0;
+	if (request(w->py, w->o, ts, w->script) == 0)
+		w->n++;
+	return 0;
+}
+
+int remote_exec_spread(const struct remote_py *py, const char *script,
+		       char *why, size_t why_len)
+{
+	struct pyabi_remote_exec o;
+	struct exec_walk w = { .py = py, .o = &o, .script = script };
+	uint64_t interp;
+	int rc = exec_layout(py, strlen(script), &o, &interp, why, why_len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = remote_read(py->pid, interp + o.threads_main, &w.main_ts,
+			      sizeof w.main_ts)) < 0 ||
+	    (rc = w.main_ts ? pending(py, &o, w.main_ts, script) : 0) < 0) {
+		say(why, why_len, "cannot read process %d's interpreter: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
+	/* the main thread took the request meanwhile: it runs the script
+	 * now, and a request more would only run it again */
+	if (w.main_ts && rc == 0)
+		return 0;
+	rc = each_thread(py, &o, interp, spread_one, &w);
+	if (rc < 0 && !w.n) {
+		say(why, why_len, "cannot read process %d's threads: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
+	return w.n;
+}
+
+static int withdraw_one(uint64_t ts, void *arg)
+{
+	struct exec_walk *w = arg;
+	int32_t zero = 0;
+
+	if (pending(w->py, w->o, ts, w->script) == 1 &&
+	    remote_write(w->py->pid, ts + w->o->pending_call, &zero,
+			 sizeof zero) == 0) {
+		w->n++;
+		if (ts == w->main_ts)
+			w->main_pending = 1;
+	}
+	return 0;
+}
+
+int remote_exec_withdraw(const struct remote_py *py, const char *script,
+			 int *main_pending)
+{
+	struct pyabi_remote_exec o;
+	struct exec_walk w = { .py = py, .o = &o, .script = script };
+	uint64_t interp;
+	int rc = exec_layout(py, strlen(script), &o, &interp, NULL, 0);
+
+	*main_pending = 0;
+	if (rc < 0)
+		return rc;
+	if (remote_read(py->pid, interp + o.threads_main, &w.main_ts,
+			sizeof w.main_ts) < 0)
+		w.main_ts = 0;
+	rc = each_thread(py, &o, interp, withdraw_one, &w);
+	*main_pending = w.main_pending;
+	return rc < 0 && !w.n ? rc : w.n;
 }
