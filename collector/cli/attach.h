@@ -120,9 +120,12 @@ int attach_spread(const struct attach_target *t, const char *dir);
  * requests no thread took are withdrawn, then the file goes (a moment
  * later when one was withdrawn: a thread taking it just then still reads
  * it); where they cannot be read, the file stays for the late run and
- * attach_sweep. Returns 1 when the main thread's request was among the
- * withdrawn (it never reached a safe point), else 0. */
-int attach_script_done(const struct attach_target *t, const char *dir);
+ * attach_sweep. spread: attach_spread wrote into the other threads (the
+ * withdrawal stops them as it did). Returns 1 when the main thread's
+ * request was among the withdrawn (it never reached a safe point), else
+ * 0. */
+int attach_script_done(const struct attach_target *t, const char *dir,
+		       int spread);
 
 /* ---- cmd_attach.c: the steps `top --pid` shares ------------------------ */
 

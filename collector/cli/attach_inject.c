@@ -343,7 +343,8 @@ int attach_spread(const struct attach_target *t, const char *dir)
  * missing file would be reported on the program's stderr). */
 #define ATTACH_WITHDRAW_GRACE_MS 200
 
-int attach_script_done(const struct attach_target *t, const char *dir)
+int attach_script_done(const struct attach_target *t, const char *dir,
+		       int spread)
 {
 	char script[CMD_PATH_MAX];
 	struct remote_py py;
@@ -352,7 +353,7 @@ int attach_script_done(const struct attach_target *t, const char *dir)
 	if (script_path(script, sizeof script, dir, t->pid) != 0)
 		return 0;
 	target_py(t, &py);
-	n = remote_exec_withdraw(&py, script, &main_pending);
+	n = remote_exec_withdraw(&py, script, spread, &main_pending);
 	if (n < 0) {
 		/* left for the late run or the sweep: cannot tell whether a
 		 * request still names the file */

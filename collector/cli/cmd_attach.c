@@ -404,14 +404,13 @@ int attach_wait_connected(struct attach *a, const char *sock, double until)
 			break;
 		}
 		if (!a->t.lib_loaded && !spread &&
-		    attach_now_s() > spread_at) {
-			attach_spread(&a->t, a->dir);
-			spread = 1;
-		}
+		    attach_now_s() > spread_at)
+			spread = attach_spread(&a->t, a->dir) > 0 ? 1 : -1;
 		attach_nap_ms(100);
 	}
 	if (!a->t.lib_loaded)
-		a->main_untaken = attach_script_done(&a->t, a->dir);
+		a->main_untaken = attach_script_done(&a->t, a->dir,
+						     spread > 0);
 	return rc;
 }
 

@@ -3,13 +3,19 @@
  */
 #include "remote/remote.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pyprof/pyabi.h"
@@ -439,6 +445,137 @@ int remote_exec(const struct remote_py *py, const char *script, char *why,
 	return rc;
 }
 
+/*
+ * Every thread of the target stopped while thread states other than the
+ * main one are written: a thread that ends frees its state (PyMem_Raw),
+ * and a write that came after would land in memory the program uses for
+ * something else. PTRACE_SEIZE and PTRACE_INTERRUPT make a ptrace stop,
+ * not a signal: a blocking call is restarted by the kernel when the
+ * thread resumes, the program sees no EINTR and runs no handler (as
+ * `dump --native` stops them). A thread stopped halfway through its end
+ * has unlinked its state first (CPython unlinks, then frees): the walk
+ * does not reach it. Threads started meanwhile are seized in further
+ * rounds. A signal a thread received meanwhile is given back at the
+ * detach.
+ */
+#define REMOTE_STOP_WAIT_MS 2000
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+struct stopped {
+	pid_t *tid;
+	int *sig;
+	int n, cap;
+};
+
+static int stopped_has(const struct stopped *s, pid_t tid)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->tid[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void resume_all(struct stopped *s)
+{
+	for (int i = 0; i < s->n; i++)
+		ptrace(PTRACE_DETACH, s->tid[i], NULL,
+		       (void *)(intptr_t)s->sig[i]);
+	free(s->tid);
+	free(s->sig);
+	memset(s, 0, sizeof *s);
+}
+
+/* Seizes the threads of /proc/PID/task not seized yet and waits for their
+ * stops: the number of new ones, or a negative errno (-EPERM: a tracer
+ * is there already, or no right). */
+static int stop_new(pid_t pid, struct stopped *s)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int added = 0, rc = 0;
+	double until;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return -errno;
+	while ((e = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(e->d_name), r;
+		int st = 0;
+
+		if (tid <= 0 || stopped_has(s, tid))
+			continue;
+		if (s->n == s->cap) {
+			int cap = s->cap ? 2 * s->cap : 64;
+			pid_t *t = realloc(s->tid, (size_t)cap * sizeof *t);
+			int *g = t ? realloc(s->sig, (size_t)cap * sizeof *g)
+				   : NULL;
+
+			if (t)
+				s->tid = t;
+			if (!t || !g) {
+				rc = -ENOMEM;
+				break;
+			}
+			s->sig = g;
+			s->cap = cap;
+		}
+		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+			if (errno == EPERM) {
+				rc = -EPERM;
+				break;
+			}
+			continue; /* gone already */
+		}
+		s->tid[s->n] = tid;
+		s->sig[s->n] = 0;
+		s->n++;
+		added++;
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0)
+			continue; /* ended between the two */
+		until = now_ms() + REMOTE_STOP_WAIT_MS;
+		while ((r = waitpid(tid, &st, __WALL | WNOHANG)) == 0) {
+			struct timespec ts = { 0, 200000 };
+
+			if (now_ms() > until) {
+				rc = -ETIMEDOUT; /* uninterruptible I/O */
+				break;
+			}
+			nanosleep(&ts, NULL);
+		}
+		/* a signal that came first is reported first, the thread
+		 * stopped with it: kept to give back (not SIGTRAP, which a
+		 * traced execve gets) */
+		if (rc == 0 && r > 0 && WIFSTOPPED(st) && (st >> 16) == 0 &&
+		    WSTOPSIG(st) != SIGTRAP)
+			s->sig[s->n - 1] = WSTOPSIG(st);
+		if (rc < 0)
+			break;
+	}
+	closedir(dir);
+	return rc < 0 ? rc : added;
+}
+
+/* 0 with every thread stopped, or a negative errno with none. */
+static int stop_all(pid_t pid, struct stopped *s)
+{
+	int rc = 0;
+
+	memset(s, 0, sizeof *s);
+	for (int round = 0; round < 8; round++)
+		if ((rc = stop_new(pid, s)) <= 0)
+			break;
+	if (rc < 0)
+		resume_all(s);
+	return rc < 0 ? rc : 0;
+}
+
 /* Every thread state of the interpreter, at most REMOTE_THREADS_MAX (a
  * list that loops or runs on is cut there): fn(ts, arg) for each, which
  * stops the walk by returning non-zero. 0, or a read's negative errno. */
@@ -464,8 +601,8 @@ struct exec_walk {
 	const struct pyabi_remote_exec *o;
 	const char *script;
 	uint64_t main_ts;
-	int n;			/* thread states acted on           */
-	int main_pending;	/* the main one still holds ours     */
+	int n;		  /* thread states acted on           */
+	int main_pending; /* the main one still holds ours     */
 };
 
 static int spread_one(uint64_t ts, void *arg)
@@ -502,7 +639,15 @@ int remote_exec_spread(const struct remote_py *py, const char *script,
 	 * now, and a request more would only run it again */
 	if (w.main_ts && rc == 0)
 		return 0;
+	struct stopped st;
+	if ((rc = stop_all(py->pid, &st)) < 0) {
+		say(why, why_len, "cannot stop process %d's threads for the "
+				  "writes: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
 	rc = each_thread(py, &o, interp, spread_one, &w);
+	resume_all(&st);
 	if (rc < 0 && !w.n) {
 		say(why, why_len, "cannot read process %d's threads: %s",
 		    (int)py->pid, strerror(-rc));
@@ -527,10 +672,11 @@ static int withdraw_one(uint64_t ts, void *arg)
 }
 
 int remote_exec_withdraw(const struct remote_py *py, const char *script,
-			 int *main_pending)
+			 int spread, int *main_pending)
 {
 	struct pyabi_remote_exec o;
 	struct exec_walk w = { .py = py, .o = &o, .script = script };
+	struct stopped st = { 0 };
 	uint64_t interp;
 	int rc = exec_layout(py, strlen(script), &o, &interp, NULL, 0);
 
@@ -540,7 +686,11 @@ int remote_exec_withdraw(const struct remote_py *py, const char *script,
 	if (remote_read(py->pid, interp + o.threads_main, &w.main_ts,
 			sizeof w.main_ts) < 0)
 		w.main_ts = 0;
+	/* the other threads' states were written: stopped for the walk */
+	if (spread && (rc = stop_all(py->pid, &st)) < 0)
+		return rc;
 	rc = each_thread(py, &o, interp, withdraw_one, &w);
+	resume_all(&st);
 	*main_pending = w.main_pending;
 	return rc < 0 && !w.n ? rc : w.n;
 }

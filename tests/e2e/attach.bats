@@ -177,8 +177,8 @@ attach_later() {
 # ($TMPDIR/pyprof-attach.UID: PID.py, the script the target runs, and
 # PID.sock) is gone once it is of no use: the script once the library is
 # in; both files of a target that ended in the window; the script of an
-# attach that timed out once the process has run it, late. While such a
-# process is still blocked the script stays (it will open it).
+# attach that timed out once its request is withdrawn (at once: no thread
+# will open it), and the process runs on as before.
 attach_leftovers() {
 	local dir port rc=0
 	dir=$ATTACH_TMP/pyprof-attach.$(id -u)
@@ -198,8 +198,8 @@ attach_leftovers() {
 	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 1 \
 		-o "$T/$1.3.pb.gz" 2>"$T/$1.3.err" || rc=$?
 	[[ $rc == 1 ]] || { cat "$T/$1.3.err"; fail "attach exited $rc, not 1"; }
-	[[ -e $dir/$TPID.py ]] ||
-		fail "the script of a blocked process was removed before it ran"
+	[[ ! -e $dir/$TPID.py ]] ||
+		fail "the script of an attach that timed out stayed"
 	port=$(awk '/^port/ {print $2}' "$T/$1.out")
 	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
 	finish_target "$1" "port $port" ready done
@@ -207,7 +207,7 @@ attach_leftovers() {
 		fail "files of a target that timed out, then ran and ended: $(ls "$dir")"
 }
 
-@test "attach leaves no file behind: the script once the library is in, a target's files once it ended, a late script once it ran" {
+@test "attach leaves no file behind: the script once the library is in, a target's files once it ended, the script of an attach that timed out" {
 	attach_each attach_leftovers
 }
 
