@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "attach.h"
 #include "init.h"
@@ -101,6 +102,10 @@ static int settings_parse(struct attach_settings *s, const char *config)
 static struct attach_settings settings;
 static int (*after_start)(void);
 static int starting;
+/* the process starting was set in: a child forked from a process in the
+ * middle of its start has starting set and no start thread; its own
+ * attach starts anew */
+static pid_t starting_pid;
 
 /* The start, on whichever thread runs it; clears starting. */
 static int start_now(void)
@@ -154,8 +159,10 @@ int attach_start(const char *config, int (*after)(void))
 
 	if (!config)
 		return -EINVAL;
-	if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQ_REL) &&
+	    __atomic_load_n(&starting_pid, __ATOMIC_ACQUIRE) == getpid())
 		return 1; /* one start at a time */
+	__atomic_store_n(&starting_pid, getpid(), __ATOMIC_RELEASE);
 	if (settings_parse(&settings, config) < 0) {
 		__atomic_store_n(&starting, 0, __ATOMIC_RELEASE);
 		return -EINVAL;
