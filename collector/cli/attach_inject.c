@@ -176,15 +176,19 @@ static void py_bytes(char *out, size_t n, const char *s)
  * nothing once the deadline passed (the attach command gave up).
  *
  * It runs on a thread of the program's, which waits meanwhile: as little
- * as can be. It imports _ctypes, not ctypes (ctypes imports sysconfig,
- * struct and threading too: 2.8 to 3.2 ms against 0.5 to 0.7 on the
- * development machine, and each file an import reads lets the GIL go,
- * which a loaded server's other threads take for up to a switch interval,
- * 5 ms, each time), and calls pyprof_attach_start without letting the GIL
- * go (FUNCFLAG_PYTHONAPI, as ctypes.PyDLL: the call is short, and
- * taking the GIL back after it is another wait); the library's start
- * runs on a thread of its own (preload/agent/attach.c). ctypes.PyDLL,
- * the same call, where _ctypes lacks what is used (a later CPython). */
+ * as can be, and without letting the GIL go, which a loaded server's
+ * other threads would take for up to a switch interval (5 ms) each time.
+ * It imports _ctypes, not ctypes (ctypes imports sysconfig, struct and
+ * threading too: 2.8 to 3.2 ms against 0.5 to 0.7 on the development
+ * machine), and loads it straight from its file in the standard
+ * library's lib-dynload, as the import system would (registered in
+ * sys.modules): the path finder would stat the current directory and
+ * each entry of sys.path before it, and every stat lets the GIL go; the
+ * loader's dlopen keeps it. Where that file is not (another layout), a
+ * plain import. It calls pyprof_attach_start without letting the GIL go
+ * either (FUNCFLAG_PYTHONAPI, as ctypes.PyDLL, the fallback where
+ * _ctypes lacks what is used); the library's start runs on a thread of
+ * its own (preload/agent/attach.c). */
 static int write_script(const char *path, const char *lib, const char *config,
 			double deadline_unix)
 {
@@ -236,6 +240,17 @@ static int write_script(const char *path, const char *lib, const char *config,
 		"            os.close(fd)\n"
 		"        return\n"
 		"    lib = os.fsdecode(%s)\n"
+		"    import sys\n"
+		"    if not ('_ctypes' in sys.modules or\n"
+		"            '_ctypes' in sys.builtin_module_names):\n"
+		"        try:\n"
+		"            import _imp, _frozen_importlib as b\n"
+		"            import _frozen_importlib_external as e\n"
+		"            b._load(e.spec_from_file_location('_ctypes',\n"
+		"                os.path.join(sys._stdlib_dir, 'lib-dynload',\n"
+		"                    '_ctypes' + _imp.extension_suffixes()[0])))\n"
+		"        except Exception:\n"
+		"            pass\n"
 		"    try:\n"
 		"        import _ctypes\n"
 		"        class start(_ctypes.CFuncPtr):\n"
