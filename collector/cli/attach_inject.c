@@ -394,13 +394,14 @@ int attach_inject(const struct attach_target *t, const char *lib,
 	struct remote_py py;
 	int rc;
 
-	/* dir/PID.py, left in place until it has run: once the request is
-	 * made, the target opens the file when it next runs Python code,
-	 * which can be after we gave up waiting (a thread blocked in a call),
-	 * and a missing file would be reported on its stderr. Once the
-	 * library is in, attach_script_done removes it; a late run does
-	 * nothing but remove it (the deadline); the next attach replaces it,
-	 * and attach_sweep removes those of processes that are gone. */
+	/* dir/PID.py, left in place while a request names it: the target
+	 * opens the file when a thread holding the request next runs
+	 * Python code, and a missing file would be reported on its stderr.
+	 * When the attach is over, attach_script_done withdraws the requests
+	 * no thread took, then removes it; a run that slipped past the
+	 * withdrawal late does nothing but remove it (the deadline); the
+	 * next attach replaces it, and attach_sweep removes those of
+	 * processes that are gone. */
 	if (script_path(script, sizeof script, dir, t->pid) != 0) {
 		log_error("cannot use the temporary directory %s", dir);
 		return -1;
