@@ -5,8 +5,9 @@
  *   attach_target.c  the checks on the target, each refusal one line with
  *                    its remedy: permissions, Yama, namespaces, Python,
  *                    its version and build
- *   attach_inject.c  the script the target runs at a safe point (PEP 768,
- *                    sys.remote_exec run by the target's own interpreter)
+ *   attach_inject.c  the script the target runs at a safe point (PEP 768:
+ *                    the request written from outside, remote.h), and
+ *                    the requests withdrawn when the attach is over
  *   cmd_attach.c     `pyprof attach`: options, the private collector, the
  *                    window, the control requests
  *   cmd_dump.c       `pyprof dump`: every thread's stack, once
@@ -64,8 +65,9 @@ int attach_parse_pid(const char *cmd, const char *arg, pid_t *pid);
 
 /*
  * Has the target load lib and call pyprof_attach_start(config) at its
- * interpreter's next safe point: writes the script into dir and runs
- * sys.remote_exec with the target's own interpreter. dir: attach_dir's. deadline_unix: the
+ * interpreter's next safe point: writes the script into dir and the
+ * request into the target's main thread state (remote_exec, as
+ * sys.remote_exec would). dir: attach_dir's. deadline_unix: the
  * script does nothing if the target runs it after that time (a thread
  * blocked in a call runs it only when the call returns). 0, or -1 after
  * printing why (remote debugging off...).
@@ -107,10 +109,23 @@ void attach_dir_refused(const char *dir, int rc);
 /* Removes the files of processes that are gone from dir. */
 void attach_sweep(const char *dir);
 
-/* The library attach_inject asked pid to load has connected: its script
- * has run, and no request for it is left (attaches to one process take
- * turns on its socket), so its file goes. */
-void attach_script_done(const char *dir, pid_t pid);
+/* The main thread has not run the script within a moment: the request
+ * also into every other thread state of the target (remote.h's
+ * remote_exec_spread), so that a thread that runs Python code loads the
+ * library where a main thread blocked in one call never would. The
+ * number of thread states written, or -1 (logged at debug level). */
+int attach_spread(const struct attach_target *t, const char *dir);
+/* The attach is over for the script attach_inject wrote into dir, with
+ * the library in (connected) or not (timed out, interrupted): the
+ * requests no thread took are withdrawn, then the file goes (a moment
+ * later when one was withdrawn: a thread taking it just then still reads
+ * it); where they cannot be read, the file stays for the late run and
+ * attach_sweep. spread: attach_spread wrote into the other threads (the
+ * withdrawal stops them as it did). Returns 1 when the main thread's
+ * request was among the withdrawn (it never reached a safe point), else
+ * 0. */
+int attach_script_done(const struct attach_target *t, const char *dir,
+		       int spread);
 
 /* ---- cmd_attach.c: the steps `top --pid` shares ------------------------ */
 
@@ -127,6 +142,8 @@ struct attach {
 	const char *collector;	/* --collector SOCKET, or NULL */
 	char dir[CMD_PATH_MAX]; /* attach_dir */
 	char status[1024];	/* `ctl status`'s line once connected */
+	int main_untaken;	/* not connected: the main thread never
+				   took the request (attach_script_done) */
 };
 
 /* SIGINT, SIGTERM or SIGHUP received (attach_signals_install). */

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,27 +369,113 @@ int attach_target_alive(const struct attach *a)
 	return kill(a->pid, 0) == 0 || errno == EPERM;
 }
 
+/* How long the main thread alone has to take the request before it is
+ * written into the other threads' states too: a main thread that runs
+ * Python code takes it within a few ms, one that sleeps in steps within
+ * its next step. */
+#define ATTACH_SPREAD_AFTER_S 0.5
+
 /* Until the target answers on sock (it loaded the library and
- * connected): 0; -ETIMEDOUT, -EINTR, -ESRCH (it ended). */
+ * connected): 0; -ETIMEDOUT, -EINTR, -ESRCH (it ended). Where attach
+ * made a request (the library was not loaded), it is written into the
+ * other threads too after ATTACH_SPREAD_AFTER_S, and withdrawn from
+ * every thread that did not take it when this returns (a->main_untaken
+ * says whether the main thread was one). */
 int attach_wait_connected(struct attach *a, const char *sock, double until)
 {
+	double spread_at = attach_now_s() + ATTACH_SPREAD_AFTER_S;
+	int spread = 0, rc;
 	char out[1024];
 
 	for (;;) {
 		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0) {
 			snprintf(a->status, sizeof a->status, "%s", out);
-			if (!a->t.lib_loaded)
-				attach_script_done(a->dir, a->pid);
-			return 0;
+			rc = 0;
+			break;
 		}
-		if (attach_stop_sig)
-			return -EINTR;
+		if (attach_stop_sig) {
+			rc = -EINTR;
+			break;
+		}
 		if (!attach_target_alive(a))
 			return -ESRCH;
-		if (attach_now_s() > until)
-			return -ETIMEDOUT;
+		if (attach_now_s() > until) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (!a->t.lib_loaded && !spread &&
+		    attach_now_s() > spread_at)
+			spread = attach_spread(&a->t, a->dir) > 0 ? 1 : -1;
 		attach_nap_ms(100);
 	}
+	if (!a->t.lib_loaded)
+		a->main_untaken = attach_script_done(&a->t, a->dir,
+						     spread > 0);
+	return rc;
+}
+
+/* The call a thread of pid is blocked in, by its system call's name
+ * (/proc/PID/task/TID/syscall, readable where its memory is), into out;
+ * "" when unknown or running. */
+static void blocked_call(pid_t pid, pid_t tid, char *out, size_t n)
+{
+	static const struct {
+		long nr;
+		const char *name;
+	} calls[] = {
+		{ SYS_accept, "accept" },
+		{ SYS_accept4, "accept4" },
+		{ SYS_futex, "futex: a lock, a join or a condition" },
+		{ SYS_clock_nanosleep, "clock_nanosleep" },
+		{ SYS_ppoll, "ppoll" },
+		{ SYS_pselect6, "pselect6" },
+		{ SYS_epoll_pwait, "epoll_pwait" },
+		{ SYS_read, "read" },
+		{ SYS_recvfrom, "recvfrom" },
+		{ SYS_recvmsg, "recvmsg" },
+		{ SYS_connect, "connect" },
+		{ SYS_wait4, "wait4" },
+		{ SYS_waitid, "waitid" },
+#ifdef SYS_nanosleep
+		{ SYS_nanosleep, "nanosleep" },
+#endif
+#ifdef SYS_poll
+		{ SYS_poll, "poll" },
+#endif
+#ifdef SYS_select
+		{ SYS_select, "select" },
+#endif
+#ifdef SYS_epoll_wait
+		{ SYS_epoll_wait, "epoll_wait" },
+#endif
+#ifdef SYS_pause
+		{ SYS_pause, "pause" },
+#endif
+	};
+	char path[64], buf[64];
+	int fd;
+	ssize_t len;
+	long nr;
+
+	out[0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	if (sscanf(buf, "%ld", &nr) != 1)
+		return; /* "running" */
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+		if (calls[i].nr == nr) {
+			snprintf(out, n, "%s", calls[i].name);
+			return;
+		}
+	snprintf(out, n, "system call %ld", nr);
 }
 
 /* The settings the library starts with: "PYPROF_NAME=value" lines. */
@@ -448,11 +535,25 @@ void attach_say_not_connected(const struct attach *a, int why)
 			  "within %lu s: it reports to another collector "
 			  "(`pyprof ctl status` there) or is not running",
 			  (int)a->pid, a->timeout);
-	else if (why == -ETIMEDOUT)
-		log_error("process %d ran no Python code within %lu s (every "
-			  "thread blocked in a call?): the library loads when "
-			  "it next does; nothing was loaded, and nothing will "
-			  "be later; try again, or a longer --timeout",
+	else if (why == -ETIMEDOUT && a->main_untaken) {
+		char call[64], in[96] = "";
+
+		blocked_call(a->pid, a->pid, call, sizeof call);
+		if (call[0])
+			snprintf(in, sizeof in, " (%s)", call);
+		log_error("process %d ran no Python code within %lu s: its "
+			  "main thread is blocked in one call%s and no other "
+			  "thread ran Python code; nothing was loaded, and "
+			  "the request is withdrawn. `pyprof dump %d` reads "
+			  "its stacks from outside; attach again once it runs "
+			  "Python code, or start it with PYPROF_START=off "
+			  "LD_PRELOAD=libpyprof.so",
+			  (int)a->pid, a->timeout, in, (int)a->pid);
+	} else if (why == -ETIMEDOUT)
+		log_error("process %d ran the attach script but the library "
+			  "did not connect within %lu s (a process that "
+			  "crawls, or the library refused without a word): "
+			  "try again with -v, or a longer --timeout",
 			  (int)a->pid, a->timeout);
 }
 

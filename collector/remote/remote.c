@@ -3,13 +3,19 @@
  */
 #include "remote/remote.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pyprof/pyabi.h"
@@ -316,15 +322,17 @@ int remote_py_symbol(const struct remote_py *py, const char *name,
 	return rc;
 }
 
-int remote_exec(const struct remote_py *py, const char *script, char *why,
-		size_t why_len)
+/* The offsets of the remote-exec fields, and the interpreter whose
+ * threads take requests (runtime_state.interpreters_head's, as
+ * sys.remote_exec's), after the checks: 0, or a negative errno (why). */
+static int exec_layout(const struct remote_py *py, size_t path_len,
+		       struct pyabi_remote_exec *o, uint64_t *interp, char *why,
+		       size_t why_len)
 {
-	struct pyabi_remote_exec o;
-	uint64_t interp = 0, ts = 0, breaker = 0;
-	int32_t enabled = 0, one = 1;
-	size_t len = strlen(script);
+	int32_t enabled = 0;
 	int rc;
 
+	*interp = 0;
 	if (!py->runtime || !py->from_block) {
 		say(why, why_len, "no _Py_DebugOffsets in process %d",
 		    (int)py->pid);
@@ -333,21 +341,19 @@ int remote_exec(const struct remote_py *py, const char *script, char *why,
 	read_pid = py->pid;
 	rc = pyabi_remote_exec_offsets(py->major, py->minor,
 				       (const void *)(uintptr_t)py->runtime,
-				       read_target, &o, why, why_len);
+				       read_target, o, why, why_len);
 	if (rc < 0)
 		return rc;
-	if (len + 1 > o.script_path_size) {
+	if (path_len + 1 > o->script_path_size) {
 		say(why, why_len, "the script's path is longer than %llu bytes",
-		    (unsigned long long)o.script_path_size - 1);
+		    (unsigned long long)o->script_path_size - 1);
 		return -ENAMETOOLONG;
 	}
-	if ((rc = remote_read(py->pid, py->runtime + o.interp_head, &interp,
-			      sizeof interp)) < 0 ||
-	    (rc = interp ? remote_read(py->pid, interp + o.remote_enabled,
-				       &enabled, sizeof enabled)
-			 : -EFAULT) < 0 ||
-	    (rc = remote_read(py->pid, interp + o.threads_main, &ts,
-			      sizeof ts)) < 0) {
+	if ((rc = remote_read(py->pid, py->runtime + o->interp_head, interp,
+			      sizeof *interp)) < 0 ||
+	    (rc = *interp ? remote_read(py->pid, *interp + o->remote_enabled,
+					&enabled, sizeof enabled)
+			  : -EFAULT) < 0) {
 		say(why, why_len, "cannot read process %d's interpreter: %s",
 		    (int)py->pid, strerror(-rc));
 		return rc;
@@ -358,26 +364,333 @@ int remote_exec(const struct remote_py *py, const char *script, char *why,
 		    (int)py->pid);
 		return -ENOTSUP;
 	}
+	return 0;
+}
+
+/* The request into thread state ts: the path, then the flag, then the
+ * breaker, so that the target never sees the flag before the path is
+ * whole. The breaker's read and write are not one atomic operation: a
+ * bit the target sets between them (a GIL drop request, a signal) would
+ * be lost, as with sys.remote_exec, which writes it the same way. */
+static int request(const struct remote_py *py,
+		   const struct pyabi_remote_exec *o, uint64_t ts,
+		   const char *script)
+{
+	uint64_t breaker = 0;
+	int32_t one = 1;
+	int rc;
+
+	if ((rc = remote_write(py->pid, ts + o->script_path, script,
+			       strlen(script) + 1)) < 0 ||
+	    (rc = remote_write(py->pid, ts + o->pending_call, &one,
+			       sizeof one)) < 0 ||
+	    (rc = remote_read(py->pid, ts + o->eval_breaker, &breaker,
+			      sizeof breaker)) < 0)
+		return rc;
+	breaker |= o->please_stop_bit;
+	return remote_write(py->pid, ts + o->eval_breaker, &breaker,
+			    sizeof breaker);
+}
+
+/* Whether thread state ts holds a request pending (1), for script when
+ * script is not NULL; 0 if not; a negative errno when it cannot be read. */
+static int pending(const struct remote_py *py,
+		   const struct pyabi_remote_exec *o, uint64_t ts,
+		   const char *script)
+{
+	char path[REMOTE_PATH_MAX];
+	size_t len = script ? strlen(script) + 1 : 0;
+	int32_t flag = 0;
+	int rc;
+
+	if ((rc = remote_read(py->pid, ts + o->pending_call, &flag,
+			      sizeof flag)) < 0)
+		return rc;
+	if (flag != 1)
+		return 0;
+	if (!script)
+		return 1;
+	if (len > sizeof path || len > o->script_path_size)
+		return 0;
+	if ((rc = remote_read(py->pid, ts + o->script_path, path, len)) < 0)
+		return rc;
+	return memcmp(path, script, len) == 0;
+}
+
+int remote_exec(const struct remote_py *py, const char *script, char *why,
+		size_t why_len)
+{
+	struct pyabi_remote_exec o;
+	uint64_t interp, ts = 0;
+	int rc = exec_layout(py, strlen(script), &o, &interp, why, why_len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = remote_read(py->pid, interp + o.threads_main, &ts,
+			      sizeof ts)) < 0) {
+		say(why, why_len, "cannot read process %d's interpreter: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
 	if (!ts) {
 		say(why, why_len, "process %d has no main thread state (it is "
 				  "finalizing?)",
 		    (int)py->pid);
 		return -ESRCH;
 	}
-	/* the path, then the flag, then the breaker: the target never sees
-	 * the flag before the path is whole */
-	if ((rc = remote_write(py->pid, ts + o.script_path, script, len + 1)) < 0 ||
-	    (rc = remote_write(py->pid, ts + o.pending_call, &one, sizeof one)) < 0 ||
-	    (rc = remote_read(py->pid, ts + o.eval_breaker, &breaker,
-			      sizeof breaker)) < 0) {
-		say(why, why_len, "cannot write into process %d: %s",
-		    (int)py->pid, strerror(-rc));
-		return rc;
-	}
-	breaker |= o.please_stop_bit;
-	rc = remote_write(py->pid, ts + o.eval_breaker, &breaker, sizeof breaker);
+	rc = request(py, &o, ts, script);
 	if (rc < 0)
 		say(why, why_len, "cannot write into process %d: %s",
 		    (int)py->pid, strerror(-rc));
 	return rc;
+}
+
+/*
+ * Every thread of the target stopped while thread states other than the
+ * main one are written: a thread that ends frees its state (PyMem_Raw),
+ * and a write that came after would land in memory the program uses for
+ * something else. PTRACE_SEIZE and PTRACE_INTERRUPT make a ptrace stop,
+ * not a signal: a blocking call is restarted by the kernel when the
+ * thread resumes, the program sees no EINTR and runs no handler (as
+ * `dump --native` stops them). A thread stopped halfway through its end
+ * has unlinked its state first (CPython unlinks, then frees): the walk
+ * does not reach it. Threads started meanwhile are seized in further
+ * rounds. A signal a thread received meanwhile is given back at the
+ * detach.
+ */
+#define REMOTE_STOP_WAIT_MS 2000
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+struct stopped {
+	pid_t *tid;
+	int *sig;
+	int n, cap;
+};
+
+static int stopped_has(const struct stopped *s, pid_t tid)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->tid[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void resume_all(struct stopped *s)
+{
+	for (int i = 0; i < s->n; i++)
+		ptrace(PTRACE_DETACH, s->tid[i], NULL,
+		       (void *)(intptr_t)s->sig[i]);
+	free(s->tid);
+	free(s->sig);
+	memset(s, 0, sizeof *s);
+}
+
+/* Seizes the threads of /proc/PID/task not seized yet and waits for their
+ * stops: the number of new ones, or a negative errno (-EPERM: a tracer
+ * is there already, or no right). */
+static int stop_new(pid_t pid, struct stopped *s)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int added = 0, rc = 0;
+	double until;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return -errno;
+	while ((e = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(e->d_name), r;
+		int st = 0;
+
+		if (tid <= 0 || stopped_has(s, tid))
+			continue;
+		if (s->n == s->cap) {
+			int cap = s->cap ? 2 * s->cap : 64;
+			pid_t *t = realloc(s->tid, (size_t)cap * sizeof *t);
+			int *g = t ? realloc(s->sig, (size_t)cap * sizeof *g)
+				   : NULL;
+
+			if (t)
+				s->tid = t;
+			if (!t || !g) {
+				rc = -ENOMEM;
+				break;
+			}
+			s->sig = g;
+			s->cap = cap;
+		}
+		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+			if (errno == EPERM) {
+				rc = -EPERM;
+				break;
+			}
+			continue; /* gone already */
+		}
+		s->tid[s->n] = tid;
+		s->sig[s->n] = 0;
+		s->n++;
+		added++;
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0)
+			continue; /* ended between the two */
+		until = now_ms() + REMOTE_STOP_WAIT_MS;
+		while ((r = waitpid(tid, &st, __WALL | WNOHANG)) == 0) {
+			struct timespec ts = { 0, 200000 };
+
+			if (now_ms() > until) {
+				rc = -ETIMEDOUT; /* uninterruptible I/O */
+				break;
+			}
+			nanosleep(&ts, NULL);
+		}
+		/* a signal that came first is reported first, the thread
+		 * stopped with it: kept to give back (not SIGTRAP, which a
+		 * traced execve gets) */
+		if (rc == 0 && r > 0 && WIFSTOPPED(st) && (st >> 16) == 0 &&
+		    WSTOPSIG(st) != SIGTRAP)
+			s->sig[s->n - 1] = WSTOPSIG(st);
+		if (rc < 0)
+			break;
+	}
+	closedir(dir);
+	return rc < 0 ? rc : added;
+}
+
+/* 0 with every thread stopped, or a negative errno with none. */
+static int stop_all(pid_t pid, struct stopped *s)
+{
+	int rc = 0;
+
+	memset(s, 0, sizeof *s);
+	for (int round = 0; round < 8; round++)
+		if ((rc = stop_new(pid, s)) <= 0)
+			break;
+	if (rc < 0)
+		resume_all(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* Every thread state of the interpreter, at most REMOTE_THREADS_MAX (a
+ * list that loops or runs on is cut there): fn(ts, arg) for each, which
+ * stops the walk by returning non-zero. 0, or a read's negative errno. */
+#define REMOTE_THREADS_MAX 4096
+static int each_thread(const struct remote_py *py,
+		       const struct pyabi_remote_exec *o, uint64_t interp,
+		       int (*fn)(uint64_t ts, void *arg), void *arg)
+{
+	uint64_t ts = 0;
+	int rc = remote_read(py->pid, interp + o->threads_head, &ts,
+			     sizeof ts);
+
+	for (int i = 0; rc == 0 && ts && i < REMOTE_THREADS_MAX; i++) {
+		if (fn(ts, arg))
+			break;
+		rc = remote_read(py->pid, ts + o->ts_next, &ts, sizeof ts);
+	}
+	return rc;
+}
+
+struct exec_walk {
+	const struct remote_py *py;
+	const struct pyabi_remote_exec *o;
+	const char *script;
+	uint64_t main_ts;
+	int n;		  /* thread states acted on           */
+	int main_pending; /* the main one still holds ours     */
+};
+
+static int spread_one(uint64_t ts, void *arg)
+{
+	struct exec_walk *w = arg;
+
+	/* not the main thread's (it has ours), nor one holding another
+	 * debugger's request */
+	if (ts == w->main_ts || pending(w->py, w->o, ts, NULL) != 0)
+		return 0;
+	if (request(w->py, w->o, ts, w->script) == 0)
+		w->n++;
+	return 0;
+}
+
+int remote_exec_spread(const struct remote_py *py, const char *script,
+		       char *why, size_t why_len)
+{
+	struct pyabi_remote_exec o;
+	struct exec_walk w = { .py = py, .o = &o, .script = script };
+	uint64_t interp;
+	int rc = exec_layout(py, strlen(script), &o, &interp, why, why_len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = remote_read(py->pid, interp + o.threads_main, &w.main_ts,
+			      sizeof w.main_ts)) < 0 ||
+	    (rc = w.main_ts ? pending(py, &o, w.main_ts, script) : 0) < 0) {
+		say(why, why_len, "cannot read process %d's interpreter: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
+	/* the main thread took the request meanwhile: it runs the script
+	 * now, and a request more would only run it again */
+	if (w.main_ts && rc == 0)
+		return 0;
+	struct stopped st;
+	if ((rc = stop_all(py->pid, &st)) < 0) {
+		say(why, why_len, "cannot stop process %d's threads for the "
+				  "writes: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
+	rc = each_thread(py, &o, interp, spread_one, &w);
+	resume_all(&st);
+	if (rc < 0 && !w.n) {
+		say(why, why_len, "cannot read process %d's threads: %s",
+		    (int)py->pid, strerror(-rc));
+		return rc;
+	}
+	return w.n;
+}
+
+static int withdraw_one(uint64_t ts, void *arg)
+{
+	struct exec_walk *w = arg;
+	int32_t zero = 0;
+
+	if (pending(w->py, w->o, ts, w->script) == 1 &&
+	    remote_write(w->py->pid, ts + w->o->pending_call, &zero,
+			 sizeof zero) == 0) {
+		w->n++;
+		if (ts == w->main_ts)
+			w->main_pending = 1;
+	}
+	return 0;
+}
+
+int remote_exec_withdraw(const struct remote_py *py, const char *script,
+			 int spread, int *main_pending)
+{
+	struct pyabi_remote_exec o;
+	struct exec_walk w = { .py = py, .o = &o, .script = script };
+	struct stopped st = { 0 };
+	uint64_t interp;
+	int rc = exec_layout(py, strlen(script), &o, &interp, NULL, 0);
+
+	*main_pending = 0;
+	if (rc < 0)
+		return rc;
+	if (remote_read(py->pid, interp + o.threads_main, &w.main_ts,
+			sizeof w.main_ts) < 0)
+		w.main_ts = 0;
+	/* the other threads' states were written: stopped for the walk */
+	if (spread && (rc = stop_all(py->pid, &st)) < 0)
+		return rc;
+	rc = each_thread(py, &o, interp, withdraw_one, &w);
+	resume_all(&st);
+	*main_pending = w.main_pending;
+	return rc < 0 && !w.n ? rc : w.n;
 }

@@ -106,4 +106,34 @@ int remote_dump(const struct remote_py *py, FILE *out, char *why,
 int remote_exec(const struct remote_py *py, const char *script, char *why,
 		size_t why_len);
 
+/*
+ * The same request written into every other thread state of that
+ * interpreter, while the main thread's still holds it untaken (else 0:
+ * the main thread runs the script, and a second request would run it
+ * again): any thread that runs Python code takes it at its next safe
+ * point, where a main thread blocked in one call (join, accept, a lock)
+ * never does. A thread state holding another debugger's request is left
+ * alone. Every thread is stopped meanwhile (ptrace, no signal: a thread
+ * that ends frees its state, which a write must not follow); -EPERM when
+ * they cannot be (a debugger holds them). Returns the number of thread
+ * states written, or a negative errno (remote_exec's, why says which). Whichever thread runs the script
+ * first loads the library; the others run it as a no-op unless the
+ * requests are withdrawn first.
+ */
+int remote_exec_spread(const struct remote_py *py, const char *script,
+		       char *why, size_t why_len);
+
+/*
+ * Withdraws the requests for script that no thread has taken yet (every
+ * thread state's, the main one's too): their pending flags back to 0.
+ * A thread that takes its request at that very moment runs the script
+ * anyway, from the file, which must therefore stay a moment longer
+ * (attach_inject.c waits). spread: remote_exec_spread wrote the others
+ * (every thread is stopped for the walk, as there). *main_pending: the
+ * main thread's was one of them. Returns how many were withdrawn, or a
+ * negative errno.
+ */
+int remote_exec_withdraw(const struct remote_py *py, const char *script,
+			 int spread, int *main_pending);
+
 #endif /* PYPROF_REMOTE_H */

@@ -450,6 +450,8 @@ struct pyabi_remote_exec {
 	uint64_t script_path;	 /* in the thread state: char[size]     */
 	uint64_t script_path_size;
 	uint64_t please_stop_bit;
+	uint64_t ts_next;	   /* thread_state.next: the next one      */
+	uint64_t native_thread_id; /* thread_state.native_thread_id     */
 };
 int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
 			      int (*read)(void *dst, const void *src, size_t n),

@@ -599,7 +599,8 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 		return;
 	}
 	threads_init();
-	tid_note_main();
+	if (!late) /* late: attach_start noted the script's thread */
+		tid_note_main();
 	native_setup(py, major, minor);
 	if (threadnames_init(major) < 0)
 		plog_info("thread names unavailable: C API entry points "

@@ -19,12 +19,13 @@ void init_flush_before_exit(void);
 void init_note_exec_sigsafe(void);
 /* `pyprof attach` (attach.c): starts the library in a running interpreter
  * that loaded it late, with the settings get(name, arg) returns (as the
- * environment does for a preloaded one); heap sampling stays off. On the
- * thread that runs the attach script, with the GIL. 0 when started, 1 if
+ * environment does for a preloaded one); heap sampling stays off. 0 when
+ * started, 1 if
  * it already was (a second attach: the agent reconnects by itself),
  * -ENOENT (not an initialized CPython), -EALREADY (started in the process
  * this one forked from) or -EINVAL (refused, reason sent to the
- * collector). */
+ * collector). Runs on attach.c's start thread (without the GIL), or on
+ * the script's thread for native stacks. */
 int init_start_late(const char *(*get)(const char *, void *), void *arg);
 
 #endif

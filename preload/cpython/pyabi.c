@@ -790,7 +790,9 @@ int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
 	    v.dbg_script_path_size < 16 || v.dbg_script_path_size > 4096 ||
 	    v.dbg_remote_support + v.dbg_pending_call + 4 > v.ts_size ||
 	    v.dbg_remote_support + v.dbg_script_path + v.dbg_script_path_size >
-		    v.ts_size) {
+		    v.ts_size ||
+	    v.interp_tstate_head + 8 > v.interp_size ||
+	    v.ts_next + 8 > v.ts_size || v.ts_native_thread_id + 8 > v.ts_size) {
 		say(why, why_len, "_Py_DebugOffsets.debugger_support lies "
 				  "outside the thread state (%llu bytes)",
 		    (unsigned long long)v.ts_size);
@@ -804,6 +806,8 @@ int pyabi_remote_exec_offsets(int major, int minor, const void *runtime,
 	out->pending_call = v.dbg_remote_support + v.dbg_pending_call;
 	out->script_path = v.dbg_remote_support + v.dbg_script_path;
 	out->script_path_size = v.dbg_script_path_size;
+	out->ts_next = v.ts_next;
+	out->native_thread_id = v.ts_native_thread_id;
 	/* _PY_EVAL_PLEASE_STOP_BIT of pycore_ceval.h, 1 << 5 in 3.14 and
 	 * 3.15: not in the block, a fact of the version */
 	out->please_stop_bit = 1u << 5;

@@ -29,8 +29,9 @@
  * comes after ours); objects loaded after the attach. The wrappers stay:
  * the library is never unloaded.
  *
- * Contexts: the thread running pyprof_attach_start (the GIL held), once,
- * never in signal context (Makefile: SIGSAFE_NOT).
+ * Contexts: once, after the first late start, on agent/attach.c's start
+ * thread (the script's thread with native stacks), while the program's
+ * threads run; never in signal context (Makefile: SIGSAFE_NOT).
  */
 #include "latebind.h"
 

@@ -28,8 +28,11 @@ int waits_latebind_fns(struct latebind_fn *fns, int cap);
  * that arrived by dlopen: a preloaded one is first in every lookup and
  * needs none of this. Slots of other objects (extension modules, their
  * libraries) and of objects loaded later keep libc. Returns the number of
- * slots rewritten. The thread that runs pyprof_attach_start, holding the
- * GIL; never in signal context.
+ * slots rewritten. Called once, after the first start succeeded: on
+ * agent/attach.c's start thread (on the script's thread, holding the GIL,
+ * with native stacks); the program's threads run meanwhile, as they did
+ * when this ran in a ctypes call that had let the GIL go. Never in signal
+ * context.
  */
 int latebind_waits(void);
 

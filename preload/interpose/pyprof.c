@@ -17,14 +17,11 @@
 
 EXPORT int pyprof_attach_start(const char *config)
 {
-	int rc = attach_start(config);
-
-	/* the first start in this process: the waits' wrappers get the
-	 * program's calls from now on (off, one branch each), so that
-	 * waits asked now or by a later window are seen */
-	if (rc == 0)
-		latebind_waits();
-	return rc;
+	/* after the first start in this process (on the start's thread):
+	 * the waits' wrappers get the program's calls from now on (off,
+	 * one branch each), so that waits asked now or by a later window
+	 * are seen */
+	return attach_start(config, latebind_waits);
 }
 
 EXPORT int pyprof_labels_thread(void *ts, void *value)

@@ -177,8 +177,8 @@ attach_later() {
 # ($TMPDIR/pyprof-attach.UID: PID.py, the script the target runs, and
 # PID.sock) is gone once it is of no use: the script once the library is
 # in; both files of a target that ended in the window; the script of an
-# attach that timed out once the process has run it, late. While such a
-# process is still blocked the script stays (it will open it).
+# attach that timed out once its request is withdrawn (at once: no thread
+# will open it), and the process runs on as before.
 attach_leftovers() {
 	local dir port rc=0
 	dir=$ATTACH_TMP/pyprof-attach.$(id -u)
@@ -198,8 +198,8 @@ attach_leftovers() {
 	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 1 \
 		-o "$T/$1.3.pb.gz" 2>"$T/$1.3.err" || rc=$?
 	[[ $rc == 1 ]] || { cat "$T/$1.3.err"; fail "attach exited $rc, not 1"; }
-	[[ -e $dir/$TPID.py ]] ||
-		fail "the script of a blocked process was removed before it ran"
+	[[ ! -e $dir/$TPID.py ]] ||
+		fail "the script of an attach that timed out stayed"
 	port=$(awk '/^port/ {print $2}' "$T/$1.out")
 	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
 	finish_target "$1" "port $port" ready done
@@ -207,7 +207,7 @@ attach_leftovers() {
 		fail "files of a target that timed out, then ran and ended: $(ls "$dir")"
 }
 
-@test "attach leaves no file behind: the script once the library is in, a target's files once it ended, a late script once it ran" {
+@test "attach leaves no file behind: the script once the library is in, a target's files once it ended, the script of an attach that timed out" {
 	attach_each attach_leftovers
 }
 
@@ -385,14 +385,20 @@ attach_accept() {
 	local port rc=0
 	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" accept 0.5
 	# the only thread is blocked in accept(): no bytecode runs, so the
-	# library cannot be loaded; attach says so and leaves nothing behind
+	# library cannot be loaded; attach says so, what the main thread is
+	# blocked in and what to do, withdraws its request and leaves
+	# nothing behind
 	"$PP_PYPROF" attach "$TPID" --duration 1 --timeout 2 \
 		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" || rc=$?
 	cat "$T/$1.att.err"
 	[[ $rc == 1 ]] || fail "attach exited $rc, not 1"
-	grep -q "ran no Python code within 2 s" "$T/$1.att.err"
+	grep -q "ran no Python code within 2 s: its main thread is blocked in one call (accept" "$T/$1.att.err"
+	grep -qF "\`pyprof dump $TPID\` reads its stacks from outside" \
+		"$T/$1.att.err" || fail "no word of pyprof dump"
 	[[ $(wc -l <"$T/$1.att.err") == 1 ]] || fail "more than one line"
-	# once it runs again it finds the request too late and does nothing
+	[[ ! -e $ATTACH_TMP/pyprof-attach.$(id -u)/$TPID.py ]] ||
+		fail "the script stayed: the request was not withdrawn"
+	# once it runs again it finds no request and does nothing
 	port=$(awk '/^port/ {print $2}' "$T/$1.out")
 	"$PP_HOST_PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port)).close()"
 	# checked while it naps after accept (0.5 s), not once it is gone
@@ -403,8 +409,34 @@ attach_accept() {
 	finish_target "$1" "port $port" ready done
 }
 
-@test "attach to a process blocked in socket.accept: one line, and nothing loaded later" {
+@test "attach to a process blocked in socket.accept: one line naming the call and pyprof dump, the request withdrawn, nothing loaded later" {
 	attach_each attach_accept
+}
+
+# The main thread blocked in one call that does not return for seconds
+# (join, a lock, accept, time.sleep) while another thread runs Python
+# code: that thread takes the request and the library loads; the
+# profile has the worker's function, the program's output, status and
+# stderr are unchanged, and the script's file is gone once the library
+# is in. Before, attach waited for the main thread and gave up.
+attach_main_blocked() {
+	local how
+	for how in join lock accept sleep; do
+		start_target "$1.$how" "$2" "$PP_TARGETS/attach_blocked.py" \
+			"main-$how" 4
+		"$PP_PYPROF" attach "$TPID" --duration 1 --hz 250 --timeout 3 \
+			-o "$T/$1.$how.pb.gz" 2>"$T/$1.$how.att.err" ||
+			{ cat "$T/$1.$how.att.err"; fail "attach: main in $how"; }
+		[[ ! -e $ATTACH_TMP/pyprof-attach.$(id -u)/$TPID.py ]] ||
+			fail "$how: the script stayed"
+		pprof_top "$T/$1.$how.pb.gz" | grep -q ' work_loop$' ||
+			fail "$how: work_loop is not in the profile"
+		finish_target "$1.$how" ready done
+	done
+}
+
+@test "attach to a process whose main thread is blocked in join, a lock, accept or sleep while another thread runs Python: loaded through that thread" {
+	attach_each attach_main_blocked
 }
 
 attach_collector() {

@@ -17,6 +17,13 @@
 #   threads  50 threads, each in its own function: busy_0 .. busy_49
 #            working 1 ms, pausing 50 ms; the main thread joins them with
 #            a time-out
+#   main-join, main-lock, main-accept, main-sleep
+#            the main thread blocked in one call for SECONDS: join()
+#            without a time-out, a lock's acquire(), socket.accept(),
+#            time.sleep(SECONDS); one thread, "worker", runs Python code
+#            meanwhile (in work_loop: 1 ms of work, 10 ms of sleep) and
+#            ends the wait at the end (it ends, releases the lock,
+#            connects)
 # Prints "ready" (after "port N" for accept) and "done" at the end; the
 # output does not depend on whether pyprof was attached.
 import socket
@@ -177,6 +184,47 @@ def native(seconds):
         print("short", bad)
 
 
+def work_loop(end):
+    x = 0
+    while time.time() < end:
+        t = time.time() + 0.001
+        while time.time() < t:
+            x += 1
+        time.sleep(0.01)
+    return x
+
+
+def blocked_main(how, seconds):
+    end = time.time() + seconds
+    lock = threading.Lock()
+    lock.acquire()
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def worker():
+        work_loop(end)
+        if how == "lock":
+            lock.release()
+        elif how == "accept":
+            socket.create_connection(srv.getsockname()).close()
+
+    th = threading.Thread(target=worker, name="worker")
+    th.start()
+    print("ready", flush=True)
+    if how == "join":
+        th.join()
+    elif how == "lock":
+        lock.acquire()
+    elif how == "accept":
+        conn, _ = srv.accept()
+        conn.close()
+    elif how == "sleep":
+        time.sleep(seconds)
+    th.join()
+    srv.close()
+
+
 def main():
     kind, seconds = sys.argv[1], float(sys.argv[2])
     if kind == "sleep":
@@ -190,6 +238,8 @@ def main():
         ten(seconds)
     elif kind == "native":
         native(seconds)
+    elif kind.startswith("main-"):
+        blocked_main(kind[5:], seconds)
     print("done")
 
 
