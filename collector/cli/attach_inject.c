@@ -189,6 +189,59 @@ static void py_bytes(char *out, size_t n, const char *s)
  * either (FUNCFLAG_PYTHONAPI, as ctypes.PyDLL, the fallback where
  * _ctypes lacks what is used); the library's start runs on a thread of
  * its own (preload/agent/attach.c). */
+/* The script a target runs (PEP 768): loads the library and calls
+ * pyprof_attach_start with the settings; too late (past the attach's
+ * deadline), it removes itself if it is still this attach's. _ctypes
+ * alone, loaded from the standard library's lib-dynload (not ctypes:
+ * importing it took 3 ms of the target's main thread, 20-30 ms under
+ * load); PyDLL's call keeps the GIL. Arguments: the token, the deadline,
+ * the script's path, the token, the library's path, the settings. */
+#define ATTACH_SCRIPT                                                       \
+	"# pyprof attach: load libpyprof.so and start it (%s)\n"            \
+	"def _pyprof_attach():\n"                                           \
+	"    import time, os\n"                                             \
+	"    if time.time() > %.3f:\n"                                      \
+	"        # too late: the attach is over; this file goes, if\n"      \
+	"        # it is still this script (no later attach wrote it)\n"    \
+	"        path = %s\n"                                               \
+	"        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)\n"            \
+	"        try:\n"                                                    \
+	"            os.lockf(fd, os.F_TLOCK, 0)\n"                         \
+	"            if b'%s' in os.read(fd, 1 << 16):\n"                   \
+	"                os.unlink(path)\n"                                 \
+	"        finally:\n"                                                \
+	"            os.close(fd)\n"                                        \
+	"        return\n"                                                  \
+	"    lib = os.fsdecode(%s)\n"                                       \
+	"    import sys\n"                                                  \
+	"    if not ('_ctypes' in sys.modules or\n"                         \
+	"            '_ctypes' in sys.builtin_module_names):\n"             \
+	"        try:\n"                                                    \
+	"            import _imp, _frozen_importlib as b\n"                 \
+	"            import _frozen_importlib_external as e\n"              \
+	"            b._load(e.spec_from_file_location('_ctypes',\n"        \
+	"                os.path.join(sys._stdlib_dir, 'lib-dynload',\n"    \
+	"                    '_ctypes' + _imp.extension_suffixes()[0])))\n" \
+	"        except Exception:\n"                                       \
+	"            pass\n"                                                \
+	"    try:\n"                                                        \
+	"        import _ctypes\n"                                          \
+	"        class start(_ctypes.CFuncPtr):\n"                          \
+	"            _flags_ = (_ctypes.FUNCFLAG_CDECL |\n"                 \
+	"                       _ctypes.FUNCFLAG_PYTHONAPI)\n"              \
+	"        h = _ctypes.dlopen(lib, os.RTLD_NOW | os.RTLD_LOCAL)\n"    \
+	"        start = start(_ctypes.dlsym(h, 'pyprof_attach_start'))\n"  \
+	"    except (ImportError, AttributeError, TypeError):\n"            \
+	"        import ctypes\n"                                           \
+	"        start = ctypes.PyDLL(lib).pyprof_attach_start\n"           \
+	"    start(%s)\n"                                                   \
+	"try:\n"                                                            \
+	"    _pyprof_attach()\n"                                            \
+	"except Exception:\n"                                               \
+	"    pass\n"                                                        \
+	"finally:\n"                                                        \
+	"    del _pyprof_attach\n"
+
 static int write_script(const char *path, const char *lib, const char *config,
 			double deadline_unix)
 {
@@ -223,52 +276,7 @@ static int write_script(const char *path, const char *lib, const char *config,
 		close(fd);
 		return -ENOMEM;
 	}
-	fprintf(f,
-		"# pyprof attach: load libpyprof.so and start it (%s)\n"
-		"def _pyprof_attach():\n"
-		"    import time, os\n"
-		"    if time.time() > %.3f:\n"
-		"        # too late: the attach is over; this file goes, if\n"
-		"        # it is still this script (no later attach wrote it)\n"
-		"        path = %s\n"
-		"        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)\n"
-		"        try:\n"
-		"            os.lockf(fd, os.F_TLOCK, 0)\n"
-		"            if b'%s' in os.read(fd, 1 << 16):\n"
-		"                os.unlink(path)\n"
-		"        finally:\n"
-		"            os.close(fd)\n"
-		"        return\n"
-		"    lib = os.fsdecode(%s)\n"
-		"    import sys\n"
-		"    if not ('_ctypes' in sys.modules or\n"
-		"            '_ctypes' in sys.builtin_module_names):\n"
-		"        try:\n"
-		"            import _imp, _frozen_importlib as b\n"
-		"            import _frozen_importlib_external as e\n"
-		"            b._load(e.spec_from_file_location('_ctypes',\n"
-		"                os.path.join(sys._stdlib_dir, 'lib-dynload',\n"
-		"                    '_ctypes' + _imp.extension_suffixes()[0])))\n"
-		"        except Exception:\n"
-		"            pass\n"
-		"    try:\n"
-		"        import _ctypes\n"
-		"        class start(_ctypes.CFuncPtr):\n"
-		"            _flags_ = (_ctypes.FUNCFLAG_CDECL |\n"
-		"                       _ctypes.FUNCFLAG_PYTHONAPI)\n"
-		"        h = _ctypes.dlopen(lib, os.RTLD_NOW | os.RTLD_LOCAL)\n"
-		"        start = start(_ctypes.dlsym(h, 'pyprof_attach_start'))\n"
-		"    except (ImportError, AttributeError, TypeError):\n"
-		"        import ctypes\n"
-		"        start = ctypes.PyDLL(lib).pyprof_attach_start\n"
-		"    start(%s)\n"
-		"try:\n"
-		"    _pyprof_attach()\n"
-		"except Exception:\n"
-		"    pass\n"
-		"finally:\n"
-		"    del _pyprof_attach\n",
-		token, deadline_unix, pathx, token, libx, cfgx);
+	fprintf(f, ATTACH_SCRIPT, token, deadline_unix, pathx, token, libx, cfgx);
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return -EIO;
