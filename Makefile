@@ -93,7 +93,8 @@ OTLP_OBJ := $(OTLP_C:.c=.o)
 # views/view_read + view_tree + view_flame (the HTTP flame graph); pyprof
 # links common, cli and views, no daemon object. Includes are written as
 # paths from collector/ ("daemon/conn.h"), hence -Icollector only.
-COLL_MAINS := collector/main_collector.c collector/main_pyprof.c
+COLL_MAINS := collector/main_collector.c collector/main_pyprof.c \
+              collector/collector_cmdline.c collector/collector_cmdline.h
 COLL_DIRS := $(call layers_of,collector)
 COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 # preload/base/config.c too: `pyprof record` checks PYPROF_* with the library's
@@ -190,7 +191,8 @@ $(BUILD)/collector/preload_pycode.o: preload/cpython/pycode.c | $(BUILD)/collect
 $(BUILD)/libcollector.a: $(COLL_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/pyprof-collector: $(BUILD)/collector/main_collector.o $(BUILD)/libcollector.a
+$(BUILD)/pyprof-collector: $(BUILD)/collector/main_collector.o \
+  $(BUILD)/collector/collector_cmdline.o $(BUILD)/libcollector.a
 	$(CC) $(LDSAN) -o $@ $^ $(COLL_LIBS) $(PUSH_LIBS)
 
 $(BUILD)/pyprof: $(BUILD)/collector/main_pyprof.o $(BUILD)/libcollector.a
@@ -324,7 +326,7 @@ $(BUILD)/fuzz/http_fuzz: tests/fuzz/http_parse_fuzz.c $(FUZZ_OBJ)
 $(BUILD)/fuzz/otlp_fuzz: tests/fuzz/otlp_fuzz.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(filter-out %/push/push_http.o,$(filter %.o,$^)) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
 
-# config_fuzz.c includes main_collector.c.
+# config_fuzz.c includes collector_cmdline.c.
 $(BUILD)/fuzz/config_fuzz: tests/fuzz/config_fuzz.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(filter %.o,$^) -o $@ $(COLL_LIBS) $(PUSH_LIBS)
 

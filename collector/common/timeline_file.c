@@ -45,14 +45,87 @@ static int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* The error of a timeline that ends early or holds what cannot be:
+ * -EINVAL, its text in err. */
+static int corrupt(char *err)
+{
+	snprintf(err, TIMELINE_ERR_LEN, "timeline is truncated or corrupt");
+	return -EINVAL;
+}
+
+/* The stack table at r into t (first, len, locs), *n_stacks of them.
+ * 0, -ENOMEM, or -EINVAL with the reason in err. */
+static int read_stacks(struct wire_in *r, struct tl_data *t,
+		       uint64_t *n_stacks, char *err)
+{
+	uint64_t n_locs = 0;
+
+	*n_stacks = wire_get_varint(r);
+	/* Each stack takes at least one byte. */
+	if (!r->ok || *n_stacks > (uint64_t)(r->end - r->p))
+		return corrupt(err);
+	t->first = malloc(*n_stacks * sizeof(*t->first) + 1);
+	t->len = malloc(*n_stacks * sizeof(*t->len) + 1);
+	/* Each location takes at least one byte too. */
+	t->locs = malloc((size_t)(r->end - r->p) * sizeof(*t->locs) + 1);
+	if (!t->first || !t->len || !t->locs)
+		return -ENOMEM;
+	for (uint64_t s = 0; s < *n_stacks; s++) {
+		uint64_t depth = wire_get_varint(r);
+		if (!r->ok || depth > (uint64_t)(r->end - r->p) ||
+		    depth > WIRE_MAX_DEPTH)
+			return corrupt(err);
+		t->first[s] = (size_t)n_locs;
+		t->len[s] = (uint32_t)depth;
+		for (uint64_t i = 0; i < depth; i++)
+			t->locs[n_locs++] = wire_get_varint(r);
+	}
+	return 0;
+}
+
+/* The records at r into t->recs, *n_recs of them, each naming one of
+ * n_stacks stacks; stops early when r runs out (the caller checks
+ * r->ok). 0, -ENOMEM, or -EINVAL with the reason in err. */
+static int read_records(struct wire_in *r, struct tl_data *t,
+			uint64_t n_stacks, uint64_t *n_recs, char *err)
+{
+	int64_t time = 0;
+
+	*n_recs = wire_get_varint(r);
+	/* A record takes at least seven bytes. */
+	if (!r->ok || *n_recs > (uint64_t)(r->end - r->p) / 7)
+		return corrupt(err);
+	t->recs = malloc(*n_recs * sizeof(*t->recs) + 1);
+	if (!t->recs)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < *n_recs && r->ok; i++) {
+		struct timeline_rec *x = &t->recs[i];
+		uint64_t stack = wire_get_varint(r);
+		x->pid = wire_get_varint(r);
+		x->tid = wire_get_varint(r);
+		time += unzigzag(wire_get_varint(r));
+		x->time_ns = time;
+		x->count = (int64_t)wire_get_varint(r);
+		x->value = (int64_t)wire_get_varint(r);
+		x->flags = (uint32_t)wire_get_varint(r);
+		if (stack >= n_stacks) {
+			snprintf(err, TIMELINE_ERR_LEN, "record %" PRIu64
+				 ": stack %" PRIu64 " of %" PRIu64, i, stack,
+				 n_stacks);
+			return -EINVAL;
+		}
+		x->stack = (uint32_t)stack;
+	}
+	return 0;
+}
+
 int timeline_parse(const void *data, size_t len, struct timeline_data **out,
 		   char *err)
 {
 	const uint8_t *d = data;
 	struct wire_in r;
 	struct tl_data *t = NULL;
-	uint64_t version, n_stacks, n_recs, n_locs = 0;
-	int64_t time = 0;
+	uint64_t version, n_stacks, n_recs;
 	int rc = -EINVAL;
 
 	*out = NULL;
@@ -73,55 +146,9 @@ int timeline_parse(const void *data, size_t len, struct timeline_data **out,
 	if (!t)
 		return -ENOMEM;
 	t->pub.profile_time_nanos = (int64_t)wire_get_varint(&r);
-	n_stacks = wire_get_varint(&r);
-	/* Each stack takes at least one byte. */
-	if (!r.ok || n_stacks > (uint64_t)(r.end - r.p))
-		goto bad;
-	t->first = malloc(n_stacks * sizeof(*t->first) + 1);
-	t->len = malloc(n_stacks * sizeof(*t->len) + 1);
-	/* Each location takes at least one byte too. */
-	t->locs = malloc((size_t)(r.end - r.p) * sizeof(*t->locs) + 1);
-	if (!t->first || !t->len || !t->locs) {
-		rc = -ENOMEM;
+	if ((rc = read_stacks(&r, t, &n_stacks, err)) < 0 ||
+	    (rc = read_records(&r, t, n_stacks, &n_recs, err)) < 0)
 		goto out;
-	}
-	for (uint64_t s = 0; s < n_stacks; s++) {
-		uint64_t depth = wire_get_varint(&r);
-		if (!r.ok || depth > (uint64_t)(r.end - r.p) ||
-		    depth > WIRE_MAX_DEPTH)
-			goto bad;
-		t->first[s] = (size_t)n_locs;
-		t->len[s] = (uint32_t)depth;
-		for (uint64_t i = 0; i < depth; i++)
-			t->locs[n_locs++] = wire_get_varint(&r);
-	}
-	n_recs = wire_get_varint(&r);
-	/* A record takes at least seven bytes. */
-	if (!r.ok || n_recs > (uint64_t)(r.end - r.p) / 7)
-		goto bad;
-	t->recs = malloc(n_recs * sizeof(*t->recs) + 1);
-	if (!t->recs) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = 0; i < n_recs && r.ok; i++) {
-		struct timeline_rec *x = &t->recs[i];
-		uint64_t stack = wire_get_varint(&r);
-		x->pid = wire_get_varint(&r);
-		x->tid = wire_get_varint(&r);
-		time += unzigzag(wire_get_varint(&r));
-		x->time_ns = time;
-		x->count = (int64_t)wire_get_varint(&r);
-		x->value = (int64_t)wire_get_varint(&r);
-		x->flags = (uint32_t)wire_get_varint(&r);
-		if (stack >= n_stacks) {
-			snprintf(err, TIMELINE_ERR_LEN, "record %" PRIu64
-				 ": stack %" PRIu64 " of %" PRIu64, i, stack,
-				 n_stacks);
-			goto out;
-		}
-		x->stack = (uint32_t)stack;
-	}
 	t->pub.n_dropped = wire_get_varint(&r);
 	if (!r.ok || !wire_at_end(&r))
 		goto bad;
@@ -136,8 +163,7 @@ int timeline_parse(const void *data, size_t len, struct timeline_data **out,
 	rc = 0;
 	goto out;
 bad:
-	snprintf(err, TIMELINE_ERR_LEN, "timeline is truncated or corrupt");
-	rc = -EINVAL;
+	rc = corrupt(err);
 out:
 	timeline_data_free(t ? &t->pub : NULL);
 	return rc;

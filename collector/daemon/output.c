@@ -44,8 +44,12 @@
  * to the kernel with malloc_trim a little later (coalesced by a timer:
  * trimming walks the heap, and ten thousand processes may end in a
  * minute).
+ *
+ * Where a new file goes, and the windows held because they could not be
+ * written, are output_held.c's; the structs both share output_impl.h's.
  */
 #include "daemon/output.h"
+#include "daemon/output_impl.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -71,51 +75,7 @@
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
 
-#define OUTPUT_MAX_NAME_TRIES 1000
 #define OUTPUT_TRIM_DELAY_NS (200 * 1000000ull)
-#define OUTPUT_RETRY_NS (2 * 1000000000ull)
-
-/* A process's share of a held window: what is lost if it is dropped. */
-struct held_proc {
-	uint64_t pid, start_unix_ns, samples, value;
-	/* the window's own "[lost: not written]", already in the totals:
-	 * carried to the next window if this one goes too */
-	uint64_t carried, carried_value;
-};
-
-/* A profile that could not be written yet, in a FIFO. */
-struct held {
-	struct held *next;
-	char stem[96];          /* the file name's parts (write_new_file) */
-	/* whose directory it goes to (place_new_file) */
-	long dir_uid;
-	uint64_t stamp_ns;
-	void *data;             /* the encoded profile, owned */
-	size_t len;
-	char who[64];
-	struct held_proc *procs;
-	size_t n_procs;
-};
-
-struct output {
-	const struct collector_opts *opts;
-	struct loop *loop;
-	struct symtab *st;
-	struct procs *reg;
-	struct loop_timer *period_timer; /* --period: repeats */
-	struct loop_timer *trim_timer;   /* pending malloc_trim, one-shot */
-	uint64_t win_start_ns; /* the merged window's start, Unix ns */
-	struct timeline *tl;   /* --timeline: samples in arrival order */
-	struct held *held, *held_last; /* oldest first */
-	size_t n_held, held_bytes;
-	struct loop_timer *retry_timer; /* while anything is held */
-	struct output_sink sinks[OUTPUT_MAX_SINKS]; /* --pyroscope, --otlp */
-	size_t n_sinks;
-	int keep_ended;        /* a sink's keeps_ended */
-	struct held_proc *charge; /* dropped, not yet counted as lost */
-	size_t n_charge, charge_cap;
-	int failed;
-};
 
 /* ---- memory ------------------------------------------------------------------ */
 
@@ -163,15 +123,6 @@ static void file_stem(const char *comm, char *out, size_t cap)
 		snprintf(out, cap, "python");
 }
 
-/* YYYYmmddTHHMMSSZ: UTC, so that names sort by time all year. */
-static void format_stamp(uint64_t unix_ns, char *buf, size_t cap)
-{
-	time_t t = (time_t)(unix_ns / 1000000000u);
-	struct tm tm;
-	if (!gmtime_r(&t, &tm) ||
-	    strftime(buf, cap, "%Y%m%dT%H%M%SZ", &tm) == 0)
-		snprintf(buf, cap, "%lld", (long long)t);
-}
 
 /* Whether any of list[0..n) has a heap profile to write. */
 static int any_heap(const struct proc *const *list, size_t n)
@@ -290,256 +241,13 @@ out:
 	free(data);
 }
 
-/* The directory of a file of the process(es) of uid dir_uid, -1 for a
- * file of several processes: <dir>, or with --readers-group the uid's
- * own <dir>/uid-<UID> (readers.h), made if missing. 0 or a negative
- * errno (out holds the directory's name all the same). */
-static int file_dir(const struct output *o, long dir_uid, char *out,
-		    size_t cap)
-{
-	if (!o->opts->per_uid || dir_uid < 0) {
-		snprintf(out, cap, "%s", o->opts->output_dir);
-		return 0;
-	}
-	return readers_user_dir(o->opts->output_dir, (unsigned)dir_uid, out,
-				cap);
-}
 
-/* The uid whose directory holds p's files (file_dir). */
+/* The uid whose directory holds p's files (output_file_dir). */
 static long proc_dir_uid(const struct output *o, const struct proc *p)
 {
 	return o->opts->per_uid ? (long)proc_info(p)->peer_uid : -1;
 }
 
-/* Writes data as a new file <dir>/<stem>.<stamp>[.N].pb.gz, <dir> that of
- * dir_uid (file_dir); its name in path. 0 or a negative errno. */
-static int place_new_file(const struct output *o, long dir_uid,
-			  const char *stem, uint64_t stamp_ns,
-			  const void *data, size_t len, char *path, size_t cap)
-{
-	char stamp[32], dir[4096];
-	int rc = file_dir(o, dir_uid, dir, sizeof(dir));
-
-	format_stamp(stamp_ns, stamp, sizeof(stamp));
-	if (rc < 0) {
-		/* the name it would have had, for the log */
-		if ((size_t)snprintf(path, cap, "%s/%s.%s.pb.gz", dir, stem,
-				     stamp) >= cap)
-			snprintf(path, cap, "%s", dir);
-		return rc;
-	}
-	rc = -EEXIST;
-	for (int i = 0; i < OUTPUT_MAX_NAME_TRIES; i++) {
-		char suffix[16] = "";
-		if (i > 0)
-			snprintf(suffix, sizeof(suffix), ".%d", i);
-		if ((size_t)snprintf(path, cap, "%s/%s.%s%s.pb.gz", dir, stem,
-				     stamp, suffix) >= cap)
-			return -ENAMETOOLONG;
-		rc = file_write_atomic(path, data, len, FILEIO_NOREPLACE);
-		if (rc != -EEXIST)
-			break;
-	}
-	return rc;
-}
-
-/* ---- windows that could not be written ------------------------------------ */
-
-static struct proc *find_proc(const struct output *o, uint64_t pid,
-			      uint64_t start_unix_ns)
-{
-	for (struct proc *p = procs_first(o->reg); p; p = proc_next(p)) {
-		const struct proc_info *in = proc_info(p);
-		if (in->pid == pid && in->start_unix_ns == start_unix_ns)
-			return p;
-	}
-	return NULL;
-}
-
-/* Counts what was dropped as lost (not written): against each process
- * still held, in its current window, so that its next profile shows it;
- * else in the totals only. Called where no window is being written: a
- * window is dropped while its own process's window is being closed, and
- * the count must go to the next one. */
-static void charge_dropped(struct output *o)
-{
-	for (size_t i = 0; i < o->n_charge; i++) {
-		const struct held_proc *hp = &o->charge[i];
-		struct proc *p = find_proc(o, hp->pid, hp->start_unix_ns);
-		if (p) {
-			proc_count_lost(p, PROC_LOST_NOT_WRITTEN, hp->samples,
-					hp->value);
-			proc_carry_lost(p, PROC_LOST_NOT_WRITTEN, hp->carried,
-					hp->carried_value);
-		} else {
-			procs_count_lost(o->reg, hp->samples);
-		}
-	}
-	o->n_charge = 0;
-}
-
-/* The window is given up: its samples are to be counted as lost
- * (charge_dropped). why says why, for the log. Frees h. */
-static void drop_held(struct output *o, struct held *h, const char *why)
-{
-	uint64_t samples = 0;
-	char stamp[32];
-	format_stamp(h->stamp_ns, stamp, sizeof(stamp));
-	for (size_t i = 0; i < h->n_procs; i++) {
-		const struct held_proc *hp = &h->procs[i];
-		samples += hp->samples;
-		if (grow_array(&o->charge, &o->charge_cap, o->n_charge + 1,
-			       sizeof(*o->charge), 16) < 0) {
-			/* The totals at least. */
-			procs_count_lost(o->reg, hp->samples);
-			continue;
-		}
-		o->charge[o->n_charge++] = *hp;
-	}
-	char dir[4096];
-	file_dir(o, -1, dir, sizeof(dir));
-	if (h->dir_uid >= 0)
-		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir),
-			 "/uid-%ld", h->dir_uid);
-	log_error("%s: its profile %s/%s.%s.pb.gz was never written (%s): "
-		  "%" PRIu64 " samples counted as lost, \"[lost: not "
-		  "written]\"", h->who, dir, h->stem, stamp, why, samples);
-	o->failed = 1;
-	free(h->procs);
-	free(h->data);
-	free(h);
-}
-
-static struct held *pop_held(struct output *o)
-{
-	struct held *h = o->held;
-	if (!h)
-		return NULL;
-	o->held = h->next;
-	if (!o->held)
-		o->held_last = NULL;
-	o->n_held--;
-	o->held_bytes -= h->len;
-	return h;
-}
-
-static void on_retry(struct loop *loop, struct loop_timer *t, void *arg);
-
-/* Writes what is held, oldest first, until one fails (the disk is likely
- * still full: the rest wait too). Returns how many are still held. */
-static size_t retry_held(struct output *o)
-{
-	while (o->held) {
-		struct held *h = o->held;
-		char path[4096];
-		int rc = place_new_file(o, h->dir_uid, h->stem, h->stamp_ns,
-					h->data, h->len, path, sizeof(path));
-		if (rc < 0) {
-			log_debug("%s: held profile still not written: %s",
-				  h->who, strerror(-rc));
-			break;
-		}
-		log_info("wrote %s (%s), held in memory until there was room",
-			 path, h->who);
-		h = pop_held(o);
-		free(h->procs);
-		free(h->data);
-		free(h);
-	}
-	if (!o->held && o->retry_timer) {
-		loop_del_timer(o->loop, o->retry_timer);
-		o->retry_timer = NULL;
-	}
-	return o->n_held;
-}
-
-static void on_retry(struct loop *loop, struct loop_timer *t, void *arg)
-{
-	struct output *o = arg;
-	(void)loop;
-	(void)t;
-	retry_held(o);
-}
-
-/* Keeps the profile data (len bytes, taken over: freed here whatever
- * happens) of list[0..n) that could not be written (err), to be tried
- * again; or, past the memory allowed, drops it (or older ones) and counts
- * their samples as lost. */
-static void hold_window(struct output *o, long dir_uid, const char *stem,
-			uint64_t stamp_ns, void *data, size_t len,
-			const struct proc *const *list, size_t n,
-			const char *who, const char *path, int err)
-{
-	struct held *h = calloc(1, sizeof(*h));
-	uint64_t hold_max = o->opts->hold_max;
-
-	if (h)
-		h->procs = calloc(n ? n : 1, sizeof(*h->procs));
-	if (!h || !h->procs) {
-		log_error("%s: cannot write %s (%s), and no memory to hold it",
-			  who, path, strerror(-err));
-		free(h);
-		free(data);
-		o->failed = 1;
-		return;
-	}
-	snprintf(h->stem, sizeof(h->stem), "%s", stem);
-	h->dir_uid = dir_uid;
-	snprintf(h->who, sizeof(h->who), "%s", who);
-	h->stamp_ns = stamp_ns;
-	h->data = data;
-	h->len = len;
-	for (size_t i = 0; i < n; i++) {
-		const struct proc_info *in = proc_info(list[i]);
-		const struct agg_entry *e;
-		size_t pos = 0;
-		struct held_proc *hp = &h->procs[h->n_procs++];
-		hp->pid = in->pid;
-		hp->start_unix_ns = in->start_unix_ns;
-		/* the CPU or wall profile's: block and mutex records go to
-		 * files of their own */
-		hp->samples = in->win_samples - in->win_waits;
-		while ((e = agg_next(proc_agg(list[i]), &pos)))
-			if (!(e->flags & WIRE_SF_WAITS))
-				hp->value += e->value;
-		proc_lost(list[i], PROC_LOST_NOT_WRITTEN, &hp->carried,
-			  &hp->carried_value);
-	}
-	if (len > hold_max) {
-		char why[160];
-		snprintf(why, sizeof(why), "%s; %zu bytes is more than "
-			 "--hold-max allows holding", strerror(-err), len);
-		drop_held(o, h, why);
-		return;
-	}
-	while (o->held && o->held_bytes + len > hold_max)
-		drop_held(o, pop_held(o), "pushed out of the memory held for "
-			  "unwritten profiles (--hold-max) by a newer one");
-	if (o->held_last)
-		o->held_last->next = h;
-	else
-		o->held = h;
-	o->held_last = h;
-	o->n_held++;
-	o->held_bytes += len;
-	log_warn("%s: cannot write %s: %s; holding it in memory (%zu "
-		 "profile%s, %zu bytes held) and trying again every %u s",
-		 who, path, strerror(-err), o->n_held, o->n_held == 1 ? "" : "s",
-		 o->held_bytes, (unsigned)(OUTPUT_RETRY_NS / 1000000000u));
-	if (!o->retry_timer)
-		o->retry_timer = loop_add_timer(o->loop, OUTPUT_RETRY_NS,
-						OUTPUT_RETRY_NS, on_retry, o);
-}
-
-/* Gives up on whatever is still held (at exit). */
-static void drop_all_held(struct output *o, const char *why)
-{
-	struct held *h;
-	while ((h = pop_held(o)))
-		drop_held(o, h, why);
-	loop_del_timer(o->loop, o->retry_timer);
-	o->retry_timer = NULL;
-}
 
 /* Builds the profile of list[0..n) and writes it as a new file
  * <dir>/<stem>.<stamp>[.N].pb.gz, then with --per-thread its threads'
@@ -573,8 +281,8 @@ static void write_new_file(struct output *o, long dir_uid, const char *stem,
 		goto out;
 	}
 	/* Older windows first, if there is room again. */
-	retry_held(o);
-	rc = place_new_file(o, dir_uid, stem, stamp_ns, data, len, path,
+	output_retry_held(o);
+	rc = output_place_new_file(o, dir_uid, stem, stamp_ns, data, len, path,
 			    sizeof(path));
 	if (rc == -ENAMETOOLONG) {
 		log_error("%s: cannot write its profile %s: %s", who, path,
@@ -583,7 +291,7 @@ static void write_new_file(struct output *o, long dir_uid, const char *stem,
 		goto out;
 	}
 	if (rc < 0) {
-		hold_window(o, dir_uid, stem, stamp_ns, data, len, list, n, who,
+		output_hold_window(o, dir_uid, stem, stamp_ns, data, len, list, n, who,
 			    path, rc);
 		data = NULL;
 		goto out;
@@ -870,7 +578,7 @@ static void close_window(struct output *o, uint64_t end_ns)
 		proc_window_reset(p, end_ns);
 	}
 	o->win_start_ns = end_ns;
-	charge_dropped(o); /* into the windows just started */
+	output_charge_dropped(o); /* into the windows just started */
 	if (procs_maybe_compact(o->reg, 1) || removed)
 		schedule_trim(o);
 }
@@ -935,7 +643,7 @@ void output_free(struct output *o)
 	loop_del_timer(o->loop, o->trim_timer);
 	loop_del_timer(o->loop, o->retry_timer);
 	while (o->held) {
-		struct held *h = pop_held(o);
+		struct held *h = output_pop_held(o);
 		free(h->procs);
 		free(h->data);
 		free(h);
@@ -991,8 +699,8 @@ void output_snapshots(struct output *o)
 		} else if (o->opts->output_dir) {
 			file_stem(symtab_string(o->st, in->comm_sid), comm,
 				  sizeof(comm));
-			format_stamp(in->start_unix_ns, stamp, sizeof(stamp));
-			rc = file_dir(o, proc_dir_uid(o, p), base,
+			output_format_stamp(in->start_unix_ns, stamp, sizeof(stamp));
+			rc = output_file_dir(o, proc_dir_uid(o, p), base,
 				      sizeof(base));
 			snprintf(path, sizeof(path),
 				 "%s/%s.%" PRIu64 ".%s.heap.%04" PRIu64
@@ -1051,17 +759,17 @@ void output_proc_ended(struct output *o, struct proc *p)
 		procs_remove(o->reg, p);
 		after_remove(o);
 	}
-	charge_dropped(o);
+	output_charge_dropped(o);
 }
 
 void output_flush_held(struct output *o)
 {
 	if (!o->held)
 		return;
-	if (retry_held(o) == 0)
+	if (output_retry_held(o) == 0)
 		return;
-	drop_all_held(o, "still no room at exit");
-	charge_dropped(o);
+	output_drop_all_held(o, "still no room at exit");
+	output_charge_dropped(o);
 }
 
 void output_shutdown(struct output *o, uint64_t n_running)

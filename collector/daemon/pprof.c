@@ -137,6 +137,28 @@ static void add_proc_labels(Sample *s, const struct proc_labels *pl)
 		s->label[s->n_label++] = pl->command;
 }
 
+/* The labels a sample's flags give it: off-CPU (wall mode), GIL,
+ * native, and its time's kind (CPU mode); none for block and mutex
+ * records but native. */
+static void add_flag_labels(struct builder *b, Sample *s, uint32_t flags)
+{
+	if (b->mode == WIRE_MODE_WALL && !b->wait_want)
+		s->label[s->n_label++] =
+			pb_flag_label(b, (flags & WIRE_SF_OFF_CPU) ? 1 : 0);
+	if ((flags & WIRE_SF_GIL_KNOWN) && !b->wait_want)
+		s->label[s->n_label++] =
+			pb_flag_label(b, (flags & WIRE_SF_GIL) ? 2 : 3);
+	if (flags & WIRE_SF_NATIVE_KNOWN)
+		s->label[s->n_label++] =
+			pb_flag_label(b, (flags & WIRE_SF_NATIVE) ? 4 : 5);
+	if ((flags & WIRE_SF_TIME_KNOWN) && b->mode != WIRE_MODE_WALL &&
+	    !b->wait_want)
+		s->label[s->n_label++] =
+			pb_flag_label(b, (flags & WIRE_SF_TIME_SYSTEM)	 ? 8
+					 : (flags & WIRE_SF_TIME_NATIVE) ? 7
+									 : 6);
+}
+
 static void add_proc_samples(struct builder *b, const struct proc *p,
 			     struct pprof_stats *stats)
 {
@@ -197,21 +219,7 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 		s->label[s->n_label++] = t->tid;
 		if (t->name)
 			s->label[s->n_label++] = t->name;
-		if (b->mode == WIRE_MODE_WALL && !b->wait_want)
-			s->label[s->n_label++] = pb_flag_label(
-				b, (e->flags & WIRE_SF_OFF_CPU) ? 1 : 0);
-		if ((e->flags & WIRE_SF_GIL_KNOWN) && !b->wait_want)
-			s->label[s->n_label++] = pb_flag_label(
-				b, (e->flags & WIRE_SF_GIL) ? 2 : 3);
-		if (e->flags & WIRE_SF_NATIVE_KNOWN)
-			s->label[s->n_label++] = pb_flag_label(
-				b, (e->flags & WIRE_SF_NATIVE) ? 4 : 5);
-		if ((e->flags & WIRE_SF_TIME_KNOWN) &&
-		    b->mode != WIRE_MODE_WALL && !b->wait_want)
-			s->label[s->n_label++] = pb_flag_label(
-				b, (e->flags & WIRE_SF_TIME_SYSTEM)   ? 8
-				   : (e->flags & WIRE_SF_TIME_NATIVE) ? 7
-								      : 6);
+		add_flag_labels(b, s, e->flags);
 		if (e->flags & WIRE_SF_OPCODE) {
 			unsigned op = agg_entry_opcode(e);
 			if (!op_labels[op])

@@ -218,6 +218,66 @@ static int parse_field(const char *p, size_t n, struct http_req *req,
 	return 0;
 }
 
+/* The bytes buf[pos..end) of a head line so far: no bare CR, no NUL.
+ * 0, or -400 with the reason in *why. */
+static int line_bytes(const char *buf, size_t pos, size_t end,
+		      const char **why)
+{
+	/* Check the bytes of the line so far: no bare CR, no other
+	 * control byte in the request line or names. */
+	for (size_t j = pos; j < end; j++) {
+		unsigned char c = (unsigned char)buf[j];
+		/* A CR must end its line; the last byte may be
+		 * a CR whose LF has not arrived yet. */
+		if (c == '\r' && j + 1 != end) {
+			*why = "bare CR in the request head";
+			return -400;
+		}
+		if (c == 0) {
+			*why = "NUL byte in the request head";
+			return -400;
+		}
+	}
+	return 0;
+}
+
+/* The head read whole (its fields in hs): what its fields allow
+ * (framing, Host), keep-alive, the target's path and query. 1, or a
+ * negative status with the reason in *why. */
+static int head_done(struct http_req *req, const struct head_state *hs,
+		     const char **why)
+{
+	if (hs->has_te) {
+		if (req->has_length) {
+			*why = "both Transfer-Encoding and Content-Length";
+			return -400;
+		}
+		*why = "Transfer-Encoding is not supported (send "
+		       "Content-Length)";
+		return -501;
+	}
+	if (hs->n_host > 1 || (req->minor == 1 && hs->n_host == 0)) {
+		*why = hs->n_host ? "more than one Host header"
+				  : "missing Host header";
+		return -400;
+	}
+	req->keep_alive = req->minor == 1 ? !hs->conn_close
+					  : hs->conn_keep && !hs->conn_close;
+	const char *q = memchr(req->target.p, '?', req->target.len);
+	if (q) {
+		req->path = (struct http_str){ req->target.p,
+					       (size_t)(q - req->target.p) };
+		req->query = (struct http_str){
+			q + 1, req->target.len - req->path.len - 1
+		};
+	} else {
+		req->path = req->target;
+		req->query = (struct http_str){ req->target.p + req->target.len,
+						0 };
+	}
+	return 1;
+}
+
 int http_parse_request(const char *buf, size_t len, struct http_req *req,
 		       const char **why)
 {
@@ -233,21 +293,8 @@ int http_parse_request(const char *buf, size_t len, struct http_req *req,
 	for (;;) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - buf) : len;
-		/* Check the bytes of the line so far: no bare CR, no other
-		 * control byte in the request line or names. */
-		for (size_t j = pos; j < end; j++) {
-			unsigned char c = (unsigned char)buf[j];
-			/* A CR must end its line; the last byte may be
-			 * a CR whose LF has not arrived yet. */
-			if (c == '\r' && j + 1 != end) {
-				*why = "bare CR in the request head";
-				return -400;
-			}
-			if (c == 0) {
-				*why = "NUL byte in the request head";
-				return -400;
-			}
-		}
+		if ((rc = line_bytes(buf, pos, end, why)) < 0)
+			return rc;
 		if (!nl) {
 			if (!have_line && len - pos > HTTP_MAX_LINE) {
 				*why = "request line too long";
@@ -288,35 +335,7 @@ int http_parse_request(const char *buf, size_t len, struct http_req *req,
 		pos = end + 1;
 	}
 	req->head_len = pos;
-	if (hs.has_te) {
-		if (req->has_length) {
-			*why = "both Transfer-Encoding and Content-Length";
-			return -400;
-		}
-		*why = "Transfer-Encoding is not supported (send "
-		       "Content-Length)";
-		return -501;
-	}
-	if (hs.n_host > 1 || (req->minor == 1 && hs.n_host == 0)) {
-		*why = hs.n_host ? "more than one Host header"
-				 : "missing Host header";
-		return -400;
-	}
-	req->keep_alive = req->minor == 1 ? !hs.conn_close
-					  : hs.conn_keep && !hs.conn_close;
-	const char *q = memchr(req->target.p, '?', req->target.len);
-	if (q) {
-		req->path = (struct http_str){ req->target.p,
-					       (size_t)(q - req->target.p) };
-		req->query = (struct http_str){
-			q + 1, req->target.len - req->path.len - 1
-		};
-	} else {
-		req->path = req->target;
-		req->query = (struct http_str){ req->target.p + req->target.len,
-						0 };
-	}
-	return 1;
+	return head_done(req, &hs, why);
 }
 
 /* ---- decoding ---------------------------------------------------------------- */

@@ -253,6 +253,70 @@ static int fails(const struct trow *t, const struct view_diff_opts *o)
 	return o->fail_on_increase < 0 || 100 * t->d >= o->fail_on_increase;
 }
 
+/* Each of n_keys keys' test (rows[0..], those with a share on either
+ * side): before's runs are sh[0..n_before), after's the n_after next.
+ * The p-values of those tested go to pv, *n_tested of them (which starts
+ * at 0). Returns how many rows. */
+static size_t test_keys(struct trow *rows, size_t n_keys, double *const *sh,
+			const double *n, size_t n_before, size_t n_after,
+			double level, double z, double *pv, size_t *n_tested)
+{
+	size_t n_rows = 0;
+
+	for (size_t k = 0; k < n_keys; k++) {
+		struct side_stat s[2];
+		struct trow *t = &rows[n_rows];
+		for (int side = 0; side < 2; side++) {
+			size_t first = side ? n_before : 0;
+			size_t runs = side ? n_after : n_before;
+			s[side] = side_of(sh + first, n + first, runs, k);
+		}
+		if (s[0].mean == 0 && s[1].mean == 0)
+			continue;
+		memset(t, 0, sizeof(*t));
+		t->key = (uint32_t)k;
+		test_key(t, &s[0], &s[1], level, z);
+		t->tested = (s[0].mean + s[1].mean) / 2 >= DIFFTEST_MIN_SHARE;
+		if (t->tested)
+			pv[(*n_tested)++] = t->pval;
+		n_rows++;
+	}
+	return n_rows;
+}
+
+/* view_diff_test's head: the type and the two sides (side_n samples),
+ * the test's description (n_tested keys tested), how many rows are
+ * shown, and the columns. */
+static void test_head(FILE *out, const struct view_profile *p0, size_t type,
+		      size_t n_before, size_t n_after, const double *side_n,
+		      const struct view_diff_opts *o, size_t n_tested,
+		      size_t shown, size_t n_rows)
+{
+	double level = o->level;
+	int flat = o->sort == VIEW_SORT_FLAT;
+
+	fprintf(out, "Type: %s (%s); before: %zu profile%s, %.0f samples; "
+		     "after: %zu profile%s, %.0f samples\n",
+		p0->types[type].type,
+		p0->types[type].unit, n_before, n_before > 1 ? "s" : "",
+		side_n[0], n_after, n_after > 1 ? "s" : "", side_n[1]);
+	fprintf(out, "Test: change of %s share (percentage points), %g%% "
+		     "intervals, variance %s; Holm's correction over the %zu %s "
+		     "with a mean share of at least %.1f%%\n",
+		flat ? "flat" : "cumulative", 100 * level,
+		n_before == 1 && n_after == 1 ? "binomial (one profile a side)"
+		: n_before > 1 && n_after > 1 ? "between runs (Welch's t)"
+					      : "between the runs of the side "
+						"with several (t)",
+		n_tested, o->by == VIEW_BY_LINE ? "lines" : "functions",
+		100 * DIFFTEST_MIN_SHARE);
+	fprintf(out, "Showing %zu of %zu; real changes first (*; ! where "
+		     "they fail the test), by size\n",
+		shown, n_rows);
+	fprintf(out, "%c %8s %8s %7s  %-17s  %8s  %s\n", ' ', "before",
+		"after", "change", "interval", "p", o->by == VIEW_BY_LINE ? "line" : "function");
+}
+
 int view_diff_test(FILE *out, const struct view_profile *const *prof,
 		   size_t n_before, size_t n_after,
 		   const struct view_diff_opts *o, size_t *n_failing, char *err)
@@ -288,24 +352,8 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 	reject = calloc(keys.n + 1, sizeof(*reject));
 	if (!rows || !pv || !order || !reject)
 		goto out;
-	for (size_t k = 0; k < keys.n; k++) {
-		struct side_stat s[2];
-		struct trow *t = &rows[n_rows];
-		for (int side = 0; side < 2; side++) {
-			size_t first = side ? n_before : 0;
-			size_t runs = side ? n_after : n_before;
-			s[side] = side_of(sh + first, n + first, runs, k);
-		}
-		if (s[0].mean == 0 && s[1].mean == 0)
-			continue;
-		memset(t, 0, sizeof(*t));
-		t->key = (uint32_t)k;
-		test_key(t, &s[0], &s[1], level, z);
-		t->tested = (s[0].mean + s[1].mean) / 2 >= DIFFTEST_MIN_SHARE;
-		if (t->tested)
-			pv[n_tested++] = t->pval;
-		n_rows++;
-	}
+	n_rows = test_keys(rows, keys.n, sh, n, n_before, n_after, level, z, pv,
+			   &n_tested);
 	n_real = stats_holm(pv, n_tested, 1 - level, order, reject);
 	for (size_t i = 0, j = 0; i < n_rows; i++) {
 		if (!rows[i].tested)
@@ -318,26 +366,8 @@ int view_diff_test(FILE *out, const struct view_profile *const *prof,
 	want = o->n_rows ? o->n_rows : DIFFTEST_DEFAULT_ROWS;
 	shown = want > n_real ? want : n_real;
 	shown = shown < n_rows ? shown : n_rows;
-	fprintf(out, "Type: %s (%s); before: %zu profile%s, %.0f samples; "
-		     "after: %zu profile%s, %.0f samples\n",
-		type_name,
-		prof[0]->types[type].unit, n_before, n_before > 1 ? "s" : "",
-		side_n[0], n_after, n_after > 1 ? "s" : "", side_n[1]);
-	fprintf(out, "Test: change of %s share (percentage points), %g%% "
-		     "intervals, variance %s; Holm's correction over the %zu %s "
-		     "with a mean share of at least %.1f%%\n",
-		flat ? "flat" : "cumulative", 100 * level,
-		n_before == 1 && n_after == 1 ? "binomial (one profile a side)"
-		: n_before > 1 && n_after > 1 ? "between runs (Welch's t)"
-					      : "between the runs of the side "
-						"with several (t)",
-		n_tested, o->by == VIEW_BY_LINE ? "lines" : "functions",
-		100 * DIFFTEST_MIN_SHARE);
-	fprintf(out, "Showing %zu of %zu; real changes first (*; ! where "
-		     "they fail the test), by size\n",
-		shown, n_rows);
-	fprintf(out, "%c %8s %8s %7s  %-17s  %8s  %s\n", ' ', "before",
-		"after", "change", "interval", "p", o->by == VIEW_BY_LINE ? "line" : "function");
+	test_head(out, prof[0], type, n_before, n_after, side_n, o, n_tested,
+		  shown, n_rows);
 	for (size_t i = 0; i < shown; i++)
 		print_row(out, &keys, &rows[i], fails(&rows[i], o));
 	if (o->fail_on_increase >= 0)
@@ -401,6 +431,23 @@ static void mean_interval(double *const *sh, const double *n, size_t runs,
 	*hi = s.mean + half > 1 ? 1 : s.mean + half;
 }
 
+/* One row of view_top_runs: the mean shares, their intervals, the key. */
+static void print_mrow(FILE *out, const struct view_keys *keys,
+		       const struct mrow *m)
+{
+	const struct view_key *k = &keys->v[m->key];
+	char where[4096] = "";
+	if (k->file[0] && k->line > 0)
+		snprintf(where, sizeof(where), "  %s:%" PRId64, k->file,
+			 k->line);
+	else if (k->file[0])
+		snprintf(where, sizeof(where), "  %s", k->file);
+	fprintf(out, "%6.2f%% %6.2f%% [%6.2f,%6.2f] [%6.2f,%6.2f]  "
+		     "%s%s\n",
+		100 * m->mean[0], 100 * m->mean[1], 100 * m->lo[0],
+		100 * m->hi[0], 100 * m->lo[1], 100 * m->hi[1], k->name, where);
+}
+
 int view_top_runs(FILE *out, const struct view_profile *const *prof,
 		  size_t n_prof, const struct view_top_opts *o, char *err)
 {
@@ -458,21 +505,8 @@ int view_top_runs(FILE *out, const struct view_profile *const *prof,
 	fprintf(out, "%7s %7s %15s %15s  %s\n", "flat%", "cum%",
 		"flat% interval", "cum% interval",
 		o->by == VIEW_BY_LINE ? "line" : "function");
-	for (size_t i = 0; i < shown; i++) {
-		const struct mrow *m = &rows[i];
-		const struct view_key *k = &keys.v[m->key];
-		char where[4096] = "";
-		if (k->file[0] && k->line > 0)
-			snprintf(where, sizeof(where), "  %s:%" PRId64,
-				 k->file, k->line);
-		else if (k->file[0])
-			snprintf(where, sizeof(where), "  %s", k->file);
-		fprintf(out, "%6.2f%% %6.2f%% [%6.2f,%6.2f] [%6.2f,%6.2f]  "
-			     "%s%s\n",
-			100 * m->mean[0], 100 * m->mean[1],
-			100 * m->lo[0], 100 * m->hi[0], 100 * m->lo[1],
-			100 * m->hi[1], k->name, where);
-	}
+	for (size_t i = 0; i < shown; i++)
+		print_mrow(out, &keys, &rows[i]);
 	rc = ferror(out) ? -EIO : 0;
 out:
 	view_errno_text(rc, err);

@@ -8,6 +8,8 @@
  * the message into the arrays below. It reads any pprof, not only ours:
  * Go's profiles with sparse ids, several Lines per Location (inlining:
  * callee first, caller last) and Locations without Lines (an address only).
+ * The helpers below the reader (filters, keys, formatting) are defined in
+ * view_helpers.c.
  *
  * Frames. Each Line of each Location is one frame; a sample's frames are
  * its Locations' Lines in order, so leaf first as in pprof. A Location

@@ -117,18 +117,63 @@ static void interval(FILE *out, int64_t v, int64_t total, int64_t n, double z)
 	fprintf(out, " [%6.2f,%6.2f]", 100 * lo, 100 * hi);
 }
 
+/* top_keys' table: the header, then the first rows (sorted, n_rows of
+ * them) with their shares of total, intervals from n_samples, and
+ * --split's columns as o asks. */
+static void top_table(FILE *out, const struct view_profile *p, size_t type,
+		      int count_type, const struct view_top_opts *o,
+		      const struct view_keys *keys, const struct row *rows,
+		      size_t n_rows, int64_t total, int64_t n_samples)
+{
+	int64_t sum = 0;
+	size_t shown;
+	const char *unit = p->types[type].unit;
+	char a[32], b[32], where[4096];
+	double z = o->level > 0 ? stats_z(o->level) : 0;
+
+	shown = o->n_rows && o->n_rows < n_rows ? o->n_rows : n_rows;
+	header(out, p, type, total, n_samples, count_type);
+	fprintf(out, "Showing %zu of %zu %s, sorted by %s\n", shown, n_rows,
+		o->by == VIEW_BY_LINE ? "lines" : "functions",
+		o->sort == VIEW_SORT_CUM ? "cum" : "flat");
+	if (o->level > 0)
+		fprintf(out, "Intervals: %g%%, of each share, from %" PRId64 " samples taken as independent (docs/reading.md)\n",
+			100 * o->level, n_samples);
+	fprintf(out, "%*s %7s %7s %*s %7s", TOP_VALUE_W, "flat", "flat%",
+		"sum%", TOP_VALUE_W, "cum", "cum%");
+	if (o->level > 0)
+		fprintf(out, " %15s %15s", "flat% interval", "cum% interval");
+	if (o->split)
+		fprintf(out, " %7s %7s %7s", "python", "native", "system");
+	fprintf(out, "  %s\n", o->by == VIEW_BY_LINE ? "line" : "function");
+	for (size_t i = 0; i < shown; i++) {
+		const struct view_key *k = &keys->v[rows[i].key];
+		sum += rows[i].flat;
+		key_where(k, where, sizeof(where));
+		fprintf(out, "%*s %6.2f%% %6.2f%% %*s %6.2f%%", TOP_VALUE_W,
+			view_fmt_value(a, sizeof(a), rows[i].flat, unit),
+			pct(rows[i].flat, total), pct(sum, total), TOP_VALUE_W,
+			view_fmt_value(b, sizeof(b), rows[i].cum, unit),
+			pct(rows[i].cum, total));
+		if (o->level > 0) {
+			interval(out, rows[i].flat, total, n_samples, z);
+			interval(out, rows[i].cum, total, n_samples, z);
+		}
+		for (int kk = 0; o->split && kk < TOP_KINDS; kk++)
+			fprintf(out, " %6.2f%%", pct(rows[i].kind_cum[kk], total));
+		fprintf(out, "  %s%s%s\n", k->name, where[0] ? "  " : "", where);
+	}
+}
+
 static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 		    int count_type, const struct view_top_opts *o, char *err)
 {
 	struct view_keys keys;
 	uint32_t *kmap = NULL, *stamp = NULL;
 	struct row *rows = NULL;
-	int64_t total = 0, n_samples = 0, sum = 0;
-	size_t n_rows = 0, shown;
-	const char *unit = p->types[type].unit;
-	char a[32], b[32], where[4096];
+	int64_t total = 0, n_samples = 0;
+	size_t n_rows = 0;
 	int rc = -ENOMEM;
-	double z = o->level > 0 ? stats_z(o->level) : 0;
 
 	view_keys_init(&keys, o->by);
 	if (o->level > 0 && count_type < 0) {
@@ -178,38 +223,8 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 	qsort(rows, n_rows, sizeof(*rows), cmp_row);
 	sort_keys = NULL;
 
-	shown = o->n_rows && o->n_rows < n_rows ? o->n_rows : n_rows;
-	header(out, p, type, total, n_samples, count_type);
-	fprintf(out, "Showing %zu of %zu %s, sorted by %s\n", shown, n_rows,
-		o->by == VIEW_BY_LINE ? "lines" : "functions",
-		o->sort == VIEW_SORT_CUM ? "cum" : "flat");
-	if (o->level > 0)
-		fprintf(out, "Intervals: %g%%, of each share, from %" PRId64 " samples taken as independent (docs/reading.md)\n",
-			100 * o->level, n_samples);
-	fprintf(out, "%*s %7s %7s %*s %7s", TOP_VALUE_W, "flat", "flat%",
-		"sum%", TOP_VALUE_W, "cum", "cum%");
-	if (o->level > 0)
-		fprintf(out, " %15s %15s", "flat% interval", "cum% interval");
-	if (o->split)
-		fprintf(out, " %7s %7s %7s", "python", "native", "system");
-	fprintf(out, "  %s\n", o->by == VIEW_BY_LINE ? "line" : "function");
-	for (size_t i = 0; i < shown; i++) {
-		const struct view_key *k = &keys.v[rows[i].key];
-		sum += rows[i].flat;
-		key_where(k, where, sizeof(where));
-		fprintf(out, "%*s %6.2f%% %6.2f%% %*s %6.2f%%", TOP_VALUE_W,
-			view_fmt_value(a, sizeof(a), rows[i].flat, unit),
-			pct(rows[i].flat, total), pct(sum, total), TOP_VALUE_W,
-			view_fmt_value(b, sizeof(b), rows[i].cum, unit),
-			pct(rows[i].cum, total));
-		if (o->level > 0) {
-			interval(out, rows[i].flat, total, n_samples, z);
-			interval(out, rows[i].cum, total, n_samples, z);
-		}
-		for (int kk = 0; o->split && kk < TOP_KINDS; kk++)
-			fprintf(out, " %6.2f%%", pct(rows[i].kind_cum[kk], total));
-		fprintf(out, "  %s%s%s\n", k->name, where[0] ? "  " : "", where);
-	}
+	top_table(out, p, type, count_type, o, &keys, rows, n_rows, total,
+		  n_samples);
 	rc = 0;
 out:
 	free(rows);

@@ -1,7 +1,7 @@
 /*
  * config_fuzz.c - libFuzzer harness for the two configuration readers:
  *
- *   'C' pyprof-collector's --config FILE (collector/main_collector.c:
+ *   'C' pyprof-collector's --config FILE (collector/collector_cmdline.c:
  *       read_config, each line through the same option code as the
  *       command line); the rest of the input is the file's bytes;
  *   'E' the library's PYPROF_* variables (preload/base/config.c:
@@ -27,7 +27,7 @@
  * config_check's get function, not the environment. Names of users and
  * groups are looked up as the real readers do (getpwnam, /etc/passwd).
  *
- * main_collector.c is included whole, its main renamed; its strdup
+ * collector_cmdline.c is included whole; its strdup
  * (a value of the file outlives the parse in the real program) is
  * redirected so that the harness frees those values after each input.
  * tests/unit/test_config_fuzz.c includes this file (FUZZ_REPLAY defined)
@@ -47,7 +47,7 @@
 static char *config_fuzz_kept[CONFIG_FUZZ_KEPT];
 static size_t config_fuzz_n_kept;
 
-/* main_collector.c's strdup: the copy is remembered, freed after the
+/* collector_cmdline.c's strdup: the copy is remembered, freed after the
  * input. Past CONFIG_FUZZ_KEPT lines of values, NULL: the reader says
  * "out of memory", as it would. */
 static char *config_fuzz_strdup(const char *s)
@@ -58,12 +58,9 @@ static char *config_fuzz_strdup(const char *s)
 	return config_fuzz_kept[config_fuzz_n_kept++] = p;
 }
 
-int config_fuzz_collector_main(int argc, char **argv);
-#define main config_fuzz_collector_main
 #define strdup config_fuzz_strdup
-#include "../../collector/main_collector.c"
+#include "../../collector/collector_cmdline.c"
 #undef strdup
-#undef main
 
 #include "../../preload/base/config.h"
 
@@ -119,7 +116,7 @@ static int parse_file(const uint8_t *file, size_t len, char *out, size_t cap)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", config_fuzz_fd);
 	optind = 0; /* getopt_long starts afresh */
-	rc = parse_cmdline(&c, 3, argv);
+	rc = cmdline_parse(&c, 3, argv);
 	fingerprint(&c, rc, out, cap);
 	push_opts_free(&c.push);
 	while (config_fuzz_n_kept)
