@@ -63,6 +63,20 @@ static double cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+/* 1 if pid's pid namespace is not ours (0 if the same or unknown). */
+static int other_pid_ns(pid_t pid)
+{
+	char a[64], b[64], pa[64];
+	ssize_t na, nb;
+
+	snprintf(pa, sizeof pa, "/proc/%d/ns/pid", (int)pid);
+	na = readlink(pa, a, sizeof a - 1);
+	nb = readlink("/proc/self/ns/pid", b, sizeof b - 1);
+	if (na <= 0 || nb <= 0)
+		return 0;
+	return na != nb || memcmp(a, b, (size_t)na) != 0;
+}
+
 int outside_open(pid_t pid, struct remote_py *py, char *comm, size_t comm_len)
 {
 	struct attach_target t;
@@ -73,6 +87,16 @@ int outside_open(pid_t pid, struct remote_py *py, char *comm, size_t comm_len)
 		cmd_find_beside(dir, cmd_lib_rel, lib, sizeof lib);
 	if (attach_target_check(pid, lib, ATTACH_DUMP_OUTSIDE, &t) < 0)
 		return -1;
+	/* the thread ids its interpreter holds are its pid namespace's,
+	 * and each thread's state is read from our /proc by them */
+	if (other_pid_ns(pid)) {
+		log_error("process %d is in another pid namespace (a "
+			  "container?): its threads' ids are not ours; run "
+			  "pyprof inside it (kubectl exec, docker exec, or "
+			  "nsenter -t %d -m -p)",
+			  (int)pid, (int)pid);
+		return -1;
+	}
 	if (remote_py_find(pid, py, why, sizeof why) < 0) {
 		log_error("cannot read process %d: %s", (int)pid, why);
 		return -1;
@@ -202,8 +226,8 @@ void cmd_record_pid_usage(FILE *out)
 "  -h, --help          this text\n"
 "\n"
 "Exit status: 0 when the profile was written (also when the process\n"
-"exited meanwhile), 2 for a usage error, 125 when the process cannot be\n"
-"read or the profile cannot be written.\n",
+"exited meanwhile), 1 when the process cannot be read (one line says why\n"
+"and what to do) or the profile cannot be written, 2 on a usage error.\n",
 		RECORD_DEFAULT_OUTPUT, PYPROF_MAX_HZ, OUTSIDE_DEFAULT_HZ,
 		PYPROF_MAX_MAX_DEPTH, PYPROF_DEFAULT_MAX_DEPTH);
 }
@@ -320,20 +344,20 @@ int cmd_record_pid(int argc, char **argv)
 	if (!r.py.pid)
 		return usage_error(RPID, "--pid expects a process id");
 	if (record_check_output(&rec) != 0)
-		return CMD_EXIT_FAIL;
+		return 1;
 	if (outside_open(r.py.pid, &r.py, comm, sizeof comm) < 0)
-		return CMD_EXIT_FAIL;
+		return 1;
 	attach_signals_install();
 	if (outside_loop(&r) < 0) {
 		log_error("cannot read process %d (%s): %s", (int)r.py.pid,
 			  comm, r.why);
-		return CMD_EXIT_FAIL;
+		return 1;
 	}
 	wrc = outside_prof_write(r.prof, rec.output_abs, &n);
 	outside_done(&r);
 	if (wrc < 0) {
 		log_error("cannot write %s: %s", rec.output, strerror(-wrc));
-		return CMD_EXIT_FAIL;
+		return 1;
 	}
 	log_info("wrote %s: process %d (%s), Python %d.%d, read from outside "
 		 "for %.1f s at %lu Hz (%s mode): %llu samples%s; pyprof "

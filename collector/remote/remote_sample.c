@@ -50,6 +50,7 @@
 #define SAMPLER_MAX_THREADS 4096
 #define WALK_TRIES 3
 #define NAME_LEN 64
+#define SAMPLER_STILL_NS 50000000ull /* 50 ms: see remote_sampler_tick */
 
 /* What the sampler keeps of a thread between ticks. */
 struct seen {
@@ -58,6 +59,7 @@ struct seen {
 	int stat_fd, sched_fd; /* /proc/PID/task/TID/{stat,schedstat} */
 	uint64_t run_ns;       /* its run time at the last tick */
 	int has_run;
+	uint64_t moved_ns;     /* when run_ns was last seen to change */
 	uint64_t gen;	       /* the last tick that listed it */
 	char name[NAME_LEN];
 };
@@ -287,6 +289,19 @@ int remote_sampler_tick(struct remote_sampler *s, uint64_t now_mono_ns,
 			run1 = task_run_ns(e->sched_fd, &ok1);
 			running = ok0 && ok1 && run1 != run0;
 		}
+		/* runnable, but its clock has not moved for longer than
+		 * the kernel's tick lets a running thread's clock stand
+		 * still (schedstat's run time is brought up to date at each
+		 * scheduler tick, 1 to 10 ms): it is waiting for a CPU (a
+		 * loaded host), where it was charged already; so a long wait
+		 * is not charged tick after tick to the one place it
+		 * stopped, which alone is no error on average but a large
+		 * one in a short profile */
+		if (ok0 && (!e->has_run || run0 != e->run_ns))
+			e->moved_ns = now_mono_ns;
+		if (!s->wall && running && e->has_run &&
+		    now_mono_ns - e->moved_ns > SAMPLER_STILL_NS)
+			running = 0;
 		memset(&smp, 0, sizeof smp);
 		smp.tid = r->tid;
 		smp.thread_name = e->name;

@@ -89,7 +89,7 @@ record_pool() {
 	# samples when wider (bursts.bats' rule: a job is a coin flip
 	# next to the period)
 	shares compare "$prof" "$T/$name.truth" --tol 2 --sd 4 \
-		--min-samples 300
+		--min-samples 150
 }
 
 @test "1.2 record --pid at 1 kHz: a pool of four threads' bursts (bursts.py pool4) within 2 points of their construction" {
@@ -115,18 +115,24 @@ record_wall() {
 	wait "$TPID" || st=$?
 	assert_eq 5 "$st" "the target's exit status"
 	printf 'ready\ndone\n' | diff - "$T/$name.out"
-	# every thread, by its name, about every tick (2 s at 100 Hz)
+	# every thread, by its name, every tick: 2 s of wall time each
+	# (the ticks' intervals: a reader that waited for a CPU on a loaded
+	# host makes fewer, longer ones)
 	shares labels "$prof" thread_name >"$T/$name.threads"
 	cat "$T/$name.threads"
-	local th n
+	local th ns
 	for th in MainThread worker-alpha worker-deep worker-gen; do
-		n=$(awk -v t="$th" '$1 == t {print $2}' "$T/$name.threads")
-		[[ -n $n ]] && ((n >= 120 && n <= 260)) ||
-			fail "$th: ${n:-no} samples"
+		ns=$(shares count "$prof" --value --where "thread_name=$th" |
+			awk -F'\t' '$1 == "*" {print $2}')
+		echo "$th: $ns ns"
+		((ns >= 1700000000 && ns <= 2300000000)) ||
+			fail "$th: ${ns:-no} ns of wall time, not 2 s"
 	done
 	# all asleep: off CPU, none holding the GIL
-	shares labels "$prof" cpu_state | grep -q '^off' || fail "no cpu_state=off"
-	shares labels "$prof" gil | grep -q '^released' || fail "no gil=released"
+	shares labels "$prof" cpu_state >"$T/$name.cpu"
+	shares labels "$prof" gil >"$T/$name.gil"
+	grep -q '^off' "$T/$name.cpu" || fail "no cpu_state=off"
+	grep -q '^released' "$T/$name.gil" || fail "no gil=released"
 	# the 800-deep recursion whole, from the thread's start
 	shares folded "$prof" | "$PP_HOST_PYTHON" -c '
 import sys
@@ -169,7 +175,7 @@ top_outside() {
 @test "2.2 refusals: no such process, not Python, a COMMAND with --pid" {
 	run "$PP_PYPROF" record --pid 4194303
 	echo "$output"
-	assert_eq 125 "$status" "status"
+	assert_eq 1 "$status" "status"
 	[[ $output == "pyprof: error: no process 4194303" ]]
 	sleep 5 &
 	KIDS+=($!)
@@ -180,7 +186,7 @@ top_outside() {
 	done
 	run "$PP_PYPROF" record --pid "$!" -o "$T/x.pb.gz"
 	echo "$output"
-	assert_eq 125 "$status" "status"
+	assert_eq 1 "$status" "status"
 	[[ $output =~ ^pyprof:\ error:\ process\ $!\ \(sleep\)\ is\ not\ a\ Python\ process ]]
 	[[ $(echo "$output" | wc -l) == 1 ]]
 	[[ ! -e $T/x.pb.gz ]] || fail "a profile of nothing"
