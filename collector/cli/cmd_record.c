@@ -34,7 +34,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/outside.h"
 #include "cli/record.h"
 #include "common/log.h"
 
@@ -236,8 +235,6 @@ int cmd_record(int argc, char **argv)
 	unsigned long repeat = 1;
 	int ret, code = 0;
 
-	if (record_has_pid(argc, argv))
-		return cmd_record_pid(argc, argv);
 	memset(&r, 0, sizeof(r));
 	r.output = default_output;
 	r.coll_pid = -1;

@@ -36,7 +36,11 @@
 #define RPID "pyprof record --pid"
 #define OUTSIDE_DEFAULT_HZ 100
 
-enum { OPT_PID = 256, OPT_DURATION, OPT_HZ, OPT_MODE, OPT_MAX_DEPTH };
+enum { OPT_PID = 256,
+       OPT_DURATION,
+       OPT_HZ,
+       OPT_MODE,
+       OPT_MAX_DEPTH };
 
 static uint64_t mono_ns(void)
 {
@@ -235,11 +239,11 @@ void cmd_record_pid_usage(FILE *out)
 
 int record_has_pid(int argc, char **argv)
 {
-	static const char *const valued[] = { "-o",	    "--output",
-					      "--hz",	    "--mode",
+	static const char *const valued[] = { "-o", "--output",
+					      "--hz", "--mode",
 					      "--max-depth", "--format",
 					      "--heap-rate", "--repeat",
-					      "--duration",  NULL };
+					      "--duration", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -256,6 +260,12 @@ int record_has_pid(int argc, char **argv)
 		i += takes;
 	}
 	return 0;
+}
+
+int cmd_record_any(int argc, char **argv)
+{
+	return record_has_pid(argc, argv) ? cmd_record_pid(argc, argv)
+					  : cmd_record(argc, argv);
 }
 
 int cmd_record_pid(int argc, char **argv)

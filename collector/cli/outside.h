@@ -49,21 +49,21 @@ struct remote_sampler;
 /* One run of the sampler over a process, and what came of it. */
 struct outside_run {
 	/* asked */
-	struct remote_py py;  /* outside_open's                          */
+	struct remote_py py; /* outside_open's                          */
 	int wall;
 	unsigned long hz;
 	int max_depth;
-	double duration_s;    /* 0: until a signal or the process's end  */
-	double window_s;      /* with on_window: called every window_s  */
+	double duration_s; /* 0: until a signal or the process's end  */
+	double window_s;   /* with on_window: called every window_s  */
 	void (*on_window)(void *arg, struct outside_prof *o);
 	void *arg;
 	/* got */
-	struct outside_prof *prof;       /* the profile: outside_done    */
+	struct outside_prof *prof; /* the profile: outside_done    */
 	struct remote_sampler *sampler;
-	int exited;           /* the process ended meanwhile             */
+	int exited; /* the process ended meanwhile             */
 	unsigned long long n_ticks;
-	double seconds;       /* how long it sampled                     */
-	double reader_cpu_s;  /* pyprof's own CPU meanwhile               */
+	double seconds;	     /* how long it sampled                     */
+	double reader_cpu_s; /* pyprof's own CPU meanwhile               */
 	char why[256];
 };
 
@@ -78,6 +78,9 @@ int outside_open(pid_t pid, struct remote_py *py, char *comm,
 int outside_loop(struct outside_run *r);
 void outside_done(struct outside_run *r);
 
+/* `pyprof record`: cmd_record_pid when argv asks for --pid, else
+ * cmd_record (the command table's entry, as cmd_top_any is top's). */
+int cmd_record_any(int argc, char **argv);
 /* Whether `pyprof record`'s argv asks for --pid (before COMMAND). */
 int record_has_pid(int argc, char **argv);
 int cmd_record_pid(int argc, char **argv);

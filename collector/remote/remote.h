@@ -107,12 +107,12 @@ struct remote_thread {
 /* A code object, named (remote_name_code). Strings made printable. */
 struct remote_named {
 	uint64_t code;
-	uint32_t fp;	    /* the walker's fingerprint (walk.h)       */
-	int known;	    /* its name and file could be read          */
-	char *name;	    /* co_qualname (3.11+), else co_name        */
-	char *sysname;	    /* co_name                                   */
+	uint32_t fp;   /* the walker's fingerprint (walk.h)       */
+	int known;     /* its name and file could be read          */
+	char *name;    /* co_qualname (3.11+), else co_name        */
+	char *sysname; /* co_name                                   */
 	char *file;
-	uint8_t *table;	    /* its line table                           */
+	uint8_t *table; /* its line table                           */
 	int table_len;
 	int firstlineno;
 };
@@ -154,7 +154,7 @@ void remote_say(char *why, size_t why_len, const char *fmt, ...)
 /* One thread's stack at one tick, as the sampler hands it on. */
 struct remote_sample {
 	int64_t tid;
-	const char *thread_name; /* remote_thread_name's                */
+	const char *thread_name;	/* remote_thread_name's                */
 	const struct raw_frame *frames; /* innermost first; valid in the
 					   callback only                 */
 	int n_frames;

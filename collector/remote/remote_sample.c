@@ -59,8 +59,8 @@ struct seen {
 	int stat_fd, sched_fd; /* /proc/PID/task/TID/{stat,schedstat} */
 	uint64_t run_ns;       /* its run time at the last tick */
 	int has_run;
-	uint64_t moved_ns;     /* when run_ns was last seen to change */
-	uint64_t gen;	       /* the last tick that listed it */
+	uint64_t moved_ns; /* when run_ns was last seen to change */
+	uint64_t gen;	   /* the last tick that listed it */
 	char name[NAME_LEN];
 };
 
