@@ -146,6 +146,33 @@ sys.exit(best[0] < 799 or "bootstrap" not in best[1].split(";")[0])'
 	for_each_python record_wall
 }
 
+# record_killed NAME EXE: the target killed (SIGKILL) mid-record.
+record_killed() {
+	local name=$1 exe=$2 prof=$T/$1-killed.pb.gz rc=0
+	rm -f "$T/$name.go"
+	"$exe" "$PP_TARGETS/outside_shares.py" 30 "$T/$name.go" \
+		>"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 30
+	touch "$T/$name.go"
+	timeout 20 "$PP_PYPROF" record --pid "$TPID" --hz 250 -o "$prof" \
+		2>"$T/$name.rec.err" &
+	local rpid=$!
+	sleep 1
+	kill -9 "$TPID"
+	wait "$rpid" || rc=$?
+	cat "$T/$name.rec.err"
+	assert_eq 0 "$rc" "exit status of record --pid"
+	[[ $(wc -l <"$T/$name.rec.err") == 1 ]] || fail "not one line"
+	grep -q "the process exited meanwhile" "$T/$name.rec.err"
+	shares funcs "$prof" | grep -q share_ || fail "no share_ function"
+}
+
+@test "1.4 record --pid of a process killed mid-record: what was read written, one line, status 0" {
+	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.11 3.15)" for_each_python record_killed
+}
+
 # top_outside NAME EXE: `top --pid` (not a terminal) of a process with
 # nothing loaded shows the hot function.
 top_outside() {
