@@ -353,9 +353,9 @@ int cmd_record_pid(int argc, char **argv)
 				   argv[optind]);
 	if (!r.py.pid)
 		return usage_error(RPID, "--pid expects a process id");
-	if (record_check_output(&rec) != 0)
-		return 1;
-	if (outside_open(r.py.pid, &r.py, comm, sizeof comm) < 0)
+	/* the process first: a refusal says what to do about it */
+	if (outside_open(r.py.pid, &r.py, comm, sizeof comm) < 0 ||
+	    record_check_output(&rec) != 0)
 		return 1;
 	attach_signals_install();
 	if (outside_loop(&r) < 0) {

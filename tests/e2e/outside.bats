@@ -199,7 +199,7 @@ top_outside() {
 	for_each_python top_outside
 }
 
-@test "2.2 refusals: no such process, not Python, a COMMAND with --pid" {
+@test "2.2 refusals in one line: no such process, not Python, another user, Yama; a COMMAND with --pid" {
 	run "$PP_PYPROF" record --pid 4194303
 	echo "$output"
 	assert_eq 1 "$status" "status"
@@ -221,4 +221,27 @@ top_outside() {
 	echo "$output"
 	assert_eq 2 "$status" "status"
 	[[ $output =~ takes\ no\ COMMAND ]]
+	# a Python process of another user, without CAP_SYS_PTRACE; Yama
+	local exe yama=$T/ptrace_scope s
+	read -r _ exe _ < <(pyprof_pythons | awk '$3 != "missing"' | head -1)
+	rm -f "$T/r.go"
+	"$exe" "$PP_TARGETS/outside_shares.py" 1 "$T/r.go" >"$T/r.out" \
+		2>&1 </dev/null 3>&- &
+	KIDS+=($!)
+	wait_for_line "$T/r.out" '^ready$' 30
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all --bounding-set=-all \
+		"$PP_PYPROF" record --pid "$!" -o /dev/null
+	echo "$output"
+	assert_eq 1 "$status" "status"
+	[[ $output =~ belongs\ to\ root:\ .*CAP_SYS_PTRACE ]]
+	for s in 1 2; do
+		echo "$s" >"$yama"
+		run env PYPROF_TEST_YAMA_FILE="$yama" setpriv --reuid=0 \
+			--inh-caps=-all --bounding-set=-sys_ptrace \
+			"$PP_PYPROF" record --pid "$!" -o /dev/null
+		echo "$output"
+		assert_eq 1 "$status" "status"
+		[[ $output =~ ^pyprof:\ error:\ Yama\ ptrace_scope\ is\ $s && $(echo "$output" | wc -l) == 1 ]]
+	done
 }
