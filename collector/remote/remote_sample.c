@@ -282,8 +282,14 @@ int remote_sampler_tick(struct remote_sampler *s, uint64_t now_mono_ns,
 			continue; /* not started, or ended: nothing runs */
 		run0 = task_run_ns(e->sched_fd, &ok0);
 		state = task_state(e->stat_fd);
-		if (!state)
-			continue; /* the thread ended */
+		if (!state) {
+			/* the thread ended; before 3.11 its id came from a
+			 * struct pthread that glibc may give the next thread:
+			 * found again then */
+			seen_close(e);
+			e->tid = 0;
+			continue;
+		}
 		running = state == 'R';
 		if (!running) {
 			run1 = task_run_ns(e->sched_fd, &ok1);
