@@ -116,7 +116,7 @@ int outside_loop(struct outside_run *r)
 	uint64_t period = 1000000000ull / r->hz, last, next, win_start;
 	uint64_t end = 0, start;
 	double cpu0 = cpu_s();
-	int rc = -1, fails = 0;
+	int rc = -1;
 
 	r->why[0] = '\0';
 	s = remote_sampler_new(&r->py, r->wall, r->max_depth, r->why,
@@ -161,13 +161,10 @@ int outside_loop(struct outside_run *r)
 		}
 		/* an interpreter not started yet, or finalizing: try on,
 		 * unless the process is gone */
-		if (n < 0 && ++fails > 0 && kill(r->py.pid, 0) < 0 &&
-		    errno == ESRCH) {
+		if (n < 0 && kill(r->py.pid, 0) < 0 && errno == ESRCH) {
 			r->exited = 1;
 			break;
 		}
-		if (n >= 0)
-			fails = 0;
 		if (r->window_s && r->on_window &&
 		    now - win_start >= (uint64_t)(r->window_s * 1e9)) {
 			r->on_window(r->arg, o);
@@ -285,7 +282,7 @@ int cmd_record_pid(int argc, char **argv)
 	struct record rec;
 	unsigned long v;
 	uint64_t n = 0;
-	char comm[64];
+	char comm[64], extra[300] = "";
 	int c, wrc;
 
 	memset(&r, 0, sizeof r);
@@ -364,6 +361,10 @@ int cmd_record_pid(int argc, char **argv)
 		return 1;
 	}
 	wrc = outside_prof_write(r.prof, rec.output_abs, &n);
+	if (r.exited)
+		snprintf(extra, sizeof extra, ", the process exited meanwhile");
+	else if (!n && r.why[0]) /* an interpreter that never ran */
+		snprintf(extra, sizeof extra, " (%s)", r.why);
 	outside_done(&r);
 	if (wrc < 0) {
 		log_error("cannot write %s: %s", rec.output, strerror(-wrc));
@@ -374,8 +375,6 @@ int cmd_record_pid(int argc, char **argv)
 		 "used %.2f s of CPU",
 		 rec.output, (int)r.py.pid, comm, r.py.major, r.py.minor,
 		 r.seconds, r.hz, r.wall ? "wall" : "cpu",
-		 (unsigned long long)n,
-		 r.exited ? ", the process exited meanwhile" : "",
-		 r.reader_cpu_s);
+		 (unsigned long long)n, extra, r.reader_cpu_s);
 	return 0;
 }
