@@ -111,6 +111,8 @@ record_wall() {
 	cat "$T/$name.rec.err"
 	# nothing of ours in it while it runs
 	! grep -q libpyprof "/proc/$TPID/maps" || fail "libpyprof mapped"
+	! ls -l /proc/"$TPID"/fd | grep -E "libpyprof|$PP_BUILD|pyprof" ||
+		fail "a file of ours"
 	touch "$T/$name.stop"
 	wait "$TPID" || st=$?
 	assert_eq 5 "$st" "the target's exit status"
