@@ -149,8 +149,8 @@ int outside_loop(struct outside_run *r)
 		    attach_stop_sig)
 			break;
 		now = mono_ns();
-		if (end && now >= end)
-			break;
+		/* the last tick at the end, so that the ticks' intervals add
+		 * up to the duration however late the reader woke */
 		n = remote_sampler_tick(s, now, now - last, outside_prof_add, o,
 					r->why, sizeof r->why);
 		last = now;
@@ -159,6 +159,8 @@ int outside_loop(struct outside_run *r)
 			r->exited = 1;
 			break;
 		}
+		if (end && now >= end)
+			break;
 		/* an interpreter not started yet, or finalizing: try on,
 		 * unless the process is gone */
 		if (n < 0 && kill(r->py.pid, 0) < 0 && errno == ESRCH) {
