@@ -23,9 +23,11 @@
  *         when seen, and charged a pool's 5:3:2 bursts 66:24:10. A
  *         runnable thread waiting for a CPU (a loaded host) counts as
  *         running, as in the library (design.md: it is charged where it
- *         stopped, a point uniform in its CPU time); dropping those whose
- *         clock had not moved since the last tick kept 56 samples of
- *         about 800 at load 12 on 2 CPUs.
+ *         stopped, a point uniform in its CPU time), until its clock has
+ *         stood still for SAMPLER_STILL_NS; dropping those whose clock
+ *         had not moved since the last tick kept 56 samples of about
+ *         800 at load 12 on 2 CPUs (the clock moves at the kernel's
+ *         tick, every fourth of ours at 1 kHz).
  *   wall  every thread every tick, worth the interval; on CPU when found
  *         running or its clock grew by half the interval since the last
  *         tick (wall.c's rule), and whether it holds the GIL.
