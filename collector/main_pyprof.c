@@ -16,12 +16,13 @@
 
 #include "cli/attach.h"
 #include "cli/cmd.h"
+#include "cli/outside.h"
 #include "common/log.h"
 #include "common/usage.h"
 
 static const struct cmd cmds[] = {
 	{ "record", "run a command under the profiler and write a profile",
-	  cmd_record, cmd_record_usage },
+	  cmd_record_any, cmd_record_usage },
 	{ "top", "print a profile's top functions, lines, labels or opcodes",
 	  cmd_top_any, cmd_top_usage },
 	{ "flamegraph", "write an interactive SVG flame graph of a profile",

@@ -281,9 +281,11 @@ static int find_version(struct attach_target *t, const char *lib, int dump)
 	if (t->major < 3 || (t->major == 3 && t->minor < ATTACH_MIN_MINOR)) {
 		log_error("process %d runs Python %d.%d, which has no safe point "
 			  "to load a profiler into (PEP 768 came in 3.14): "
-			  "start it with PYPROF_START=off LD_PRELOAD=%s and use "
+			  "`pyprof record --pid %d` profiles it from outside, "
+			  "with nothing loaded; or start it with "
+			  "PYPROF_START=off LD_PRELOAD=%s and use "
 			  "`pyprof ctl start`",
-			  (int)t->pid, t->major, t->minor, lib);
+			  (int)t->pid, t->major, t->minor, (int)t->pid, lib);
 		return -1;
 	}
 	if (!t->from_block) {

@@ -11,6 +11,13 @@
  * sampling is switched off and the library left dormant, as after an
  * attach.
  *
+ * A process with nothing loaded (any version, 2.7 to 3.15) is read from
+ * outside instead, as `pyprof record --pid` reads it (outside.h): the
+ * profile of each second written to a temporary file and shown the same
+ * way. Nothing is loaded into it then, even on 3.14+ where an attach
+ * could: reading needs no safe point in the target, runs nothing there,
+ * and leaves nothing behind.
+ *
  * A process started with the library reports to a collector of its own
  * choosing: attaching again is not possible (the library is there,
  * talking to that collector). When that collector serves HTTP (--http:
@@ -41,6 +48,7 @@
 #include <unistd.h>
 
 #include "cli/attach.h"
+#include "cli/outside.h"
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
@@ -743,6 +751,68 @@ out:
 	return code;
 }
 
+/* ---- from outside ------------------------------------------------- */
+
+struct outside_top {
+	const struct attach *a;
+	const char *rows, *file;
+	int tty, failed;
+};
+
+static void outside_window(void *arg, struct outside_prof *o)
+{
+	struct outside_top *c = arg;
+	int rc = outside_prof_write(o, c->file, NULL);
+
+	if (rc < 0) {
+		if (!c->failed)
+			log_error("cannot write %s: %s", c->file,
+				  strerror(-rc));
+		c->failed = 1;
+		return;
+	}
+	show(c->a, c->file, c->rows, c->tty);
+}
+
+/* The live loop over the process read from outside. 0 or 1. */
+static int live_outside(struct attach *a, const char *rows)
+{
+	struct outside_run r;
+	struct outside_top c = { a, rows, NULL, isatty(STDOUT_FILENO), 0 };
+	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX];
+	int code = 1;
+
+	memset(&r, 0, sizeof r);
+	if (outside_open(a->pid, &r.py, a->t.comm, sizeof a->t.comm) < 0)
+		return 1;
+	if (cmd_make_tmpdir(dir, sizeof dir) != 0 ||
+	    cmd_join_path(file, sizeof file, dir, "second.pb.gz") != 0) {
+		log_error("cannot create a temporary directory");
+		return 1;
+	}
+	c.file = file;
+	r.wall = a->r.mode && !strcmp(a->r.mode, "wall");
+	r.hz = a->r.hz[0] ? strtoul(a->r.hz, NULL, 10) : PYPROF_DEFAULT_HZ;
+	r.max_depth = PYPROF_DEFAULT_MAX_DEPTH;
+	r.duration_s = (double)a->duration;
+	r.window_s = 1.0;
+	r.on_window = outside_window;
+	r.arg = &c;
+	attach_signals_install();
+	if (outside_loop(&r) < 0) {
+		log_error("cannot read process %d (%s): %s", (int)a->pid,
+			  a->t.comm, r.why);
+		goto out;
+	}
+	if (r.exited)
+		log_info("process %d (%s) exited", (int)a->pid, a->t.comm);
+	outside_done(&r);
+	code = c.failed;
+out:
+	cmd_remove_tmpdir(dir);
+	return code;
+}
+
 int cmd_top_any(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -782,6 +852,14 @@ int cmd_top_pid(int argc, char **argv)
 			top_collector = sock;
 		if (top_collector)
 			return live_http(&a, rows);
+	}
+	/* nothing loaded: read from outside, any version */
+	{
+		struct remote_py py;
+		char why[256];
+		if (remote_py_find(a.pid, &py, why, sizeof why) != 0 ||
+		    !py.lib_loaded)
+			return live_outside(&a, rows);
 	}
 	if (attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
 		return 1;

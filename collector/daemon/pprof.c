@@ -364,6 +364,10 @@ static const char *cpu_source_name(uint64_t source)
 		return "the threads' CPU clocks, read by the library's own "
 		       "thread, each charged where it is found running "
 		       "(user and system time)";
+	case WIRE_CPU_OUTSIDE:
+		return "pyprof reading the process from outside, each thread "
+		       "charged where the kernel says it is running (user "
+		       "and system time)";
 	default:
 		return "an unknown source";
 	}

@@ -79,6 +79,111 @@ int remote_mem_error(void);
 /* Pages read from the target since open (the statistics of a dump). */
 unsigned long remote_mem_pages(void);
 
+/* ---- threads and names of a target (remote_threads.c) ----------- */
+
+#include "pyprof/walk.h"
+
+struct pyabi_derived;
+struct remote_names;
+
+/* What dump and the sampler from outside read a target with: its
+ * layout row, the walker's environment, its code objects' names. */
+struct remote_target {
+	const struct remote_py *py;
+	struct pyabi_derived *derived; /* the row on 3.13+             */
+	struct walk_remote_env env;    /* env.abi: the row in use      */
+	uint64_t cur_sym;	       /* 2.7, 3.6: &_PyThreadState_Current */
+	int tid_off;		       /* before 3.11: where a struct
+					  pthread holds its tid; -1 not yet */
+	struct remote_names *names;
+};
+
+/* One thread state of the target. */
+struct remote_thread {
+	uint64_t ts, interp, pthread;
+	int64_t tid; /* its OS id; 0: not known */
+};
+
+/* A code object, named (remote_name_code). Strings made printable. */
+struct remote_named {
+	uint64_t code;
+	uint32_t fp;   /* the walker's fingerprint (walk.h)       */
+	int known;     /* its name and file could be read          */
+	char *name;    /* co_qualname (3.11+), else co_name        */
+	char *sysname; /* co_name                                   */
+	char *file;
+	uint8_t *table; /* its line table                           */
+	int table_len;
+	int firstlineno;
+};
+
+/* Opens t on py (remote_mem_open(py->pid) included): finds the layout
+ * row. py must outlive t. 0, or -1 with why (nothing to close). */
+int remote_target_open(struct remote_target *t, const struct remote_py *py,
+		       char *why, size_t why_len);
+void remote_target_close(struct remote_target *t);
+
+/* The thread states of every interpreter into th[0..max), each with its
+ * interpreter, its pthread and (3.11+) its OS id. The number found, or
+ * -1 with why (the process exited, cannot be read, has no interpreter
+ * or no thread). Reads through remote_mem's cache. */
+int remote_threads_list(struct remote_target *t, struct remote_thread *th,
+			int max, char *why, size_t why_len);
+/* Before 3.11: the OS ids of those of th[0..n) that have none, from
+ * their struct pthread (t->tid_off, found once in the data). */
+void remote_threads_tids(struct remote_target *t, struct remote_thread *th,
+			 int n);
+/* The thread's name as dump and profiles from outside give it:
+ * "MainThread" for the main thread, else the OS's
+ * (/proc/PID/task/TID/comm), "?" when unknown; printable. */
+void remote_thread_name(pid_t pid, int64_t tid, char *out, size_t n);
+/* The code object at code with the walker's fingerprint fp, named once
+ * (then from t's table); NULL without memory. An object that cannot be
+ * read is named "[unknown]" with known 0. */
+const struct remote_named *remote_name_code(struct remote_target *t,
+					    uint64_t code, uint32_t fp);
+/* The line of e at byte offset offset (raw_frame.offset). */
+int remote_code_line(const struct remote_target *t,
+		     const struct remote_named *e, uint32_t offset);
+/* snprintf into why (when why_len), for the one-line reasons. */
+void remote_say(char *why, size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- sampling from outside (remote_sample.c) ---------------------- */
+
+/* One thread's stack at one tick, as the sampler hands it on. */
+struct remote_sample {
+	int64_t tid;
+	const char *thread_name;	/* remote_thread_name's                */
+	const struct raw_frame *frames; /* innermost first; valid in the
+					   callback only                 */
+	int n_frames;
+	uint16_t walk_flags; /* WALK_TRUNCATED, WALK_INVALID (walk.h)  */
+	int fault;	     /* no walk could be read whole: no frames */
+	int on_cpu;	     /* found running (see remote_sample.c)    */
+	int gil_known, gil;  /* wall mode: whether it holds the GIL    */
+	uint64_t value_ns;   /* the tick's interval                    */
+	uint64_t t_mono_ns;  /* when (CLOCK_MONOTONIC)                 */
+};
+typedef void remote_sample_fn(void *arg, const struct remote_sample *smp);
+
+struct remote_sampler;
+/* A sampler of py's process (py is copied): wall 0 hands on the stacks
+ * of the threads found running (CPU mode), 1 every thread's; stacks of
+ * at most max_depth frames. NULL with why. */
+struct remote_sampler *remote_sampler_new(const struct remote_py *py,
+					  int wall, int max_depth, char *why,
+					  size_t why_len);
+void remote_sampler_free(struct remote_sampler *s);
+/* Its target: remote_name_code and remote_code_line for the frames. */
+struct remote_target *remote_sampler_target(struct remote_sampler *s);
+/* One tick at now_mono_ns, elapsed_ns after the last: calls fn for each
+ * stack. The threads listed; -ESRCH when the process is gone, -EIO when
+ * its threads cannot be read (why says why). */
+int remote_sampler_tick(struct remote_sampler *s, uint64_t now_mono_ns,
+			uint64_t elapsed_ns, remote_sample_fn *fn, void *arg,
+			char *why, size_t why_len);
+
 /*
  * `pyprof dump PID` of any CPython 2.7-3.15 from outside: every thread's
  * stack, walked by the library's own walker (pyprof/walk.h) over the

@@ -415,10 +415,14 @@ enum wire_cpu_source {
 	                           the time it spent in the kernel since
 	                           charged there from its CPU clock (samples
 	                           flagged WIRE_SF_TIME_SYSTEM)            */
-	WIRE_CPU_ONCPU = 5	 /* the threads' CPU clocks read from the
+	WIRE_CPU_ONCPU = 5,	 /* the threads' CPU clocks read from the
 	                           library's own thread, a thread charged
 	                           where it is found running: user + system
 	                           (perf_event_open refused)               */
+	WIRE_CPU_OUTSIDE = 6	 /* never sent: pyprof's own, reading a
+	                           process from outside (record --pid), a
+	                           thread charged where the kernel says it
+	                           is running: user + system               */
 };
 
 enum wire_mode {

@@ -526,7 +526,7 @@ attach_refusals() {
 	old=$(pyprof_pythons | awk '$1 ~ /^3\.11/ {print $2; exit}')
 	[[ -n $old ]] || old=/usr/bin/python3
 	start_target old "$old" "$PP_TARGETS/attach_blocked.py" sleep 2
-	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
+	refused "runs Python 3\.[0-9]+, which has no safe point .*PEP 768.*pyprof record --pid [0-9]+. profiles it from outside.*PYPROF_START=off LD_PRELOAD=.*pyprof ctl start" \
 		"$PP_PYPROF" attach "$TPID"
 	refused "^pyprof: error: process $TPID runs Python 3\.[0-9]+: pyprof dump --native reads stacks with the interpreter's own remote unwinder, which came in 3\.14 \(.pyprof dump $TPID. without --native reads its Python stacks\)$" \
 		"$PP_PYPROF" dump "$TPID" --native

@@ -1,0 +1,382 @@
+/*
+ * cmd_record_pid.c - `pyprof record --pid PID`: a profile of a running
+ * CPython (2.7, 3.6 to 3.15) read from outside, with nothing loaded into
+ * it; and the sampling loop `top --pid` shares (outside.h).
+ *
+ * The target is checked as dump checks it (attach_target_check: ours or
+ * CAP_SYS_PTRACE, Yama, CPython, each refusal one line with its remedy),
+ * then sampled by remote_sampler (collector/remote/remote_sample.c: the
+ * library's walker over process_vm_readv) at --hz, each tick's time
+ * jittered around the period as the library's wall sampler does (a
+ * program's own period cannot alias with ours), and written through
+ * outside_prof.c, the collector's own process and pprof code. Nothing
+ * is written into the target, no signal sent, no thread stopped. It
+ * ends at --duration, at Ctrl-C (SIGINT, SIGTERM, SIGHUP) or when the
+ * target exits, and writes what it read in every case.
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/attach.h"
+#include "cli/outside.h"
+#include "cli/record.h"
+#include "common/log.h"
+#include "common/usage.h"
+#include "pyprof/defaults.h"
+
+#define RPID "pyprof record --pid"
+#define OUTSIDE_DEFAULT_HZ 100
+
+enum { OPT_PID = 256,
+       OPT_DURATION,
+       OPT_HZ,
+       OPT_MODE,
+       OPT_MAX_DEPTH };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t jitter(uint64_t period)
+{
+	static uint64_t x = 0x2545F4914F6CDD1Dull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	/* uniform in [period/2, 3*period/2): the mean stays the period */
+	return period / 2 + x % (period ? period : 1);
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* 1 if pid's pid namespace is not ours (0 if the same or unknown). */
+static int other_pid_ns(pid_t pid)
+{
+	char a[64], b[64], pa[64];
+	ssize_t na, nb;
+
+	snprintf(pa, sizeof pa, "/proc/%d/ns/pid", (int)pid);
+	na = readlink(pa, a, sizeof a - 1);
+	nb = readlink("/proc/self/ns/pid", b, sizeof b - 1);
+	if (na <= 0 || nb <= 0)
+		return 0;
+	return na != nb || memcmp(a, b, (size_t)na) != 0;
+}
+
+int outside_open(pid_t pid, struct remote_py *py, char *comm, size_t comm_len)
+{
+	struct attach_target t;
+	char dir[CMD_PATH_MAX], lib[CMD_PATH_MAX] = "libpyprof.so";
+	char why[512] = "";
+
+	if (cmd_self_dir(dir, sizeof dir) == 0)
+		cmd_find_beside(dir, cmd_lib_rel, lib, sizeof lib);
+	if (attach_target_check(pid, lib, ATTACH_DUMP_OUTSIDE, &t) < 0)
+		return -1;
+	/* the thread ids its interpreter holds are its pid namespace's,
+	 * and each thread's state is read from our /proc by them */
+	if (other_pid_ns(pid)) {
+		log_error("process %d is in another pid namespace (a "
+			  "container?): its threads' ids are not ours; run "
+			  "pyprof inside it (kubectl exec, docker exec, or "
+			  "nsenter -t %d -m -p)",
+			  (int)pid, (int)pid);
+		return -1;
+	}
+	if (remote_py_find(pid, py, why, sizeof why) < 0) {
+		log_error("cannot read process %d: %s", (int)pid, why);
+		return -1;
+	}
+	snprintf(comm, comm_len, "%s", t.comm);
+	return 0;
+}
+
+int outside_loop(struct outside_run *r)
+{
+	struct remote_sampler *s;
+	struct outside_prof *o;
+	uint64_t period = 1000000000ull / r->hz, last, next, win_start;
+	uint64_t end = 0, start;
+	double cpu0 = cpu_s();
+	int rc = -1;
+
+	r->why[0] = '\0';
+	s = remote_sampler_new(&r->py, r->wall, r->max_depth, r->why,
+			       sizeof r->why);
+	if (!s)
+		return -1;
+	o = outside_prof_new(&r->py, r->wall, period, r->max_depth);
+	if (!o) {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		goto out;
+	}
+	outside_prof_set_target(o, remote_sampler_target(s));
+	r->prof = o;
+	start = last = win_start = mono_ns();
+	if (r->duration_s)
+		end = last + (uint64_t)(r->duration_s * 1e9);
+	next = last + jitter(period);
+	while (!attach_stop_sig) {
+		struct timespec ts = { (time_t)(next / 1000000000ull),
+				       (long)(next % 1000000000ull) };
+		uint64_t now;
+		int n;
+
+		if (end && next >= end) {
+			ts.tv_sec = (time_t)(end / 1000000000ull);
+			ts.tv_nsec = (long)(end % 1000000000ull);
+		}
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				    NULL) == EINTR &&
+		    attach_stop_sig)
+			break;
+		now = mono_ns();
+		/* the last tick at the end, so that the ticks' intervals add
+		 * up to the duration however late the reader woke */
+		n = remote_sampler_tick(s, now, now - last, outside_prof_add, o,
+					r->why, sizeof r->why);
+		last = now;
+		r->n_ticks++;
+		if (n == -ESRCH) {
+			r->exited = 1;
+			break;
+		}
+		if (end && now >= end)
+			break;
+		/* an interpreter not started yet, or finalizing: try on,
+		 * unless the process is gone */
+		if (n < 0 && kill(r->py.pid, 0) < 0 && errno == ESRCH) {
+			r->exited = 1;
+			break;
+		}
+		if (r->window_s && r->on_window &&
+		    now - win_start >= (uint64_t)(r->window_s * 1e9)) {
+			r->on_window(r->arg, o);
+			win_start = now;
+		}
+		next += jitter(period);
+		if (next < now)
+			next = now + jitter(period) / 2;
+	}
+	{
+		uint64_t stop = mono_ns();
+		if (end && stop > end)
+			stop = end;
+		r->seconds = (double)(stop - start) / 1e9;
+	}
+	rc = 0;
+out:
+	r->reader_cpu_s = cpu_s() - cpu0;
+	r->sampler = s;
+	if (rc < 0) {
+		remote_sampler_free(s);
+		r->sampler = NULL;
+		outside_prof_free(o);
+		r->prof = NULL;
+	}
+	return rc;
+}
+
+void outside_done(struct outside_run *r)
+{
+	outside_prof_free(r->prof);
+	remote_sampler_free(r->sampler);
+	r->prof = NULL;
+	r->sampler = NULL;
+}
+
+/* clang-format off */
+void cmd_record_pid_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: pyprof record --pid PID [OPTIONS]\n"
+"\n"
+"Profiles a running CPython (2.7, 3.6 to 3.15) from outside: its memory\n"
+"is read with process_vm_readv by pyprof's own process; nothing is\n"
+"loaded into it, no signal sent, no thread stopped. Needs the same user\n"
+"or CAP_SYS_PTRACE. Writes the pprof profile a process started with the\n"
+"library would have given.\n"
+"\n"
+"Options:\n"
+"      --pid PID       the process\n"
+"  -o, --output FILE   where to write the profile (default %s)\n"
+"      --duration S    seconds to record, 1 to 86400 (default: until\n"
+"                      Ctrl-C or the process exits)\n"
+"      --hz N          stacks read per second, 1 to %d (default %d)\n"
+"      --mode MODE     cpu (default: a thread's stack counts when the\n"
+"                      kernel says the thread is running) or wall (every\n"
+"                      thread's, each tick)\n"
+"      --max-depth N   deepest stack kept, 1 to %d frames (default %d)\n"
+"  -v, --verbose       say what pyprof does\n"
+"  -h, --help          this text\n"
+"\n"
+"Exit status: 0 when the profile was written (also when the process\n"
+"exited meanwhile), 1 when the process cannot be read (one line says why\n"
+"and what to do) or the profile cannot be written, 2 on a usage error.\n",
+		RECORD_DEFAULT_OUTPUT, PYPROF_MAX_HZ, OUTSIDE_DEFAULT_HZ,
+		PYPROF_MAX_MAX_DEPTH, PYPROF_DEFAULT_MAX_DEPTH);
+}
+/* clang-format on */
+
+int record_has_pid(int argc, char **argv)
+{
+	static const char *const valued[] = { "-o", "--output",
+					      "--hz", "--mode",
+					      "--max-depth", "--format",
+					      "--heap-rate", "--repeat",
+					      "--duration", NULL };
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int takes = 0;
+
+		if (!strcmp(a, "--"))
+			return 0;
+		if (!strcmp(a, "--pid") || !strncmp(a, "--pid=", 6))
+			return 1;
+		if (a[0] != '-')
+			return 0; /* COMMAND */
+		for (int k = 0; valued[k]; k++)
+			takes |= !strcmp(a, valued[k]);
+		i += takes;
+	}
+	return 0;
+}
+
+int cmd_record_any(int argc, char **argv)
+{
+	return record_has_pid(argc, argv) ? cmd_record_pid(argc, argv)
+					  : cmd_record(argc, argv);
+}
+
+int cmd_record_pid(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "hz", required_argument, NULL, OPT_HZ },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct outside_run r;
+	struct record rec;
+	unsigned long v;
+	uint64_t n = 0;
+	char comm[64], extra[300] = "";
+	int c, wrc;
+
+	memset(&r, 0, sizeof r);
+	memset(&rec, 0, sizeof rec);
+	rec.output = RECORD_DEFAULT_OUTPUT;
+	r.hz = OUTSIDE_DEFAULT_HZ;
+	r.max_depth = PYPROF_DEFAULT_MAX_DEPTH;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:vh", longs, NULL)) != -1) {
+		switch (c) {
+		case OPT_PID:
+			if (attach_parse_pid(RPID, optarg, &r.py.pid) < 0)
+				return CMD_EXIT_USAGE;
+			break;
+		case 'o':
+			rec.output = optarg;
+			break;
+		case OPT_DURATION:
+			if (cmd_parse_uint(optarg, 1, 86400, &v))
+				return usage_error(RPID, "--duration accepts an "
+							 "integer from 1 to 86400, not '%s'",
+						   optarg);
+			r.duration_s = (double)v;
+			break;
+		case OPT_HZ:
+			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_HZ, &v))
+				return usage_error(RPID, "--hz accepts an integer "
+							 "from 1 to %d, not '%s'",
+						   PYPROF_MAX_HZ, optarg);
+			r.hz = v;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "wall"))
+				return usage_error(RPID, "--mode accepts cpu or "
+							 "wall, not '%s'",
+						   optarg);
+			r.wall = !strcmp(optarg, "wall");
+			break;
+		case OPT_MAX_DEPTH:
+			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_MAX_DEPTH, &v))
+				return usage_error(RPID, "--max-depth accepts an "
+							 "integer from 1 to %d, not '%s'",
+						   PYPROF_MAX_MAX_DEPTH, optarg);
+			r.max_depth = (int)v;
+			break;
+		case 'v':
+			log_set_level(LOG_DEBUG);
+			break;
+		case 'h':
+			cmd_record_pid_usage(stdout);
+			return 0;
+		default:
+			return usage_error(RPID, "%s option '%s' (with --pid: "
+						 "-o, --duration, --hz, --mode, "
+						 "--max-depth, -v)",
+					   c == ':' ? "missing value for"
+						    : "unknown",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error(RPID, "takes no COMMAND: '%s' (record --pid "
+					 "reads a running process)",
+				   argv[optind]);
+	if (!r.py.pid)
+		return usage_error(RPID, "--pid expects a process id");
+	/* the process first: a refusal says what to do about it */
+	if (outside_open(r.py.pid, &r.py, comm, sizeof comm) < 0 ||
+	    record_check_output(&rec) != 0)
+		return 1;
+	attach_signals_install();
+	if (outside_loop(&r) < 0) {
+		log_error("cannot read process %d (%s): %s", (int)r.py.pid,
+			  comm, r.why);
+		return 1;
+	}
+	wrc = outside_prof_write(r.prof, rec.output_abs, &n);
+	if (r.exited)
+		snprintf(extra, sizeof extra, ", the process exited meanwhile");
+	else if (!n && r.why[0]) /* an interpreter that never ran */
+		snprintf(extra, sizeof extra, " (%s)", r.why);
+	outside_done(&r);
+	if (wrc < 0) {
+		log_error("cannot write %s: %s", rec.output, strerror(-wrc));
+		return 1;
+	}
+	log_info("wrote %s: process %d (%s), Python %d.%d, read from outside "
+		 "for %.1f s at %lu Hz (%s mode): %llu samples%s; pyprof "
+		 "used %.2f s of CPU",
+		 rec.output, (int)r.py.pid, comm, r.py.major, r.py.minor,
+		 r.seconds, r.hz, r.wall ? "wall" : "cpu",
+		 (unsigned long long)n, extra, r.reader_cpu_s);
+	return 0;
+}

@@ -1,0 +1,478 @@
+/*
+ * outside_prof.c - the profile of a process read from outside (see
+ * outside.h): the sampler's stacks defined and added as a client's
+ * session is (daemon/proc.h), then pprof_build's profile.
+ *
+ * Definitions are made once each: the session's ids are dense and new
+ * ids must follow the last (proc_def_*), so this file keeps its own
+ * tables of what it defined (a string by its bytes; a function by its
+ * code object and fingerprint; a location by function and line; a node
+ * by parent and location; a thread by its id), each an idhash over a
+ * dense array of keys.
+ *
+ * Single-threaded, in the pyprof process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/outside.h"
+#include "common/fileio.h"
+#include "common/idhash.h"
+#include "common/log.h"
+#include "daemon/pprof.h"
+#include "daemon/proc.h"
+#include "daemon/symtab.h"
+
+#define CMDLINE_MAX 4096
+#define MAX_ARGS 64
+
+/* A table of keys of four numbers, each with its id (its index + 1). */
+struct ktab {
+	uint64_t (*k)[4];
+	size_t n, cap;
+	struct idhash h;
+};
+
+struct kctx {
+	const struct ktab *t;
+	const uint64_t *k;
+};
+
+static int k_eq(const void *ctx, uint32_t id)
+{
+	const struct kctx *c = ctx;
+	return !memcmp(c->t->k[id - 1], c->k, sizeof c->t->k[0]);
+}
+
+static uint64_t k_hash(const uint64_t *k)
+{
+	uint64_t h = idhash_mix(k[0]);
+	for (int i = 1; i < 4; i++)
+		h = idhash_combine(h, k[i]);
+	return h;
+}
+
+/* The id of key k; *made 1 when it was added now. 0 without memory. */
+static uint32_t ktab_get(struct ktab *t, uint64_t a, uint64_t b, uint64_t c,
+			 uint64_t d, int *made)
+{
+	uint64_t k[4] = { a, b, c, d };
+	struct kctx ctx = { t, k };
+	uint64_t h = k_hash(k);
+	uint32_t id = idhash_find(&t->h, h, k_eq, &ctx);
+
+	*made = 0;
+	if (id)
+		return id;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		void *nk = realloc(t->k, cap * sizeof t->k[0]);
+		if (!nk)
+			return 0;
+		t->k = nk;
+		t->cap = cap;
+	}
+	if (idhash_insert(&t->h, h, (uint32_t)t->n + 1) < 0)
+		return 0;
+	memcpy(t->k[t->n], k, sizeof k);
+	*made = 1;
+	return (uint32_t)++t->n;
+}
+
+static void ktab_free(struct ktab *t)
+{
+	free(t->k);
+	idhash_fini(&t->h);
+}
+
+struct outside_prof {
+	struct symtab *st;
+	struct procs *reg;
+	struct proc_session *sess;
+	struct remote_target *tg;
+	int wall;
+	uint64_t period_ns;
+	/* what the session has been given */
+	struct ktab strs; /* (hash of the bytes, length, first id) */
+	char **str_v;	  /* the strings, by id - 1 */
+	struct ktab funcs, locs, nodes, threads;
+	uint64_t n_strs;
+	uint32_t pseudo_nopy, pseudo_unknown;
+	uint64_t n_samples, n_lost;
+	int failed; /* a definition was refused: log once */
+};
+
+static void def_failed(struct outside_prof *o, int rc, const char *err)
+{
+	if (!o->failed)
+		log_warn("the profile could not take a definition: %s",
+			 rc == -ENOMEM ? "out of memory" : err);
+	o->failed = 1;
+}
+
+/* The session's id of string s, defined on first use; 0 on failure. */
+static uint64_t def_str(struct outside_prof *o, const char *s)
+{
+	size_t len = strlen(s);
+	uint64_t h = idhash_bytes(s, len);
+	char err[PROC_ERR_LEN];
+	int made, rc;
+	uint32_t id;
+
+	/* the bytes' hash and length as the key; equal keys of unequal
+	 * strings are told apart by the stored text (a collision names
+	 * the second one with the first's id: the key holds a counter) */
+	for (uint64_t salt = 0; salt < 8; salt++) {
+		id = ktab_get(&o->strs, h, len, salt, 0, &made);
+		if (!id)
+			return 0;
+		if (!made) {
+			if (!strcmp(o->str_v[id - 1], s))
+				return id;
+			continue;
+		}
+		char **nv = realloc(o->str_v, o->strs.cap * sizeof *nv);
+		if (!nv)
+			return 0;
+		o->str_v = nv;
+		o->str_v[id - 1] = strdup(s);
+		if (!o->str_v[id - 1])
+			return 0;
+		rc = proc_def_string(o->sess, id, (const uint8_t *)s, len, err);
+		if (rc < 0) {
+			def_failed(o, rc, err);
+			return 0;
+		}
+		return id;
+	}
+	return 0;
+}
+
+/* A function's location at line, defined on first use: 0 on failure. */
+static uint32_t def_loc(struct outside_prof *o, uint32_t func, int line)
+{
+	char err[PROC_ERR_LEN];
+	int made, rc;
+	uint32_t id = ktab_get(&o->locs, func, (uint64_t)(int64_t)line, 0, 0,
+			       &made);
+
+	if (id && made &&
+	    (rc = proc_def_location(o->sess, id, func,
+				    (uint64_t)(line < 0 ? 0 : line), err)) <
+		    0) {
+		def_failed(o, rc, err);
+		return 0;
+	}
+	return id;
+}
+
+/* A function named name (co_name sysname) in file from firstlineno, the
+ * key its code object's (code, fp) or, for a pseudo-frame, 0 and a
+ * number of its own. 0 on failure. */
+static uint32_t def_func(struct outside_prof *o, uint64_t code, uint64_t fp,
+			 const char *name, const char *sysname,
+			 const char *file, int firstlineno)
+{
+	char err[PROC_ERR_LEN];
+	int made, rc;
+	uint32_t id = ktab_get(&o->funcs, code, fp, 0, 0, &made);
+	uint64_t sn, ss, sf;
+
+	if (!id || !made)
+		return id;
+	sn = def_str(o, name);
+	ss = def_str(o, sysname);
+	sf = def_str(o, file);
+	if (!sn || !ss || !sf)
+		return 0; /* the id stays taken: the session refuses it */
+	rc = proc_def_function(o->sess, id, sn, ss, sf,
+			       (uint64_t)(firstlineno < 0 ? 0 : firstlineno),
+			       err);
+	if (rc < 0) {
+		def_failed(o, rc, err);
+		return 0;
+	}
+	return id;
+}
+
+/* A pseudo-frame such as "[no Python frame]", as the library names
+ * them (symbolize_pseudo: no file, line 0). */
+static uint32_t pseudo_loc(struct outside_prof *o, uint32_t *cache,
+			   uint64_t key, const char *name)
+{
+	if (!*cache) {
+		uint32_t f = def_func(o, 0, key, name, name, "", 0);
+		*cache = f ? def_loc(o, f, 0) : 0;
+	}
+	return *cache;
+}
+
+static uint32_t def_node(struct outside_prof *o, uint32_t parent,
+			 uint32_t loc)
+{
+	char err[PROC_ERR_LEN];
+	int made, rc;
+	uint32_t id = ktab_get(&o->nodes, parent, loc, 0, 0, &made);
+
+	if (id && made &&
+	    (rc = proc_def_node(o->sess, id, parent, loc, err)) < 0) {
+		def_failed(o, rc, err);
+		return 0;
+	}
+	return id;
+}
+
+static uint32_t def_thread(struct outside_prof *o, int64_t tid,
+			   const char *name)
+{
+	char err[PROC_ERR_LEN];
+	int made, rc;
+	uint32_t id = ktab_get(&o->threads, (uint64_t)tid, 0, 0, 0, &made);
+	uint64_t sn;
+
+	if (!id || !made)
+		return id;
+	sn = name && *name ? def_str(o, name) : 0;
+	rc = proc_def_thread(o->sess, id, (uint64_t)tid, sn, err);
+	if (rc < 0) {
+		def_failed(o, rc, err);
+		return 0;
+	}
+	return id;
+}
+
+/* The stack's leaf node, the frames defined as needed; 0 on failure. */
+static uint32_t stack_node(struct outside_prof *o,
+			   const struct remote_sample *smp)
+{
+	uint32_t node = 0;
+
+	if (!smp->n_frames)
+		return def_node(o, 0,
+				pseudo_loc(o, &o->pseudo_nopy, 1,
+					   "[no Python frame]"));
+	/* frames are leaf first; the nodes grow from the root */
+	for (int i = smp->n_frames - 1; i >= 0; i--) {
+		const struct raw_frame *f = &smp->frames[i];
+		const struct remote_named *e =
+			remote_name_code(o->tg, raw_code(f), f->fp);
+		uint32_t loc, func;
+
+		if (!e || !e->known) {
+			loc = pseudo_loc(o, &o->pseudo_unknown, 2,
+					 "[unknown]");
+		} else {
+			func = def_func(o, e->code, e->fp, e->name,
+					e->sysname, e->file, e->firstlineno);
+			loc = func ? def_loc(o, func,
+					     remote_code_line(o->tg, e,
+							      f->offset))
+				   : 0;
+		}
+		node = loc ? def_node(o, node, loc) : 0;
+		if (!node)
+			return 0;
+	}
+	return node;
+}
+
+static void add_lost(struct outside_prof *o, unsigned reason, uint64_t ns)
+{
+	char err[PROC_ERR_LEN];
+
+	if (proc_add_lost(o->sess, reason, 1, ns, err) == 0)
+		o->n_lost++;
+}
+
+void outside_prof_add(void *arg, const struct remote_sample *smp)
+{
+	struct outside_prof *o = arg;
+	char err[PROC_ERR_LEN];
+	struct proc_sample rec = { 0 };
+	uint64_t clock;
+	uint32_t node, thread;
+
+	if (smp->fault) {
+		add_lost(o, WIRE_LOST_FAULT, smp->value_ns);
+		return;
+	}
+	if (smp->walk_flags & WALK_INVALID) {
+		add_lost(o, WIRE_LOST_INVALID, smp->value_ns);
+		return;
+	}
+	node = stack_node(o, smp);
+	thread = node ? def_thread(o, smp->tid, smp->thread_name) : 0;
+	if (!thread) {
+		add_lost(o, WIRE_LOST_BUFFER, smp->value_ns);
+		return;
+	}
+	rec.node = node;
+	rec.thread = thread;
+	rec.count = 1;
+	rec.value = smp->value_ns;
+	if (smp->walk_flags & WALK_TRUNCATED)
+		rec.flags |= WIRE_SF_TRUNCATED;
+	if (o->wall && !smp->on_cpu)
+		rec.flags |= WIRE_SF_OFF_CPU;
+	if (smp->gil_known)
+		rec.flags |= WIRE_SF_GIL_KNOWN | (smp->gil ? WIRE_SF_GIL : 0);
+	clock = smp->t_mono_ns;
+	if (proc_check_samples(o->sess, &rec, 1, 0, err) < 0 ||
+	    proc_add_samples(o->sess, &clock, &rec, 1, err) < 0) {
+		def_failed(o, -EPROTO, err);
+		return;
+	}
+	o->n_samples++;
+}
+
+void outside_prof_set_target(struct outside_prof *o, struct remote_target *tg)
+{
+	o->tg = tg;
+}
+
+static uint64_t clock_of(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The target's command line (NUL-separated) into buf; its argument
+ * count, pointers into buf in args. */
+static size_t read_cmdline(pid_t pid, char *buf, size_t cap,
+			   struct proc_bytes *args, size_t max)
+{
+	char path[64];
+	ssize_t len;
+	size_t n = 0, at = 0;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, cap - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	while (at < (size_t)len && n < max) {
+		size_t l = strlen(buf + at);
+		args[n].p = (const uint8_t *)(buf + at);
+		args[n].len = l;
+		n++;
+		at += l + 1;
+	}
+	return n;
+}
+
+struct outside_prof *outside_prof_new(const struct remote_py *py, int wall,
+				      uint64_t period_ns, int max_depth)
+{
+	struct outside_prof *o = calloc(1, sizeof *o);
+	static char cmdline[CMDLINE_MAX];
+	struct proc_bytes args[MAX_ARGS];
+	struct proc_hello h = { 0 };
+	char exe[REMOTE_PATH_MAX], comm[64] = "", ver[32], path[64];
+	char err[PROC_ERR_LEN];
+	ssize_t n;
+	int resumed, fd;
+
+	if (!o)
+		return NULL;
+	o->wall = wall;
+	o->period_ns = period_ns;
+	idhash_init(&o->strs.h);
+	idhash_init(&o->funcs.h);
+	idhash_init(&o->locs.h);
+	idhash_init(&o->nodes.h);
+	idhash_init(&o->threads.h);
+	o->st = symtab_new();
+	o->reg = o->st ? procs_new(o->st) : NULL;
+	if (!o->reg)
+		goto fail;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)py->pid);
+	n = readlink(path, exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)py->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, sizeof comm - 1);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		close(fd);
+	}
+	snprintf(ver, sizeof ver, "%d.%d.%d", py->major, py->minor, py->micro);
+	h.version = WIRE_VERSION;
+	h.pid = (uint64_t)py->pid;
+	h.uid = (uint64_t)getuid();
+	h.start_unix_ns = clock_of(CLOCK_REALTIME);
+	h.start_mono_ns = clock_of(CLOCK_MONOTONIC);
+	h.has_start_unix = h.has_start_mono = 1;
+	h.mode = wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
+	h.period_ns = period_ns;
+	h.max_depth = (uint64_t)max_depth;
+	h.pyversion = (struct proc_bytes){ (const uint8_t *)ver, strlen(ver) };
+	h.exe = (struct proc_bytes){ (const uint8_t *)exe, strlen(exe) };
+	h.comm = (struct proc_bytes){ (const uint8_t *)comm, strlen(comm) };
+	h.args = args;
+	h.n_args = read_cmdline(py->pid, cmdline, sizeof cmdline, args,
+				MAX_ARGS);
+	if (proc_session_open(o->reg, &h, &o->sess, &resumed, err) < 0)
+		goto fail;
+	return o;
+fail:
+	outside_prof_free(o);
+	return NULL;
+}
+
+void outside_prof_free(struct outside_prof *o)
+{
+	if (!o)
+		return;
+	if (o->sess) {
+		struct proc *p = proc_session_close(o->sess);
+		if (p)
+			procs_remove(o->reg, p);
+	}
+	if (o->reg)
+		procs_free(o->reg);
+	if (o->st)
+		symtab_free(o->st);
+	for (size_t i = 0; i < o->strs.n; i++)
+		free(o->str_v[i]);
+	free(o->str_v);
+	ktab_free(&o->strs);
+	ktab_free(&o->funcs);
+	ktab_free(&o->locs);
+	ktab_free(&o->nodes);
+	ktab_free(&o->threads);
+	free(o);
+}
+
+int outside_prof_write(struct outside_prof *o, const char *path,
+		       uint64_t *n_samples)
+{
+	struct proc *p = proc_session_proc(o->sess);
+	const struct proc *list[1] = { p };
+	struct proc_bye bye = { 0 };
+	struct pprof_stats stats;
+	int rc;
+
+	bye.end_mono_ns = clock_of(CLOCK_MONOTONIC);
+	bye.has_end_mono = 1;
+	if (!o->wall)
+		bye.cpu_source = WIRE_CPU_OUTSIDE;
+	proc_set_bye(o->sess, &bye);
+	memset(&stats, 0, sizeof stats);
+	rc = pprof_write(o->st, list, 1, NULL, path, FILEIO_REPLACE, &stats);
+	if (n_samples)
+		*n_samples = stats.samples;
+	proc_window_reset(p, clock_of(CLOCK_REALTIME));
+	return rc;
+}
