@@ -60,7 +60,8 @@ struct cmd {
 int cmd_record(int argc, char **argv);
 void cmd_record_usage(FILE *out);
 
-/* cmd_view.c: the subcommands that read profiles. */
+/* cmd_view.c: the subcommands that read profiles (their help texts in
+ * cmd_view_usage.c). */
 int cmd_top(int argc, char **argv);
 void cmd_top_usage(FILE *out);
 int cmd_flamegraph(int argc, char **argv);

@@ -109,6 +109,19 @@ int outside_open(pid_t pid, struct remote_py *py, char *comm, size_t comm_len)
 	return 0;
 }
 
+/* Sleeps until next, or until end when that is set and not later; 1 when
+ * a stop signal (attach_signals_install) came meanwhile, else 0. */
+static int sleep_until(uint64_t next, uint64_t end)
+{
+	uint64_t t = end && next >= end ? end : next;
+	struct timespec ts = { (time_t)(t / 1000000000ull),
+			       (long)(t % 1000000000ull) };
+
+	if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR)
+		return 0;
+	return attach_stop_sig != 0;
+}
+
 int outside_loop(struct outside_run *r)
 {
 	struct remote_sampler *s;
@@ -135,18 +148,10 @@ int outside_loop(struct outside_run *r)
 		end = last + (uint64_t)(r->duration_s * 1e9);
 	next = last + jitter(period);
 	while (!attach_stop_sig) {
-		struct timespec ts = { (time_t)(next / 1000000000ull),
-				       (long)(next % 1000000000ull) };
 		uint64_t now;
 		int n;
 
-		if (end && next >= end) {
-			ts.tv_sec = (time_t)(end / 1000000000ull);
-			ts.tv_nsec = (long)(end % 1000000000ull);
-		}
-		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-				    NULL) == EINTR &&
-		    attach_stop_sig)
+		if (sleep_until(next, end))
 			break;
 		now = mono_ns();
 		/* the last tick at the end, so that the ticks' intervals add
@@ -267,7 +272,48 @@ int cmd_record_any(int argc, char **argv)
 					  : cmd_record(argc, argv);
 }
 
-int cmd_record_pid(int argc, char **argv)
+/* The options with a value to check: --duration, --hz, --mode and
+ * --max-depth, into r. 0, or the exit status to return. */
+static int parse_checked(int c, const char *arg, struct outside_run *r)
+{
+	unsigned long v;
+
+	switch (c) {
+	case OPT_DURATION:
+		if (cmd_parse_uint(arg, 1, 86400, &v))
+			return usage_error(RPID, "--duration accepts an "
+						 "integer from 1 to 86400, not '%s'",
+					   arg);
+		r->duration_s = (double)v;
+		return 0;
+	case OPT_HZ:
+		if (cmd_parse_uint(arg, 1, PYPROF_MAX_HZ, &v))
+			return usage_error(RPID, "--hz accepts an integer "
+						 "from 1 to %d, not '%s'",
+					   PYPROF_MAX_HZ, arg);
+		r->hz = v;
+		return 0;
+	case OPT_MODE:
+		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
+			return usage_error(RPID, "--mode accepts cpu or "
+						 "wall, not '%s'",
+					   arg);
+		r->wall = !strcmp(arg, "wall");
+		return 0;
+	default: /* OPT_MAX_DEPTH */
+		if (cmd_parse_uint(arg, 1, PYPROF_MAX_MAX_DEPTH, &v))
+			return usage_error(RPID, "--max-depth accepts an "
+						 "integer from 1 to %d, not '%s'",
+					   PYPROF_MAX_MAX_DEPTH, arg);
+		r->max_depth = (int)v;
+		return 0;
+	}
+}
+
+/* record --pid's command line into r and rec (set to their defaults
+ * first). -1 to go on, else the exit status to return (0 after --help). */
+static int parse(int argc, char **argv, struct outside_run *r,
+		 struct record *rec)
 {
 	static const struct option longs[] = {
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -280,56 +326,31 @@ int cmd_record_pid(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct outside_run r;
-	struct record rec;
-	unsigned long v;
-	uint64_t n = 0;
-	char comm[64], extra[300] = "";
-	int c, wrc;
+	int c, rc;
 
-	memset(&r, 0, sizeof r);
-	memset(&rec, 0, sizeof rec);
-	rec.output = RECORD_DEFAULT_OUTPUT;
-	r.hz = OUTSIDE_DEFAULT_HZ;
-	r.max_depth = PYPROF_DEFAULT_MAX_DEPTH;
+	memset(r, 0, sizeof *r);
+	memset(rec, 0, sizeof *rec);
+	rec->output = RECORD_DEFAULT_OUTPUT;
+	r->hz = OUTSIDE_DEFAULT_HZ;
+	r->max_depth = PYPROF_DEFAULT_MAX_DEPTH;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:vh", longs, NULL)) != -1) {
 		switch (c) {
 		case OPT_PID:
-			if (attach_parse_pid(RPID, optarg, &r.py.pid) < 0)
+			if (attach_parse_pid(RPID, optarg, &r->py.pid) < 0)
 				return CMD_EXIT_USAGE;
 			break;
 		case 'o':
-			rec.output = optarg;
+			rec->output = optarg;
 			break;
 		case OPT_DURATION:
-			if (cmd_parse_uint(optarg, 1, 86400, &v))
-				return usage_error(RPID, "--duration accepts an "
-							 "integer from 1 to 86400, not '%s'",
-						   optarg);
-			r.duration_s = (double)v;
-			break;
 		case OPT_HZ:
-			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_HZ, &v))
-				return usage_error(RPID, "--hz accepts an integer "
-							 "from 1 to %d, not '%s'",
-						   PYPROF_MAX_HZ, optarg);
-			r.hz = v;
-			break;
 		case OPT_MODE:
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "wall"))
-				return usage_error(RPID, "--mode accepts cpu or "
-							 "wall, not '%s'",
-						   optarg);
-			r.wall = !strcmp(optarg, "wall");
-			break;
 		case OPT_MAX_DEPTH:
-			if (cmd_parse_uint(optarg, 1, PYPROF_MAX_MAX_DEPTH, &v))
-				return usage_error(RPID, "--max-depth accepts an "
-							 "integer from 1 to %d, not '%s'",
-						   PYPROF_MAX_MAX_DEPTH, optarg);
-			r.max_depth = (int)v;
+			rc = parse_checked(c, optarg, r);
+			if (rc)
+				return rc;
 			break;
 		case 'v':
 			log_set_level(LOG_DEBUG);
@@ -350,8 +371,22 @@ int cmd_record_pid(int argc, char **argv)
 		return usage_error(RPID, "takes no COMMAND: '%s' (record --pid "
 					 "reads a running process)",
 				   argv[optind]);
-	if (!r.py.pid)
+	if (!r->py.pid)
 		return usage_error(RPID, "--pid expects a process id");
+	return -1;
+}
+
+int cmd_record_pid(int argc, char **argv)
+{
+	struct outside_run r;
+	struct record rec;
+	uint64_t n = 0;
+	char comm[64], extra[300] = "";
+	int rc, wrc;
+
+	rc = parse(argc, argv, &r, &rec);
+	if (rc >= 0)
+		return rc;
 	/* the process first: a refusal says what to do about it */
 	if (outside_open(r.py.pid, &r.py, comm, sizeof comm) < 0 ||
 	    record_check_output(&rec) != 0)

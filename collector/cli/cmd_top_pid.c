@@ -823,11 +823,64 @@ int cmd_top_any(int argc, char **argv)
 	return cmd_top(argc, argv);
 }
 
+/* The live loop over a process the library is loaded into, or is to be
+ * (3.14+): attached as `pyprof attach` does, with a private collector
+ * writing each second's profile into a temporary directory. 0 or 1. */
+static int live_attached(struct attach *a, const char *rows)
+{
+	char config[2048];
+	int rc, code = 1, st;
+
+	if (attach_target_check(a->pid, a->r.lib, 0, &a->t) < 0)
+		return 1;
+	rc = attach_dir(a->dir, sizeof a->dir);
+	if (rc < 0) {
+		attach_dir_refused(a->dir, rc);
+		return 1;
+	}
+	attach_sweep(a->dir);
+	if (attach_private_paths(a) != 0)
+		goto out;
+	/* the profiles of each second go in a directory of their own */
+	a->r.profile[strlen(a->r.profile) - strlen(".pb.gz")] = '\0';
+	if (mkdir(a->r.profile, 0700) != 0 ||
+	    record_collector_start(&a->r) != 0) {
+		log_error("could not start the collector for process %d",
+			  (int)a->pid);
+		goto out;
+	}
+	attach_signals_install();
+	if (!a->t.lib_loaded) {
+		attach_make_config(a, a->r.sock, 0, config, sizeof config);
+		if (attach_inject(&a->t, a->r.lib, config, a->dir,
+				  attach_now_s() + (double)a->timeout) < 0)
+			goto out;
+	}
+	rc = attach_wait_connected(a, a->r.sock,
+				   attach_now_s() + (double)a->timeout);
+	if (rc < 0) {
+		record_collector_stop(&a->r, &st);
+		attach_say_not_connected(a, rc);
+		goto out;
+	}
+	code = live(a, rows);
+out:
+	if (a->r.coll_pid > 0)
+		record_collector_stop(&a->r, &st);
+	if (a->r.tmpdir[0]) {
+		char cmd_dir[CMD_PATH_MAX];
+		snprintf(cmd_dir, sizeof cmd_dir, "%s", a->r.profile);
+		cmd_remove_tmpdir(cmd_dir);
+		cmd_remove_tmpdir(a->r.tmpdir);
+	}
+	attach_sweep(a->dir); /* the target's, if it ended meanwhile */
+	return code;
+}
+
 int cmd_top_pid(int argc, char **argv)
 {
 	struct attach a;
-	char rows[16] = "20", config[2048];
-	int rc, code = 1, st;
+	char rows[16] = "20";
 
 	memset(&a, 0, sizeof a);
 	a.r.coll_pid = -1;
@@ -861,50 +914,8 @@ int cmd_top_pid(int argc, char **argv)
 		    !py.lib_loaded)
 			return live_outside(&a, rows);
 	}
-	if (attach_target_check(a.pid, a.r.lib, 0, &a.t) < 0)
-		return 1;
-	rc = attach_dir(a.dir, sizeof a.dir);
-	if (rc < 0) {
-		attach_dir_refused(a.dir, rc);
-		return 1;
-	}
-	attach_sweep(a.dir);
-	if (attach_private_paths(&a) != 0)
-		goto out;
-	/* the profiles of each second go in a directory of their own */
-	a.r.profile[strlen(a.r.profile) - strlen(".pb.gz")] = '\0';
-	if (mkdir(a.r.profile, 0700) != 0 ||
-	    record_collector_start(&a.r) != 0) {
-		log_error("could not start the collector for process %d",
-			  (int)a.pid);
-		goto out;
-	}
-	attach_signals_install();
-	if (!a.t.lib_loaded) {
-		attach_make_config(&a, a.r.sock, 0, config, sizeof config);
-		if (attach_inject(&a.t, a.r.lib, config, a.dir,
-				  attach_now_s() + (double)a.timeout) < 0)
-			goto out;
-	}
-	rc = attach_wait_connected(&a, a.r.sock,
-				   attach_now_s() + (double)a.timeout);
-	if (rc < 0) {
-		record_collector_stop(&a.r, &st);
-		attach_say_not_connected(&a, rc);
-		goto out;
-	}
-	code = live(&a, rows);
-out:
-	if (a.r.coll_pid > 0)
-		record_collector_stop(&a.r, &st);
-	if (a.r.tmpdir[0]) {
-		char cmd_dir[CMD_PATH_MAX];
-		snprintf(cmd_dir, sizeof cmd_dir, "%s", a.r.profile);
-		cmd_remove_tmpdir(cmd_dir);
-		cmd_remove_tmpdir(a.r.tmpdir);
-	}
-	attach_sweep(a.dir); /* the target's, if it ended meanwhile */
-	return code;
+	/* the library left by an earlier attach */
+	return live_attached(&a, rows);
 }
 
 int top_fetch_pid_window(const char *sock, pid_t pid, const char *mode,

@@ -55,7 +55,7 @@
 /* How long a running thread's clock may stand still: schedstat's run
  * time is brought up to date at each scheduler tick (4 ms at Debian's
  * HZ 250, 10 ms at HZ 100) and at each switch. Longer, a runnable
- * thread is waiting for a CPU (see remote_sampler_tick). 50 ms let one
+ * thread is waiting for a CPU (see thread_running). 50 ms let one
  * wait on a host at load 15 charge 12 samples at 250 Hz to one place,
  * and three functions' shares came within 2.9 points, not 1.5. */
 #define SAMPLER_STILL_NS 15000000ull
@@ -242,14 +242,112 @@ static int walk(struct remote_sampler *s, uint64_t ts, uint16_t *flags)
 	return rc;
 }
 
+/* OS ids: known threads keep theirs; new ones (before 3.11) are found
+ * in their struct pthread, all at once. n: the threads in s->list. */
+static void tick_tids(struct remote_sampler *s, int n)
+{
+	int n_new = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct seen *e = seen_find(s, s->list[i].ts,
+					   s->list[i].pthread);
+		if (e && e->tid > 0 && s->list[i].tid <= 0)
+			s->list[i].tid = e->tid;
+		n_new += s->list[i].tid <= 0;
+	}
+	if (n_new && s->tg.env.abi->ts_native_thread_id == PYABI_NONE)
+		remote_threads_tids(&s->tg, s->list, n);
+}
+
+/* Thread r's entry, found or made, marked as listed by this tick; NULL
+ * when there is no room for a new one. */
+static struct seen *seen_get(struct remote_sampler *s,
+			     const struct remote_thread *r)
+{
+	struct seen *e = seen_find(s, r->ts, r->pthread);
+
+	if (e && e->tid != r->tid) {
+		seen_close(e); /* another thread in that state */
+		e->gen = 0;
+		e = NULL;
+	}
+	if (!e && !(e = seen_add(s, r)))
+		return NULL;
+	e->gen = s->gen;
+	return e;
+}
+
+/* Whether thread e is running at now (the cpu rule above), 0 or 1; -1
+ * when it ended. *run0 and *ok0: its run time as first read (*ok0 unset
+ * when it could not be). */
+static int thread_running(const struct remote_sampler *s, struct seen *e,
+			  uint64_t now, uint64_t *run0, int *ok0)
+{
+	uint64_t run1;
+	int ok1, running;
+	char state;
+
+	*run0 = task_run_ns(e->sched_fd, ok0);
+	state = task_state(e->stat_fd);
+	if (!state) {
+		/* the thread ended; before 3.11 its id came from a struct
+		 * pthread that glibc may give the next thread: found again
+		 * then */
+		seen_close(e);
+		e->tid = 0;
+		return -1;
+	}
+	running = state == 'R';
+	if (!running) {
+		run1 = task_run_ns(e->sched_fd, &ok1);
+		running = *ok0 && ok1 && run1 != *run0;
+	}
+	/* runnable, but its clock has not moved for longer than the
+	 * kernel's tick lets a running thread's clock stand still
+	 * (SAMPLER_STILL_NS): it is waiting for a CPU (a loaded host),
+	 * where it was charged already; so a long wait is not charged tick
+	 * after tick to the one place it stopped, which alone is no error
+	 * on average but a large one in a short profile */
+	if (*ok0 && (!e->has_run || *run0 != e->run_ns))
+		e->moved_ns = now;
+	if (!s->wall && running && e->has_run &&
+	    now - e->moved_ns > SAMPLER_STILL_NS)
+		running = 0;
+	return running;
+}
+
+/* The GIL's holder in wall mode, as last read in this tick: read again
+ * for the tick's first thread and when the interpreter changes from one
+ * thread to the next. */
+struct gil_seen {
+	uint64_t interp;
+	uintptr_t holder;
+	int known;
+};
+
+/* smp's GIL fields for thread r (first: the first of the tick's list). */
+static void gil_mark(const struct remote_sampler *s,
+		     const struct remote_thread *r, int first,
+		     struct gil_seen *g, struct remote_sample *smp)
+{
+	if (r->interp != g->interp || first) {
+		g->interp = r->interp;
+		g->known = pyabi_gil_holder(s->tg.env.abi,
+					    (uintptr_t)s->py.runtime,
+					    (uintptr_t)g->interp,
+					    (uintptr_t)s->tg.cur_sym,
+					    remote_mem_copy, &g->holder) == 0;
+	}
+	smp->gil_known = g->known;
+	smp->gil = g->known && g->holder == r->ts;
+}
+
 int remote_sampler_tick(struct remote_sampler *s, uint64_t now_mono_ns,
 			uint64_t elapsed_ns, remote_sample_fn *fn, void *arg,
 			char *why, size_t why_len)
 {
-	const struct pyabi *a = s->tg.env.abi;
-	uint64_t gil_interp = 0;
-	uintptr_t holder = 0;
-	int n, gil_known = 0, n_new = 0;
+	struct gil_seen gil = { 0, 0, 0 };
+	int n;
 
 	s->gen++;
 	walk_remote_afresh();
@@ -259,62 +357,19 @@ int remote_sampler_tick(struct remote_sampler *s, uint64_t now_mono_ns,
 		return remote_mem_error() == ESRCH || kill(s->py.pid, 0) < 0
 			       ? -ESRCH
 			       : -EIO;
-	/* OS ids: known threads keep theirs; new ones (before 3.11) are
-	 * found in their struct pthread, all at once */
-	for (int i = 0; i < n; i++) {
-		struct seen *e = seen_find(s, s->list[i].ts,
-					   s->list[i].pthread);
-		if (e && e->tid > 0 && s->list[i].tid <= 0)
-			s->list[i].tid = e->tid;
-		n_new += s->list[i].tid <= 0;
-	}
-	if (n_new && a->ts_native_thread_id == PYABI_NONE)
-		remote_threads_tids(&s->tg, s->list, n);
+	tick_tids(s, n);
 	for (int i = 0; i < n; i++) {
 		const struct remote_thread *r = &s->list[i];
-		struct seen *e = seen_find(s, r->ts, r->pthread);
+		struct seen *e = seen_get(s, r);
 		struct remote_sample smp;
-		uint64_t run0, run1 = 0;
-		int ok0, ok1 = 0, running, rc;
-		char state;
+		uint64_t run0;
+		int ok0, running, rc;
 
-		if (e && e->tid != r->tid) {
-			seen_close(e); /* another thread in that state */
-			e->gen = 0;
-			e = NULL;
-		}
-		if (!e && !(e = seen_add(s, r)))
+		if (!e || r->tid <= 0)
+			continue; /* no room; or not started, or ended */
+		running = thread_running(s, e, now_mono_ns, &run0, &ok0);
+		if (running < 0)
 			continue;
-		e->gen = s->gen;
-		if (r->tid <= 0)
-			continue; /* not started, or ended: nothing runs */
-		run0 = task_run_ns(e->sched_fd, &ok0);
-		state = task_state(e->stat_fd);
-		if (!state) {
-			/* the thread ended; before 3.11 its id came from a
-			 * struct pthread that glibc may give the next thread:
-			 * found again then */
-			seen_close(e);
-			e->tid = 0;
-			continue;
-		}
-		running = state == 'R';
-		if (!running) {
-			run1 = task_run_ns(e->sched_fd, &ok1);
-			running = ok0 && ok1 && run1 != run0;
-		}
-		/* runnable, but its clock has not moved for longer than
-		 * the kernel's tick lets a running thread's clock stand
-		 * still (SAMPLER_STILL_NS): it is waiting for a CPU (a
-		 * loaded host), where it was charged already; so a long wait
-		 * is not charged tick after tick to the one place it
-		 * stopped, which alone is no error on average but a large
-		 * one in a short profile */
-		if (ok0 && (!e->has_run || run0 != e->run_ns))
-			e->moved_ns = now_mono_ns;
-		if (!s->wall && running && e->has_run &&
-		    now_mono_ns - e->moved_ns > SAMPLER_STILL_NS)
-			running = 0;
 		memset(&smp, 0, sizeof smp);
 		smp.tid = r->tid;
 		smp.thread_name = e->name;
@@ -324,17 +379,7 @@ int remote_sampler_tick(struct remote_sampler *s, uint64_t now_mono_ns,
 			smp.on_cpu = running ||
 				     (e->has_run && ok0 &&
 				      run0 - e->run_ns >= elapsed_ns / 2);
-			if (r->interp != gil_interp || !i) {
-				gil_interp = r->interp;
-				gil_known = pyabi_gil_holder(
-						    a, (uintptr_t)s->py.runtime,
-						    (uintptr_t)gil_interp,
-						    (uintptr_t)s->tg.cur_sym,
-						    remote_mem_copy,
-						    &holder) == 0;
-			}
-			smp.gil_known = gil_known;
-			smp.gil = gil_known && holder == r->ts;
+			gil_mark(s, r, !i, &gil, &smp);
 		} else {
 			smp.on_cpu = running;
 		}

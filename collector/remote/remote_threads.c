@@ -415,6 +415,26 @@ static int rd_str(const struct pyabi *a, uint64_t obj, char *out, size_t n)
 			       remote_mem_copy, out, n);
 }
 
+/* The bytes of the line table at table_obj (pycode_read_bytes), in a
+ * buffer of their length *len (malloc'd, the caller's); NULL with *len -1
+ * when they cannot be read. */
+static uint8_t *read_table(const struct pyabi *a, uint64_t table_obj,
+			   int *len)
+{
+	uint8_t *table = malloc(TABLE_MAX), *small;
+
+	*len = -1;
+	if (table)
+		*len = pycode_read_bytes(a, (const void *)(uintptr_t)table_obj,
+					 remote_mem_copy, table, TABLE_MAX);
+	if (*len < 0) {
+		free(table);
+		return NULL;
+	}
+	small = realloc(table, *len ? (size_t)*len : 1);
+	return small ? small : table;
+}
+
 const struct remote_named *remote_name_code(struct remote_target *t,
 					    uint64_t code, uint32_t fp)
 {
@@ -466,19 +486,7 @@ const struct remote_named *remote_name_code(struct remote_target *t,
 			nq = nn;
 		}
 		nf = rd_str(a, file_obj, file, sizeof file);
-		table = malloc(TABLE_MAX);
-		if (table)
-			tl = pycode_read_bytes(
-				a, (const void *)(uintptr_t)table_obj,
-				remote_mem_copy, table, TABLE_MAX);
-		if (tl < 0) {
-			free(table);
-			table = NULL;
-		} else {
-			uint8_t *small = realloc(table, tl ? (size_t)tl : 1);
-			if (small)
-				table = small;
-		}
+		table = read_table(a, table_obj, &tl);
 	}
 	e->known = nq >= 0 && nf >= 0;
 	e->name = dup_clean(name, nq, "[unknown]");
