@@ -38,11 +38,11 @@
 struct wiring {
 	const struct collector_opts *opts;
 	struct output *out;
-	struct push *push[2];      /* --pyroscope, --otlp (either NULL) */
+	struct push *push[2]; /* --pyroscope, --otlp (either NULL) */
 	struct push_sink *sink[2];
 	struct pprof_server *http; /* --http, else NULL */
-	char token[40];            /* made at start, else "" */
-	char token_path[300];      /* where it was written, else "" */
+	char token[40];		   /* made at start, else "" */
+	char token_path[300];	   /* where it was written, else "" */
 	/* SOCKET.http-addr (where --http listens, for `pyprof top`) as
 	 * written, else "" */
 	char addr_path[300];
@@ -158,7 +158,7 @@ static void write_addr(struct wiring *w, const char *sock)
 		rc = file_write_atomic(w->addr_path, line, strlen(line),
 				       FILEIO_REPLACE |
 					       (w->opts->output_shared ? 0
-								    : FILEIO_PRIVATE));
+								       : FILEIO_PRIVATE));
 		if (rc < 0) {
 			/* another user's file there (a sticky directory):
 			 * pyprof top refuses to believe it, and says so */
@@ -348,9 +348,12 @@ int main(int argc, char **argv)
 	const char *env = getenv("PYPROF_LOG");
 	struct wiring w = { .opts = &c.opts };
 	const struct collector_ext ext = {
-		.add_sinks = add_sinks, .start_serving = start_serving,
-		.stop_serving = stop_serving, .end_sinks = end_sinks,
-		.done = wiring_done, .arg = &w,
+		.add_sinks = add_sinks,
+		.start_serving = start_serving,
+		.stop_serving = stop_serving,
+		.end_sinks = end_sinks,
+		.done = wiring_done,
+		.arg = &w,
 	};
 	int rc;
 

@@ -36,7 +36,8 @@ int attach_parse_pid(const char *cmd, const char *arg, pid_t *pid)
 
 	if (!arg || cmd_parse_uint(arg, 1, 4194304, &v) != 0) {
 		usage_error(cmd, "PID must be a process id (an integer from 1 "
-				 "to 4194304), not '%s'", arg ? arg : "");
+				 "to 4194304), not '%s'",
+			    arg ? arg : "");
 		return -1;
 	}
 	*pid = (pid_t)v;
@@ -92,7 +93,7 @@ static int yama_scope(void)
 	char buf[32];
 
 	if (read_small(path && *path ? path
-				    : "/proc/sys/kernel/yama/ptrace_scope",
+				     : "/proc/sys/kernel/yama/ptrace_scope",
 		       buf, sizeof buf) <= 0)
 		return -1;
 	return atoi(buf);

@@ -36,7 +36,7 @@
 
 /* Exit codes of the subcommands that read profiles (top, flamegraph,
  * convert, diff), which run no COMMAND: like pyprof-collector's. */
-#define CMD_EXIT_ERROR 1      /* a profile cannot be read, lacks what was
+#define CMD_EXIT_ERROR 1	  /* a profile cannot be read, lacks what was
                                  asked for, or the output cannot be
                                  written                              */
 #define CMD_EXIT_USAGE USAGE_EXIT /* bad option or arguments (usage.h) */
@@ -167,8 +167,8 @@ struct cmd_summary {
 	unsigned long long n_processes;
 	unsigned long long n_samples;
 	unsigned long long n_lost;
-	unsigned long long n_refused;  /* processes not profiled */
-	size_t n_reasons;              /* why, grouped */
+	unsigned long long n_refused; /* processes not profiled */
+	size_t n_reasons;	      /* why, grouped */
 	struct {
 		unsigned long long n;
 		char why[160];

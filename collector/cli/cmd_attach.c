@@ -37,7 +37,7 @@
 #include "pyprof/defaults.h"
 #include "pyprof/envcheck.h"
 
-#define ATT "pyprof attach" /* for usage_error */
+#define ATT "pyprof attach"	  /* for usage_error */
 #define ATTACH_DEFAULT_TIMEOUT 10 /* s for the target to load the library */
 
 enum {
@@ -167,12 +167,15 @@ static int set_option(struct attach *a, int c, const char *arg)
 		else
 			return usage_error(ATT, "--format accepts pprof, svg, "
 						"folded or speedscope, not '%s'",
-					   arg), -1;
+					   arg),
+			       -1;
 		return 0;
 	case OPT_MODE:
 		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
 			return usage_error(ATT, "--mode accepts cpu or wall, "
-						"not '%s'", arg), -1;
+						"not '%s'",
+					   arg),
+			       -1;
 		r->mode = arg;
 		return 0;
 	case OPT_HZ:
@@ -255,7 +258,8 @@ static int parse(struct attach *a, int argc, char **argv)
 			return usage_error(ATT, "%s option '%s'",
 					   c == ':' ? "missing value for"
 						    : "unknown",
-					   argv[optind - 1]), -1;
+					   argv[optind - 1]),
+			       -1;
 		if ((rc = set_option(a, c, optarg)) < 0)
 			return rc;
 	}
@@ -485,11 +489,11 @@ void attach_make_config(const struct attach *a, const char *sock, int start,
 	const struct record *r = &a->r;
 	size_t len = 0;
 
-#define ADD(...)                                                            \
-	do {                                                                \
-		int w_ = snprintf(out + len, n - len, __VA_ARGS__);         \
-		if (w_ > 0 && (size_t)w_ < n - len)                         \
-			len += (size_t)w_;                                  \
+#define ADD(...)                                                    \
+	do {                                                        \
+		int w_ = snprintf(out + len, n - len, __VA_ARGS__); \
+		if (w_ > 0 && (size_t)w_ < n - len)                 \
+			len += (size_t)w_;                          \
 	} while (0)
 	out[0] = '\0';
 	ADD("PYPROF_SOCKET=%s\n", sock);
@@ -663,7 +667,8 @@ static int run_window(struct attach *a)
 			 (int)a->pid, a->t.comm, a->duration);
 	else
 		log_info("attached to process %d (%s): profiling until "
-			 "Ctrl-C", (int)a->pid, a->t.comm);
+			 "Ctrl-C",
+			 (int)a->pid, a->t.comm);
 	end = attach_now_s() + (double)a->duration;
 	while (!attach_stop_sig && attach_target_alive(a) &&
 	       (!a->duration || attach_now_s() < end))
@@ -685,7 +690,8 @@ static int join_collector(struct attach *a)
 	if (a->t.lib_loaded) {
 		log_error("process %d has pyprof loaded already: it reports "
 			  "to the collector it was attached with; see `pyprof "
-			  "ctl status` there", (int)a->pid);
+			  "ctl status` there",
+			  (int)a->pid);
 		return 1;
 	}
 	if (cmd_make_tmpdir(a->r.tmpdir, sizeof a->r.tmpdir) != 0) {
@@ -778,7 +784,7 @@ int cmd_attach(int argc, char **argv)
 	if (a.r.verbose)
 		log_set_level(LOG_DEBUG);
 	if (!a.r.output && !a.collector)
-		a.r.output = !a.r.format ? default_output
+		a.r.output = !a.r.format		  ? default_output
 			     : !strcmp(a.r.format, "svg") ? "pyprof.svg"
 			     : !strcmp(a.r.format, "folded")
 				     ? "pyprof.folded"
@@ -810,7 +816,8 @@ int cmd_attach(int argc, char **argv)
 		if (a.r.coll_pid > 0)
 			kill(a.r.coll_pid, SIGKILL);
 		log_error("could not start the collector for process %d (is "
-			  "another pyprof attach on it running?)", (int)a.pid);
+			  "another pyprof attach on it running?)",
+			  (int)a.pid);
 		code = 1;
 	} else {
 		code = attach_private(&a);

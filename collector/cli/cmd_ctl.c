@@ -260,7 +260,7 @@ static const char *collector_user_only(const char *name, void *arg)
 {
 	(void)arg;
 	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
-							   : NULL;
+							  : NULL;
 }
 
 static long trusted_uid(void)
@@ -321,7 +321,8 @@ static int check_peer(int fd, const char *path, long trust)
 		return 0;
 	log_error("ctl: refusing the listener on %s: it runs as uid %u, not "
 		  "as us (uid %u) or root, and could show a forged status; if "
-		  "you trust that user, set PYPROF_COLLECTOR_USER=%u", path,
+		  "you trust that user, set PYPROF_COLLECTOR_USER=%u",
+		  path,
 		  (unsigned)cr.uid, (unsigned)geteuid(), (unsigned)cr.uid);
 	return 1;
 }
@@ -382,7 +383,8 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 			if ((type != WIRE_CTL_ANSWER && type != WIRE_CTL_DONE) ||
 			    plen > WIRE_MAX_CTL_PAYLOAD) {
 				log_error("ctl: unexpected frame (type %u) from "
-					  "the collector", type);
+					  "the collector",
+					  type);
 				goto out;
 			}
 			if (have < WIRE_HDR_LEN + plen)
@@ -448,13 +450,13 @@ out:
 
 /* What `pyprof ctl` was asked: the verb and its options. */
 struct ctl_req {
-	int verb;                 /* WIRE_VERB_* */
+	int verb; /* WIRE_VERB_* */
 	unsigned long pid, seconds, hz, heap;
-	int mode;                 /* WIRE_MODE_*, or -1: the process's own */
+	int mode; /* WIRE_MODE_*, or -1: the process's own */
 	int native;
 	unsigned long long waits; /* --waits: the rate in ns, 0 without */
-	const char *sock;         /* NULL: $PYPROF_SOCKET or the default */
-	char sock_abs[108];       /* --socket PATH made absolute */
+	const char *sock;	  /* NULL: $PYPROF_SOCKET or the default */
+	char sock_abs[108];	  /* --socket PATH made absolute */
 };
 
 /* --socket PATH: an absolute path as given, a relative one resolved
@@ -470,21 +472,23 @@ static int ctl_socket(struct ctl_req *q, const char *val)
 	if (val[0] == '/') {
 		if (strlen(val) >= sizeof(q->sock_abs))
 			return usage_error(CTL, "--socket expects a path "
-					   "shorter than 108 bytes, not '%s'",
+						"shorter than 108 bytes, not '%s'",
 					   val);
 		q->sock = val;
 		return 0;
 	}
 	if (!getcwd(cwd, sizeof(cwd)))
 		return usage_error(CTL, "--socket %s: cannot resolve a "
-				   "relative path: the current directory is "
-				   "unknown (%s)", val, strerror(errno));
+					"relative path: the current directory is "
+					"unknown (%s)",
+				   val, strerror(errno));
 	n = snprintf(q->sock_abs, sizeof(q->sock_abs), "%s%s%s", cwd,
 		     strcmp(cwd, "/") ? "/" : "", val);
 	if (n < 0 || (size_t)n >= sizeof(q->sock_abs))
 		return usage_error(CTL, "--socket %s is %d bytes long once "
-				   "made absolute (%s/%s); a socket path must "
-				   "be shorter than 108 bytes", val, n, cwd,
+					"made absolute (%s/%s); a socket path must "
+					"be shorter than 108 bytes",
+				   val, n, cwd,
 				   val);
 	q->sock = q->sock_abs;
 	return 0;
@@ -496,7 +500,7 @@ static const struct ctl_number {
 	const char *name;
 	unsigned long hi;
 	const char *expects;
-	size_t dest;              /* offsetof(struct ctl_req, ...) */
+	size_t dest; /* offsetof(struct ctl_req, ...) */
 } ctl_numbers[] = {
 	{ "--pid", 0x7fffffff, "a process id", offsetof(struct ctl_req, pid) },
 	{ "--seconds", 86400, "1 to 86400",
@@ -527,7 +531,8 @@ static int ctl_option(struct ctl_req *q, const char *a, const char *val)
 			q->mode = WIRE_MODE_WALL;
 		else
 			return usage_error(CTL, "--mode expects cpu or wall, "
-					   "not '%s'", val);
+						"not '%s'",
+					   val);
 		return 0;
 	}
 	if (!strcmp(a, "--socket"))

@@ -117,7 +117,8 @@ int record_find_files(struct record *r)
 	/* ld.so splits LD_PRELOAD at spaces and colons. */
 	if (strpbrk(r->lib, " :")) {
 		log_error("cannot preload %s: LD_PRELOAD cannot carry a path "
-			  "with a space or colon", r->lib);
+			  "with a space or colon",
+			  r->lib);
 		return -EINVAL;
 	}
 	ret = cmd_find_beside(dir, coll_rel, r->collector,
@@ -161,8 +162,7 @@ static int record_once(struct record *r)
 			  "summary") ||
 	    cmd_join_path(r->profile, sizeof(r->profile), r->tmpdir,
 			  RECORD_TMP_PROFILE) ||
-	    (r->format && (!strcmp(r->format, "speedscope") ||
-			   !strcmp(r->format, "gecko")) &&
+	    (r->format && (!strcmp(r->format, "speedscope") || !strcmp(r->format, "gecko")) &&
 	     cmd_join_path(r->timeline, sizeof(r->timeline), r->tmpdir,
 			   "timeline"))) {
 		log_error("temporary path too long: %s", r->tmpdir);
@@ -251,7 +251,7 @@ int cmd_record(int argc, char **argv)
 			   : !strcmp(r.format, "folded") ? "pyprof.folded"
 			   : !strcmp(r.format, "gecko")	 ? "pyprof.gecko.json"
 			   : !strcmp(r.format, "pstats") ? "pyprof.pstats"
-						       : "pyprof.speedscope.json";
+							 : "pyprof.speedscope.json";
 	as_typed = r.output;
 
 	/* "Not found" first: it is the likeliest mistake, and needs nothing

@@ -46,13 +46,13 @@ int cmd_self_dir(char *buf, size_t n)
 }
 
 const char *const cmd_lib_rel[] = {
-	"libpyprof.so",        /* build tree: build/ */
+	"libpyprof.so",	       /* build tree: build/ */
 	"../lib/libpyprof.so", /* installed: PREFIX/bin, PREFIX/lib */
 	NULL
 };
 
 const char *const cmd_module_rel[] = {
-	"../preload/module/pyprof.py",    /* build tree */
+	"../preload/module/pyprof.py",	  /* build tree */
 	"../lib/pyprof/python/pyprof.py", /* installed */
 	NULL
 };

@@ -136,7 +136,8 @@ static int parse_by(const char *cmd, const char *arg, struct vopts *o)
 		o->by_opcode = 1;
 	else
 		return usage_error(cmd, "--by accepts function%s or line, not "
-				   "'%s'", top ? ", opcode" : "", arg);
+					"'%s'",
+				   top ? ", opcode" : "", arg);
 	return 0;
 }
 
@@ -163,7 +164,8 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 	case 'n':
 		if (cmd_parse_uint(arg, 1, 1000000000, &o->n_rows))
 			return usage_error(cmd, "-n accepts a positive "
-					   "integer, not '%s'", arg);
+						"integer, not '%s'",
+					   arg);
 		return 0;
 	case OPT_TAG:
 		return parse_tag(cmd, arg, o);
@@ -177,7 +179,8 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 			o->sort = VIEW_SORT_CUM;
 		else
 			return usage_error(cmd, "--sort accepts flat or cum, "
-					   "not '%s'", arg);
+						"not '%s'",
+					   arg);
 		return 0;
 	case OPT_CONFIDENCE:
 		if (stats_parse_level(arg, &o->level))
@@ -200,7 +203,8 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 		if (*end || end == arg || !(o->min_width >= 0.01) ||
 		    o->min_width > 1000)
 			return usage_error(cmd, "--min-width accepts pixels "
-					   "from 0.01 to 1000, not '%s'", arg);
+						"from 0.01 to 1000, not '%s'",
+					   arg);
 		return 0;
 	default: { /* OPT_SHARES, OPT_VALUES */
 		enum view_diff_compare want = c == OPT_SHARES
@@ -208,7 +212,7 @@ static int parse_checked(const char *cmd, int c, const char *arg,
 						      : VIEW_DIFF_VALUES;
 		if (o->compare && o->compare != want)
 			return usage_error(cmd, "give --shares or --values, "
-					   "not both");
+						"not both");
 		o->compare = want;
 		return 0;
 	}
@@ -440,7 +444,7 @@ int cmd_top(int argc, char **argv)
 		return usage_error(cmd, "give a PROFILE (or several runs)");
 	if (o.by_label && o.by_opcode)
 		return usage_error(cmd, "--by opcode and --by-label are "
-				   "different tables: give one");
+					"different tables: give one");
 	if (o.split && (o.by_label || o.by_opcode))
 		return usage_error(cmd, "--split goes with the table of "
 					"functions or lines, not with --by-label or "
@@ -614,7 +618,8 @@ int cmd_convert_file(const struct convert_req *r)
 				 r->timeline, r->profile);
 		if (tl->n_dropped)
 			log_warn("%s: %llu samples were not kept (memory "
-				 "cap)", r->timeline,
+				 "cap)",
+				 r->timeline,
 				 (unsigned long long)tl->n_dropped);
 	}
 	rc = sink_open(&out, r->output);
@@ -648,7 +653,7 @@ static int convert_otlp(const char *cmd, const struct vopts *o)
 					"--timeline or --split");
 	if (o->service_name && !o->service_name[0])
 		return usage_error(cmd, "--service-name accepts a non-empty "
-				   "name");
+					"name");
 	return cmd_convert_otlp(o->args[0], o->service_name, o->output) < 0
 		       ? CMD_EXIT_ERROR
 		       : 0;
@@ -678,7 +683,7 @@ int cmd_convert(int argc, char **argv)
 				   o.format);
 	if (o.service_name)
 		return usage_error(cmd, "--service-name goes with --format "
-				   "otlp");
+					"otlp");
 	if (o.timeline && strcmp(o.format, "speedscope") &&
 	    strcmp(o.format, "gecko"))
 		return usage_error(cmd, "--timeline goes with --format "

@@ -23,8 +23,8 @@
 #define RECORD_TMP_STEM "profile"
 #define RECORD_TMP_PROFILE RECORD_TMP_STEM ".pb.gz"
 #define RECORD_DEFAULT_HEAP_RATE 524288u /* Go's MemProfileRate */
-#define RECORD_READY_TIMEOUT_MS 15000 /* collector start-up              */
-#define RECORD_STOP_TIMEOUT_MS 60000  /* collector writing the profile   */
+#define RECORD_READY_TIMEOUT_MS 15000	 /* collector start-up              */
+#define RECORD_STOP_TIMEOUT_MS 60000	 /* collector writing the profile   */
 /* the collector's --exit-grace: how long processes still connected when
  * COMMAND exits may take to end before they count as running (daemons) */
 #define RECORD_EXIT_GRACE_MS "2000"
@@ -35,7 +35,7 @@
 struct record {
 	/* options */
 	const char *output; /* as typed, for messages                   */
-	char hz[24];        /* canonical decimal; "" = leave env alone   */
+	char hz[24];	    /* canonical decimal; "" = leave env alone   */
 	char max_depth[24];
 	const char *mode;   /* "cpu", "wall" or NULL                      */
 	const char *native; /* PYPROF_NATIVE: "1", "all" or NULL          */
@@ -43,8 +43,8 @@ struct record {
 	char repeat[24];    /* --repeat N, decimal; "" = once            */
 	const char *waits;  /* PYPROF_WAITS (--waits[=RATE]) or NULL     */
 	int verbose;
-	int per_thread;     /* --per-thread: the collector's, as is     */
-	char **command;     /* NULL-terminated, points into argv         */
+	int per_thread;	    /* --per-thread: the collector's, as is     */
+	char **command;	    /* NULL-terminated, points into argv         */
 	const char *format; /* NULL: pprof; else what cmd_convert_file
 			       makes of the profile: svg, folded...     */
 	/* --split: passed to the conversion (folded, speedscope) */
@@ -66,7 +66,7 @@ struct record {
 
 	/* processes */
 	pid_t coll_pid; /* -1 when not running */
-	int period_s;   /* `pyprof top --pid`: the collector writes a
+	int period_s;	/* `pyprof top --pid`: the collector writes a
 			   profile every period_s seconds into the
 			   directory profile (--output-dir, --period);
 			   0: one profile, profile, at exit (--output) */

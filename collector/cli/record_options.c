@@ -179,7 +179,7 @@ static int set_option(struct record *r, int c, const char *arg)
 	case 'o':
 		if (!arg[0]) {
 			usage_error(REC, "-o/--output accepts a file name, "
-				    "not an empty string");
+					 "not an empty string");
 			return -EINVAL;
 		}
 		r->output = arg;
@@ -197,7 +197,8 @@ static int set_option(struct record *r, int c, const char *arg)
 	case OPT_NATIVE:
 		if (arg && strcmp(arg, "all")) {
 			usage_error(REC, "--native accepts =all or nothing, "
-				    "not '=%s'", arg);
+					 "not '=%s'",
+				    arg);
 			return -EINVAL;
 		}
 		r->native = arg ? "all" : "1";
@@ -307,12 +308,13 @@ int record_parse_options(struct record *r, int argc, char **argv)
 	}
 	if (optind >= argc) {
 		usage_error(REC, "no command given: pyprof record [OPTIONS] "
-			    "-- COMMAND [ARGS...]");
+				 "-- COMMAND [ARGS...]");
 		return -EINVAL;
 	}
 	if (r->heap_rate[0] && r->format) {
 		usage_error(REC, "--heap writes pprof files only: it cannot "
-			    "go with --format %s", r->format);
+				 "go with --format %s",
+			    r->format);
 		return -EINVAL;
 	}
 	if (r->waits && r->format) {
@@ -323,7 +325,8 @@ int record_parse_options(struct record *r, int argc, char **argv)
 	}
 	if (r->per_thread && r->format) {
 		usage_error(REC, "--per-thread writes pprof files beside the "
-			    "pprof profile: not with --format %s", r->format);
+				 "pprof profile: not with --format %s",
+			    r->format);
 		return -EINVAL;
 	}
 	if (r->split && !split_applies(r->format)) {
@@ -334,7 +337,8 @@ int record_parse_options(struct record *r, int argc, char **argv)
 	}
 	if (r->repeat[0] && r->format) {
 		usage_error(REC, "--repeat writes pprof files (for pyprof "
-			    "diff --test): not with --format %s", r->format);
+				 "diff --test): not with --format %s",
+			    r->format);
 		return -EINVAL;
 	}
 	r->command = argv + optind;

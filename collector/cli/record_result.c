@@ -343,7 +343,8 @@ int record_report(const struct record *r, int coll_status)
 	}
 	if (stat(r->profile, &st) != 0) {
 		log_error("no profile written: the collector exited without "
-			  "writing %s", r->profile);
+			  "writing %s",
+			  r->profile);
 		return -ENOENT;
 	}
 	/* The collector wrote into the temporary directory, which is
@@ -383,7 +384,8 @@ int record_report(const struct record *r, int coll_status)
 			 "exited (a daemon?): the profile stops there. record "
 			 "stops with its command; to profile a daemon, run "
 			 "pyprof-collector and start the daemon with "
-			 "LD_PRELOAD=%s", sum.n_running,
+			 "LD_PRELOAD=%s",
+			 sum.n_running,
 			 sum.n_running == 1 ? " was" : "es were", r->command[0],
 			 r->lib);
 	failed = place_beside(r, waits_able(r->profile)) || placed;

@@ -46,11 +46,11 @@ int checked_fd(int fd, const char *path, const struct checked_rules *r,
 		return -e;
 	}
 	if (dir ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode))
-		return refuse(path, r, err, cap, dir ? "not a directory"
-			      : "not a regular file");
+		return refuse(path, r, err, cap, dir ? "not a directory" : "not a regular file");
 	if (!trusted(r, sb.st_uid)) {
 		snprintf(reason, sizeof(reason), "owned by uid %u, not by us "
-			 "(uid %u) or root%s%s", (unsigned)sb.st_uid,
+						 "(uid %u) or root%s%s",
+			 (unsigned)sb.st_uid,
 			 (unsigned)geteuid(), r->harm ? ": " : "",
 			 r->harm ? r->harm : "");
 		return refuse(path, r, err, cap, reason);
@@ -63,7 +63,8 @@ int checked_fd(int fd, const char *path, const struct checked_rules *r,
 	if (sb.st_mode & bad) {
 		snprintf(reason, sizeof(reason), "%s by others (mode %04o)",
 			 (sb.st_mode & bad & (S_IWGRP | S_IWOTH)) ? "writable"
-			 : "readable", (unsigned)(sb.st_mode & 07777));
+								  : "readable",
+			 (unsigned)(sb.st_mode & 07777));
 		return refuse(path, r, err, cap, reason);
 	}
 	return 0;
@@ -79,8 +80,7 @@ static int open_failed(const char *path, const struct checked_rules *r,
 	    S_ISLNK(sb.st_mode))
 		return refuse(path, r, err, cap, "it is a symbolic link");
 	if (e == ENOTDIR || e == ENXIO)
-		return refuse(path, r, err, cap, (r->how & CHECKED_DIR)
-			      ? "not a directory" : "not a regular file");
+		return refuse(path, r, err, cap, (r->how & CHECKED_DIR) ? "not a directory" : "not a regular file");
 	snprintf(err, cap, "%s %s: %s", r->what, path, strerror(e));
 	return -e;
 }

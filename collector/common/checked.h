@@ -27,23 +27,23 @@
 #include <stddef.h>
 
 enum {
-	CHECKED_FILE = 0,       /* a regular file */
-	CHECKED_DIR = 1,        /* a directory */
-	CHECKED_SECRET = 2,     /* or'ed in: no access at all for others */
-	CHECKED_STICKY_OK = 4,  /* or'ed in: a directory others may write
+	CHECKED_FILE = 0,      /* a regular file */
+	CHECKED_DIR = 1,       /* a directory */
+	CHECKED_SECRET = 2,    /* or'ed in: no access at all for others */
+	CHECKED_STICKY_OK = 4, /* or'ed in: a directory others may write
 				   if it is sticky (only to find names in
 				   it, as a socket's) */
-	CHECKED_SEARCH_OK = 8   /* or'ed in: a directory we may search but
+	CHECKED_SEARCH_OK = 8  /* or'ed in: a directory we may search but
 				   not read is opened O_PATH (enough to
 				   check it, not to list or chmod it) */
 };
 
 struct checked_rules {
-	const char *what;   /* "spool directory", "--push-password-file" */
-	const char *harm;   /* what another owner could do; may be NULL */
-	const char *fix;    /* the remedy, after "; " */
-	long trust_uid;     /* one more trusted owner, or -1 */
-	unsigned how;       /* CHECKED_FILE or CHECKED_DIR, | flags */
+	const char *what; /* "spool directory", "--push-password-file" */
+	const char *harm; /* what another owner could do; may be NULL */
+	const char *fix;  /* the remedy, after "; " */
+	long trust_uid;	  /* one more trusted owner, or -1 */
+	unsigned how;	  /* CHECKED_FILE or CHECKED_DIR, | flags */
 };
 
 /*

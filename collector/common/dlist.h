@@ -16,44 +16,44 @@
 #include <stddef.h>
 
 /* Puts e first in the list at head. */
-#define DLIST_PUSH(head, e)                                                  \
-	do {                                                                 \
-		(e)->prev = NULL;                                            \
-		(e)->next = (head);                                          \
-		if (head)                                                    \
-			(head)->prev = (e);                                  \
-		(head) = (e);                                                \
+#define DLIST_PUSH(head, e)                 \
+	do {                                \
+		(e)->prev = NULL;           \
+		(e)->next = (head);         \
+		if (head)                   \
+			(head)->prev = (e); \
+		(head) = (e);               \
 	} while (0)
 
 /* Takes e out of the list at head (its own prev and next are left). */
-#define DLIST_UNLINK(head, e)                                                \
-	do {                                                                 \
-		if ((e)->prev)                                               \
-			(e)->prev->next = (e)->next;                         \
-		else                                                         \
-			(head) = (e)->next;                                  \
-		if ((e)->next)                                               \
-			(e)->next->prev = (e)->prev;                         \
+#define DLIST_UNLINK(head, e)                        \
+	do {                                         \
+		if ((e)->prev)                       \
+			(e)->prev->next = (e)->next; \
+		else                                 \
+			(head) = (e)->next;          \
+		if ((e)->next)                       \
+			(e)->next->prev = (e)->prev; \
 	} while (0)
 
 /* Puts e last in the list at head and tail. */
-#define DLIST_APPEND_T(head, tail, e)                                        \
-	do {                                                                 \
-		(e)->next = NULL;                                            \
-		(e)->prev = (tail);                                          \
-		if (tail)                                                    \
-			(tail)->next = (e);                                  \
-		else                                                         \
-			(head) = (e);                                        \
-		(tail) = (e);                                                \
+#define DLIST_APPEND_T(head, tail, e)       \
+	do {                                \
+		(e)->next = NULL;           \
+		(e)->prev = (tail);         \
+		if (tail)                   \
+			(tail)->next = (e); \
+		else                        \
+			(head) = (e);       \
+		(tail) = (e);               \
 	} while (0)
 
 /* Takes e out of the list at head and tail. */
-#define DLIST_UNLINK_T(head, tail, e)                                        \
-	do {                                                                 \
-		if (!(e)->next)                                              \
-			(tail) = (e)->prev;                                  \
-		DLIST_UNLINK(head, e);                                       \
+#define DLIST_UNLINK_T(head, tail, e)       \
+	do {                                \
+		if (!(e)->next)             \
+			(tail) = (e)->prev; \
+		DLIST_UNLINK(head, e);      \
 	} while (0)
 
 #endif /* PYPROF_DLIST_H */

@@ -50,7 +50,8 @@ int gunzip_mem(const uint8_t *in, size_t len, size_t max, uint8_t **out,
 		rc = grow(&buf, &cap, used, max);
 		if (rc == -E2BIG)
 			snprintf(err, err_len, "inflates to more than "
-				 "%zu bytes", max);
+					       "%zu bytes",
+				 max);
 		if (rc < 0)
 			goto out;
 		size_t in_left = len - (size_t)zs.total_in;

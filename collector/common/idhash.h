@@ -20,7 +20,7 @@
 struct idhash {
 	/* private to idhash.c */
 	uint64_t *slots; /* hash32 << 32 | id; 0 = empty */
-	size_t cap;      /* power of two, or 0 before the first insert */
+	size_t cap;	 /* power of two, or 0 before the first insert */
 	size_t n;
 };
 

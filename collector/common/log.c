@@ -36,8 +36,10 @@ int log_parse_level(const char *s, enum log_level *level)
 		const char *name;
 		enum log_level level;
 	} names[] = {
-		{ "error", LOG_ERROR }, { "warn", LOG_WARN },
-		{ "warning", LOG_WARN }, { "info", LOG_INFO },
+		{ "error", LOG_ERROR },
+		{ "warn", LOG_WARN },
+		{ "warning", LOG_WARN },
+		{ "info", LOG_INFO },
 		{ "debug", LOG_DEBUG },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -87,7 +89,8 @@ static void refill(struct log_budget *b)
 		uint64_t add = (now - b->refill_ns) / 1000000u *
 			       LOG_BUDGET_PER_S; /* ms x lines/s = milli */
 		b->tokens_milli = b->tokens_milli + add > full
-					  ? full : b->tokens_milli + add;
+					  ? full
+					  : b->tokens_milli + add;
 	}
 	b->refill_ns = now;
 }
@@ -98,7 +101,8 @@ static void say_suppressed(struct log_budget *b)
 	uint64_t n = b->suppressed;
 	b->suppressed = 0;
 	log_warn("%s: %" PRIu64 " log line%s about its clients suppressed "
-		 "(at most %d a second after a burst of %d)", b->who, n,
+		 "(at most %d a second after a burst of %d)",
+		 b->who, n,
 		 n == 1 ? "" : "s", LOG_BUDGET_PER_S, LOG_BUDGET_BURST);
 	log_charge(was);
 }
@@ -196,13 +200,13 @@ const char *log_printable(char *buf, size_t n, const char *s, size_t len)
 	return buf;
 }
 
-#define LOG_DEFINE(fn, level)                                                \
-	void fn(const char *fmt, ...)                                        \
-	{                                                                    \
-		va_list ap;                                                  \
-		va_start(ap, fmt);                                           \
-		log_line(level, fmt, ap);                                    \
-		va_end(ap);                                                  \
+#define LOG_DEFINE(fn, level)             \
+	void fn(const char *fmt, ...)     \
+	{                                 \
+		va_list ap;               \
+		va_start(ap, fmt);        \
+		log_line(level, fmt, ap); \
+		va_end(ap);               \
 	}
 
 LOG_DEFINE(log_error, LOG_ERROR)

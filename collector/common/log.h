@@ -53,10 +53,10 @@ int log_debug_enabled(void);
 #define LOG_BUDGET_BURST 100
 #define LOG_BUDGET_PER_S 10
 struct log_budget {
-	uint64_t refill_ns; /* CLOCK_MONOTONIC of the last refill; 0: new */
+	uint64_t refill_ns;    /* CLOCK_MONOTONIC of the last refill; 0: new */
 	uint64_t tokens_milli; /* lines that may go out, in thousandths */
 	uint64_t suppressed;   /* lines dropped since the last summary */
-	char who[48];          /* "uid 1000" */
+	char who[48];	       /* "uid 1000" */
 };
 
 /* Charges every line logged from now on (at a level that is printed) to

@@ -36,8 +36,8 @@ struct loop_timer {
 	loop_timer_fn fn;
 	void *arg;
 	size_t heap_idx; /* slot in loop->heap while pending */
-	int firing;      /* its callback is running */
-	int cancelled;   /* loop_del_timer was called while firing */
+	int firing;	 /* its callback is running */
+	int cancelled;	 /* loop_del_timer was called while firing */
 };
 
 struct loop {

@@ -109,8 +109,7 @@ static int read_records(struct wire_in *r, struct tl_data *t,
 		x->value = (int64_t)wire_get_varint(r);
 		x->flags = (uint32_t)wire_get_varint(r);
 		if (stack >= n_stacks) {
-			snprintf(err, TIMELINE_ERR_LEN, "record %" PRIu64
-				 ": stack %" PRIu64 " of %" PRIu64, i, stack,
+			snprintf(err, TIMELINE_ERR_LEN, "record %" PRIu64 ": stack %" PRIu64 " of %" PRIu64, i, stack,
 				 n_stacks);
 			return -EINVAL;
 		}
@@ -132,14 +131,13 @@ int timeline_parse(const void *data, size_t len, struct timeline_data **out,
 	if (len < TIMELINE_MAGIC_LEN ||
 	    memcmp(d, TIMELINE_MAGIC, TIMELINE_MAGIC_LEN)) {
 		snprintf(err, TIMELINE_ERR_LEN, "not a pyprof timeline (no "
-			 "PYPROFTL magic)");
+						"PYPROFTL magic)");
 		return -EINVAL;
 	}
 	r = (struct wire_in){ d + TIMELINE_MAGIC_LEN, d + len, 1 };
 	version = wire_get_varint(&r);
 	if (r.ok && version != TIMELINE_VERSION) {
-		snprintf(err, TIMELINE_ERR_LEN, "timeline version %" PRIu64
-			 " (this pyprof reads %d)", version, TIMELINE_VERSION);
+		snprintf(err, TIMELINE_ERR_LEN, "timeline version %" PRIu64 " (this pyprof reads %d)", version, TIMELINE_VERSION);
 		return -EINVAL;
 	}
 	t = calloc(1, sizeof(*t));

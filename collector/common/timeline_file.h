@@ -71,8 +71,8 @@ struct timeline_rec {
 struct timeline_data {
 	int64_t profile_time_nanos;
 	size_t n_stacks;
-	const uint64_t *locs;        /* every stack's location ids */
-	const size_t *stack_first;   /* stack i is locs[first[i]..+len[i]) */
+	const uint64_t *locs;	   /* every stack's location ids */
+	const size_t *stack_first; /* stack i is locs[first[i]..+len[i]) */
 	const uint32_t *stack_len;
 	size_t n_records;
 	const struct timeline_rec *recs;

@@ -214,7 +214,8 @@ void agg_renumber(struct agg *a, agg_map_fn map_node, agg_map_fn map_labels,
 			struct agg_entry e = a->slots[i];
 			e.flags &= ~AGG_MOVING;
 			size_t j = key_hash(e.node, e.thread, e.flags,
-					    e.labels) & mask;
+					    e.labels) &
+				   mask;
 			while (a->slots[j].node &&
 			       !(a->slots[j].flags & AGG_MOVING))
 				j = (j + 1) & mask;

@@ -27,7 +27,7 @@ struct agg;
 struct agg_entry {
 	uint32_t node; /* leaf node id, never 0 */
 	uint32_t thread;
-	uint32_t flags;  /* wire flags; with WIRE_SF_OPCODE, bits 16..23
+	uint32_t flags;	 /* wire flags; with WIRE_SF_OPCODE, bits 16..23
 			    hold the opcode (AGG_OPCODE_SHIFT) */
 	uint32_t labels; /* label set id (symtab.h), 0: none */
 	uint64_t count;

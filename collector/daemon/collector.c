@@ -55,21 +55,21 @@ struct collector {
 	struct procs *reg;
 	struct listener *lis;
 	struct output *out;
-	struct control *ctl; /* sampling on demand (control.h) */
+	struct control *ctl;		 /* sampling on demand (control.h) */
 	const struct collector_ext *ext; /* what main plugs in (collector.h) */
-	struct collector_parts parts;    /* lent to ext */
+	struct collector_parts parts;	 /* lent to ext */
 	int sigfd;
 	struct conn **conns; /* by fd */
 	size_t conns_cap;
 	size_t n_conns;
-	int failed; /* the loop failed */
+	int failed;		/* the loop failed */
 	struct pidring refused; /* recently refused pids: warn once each */
-	size_t max_conns;    /* clients served at once */
-	uint64_t n_shed;     /* turned away in the current burst, for want
+	size_t max_conns;	/* clients served at once */
+	uint64_t n_shed;	/* turned away in the current burst, for want
 				of descriptors (n_shed_fd) or of room */
 	uint64_t n_shed_fd;
-	uint64_t n_evicted;  /* silent ones closed for newcomers, this burst */
-	int stopping;        /* asked to stop: waiting (--exit-grace) for the
+	uint64_t n_evicted; /* silent ones closed for newcomers, this burst */
+	int stopping;	    /* asked to stop: waiting (--exit-grace) for the
 				clients still connected to end */
 
 	/* The connections of one uid but ours (--max-clients-per-user), of
@@ -292,7 +292,8 @@ static int make_room(struct collector *c)
 	(c->n_evicted++ ? log_debug : log_warn)(
 		"%zu clients connected, the most served at once: closing "
 		"the one that waited longest without a HELLO (%" PRIu64
-		" ms) to serve a new one", c->n_conns,
+		" ms) to serve a new one",
+		c->n_conns,
 		(loop_now_ns() - conn_born_ns(oldest)) / 1000000);
 	close_conn(c, oldest);
 	return 0;
@@ -328,14 +329,16 @@ static void accept_client(struct collector *c, int fd, pid_t pid,
 	}
 	if (c->n_conns < c->max_conns && c->n_evicted) {
 		log_info("%" PRIu64 " clients that said nothing were closed "
-			 "to make room", c->n_evicted);
+			 "to make room",
+			 c->n_evicted);
 		c->n_evicted = 0;
 	}
 	if (c->n_conns >= c->max_conns && make_room(c) < 0) {
 		if (c->n_shed++ == 0)
 			log_warn("%zu clients connected, the most served at "
 				 "once (--max-clients): turning new ones "
-				 "away until some leave", c->n_conns);
+				 "away until some leave",
+				 c->n_conns);
 		log_debug("client pid %d turned away: too many clients",
 			  (int)pid);
 		close(fd);
@@ -382,7 +385,8 @@ static void on_listener(struct loop *loop, int lfd, uint32_t events,
 				log_warn("out of file descriptors with %zu "
 					 "clients connected: turning new ones "
 					 "away until some leave (raise the "
-					 "limit: ulimit -n)", c->n_conns);
+					 "limit: ulimit -n)",
+					 c->n_conns);
 			continue;
 		}
 		if (rc < 0) {
@@ -390,7 +394,8 @@ static void on_listener(struct loop *loop, int lfd, uint32_t events,
 			 * queued, and level-triggered epoll would spin on
 			 * it, so pause accepting for a moment. */
 			log_warn("accept: %s; pausing new connections for "
-				 "100 ms", strerror(-rc));
+				 "100 ms",
+				 strerror(-rc));
 			if (loop_mod_fd(loop, lfd, 0) == 0 &&
 			    !loop_add_timer(loop, ACCEPT_PAUSE_NS, 0,
 					    on_accept_resume, c))
@@ -399,7 +404,8 @@ static void on_listener(struct loop *loop, int lfd, uint32_t events,
 		}
 		if (c->n_shed_fd || c->n_shed) {
 			log_info("accepting new clients again; %" PRIu64
-				 " were turned away", c->n_shed_fd + c->n_shed);
+				 " were turned away",
+				 c->n_shed_fd + c->n_shed);
 			c->n_shed_fd = c->n_shed = 0;
 		}
 		accept_one(c, fd, pid, uid);
@@ -478,9 +484,10 @@ static void on_signal(struct loop *loop, int fd, uint32_t events, void *arg)
 	    loop_add_timer(loop, c->opts->exit_grace_ns, 0, on_grace_end, c)) {
 		c->stopping = 1;
 		log_info("%s received: waiting up to %" PRIu64 " ms for %zu "
-			 "connected clients to end", si.ssi_signo == SIGINT
-							 ? "SIGINT"
-							 : "SIGTERM",
+			 "connected clients to end",
+			 si.ssi_signo == SIGINT
+				 ? "SIGINT"
+				 : "SIGTERM",
 			 c->opts->exit_grace_ns / 1000000, c->n_conns);
 		return;
 	}
@@ -516,7 +523,10 @@ static void accept_pending(struct collector *c)
  * collector does not count those samples as lost. */
 static void shut_down(struct collector *c)
 {
-	struct { int fd; uint64_t n; } *acks;
+	struct {
+		int fd;
+		uint64_t n;
+	} * acks;
 	size_t n_acks = 0;
 	uint64_t n_running = 0;
 
@@ -651,7 +661,8 @@ static size_t max_clients(const struct collector_opts *opts)
 		max = opts->max_clients;
 	else if (opts->max_clients > max)
 		log_warn("--max-clients %zu: the descriptor limit allows %zu "
-			 "(ulimit -n)", opts->max_clients, max);
+			 "(ulimit -n)",
+			 opts->max_clients, max);
 	else if (!opts->max_clients && max > COLLECTOR_MAX_CLIENTS)
 		max = COLLECTOR_MAX_CLIENTS;
 	return max;
@@ -813,8 +824,7 @@ int collector_run(const struct collector_opts *opts,
 		  const struct collector_ext *ext)
 {
 	static const struct collector_ext none;
-	struct collector c = { .opts = opts, .sigfd = -1,
-			       .ext = ext ? ext : &none };
+	struct collector c = { .opts = opts, .sigfd = -1, .ext = ext ? ext : &none };
 	char def_path[256];
 	const char *path = socket_path(opts, def_path, sizeof(def_path));
 	int rc = -ENAMETOOLONG;

@@ -179,17 +179,18 @@ static int parse_frames(struct conn *c)
 				  (type < WIRE_CTL_FIRST ||
 				   type > WIRE_CTL_LAST))) {
 			conn_reject(c, "unknown frame type %u (header %02x %02x "
-				  "%02x %02x)", type, c->buf[c->off],
-			       c->buf[c->off + 1], c->buf[c->off + 2],
-			       c->buf[c->off + 3]);
+				       "%02x %02x)",
+				    type, c->buf[c->off],
+				    c->buf[c->off + 1], c->buf[c->off + 2],
+				    c->buf[c->off + 3]);
 			return -EPROTO;
 		}
 		if (plen > WIRE_MAX_PAYLOAD ||
 		    (type >= WIRE_CTL_FIRST && plen > WIRE_MAX_CTL_PAYLOAD)) {
 			conn_reject(c, "%s frame of %zu bytes, over the limit of %u",
-			       conn_type_names[type], plen,
-			       type >= WIRE_CTL_FIRST ? WIRE_MAX_CTL_PAYLOAD
-						      : WIRE_MAX_PAYLOAD);
+				    conn_type_names[type], plen,
+				    type >= WIRE_CTL_FIRST ? WIRE_MAX_CTL_PAYLOAD
+							   : WIRE_MAX_PAYLOAD);
 			return -EPROTO;
 		}
 		if (c->len - c->off < WIRE_HDR_LEN + plen)
@@ -224,7 +225,8 @@ static int make_room(struct conn *c, int was_full)
 		/* parse_frames has checked plen against the limit. */
 		size_t frame = WIRE_HDR_LEN + plen;
 		size_t next = c->cap + CONN_BUF_BUSY < frame
-				      ? c->cap + CONN_BUF_BUSY : frame;
+				      ? c->cap + CONN_BUF_BUSY
+				      : frame;
 		if (next > want)
 			want = next;
 	}
@@ -263,7 +265,8 @@ static void on_eof(struct conn *c)
 	size_t left = c->len - c->off;
 	if (left > 0) {
 		conn_reject(c, "connection closed in the middle of a frame (%zu "
-			  "bytes of it received)", left);
+			       "bytes of it received)",
+			    left);
 		c->end_why = "truncated frame";
 		return;
 	}
@@ -271,7 +274,8 @@ static void on_eof(struct conn *c)
 	 * the socket is in use, or a script waiting for it), not an error. */
 	if (c->state == CONN_WANT_HELLO)
 		log_debug("client pid %d connected and closed without sending "
-			  "anything (a probe)", (int)c->peer_pid);
+			  "anything (a probe)",
+			  (int)c->peer_pid);
 	if (!c->end_why)
 		c->end_why = c->state == CONN_AFTER_BYE ? "clean" : "EOF";
 }
@@ -291,7 +295,8 @@ int conn_read(struct conn *c, int drain)
 		ssize_t n;
 		if (make_room(c, was_full) < 0) {
 			log_error("pid %" PRIu64 ": out of memory for the "
-				  "read buffer; closing connection", c->pid);
+				  "read buffer; closing connection",
+				  c->pid);
 			c->end_why = "out of memory";
 			return 1;
 		}
@@ -302,8 +307,8 @@ int conn_read(struct conn *c, int drain)
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
 			log_warn("pid %" PRIu64 ": read: %s; closing "
-				 "connection", c->session ? c->pid :
-				 (uint64_t)c->peer_pid, strerror(errno));
+				 "connection",
+				 c->session ? c->pid : (uint64_t)c->peer_pid, strerror(errno));
 			c->end_why = "read error";
 			return 1;
 		}
@@ -406,7 +411,8 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 		 * the connection ends with it (opener_gone). */
 		(void)conn_read(c, 1);
 		log_info("pid %" PRIu64 " (uid %u): its process has exited "
-			 "but its connection stayed open; closing it", c->pid,
+			 "but its connection stayed open; closing it",
+			 c->pid,
 			 (unsigned)c->peer_uid);
 		c->end_why = "its process exited";
 		return 1;
@@ -426,7 +432,8 @@ int conn_expired(struct conn *c, uint64_t now_ns)
 	if (c->session)
 		log_warn("pid %" PRIu64 ": %s (%zu bytes of a frame held, "
 			 "nothing received for %" PRIu64 " ms); closing "
-			 "connection", c->pid, why, held,
+			 "connection",
+			 c->pid, why, held,
 			 (now_ns - c->rx_ns) / 1000000);
 	else
 		log_warn("client pid %d (uid %u): %s after %" PRIu64 " ms "

@@ -24,22 +24,22 @@
 struct peer {
 	struct conn *conn;
 	uint64_t pid;
-	unsigned holds;              /* holds that cover it now          */
-	int sampling;                /* as it last said; -1 unknown      */
+	unsigned holds;		     /* holds that cover it now          */
+	int sampling;		     /* as it last said; -1 unknown      */
 	struct control_settings eff; /* what its session runs with       */
-	uint64_t lease_end_ns;       /* UINT64_MAX: no lease (until stop) */
+	uint64_t lease_end_ns;	     /* UINT64_MAX: no lease (until stop) */
 	struct peer *next;
 };
 
 struct control_hold {
 	struct control *ctl;
-	uint64_t pid;                /* 0: every process                 */
-	uint64_t end_ns;             /* UINT64_MAX: until control_end    */
+	uint64_t pid;	 /* 0: every process                 */
+	uint64_t end_ns; /* UINT64_MAX: until control_end    */
 	struct control_settings s;
 	control_done_fn done;
 	void *arg;
-	int from_ctl;                /* made by a controller's start     */
-	int ending;                  /* ended, waiting for acks          */
+	int from_ctl; /* made by a controller's start     */
+	int ending;   /* ended, waiting for acks          */
 	struct loop_timer *timer;
 	struct control_hold *next;
 	/* control_start_uid: only the processes of uid */
@@ -47,13 +47,14 @@ struct control_hold {
 	unsigned uid;
 };
 
-enum op_kind { OP_HOLD_END, OP_CTL };
+enum op_kind { OP_HOLD_END,
+	       OP_CTL };
 
 /* Something waiting for replies: a hold's end, or a controller. */
 struct op {
 	enum op_kind kind;
-	struct control_hold *hold;   /* OP_HOLD_END                      */
-	struct conn *controller;     /* OP_CTL; NULL once it went away   */
+	struct control_hold *hold; /* OP_HOLD_END                      */
+	struct conn *controller;   /* OP_CTL; NULL once it went away   */
 	unsigned pending, answered;
 	struct loop_timer *timer;
 	struct op *next;
@@ -64,14 +65,14 @@ struct wait {
 	uint64_t req;
 	struct peer *peer;
 	struct op *op;
-	const char *note;            /* the collector's, for the answer   */
+	const char *note; /* the collector's, for the answer   */
 	struct wait *next;
 };
 
 struct control {
 	struct loop *loop;
 	struct peer *peers;
-	struct control_hold *holds;  /* active and ending                */
+	struct control_hold *holds; /* active and ending                */
 	struct op *ops;
 	struct wait *waits;
 	uint64_t next_req;
@@ -269,7 +270,8 @@ static void op_timeout(struct loop *loop, struct loop_timer *t, void *arg)
 		next = w->next;
 		if (w->op == o) {
 			log_info("pid %" PRIu64 " did not answer a control "
-				 "request in time", w->peer->pid);
+				 "request in time",
+				 w->peer->pid);
 			o->pending++; /* wait_done must not finish it */
 			wait_done(ctl, w, NULL, 0, "no answer in time");
 			o->pending--;
@@ -284,7 +286,8 @@ static void command(struct control *ctl, struct peer *p, unsigned type,
 {
 	if (send_to(ctl, p->conn, f, type) < 0) {
 		log_warn("pid %" PRIu64 ": cannot send it a control frame "
-			 "(it is not reading its socket)", p->pid);
+			 "(it is not reading its socket)",
+			 p->pid);
 		if (o && o->kind == OP_CTL)
 			answer(ctl, o, p, NULL, 0,
 			       "not delivered: the process is not reading",
@@ -593,7 +596,7 @@ static int reply_fields(const uint8_t *p, size_t len, uint64_t *req,
 }
 
 static int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
-		     const uint8_t *p, size_t len)
+			    const uint8_t *p, size_t len)
 {
 	uint64_t req, sampling = 0;
 	if (reply_fields(p, len, &req, &sampling) < 0)
@@ -604,7 +607,8 @@ static int control_on_reply(struct control *ctl, struct conn *c, unsigned type,
 	pe->sampling = sampling != 0;
 	if (type == WIRE_CTL_STATE) {
 		log_info("pid %" PRIu64 ": sampling %s (its own toggle or "
-			 "lease)", pe->pid, sampling ? "on" : "off");
+			 "lease)",
+			 pe->pid, sampling ? "on" : "off");
 		return 0;
 	}
 	for (struct wait *w = ctl->waits; w; w = w->next)
@@ -688,12 +692,14 @@ static int request_fields(const uint8_t *p, size_t len, struct request *q)
 }
 
 static const char *const verb_names[] = {
-	[WIRE_VERB_START] = "start", [WIRE_VERB_STOP] = "stop",
-	[WIRE_VERB_FLUSH] = "flush", [WIRE_VERB_STATUS] = "status",
+	[WIRE_VERB_START] = "start",
+	[WIRE_VERB_STOP] = "stop",
+	[WIRE_VERB_FLUSH] = "flush",
+	[WIRE_VERB_STATUS] = "status",
 };
 
 static int control_on_request(struct control *ctl, struct conn *c,
-		       const uint8_t *p, size_t len)
+			      const uint8_t *p, size_t len)
 {
 	struct request q;
 	if (request_fields(p, len, &q) < 0)
@@ -727,8 +733,7 @@ static int control_on_request(struct control *ctl, struct conn *c,
 			if (q.pid && q.pid != pe->pid)
 				continue;
 			/* still held by another request (HTTP): say so */
-			send_simple(ctl, pe, pe->holds ? WIRE_CTL_STATUS
-						       : WIRE_CTL_STOP,
+			send_simple(ctl, pe, pe->holds ? WIRE_CTL_STATUS : WIRE_CTL_STOP,
 				    !pe->holds, o);
 		}
 		break;

@@ -73,10 +73,10 @@ struct loop;
 /* What a hold asks for; zero fields leave the process's own setting. */
 struct control_settings {
 	int has_mode;
-	unsigned mode;      /* enum wire_mode, with has_mode              */
+	unsigned mode;	    /* enum wire_mode, with has_mode              */
 	uint64_t period_ns; /* 0: the process's own rate                  */
 	uint64_t heap_rate; /* bytes between heap samples; 0: no heap     */
-	int native;         /* 1: ask for native stacks                   */
+	int native;	    /* 1: ask for native stacks                   */
 	uint64_t waits_ns;  /* block and mutex profiles at this rate (ns);
 	                       0: the process's own (PYPROF_WAITS)        */
 };

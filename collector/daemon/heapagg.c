@@ -153,7 +153,7 @@ static struct live *live_find(const struct heapagg *h, uint64_t addr)
 	if (!h->live_cap)
 		return NULL;
 	for (size_t i = slot_of(addr, h->live_cap);; i = (i + 1) &
-						      (h->live_cap - 1)) {
+							 (h->live_cap - 1)) {
 		if (h->live[i].addr == addr)
 			return &h->live[i];
 		if (!h->live[i].addr)
@@ -352,8 +352,7 @@ struct heapagg_peak heapagg_life_peak(const struct heapagg *h)
 int heapagg_alloc(struct heapagg *h, uint64_t rate, uint32_t node,
 		  uint32_t labels, uint64_t size, uint64_t addr)
 {
-	struct live e = { .addr = addr, .size = size, .node = node,
-			  .labels = labels };
+	struct live e = { .addr = addr, .size = size, .node = node, .labels = labels };
 	struct acc *a;
 
 	if (!addr || !node)

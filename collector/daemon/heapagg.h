@@ -44,7 +44,7 @@ struct heapagg;
 
 /* One stack's values under one label set, unbiased. */
 struct heapagg_row {
-	uint32_t node;   /* 0 for the lost row */
+	uint32_t node;	 /* 0 for the lost row */
 	uint32_t labels; /* label set id (symtab.h), 0: none */
 	double alloc_objects, alloc_bytes;
 	double inuse_objects, inuse_bytes;
@@ -123,7 +123,7 @@ struct heapagg_peak heapagg_life_peak(const struct heapagg *h);
  * frees it), and the lost allocations in *lost (node 0; zero values if
  * none). 0 or -ENOMEM. */
 int heapagg_rows(const struct heapagg *h, struct heapagg_row **rows, size_t *n,
-	      struct heapagg_row *lost);
+		 struct heapagg_row *lost);
 
 /* Symtab compaction: calls fn(arg, node, labels) for every key held, and
  * replaces every node with map_node(arg, node) and every label set but 0

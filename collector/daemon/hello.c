@@ -56,13 +56,18 @@ static int set_field(struct hello *hl, size_t *args_cap,
 		if (v != WIRE_VERSION) {
 			snprintf(err, HELLO_ERR_LEN,
 				 "protocol version %" PRIu64 " not supported "
-				 "(this collector speaks %d)", v,
+				 "(this collector speaks %d)",
+				 v,
 				 WIRE_VERSION);
 			return -EPROTO;
 		}
 		break;
-	case WIRE_H_PID: h->pid = v; break;
-	case WIRE_H_PPID: h->ppid = v; break;
+	case WIRE_H_PID:
+		h->pid = v;
+		break;
+	case WIRE_H_PPID:
+		h->ppid = v;
+		break;
 	case WIRE_H_START_UNIX_NS:
 		h->start_unix_ns = v;
 		h->has_start_unix = 1;
@@ -71,16 +76,35 @@ static int set_field(struct hello *hl, size_t *args_cap,
 		h->start_mono_ns = v;
 		h->has_start_mono = 1;
 		break;
-	case WIRE_H_MODE: h->mode = v; break;
-	case WIRE_H_PERIOD_NS: h->period_ns = v; break;
-	case WIRE_H_MAX_DEPTH: h->max_depth = v; break;
-	case WIRE_H_PYVERSION: h->pyversion = (struct proc_bytes){ f->s, f->n }; break;
-	case WIRE_H_EXE: h->exe = (struct proc_bytes){ f->s, f->n }; break;
-	case WIRE_H_COMM: h->comm = (struct proc_bytes){ f->s, f->n }; break;
-	case WIRE_H_CONN_SEQ: h->conn_seq = v; break;
-	case WIRE_H_UID: h->uid = v; break;
-	case WIRE_H_ACHIEVED_NS: h->achieved_ns = v; break;
-	case WIRE_H_ARG: return add_arg(hl, args_cap, f->s, f->n, err);
+	case WIRE_H_MODE:
+		h->mode = v;
+		break;
+	case WIRE_H_PERIOD_NS:
+		h->period_ns = v;
+		break;
+	case WIRE_H_MAX_DEPTH:
+		h->max_depth = v;
+		break;
+	case WIRE_H_PYVERSION:
+		h->pyversion = (struct proc_bytes){ f->s, f->n };
+		break;
+	case WIRE_H_EXE:
+		h->exe = (struct proc_bytes){ f->s, f->n };
+		break;
+	case WIRE_H_COMM:
+		h->comm = (struct proc_bytes){ f->s, f->n };
+		break;
+	case WIRE_H_CONN_SEQ:
+		h->conn_seq = v;
+		break;
+	case WIRE_H_UID:
+		h->uid = v;
+		break;
+	case WIRE_H_ACHIEVED_NS:
+		h->achieved_ns = v;
+		break;
+	case WIRE_H_ARG:
+		return add_arg(hl, args_cap, f->s, f->n, err);
 	}
 	return 0;
 }
@@ -104,7 +128,8 @@ static int read_fields(struct wire_in *r, struct hello *hl, uint64_t *seen,
 		if (*seen == 0 && f.tag != WIRE_H_VERSION) {
 			snprintf(err, HELLO_ERR_LEN,
 				 "HELLO must start with VERSION (got tag "
-				 "%" PRIu64 ")", f.tag);
+				 "%" PRIu64 ")",
+				 f.tag);
 			return -EPROTO;
 		}
 		if (f.tag == WIRE_H_SAMPLING && !f.is_bytes) {
@@ -189,22 +214,39 @@ static void bye_field(void *ctx, uint64_t tag, uint64_t v)
 {
 	struct proc_bye *b = ctx;
 	switch (tag) {
-	case WIRE_B_SAMPLES: b->samples = v; b->has_samples = 1; break;
-	case WIRE_B_LOST: b->lost = v; b->has_lost = 1; break;
+	case WIRE_B_SAMPLES:
+		b->samples = v;
+		b->has_samples = 1;
+		break;
+	case WIRE_B_LOST:
+		b->lost = v;
+		b->has_lost = 1;
+		break;
 	case WIRE_B_END_MONO_NS:
 		b->end_mono_ns = v;
 		b->has_end_mono = 1;
 		break;
-	case WIRE_B_HANDLER_N: b->handler_n = v; break;
-	case WIRE_B_HANDLER_NS: b->handler_ns = v; break;
-	case WIRE_B_FAULTS: b->faults = v; break;
-	case WIRE_B_ACHIEVED_NS: b->achieved_ns = v; break;
+	case WIRE_B_HANDLER_N:
+		b->handler_n = v;
+		break;
+	case WIRE_B_HANDLER_NS:
+		b->handler_ns = v;
+		break;
+	case WIRE_B_FAULTS:
+		b->faults = v;
+		break;
+	case WIRE_B_ACHIEVED_NS:
+		b->achieved_ns = v;
+		break;
 	case WIRE_B_NATIVE_UNMERGED:
 		b->native_unmerged = v;
 		b->has_native = 1;
 		break;
-	case WIRE_B_CPU_SOURCE: b->cpu_source = v; break;
-	default: break; /* unknown; no BYE field is bytes yet */
+	case WIRE_B_CPU_SOURCE:
+		b->cpu_source = v;
+		break;
+	default:
+		break; /* unknown; no BYE field is bytes yet */
 	}
 }
 

@@ -19,10 +19,10 @@
 /* A decoded HELLO. Byte strings point into the payload given to
  * hello_decode and are valid as long as it is. */
 struct hello {
-	struct proc_hello h;      /* h.args points to args */
-	struct proc_bytes *args;  /* owned: hello_free */
-	int sampling;             /* SAMPLING: 1, 0, or -1 if not sent */
-	int refused;              /* REFUSED was sent; why in refused_why */
+	struct proc_hello h;	 /* h.args points to args */
+	struct proc_bytes *args; /* owned: hello_free */
+	int sampling;		 /* SAMPLING: 1, 0, or -1 if not sent */
+	int refused;		 /* REFUSED was sent; why in refused_why */
 	struct proc_bytes refused_why;
 };
 

@@ -285,7 +285,8 @@ int listener_accept(struct listener *l, int *fd, pid_t *pid, uid_t *uid)
 		int e;
 		close(l->spare);
 		cfd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-		e = cfd >= 0 ? 1 : errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		e = cfd >= 0 ? 1 : errno == EWOULDBLOCK ? -EAGAIN
+							: -errno;
 		if (cfd >= 0)
 			close(cfd);
 		l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -236,7 +236,8 @@ static void write_heap_beside(struct output *o, const char *cpu_path,
 		goto out;
 	}
 	log_info("wrote %s: %" PRIu64 " allocations (estimated), %" PRIu64
-		 " lost (%s)", path, stats.samples, stats.lost, who);
+		 " lost (%s)",
+		 path, stats.samples, stats.lost, who);
 out:
 	free(data);
 }
@@ -283,7 +284,7 @@ static void write_new_file(struct output *o, long dir_uid, const char *stem,
 	/* Older windows first, if there is room again. */
 	output_retry_held(o);
 	rc = output_place_new_file(o, dir_uid, stem, stamp_ns, data, len, path,
-			    sizeof(path));
+				   sizeof(path));
 	if (rc == -ENAMETOOLONG) {
 		log_error("%s: cannot write its profile %s: %s", who, path,
 			  strerror(-rc));
@@ -292,7 +293,7 @@ static void write_new_file(struct output *o, long dir_uid, const char *stem,
 	}
 	if (rc < 0) {
 		output_hold_window(o, dir_uid, stem, stamp_ns, data, len, list, n, who,
-			    path, rc);
+				   path, rc);
 		data = NULL;
 		goto out;
 	}
@@ -329,8 +330,9 @@ static void write_proc(struct output *o, const struct proc *p, uint64_t end_ns)
 		uint64_t start = in->win_start_unix_ns, period = o->opts->period_ns;
 		uint64_t limit = (start / period + 1) * period;
 		po.start_unix_ns = start;
-		po.end_unix_ns = end_ns < start ? start
-			       : end_ns > limit ? limit : end_ns;
+		po.end_unix_ns = end_ns < start	  ? start
+				 : end_ns > limit ? limit
+						  : end_ns;
 	}
 	file_stem(symtab_string(o->st, in->comm_sid), comm, sizeof(comm));
 	snprintf(stem, sizeof(stem), "%s.%" PRIu64, comm, in->pid);
@@ -363,8 +365,7 @@ static size_t merged_list(const struct output *o, const struct proc **list,
 		if (in->mode != mode) {
 			log_warn("pid %" PRIu64 " ran in %s mode, unlike the "
 				 "first process (%s mode): left out of %s",
-				 in->pid, in->mode == WIRE_MODE_WALL ? "wall"
-								    : "cpu",
+				 in->pid, in->mode == WIRE_MODE_WALL ? "wall" : "cpu",
 				 mode == WIRE_MODE_WALL ? "wall" : "cpu",
 				 target);
 			continue;
@@ -422,8 +423,7 @@ static void write_timeline(struct output *o, const struct pprof_stats *st)
 		return;
 	}
 	log_info("wrote %s: %zu samples in arrival order%s", path,
-		 timeline_len(o->tl), timeline_dropped(o->tl) ?
-		 " (some dropped past the memory cap)" : "");
+		 timeline_len(o->tl), timeline_dropped(o->tl) ? " (some dropped past the memory cap)" : "");
 }
 
 /* --output: every process seen, in one file, replaced if it exists. */
@@ -664,8 +664,7 @@ int output_start(struct output *o)
 	if (!period)
 		return 0;
 	/* First boundary: the next multiple of the period. */
-	o->period_timer = loop_add_timer(o->loop, (now / period + 1) * period -
-							  now,
+	o->period_timer = loop_add_timer(o->loop, (now / period + 1) * period - now,
 					 period, on_period, o);
 	return o->period_timer ? 0 : -ENOMEM;
 }
@@ -685,14 +684,13 @@ void output_snapshots(struct output *o)
 		const struct proc_info *in = proc_info(p);
 		const struct proc *one[1] = { p };
 		struct pprof_opts po = { .heap = 1,
-					 .proc_labels = o->opts->output_file
-							!= NULL };
+					 .proc_labels = o->opts->output_file != NULL };
 		char path[4096 + 128], base[4096], comm[72], stamp[32];
 		int rc;
 
 		if (o->opts->output_file) {
 			file_profile_base(o->opts->output_file, base,
-					 sizeof(base));
+					  sizeof(base));
 			snprintf(path, sizeof(path),
 				 "%s.%" PRIu64 ".heap.%04" PRIu64 ".pb.gz",
 				 base, in->pid, seq);
@@ -701,14 +699,15 @@ void output_snapshots(struct output *o)
 				  sizeof(comm));
 			output_format_stamp(in->start_unix_ns, stamp, sizeof(stamp));
 			rc = output_file_dir(o, proc_dir_uid(o, p), base,
-				      sizeof(base));
+					     sizeof(base));
 			snprintf(path, sizeof(path),
 				 "%s/%s.%" PRIu64 ".%s.heap.%04" PRIu64
 				 ".pb.gz",
 				 base, comm, in->pid, stamp, seq);
 			if (rc < 0) {
 				log_error("pid %" PRIu64 ": cannot write heap "
-					  "snapshot %s: %s", in->pid, path,
+					  "snapshot %s: %s",
+					  in->pid, path,
 					  strerror(-rc));
 				o->failed = 1;
 				continue;
@@ -720,13 +719,15 @@ void output_snapshots(struct output *o)
 				 NULL);
 		if (rc < 0) {
 			log_error("pid %" PRIu64 ": cannot write heap "
-				  "snapshot %s: %s", in->pid, path,
+				  "snapshot %s: %s",
+				  in->pid, path,
 				  strerror(-rc));
 			o->failed = 1;
 			continue;
 		}
 		log_info("wrote %s (pid %" PRIu64 ", heap snapshot %" PRIu64
-			 ")", path, in->pid, seq);
+			 ")",
+			 path, in->pid, seq);
 	}
 }
 
@@ -749,7 +750,8 @@ void output_proc_ended(struct output *o, struct proc *p)
 			write_proc(o, p, now_unix_ns());
 		else
 			log_info("pid %" PRIu64 ": no samples%s, no profile "
-				 "written", in->pid,
+				 "written",
+				 in->pid,
 				 o->opts->period_ns ? " in its last window"
 						    : "");
 	}

@@ -213,7 +213,7 @@ static void add_proc_samples(struct builder *b, const struct proc *p,
 			t->tid = pb_num_label(b, "thread_id", (int64_t)tid);
 			if (name)
 				t->name = pb_str_label(b, "thread_name",
-						    pb_sid_idx(b, name));
+						       pb_sid_idx(b, name));
 		}
 		add_proc_labels(s, &pl);
 		s->label[s->n_label++] = t->tid;
@@ -393,25 +393,27 @@ static void add_proc_comments(struct builder *b, const struct proc *p)
 	}
 	pb_add_comment(b, pb_str_idx(b, cmd));
 	pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 " executable: %s, Python %s, "
-				  "%s mode at %" PRIu64 " Hz",
-			       in->pid, symtab_string(b->st, in->exe_sid),
-			       symtab_string(b->st, in->pyversion_sid),
-			       in->mode == WIRE_MODE_WALL ? "wall" : "cpu",
-			       hz_of(in->period_ns)));
+					"%s mode at %" PRIu64 " Hz",
+				     in->pid, symtab_string(b->st, in->exe_sid),
+				     symtab_string(b->st, in->pyversion_sid),
+				     in->mode == WIRE_MODE_WALL ? "wall" : "cpu",
+				     hz_of(in->period_ns)));
 	if (in->achieved_ns && in->achieved_ns != in->period_ns)
 		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": sampling rate "
-					  "asked %" PRIu64 " Hz, achieved "
-					  "%" PRIu64 " Hz", in->pid,
-				       hz_of(in->period_ns),
-				       hz_of(in->achieved_ns)));
+						"asked %" PRIu64 " Hz, achieved "
+						"%" PRIu64 " Hz",
+					     in->pid,
+					     hz_of(in->period_ns),
+					     hz_of(in->achieved_ns)));
 	if (in->has_bye && in->bye.cpu_source)
 		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": CPU time from "
-					  "%s", in->pid,
-				       cpu_source_name(in->bye.cpu_source)));
+						"%s",
+					     in->pid,
+					     cpu_source_name(in->bye.cpu_source)));
 	if (in->has_bye && in->bye.has_native)
 		pb_add_comment(b, pb_str_fmt(b, "pid %" PRIu64 ": native stacks, "
-					  "%" PRIu64 " samples not merged",
-				       in->pid, in->bye.native_unmerged));
+						"%" PRIu64 " samples not merged",
+					     in->pid, in->bye.native_unmerged));
 }
 
 /* ---- packing ---------------------------------------------------------------- */
@@ -435,8 +437,9 @@ static int builder_init(struct builder *b, const struct symtab *st,
 			const struct proc_info *first)
 {
 	b->st = st;
-	b->mode = first ? first->mode
-			: opts->empty_wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
+	b->mode = first		     ? first->mode
+		  : opts->empty_wall ? WIRE_MODE_WALL
+				     : WIRE_MODE_CPU;
 	b->proc_labels = opts->proc_labels;
 	b->one_thread = opts->one_thread;
 	b->tid = opts->tid;
@@ -584,12 +587,13 @@ static void encode_profile_comments(struct builder *b, size_t n)
 {
 	if (b->one_thread)
 		pb_add_comment(b, pb_str_fmt(b, "thread %" PRIu64 " only (one "
-					  "profile per thread; lost samples "
-					  "are in the process's profile)",
-				       b->tid));
+						"profile per thread; lost samples "
+						"are in the process's profile)",
+					     b->tid));
 	if (n > PPROF_MAX_PROC_COMMENTS)
 		pb_add_comment(b, pb_str_fmt(b, "%zu more processes not described "
-					  "here", n - PPROF_MAX_PROC_COMMENTS));
+						"here",
+					     n - PPROF_MAX_PROC_COMMENTS));
 }
 
 /* Every mapping: the main one, then the native ones the samples used. */
@@ -719,7 +723,8 @@ int pprof_build(const struct symtab *st, const struct proc *const *procs,
 	if (stats->n_refused)
 		log_warn("profile: %zu stacks left out: they refer to symbols "
 			 "the collector does not hold (a collector bug; please "
-			 "report it)", stats->n_refused);
+			 "report it)",
+			 stats->n_refused);
 out:
 	builder_fini(&b, err, opts, stats);
 	return err;

@@ -75,20 +75,20 @@ struct proc;
 
 /* What the caller may choose; a NULL pprof_opts means all zero. */
 struct pprof_opts {
-	int proc_labels;        /* label samples with process and command */
+	int proc_labels;	/* label samples with process and command */
 	uint64_t start_unix_ns; /* with end_unix_ns > 0: the time range */
-	uint64_t end_unix_ns;   /* the profile covers (one window) */
-	int want_loc_map;       /* fill pprof_stats.loc_map (timeline.h) */
-	int heap;               /* the processes' heap profiles instead (see
+	uint64_t end_unix_ns;	/* the profile covers (one window) */
+	int want_loc_map;	/* fill pprof_stats.loc_map (timeline.h) */
+	int heap;		/* the processes' heap profiles instead (see
 				   below); one_thread does not apply */
-	int heap_allocs;        /* with heap: alloc_space the default sample
+	int heap_allocs;	/* with heap: alloc_space the default sample
 				   type (Go's /debug/pprof/allocs) */
-	int one_thread;         /* only the samples of the OS thread tid */
-	uint64_t tid;           /* (under every name it had); no lost
+	int one_thread;		/* only the samples of the OS thread tid */
+	uint64_t tid;		/* (under every name it had); no lost
 				   samples, which belong to no thread */
-	int empty_wall;         /* with no process: a wall-time profile
+	int empty_wall;		/* with no process: a wall-time profile
 				   (an HTTP window in wall mode) */
-	int waits;              /* enum pprof_waits: the block or mutex
+	int waits;		/* enum pprof_waits: the block or mutex
 				   profile instead of the CPU one */
 };
 
@@ -107,10 +107,10 @@ enum pprof_waits {
 #define PPROF_MAX_COMMAND 1024
 
 struct pprof_stats {
-	uint64_t samples;  /* sum of sample counts written */
-	uint64_t lost;     /* sum of lost samples written */
-	size_t n_samples;  /* Sample messages (distinct stacks + lost) */
-	size_t bytes;      /* gzipped size */
+	uint64_t samples; /* sum of sample counts written */
+	uint64_t lost;	  /* sum of lost samples written */
+	size_t n_samples; /* Sample messages (distinct stacks + lost) */
+	size_t bytes;	  /* gzipped size */
 	/* Stacks left out because they refer to what the symtab or the
 	 * process does not hold (an unknown node, location, function,
 	 * mapping or thread; a location that is neither Python nor native).

@@ -256,7 +256,7 @@ static uint64_t function_id(struct builder *b, uint32_t fid)
 		int64_t sys_idx = pb_sid_idx(b, sys);
 		if (file)
 			sys_idx = pb_str_fmt(b, "%s:%s", symtab_string(b->st, file),
-					  symtab_string(b->st, sys));
+					     symtab_string(b->st, sys));
 		b->fid_map[fid] = (uint32_t)new_function(
 			b, pb_sid_idx(b, name), sys_idx, pb_sid_idx(b, file), start);
 	}
@@ -442,11 +442,10 @@ Label **pb_set_labels(struct builder *b, uint32_t lsid, size_t *n)
 /* The "opcode" label: the opcode's name in the process's Python version
  * (opcodes.h), e.g. BINARY_OP_ADD_INT on 3.11. */
 Label *pb_opcode_label(struct builder *b, const struct proc *p,
-			   unsigned op)
+		       unsigned op)
 {
 	const char *ver = symtab_string(b->st, proc_info(p)->pyversion_sid);
 	char name[64];
 	return pb_str_label(b, "opcode",
-			 pb_str_fmt(b, "%s", opcodes_label(ver, op, name,
-							sizeof(name))));
+			    pb_str_fmt(b, "%s", opcodes_label(ver, op, name, sizeof(name))));
 }

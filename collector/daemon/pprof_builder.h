@@ -59,17 +59,17 @@ struct builder {
 
 	/* string table: strs[i] is string index i; strs[0] = "" */
 	struct ptrs strs;
-	struct idhash str_hash;  /* content -> index */
-	uint32_t *sid_idx;       /* symtab sid -> index, 0 = not yet */
+	struct idhash str_hash; /* content -> index */
+	uint32_t *sid_idx;	/* symtab sid -> index, 0 = not yet */
 
-	uint32_t *fid_map;       /* symtab fid -> pprof function id */
-	uint32_t *lid_map;       /* symtab lid -> pprof location id */
-	uint32_t *mid_map;       /* symtab mid -> pprof mapping id (2..) */
-	uint8_t *mid_unnamed;    /* symtab mid: an address without a name */
-	Label ***set_labels;     /* symtab label set -> its Labels, made on
+	uint32_t *fid_map;    /* symtab fid -> pprof function id */
+	uint32_t *lid_map;    /* symtab lid -> pprof location id */
+	uint32_t *mid_map;    /* symtab mid -> pprof mapping id (2..) */
+	uint8_t *mid_unnamed; /* symtab mid: an address without a name */
+	Label ***set_labels;  /* symtab label set -> its Labels, made on
 				    first use (as many as it has pairs) */
-	int64_t empty_value;     /* index of a second "", 0 = not yet */
-	struct ptrs maps;        /* native mappings, pprof ids 2.. */
+	int64_t empty_value;  /* index of a second "", 0 = not yet */
+	struct ptrs maps;     /* native mappings, pprof ids 2.. */
 	struct ptrs funcs, locs, samples;
 	int64_t *comments;
 	size_t n_comments, comments_cap;
@@ -84,7 +84,7 @@ struct builder {
 				  time python/native/system */
 	unsigned mode;
 	int proc_labels;
-	int one_thread;  /* pprof_opts.one_thread: only thread tid's samples */
+	int one_thread;	     /* pprof_opts.one_thread: only thread tid's samples */
 	uint32_t wait_flags; /* the block and mutex flags ...            */
 	uint32_t wait_want;  /* ... and those a sample must have (0: none) */
 	uint64_t tid;
@@ -125,6 +125,6 @@ Label *pb_flag_label(struct builder *b, unsigned which);
 Label **pb_set_labels(struct builder *b, uint32_t lsid, size_t *n);
 /* The "opcode" label: op's name in p's Python version. */
 Label *pb_opcode_label(struct builder *b, const struct proc *p,
-			   unsigned op);
+		       unsigned op);
 
 #endif /* PYPROF_PPROF_BUILDER_H */

@@ -264,7 +264,8 @@ static int proc_create(struct procs *reg, const struct proc_hello *h,
 		p->info.from_unix_ns = p->info.win_start_unix_ns;
 	p->info.written_before = h->has_written ? h->written : 0;
 	for (unsigned i = 0; h->conn_seq && h->has_start_unix &&
-			     i < PROCS_TOMBS; i++) {
+			     i < PROCS_TOMBS;
+	     i++) {
 		struct tomb *t = &reg->tombs[i];
 		if (t->pid != h->pid || t->start_unix_ns != h->start_unix_ns)
 			continue;
@@ -525,7 +526,7 @@ void proc_count_lost(struct proc *p, unsigned reason, uint64_t samples,
 }
 
 void proc_carry_lost(struct proc *p, unsigned reason, uint64_t samples,
-		      uint64_t value)
+		     uint64_t value)
 {
 	assert(reason > PROC_LOST_AWAY && reason <= PROC_LOST_MAX);
 	p->lost_samples[reason] = sat_add(p->lost_samples[reason], samples);
@@ -582,8 +583,7 @@ static void count_gap(struct proc *p, const struct proc_bye *bye)
 	uint64_t gap = bye->samples - known, value;
 	if (__builtin_mul_overflow(gap, p->info.period_ns, &value))
 		value = UINT64_MAX;
-	count_lost(p, PROC_LOST_AWAY, gap, value > INT64_MAX ? INT64_MAX
-							       : value);
+	count_lost(p, PROC_LOST_AWAY, gap, value > INT64_MAX ? INT64_MAX : value);
 	log_info("pid %" PRIu64 ": took %" PRIu64 " samples, of which this "
 		 "collector received %" PRIu64 " and %" PRIu64 " were "
 		 "written before: %" PRIu64 " counted as lost (collector "
@@ -591,7 +591,8 @@ static void count_gap(struct proc *p, const struct proc_bye *bye)
 		 p->info.pid, bye->samples, p->info.n_samples,
 		 p->info.written_before, gap,
 		 p->info.joined_late ? "; it had reconnected from another "
-				       "collector" : "");
+				       "collector"
+				     : "");
 }
 
 void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
@@ -603,7 +604,8 @@ void proc_set_bye(struct proc_session *s, const struct proc_bye *bye)
 		p->info.achieved_ns = bye->achieved_ns;
 		/* HELLO's PERIOD_NS is optional: 0 when it was not sent */
 		log_info("pid %" PRIu64 ": sampling rate asked %" PRIu64
-			 " Hz, achieved %" PRIu64 " Hz", p->info.pid,
+			 " Hz, achieved %" PRIu64 " Hz",
+			 p->info.pid,
 			 p->info.period_ns ? 1000000000u / p->info.period_ns
 					   : 0,
 			 1000000000u / bye->achieved_ns);
@@ -898,7 +900,8 @@ int procs_maybe_compact(struct procs *reg, int at_boundary)
 	rc = procs_compact(reg);
 	if (rc < 0) {
 		log_warn("cannot compact the symbol tables (%" PRIu64
-			 " entries): %s; will try again later", n,
+			 " entries): %s; will try again later",
+			 n,
 			 strerror(-rc));
 		return 0;
 	}
@@ -907,4 +910,3 @@ int procs_maybe_compact(struct procs *reg, int at_boundary)
 		  n, bytes, reg->gc_kept, symtab_bytes(reg->st), reg->n);
 	return 1;
 }
-

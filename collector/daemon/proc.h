@@ -98,8 +98,8 @@ struct proc_hello {
 	uint64_t start_unix_ns, start_mono_ns;
 	int has_start_unix, has_start_mono;
 	uint64_t mode, period_ns, achieved_ns, max_depth, conn_seq;
-	uint64_t written;        /* WRITTEN: samples earlier collectors wrote */
-	int has_written;         /* it was sent (the library takes acks) */
+	uint64_t written; /* WRITTEN: samples earlier collectors wrote */
+	int has_written;  /* it was sent (the library takes acks) */
 	struct proc_bytes pyversion, exe, comm;
 	const struct proc_bytes *args;
 	size_t n_args;
@@ -110,7 +110,7 @@ struct proc_bye {
 	uint64_t samples, lost, end_mono_ns, handler_n, handler_ns, faults;
 	uint64_t achieved_ns;
 	uint64_t native_unmerged; /* PYPROF_NATIVE samples not merged */
-	uint64_t cpu_source;      /* enum wire_cpu_source, 0 if not sent */
+	uint64_t cpu_source;	  /* enum wire_cpu_source, 0 if not sent */
 	int has_samples, has_lost, has_end_mono, has_native;
 };
 
@@ -126,20 +126,20 @@ struct proc_sample {
  * ids. */
 struct proc_info {
 	uint64_t pid, ppid, uid;
-	uint64_t start_unix_ns;  /* from HELLO, else when it connected */
-	uint64_t start_mono_ns;  /* its CLOCK_MONOTONIC at start_unix_ns */
+	uint64_t start_unix_ns; /* from HELLO, else when it connected */
+	uint64_t start_mono_ns; /* its CLOCK_MONOTONIC at start_unix_ns */
 	int has_start_mono;
-	unsigned mode;           /* enum wire_mode */
-	uint64_t period_ns;      /* asked for; 0 if not sent */
-	uint64_t achieved_ns;    /* 0 if not sent */
+	unsigned mode;	      /* enum wire_mode */
+	uint64_t period_ns;   /* asked for; 0 if not sent */
+	uint64_t achieved_ns; /* 0 if not sent */
 	uint64_t max_depth;
 	uint32_t exe_sid, comm_sid, pyversion_sid;
 	uint32_t *arg_sids;
 	size_t n_args;
-	uint64_t n_samples;      /* sum of SAMPLES counts accepted */
-	uint64_t n_lost;         /* sum of lost samples, all reasons */
+	uint64_t n_samples;	    /* sum of SAMPLES counts accepted */
+	uint64_t n_lost;	    /* sum of lost samples, all reasons */
 	uint64_t win_start_unix_ns; /* the current window's start */
-	uint64_t win_samples;    /* n_samples and n_lost in the window */
+	uint64_t win_samples;	    /* n_samples and n_lost in the window */
 	uint64_t win_lost;
 	/* of n_samples and win_samples, the block and mutex records'
 	 * (WIRE_SF_WAIT_*) contentions: not CPU or wall samples */
@@ -151,20 +151,20 @@ struct proc_info {
 	uint64_t from_unix_ns;
 	/* a control frame said it was sampling */
 	int seen_on;
-	int joined_late;         /* first heard on a reconnection (CONN_SEQ
+	int joined_late;	 /* first heard on a reconnection (CONN_SEQ
 				    > 0): what it sent before went to
 				    another collector */
 	uint64_t written_before; /* of its samples, those written before
 				    this object was made: by an earlier
 				    collector (HELLO's WRITTEN) or by us
 				    for its earlier connections */
-	uint64_t n_connects;     /* sessions opened so far */
+	uint64_t n_connects;	 /* sessions opened so far */
 	/* the kernel's uid of the client of its last session
 	 * (proc_session_set_uid), not HELLO's word: whose its files are
 	 * (--readers-group) */
 	unsigned peer_uid;
 	int has_bye;
-	struct proc_bye bye;     /* the last BYE */
+	struct proc_bye bye; /* the last BYE */
 };
 
 /* ---- the registry ----------------------------------------------------- */
@@ -340,10 +340,10 @@ void proc_session_sampling(struct proc_session *s, int on, uint64_t period_ns,
  * checked ones to the process's heap profile (heapagg.h) at rate. 0,
  * -EPROTO or -ENOMEM. */
 struct proc_heap_rec {
-	uint64_t kind; /* enum wire_heap_kind */
+	uint64_t kind;			   /* enum wire_heap_kind */
 	uint64_t node, thread, size, addr; /* ALLOC; FREE: addr only */
-	uint64_t labels;                    /* ALLOC_LABELS: the set */
-	uint64_t n, bytes;                  /* LOST */
+	uint64_t labels;		   /* ALLOC_LABELS: the set */
+	uint64_t n, bytes;		   /* LOST */
 };
 int proc_check_heap(const struct proc_session *s,
 		    const struct proc_heap_rec *recs, size_t n,

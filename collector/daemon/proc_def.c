@@ -49,13 +49,11 @@ static int check_new_id(const struct idmap *m, uint64_t id, const char *kind,
 			char *err)
 {
 	if (id > WIRE_MAX_IDS) {
-		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64
-			 " over the limit of %u ids", kind, id, WIRE_MAX_IDS);
+		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64 " over the limit of %u ids", kind, id, WIRE_MAX_IDS);
 		return -EPROTO;
 	}
 	if (id != m->n + 1) {
-		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64
-			 " out of order (expected %zu)", kind, id, m->n + 1);
+		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64 " out of order (expected %zu)", kind, id, m->n + 1);
 		return -EPROTO;
 	}
 	return 0;
@@ -208,8 +206,7 @@ static int check_ref(const struct idmap *m, uint64_t ref, const char *kind,
 {
 	if (idmap_has(m, ref))
 		return 0;
-	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64
-		 " is not a defined %s", kind, id, field, ref, what);
+	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64 " is not a defined %s", kind, id, field, ref, what);
 	return -EPROTO;
 }
 
@@ -218,8 +215,7 @@ static int check_line(uint64_t line, const char *kind, uint64_t id,
 {
 	if (line <= INT32_MAX)
 		return 0;
-	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64
-		 " is out of range", kind, id, field, line);
+	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64 " is out of range", kind, id, field, line);
 	return -EPROTO;
 }
 
@@ -387,8 +383,7 @@ int proc_def_address(struct proc_session *s, uint64_t id, uint64_t mapping,
 		mid = s->mappings.v[mapping];
 		symtab_mapping(st, mid, &m);
 		if (addr < m.start || addr >= m.limit) {
-			snprintf(err, PROC_ERR_LEN, "ADDRESS %" PRIu64
-				 ": %#" PRIx64 " is outside mapping %" PRIu64,
+			snprintf(err, PROC_ERR_LEN, "ADDRESS %" PRIu64 ": %#" PRIx64 " is outside mapping %" PRIu64,
 				 id, addr, mapping);
 			return -EPROTO;
 		}
@@ -421,8 +416,7 @@ int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
 		return rc;
 	gparent = parent ? s->nodes.v[parent] : 0;
 	if (symtab_node_depth(st, gparent) + 1 > WIRE_MAX_DEPTH) {
-		snprintf(err, PROC_ERR_LEN, "NODE %" PRIu64
-			 ": stack deeper than %u frames", id, WIRE_MAX_DEPTH);
+		snprintf(err, PROC_ERR_LEN, "NODE %" PRIu64 ": stack deeper than %u frames", id, WIRE_MAX_DEPTH);
 		return -EPROTO;
 	}
 	if ((rc = charge(s, 0, err)) < 0)
@@ -501,8 +495,7 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 	    (rc = check_new_id(&s->threads, ref, "THREAD", err)) < 0)
 		return rc;
 	if (tid == 0 || tid > INT32_MAX) {
-		snprintf(err, PROC_ERR_LEN, "THREAD %" PRIu64
-			 ": tid %" PRIu64 " is out of range", ref, tid);
+		snprintf(err, PROC_ERR_LEN, "THREAD %" PRIu64 ": tid %" PRIu64 " is out of range", ref, tid);
 		return -EPROTO;
 	}
 	if (name != 0 && (rc = check_ref(&s->strings, name, "THREAD", ref,
@@ -553,7 +546,8 @@ int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
 		return rc;
 	if (n == 0 || n > WIRE_MAX_LABELS) {
 		snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64 ": %zu pairs "
-			 "(1 to %u are allowed)", id, n, WIRE_MAX_LABELS);
+					    "(1 to %u are allowed)",
+			 id, n, WIRE_MAX_LABELS);
 		return -EPROTO;
 	}
 	for (size_t i = 0; i < 2 * n; i++) {
@@ -574,8 +568,7 @@ int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
 			const char *key = symtab_string(st, gkv[2 * i]);
 			char shown[48];
 			log_printable(shown, sizeof(shown), key, strlen(key));
-			snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64
-				 ": pair %zu has %s (\"%s\")", id, i, why,
+			snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64 ": pair %zu has %s (\"%s\")", id, i, why,
 				 shown);
 		}
 	}

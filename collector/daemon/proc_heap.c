@@ -95,7 +95,8 @@ int proc_add_heap(struct proc_session *s, uint64_t rate,
 				log_warn("pid %" PRIu64 ": %u sampled heap "
 					 "blocks in use, the most kept per "
 					 "process: further allocations are "
-					 "counted as lost", p->info.pid,
+					 "counted as lost",
+					 p->info.pid,
 					 HEAPAGG_LIVE_MAX);
 		} else if (r->kind == WIRE_HEAP_FREE) {
 			heapagg_release(p->heap, r->addr);
@@ -144,10 +145,12 @@ int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err)
 		if (p->n_snap_skipped++ == 0)
 			log_info("pid %" PRIu64 ": heap snapshot %" PRIu64
 				 " not written: %s (further ones skipped "
-				 "likewise)", p->info.pid, seq, skip);
+				 "likewise)",
+				 p->info.pid, seq, skip);
 		else
 			log_debug("pid %" PRIu64 ": heap snapshot %" PRIu64
-				  " not written: %s", p->info.pid, seq, skip);
+				  " not written: %s",
+				  p->info.pid, seq, skip);
 		return 0;
 	}
 	if (!p->snap_seq)

@@ -36,31 +36,31 @@ struct proc {
 	struct procs *reg;
 	struct proc *prev, *next; /* registry list, in connect order; of a
 				     copy (window.c), reg->copies */
-	int is_copy;              /* made by proc_copy_new */
+	int is_copy;		  /* made by proc_copy_new */
 	struct proc_info info;
 	struct agg *agg;
 	struct proc_thread *threads; /* [1..n_threads] */
 	uint32_t n_threads;
 	size_t threads_cap;
 	struct idhash thread_hash;
-	struct proc_session *sessions; /* its open connections */
+	struct proc_session *sessions;		  /* its open connections */
 	uint64_t lost_samples[PROC_LOST_MAX + 1]; /* in the window */
 	uint64_t lost_value[PROC_LOST_MAX + 1];
 	uint64_t cum_lost_buffer; /* WIRE_LOST_BUFFER, never reset */
-	uint64_t cum_lost_away;   /* PROC_LOST_AWAY, never reset */
-	uint64_t n_refs;          /* its share of procs.n_refs */
-	uint64_t closed_refs;     /* the largest closed session's n_refs */
-	uint64_t max_mono_ns; /* latest sample time seen, 0 if none */
-	uint64_t heard_unix_ns; /* collector's clock at the last frame */
+	uint64_t cum_lost_away;	  /* PROC_LOST_AWAY, never reset */
+	uint64_t n_refs;	  /* its share of procs.n_refs */
+	uint64_t closed_refs;	  /* the largest closed session's n_refs */
+	uint64_t max_mono_ns;	  /* latest sample time seen, 0 if none */
+	uint64_t heard_unix_ns;	  /* collector's clock at the last frame */
 	unsigned n_sessions;
-	struct heapagg *heap;   /* NULL until its first HEAP frame */
-	uint64_t snap_seq;      /* a snapshot asked for, not written; 0 */
-	uint64_t n_written;     /* of info.n_samples, those in a written
+	struct heapagg *heap;	 /* NULL until its first HEAP frame */
+	uint64_t snap_seq;	 /* a snapshot asked for, not written; 0 */
+	uint64_t n_written;	 /* of info.n_samples, those in a written
 				   profile (proc_mark_written) */
-	uint64_t n_acked;       /* of those, acknowledged to the library */
-	uint64_t tomb_unacked;  /* of info.written_before, what we wrote for
+	uint64_t n_acked;	 /* of those, acknowledged to the library */
+	uint64_t tomb_unacked;	 /* of info.written_before, what we wrote for
 				   its earlier object, unacknowledged */
-	uint64_t snap_last_ns;  /* CLOCK_MONOTONIC of the last one taken */
+	uint64_t snap_last_ns;	 /* CLOCK_MONOTONIC of the last one taken */
 	uint64_t n_snap_skipped; /* too soon after the last, or no heap */
 };
 
@@ -74,8 +74,8 @@ struct proc_session {
 	unsigned uid; /* its client's (proc_session_set_uid) */
 	int has_uid;
 	uint64_t n_samples, n_lost;
-	uint64_t n_refs; /* ids pushed into its maps */
-	void *owner;     /* its connection, for the written hook */
+	uint64_t n_refs;	    /* ids pushed into its maps */
+	void *owner;		    /* its connection, for the written hook */
 	uint64_t n_to_ack, n_acked; /* of n_samples: written; acknowledged */
 };
 
@@ -92,15 +92,15 @@ struct procs {
 	struct proc *head, *tail;
 	size_t n;
 	uint64_t n_seen, total_samples, total_waits, total_lost;
-	uint64_t n_refs;  /* bound on symtab entries processes refer to */
-	uint64_t gc_kept; /* entries the last compaction kept */
+	uint64_t n_refs;	 /* bound on symtab entries processes refer to */
+	uint64_t gc_kept;	 /* entries the last compaction kept */
 	uint64_t n_snap_pending; /* processes with snap_seq set */
 	/* procs_heap_peak's */
 	struct procs_heap_peak heap_peak;
 	struct timeline *timeline; /* NULL unless --timeline */
-	struct proc *copies;       /* copies (window.c), a list */
+	struct proc *copies;	   /* copies (window.c), a list */
 	size_t n_copies;
-	struct procs_tap tap;      /* all NULL: none */
+	struct procs_tap tap;		/* all NULL: none */
 	struct tomb tombs[PROCS_TOMBS]; /* a ring; pid 0: empty */
 	unsigned n_tombs;
 	void (*written_fn)(void *arg, void *owner);
@@ -115,7 +115,7 @@ struct procs {
 		uint64_t bytes;
 	} * def_users;
 	size_t n_def_users, cap_def_users;
-	uint64_t n_refused;        /* HELLOs with WIRE_H_REFUSED */
+	uint64_t n_refused; /* HELLOs with WIRE_H_REFUSED */
 	size_t n_refused_kinds;
 	struct {
 		uint64_t n;

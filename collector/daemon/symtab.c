@@ -35,10 +35,10 @@ struct symtab_func {
 };
 
 struct symtab_loc {
-	uint32_t fid;   /* 0: a native address that has no name */
+	uint32_t fid; /* 0: a native address that has no name */
 	int64_t line;
-	uint32_t mid;   /* mapping of a native location, else 0 */
-	uint64_t addr;  /* its address in the process, else 0 */
+	uint32_t mid;  /* mapping of a native location, else 0 */
+	uint64_t addr; /* its address in the process, else 0 */
 };
 
 struct symtab_map {
@@ -500,7 +500,7 @@ uint32_t symtab_n_mappings(const struct symtab *st)
 struct lab_key {
 	const struct symtab *st;
 	const uint32_t *kv; /* sorted */
-	size_t n;           /* pairs */
+	size_t n;	    /* pairs */
 };
 
 static int lab_eq(const void *ctx, uint32_t id)

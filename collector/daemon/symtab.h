@@ -71,7 +71,7 @@ struct symtab_mapping {
 	uint32_t flags;
 };
 #define SYMTAB_MAP_FUNCTIONS 1u /* some address was named from the file */
-#define SYMTAB_MAP_LINES 2u     /* some address got a source line       */
+#define SYMTAB_MAP_LINES 2u	/* some address got a source line       */
 
 /* Interns a mapping (every field but flags is its identity; flags are
  * ORed into the entry's). 0, -ENOMEM or -E2BIG. */

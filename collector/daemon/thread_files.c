@@ -30,7 +30,8 @@ static void thread_stem(const char *name, char *out, size_t cap)
 {
 	size_t n = 0;
 	for (const char *s = name; *s && n + 1 < cap &&
-				   n < OUTPUT_MAX_THREAD_NAME; s++) {
+				   n < OUTPUT_MAX_THREAD_NAME;
+	     s++) {
 		char ch = *s;
 		int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
 			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
@@ -43,8 +44,8 @@ static void thread_stem(const char *name, char *out, size_t cap)
 
 struct thread_ref {
 	uint64_t tid;
-	uint32_t idx;   /* the process's thread number (proc.h) */
-	int named;      /* that number has a name */
+	uint32_t idx; /* the process's thread number (proc.h) */
+	int named;    /* that number has a name */
 };
 
 /* By tid; then unnamed numbers first, each part in order of arrival. */
@@ -152,7 +153,8 @@ int thread_files_write(const struct symtab *st, const char *base,
 			continue;
 		}
 		log_info("wrote %s: %" PRIu64 " samples (pid %" PRIu64
-			 ", thread %" PRIu64 ")", path, stats.samples, in->pid,
+			 ", thread %" PRIu64 ")",
+			 path, stats.samples, in->pid,
 			 tid);
 	}
 	free(v);

@@ -27,10 +27,10 @@
 /* One record as kept in memory: 40 bytes. */
 struct tl_rec {
 	uint32_t node, flags;
-	uint32_t pid, tid;   /* Linux pids and tids fit in 22 bits */
+	uint32_t pid, tid; /* Linux pids and tids fit in 22 bits */
 	uint64_t time_ns;
 	uint64_t value;
-	uint32_t count;      /* saturates */
+	uint32_t count; /* saturates */
 	uint32_t pad_;
 };
 

@@ -52,40 +52,40 @@ struct window {
 	struct windows *ws;
 	struct window *prev, *next;
 	struct window_filter f;
-	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC; a standby's
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; a standby's
 					     end is UINT64_MAX */
 	uint64_t start_unix_ns, end_unix_ns;
 	unsigned seconds;
-	char *key;                        /* scrape key; NULL: a one-off */
-	int standby;                      /* waiting for key's next request */
-	uint64_t gap_ns;                  /* standby: adopted until start +
+	char *key;		  /* scrape key; NULL: a one-off */
+	int standby;		  /* waiting for key's next request */
+	uint64_t gap_ns;	  /* standby: adopted until start +
 					     gap_ns */
-	struct window *succ;              /* our standby, NULL if none */
-	struct window *parent;            /* standby: the window it follows */
-	const struct proc *named;         /* cache of window_names_match: */
-	int named_ok;                     /* the last process and its answer */
+	struct window *succ;	  /* our standby, NULL if none */
+	struct window *parent;	  /* standby: the window it follows */
+	const struct proc *named; /* cache of window_names_match: */
+	int named_ok;		  /* the last process and its answer */
 	struct win_proc *procs;
 	size_t n_procs, procs_cap;
-	size_t last;                      /* cache: index of the last hit */
-	const struct proc *crossed;       /* last process seen past the end */
+	size_t last;		    /* cache: index of the last hit */
+	const struct proc *crossed; /* last process seen past the end */
 	struct loop_timer *timer;
-	struct control_hold *hold;        /* sampling switched on for us */
-	int hold_done;                    /* its processes acknowledged the
+	struct control_hold *hold; /* sampling switched on for us */
+	int hold_done;		   /* its processes acknowledged the
 					     end: every sample is in */
-	int closing;                      /* past end_ns, waiting for data */
-	int oom;                          /* a sample could not be added */
+	int closing;		   /* past end_ns, waiting for data */
+	int oom;		   /* a sample could not be added */
 	window_done_fn done;
 	void *arg;
 };
 
 struct windows {
 	struct loop *loop;
-	struct control *ctl;              /* NULL: no sampling on demand */
+	struct control *ctl; /* NULL: no sampling on demand */
 	struct symtab *st;
 	struct procs *reg;
 	struct window *head;
-	size_t n;                         /* open windows */
-	size_t n_standby;                 /* standbys */
+	size_t n;	  /* open windows */
+	size_t n_standby; /* standbys */
 };
 
 /* ---- sampling on demand (control.h) -------------------------------------- */
@@ -394,7 +394,7 @@ static void on_timer(struct loop *loop, struct loop_timer *t, void *arg)
 	struct window *w = arg;
 	(void)loop;
 	(void)t;
-	if (w->standby) { /* nobody came for it within its bound */
+	if (w->standby) {	 /* nobody came for it within its bound */
 		w->timer = NULL; /* this one is freed on return */
 		unlink_free(w);
 		return;
@@ -446,7 +446,8 @@ static void standby_new(struct window *w, const char *key, int hold)
 	struct windows *ws = w->ws;
 	uint64_t now = loop_now_ns();
 	unsigned gap_s = w->seconds < WINDOW_GAP_MAX_SECONDS
-				 ? w->seconds : WINDOW_GAP_MAX_SECONDS;
+				 ? w->seconds
+				 : WINDOW_GAP_MAX_SECONDS;
 	struct window *s;
 
 	if (ws->n_standby >= WINDOW_STANDBY_MAX)
@@ -593,7 +594,8 @@ struct window *window_open(struct windows *ws, const struct window_filter *f,
 		adopted = w != NULL;
 		if (w)
 			log_debug("scrape continues: %.3f s since the last "
-				  "one's end", (double)(now - w->start_ns) / 1e9);
+				  "one's end",
+				  (double)(now - w->start_ns) / 1e9);
 	}
 	if (!w)
 		w = window_new(ws, f, seconds, done, arg);

@@ -77,19 +77,19 @@ struct symtab;
 struct windows;
 struct window;
 
-#define WINDOW_MAX 64                        /* open at once */
-#define WINDOW_GRACE_NS (40 * 1000000ull)    /* wait at most this for
+#define WINDOW_MAX 64			      /* open at once */
+#define WINDOW_GRACE_NS (40 * 1000000ull)     /* wait at most this for
 						late samples */
-#define WINDOW_QUIET_NS (100 * 1000000ull)   /* silent this long before
+#define WINDOW_QUIET_NS (100 * 1000000ull)    /* silent this long before
 						the end: idle */
 #define WINDOW_HOLD_WAIT_NS (90 * 1000000ull) /* with a hold: wait at most
 						 this for its acks */
 #define WINDOW_MAX_SECONDS 3600
-#define WINDOW_GAP_MAX_SECONDS 60            /* a standby waits at most
+#define WINDOW_GAP_MAX_SECONDS 60 /* a standby waits at most
 						this long (and at most its
 						window's seconds) */
-#define WINDOW_STANDBY_MAX 64                /* standbys kept at once */
-#define WINDOW_NAME_LEN 128                  /* service, command + NUL */
+#define WINDOW_STANDBY_MAX 64	  /* standbys kept at once */
+#define WINDOW_NAME_LEN 128	  /* service, command + NUL */
 
 /* Which samples a window takes: every process (pid 0) or one pid, in
  * mode (enum wire_mode), or with waits the block or mutex records of

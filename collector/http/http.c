@@ -63,23 +63,40 @@
 const char *http_reason(int status)
 {
 	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 301: return "Moved Permanently";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 503: return "Service Unavailable";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Unknown";
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 301:
+		return "Moved Permanently";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 413:
+		return "Content Too Large";
+	case 414:
+		return "URI Too Long";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 503:
+		return "Service Unavailable";
+	case 505:
+		return "HTTP Version Not Supported";
+	default:
+		return "Unknown";
 	}
 }
 
@@ -275,12 +292,12 @@ void http_respond(struct http_conn *c, int status, const char *content_type,
 		 * a cookie value cannot hold is not set: ?token= then works
 		 * for each request only.) */
 		if ((size_t)snprintf(cookie, sizeof(cookie),
-			 "Set-Cookie: %s=%s; Path=/debug/pprof; HttpOnly; "
-			 "SameSite=Strict\r\n"
-			 "Set-Cookie: %s=%s; Path=/flamegraph; HttpOnly; "
-			 "SameSite=Strict\r\n",
-			 c->srv->cookie, c->srv->token, c->srv->cookie,
-			 c->srv->token) >= sizeof(cookie))
+				     "Set-Cookie: %s=%s; Path=/debug/pprof; HttpOnly; "
+				     "SameSite=Strict\r\n"
+				     "Set-Cookie: %s=%s; Path=/flamegraph; HttpOnly; "
+				     "SameSite=Strict\r\n",
+				     c->srv->cookie, c->srv->token, c->srv->cookie,
+				     c->srv->token) >= sizeof(cookie))
 			cookie[0] = 0; /* a token too long for it */
 	}
 	c->set_cookie = 0;
@@ -295,7 +312,8 @@ void http_respond(struct http_conn *c, int status, const char *content_type,
 		     extra_headers ? extra_headers : "", cookie,
 		     c->close_after ? "Connection: close\r\n"
 		     /* HTTP/1.0 keeps a connection only when told so */
-		     : c->req.minor == 0 ? "Connection: keep-alive\r\n" : "");
+		     : c->req.minor == 0 ? "Connection: keep-alive\r\n"
+					 : "");
 	if (n < 0 || (size_t)n >= sizeof(head)) {
 		http_conn_close(c);
 		return;
@@ -416,8 +434,7 @@ static int authorized(const struct http_server *s, const struct http_req *r)
 	const struct http_str a = r->authorization;
 	if (!s->token)
 		return 1;
-	if (a.len > 7 && http_str_case_eq((struct http_str){ a.p, 7 },
-					  "Bearer ") &&
+	if (a.len > 7 && http_str_case_eq((struct http_str){ a.p, 7 }, "Bearer ") &&
 	    token_eq(s->token, a.p + 7, a.len - 7))
 		return 1;
 	if (a.len > 6 && http_str_case_eq((struct http_str){ a.p, 6 },
@@ -437,8 +454,7 @@ static int authorized(const struct http_server *s, const struct http_req *r)
 			end++;
 		while (i < end && r->cookie.p[i] == ' ')
 			i++;
-		if (end - i > cl && memcmp(r->cookie.p + i, s->cookie, cl) == 0
-		    && r->cookie.p[i + cl] == '=' &&
+		if (end - i > cl && memcmp(r->cookie.p + i, s->cookie, cl) == 0 && r->cookie.p[i + cl] == '=' &&
 		    token_eq(s->token, r->cookie.p + i + cl + 1,
 			     end - i - cl - 1))
 			return 1;
@@ -463,9 +479,7 @@ static void reject(struct http_conn *c, int status, const char *why)
 	s->n_refused++;
 	if (s->n_refused <= HTTP_LOG_REFUSED_PER_MIN)
 		log_info("http %s: request refused: %d %s%s", c->peer, status,
-			 why, s->n_refused == HTTP_LOG_REFUSED_PER_MIN
-				      ? " (more this minute at debug level)"
-				      : "");
+			 why, s->n_refused == HTTP_LOG_REFUSED_PER_MIN ? " (more this minute at debug level)" : "");
 	else
 		log_debug("http %s: request refused: %d %s", c->peer, status,
 			  why);
@@ -525,9 +539,9 @@ static void dispatch(struct http_conn *c)
 	 * loopback names are served. */
 	if (s->loopback && c->req.host.len && !http_host_is_loopback(c->req.host)) {
 		http_error(c, 403, "Host '%.*s' is not a loopback name: this "
-			   "collector serves only localhost, 127.0.0.1 and "
-			   "[::1] (DNS rebinding); --http ADDR:PORT serves "
-			   "other addresses",
+				   "collector serves only localhost, 127.0.0.1 and "
+				   "[::1] (DNS rebinding); --http ADDR:PORT serves "
+				   "other addresses",
 			   (int)(c->req.host.len > 100 ? 100 : c->req.host.len),
 			   c->req.host.p);
 		return;

@@ -400,7 +400,7 @@ int http_query_get(struct http_str query, const char *key, char *out,
 		if (http_decode(k, 1, name, sizeof(name)) < 0) {
 			if (k.len < sizeof(name))
 				return -1; /* a malformed escape */
-			continue;          /* a long key is not ours */
+			continue;	   /* a long key is not ours */
 		}
 		if (strcmp(name, key) != 0)
 			continue;

@@ -125,7 +125,8 @@ static int param_seconds(struct http_conn *c, const struct http_req *r,
 	if (http_parse_uint(v, UINT32_MAX, &n) < 0 || n < 1 ||
 	    n > WINDOW_MAX_SECONDS) {
 		http_error(c, 400, "seconds must be a whole number from 1 to "
-			   "%d, not '%s'", WINDOW_MAX_SECONDS, v);
+				   "%d, not '%s'",
+			   WINDOW_MAX_SECONDS, v);
 		return -1;
 	}
 	*seconds = (unsigned)n;
@@ -179,7 +180,8 @@ static int param_name(struct http_conn *c, const struct http_req *r,
 			ctl = 1;
 	if (ctl || n == 0 || n > max) {
 		http_error(c, 400, "%s must be %s: 1 to %zu bytes without "
-			   "control characters, not '%s'", key, what, max,
+				   "control characters, not '%s'",
+			   key, what, max,
 			   ctl ? "(control characters)" : v);
 		return -1;
 	}
@@ -194,13 +196,15 @@ static int param_names(struct http_conn *c, const struct http_req *r,
 {
 	/* The name is the kernel's comm: at most 15 bytes. */
 	if (param_name(c, r, "service", 15, "a process name (the process "
-		       "label)", f->service) < 0 ||
+					    "label)",
+		       f->service) < 0 ||
 	    param_name(c, r, "command", WINDOW_NAME_LEN - 1, "text in the "
-		       "command line", f->command) < 0)
+							     "command line",
+		       f->command) < 0)
 		return -1;
 	if (pid && (f->service[0] || f->command[0])) {
 		http_error(c, 400, "pid selects one process: service and "
-			   "command cannot be combined with it");
+				   "command cannot be combined with it");
 		return -1;
 	}
 	return 0;
@@ -236,8 +240,7 @@ static int param_filter(struct pprof_server *ps, const struct who *who,
 	}
 	if (p && proc_info(p)->mode != f->mode) {
 		http_error(c, 400, "pid %" PRIu64 " samples in %s mode, not %s",
-			   f->pid, proc_info(p)->mode == WIRE_MODE_WALL
-					   ? "wall" : "cpu", v);
+			   f->pid, proc_info(p)->mode == WIRE_MODE_WALL ? "wall" : "cpu", v);
 		return -1;
 	}
 	return 0;
@@ -539,7 +542,8 @@ static void serve_window(struct pprof_server *ps, const struct who *who,
 		free(pd);
 		if (e == EBUSY)
 			http_error(c, 503, "%d profiles are being taken "
-				   "already; try again later", WINDOW_MAX);
+					   "already; try again later",
+				   WINDOW_MAX);
 		else
 			http_error(c, 500, "out of memory");
 		return;
@@ -562,8 +566,7 @@ static int heap_profile(struct pprof_server *ps, const char *kind,
 			const struct window_filter *f, void **data,
 			size_t *len)
 {
-	struct pprof_opts po = { .heap = 1, .proc_labels = 1,
-				 .heap_allocs = strcmp(kind, "allocs") == 0 };
+	struct pprof_opts po = { .heap = 1, .proc_labels = 1, .heap_allocs = strcmp(kind, "allocs") == 0 };
 	const struct proc **list;
 	size_t n = 0;
 	int rc;
@@ -605,19 +608,19 @@ static void serve_heap(struct pprof_server *ps, const struct who *who,
 	if (rc == -ENOENT) {
 		if (pid)
 			http_error(c, 404, "pid %" PRIu64 " does not sample "
-				   "its heap (start it with PYPROF_HEAP_RATE)",
+					   "its heap (start it with PYPROF_HEAP_RATE)",
 				   pid);
 		else if (f.service[0] || f.command[0])
 			http_error(c, 404, "no process of this service "
-				   "samples its heap (start them with "
-				   "PYPROF_HEAP_RATE)");
+					   "samples its heap (start them with "
+					   "PYPROF_HEAP_RATE)");
 		else if (who->own)
 			http_error(c, 404,
 				   "none of your processes samples its heap "
 				   "(start them with PYPROF_HEAP_RATE)");
 		else
 			http_error(c, 404, "no process with heap sampling on "
-				   "(start them with PYPROF_HEAP_RATE)");
+					   "(start them with PYPROF_HEAP_RATE)");
 		return;
 	}
 	if (rc < 0) {
@@ -626,7 +629,8 @@ static void serve_heap(struct pprof_server *ps, const struct who *who,
 		return;
 	}
 	snprintf(disp, sizeof(disp), "Content-Disposition: attachment; "
-		 "filename=\"%s\"\r\n", kind);
+				     "filename=\"%s\"\r\n",
+		 kind);
 	http_respond(c, 200, "application/octet-stream", disp, data, len);
 	free(data);
 }

@@ -190,7 +190,8 @@ static int profile_samples(struct otlp_conv *c, Profile *prof, size_t t,
 			int64_t *sum = &out[slot[keys[i]]]->values[0];
 			if (__builtin_add_overflow(*sum, v, sum)) {
 				otlp_conv_bad(c, "values of sample type %zu "
-						 "overflow", t);
+						 "overflow",
+					      t);
 				return -EINVAL;
 			}
 			continue;
@@ -268,7 +269,8 @@ static int profiles_make(struct otlp_conv *c, ScopeProfiles *sc, uint64_t hash)
 		goto out;
 	size_t first = default_type(c);
 	for (size_t k = 0; k < n_types; k++) {
-		size_t t = k == 0 ? first : k <= first ? k - 1 : k;
+		size_t t = k == 0 ? first : k <= first ? k - 1
+						       : k;
 		if (!(profs[k] = profile_make(c, t, hash, ident, keys, slot,
 					      n_keys)))
 			goto out;
@@ -383,7 +385,7 @@ int otlp_from_pprof(const void *pprof_gz, size_t len,
 	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
 	if (!p) {
 		snprintf(err, err_len, "not a pprof profile (protobuf "
-			 "decoding failed)");
+				       "decoding failed)");
 		rc = -EINVAL;
 		goto out;
 	}

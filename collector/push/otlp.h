@@ -27,10 +27,10 @@
 /* The resource the profiles describe. Strings are borrowed for the
  * call; NULL or 0 leaves an attribute out. */
 struct otlp_resource {
-	const char *service_name; /* service.name */
-	int64_t pid;              /* process.pid; 0 for a merged window */
-	const char *host_name;    /* host.name */
-	const char *const *keys;  /* further attributes (--push-label), */
+	const char *service_name;  /* service.name */
+	int64_t pid;		   /* process.pid; 0 for a merged window */
+	const char *host_name;	   /* host.name */
+	const char *const *keys;   /* further attributes (--push-label), */
 	const char *const *values; /* n_attrs of each */
 	size_t n_attrs;
 	const char *profile_kind; /* NULL, or "block" or "mutex": each

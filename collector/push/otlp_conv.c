@@ -101,9 +101,18 @@ static ssize_t ids_find(const struct otlp_id_ent *e, size_t n, uint64_t id)
 	return i < n && e[i].id == id ? (ssize_t)e[i].i : -1;
 }
 
-static uint64_t map_id(const void *m) { return ((const PprofMapping *)m)->id; }
-static uint64_t func_id(const void *f) { return ((const PprofFunction *)f)->id; }
-static uint64_t loc_id(const void *l) { return ((const PprofLocation *)l)->id; }
+static uint64_t map_id(const void *m)
+{
+	return ((const PprofMapping *)m)->id;
+}
+static uint64_t func_id(const void *f)
+{
+	return ((const PprofFunction *)f)->id;
+}
+static uint64_t loc_id(const void *l)
+{
+	return ((const PprofLocation *)l)->id;
+}
 
 int otlp_conv_init(struct otlp_conv *c, const PprofProfile *p,
 		   struct otlp_dict *d, char *err, size_t err_len)
@@ -206,7 +215,8 @@ static int32_t mapping_index(struct otlp_conv *c, uint64_t id)
 		return 0;
 	if ((i = ids_find(c->maps, c->p->n_mapping, id)) < 0) {
 		otlp_conv_bad(c, "a location names mapping %llu, not in the "
-				 "profile", (unsigned long long)id);
+				 "profile",
+			      (unsigned long long)id);
 		return 0;
 	}
 	if (c->map_idx[i] >= 0)
@@ -243,7 +253,8 @@ static int32_t function_index(struct otlp_conv *c, uint64_t id,
 		return 0;
 	if ((i = ids_find(c->funcs, c->p->n_function, id)) < 0) {
 		otlp_conv_bad(c, "a line names function %llu, not in the "
-				 "profile", (unsigned long long)id);
+				 "profile",
+			      (unsigned long long)id);
 		return 0;
 	}
 	*pf = c->p->function[i];
@@ -311,7 +322,8 @@ static int32_t location_index(struct otlp_conv *c, uint64_t id)
 	ssize_t i = ids_find(c->locs, c->p->n_location, id);
 	if (i < 0) {
 		otlp_conv_bad(c, "a sample names location %llu, not in the "
-				 "profile", (unsigned long long)id);
+				 "profile",
+			      (unsigned long long)id);
 		return 0;
 	}
 	if (c->loc_idx[i] < 0)
@@ -345,7 +357,7 @@ static int hex_id(const char *hex, uint8_t *out, size_t n)
 		return 0;
 	for (size_t i = 0; i < 2 * n; i++) {
 		char ch = hex[i];
-		int v = ch >= '0' && ch <= '9'   ? ch - '0'
+		int v = ch >= '0' && ch <= '9'	 ? ch - '0'
 			: ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
 			: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
 						 : -1;
@@ -429,7 +441,8 @@ OtlpSample *otlp_conv_sample(struct otlp_conv *c, size_t i)
 		return NULL;
 	if (s->n_value != c->p->n_sample_type) {
 		otlp_conv_bad(c, "sample %zu has %zu values for %zu sample "
-				 "types", i, s->n_value, c->p->n_sample_type);
+				 "types",
+			      i, s->n_value, c->p->n_sample_type);
 		return NULL;
 	}
 	opentelemetry__proto__profiles__v1development__sample__init(o);

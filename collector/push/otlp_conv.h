@@ -46,7 +46,7 @@ struct otlp_id_ent {
 struct otlp_conv {
 	const PprofProfile *p;
 	struct otlp_dict *d;
-	int bad;          /* the input broke a rule; err says which */
+	int bad; /* the input broke a rule; err says which */
 	char *err;
 	size_t err_len;
 

@@ -35,8 +35,8 @@ struct key {
 };
 
 struct table {
-	void **v;        /* v[0] is the zero value */
-	struct key *keys;  /* keys[i]: v[i]'s encoding */
+	void **v;	  /* v[0] is the zero value */
+	struct key *keys; /* keys[i]: v[i]'s encoding */
 	size_t n, cap, keys_cap;
 	struct idhash hash; /* encoding -> index (ids are indices, from 1) */
 };

@@ -27,7 +27,8 @@ char *otlp_request_query(const struct push_opts *o,
 	push_service_name(o, w, svc, sizeof(svc));
 	for (size_t i = 0; i < o->n_labels; i++)
 		cap += 3 * (strlen(o->label_keys[i]) +
-			    strlen(o->label_values[i]) + 1) + 4;
+			    strlen(o->label_values[i]) + 1) +
+		       4;
 	q = malloc(cap);
 	if (!q)
 		return NULL;
@@ -49,9 +50,10 @@ char *otlp_request_query(const struct push_opts *o,
 
 static int hex(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0'
-	     : c >= 'A' && c <= 'F' ? c - 'A' + 10
-	     : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+				      : -1;
 }
 
 /* Percent-decodes s in place. 0 or -EINVAL. */

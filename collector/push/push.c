@@ -53,33 +53,33 @@ struct item {
 struct push {
 	const struct push_opts *opts;
 	enum push_dest dest;
-	const char *url;            /* the destination's base URL */
-	const char *name;           /* "pyroscope", "otlp" */
+	const char *url;  /* the destination's base URL */
+	const char *name; /* "pyroscope", "otlp" */
 	struct spool *spool;
 	struct push_http *http;
 	char dir[4096];
 	pthread_t thread;
 	int started;
-	uint64_t next_seq;          /* loop thread only */
-	char *last_query[PUSH_KINDS];      /* loop thread: per kind, the last */
-	uint64_t last_pid[PUSH_KINDS];     /* window's request and pid */
+	uint64_t next_seq;	       /* loop thread only */
+	char *last_query[PUSH_KINDS];  /* loop thread: per kind, the last */
+	uint64_t last_pid[PUSH_KINDS]; /* window's request and pid */
 	int warned_same;
 
-	pthread_mutex_t mu;         /* guards the block below */
-	pthread_cond_t cv;          /* signalled on a new item, and stop */
+	pthread_mutex_t mu; /* guards the block below */
+	pthread_cond_t cv;  /* signalled on a new item, and stop */
 	struct item *head, *tail;
 	size_t queued_bytes;
 	int stopping;
 	uint64_t spilled, spilled_bytes; /* spooled by the loop thread */
-	_Atomic uint64_t deadline_ns;    /* 0, or when uploads give up */
-	_Atomic uint64_t n_lost;         /* could not be spooled (either
+	_Atomic uint64_t deadline_ns;	 /* 0, or when uploads give up */
+	_Atomic uint64_t n_lost;	 /* could not be spooled (either
 					    thread): gone, and said so */
 
 	/* the push thread's own */
 	int outage;
 	uint64_t outage_start_ns, backoff_ns, next_try_ns;
 	uint64_t out_windows, out_bytes, out_dropped, out_lost_at, out_held;
-	struct item *held;          /* windows the spool could not take (a
+	struct item *held; /* windows the spool could not take (a
 				       full disk), by seq, sent from memory
 				       in their turn; at most
 				       PUSH_QUEUE_MAX bytes */
@@ -126,7 +126,8 @@ static void note_dropped(struct push *p)
 	p->out_dropped += n;
 	log_warn("push: the spool is full (--spool-max %" PRIu64 " bytes): "
 		 "dropped the %" PRIu64 " oldest window%s (%" PRIu64 " bytes); "
-		 "%" PRIu64 " dropped so far", p->opts->spool_max, n,
+		 "%" PRIu64 " dropped so far",
+		 p->opts->spool_max, n,
 		 n == 1 ? "" : "s", bytes, p->n_dropped);
 }
 
@@ -137,7 +138,8 @@ static void lost(struct push *p, int rc)
 {
 	uint64_t n = atomic_fetch_add(&p->n_lost, 1) + 1;
 	log_error("push: cannot spool a window in %s: %s: it is lost (%" PRIu64
-		  " lost so far)", p->dir, strerror(-rc), n);
+		  " lost so far)",
+		  p->dir, strerror(-rc), n);
 }
 
 /* Keeps a window the spool could not take in memory, in seq order, to
@@ -159,7 +161,8 @@ static void hold(struct push *p, struct item *it, int rc)
 	p->held_bytes += it->len;
 	if (!p->out_held++)
 		log_warn("push: cannot spool a window in %s: %s: holding it "
-			 "in memory until it is sent (up to %u MiB)", p->dir,
+			 "in memory until it is sent (up to %u MiB)",
+			 p->dir,
 			 strerror(-rc), PUSH_QUEUE_MAX >> 20);
 }
 
@@ -205,9 +208,11 @@ static void start_outage(struct push *p, const char *why)
 	schedule_retry(p);
 	if (ra)
 		snprintf(asked, sizeof(asked), ", the first after %u s as "
-			 "the server asks", ra);
+					       "the server asks",
+			 ra);
 	log_warn("push: cannot send to %s (%s): keeping windows in %s and "
-		 "trying again with back-off%s", p->url, why, p->dir, asked);
+		 "trying again with back-off%s",
+		 p->url, why, p->dir, asked);
 }
 
 static void end_outage(struct push *p)
@@ -220,24 +225,24 @@ static void end_outage(struct push *p)
 	p->outage = 0;
 	if (p->out_held)
 		at = snprintf(dropped, sizeof(dropped), " (%" PRIu64 " held in "
-			      "memory: the spool could not be written)",
+							"memory: the spool could not be written)",
 			      p->out_held);
 	if (p->out_dropped)
-		snprintf(dropped + at, sizeof(dropped) - (size_t)at, "; %"
-			 PRIu64 " older dropped (spool full)", p->out_dropped);
+		snprintf(dropped + at, sizeof(dropped) - (size_t)at, "; %" PRIu64 " older dropped (spool full)", p->out_dropped);
 	if (gone)
 		snprintf(lost_text, sizeof(lost_text), "; %" PRIu64 " more "
-			 "lost: they could not be written to the spool", gone);
+						       "lost: they could not be written to the spool",
+			 gone);
 	if (gone)
-		log_warn("push: %s takes windows again after %" PRIu64 " s: %"
-			 PRIu64 " window%s (%" PRIu64 " bytes) were spooled "
-			 "and sent%s%s", p->url, s, p->out_windows,
+		log_warn("push: %s takes windows again after %" PRIu64 " s: %" PRIu64 " window%s (%" PRIu64 " bytes) were spooled "
+			 "and sent%s%s",
+			 p->url, s, p->out_windows,
 			 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped,
 			 lost_text);
 	else
-		log_info("push: %s takes windows again after %" PRIu64 " s: %"
-			 PRIu64 " window%s (%" PRIu64 " bytes) were spooled, "
-			 "all sent%s", p->url, s, p->out_windows,
+		log_info("push: %s takes windows again after %" PRIu64 " s: %" PRIu64 " window%s (%" PRIu64 " bytes) were spooled, "
+			 "all sent%s",
+			 p->url, s, p->out_windows,
 			 p->out_windows == 1 ? "" : "s", p->out_bytes, dropped);
 }
 
@@ -247,7 +252,8 @@ static void refused(struct push *p, const char *why)
 	if (!p->refused_logged)
 		log_error("push: %s refused a window (%s): it is dropped, not "
 			  "sent again; so is every window it refuses until "
-			  "one passes", p->url, why);
+			  "one passes",
+			  p->url, why);
 	else
 		log_debug("push: refused again (%s)", why);
 	p->refused_logged = 1;
@@ -288,7 +294,8 @@ static enum push_result post(struct push *p, const char *query,
 static void invalid(struct push *p, const char *why)
 {
 	log_error("push: a window for %s cannot be sent (%s): it was not "
-		  "sent, and is not tried again", p->url, why);
+		  "sent, and is not tried again",
+		  p->url, why);
 }
 
 /* Sends a window taken from the queue (no outage, nothing spooled). */
@@ -299,7 +306,7 @@ static void send_item(struct push *p, struct item *it)
 				  sizeof(why));
 	if (r == PUSH_RETRY && should_abort(p))
 		snprintf(why, sizeof(why), "still sending when the collector "
-			 "exits");
+					   "exits");
 	if (r == PUSH_SENT) {
 		p->n_sent++;
 		p->refused_logged = 0;
@@ -431,7 +438,8 @@ static void send_spooled(struct push *p)
 		/* -EINVAL: set aside by spool_read, which said why */
 		if (rc != -ENOENT && rc != -EINVAL) {
 			log_warn("push: spooled window %016" PRIx64 " in %s "
-				 "cannot be read (%s): dropped", seq, p->dir,
+				 "cannot be read (%s): dropped",
+				 seq, p->dir,
 				 strerror(-rc));
 			spool_remove(p->spool, seq);
 		}
@@ -633,11 +641,12 @@ static int prepare(struct push *p, const char *output_dir, char **password,
 	p->n_set_aside += spool_take_set_aside(p->spool);
 	spool_usage(p->spool, &n, &bytes);
 	log_info("push: windows go to %s%s; spool %s (at most %" PRIu64
-		 " bytes)%s", p->url, p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH
-		 : "/ingest", p->dir, o->spool_max, n ? "" : ", empty");
+		 " bytes)%s",
+		 p->url, p->dest == PUSH_OTLP ? OTLP_REQUEST_PATH : "/ingest", p->dir, o->spool_max, n ? "" : ", empty");
 	if (n)
 		log_info("push: %zu window%s (%" PRIu64 " bytes) spooled by "
-			 "an earlier run: sent first", n, n == 1 ? "" : "s",
+			 "an earlier run: sent first",
+			 n, n == 1 ? "" : "s",
 			 bytes);
 	return 0;
 }
@@ -731,7 +740,8 @@ void push_free(struct push *p)
 			 " refused, %" PRIu64 " dropped (spool full), %" PRIu64
 			 " lost (not written to the spool), %" PRIu64 " set "
 			 "aside (cannot be sent); %zu (%" PRIu64 " bytes) left "
-			 "in %s for the next run", p->n_sent,
+			 "in %s for the next run",
+			 p->n_sent,
 			 p->n_sent == 1 ? "" : "s", p->n_refused, p->n_dropped,
 			 atomic_load(&p->n_lost), p->n_set_aside, n, bytes,
 			 p->dir);
@@ -767,7 +777,8 @@ static void check_same_series(struct push *p, const struct push_window *w,
 		log_warn("push: pids %" PRIu64 " and %" PRIu64 " send the same "
 			 "series for the same window; Pyroscope keeps one "
 			 "profile per series and time: give them --merge, or "
-			 "tell them apart (--service-name)", p->last_pid[k],
+			 "tell them apart (--service-name)",
+			 p->last_pid[k],
 			 w->pid);
 		p->warned_same = 1;
 	}
@@ -796,7 +807,8 @@ int push_window(struct push *p, const struct push_window *w,
 	}
 	if (!it || !it->query || !it->body) {
 		log_error("push: out of memory: a window of pid %" PRIu64
-			  " is not sent", w->pid);
+			  " is not sent",
+			  w->pid);
 		item_free(it);
 		return -ENOMEM;
 	}

@@ -27,7 +27,7 @@ struct push_http {
 	char *base;
 	int (*abort)(void *);
 	void *arg;
-	unsigned retry_after;   /* the last answer's Retry-After, seconds */
+	unsigned retry_after; /* the last answer's Retry-After, seconds */
 	char answer[PUSH_HTTP_ANSWER + 1];
 	size_t answer_len;
 	char errbuf[CURL_ERROR_SIZE];
@@ -68,7 +68,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	end += strspn(end, " \t");
 	if (*end == '\r' || *end == '\n' || !*end)
 		h->retry_after = v > PUSH_HTTP_RETRY_AFTER_MAX
-				 ? PUSH_HTTP_RETRY_AFTER_MAX : (unsigned)v;
+					 ? PUSH_HTTP_RETRY_AFTER_MAX
+					 : (unsigned)v;
 	return len;
 }
 
@@ -211,8 +212,7 @@ enum push_result push_http_post(struct push_http *h, const char *path_query,
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
 	curl_slist_free_all(extra);
 	if (rc != CURLE_OK) {
-		snprintf(why, why_len, "%s", h->errbuf[0] ? h->errbuf
-				      : curl_easy_strerror(rc));
+		snprintf(why, why_len, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
 		return rc == CURLE_URL_MALFORMAT ? PUSH_INVALID : PUSH_RETRY;
 	}
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
@@ -226,7 +226,8 @@ enum push_result push_http_post(struct push_http *h, const char *path_query,
 		if (to)
 			log_printable(where, sizeof(where), to, strlen(to));
 		snprintf(why, why_len, "HTTP %ld, a redirect%s%s: redirects "
-			 "are not followed; give the final URL", code,
+				       "are not followed; give the final URL",
+			 code,
 			 where[0] ? " to " : "", where);
 		return PUSH_RETRY;
 	}

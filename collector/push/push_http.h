@@ -24,12 +24,12 @@
 
 /* What a request came to. */
 enum push_result {
-	PUSH_SENT,     /* 2xx */
-	PUSH_RETRY,    /* no answer, a time-out, 3xx, 408, 429 or 5xx: try
+	PUSH_SENT,    /* 2xx */
+	PUSH_RETRY,   /* no answer, a time-out, 3xx, 408, 429 or 5xx: try
 			  again (a redirect is not followed: it is a
 			  server or URL to fix, and the window waits) */
-	PUSH_REFUSED,  /* any other answer: do not send it again */
-	PUSH_INVALID   /* never sent: the request cannot be made here (a
+	PUSH_REFUSED, /* any other answer: do not send it again */
+	PUSH_INVALID  /* never sent: the request cannot be made here (a
 			  URL libcurl refuses, a window OTLP cannot take);
 			  no server saw it, and no retry would help */
 };

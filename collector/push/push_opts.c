@@ -25,8 +25,9 @@ static char host_name[256];
 static int set_url(const char **where, const char *opt, const char *arg,
 		   char *err, size_t cap)
 {
-	const char *rest = strncmp(arg, "http://", 7) == 0 ? arg + 7
-			 : strncmp(arg, "https://", 8) == 0 ? arg + 8 : NULL;
+	const char *rest = strncmp(arg, "http://", 7) == 0    ? arg + 7
+			   : strncmp(arg, "https://", 8) == 0 ? arg + 8
+							      : NULL;
 	char *url;
 	size_t n;
 
@@ -43,11 +44,12 @@ static int set_url(const char **where, const char *opt, const char *arg,
 	while (n > 0 && url[n - 1] == '/')
 		url[--n] = 0;
 	free((char *)*where); /* given twice: the last one */
-	*where = url; /* freed by push_opts_free */
+	*where = url;	      /* freed by push_opts_free */
 	return 0;
 bad:
 	snprintf(err, cap, "--%s wants http://HOST[:PORT][/PATH] or "
-		 "https://..., without ?query or #fragment, not '%s'", opt,
+			   "https://..., without ?query or #fragment, not '%s'",
+		 opt,
 		 arg);
 	return -1;
 }
@@ -86,8 +88,9 @@ static int set_label(struct push_opts *o, const char *arg, char *err,
 	return 0;
 bad:
 	snprintf(err, cap, "--push-label wants KEY=VALUE, KEY of "
-		 "[A-Za-z0-9_.] (not __name__), VALUE without , { } or "
-		 "control characters, not '%s'", arg);
+			   "[A-Za-z0-9_.] (not __name__), VALUE without , { } or "
+			   "control characters, not '%s'",
+		 arg);
 	return -1;
 }
 
@@ -96,7 +99,7 @@ static int set_header(struct push_opts *o, const char *arg, char *err,
 		      size_t cap)
 {
 	size_t n = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
-			  "OPQRSTUVWXYZ0123456789-!#$%&'*+.^_`|~");
+			       "OPQRSTUVWXYZ0123456789-!#$%&'*+.^_`|~");
 	int ok = n > 0 && arg[n] == ':' && strlen(arg) < 4096;
 
 	for (const char *s = arg; ok && *s; s++)
@@ -105,12 +108,13 @@ static int set_header(struct push_opts *o, const char *arg, char *err,
 		   strncasecmp(arg, "content-length:", 15) == 0 ||
 		   strncasecmp(arg, "host:", 5) == 0)) {
 		snprintf(err, cap, "--push-header %.*s is set by the "
-			 "collector itself", (int)n, arg);
+				   "collector itself",
+			 (int)n, arg);
 		return -1;
 	}
 	if (!ok) {
 		snprintf(err, cap, "--push-header wants 'Name: value' (an "
-			 "HTTP header, no control characters), not '%s'",
+				   "HTTP header, no control characters), not '%s'",
 			 arg);
 		return -1;
 	}
@@ -143,7 +147,8 @@ static int check_ca_file(const char *arg, char *err, size_t cap)
 	}
 	if (fd != -EPERM)
 		snprintf(err, cap, "--push-ca-file wants a readable file of "
-			 "PEM certificates, not '%s': %s", arg, strerror(-fd));
+				   "PEM certificates, not '%s': %s",
+			 arg, strerror(-fd));
 	return -1;
 }
 
@@ -164,7 +169,8 @@ int push_opts_set(struct push_opts *o, const char *name, const char *arg,
 			return 0;
 		}
 		snprintf(err, cap, "--service-name wants 1 to 255 characters "
-			 "of [A-Za-z0-9_.-/], not '%s'", arg);
+				   "of [A-Za-z0-9_.-/], not '%s'",
+			 arg);
 		return -1;
 	}
 	if (strcmp(name, "push-basic-auth") == 0) {
@@ -176,7 +182,8 @@ int push_opts_set(struct push_opts *o, const char *name, const char *arg,
 			return 0;
 		}
 		snprintf(err, cap, "--push-basic-auth wants a user name "
-			 "(visible characters, no ':'), not '%s'", arg);
+				   "(visible characters, no ':'), not '%s'",
+			 arg);
 		return -1;
 	}
 	if (!*arg) {
@@ -191,8 +198,7 @@ int push_opts_set(struct push_opts *o, const char *name, const char *arg,
 		if (check_ca_file(arg, err, cap) < 0)
 			return -1;
 		o->ca_file = arg;
-	}
-	else /* spool-dir */
+	} else /* spool-dir */
 		o->spool_dir = arg;
 	return 0;
 }
@@ -202,15 +208,16 @@ int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 		    size_t cap)
 {
 	const char *env = getenv("PYPROF_PUSH_PASSWORD");
-	const char *orphan = o->service_name ? "--service-name"
-			   : o->n_labels ? "--push-label"
-			   : o->basic_user ? "--push-basic-auth"
-			   : o->password_file ? "--push-password-file"
-			   : o->bearer_file ? "--push-bearer-token-file"
-			   : o->ca_file ? "--push-ca-file"
-			   : o->n_headers ? "--push-header"
-			   : o->spool_dir ? "--spool-dir"
-			   : spool_max_given ? "--spool-max" : NULL;
+	const char *orphan = o->service_name	? "--service-name"
+			     : o->n_labels	? "--push-label"
+			     : o->basic_user	? "--push-basic-auth"
+			     : o->password_file ? "--push-password-file"
+			     : o->bearer_file	? "--push-bearer-token-file"
+			     : o->ca_file	? "--push-ca-file"
+			     : o->n_headers	? "--push-header"
+			     : o->spool_dir	? "--spool-dir"
+			     : spool_max_given	? "--spool-max"
+						: NULL;
 
 	if (!o->pyroscope_url && !o->otlp_url) {
 		if (orphan)
@@ -220,18 +227,18 @@ int push_opts_check(struct push_opts *o, int spool_max_given, char *err,
 	}
 	if (o->password_file && !o->basic_user) {
 		snprintf(err, cap, "--push-password-file goes with "
-			 "--push-basic-auth");
+				   "--push-basic-auth");
 		return -1;
 	}
 	if (o->basic_user && o->bearer_file) {
 		snprintf(err, cap, "--push-basic-auth and "
-			 "--push-bearer-token-file exclude each other");
+				   "--push-bearer-token-file exclude each other");
 		return -1;
 	}
 	if (o->basic_user && !o->password_file && !(env && *env)) {
 		snprintf(err, cap, "--push-basic-auth needs the password in "
-			 "$PYPROF_PUSH_PASSWORD or --push-password-file "
-			 "(never on the command line)");
+				   "$PYPROF_PUSH_PASSWORD or --push-password-file "
+				   "(never on the command line)");
 		return -1;
 	}
 	for (size_t i = 0; i < o->n_labels; i++)

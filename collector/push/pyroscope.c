@@ -141,8 +141,7 @@ char *pyroscope_query(const struct push_opts *o, const struct push_window *w)
 	if (q) {
 		p = q + sprintf(q, "/ingest?name=");
 		push_escape(&p, name);
-		p += sprintf(p, "&from=%" PRIu64 "&until=%" PRIu64
-			     "&format=pprof", from, until);
+		p += sprintf(p, "&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof", from, until);
 		if (w->rate_hz)
 			p += sprintf(p, "&sampleRate=%u", w->rate_hz);
 		sprintf(p, "&spyName=%s", SPY_NAME);

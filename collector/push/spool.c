@@ -40,11 +40,11 @@ struct entry {
 };
 
 struct spool {
-	pthread_mutex_t mu;   /* guards everything below */
+	pthread_mutex_t mu; /* guards everything below */
 	char dir[4096];
 	int lock_fd;
 	uint64_t max;
-	struct entry *e;      /* sorted by seq */
+	struct entry *e; /* sorted by seq */
 	size_t n, cap;
 	uint64_t bytes;
 	uint64_t last_seq;
@@ -86,8 +86,9 @@ static uint64_t seq_of(const char *name)
 		return 0;
 	for (int i = 0; i < 16; i++) {
 		char c = name[i];
-		int d = c >= '0' && c <= '9' ? c - '0'
-		      : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+					       : -1;
 		if (d < 0)
 			return 0;
 		v = v << 4 | (uint64_t)d;
@@ -130,10 +131,12 @@ static void put_aside(struct spool *s, uint64_t seq, const char *why)
 	snprintf(to, sizeof(to), "%s.rejected", path);
 	if (rename(path, to) == 0)
 		log_warn("push: %s is not a window this collector can send "
-			 "(%s): set aside as %s", path, why, to);
+			 "(%s): set aside as %s",
+			 path, why, to);
 	else if (unlink(path) == 0 || errno == ENOENT)
 		log_warn("push: %s is not a window this collector can send "
-			 "(%s): removed", path, why);
+			 "(%s): removed",
+			 path, why);
 }
 
 static void remove_at(struct spool *s, size_t i, const char *aside)
@@ -207,15 +210,14 @@ static int scan(struct spool *s, int dfd)
 			continue;
 		if (seq > SPOOL_SEQ_MAX) {
 			put_aside(s, seq, "its sequence number is past the "
-				  "largest one used");
+					  "largest one used");
 			continue;
 		}
 		if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > s->max) {
 			put_aside(s, seq, "bigger than --spool-max");
 			continue;
 		}
-		rc = insert(s, seq, S_ISREG(st.st_mode)
-			    ? (uint64_t)st.st_size : 0);
+		rc = insert(s, seq, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
 		if (seq > s->last_seq)
 			s->last_seq = seq;
 	}
@@ -249,8 +251,7 @@ struct spool *spool_open(const char *dir, uint64_t max, char *err,
 	}
 	if ((dfd = checked_open(dir, O_RDONLY, &dir_rules, err, err_len)) < 0)
 		goto fail;
-	s->lock_fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC |
-			    O_NOFOLLOW | O_NONBLOCK, 0600);
+	s->lock_fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (s->lock_fd < 0) {
 		snprintf(lock, sizeof(lock), "%s/.lock", dir);
 		snprintf(err, err_len, "cannot open %s: %s", lock,
@@ -260,7 +261,8 @@ struct spool *spool_open(const char *dir, uint64_t max, char *err,
 	}
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		snprintf(err, err_len, "%s is used by another collector "
-			 "(locked)", dir);
+				       "(locked)",
+			 dir);
 		close(dfd);
 		goto fail;
 	}
@@ -406,7 +408,8 @@ static int read_window(struct spool *s, const char *path, uint8_t **data,
 	if (fd == -EPERM) {
 		/* "refusing spooled window PATH: REASON; FIX": the reason */
 		const char *r = strstr(err + strlen("refusing spooled window ") +
-				       strlen(path), ": ");
+					       strlen(path),
+				       ": ");
 		r = r ? r + 2 : err;
 		snprintf(why, cap, "%.*s", (int)strcspn(r, ";"), r);
 		return -EINVAL;
@@ -418,8 +421,7 @@ static int read_window(struct spool *s, const char *path, uint8_t **data,
 		snprintf(why, cap, "bigger than --spool-max");
 		return -EINVAL;
 	}
-	rc = read_fd_all(fd, s->max < SPOOL_MAX_FILE ? s->max
-			 : SPOOL_MAX_FILE, data, len);
+	rc = read_fd_all(fd, s->max < SPOOL_MAX_FILE ? s->max : SPOOL_MAX_FILE, data, len);
 	close(fd);
 	if (rc == -E2BIG) {
 		snprintf(why, cap, "bigger than --spool-max");

@@ -56,9 +56,9 @@ struct spool;
 struct spool_item {
 	uint64_t seq;
 	char dest[32];
-	char *url;    /* malloc'd; "" for a version-1 file */
-	char *query;  /* malloc'd: '/' then printable ASCII, no blank */
-	void *body;   /* malloc'd */
+	char *url;   /* malloc'd; "" for a version-1 file */
+	char *query; /* malloc'd: '/' then printable ASCII, no blank */
+	void *body;  /* malloc'd */
 	size_t len;
 };
 

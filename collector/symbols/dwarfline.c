@@ -28,7 +28,7 @@ struct row {
 struct dwarfline {
 	struct row *rows;
 	size_t n_rows, cap_rows;
-	char *names;           /* NUL-terminated file names */
+	char *names; /* NUL-terminated file names */
 	size_t names_len, names_cap;
 	struct idhash name_hash;
 };
@@ -144,16 +144,32 @@ static const char *rd_form_str(struct bytecur *c, uint64_t form, int off64,
 static uint64_t rd_form_u(struct bytecur *c, uint64_t form, int off64, int *bad)
 {
 	switch (form) {
-	case 0x0b: return bytecur_n(c, 1);            /* data1 */
-	case 0x05: return bytecur_n(c, 2);            /* data2 */
-	case 0x06: return bytecur_n(c, 4);            /* data4 */
-	case 0x07: return bytecur_n(c, 8);            /* data8 */
-	case 0x0f: return bytecur_uleb(c);            /* udata */
-	case 0x1e: bytecur_skip(c, 16); return 0;        /* data16 (MD5) */
-	case 0x09: bytecur_skip(c, bytecur_uleb(c)); return 0; /* block */
-	case 0x08: bytecur_str(c); return 0;          /* string */
-	case 0x1f: case 0x0e: bytecur_n(c, off64 ? 8 : 4); return 0;
-	default: *bad = 1; return 0;
+	case 0x0b:
+		return bytecur_n(c, 1); /* data1 */
+	case 0x05:
+		return bytecur_n(c, 2); /* data2 */
+	case 0x06:
+		return bytecur_n(c, 4); /* data4 */
+	case 0x07:
+		return bytecur_n(c, 8); /* data8 */
+	case 0x0f:
+		return bytecur_uleb(c); /* udata */
+	case 0x1e:
+		bytecur_skip(c, 16);
+		return 0; /* data16 (MD5) */
+	case 0x09:
+		bytecur_skip(c, bytecur_uleb(c));
+		return 0; /* block */
+	case 0x08:
+		bytecur_str(c);
+		return 0; /* string */
+	case 0x1f:
+	case 0x0e:
+		bytecur_n(c, off64 ? 8 : 4);
+		return 0;
+	default:
+		*bad = 1;
+		return 0;
 	}
 }
 
@@ -198,11 +214,11 @@ static int read_v5_entries(struct bytecur *c, int off64, const struct sects *s,
 struct unit {
 	unsigned version, min_inst, line_range, opcode_base;
 	int line_base;
-	uint8_t std_len[256];  /* operands of each standard opcode */
-	const uint8_t *prog;   /* the program, to the unit's end */
+	uint8_t std_len[256]; /* operands of each standard opcode */
+	const uint8_t *prog;  /* the program, to the unit's end */
 	const char **dnames, **fnames;
 	uint64_t *ddirs, *fdirs, n_dirs, n_files;
-	uint32_t *file_ids;    /* each file's name id (add_name), 0 unmade */
+	uint32_t *file_ids; /* each file's name id (add_name), 0 unmade */
 };
 
 /* The fixed fields of a unit's header, up to its file tables. 0 or -1. */
@@ -224,7 +240,7 @@ static int read_unit_header(struct bytecur *c, int off64, struct unit *u)
 	u->min_inst = (unsigned)bytecur_n(c, 1);
 	if (u->version >= 4)
 		bytecur_n(c, 1); /* maximum_operations_per_instruction (VLIW) */
-	bytecur_n(c, 1);         /* default_is_stmt */
+	bytecur_n(c, 1);	 /* default_is_stmt */
 	u->line_base = (int8_t)bytecur_n(c, 1);
 	u->line_range = (unsigned)bytecur_n(c, 1);
 	u->opcode_base = (unsigned)bytecur_n(c, 1);
@@ -320,7 +336,7 @@ static uint32_t file_id(struct dwarfline *d, struct unit *u, uint64_t file)
 struct line_state {
 	uint64_t addr, file;
 	int64_t line;
-	int started;   /* a row since the sequence began */
+	int started; /* a row since the sequence began */
 };
 
 static void start_sequence(struct line_state *st, const struct unit *u)
@@ -409,7 +425,8 @@ static int run_line_program(struct dwarfline *d, struct bytecur *c,
 			break;
 		case 8: /* const_add_pc */
 			st.addr += (uint64_t)((255 - u->opcode_base) /
-					      u->line_range) * u->min_inst;
+					      u->line_range) *
+				   u->min_inst;
 			break;
 		case 9: /* fixed_advance_pc */
 			st.addr += bytecur_n(c, 2);

@@ -35,8 +35,8 @@
 
 struct esym {
 	uint64_t vaddr, size;
-	uint32_t name;  /* offset in names */
-	uint8_t rank;   /* 0 global, 1 weak, 2 local: lower wins a tie */
+	uint32_t name; /* offset in names */
+	uint8_t rank;  /* 0 global, 1 weak, 2 local: lower wins a tie */
 };
 
 struct load {
@@ -52,7 +52,7 @@ struct efile {
 	uint8_t build_id[64];
 	size_t build_id_len;
 	uint64_t last_use;
-	int ok;          /* read, and the build id matches */
+	int ok; /* read, and the build id matches */
 	struct load loads[MAX_LOADS];
 	int n_loads;
 	struct esym *syms;
@@ -119,7 +119,7 @@ struct elf {
 	int fd;
 	uint64_t size;
 	Elf64_Ehdr eh;
-	Elf64_Shdr *sh;   /* e_shnum entries, or NULL */
+	Elf64_Shdr *sh; /* e_shnum entries, or NULL */
 	unsigned n_sh;
 	Elf64_Phdr ph[64];
 	unsigned n_ph;
@@ -348,7 +348,9 @@ static void load_symbols(struct efile *f, const struct elf *e)
 			continue;
 		f->syms[k++] = (struct esym){
 			y->st_value, y->st_size, y->st_name,
-			(uint8_t)(bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2)};
+			(uint8_t)(bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1
+									    : 2)
+		};
 	}
 	qsort(f->syms, k, sizeof(*f->syms), sym_cmp);
 	/* one symbol per address: the best-ranked, sorted first */
@@ -373,7 +375,8 @@ static void load_loads(struct efile *f, const struct elf *e)
 		if (e->ph[i].p_type == PT_LOAD)
 			f->loads[f->n_loads++] = (struct load){
 				e->ph[i].p_offset, e->ph[i].p_vaddr,
-				e->ph[i].p_filesz};
+				e->ph[i].p_filesz
+			};
 }
 
 /* ---- functions from .eh_frame ------------------------------------------- */
@@ -386,11 +389,23 @@ static int eh_value(const uint8_t *b, size_t n, size_t *o, uint8_t enc,
 	size_t k;
 	int64_t sv;
 	switch (enc & 0x0f) {
-	case 0x02: k = 2; break;
-	case 0x03: case 0x0b: k = 4; break;
-	case 0x00: case 0x04: case 0x0c: k = 8; break;
-	case 0x0a: k = 2; break;
-	default: return -1; /* leb128 forms: not in what we read */
+	case 0x02:
+		k = 2;
+		break;
+	case 0x03:
+	case 0x0b:
+		k = 4;
+		break;
+	case 0x00:
+	case 0x04:
+	case 0x0c:
+		k = 8;
+		break;
+	case 0x0a:
+		k = 2;
+		break;
+	default:
+		return -1; /* leb128 forms: not in what we read */
 	}
 	if (*o > n || k > n - *o)
 		return -1;
@@ -405,10 +420,17 @@ static int eh_value(const uint8_t *b, size_t n, size_t *o, uint8_t enc,
 	else
 		sv = (int64_t)u;
 	switch (enc & 0x70) {
-	case 0x00: *v = (uint64_t)sv; break;
-	case 0x10: *v = field_vaddr + (uint64_t)sv; break;
-	case 0x30: *v = base + (uint64_t)sv; break;
-	default: return -1;
+	case 0x00:
+		*v = (uint64_t)sv;
+		break;
+	case 0x10:
+		*v = field_vaddr + (uint64_t)sv;
+		break;
+	case 0x30:
+		*v = base + (uint64_t)sv;
+		break;
+	default:
+		return -1;
 	}
 	return 0;
 }
@@ -438,7 +460,7 @@ static int cie_fde_enc(const uint8_t *b, size_t n, size_t c, uint8_t *enc)
 		return aug[0] ? -1 : 0;
 	skip_leb128(b, n, &o); /* code alignment */
 	skip_leb128(b, n, &o); /* data alignment */
-	if (version != 1) /* return address register */
+	if (version != 1)      /* return address register */
 		skip_leb128(b, n, &o);
 	else if (o < n) /* a byte in version 1 */
 		o++;
@@ -516,7 +538,8 @@ static void load_fde_ranges(struct efile *f, const struct elf *e)
 		if (eh_value(ehf, fo + 4 + len, &po, enc,
 			     fs->sh_addr + po, 0, &begin) < 0 ||
 		    eh_value(ehf, fo + 4 + len, &po, enc & 0x0f, 0, 0,
-			     &range) < 0 || !range)
+			     &range) < 0 ||
+		    !range)
 			continue;
 		f->funcs[f->n_funcs++] = (struct range){ begin, begin + range };
 	}
@@ -605,7 +628,8 @@ static struct efile *efile_load(const char *path, const uint8_t *id,
 		size_t n = elf_build_id(&e, got, sizeof(got));
 		if (id_len && (n != id_len || memcmp(got, id, id_len) != 0)) {
 			log_debug("%s: build id differs from the process's "
-				  "(the file changed?): not symbolized", path);
+				  "(the file changed?): not symbolized",
+				  path);
 			elf_close(&e);
 		}
 	}

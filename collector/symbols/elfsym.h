@@ -56,20 +56,20 @@ void elfsym_free(struct elfsym *es);
 /* What is known about one address. Strings point into the cache and stay
  * valid until the next elfsym_lookup. */
 struct elfsym_hit {
-	const char *name;     /* function symbol, or NULL                   */
-	uint64_t vaddr;       /* the address in the file's own terms        */
-	uint64_t func_vaddr;  /* where that function starts (if name)       */
-	const char *src_file; /* source file (DWARF), or NULL               */
-	uint32_t src_line;    /* its line, 0 if none                        */
-	const char *func_file;/* the file and line where the function     */
-	uint32_t func_line;   /* starts (DWARF), or NULL and 0; the same
+	const char *name;      /* function symbol, or NULL                   */
+	uint64_t vaddr;	       /* the address in the file's own terms        */
+	uint64_t func_vaddr;   /* where that function starts (if name)       */
+	const char *src_file;  /* source file (DWARF), or NULL               */
+	uint32_t src_line;     /* its line, 0 if none                        */
+	const char *func_file; /* the file and line where the function     */
+	uint32_t func_line;    /* starts (DWARF), or NULL and 0; the same
 	                         pointer as src_file for the same file      */
-	int synthetic;        /* name is "FILE+0xSTART": no symbol covers
+	int synthetic;	       /* name is "FILE+0xSTART": no symbol covers
 	                         the address, but an FDE of .eh_frame does
 	                         (a stripped file's static function)      */
-	int file_ok;          /* the file was read and matches the build id */
-	int has_symbols;      /* it has a symbol table                      */
-	int has_lines;        /* it has .debug_line                         */
+	int file_ok;	       /* the file was read and matches the build id */
+	int has_symbols;       /* it has a symbol table                      */
+	int has_lines;	       /* it has .debug_line                         */
 };
 
 /*

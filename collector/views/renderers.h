@@ -60,15 +60,15 @@ int view_pprof_intervals(FILE *out, const struct view_profile *p,
 /* ---- flame graphs (view_flame.c) --------------------------------------------- */
 
 #define VIEW_FLAME_WIDTH 1200
-#define VIEW_FLAME_MIN_WIDTH 0.5  /* px: narrower frames are merged */
+#define VIEW_FLAME_MIN_WIDTH 0.5 /* px: narrower frames are merged */
 
 struct view_flame_opts {
-	const char *sample_type;    /* NULL: the profile's default */
+	const char *sample_type; /* NULL: the profile's default */
 	const struct view_filter *filter;
 	enum view_by by;
-	int icicle;                 /* root at the top */
-	double min_width;           /* px; 0: VIEW_FLAME_MIN_WIDTH */
-	const char *title;          /* NULL: "Flame graph" / "Icicle graph" */
+	int icicle;	   /* root at the top */
+	double min_width;  /* px; 0: VIEW_FLAME_MIN_WIDTH */
+	const char *title; /* NULL: "Flame graph" / "Icicle graph" */
 	/* the tooltips' intervals' confidence level; 0: 95% (a profile
 	 * without samples/count gets none) */
 	double level;
@@ -151,7 +151,7 @@ enum view_diff_compare {
 };
 
 struct view_diff_opts {
-	size_t n_rows;              /* rows of the table; 0: 20 */
+	size_t n_rows; /* rows of the table; 0: 20 */
 	const char *sample_type;
 	const struct view_filter *filter;
 	enum view_by by;

@@ -145,7 +145,7 @@ struct dtable {
 	const struct view_keys *keys;
 	const char *type, *unit;
 	int64_t total[2];
-	int values;      /* changes of values, not of shares */
+	int values; /* changes of values, not of shares */
 	int by_line;
 	int sort_flat; /* --sort flat */
 };
@@ -203,8 +203,7 @@ static void table_head(const struct dtable *t, size_t shown, size_t n)
 				"share (percentage points; + grew, - shrank)\n",
 			shown,
 			n, what, by);
-	fprintf(t->out, t->values ? "%9s %9s %9s  %9s %9s %9s  %s\n"
-				  : "%9s %9s %8s  %9s %9s %8s  %s\n",
+	fprintf(t->out, t->values ? "%9s %9s %9s  %9s %9s %9s  %s\n" : "%9s %9s %8s  %9s %9s %8s  %s\n",
 		"flat base", "flat new", "change", "cum base", "cum new",
 		"change", t->by_line ? "line" : "function");
 }
@@ -236,7 +235,8 @@ static void table_row(const struct dtable *t, const struct drow *r)
 		return;
 	}
 	fprintf(t->out, "%8.2f%% %8.2f%% %+8.2f  %8.2f%% %8.2f%% %+8.2f  "
-		"%s%s\n", pts(r->flat[0], t->total[0]),
+			"%s%s\n",
+		pts(r->flat[0], t->total[0]),
 		pts(r->flat[1], t->total[1]), r->dflat,
 		pts(r->cum[0], t->total[0]), pts(r->cum[1], t->total[1]),
 		r->dcum, k->name, where);
@@ -249,8 +249,7 @@ int view_diff_table(FILE *out, const struct view_profile *base,
 	struct view_keys keys;
 	uint32_t *km[2] = { NULL, NULL }, *stamp = NULL;
 	struct drow *rows = NULL;
-	struct dtable t = { .out = out, .keys = &keys,
-			    .by_line = o->by == VIEW_BY_LINE };
+	struct dtable t = { .out = out, .keys = &keys, .by_line = o->by == VIEW_BY_LINE };
 	size_t type[2], n, shown, want;
 	int rc;
 
@@ -323,7 +322,7 @@ int view_diff_flame(FILE *out, const struct view_profile *base,
 		goto out;
 	values = by_values(o, &cur->types[type[1]]);
 	snprintf(sub, sizeof(sub), "%s: new total %s, base total %s; red: "
-		 "%s grew, blue: %s shrank (widths: new)",
+				   "%s grew, blue: %s shrank (widths: new)",
 		 cur->types[type[1]].type,
 		 view_fmt_value(a, sizeof(a), tree.v[0].total[1],
 				cur->types[type[1]].unit),

@@ -39,7 +39,7 @@
 #define FLAME_PAD 10
 #define FLAME_TOP 60
 #define FLAME_BOTTOM 34
-#define FLAME_FONT_W 7.0   /* average Verdana 12 px glyph width */
+#define FLAME_FONT_W 7.0     /* average Verdana 12 px glyph width */
 #define FLAME_MERGED_MIN 0.1 /* px: a merged box narrower is left out */
 /* The graph is as tall as its frames of at least this share of the width
  * (of the zoomed frame's, once zoomed): deeper ones, a thin tower of a
@@ -99,12 +99,24 @@ size_t flame_xml(FILE *out, const char *str, size_t max_cp)
 			continue;
 		}
 		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		case '\n': fputs("&#10;", out); break;
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&apos;", out);
+			break;
+		case '\n':
+			fputs("&#10;", out);
+			break;
 		default:
 			putc(*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 		}
@@ -147,20 +159,20 @@ static void put_label(FILE *out, const char *name, double w)
 /* ---- layout ---------------------------------------------------------------- */
 
 struct box {
-	uint32_t node;     /* tree node; for a merged box, the parent's */
-	uint32_t parent;   /* index of the parent box; UINT32_MAX: root */
-	uint32_t end;      /* one past the last box of this subtree */
+	uint32_t node;	 /* tree node; for a merged box, the parent's */
+	uint32_t parent; /* index of the parent box; UINT32_MAX: root */
+	uint32_t end;	 /* one past the last box of this subtree */
 	uint32_t depth;
 	uint32_t n_merged; /* 0: one frame; else how many were merged */
 	double x, w;
-	int64_t val[2];    /* the slots' values (sums for a merged box) */
+	int64_t val[2]; /* the slots' values (sums for a merged box) */
 };
 
 struct layout {
 	const struct flame_spec *s;
 	const uint32_t *rank;
-	int slot;          /* the slot that gives widths */
-	double scale;      /* px per unit of value */
+	int slot;     /* the slot that gives widths */
+	double scale; /* px per unit of value */
 	struct box *v;
 	size_t n, cap;
 	struct view_kids kids; /* children being laid out */
@@ -194,8 +206,7 @@ static void lay(struct layout *L, uint32_t node, uint32_t parent, double x)
 {
 	const struct view_tree *t = L->s->tree;
 	const struct view_node *nd = &t->v[node];
-	struct box b = { .node = node, .parent = parent, .depth = nd->depth,
-			 .x = x, .val = { nd->total[0], nd->total[1] } };
+	struct box b = { .node = node, .parent = parent, .depth = nd->depth, .x = x, .val = { nd->total[0], nd->total[1] } };
 	struct box m = { 0 };
 	size_t base = L->kids.n, i;
 	double cx = x;
@@ -544,7 +555,8 @@ static void write_tooltip(struct writer *w, const struct box *b,
 
 	if (b->n_merged)
 		fprintf(w->out, "%" PRIu32 " frames narrower than %.2g px, "
-			"merged", b->n_merged, s->min_width);
+				"merged",
+			b->n_merged, s->min_width);
 	else if (!k)
 		fputs("all", w->out);
 	else {
@@ -571,7 +583,7 @@ static void write_tooltip(struct writer *w, const struct box *b,
 	if (s->diff) {
 		double d = change(s, w->total, b);
 		fprintf(w->out, "new %s (%.2f%%), base %s (%.2f%%), change "
-			"%+.2f points",
+				"%+.2f points",
 			view_fmt_value(v1, sizeof(v1), b->val[1], s->unit),
 			100 * share(b->val[1], w->total[1]),
 			view_fmt_value(v0, sizeof(v0), b->val[0], s->unit),
@@ -579,13 +591,13 @@ static void write_tooltip(struct writer *w, const struct box *b,
 		return;
 	}
 	if (strcmp(s->unit, "count"))
-		fprintf(w->out, "%s, ", view_fmt_value(v0, sizeof(v0),
-						       b->val[slot], s->unit));
+		fprintf(w->out, "%s, ", view_fmt_value(v0, sizeof(v0), b->val[slot], s->unit));
 	if (s->count_slot >= 0 || !strcmp(s->unit, "count"))
 		fprintf(w->out, "%" PRId64 " sample%s, ",
 			b->val[s->count_slot >= 0 ? s->count_slot : slot],
 			b->val[s->count_slot >= 0 ? s->count_slot : slot] == 1
-				? "" : "s");
+				? ""
+				: "s");
 	fprintf(w->out, "%.2f%% of the total",
 		100 * share(b->val[slot], w->total[slot]));
 	if (w->z > 0 && (b->node || b->n_merged)) {
@@ -674,8 +686,9 @@ static void write_box(struct writer *w, size_t i)
 				"show: click to zoom",
 			b->end - (uint32_t)i - 1);
 	fprintf(w->out, "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
-		"height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.3f\" "
-		"y=\"%.1f\">", FLAME_PAD + b->x, y, b->w, FLAME_FRAME_H - 1,
+			"height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.3f\" "
+			"y=\"%.1f\">",
+		FLAME_PAD + b->x, y, b->w, FLAME_FRAME_H - 1,
 		fill, FLAME_PAD + b->x + 3, y + 11.5);
 	put_label(w->out, name, b->w);
 	fputs("</text></g>\n", w->out);
@@ -884,8 +897,9 @@ int view_flame(FILE *out, const struct view_profile *p,
 	s.count_slot = slots[1] >= 0 ? 1 : -1;
 	s.icicle = o->icicle;
 	s.min_width = o->min_width > 0 ? o->min_width : VIEW_FLAME_MIN_WIDTH;
-	s.title = o->title ? o->title
-			   : o->icicle ? "Icicle graph" : "Flame graph";
+	s.title = o->title    ? o->title
+		  : o->icicle ? "Icicle graph"
+			      : "Flame graph";
 	split = split_of(p, &tree, kmap, o->filter, type);
 	s.split = (const int64_t(*)[3])split;
 	s.level = o->level > 0 ? o->level : STATS_DEFAULT_LEVEL;

@@ -32,17 +32,17 @@
 struct flame_spec {
 	const struct view_tree *tree;
 	const struct view_keys *keys;
-	const char *unit;       /* unit of the width slot's values */
-	const char *type;       /* sample type name, for the subtitle */
-	int count_slot;         /* slot with sample counts, or -1 */
-	int diff;               /* widths from slot 1; colour by the change
+	const char *unit; /* unit of the width slot's values */
+	const char *type; /* sample type name, for the subtitle */
+	int count_slot;	  /* slot with sample counts, or -1 */
+	int diff;	  /* widths from slot 1; colour by the change
 				   of share from slot 0 (base) to slot 1 */
-	int diff_values;        /* with diff: by the change of value, in
+	int diff_values;  /* with diff: by the change of value, in
 				   the unit, instead of share */
 	int icicle;
-	double min_width;       /* px */
+	double min_width; /* px */
 	const char *title;
-	const char *subtitle;   /* NULL: made from type and totals */
+	const char *subtitle; /* NULL: made from type and totals */
 	/* NULL, or per tree node the part of its total (slot 0) whose
 	 * samples said time=python, native and system: the frames are then
 	 * coloured by that split, with a legend (docs/reading.md) */

@@ -211,7 +211,8 @@ int view_folded(FILE *out, const struct view_profile *p,
 	f.keys = &keys;
 	f.rank = rank;
 	walk(&f, 0);
-	rc = f.oom ? -ENOMEM : ferror(out) ? -EIO : 0;
+	rc = f.oom ? -ENOMEM : ferror(out) ? -EIO
+					   : 0;
 out:
 	view_errno_text(rc, err);
 	free(f.path);

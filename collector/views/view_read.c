@@ -63,10 +63,10 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len,
 
 /* Ids of one kind (functions or locations) -> their index in the message. */
 struct ids {
-	uint64_t *id;  /* sorted, unless dense */
+	uint64_t *id; /* sorted, unless dense */
 	uint32_t *idx;
 	size_t n;
-	int dense;     /* id i+1 is index i */
+	int dense; /* id i+1 is index i */
 };
 
 static int cmp_pair(const void *a, const void *b)
@@ -155,8 +155,7 @@ static const char *str(struct reader *r, int64_t idx)
 {
 	if (idx < 0 || (uint64_t)idx >= r->pb->n_string_table) {
 		if (!r->bad)
-			snprintf(r->err, VIEW_ERR_LEN, "string index %" PRId64
-				 " out of range (table has %zu)", idx,
+			snprintf(r->err, VIEW_ERR_LEN, "string index %" PRId64 " out of range (table has %zu)", idx,
 				 r->pb->n_string_table);
 		r->bad = 1;
 		return "";
@@ -178,7 +177,8 @@ static size_t shown_as_text(const unsigned char *s)
 	if (c < 0x80)
 		return 1;
 	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-		 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+					: c >= 0xf0 && c <= 0xf4       ? 4
+								       : 0;
 	for (size_t i = 1; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
@@ -222,7 +222,8 @@ static char *printable_copy(const char *s, int *oom)
 		unsigned c = u[i];
 		if (c == '\n' || c == '\t' || c == '\r') {
 			out[o++] = '\\';
-			out[o++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+			out[o++] = c == '\n' ? 'n' : c == '\t' ? 't'
+							       : 'r';
 			i++;
 		} else if (c == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] < 0xa0) {
 			o += (size_t)sprintf(out + o, "\\u%04x", u[i + 1]);
@@ -272,7 +273,7 @@ static void *own(struct view_profile *p, size_t size)
 /* The counts flattening needs, from a first pass over the message. */
 struct sizes {
 	size_t n_frames;  /* one per line of each location, one if none */
-	size_t n_addr;    /* locations without lines: named by address */
+	size_t n_addr;	  /* locations without lines: named by address */
 	size_t n_sframes; /* frames of all samples, locations expanded */
 	size_t n_labels;
 };
@@ -297,13 +298,16 @@ static int count(struct reader *r, const struct ids *lids, struct sizes *z)
 	for (size_t i = 0; i < pb->n_location; i++) {
 		p->loc_first[i] = 0;
 		p->loc_n[i] = pb->location[i]->n_line ? (uint32_t)
-			pb->location[i]->n_line : 1;
+								pb->location[i]
+									->n_line
+						      : 1;
 	}
 	for (size_t i = 0; i < pb->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = pb->sample[i];
 		if (s->n_value != pb->n_sample_type) {
 			snprintf(r->err, VIEW_ERR_LEN, "sample %zu has %zu "
-				 "values for %zu sample types", i, s->n_value,
+						       "values for %zu sample types",
+				 i, s->n_value,
 				 pb->n_sample_type);
 			return -EINVAL;
 		}
@@ -311,7 +315,8 @@ static int count(struct reader *r, const struct ids *lids, struct sizes *z)
 			long li = ids_find(lids, s->location_id[j]);
 			if (li < 0) {
 				snprintf(r->err, VIEW_ERR_LEN, "sample %zu: "
-					 "no location with id %" PRIu64, i,
+							       "no location with id %" PRIu64,
+					 i,
 					 s->location_id[j]);
 				return -EINVAL;
 			}
@@ -400,9 +405,7 @@ static int read_frames(struct reader *r, const struct ids *fids,
 		for (size_t j = 0; j < l->n_line; j++) {
 			long fi = ids_find(fids, l->line[j]->function_id);
 			if (fi < 0) {
-				snprintf(r->err, VIEW_ERR_LEN, "location %"
-					 PRIu64 ": no function with id %"
-					 PRIu64, l->id, l->line[j]->function_id);
+				snprintf(r->err, VIEW_ERR_LEN, "location %" PRIu64 ": no function with id %" PRIu64, l->id, l->line[j]->function_id);
 				return -EINVAL;
 			}
 			frames[fr].func = (uint32_t)fi;
@@ -514,7 +517,7 @@ static int flatten(struct reader *r)
 
 	if (pb->n_string_table == 0 || pb->string_table[0][0] != 0) {
 		snprintf(r->err, VIEW_ERR_LEN, "string table does not start "
-			 "with \"\"");
+					       "with \"\"");
 		return -EINVAL;
 	}
 	if (pb->n_sample_type == 0) {
@@ -622,7 +625,7 @@ static int read_mem(const void *data, size_t len, int printable,
 		d = plain;
 		if (plain_len == 0) {
 			snprintf(err, VIEW_ERR_LEN, "not a pprof profile "
-				 "(empty once uncompressed)");
+						    "(empty once uncompressed)");
 			rc = -EINVAL;
 			goto out;
 		}
@@ -634,7 +637,7 @@ static int read_mem(const void *data, size_t len, int printable,
 	p->pb = perftools__profiles__profile__unpack(NULL, plain_len, d);
 	if (!p->pb) {
 		snprintf(err, VIEW_ERR_LEN, "not a pprof profile (protobuf "
-			 "decoding failed)");
+					    "decoding failed)");
 		rc = -EINVAL;
 		goto out;
 	}

@@ -60,7 +60,7 @@ struct view_frame {
 
 struct view_label {
 	const char *key;
-	const char *str;      /* NULL for a numeric label */
+	const char *str; /* NULL for a numeric label */
 	int64_t num;
 	const char *num_unit; /* "" if none */
 };
@@ -68,7 +68,7 @@ struct view_label {
 struct view_sample {
 	const uint32_t *frames; /* n_frames frame indexes, leaf first */
 	uint32_t n_frames;
-	const int64_t *values;  /* one per sample type */
+	const int64_t *values; /* one per sample type */
 	const struct view_label *labels;
 	uint32_t n_labels;
 };
@@ -77,7 +77,7 @@ struct view_profile {
 	/* read-only for callers */
 	size_t n_types;
 	const struct view_type *types;
-	size_t default_type;   /* default_sample_type, else the last type */
+	size_t default_type; /* default_sample_type, else the last type */
 	size_t n_funcs;
 	const struct view_func *funcs;
 	size_t n_frames;
@@ -90,15 +90,15 @@ struct view_profile {
 	struct view_type period_type;
 
 	/* private to view_read.c */
-	void *pb;              /* the unpacked message */
+	void *pb; /* the unpacked message */
 	size_t n_locs;
-	uint64_t *loc_ids;     /* sorted ids, for view_find_location */
-	uint32_t *loc_index;   /* loc_ids[i] is location loc_index[i] */
-	uint32_t *loc_first;   /* location -> its first frame */
-	uint32_t *loc_n;       /* location -> its number of frames */
-	void *owned[8];        /* arrays freed with the profile */
-	char *addr_names;      /* names made up for address-only frames */
-	char **printable;      /* view_read_text_*: string i's escaped copy,
+	uint64_t *loc_ids;   /* sorted ids, for view_find_location */
+	uint32_t *loc_index; /* loc_ids[i] is location loc_index[i] */
+	uint32_t *loc_first; /* location -> its first frame */
+	uint32_t *loc_n;     /* location -> its number of frames */
+	void *owned[8];	     /* arrays freed with the profile */
+	char *addr_names;    /* names made up for address-only frames */
+	char **printable;    /* view_read_text_*: string i's escaped copy,
 				  NULL where it needs none */
 	size_t n_printable;
 };

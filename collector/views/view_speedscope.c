@@ -48,7 +48,7 @@
 struct lane {
 	uint64_t pid, tid;
 	char name[SS_NAME_LEN]; /* thread name, "" if unknown */
-	size_t *items;          /* sample or record indexes, in order */
+	size_t *items;		/* sample or record indexes, in order */
 	size_t n, cap;
 	int64_t total;
 };
@@ -58,10 +58,10 @@ struct ss {
 	const struct view_profile *p;
 	const struct view_keys *keys;
 	const uint32_t *kmap;
-	int32_t *frame_of_key;  /* key -> output frame index, -1 unused */
-	uint32_t *order;        /* output frame index -> key */
+	int32_t *frame_of_key; /* key -> output frame index, -1 unused */
+	uint32_t *order;       /* output frame index -> key */
 	size_t n_out;
-	int32_t trunc_frame;    /* output index of "[truncated]", -1 */
+	int32_t trunc_frame; /* output index of "[truncated]", -1 */
 	/* split: [native] and [system] leaves; kind_frame: their output
 	 * indexes, -1 until used */
 	int split;
@@ -72,9 +72,9 @@ struct ss {
 	int oom;
 	/* what is written */
 	const struct timeline_data *tl; /* NULL: the profile's samples */
-	size_t type;            /* the sample type */
-	int use_count;          /* timeline weights: counts, not values */
-	uint32_t *fbuf;         /* a timeline record's frames */
+	size_t type;			/* the sample type */
+	int use_count;			/* timeline weights: counts, not values */
+	uint32_t *fbuf;			/* a timeline record's frames */
 	size_t fcap;
 };
 
@@ -139,8 +139,9 @@ static void json_str(FILE *out, const char *str)
 			putc(*s, out);
 		else {
 			/* Copy a valid UTF-8 sequence; replace a bad byte. */
-			size_t n = (*s & 0xe0) == 0xc0 ? 2 : (*s & 0xf0) == 0xe0
-				   ? 3 : (*s & 0xf8) == 0xf0 ? 4 : 0;
+			size_t n = (*s & 0xe0) == 0xc0 ? 2 : (*s & 0xf0) == 0xe0 ? 3
+						     : (*s & 0xf8) == 0xf0	 ? 4
+										 : 0;
 			size_t i;
 			for (i = 1; n && i < n; i++)
 				if ((s[i] & 0xc0) != 0x80)
@@ -236,16 +237,14 @@ static void lane_head(struct ss *s, const struct lane *l, const char *unit,
 	char name[SS_NAME_LEN + 64];
 
 	if (l->name[0])
-		snprintf(name, sizeof(name), "pid %" PRIu64 " thread %" PRIu64
-			 " (%s)", l->pid, l->tid, l->name);
+		snprintf(name, sizeof(name), "pid %" PRIu64 " thread %" PRIu64 " (%s)", l->pid, l->tid, l->name);
 	else
 		snprintf(name, sizeof(name), "pid %" PRIu64 " thread %" PRIu64,
 			 l->pid, l->tid);
 	fputs(first ? "\n" : ",\n", s->out);
 	fputs("{\"type\":\"sampled\",\"name\":", s->out);
 	json_str(s->out, name);
-	fprintf(s->out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%"
-		PRId64 ",\n\"samples\":[", ss_unit(unit), l->total);
+	fprintf(s->out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\n\"samples\":[", ss_unit(unit), l->total);
 }
 
 /* ---- the two sources ---------------------------------------------------------- */
@@ -290,7 +289,7 @@ static int from_timeline(struct ss *s, const struct timeline_data *tl,
 		if (!(len == 3 && !memcmp(k, "pid", 3)) &&
 		    !(len == 9 && !memcmp(k, "thread_id", 9))) {
 			snprintf(err, VIEW_ERR_LEN, "with a timeline, --tag "
-				 "may only name pid and thread_id");
+						    "may only name pid and thread_id");
 			return -EINVAL;
 		}
 	}
@@ -355,9 +354,10 @@ static int tl_frames(const struct view_profile *p,
 		uint32_t first, cnt;
 		if (view_find_location(p, locs[i], &first, &cnt) < 0) {
 			snprintf(err, VIEW_ERR_LEN, "the timeline names "
-				 "location %" PRIu64 ", which the profile does "
-				 "not have (not the profile it was recorded "
-				 "with?)", locs[i]);
+						    "location %" PRIu64 ", which the profile does "
+						    "not have (not the profile it was recorded "
+						    "with?)",
+				 locs[i]);
 			return -EINVAL;
 		}
 		if (grow_array(buf, cap, len + cnt, sizeof(**buf), 64) < 0)
@@ -448,7 +448,8 @@ static int write_file(struct ss *s, const char *name, char *err)
 	int rc;
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema"
-	      ".json\",\n\"exporter\":\"pyprof\",\"name\":", s->out);
+	      ".json\",\n\"exporter\":\"pyprof\",\"name\":",
+	      s->out);
 	if (s->split) {
 		/* Self times are not the profile's own: say why. */
 		char *named = NULL;

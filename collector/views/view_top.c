@@ -295,11 +295,11 @@ static int cmp_lrow(const void *a, const void *b)
 /* What the label tables add up. */
 struct tally {
 	size_t type;
-	int count_type;     /* -1: no count of samples */
-	int64_t total;      /* of the samples passing the filter */
+	int count_type; /* -1: no count of samples */
+	int64_t total;	/* of the samples passing the filter */
 	int64_t n_samples;
-	int64_t with;       /* of those with the label */
-	int any;            /* a sample has the label */
+	int64_t with; /* of those with the label */
+	int any;      /* a sample has the label */
 };
 
 /* Adds each sample passing the filter to the row of its label key's value
@@ -444,7 +444,7 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 		goto out;
 	if (t.n == 0) {
 		snprintf(err, VIEW_ERR_LEN, "no sample has an opcode label "
-			 "(record with PYPROF_OPCODES=1)");
+					    "(record with PYPROF_OPCODES=1)");
 		rc = -ENOENT;
 		goto out;
 	}
@@ -458,7 +458,8 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 			name_w = (int)strlen(t.v[i].name);
 	header(out, p, type, y.total, y.n_samples, count_type);
 	fprintf(out, "Showing %zu of %zu opcodes; %.2f%% of the total has an "
-		"opcode (samples in Python code)\n", shown, t.n,
+		     "opcode (samples in Python code)\n",
+		shown, t.n,
 		pct(y.with, y.total));
 	fprintf(out, "%*s %7s %8s  %-*s %s\n", TOP_VALUE_W,
 		p->types[type].type, "share", count_type >= 0 ? "samples" : "",

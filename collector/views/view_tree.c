@@ -150,14 +150,14 @@ int view_tree_add(struct view_tree *t, const uint32_t *keys, size_t n,
 /* ---- bulk: sorted stacks, no hashing -------------------------------------- */
 
 struct bulk {
-	uint32_t *keys;     /* every kept stack, root first, back to back */
+	uint32_t *keys; /* every kept stack, root first, back to back */
 	size_t n_keys, cap_keys;
 	struct stack_ref {
 		size_t first;
 		uint32_t len;
 		uint32_t pad_;
 		int64_t val[2];
-	} *refs;
+	} * refs;
 	size_t n_refs, cap_refs;
 };
 
@@ -264,8 +264,8 @@ int view_tree_add_profile(struct view_tree *t, const struct view_profile *p,
 			B.keys[B.n_keys + j] =
 				key_of_frame[s->frames[s->n_frames - 1 - j]];
 		B.refs[B.n_refs++] = (struct stack_ref){
-			.first = B.n_keys, .len = s->n_frames,
-			.val = { val[0], val[1] } };
+			.first = B.n_keys, .len = s->n_frames, .val = { val[0], val[1] }
+		};
 		B.n_keys += s->n_frames;
 	}
 	if (fresh) {

@@ -37,10 +37,10 @@ struct view_tree_slot {
 
 struct view_node {
 	uint32_t parent;       /* root: 0 as well */
-	uint32_t key;          /* root: VIEW_TREE_ROOT_KEY */
+	uint32_t key;	       /* root: VIEW_TREE_ROOT_KEY */
 	uint32_t first_child;  /* 0 = none (the root is nobody's child) */
 	uint32_t next_sibling; /* 0 = none */
-	uint32_t depth;        /* root 0, its children 1 */
+	uint32_t depth;	       /* root 0, its children 1 */
 	int64_t total[2];
 	int64_t self[2];
 };
@@ -53,7 +53,7 @@ struct view_tree {
 	/* private */
 	size_t cap;
 	struct view_tree_slot *slots; /* (parent, key) -> node */
-	size_t n_slots;               /* power of two */
+	size_t n_slots;		      /* power of two */
 };
 
 /* A tree holding only its root. 0 or -ENOMEM. */

@@ -120,81 +120,81 @@
 
 #include "pyprof/leb128.h"
 
-#define WIRE_MAGIC "PYPROF"           /* first bytes of HELLO's payload */
+#define WIRE_MAGIC "PYPROF" /* first bytes of HELLO's payload */
 #define WIRE_MAGIC_LEN 6
 #define WIRE_VERSION 1
 
 /* Hard limits. The collector rejects anything beyond them. */
 #define WIRE_HDR_LEN 4
-#define WIRE_MAX_PAYLOAD (1u << 20)    /* 1 MiB */
-#define WIRE_MAX_STRING 65536          /* bytes in one string */
-#define WIRE_MAX_IDS (1u << 24)        /* ids of one kind on one connection */
-#define WIRE_MAX_DEPTH 8192            /* nodes from a leaf to the root */
-#define WIRE_MAX_ARGS 1024             /* argv entries in HELLO */
-#define WIRE_MAX_BUILD_ID 64           /* bytes of a MAPPING's build id */
+#define WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB */
+#define WIRE_MAX_STRING 65536	    /* bytes in one string */
+#define WIRE_MAX_IDS (1u << 24)	    /* ids of one kind on one connection */
+#define WIRE_MAX_DEPTH 8192	    /* nodes from a leaf to the root */
+#define WIRE_MAX_ARGS 1024	    /* argv entries in HELLO */
+#define WIRE_MAX_BUILD_ID 64	    /* bytes of a MAPPING's build id */
 
 enum wire_type {
-	WIRE_HELLO = 1,    /* tagged fields, see below                         */
-	WIRE_STRING = 2,   /* id, bytes (UTF-8)                                */
-	WIRE_FUNCTION = 3, /* id, name sid, system_name sid, filename sid,
+	WIRE_HELLO = 1,		 /* tagged fields, see below                         */
+	WIRE_STRING = 2,	 /* id, bytes (UTF-8)                                */
+	WIRE_FUNCTION = 3,	 /* id, name sid, system_name sid, filename sid,
 	                      start_line                                       */
-	WIRE_LOCATION = 4, /* id, function id, line                            */
-	WIRE_NODE = 5,     /* id, parent node id (0 = root), location id       */
-	WIRE_THREAD = 6,   /* ref, os tid, name sid (0 = unnamed)              */
-	WIRE_SAMPLES = 7,  /* base_ns (CLOCK_MONOTONIC of the first record),
+	WIRE_LOCATION = 4,	 /* id, function id, line                            */
+	WIRE_NODE = 5,		 /* id, parent node id (0 = root), location id       */
+	WIRE_THREAD = 6,	 /* ref, os tid, name sid (0 = unnamed)              */
+	WIRE_SAMPLES = 7,	 /* base_ns (CLOCK_MONOTONIC of the first record),
 	                      then records until the payload ends: node,
 	                      thread ref, dt_ns (time since the previous
 	                      record of this frame; 0 for the first), count,
 	                      value (ns), flags, and the opcode if flags has
 	                      WIRE_SF_OPCODE                                  */
-	WIRE_LOST = 8,     /* reason, samples, value                           */
-	WIRE_BYE = 9,      /* tagged fields: clean end of the process's data   */
-	WIRE_MAPPING = 10, /* id, start, limit (start < limit: [start, limit)
+	WIRE_LOST = 8,		 /* reason, samples, value                           */
+	WIRE_BYE = 9,		 /* tagged fields: clean end of the process's data   */
+	WIRE_MAPPING = 10,	 /* id, start, limit (start < limit: [start, limit)
 	                      mapped), file offset of start, filename sid
 	                      (absolute path, or a name in brackets such as
 	                      "[vdso]" for memory without a file), build id
 	                      (bytes, 0 to WIRE_MAX_BUILD_ID; empty if none)  */
-	WIRE_ADDRESS = 11, /* id (a location id: shared with LOCATION), mapping
+	WIRE_ADDRESS = 11,	 /* id (a location id: shared with LOCATION), mapping
 	                      id (0 = in no known mapping), address (in the
 	                      process; within the mapping if there is one). For
 	                      a caller's frame the client sends the return
 	                      address minus 1, so that it falls inside the call */
-	WIRE_HEAP = 12,    /* heap profiling (PYPROF_HEAP_RATE): the sampling
+	WIRE_HEAP = 12,		 /* heap profiling (PYPROF_HEAP_RATE): the sampling
 	                      rate in bytes, then records until the payload
 	                      ends, each a kind (enum wire_heap_kind) and its
 	                      fields; see "Heap profiles" below              */
 	WIRE_HEAP_SNAPSHOT = 13, /* seq (1, 2, ...): the process's heap as of
 	                      this point in the stream; the collector writes
 	                      an in-use profile of it (a snapshot)            */
-	WIRE_LABELS = 14,  /* id, then (key sid, value sid) pairs until the
+	WIRE_LABELS = 14,	 /* id, then (key sid, value sid) pairs until the
 	                      payload ends: one label set; see "Labels"      */
 	WIRE_TYPE_MAX = 14,
 
 	/* control (see the top of this file); tagged fields, enum
 	 * wire_ctl_tag. Library -> collector: */
-	WIRE_CTL_REPLY = 16,   /* REQ, STATUS, MSG, then the state fields   */
-	WIRE_CTL_STATE = 17,   /* the state fields, unasked                 */
+	WIRE_CTL_REPLY = 16, /* REQ, STATUS, MSG, then the state fields   */
+	WIRE_CTL_STATE = 17, /* the state fields, unasked                 */
 	/* controller -> collector: */
 	WIRE_CTL_REQUEST = 18, /* VERB, PID (0 = all), LEASE_MS (0 = until
 	                          stopped), and START's settings            */
 	WIRE_CTL_FIRST = 16,
 	WIRE_CTL_LAST = 18,
 	/* collector -> library: */
-	WIRE_CTL_START = 32,   /* REQ, then what differs from the library's
+	WIRE_CTL_START = 32,  /* REQ, then what differs from the library's
 	                          own settings: MODE, PERIOD_NS, HEAP_RATE,
 	                          NATIVE, WAITS_NS; LEASE_MS (0 or absent:
 	                          until CTL_STOP). Sampling on with these settings
 	                          until the lease ends, CTL_STOP, or the
 	                          connection ends; then back to the
 	                          library's own state (PYPROF_START, toggle)  */
-	WIRE_CTL_STOP = 33,    /* REQ, HARD: 0 ends what CTL_START started
+	WIRE_CTL_STOP = 33,   /* REQ, HARD: 0 ends what CTL_START started
 	                          (back to the library's own state), 1 also
 	                          turns the library's own sampling off        */
-	WIRE_CTL_FLUSH = 34,   /* REQ: send every sample taken so far        */
-	WIRE_CTL_STATUS = 35,  /* REQ: say what you do                      */
+	WIRE_CTL_FLUSH = 34,  /* REQ: send every sample taken so far        */
+	WIRE_CTL_STATUS = 35, /* REQ: say what you do                      */
 	/* collector -> controller: */
-	WIRE_CTL_ANSWER = 36,  /* PID, COMM, and the library's reply fields  */
-	WIRE_CTL_DONE = 37,    /* N answers sent, MSG (if nothing matched)   */
+	WIRE_CTL_ANSWER = 36, /* PID, COMM, and the library's reply fields  */
+	WIRE_CTL_DONE = 37,   /* N answers sent, MSG (if nothing matched)   */
 	/* collector -> library, to a library whose HELLO had WRITTEN: */
 	WIRE_CTL_WRITTEN = 38, /* WRITTEN: samples received on this
 	                          connection that are in a written profile   */
@@ -206,30 +206,30 @@ enum wire_type {
 
 /* Control frames' tagged fields (one tag space for all of them). */
 enum wire_ctl_tag {
-	WIRE_C_REQ = 1,        /* varint: request id, echoed by the reply    */
-	WIRE_C_MODE = 2,       /* varint: enum wire_mode                     */
-	WIRE_C_PERIOD_NS = 3,  /* varint: sampling period, ns                */
-	WIRE_C_HEAP_RATE = 4,  /* varint: bytes between heap samples, 0 off  */
-	WIRE_C_NATIVE = 5,     /* varint: 1 to merge native stacks           */
-	WIRE_C_LEASE_MS = 6,   /* varint: how long, ms (0 = until stopped)   */
-	WIRE_C_HARD = 7,       /* varint: CTL_STOP's kind                    */
-	WIRE_C_STATUS = 8,     /* varint: enum wire_ctl_status               */
-	WIRE_C_SAMPLING = 9,   /* varint: 1 if sampling now                  */
-	WIRE_C_ORIGIN = 10,    /* varint: enum wire_ctl_origin               */
-	WIRE_C_ACHIEVED_NS = 11, /* varint: period achieved, if it differs   */
-	WIRE_C_SAMPLES = 12,   /* varint: samples taken since the start      */
-	WIRE_C_SIGNALS = 13,   /* varint: sampling signals received, ever    */
-	WIRE_C_ARMED = 14,     /* varint: threads with a timer armed         */
+	WIRE_C_REQ = 1,		   /* varint: request id, echoed by the reply    */
+	WIRE_C_MODE = 2,	   /* varint: enum wire_mode                     */
+	WIRE_C_PERIOD_NS = 3,	   /* varint: sampling period, ns                */
+	WIRE_C_HEAP_RATE = 4,	   /* varint: bytes between heap samples, 0 off  */
+	WIRE_C_NATIVE = 5,	   /* varint: 1 to merge native stacks           */
+	WIRE_C_LEASE_MS = 6,	   /* varint: how long, ms (0 = until stopped)   */
+	WIRE_C_HARD = 7,	   /* varint: CTL_STOP's kind                    */
+	WIRE_C_STATUS = 8,	   /* varint: enum wire_ctl_status               */
+	WIRE_C_SAMPLING = 9,	   /* varint: 1 if sampling now                  */
+	WIRE_C_ORIGIN = 10,	   /* varint: enum wire_ctl_origin               */
+	WIRE_C_ACHIEVED_NS = 11,   /* varint: period achieved, if it differs   */
+	WIRE_C_SAMPLES = 12,	   /* varint: samples taken since the start      */
+	WIRE_C_SIGNALS = 13,	   /* varint: sampling signals received, ever    */
+	WIRE_C_ARMED = 14,	   /* varint: threads with a timer armed         */
 	WIRE_C_LEASE_LEFT_MS = 15, /* varint: of the current lease           */
-	WIRE_C_MSG = 16,       /* bytes: a note for people (what was not
+	WIRE_C_MSG = 16,	   /* bytes: a note for people (what was not
 	                          done as asked, and why)                    */
-	WIRE_C_PID = 17,       /* varint                                    */
-	WIRE_C_VERB = 18,      /* varint: enum wire_ctl_verb                 */
-	WIRE_C_COMM = 19,      /* bytes: process name                        */
-	WIRE_C_SINCE_NS = 20,  /* varint: CLOCK_MONOTONIC when sampling last
+	WIRE_C_PID = 17,	   /* varint                                    */
+	WIRE_C_VERB = 18,	   /* varint: enum wire_ctl_verb                 */
+	WIRE_C_COMM = 19,	   /* bytes: process name                        */
+	WIRE_C_SINCE_NS = 20,	   /* varint: CLOCK_MONOTONIC when sampling last
 	                          started (or stopped, when off)             */
-	WIRE_C_N = 21,         /* varint: CTL_DONE's count                   */
-	WIRE_C_WRITTEN = 22,   /* varint: CTL_WRITTEN's count                */
+	WIRE_C_N = 21,		   /* varint: CTL_DONE's count                   */
+	WIRE_C_WRITTEN = 22,	   /* varint: CTL_WRITTEN's count                */
 	/* varint: block and mutex profiles' rate, ns (CTL_START: on at this
 	 * rate for the request; replies: as now, 0 off) */
 	WIRE_C_WAITS_NS = 23
@@ -243,20 +243,20 @@ enum wire_ctl_verb {
 };
 
 enum wire_ctl_status {
-	WIRE_CTL_OK = 0,       /* done as asked                              */
-	WIRE_CTL_PARTIAL = 1,  /* done, but not all as asked (MSG says what:
+	WIRE_CTL_OK = 0,      /* done as asked                              */
+	WIRE_CTL_PARTIAL = 1, /* done, but not all as asked (MSG says what:
 	                          a mode or native stacks it cannot do)      */
-	WIRE_CTL_REFUSED = 2,  /* not done (MSG says why); state unchanged   */
-	WIRE_CTL_NO_REPLY = 3  /* collector only: the process did not answer
+	WIRE_CTL_REFUSED = 2, /* not done (MSG says why); state unchanged   */
+	WIRE_CTL_NO_REPLY = 3 /* collector only: the process did not answer
 	                          in time, or went away                      */
 };
 
 /* Why a library samples (or not). */
 enum wire_ctl_origin {
-	WIRE_ORIGIN_OFF = 0,      /* not sampling                            */
-	WIRE_ORIGIN_OWN = 1,      /* its own state: PYPROF_START=on, the
+	WIRE_ORIGIN_OFF = 0,	/* not sampling                            */
+	WIRE_ORIGIN_OWN = 1,	/* its own state: PYPROF_START=on, the
 	                             toggle signal                           */
-	WIRE_ORIGIN_COMMAND = 2   /* a CTL_START's, for its lease            */
+	WIRE_ORIGIN_COMMAND = 2 /* a CTL_START's, for its lease            */
 };
 
 /*
@@ -314,15 +314,15 @@ enum wire_heap_kind {
  */
 /* 64 from the program (the module's MAX_LABELS), one more for task */
 #define WIRE_MAX_LABELS 65
-#define WIRE_RESERVED_LABELS                                              \
-	"pid", "thread_id", "thread_name", "process", "command", "native",  \
+#define WIRE_RESERVED_LABELS                                               \
+	"pid", "thread_id", "thread_name", "process", "command", "native", \
 		"gil", "opcode", "cpu_state"
 
 /* Whether the key k[0..n) is one of WIRE_RESERVED_LABELS: the one check,
  * for the library's agent and the collector alike. */
 static inline int wire_label_reserved(const char *k, size_t n)
 {
-	static const char *const reserved[] = {WIRE_RESERVED_LABELS};
+	static const char *const reserved[] = { WIRE_RESERVED_LABELS };
 	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
 		if (strlen(reserved[i]) == n && !memcmp(reserved[i], k, n))
 			return 1;
@@ -336,29 +336,29 @@ static inline int wire_label_reserved(const char *k, size_t n)
  * added without a new protocol version. A tag may repeat only where noted.
  */
 enum wire_hello_tag {
-	WIRE_H_VERSION = 1,      /* varint: WIRE_VERSION (required, first)   */
-	WIRE_H_PID = 2,          /* varint (required)                        */
-	WIRE_H_PPID = 3,         /* varint                                   */
-	WIRE_H_START_UNIX_NS = 4,/* varint: process start, Unix epoch ns     */
-	WIRE_H_START_MONO_NS = 5,/* varint: the same instant, CLOCK_MONOTONIC */
-	WIRE_H_MODE = 6,         /* varint: enum wire_mode                   */
-	WIRE_H_PERIOD_NS = 7,    /* varint: sampling period asked for        */
-	WIRE_H_MAX_DEPTH = 8,    /* varint                                   */
-	WIRE_H_PYVERSION = 9,    /* bytes: e.g. "3.11.7"                     */
-	WIRE_H_EXE = 10,         /* bytes: /proc/self/exe                    */
-	WIRE_H_ARG = 11,         /* bytes: one argv entry; repeats, in order */
-	WIRE_H_CONN_SEQ = 12,    /* varint: 0 first connection, 1.. reconnects */
-	WIRE_H_UID = 13,         /* varint: the client's uid (informative)   */
-	WIRE_H_ACHIEVED_NS = 14, /* varint: period actually achieved, if it
+	WIRE_H_VERSION = 1,	  /* varint: WIRE_VERSION (required, first)   */
+	WIRE_H_PID = 2,		  /* varint (required)                        */
+	WIRE_H_PPID = 3,	  /* varint                                   */
+	WIRE_H_START_UNIX_NS = 4, /* varint: process start, Unix epoch ns     */
+	WIRE_H_START_MONO_NS = 5, /* varint: the same instant, CLOCK_MONOTONIC */
+	WIRE_H_MODE = 6,	  /* varint: enum wire_mode                   */
+	WIRE_H_PERIOD_NS = 7,	  /* varint: sampling period asked for        */
+	WIRE_H_MAX_DEPTH = 8,	  /* varint                                   */
+	WIRE_H_PYVERSION = 9,	  /* bytes: e.g. "3.11.7"                     */
+	WIRE_H_EXE = 10,	  /* bytes: /proc/self/exe                    */
+	WIRE_H_ARG = 11,	  /* bytes: one argv entry; repeats, in order */
+	WIRE_H_CONN_SEQ = 12,	  /* varint: 0 first connection, 1.. reconnects */
+	WIRE_H_UID = 13,	  /* varint: the client's uid (informative)   */
+	WIRE_H_ACHIEVED_NS = 14,  /* varint: period actually achieved, if it
 	                            differs from the one asked for           */
-	WIRE_H_COMM = 15,        /* bytes: process name (/proc/self/comm)   */
-	WIRE_H_WRITTEN = 16,     /* varint: samples that collectors said they
+	WIRE_H_COMM = 15,	  /* bytes: process name (/proc/self/comm)   */
+	WIRE_H_WRITTEN = 16,	  /* varint: samples that collectors said they
 	                            wrote (CTL_WRITTEN) on this process's
 	                            earlier connections, summed; sending it
 	                            (0 on the first) asks for CTL_WRITTEN    */
-	WIRE_H_SAMPLING = 20,    /* varint: 1 if it samples as it connects, 0
+	WIRE_H_SAMPLING = 20,	  /* varint: 1 if it samples as it connects, 0
 	                            if dormant (PYPROF_START=off; control) */
-	WIRE_H_REFUSED = 21      /* bytes: this process is NOT profiled, and
+	WIRE_H_REFUSED = 21	  /* bytes: this process is NOT profiled, and
 	                            why, one line of printable text without
 	                            a trailing period (e.g. "Python 3.16 is
 	                            not supported"); see below            */
@@ -379,24 +379,24 @@ enum wire_hello_tag {
  */
 
 enum wire_bye_tag {
-	WIRE_B_SAMPLES = 1,      /* varint: samples (sum of counts) the process
+	WIRE_B_SAMPLES = 1,	    /* varint: samples (sum of counts) the process
 	                            queued in SAMPLES frames since it started;
 	                            what a collector received less this is
 	                            what was lost on the way                 */
-	WIRE_B_LOST = 2,         /* varint: samples the process itself lost,
+	WIRE_B_LOST = 2,	    /* varint: samples the process itself lost,
 	                            all reasons, since it started (each also
 	                            sent in a LOST frame)                    */
-	WIRE_B_END_MONO_NS = 3,  /* varint: when the process stopped sampling */
-	WIRE_B_HANDLER_N = 4,    /* varint: signal handler runs measured     */
-	WIRE_B_HANDLER_NS = 5,   /* varint: total ns spent in those runs     */
-	WIRE_B_FAULTS = 6,       /* varint: guarded reads that faulted       */
-	WIRE_B_ACHIEVED_NS = 7,  /* varint: sampling period achieved, when it
+	WIRE_B_END_MONO_NS = 3,	    /* varint: when the process stopped sampling */
+	WIRE_B_HANDLER_N = 4,	    /* varint: signal handler runs measured     */
+	WIRE_B_HANDLER_NS = 5,	    /* varint: total ns spent in those runs     */
+	WIRE_B_FAULTS = 6,	    /* varint: guarded reads that faulted       */
+	WIRE_B_ACHIEVED_NS = 7,	    /* varint: sampling period achieved, when it
 	                            differs from the one asked for (CPU time
 	                            per signal actually delivered)           */
 	WIRE_B_NATIVE_UNMERGED = 8, /* varint: PYPROF_NATIVE samples whose
 	                            native and Python stacks could not be
 	                            merged (their stacks carry a marker)     */
-	WIRE_B_CPU_SOURCE = 9    /* varint: enum wire_cpu_source, what the
+	WIRE_B_CPU_SOURCE = 9	    /* varint: enum wire_cpu_source, what the
 	                            last CPU-mode sampling counted with; absent
 	                            in wall mode or if it never sampled     */
 };
@@ -470,13 +470,13 @@ enum wire_sample_flag {
 
 /* LOST reasons: why samples never became stacks. */
 enum wire_lost_reason {
-	WIRE_LOST_RING_FULL = 1,   /* the handler found no room             */
-	WIRE_LOST_FAULT = 2,       /* a guarded read faulted mid-walk       */
-	WIRE_LOST_BUFFER = 3,      /* the agent's outgoing buffer was full,
+	WIRE_LOST_RING_FULL = 1, /* the handler found no room             */
+	WIRE_LOST_FAULT = 2,	 /* a guarded read faulted mid-walk       */
+	WIRE_LOST_BUFFER = 3,	 /* the agent's outgoing buffer was full,
 	                              or the collector was away too long    */
-	WIRE_LOST_INVALID = 4,     /* the stack failed validation           */
-	WIRE_LOST_NO_THREAD = 5,   /* no Python thread state for the thread */
-	WIRE_LOST_FD_CLOSED = 6,   /* the program closed a thread's perf
+	WIRE_LOST_INVALID = 4,	 /* the stack failed validation           */
+	WIRE_LOST_NO_THREAD = 5, /* no Python thread state for the thread */
+	WIRE_LOST_FD_CLOSED = 6, /* the program closed a thread's perf
 	                              counter: its CPU time until the
 	                              counter was opened again            */
 	WIRE_LOST_REASON_MAX = 6

@@ -47,21 +47,21 @@ struct agent {
 	struct agent_info *info;
 	pthread_t thread;
 	int started;
-	int wake_fd, wake_wr;      /* the wake-up pipe's two ends          */
-	struct fd_id wake_id;     /* what they named when opened          */
-	int stop;                  /* set by agent_stop (atomic)           */
-	int pause;                 /* set by agent_pause (atomic): the
+	int wake_fd, wake_wr; /* the wake-up pipe's two ends          */
+	struct fd_id wake_id; /* what they named when opened          */
+	int stop;	      /* set by agent_stop (atomic)           */
+	int pause;	      /* set by agent_pause (atomic): the
 				      thread returns, its state kept      */
-	int paused;                /* agent_pause stopped the thread       */
-	int unjoined;              /* ... but could not wait for it        */
+	int paused;	      /* agent_pause stopped the thread       */
+	int unjoined;	      /* ... but could not wait for it        */
 	struct intern in;
 	struct symbolizer *sym;
 	struct transport tr;
-	int connected;             /* to the collector, as last seen       */
-	uint64_t start_ns;         /* when the agent's loop began (mono)   */
-	int quiet_if_empty;        /* agent_quiet_if_empty (atomic)        */
-	int running;               /* agent state usable (atomic)          */
-	int finalized;             /* interpreter went away after init     */
+	int connected;	    /* to the collector, as last seen       */
+	uint64_t start_ns;  /* when the agent's loop began (mono)   */
+	int quiet_if_empty; /* agent_quiet_if_empty (atomic)        */
+	int running;	    /* agent state usable (atomic)          */
+	int finalized;	    /* interpreter went away after init     */
 
 	/* the SAMPLES frame being built */
 	uint8_t *batch;
@@ -72,22 +72,22 @@ struct agent {
 					      values: what is lost if it
 					      cannot be queued */
 
-	struct imap name_cache;    /* tid -> name sid (UINT32_MAX: none)    */
-	unsigned threadnames_gen;        /* names table generation cached        */
-	unsigned start_delay_ms;   /* fork child: wait before starting     */
+	struct imap name_cache;	  /* tid -> name sid (UINT32_MAX: none)    */
+	unsigned threadnames_gen; /* names table generation cached        */
+	unsigned start_delay_ms;  /* fork child: wait before starting     */
 	uint32_t loc_no_frame, loc_non_python, loc_no_py, loc_gil;
 	uint64_t lost[WIRE_LOST_REASON_MAX + 1][2]; /* samples, value   */
-	unsigned long n_samples;   /* queued in SAMPLES frames (weights)   */
-	uint64_t lost_total;       /* lost, all reasons, since start        */
+	unsigned long n_samples;		    /* queued in SAMPLES frames (weights)   */
+	uint64_t lost_total;			    /* lost, all reasons, since start        */
 	unsigned long lost_ring_seen;
-	uint64_t lost_closed_seen;  /* threads_lost_closed_ns, counted    */
+	uint64_t lost_closed_seen; /* threads_lost_closed_ns, counted    */
 
 	/* PYPROF_NATIVE (merge.h): the loaded objects, scratch for one
 	 * merge, the marker frames' locations, samples not merged */
 	struct modules *mods;
 	uint8_t *py_entry, *nat_class;
 	struct merge_item *items;
-	uint32_t loc_mark[4];          /* by enum merge_status */
+	uint32_t loc_mark[4]; /* by enum merge_status */
 	unsigned long n_native, n_unmerged;
 
 	/* heap profiling (heap.h): the HEAP frames (heapframe.h) */
@@ -147,7 +147,7 @@ static size_t build_hello(uint8_t *buf, size_t cap, uint32_t seq, void *arg)
 	wire_put_tag_varint(&w, WIRE_H_PERIOD_NS, sampler.period_ns);
 	wire_put_tag_varint(&w, WIRE_H_MAX_DEPTH, (uint64_t)a->cfg->max_depth);
 	wire_put_tag_bytes(&w, WIRE_H_PYVERSION, inf->pyversion,
-		      strlen(inf->pyversion));
+			   strlen(inf->pyversion));
 	wire_put_tag_bytes(&w, WIRE_H_EXE, inf->exe, strlen(inf->exe));
 	wire_put_tag_bytes(&w, WIRE_H_COMM, inf->comm, strlen(inf->comm));
 	size_t budget = cap / 2; /* keep HELLO well under its buffer */
@@ -740,7 +740,7 @@ static void exit_flush(void)
 		     now - start >= AGENT_EXIT_WAIT_MS * 1000000ull))
 			break;
 		if (ag.tr.fd >= 0) {
-			struct pollfd pf = {ag.tr.fd, POLLOUT, 0};
+			struct pollfd pf = { ag.tr.fd, POLLOUT, 0 };
 			poll(&pf, 1, 10);
 		}
 	}
@@ -791,7 +791,7 @@ static void check_wake(void)
 static void wait_tick(const struct loop *l)
 {
 	check_wake();
-	struct pollfd p[2] = {{ag.wake_fd, POLLIN, 0}, {ag.tr.fd, POLLIN, 0}};
+	struct pollfd p[2] = { { ag.wake_fd, POLLIN, 0 }, { ag.tr.fd, POLLIN, 0 } };
 	if (ag.tr.fd >= 0 && transport_pending(&ag.tr))
 		p[1].events |= POLLOUT;
 	poll(p, ag.tr.fd >= 0 ? 2 : 1,
@@ -997,7 +997,7 @@ static void *agent_main(void *arg)
 	if (ag.start_delay_ms) {
 		/* on the wake-up eventfd: a child that exits during the
 		 * delay (agent_stop) is not held up by it */
-		struct pollfd d = {ag.wake_fd, POLLIN, 0};
+		struct pollfd d = { ag.wake_fd, POLLIN, 0 };
 		poll(&d, 1, (int)ag.start_delay_ms);
 	}
 	ag.start_ns = mono_ns();

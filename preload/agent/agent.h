@@ -28,8 +28,8 @@
 #define AGENT_TICK_MS 20
 #define AGENT_IDLE_MS 250 /* dormant: see control.h */
 #define AGENT_SCAN_MS 200
-#define AGENT_EXIT_WAIT_MS 2000  /* at most, sending what is left    */
-#define AGENT_EXIT_STALL_MS 500  /* ...while the collector takes bytes */
+#define AGENT_EXIT_WAIT_MS 2000 /* at most, sending what is left    */
+#define AGENT_EXIT_STALL_MS 500 /* ...while the collector takes bytes */
 #define AGENT_CHILD_DELAY_MS 20
 /* Until the interpreter is seen up, during the first AGENT_START_FAST_MS,
  * the agent looks for it every AGENT_START_POLL_MS (a short program's
@@ -43,7 +43,7 @@ struct agent_info {
 	char pyversion[32];
 	char exe[4096];
 	char comm[64];
-	char *args;      /* NUL-separated argv, n_args entries */
+	char *args; /* NUL-separated argv, n_args entries */
 	size_t args_len;
 	uint64_t start_unix_ns, start_mono_ns;
 };

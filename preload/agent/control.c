@@ -29,24 +29,24 @@
 
 static struct {
 	const struct config *cfg;
-	struct sampling_settings own;   /* from the environment          */
-	int own_on;                     /* PYPROF_START, toggle, hard stop */
-	int cmd_on;                     /* a CTL_START holds               */
+	struct sampling_settings own; /* from the environment          */
+	int own_on;		      /* PYPROF_START, toggle, hard stop */
+	int cmd_on;		      /* a CTL_START holds               */
 	struct sampling_settings cmd;
-	uint64_t lease_end_ns;          /* 0: until stopped                */
+	uint64_t lease_end_ns; /* 0: until stopped                */
 	int ready, finalized;
 
-	int on;                         /* armed (atomic for readers)      */
-	struct sampling_settings cur;   /* what is armed                   */
-	uint64_t since_ns;              /* when it was last armed/disarmed */
-	unsigned long runs_at_start;    /* sampler.n_periods when armed    */
-	uint64_t cpu_at_start;          /* application CPU when armed      */
+	int on;			      /* armed (atomic for readers)      */
+	struct sampling_settings cur; /* what is armed                   */
+	uint64_t since_ns;	      /* when it was last armed/disarmed */
+	unsigned long runs_at_start;  /* sampler.n_periods when armed    */
+	uint64_t cpu_at_start;	      /* application CPU when armed      */
 	/* CPU time and handler runs of the sessions at the own period, for
 	 * BYE's achieved period */
 	uint64_t own_cpu, own_runs;
 
 	unsigned toggles_seen;
-	int taken_said;                 /* the program took the signal     */
+	int taken_said; /* the program took the signal     */
 	int tid_done;
 	char toggle_name[16];
 } cs;
@@ -80,8 +80,7 @@ static void log_source(unsigned hz)
 		plog_info("sampling at %u Hz with perf_event counters of user "
 			  "time (time in the kernel is not sampled%s), %d "
 			  "thread(s) armed",
-			  hz, sampler.native ? ": native stacks need a signal"
-					     : "",
+			  hz, sampler.native ? ": native stacks need a signal" : "",
 			  threads_armed());
 	else
 		plog_info("sampling at %u Hz with CPU timers (user and "
@@ -223,10 +222,12 @@ void control_init(const struct config *c)
 			plog_always("PYPROF_TOGGLE_SIGNAL=%s is not available: "
 				    "the program already handles or ignores "
 				    "that signal (it keeps it); pick another "
-				    "one", cs.toggle_name);
+				    "one",
+				    cs.toggle_name);
 		else if (rc < 0)
 			plog_always("PYPROF_TOGGLE_SIGNAL=%s is not available: "
-				    "%s", cs.toggle_name, strerror(-rc));
+				    "%s",
+				    cs.toggle_name, strerror(-rc));
 		else
 			plog_info("%s toggles sampling", cs.toggle_name);
 	}
@@ -334,7 +335,8 @@ static void put_state(struct wire_out *w, uint64_t now)
 		uint64_t a = achieved(
 			app_cpu_ns() - cs.cpu_at_start,
 			__atomic_load_n(&sampler.n_periods,
-					__ATOMIC_RELAXED) - cs.runs_at_start,
+					__ATOMIC_RELAXED) -
+				cs.runs_at_start,
 			s->period_ns);
 		if (a)
 			wire_put_tag_varint(w, WIRE_C_ACHIEVED_NS, a);

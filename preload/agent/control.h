@@ -40,10 +40,10 @@
 
 /* The settings of one period of sampling. */
 struct sampling_settings {
-	int mode;           /* enum config_mode (fixed for the process)  */
+	int mode;	    /* enum config_mode (fixed for the process)  */
 	uint64_t period_ns; /* between two samples                        */
 	uint64_t heap_rate; /* mean bytes between heap samples; 0 off     */
-	int native;         /* enum config_native (fixed at start-up)     */
+	int native;	    /* enum config_native (fixed at start-up)     */
 	uint64_t waits_ns;  /* block and mutex profiles' rate; 0 off (can
 	                       change while armed: no re-arming)           */
 };

@@ -55,7 +55,7 @@ static void wait_gone(int tid)
 	for (int i = 0; i < 400; i++) {
 		if (syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH)
 			return;
-		struct timespec d = {0, 50000};
+		struct timespec d = { 0, 50000 };
 		nanosleep(&d, NULL);
 	}
 }

@@ -18,15 +18,15 @@
 #include "transport.h"
 
 struct heapframe {
-	struct transport *tr;     /* where frames are queued             */
-	const struct intern *in;  /* the definitions they refer to       */
-	uint8_t *buf;             /* the frame being built               */
+	struct transport *tr;	 /* where frames are queued             */
+	const struct intern *in; /* the definitions they refer to       */
+	uint8_t *buf;		 /* the frame being built               */
 	struct wire_out w;
-	int n;                    /* records in it (0: none started)     */
-	uint64_t rate;            /* its rate                            */
-	uint64_t allocs, bytes;   /* its ALLOC records                   */
+	int n;					  /* records in it (0: none started)     */
+	uint64_t rate;				  /* its rate                            */
+	uint64_t allocs, bytes;			  /* its ALLOC records                   */
 	unsigned long lost_seen, lost_bytes_seen; /* heap_stats, sent    */
-	uint64_t lost_n, lost_bytes;              /* not sent yet        */
+	uint64_t lost_n, lost_bytes;		  /* not sent yet        */
 	uint64_t snap_next_ns, snap_seq;
 };
 

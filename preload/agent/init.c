@@ -68,7 +68,7 @@ static struct config cfg;
 static struct agent_info info;
 
 static int active;
-static pid_t active_pid; /* the process the agent belongs to */
+static pid_t active_pid;		 /* the process the agent belongs to */
 static volatile sig_atomic_t exec_tried; /* init_note_exec_sigsafe */
 /* loaded by `pyprof attach` into a running interpreter (dlopen), not
  * preloaded: started by init_start_late, never by the constructor */
@@ -197,7 +197,7 @@ static void fork_child(void)
 	cpuclock_after_fork_child();
 	threadnames_after_fork_child();
 	tid_note_main(); /* the forking thread is the child's main thread */
-	exec_tried = 0;  /* the parent's attempt is not the child's */
+	exec_tried = 0;	 /* the parent's attempt is not the child's */
 	threads_after_fork_child(cpu_follow);
 	info.start_unix_ns = unix_ns();
 	info.start_mono_ns = mono_ns();
@@ -404,7 +404,7 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 	static struct pyabi skewed;
 	int withheld, withheld_layout, skew;
 	int all = test_withheld(major, minor, &withheld, &withheld_layout,
-				 &skew);
+				&skew);
 	const struct pyabi *abi = all || withheld == minor ? NULL
 							   : pyabi_find(major, minor);
 	void *runtime;
@@ -463,7 +463,8 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 			  major, minor, diff);
 	else
 		plog_debug("Python %d.%d: the compiled row agrees with "
-			   "_Py_DebugOffsets", major, minor);
+			   "_Py_DebugOffsets",
+			   major, minor);
 	return &derived.abi;
 }
 

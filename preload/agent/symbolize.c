@@ -32,9 +32,9 @@ static unsigned known_bit(uintptr_t code)
 
 
 struct code_entry {
-	uint32_t func;      /* interned function id                */
+	uint32_t func; /* interned function id                */
 	int firstlineno;
-	uint8_t *table;     /* copy of the line table              */
+	uint8_t *table; /* copy of the line table              */
 	uint32_t table_len;
 };
 
@@ -46,7 +46,7 @@ struct symbolizer {
 	uint32_t n_entries, cap_entries;
 	uint32_t unknown_loc;
 	unsigned long n_unknown;
-	uint8_t *scratch;     /* TABLE_MAX bytes for line tables       */
+	uint8_t *scratch; /* TABLE_MAX bytes for line tables       */
 };
 
 struct symbolizer *symbolize_new(struct intern *in)
@@ -205,7 +205,8 @@ static uint32_t read_code(struct symbolizer *s, uintptr_t code, uint32_t fp)
 		s->cap_entries = nc;
 	}
 	s->entries[s->n_entries] = (struct code_entry){
-		func, f.firstlineno, table, (uint32_t)tlen};
+		func, f.firstlineno, table, (uint32_t)tlen
+	};
 	uint32_t idx = ++s->n_entries;
 	unsigned kb = known_bit(code);
 	__atomic_fetch_or(&known[kb / 8], (uint8_t)(1u << (kb % 8)),

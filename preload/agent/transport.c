@@ -124,7 +124,7 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 		   uint32_t id)
 {
 	uint8_t tmp[WIRE_MAX_STRING + 32];
-	struct wire_out w = {tmp, tmp + sizeof tmp, 1};
+	struct wire_out w = { tmp, tmp + sizeof tmp, 1 };
 	unsigned type = 0;
 	switch (kind) {
 	case 0: {
@@ -195,12 +195,12 @@ static int put_def(struct transport *t, const struct intern *in, int kind,
 
 int transport_put_defs(struct transport *t, const struct intern *in)
 {
-	const uint32_t counts[7] = {in->n_strs,    in->n_funcs, in->n_locs,
-				    in->n_nodes,   in->n_threads, in->n_maps,
-				    in->n_labels};
+	const uint32_t counts[7] = { in->n_strs, in->n_funcs, in->n_locs,
+				     in->n_nodes, in->n_threads, in->n_maps,
+				     in->n_labels };
 	/* definitions before use: a mapping names a string, an ADDRESS
 	 * location a mapping, a label set strings */
-	static const int order[7] = {0, 5, 1, 2, 3, 4, 6};
+	static const int order[7] = { 0, 5, 1, 2, 3, 4, 6 };
 	if (t->fd < 0)
 		return 0;
 	for (int o = 0; o < 7; o++) {
@@ -252,7 +252,7 @@ int transport_put_data(struct transport *t, const uint8_t *frame,
 	}
 	if (ensure(t, len) < 0)
 		return -ENOMEM;
-	t->marks[t->n_marks++] = (struct tmark){t->len, len};
+	t->marks[t->n_marks++] = (struct tmark){ t->len, len };
 	put_bytes(t, frame, len);
 	t->data_bytes += len;
 	return 0;
@@ -302,7 +302,7 @@ static void disconnect(struct transport *t, uint64_t now_ns, const char *why)
 	for (size_t i = t->first_mark; i < t->n_marks; i++) {
 		struct tmark m = t->marks[i];
 		memmove(t->buf + w, t->buf + m.start, m.len);
-		t->marks[nm++] = (struct tmark){w, m.len};
+		t->marks[nm++] = (struct tmark){ w, m.len };
 		w += m.len;
 	}
 	t->len = w;
@@ -392,7 +392,8 @@ int transport_check_peer(int fd, long trust_uid, char *why, size_t cap)
 static int refuse(struct transport *t, const char *why)
 {
 	plog_always("not connecting to the collector socket %s: %s; "
-		    "profiling is off", t->path, why);
+		    "profiling is off",
+		    t->path, why);
 	t->refused = 1;
 	t->len = t->off = 0;
 	t->n_marks = t->first_mark = 0;
@@ -483,8 +484,8 @@ int transport_connect(struct transport *t, uint64_t now_ns,
 	size_t nm = 0;
 	for (size_t i = base_mark; i < t->n_marks; i++) {
 		struct tmark m = t->marks[i];
-		t->marks[nm++] = (struct tmark){m.start - data_start + shift_to,
-						m.len};
+		t->marks[nm++] = (struct tmark){ m.start - data_start + shift_to,
+						 m.len };
 	}
 	t->n_marks = nm;
 	t->first_mark = 0;

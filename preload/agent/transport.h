@@ -45,30 +45,32 @@
 
 struct transport {
 	char path[TRANSPORT_PATH_CAP];
-	long trust_uid;         /* a collector user trusted besides us
+	long trust_uid;	      /* a collector user trusted besides us
 	                           and root, -1 none                      */
-	int refused;            /* the socket failed the checks above:
+	int refused;	      /* the socket failed the checks above:
 	                           never connect again                    */
-	int fd;                 /* -1 when not connected                 */
-	struct fd_id id;        /* what fd named when we opened it       */
-	uint32_t conn_seq;      /* connections made so far               */
-	uint64_t next_try_ns;   /* CLOCK_MONOTONIC of the next attempt   */
+	int fd;		      /* -1 when not connected                 */
+	struct fd_id id;      /* what fd named when we opened it       */
+	uint32_t conn_seq;    /* connections made so far               */
+	uint64_t next_try_ns; /* CLOCK_MONOTONIC of the next attempt   */
 	uint64_t backoff_ns;
 
 	/* an unconnected socket made by transport_prepare, high, or -1 */
 	int spare;
 	struct fd_id spare_id;
 
-	uint8_t *buf;           /* pending bytes [off, len)              */
+	uint8_t *buf; /* pending bytes [off, len)              */
 	size_t len, off, cap;
-	struct tmark { size_t start, len; } *marks; /* data frames in buf */
+	struct tmark {
+		size_t start, len;
+	} * marks; /* data frames in buf */
 	size_t n_marks, cap_marks, first_mark;
-	size_t data_bytes;      /* bytes of data frames in buf           */
+	size_t data_bytes; /* bytes of data frames in buf           */
 
-	uint32_t sent[7];       /* definitions sent on this connection:
+	uint32_t sent[7];    /* definitions sent on this connection:
 	                           strings, funcs, locs, nodes, threads,
 	                           mappings, label sets                   */
-	uint32_t thread_gen;    /* renames to resend                     */
+	uint32_t thread_gen; /* renames to resend                     */
 
 	/* frames from the collector (control.h), whole ones handed to
 	 * on_frame as they arrive; a partial one waits here */

@@ -137,14 +137,30 @@ static int set_user(const struct var *r, const char *s, struct config *c)
  * real-time signals below SIGRTMIN. */
 static int set_signal(const struct var *r, const char *s, struct config *c)
 {
-	static const struct { const char *name; int sig; } names[] = {
-		{"HUP", SIGHUP},     {"INT", SIGINT},       {"QUIT", SIGQUIT},
-		{"USR1", SIGUSR1},   {"USR2", SIGUSR2},     {"ALRM", SIGALRM},
-		{"TERM", SIGTERM},   {"CHLD", SIGCHLD},     {"CONT", SIGCONT},
-		{"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},
-		{"URG", SIGURG},     {"WINCH", SIGWINCH},   {"IO", SIGIO},
-		{"PWR", SIGPWR},     {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},
-		{"VTALRM", SIGVTALRM}, {"PIPE", SIGPIPE},
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {
+		{ "HUP", SIGHUP },
+		{ "INT", SIGINT },
+		{ "QUIT", SIGQUIT },
+		{ "USR1", SIGUSR1 },
+		{ "USR2", SIGUSR2 },
+		{ "ALRM", SIGALRM },
+		{ "TERM", SIGTERM },
+		{ "CHLD", SIGCHLD },
+		{ "CONT", SIGCONT },
+		{ "TSTP", SIGTSTP },
+		{ "TTIN", SIGTTIN },
+		{ "TTOU", SIGTTOU },
+		{ "URG", SIGURG },
+		{ "WINCH", SIGWINCH },
+		{ "IO", SIGIO },
+		{ "PWR", SIGPWR },
+		{ "XCPU", SIGXCPU },
+		{ "XFSZ", SIGXFSZ },
+		{ "VTALRM", SIGVTALRM },
+		{ "PIPE", SIGPIPE },
 	};
 	long n;
 	int sig = 0;
@@ -172,9 +188,7 @@ static int set_bytes(const struct var *r, const char *s, struct config *c)
 	static const struct {
 		const char *suffix;
 		unsigned long long mult;
-	} units[] = { { "", 1 },	  { "k", 1024 },    { "kib", 1024 },
-		      { "kb", 1024 },	  { "m", 1u << 20 }, { "mib", 1u << 20 },
-		      { "mb", 1u << 20 } };
+	} units[] = { { "", 1 }, { "k", 1024 }, { "kib", 1024 }, { "kb", 1024 }, { "m", 1u << 20 }, { "mib", 1u << 20 }, { "mb", 1u << 20 } };
 	char *end;
 	(void)r;
 	if (!s || !*s || *s < '0' || *s > '9')
@@ -254,9 +268,12 @@ static int set_socket(const struct var *r, const char *s, struct config *c)
 _Static_assert(sizeof(((struct config *)0)->socket) == 108,
 	       "sun_path is not 108 bytes: fix the PYPROF_SOCKET messages");
 
-#define BOOL_WORDS                                                     \
+#define BOOL_WORDS                                                       \
 	{ "1", 1 }, { "true", 1 }, { "yes", 1 }, { "on", 1 }, { "", 0 }, \
-		{ "0", 0 }, { "false", 0 }, { "no", 0 }, { "off", 0 }
+		{ "0", 0 }, { "false", 0 }, { "no", 0 },                 \
+	{                                                                \
+		"off", 0                                                 \
+	}
 #define BOOL_ACCEPTS "expected 1/true/yes/on or 0/false/no/off"
 
 static const struct word bool_words[] = { BOOL_WORDS, { NULL, 0 } };
@@ -264,15 +281,12 @@ static const struct word native_words[] = {
 	{ "all", CONFIG_NATIVE_ALL }, BOOL_WORDS, { NULL, 0 }
 };
 static const struct word log_words[] = {
-	{ "off", PLOG_OFF },   { "error", PLOG_ERROR }, { "warn", PLOG_WARN },
-	{ "info", PLOG_INFO }, { "debug", PLOG_DEBUG }, { "0", PLOG_OFF },
-	{ "1", PLOG_INFO },    { NULL, 0 }
+	{ "off", PLOG_OFF }, { "error", PLOG_ERROR }, { "warn", PLOG_WARN }, { "info", PLOG_INFO }, { "debug", PLOG_DEBUG }, { "0", PLOG_OFF }, { "1", PLOG_INFO }, { NULL, 0 }
 };
-static const struct word start_words[] = { { "on", 1 }, { "off", 0 },
-					    { NULL, 0 } };
+static const struct word start_words[] = { { "on", 1 }, { "off", 0 }, { NULL, 0 } };
 static const struct word mode_words[] = { { "cpu", CONFIG_MODE_CPU },
-					   { "wall", CONFIG_MODE_WALL },
-					   { NULL, 0 } };
+					  { "wall", CONFIG_MODE_WALL },
+					  { NULL, 0 } };
 static const struct word source_words[] = {
 	{ "auto", CONFIG_SOURCE_AUTO },
 	{ "timer", CONFIG_SOURCE_TIMER },

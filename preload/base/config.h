@@ -9,7 +9,8 @@
 
 #include <sys/un.h>
 
-enum config_mode { CONFIG_MODE_CPU = 0, CONFIG_MODE_WALL = 1 };
+enum config_mode { CONFIG_MODE_CPU = 0,
+		   CONFIG_MODE_WALL = 1 };
 
 /* What samples a thread in CPU mode: auto picks CPU timers up to the
  * kernel tick (250 Hz), past it the threads' CPU clocks read from the
@@ -32,22 +33,22 @@ enum config_native {
 };
 
 struct config {
-	int disabled;     /* PYPROF_DISABLE set: stay inert               */
-	int hz;           /* PYPROF_HZ, 1..PYPROF_MAX_HZ                  */
-	int mode;         /* PYPROF_MODE, enum config_mode                */
-	int max_depth;    /* PYPROF_MAX_DEPTH, 1..PYPROF_MAX_MAX_DEPTH    */
-	int log_level;    /* PYPROF_LOG, enum plog_level                  */
-	int cpu_source;   /* PYPROF_CPU_SOURCE, enum config_source        */
-	int children;     /* PYPROF_CHILDREN: follow forked children      */
-	int asyncio;      /* PYPROF_ASYNCIO: the asyncio view (wall mode) */
-	int opcodes;      /* PYPROF_OPCODES: record the leaf's opcode     */
-	int native;       /* PYPROF_NATIVE, enum config_native            */
-	int start;        /* PYPROF_START: sample from the start (1), or
+	int disabled;		      /* PYPROF_DISABLE set: stay inert               */
+	int hz;			      /* PYPROF_HZ, 1..PYPROF_MAX_HZ                  */
+	int mode;		      /* PYPROF_MODE, enum config_mode                */
+	int max_depth;		      /* PYPROF_MAX_DEPTH, 1..PYPROF_MAX_MAX_DEPTH    */
+	int log_level;		      /* PYPROF_LOG, enum plog_level                  */
+	int cpu_source;		      /* PYPROF_CPU_SOURCE, enum config_source        */
+	int children;		      /* PYPROF_CHILDREN: follow forked children      */
+	int asyncio;		      /* PYPROF_ASYNCIO: the asyncio view (wall mode) */
+	int opcodes;		      /* PYPROF_OPCODES: record the leaf's opcode     */
+	int native;		      /* PYPROF_NATIVE, enum config_native            */
+	int start;		      /* PYPROF_START: sample from the start (1), or
 	                     stay dormant until asked (0; control.h)       */
-	int toggle_sig;   /* PYPROF_TOGGLE_SIGNAL: signal number, 0 none  */
+	int toggle_sig;		      /* PYPROF_TOGGLE_SIGNAL: signal number, 0 none  */
 	unsigned long long heap_rate; /* PYPROF_HEAP_RATE bytes, 0 = off  */
-	int heap_snapshot_s; /* PYPROF_HEAP_SNAPSHOT_SECONDS, 0 = none    */
-	unsigned long long waits_ns; /* PYPROF_WAITS: the block and mutex
+	int heap_snapshot_s;	      /* PYPROF_HEAP_SNAPSHOT_SECONDS, 0 = none    */
+	unsigned long long waits_ns;  /* PYPROF_WAITS: the block and mutex
 	                     profiles' rate in ns (waits.h), 0 = off       */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	long collector_uid; /* PYPROF_COLLECTOR_USER: a uid whose collector

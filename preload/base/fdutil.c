@@ -55,7 +55,7 @@ static long above_floor(const struct rlimit *rl)
 		return 0;
 	long f = (long)rl->rlim_cur;
 	long top = rl->rlim_max < FD_BELOW_CEIL ? (long)rl->rlim_max
-						 : FD_BELOW_CEIL;
+						: FD_BELOW_CEIL;
 	if (top - FD_PARK_SLOTS > f)
 		f = top - FD_PARK_SLOTS;
 	return f;

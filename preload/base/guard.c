@@ -30,7 +30,8 @@ volatile int guard_owned[GUARD_NSIG];
 
 static int sig_index(int sig)
 {
-	return sig == SIGSEGV ? GUARD_SEGV : sig == SIGBUS ? GUARD_BUS : GUARD_PROF;
+	return sig == SIGSEGV ? GUARD_SEGV : sig == SIGBUS ? GUARD_BUS
+							   : GUARD_PROF;
 }
 
 /* SA_RESETHAND: the program's action, kept here while it runs (its slot in
@@ -162,7 +163,7 @@ static void copy_bytes(void *arg)
 
 int guard_copy(void *dst, const void *src, size_t n)
 {
-	struct copy c = {dst, src, n};
+	struct copy c = { dst, src, n };
 	return guard_run_sigsafe(copy_bytes, &c);
 }
 

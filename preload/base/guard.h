@@ -34,7 +34,10 @@ extern __thread sigjmp_buf *guard_jmp;
 extern unsigned long guard_faults;
 
 /* Signals pyprof owns once installed: indexes into the app table. */
-enum guard_sig { GUARD_SEGV = 0, GUARD_BUS = 1, GUARD_PROF = 2, GUARD_NSIG };
+enum guard_sig { GUARD_SEGV = 0,
+		 GUARD_BUS = 1,
+		 GUARD_PROF = 2,
+		 GUARD_NSIG };
 
 /*
  * Installs the SIGSEGV/SIGBUS guard (saving what was there as the

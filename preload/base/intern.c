@@ -12,7 +12,7 @@
 static uint64_t mix(uint64_t a, uint64_t b)
 {
 	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x7F4A7C15ull) *
-						       0xC2B2AE3D27D4EB4Full;
+							 0xC2B2AE3D27D4EB4Full;
 	h ^= h >> 32;
 	h *= 0xD6E8FEB86659FD93ull;
 	return h ^ (h >> 32);
@@ -137,8 +137,8 @@ static void *find_or_new(struct imap *m, uint64_t a, uint64_t b, void **arr,
 
 /* new_id's array arguments for the array in->name (with its cap_name and
  * n_name). */
-#define ARRAY(in, name)                                                  \
-	(void **)&(in)->name, &(in)->cap_##name, &(in)->n_##name,        \
+#define ARRAY(in, name)                                           \
+	(void **)&(in)->name, &(in)->cap_##name, &(in)->n_##name, \
 		sizeof *(in)->name
 
 static uint64_t str_hash(const char *s, size_t len, uint64_t seed)
@@ -173,7 +173,7 @@ uint32_t intern_str(struct intern *in, const char *s, size_t len)
 		free(copy);
 		return 0;
 	}
-	*e = (struct istr){copy, (uint32_t)len};
+	*e = (struct istr){ copy, (uint32_t)len };
 	return id;
 }
 
@@ -185,7 +185,7 @@ uint32_t intern_func(struct intern *in, uint32_t name, uint32_t system_name,
 	uint32_t id;
 	struct ifunc *f = find_or_new(&in->func_map, a, b, ARRAY(in, funcs), &id);
 	if (f)
-		*f = (struct ifunc){name, system_name, filename, start_line};
+		*f = (struct ifunc){ name, system_name, filename, start_line };
 	return id;
 }
 
@@ -195,7 +195,7 @@ uint32_t intern_loc(struct intern *in, uint32_t func, int32_t line)
 	struct iloc *l = find_or_new(&in->loc_map, func, (uint32_t)line,
 				     ARRAY(in, locs), &id);
 	if (l)
-		*l = (struct iloc){func, line, 0, 0, 0};
+		*l = (struct iloc){ func, line, 0, 0, 0 };
 	return id;
 }
 
@@ -207,7 +207,7 @@ uint32_t intern_addr(struct intern *in, uint32_t mapping, uint64_t addr)
 	uint32_t id;
 	struct iloc *l = find_or_new(&in->loc_map, a, addr, ARRAY(in, locs), &id);
 	if (l)
-		*l = (struct iloc){0, 0, mapping, 1, addr};
+		*l = (struct iloc){ 0, 0, mapping, 1, addr };
 	return id;
 }
 
@@ -249,7 +249,7 @@ uint32_t intern_node(struct intern *in, uint32_t parent, uint32_t loc)
 	struct inode *n = find_or_new(&in->node_map, parent, loc,
 				      ARRAY(in, nodes), &id);
 	if (n)
-		*n = (struct inode){parent, loc};
+		*n = (struct inode){ parent, loc };
 	return id;
 }
 
@@ -269,7 +269,7 @@ uint32_t intern_thread(struct intern *in, int tid, uint32_t name,
 				   ARRAY(in, threads), &id);
 	if (!t)
 		return 0;
-	*t = (struct ithread){tid, name};
+	*t = (struct ithread){ tid, name };
 	*changed = 1;
 	return id;
 }
@@ -310,7 +310,7 @@ uint32_t intern_labels(struct intern *in, const uint32_t *kv,
 		in->n_label_kv = first;
 		return 0;
 	}
-	*e = (struct ilabels){first, n_pairs};
+	*e = (struct ilabels){ first, n_pairs };
 	return id;
 }
 

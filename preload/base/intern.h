@@ -32,8 +32,14 @@ uint32_t imap_get(const struct imap *m, uint64_t a, uint64_t b);
 int imap_put(struct imap *m, uint64_t a, uint64_t b, uint32_t v);
 void imap_free(struct imap *m);
 
-struct istr { char *s; uint32_t len; };
-struct ifunc { uint32_t name, system_name, filename; int32_t start_line; };
+struct istr {
+	char *s;
+	uint32_t len;
+};
+struct ifunc {
+	uint32_t name, system_name, filename;
+	int32_t start_line;
+};
 /* A location: native == 0: func, line; native == 1: mapping, addr. */
 struct iloc {
 	uint32_t func;
@@ -42,22 +48,29 @@ struct iloc {
 	uint32_t native;
 	uint64_t addr;
 };
-struct inode { uint32_t parent, loc; };
-struct ithread { int tid; uint32_t name; };
+struct inode {
+	uint32_t parent, loc;
+};
+struct ithread {
+	int tid;
+	uint32_t name;
+};
 /* A label set (wire.h's LABELS): n (key, value) string id pairs at
  * label_kv[first .. first + 2n). */
-struct ilabels { uint32_t first, n; };
+struct ilabels {
+	uint32_t first, n;
+};
 struct imapping {
 	uint64_t start, limit, offset;
-	uint32_t file;          /* string id of the path */
+	uint32_t file; /* string id of the path */
 	uint32_t build_id_len;
-	uint8_t build_id[64];   /* WIRE_MAX_BUILD_ID */
+	uint8_t build_id[64]; /* WIRE_MAX_BUILD_ID */
 };
 
 struct intern {
 	struct imap str_map, func_map, loc_map, node_map, thread_map, map_map;
 	struct imap labels_map;
-	struct istr *strs;      /* [id - 1] */
+	struct istr *strs; /* [id - 1] */
 	struct ifunc *funcs;
 	struct iloc *locs;
 	struct inode *nodes;

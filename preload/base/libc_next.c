@@ -24,9 +24,9 @@ void *libc_next_early_cond(const char *name)
 	return p ? p : dlsym(RTLD_NEXT, name);
 }
 
-#define RESOLVE(f, name)                                                       \
-	__atomic_store_n(&libc_next.f,                                         \
-			 (__typeof__(libc_next.f))dlsym(RTLD_NEXT, name),      \
+#define RESOLVE(f, name)                                                  \
+	__atomic_store_n(&libc_next.f,                                    \
+			 (__typeof__(libc_next.f))dlsym(RTLD_NEXT, name), \
 			 __ATOMIC_RELEASE)
 
 void libc_next_init(void)

@@ -29,8 +29,8 @@ struct libc_next {
 	int (*execvpe)(const char *, char *const *, char *const *);
 	int (*execv)(const char *, char *const *);
 	int (*execvp)(const char *, char *const *);
-	void (*exit_)(int);  /* _exit */
-	void (*Exit_)(int);  /* _Exit */
+	void (*exit_)(int); /* _exit */
+	void (*Exit_)(int); /* _Exit */
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
 			      void *(*)(void *), void *);
 	pid_t (*fork)(void);
@@ -62,15 +62,15 @@ void *libc_next_early(const char *name);
 void *libc_next_early_cond(const char *name);
 
 /* The next definition of libc's NAME, read from field F of the table. */
-#define LIBC_NEXT(f, name)                                                     \
-	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)                       \
-		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)             \
+#define LIBC_NEXT(f, name)                                         \
+	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)           \
+		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE) \
 		 : (__typeof__(libc_next.f))libc_next_early(name))
 
 /* The same for a condition variable function (libc_next_early_cond). */
-#define LIBC_NEXT_COND(f, name)                                                \
-	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)                       \
-		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)             \
+#define LIBC_NEXT_COND(f, name)                                    \
+	(__atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE)           \
+		 ? __atomic_load_n(&libc_next.f, __ATOMIC_ACQUIRE) \
 		 : (__typeof__(libc_next.f))libc_next_early_cond(name))
 
 /* sigaction(2) itself, past pyprof's wrapper (interpose/signals.c): for

@@ -14,8 +14,8 @@
 
 int plog_level = PLOG_OFF;
 
-static const char *const level_names[] = {"", "error", "warn", "info",
-					  "debug"};
+static const char *const level_names[] = { "", "error", "warn", "info",
+					   "debug" };
 
 int plog_quiet;
 

@@ -42,19 +42,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ring_type { RING_SAMPLE = 1, RING_PAD = 2 };
+enum ring_type { RING_SAMPLE = 1,
+		 RING_PAD = 2 };
 
 #define RING_HDR 16
 
 struct ring {
-	uint8_t *base;              /* cap bytes, mmap'd                    */
-	uint64_t cap;               /* power of two                         */
-	uint64_t key;               /* tag key, random per ring             */
+	uint8_t *base; /* cap bytes, mmap'd                    */
+	uint64_t cap;  /* power of two                         */
+	uint64_t key;  /* tag key, random per ring             */
 	/* written by writers (CAS), read by both */
 	uint64_t head __attribute__((aligned(64)));
 	/* written by the reader (release), read by writers (acquire) */
 	uint64_t tail __attribute__((aligned(64)));
-	unsigned long n_full;       /* reservations refused (relaxed)       */
+	unsigned long n_full; /* reservations refused (relaxed)       */
 };
 
 /* Maps cap bytes (rounded up to a power of two) and faults them in, so

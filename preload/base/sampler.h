@@ -33,29 +33,29 @@
 
 enum sample_flag {
 	SAMPLE_TRUNCATED = 1 << 0, /* more frames than max_depth             */
-	SAMPLE_FAULT = 1 << 1,     /* a guarded read faulted; no frames      */
+	SAMPLE_FAULT = 1 << 1,	   /* a guarded read faulted; no frames      */
 	SAMPLE_NO_TSTATE = 1 << 2, /* thread has no Python thread state      */
 	SAMPLE_INVALID = 1 << 3,   /* frame chain failed validation          */
 	SAMPLE_OFF_CPU = 1 << 4,   /* wall mode: thread was not running      */
-	SAMPLE_GIL = 1 << 5,       /* thread held the GIL                    */
+	SAMPLE_GIL = 1 << 5,	   /* thread held the GIL                    */
 	SAMPLE_GIL_KNOWN = 1 << 6, /* SAMPLE_GIL is meaningful               */
-	SAMPLE_NATIVE = 1 << 7,    /* interrupted outside the interpreter    */
+	SAMPLE_NATIVE = 1 << 7,	   /* interrupted outside the interpreter    */
 	SAMPLE_NATIVE_KNOWN = 1 << 8,
-	SAMPLE_NATIVE_FAILED = 1 << 9,    /* native stack asked for, not taken:
+	SAMPLE_NATIVE_FAILED = 1 << 9,	   /* native stack asked for, not taken:
 	                                     thread not prepared, or the
 	                                     interrupted PC was not found    */
 	SAMPLE_NATIVE_TRUNCATED = 1 << 10, /* native stack deeper than
 	                                     SAMPLER_NATIVE_MAX: root cut    */
-	SAMPLE_HEAP = 1 << 11,      /* a sampled allocation (heap.h):
+	SAMPLE_HEAP = 1 << 11,		   /* a sampled allocation (heap.h):
 	                               heap_addr, heap_size, and the rate
 	                               it was sampled at in value_ns      */
-	SAMPLE_HEAP_FREE = 1 << 12, /* a sampled block freed: heap_addr
+	SAMPLE_HEAP_FREE = 1 << 12,	   /* a sampled block freed: heap_addr
 	                               only, no frames                    */
-	SAMPLE_HEAP_NO_PY = 1 << 13, /* SAMPLE_HEAP while the interpreter
+	SAMPLE_HEAP_NO_PY = 1 << 13,	   /* SAMPLE_HEAP while the interpreter
 	                               was not running (start-up, exit)   */
-	SAMPLE_WAIT = 1 << 15,      /* a wait (waits.h): the kind in wait,
+	SAMPLE_WAIT = 1 << 15,		   /* a wait (waits.h): the kind in wait,
 	                               count in weight, ns in value_ns    */
-	SAMPLE_CUT = 1 << 14        /* the walk ended at a frame that is not
+	SAMPLE_CUT = 1 << 14		   /* the walk ended at a frame that is not
 	                               its thread's first (a generator's whose
 	                               caller link was cleared under a walk
 	                               from another thread; signal/sig_frames.c);
@@ -160,21 +160,21 @@ struct sampler {
 	struct ring ring;
 	int max_depth;
 	uint64_t period_ns;
-	void *(*interp_head)(void);     /* PyInterpreterState_Head     */
-	int (*is_initialized)(void);    /* Py_IsInitialized            */
-	uintptr_t code_type;            /* &PyCode_Type                */
+	void *(*interp_head)(void);  /* PyInterpreterState_Head     */
+	int (*is_initialized)(void); /* Py_IsInitialized            */
+	uintptr_t code_type;	     /* &PyCode_Type                */
 	/* &PyUnicode_Type (2.7: &PyString_Type) or 0 */
 	uintptr_t str_type;
-	uintptr_t runtime;              /* &_PyRuntime (3.7+) or 0     */
-	uintptr_t cur_tstate_sym;       /* &_PyThreadState_Current
+	uintptr_t runtime;	  /* &_PyRuntime (3.7+) or 0     */
+	uintptr_t cur_tstate_sym; /* &_PyThreadState_Current
 	                                   (2.7, 3.6) or 0             */
-	int active;                     /* handler may sample (atomic) */
-	int owner_pid;                  /* the process this state is
+	int active;		  /* handler may sample (atomic) */
+	int owner_pid;		  /* the process this state is
 	                                   for: a vfork child, which
 	                                   shares our memory, has
 	                                   another pid and must leave
 	                                   it alone (interpose/)       */
-	int opcodes;                    /* read the leaf's opcode      */
+	int opcodes;		  /* read the leaf's opcode      */
 	/* perf counters: bumped at each start of CPU sampling (and in a
 	 * fork child), so that a thread's CPU-clock mark of an earlier run
 	 * (sig_handler.c's system time) is not taken for this one's */
@@ -186,25 +186,25 @@ struct sampler {
 	 * time; 0: the handler charges them itself (perf_system_periods) */
 	int sysclock;
 	struct sampler_kslot kslots[SAMPLER_TID_SLOTS];
-	int native;                     /* enum config_native: capture
+	int native; /* enum config_native: capture
 	                                   native stacks (CPU mode)    */
 	/* libunwind's unw_backtrace, dlopen'd by native_init when asked */
 	int (*unw_backtrace)(void **buf, int n);
 
 	/* counters, relaxed atomics */
-	unsigned long n_signals;        /* our SIGPROFs received, taken
+	unsigned long n_signals;   /* our SIGPROFs received, taken
 	                                   or not (a dormant process
 	                                   must have none: control.h)  */
-	unsigned long n_samples;        /* records committed           */
-	unsigned long n_lost_ring;      /* samples (weights) lost: full */
-	unsigned long n_cut;            /* stacks still cut after the
+	unsigned long n_samples;   /* records committed           */
+	unsigned long n_lost_ring; /* samples (weights) lost: full */
+	unsigned long n_cut;	   /* stacks still cut after the
 	                                   walk's tries (SAMPLE_CUT)   */
 	unsigned long n_handler_runs;
-	unsigned long n_periods;        /* timer periods those runs
+	unsigned long n_periods; /* timer periods those runs
 	                                   stood for (their weights:
 	                                   1 + overruns)               */
 	unsigned long n_handler_ns;
-	unsigned long n_native_tables;  /* native stacks from cfi.h's
+	unsigned long n_native_tables;	  /* native stacks from cfi.h's
 	                                   tables                      */
 	unsigned long n_native_libunwind; /* ... from unw_backtrace    */
 	/* fork vs libunwind (native_fork_prepare): handlers inside

@@ -39,6 +39,7 @@
  * where each value sits in the block (struct pyabi_dbg) and the value read
  * from there (struct dbg_values).
  */
+/* clang-format off */
 #define DBG_VALUES(X)                                                                                                                                                                \
 	X(rt_size)                                                                                                                                                                   \
 	X(interp_size) X(ts_size) X(f_size) X(co_size)                                                                                                                               \
@@ -57,6 +58,7 @@
 														X(interp_threads_main) X(dbg_eval_breaker) X(dbg_remote_support)     \
 															X(dbg_remote_enabled) X(dbg_pending_call) X(dbg_script_path) \
 																X(dbg_script_path_size)
+/* clang-format on */
 
 #define DBG_AT(field) int field;
 #define DBG_VALUE(field) uint64_t field;
@@ -296,7 +298,7 @@ static int dbg_values(const struct pyabi_dbg *d, const char *rt,
 		      int (*read)(void *dst, const void *src, size_t n),
 		      struct dbg_values *v)
 {
-#define GET(field)                                                        \
+#define GET(field)                                                             \
 	if (d->field >= 0 && read(&v->field, rt + d->field, sizeof(v->field))) \
 		return -EFAULT;
 	DBG_VALUES(GET)
@@ -394,7 +396,7 @@ static int dbg_check_bounds(const struct pyabi_dbg *d, const struct dbg_values *
 	if (d->u_compact_size >= 0 &&
 	    (v->u_compact_size <= v->u_ascii_size || v->u_compact_size > v->u_size)) {
 		say(why, why_len, "unicode_object.compactunicodeobject_size "
-			"%llu not in (%llu, %llu]",
+				  "%llu not in (%llu, %llu]",
 		    (unsigned long long)v->u_compact_size,
 		    (unsigned long long)v->u_ascii_size, (unsigned long long)v->u_size);
 		return -EPROTO;
@@ -435,7 +437,7 @@ static int dbg_check_code_name(const struct dbg_values *v, const void *code_type
 		return -EFAULT;
 	if (memcmp(name, "code", 5) != 0) {
 		say(why, why_len, "type_object.tp_name %llu does not name "
-			"PyCode_Type",
+				  "PyCode_Type",
 		    (unsigned long long)v->tp_name);
 		return -EPROTO;
 	}
@@ -529,7 +531,8 @@ static int dbg_read_any(const struct pyabi_dbg *const *cand, size_t n,
 		say(why, why_len, "_Py_DebugOffsets: %s", first_why);
 	else
 		say(why, why_len, "_Py_DebugOffsets fits no known layout "
-			"(%d.%d's: %s)", major, cand[0]->minor, first_why);
+				  "(%d.%d's: %s)",
+		    major, cand[0]->minor, first_why);
 	return first_rc ? first_rc : -EPROTO;
 }
 
@@ -613,23 +616,45 @@ int pyabi_from_debug_offsets(int major, int minor, int withheld,
 
 /* The fields pyabi_compare looks at: every one pyabi_from_debug_offsets
  * may set differently from the row it starts from. */
-#define PYABI_CMP(field) { #field, offsetof(struct pyabi, field) }
+#define PYABI_CMP(field)                              \
+	{                                             \
+#field, offsetof(struct pyabi, field) \
+	}
 static const struct {
 	const char *name;
 	size_t off;
 } cmp_fields[] = {
-	PYABI_CMP(rt_interp_head), PYABI_CMP(interp_next),
-	PYABI_CMP(interp_tstate_head), PYABI_CMP(ts_next), PYABI_CMP(ts_interp),
-	PYABI_CMP(ts_thread_id), PYABI_CMP(ts_native_thread_id),
-	PYABI_CMP(ts_frame), PYABI_CMP(interp_gil_ptr), PYABI_CMP(interp_gil),
-	PYABI_CMP(gil_locked), PYABI_CMP(gil_holder), PYABI_CMP(f_back),
-	PYABI_CMP(f_code), PYABI_CMP(f_lasti), PYABI_CMP(f_owner),
-	PYABI_CMP(co_filename), PYABI_CMP(co_name), PYABI_CMP(co_qualname),
-	PYABI_CMP(co_linetable), PYABI_CMP(co_firstlineno),
-	PYABI_CMP(co_code_adaptive), PYABI_CMP(co_firsttraceable),
-	PYABI_CMP(ob_type), PYABI_CMP(var_size), PYABI_CMP(bytes_sval),
-	PYABI_CMP(u_length), PYABI_CMP(u_state), PYABI_CMP(u_ascii_size),
-	PYABI_CMP(u_compact_size), PYABI_CMP(u_data_any),
+	PYABI_CMP(rt_interp_head),
+	PYABI_CMP(interp_next),
+	PYABI_CMP(interp_tstate_head),
+	PYABI_CMP(ts_next),
+	PYABI_CMP(ts_interp),
+	PYABI_CMP(ts_thread_id),
+	PYABI_CMP(ts_native_thread_id),
+	PYABI_CMP(ts_frame),
+	PYABI_CMP(interp_gil_ptr),
+	PYABI_CMP(interp_gil),
+	PYABI_CMP(gil_locked),
+	PYABI_CMP(gil_holder),
+	PYABI_CMP(f_back),
+	PYABI_CMP(f_code),
+	PYABI_CMP(f_lasti),
+	PYABI_CMP(f_owner),
+	PYABI_CMP(co_filename),
+	PYABI_CMP(co_name),
+	PYABI_CMP(co_qualname),
+	PYABI_CMP(co_linetable),
+	PYABI_CMP(co_firstlineno),
+	PYABI_CMP(co_code_adaptive),
+	PYABI_CMP(co_firsttraceable),
+	PYABI_CMP(ob_type),
+	PYABI_CMP(var_size),
+	PYABI_CMP(bytes_sval),
+	PYABI_CMP(u_length),
+	PYABI_CMP(u_state),
+	PYABI_CMP(u_ascii_size),
+	PYABI_CMP(u_compact_size),
+	PYABI_CMP(u_data_any),
 };
 #undef PYABI_CMP
 
@@ -650,7 +675,8 @@ int pyabi_compare(const struct pyabi *row, const struct pyabi *got, char *why,
 		memcpy(&b, (const char *)got + cmp_fields[i].off, sizeof(b));
 		if (a != b) {
 			say(why, why_len, "%s is %d in _Py_DebugOffsets, %d in "
-				"the compiled %d.%d row", cmp_fields[i].name, b, a,
+					  "the compiled %d.%d row",
+			    cmp_fields[i].name, b, a,
 			    row->major, row->minor);
 			rc = -EPROTO;
 			goto out;

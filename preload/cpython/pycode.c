@@ -114,11 +114,11 @@ static int64_t read_svarint(const uint8_t *t, size_t len, size_t *pos)
 
 /* Location-entry codes, bits 3-6 of an entry's first byte. */
 enum {
-	LOC_ONE_LINE0 = 10, /* line delta 0, then two column bytes       */
-	LOC_ONE_LINE2 = 12, /* line delta 2 (11: delta 1)                 */
+	LOC_ONE_LINE0 = 10,  /* line delta 0, then two column bytes       */
+	LOC_ONE_LINE2 = 12,  /* line delta 2 (11: delta 1)                 */
 	LOC_NO_COLUMNS = 13, /* signed varint line delta                  */
-	LOC_LONG = 14,      /* signed varint line delta, then 3 varints   */
-	LOC_NONE = 15       /* no location: line -1, running line kept    */
+	LOC_LONG = 14,	     /* signed varint line delta, then 3 varints   */
+	LOC_NONE = 15	     /* no location: line -1, running line kept    */
 };
 
 /*
@@ -226,7 +226,9 @@ static int read_bytes_str(const struct pyabi *abi, uintptr_t obj,
 			k++;
 		if (k < n) {
 			lead = (uint8_t)out[n - 1 - k];
-			want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+			want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3
+					  : lead >= 0xc0       ? 2
+							       : 1;
 			if (want > k + 1)
 				n -= k + 1;
 		}
@@ -238,7 +240,9 @@ static int read_bytes_str(const struct pyabi *abi, uintptr_t obj,
 /* Bytes UTF-8 needs for cp (cp already <= 0x10ffff, no surrogates). */
 static size_t utf8_len(uint32_t cp)
 {
-	return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+	return cp < 0x80 ? 1 : cp < 0x800 ? 2
+		       : cp < 0x10000	  ? 3
+					  : 4;
 }
 
 static void utf8_put(char *o, uint32_t cp, size_t n)
@@ -277,9 +281,9 @@ static void utf8_put(char *o, uint32_t cp, size_t n)
  */
 /* Where a str's characters are and how they are stored. */
 struct ustr {
-	uintptr_t data;  /* the first character */
-	size_t n_chars;  /* its length, capped at PYCODE_STR_MAX_CHARS */
-	unsigned kind;   /* bytes per character: 1, 2 or 4 */
+	uintptr_t data; /* the first character */
+	size_t n_chars; /* its length, capped at PYCODE_STR_MAX_CHARS */
+	unsigned kind;	/* bytes per character: 1, 2 or 4 */
 	/* every character below 0x80 */
 	int ascii;
 };

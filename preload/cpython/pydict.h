@@ -38,12 +38,12 @@
 #include "pyprof/pyabi.h"
 
 struct pydict_layout {
-	int kind;              /* enum pyabi_dict_kind                     */
-	int old_keys;          /* 3.7-3.10 keys object                     */
-	int values_at;         /* first value in a values array            */
-	int ht_cached_keys;    /* PyHeapTypeObject.ht_cached_keys (3.11+)  */
-	uintptr_t dict_type;   /* &PyDict_Type, set by the caller          */
-	uintptr_t str_type;    /* &PyUnicode_Type, set by the caller       */
+	int kind;	     /* enum pyabi_dict_kind                     */
+	int old_keys;	     /* 3.7-3.10 keys object                     */
+	int values_at;	     /* first value in a values array            */
+	int ht_cached_keys;  /* PyHeapTypeObject.ht_cached_keys (3.11+)  */
+	uintptr_t dict_type; /* &PyDict_Type, set by the caller          */
+	uintptr_t str_type;  /* &PyUnicode_Type, set by the caller       */
 };
 
 /* One attribute name: the interned str (or 0) and its ASCII text. */

@@ -36,9 +36,9 @@ struct quieted {
 
 static struct quieted quiet_sigprof(void)
 {
-	struct quieted q = {0, 0};
+	struct quieted q = { 0, 0 };
 	sigset_t prof, old;
-	struct timespec zero = {0, 0};
+	struct timespec zero = { 0, 0 };
 	/* A vfork child (Python 3.10+'s subprocess uses vfork) shares the
 	 * parent's memory: switching sampling off here would switch it off
 	 * in the parent, whose timers stay armed. Its own thread has no

@@ -39,9 +39,10 @@
 
 static int owned_index(int sig)
 {
-	int i = sig == SIGSEGV ? GUARD_SEGV
-		: sig == SIGBUS ? GUARD_BUS
-		: sig == SIGPROF ? GUARD_PROF : -1;
+	int i = sig == SIGSEGV	 ? GUARD_SEGV
+		: sig == SIGBUS	 ? GUARD_BUS
+		: sig == SIGPROF ? GUARD_PROF
+				 : -1;
 	if (i >= 0 && __atomic_load_n(&guard_owned[i], __ATOMIC_ACQUIRE))
 		return i;
 	return -1;

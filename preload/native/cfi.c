@@ -49,7 +49,7 @@ struct cfi_index *cfi_current;
 
 struct built {
 	uint64_t bias;
-	const void *phdr;   /* the loader's program headers: identity */
+	const void *phdr; /* the loader's program headers: identity */
 	struct cfi_row *rows;
 	uint32_t n_rows, n_none;
 	int seen;
@@ -63,7 +63,7 @@ __thread struct cfi_slot *cfi_thread_cache;
 static struct built *objs;
 static int n_objs, cap_objs;
 /* the loader's counters when the index was built; no real count is ~0 */
-static struct objects_gen last_gen = {~0ull, ~0ull};
+static struct objects_gen last_gen = { ~0ull, ~0ull };
 static uint32_t gen;
 
 struct retired {
@@ -85,7 +85,7 @@ static void retire(void *p)
 		retired = q;
 		cap_retired = nc;
 	}
-	retired[n_retired++] = (struct retired){p, mono_ns()};
+	retired[n_retired++] = (struct retired){ p, mono_ns() };
 }
 
 static void free_retired(int all)
@@ -110,22 +110,49 @@ static uint64_t get_enc(struct bytecur *c, uint8_t enc, uint64_t data_base)
 	if (enc == 0xff) /* DW_EH_PE_omit */
 		return 0;
 	switch (enc & 0x0f) {
-	case 0x00: v = bytecur_n(c, 8); break;
-	case 0x01: v = bytecur_uleb(c); break;
-	case 0x02: v = bytecur_n(c, 2); break;
-	case 0x03: v = bytecur_n(c, 4); break;
-	case 0x04: v = bytecur_n(c, 8); break;
-	case 0x09: v = (uint64_t)bytecur_sleb(c); break;
-	case 0x0a: v = (uint64_t)(int64_t)(int16_t)bytecur_n(c, 2); break;
-	case 0x0b: v = (uint64_t)(int64_t)(int32_t)bytecur_n(c, 4); break;
-	case 0x0c: v = bytecur_n(c, 8); break;
-	default: c->bad = 1; return 0;
+	case 0x00:
+		v = bytecur_n(c, 8);
+		break;
+	case 0x01:
+		v = bytecur_uleb(c);
+		break;
+	case 0x02:
+		v = bytecur_n(c, 2);
+		break;
+	case 0x03:
+		v = bytecur_n(c, 4);
+		break;
+	case 0x04:
+		v = bytecur_n(c, 8);
+		break;
+	case 0x09:
+		v = (uint64_t)bytecur_sleb(c);
+		break;
+	case 0x0a:
+		v = (uint64_t)(int64_t)(int16_t)bytecur_n(c, 2);
+		break;
+	case 0x0b:
+		v = (uint64_t)(int64_t)(int32_t)bytecur_n(c, 4);
+		break;
+	case 0x0c:
+		v = bytecur_n(c, 8);
+		break;
+	default:
+		c->bad = 1;
+		return 0;
 	}
 	switch (enc & 0x70) {
-	case 0x00: break;
-	case 0x10: v += here; break;      /* pcrel */
-	case 0x30: v += data_base; break; /* datarel */
-	default: c->bad = 1; return 0;    /* textrel, funcrel, aligned */
+	case 0x00:
+		break;
+	case 0x10:
+		v += here;
+		break; /* pcrel */
+	case 0x30:
+		v += data_base;
+		break; /* datarel */
+	default:
+		c->bad = 1;
+		return 0; /* textrel, funcrel, aligned */
 	}
 	if (enc & 0x80) /* indirect: not used for FDE addresses */
 		c->bad = 1;
@@ -134,12 +161,15 @@ static uint64_t get_enc(struct bytecur *c, uint8_t enc, uint64_t data_base)
 
 /* ---- the CFA program ------------------------------------------------------- */
 
-enum { R_SAME = 0, R_OFFSET = 1, R_UNDEF = 2, R_OTHER = 3 };
+enum { R_SAME = 0,
+       R_OFFSET = 1,
+       R_UNDEF = 2,
+       R_OTHER = 3 };
 
 struct state {
-	int cfa_reg;        /* DWARF register, -1 for an expression */
+	int cfa_reg; /* DWARF register, -1 for an expression */
 	int64_t cfa_off;
-	int rbp, ra;        /* R_* */
+	int rbp, ra; /* R_* */
 	int64_t rbp_off, ra_off;
 };
 
@@ -149,7 +179,7 @@ struct cie {
 	uint64_t ra_reg;
 	uint8_t fde_enc;
 	int has_aug_len, signal;
-	struct bytecur init;    /* initial instructions */
+	struct bytecur init; /* initial instructions */
 };
 
 struct rows {
@@ -203,7 +233,7 @@ static void emit(struct rows *r, uint64_t pc, uint32_t rule)
 		r->v = p;
 		r->cap = nc;
 	}
-	r->v[r->n++] = (struct cfi_row){(uint32_t)pc, rule};
+	r->v[r->n++] = (struct cfi_row){ (uint32_t)pc, rule };
 	r->n_none += CFI_KIND(rule) == CFI_NONE;
 }
 
@@ -381,7 +411,7 @@ static int run_cfa_program(struct bytecur *c, const struct cie *cie,
 static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 		     struct cie *cie)
 {
-	struct bytecur c = {p, hi, 0};
+	struct bytecur c = { p, hi, 0 };
 	(void)lo;
 	memset(cie, 0, sizeof *cie);
 	cie->fde_enc = 0; /* absptr */
@@ -434,7 +464,7 @@ static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 	}
 	if (c.bad || cie->ra_reg != DW_RA || cie->code_align == 0)
 		return -1;
-	cie->init = (struct bytecur){c.p, end, 0};
+	cie->init = (struct bytecur){ c.p, end, 0 };
 	return 0;
 }
 
@@ -445,7 +475,7 @@ static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 static void do_fde(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
 		   uint64_t bias, struct rows *rows)
 {
-	struct bytecur c = {fde, hi, 0};
+	struct bytecur c = { fde, hi, 0 };
 	struct cie cie;
 	struct state init, s;
 	uint64_t len = bytecur_n(&c, 4);
@@ -528,7 +558,7 @@ static int build(const struct dl_phdr_info *info, struct rows *rows)
 	uint64_t hdr = info->dlpi_addr + eh->p_vaddr;
 	if (segment_of(info, hdr, &lo, &hi) < 0)
 		return -1;
-	struct bytecur c = {(const uint8_t *)(uintptr_t)hdr, hi, 0};
+	struct bytecur c = { (const uint8_t *)(uintptr_t)hdr, hi, 0 };
 	unsigned version = (unsigned)bytecur_n(&c, 1);
 	uint8_t ptr_enc = (uint8_t)bytecur_n(&c, 1);
 	uint8_t cnt_enc = (uint8_t)bytecur_n(&c, 1);
@@ -605,7 +635,7 @@ static void build_region(void *arg)
 
 static struct built *build_object(struct dl_phdr_info *info)
 {
-	struct rows rows = {0};
+	struct rows rows = { 0 };
 	if (n_objs == cap_objs) {
 		int nc = cap_objs ? 2 * cap_objs : 64;
 		if (nc > MAX_OBJECTS)
@@ -616,7 +646,7 @@ static struct built *build_object(struct dl_phdr_info *info)
 		objs = p;
 		cap_objs = nc;
 	}
-	struct build_call call = {info, &rows, -1};
+	struct build_call call = { info, &rows, -1 };
 	if (guard_run_sigsafe(build_region, &call) < 0) {
 		/* the object went away under us */
 		free(rows.v);
@@ -624,11 +654,11 @@ static struct built *build_object(struct dl_phdr_info *info)
 	}
 	if (call.rc < 0) {
 		free(rows.v);
-		rows = (struct rows){0};
+		rows = (struct rows){ 0 };
 	}
 	struct built *b = &objs[n_objs++];
-	*b = (struct built){info->dlpi_addr, info->dlpi_phdr, rows.v, rows.n,
-			    rows.n_none, 1};
+	*b = (struct built){ info->dlpi_addr, info->dlpi_phdr, rows.v, rows.n,
+			     rows.n_none, 1 };
 	return b;
 }
 
@@ -658,7 +688,8 @@ static int collect(const struct object_seg *s, void *arg)
 		sc->cap_segs = nc;
 	}
 	sc->segs[sc->n_segs++] = (struct cfi_seg){
-		s->lo, s->hi, info->dlpi_addr, sc->cur->rows, sc->cur->n_rows};
+		s->lo, s->hi, info->dlpi_addr, sc->cur->rows, sc->cur->n_rows
+	};
 	return OBJECTS_NEXT_SEG;
 }
 
@@ -671,7 +702,7 @@ static int seg_cmp(const void *a, const void *b)
 void cfi_refresh(void)
 {
 	struct objects_gen now;
-	struct scan sc = {0};
+	struct scan sc = { 0 };
 	free_retired(0);
 	int gen_rc = objects_gen(&now);
 	if (objects_gen_current(&last_gen, &now, gen_rc))
@@ -730,7 +761,7 @@ void cfi_free_all(void)
 	free(retired);
 	retired = NULL;
 	cap_retired = 0;
-	last_gen = (struct objects_gen){~0ull, ~0ull};
+	last_gen = (struct objects_gen){ ~0ull, ~0ull };
 }
 
 void cfi_stats(unsigned long *n_rows, unsigned long *n_objects,

@@ -43,29 +43,29 @@ enum cfi_kind {
 	CFI_RBP = 2,  /* CFA = RBP + off                             */
 	CFI_END = 3   /* outermost frame                             */
 };
-#define CFI_KIND(r) ((r) & 3u)
+#define CFI_KIND(r) ((r)&3u)
 #define CFI_OFF(r) (((r) >> 2) & 0xfffffu)
 #define CFI_RBP_SLOT(r) ((r) >> 22) /* 0: RBP unchanged; k: at CFA - 8k */
-#define CFI_RULE(kind, off, slot)                                            \
+#define CFI_RULE(kind, off, slot) \
 	((uint32_t)(kind) | (uint32_t)(off) << 2 | (uint32_t)(slot) << 22)
 
 struct cfi_row {
-	uint32_t pc;   /* from the object's load bias */
+	uint32_t pc; /* from the object's load bias */
 	uint32_t rule;
 };
 
 /* One executable segment and the rows of its object. */
 struct cfi_seg {
-	uint64_t lo, hi;            /* the segment's addresses       */
-	uint64_t bias;              /* the object's load bias        */
+	uint64_t lo, hi;	    /* the segment's addresses       */
+	uint64_t bias;		    /* the object's load bias        */
 	const struct cfi_row *rows; /* sorted by pc; shared by the
 	                               object's segments             */
 	uint32_t n_rows;
 };
 
 struct cfi_index {
-	uint32_t gen;        /* bumps with every index published */
-	uint32_t n;          /* segments, sorted by lo           */
+	uint32_t gen; /* bumps with every index published */
+	uint32_t n;   /* segments, sorted by lo           */
 	struct cfi_seg seg[];
 };
 

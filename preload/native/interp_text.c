@@ -19,8 +19,8 @@ static struct {
 static int n_ranges;
 
 struct scan {
-	uintptr_t py_bias;  /* load bias of the object that holds libpython */
-	int n_objects;      /* objects seen so far */
+	uintptr_t py_bias; /* load bias of the object that holds libpython */
+	int n_objects;	   /* objects seen so far */
 };
 
 /* The executable segments of libpython's object and of the main
@@ -46,7 +46,7 @@ int interp_text_init(const void *py_symbol)
 	n_ranges = 0;
 	if (objects_owner((uintptr_t)py_symbol, &py) < 0)
 		return -ENOENT;
-	struct scan s = {py.dlpi_addr, 0};
+	struct scan s = { py.dlpi_addr, 0 };
 	objects_scan(collect, &s);
 	return n_ranges ? 0 : -ENOENT;
 }

@@ -45,11 +45,13 @@
 enum merge_class {
 	MERGE_OTHER = 0,  /* outside the interpreter: kept              */
 	MERGE_INTERP = 1, /* the interpreter's own code (not the loop)  */
-	MERGE_EVAL = 2,   /* the eval loop: replaced by a Python group   */
-	MERGE_SELF = 3    /* pyprof's own code: dropped                  */
+	MERGE_EVAL = 2,	  /* the eval loop: replaced by a Python group   */
+	MERGE_SELF = 3	  /* pyprof's own code: dropped                  */
 };
 
-enum merge_kind { MERGE_PY = 1, MERGE_NATIVE = 2, MERGE_MARK = 3 };
+enum merge_kind { MERGE_PY = 1,
+		  MERGE_NATIVE = 2,
+		  MERGE_MARK = 3 };
 
 /* Why a stack is not an exact merge; the marker frame's name. */
 enum merge_status {
@@ -62,22 +64,22 @@ enum merge_status {
 /* One frame of the merged stack: a Python frame or a native frame, by its
  * index in the input arrays (leaf first), or the marker (index unused). */
 struct merge_item {
-	uint8_t kind;  /* enum merge_kind */
+	uint8_t kind; /* enum merge_kind */
 	uint8_t pad[3];
 	uint32_t index;
 };
 
 struct merge_in {
-	const uint8_t *py_entry;  /* per Python frame, leaf first: RAW_ENTRY? */
+	const uint8_t *py_entry; /* per Python frame, leaf first: RAW_ENTRY? */
 	int n_py;
-	int py_complete;          /* the Python walk reached the outermost
+	int py_complete;	  /* the Python walk reached the outermost
 	                             frame (not cut at max depth)             */
 	const uint8_t *nat_class; /* per native frame, leaf first: enum
 	                             merge_class; [0] is the interrupted PC  */
 	int n_nat;
-	int nat_truncated;        /* root side of the native stack cut       */
-	int nat_failed;           /* no native stack (n_nat is then 0)       */
-	int keep_all;             /* PYPROF_NATIVE=all                       */
+	int nat_truncated; /* root side of the native stack cut       */
+	int nat_failed;	   /* no native stack (n_nat is then 0)       */
+	int keep_all;	   /* PYPROF_NATIVE=all                       */
 };
 
 /* Size out[] must have: every frame of both stacks, plus a marker. */

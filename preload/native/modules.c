@@ -27,12 +27,12 @@
 #include "objects.h"
 #include "base/log.h"
 
-#define NOTE_MAX 4096        /* bytes of PT_NOTE read per segment */
+#define NOTE_MAX 4096		   /* bytes of PT_NOTE read per segment */
 #define FORCED_GAP_NS 100000000ull /* forced refreshes: 10 per second */
 
 struct seg {
 	uint64_t lo, hi, offset;
-	uint32_t mod;     /* index into mods */
+	uint32_t mod;	  /* index into mods */
 	uint32_t mapping; /* interned mapping id, 0 until first used */
 };
 
@@ -172,7 +172,8 @@ static int collect(const struct object_seg *s, void *arg)
 		m->cap_segs = nc;
 	}
 	m->segs[m->n_segs++] = (struct seg){
-		s->lo, s->hi, s->offset, (uint32_t)(m->n_mods - 1), 0};
+		s->lo, s->hi, s->offset, (uint32_t)(m->n_mods - 1), 0
+	};
 	return OBJECTS_NEXT_SEG;
 }
 
@@ -184,7 +185,7 @@ static int seg_cmp(const void *a, const void *b)
 
 static void rebuild(struct modules *m)
 {
-	struct scan sc = {m, 0};
+	struct scan sc = { m, 0 };
 	clear(m);
 	objects_scan(collect, &sc);
 	qsort(m->segs, (size_t)m->n_segs, sizeof *m->segs, seg_cmp);

@@ -39,7 +39,7 @@ static int n_eval, n_self;
 static void add_range(struct range *r, int *n, uint64_t lo, uint64_t hi)
 {
 	if (*n < NATIVE_RANGES && lo < hi)
-		r[(*n)++] = (struct range){lo, hi};
+		r[(*n)++] = (struct range){ lo, hi };
 }
 
 static int in_ranges(const struct range *r, int n, uint64_t pc)
@@ -53,10 +53,10 @@ static int in_ranges(const struct range *r, int n, uint64_t pc)
 /* ---- the object that holds an address ---------------------------------- */
 
 struct owner {
-	uint64_t addr;    /* in */
-	uint64_t bias;    /* out: load bias */
-	char path[4096];  /* out: its file ("" if unknown) */
-	const ElfW(Phdr) *phdr;
+	uint64_t addr;	 /* in */
+	uint64_t bias;	 /* out: load bias */
+	char path[4096]; /* out: its file ("" if unknown) */
+	const ElfW(Phdr) * phdr;
 	int phnum;
 	int found;
 };
@@ -238,7 +238,8 @@ static void add_jumped_parts(const struct owner *o, uint64_t lo, uint64_t hi)
 			continue;
 		add_range(eval_r, &n_eval, target, end);
 		plog_debug("native: eval loop part at %#lx+%lu (jumped to from "
-			   "its entry)", (unsigned long)target,
+			   "its entry)",
+			   (unsigned long)target,
 			   (unsigned long)(end - target));
 	}
 }
@@ -269,7 +270,8 @@ static int find_eval(int major)
 	if (!sym || !dladdr1(sym, &di, (void **)&es, RTLD_DL_SYMENT) || !es ||
 	    !es->st_size) {
 		plog_always("PYPROF_NATIVE: cannot find the extent of %s; "
-			    "native stacks are off", name);
+			    "native stacks are off",
+			    name);
 		return -ENOENT;
 	}
 	add_range(eval_r, &n_eval, (uint64_t)(uintptr_t)sym,
@@ -389,7 +391,7 @@ void native_fork_prepare(void)
 	for (int i = 0; i < 1000 &&
 			__atomic_load_n(&sampler.in_libunwind, __ATOMIC_SEQ_CST);
 	     i++) {
-		struct timespec d = {0, 50000};
+		struct timespec d = { 0, 50000 };
 		nanosleep(&d, NULL);
 	}
 }

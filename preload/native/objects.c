@@ -20,7 +20,7 @@ static int read_gen(struct dl_phdr_info *info, size_t size, void *arg)
 
 int objects_gen(struct objects_gen *g)
 {
-	*g = (struct objects_gen){0, 0};
+	*g = (struct objects_gen){ 0, 0 };
 	return dl_iterate_phdr(read_gen, g) == 1 ? 0 : -ENOTSUP;
 }
 
@@ -47,8 +47,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 		    !ph->p_memsz)
 			continue;
 		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-		struct object_seg s = {info, index++, lo, lo + ph->p_memsz,
-				       ph->p_offset};
+		struct object_seg s = { info, index++, lo, lo + ph->p_memsz,
+					ph->p_offset };
 		int rc = sc->fn(&s, sc->arg);
 		if (rc == OBJECTS_NEXT_OBJECT)
 			return 0;
@@ -61,7 +61,7 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 void objects_scan(int (*fn)(const struct object_seg *s, void *arg),
 		  void *arg)
 {
-	struct scan sc = {fn, arg};
+	struct scan sc = { fn, arg };
 	dl_iterate_phdr(each_object, &sc);
 }
 
@@ -88,7 +88,7 @@ static int holds_addr(struct dl_phdr_info *info, size_t size, void *arg)
 
 int objects_owner(uint64_t addr, struct dl_phdr_info *info)
 {
-	struct owner_query q = {addr, info};
+	struct owner_query q = { addr, info };
 	memset(info, 0, sizeof *info);
 	return dl_iterate_phdr(holds_addr, &q) == 1 ? 0 : -ENOENT;
 }

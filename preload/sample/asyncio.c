@@ -57,10 +57,19 @@
 
 /* struct _Py_AsyncioModuleDebugOffsets (3.14, 3.15): 13 uint64_t */
 enum {
-	D_TASK_SIZE, D_TASK_NAME, D_TASK_AWAITED_BY, D_TASK_IS_TASK,
-	D_TASK_AWAITED_BY_IS_SET, D_TASK_CORO, D_TASK_NODE,
-	D_INTERP_SIZE, D_INTERP_TASKS_HEAD,
-	D_TS_SIZE, D_TS_RUNNING_LOOP, D_TS_RUNNING_TASK, D_TS_TASKS_HEAD,
+	D_TASK_SIZE,
+	D_TASK_NAME,
+	D_TASK_AWAITED_BY,
+	D_TASK_IS_TASK,
+	D_TASK_AWAITED_BY_IS_SET,
+	D_TASK_CORO,
+	D_TASK_NODE,
+	D_INTERP_SIZE,
+	D_INTERP_TASKS_HEAD,
+	D_TS_SIZE,
+	D_TS_RUNNING_LOOP,
+	D_TS_RUNNING_TASK,
+	D_TS_TASKS_HEAD,
 	D_N
 };
 
@@ -78,12 +87,12 @@ static struct {
 } api;
 
 static int wanted;
-static int c_tasks; /* names thread: the _asyncio extension is there */
-static int with_gil; /* the registry may be looked up (names thread) */
-static uint64_t next_look; /* SETS: not before (CLOCK_MONOTONIC) */
-static uint64_t look_gap = 10000000ull; /* then doubled, up to a second */
+static int c_tasks;			      /* names thread: the _asyncio extension is there */
+static int with_gil;			      /* the registry may be looked up (names thread) */
+static uint64_t next_look;		      /* SETS: not before (CLOCK_MONOTONIC) */
+static uint64_t look_gap = 10000000ull;	      /* then doubled, up to a second */
 static unsigned long long loads_seen = ~0ull; /* dlpi_adds last scanned */
-static uintptr_t checked[MAX_CHECKED]; /* objects looked at, by base */
+static uintptr_t checked[MAX_CHECKED];	      /* objects looked at, by base */
 static int n_checked;
 
 static int look_wanted(void);
@@ -91,7 +100,7 @@ static void look_with_gil(void);
 static void find_lists(void);
 static int count_loads(struct dl_phdr_info *info, size_t size, void *arg);
 
-#define SYM(field, name)                                                   \
+#define SYM(field, name) \
 	(api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
 void asyncio_init(int on)
@@ -312,8 +321,10 @@ static void find_lists(void)
 static uintptr_t take_py_tasks(PyObject *tasks)
 {
 	static const char *const names[ASYNCIO_PY_N] = {
-		[ASYNCIO_PY_LOOP] = "_loop", [ASYNCIO_PY_NAME] = "_name",
-		[ASYNCIO_PY_CORO] = "_coro", [ASYNCIO_PY_CONTEXT] = "_context",
+		[ASYNCIO_PY_LOOP] = "_loop",
+		[ASYNCIO_PY_NAME] = "_name",
+		[ASYNCIO_PY_CORO] = "_coro",
+		[ASYNCIO_PY_CONTEXT] = "_context",
 		[ASYNCIO_PY_WAITER] = "_fut_waiter",
 		[ASYNCIO_PY_CALLBACKS] = "_callbacks",
 	};

@@ -62,15 +62,15 @@ struct acct {
 static struct acct accts[2 * CC_MAX_THREADS];
 static struct acct *listed[CC_MAX_THREADS]; /* the threads of the table */
 static int n_listed;
-static unsigned epoch;    /* listings made                             */
+static unsigned epoch;	   /* listings made                             */
 static unsigned table_gen; /* threads_table_gen() at the last listing  */
 static struct pythread py[PYTHREADS_MAX];
 
 static pthread_t cc_thread;
-static int cc_tid;            /* its OS id while it runs (atomic)     */
+static int cc_tid;	      /* its OS id while it runs (atomic)     */
 static uint64_t cc_cpu_ended; /* CPU of the sampler threads that ended */
-static int cc_running;   /* thread exists (agent)                     */
-static int cc_stop_flag; /* asks it to leave (atomic)                 */
+static int cc_running;	      /* thread exists (agent)                     */
+static int cc_stop_flag;      /* asks it to leave (atomic)                 */
 /* stopped by cpuclock_pause: the accounts are kept for the next start */
 static int cc_paused;
 /* system mode (threads_clock_system_only: perf counters sample the user
@@ -448,7 +448,7 @@ static void tick(uint64_t now, uint64_t period)
 			continue; /* idle: read later */
 		uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
 		if (!cpu)
-			continue; /* gone: the table will say so */
+			continue;      /* gone: the table will say so */
 		if (cpu < a->cpu_ns) { /* another thread with that tid */
 			a->cpu_ns = cpu;
 			continue;

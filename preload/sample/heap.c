@@ -38,7 +38,9 @@
 #include "signal/sig_heap.h"
 
 /* CPython's PyMemAllocatorDomain */
-enum { PY_DOMAIN_RAW = 0, PY_DOMAIN_MEM = 1, PY_DOMAIN_OBJ = 2 };
+enum { PY_DOMAIN_RAW = 0,
+       PY_DOMAIN_MEM = 1,
+       PY_DOMAIN_OBJ = 2 };
 
 static void (*py_get)(int domain, struct py_allocator *a);
 static void (*py_set)(int domain, struct py_allocator *a);
@@ -182,7 +184,8 @@ void heap_python_started(void)
 	int n = hook_domains();
 	if (n)
 		plog_info("heap profiling: start-up replaced the Python "
-			  "allocators; hooks put back on %d domain(s)", n);
+			  "allocators; hooks put back on %d domain(s)",
+			  n);
 }
 
 void heap_sampling_started(void)

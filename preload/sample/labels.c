@@ -55,8 +55,8 @@ static void scan_region(void *arg)
  */
 long labels_module_find(void *ts, void *ctx, long start)
 {
-	struct scan s = {(uintptr_t)ts, (uintptr_t)ctx, start < 0 ? 0 : start,
-			 -1};
+	struct scan s = { (uintptr_t)ts, (uintptr_t)ctx, start < 0 ? 0 : start,
+			  -1 };
 	if (!ts || !ctx || (s.start & 7))
 		return -1;
 	if (guard_run_sigsafe(scan_region, &s) < 0)
@@ -92,8 +92,8 @@ int labels_module_setup(int kind, void *var, long long hash,
 			 (int32_t)((uint64_t)hash >> 32);
 	labels_abi.hash = (uint32_t)(folded == -1 ? -2 : folded);
 	labels_abi.ts_context = (int)ts_context;
-	labels_abi.ctx_vars = a->var_size + 8;  /* after ctx_prev */
-	labels_abi.hamt_root = a->var_size;     /* first after the header */
+	labels_abi.ctx_vars = a->var_size + 8; /* after ctx_prev */
+	labels_abi.hamt_root = a->var_size;    /* first after the header */
 	labels_abi.tuple_item = (int)tuple_item;
 	labels_abi.tuple_type = (uintptr_t)tuple_type;
 	labels_abi.bytes_type = (uintptr_t)bytes_type;

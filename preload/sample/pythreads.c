@@ -92,7 +92,7 @@ static void list_region(void *arg)
 
 int pythreads_list(struct pythread *out, int max)
 {
-	struct listing l = {out, max, 0};
+	struct listing l = { out, max, 0 };
 	if (guard_run_sigsafe(list_region, &l) < 0)
 		return -1;
 	for (int i = 0; i < l.n; i++) {

@@ -16,9 +16,9 @@
 #define PYTHREADS_MAX 4096
 
 struct pythread {
-	uintptr_t ts;     /* the PyThreadState                           */
+	uintptr_t ts;	  /* the PyThreadState                           */
 	uintptr_t interp; /* its PyInterpreterState                      */
-	int tid;          /* OS thread id; 0 if not started or not known */
+	int tid;	  /* OS thread id; 0 if not started or not known */
 };
 
 /* Lists up to max thread states into out, one per OS thread: with

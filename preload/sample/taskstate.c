@@ -14,7 +14,7 @@
 #include "base/fdutil.h"
 
 struct slot {
-	int tid;        /* 0 = free */
+	int tid; /* 0 = free */
 	int fd;
 	struct fd_id id; /* what fd named when opened */
 	unsigned long used;

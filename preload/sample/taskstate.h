@@ -35,9 +35,9 @@
 
 enum taskstate {
 	TASKSTATE_UNKNOWN = -1, /* cannot be read (gone, no such file)  */
-	TASKSTATE_BLOCKED = 0,  /* in another system call, or a fault   */
-	TASKSTATE_RUNNABLE,     /* on a CPU or waiting for one          */
-	TASKSTATE_FUTEX,        /* waiting on a futex: the GIL, a lock  */
+	TASKSTATE_BLOCKED = 0,	/* in another system call, or a fault   */
+	TASKSTATE_RUNNABLE,	/* on a CPU or waiting for one          */
+	TASKSTATE_FUTEX,	/* waiting on a futex: the GIL, a lock  */
 };
 
 /* What thread tid (of this process) is doing. */

@@ -69,9 +69,9 @@ static int started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static int asked, stopping;
-static int unjoined;        /* asked to stop, not waited for yet      */
-static int in_gil;          /* taking or holding the GIL (atomic)     */
-static int forking_tid;     /* the thread that called fork()            */
+static int unjoined;	/* asked to stop, not waited for yet      */
+static int in_gil;	/* taking or holding the GIL (atomic)     */
+static int forking_tid; /* the thread that called fork()            */
 /* Looks for threadnames_answered: the number of the last look begun
  * (wake_lock) and of the last one that read the names (atomic). */
 static unsigned looks_begun, looks_done;
@@ -233,7 +233,8 @@ static int several_threads(void)
 	}
 	if (!interp ||
 	    guard_copy(&ts, (void *)(interp + a->interp_tstate_head),
-		       sizeof ts) < 0 || !ts ||
+		       sizeof ts) < 0 ||
+	    !ts ||
 	    guard_copy(&next, (void *)(ts + a->ts_next), sizeof next) < 0)
 		return 0;
 	return next != 0;

@@ -34,23 +34,26 @@
 #include "pyprof/wire.h"
 #include "signal/sig_heap.h"
 
-enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_ARMED = 2, SLOT_DYING = 3 };
+enum { SLOT_FREE = 0,
+       SLOT_CLAIMED = 1,
+       SLOT_ARMED = 2,
+       SLOT_DYING = 3 };
 
 struct slot {
-	int tid;       /* 0 when free; CAS to claim                     */
-	int state;     /* enum above, atomic                            */
-	timer_t timer; /* valid in ARMED, written before the release    */
-	int perf_fd;   /* perf_event fd instead of the timer, or -1     */
+	int tid;	    /* 0 when free; CAS to claim                     */
+	int state;	    /* enum above, atomic                            */
+	timer_t timer;	    /* valid in ARMED, written before the release    */
+	int perf_fd;	    /* perf_event fd instead of the timer, or -1     */
 	uint64_t perf_id;   /* the counter's event id (its identity)      */
 	uint64_t cpu_ok_ns; /* agent: the thread's CPU time when the
 			       counter was last seen open               */
-	int counted;   /* clock source: no timer, no fd (cpuclock.h)     */
+	int counted;	    /* clock source: no timer, no fd (cpuclock.h)     */
 	/* perf_fd is in the CPU-clock thread's own descriptor table (a
 	 * counter opened again after the program closed ours): only that
 	 * thread may use or close it (threads_reopen_private) */
 	int perf_private;
-	int reopen;    /* CLAIMED: the CPU-clock thread opens it again  */
-	int seen;      /* agent scratch: present in the last scan       */
+	int reopen; /* CLAIMED: the CPU-clock thread opens it again  */
+	int seen;   /* agent scratch: present in the last scan       */
 };
 
 static struct slot slots[THREADS_MAX];
@@ -80,7 +83,7 @@ static int use_oncpu;
  * table (none in the program's): with system mode, where close_range
  * can give that thread a table of its own */
 static int use_private;
-static int running;  /* timers may be armed (atomic)                */
+static int running; /* timers may be armed (atomic)                */
 static pthread_key_t exit_key;
 static int key_ok;
 
@@ -116,10 +119,10 @@ static int arm_timer(int tid, timer_t *out)
 	uint64_t period = sampler.period_ns;
 	uint64_t first = 1 + rand_below(period);
 	struct itimerspec its = {
-		.it_interval = {(time_t)(period / 1000000000u),
-				(long)(period % 1000000000u)},
-		.it_value = {(time_t)(first / 1000000000u),
-			     (long)(first % 1000000000u)},
+		.it_interval = { (time_t)(period / 1000000000u),
+				 (long)(period % 1000000000u) },
+		.it_value = { (time_t)(first / 1000000000u),
+			      (long)(first % 1000000000u) },
 	};
 	if (timer_settime(*out, 0, &its, NULL) < 0) {
 		int e = errno;
@@ -246,7 +249,7 @@ static void free_slot(struct slot *s)
  * elsewhere: that thread closes them (threads_reopen_private). */
 #define PRIVATE_CLOSE_MAX 256
 static int private_close[PRIVATE_CLOSE_MAX]; /* fd + 1, 0: empty */
-static int private_close_n;			 /* entries queued */
+static int private_close_n;		     /* entries queued */
 
 /* Slots whose counter the CPU-clock thread is to open: new threads in a
  * queue (a scan of every slot at each wake cost more than the opening),
@@ -325,7 +328,9 @@ static uint64_t lost_closed_ns;
  * waits for its counter to be opened), or ARM_OWN_TABLE (a fork child's
  * first thread, before the child has a CPU-clock thread: its counter in
  * its own table). */
-enum { ARM_ANY, ARM_SELF, ARM_OWN_TABLE };
+enum { ARM_ANY,
+       ARM_SELF,
+       ARM_OWN_TABLE };
 
 /* A claimed slot whose timer or counter is set: armed, unless its thread
  * exited meanwhile (then retired here). */
@@ -358,7 +363,7 @@ static void arm_slot_how(struct slot *s, int tid, int how)
 		threads_wake_clock();
 		if (how == ARM_SELF &&
 		    __atomic_load_n(&clock_alive, __ATOMIC_ACQUIRE)) {
-			struct timespec ts = {0, 1000000};
+			struct timespec ts = { 0, 1000000 };
 			uint64_t t0 = mono_ns();
 			while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) ==
 				       SLOT_CLAIMED &&
@@ -479,7 +484,7 @@ static DIR *task_dir_get(void)
 		if (fd < 0)
 			return NULL;
 		DIR *d = fd_id_get(fd, &task_dir_id) == 0 ? fdopendir(fd)
-							   : NULL;
+							  : NULL;
 		if (!d) {
 			close(fd);
 			return NULL;
@@ -526,7 +531,8 @@ void threads_check_counters(void)
 		if (!__atomic_exchange_n(&closed_logged, 1, __ATOMIC_RELAXED))
 			plog_info("the program closed the perf counter of "
 				  "thread %d: opened again, the time between "
-				  "counted as lost", tid);
+				  "counted as lost",
+				  tid);
 		/* opened again by the CPU-clock thread, in its own table: a
 		 * counter opened here would take the lowest free number of the
 		 * program's for a moment, which a program that has just closed
@@ -562,7 +568,7 @@ void threads_await_counter(void)
 	/* until the CPU-clock thread has started (clock_alive) and opened
 	 * this thread's counter again (reopen back to 0), 1 ms at most */
 	while (mono_ns() - t0 < 1000000u) {
-		struct timespec ts = {0, 50000};
+		struct timespec ts = { 0, 50000 };
 		if (!__atomic_load_n(&clock_alive, __ATOMIC_ACQUIRE)) {
 			nanosleep(&ts, NULL);
 			continue;
@@ -584,7 +590,7 @@ void threads_await_opened(void)
 	 * is answered (ctl status says armed=N): 50 ms at most */
 	uint64_t t0 = mono_ns();
 	while (mono_ns() - t0 < 50000000u) {
-		struct timespec ts = {0, 200000};
+		struct timespec ts = { 0, 200000 };
 		int pending = 0;
 		if (!__atomic_load_n(&clock_alive, __ATOMIC_ACQUIRE)) {
 			nanosleep(&ts, NULL); /* (that thread is starting) */

@@ -31,14 +31,14 @@
 #define WALL_MAX_THREADS PYTHREADS_MAX
 
 struct seen {
-	int tid;          /* 0 = free */
-	uint64_t cpu_ns;  /* thread CPU time at the previous tick */
-	uint64_t gen;     /* tick it was last seen at */
+	int tid;	 /* 0 = free */
+	uint64_t cpu_ns; /* thread CPU time at the previous tick */
+	uint64_t gen;	 /* tick it was last seen at */
 };
 
 static pthread_t wall_thread;
-static int wall_running;       /* thread exists                         */
-static int wall_stop_flag;     /* asks it to leave (atomic)             */
+static int wall_running;   /* thread exists                         */
+static int wall_stop_flag; /* asks it to leave (atomic)             */
 static struct seen seen[2 * WALL_MAX_THREADS];
 static uint64_t gen;
 static int gil_logged;
@@ -200,7 +200,7 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 		commit(rec, pos, cap);
 		return;
 	}
-	struct asyncio_view v = {0};
+	struct asyncio_view v = { 0 };
 	if (gen % 16 == 0 && asyncio_hint_wanted()) {
 		/* an event loop without the _asyncio extension */
 		int selecting;
@@ -243,8 +243,8 @@ static void *wall_main(void *arg)
 	uint64_t last = clock_ns(CLOCK_MONOTONIC);
 	while (!__atomic_load_n(&wall_stop_flag, __ATOMIC_ACQUIRE)) {
 		uint64_t d = jitter(sampler.period_ns);
-		struct timespec ts = {(time_t)(d / 1000000000u),
-				      (long)(d % 1000000000u)};
+		struct timespec ts = { (time_t)(d / 1000000000u),
+				       (long)(d % 1000000000u) };
 		nanosleep(&ts, NULL);
 		if (!__atomic_load_n(&sampler.active, __ATOMIC_ACQUIRE) ||
 		    !sampler.is_initialized())

@@ -57,22 +57,24 @@
 #define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
 
 #define SLOTS (2 * ASYNCIO_MAX_TASKS) /* a power of two */
-#define MAX_CHAIN 256                 /* coroutines of one task's chain */
-#define MAX_HOPS 32                   /* tasks up from a leaf           */
-#define SET_MAX 65536                 /* entries of a set read          */
+#define MAX_CHAIN 256		      /* coroutines of one task's chain */
+#define MAX_HOPS 32		      /* tasks up from a leaf           */
+#define SET_MAX 65536		      /* entries of a set read          */
 
 struct asyncio_abi asyncio_abi;
 
 /* What a task is: the C Task (or a subclass of it: its fields at fixed
  * offsets) or the pure-Python one (or a subclass: its fields in its
  * instance dictionary). */
-enum { TASK_NONE = 0, TASK_C = 1, TASK_PY = 2 };
+enum { TASK_NONE = 0,
+       TASK_C = 1,
+       TASK_PY = 2 };
 
 struct task {
 	uintptr_t obj;
-	int32_t parent;  /* index of a task waiting for this one, or -1 */
-	uint8_t waits;   /* waits for another task of the table          */
-	uint8_t kind;    /* TASK_C or TASK_PY                            */
+	int32_t parent; /* index of a task waiting for this one, or -1 */
+	uint8_t waits;	/* waits for another task of the table          */
+	uint8_t kind;	/* TASK_C or TASK_PY                            */
 };
 
 static struct task tasks[ASYNCIO_MAX_TASKS];
@@ -80,7 +82,7 @@ static int n_tasks;
 static int32_t slot[SLOTS]; /* index + 1, 0 free */
 static int leaves[ASYNCIO_MAX_TASKS];
 static int n_leaves;
-static unsigned turn;       /* where this tick's leaves start */
+static unsigned turn; /* where this tick's leaves start */
 static uintptr_t thread_loop;
 static uintptr_t py_task_type; /* this view's asyncio_abi.py_task_type */
 static struct raw_frame chain_tmp[MAX_CHAIN];
@@ -162,11 +164,21 @@ static uintptr_t field(uintptr_t t, int kind, int f)
 	if (kind == TASK_PY)
 		return pydict_attr_sigsafe(&x->dict, t, &x->py_keys[f]);
 	switch (f) {
-	case ASYNCIO_PY_LOOP: at = x->task_loop; break;
-	case ASYNCIO_PY_NAME: at = x->task_name; break;
-	case ASYNCIO_PY_CORO: at = x->task_coro; break;
-	case ASYNCIO_PY_CONTEXT: at = x->task_context; break;
-	case ASYNCIO_PY_WAITER: at = x->task_fut_waiter; break;
+	case ASYNCIO_PY_LOOP:
+		at = x->task_loop;
+		break;
+	case ASYNCIO_PY_NAME:
+		at = x->task_name;
+		break;
+	case ASYNCIO_PY_CORO:
+		at = x->task_coro;
+		break;
+	case ASYNCIO_PY_CONTEXT:
+		at = x->task_context;
+		break;
+	case ASYNCIO_PY_WAITER:
+		at = x->task_fut_waiter;
+		break;
 	case ASYNCIO_PY_CALLBACKS: /* fut_callbacks, SETS only */
 		at = x->kind == ASYNCIO_SETS ? 40 : 0;
 		break;
@@ -262,10 +274,11 @@ static size_t put_utf8(char *out, size_t at, uint32_t ch)
 	}
 	if ((ch >= 0xd800 && ch < 0xe000) || ch > 0x10ffff)
 		ch = 0xfffd; /* a lone surrogate is no UTF-8: the replacement */
-	size_t n = ch < 0x800 ? 2 : ch < 0x10000 ? 3 : 4;
+	size_t n = ch < 0x800 ? 2 : ch < 0x10000 ? 3
+						 : 4;
 	if (at + n > ASYNCIO_NAME_MAX)
 		return 0;
-	static const uint8_t lead[5] = {0, 0, 0xc0, 0xe0, 0xf0};
+	static const uint8_t lead[5] = { 0, 0, 0xc0, 0xe0, 0xf0 };
 	for (size_t i = n - 1; i > 0; i--) {
 		out[at + i] = (char)(0x80 | (ch & 0x3f));
 		ch >>= 6;
@@ -747,7 +760,7 @@ int asyncio_view_sigsafe(uintptr_t ts, int selecting, struct asyncio_view *v)
 	v->n_leaves = 0;
 	if (!__atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE) || !ts)
 		return ASYNCIO_NOT_LOOP;
-	struct view_args w = {ts, selecting, v};
+	struct view_args w = { ts, selecting, v };
 	if (guard_run_sigsafe(view_region, &w) < 0) {
 		clear_table();
 		v->state = ASYNCIO_NOT_LOOP;
@@ -787,7 +800,7 @@ static void leaf_region(void *arg)
 int asyncio_leaf_sigsafe(int i, void *out, int max, char *name,
 			 size_t *name_len, uintptr_t *ctx)
 {
-	struct leaf_args l = {i, out, max, 0, name, name_len, ctx};
+	struct leaf_args l = { i, out, max, 0, name, name_len, ctx };
 	*name_len = 0;
 	*ctx = 0;
 	if (i < 0 || i >= n_leaves)
@@ -834,7 +847,7 @@ static void loop_region(void *arg)
 
 int asyncio_loop_frame_sigsafe(const void *frames, int n, int *selecting)
 {
-	struct loop_args l = {frames, n, -1, 0};
+	struct loop_args l = { frames, n, -1, 0 };
 	*selecting = 0;
 	if (guard_run_sigsafe(loop_region, &l) < 0)
 		return -1;

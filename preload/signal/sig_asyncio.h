@@ -25,38 +25,43 @@
 #define ASYNCIO_MAX_SAMPLED 32
 
 enum asyncio_kind {
-	ASYNCIO_NONE = 0,   /* not found (yet), or off (PYPROF_ASYNCIO=0)    */
-	ASYNCIO_LISTS = 1,  /* 3.14+: per-thread lists of C tasks             */
-	ASYNCIO_SETS = 2    /* 3.7-3.13: the asyncio module's registry        */
+	ASYNCIO_NONE = 0,  /* not found (yet), or off (PYPROF_ASYNCIO=0)    */
+	ASYNCIO_LISTS = 1, /* 3.14+: per-thread lists of C tasks             */
+	ASYNCIO_SETS = 2   /* 3.7-3.13: the asyncio module's registry        */
 };
 
 /* A pure-Python task's fields (asyncio.tasks._PyTask), by name in its
  * instance dictionary (pydict.h). */
 enum asyncio_py_field {
-	ASYNCIO_PY_LOOP, ASYNCIO_PY_NAME, ASYNCIO_PY_CORO, ASYNCIO_PY_CONTEXT,
-	ASYNCIO_PY_WAITER, ASYNCIO_PY_CALLBACKS, ASYNCIO_PY_N
+	ASYNCIO_PY_LOOP,
+	ASYNCIO_PY_NAME,
+	ASYNCIO_PY_CORO,
+	ASYNCIO_PY_CONTEXT,
+	ASYNCIO_PY_WAITER,
+	ASYNCIO_PY_CALLBACKS,
+	ASYNCIO_PY_N
 };
 
 /* What the guarded half reads; written by asyncio.c before `kind` is
  * published (release store, acquire load). */
 struct asyncio_abi {
-	int kind;                     /* enum asyncio_kind (atomic)          */
+	int kind; /* enum asyncio_kind (atomic)          */
 	/* An event loop was seen running (atomic, relaxed; set by the wall
 	 * thread: sig_asyncio.c on LISTS, wall.c's look at frames when no
 	 * extension was seen): asyncio is in use, its registry worth a look
 	 * with the GIL. */
 	int loop_seen;
 	/* TaskObj (the C Task) */
-	uint64_t task_loop;           /* fut_loop                            */
-	uint64_t task_name;           /* a str, or (3.12+) an int n for
+	uint64_t task_loop; /* fut_loop                            */
+	uint64_t task_name; /* a str, or (3.12+) an int n for
 	                                 "Task-n", made lazily               */
 	uint64_t task_coro;
 	uint64_t task_context;
-	uint64_t task_fut_waiter;     /* SETS: the future it waits on        */
-	uint64_t task_awaited_by;     /* LISTS: NULL, a task, or a set       */
+	uint64_t task_fut_waiter;	 /* SETS: the future it waits on        */
+	uint64_t task_awaited_by;	 /* LISTS: NULL, a task, or a set       */
 	uint64_t task_awaited_by_is_set; /* LISTS: char                      */
-	uint64_t task_is_task;        /* LISTS: char                         */
-	uint64_t task_node;           /* LISTS: its struct llist_node        */
+	uint64_t task_is_task;		 /* LISTS: char                         */
+	uint64_t task_node;		 /* LISTS: its struct llist_node        */
 	/* LISTS: where thread and interpreter states keep their lists, the
 	 * running loop and task */
 	uint64_t ts_running_loop, ts_running_task, ts_tasks_head;
@@ -65,15 +70,15 @@ struct asyncio_abi {
 	 * references; 3.12+ the scheduled tasks' and the eager tasks', a
 	 * plain set). SETS: every task; LISTS: the pure-Python tasks, which
 	 * 3.14+ keep there (0 until the names thread found them). */
-	uintptr_t weak_tasks;         /* set of weakrefs to tasks            */
-	uintptr_t eager_tasks;        /* set of tasks, or 0                  */
+	uintptr_t weak_tasks;  /* set of weakrefs to tasks            */
+	uintptr_t eager_tasks; /* set of tasks, or 0                  */
 	/* types */
-	uintptr_t task_type;          /* SETS: _asyncio.Task, or 0 when the
+	uintptr_t task_type; /* SETS: _asyncio.Task, or 0 when the
 	                                 extension is missing                */
 	/* Pure-Python tasks: their class (a subclass is one too), where an
 	 * instance keeps its attributes, and their names. py_task_type is
 	 * published (release) after the rest. */
-	uintptr_t py_task_type;       /* asyncio.tasks._PyTask, or 0         */
+	uintptr_t py_task_type; /* asyncio.tasks._PyTask, or 0         */
 	struct pydict_layout dict;
 	struct pydict_key py_keys[ASYNCIO_PY_N];
 	uintptr_t coro_type, gen_type, unicode_type, long_type, set_type;
@@ -81,7 +86,7 @@ struct asyncio_abi {
 	/* SETS: what a task's done-callbacks may be */
 	uintptr_t function_type, method_type, cell_type, tuple_type;
 	uintptr_t list_type, partial_type;
-	uint64_t tuple_items;         /* offsetof(PyTupleObject, ob_item)    */
+	uint64_t tuple_items; /* offsetof(PyTupleObject, ob_item)    */
 };
 
 extern struct asyncio_abi asyncio_abi;
@@ -98,7 +103,7 @@ struct asyncio_view {
 	int state;
 	char name[ASYNCIO_NAME_MAX]; /* RUNNING: the task's name            */
 	size_t name_len;
-	int n_leaves;                /* WAITING: leaves found               */
+	int n_leaves; /* WAITING: leaves found               */
 };
 
 /*

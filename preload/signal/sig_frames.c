@@ -203,7 +203,7 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 				       ? RAW_ENTRY
 				       : 0;
 	const int is_entry = groups ? a->f_is_entry : PYABI_NONE;
-	int last_owner = -1;      /* of the last frame read (real_bottom) */
+	int last_owner = -1; /* of the last frame read (real_bottom) */
 	uintptr_t last_code = 0;
 
 	while (frame) {
@@ -252,7 +252,7 @@ int frames_walk_sigsafe(uintptr_t ts, struct raw_frame *out, int max,
 		}
 		frame = next;
 		continue;
-skip:
+	skip:
 		/* 3.11: an incomplete entry frame still ends its group */
 		if (entry && n > 0)
 			out[n - 1].code |= RAW_ENTRY;
@@ -451,7 +451,7 @@ static void walk_guarded(void *arg)
 int frames_sample_sigsafe(struct raw_sample *rec, uintptr_t ts,
 			  int want_opcode)
 {
-	struct walk w = {rec, ts, want_opcode, 0};
+	struct walk w = { rec, ts, want_opcode, 0 };
 	if (guard_run_sigsafe(walk_guarded, &w) < 0) {
 		rec->n_frames = 0;
 		return -EFAULT;

@@ -71,10 +71,10 @@
 #include "sig_unwind.h"
 
 static __thread int in_handler;
-static __thread int in_unwind;        /* inside unw_backtrace: see above */
+static __thread int in_unwind;	      /* inside unw_backtrace: see above */
 static __thread int counted_unwind;   /* counted in sampler.in_libunwind */
 static __thread sigset_t unwind_mask; /* this thread's mask meanwhile */
-static __thread uint32_t my_tid; /* cached: gettid costs a system call */
+static __thread uint32_t my_tid;      /* cached: gettid costs a system call */
 
 void sig_handler_after_fork_child(void)
 {
@@ -480,8 +480,8 @@ static uint32_t perf_mark_kernel(uint64_t now)
 static inline uint32_t sample_weight(const siginfo_t *si, int from_perf)
 {
 	uint32_t weight = from_perf ? 1
-			  : 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun
-							       : 0);
+				    : 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun
+									: 0);
 	return weight > 100000 ? 100000 : weight;
 }
 
@@ -546,7 +546,7 @@ static void capture_native_region(void *arg)
 static void capture_native_guarded(struct raw_sample *rec,
 				   const ucontext_t *uc)
 {
-	struct native_arg na = {rec, uc};
+	struct native_arg na = { rec, uc };
 	if (guard_run_sigsafe(capture_native_region, &na) == 0)
 		return;
 	rec->n_native = 0;

@@ -58,7 +58,7 @@
 #include "sig_labels.h"
 #include "sig_unwind.h"
 
-#define HEAP_BUCKET 8               /* slots per bucket (a cache line)  */
+#define HEAP_BUCKET 8 /* slots per bucket (a cache line)  */
 #define HEAP_NBUCKETS (HEAP_SLOTS / HEAP_BUCKET)
 
 __thread int heap_busy;
@@ -125,7 +125,7 @@ static double neg_log_uniform(void)
 	double t = (v.d - 1.0) / (v.d + 1.0), t2 = t * t;
 	double lnm = 2.0 * t *
 		     (1.0 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 +
-							     t2 / 9))));
+								  t2 / 9))));
 	return -((double)e * 0.6931471805599453 + lnm);
 }
 
@@ -163,7 +163,7 @@ static inline uint64_t *bucket_of(uint64_t h, unsigned k)
 }
 
 void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
-				size_t *len2)
+			       size_t *len2)
 {
 	*start = table;
 	*len = sizeof(table);

@@ -27,8 +27,8 @@ static inline void heap_leave(void)
 /* Counters, relaxed atomics (heap.c reports them). */
 struct heap_stats {
 	unsigned long n_sampled;   /* allocations recorded            */
-	unsigned long n_freed;     /* sampled blocks freed            */
-	unsigned long n_lost;      /* sampled, not recorded: table or
+	unsigned long n_freed;	   /* sampled blocks freed            */
+	unsigned long n_lost;	   /* sampled, not recorded: table or
 				      ring full                       */
 	unsigned long lost_bytes;  /* their sizes                     */
 	unsigned long n_free_lost; /* frees of sampled blocks whose
@@ -70,7 +70,7 @@ extern int heap_python_seen;
 /* sig_heap.c internals used by heap.c: where the table lives (to empty
  * it in a fork child). */
 void heap_table_region_sigsafe(void **start, size_t *len, void **start2,
-				size_t *len2);
+			       size_t *len2);
 /* CPython's PyMemAllocatorEx (3.5+), one per allocator domain. */
 struct py_allocator {
 	void *ctx;

@@ -49,13 +49,15 @@
 
 struct labels_abi labels_abi;
 
-enum node_kind { NODE_BITMAP = 0, NODE_ARRAY = 1, NODE_COLLISION = 2 };
+enum node_kind { NODE_BITMAP = 0,
+		 NODE_ARRAY = 1,
+		 NODE_COLLISION = 2 };
 
 /* Where a HAMT node's fields are, after the object header (16 bytes on
  * every build pyprof profiles; a variable-size node has ob_size next). */
 #define BITMAP_BITS(h) ((h) + 8)   /* after ob_size: uint32_t b_bitmap */
 #define BITMAP_ARRAY(h) ((h) + 16) /* PyObject *b_array[]              */
-#define ARRAY_ITEMS(h) (h)         /* PyHamtNode *a_array[32]          */
+#define ARRAY_ITEMS(h) (h)	   /* PyHamtNode *a_array[32]          */
 #define COLL_ARRAY(h) ((h) + 16)   /* after ob_size and c_hash         */
 
 /* The kind of node n, by its type: remembered, else by tp_name. -1: not
@@ -76,10 +78,17 @@ static int node_kind(uintptr_t n)
 			return -1;
 	int k;
 	switch (RD_U8(name + 5)) {
-	case 'b': k = NODE_BITMAP; break;
-	case 'a': k = NODE_ARRAY; break;
-	case 'c': k = NODE_COLLISION; break;
-	default: return -1;
+	case 'b':
+		k = NODE_BITMAP;
+		break;
+	case 'a':
+		k = NODE_ARRAY;
+		break;
+	case 'c':
+		k = NODE_COLLISION;
+		break;
+	default:
+		return -1;
 	}
 	__atomic_store_n(&labels_abi.node_type[k], t, __ATOMIC_RELAXED);
 	return k;
@@ -252,7 +261,7 @@ static void capture_region(void *arg)
 
 size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out)
 {
-	struct capture c = {ts, 0, out, 0};
+	struct capture c = { ts, 0, out, 0 };
 	if (guard_run_sigsafe(capture_region, &c) < 0)
 		return 0;
 	return c.n;
@@ -260,7 +269,7 @@ size_t labels_capture_sigsafe(uintptr_t ts, uint8_t *out)
 
 size_t labels_capture_ctx_sigsafe(uintptr_t ctx, uint8_t *out)
 {
-	struct capture c = {0, ctx, out, 0};
+	struct capture c = { 0, ctx, out, 0 };
 	if (!ctx || guard_run_sigsafe(capture_region, &c) < 0)
 		return 0;
 	return c.n;

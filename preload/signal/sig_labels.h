@@ -25,13 +25,13 @@ enum labels_kind {
  * published (release store; the samplers load it with acquire).
  */
 struct labels_abi {
-	int kind;            /* enum labels_kind (atomic)                   */
-	uintptr_t var;       /* the module's ContextVar (CONTEXT)           */
-	uint32_t hash;       /* its HAMT hash: hash(var) folded to 32 bits  */
-	int ts_context;      /* offsetof(PyThreadState, context)            */
-	int ctx_vars;        /* offsetof(PyContext, ctx_vars)               */
-	int hamt_root;       /* offsetof(PyHamtObject, h_root)              */
-	int tuple_item;      /* offsetof(PyTupleObject, ob_item)            */
+	int kind;			  /* enum labels_kind (atomic)                   */
+	uintptr_t var;			  /* the module's ContextVar (CONTEXT)           */
+	uint32_t hash;			  /* its HAMT hash: hash(var) folded to 32 bits  */
+	int ts_context;			  /* offsetof(PyThreadState, context)            */
+	int ctx_vars;			  /* offsetof(PyContext, ctx_vars)               */
+	int hamt_root;			  /* offsetof(PyHamtObject, h_root)              */
+	int tuple_item;			  /* offsetof(PyTupleObject, ob_item)            */
 	uintptr_t tuple_type, bytes_type; /* &PyTuple_Type, &PyBytes_Type   */
 	/* the three HAMT node types, learned from their tp_name on first
 	 * sight (atomic): bitmap, array, collision */

@@ -24,7 +24,7 @@
 #define TP_DICTOFFSET 288
 #define FLAG_INLINE_VALUES (1ul << 2) /* 3.13+ */
 #define FLAG_MANAGED_DICT (1ul << 4)  /* 3.11+ */
-#define MANAGED_AT 24                 /* the dict (or values) at obj - 24 */
+#define MANAGED_AT 24		      /* the dict (or values) at obj - 24 */
 
 /* Where obj's attributes are: *keys and, for a split table, *values (the
  * values array) and *cap (how many it holds, or -1: as many as the keys);
@@ -66,7 +66,7 @@ static int where(const struct pydict_layout *l, uintptr_t obj,
 		if (RD_PTR(d + (uintptr_t)sampler.abi->ob_type) != l->dict_type)
 			return -1;
 		*keys = RD_PTR(d + 32); /* ma_keys */
-		v = RD_PTR(d + 40);     /* ma_values: a split table */
+		v = RD_PTR(d + 40);	/* ma_values: a split table */
 	}
 	if (v && l->values_at) /* 3.13+: capacity, size, embedded, valid */
 		*cap = RD_U8(v);
@@ -103,7 +103,8 @@ uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
 		return 0;
 	if (l->old_keys) {
 		int64_t dk_size = RD_I64(keys + 8);
-		int64_t ix = dk_size <= 0xff ? 1 : dk_size <= 0xffff ? 2 : 4;
+		int64_t ix = dk_size <= 0xff ? 1 : dk_size <= 0xffff ? 2
+								     : 4;
 		if (dk_size <= 0 || dk_size > (1 << 20))
 			return 0;
 		n = RD_I64(keys + 32);

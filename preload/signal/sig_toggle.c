@@ -33,8 +33,8 @@
 unsigned control_toggles;
 int control_toggle_taken;
 
-static int toggle_sig;                   /* ours while non-zero (atomic) */
-static struct sigaction toggle_app_act;  /* what the program sees      */
+static int toggle_sig;			/* ours while non-zero (atomic) */
+static struct sigaction toggle_app_act; /* what the program sees      */
 
 static void toggle_handler(int sig)
 {

@@ -18,26 +18,26 @@
 static unsigned check_n_passed;
 static unsigned check_n_failed;
 
-#define CHECK(expr, what)                                                    \
-	do {                                                                 \
-		if (expr) {                                                  \
-			check_n_passed++;                                    \
-		} else {                                                     \
-			check_n_failed++;                                    \
-			fprintf(stderr, "FAIL %s:%d: %s (%s)\n", __FILE__,   \
-				__LINE__, (what), #expr);                    \
-		}                                                            \
+#define CHECK(expr, what)                                                  \
+	do {                                                               \
+		if (expr) {                                                \
+			check_n_passed++;                                  \
+		} else {                                                   \
+			check_n_failed++;                                  \
+			fprintf(stderr, "FAIL %s:%d: %s (%s)\n", __FILE__, \
+				__LINE__, (what), #expr);                  \
+		}                                                          \
 	} while (0)
 
 /* Like CHECK, but also returns ret from the calling function when the
  * check fails, for checks that later ones depend on. Leave ret empty in a
  * void function: CHECK_OR_RETURN(p != NULL, "made p", ); */
-#define CHECK_OR_RETURN(expr, what, ret)                                     \
-	do {                                                                 \
-		unsigned check_before_ = check_n_failed;                     \
-		CHECK(expr, what);                                           \
-		if (check_n_failed != check_before_)                         \
-			return ret;                                          \
+#define CHECK_OR_RETURN(expr, what, ret)                 \
+	do {                                             \
+		unsigned check_before_ = check_n_failed; \
+		CHECK(expr, what);                       \
+		if (check_n_failed != check_before_)     \
+			return ret;                      \
 	} while (0)
 
 static inline int check_summary(void)

@@ -35,14 +35,14 @@ typedef Perftools__Profiles__Line FxLine;
 typedef Perftools__Profiles__Function FxFunction;
 typedef Perftools__Profiles__ValueType FxValueType;
 
-#define FX_GROW(arr, n, cap)                                                 \
-	do {                                                                 \
-		if ((n) == (cap)) {                                          \
-			(cap) = (cap) ? 2 * (cap) : 16;                      \
-			(arr) = realloc((arr), (cap) * sizeof(*(arr)));      \
-			if (!(arr))                                          \
-				abort();                                     \
-		}                                                            \
+#define FX_GROW(arr, n, cap)                                            \
+	do {                                                            \
+		if ((n) == (cap)) {                                     \
+			(cap) = (cap) ? 2 * (cap) : 16;                 \
+			(arr) = realloc((arr), (cap) * sizeof(*(arr))); \
+			if (!(arr))                                     \
+				abort();                                \
+		}                                                       \
 	} while (0)
 
 struct fx {

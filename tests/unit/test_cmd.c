@@ -58,21 +58,22 @@ static void test_summary(void)
 	struct cmd_summary s;
 
 	CHECK(cmd_summary_parse("processes=1 samples=1234 lost=0\n", &s) ==
-			  0 &&
+			      0 &&
 		      s.n_processes == 1 && s.n_samples == 1234 && s.n_lost == 0,
 	      "2.1 the collector's line parses");
 	CHECK(cmd_summary_parse("lost=3 samples=9 processes=2", &s) == 0 &&
 		      s.n_processes == 2 && s.n_samples == 9 && s.n_lost == 3,
 	      "2.2 any order, no newline");
 	CHECK(cmd_summary_parse("processes=1 threads=4 samples=5 lost=0", &s) ==
-			  0 &&
+			      0 &&
 		      s.n_samples == 5,
 	      "2.3 unknown keys are skipped");
 	CHECK(cmd_summary_parse("processes=1 samples=5", &s) == -EINVAL,
 	      "2.4 a missing key: -EINVAL");
 	CHECK(cmd_summary_parse("", &s) == -EINVAL, "2.5 empty: -EINVAL");
 	CHECK(cmd_summary_parse("processes=3 samples=5 lost=0 running=2\n",
-				&s) == 0 && s.n_processes == 3 &&
+				&s) == 0 &&
+		      s.n_processes == 3 &&
 		      s.n_running == 2,
 	      "2.6 running=N: processes still connected at the end");
 	CHECK(cmd_summary_parse("processes=3 samples=5 lost=0", &s) == 0 &&

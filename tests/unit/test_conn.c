@@ -101,7 +101,7 @@ static void hello(struct buf *b, uint64_t seq)
 	tag_s(&w, WIRE_H_ARG, "python3");
 	tag_s(&w, WIRE_H_ARG, "t.py");
 	tag_v(&w, WIRE_H_CONN_SEQ, seq);
-	tag_v(&w, 40, 5);        /* unknown tags: skipped */
+	tag_v(&w, 40, 5); /* unknown tags: skipped */
 	tag_s(&w, 41, "future");
 	put_frame(b, WIRE_HELLO, &w);
 }
@@ -331,17 +331,38 @@ static void bad_sample_mid_frame(struct buf *b)
 {
 	samples(b, 2, 1, 400, 299);
 }
-static void bad_string_gap(struct buf *b) { string(b, 6, "x"); }
-static void bad_string_zero(struct buf *b) { string(b, 0, "x"); }
-static void bad_function_ref(struct buf *b) { function(b, 3, 9, 1, 1); }
-static void bad_function_zero_name(struct buf *b) { function(b, 3, 0, 1, 1); }
+static void bad_string_gap(struct buf *b)
+{
+	string(b, 6, "x");
+}
+static void bad_string_zero(struct buf *b)
+{
+	string(b, 0, "x");
+}
+static void bad_function_ref(struct buf *b)
+{
+	function(b, 3, 9, 1, 1);
+}
+static void bad_function_zero_name(struct buf *b)
+{
+	function(b, 3, 0, 1, 1);
+}
 static void bad_location_ref(struct buf *b)
 {
 	frame3(b, WIRE_LOCATION, 3, 5, 1);
 }
-static void bad_node_forward(struct buf *b) { frame3(b, WIRE_NODE, 3, 4, 1); }
-static void bad_node_self(struct buf *b) { frame3(b, WIRE_NODE, 3, 3, 1); }
-static void bad_node_loc(struct buf *b) { frame3(b, WIRE_NODE, 3, 1, 9); }
+static void bad_node_forward(struct buf *b)
+{
+	frame3(b, WIRE_NODE, 3, 4, 1);
+}
+static void bad_node_self(struct buf *b)
+{
+	frame3(b, WIRE_NODE, 3, 3, 1);
+}
+static void bad_node_loc(struct buf *b)
+{
+	frame3(b, WIRE_NODE, 3, 1, 9);
+}
 static void bad_thread_gap(struct buf *b)
 {
 	frame3(b, WIRE_THREAD, 3, 5, 0);
@@ -354,7 +375,10 @@ static void bad_lost_reason(struct buf *b)
 {
 	frame3(b, WIRE_LOST, 0, 1, 1);
 }
-static void bad_second_hello(struct buf *b) { hello(b, 0); }
+static void bad_second_hello(struct buf *b)
+{
+	hello(b, 0);
+}
 static void bad_type(struct buf *b)
 {
 	uint8_t hdr[4];
@@ -611,7 +635,8 @@ static void test_reconnect(void)
 	close(h.peer);
 
 	CHECK_OR_RETURN(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
-				   fds) == 0, "socketpair", );
+				   fds) == 0,
+			"socketpair", );
 	c2 = conn_new(fds[0], getpid(), getuid(), h.reg);
 	h.c = c2;
 	h.peer = fds[1];
@@ -646,8 +671,7 @@ static void test_thread_rename(void)
 	h_feed(&h, &b, 4096);
 	CHECK(!h.closed, "6.1 rename accepted");
 	struct proc *p = procs_first(h.reg);
-	CHECK_OR_RETURN(p && proc_n_threads(p) == 2, "6.2 two thread entries",
-			);
+	CHECK_OR_RETURN(p && proc_n_threads(p) == 2, "6.2 two thread entries", );
 	const struct agg_entry *e;
 	size_t pos = 0;
 	int ok = 1;
@@ -901,9 +925,10 @@ static void heap_frame(struct buf *b, const uint64_t (*r)[5], size_t n)
 	wire_put_varint(&w, 4096);
 	for (size_t i = 0; i < n; i++) {
 		wire_put_varint(&w, r[i][0]);
-		int k = r[i][0] == WIRE_HEAP_ALLOC ? 4
+		int k = r[i][0] == WIRE_HEAP_ALLOC  ? 4
 			: r[i][0] == WIRE_HEAP_FREE ? 1
-			: r[i][0] == WIRE_HEAP_LOST ? 2 : 0;
+			: r[i][0] == WIRE_HEAP_LOST ? 2
+						    : 0;
 		for (int j = 1; j <= k; j++)
 			wire_put_varint(&w, r[i][j]);
 	}

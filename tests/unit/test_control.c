@@ -30,8 +30,8 @@
 #define MS 1000000ull
 
 struct lib {
-	int fd;          /* the library's end                */
-	struct conn *c;  /* the collector's connection       */
+	int fd;		/* the library's end                */
+	struct conn *c; /* the collector's connection       */
 	uint64_t pid;
 };
 
@@ -135,10 +135,19 @@ static int next_cmd(struct lib *l, struct cmd *c)
 	while (r.ok && !wire_at_end(&r)) {
 		uint64_t key = wire_get_varint(&r), v = wire_get_varint(&r);
 		switch (key >> 1) {
-		case WIRE_C_REQ: c->req = v; break;
-		case WIRE_C_LEASE_MS: c->lease_ms = v; c->has_lease = 1; break;
-		case WIRE_C_PERIOD_NS: c->period_ns = v; break;
-		case WIRE_C_HARD: c->hard = v; break;
+		case WIRE_C_REQ:
+			c->req = v;
+			break;
+		case WIRE_C_LEASE_MS:
+			c->lease_ms = v;
+			c->has_lease = 1;
+			break;
+		case WIRE_C_PERIOD_NS:
+			c->period_ns = v;
+			break;
+		case WIRE_C_HARD:
+			c->hard = v;
+			break;
 		}
 	}
 	return 1;

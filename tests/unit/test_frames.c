@@ -34,7 +34,7 @@ static union {
 	char room[sizeof(struct raw_sample) + 8 * sizeof(struct raw_frame)];
 } rec;
 
-static uintptr_t bad; /* a page that faults on every read */
+static uintptr_t bad;	     /* a page that faults on every read */
 static uintptr_t empty[512]; /* a thread state with no current frame */
 
 /* Runs a walk of ts inside an outer guarded region; returns what the walk
@@ -105,7 +105,8 @@ static int cut_at(int minor, int bottom_is_gen, int *n_frames)
 		fake_frame(a, m_gen, m_code[0], 0, 0, m_bottom);
 	} else {
 		int gen_owner = a->owner_generator != PYABI_NONE
-					? a->owner_generator : 0;
+					? a->owner_generator
+					: 0;
 		fake_frame(a, m_bottom, m_code[1], bottom_is_gen,
 			   bottom_is_gen ? gen_owner : 0, NULL);
 		fake_frame(a, m_gen, m_code[0], 0, 0, m_bottom);
@@ -126,7 +127,7 @@ static int cut_at(int minor, int bottom_is_gen, int *n_frames)
 
 static void real_bottoms(void)
 {
-	static const int minors[] = {27, 10, 11, 12, 15};
+	static const int minors[] = { 27, 10, 11, 12, 15 };
 	char what[96];
 	for (unsigned i = 0; i < sizeof minors / sizeof minors[0]; i++) {
 		int v = minors[i], n = 0;
@@ -134,18 +135,24 @@ static void real_bottoms(void)
 		int cut = cut_at(v, 1, &n);
 		snprintf(what, sizeof what,
 			 "4.%u %s: a chain ending at a generator's frame is "
-			 "cut, marked and counted", i + 1,
-			 v == 27 ? "2.7" : v == 10 ? "3.10" : v == 11 ? "3.11"
-			 : v == 12 ? "3.12" : "3.15");
+			 "cut, marked and counted",
+			 i + 1,
+			 v == 27 ? "2.7" : v == 10 ? "3.10"
+				   : v == 11	   ? "3.11"
+				   : v == 12	   ? "3.12"
+						   : "3.15");
 		CHECK(cut == 1 && (rec.s.flags & SAMPLE_TRUNCATED) &&
 			      sampler.n_cut == before + 1 && n >= 1,
 		      what);
 		cut = cut_at(v, 0, &n);
 		snprintf(what, sizeof what,
 			 "4.%u %s: a chain ending at the thread's first frame "
-			 "is whole", i + 1,
-			 v == 27 ? "2.7" : v == 10 ? "3.10" : v == 11 ? "3.11"
-			 : v == 12 ? "3.12" : "3.15");
+			 "is whole",
+			 i + 1,
+			 v == 27 ? "2.7" : v == 10 ? "3.10"
+				   : v == 11	   ? "3.11"
+				   : v == 12	   ? "3.12"
+						   : "3.15");
 		CHECK(cut == 0 && !(rec.s.flags & SAMPLE_TRUNCATED) && n >= 1,
 		      what);
 	}

@@ -73,7 +73,8 @@ static void test_scale(void)
 		if (left <= 0) {
 			est += heapagg_scale(size, (uint64_t)rate) * (double)size;
 			left = -log(((double)(next() >> 11) + 1) /
-				    9007199254740992.0) * rate;
+				    9007199254740992.0) *
+			       rate;
 		}
 	}
 	CHECK(close_to(est, truth, 0.05), "1.6 unbiased within 5%");
@@ -162,7 +163,10 @@ static void test_model(void)
 		 * probe runs are long and deletions shift */
 		uint64_t addr = 0x7f0000000000ull + (uint64_t)slot * 16;
 		switch ((r >> 20) % 8) {
-		case 0: case 1: case 2: case 3: { /* alloc (maybe re-alloc) */
+		case 0:
+		case 1:
+		case 2:
+		case 3: { /* alloc (maybe re-alloc) */
 			uint32_t node = 1 + (uint32_t)((r >> 32) % NODES);
 			uint64_t size = 1 + (r >> 40) % 20000;
 			if (heapagg_alloc(h, rate, node, 0, size, addr) < 0) {
@@ -176,7 +180,9 @@ static void test_model(void)
 			mn[node].ab += w * (double)size;
 			break;
 		}
-		case 4: case 5: case 6: /* free: live, or not */
+		case 4:
+		case 5:
+		case 6: /* free: live, or not */
 			heapagg_release(h, addr);
 			model_free(ml, addr);
 			break;

@@ -101,7 +101,7 @@ static int pl_says(struct pl *pl, int want_rc, const char *piece)
 	char err[HELLO_ERR_LEN];
 	int rc = decode(pl->b, pl_len(pl), &hl, err);
 	int ok = rc == want_rc && (rc == 0 ? err[0] == 0
-				   : strstr(err, piece) != NULL);
+					   : strstr(err, piece) != NULL);
 	if (!ok)
 		fprintf(stderr, "  got rc %d, err \"%s\" (wanted %d, \"%s\")\n",
 			rc, err, want_rc, piece);
@@ -145,8 +145,8 @@ static void expect_piece(const char *name, char *piece, size_t cap)
 /* ---- 1. the fixtures' frames ---------------------------------------------- */
 
 struct seen {
-	const char *name;   /* fixture */
-	const char *piece;  /* expect.tsv's, for a refused HELLO */
+	const char *name;  /* fixture */
+	const char *piece; /* expect.tsv's, for a refused HELLO */
 	int hellos, refused, byes;
 };
 
@@ -160,9 +160,11 @@ static void check_hello_frame(struct seen *sn, const uint8_t *p, size_t n)
 	if (!strcmp(sn->name, "bad-magic") ||
 	    !strcmp(sn->name, "wrong-version")) {
 		snprintf(what, sizeof(what), "1.2 %s: refused as expect.tsv "
-			 "says (\"%s\")", sn->name, sn->piece);
+					     "says (\"%s\")",
+			 sn->name, sn->piece);
 		CHECK(rc == -EPROTO && sn->piece[0] &&
-		      strstr(err, sn->piece), what);
+			      strstr(err, sn->piece),
+		      what);
 		if (rc < 0)
 			sn->refused++;
 		hello_free(&hl);
@@ -172,30 +174,33 @@ static void check_hello_frame(struct seen *sn, const uint8_t *p, size_t n)
 	CHECK(rc == 0 && err[0] == 0, what);
 	if (rc == 0) {
 		snprintf(what, sizeof(what), "1.4 %s: version, pid, mode, "
-			 "exe, comm", sn->name);
+					     "exe, comm",
+			 sn->name);
 		CHECK(hl.h.version == WIRE_VERSION && hl.h.pid > 0 &&
-		      (hl.h.mode == WIRE_MODE_CPU ||
-		       hl.h.mode == WIRE_MODE_WALL) &&
-		      hl.h.exe.len > 0 && hl.h.comm.len > 0 &&
-		      hl.h.args == hl.args && !hl.refused, what);
+			      (hl.h.mode == WIRE_MODE_CPU ||
+			       hl.h.mode == WIRE_MODE_WALL) &&
+			      hl.h.exe.len > 0 && hl.h.comm.len > 0 &&
+			      hl.h.args == hl.args && !hl.refused,
+		      what);
 		if (strncmp(sn->name, "seed:", 5)) {
 			/* wire_client.py's hello(): badclient is the
 			 * fixtures' own; two-hellos' second is plain */
 			const char *comm =
 				sn->hellos == 1 ? "badclient" : "python3";
 			snprintf(what, sizeof(what), "1.5 %s: pid 4242, comm "
-				 "%s, python3 app.py, the rest as sent",
+						     "%s, python3 app.py, the rest as sent",
 				 sn->name, comm);
 			CHECK(hl.h.pid == 4242 && hl.h.ppid == 1 &&
-			      bytes_eq(hl.h.comm, comm) &&
-			      bytes_eq(hl.h.exe, "/usr/bin/python3") &&
-			      bytes_eq(hl.h.pyversion, "3.11.7") &&
-			      hl.h.period_ns == 10000000 &&
-			      hl.h.max_depth == 1024 &&
-			      hl.h.has_start_unix && hl.h.has_start_mono &&
-			      hl.h.n_args == 2 &&
-			      bytes_eq(hl.args[0], "python3") &&
-			      bytes_eq(hl.args[1], "app.py"), what);
+				      bytes_eq(hl.h.comm, comm) &&
+				      bytes_eq(hl.h.exe, "/usr/bin/python3") &&
+				      bytes_eq(hl.h.pyversion, "3.11.7") &&
+				      hl.h.period_ns == 10000000 &&
+				      hl.h.max_depth == 1024 &&
+				      hl.h.has_start_unix && hl.h.has_start_mono &&
+				      hl.h.n_args == 2 &&
+				      bytes_eq(hl.args[0], "python3") &&
+				      bytes_eq(hl.args[1], "app.py"),
+			      what);
 		}
 	}
 	hello_free(&hl);
@@ -282,7 +287,8 @@ static void test_fixtures(void)
 	snprintf(dir, sizeof(dir), "%s/tests/fuzz/wire_seeds", root);
 	seeds = walk_dir(dir, "seed:", &total);
 	printf("fixtures: %d files, %d seeds: %d HELLO (%d refused), "
-	       "%d BYE\n", fixtures, seeds, total.hellos, total.refused,
+	       "%d BYE\n",
+	       fixtures, seeds, total.hellos, total.refused,
 	       total.byes);
 	CHECK(fixtures >= 30 && seeds >= 6, "1.0 every fixture and seed read");
 	CHECK(total.hellos >= fixtures + seeds - 5,
@@ -477,9 +483,9 @@ static void test_rules(void)
 	for (int i = 0; i < WIRE_MAX_ARGS; i++)
 		pl_s(&pl, WIRE_H_ARG, i ? "arg" : "first");
 	CHECK(decode(pl.b, pl_len(&pl), &hl, err) == 0 &&
-	      hl.h.n_args == WIRE_MAX_ARGS && hl.h.args == hl.args &&
-	      bytes_eq(hl.args[0], "first") &&
-	      bytes_eq(hl.args[WIRE_MAX_ARGS - 1], "arg"),
+		      hl.h.n_args == WIRE_MAX_ARGS && hl.h.args == hl.args &&
+		      bytes_eq(hl.args[0], "first") &&
+		      bytes_eq(hl.args[WIRE_MAX_ARGS - 1], "arg"),
 	      "3.17 WIRE_MAX_ARGS ARGs, in order");
 	hello_free(&hl);
 	pl_s(&pl, WIRE_H_ARG, "one more");
@@ -496,7 +502,7 @@ static void test_late_tags(void)
 
 	pl_copy(&pl, base.b, base_len);
 	CHECK(decode(pl.b, pl_len(&pl), &hl, err) == 0 &&
-	      hl.sampling == -1 && !hl.h.has_written && !hl.refused,
+		      hl.sampling == -1 && !hl.h.has_written && !hl.refused,
 	      "3.19 the fixture sends no SAMPLING, WRITTEN, REFUSED");
 	hello_free(&hl);
 	pl_v(&pl, 40, 5);
@@ -505,15 +511,16 @@ static void test_late_tags(void)
 	pl_v(&pl, WIRE_H_WRITTEN, 1234);
 	pl_s(&pl, WIRE_H_WRITTEN, "skipped: wrong kind of a late tag");
 	CHECK(decode(pl.b, pl_len(&pl), &hl, err) == 0 && hl.sampling == 0 &&
-	      hl.h.has_written && hl.h.written == 1234 && !hl.refused &&
-	      hl.h.pid == 4242, "3.20 SAMPLING 0, WRITTEN, unknown tags");
+		      hl.h.has_written && hl.h.written == 1234 && !hl.refused &&
+		      hl.h.pid == 4242,
+	      "3.20 SAMPLING 0, WRITTEN, unknown tags");
 	hello_free(&hl);
 	pl_v(&pl, WIRE_H_SAMPLING, 7);
 	pl_s(&pl, WIRE_H_REFUSED, "Python 3.16 is not supported");
 	pl_v(&pl, WIRE_H_REFUSED, 1); /* the wrong kind: skipped */
 	CHECK(decode(pl.b, pl_len(&pl), &hl, err) == 0 && hl.sampling == 1 &&
-	      hl.refused &&
-	      bytes_eq(hl.refused_why, "Python 3.16 is not supported"),
+		      hl.refused &&
+		      bytes_eq(hl.refused_why, "Python 3.16 is not supported"),
 	      "3.21 SAMPLING (last wins) and REFUSED");
 	hello_free(&hl);
 }
@@ -550,11 +557,11 @@ static void test_bye(void)
 	ends[n_ends++] = pl_len(&pl);
 	pl_v(&pl, 31, 11);
 	CHECK(bye_decode(pl.b, pl_len(&pl), &b) == 0 && b.has_samples &&
-	      b.samples == 100 && b.has_lost && b.lost == 2 &&
-	      b.has_end_mono && b.end_mono_ns == 5 && b.handler_n == 6 &&
-	      b.handler_ns == 7 && b.faults == 8 && b.achieved_ns == 9 &&
-	      b.has_native && b.native_unmerged == 10 &&
-	      b.cpu_source == WIRE_CPU_CLOCKS,
+		      b.samples == 100 && b.has_lost && b.lost == 2 &&
+		      b.has_end_mono && b.end_mono_ns == 5 && b.handler_n == 6 &&
+		      b.handler_ns == 7 && b.faults == 8 && b.achieved_ns == 9 &&
+		      b.has_native && b.native_unmerged == 10 &&
+		      b.cpu_source == WIRE_CPU_CLOCKS,
 	      "4.1 every BYE field; unknown ones skipped");
 	CHECK(bye_decode(pl.b, 0, &b) == 0 && !b.has_samples && !b.has_lost,
 	      "4.2 an empty BYE");
@@ -586,7 +593,8 @@ int main(int argc, char **argv)
 	snprintf(root, sizeof(root), "%s/../..", dirname(exe));
 	test_fixtures();
 	CHECK_OR_RETURN(load_base() == 0, "0.2 truncated.bin starts with a "
-					  "HELLO", check_summary());
+					  "HELLO",
+			check_summary());
 	test_truncations();
 	test_flips();
 	test_rules();

@@ -30,7 +30,7 @@ struct seen {
 	char method[16], path[64];
 	size_t body_len;
 	int body_ok;
-	int defer;           /* do not answer: wait */
+	int defer; /* do not answer: wait */
 	struct http_conn *waiting;
 	int cancelled;
 };
@@ -113,9 +113,9 @@ static size_t count(const char *hay, const char *needle)
 
 /* Runs the loop in 2 ms turns until cond holds, or for at most 3 s (a
  * busy machine); no fixed sleeps, so the test is as fast as the server. */
-#define SETTLE(loop, cond)                                                   \
-	for (int settle_ = 0; settle_ < 1500 && !(cond); settle_++)          \
-		run_for((loop), 2)
+#define SETTLE(loop, cond)                                          \
+	for (int settle_ = 0; settle_ < 1500 && !(cond); settle_++) \
+	run_for((loop), 2)
 
 /* Runs the loop and reads fd into buf (cap bytes, NUL-terminated) until
  * it holds `until` n times, or 3 s passed. Returns the bytes read. */
@@ -168,13 +168,13 @@ static size_t make_request(unsigned *seed, char *out, size_t cap, int k,
 	e->head = kind == 8;
 	if (kind < 5) {
 		n = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: localhost\r\n"
-				     "X-Pad: %0*d\r\n\r\n",
+					       "X-Pad: %0*d\r\n\r\n",
 				     e->head ? "HEAD" : "GET", e->path,
 				     (int)(rand_r(seed) % 3000), 7);
 	} else {
 		size_t len = rand_r(seed) % 20000;
 		n = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: localhost\r\n"
-				     "Content-Length: %zu\r\n\r\n",
+					       "Content-Length: %zu\r\n\r\n",
 				     e->head ? "HEAD" : "POST", e->path, len);
 		for (size_t i = 0; i < len && n < cap; i++)
 			out[n++] = (char)('a' + i % 26);
@@ -273,8 +273,9 @@ static void model_test(struct loop *loop, struct http_server *srv,
 		if (got != n_req || !posts_ok || closed != closes ||
 		    s->n - before != n_req - closes) {
 			fprintf(stderr, "round %d: %d requests, %d answered "
-				"in order, closed %d (want %d), handler %d, "
-				"bodies %s\n", r, n_req, got, closed, closes,
+					"in order, closed %d (want %d), handler %d, "
+					"bodies %s\n",
+				r, n_req, got, closed, closes,
 				s->n - before, posts_ok ? "ok" : "BAD");
 			if (getenv("HTTP_TEST_DUMP"))
 				fwrite(in, 1, n_in, stderr);
@@ -294,17 +295,27 @@ static void host_test(struct loop *loop, struct http_server *srv)
 		const char *host;
 		int ok;
 	} cases[] = {
-		{ "localhost", 1 },          { "LocalHost:8080", 1 },
-		{ "127.0.0.1", 1 },          { "127.1.2.3:65535", 1 },
-		{ "[::1]", 1 },              { "[::1]:80", 1 },
+		{ "localhost", 1 },
+		{ "LocalHost:8080", 1 },
+		{ "127.0.0.1", 1 },
+		{ "127.1.2.3:65535", 1 },
+		{ "[::1]", 1 },
+		{ "[::1]:80", 1 },
 		{ "[0:0:0:0:0:0:0:1]:1", 1 },
-		{ "[::1]evil.com", 0 },      { "[::1]:80evil", 0 },
-		{ "[::1]:", 0 },             { "[::1]:65536", 0 },
-		{ "[::2]", 0 },              { "[::1", 0 },
-		{ "localhost.evil.com", 0 }, { "localhost:80x", 0 },
-		{ "localhost:", 0 },         { "127.0.0.1.evil.com", 0 },
-		{ "127.0.0.1:1:2", 0 },      { "128.0.0.1", 0 },
-		{ "evil.com", 0 },           { "[127.0.0.1]", 0 },
+		{ "[::1]evil.com", 0 },
+		{ "[::1]:80evil", 0 },
+		{ "[::1]:", 0 },
+		{ "[::1]:65536", 0 },
+		{ "[::2]", 0 },
+		{ "[::1", 0 },
+		{ "localhost.evil.com", 0 },
+		{ "localhost:80x", 0 },
+		{ "localhost:", 0 },
+		{ "127.0.0.1.evil.com", 0 },
+		{ "127.0.0.1:1:2", 0 },
+		{ "128.0.0.1", 0 },
+		{ "evil.com", 0 },
+		{ "[127.0.0.1]", 0 },
 	};
 	char req[256], buf[4096], name[128];
 
@@ -312,7 +323,8 @@ static void host_test(struct loop *loop, struct http_server *srv)
 		int fd = connect_to(http_server_addr(srv));
 		int n = snprintf(req, sizeof(req),
 				 "GET /h HTTP/1.1\r\nHost: %s\r\n"
-				 "Connection: close\r\n\r\n", cases[i].host);
+				 "Connection: close\r\n\r\n",
+				 cases[i].host);
 		snprintf(name, sizeof(name), "7.%zu Host: %s -> %s", i + 1,
 			 cases[i].host, cases[i].ok ? "200" : "403");
 		if (fd < 0 || send(fd, req, (size_t)n, 0) != n) {
@@ -322,8 +334,7 @@ static void host_test(struct loop *loop, struct http_server *srv)
 			continue;
 		}
 		settle_read(loop, fd, buf, sizeof(buf), "\r\n\r\n", 1);
-		CHECK(strncmp(buf, cases[i].ok ? "HTTP/1.1 200"
-					       : "HTTP/1.1 403", 12) == 0,
+		CHECK(strncmp(buf, cases[i].ok ? "HTTP/1.1 200" : "HTTP/1.1 403", 12) == 0,
 		      name);
 		close(fd);
 	}
@@ -362,7 +373,8 @@ static void token_test(struct loop *loop)
 	char err[HTTP_ERR_LEN], req[512], buf[4096], name[160], extra[160];
 
 	CHECK_OR_RETURN(http_listen(loop, "0", "t0k", handler, &s, &srv,
-				    err) == 0, err, );
+				    err) == 0,
+			err, );
 	/* the debug log, in a file: the token must never be in it */
 	char logpath[] = "/tmp/test_http_log.XXXXXX";
 	int logfd = mkstemp(logpath), saved = dup(2);
@@ -407,7 +419,8 @@ static void token_test(struct loop *loop)
 			 "Set-Cookie: pyprof_token_%s=t0k; Path=/debug/pprof; "
 			 "HttpOnly; SameSite=Strict\r\n"
 			 "Set-Cookie: pyprof_token_%s=t0k; Path=/flamegraph; "
-			 "HttpOnly; SameSite=Strict\r\n", port, port);
+			 "HttpOnly; SameSite=Strict\r\n",
+			 port, port);
 		CHECK((strstr(buf, cookie) != NULL) ==
 			      (q && cases[i].status == 200),
 		      "8.y the cookie is set by ?token= only, for the "
@@ -448,7 +461,8 @@ static int test_body_in_parts(struct loop *loop, struct http_server *srv,
 	char head[160];
 	int hl = snprintf(head, sizeof(head),
 			  "POST /debug/pprof/symbol HTTP/1.1\r\nHost: localhost\r\n"
-			  "Content-Length: %zu\r\n\r\n", sizeof(body));
+			  "Content-Length: %zu\r\n\r\n",
+			  sizeof(body));
 	CHECK(send(fd, head, (size_t)hl, 0) == hl, "1.2 head sent");
 	size_t off = 0;
 	for (int part = 0; part < 3; part++) {

@@ -114,15 +114,19 @@ static void test_fields(void)
 	CHECK(r.head_len == strlen(s) - 4, "2.8 head_len stops at the head");
 
 	CHECK(parse("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-		    &r) == 1 && !r.keep_alive, "2.9 Connection: close");
+		    &r) == 1 &&
+		      !r.keep_alive,
+	      "2.9 Connection: close");
 	CHECK(parse("GET / HTTP/1.0\r\n\r\n", &r) == 1 && !r.keep_alive,
 	      "2.10 1.0 closes by default");
 	CHECK(parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &r) ==
-			      1 && r.keep_alive,
+			      1 &&
+		      r.keep_alive,
 	      "2.11 1.0 with keep-alive");
 	CHECK(parse("POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\n"
 		    "Content-Length: 12\r\nExpect: 100-continue\r\n\r\n",
-		    &r) == 1 && r.has_length && r.content_length == 12 &&
+		    &r) == 1 &&
+		      r.has_length && r.content_length == 12 &&
 		      r.expect_continue,
 	      "2.12 Content-Length and Expect");
 	CHECK(parse("GET /x HTTP/1.1\r\nhOsT: y\r\n\r\n", &r) == 1 &&
@@ -194,12 +198,12 @@ static void test_limits(void)
 
 /* ---- 4. decoding and queries ----------------------------------------------------------- */
 
-static struct http_str S(const char *s)
-{
+static struct http_str S(const char *s) {
 	return (struct http_str){ s, strlen(s) };
 }
 
-static void test_decoding(void)
+static void
+test_decoding(void)
 {
 	char out[32];
 	CHECK(http_decode(S("a%20b+c"), 1, out, sizeof(out)) == 5 &&
@@ -332,32 +336,48 @@ static void test_host(void)
 		const char *host;
 		int loopback;
 	} cases[] = {
-		{ "localhost", 1 },   { "LOCALHOST:1", 1 }, { "127.0.0.1", 1 },
-		{ "127.255.0.9:80", 1 }, { "[::1]", 1 },    { "[::1]:6060", 1 },
-		{ "[0::1]", 1 },      { "", 0 },            { ":80", 0 },
-		{ "[::1]evil.com", 0 }, { "[::1]x:80", 0 }, { "[::1]:", 0 },
-		{ "[::1]:0x50", 0 },  { "[::1]:123456", 0 }, { "[]", 0 },
-		{ "[::ffff:127.0.0.1]", 0 }, { "localhost.", 0 },
-		{ "localhostx", 0 },  { "127.0.0.1:", 0 },   { "127.1", 0 },
-		{ "127.0.0.1 ", 0 },  { "127.0.0.1:80:80", 0 },
+		{ "localhost", 1 },
+		{ "LOCALHOST:1", 1 },
+		{ "127.0.0.1", 1 },
+		{ "127.255.0.9:80", 1 },
+		{ "[::1]", 1 },
+		{ "[::1]:6060", 1 },
+		{ "[0::1]", 1 },
+		{ "", 0 },
+		{ ":80", 0 },
+		{ "[::1]evil.com", 0 },
+		{ "[::1]x:80", 0 },
+		{ "[::1]:", 0 },
+		{ "[::1]:0x50", 0 },
+		{ "[::1]:123456", 0 },
+		{ "[]", 0 },
+		{ "[::ffff:127.0.0.1]", 0 },
+		{ "localhost.", 0 },
+		{ "localhostx", 0 },
+		{ "127.0.0.1:", 0 },
+		{ "127.1", 0 },
+		{ "127.0.0.1 ", 0 },
+		{ "127.0.0.1:80:80", 0 },
 	};
 	char name[96];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_str h = { cases[i].host, strlen(cases[i].host) };
 		snprintf(name, sizeof(name), "7.%zu '%s' %s", i + 1,
-			 cases[i].host, cases[i].loopback ? "is loopback"
-							  : "is not");
+			 cases[i].host, cases[i].loopback ? "is loopback" : "is not");
 		CHECK(http_host_is_loopback(h) == cases[i].loopback, name);
 	}
 	/* The Cookie header is kept for the token check. */
 	struct http_req r;
 	CHECK(parse("GET / HTTP/1.1\r\nHost: x\r\nCookie: a=1; b=2\r\n"
-		    "\r\n", &r) == 1 && http_str_eq(r.cookie, "a=1; b=2"),
+		    "\r\n",
+		    &r) == 1 &&
+		      http_str_eq(r.cookie, "a=1; b=2"),
 	      "7.c Cookie kept");
 	/* User-Agent is kept for the scrape key (http_pprof.c). */
 	CHECK(parse("GET / HTTP/1.1\r\nHost: x\r\nUser-Agent: Alloy/v1.11.0 "
-		    "(linux; binary)\r\n\r\n", &r) == 1 &&
-	      http_str_eq(r.user_agent, "Alloy/v1.11.0 (linux; binary)"),
+		    "(linux; binary)\r\n\r\n",
+		    &r) == 1 &&
+		      http_str_eq(r.user_agent, "Alloy/v1.11.0 (linux; binary)"),
 	      "7.d User-Agent kept");
 }
 

@@ -65,8 +65,8 @@ static void frame_v(struct buf *b, unsigned type, const uint64_t *v, size_t n)
 	put_frame(b, type, &w);
 }
 
-#define FRAME(b, type, ...)                                                 \
-	frame_v(b, type, (const uint64_t[]){ __VA_ARGS__ },                  \
+#define FRAME(b, type, ...)                                 \
+	frame_v(b, type, (const uint64_t[]){ __VA_ARGS__ }, \
 		sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
 
 static void hello(struct buf *b, uint64_t pid, uint64_t seq)
@@ -259,7 +259,7 @@ static void test_samples(void)
 	CHECK_OR_RETURN(b && world_open(&w) == 0, "1.0 harness", );
 	hello(b, 100, 0);
 	defs(b, 100);
-	FRAME(b, WIRE_LABELS, 1, 5, 6);       /* endpoint=/api/users */
+	FRAME(b, WIRE_LABELS, 1, 5, 6);	      /* endpoint=/api/users */
 	FRAME(b, WIRE_LABELS, 2, 9, 8, 5, 7); /* user="", endpoint=/api/items */
 	sample(b, 3, 1);
 	sample(b, 2, 2);
@@ -358,13 +358,34 @@ static void refused(const char *what, void (*bad)(struct buf *b))
 	free(b);
 }
 
-static void bad_gap(struct buf *b) { FRAME(b, WIRE_LABELS, 3, 5, 6); }
-static void bad_repeat(struct buf *b) { FRAME(b, WIRE_LABELS, 1, 5, 7); }
-static void bad_none(struct buf *b) { FRAME(b, WIRE_LABELS, 2); }
-static void bad_odd(struct buf *b) { FRAME(b, WIRE_LABELS, 2, 5, 6, 9); }
-static void bad_key(struct buf *b) { FRAME(b, WIRE_LABELS, 2, 50, 6); }
-static void bad_value(struct buf *b) { FRAME(b, WIRE_LABELS, 2, 5, 50); }
-static void bad_empty(struct buf *b) { FRAME(b, WIRE_LABELS, 2, 8, 6); }
+static void bad_gap(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 3, 5, 6);
+}
+static void bad_repeat(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 1, 5, 7);
+}
+static void bad_none(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 2);
+}
+static void bad_odd(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 2, 5, 6, 9);
+}
+static void bad_key(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 2, 50, 6);
+}
+static void bad_value(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 2, 5, 50);
+}
+static void bad_empty(struct buf *b)
+{
+	FRAME(b, WIRE_LABELS, 2, 8, 6);
+}
 static void bad_twice(struct buf *b)
 {
 	string(b, 10, "endpoint"); /* another id, the same key */
@@ -387,7 +408,10 @@ static void bad_many(struct buf *b)
 	put_frame(b, WIRE_LABELS, &w);
 }
 
-static void bad_sample_set(struct buf *b) { sample(b, 2, 2); }
+static void bad_sample_set(struct buf *b)
+{
+	sample(b, 2, 2);
+}
 static void bad_sample_cut(struct buf *b)
 {
 	FRAME(b, WIRE_SAMPLES, 5000, 1, 1, 0, 1, 10000000, WIRE_SF_LABELS);

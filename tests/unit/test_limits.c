@@ -91,12 +91,7 @@ struct session {
 static int session_open(struct session *x)
 {
 	static const struct proc_bytes none = { (const uint8_t *)"", 0 };
-	struct proc_hello h = { .version = WIRE_VERSION, .pid = 4242,
-				.start_unix_ns = 1700000000000000000ull,
-				.has_start_unix = 1,
-				.mode = WIRE_MODE_CPU,
-				.period_ns = 10000000,
-				.pyversion = none, .exe = none, .comm = none };
+	struct proc_hello h = { .version = WIRE_VERSION, .pid = 4242, .start_unix_ns = 1700000000000000000ull, .has_start_unix = 1, .mode = WIRE_MODE_CPU, .period_ns = 10000000, .pyversion = none, .exe = none, .comm = none };
 	char err[PROC_ERR_LEN];
 	int resumed;
 
@@ -151,8 +146,7 @@ static void test_snapshots(void)
 	CHECK(written == 0, "2.1 no snapshot for a process without heap data");
 
 	/* 2.2 with heap data: one, then none until PROC_SNAP_MIN_NS */
-	struct proc_heap_rec r = { .kind = WIRE_HEAP_ALLOC, .node = 1,
-				   .thread = 1, .size = 100, .addr = 0x1000 };
+	struct proc_heap_rec r = { .kind = WIRE_HEAP_ALLOC, .node = 1, .thread = 1, .size = 100, .addr = 0x1000 };
 	CHECK(proc_check_heap(x.s, &r, 1, 0, err) == 0 &&
 		      proc_add_heap(x.s, 4096, &r, 1, err) == 0,
 	      "heap record taken");

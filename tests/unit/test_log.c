@@ -18,7 +18,9 @@ static void printable_test(void)
 	char buf[64];
 	log_printable(buf, sizeof(buf), "a\x1b[2Jb\nc\x7f", 10);
 	CHECK(strcmp(buf, "a?[2Jb?c?") == 0, "1.1 C0 and DEL become '?'");
-	log_printable(buf, sizeof(buf), "x\xc2\x9b" "31my", 8);
+	log_printable(buf, sizeof(buf), "x\xc2\x9b"
+					"31my",
+		      8);
 	CHECK(strcmp(buf, "x?31my") == 0, "1.2 a C1 CSI (U+009B) becomes '?'");
 	log_printable(buf, sizeof(buf), "r\xe2\x80\xaegnp.exe", 11);
 	CHECK(strcmp(buf, "r?gnp.exe") == 0, "1.3 a bidi override becomes '?'");

@@ -95,12 +95,12 @@ static void samples_on(struct buf *b, unsigned n, int defs)
 	}
 	wire_put_varint(&w, 1000); /* base_ns */
 	for (unsigned i = 0; i < n; i++) {
-		wire_put_varint(&w, 1);        /* node */
-		wire_put_varint(&w, 1);        /* thread */
-		wire_put_varint(&w, 0);        /* dt */
-		wire_put_varint(&w, 1);        /* count */
+		wire_put_varint(&w, 1);	       /* node */
+		wire_put_varint(&w, 1);	       /* thread */
+		wire_put_varint(&w, 0);	       /* dt */
+		wire_put_varint(&w, 1);	       /* count */
 		wire_put_varint(&w, 10000000); /* value */
-		wire_put_varint(&w, 0);        /* flags */
+		wire_put_varint(&w, 0);	       /* flags */
 	}
 	put_frame(b, WIRE_SAMPLES, p, (size_t)(w.p - p));
 }
@@ -296,7 +296,8 @@ static long long read_ack(int fd)
 	struct wire_in r = { b + WIRE_HDR_LEN, b + n, 1 };
 	uint64_t key = wire_get_varint(&r), v = wire_get_varint(&r);
 	return r.ok && wire_at_end(&r) && key == (WIRE_C_WRITTEN << 1)
-		       ? (long long)v : -3;
+		       ? (long long)v
+		       : -3;
 }
 
 static void test_acks(void)

@@ -66,10 +66,14 @@ static int run(const struct inputs *in, int keep_all, int nat_trunc,
 	       int nat_failed, int py_complete, char *out, size_t cap)
 {
 	struct merge_in mi = {
-		.py_entry = in->py_entry, .n_py = in->n_py,
-		.py_complete = py_complete, .nat_class = in->nat_class,
-		.n_nat = in->n_nat, .nat_truncated = nat_trunc,
-		.nat_failed = nat_failed, .keep_all = keep_all,
+		.py_entry = in->py_entry,
+		.n_py = in->n_py,
+		.py_complete = py_complete,
+		.nat_class = in->nat_class,
+		.n_nat = in->n_nat,
+		.nat_truncated = nat_trunc,
+		.nat_failed = nat_failed,
+		.keep_all = keep_all,
 	};
 	struct merge_item items[2 * MAXF + 1];
 	int n, st = merge_stacks(&mi, items, &n);
@@ -129,13 +133,27 @@ static void from_spec(struct truth *t, const char *spec)
 	for (const char *c = spec; *c; c++) {
 		struct tframe f = { 0, 0, 0 };
 		switch (*c) {
-		case 'O': f.cls = MERGE_OTHER; break;
-		case 'I': f.cls = MERGE_INTERP; break;
-		case 'E': f.cls = MERGE_EVAL; break;
-		case 'S': f.cls = MERGE_SELF; break;
-		case 'P': f.py = 1; f.entry = 1; break;
-		case 'p': f.py = 1; break;
-		default: continue;
+		case 'O':
+			f.cls = MERGE_OTHER;
+			break;
+		case 'I':
+			f.cls = MERGE_INTERP;
+			break;
+		case 'E':
+			f.cls = MERGE_EVAL;
+			break;
+		case 'S':
+			f.cls = MERGE_SELF;
+			break;
+		case 'P':
+			f.py = 1;
+			f.entry = 1;
+			break;
+		case 'p':
+			f.py = 1;
+			break;
+		default:
+			continue;
 		}
 		t->f[t->n++] = f;
 	}
@@ -151,7 +169,8 @@ static void hand(const char *num, const char *spec, int keep_all,
 	derive(&t, &in);
 	int st = run(&in, keep_all, 0, 0, 1, got, sizeof(got));
 	snprintf(what, sizeof(what), "%s %s -> want [%s] status %d, got [%s] "
-		 "status %d", num, spec, want, want_status, got, st);
+				     "status %d",
+		 num, spec, want, want_status, got, st);
 	CHECK(st == want_status && !strcmp(got, want), what);
 }
 

@@ -13,12 +13,12 @@
 #include "native/objects.h"
 
 struct seen {
-	uintptr_t pc;    /* an address to look for */
-	int hits;        /* segments holding pc */
-	int segs, objs;  /* segments and objects seen */
-	int stop_after;  /* answer OBJECTS_STOP after this many segments */
-	int skip;        /* answer OBJECTS_NEXT_OBJECT to every segment */
-	int bad_range;   /* segments with hi <= lo */
+	uintptr_t pc;	/* an address to look for */
+	int hits;	/* segments holding pc */
+	int segs, objs; /* segments and objects seen */
+	int stop_after; /* answer OBJECTS_STOP after this many segments */
+	int skip;	/* answer OBJECTS_NEXT_OBJECT to every segment */
+	int bad_range;	/* segments with hi <= lo */
 };
 
 static int visit(const struct object_seg *s, void *arg)
@@ -36,20 +36,20 @@ static int visit(const struct object_seg *s, void *arg)
 
 int main(void)
 {
-	struct seen all = {(uintptr_t)main, 0, 0, 0, 0, 0, 0};
+	struct seen all = { (uintptr_t)main, 0, 0, 0, 0, 0, 0 };
 	objects_scan(visit, &all);
 	CHECK(all.hits == 1, "1.1 this program's code is in one segment");
 	CHECK(all.objs >= 2 && all.segs >= all.objs,
 	      "1.2 several objects, each with a segment at least");
 	CHECK(all.bad_range == 0, "1.3 every segment is a non-empty range");
-	struct seen libc = {(uintptr_t)memcpy, 0, 0, 0, 0, 0, 0};
+	struct seen libc = { (uintptr_t)memcpy, 0, 0, 0, 0, 0, 0 };
 	objects_scan(visit, &libc);
 	CHECK(libc.hits == 1, "1.4 libc's code is in one segment");
 
-	struct seen stop = {0, 0, 0, 0, 1, 0, 0};
+	struct seen stop = { 0, 0, 0, 0, 1, 0, 0 };
 	objects_scan(visit, &stop);
 	CHECK(stop.segs == 1, "2.1 OBJECTS_STOP ends the scan");
-	struct seen skip = {0, 0, 0, 0, 0, 1, 0};
+	struct seen skip = { 0, 0, 0, 0, 0, 1, 0 };
 	objects_scan(visit, &skip);
 	CHECK(skip.segs == all.objs && skip.objs == all.objs,
 	      "2.2 OBJECTS_NEXT_OBJECT: the first segment of each object");
@@ -59,9 +59,9 @@ int main(void)
 	CHECK(rc0 == 0, "3.1 glibc keeps the counters");
 	CHECK(objects_gen_current(&g0, &g0, rc0), "3.2 unchanged: current");
 	/* a library this program has not loaded yet */
-	static const char *const libs[] = {"libutil.so.1", "libanl.so.1",
-					   "libBrokenLocale.so.1",
-					   "libnss_files.so.2", "libz.so.1"};
+	static const char *const libs[] = { "libutil.so.1", "libanl.so.1",
+					    "libBrokenLocale.so.1",
+					    "libnss_files.so.2", "libz.so.1" };
 	void *h = NULL;
 	for (size_t i = 0; !h && i < sizeof libs / sizeof libs[0]; i++) {
 		void *loaded = dlopen(libs[i], RTLD_NOW | RTLD_NOLOAD);

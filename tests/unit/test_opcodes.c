@@ -32,11 +32,13 @@ int main(void)
 	      "1.9 a suffix after the version is fine");
 	CHECK(opcodes_name("3.99.0", 1) == NULL, "1.10 unknown version");
 	CHECK(opcodes_name("", 1) == NULL && opcodes_name(NULL, 1) == NULL &&
-	      opcodes_name("x.y", 1) == NULL, "1.11 no version");
+		      opcodes_name("x.y", 1) == NULL,
+	      "1.11 no version");
 	CHECK(opcodes_name("3.11.7", 256) == NULL, "1.12 not a byte");
 	CHECK(is(opcodes_label("3.99", 9, buf, sizeof(buf)), "opcode_9"),
 	      "1.13 label of an unknown version: opcode_N");
 	CHECK(is(opcodes_label("3.11.7", 5, buf, sizeof(buf)),
-		 "BINARY_OP_ADD_INT"), "1.14 label");
+		 "BINARY_OP_ADD_INT"),
+	      "1.14 label");
 	return check_summary();
 }

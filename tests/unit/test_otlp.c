@@ -62,17 +62,32 @@ static struct proc *feed(struct world *w, int heap)
 {
 	struct proc_bytes args[2] = { bytes("python3"), bytes("t.py") };
 	struct proc_hello h = {
-		.version = 1, .pid = PID, .start_unix_ns = START_NS,
-		.has_start_unix = 1, .start_mono_ns = 1000,
-		.has_start_mono = 1, .mode = WIRE_MODE_CPU,
-		.period_ns = 10000000, .pyversion = bytes("3.11.7"),
-		.exe = bytes("/usr/bin/python3.11"), .comm = bytes("python3"),
-		.args = args, .n_args = 2,
+		.version = 1,
+		.pid = PID,
+		.start_unix_ns = START_NS,
+		.has_start_unix = 1,
+		.start_mono_ns = 1000,
+		.has_start_mono = 1,
+		.mode = WIRE_MODE_CPU,
+		.period_ns = 10000000,
+		.pyversion = bytes("3.11.7"),
+		.exe = bytes("/usr/bin/python3.11"),
+		.comm = bytes("python3"),
+		.args = args,
+		.n_args = 2,
 	};
 	static const char *const strs[] = {
-		"app.py", "main", "work", "leaf", "MainThread", "trace_id",
-		"0af7651916cd43dd8448eb211c80319c", "span_id",
-		"b7ad6b7169203331", "endpoint", "/api",
+		"app.py",
+		"main",
+		"work",
+		"leaf",
+		"MainThread",
+		"trace_id",
+		"0af7651916cd43dd8448eb211c80319c",
+		"span_id",
+		"b7ad6b7169203331",
+		"endpoint",
+		"/api",
 		"/nonexistent/libfoo.so",
 	};
 	static const uint8_t build_id[] = { 0xde, 0xad, 0xbe, 0xef };
@@ -99,10 +114,8 @@ static struct proc *feed(struct world *w, int heap)
 	rc |= proc_def_labels(s, 1, kv, 3, err);
 	if (heap) {
 		struct proc_heap_rec recs[3] = {
-			{ .kind = WIRE_HEAP_ALLOC_LABELS, .node = 3, .thread = 1,
-			  .size = 4096, .addr = 0x1000, .labels = 1 },
-			{ .kind = WIRE_HEAP_ALLOC, .node = 2, .thread = 1,
-			  .size = 1024, .addr = 0x2000 },
+			{ .kind = WIRE_HEAP_ALLOC_LABELS, .node = 3, .thread = 1, .size = 4096, .addr = 0x1000, .labels = 1 },
+			{ .kind = WIRE_HEAP_ALLOC, .node = 2, .thread = 1, .size = 1024, .addr = 0x2000 },
 			{ .kind = WIRE_HEAP_FREE, .addr = 0x2000 },
 		};
 		rc |= proc_check_heap(s, recs, 3, 0, err);
@@ -137,7 +150,9 @@ static Perftools__Profiles__Profile *pprof_decode(const void *gz, size_t len)
 }
 
 static const struct otlp_resource RES = {
-	.service_name = "checkout", .pid = PID, .host_name = "web-1",
+	.service_name = "checkout",
+	.pid = PID,
+	.host_name = "web-1",
 	.keys = (const char *const[]){ "env", "host.name" },
 	.values = (const char *const[]){ "prod", "ignored" },
 	.n_attrs = 2,
@@ -505,13 +520,17 @@ static void test_cpu_window(void)
 		const Opentelemetry__Proto__Common__V1__KeyValue *kv =
 			res->attributes[i];
 		seen |= (!strcmp(kv->key, "service.name") &&
-			 !strcmp(kv->value->string_value, "checkout")) << 0;
+			 !strcmp(kv->value->string_value, "checkout"))
+			<< 0;
 		seen |= (!strcmp(kv->key, "process.pid") &&
-			 kv->value->int_value == PID) << 1;
+			 kv->value->int_value == PID)
+			<< 1;
 		seen |= (!strcmp(kv->key, "host.name") &&
-			 !strcmp(kv->value->string_value, "web-1")) << 2;
+			 !strcmp(kv->value->string_value, "web-1"))
+			<< 2;
 		seen |= (!strcmp(kv->key, "env") &&
-			 !strcmp(kv->value->string_value, "prod")) << 3;
+			 !strcmp(kv->value->string_value, "prod"))
+			<< 3;
 	}
 	CHECK(seen == 15 && res->n_attributes == 4,
 	      "1.18 resource: service.name, process.pid, host.name, env; a "
@@ -655,7 +674,8 @@ static void test_bad_input(void)
 	void *out;
 	size_t out_len;
 	CHECK(otlp_from_pprof("", 0, &RES, &out, &out_len, err, sizeof(err)) ==
-		      -EINVAL && strstr(err, "empty"),
+			      -EINVAL &&
+		      strstr(err, "empty"),
 	      "4.1 an empty profile");
 	CHECK(otlp_from_pprof("\x32\x00", 2, &RES, &out, &out_len, err,
 			      sizeof(err)) == -EINVAL &&

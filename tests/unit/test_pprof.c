@@ -59,12 +59,20 @@ static struct proc *feed(struct world *w, uint64_t pid, unsigned mode,
 {
 	struct proc_bytes args[2] = { bytes("python3"), bytes("t.py") };
 	struct proc_hello h = {
-		.version = 1, .pid = pid, .start_unix_ns = START_NS + pid,
-		.has_start_unix = 1, .start_mono_ns = 1000,
-		.has_start_mono = 1, .mode = mode, .period_ns = 10000000,
-		.achieved_ns = achieved_ns, .pyversion = bytes("3.11.7"),
-		.exe = bytes("/usr/bin/python3.11"), .comm = bytes("python3"),
-		.args = args, .n_args = 2,
+		.version = 1,
+		.pid = pid,
+		.start_unix_ns = START_NS + pid,
+		.has_start_unix = 1,
+		.start_mono_ns = 1000,
+		.has_start_mono = 1,
+		.mode = mode,
+		.period_ns = 10000000,
+		.achieved_ns = achieved_ns,
+		.pyversion = bytes("3.11.7"),
+		.exe = bytes("/usr/bin/python3.11"),
+		.comm = bytes("python3"),
+		.args = args,
+		.n_args = 2,
 	};
 	struct proc_session *s;
 	char err[PROC_ERR_LEN];
@@ -251,7 +259,7 @@ static void test_one_process(void)
 				label(s, prof, "gil");
 			CHECK(t && t->num == 100, "1.13 thread_id label");
 			CHECK(n && strcmp(str(prof, n->str), "MainThread") ==
-					   0,
+					      0,
 			      "1.14 thread_name label");
 			CHECK(g && strcmp(str(prof, g->str), "held") == 0,
 			      "1.15 gil=held label");

@@ -29,15 +29,12 @@ static void test_query(void)
 	struct push_opts o = { .label_keys = { "env", "host" },
 			       .label_values = { "prod", "web-1" },
 			       .n_labels = 2 };
-	struct push_window w = { .kind = PUSH_CPU, .comm = "gunicorn: w",
-				 .pid = 42, .from_ns = 1700000000000000000ull,
-				 .until_ns = 1700000010000000001ull,
-				 .rate_hz = 97 };
+	struct push_window w = { .kind = PUSH_CPU, .comm = "gunicorn: w", .pid = 42, .from_ns = 1700000000000000000ull, .until_ns = 1700000010000000001ull, .rate_hz = 97 };
 	char *q = pyroscope_query(&o, &w);
 
 	CHECK(q && strcmp(q, "/ingest?name=gunicorn__w%7Benv%3Dprod%2Chost"
-			  "%3Dweb-1%7D&from=1700000000&until=1700000011"
-			  "&format=pprof&sampleRate=97&spyName=pyprof") == 0,
+			     "%3Dweb-1%7D&from=1700000000&until=1700000011"
+			     "&format=pprof&sampleRate=97&spyName=pyprof") == 0,
 	      "1.1 the query: escaped name, from rounded down, until up");
 	free(q);
 	o.service_name = "shop/api";
@@ -46,8 +43,9 @@ static void test_query(void)
 	w.rate_hz = 0;
 	q = pyroscope_query(&o, &w);
 	CHECK(q && strstr(q, "name=shop%2Fapi%7B") &&
-	      strstr(q, "&from=1700000000&until=1700000001&format=pprof"
-		     "&spyName=pyprof") && !strstr(q, "sampleRate"),
+		      strstr(q, "&from=1700000000&until=1700000001&format=pprof"
+				"&spyName=pyprof") &&
+		      !strstr(q, "sampleRate"),
 	      "1.2 --service-name wins; an empty window lasts a second; no "
 	      "rate, no sampleRate");
 	free(q);
@@ -68,16 +66,19 @@ static void test_names(void)
 	pyroscope_service("@@@", out, sizeof(out));
 	CHECK(strcmp(out, "python") == 0, "2.3 nothing left: python");
 	CHECK(pyroscope_valid_service("shop/api-v2.1") &&
-	      !pyroscope_valid_service("") &&
-	      !pyroscope_valid_service("a{b"), "2.4 service names");
+		      !pyroscope_valid_service("") &&
+		      !pyroscope_valid_service("a{b"),
+	      "2.4 service names");
 	CHECK(pyroscope_valid_label_name("env.zone_1") &&
-	      !pyroscope_valid_label_name("__name__") &&
-	      !pyroscope_valid_label_name("a-b"), "2.5 label names");
+		      !pyroscope_valid_label_name("__name__") &&
+		      !pyroscope_valid_label_name("a-b"),
+	      "2.5 label names");
 	CHECK(pyroscope_valid_label_value("eu west/1") &&
-	      !pyroscope_valid_label_value("a,b") &&
-	      !pyroscope_valid_label_value("a}") &&
-	      !pyroscope_valid_label_value(" lead") &&
-	      !pyroscope_valid_label_value(""), "2.6 label values");
+		      !pyroscope_valid_label_value("a,b") &&
+		      !pyroscope_valid_label_value("a}") &&
+		      !pyroscope_valid_label_value(" lead") &&
+		      !pyroscope_valid_label_value(""),
+	      "2.6 label values");
 }
 
 /* The form a block or mutex window becomes (pyroscope_form), read back
@@ -155,10 +156,11 @@ static void test_otlp_query(void)
 	size_t len = 0;
 
 	CHECK(q && strcmp(q, "/v1development/profiles?s=worker&p=7"
-			  "&a=host%3Dh1&a=env%3Da%26b%3Dc") == 0,
+			     "&a=host%3Dh1&a=env%3Da%26b%3Dc") == 0,
 	      "3.1 the OTLP resource kept in the query, escaped");
 	CHECK(otlp_request_body(q, "not gzip", 8, &out, &len, err,
-				sizeof(err)) == -EINVAL && err[0],
+				sizeof(err)) == -EINVAL &&
+		      err[0],
 	      "3.2 a body that is not a profile: -EINVAL with a reason");
 	CHECK(otlp_request_body("/v1development/profiles?x=1", "", 0, &out,
 				&len, err, sizeof(err)) == -EINVAL,
@@ -173,19 +175,22 @@ static void test_opts(void)
 
 	CHECK(push_opts_set(&o, "pyroscope", "http://h:4040/p/", err,
 			    sizeof(err)) == 0 &&
-	      strcmp(o.pyroscope_url, "http://h:4040/p") == 0,
+		      strcmp(o.pyroscope_url, "http://h:4040/p") == 0,
 	      "4.1 a URL, its trailing / dropped");
 	CHECK(push_opts_set(&o, "otlp", "h:4318", err, sizeof(err)) < 0 &&
-	      strstr(err, "--otlp wants http://"), "4.2 a URL needs a scheme");
+		      strstr(err, "--otlp wants http://"),
+	      "4.2 a URL needs a scheme");
 	CHECK(push_opts_set(&o, "push-label", "k=v", err, sizeof(err)) == 0 &&
-	      push_opts_set(&o, "push-label", "k=w", err, sizeof(err)) < 0 &&
-	      strstr(err, "given twice"), "4.3 a label once");
+		      push_opts_set(&o, "push-label", "k=w", err, sizeof(err)) < 0 &&
+		      strstr(err, "given twice"),
+	      "4.3 a label once");
 	CHECK(push_opts_set(&o, "push-header", "X-Scope-OrgID: t", err,
 			    sizeof(err)) == 0 &&
-	      push_opts_set(&o, "push-header", "Bad Header: x", err,
-			    sizeof(err)) < 0, "4.4 headers");
+		      push_opts_set(&o, "push-header", "Bad Header: x", err,
+				    sizeof(err)) < 0,
+	      "4.4 headers");
 	CHECK(push_opts_check(&o, 0, err, sizeof(err)) == 0 &&
-	      strcmp(o.label_keys[o.n_labels - 1], "host") == 0,
+		      strcmp(o.label_keys[o.n_labels - 1], "host") == 0,
 	      "4.5 host added");
 	push_opts_free(&o);
 	CHECK(o.n_labels == 0 && !o.pyroscope_url, "4.6 freed");
@@ -225,13 +230,14 @@ static void test_spool(const char *dir)
 	for (uint64_t i = 1; i <= 30; i++) {
 		uint64_t seq = i % 2 ? i : i + 1000;
 		CHECK(spool_add(s, seq, "pyroscope", "http://h", "/ingest?name=x{}",
-				&seq, sizeof(seq)) == 0, "5.4 added");
+				&seq, sizeof(seq)) == 0,
+		      "5.4 added");
 	}
 	spool_usage(s, &n, &bytes);
 	dropped = spool_take_dropped(s, &bytes);
 	CHECK(n == 20 && dropped == 10, "5.5 twenty kept, ten dropped");
 	CHECK(spool_oldest(s) == 21, "5.6 the oldest went first (1..19 odd, "
-	      "the small numbers)");
+				     "the small numbers)");
 	CHECK(body_seq(s, 21) == 21, "5.7 read back");
 	spool_remove(s, 21);
 	CHECK(spool_oldest(s) == 23, "5.8 then the next");
@@ -257,8 +263,9 @@ static void test_spool(const char *dir)
 	static char big[2000];
 	CHECK(spool_add(s, 5000, "pyroscope", "http://h", "/q", big,
 			sizeof(big)) ==
-		      -EFBIG &&
-	      spool_take_dropped(s, &bytes) == 1, "5.13 too big: not kept, "
+			      -EFBIG &&
+		      spool_take_dropped(s, &bytes) == 1,
+	      "5.13 too big: not kept, "
 	      "counted");
 	spool_close(s);
 }
@@ -289,21 +296,22 @@ static void test_spool_hostile(const char *base)
 	chmod(dir, 0777);
 	s = spool_open(dir, 1 << 20, err, sizeof(err));
 	CHECK(!s && strstr(err, "refusing spool directory") &&
-	      strstr(err, "writable by others (mode 0777)") &&
-	      strstr(err, "--spool-dir"), "7.1 a world-writable spool "
+		      strstr(err, "writable by others (mode 0777)") &&
+		      strstr(err, "--spool-dir"),
+	      "7.1 a world-writable spool "
 	      "directory is refused with one line saying what to do");
 	spool_close(s);
 	CHECK(chown(dir, 65534, 65534) == 0 && chmod(dir, 0700) == 0,
 	      "7.2 (chown to nobody: the tests run as root)");
 	s = spool_open(dir, 1 << 20, err, sizeof(err));
 	CHECK(!s && strstr(err, "owned by uid 65534"), "7.2 another user's "
-	      "spool directory is refused");
+						       "spool directory is refused");
 	spool_close(s);
 	snprintf(path, sizeof(path), "%s/link", base);
 	CHECK(symlink(dir, path) == 0, "7.3 (a link)");
 	s = spool_open(path, 1 << 20, err, sizeof(err));
 	CHECK(!s && strstr(err, "it is a symbolic link"), "7.3 a symbolic "
-	      "link at the spool's name is not followed");
+							  "link at the spool's name is not followed");
 	spool_close(s);
 
 	/* 7.4-7.7: files put in our own spool. */
@@ -334,9 +342,11 @@ static void test_spool_hostile(const char *base)
 	snprintf(path, sizeof(path), "%s/0000000000000004.push.rejected", dir);
 	CHECK(access(path, F_OK) == 0, "7.5 kept as .rejected");
 	CHECK(spool_add(s, 5, "pyroscope", "http://h", "/ingest?y", "B", 1) ==
-		      0 && spool_read(s, 5, &it) == 0 &&
-	      strcmp(it.url, "http://h") == 0 &&
-	      strcmp(it.query, "/ingest?y") == 0, "7.7 a window keeps the "
+			      0 &&
+		      spool_read(s, 5, &it) == 0 &&
+		      strcmp(it.url, "http://h") == 0 &&
+		      strcmp(it.query, "/ingest?y") == 0,
+	      "7.7 a window keeps the "
 	      "URL it was made for");
 	spool_item_free(&it);
 	spool_close(s);

@@ -28,7 +28,9 @@
 struct dbg315 {
 	char cookie[8];
 	uint64_t version, free_threaded;
-	struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+	struct {
+		uint64_t size, finalizing, interpreters_head;
+	} runtime_state;
 	struct {
 		uint64_t size, id, next, threads_head, threads_main, gc;
 		uint64_t imports_modules, sysdict, builtins, ceval_gil;
@@ -42,7 +44,9 @@ struct dbg315 {
 		uint64_t thread_id, native_thread_id, datastack_chunk, status;
 		uint64_t holds_gil, gil_requested, current_exception, exc_state;
 	} thread_state;
-	struct { uint64_t exc_value; } err_stackitem;
+	struct {
+		uint64_t exc_value;
+	} err_stackitem;
 	struct {
 		uint64_t size, previous, executable, instr_ptr, localsplus;
 		uint64_t owner, stackpointer, tlbc_index;
@@ -52,19 +56,37 @@ struct dbg315 {
 		uint64_t argcount, localsplusnames, localspluskinds;
 		uint64_t co_code_adaptive, co_tlbc;
 	} code_object;
-	struct { uint64_t size, ob_type; } pyobject;
+	struct {
+		uint64_t size, ob_type;
+	} pyobject;
 	struct {
 		uint64_t size, tp_name, tp_repr, tp_flags, tp_basicsize;
 		uint64_t tp_dictoffset;
 	} type_object;
-	struct { uint64_t size, ht_cached_keys; } heap_type_object;
-	struct { uint64_t size, ob_item, ob_size; } tuple_object;
-	struct { uint64_t size, ob_item, ob_size; } list_object;
-	struct { uint64_t size, used, table, mask; } set_object;
-	struct { uint64_t size, ma_keys, ma_values; } dict_object;
-	struct { uint64_t size, ob_fval; } float_object;
-	struct { uint64_t size, lv_tag, ob_digit; } long_object;
-	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
+	struct {
+		uint64_t size, ht_cached_keys;
+	} heap_type_object;
+	struct {
+		uint64_t size, ob_item, ob_size;
+	} tuple_object;
+	struct {
+		uint64_t size, ob_item, ob_size;
+	} list_object;
+	struct {
+		uint64_t size, used, table, mask;
+	} set_object;
+	struct {
+		uint64_t size, ma_keys, ma_values;
+	} dict_object;
+	struct {
+		uint64_t size, ob_fval;
+	} float_object;
+	struct {
+		uint64_t size, lv_tag, ob_digit;
+	} long_object;
+	struct {
+		uint64_t size, ob_size, ob_sval;
+	} bytes_object;
 	struct {
 		uint64_t size, state, length, asciiobject_size;
 		uint64_t compactunicodeobject_size;
@@ -73,8 +95,12 @@ struct dbg315 {
 		uint64_t size, collecting, frame, generation_stats_size;
 		uint64_t generation_stats;
 	} gc;
-	struct { uint64_t size, gi_name, gi_iframe, gi_frame_state; } gen_object;
-	struct { uint64_t next, prev; } llist_node;
+	struct {
+		uint64_t size, gi_name, gi_iframe, gi_frame_state;
+	} gen_object;
+	struct {
+		uint64_t next, prev;
+	} llist_node;
 	struct {
 		uint64_t eval_breaker, remote_debugger_support;
 		uint64_t remote_debugging_enabled, debugger_pending_call;
@@ -253,12 +279,30 @@ static int refused(void (*mutate)(struct dbg315 *), const char *want)
 	return rc == -EPROTO && strstr(why, want) != NULL;
 }
 
-static void bad_cookie(struct dbg315 *b) { b->cookie[0] = 'y'; }
-static void bad_version(struct dbg315 *b) { b->version = 0x031100f0u; }
-static void threaded(struct dbg315 *b) { b->free_threaded = 1; }
-static void beyond(struct dbg315 *b) { b->thread_state.thread_id = b->thread_state.size; }
-static void huge(struct dbg315 *b) { b->runtime_state.size = 1ull << 40; }
-static void header(struct dbg315 *b) { b->bytes_object.ob_sval = 24; }
+static void bad_cookie(struct dbg315 *b)
+{
+	b->cookie[0] = 'y';
+}
+static void bad_version(struct dbg315 *b)
+{
+	b->version = 0x031100f0u;
+}
+static void threaded(struct dbg315 *b)
+{
+	b->free_threaded = 1;
+}
+static void beyond(struct dbg315 *b)
+{
+	b->thread_state.thread_id = b->thread_state.size;
+}
+static void huge(struct dbg315 *b)
+{
+	b->runtime_state.size = 1ull << 40;
+}
+static void header(struct dbg315 *b)
+{
+	b->bytes_object.ob_sval = 24;
+}
 static void not_code(struct dbg315 *b)
 {
 	const char *name = other_name;

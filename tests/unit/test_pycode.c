@@ -119,14 +119,14 @@ static void test_310(void)
 static void test_311(void)
 {
 	const uint8_t t[] = {
-		0x80 | 13 << 3 | 0, 0x00,       /* [0,2)   no columns, +0     */
-		0x80 | 0 << 3 | 1, 0x05,        /* [2,6)   short form, same   */
-		0x80 | 11 << 3 | 0, 4, 9,       /* [6,8)   one line, +1       */
-		0x80 | 15 << 3 | 2,             /* [8,14)  no location        */
+		0x80 | 13 << 3 | 0, 0x00,	/* [0,2)   no columns, +0     */
+		0x80 | 0 << 3 | 1, 0x05,	/* [2,6)   short form, same   */
+		0x80 | 11 << 3 | 0, 4, 9,	/* [6,8)   one line, +1       */
+		0x80 | 15 << 3 | 2,		/* [8,14)  no location        */
 		0x80 | 14 << 3 | 0, 0x07, 0x00, /* [14,16) long, -3 ...       */
-		0x41, 0x02, 0x05,               /*         end 1, col, endcol */
+		0x41, 0x02, 0x05,		/*         end 1, col, endcol */
 		0x80 | 13 << 3 | 7, 0x60, 0x01, /* [16,32) no cols, 96/2 = +48 */
-		0x80 | 12 << 3 | 0, 1, 2,       /* [32,34) one line, +2       */
+		0x80 | 12 << 3 | 0, 1, 2,	/* [32,34) one line, +2       */
 	};
 	int base = 1000;
 
@@ -336,7 +336,8 @@ static void test_unicode_odd(const struct pyabi *a, const char *ver)
 
 	for (kind = 1; kind <= 4; kind *= 2) {
 		snprintf(msg, sizeof(msg), "5.8 %s non-compact kind %u", ver, kind);
-		make_str(a, kind == 1 ? cafe : kind == 2 ? zhuk : emoji,
+		make_str(a, kind == 1 ? cafe : kind == 2 ? zhuk
+							 : emoji,
 			 kind == 1 ? 4 : 3, kind, 0, 0);
 		n = rs(a, out, sizeof(out));
 		CHECK(n > 0 && (uint8_t)out[n - 1] >= 0x80, msg);
@@ -471,7 +472,8 @@ static void test_bytes_str(void)
 	/* Invalid UTF-8 is not ours to fix: 0xff 0xfe come out as they are. */
 	make_bytes(a, "\xff\xfe", 2);
 	CHECK(pycode_read_str(a, fk.obj, rd_window, out, sizeof(out)) == 2 &&
-		      memcmp(out, "\xff\xfe", 3) == 0, "6.3 non-UTF-8 bytes as is");
+		      memcmp(out, "\xff\xfe", 3) == 0,
+	      "6.3 non-UTF-8 bytes as is");
 	make_bytes(a, "x", 1);
 	{
 		int64_t size = -3;
@@ -492,7 +494,8 @@ static void test_read_bytes(void)
 
 	make_bytes(a, "\x01\x02\x03\x00\x05", 5);
 	CHECK(pycode_read_bytes(a, fk.obj, rd_window, got, sizeof(got)) == 5 &&
-		      memcmp(got, "\x01\x02\x03\x00\x05", 5) == 0, "7.1 contents");
+		      memcmp(got, "\x01\x02\x03\x00\x05", 5) == 0,
+	      "7.1 contents");
 	CHECK(pycode_read_bytes(a, fk.obj, rd_window, got, 5) == 5, "7.2 exact fit");
 	CHECK(pycode_read_bytes(a, fk.obj, rd_window, got, 4) == -E2BIG, "7.3 -E2BIG");
 	make_bytes(a, "", 0);
@@ -527,7 +530,8 @@ static void test_readers(void)
 	size_t k;
 
 	CHECK(pycode_read_str(a, NULL, rd_window, out, sizeof(out)) == -EFAULT &&
-		      out[0] == '\0', "8.1 NULL object: -EFAULT");
+		      out[0] == '\0',
+	      "8.1 NULL object: -EFAULT");
 	CHECK(pycode_read_str(NULL, fk.obj, rd_window, out, sizeof(out)) == -EINVAL,
 	      "8.2 NULL abi: -EINVAL");
 	CHECK(pycode_read_str(a, fk.obj, NULL, out, sizeof(out)) == -EINVAL,

@@ -17,7 +17,9 @@
 #include "check.h"
 #include "base/ring.h"
 
-struct rec { uint32_t seq, len; };
+struct rec {
+	uint32_t seq, len;
+};
 
 /* the model: sequence numbers and lengths expected next */
 static struct rec model[1 << 16];
@@ -67,7 +69,7 @@ static void test_model(void)
 			for (uint32_t i = 0; i < words; i++)
 				p[2 + i] = seq * 2654435761u + i;
 			ring_commit_sigsafe(&r, p, pos, len, 8 + words * 4u);
-			model[m_head % 65536] = (struct rec){seq, words};
+			model[m_head % 65536] = (struct rec){ seq, words };
 			m_head++;
 			seq++;
 		} else {

@@ -81,7 +81,8 @@ static void test_symtab_rebuild(void)
 		      strcmp(symtab_string(st, file), "s3") == 0,
 	      "1.11 strings follow");
 	CHECK(strcmp(symtab_string(st, symtab_gc_new_string(st, s[5])),
-		     "s5") == 0, "1.12 a string marked alone");
+		     "s5") == 0,
+	      "1.12 a string marked alone");
 	CHECK(symtab_node_depth(st, nn4) == 3, "1.13 depth kept");
 	symtab_gc_end(st);
 
@@ -143,11 +144,18 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 {
 	struct proc_bytes args[2] = { bytes("python3"), bytes("app.py") };
 	struct proc_hello h = {
-		.version = 1, .pid = pid, .start_unix_ns = START_NS + pid,
-		.has_start_unix = 1, .start_mono_ns = 1000,
-		.has_start_mono = 1, .period_ns = 10000000,
-		.pyversion = bytes("3.11.7"), .exe = bytes("/usr/bin/python3"),
-		.comm = bytes("python3"), .args = args, .n_args = 2,
+		.version = 1,
+		.pid = pid,
+		.start_unix_ns = START_NS + pid,
+		.has_start_unix = 1,
+		.start_mono_ns = 1000,
+		.has_start_mono = 1,
+		.period_ns = 10000000,
+		.pyversion = bytes("3.11.7"),
+		.exe = bytes("/usr/bin/python3"),
+		.comm = bytes("python3"),
+		.args = args,
+		.n_args = 2,
 		.conn_seq = conn_seq,
 	};
 	struct proc_session *s = NULL;
@@ -363,7 +371,8 @@ static void test_churn_stays_bounded(void)
 			peak = symtab_n_entries(st);
 	}
 	fprintf(stderr, "   20000 processes: peak %llu entries, %llu "
-		"compactions, %llu at the end\n", (unsigned long long)peak,
+			"compactions, %llu at the end\n",
+		(unsigned long long)peak,
 		(unsigned long long)n_compactions,
 		(unsigned long long)symtab_n_entries(st));
 	CHECK(n_compactions > 0, "4.1 compactions happened");

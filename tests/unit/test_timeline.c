@@ -42,28 +42,32 @@ static void test_round_trip(void)
 	CHECK(timeline_write(tl, st, map, 16, 1234, path) == 0, "1.2 written");
 	CHECK_OR_RETURN(timeline_read(path, &d, err) == 0, "1.3 read", );
 	CHECK(d->profile_time_nanos == 1234 && d->n_records == 3 &&
-	      d->n_stacks == 2, "1.4 header, two stacks");
+		      d->n_stacks == 2,
+	      "1.4 header, two stacks");
 	const struct timeline_rec *r = d->recs;
 	CHECK(r[0].pid == 7 && r[0].tid == 70 && r[0].time_ns == 5000 &&
-	      r[0].count == 1 && r[0].value == 10000000 && r[0].flags == 0,
+		      r[0].count == 1 && r[0].value == 10000000 && r[0].flags == 0,
 	      "1.5 record 0");
 	CHECK(r[1].time_ns == 4000 && r[1].tid == 71 && r[1].flags == 1 &&
-	      r[1].count == 2, "1.6 record 1 goes back in time");
+		      r[1].count == 2,
+	      "1.6 record 1 goes back in time");
 	CHECK(r[2].pid == 8 && r[2].time_ns == 9000, "1.7 record 2");
 	CHECK(r[0].stack == r[2].stack && r[0].stack != r[1].stack,
 	      "1.8 one stack per node");
 	const uint64_t *locs = d->locs + d->stack_first[r[0].stack];
 	CHECK(d->stack_len[r[0].stack] == 2 && locs[0] == 102 &&
-	      locs[1] == 101, "1.9 stack: mapped ids, leaf first");
+		      locs[1] == 101,
+	      "1.9 stack: mapped ids, leaf first");
 	timeline_data_free(d);
 
 	/* A stack with a location the profile lacks (a process it left
 	 * out): those records are dropped, the others written. */
 	map[l2] = 0;
 	CHECK(timeline_write(tl, st, map, 16, 1234, path) == 0 &&
-	      timeline_read(path, &d, err) == 0, "1.10 written without them");
+		      timeline_read(path, &d, err) == 0,
+	      "1.10 written without them");
 	CHECK(d && d->n_records == 1 && d->recs[0].tid == 71 &&
-	      d->n_dropped == 2 && d->n_stacks == 1,
+		      d->n_dropped == 2 && d->n_stacks == 1,
 	      "1.11 records of unmapped stacks dropped and counted");
 	timeline_data_free(d);
 	unlink(path);
@@ -75,9 +79,33 @@ static void test_example_and_corruption(void)
 {
 	/* The worked example of timeline.h. */
 	static const unsigned char ex[] = {
-		0x50, 0x59, 0x50, 0x52, 0x4f, 0x46, 0x54, 0x4c, 0x01, 0x00,
-		0x01, 0x02, 0x03, 0x01, 0x01, 0x00, 0x07, 0x07, 0xd0, 0x0f,
-		0x01, 0x80, 0xad, 0xe2, 0x04, 0x00, 0x00,
+		0x50,
+		0x59,
+		0x50,
+		0x52,
+		0x4f,
+		0x46,
+		0x54,
+		0x4c,
+		0x01,
+		0x00,
+		0x01,
+		0x02,
+		0x03,
+		0x01,
+		0x01,
+		0x00,
+		0x07,
+		0x07,
+		0xd0,
+		0x0f,
+		0x01,
+		0x80,
+		0xad,
+		0xe2,
+		0x04,
+		0x00,
+		0x00,
 	};
 	struct timeline_data *d = NULL;
 	char err[TIMELINE_ERR_LEN];
@@ -87,8 +115,9 @@ static void test_example_and_corruption(void)
 	CHECK_OR_RETURN(timeline_parse(ex, sizeof(ex), &d, err) == 0,
 			"2.1 the header's example parses", );
 	CHECK(d->n_records == 1 && d->recs[0].time_ns == 1000 &&
-	      d->recs[0].value == 10000000 && d->locs[0] == 3 &&
-	      d->locs[1] == 1, "2.2 and says what the header says");
+		      d->recs[0].value == 10000000 && d->locs[0] == 3 &&
+		      d->locs[1] == 1,
+	      "2.2 and says what the header says");
 	timeline_data_free(d);
 	for (size_t n = 0; n < sizeof(ex); n++) {
 		d = NULL;
@@ -99,11 +128,13 @@ static void test_example_and_corruption(void)
 	memcpy(bad, ex, sizeof(ex));
 	bad[15] = 5; /* stack index out of range */
 	CHECK(timeline_parse(bad, sizeof(bad), &d, err) == -EINVAL &&
-	      strstr(err, "stack"), "2.4 stack index out of range");
+		      strstr(err, "stack"),
+	      "2.4 stack index out of range");
 	memcpy(bad, ex, sizeof(ex));
 	bad[8] = 2;
 	CHECK(timeline_parse(bad, sizeof(bad), &d, err) == -EINVAL &&
-	      strstr(err, "version"), "2.5 unknown version");
+		      strstr(err, "version"),
+	      "2.5 unknown version");
 	ok = 1;
 	srand(3);
 	for (int i = 0; i < 20000; i++) {

@@ -66,7 +66,8 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 		if (!first_diff_logged) {
 			first_diff_logged = 1;
 			fprintf(stderr, "first difference: ours %d frames, "
-					"libunwind %d\n", n, m);
+					"libunwind %d\n",
+				n, m);
 			for (int k = 0; k < n || k < m; k++)
 				fprintf(stderr, "  %2d %#18lx %#18lx\n", k,
 					k < n ? (unsigned long)ours[k] : 0ul,

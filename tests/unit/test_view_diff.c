@@ -76,13 +76,13 @@ static void test_heap(void)
 	struct view_diff_opts o = { .sample_type = "inuse_space" };
 	char *t = table(base, cur, &o);
 	const char *want =
-"Type: inuse_space (bytes); base total 64.0MB, new total 106MB, change "
-"+42.0MB\n"
-"Showing 3 of 3 functions, by change of flat value (bytes; + grew, - "
-"shrank)\n"
-"flat base  flat new    change   cum base   cum new    change  function\n"
-"   44.0MB    86.0MB   +42.0MB     44.0MB    86.0MB   +42.0MB  leak  "
-"m.py:10\n";
+		"Type: inuse_space (bytes); base total 64.0MB, new total 106MB, change "
+		"+42.0MB\n"
+		"Showing 3 of 3 functions, by change of flat value (bytes; + grew, - "
+		"shrank)\n"
+		"flat base  flat new    change   cum base   cum new    change  function\n"
+		"   44.0MB    86.0MB   +42.0MB     44.0MB    86.0MB   +42.0MB  leak  "
+		"m.py:10\n";
 	CHECK(t && !strncmp(t, want, strlen(want)),
 	      "2.1 heap: bytes by default, the leak first");
 	if (t && strncmp(t, want, strlen(want)))
@@ -294,14 +294,14 @@ int main(void)
 	CHECK(view_diff_table(out, base, cur, &o, err) == 0, "1.1 ran");
 	fclose(out);
 	const char *want =
-"Type: cpu (nanoseconds); base total 1.00s, new total 2.00s\n"
-"Showing 4 of 4 functions, by change of flat share (percentage points; + "
-"grew, - shrank)\n"
-"flat base  flat new   change   cum base   cum new   change  function\n"
-"   50.00%    10.00%   -40.00     50.00%    10.00%   -40.00  beta  m.py:20\n"
-"   50.00%    80.00%   +30.00     50.00%    80.00%   +30.00  alpha  m.py:10\n"
-"    0.00%    10.00%   +10.00      0.00%    10.00%   +10.00  gamma  g.py:30\n"
-"    0.00%     0.00%    +0.00    100.00%   100.00%    +0.00  main  m.py:1\n";
+		"Type: cpu (nanoseconds); base total 1.00s, new total 2.00s\n"
+		"Showing 4 of 4 functions, by change of flat share (percentage points; + "
+		"grew, - shrank)\n"
+		"flat base  flat new   change   cum base   cum new   change  function\n"
+		"   50.00%    10.00%   -40.00     50.00%    10.00%   -40.00  beta  m.py:20\n"
+		"   50.00%    80.00%   +30.00     50.00%    80.00%   +30.00  alpha  m.py:10\n"
+		"    0.00%    10.00%   +10.00      0.00%    10.00%   +10.00  gamma  g.py:30\n"
+		"    0.00%     0.00%    +0.00    100.00%   100.00%    +0.00  main  m.py:1\n";
 	CHECK(buf && !strcmp(buf, want), "1.2 the exact table");
 	if (buf && strcmp(buf, want))
 		fprintf(stderr, "--- want\n%s--- got\n%s", want, buf);

@@ -45,7 +45,9 @@ static size_t count(const char *hay, const char *needle)
  * stack (root first) starts with the node's path. */
 static void test_tree_model(void)
 {
-	enum { N_KEYS = 6, N_SAMPLES = 3000, MAX_D = 8 };
+	enum { N_KEYS = 6,
+	       N_SAMPLES = 3000,
+	       MAX_D = 8 };
 	static uint32_t stacks[N_SAMPLES][MAX_D];
 	static size_t depth[N_SAMPLES];
 	static int64_t val[N_SAMPLES];
@@ -140,7 +142,8 @@ static void test_text(void)
 	fx_init(&f, 1, "samples", "count");
 	uint64_t f1 = fx_func(&f, "<a&b>\"'\x01\xff", "x<y>.py", 1);
 	uint64_t f2 = fx_func(&f, "a_rather_long_function_name_that_"
-			      "cannot_fit_in_a_small_frame", "x.py", 1);
+				  "cannot_fit_in_a_small_frame",
+			      "x.py", 1);
 	uint64_t f3 = fx_func(&f, "wide", "x.py", 1);
 	uint64_t l1 = fx_loc(&f, f1, 1), l2 = fx_loc(&f, f2, 1);
 	uint64_t l3 = fx_loc(&f, f3, 1);
@@ -161,7 +164,8 @@ static void test_text(void)
 	o.icicle = 1;
 	svg = render(p, &o);
 	CHECK(svg && strstr(svg, "y=\"60.0\" width=\"1180.000\"") &&
-	      strstr(svg, ">Icicle graph<"), "3.6 icicle: root at the top");
+		      strstr(svg, ">Icicle graph<"),
+	      "3.6 icicle: root at the top");
 	free(svg);
 	view_free(p);
 	fx_fini(&f);
@@ -195,7 +199,8 @@ static void test_diff(void)
 				 "fill=\"rgb(255,35,35)\""),
 	      "4.2 grew: full red, width from new");
 	CHECK(buf && strstr(buf, "change -30.00 points</title>") &&
-	      strstr(buf, "fill=\"rgb(35,100,255)\""), "4.3 shrank: blue");
+		      strstr(buf, "fill=\"rgb(35,100,255)\""),
+	      "4.3 shrank: blue");
 	free(buf);
 	view_free(base);
 	view_free(cur);

@@ -57,7 +57,8 @@ static char *run(const struct view_profile *p, const char *type,
 
 static void test_round_trip(void)
 {
-	enum { N_FUNCS = 12, N_SAMPLES = 4000 };
+	enum { N_FUNCS = 12,
+	       N_SAMPLES = 4000 };
 	static const char *names[] = { "<module>", "main", "work", "leaf" };
 	static const char *files[] = { "a.py", "b.py", "c.py" };
 	struct fx f;
@@ -69,8 +70,7 @@ static void test_round_trip(void)
 	srand(11);
 	fx_init(&f, 2, "samples", "count", "cpu", "nanoseconds");
 	for (int i = 0; i < N_FUNCS; i++)
-		locs[i] = fx_loc(&f, fx_func(&f, names[i % 4], files[i % 3],
-					     i), i + 1);
+		locs[i] = fx_loc(&f, fx_func(&f, names[i % 4], files[i % 3], i), i + 1);
 	for (int i = 0; i < N_SAMPLES; i++) {
 		uint64_t st[10];
 		size_t d = 1 + (size_t)(rand() % 9), len = 0;

@@ -35,7 +35,8 @@ static void test_basic(int sparse)
 	p = fx_view(&f);
 	CHECK_OR_RETURN(p != NULL, "1.1 profile read", );
 	CHECK(p->n_types == 2 && !strcmp(p->types[1].type, "cpu") &&
-	      !strcmp(p->types[1].unit, "nanoseconds"), "1.2 sample types");
+		      !strcmp(p->types[1].unit, "nanoseconds"),
+	      "1.2 sample types");
 	CHECK(p->default_type == 1, "1.3 default type is the last");
 	CHECK(p->n_samples == 2 && p->samples[0].n_frames == 2,
 	      "1.4 samples and frames");
@@ -43,18 +44,21 @@ static void test_basic(int sparse)
 	CHECK(!strcmp(p->funcs[leaf->func].name, "work") && leaf->line == 12,
 	      "1.5 leaf first: work:12");
 	CHECK(!strcmp(p->funcs[p->frames[p->samples[0].frames[1]].func].name,
-		      "main"), "1.6 then main");
+		      "main"),
+	      "1.6 then main");
 	CHECK(p->samples[0].values[1] == 30, "1.7 values");
 	CHECK(p->samples[0].n_labels == 2 &&
-	      !strcmp(p->samples[0].labels[0].key, "pid") &&
-	      p->samples[0].labels[0].str == NULL &&
-	      p->samples[0].labels[0].num == 42, "1.8 numeric label");
+		      !strcmp(p->samples[0].labels[0].key, "pid") &&
+		      p->samples[0].labels[0].str == NULL &&
+		      p->samples[0].labels[0].num == 42,
+	      "1.8 numeric label");
 	CHECK(p->samples[0].labels[1].str &&
-	      !strcmp(p->samples[0].labels[1].str, "MainThread"),
+		      !strcmp(p->samples[0].labels[1].str, "MainThread"),
 	      "1.9 string label");
 	uint32_t first, n;
 	CHECK(view_find_location(p, lw, &first, &n) == 0 && n == 1 &&
-	      p->frames[first].line == 12, "1.10 location by id");
+		      p->frames[first].line == 12,
+	      "1.10 location by id");
 	CHECK(view_find_location(p, 999999, &first, &n) == -ENOENT,
 	      "1.11 unknown location id");
 	view_free(p);
@@ -83,11 +87,13 @@ static void test_go_like(void)
 	CHECK(p->default_type == 0, "2.2 default_sample_type honoured");
 	CHECK(p->samples[0].n_frames == 3, "2.3 two lines + an address");
 	CHECK(!strcmp(p->funcs[p->frames[p->samples[0].frames[0]].func].name,
-		      "0xdeadbeef"), "2.4 address frame named by address");
+		      "0xdeadbeef"),
+	      "2.4 address frame named by address");
 	CHECK(!strcmp(p->funcs[p->frames[p->samples[0].frames[1]].func].name,
 		      "main.inner") &&
-	      !strcmp(p->funcs[p->frames[p->samples[0].frames[2]].func].name,
-		      "runtime.mallocgc"), "2.5 inlined: callee first");
+		      !strcmp(p->funcs[p->frames[p->samples[0].frames[2]].func].name,
+			      "runtime.mallocgc"),
+	      "2.5 inlined: callee first");
 	view_free(p);
 	fx_fini(&f);
 }
@@ -144,7 +150,9 @@ static void test_bad(void)
 	fx_fini(&f);
 
 	CHECK(view_read_mem("\x1f\x8b\x08\x00garbage", 12, &p, err) ==
-		      -EINVAL && p == NULL, "3.8 bad gzip refused");
+			      -EINVAL &&
+		      p == NULL,
+	      "3.8 bad gzip refused");
 	CHECK(view_read_mem("\xff\xff\xff\xff\xff", 5, &p, err) == -EINVAL,
 	      "3.9 bad protobuf refused");
 	CHECK(view_read_file("/nonexistent/x.pb.gz", &p, err) == -ENOENT &&
@@ -163,7 +171,8 @@ static void test_bad(void)
 	size_t len;
 	void *gz = fx_pack(&f, 1, &len);
 	CHECK(view_read_mem(gz, len / 2, &p, err) == -EINVAL &&
-	      strstr(err, "truncated"), "3.11 truncated gzip refused");
+		      strstr(err, "truncated"),
+	      "3.11 truncated gzip refused");
 	CHECK(view_read_mem(gz, len, &p, err) == 0 && p->n_samples == 100,
 	      "3.12 the whole stream reads");
 	view_free(p);
@@ -201,26 +210,27 @@ static void test_helpers(void)
 	CHECK(view_count_type(p) == 0, "4.4 count type");
 
 	CHECK(view_filter_add(&flt, "noequals") == -EINVAL &&
-	      view_filter_add(&flt, "=x") == -EINVAL, "4.5 bad tags");
+		      view_filter_add(&flt, "=x") == -EINVAL,
+	      "4.5 bad tags");
 	view_filter_add(&flt, "pid=1");
 	CHECK(view_sample_matches(&p->samples[0], &flt) &&
-	      !view_sample_matches(&p->samples[1], &flt),
+		      !view_sample_matches(&p->samples[1], &flt),
 	      "4.6 numeric label filter");
 	view_filter_add(&flt, "pid=3");
 	CHECK(view_sample_matches(&p->samples[2], &flt) &&
-	      !view_sample_matches(&p->samples[1], &flt),
+		      !view_sample_matches(&p->samples[1], &flt),
 	      "4.7 two values of one key: either");
 	view_filter_add(&flt, "gil=held");
 	CHECK(view_sample_matches(&p->samples[0], &flt) &&
-	      !view_sample_matches(&p->samples[2], &flt),
+		      !view_sample_matches(&p->samples[2], &flt),
 	      "4.8 two keys: both");
 
 	view_keys_init(&keys, VIEW_BY_FUNCTION);
 	CHECK_OR_RETURN(view_keys_map(&keys, p, &map) == 0, "4.9 keys", );
 	CHECK(keys.n == 2, "4.10 <module> of a.py twice is one key, b.py "
-			    "another");
+			   "another");
 	CHECK(map[p->samples[0].frames[0]] == map[p->samples[2].frames[0]] &&
-	      map[p->samples[0].frames[0]] != map[p->samples[1].frames[0]],
+		      map[p->samples[0].frames[0]] != map[p->samples[1].frames[0]],
 	      "4.11 frames map to keys by name and file");
 	free(map);
 	view_keys_fini(&keys);
@@ -231,21 +241,31 @@ static void test_helpers(void)
 	view_keys_fini(&keys);
 
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 1234567890,
-				     "nanoseconds"), "1.23s"), "4.13 1.23s");
+				     "nanoseconds"),
+		      "1.23s"),
+	      "4.13 1.23s");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 45600000,
-				     "nanoseconds"), "45.6ms"), "4.14 45.6ms");
+				     "nanoseconds"),
+		      "45.6ms"),
+	      "4.14 45.6ms");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 789000,
-				     "nanoseconds"), "789us"), "4.15 789us");
+				     "nanoseconds"),
+		      "789us"),
+	      "4.15 789us");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 12, "nanoseconds"),
-		      "12ns"), "4.16 12ns");
+		      "12ns"),
+	      "4.16 12ns");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 0, "nanoseconds"),
-		      "0"), "4.17 zero");
+		      "0"),
+	      "4.17 zero");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 1536, "bytes"),
-		      "1.50kB"), "4.18 bytes");
+		      "1.50kB"),
+	      "4.18 bytes");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 123, "count"), "123"),
 	      "4.19 counts are integers");
 	CHECK(!strcmp(view_fmt_value(buf, sizeof(buf), 2500, "milliseconds"),
-		      "2.50s"), "4.20 other time units scale");
+		      "2.50s"),
+	      "4.20 other time units scale");
 	view_free(p);
 	fx_fini(&f);
 }

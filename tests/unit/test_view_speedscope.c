@@ -47,11 +47,11 @@ static struct timeline_data *make_tl(const int64_t (*recs)[5], size_t n)
 	b.n = TIMELINE_MAGIC_LEN;
 	put(&b, 1);
 	put(&b, 0);
-	put(&b, 2);           /* stacks: */
-	put(&b, 2);           /* 0: work (2) on main (1) */
+	put(&b, 2); /* stacks: */
+	put(&b, 2); /* 0: work (2) on main (1) */
 	put(&b, 2);
 	put(&b, 1);
-	put(&b, 1);           /* 1: main */
+	put(&b, 1); /* 1: main */
 	put(&b, 1);
 	put(&b, n);
 	for (size_t i = 0; i < n; i++) {
@@ -126,11 +126,13 @@ int main(void)
 			     "\"file\":\"m.py\",\"line\":5}\n]"),
 	      "1.3 shared frames: name, file, line");
 	CHECK(j && strstr(j, "\"$schema\":\"https://www.speedscope.app/"
-			     "file-format-schema.json\""), "1.4 schema URL");
+			     "file-format-schema.json\""),
+	      "1.4 schema URL");
 	free(j);
 	j = run(p, tl, "samples");
 	CHECK(j && strstr(j, "\"unit\":\"none\"") &&
-	      strstr(j, "\"weights\":[1,1,1]"), "1.5 counts: unit none");
+		      strstr(j, "\"weights\":[1,1,1]"),
+	      "1.5 counts: unit none");
 	free(j);
 	timeline_data_free(tl);
 
@@ -139,7 +141,7 @@ int main(void)
 	tl = make_tl(trunc, 1);
 	j = run(p, tl, NULL);
 	CHECK(j && strstr(j, "\"samples\":[[0,1]]") &&
-	      strstr(j, "\"frames\":[\n{\"name\":\"[truncated]\"}"),
+		      strstr(j, "\"frames\":[\n{\"name\":\"[truncated]\"}"),
 	      "2.1 [truncated] root frame");
 	free(j);
 	timeline_data_free(tl);

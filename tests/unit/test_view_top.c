@@ -67,13 +67,13 @@ static void test_functions(struct view_profile *p)
 	int rc;
 	char *t = run_top(p, &o, &rc);
 	expect(t,
-"Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
-"Showing 4 of 4 functions, sorted by flat\n"
-"      flat   flat%    sum%        cum    cum%  function\n"
-"     500ms  50.00%  50.00%      500ms  50.00%  leaf_a  app.py:20\n"
-"     300ms  30.00%  80.00%      300ms  30.00%  leaf_b  lib.py:5\n"
-"     150ms  15.00%  95.00%      950ms  95.00%  work  app.py:10\n"
-"    50.0ms   5.00% 100.00%      1.00s 100.00%  main  app.py:1\n",
+	       "Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
+	       "Showing 4 of 4 functions, sorted by flat\n"
+	       "      flat   flat%    sum%        cum    cum%  function\n"
+	       "     500ms  50.00%  50.00%      500ms  50.00%  leaf_a  app.py:20\n"
+	       "     300ms  30.00%  80.00%      300ms  30.00%  leaf_b  lib.py:5\n"
+	       "     150ms  15.00%  95.00%      950ms  95.00%  work  app.py:10\n"
+	       "    50.0ms   5.00% 100.00%      1.00s 100.00%  main  app.py:1\n",
 	       "1.1 by flat: the known table");
 	free(t);
 
@@ -81,32 +81,32 @@ static void test_functions(struct view_profile *p)
 	o.n_rows = 2;
 	t = run_top(p, &o, &rc);
 	expect(t,
-"Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
-"Showing 2 of 4 functions, sorted by cum\n"
-"      flat   flat%    sum%        cum    cum%  function\n"
-"    50.0ms   5.00%   5.00%      1.00s 100.00%  main  app.py:1\n"
-"     150ms  15.00%  20.00%      950ms  95.00%  work  app.py:10\n",
+	       "Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
+	       "Showing 2 of 4 functions, sorted by cum\n"
+	       "      flat   flat%    sum%        cum    cum%  function\n"
+	       "    50.0ms   5.00%   5.00%      1.00s 100.00%  main  app.py:1\n"
+	       "     150ms  15.00%  20.00%      950ms  95.00%  work  app.py:10\n",
 	       "1.2 by cum, -n 2");
 	free(t);
 
 	o = (struct view_top_opts){ .sample_type = "samples", .n_rows = 1 };
 	t = run_top(p, &o, &rc);
 	expect(t,
-"Type: samples (count), total 100 samples\n"
-"Showing 1 of 4 functions, sorted by flat\n"
-"      flat   flat%    sum%        cum    cum%  function\n"
-"        50  50.00%  50.00%         50  50.00%  leaf_a  app.py:20\n",
+	       "Type: samples (count), total 100 samples\n"
+	       "Showing 1 of 4 functions, sorted by flat\n"
+	       "      flat   flat%    sum%        cum    cum%  function\n"
+	       "        50  50.00%  50.00%         50  50.00%  leaf_a  app.py:20\n",
 	       "1.3 counts as integers");
 	free(t);
 
 	o = (struct view_top_opts){ .by = VIEW_BY_LINE, .n_rows = 2 };
 	t = run_top(p, &o, &rc);
 	expect(t,
-"Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
-"Showing 2 of 4 lines, sorted by flat\n"
-"      flat   flat%    sum%        cum    cum%  line\n"
-"     500ms  50.00%  50.00%      500ms  50.00%  leaf_a  app.py:21\n"
-"     300ms  30.00%  80.00%      300ms  30.00%  leaf_b  lib.py:6\n",
+	       "Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
+	       "Showing 2 of 4 lines, sorted by flat\n"
+	       "      flat   flat%    sum%        cum    cum%  line\n"
+	       "     500ms  50.00%  50.00%      500ms  50.00%  leaf_a  app.py:21\n"
+	       "     300ms  30.00%  80.00%      300ms  30.00%  leaf_b  lib.py:6\n",
 	       "1.4 by line: the lines executing");
 	free(t);
 
@@ -115,10 +115,10 @@ static void test_functions(struct view_profile *p)
 	o = (struct view_top_opts){ .filter = &flt, .n_rows = 1 };
 	t = run_top(p, &o, &rc);
 	expect(t,
-"Type: cpu (nanoseconds), total 300ms in 30 samples\n"
-"Showing 1 of 3 functions, sorted by flat\n"
-"      flat   flat%    sum%        cum    cum%  function\n"
-"     300ms 100.00% 100.00%      300ms 100.00%  leaf_b  lib.py:5\n",
+	       "Type: cpu (nanoseconds), total 300ms in 30 samples\n"
+	       "Showing 1 of 3 functions, sorted by flat\n"
+	       "      flat   flat%    sum%        cum    cum%  function\n"
+	       "     300ms 100.00% 100.00%      300ms 100.00%  leaf_b  lib.py:5\n",
 	       "1.5 --tag thread_name=worker");
 	free(t);
 
@@ -134,11 +134,11 @@ static void test_labels(struct view_profile *p)
 	int rc;
 	char *t = run_top(p, &o, &rc);
 	expect(t,
-"Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
-"Showing 2 of 2 values of label thread_name\n"
-"       cpu       %    samples  thread_name\n"
-"     700ms  70.00%         70  MainThread\n"
-"     300ms  30.00%         30  worker\n",
+	       "Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
+	       "Showing 2 of 2 values of label thread_name\n"
+	       "       cpu       %    samples  thread_name\n"
+	       "     700ms  70.00%         70  MainThread\n"
+	       "     300ms  30.00%         30  worker\n",
 	       "2.1 by thread name");
 	free(t);
 	o.by_label = "nope";
@@ -149,13 +149,13 @@ static void test_labels(struct view_profile *p)
 	o = (struct view_top_opts){ .by_opcode = 1 };
 	t = run_top(p, &o, &rc);
 	expect(t,
-"Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
-"Showing 2 of 2 opcodes; 95.00% of the total has an opcode (samples in "
-"Python code)\n"
-"       cpu   share  samples  opcode                       hottest in\n"
-"     800ms  80.00%       80  BINARY_OP_ADD_INT            leaf_a (62%), "
-"leaf_b (38%)\n"
-"     150ms  15.00%       15  LOAD_FAST                    work (100%)\n",
+	       "Type: cpu (nanoseconds), total 1.00s in 100 samples\n"
+	       "Showing 2 of 2 opcodes; 95.00% of the total has an opcode (samples in "
+	       "Python code)\n"
+	       "       cpu   share  samples  opcode                       hottest in\n"
+	       "     800ms  80.00%       80  BINARY_OP_ADD_INT            leaf_a (62%), "
+	       "leaf_b (38%)\n"
+	       "     150ms  15.00%       15  LOAD_FAST                    work (100%)\n",
 	       "2.3 by opcode: share and hottest functions");
 	free(t);
 }
@@ -176,7 +176,7 @@ static void test_recursion(void)
 	p = fx_view(&f);
 	char *t = run_top(p, &o, &rc);
 	CHECK(t && strstr(t, "        10 100.00% 100.00%         10 100.00%  "
-			      "rec  r.py:1\n"),
+			     "rec  r.py:1\n"),
 	      "3.1 recursion: cum 100%, not 400%");
 	free(t);
 	view_free(p);
@@ -194,7 +194,10 @@ static void test_heap_totals(void)
 		"Type: inuse_space (bytes), total 1.00MB\n",
 	};
 	static const char *const types[4] = {
-		"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+		"alloc_objects",
+		"alloc_space",
+		"inuse_objects",
+		"inuse_space",
 	};
 	struct fx f;
 	struct view_profile *p;

@@ -65,10 +65,17 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 {
 	struct proc_bytes args[2] = { bytes("python3"), bytes("w.py") };
 	struct proc_hello h = {
-		.version = 1, .pid = pid, .start_unix_ns = 1700000000ull * 1000000000ull + pid,
-		.has_start_unix = 1, .mode = mode, .period_ns = 10 * MS,
-		.pyversion = bytes("3.12.0"), .exe = bytes("/usr/bin/python3"),
-		.comm = bytes("python3"), .args = args, .n_args = 2,
+		.version = 1,
+		.pid = pid,
+		.start_unix_ns = 1700000000ull * 1000000000ull + pid,
+		.has_start_unix = 1,
+		.mode = mode,
+		.period_ns = 10 * MS,
+		.pyversion = bytes("3.12.0"),
+		.exe = bytes("/usr/bin/python3"),
+		.comm = bytes("python3"),
+		.args = args,
+		.n_args = 2,
 	};
 	char f[3][16];
 	const char *strs[4] = { "w.py", f[0], f[1], f[2] };
@@ -204,7 +211,7 @@ struct run {
 	struct windows *ws;
 	struct proc_session *s[N_PROCS];
 	uint64_t before, after; /* the windows opened between these */
-	uint64_t slack;         /* what opening them took, and 1 ms */
+	uint64_t slack;		/* what opening them took, and 1 ms */
 };
 
 /* 1. Open the windows; they start between before and after. Then the
@@ -227,7 +234,8 @@ static int open_windows(struct run *r)
 	r->slack = r->after - r->before + 1 * MS;
 	for (int i = 0; i < 3; i++) {
 		CHECK(feed(r->s[i], pids[i], modes[i], r->before - 500 * MS,
-			   r->before - r->slack, 200) == 0, "1.4 fed (before)");
+			   r->before - r->slack, 200) == 0,
+		      "1.4 fed (before)");
 		CHECK(feed(r->s[i], pids[i], modes[i], r->after + 1 * MS,
 			   r->before + 1000 * MS - r->slack, 600) == 0,
 		      "1.5 fed (first second)");
@@ -268,9 +276,11 @@ static int replace_processes(struct run *r)
 	r->s[3] = open_proc(r->reg, pids[3], modes[3], "f");
 	CHECK_OR_RETURN(r->s[3] != NULL, "3.3 a new process", -1);
 	CHECK(feed(r->s[3], pids[3], modes[3], r->after + 1500 * MS,
-		   r->before + 2000 * MS - r->slack, 100) == 0, "3.4 fed (new)");
+		   r->before + 2000 * MS - r->slack, 100) == 0,
+	      "3.4 fed (new)");
 	CHECK(feed(r->s[3], pids[3], modes[3], r->after + 2000 * MS + r->slack,
-		   r->after + 2500 * MS, 50) == 0, "3.5 fed (after all)");
+		   r->after + 2500 * MS, 50) == 0,
+	      "3.5 fed (after all)");
 	CHECK(procs_compact(r->reg) == 0, "3.6 compaction again");
 	return 0;
 }
@@ -311,7 +321,8 @@ static int check_window(int i, const struct run *r)
 		for (int f = 1; f <= 3; f++) {
 			if (got.by[pi][f] != want[pi][f]) {
 				fprintf(stderr, "window %d pid %d f%d: "
-					"got %llu want %llu\n", i,
+						"got %llu want %llu\n",
+					i,
 					(int)pids[pi], f,
 					(unsigned long long)got.by[pi][f],
 					(unsigned long long)want[pi][f]);
@@ -319,12 +330,14 @@ static int check_window(int i, const struct run *r)
 			}
 		}
 	snprintf(what, sizeof(what), "4.4 window %d holds exactly the "
-		 "model's samples per pid and function", i);
+				     "model's samples per pid and function",
+		 i);
 	CHECK(same, what);
 	snprintf(what, sizeof(what), "4.5 window %d: nothing else", i);
 	CHECK(got.other == 0, what);
 	snprintf(what, sizeof(what), "4.6 window %d: lost counted where "
-		 "pid 101 matches", i);
+				     "pid 101 matches",
+		 i);
 	CHECK(got.lost == (fs[i].mode == WIRE_MODE_CPU ? 5u : 0u), what);
 	snprintf(what, sizeof(what), "4.7 window %d lasts %u s", i, secs[i]);
 	CHECK(got.duration == (int64_t)secs[i] * 1000000000, what);

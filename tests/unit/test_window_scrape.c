@@ -67,12 +67,17 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 	for (size_t i = 0; i < argc; i++)
 		args[i] = bytes(argv[i]);
 	struct proc_hello h = {
-		.version = 1, .pid = pid,
+		.version = 1,
+		.pid = pid,
 		.start_unix_ns = 1700000000ull * 1000000000ull + pid,
-		.has_start_unix = 1, .mode = WIRE_MODE_CPU,
-		.period_ns = 10 * MS, .pyversion = bytes("3.12.0"),
-		.exe = bytes("/usr/bin/python3"), .comm = bytes(comm),
-		.args = args, .n_args = argc,
+		.has_start_unix = 1,
+		.mode = WIRE_MODE_CPU,
+		.period_ns = 10 * MS,
+		.pyversion = bytes("3.12.0"),
+		.exe = bytes("/usr/bin/python3"),
+		.comm = bytes(comm),
+		.args = args,
+		.n_args = argc,
 	};
 	if (proc_session_open(reg, &h, &s, &resumed, err) < 0)
 		return NULL;
@@ -230,7 +235,7 @@ int main(void)
 	uint64_t t0 = loop_now_ns();
 	struct window *k1 = window_open(the_ws, &all, 1, "k", on_done, &res[0]);
 	uint64_t t_after = loop_now_ns(); /* k1 started in [t0, t_after] */
-	uint64_t named_at[2][2]; /* each one-off started in [0], [1] */
+	uint64_t named_at[2][2];	  /* each one-off started in [0], [1] */
 	named_at[0][0] = loop_now_ns();
 	struct window *w2 = window_open(the_ws, &by_service, 1, NULL, on_done,
 					&res[2]);
@@ -266,7 +271,7 @@ int main(void)
 	uint64_t g0 = sum_of(&res[0], 0, &s0, &d0);
 	uint64_t g1 = sum_of(&res[1], 0, &s1, &d1);
 	CHECK(s1 == s0 + d0, "3.2 the next scrape starts where the last "
-	      "one ended, exactly");
+			     "one ended, exactly");
 	CHECK(d1 >= 1400 * (int64_t)MS && d1 <= 1700 * (int64_t)MS,
 	      "3.3 and ends 1 s after it was asked (about 1.5 s in all)");
 	/* k1 started somewhere in [t0, t_after] (microseconds; more under
@@ -280,13 +285,14 @@ int main(void)
 	}
 	if (!same)
 		fprintf(stderr, "k: got %llu + %llu, model from t0 %llu + "
-			"%llu\n", (unsigned long long)g0,
+				"%llu\n",
+			(unsigned long long)g0,
 			(unsigned long long)g1,
 			(unsigned long long)model(0, t0, t0 + (uint64_t)d0),
 			(unsigned long long)model(0, t0 + (uint64_t)d0,
 						  t0 + (uint64_t)(d0 + d1)));
 	CHECK(same, "3.4 each holds exactly the model's samples of its "
-	      "interval: none lost in the gap, none twice");
+		    "interval: none lost in the gap, none twice");
 	CHECK(sum_of(&res[2], 302, &s2, &d2) == 0 &&
 		      one_of(sum_of(&res[2], 301, &s2, &d2), 301, named_at[0]),
 	      "3.5 service=billing holds billing only, all of it");
