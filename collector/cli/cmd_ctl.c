@@ -345,18 +345,40 @@ static void closed_early(int fd)
 			  "older than this pyprof?)");
 }
 
-/* Sends the request and prints the answers. Returns the exit status. */
-static int exchange(const char *path, const uint8_t *frame, size_t len,
-		    int start_verb)
+/* The collector's last frame (WIRE_CTL_DONE, payload p of plen bytes):
+ * its message, if any, said; the exit status, failed as the answers left
+ * it. */
+static int done_frame(const uint8_t *p, size_t plen, int start_verb,
+		      int failed)
+{
+	struct wire_in r = { p, p + plen, 1 };
+	char msg[256] = "";
+	struct wire_field f;
+	while (!wire_at_end(&r) &&
+	       wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD, &f) == 0)
+		if (f.is_bytes && f.tag == WIRE_C_MSG)
+			log_printable(msg, sizeof(msg), (const char *)f.s, f.n);
+	/* start: a request nothing matched yet still covers processes that
+	 * connect in its time */
+	if (msg[0] && start_verb) {
+		log_info("ctl: %s", msg);
+	} else if (msg[0]) {
+		log_error("ctl: %s", msg);
+		failed = 1;
+	}
+	return failed;
+}
+
+/* A connection to the collector on path, its directory and its peer
+ * checked; -1 (said) if none. */
+static int ctl_connect(const char *path)
 {
 	struct sockaddr_un sa;
-	uint8_t buf[2 * (WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD)];
-	size_t have = 0;
-	int fd = -1, failed = 0, rc = 1, got_answer = 0;
 	long trust = trusted_uid();
+	int fd;
 
 	if (check_dir(path, trust))
-		return 1;
+		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
@@ -364,10 +386,27 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		log_error("ctl: no collector answers on %s: %s", path,
 			  strerror(errno));
-		goto out;
+		if (fd >= 0)
+			close(fd);
+		return -1;
 	}
-	if (check_peer(fd, path, trust))
-		goto out;
+	if (check_peer(fd, path, trust)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends the request and prints the answers. Returns the exit status. */
+static int exchange(const char *path, const uint8_t *frame, size_t len,
+		    int start_verb)
+{
+	uint8_t buf[2 * (WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD)];
+	size_t have = 0;
+	int fd, failed = 0, rc = 1, got_answer = 0;
+
+	if ((fd = ctl_connect(path)) < 0)
+		return 1;
 	if (send(fd, frame, len, MSG_NOSIGNAL) != (ssize_t)len) {
 		log_error("ctl: cannot send to the collector: %s",
 			  strerror(errno));
@@ -390,32 +429,12 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 			if (have < WIRE_HDR_LEN + plen)
 				break;
 			got_answer = 1;
-			if (type == WIRE_CTL_ANSWER) {
-				failed |= print_answer(buf + WIRE_HDR_LEN, plen);
-			} else {
-				struct wire_in r = { buf + WIRE_HDR_LEN,
-						     buf + WIRE_HDR_LEN + plen,
-						     1 };
-				char msg[256] = "";
-				struct wire_field f;
-				while (!wire_at_end(&r) &&
-				       wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD,
-						       &f) == 0)
-					if (f.is_bytes && f.tag == WIRE_C_MSG)
-						log_printable(msg, sizeof(msg),
-							      (const char *)f.s,
-							      f.n);
-				/* start: a request nothing matched yet still
-				 * covers processes that connect in its time */
-				if (msg[0] && start_verb) {
-					log_info("ctl: %s", msg);
-				} else if (msg[0]) {
-					log_error("ctl: %s", msg);
-					failed = 1;
-				}
-				rc = failed;
+			if (type != WIRE_CTL_ANSWER) {
+				rc = done_frame(buf + WIRE_HDR_LEN, plen,
+						start_verb, failed);
 				goto out;
 			}
+			failed |= print_answer(buf + WIRE_HDR_LEN, plen);
 			memmove(buf, buf + WIRE_HDR_LEN + plen,
 				have - WIRE_HDR_LEN - plen);
 			have -= WIRE_HDR_LEN + plen;
@@ -443,8 +462,7 @@ static int exchange(const char *path, const uint8_t *frame, size_t len,
 		have += (size_t)n;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return rc;
 }
 
