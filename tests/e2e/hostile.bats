@@ -267,7 +267,7 @@ PY
 		fail "pthread_cond_timedwait is not versioned GLIBC_2.3.2"
 }
 
-@test "39.14 an attach directory another user made first: one line that says whose it is and what to do" {
+@test "39.14 an attach directory another user made first: attach says whose it is and what to do in one line; top --pid reads from outside, past it" {
 	local exe
 	exe=$(pyprof_pythons | awk '$1 ~ /^3\.1[45]/ {print $2; exit}')
 	[[ -n $exe ]] || fail "no 3.14+ interpreter"
@@ -280,8 +280,13 @@ PY
 	wait_for_line "$T/t.out" '^ready$' 20
 	TMPDIR=$D/tmp refused_line "$PP_PYPROF" attach "$TPID" --duration 1
 	grep -q "another user (uid 65534) made it, where attach keeps its files; remove it (as root), or set TMPDIR" "$T/ref.err"
-	TMPDIR=$D/tmp refused_line "$PP_PYPROF" top --pid "$TPID" --duration 1
-	grep -q "another user (uid 65534) made it" "$T/ref.err"
+	# top --pid reads a process with nothing loaded from outside (issue
+	# 45): the squatter's directory is not used at all
+	TMPDIR=$D/tmp "$PP_PYPROF" top --pid "$TPID" --duration 1 \
+		>"$T/top.out" 2>"$T/top.err" || { cat "$T/top.err"; fail "top --pid"; }
+	[[ -z $(ls -A "$D/tmp/pyprof-attach.$(id -u)") ]] ||
+		fail "top --pid wrote into the directory another user made"
+	! grep -q "libpyprof" "/proc/$TPID/maps" || fail "the library was loaded"
 }
 
 # our_python NAME: a Python process of root's with the library, reporting
