@@ -400,9 +400,11 @@ sys.stdout.write(html.unescape(m.group(1)) if m else page)' \
 	quiet record_split t "$(py311)" 1000 2 env PYPROF_CPU_SOURCE=perf
 	go tool pprof -symbolize=none -traces -tagfocus=time=native "$T/t.pb.gz" \
 		>"$T/traces" 2>/dev/null
-	# every trace's time label native, and there are some
+	# every trace's time label native, and there are some: split.py's
+	# native calls make 10 to 30 distinct traces (by line and labels),
+	# fewer on a busy machine (17 and 18 in one CI run, 26 alone)
 	awk '/^ *time: / { n++; if ($2 != "native") { print "not native: " $0; bad = 1 } }
-		END { if (n < 20) { print n " traces"; bad = 1 } exit bad }' "$T/traces"
+		END { if (n < 5) { print n " traces"; bad = 1 } exit bad }' "$T/traces"
 	shares labels "$T/t.pb.gz" time | grep -q '^python' ||
 		fail "no python samples for the filter to leave out"
 }
