@@ -14,8 +14,8 @@
  *         unseen: a thread pool's worker that ran a burst between two
  *         ticks and waits at the next would have that burst charged to
  *         its wait (the queue's get) if its clock's growth were charged
- *         to the stack found then (issue 44's rule for the library's
- *         clock sampler, "Past the tick" in design.md). Each stack is
+ *         to the stack found then (the rule the library's clock sampler
+ *         dropped for this reason: "Past the tick" in design.md). Each stack is
  *         worth the tick's interval, so a thread running all the time
  *         gets its CPU time, and one running a fraction f of it gets f
  *         of the ticks on average. Not the CPU its clock says it used
