@@ -324,6 +324,23 @@ static int draw_below(uint64_t num, uint64_t den)
 	return den && (next_rand() >> 11) % den < num;
 }
 
+/* Whether thread a, whose clock stands still, is runnable (preempted:
+ * charged) rather than waiting (a futex: the GIL or a lock; or blocked
+ * elsewhere: not charged), as the kernel says; counted for the log. */
+static int runnable(struct acct *a)
+{
+	enum taskstate st = taskstate_get(a->tid);
+	if (st == TASKSTATE_RUNNABLE) {
+		n_preempted++;
+		return 1;
+	}
+	if (st == TASKSTATE_FUTEX)
+		n_futex++;
+	else
+		n_held++;
+	return 0;
+}
+
 /*
  * On-CPU sampling (docs/design.md, "Where the CPU time was spent"): the
  * thread is charged where it is now only if it is running now, so that
@@ -387,9 +404,26 @@ static void charge_held(struct acct *a, uintptr_t ts, uintptr_t holder,
 static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		   uint64_t now, uint64_t period)
 {
+	/* On-CPU mode, in order of cost: the account's draw (nothing read),
+	 * whether the clock moved since this tick's read (one clock read),
+	 * the kernel's word on a thread it did not (a file read), and only
+	 * for a tick that will be charged the stack. Each test
+	 * is independent of the others, so that their order changes what a
+	 * tick costs, not what it charges: a tick that finds a bursty thread
+	 * back in its wait reads no stack. The draw
+	 * thins by the account as it stood before this tick: what the thread
+	 * used since the last one (the burst it is in now) must not weigh on
+	 * whether it is charged, or a long burst would be charged more often
+	 * than its length says. */
+	if (!cc_system && a->due_ns < 0 &&
+	    !draw_below((uint64_t)(a->due_ns + (int64_t)period), period))
+		return;
+	uint64_t before = clock_ns(tid_cpu_clock(a->tid));
+	int moving = before > a->cpu_ns || (ts && ts == holder);
+	if (!moving && !runnable(a))
+		return;
 	/* running while its stack was read: a stack read just after a short
 	 * burst ended is the wait's, and must not be charged for it */
-	uint64_t before = clock_ns(tid_cpu_clock(a->tid));
 	read_stack(ts, a->tid, now);
 	uint64_t cpu = clock_ns(tid_cpu_clock(a->tid));
 	int running = cpu > before || (ts && ts == holder);
@@ -397,17 +431,10 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 		a->acc_ns += (int64_t)(cpu - a->cpu_ns);
 		a->cpu_ns = cpu;
 	}
-	if (!running) {
-		enum taskstate st = taskstate_get(a->tid);
-		if (st != TASKSTATE_RUNNABLE) {
-			if (st == TASKSTATE_FUTEX)
-				n_futex++;
-			else
-				n_held++;
-			return;
-		}
-		n_preempted++;
-	}
+	/* stopped during the read: charged only if preempted (a thread
+	 * found runnable before the read is charged as found) */
+	if (!running && moving && !runnable(a))
+		return;
 	if (cc_system) {
 		uint64_t n = kernel_periods(a, cpu);
 		if (n)
@@ -416,13 +443,6 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 				   a, cpu);
 		return;
 	}
-	/* thinned by the account as it stood before this tick: what the
-	 * thread used since the last one (the burst it is in now) must not
-	 * weigh on whether it is charged, or a long burst would be charged
-	 * more often than its length says */
-	if (a->due_ns < 0 &&
-	    !draw_below((uint64_t)(a->due_ns + (int64_t)period), period))
-		return;
 	uint64_t w = 1;
 	if (a->acc_ns > (int64_t)(CC_HOLD_PERIODS * period))
 		w += ((uint64_t)a->acc_ns - CC_HOLD_PERIODS * period) / period;
