@@ -55,7 +55,7 @@ extra_fds() {
 		"$T/$1.plain" "$T/$1.with"
 }
 
-@test "every descriptor the library keeps is above the floor and close-on-exec, as the program sees them" {
+@test "every descriptor the library keeps is above the floor and close-on-exec, as the program sees them, and is one environment.md lists" {
 	check() {
 		local exe=$2 mode extra n
 		for mode in default native; do
@@ -76,6 +76,19 @@ extra_fds() {
 				$1 < floor { print m ": descriptor " $1 " (" $3 ") below " floor; bad = 1 }
 				$2 != 1 { print m ": descriptor " $1 " (" $3 ") not close-on-exec"; bad = 1 }
 				END { exit bad }' || fail "$(cat "$T/$mode.with")"
+			# exactly the rows of docs/environment.md's table
+			# ("Descriptors") for this mode: the wake-up pipe's two
+			# ends, /proc/PID/stat, /proc/PID/task and the socket;
+			# with native stacks also libunwind's pipe and the one
+			# thread's perf counter
+			local kinds want="pipe pipe proc-stat proc-task socket"
+			[[ $mode == native ]] && want="anon_inode pipe pipe pipe pipe proc-stat proc-task socket"
+			kinds=$(printf '%s\n' "$extra" | awk '{ k = $3
+				if (k ~ /^\/proc\/[0-9]+\/stat$/) k = "proc-stat"
+				else if (k ~ /^\/proc\/[0-9]+\/task$/) k = "proc-task"
+				print k }' | sort | tr '\n' ' ')
+			[[ $kinds == "$want " ]] ||
+				fail "$mode: the library's descriptors are '$kinds', environment.md lists '$want'"
 		done
 	}
 	PYPROF_TEST_PYTHONS=$(pythons_of system 3.14) for_each_python check
