@@ -32,6 +32,7 @@
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
+#include "pyprof/xorshift.h"
 
 #define RPID "pyprof record --pid"
 #define OUTSIDE_DEFAULT_HZ 100
@@ -52,11 +53,7 @@ static uint64_t mono_ns(void)
 static uint64_t jitter(uint64_t period)
 {
 	static uint64_t x = 0x2545F4914F6CDD1Dull;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	/* uniform in [period/2, 3*period/2): the mean stays the period */
-	return period / 2 + x % (period ? period : 1);
+	return xorshift_jitter(&x, period);
 }
 
 static double cpu_s(void)

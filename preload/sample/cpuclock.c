@@ -33,6 +33,7 @@
 #include "signal/sig_frames.h"
 #include "signal/sig_handler.h"
 #include "signal/sig_labels.h"
+#include "pyprof/xorshift.h"
 
 #define CC_MAX_THREADS 4096
 #define CC_MAX_WEIGHT 100000
@@ -95,10 +96,7 @@ static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift_next(&rng);
 }
 
 /* tid's account, made for this listing if it had none: its clock read
@@ -519,7 +517,7 @@ static void tick(uint64_t now, uint64_t period)
  * busy machine), so that it does not catch up in a burst. */
 static void advance(struct timespec *next, uint64_t period)
 {
-	uint64_t d = period / 2 + next_rand() % (period ? period : 1);
+	uint64_t d = xorshift_jitter(&rng, period);
 	uint64_t t = (uint64_t)next->tv_sec * 1000000000u +
 		     (uint64_t)next->tv_nsec;
 	uint64_t now = mono_ns();

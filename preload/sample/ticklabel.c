@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/sampler.h"
+#include "pyprof/xorshift.h"
 
 /* The arena of held records (a ring of bytes) and their list, oldest
  * first. A record is held a few of its thread's ticks (up to about 25 ms
@@ -89,10 +90,7 @@ static clockid_t tid_clock(int tid, unsigned kind)
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift_next(&rng);
 }
 
 static tl_commit_fn commit_fn;

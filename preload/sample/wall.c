@@ -27,6 +27,7 @@
 #include "signal/sig_asyncio.h"
 #include "signal/sig_frames.h"
 #include "signal/sig_labels.h"
+#include "pyprof/xorshift.h"
 
 #define WALL_MAX_THREADS PYTHREADS_MAX
 
@@ -229,11 +230,7 @@ static void sample_thread(uintptr_t ts, int tid, uint64_t now,
 static uint64_t jitter(uint64_t period)
 {
 	static uint64_t x = 0x2545F4914F6CDD1Dull;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	/* uniform in [period/2, 3*period/2): the mean stays the period */
-	return period / 2 + x % (period ? period : 1);
+	return xorshift_jitter(&x, period);
 }
 
 static void *wall_main(void *arg)

@@ -69,6 +69,7 @@
 #include "sig_handler.h"
 #include "sig_labels.h"
 #include "sig_unwind.h"
+#include "pyprof/xorshift.h"
 
 static __thread int in_handler;
 static __thread int in_unwind;	      /* inside unw_backtrace: see above */
@@ -350,10 +351,7 @@ static int timer_tick_system(void)
 	tick_virt_ns = virt;
 	if (!all || user >= all)
 		return 0;
-	tick_rng ^= tick_rng << 13;
-	tick_rng ^= tick_rng >> 7;
-	tick_rng ^= tick_rng << 17;
-	return (tick_rng >> 11) % all < all - user;
+	return (xorshift_next(&tick_rng) >> 11) % all < all - user;
 }
 
 /* This thread's grid of CPU time for the perf counters, valid while
