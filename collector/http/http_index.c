@@ -18,6 +18,7 @@
 
 #include "common/arith.h"
 #include "common/clock.h"
+#include "common/html.h"
 #include "daemon/daemon_api.h"
 #include "pyprof/wire.h"
 
@@ -43,28 +44,9 @@ static int html_n(FILE *out, const char *s, size_t *left)
 	}
 	*left -= (size_t)(end - s);
 	for (; s < end; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			if ((unsigned char)*s < 0x20)
-				fputc(' ', out);
-			else
-				fputc(*s, out);
-		}
+		if (html_entity(out, *s))
+			continue;
+		fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
 	}
 	if (!*end)
 		return 0;

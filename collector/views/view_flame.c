@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/html.h"
 #include "views/renderers.h"
 #include "views/view_stats.h"
 
@@ -98,28 +99,10 @@ size_t flame_xml(FILE *out, const char *str, size_t max_cp)
 			s += n;
 			continue;
 		}
-		switch (*s) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&apos;", out);
-			break;
-		case '\n':
+		if (*s == '\n')
 			fputs("&#10;", out);
-			break;
-		default:
+		else if (!html_entity(out, *s))
 			putc(*s < 0x20 || *s == 0x7f ? '?' : *s, out);
-		}
 		s++;
 	}
 	return n_cp;

@@ -152,7 +152,7 @@ static void test_text(void)
 	p = fx_view(&f);
 	char *svg = render(p, &o);
 	CHECK_OR_RETURN(svg != NULL, "3.0 rendered", );
-	CHECK(strstr(svg, "data-n=\"&lt;a&amp;b&gt;&quot;&apos;?\xef\xbf\xbd\""),
+	CHECK(strstr(svg, "data-n=\"&lt;a&amp;b&gt;&quot;&#39;?\xef\xbf\xbd\""),
 	      "3.1 markup, a control character and a bad UTF-8 byte escaped");
 	CHECK(strstr(svg, "data-f=\"x&lt;y&gt;.py\""), "3.2 file escaped");
 	CHECK(strstr(svg, ">a_rather_long_..</text>"),
