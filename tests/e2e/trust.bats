@@ -127,6 +127,9 @@ free_uid() {
 	done
 }
 
+# 2.2, 2.5 and 2.3: the library decides before it reads any interpreter
+# (its constructor), so three stand for all: 2.7, Debian's static 3.11
+# and 3.15 (make check's time: docs/testing.md, "What runs where").
 @test "2.2 a stranger listening at PYPROF_SOCKET hears nothing unless PYPROF_COLLECTOR_USER names it" {
 	# A directory like /tmp: root's, sticky, open to all.
 	chmod 1777 "$SOCKDIR"
@@ -148,7 +151,7 @@ free_uid() {
 		assert_eq "$PLAIN_RC" "$RC" "exit status"
 		(($(heard) > 0)) || fail "with PYPROF_COLLECTOR_USER=nobody nothing was sent: $(cat "$D/sq/log")"
 	}
-	for_each_python check
+	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 system 3.15) for_each_python check
 }
 
 @test "2.5 a process pyprof does not profile tells a stranger nothing either (not even its refusal)" {
@@ -173,7 +176,7 @@ free_uid() {
 		assert_eq "$PLAIN_RC" "$RC" "exit status"
 		(($(heard) > 0)) || fail "with PYPROF_COLLECTOR_USER=nobody no refusal was sent: $(cat "$D/sq/log")"
 	}
-	for_each_python check
+	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 system 3.15) for_each_python check
 }
 
 @test "2.3 a refused process's forked children say nothing more: one line in all" {
@@ -209,7 +212,7 @@ free_uid() {
 		assert_eq 1 "$(grep -c 'not connecting to the collector socket' "$T/forks.err" || true)" \
 			"refusal lines from the parent and its children: $(cat "$T/forks.err")"
 	}
-	for_each_python check
+	PYPROF_TEST_PYTHONS=$(pythons_of 2.7 system 3.15) for_each_python check
 }
 
 @test "2.4 PYPROF_COLLECTOR_USER=no-such-user: one line naming it, the program unchanged" {
