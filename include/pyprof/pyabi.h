@@ -267,8 +267,8 @@ struct pyabi {
 	/* Thread names read from outside (collector/remote/remote_names.c):
 	 * sys.modules -> threading -> _active -> the Thread's name, on every
 	 * version (pydict.h reads the dicts). */
-	int interp_modules; /* PyInterpreterState.modules (3.12+
-	                                imports.modules): sys.modules        */
+	int interp_modules; /* sys.modules: PyInterpreterState.modules
+	                       (3.12+ imports.modules)               */
 	int module_dict;    /* PyModuleObject.md_dict, measured      */
 	int dict_table;	    /* enum pyabi_dict_table                 */
 	int dict27_mask;    /* 2.7: PyDictObject.ma_mask; else NONE  */
