@@ -101,7 +101,8 @@ COLL_SRC := $(foreach d,$(COLL_DIRS),$(wildcard collector/$(d)/*.c))
 # own rules and messages.
 COLL_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/collector/%.o) $(PROTO_OBJ) $(OTLP_OBJ) \
             $(BUILD)/collector/preload_config.o $(BUILD)/collector/preload_pyabi.o \
-            $(BUILD)/collector/remote/remote_walk_frames.o $(BUILD)/collector/preload_pycode.o
+            $(BUILD)/collector/remote/remote_walk_frames.o $(BUILD)/collector/preload_pycode.o \
+            $(BUILD)/collector/remote/remote_walk_pydict.o $(BUILD)/collector/preload_pydict.o
 COLL_CFLAGS := $(CFLAGS_COMMON) -I$(GEN) -Icollector
 COLL_LIBS := -lprotobuf-c -lz -lm
 # libcurl: pyprof-collector's HTTP client for --pyroscope (collector/push/),
@@ -184,6 +185,15 @@ REMOTE_WALK_CFLAGS := -Ipreload -DPYPROF_REMOTE_WALK
 $(BUILD)/collector/remote/remote_walk_frames.o: preload/signal/sig_frames.c | $(BUILD)/collector
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(REMOTE_WALK_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The dict readers too, for the thread names read from outside
+# (collector/remote/remote_names.c; pyprof/walk.h's pydict_*_remote).
+$(BUILD)/collector/remote/remote_walk_pydict.o: preload/signal/sig_pydict.c | $(BUILD)/collector
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(REMOTE_WALK_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/collector/preload_pydict.o: preload/cpython/pydict.c | $(BUILD)/collector
+	$(CC) $(CFLAGS_COMMON) -Ipreload $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/collector/preload_pycode.o: preload/cpython/pycode.c | $(BUILD)/collector
 	$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -c $< -o $@
@@ -284,7 +294,8 @@ FUZZ_OTLP_OBJ := $(OTLP_PROTO:proto/%.proto=$(BUILD)/fuzz/wire/gen/%.pb-c.o)
 FUZZ_OBJ := $(COLL_SRC:collector/%.c=$(BUILD)/fuzz/wire/%.o) $(BUILD)/fuzz/wire/profile.pb-c.o \
             $(FUZZ_OTLP_OBJ) \
             $(BUILD)/fuzz/wire/preload_config.o $(BUILD)/fuzz/wire/preload_pyabi.o \
-            $(BUILD)/fuzz/wire/preload_sig_frames.o $(BUILD)/fuzz/wire/preload_pycode.o
+            $(BUILD)/fuzz/wire/preload_sig_frames.o $(BUILD)/fuzz/wire/preload_pycode.o \
+            $(BUILD)/fuzz/wire/preload_sig_pydict.o $(BUILD)/fuzz/wire/preload_pydict.o
 FUZZ_RUNS ?=
 FUZZ_CHECK_RUNS ?= 100000
 # Inputs up to: a wire stream, a request head, a spooled profile, a file.
@@ -305,6 +316,12 @@ $(BUILD)/fuzz/wire/preload_pyabi.o: preload/cpython/pyabi.c | $(BUILD)/fuzz/wire
 
 $(BUILD)/fuzz/wire/preload_sig_frames.o: preload/signal/sig_frames.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(REMOTE_WALK_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/preload_sig_pydict.o: preload/signal/sig_pydict.c | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(REMOTE_WALK_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/wire/preload_pydict.o: preload/cpython/pydict.c | $(BUILD)/fuzz/wire
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ipreload -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/wire/preload_pycode.o: preload/cpython/pycode.c | $(BUILD)/fuzz/wire
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@

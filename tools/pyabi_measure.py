@@ -11,6 +11,7 @@ task's memory holds that object's address, exactly once (its context:
 the one contextvars.Context among what the task's traverse visits).
 3.14+ describe their tasks in _Py_AsyncioModuleDebugOffsets, read at run
 time: NONE here, as before 3.7 (no asyncio view). Runs on 2.7 too.
+A module's md_dict is measured the same way (module_dict below).
 """
 import sys
 
@@ -112,6 +113,24 @@ def call_ops():
          "CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode)")
 
 
+def module_dict():
+    """PyModuleObject.md_dict: the struct is private to moduleobject.c
+    before 3.10, so it is found in a live module as the one word that
+    holds the address of the module's __dict__."""
+    import ctypes
+    import struct
+    import types
+    m = types.ModuleType("pyabi_measure")
+    size = type(m).__basicsize__
+    raw = ctypes.string_at(id(m), size)
+    hits = [i for i in range(0, size - 7, 8)
+            if struct.unpack_from("P", raw, i)[0] == id(m.__dict__)]
+    if len(hits) != 1:
+        sys.exit("pyabi_measure: a module's dict found %d times in its "
+                 "%d bytes" % (len(hits), size))
+    line("module_dict", hits[0], "PyModuleObject.md_dict, measured in a live module")
+
+
 def main():
     v = sys.version_info
     if v[0] < 3 or v[:2] < (3, 7):
@@ -121,6 +140,7 @@ def main():
     else:
         measure()
     call_ops()
+    module_dict()
 
 
 main()

@@ -503,6 +503,32 @@ static void dicts(void)
 	OFF("tuple_items", PyTupleObject, ob_item);
 }
 
+/* Thread names read from outside (collector/remote/remote_names.c): where
+ * sys.modules is, and how an ordinary dict (sys.modules, a module's dict,
+ * threading._active) lays out its entries on every version. */
+static void thread_names(void)
+{
+#if PY_AT_LEAST(3, 12)
+	OFF("interp_modules", PyInterpreterState, imports.modules);
+#else
+	OFF("interp_modules", PyInterpreterState, modules);
+#endif
+#if PY_AT_LEAST(3, 11)
+	emit_sym("dict_table", "PYABI_TABLE_LOG2", "PyDictKeysObject with dk_log2_size");
+#elif PY_MAJOR_VERSION >= 3
+	emit_sym("dict_table", "PYABI_TABLE_SIZE", "PyDictKeysObject with dk_size (3.6+)");
+#else
+	emit_sym("dict_table", "PYABI_TABLE_27", "PyDictObject's own ma_table");
+#endif
+#if PY_MAJOR_VERSION >= 3
+	none("dict27_mask", "2.7: PyDictObject.ma_mask");
+	none("dict27_table", "2.7: PyDictObject.ma_table");
+#else
+	OFF("dict27_mask", PyDictObject, ma_mask);
+	OFF("dict27_table", PyDictObject, ma_table);
+#endif
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -524,6 +550,7 @@ static void row(void)
 	unicode_strings();
 	coroutines();
 	dicts();
+	thread_names();
 	printf("\t},\n");
 }
 

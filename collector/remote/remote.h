@@ -96,6 +96,8 @@ struct remote_target {
 	int tid_off;		       /* before 3.11: where a struct
 					  pthread holds its tid; -1 not yet */
 	struct remote_names *names;
+	struct walk_dict_env dict_env;	/* thread names (remote_names.c)  */
+	uint64_t active, active_interp; /* threading._active, and whose */
 };
 
 /* One thread state of the target. */
@@ -133,10 +135,23 @@ int remote_threads_list(struct remote_target *t, struct remote_thread *th,
  * their struct pthread (t->tid_off, found once in the data). */
 void remote_threads_tids(struct remote_target *t, struct remote_thread *th,
 			 int n);
-/* The thread's name as dump and profiles from outside give it:
- * "MainThread" for the main thread, else the OS's
- * (/proc/PID/task/TID/comm), "?" when unknown; printable. */
-void remote_thread_name(pid_t pid, int64_t tid, char *out, size_t n);
+/* The thread's name as dump and profiles from outside give it: its
+ * threading name (remote_thread_pyname), else "MainThread" for the main
+ * thread, else the OS's (/proc/PID/task/TID/comm), "?" when unknown;
+ * printable. 1 when the name is threading's, else 0. */
+int remote_thread_name(struct remote_target *t, const struct remote_thread *r,
+		       char *out, size_t n);
+/* remote_names.c: finds the target's dict and str types (remote_target_open
+ * calls it; without them no name is read from memory). */
+void remote_names_open(struct remote_target *t);
+/* The name of the threading.Thread of r (its thread_id is the Thread's
+ * ident) read from the target's memory, into out (UTF-8, NUL-terminated,
+ * cut to n): 0, or -1 when there is none to read (not a threading thread,
+ * a dummy thread, an unreadable or strange object: out ""). Bounded; at
+ * most a few thousand pages read (sys.modules' keys) when the threading
+ * module's _active has to be found. */
+int remote_thread_pyname(struct remote_target *t,
+			 const struct remote_thread *r, char *out, size_t n);
 /* The code object at code with the walker's fingerprint fp, named once
  * (then from t's table); NULL without memory. An object that cannot be
  * read is named "[unknown]" with known 0. */

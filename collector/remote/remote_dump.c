@@ -58,12 +58,12 @@ static int cmp_thread(const void *pa, const void *pb)
 	return a->r.tid < b->r.tid ? -1 : a->r.tid > b->r.tid;
 }
 
-static void print_thread(FILE *out, pid_t pid, const struct thread *t,
+static void print_thread(FILE *out, const struct thread *t,
 			 struct remote_target *tg)
 {
 	char name[64];
 
-	remote_thread_name(pid, t->r.tid, name, sizeof name);
+	remote_thread_name(tg, &t->r, name, sizeof name);
 	if (t->r.tid > 0)
 		fprintf(out, "Thread %lld \"%s\"%s\n", (long long)t->r.tid,
 			name, t->gil ? " (holds the GIL)" : "");
@@ -156,7 +156,7 @@ int remote_dump(const struct remote_py *py, FILE *out, char *why,
 	sort_pid = pid;
 	qsort(th, (size_t)n, sizeof *th, cmp_thread);
 	for (int i = 0; i < n; i++) {
-		print_thread(out, pid, &th[i], &tg);
+		print_thread(out, &th[i], &tg);
 		if (th[i].rc < 0)
 			failed = th[i].rc;
 	}

@@ -52,6 +52,9 @@
 #define SAMPLER_MAX_THREADS 4096
 #define WALK_TRIES 3
 #define NAME_LEN 64
+/* A thread's threading name is read when it is first listed, and again
+ * at 1, 2, 4... ticks after, this many times, until threading knows it */
+#define NAME_TRIES 12
 /* How long a running thread's clock may stand still: schedstat's run
  * time is brought up to date at each scheduler tick (4 ms at Debian's
  * HZ 250, 10 ms at HZ 100) and at each switch. Longer, a runnable
@@ -69,6 +72,9 @@ struct seen {
 	int has_run;
 	uint64_t moved_ns; /* when run_ns was last seen to change */
 	uint64_t gen;	   /* the last tick that listed it */
+	uint64_t born;	   /* the tick that first listed it */
+	int py_named;	   /* name is threading's (remote_thread_name) */
+	int name_tries;	   /* names read again since (seen_rename) */
 	char name[NAME_LEN];
 };
 
@@ -184,8 +190,22 @@ static struct seen *seen_add(struct remote_sampler *s,
 		e->stat_fd = open_task_file(s->py.pid, e->tid, "stat");
 		e->sched_fd = open_task_file(s->py.pid, e->tid, "schedstat");
 	}
-	remote_thread_name(s->py.pid, e->tid, e->name, sizeof e->name);
+	e->born = s->gen;
+	e->py_named = remote_thread_name(&s->tg, r, e->name, sizeof e->name);
 	return e;
+}
+
+/* Thread e's name read again while threading does not know it: a thread
+ * runs (and is listed) a moment before its Thread enters
+ * threading._active, and a thread of C's may never. */
+static void seen_rename(struct remote_sampler *s, struct seen *e,
+			const struct remote_thread *r)
+{
+	if (e->py_named || e->name_tries >= NAME_TRIES ||
+	    s->gen - e->born != 1ull << e->name_tries)
+		return;
+	e->name_tries++;
+	e->py_named = remote_thread_name(&s->tg, r, e->name, sizeof e->name);
 }
 
 /* The thread's state letter (R, S, D...), or 0 when it cannot be read
@@ -274,6 +294,7 @@ static struct seen *seen_get(struct remote_sampler *s,
 	if (!e && !(e = seen_add(s, r)))
 		return NULL;
 	e->gen = s->gen;
+	seen_rename(s, e, r);
 	return e;
 }
 

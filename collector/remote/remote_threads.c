@@ -144,6 +144,7 @@ int remote_target_open(struct remote_target *t, const struct remote_py *py,
 	t->env.code_type = code_type;
 	t->env.runtime = py->runtime;
 	t->env.cur_tstate_sym = t->cur_sym;
+	remote_names_open(t);
 	return 0;
 fail:
 	remote_target_close(t);
@@ -353,30 +354,34 @@ void remote_threads_tids(struct remote_target *t, struct remote_thread *th,
 	free(tasks);
 }
 
-void remote_thread_name(pid_t pid, int64_t tid, char *out, size_t n)
+int remote_thread_name(struct remote_target *t, const struct remote_thread *r,
+		       char *out, size_t n)
 {
+	pid_t pid = t->py->pid;
 	char path[96];
-	FILE *f;
+	int from_py = 0;
+	FILE *f = NULL;
 
-	snprintf(out, n, "?");
-	if (tid == pid) {
+	if (remote_thread_pyname(t, r, out, n) == 0) {
+		from_py = 1;
+	} else if (r->tid == pid) {
 		snprintf(out, n, "MainThread");
-		return;
+	} else {
+		snprintf(out, n, "?");
+		snprintf(path, sizeof path, "/proc/%d/task/%lld/comm", (int)pid,
+			 (long long)r->tid);
+		f = r->tid > 0 ? fopen(path, "re") : NULL;
 	}
-	if (tid <= 0)
-		return;
-	snprintf(path, sizeof path, "/proc/%d/task/%lld/comm", (int)pid,
-		 (long long)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(out, (int)n, f))
-		out[strcspn(out, "\n")] = '\0';
-	fclose(f);
+	if (f) {
+		if (fgets(out, (int)n, f))
+			out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
 	/* a name from the target reaches the terminal as text */
 	for (char *p = out; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '"')
 			*p = '?';
+	return from_py;
 }
 
 static uint64_t code_hash(uint64_t code, uint32_t fp)

@@ -111,6 +111,14 @@ enum pyabi_dict_kind {
 	PYABI_DICT_INLINE = 4	/* 3.13+: inline values, else dict at -24    */
 };
 
+/* How an ordinary dict (not an instance's) keeps its entries: the
+ * thread names read from outside (collector/remote/remote_names.c). */
+enum pyabi_dict_table {
+	PYABI_TABLE_27 = 1,   /* 2.7: ma_mask + 1 slots at ma_table          */
+	PYABI_TABLE_SIZE = 2, /* 3.6-3.10: a keys object with dk_size        */
+	PYABI_TABLE_LOG2 = 3  /* 3.11+: a keys object with dk_log2_size      */
+};
+
 /* An offset that does not exist in this version. */
 #define PYABI_NONE (-1)
 
@@ -255,6 +263,16 @@ struct pyabi {
 	 * opcode modules): a leaf frame executing one is inside what it
 	 * called, which, the frame being the leaf, is C (time=native). */
 	uint64_t call_ops[4];
+
+	/* Thread names read from outside (collector/remote/remote_names.c):
+	 * sys.modules -> threading -> _active -> the Thread's name, on every
+	 * version (pydict.h reads the dicts). */
+	int interp_modules; /* sys.modules: PyInterpreterState.modules
+	                       (3.12+ imports.modules)               */
+	int module_dict;    /* PyModuleObject.md_dict, measured      */
+	int dict_table;	    /* enum pyabi_dict_table                 */
+	int dict27_mask;    /* 2.7: PyDictObject.ma_mask; else NONE  */
+	int dict27_table;   /* 2.7: PyDictObject.ma_table; else NONE */
 };
 
 /* Whether op is one of abi's calling opcodes (call_ops). Any context. */

@@ -98,4 +98,30 @@ int walk_remote_guard(void (*fn)(void *arg), void *arg);
 /* Forgets what was read: the walk tried again reads the target anew. */
 void walk_remote_afresh(void);
 
+/* ---- dicts of another process (sig_pydict.c's pyprof build) ---- */
+
+/* What the dict readers check the target's objects against. */
+struct walk_dict_env {
+	const struct pyabi *abi;
+	uint64_t dict_type; /* &PyDict_Type in the target                 */
+	uint64_t str_type;  /* &PyUnicode_Type (2.7: &PyString_Type)      */
+};
+
+/*
+ * The library's dict readers (preload/cpython/pydict.h, every version
+ * 2.7-3.15) over the target's memory: the value of ASCII str key text in
+ * the ordinary dict d; of the entry whose stored hash is hash (an int
+ * key below 2**61 - 1: its value); of attribute name in obj's instance
+ * dict. 0 when there is none, when d or obj is not what it should be, or
+ * when env lacks a type. Loads through walk_remote_load: call inside
+ * walk_remote_guard (a failed load jumps out). Bounded: pydict.h's
+ * PYDICT_MAX_SCAN entries (PYDICT_MAX_ENTRIES attributes).
+ */
+uint64_t pydict_get_str_remote(const struct walk_dict_env *env, uint64_t d,
+			       const char *text);
+uint64_t pydict_get_hash_remote(const struct walk_dict_env *env, uint64_t d,
+				int64_t hash);
+uint64_t pydict_attr_remote(const struct walk_dict_env *env, uint64_t obj,
+			    const char *name);
+
 #endif /* PYPROF_WALK_H */

@@ -94,12 +94,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyObject **ma_values */
 		.ht_cached_keys = PYABI_NONE,      /* read through tp_dictoffset's dict */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 16,              /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_27,      /* PyDictObject's own ma_table */
+		.dict27_mask = 32,                 /* PyDictObject.ma_mask */
+		.dict27_table = 40,                /* PyDictObject.ma_table */
 		.task_loop = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_fut_waiter = PYABI_NONE,     /* no asyncio view before 3.7 */
 		.task_coro = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_name = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_context = PYABI_NONE,        /* no asyncio view before 3.7 */
 		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000007008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.6: pyenv 3.6.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -170,12 +175,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyObject **ma_values */
 		.ht_cached_keys = PYABI_NONE,      /* read through tp_dictoffset's dict */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 16,              /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_SIZE,    /* PyDictKeysObject with dk_size (3.6+) */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_fut_waiter = PYABI_NONE,     /* no asyncio view before 3.7 */
 		.task_coro = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_name = PYABI_NONE,           /* no asyncio view before 3.7 */
 		.task_context = PYABI_NONE,        /* no asyncio view before 3.7 */
 		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.7: pyenv 3.7.16 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -246,12 +256,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyObject **ma_values */
 		.ht_cached_keys = PYABI_NONE,      /* read through tp_dictoffset's dict */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 40,              /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_SIZE,    /* PyDictKeysObject with dk_size (3.6+) */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 104,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 112,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = PYABI_NONE,           /* TaskObj has no name before 3.8 */
 		.task_context = 120,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000200006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.8: pyenv 3.8.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -322,12 +337,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyObject **ma_values */
 		.ht_cached_keys = PYABI_NONE,      /* read through tp_dictoffset's dict */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 56,              /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_SIZE,    /* PyDictKeysObject with dk_size (3.6+) */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 104,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 112,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 120,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 128,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000600006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.9: pyenv 3.9.18 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -398,12 +418,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyObject **ma_values */
 		.ht_cached_keys = PYABI_NONE,      /* read through tp_dictoffset's dict */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 856,             /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_SIZE,    /* PyDictKeysObject with dk_size (3.6+) */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 144,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 152,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 160,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 168,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000200006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.10: pyenv 3.10.13 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -474,12 +499,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyObject **ma_values */
 		.ht_cached_keys = PYABI_NONE,      /* read through tp_dictoffset's dict */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 856,             /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_SIZE,    /* PyDictKeysObject with dk_size (3.6+) */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 152,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 160,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 168,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 176,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000200006008ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.11: pyenv 3.11.7, /usr/bin/python3 (3.11.2) */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -550,12 +580,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyDictValues.values */
 		.ht_cached_keys = 872,             /* PyHeapTypeObject.ht_cached_keys */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 888,             /* PyInterpreterState.modules */
+		.dict_table = PYABI_TABLE_LOG2,    /* PyDictKeysObject with dk_log2_size */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 128,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 136,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 144,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 152,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x0000000001c00000ull, 0x820200000003f30full, 0x000008400000e000ull, 0x0000000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.12: pyenv 3.12.1 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -626,12 +661,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 0,               /* PyDictValues.values */
 		.ht_cached_keys = 880,             /* PyHeapTypeObject.ht_cached_keys */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 944,             /* PyInterpreterState.imports.modules */
+		.dict_table = PYABI_TABLE_LOG2,    /* PyDictKeysObject with dk_log2_size */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 128,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 136,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 144,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 152,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x0101ffc431800000ull, 0x0000000000000000ull, 0x0000680000004000ull, 0x0012000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.13: pyenv 3.13.0 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -702,12 +742,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 8,               /* PyDictValues.values */
 		.ht_cached_keys = 880,             /* PyHeapTypeObject.ht_cached_keys */
 		.tuple_items = 24,                 /* PyTupleObject.ob_item */
+		.interp_modules = 7656,            /* PyInterpreterState.imports.modules */
+		.dict_table = PYABI_TABLE_LOG2,    /* PyDictKeysObject with dk_log2_size */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = 16,                   /* TaskObj fut_loop, measured in a live task */
 		.task_fut_waiter = 112,            /* TaskObj task_fut_waiter, measured in a live task */
 		.task_coro = 120,                  /* TaskObj task_coro, measured in a live task */
 		.task_name = 128,                  /* TaskObj task_name, measured in a live task */
 		.task_context = 136,               /* TaskObj task_context, measured in a live task */
 		.call_ops = { 0x03e0000000000000ull, 0x0000000000000000ull, 0x003ffffc00000000ull, 0x0070000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.14: Debian sid python3.14 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -778,12 +823,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 8,               /* PyDictValues.values */
 		.ht_cached_keys = 880,             /* PyHeapTypeObject.ht_cached_keys */
 		.tuple_items = 32,                 /* PyTupleObject.ob_item */
+		.interp_modules = 7688,            /* PyInterpreterState.imports.modules */
+		.dict_table = PYABI_TABLE_LOG2,    /* PyDictKeysObject with dk_log2_size */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_fut_waiter = PYABI_NONE,     /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_coro = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_name = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_context = PYABI_NONE,        /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.call_ops = { 0x00f0000000000010ull, 0x0000000000000000ull, 0x0000003fffff8000ull, 0x1c00000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ /* 3.15: Debian sid python3.15 */
 		.major = 3,                        /* PY_MAJOR_VERSION */
@@ -854,12 +904,17 @@ const struct pyabi pyabi_table[] = {
 		.dict_values_at = 8,               /* PyDictValues.values */
 		.ht_cached_keys = 888,             /* PyHeapTypeObject.ht_cached_keys */
 		.tuple_items = 32,                 /* PyTupleObject.ob_item */
+		.interp_modules = 7592,            /* PyInterpreterState.imports.modules */
+		.dict_table = PYABI_TABLE_LOG2,    /* PyDictKeysObject with dk_log2_size */
+		.dict27_mask = PYABI_NONE,         /* 2.7: PyDictObject.ma_mask */
+		.dict27_table = PYABI_NONE,        /* 2.7: PyDictObject.ma_table */
 		.task_loop = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_fut_waiter = PYABI_NONE,     /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_coro = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_name = PYABI_NONE,           /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.task_context = PYABI_NONE,        /* 3.14+: _Py_AsyncioModuleDebugOffsets */
 		.call_ops = { 0x003c000000000010ull, 0x0000000000000000ull, 0x000001ffffff0000ull, 0x0e00000000000000ull }, /* CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode) */
+		.module_dict = 16,                 /* PyModuleObject.md_dict, measured in a live module */
 	},
 	{ .major = 0 },
 };

@@ -28,6 +28,16 @@
  * The entries are scanned in order (an instance has a dozen), a key
  * matching by address (the interned string found once with the GIL) or,
  * failing that, by its ASCII text.
+ *
+ * Ordinary dicts too (pydict_layout_any_init), for the thread names read
+ * from outside (sys.modules, a module's dict, threading._active): their
+ * keys object is ma_keys (at 32; ma_values at 40) on 3.6+ (3.6's keys
+ * object is 3.7's); 2.7 has none: ma_mask + 1 slots {hash, key, value}
+ * at ma_table (the row's dict27_mask, dict27_table), a deleted one
+ * holding a dummy key and no value. 2.7 and 3.6 instances keep their
+ * attributes in a dict at tp_dictoffset, as 3.7-3.10 do. An int key is
+ * found by the hash its entry stores (2.7-3.10 and 3.11+'s general
+ * keys): an int's hash is its value below 2**61 - 1 in every version.
  */
 #ifndef PYPROF_PYDICT_H
 #define PYPROF_PYDICT_H
@@ -38,12 +48,15 @@
 #include "pyprof/pyabi.h"
 
 struct pydict_layout {
-	int kind;	     /* enum pyabi_dict_kind                     */
-	int old_keys;	     /* 3.7-3.10 keys object                     */
-	int values_at;	     /* first value in a values array            */
-	int ht_cached_keys;  /* PyHeapTypeObject.ht_cached_keys (3.11+)  */
-	uintptr_t dict_type; /* &PyDict_Type, set by the caller          */
-	uintptr_t str_type;  /* &PyUnicode_Type, set by the caller       */
+	const struct pyabi *abi; /* the row: object headers, strings     */
+	int kind;		 /* enum pyabi_dict_kind                     */
+	int old_keys;		 /* 3.7-3.10 keys object                     */
+	int values_at;		 /* first value in a values array            */
+	int ht_cached_keys;	 /* PyHeapTypeObject.ht_cached_keys (3.11+)  */
+	uintptr_t dict_type;	 /* &PyDict_Type, set by the caller          */
+	uintptr_t str_type;	 /* &PyUnicode_Type, set by the caller       */
+	int table;		 /* enum pyabi_dict_table, or 0              */
+	int mask27, table27;	 /* 2.7: ma_mask, ma_table                   */
 };
 
 /* One attribute name: the interned str (or 0) and its ASCII text. */
@@ -60,6 +73,17 @@ struct pydict_key {
  */
 int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi);
 
+/*
+ * The same for reading ordinary dicts and instances' attributes on every
+ * version (2.7 and 3.6 included, whose rows give no kind: their instances'
+ * dicts are at tp_dictoffset). Returns 0, or -ENOTSUP for a row with no
+ * dict_table. Any thread; no side effects.
+ */
+int pydict_layout_any_init(struct pydict_layout *out, const struct pyabi *abi);
+
 #define PYDICT_MAX_ENTRIES 256
+/* Most entries (2.7: slots) looked at in an ordinary dict: sys.modules
+ * of a large program holds some thousands. */
+#define PYDICT_MAX_SCAN (1 << 17)
 
 #endif

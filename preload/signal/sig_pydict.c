@@ -1,7 +1,7 @@
 /*
- * signal/sig_pydict.c - an attribute from an instance dictionary, read
- * with plain loads inside the caller's guarded region (pydict.h says
- * where each version keeps it).
+ * signal/sig_pydict.c - an attribute from an instance dictionary, or a
+ * value from an ordinary dict, read with plain loads inside the caller's
+ * guarded region (pydict.h says where each version keeps them).
  *
  * async-signal-safe: no malloc, stdio, locks or lazily initialised
  * thread-locals; nothing but loads. Runs on the wall sampler thread for
@@ -9,34 +9,125 @@
  * fault jumps out of the caller's region; a half-made dictionary gives a
  * wrong or no answer, which the caller type-checks. Every count read from
  * memory is bounded before it is used.
+ *
+ * Compiled a second time into pyprof (the Makefile's
+ * remote_walk_pydict.o, with PYPROF_REMOTE_WALK), as sig_frames.c is:
+ * the same reads of another process's memory through walk_remote_load,
+ * for the thread names read from outside (pyprof/walk.h's
+ * pydict_*_remote).
  */
-#include "cpython/pydict.h"
-#include "base/sampler.h"
-#include "sig_pydict.h"
+#ifdef PYPROF_REMOTE_WALK
+#include <string.h>
 
+#include "pyprof/walk.h"
+#define RD_PTR(a) ((uintptr_t)walk_remote_load((uintptr_t)(a), 8))
+#define RD_I64(a) ((int64_t)walk_remote_load((uintptr_t)(a), 8))
+#define RD_U8(a) ((uint8_t)walk_remote_load((uintptr_t)(a), 1))
+/* the library's names stay the library's (the unit tests link both) */
+#define pydict_attr_sigsafe pydict_attr_remote_
+#define pydict_get_str_sigsafe pydict_get_str_remote_
+#define pydict_get_hash_sigsafe pydict_get_hash_remote_
+#else
 #define RD_PTR(a) (*(volatile uintptr_t *)(uintptr_t)(a))
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
 #define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
+#endif
 
-/* PyTypeObject, the same in every CPython 3 on a 64-bit target */
+#include "cpython/pydict.h"
+#include "sig_pydict.h"
+
+/* PyTypeObject, the same in 2.7 and every CPython 3 on a 64-bit target */
 #define TP_BASICSIZE 32
 #define TP_FLAGS 168
 #define TP_DICTOFFSET 288
 #define FLAG_INLINE_VALUES (1ul << 2) /* 3.13+ */
 #define FLAG_MANAGED_DICT (1ul << 4)  /* 3.11+ */
 #define MANAGED_AT 24		      /* the dict (or values) at obj - 24 */
+#define MA_KEYS 32		      /* PyDictObject.ma_keys, 3.6+ */
+#define MA_VALUES 40		      /* PyDictObject.ma_values, 3.6+ */
+#define NO_HASH (-1)
 
-/* Where obj's attributes are: *keys and, for a split table, *values (the
- * values array) and *cap (how many it holds, or -1: as many as the keys);
- * 0, or -1 when obj has no attributes to read. */
-static int where(const struct pydict_layout *l, uintptr_t obj,
-		 uintptr_t *keys, uintptr_t *values, int *cap)
+/* The entries to look at: n of size bytes from entries, each with its
+ * key, value and hash (hash_at NO_HASH: none) at those offsets; a split
+ * table's values in values (0: in the entries), cap of them (-1: as
+ * many as the keys). */
+struct scan {
+	uintptr_t entries, values;
+	int64_t n;
+	int size, hash_at, key_at, value_at, cap;
+};
+
+static void entry_shape(struct scan *s, int general)
 {
-	uintptr_t tp = RD_PTR(obj + (uintptr_t)sampler.abi->ob_type);
+	if (general) /* {hash, key, value} */
+		s->size = 24, s->hash_at = 0, s->key_at = 8, s->value_at = 16;
+	else /* 3.11+ unicode keys: {key, value} */
+		s->size = 16, s->hash_at = NO_HASH, s->key_at = 0,
+		s->value_at = 8;
+}
+
+/* The entries of the keys object keys (3.6+): 0, or -1. */
+static int keys_scan(const struct pydict_layout *l, uintptr_t keys,
+		     struct scan *s)
+{
+	if (!keys)
+		return -1;
+	if (l->old_keys) {
+		int64_t dk_size = RD_I64(keys + 8);
+		int64_t ix = dk_size <= 0xff ? 1 : dk_size <= 0xffff ? 2
+								     : 4;
+		if (dk_size <= 0 || dk_size > (1 << 20))
+			return -1;
+		s->n = RD_I64(keys + 32);
+		s->entries = keys + 40 + (uintptr_t)(dk_size * ix);
+		entry_shape(s, 1);
+	} else {
+		unsigned log2_bytes = RD_U8(keys + 9);
+		if (log2_bytes > 24)
+			return -1;
+		s->n = RD_I64(keys + 24);
+		s->entries = keys + 32 + ((uintptr_t)1 << log2_bytes);
+		entry_shape(s, RD_U8(keys + 10) == 0); /* DICT_KEYS_GENERAL */
+	}
+	return 0;
+}
+
+/* The entries of dict object d (the values of a split one): 0, or -1
+ * when d is no dict. */
+static int dict_scan(const struct pydict_layout *l, uintptr_t d,
+		     struct scan *s)
+{
+	uintptr_t v;
+
+	s->values = 0;
+	s->cap = -1;
+	if (!d || RD_PTR(d + (uintptr_t)l->abi->ob_type) != l->dict_type)
+		return -1;
+	if (l->table == PYABI_TABLE_27) {
+		int64_t mask = RD_I64(d + (uintptr_t)l->mask27);
+		if (mask < 0 || mask >= PYDICT_MAX_SCAN)
+			return -1;
+		s->n = mask + 1;
+		s->entries = RD_PTR(d + (uintptr_t)l->table27);
+		entry_shape(s, 1);
+		return s->entries ? 0 : -1;
+	}
+	v = RD_PTR(d + MA_VALUES);
+	if (keys_scan(l, RD_PTR(d + MA_KEYS), s) < 0)
+		return -1;
+	if (v && l->values_at) /* 3.13+: capacity, size, embedded, valid */
+		s->cap = RD_U8(v);
+	s->values = v ? v + (uintptr_t)l->values_at : 0;
+	return 0;
+}
+
+/* Where obj's attributes are: 0, or -1 when obj has none to read. */
+static int attr_scan(const struct pydict_layout *l, uintptr_t obj,
+		     struct scan *s)
+{
+	uintptr_t tp = RD_PTR(obj + (uintptr_t)l->abi->ob_type);
 	uint64_t flags = tp ? RD_PTR(tp + TP_FLAGS) : 0;
 	uintptr_t d = 0, v = 0;
-	*keys = *values = 0;
-	*cap = -1;
 	if (!tp)
 		return -1;
 	if (l->kind >= PYABI_DICT_MANAGED && (flags & FLAG_MANAGED_DICT)) {
@@ -54,87 +145,135 @@ static int where(const struct pydict_layout *l, uintptr_t obj,
 			else
 				d = w;
 		}
-		if (v)
-			*keys = RD_PTR(tp + (uintptr_t)l->ht_cached_keys);
 	} else {
 		int64_t off = RD_I64(tp + TP_DICTOFFSET);
 		if (off <= 0 || off > 4096) /* < 0: variable-size objects */
 			return -1;
 		d = RD_PTR(obj + (uintptr_t)off);
 	}
-	if (d) {
-		if (RD_PTR(d + (uintptr_t)sampler.abi->ob_type) != l->dict_type)
-			return -1;
-		*keys = RD_PTR(d + 32); /* ma_keys */
-		v = RD_PTR(d + 40);	/* ma_values: a split table */
-	}
-	if (v && l->values_at) /* 3.13+: capacity, size, embedded, valid */
-		*cap = RD_U8(v);
-	*values = v ? v + (uintptr_t)l->values_at : 0;
-	return *keys ? 0 : -1;
+	if (d)
+		return dict_scan(l, d, s);
+	if (!v || keys_scan(l, RD_PTR(tp + (uintptr_t)l->ht_cached_keys), s) < 0)
+		return -1;
+	s->cap = l->values_at ? RD_U8(v) : -1;
+	s->values = v + (uintptr_t)l->values_at;
+	return 0;
 }
 
-/* Whether str s is the ASCII text of key. */
-static int same_text(uintptr_t s, const struct pydict_key *key)
+/* Whether str s is the ASCII text of key (2.7: its bytes). */
+static int same_text(const struct pydict_layout *l, uintptr_t s,
+		     const struct pydict_key *key)
 {
-	const struct pyabi *a = sampler.abi;
-	uint32_t st = RD_U8(s + a->u_state) |
-		      (uint32_t)RD_U8(s + a->u_state + 1) << 8 |
-		      (uint32_t)RD_U8(s + a->u_state + 2) << 16 |
-		      (uint32_t)RD_U8(s + a->u_state + 3) << 24;
-	if (!(st >> a->u_compact_bit & 1) || !(st >> a->u_ascii_bit & 1) ||
-	    RD_I64(s + a->u_length) != (int64_t)key->len)
+	const struct pyabi *a = l->abi;
+	uintptr_t data;
+	if (s == key->interned)
+		return 1;
+	if (RD_PTR(s + (uintptr_t)a->ob_type) != l->str_type)
 		return 0;
-	uintptr_t data = s + (uintptr_t)a->u_ascii_size;
+	if (a->str_kind == PYABI_STR_BYTES) {
+		if (RD_I64(s + (uintptr_t)a->var_size) != (int64_t)key->len)
+			return 0;
+		data = s + (uintptr_t)a->bytes_sval;
+	} else {
+		uint32_t st = RD_U8(s + a->u_state) |
+			      (uint32_t)RD_U8(s + a->u_state + 1) << 8 |
+			      (uint32_t)RD_U8(s + a->u_state + 2) << 16 |
+			      (uint32_t)RD_U8(s + a->u_state + 3) << 24;
+		if (!(st >> a->u_compact_bit & 1) || !(st >> a->u_ascii_bit & 1) ||
+		    RD_I64(s + a->u_length) != (int64_t)key->len)
+			return 0;
+		data = s + (uintptr_t)a->u_ascii_size;
+	}
 	for (size_t i = 0; i < key->len; i++)
 		if (RD_U8(data + i) != (uint8_t)key->text[i])
 			return 0;
 	return 1;
 }
 
-uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
-			      const struct pydict_key *key)
+/* The value of the first entry of s whose key is key's text (key not
+ * NULL) or whose stored hash is hash, and has a value; 0 if none. */
+static uintptr_t find(const struct pydict_layout *l, const struct scan *s,
+		      const struct pydict_key *key, int64_t hash, int64_t max)
 {
-	uintptr_t keys, values, entries;
-	int64_t n;
-	int cap;
-	unsigned size, key_at, value_at;
-	if (!l->kind || !obj || where(l, obj, &keys, &values, &cap) < 0)
+	if (s->n < 0 || s->n > max || (!key && s->hash_at == NO_HASH))
 		return 0;
-	if (l->old_keys) {
-		int64_t dk_size = RD_I64(keys + 8);
-		int64_t ix = dk_size <= 0xff ? 1 : dk_size <= 0xffff ? 2
-								     : 4;
-		if (dk_size <= 0 || dk_size > (1 << 20))
-			return 0;
-		n = RD_I64(keys + 32);
-		entries = keys + 40 + (uintptr_t)(dk_size * ix);
-		size = 24, key_at = 8, value_at = 16;
-	} else {
-		unsigned log2_bytes = RD_U8(keys + 9);
-		if (log2_bytes > 24)
-			return 0;
-		n = RD_I64(keys + 24);
-		entries = keys + 32 + ((uintptr_t)1 << log2_bytes);
-		if (RD_U8(keys + 10) == 0) /* DICT_KEYS_GENERAL */
-			size = 24, key_at = 8, value_at = 16;
-		else
-			size = 16, key_at = 0, value_at = 8;
-	}
-	if (n < 0 || n > PYDICT_MAX_ENTRIES)
-		return 0;
-	for (int64_t i = 0; i < n; i++) {
-		uintptr_t e = entries + (uintptr_t)i * size;
-		uintptr_t k = RD_PTR(e + key_at);
-		if (!k || (k != key->interned &&
-			   (RD_PTR(k + (uintptr_t)sampler.abi->ob_type) !=
-				    l->str_type ||
-			    !same_text(k, key))))
+	for (int64_t i = 0; i < s->n; i++) {
+		uintptr_t e = s->entries + (uintptr_t)i * (uintptr_t)s->size;
+		uintptr_t k = RD_PTR(e + (uintptr_t)s->key_at), v;
+		if (!k || (key ? !same_text(l, k, key)
+			       : RD_I64(e + (uintptr_t)s->hash_at) != hash))
 			continue;
-		if (values && cap >= 0 && i >= cap)
+		if (s->values && s->cap >= 0 && i >= s->cap)
 			return 0; /* a key added after these values were made */
-		return values ? RD_PTR(values + 8 * (uintptr_t)i)
-			      : RD_PTR(e + value_at);
+		v = s->values ? RD_PTR(s->values + 8 * (uintptr_t)i)
+			      : RD_PTR(e + (uintptr_t)s->value_at);
+		if (v) /* else deleted (2.7: a dummy key) */
+			return v;
 	}
 	return 0;
 }
+
+uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
+			      const struct pydict_key *key)
+{
+	struct scan s;
+	if (!l->kind || !obj || attr_scan(l, obj, &s) < 0)
+		return 0;
+	return find(l, &s, key, 0, PYDICT_MAX_ENTRIES);
+}
+
+uintptr_t pydict_get_str_sigsafe(const struct pydict_layout *l, uintptr_t d,
+				 const struct pydict_key *key)
+{
+	struct scan s;
+	if (!l->table || dict_scan(l, d, &s) < 0)
+		return 0;
+	return find(l, &s, key, 0, PYDICT_MAX_SCAN);
+}
+
+uintptr_t pydict_get_hash_sigsafe(const struct pydict_layout *l, uintptr_t d,
+				  int64_t hash)
+{
+	struct scan s;
+	if (!l->table || dict_scan(l, d, &s) < 0)
+		return 0;
+	return find(l, &s, NULL, hash, PYDICT_MAX_SCAN);
+}
+
+#ifdef PYPROF_REMOTE_WALK
+/* pyprof's build: walk.h's entry points, each with a layout of its own
+ * (a few stores: the names are read once per thread). */
+static int remote_layout(const struct walk_dict_env *env,
+			 struct pydict_layout *l)
+{
+	if (!env || pydict_layout_any_init(l, env->abi) < 0)
+		return -1;
+	l->dict_type = (uintptr_t)env->dict_type;
+	l->str_type = (uintptr_t)env->str_type;
+	return l->dict_type && l->str_type ? 0 : -1;
+}
+
+uint64_t pydict_get_str_remote(const struct walk_dict_env *env, uint64_t d,
+			       const char *text)
+{
+	struct pydict_layout l;
+	struct pydict_key k = { 0, text, strlen(text) };
+	return remote_layout(env, &l) < 0 ? 0 : pydict_get_str_sigsafe(&l, d, &k);
+}
+
+uint64_t pydict_get_hash_remote(const struct walk_dict_env *env, uint64_t d,
+				int64_t hash)
+{
+	struct pydict_layout l;
+	return remote_layout(env, &l) < 0 ? 0
+					  : pydict_get_hash_sigsafe(&l, d, hash);
+}
+
+uint64_t pydict_attr_remote(const struct walk_dict_env *env, uint64_t obj,
+			    const char *name)
+{
+	struct pydict_layout l;
+	struct pydict_key k = { 0, name, strlen(name) };
+	return remote_layout(env, &l) < 0 ? 0 : pydict_attr_sigsafe(&l, obj, &k);
+}
+#endif

@@ -99,6 +99,32 @@ three_threads() {
 # A target that is its own saboteur: ctypes makes a name and a line table
 # claim absurd sizes, or the outermost frames' link point back at the
 # innermost (a loop). The dump ends in time with what it could read.
+# threading_names NAME EXE: threads named by threading only (no OS names
+# before 3.14, cut to 15 bytes on 3.14+), each by its whole name.
+threading_names() {
+	local name=$1 exe=$2 f=$PP_TARGETS/threading_names.py s th
+	target "$name" "$exe" "$f" "$T/$name.stop" 7
+	dump "$name"
+	assert_eq 0 "$RC" "exit status of dump"
+	[[ ! -s $T/$name.dump.err ]] || fail "dump wrote on stderr"
+	[[ $(grep -c '^Thread ' "$T/$name.dump") == 4 ]] || fail "not 4 threads"
+	grep -q "^Thread $TPID \"MainThread\"" "$T/$name.dump" ||
+		fail "no MainThread"
+	for th in alpha beta gamma; do
+		block "$T/$name.dump" "threading-name-$th" | head -1 |
+			grep -qxF "    sleeper ($f:$(marker_line "$f" sleep))" ||
+			fail "threading-name-$th not found by its name, asleep"
+	done
+	touch "$T/$name.stop"
+	s=0
+	wait "$TPID" || s=$?
+	assert_eq 7 "$s" "the target's exit status"
+}
+
+@test "dump from outside: threads named by threading only, by those names" {
+	for_each_python threading_names
+}
+
 hostile_one() {
 	local name=$1 exe=$2 how=$3 f=$PP_TARGETS/dump_hostile.py
 	target "$name-$how" "$exe" "$f" "$how"
@@ -118,6 +144,16 @@ hostile_one() {
 		grep -q '^    (cut: ' "$T/$name-$how.dump" ||
 			fail "no line saying the stack was cut"
 		;;
+	names)
+		# threading names that are no names: the OS's instead
+		assert_eq 0 "$RC" "exit status of dump"
+		[[ $(grep -c '^Thread ' "$T/$name-$how.dump") == 3 ]] ||
+			fail "not 3 threads"
+		grep -q "^Thread $TPID \"MainThread\"" "$T/$name-$how.dump" ||
+			fail "no MainThread"
+		! grep -E '"(hostile-absurd-name|12345)"' "$T/$name-$how.dump" ||
+			fail "a name that is no name"
+		;;
 	esac
 	kill -9 "$TPID"
 }
@@ -125,9 +161,10 @@ hostile_one() {
 hostile() {
 	hostile_one "$1" "$2" sizes
 	hostile_one "$1" "$2" loop
+	hostile_one "$1" "$2" names
 }
 
-@test "dump from outside: absurd sizes and a looping frame chain end in time with a line" {
+@test "dump from outside: absurd sizes, a looping frame chain and threading names that are no names end in time with a line" {
 	for_each_python hostile
 }
 

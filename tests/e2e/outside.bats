@@ -152,9 +152,32 @@ best = max((l.rsplit(" ", 1)[0].split(";").count("deep"), l)
            for l in sys.stdin)
 print(best[0], best[1][:80])
 sys.exit(best[0] < 799 or "bootstrap" not in best[1].split(";")[0])'
+	record_names "$name" "$exe"
 }
 
-@test "1.3 record --pid --mode wall: every thread each tick by its name, off CPU and without the GIL while asleep, an 800-deep stack whole; nothing loaded, the target unchanged" {
+# record_names NAME EXE: threading_names.py's threads, named by threading
+# only (their OS names "python3", or cut to 15 bytes on 3.14+), each by
+# its whole threading name, read from the target's memory.
+record_names() {
+	local name=$1-names exe=$2 prof=$T/$1-names.pb.gz st=0 th
+	"$exe" "$PP_TARGETS/threading_names.py" "$T/$name.stop" 5 \
+		>"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 30
+	"$PP_PYPROF" record --pid "$TPID" --mode wall --hz 100 --duration 1 \
+		-o "$prof" 2>"$T/$name.rec.err" ||
+		{ cat "$T/$name.rec.err"; fail "record --pid of threading_names.py"; }
+	touch "$T/$name.stop"
+	wait "$TPID" || st=$?
+	assert_eq 5 "$st" "the target's exit status"
+	shares labels "$prof" thread_name | awk '{print $1}' | sort >"$T/$name.threads"
+	printf '%s\n' MainThread threading-name-alpha threading-name-beta \
+		threading-name-gamma | diff - "$T/$name.threads" ||
+		fail "not the threads' threading names"
+}
+
+@test "1.3 record --pid --mode wall: every thread each tick by its name (threading's, OS names or not), off CPU and without the GIL while asleep, an 800-deep stack whole; nothing loaded, the target unchanged" {
 	for_each_python record_wall
 }
 

@@ -6,7 +6,9 @@ Prints "ready" once in place, then sleeps until killed (exit: exits).
   loop   the outermost of three running frames linked back to the
          innermost (its f_back / previous), a chain without end;
   exit   three threads 200 calls deep, then the process exits after a
-         few tenths of a second, while it is being read."""
+         few tenths of a second, while it is being read;
+  names  two threads whose threading names are no names: one claims
+         2**50 characters, the other is an int."""
 
 import ctypes
 import os
@@ -94,6 +96,12 @@ def make_loop(fc):
     raise SystemExit("no link found")
 
 
+def sleeper():
+    held.append(1)
+    while True:
+        time.sleep(0.05)
+
+
 def deep(n):
     if n:
         return deep(n - 1)
@@ -128,6 +136,18 @@ elif MODE == "exit":
     sys.stdout.flush()
     time.sleep(random.uniform(0.1, 0.6))
     os._exit(0)
+elif MODE == "names":
+    absurd = threading.Thread(target=sleeper, name="hostile-absurd-name")
+    not_str = threading.Thread(target=sleeper, name="hostile-not-a-str")
+    for t in (absurd, not_str):
+        t.daemon = True
+        t.start()
+    while len(held) < 2:
+        time.sleep(0.01)
+    # PyASCIIObject.length / 2.7 ob_size
+    ctypes.c_ssize_t.from_address(id(absurd.name) + 16).value = 1 << 50
+    setattr(not_str, "_Thread__name" if sys.version_info < (3,) else "_name",
+            12345)
 sys.stdout.write("ready\n")
 sys.stdout.flush()
 while True:

@@ -38,7 +38,8 @@ echo "$list" | while read -r version exe; do
 	if ! ${CC:-cc} $(versions_cflags) -Wno-deprecated-declarations \
 		-isystem "$inc" -I"$top/include" -I"$top/preload" -I"$top/tests/unit" \
 		"$top/tests/versions/pyabi_embed.c" "$top/preload/cpython/pycode.c" \
-		"$top/preload/cpython/pyabi.c" -o "$bin" $libs -lpthread \
+		"$top/preload/cpython/pyabi.c" "$top/preload/cpython/pydict.c" \
+		"$top/preload/signal/sig_pydict.c" -o "$bin" $libs -lpthread \
 		>"$out/pyabi-$tag.build" 2>&1; then
 		echo "FAIL $version: pyabi_embed does not build:"
 		sed 's/^/  /' "$out/pyabi-$tag.build"

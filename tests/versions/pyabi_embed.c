@@ -27,6 +27,10 @@
  *      On 2.7, byte strings. pycode_read_bytes on bytes objects.
  *   5. 3.13+: pyabi_check_debug_offsets against the live _PyRuntime
  *      (GIL offsets included), and that it notices a tampered block or row.
+ *   6. thread names (read from outside by pyprof): sys.modules at
+ *      interp_modules, a module's dict at module_dict, and the dict
+ *      readers (signal/sig_pydict.c) finding threading, its _active and
+ *      the current Thread's name as the C API does.
  *
  * The reader is memcpy: everything read is live and owned by this process.
  * Output ends with check.h's `check: N passed, N failed`; exit 1 on failure.
@@ -47,6 +51,8 @@
 #include "check.h"
 #include "pyprof/pyabi.h"
 #include "cpython/pycode.h"
+#include "cpython/pydict.h"
+#include "signal/sig_pydict.h"
 
 #define PY_AT_LEAST(maj, min) (PY_VERSION_HEX >= (((maj) << 24) | ((min) << 16)))
 
@@ -802,6 +808,49 @@ static void check_debug_offsets(void)
 #endif
 }
 
+static void check_names(void)
+{
+	struct pydict_layout l;
+	struct pydict_key k_threading = { 0, "threading", 9 };
+	struct pydict_key k_active = { 0, "_active", 7 };
+	struct pydict_key k_name = { 0, PY_MAJOR_VERSION == 2 ? "_Thread__name" : "_name",
+				     PY_MAJOR_VERSION == 2 ? 13 : 5 };
+	PyObject *mods = PyImport_GetModuleDict(), *th, *active, *cur, *name;
+
+	CHECK(pydict_layout_any_init(&l, row) == 0, "6.1 a layout of ordinary dicts");
+	l.dict_type = (uintptr_t)&PyDict_Type;
+#if PY_MAJOR_VERSION == 2
+	l.str_type = (uintptr_t)&PyString_Type;
+#else
+	l.str_type = (uintptr_t)&PyUnicode_Type;
+#endif
+	CHECK(rd_ptr((uintptr_t)PyInterpreterState_Head() + row->interp_modules) ==
+		      (uintptr_t)mods,
+	      "6.2 interp_modules is sys.modules");
+	th = PyImport_ImportModule("threading");
+	CHECK_OR_RETURN(th != NULL, "6.3 import threading", );
+	CHECK(rd_ptr((uintptr_t)th + row->module_dict) == (uintptr_t)PyModule_GetDict(th),
+	      "6.3 module_dict is the module's dict");
+	CHECK(pydict_get_str_sigsafe(&l, (uintptr_t)mods, &k_threading) == (uintptr_t)th,
+	      "6.4 sys.modules['threading'] by its text");
+	active = PyObject_GetAttrString(th, "_active");
+	cur = PyObject_CallMethod(th, "current_thread", NULL);
+	CHECK_OR_RETURN(active && cur, "6.5 threading._active, current_thread()", );
+	CHECK(pydict_get_str_sigsafe(&l, (uintptr_t)PyModule_GetDict(th), &k_active) ==
+		      (uintptr_t)active,
+	      "6.5 threading._active by its text");
+	CHECK(pydict_get_hash_sigsafe(&l, (uintptr_t)active,
+				      (int64_t)PyThread_get_thread_ident()) == (uintptr_t)cur,
+	      "6.6 _active[ident] by the ident's hash");
+	name = PyObject_GetAttrString(cur, "name");
+	CHECK(name && pydict_attr_sigsafe(&l, (uintptr_t)cur, &k_name) == (uintptr_t)name,
+	      "6.7 the Thread's name from its instance dict");
+	Py_XDECREF(name);
+	Py_DECREF(cur);
+	Py_DECREF(active);
+	Py_DECREF(th);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -821,6 +870,7 @@ int main(int argc, char **argv)
 	check_code();
 	check_strings();
 	check_debug_offsets();
+	check_names();
 	run_frames(argv[1]);
 	return check_summary();
 }
