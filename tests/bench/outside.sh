@@ -52,3 +52,62 @@ for hz in 100 1000; do
 		"$hz" "$(median <"$T/ratio.$hz")" \
 		"$(echo "$(median <"$T/cpu.$hz") * 100" | bc -l)"
 done
+
+# Side by side with the same profile taken in-process: outside_shares.py
+# (three functions, 5:3:2 of its CPU by construction) runs under `pyprof
+# record --hz N` (the library in it) and is read from outside by `pyprof
+# record --pid --hz N` over the same run. Reported, as medians over the
+# rounds: each profile's largest error against the program's own shares
+# (points), the largest difference between the two profiles (points), and
+# the CPU each profiler took (the library's threads' in the target, from
+# its profile's comments; the reader's, from its one line) per second of
+# the run.
+for r in $(seq "$ROUNDS"); do
+	for hz in 100 1000; do
+		rm -f "$T/go"
+		$B/pyprof record --hz "$hz" -o "$T/in.pb.gz" -- "$PYX" \
+			tests/targets/outside_shares.py 4 "$T/go" >"$T/sh.out" \
+			2>"$T/sh.err" &
+		rpid=$!
+		until grep -q ready "$T/sh.out" 2>/dev/null; do sleep 0.05; done
+		tpid=$(pgrep -n -P "$rpid" -f outside_shares.py)
+		$B/pyprof record --pid "$tpid" --hz "$hz" -o "$T/out.pb.gz" \
+			2>"$T/rec2" &
+		opid=$!
+		sleep 0.3
+		m0=$(mono)
+		touch "$T/go"
+		wait "$rpid"
+		wait "$opid"
+		m1=$(mono)
+		tail -1 "$T/sh.out" >"$T/truth.json"
+		python3 - "$T/truth.json" "$T/in.pb.gz" "$T/out.pb.gz" \
+			"$(sed -nE 's/.*pyprof used ([0-9.]+) s of CPU.*/\1/p' "$T/rec2")" \
+			"$m0" "$m1" >>"$T/side.$hz" <<'PY'
+import json, subprocess, sys
+truth = json.load(open(sys.argv[1]))["shares"]
+def shares(prof):
+    out = subprocess.run(["python3", "tests/lib/pprof_shares.py", "funcs",
+                          prof], capture_output=True, text=True).stdout
+    v = {}
+    for line in out.splitlines()[1:]:
+        f = line.split()
+        if len(f) >= 4 and f[3] in truth:
+            v[f[3]] = v.get(f[3], 0) + float(f[2])
+    tot = sum(v.values()) or 1
+    return {k: 100 * x / tot for k, x in v.items()}
+a, b = shares(sys.argv[2]), shares(sys.argv[3])
+err = lambda s: max(abs(s.get(k, 0) - 100 * truth[k]) for k in truth)
+diff = max(abs(a.get(k, 0) - b.get(k, 0)) for k in truth)
+secs = float(sys.argv[6]) - float(sys.argv[5])
+reader = float(sys.argv[4] or 0) / secs
+print("%.2f %.2f %.2f %.4f" % (err(a), err(b), diff, reader))
+PY
+	done
+done
+echo "  the same run profiled in-process (pyprof record) and from outside (record --pid), outside_shares.py 5:3:2:"
+for hz in 100 1000; do
+	col() { awk -v c="$1" '{print $c}' "$T/side.$hz" | median; }
+	printf '    %4d Hz: largest error in-process %.2f points, outside %.2f; the two apart %.2f points; the reader %.2f%% of a CPU\n' \
+		"$hz" "$(col 1)" "$(col 2)" "$(col 3)" "$(echo "$(col 4) * 100" | bc -l)"
+done
