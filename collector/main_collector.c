@@ -211,7 +211,7 @@ static void log_serving(const struct wiring *w, const char *token)
 static int start_http(struct wiring *w, const struct collector_parts *parts)
 {
 	const struct collector_opts *opts = w->opts;
-	char herr[HTTP_ERR_LEN];
+	char herr[ERR_LEN];
 	const char *token = opts->http_token;
 	int rc;
 
@@ -266,7 +266,7 @@ static int member_served(void *arg, int fd, uid_t uid)
 static int start_members(struct wiring *w, const struct collector_parts *parts)
 {
 	const struct collector_opts *opts = w->opts;
-	char herr[HTTP_ERR_LEN], line[130];
+	char herr[ERR_LEN], line[130];
 	int rc;
 
 	if ((rc = pprof_server_members(w->http, opts->http_members,

@@ -369,7 +369,7 @@ static int sink_finish(struct sink *s, int rc, const char *what,
  * printable (view_read_text_file). */
 static struct view_profile *load(const char *path, int as_text)
 {
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	struct view_profile *p;
 
 	if ((as_text ? view_read_text_file(path, &p, err)
@@ -387,7 +387,7 @@ static int top_runs(const char *cmd, const struct vopts *o)
 {
 	struct view_top_opts t = { 0 };
 	struct view_profile **prof;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	struct sink out;
 	size_t n = (size_t)o->n_args;
 	int rc = 0;
@@ -432,7 +432,7 @@ int cmd_top(int argc, char **argv)
 	struct view_top_opts t = { 0 };
 	struct view_profile *p = NULL;
 	struct sink out;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	int rc;
 
 	rc = parse(cmd, argc, argv, &o, cmd_top_usage, "onABCDENOP");
@@ -510,7 +510,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct view_flame_opts f = { 0 };
 	struct view_profile *p = NULL;
 	struct sink out;
-	char err[VIEW_ERR_LEN], title[512];
+	char err[ERR_LEN], title[512];
 	int rc;
 
 	rc = parse(cmd, argc, argv, &o, cmd_flamegraph_usage, "oABCFGHP");
@@ -594,7 +594,7 @@ int cmd_convert_file(const struct convert_req *r)
 {
 	struct view_profile *p = NULL;
 	struct timeline_data *tl = NULL;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	struct sink out;
 	int rc;
 
@@ -746,7 +746,7 @@ static int diff_test(const char *cmd, const struct vopts *o, char **after,
 	struct view_diff_opts d = { 0 };
 	size_t n_before = (size_t)o->n_args, n_prof, n_failing = 0;
 	struct view_profile **prof;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	int rc = 0;
 
 	if (!after && o->n_args == 2) {
@@ -802,7 +802,7 @@ int cmd_diff(int argc, char **argv)
 	struct vopts o = { 0 };
 	struct view_diff_opts d = { 0 };
 	struct view_profile *base = NULL, *cur = NULL;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	struct sink out;
 	char **after = NULL;
 	int rc, n_after = 0;

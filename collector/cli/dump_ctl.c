@@ -86,7 +86,7 @@ static void print(const struct view_profile *p, struct dump_thread *th,
 
 int dump_ctl(pid_t pid, const char *sock, int native)
 {
-	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX], err[VIEW_ERR_LEN];
+	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX], err[ERR_LEN];
 	char buf[64];
 	struct view_profile *p = NULL;
 	struct dump_thread *th = NULL;

@@ -120,7 +120,7 @@ static uint64_t def_str(struct outside_prof *o, const char *s)
 {
 	size_t len = strlen(s);
 	uint64_t h = idhash_bytes(s, len);
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int made, rc;
 	uint32_t id;
 
@@ -156,7 +156,7 @@ static uint64_t def_str(struct outside_prof *o, const char *s)
 /* A function's location at line, defined on first use: 0 on failure. */
 static uint32_t def_loc(struct outside_prof *o, uint32_t func, int line)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int made, rc;
 	uint32_t id = ktab_get(&o->locs, func, (uint64_t)(int64_t)line, 0, 0,
 			       &made);
@@ -178,7 +178,7 @@ static uint32_t def_func(struct outside_prof *o, uint64_t code, uint64_t fp,
 			 const char *name, const char *sysname,
 			 const char *file, int firstlineno)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int made, rc;
 	uint32_t id = ktab_get(&o->funcs, code, fp, 0, 0, &made);
 	uint64_t sn, ss, sf;
@@ -215,7 +215,7 @@ static uint32_t pseudo_loc(struct outside_prof *o, uint32_t *cache,
 static uint32_t def_node(struct outside_prof *o, uint32_t parent,
 			 uint32_t loc)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int made, rc;
 	uint32_t id = ktab_get(&o->nodes, parent, loc, 0, 0, &made);
 
@@ -230,7 +230,7 @@ static uint32_t def_node(struct outside_prof *o, uint32_t parent,
 static uint32_t def_thread(struct outside_prof *o, int64_t tid,
 			   const char *name)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int made, rc;
 	uint32_t id = ktab_get(&o->threads, (uint64_t)tid, 0, 0, 0, &made);
 	uint64_t sn;
@@ -283,7 +283,7 @@ static uint32_t stack_node(struct outside_prof *o,
 
 static void add_lost(struct outside_prof *o, unsigned reason, uint64_t ns)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 
 	if (proc_add_lost(o->sess, reason, 1, ns, err) == 0)
 		o->n_lost++;
@@ -292,7 +292,7 @@ static void add_lost(struct outside_prof *o, unsigned reason, uint64_t ns)
 void outside_prof_add(void *arg, const struct remote_sample *smp)
 {
 	struct outside_prof *o = arg;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	struct proc_sample rec = { 0 };
 	uint64_t clock;
 	uint32_t node, thread;
@@ -379,7 +379,7 @@ struct outside_prof *outside_prof_new(const struct remote_py *py, int wall,
 	struct proc_bytes args[MAX_ARGS];
 	struct proc_hello h = { 0 };
 	char exe[REMOTE_PATH_MAX], comm[64] = "", ver[32], path[64];
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	ssize_t n;
 	int resumed, fd;
 

@@ -117,7 +117,7 @@ static int place(const struct record *r, const char *src, const char *dest,
  * read. */
 static unsigned long long waits_able(const char *path)
 {
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	struct view_profile *p = NULL;
 	unsigned long long n = 0;
 
@@ -210,7 +210,7 @@ static int write_empty_waits(const struct record *r, unsigned long long able)
  * contentions), or why there is none; "" if it cannot be read. */
 static void describe_waits(const char *path, size_t k, char *buf, size_t n)
 {
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	struct view_profile *p = NULL;
 	unsigned long long sum = 0;
 

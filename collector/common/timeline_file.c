@@ -49,7 +49,7 @@ static int64_t unzigzag(uint64_t v)
  * -EINVAL, its text in err. */
 static int corrupt(char *err)
 {
-	snprintf(err, TIMELINE_ERR_LEN, "timeline is truncated or corrupt");
+	snprintf(err, ERR_LEN, "timeline is truncated or corrupt");
 	return -EINVAL;
 }
 
@@ -109,7 +109,7 @@ static int read_records(struct wire_in *r, struct tl_data *t,
 		x->value = (int64_t)wire_get_varint(r);
 		x->flags = (uint32_t)wire_get_varint(r);
 		if (stack >= n_stacks) {
-			snprintf(err, TIMELINE_ERR_LEN, "record %" PRIu64 ": stack %" PRIu64 " of %" PRIu64, i, stack,
+			snprintf(err, ERR_LEN, "record %" PRIu64 ": stack %" PRIu64 " of %" PRIu64, i, stack,
 				 n_stacks);
 			return -EINVAL;
 		}
@@ -130,14 +130,14 @@ int timeline_parse(const void *data, size_t len, struct timeline_data **out,
 	*out = NULL;
 	if (len < TIMELINE_MAGIC_LEN ||
 	    memcmp(d, TIMELINE_MAGIC, TIMELINE_MAGIC_LEN)) {
-		snprintf(err, TIMELINE_ERR_LEN, "not a pyprof timeline (no "
-						"PYPROFTL magic)");
+		snprintf(err, ERR_LEN, "not a pyprof timeline (no "
+				       "PYPROFTL magic)");
 		return -EINVAL;
 	}
 	r = (struct wire_in){ d + TIMELINE_MAGIC_LEN, d + len, 1 };
 	version = wire_get_varint(&r);
 	if (r.ok && version != TIMELINE_VERSION) {
-		snprintf(err, TIMELINE_ERR_LEN, "timeline version %" PRIu64 " (this pyprof reads %d)", version, TIMELINE_VERSION);
+		snprintf(err, ERR_LEN, "timeline version %" PRIu64 " (this pyprof reads %d)", version, TIMELINE_VERSION);
 		return -EINVAL;
 	}
 	t = calloc(1, sizeof(*t));
@@ -177,7 +177,7 @@ int timeline_read(const char *path, struct timeline_data **out, char *err)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, TIMELINE_ERR_LEN, "%s: %s", path,
+		snprintf(err, ERR_LEN, "%s: %s", path,
 			 strerror(errno));
 		return rc;
 	}
@@ -198,7 +198,7 @@ int timeline_read(const char *path, struct timeline_data **out, char *err)
 			continue;
 		if (got < 0) {
 			rc = -errno;
-			snprintf(err, TIMELINE_ERR_LEN, "%s: %s", path,
+			snprintf(err, ERR_LEN, "%s: %s", path,
 				 strerror(errno));
 			goto out;
 		}

@@ -52,11 +52,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "common/errbuf.h"
 
 #define TIMELINE_MAGIC "PYPROFTL"
 #define TIMELINE_MAGIC_LEN 8
 #define TIMELINE_VERSION 1
-#define TIMELINE_ERR_LEN 256
 
 /* ---- reader side ------------------------------------------------------------ */
 

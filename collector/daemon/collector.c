@@ -757,7 +757,7 @@ static void lend_parts(struct collector *c, const char *path)
 static int start_listening(struct collector *c, const char *path)
 {
 	const struct collector_opts *opts = c->opts;
-	char err[LISTENER_ERR_LEN];
+	char err[ERR_LEN];
 	int rc;
 
 	if ((rc = setup_signals(c)) < 0) {

@@ -294,7 +294,7 @@ static void on_refused(struct conn *c, const struct proc_hello *h,
 static int on_hello(struct conn *c, struct wire_in *r)
 {
 	struct hello hl;
-	char err[PROC_ERR_LEN > HELLO_ERR_LEN ? PROC_ERR_LEN : HELLO_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed, rc;
 
 	if (c->state != CONN_WANT_HELLO) {
@@ -356,7 +356,7 @@ static int on_bye(struct conn *c, struct wire_in *r)
 
 static int on_def(struct conn *c, struct wire_in *r, unsigned type)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int rc;
 
 	switch (type) {
@@ -438,7 +438,7 @@ static int on_def(struct conn *c, struct wire_in *r, unsigned type)
  * proc_def_labels checks what they name. */
 static int on_labels(struct conn *c, struct wire_in *r)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	uint64_t kv[2 * WIRE_MAX_LABELS];
 	struct wire_labels f;
 	int rc = decode_labels(r, &f, kv);
@@ -626,7 +626,7 @@ static int on_records(struct conn *c, struct wire_in *r,
 		      const struct record_frame *k)
 {
 	union batch recs;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	struct wire_in start;
 	uint64_t lead, index = 0;
 	size_t n;
@@ -664,7 +664,7 @@ static int on_records(struct conn *c, struct wire_in *r,
 
 static int on_heap_snapshot(struct conn *c, struct wire_in *r)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	struct wire_heap_snapshot f;
 	int rc = check_end(c, r, WIRE_HEAP_SNAPSHOT,
 			   decode_heap_snapshot(r, &f));

@@ -31,13 +31,13 @@ static int add_arg(struct hello *hl, size_t *cap, const uint8_t *s,
 {
 	struct proc_hello *h = &hl->h;
 	if (h->n_args == WIRE_MAX_ARGS) {
-		snprintf(err, HELLO_ERR_LEN, "HELLO: more than %d ARG fields",
+		snprintf(err, ERR_LEN, "HELLO: more than %d ARG fields",
 			 WIRE_MAX_ARGS);
 		return -EPROTO;
 	}
 	if (grow_array(&hl->args, cap, h->n_args + 1, sizeof(*hl->args),
 		       16) < 0) {
-		snprintf(err, HELLO_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
 	hl->args[h->n_args++] = (struct proc_bytes){ s, n };
@@ -54,7 +54,7 @@ static int set_field(struct hello *hl, size_t *args_cap,
 	case WIRE_H_VERSION:
 		h->version = v;
 		if (v != WIRE_VERSION) {
-			snprintf(err, HELLO_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "protocol version %" PRIu64 " not supported "
 				 "(this collector speaks %d)",
 				 v,
@@ -119,14 +119,14 @@ static int read_fields(struct wire_in *r, struct hello *hl, uint64_t *seen,
 
 	while (!wire_at_end(r)) {
 		if (wire_field_next(r, WIRE_MAX_STRING, &f) < 0) {
-			snprintf(err, HELLO_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "HELLO: a field is malformed or longer than "
 				 "the frame (or than %d bytes)",
 				 WIRE_MAX_STRING);
 			return -EPROTO;
 		}
 		if (*seen == 0 && f.tag != WIRE_H_VERSION) {
-			snprintf(err, HELLO_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "HELLO must start with VERSION (got tag "
 				 "%" PRIu64 ")",
 				 f.tag);
@@ -149,13 +149,13 @@ static int read_fields(struct wire_in *r, struct hello *hl, uint64_t *seen,
 		if (f.tag == 0 || f.tag > WIRE_H_COMM)
 			continue; /* unknown: skipped, as wire.h promises */
 		if (f.is_bytes != hello_bytes_tag(f.tag)) {
-			snprintf(err, HELLO_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "HELLO tag %" PRIu64 " has the wrong kind",
 				 f.tag);
 			return -EPROTO;
 		}
 		if (f.tag != WIRE_H_ARG && (*seen & (1ull << f.tag))) {
-			snprintf(err, HELLO_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "HELLO tag %" PRIu64 " repeated", f.tag);
 			return -EPROTO;
 		}
@@ -177,7 +177,7 @@ int hello_decode(const uint8_t *p, size_t len, struct hello *out,
 	out->sampling = -1;
 	err[0] = 0;
 	if (len < WIRE_MAGIC_LEN || memcmp(p, WIRE_MAGIC, WIRE_MAGIC_LEN)) {
-		snprintf(err, HELLO_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "HELLO without the " WIRE_MAGIC " magic");
 		return -EPROTO;
 	}
@@ -186,16 +186,16 @@ int hello_decode(const uint8_t *p, size_t len, struct hello *out,
 		return rc;
 	out->h.args = out->args;
 	if (!(seen & (1ull << WIRE_H_VERSION))) {
-		snprintf(err, HELLO_ERR_LEN, "HELLO without VERSION");
+		snprintf(err, ERR_LEN, "HELLO without VERSION");
 		return -EPROTO;
 	}
 	if (!(seen & (1ull << WIRE_H_PID)) || out->h.pid == 0 ||
 	    out->h.pid > INT32_MAX) {
-		snprintf(err, HELLO_ERR_LEN, "HELLO without a valid PID");
+		snprintf(err, ERR_LEN, "HELLO without a valid PID");
 		return -EPROTO;
 	}
 	if (out->h.mode != WIRE_MODE_CPU && out->h.mode != WIRE_MODE_WALL) {
-		snprintf(err, HELLO_ERR_LEN, "HELLO: unknown mode %" PRIu64,
+		snprintf(err, ERR_LEN, "HELLO: unknown mode %" PRIu64,
 			 out->h.mode);
 		return -EPROTO;
 	}

@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "daemon/proc.h"
+#include "common/errbuf.h"
 
-#define HELLO_ERR_LEN 160
 
 /* A decoded HELLO. Byte strings point into the payload given to
  * hello_decode and are valid as long as it is. */
@@ -32,7 +32,7 @@ struct hello {
  * first and the one this collector speaks, tags of the right kind and
  * not repeated (ARG excepted, at most WIRE_MAX_ARGS), a PID, a known
  * mode. Unknown tags are skipped.
- * Returns 0; -EPROTO with err (HELLO_ERR_LEN bytes) saying why; or
+ * Returns 0; -EPROTO with err (ERR_LEN bytes) saying why; or
  * -ENOMEM (err "out of memory"). *out needs hello_free either way.
  */
 int hello_decode(const uint8_t *p, size_t len, struct hello *out,

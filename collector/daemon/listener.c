@@ -86,19 +86,19 @@ static int prepare_dir(const char *path, int shared, char *err)
 		else if (rc == 0 && errno != EEXIST)
 			rc = -errno;
 		if (rc < 0) {
-			snprintf(err, LISTENER_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "cannot create directory %s: %s", dir,
 				 strerror(-rc));
 			return rc;
 		}
 	} else if (errno != EEXIST) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "cannot create directory %s: %s", dir, strerror(-rc));
 		return rc;
 	}
 	if ((fd = checked_open(dir, O_RDONLY, &dir_rules, err,
-			       LISTENER_ERR_LEN)) < 0)
+			       ERR_LEN)) < 0)
 		return fd;
 	rc = 0;
 	if (created) {
@@ -111,7 +111,7 @@ static int prepare_dir(const char *path, int shared, char *err)
 			rc = -errno;
 	}
 	if (rc < 0)
-		snprintf(err, LISTENER_ERR_LEN, "chmod %s: %s", dir,
+		snprintf(err, ERR_LEN, "chmod %s: %s", dir,
 			 strerror(-rc));
 	close(fd);
 	return rc;
@@ -129,36 +129,36 @@ static int clear_stale(const struct sockaddr_un *sa, char *err)
 		if (errno == ENOENT)
 			return 0;
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN, "%s: %s", path, strerror(-rc));
+		snprintf(err, ERR_LEN, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
 	if (!S_ISSOCK(sb.st_mode)) {
-		snprintf(err, LISTENER_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "%s exists and is not a socket", path);
 		return -EEXIST;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN, "socket: %s", strerror(-rc));
+		snprintf(err, ERR_LEN, "socket: %s", strerror(-rc));
 		return rc;
 	}
 	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
 	    errno == EAGAIN || errno == EINPROGRESS) {
-		snprintf(err, LISTENER_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "a collector is already listening on %s", path);
 		rc = -EADDRINUSE;
 		goto out;
 	}
 	if (errno != ECONNREFUSED) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN, "cannot probe %s: %s", path,
+		snprintf(err, ERR_LEN, "cannot probe %s: %s", path,
 			 strerror(-rc));
 		goto out;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "cannot remove stale socket %s: %s", path,
 			 strerror(-rc));
 		goto out;
@@ -181,7 +181,7 @@ int listener_open(const char *path, int shared, struct listener **out,
 
 	*out = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, LISTENER_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "socket path too long (at most %zu bytes): %s",
 			 sizeof(sa.sun_path) - 1, path);
 		return -ENAMETOOLONG;
@@ -189,7 +189,7 @@ int listener_open(const char *path, int shared, struct listener **out,
 	strcpy(sa.sun_path, path);
 	l = calloc(1, sizeof(*l));
 	if (!l) {
-		snprintf(err, LISTENER_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
 	l->fd = -1;
@@ -202,7 +202,7 @@ int listener_open(const char *path, int shared, struct listener **out,
 		       0);
 	if (l->fd < 0) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN, "socket: %s", strerror(-rc));
+		snprintf(err, ERR_LEN, "socket: %s", strerror(-rc));
 		goto out;
 	}
 	old_mask = umask(0177);
@@ -211,18 +211,18 @@ int listener_open(const char *path, int shared, struct listener **out,
 	umask(old_mask);
 	if (bound < 0) {
 		if (rc == -EADDRINUSE)
-			snprintf(err, LISTENER_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "a collector is already listening on %s",
 				 path);
 		else
-			snprintf(err, LISTENER_ERR_LEN, "bind %s: %s", path,
+			snprintf(err, ERR_LEN, "bind %s: %s", path,
 				 strerror(-rc));
 		goto out;
 	}
 	if (chmod(path, sock_mode) < 0 || stat(path, &sb) < 0 ||
 	    listen(l->fd, SOMAXCONN) < 0) {
 		rc = -errno;
-		snprintf(err, LISTENER_ERR_LEN, "%s: %s", path, strerror(-rc));
+		snprintf(err, ERR_LEN, "%s: %s", path, strerror(-rc));
 		unlink(path);
 		goto out;
 	}

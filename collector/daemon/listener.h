@@ -18,10 +18,10 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include "common/errbuf.h"
 
 struct listener;
 
-#define LISTENER_ERR_LEN 512
 
 /* Binds and listens on path. Creates the missing parent directories with
  * mode 0700 (0711 for the socket's own directory when shared; an existing
@@ -32,7 +32,7 @@ struct listener;
  * what to do about it; refuses when a collector already answers on path;
  * removes a stale socket file. The socket is non-blocking and mode 0600
  * (0666 when shared). Returns 0 and the listener in *out, or a negative
- * errno with the reason in err (LISTENER_ERR_LEN bytes): -EADDRINUSE when a
+ * errno with the reason in err (ERR_LEN bytes): -EADDRINUSE when a
  * collector answers. */
 int listener_open(const char *path, int shared, struct listener **out,
 		  char *err);

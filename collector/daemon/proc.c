@@ -416,7 +416,7 @@ int proc_check_samples(const struct proc_session *s,
 			why = "labels is not a defined label set";
 		else
 			continue;
-		snprintf(err, PROC_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "SAMPLES record %" PRIu64 " (node %" PRIu64
 			 ", thread %" PRIu64 ", flags %#" PRIx64 "): %s",
 			 first_index + i, r->node, r->thread, r->flags, why);
@@ -545,12 +545,12 @@ int proc_add_lost(struct proc_session *s, uint64_t reason, uint64_t samples,
 {
 	struct proc *p = s->proc;
 	if (reason < 1 || reason > WIRE_LOST_REASON_MAX) {
-		snprintf(err, PROC_ERR_LEN, "LOST: unknown reason %" PRIu64,
+		snprintf(err, ERR_LEN, "LOST: unknown reason %" PRIu64,
 			 reason);
 		return -EPROTO;
 	}
 	if (samples > INT64_MAX || value > INT64_MAX) {
-		snprintf(err, PROC_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "LOST: samples or value out of range");
 		return -EPROTO;
 	}

@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "pyprof/wire.h"
+#include "common/errbuf.h"
 
 struct agg;
 struct symtab;
@@ -58,7 +59,6 @@ struct procs;
 struct proc;
 struct proc_session;
 
-#define PROC_ERR_LEN 160
 
 /* Lost-sample reasons: the wire's (1..WIRE_LOST_REASON_MAX), and those
  * the collector adds itself: samples that never reached it (see above),
@@ -275,7 +275,7 @@ uint64_t proc_session_samples(const struct proc_session *s);
 uint64_t proc_session_lost(const struct proc_session *s);
 
 /* Definitions. Each returns 0, -EPROTO (err says which rule the frame
- * broke; nothing changed), or -ENOMEM. err has PROC_ERR_LEN bytes. */
+ * broke; nothing changed), or -ENOMEM. err has ERR_LEN bytes. */
 int proc_def_string(struct proc_session *s, uint64_t id, const uint8_t *p,
 		    size_t len, char *err);
 int proc_def_function(struct proc_session *s, uint64_t id, uint64_t name,

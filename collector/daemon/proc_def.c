@@ -49,11 +49,11 @@ static int check_new_id(const struct idmap *m, uint64_t id, const char *kind,
 			char *err)
 {
 	if (id > WIRE_MAX_IDS) {
-		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64 " over the limit of %u ids", kind, id, WIRE_MAX_IDS);
+		snprintf(err, ERR_LEN, "%s id %" PRIu64 " over the limit of %u ids", kind, id, WIRE_MAX_IDS);
 		return -EPROTO;
 	}
 	if (id != m->n + 1) {
-		snprintf(err, PROC_ERR_LEN, "%s id %" PRIu64 " out of order (expected %zu)", kind, id, m->n + 1);
+		snprintf(err, ERR_LEN, "%s id %" PRIu64 " out of order (expected %zu)", kind, id, m->n + 1);
 		return -EPROTO;
 	}
 	return 0;
@@ -135,13 +135,13 @@ static int charge(struct proc_session *s, size_t bytes, char *err)
 	struct def_user *u = NULL;
 
 	if (s->def_bytes + cost > PROC_MAX_DEF_BYTES) {
-		snprintf(err, PROC_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "definitions exceed the limit of %u MiB",
 			 PROC_MAX_DEF_BYTES >> 20);
 		return -EPROTO;
 	}
 	if (reg->max_def_total && reg->def_total + cost > reg->max_def_total) {
-		snprintf(err, PROC_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "the definitions of all clients together would "
 			 "pass --max-memory (%" PRIu64 " MiB)",
 			 reg->max_def_total >> 20);
@@ -152,7 +152,7 @@ static int charge(struct proc_session *s, size_t bytes, char *err)
 		if (!u)
 			return oom(err);
 		if (u->bytes + cost > reg->max_def_user) {
-			snprintf(err, PROC_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "the definitions of uid %u's clients together "
 				 "would pass --max-memory-per-user (%" PRIu64
 				 " MiB)",
@@ -206,7 +206,7 @@ static int check_ref(const struct idmap *m, uint64_t ref, const char *kind,
 {
 	if (idmap_has(m, ref))
 		return 0;
-	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64 " is not a defined %s", kind, id, field, ref, what);
+	snprintf(err, ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64 " is not a defined %s", kind, id, field, ref, what);
 	return -EPROTO;
 }
 
@@ -215,7 +215,7 @@ static int check_line(uint64_t line, const char *kind, uint64_t id,
 {
 	if (line <= INT32_MAX)
 		return 0;
-	snprintf(err, PROC_ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64 " is out of range", kind, id, field, line);
+	snprintf(err, ERR_LEN, "%s %" PRIu64 ": %s %" PRIu64 " is out of range", kind, id, field, line);
 	return -EPROTO;
 }
 
@@ -281,7 +281,7 @@ int proc_def_mapping(struct proc_session *s, uint64_t id, uint64_t start,
 			    "string", err)) < 0)
 		return rc;
 	if (start >= limit || build_id_len > WIRE_MAX_BUILD_ID) {
-		snprintf(err, PROC_ERR_LEN, "MAPPING %" PRIu64 ": %s", id,
+		snprintf(err, ERR_LEN, "MAPPING %" PRIu64 ": %s", id,
 			 start >= limit ? "start is not below limit"
 					: "build id too long");
 		return -EPROTO;
@@ -374,7 +374,7 @@ int proc_def_address(struct proc_session *s, uint64_t id, uint64_t mapping,
 	 * in a mapping (the symtab would take it for a Python location
 	 * without a function). */
 	if (addr == 0) {
-		snprintf(err, PROC_ERR_LEN, "ADDRESS %" PRIu64 ": address 0",
+		snprintf(err, ERR_LEN, "ADDRESS %" PRIu64 ": address 0",
 			 id);
 		return -EPROTO;
 	}
@@ -383,7 +383,7 @@ int proc_def_address(struct proc_session *s, uint64_t id, uint64_t mapping,
 		mid = s->mappings.v[mapping];
 		symtab_mapping(st, mid, &m);
 		if (addr < m.start || addr >= m.limit) {
-			snprintf(err, PROC_ERR_LEN, "ADDRESS %" PRIu64 ": %#" PRIx64 " is outside mapping %" PRIu64,
+			snprintf(err, ERR_LEN, "ADDRESS %" PRIu64 ": %#" PRIx64 " is outside mapping %" PRIu64,
 				 id, addr, mapping);
 			return -EPROTO;
 		}
@@ -416,7 +416,7 @@ int proc_def_node(struct proc_session *s, uint64_t id, uint64_t parent,
 		return rc;
 	gparent = parent ? s->nodes.v[parent] : 0;
 	if (symtab_node_depth(st, gparent) + 1 > WIRE_MAX_DEPTH) {
-		snprintf(err, PROC_ERR_LEN, "NODE %" PRIu64 ": stack deeper than %u frames", id, WIRE_MAX_DEPTH);
+		snprintf(err, ERR_LEN, "NODE %" PRIu64 ": stack deeper than %u frames", id, WIRE_MAX_DEPTH);
 		return -EPROTO;
 	}
 	if ((rc = charge(s, 0, err)) < 0)
@@ -495,7 +495,7 @@ int proc_def_thread(struct proc_session *s, uint64_t ref, uint64_t tid,
 	    (rc = check_new_id(&s->threads, ref, "THREAD", err)) < 0)
 		return rc;
 	if (tid == 0 || tid > INT32_MAX) {
-		snprintf(err, PROC_ERR_LEN, "THREAD %" PRIu64 ": tid %" PRIu64 " is out of range", ref, tid);
+		snprintf(err, ERR_LEN, "THREAD %" PRIu64 ": tid %" PRIu64 " is out of range", ref, tid);
 		return -EPROTO;
 	}
 	if (name != 0 && (rc = check_ref(&s->strings, name, "THREAD", ref,
@@ -545,8 +545,8 @@ int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
 	if ((rc = check_new_id(&s->labels, id, "LABELS", err)) < 0)
 		return rc;
 	if (n == 0 || n > WIRE_MAX_LABELS) {
-		snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64 ": %zu pairs "
-					    "(1 to %u are allowed)",
+		snprintf(err, ERR_LEN, "LABELS %" PRIu64 ": %zu pairs "
+				       "(1 to %u are allowed)",
 			 id, n, WIRE_MAX_LABELS);
 		return -EPROTO;
 	}
@@ -568,7 +568,7 @@ int proc_def_labels(struct proc_session *s, uint64_t id, const uint64_t *kv,
 			const char *key = symtab_string(st, gkv[2 * i]);
 			char shown[48];
 			log_printable(shown, sizeof(shown), key, strlen(key));
-			snprintf(err, PROC_ERR_LEN, "LABELS %" PRIu64 ": pair %zu has %s (\"%s\")", id, i, why,
+			snprintf(err, ERR_LEN, "LABELS %" PRIu64 ": pair %zu has %s (\"%s\")", id, i, why,
 				 shown);
 		}
 	}

@@ -56,7 +56,7 @@ int proc_check_heap(const struct proc_session *s,
 		}
 		if (!why)
 			continue;
-		snprintf(err, PROC_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "HEAP record %" PRIu64 " (kind %" PRIu64 "): %s",
 			 first_index + i, r->kind, why);
 		return -EPROTO;
@@ -131,7 +131,7 @@ int proc_heap_snapshot(struct proc_session *s, uint64_t seq, char *err)
 	const char *skip = NULL;
 
 	if (seq == 0) {
-		snprintf(err, PROC_ERR_LEN, "HEAP_SNAPSHOT with seq 0");
+		snprintf(err, ERR_LEN, "HEAP_SNAPSHOT with seq 0");
 		return -EPROTO;
 	}
 	/* Each snapshot is a file written and synced: a client asking

@@ -137,7 +137,7 @@ void proc_def_release(struct proc_session *s);
 /* Says "out of memory" in err; -ENOMEM. */
 static inline int oom(char *err)
 {
-	snprintf(err, PROC_ERR_LEN, "out of memory");
+	snprintf(err, ERR_LEN, "out of memory");
 	return -ENOMEM;
 }
 

@@ -40,6 +40,7 @@
 #include <sys/types.h>
 
 #include "http/http_parse.h"
+#include "common/errbuf.h"
 
 struct loop;
 struct http_server;
@@ -52,7 +53,6 @@ struct http_conn;
 #define HTTP_IDLE_TIMEOUT_NS (60 * 1000000000ull)
 #define HTTP_FIRST_TIMEOUT_NS (5 * 1000000000ull)
 #define HTTP_WRITE_TIMEOUT_NS (30 * 1000000000ull)
-#define HTTP_ERR_LEN 256
 
 /* Called once per complete request (head and body) that passed the
  * token check. req and body point into the connection's buffer and are
@@ -80,7 +80,7 @@ typedef int (*http_peer_fn)(void *arg, int fd, uid_t uid);
  * then sets the cookie pyprof_token_<port>, HttpOnly, SameSite=Strict, so
  * that a browser's next pages need not carry it), or as that cookie;
  * otherwise 401. Returns 0 and the server, or a negative
- * errno with the reason in err (HTTP_ERR_LEN bytes): -EINVAL for a bad
+ * errno with the reason in err (ERR_LEN bytes): -EINVAL for a bad
  * spec, bind's error otherwise. */
 int http_listen(struct loop *loop, const char *spec, const char *token,
 		http_handler_fn handler, void *arg, struct http_server **out,

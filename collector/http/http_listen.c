@@ -259,16 +259,16 @@ static const char *unix_path(const char *spec)
 static int listen_unix(struct http_server *s, const char *spec,
 		       const char *path, int shared, char *err)
 {
-	char lerr[LISTENER_ERR_LEN];
+	char lerr[ERR_LEN];
 	int rc;
 
 	if (!path[0] || path[0] != '/') {
 		if (shared)
-			snprintf(err, HTTP_ERR_LEN, "--http-members wants an "
-						    "absolute path, not '%s'",
+			snprintf(err, ERR_LEN, "--http-members wants an "
+					       "absolute path, not '%s'",
 				 spec);
 		else
-			snprintf(err, HTTP_ERR_LEN,
+			snprintf(err, ERR_LEN,
 				 "--http wants [ADDR:]PORT or "
 				 "unix:/ABSOLUTE/PATH, not '%s'",
 				 spec);
@@ -276,7 +276,7 @@ static int listen_unix(struct http_server *s, const char *spec,
 	}
 	if ((rc = listener_open(path, shared, &s->lis, lerr)) < 0) {
 		/* lerr names the path */
-		snprintf(err, HTTP_ERR_LEN, "%s: %.230s",
+		snprintf(err, ERR_LEN, "%s: %.230s",
 			 shared ? "--http-members" : "--http", lerr);
 		return rc;
 	}
@@ -307,7 +307,7 @@ static int listen_tcp(struct http_server *s, const struct addrinfo *ai,
 	    listen(*fd, 128) < 0 ||
 	    getsockname(*fd, (struct sockaddr *)&ss, &sl) < 0) {
 		int rc = -errno;
-		snprintf(err, HTTP_ERR_LEN, "--http %s: cannot listen: %s",
+		snprintf(err, ERR_LEN, "--http %s: cannot listen: %s",
 			 spec, strerror(errno));
 		return rc;
 	}
@@ -338,7 +338,7 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 	if (upath) {
 		s = calloc(1, sizeof(*s));
 		if (!s || (token && !(s->token = strdup(token)))) {
-			snprintf(err, HTTP_ERR_LEN, "out of memory");
+			snprintf(err, ERR_LEN, "out of memory");
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -351,7 +351,7 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 		goto watch;
 	}
 	if (split_spec(spec, host, sizeof(host), port, sizeof(port)) < 0) {
-		snprintf(err, HTTP_ERR_LEN,
+		snprintf(err, ERR_LEN,
 			 "--http wants [ADDR:]PORT (PORT 0 to 65535, an IPv6 "
 			 "ADDR in brackets) or unix:/PATH, not '%s'",
 			 spec);
@@ -362,14 +362,14 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	gai = getaddrinfo(host, port, &hints, &ai);
 	if (gai != 0) {
-		snprintf(err, HTTP_ERR_LEN, "--http %s: %s", spec,
+		snprintf(err, ERR_LEN, "--http %s: %s", spec,
 			 gai_strerror(gai));
 		return -EINVAL;
 	}
 	rc = -ENOMEM;
 	s = calloc(1, sizeof(*s));
 	if (!s || (token && !(s->token = strdup(token)))) {
-		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 		goto out;
 	}
 	s->loop = loop;
@@ -379,8 +379,8 @@ int http_listen(struct loop *loop, const char *spec, const char *token,
 		goto out;
 watch:
 	if ((rc = loop_add_fd(loop, fd, EPOLLIN, on_listener, s)) < 0) {
-		snprintf(err, HTTP_ERR_LEN, "--http: cannot watch the "
-					    "socket: %s",
+		snprintf(err, ERR_LEN, "--http: cannot watch the "
+				       "socket: %s",
 			 strerror(-rc));
 		goto out;
 	}
@@ -412,7 +412,7 @@ int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
 
 	*out = NULL;
 	if (!s) {
-		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
 	s->loop = loop;
@@ -426,8 +426,8 @@ int http_listen_peers(struct loop *loop, const char *path, http_peer_fn check,
 		goto out;
 	if ((rc = loop_add_fd(loop, listener_fd(s->lis), EPOLLIN, on_listener,
 			      s)) < 0) {
-		snprintf(err, HTTP_ERR_LEN, "--http-members: cannot watch the "
-					    "socket: %s",
+		snprintf(err, ERR_LEN, "--http-members: cannot watch the "
+				       "socket: %s",
 			 strerror(-rc));
 		goto out;
 	}

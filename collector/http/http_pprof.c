@@ -269,7 +269,7 @@ static void answer_flame(struct pending *pd, const struct window_filter *f,
 			 void *data, size_t len)
 {
 	struct view_profile *vp = NULL;
-	char err[VIEW_ERR_LEN], title[160];
+	char err[ERR_LEN], title[160];
 	char *svg = NULL;
 	size_t svg_len = 0;
 	FILE *out = NULL;
@@ -310,7 +310,7 @@ static void answer_top(struct pending *pd, const struct window_filter *f,
 		       void *data, size_t len)
 {
 	struct view_profile *vp = NULL;
-	char err[VIEW_ERR_LEN] = "out of memory", title[160];
+	char err[ERR_LEN] = "out of memory", title[160];
 	char *table = NULL, *page = NULL;
 	size_t table_len = 0, page_len = 0;
 	FILE *out = NULL;
@@ -789,7 +789,7 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
 	*out = NULL;
 	if (!ps || !(ps->ws = windows_new(loop, st, reg, ctl))) {
 		free(ps);
-		snprintf(err, HTTP_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
 	ps->loop = loop;

@@ -66,7 +66,7 @@ struct pprof_server;
 /* Listens on spec ("[ADDR:]PORT", http.h; NULL: nowhere yet, for a
  * server of pprof_server_members alone) with an optional access token
  * and serves reg's processes. 0 and the server in *out, or a negative
- * errno with the reason in err (HTTP_ERR_LEN bytes). */
+ * errno with the reason in err (ERR_LEN bytes). */
 struct control;
 /* ctl (control.h; may be NULL) switches sampling on in the processes a
  * profile covers, for its duration. */
@@ -88,7 +88,7 @@ int pprof_server_start(struct loop *loop, struct symtab *st,
  * processes alone and switch sampling on in those alone, and cmdline
  * without pid= (the collector's own, which may hold --http-token) is
  * 404. Windows are shared with the main listener (WINDOW_MAX in all).
- * 0, or a negative errno with the reason in err (HTTP_ERR_LEN bytes).
+ * 0, or a negative errno with the reason in err (ERR_LEN bytes).
  */
 int pprof_server_members(struct pprof_server *ps, const char *path,
 			 http_peer_fn check, void *check_arg, char *err);

@@ -5,7 +5,7 @@
  * Each takes profiles read by view_read.h and writes text to a stdio stream;
  * the commands (cmd_view.c) parse options, open files and report errors.
  * Errors are returned as negative errnos with a one-line reason in err
- * (VIEW_ERR_LEN bytes): -ENOENT for a sample type or label the profile
+ * (ERR_LEN bytes): -ENOENT for a sample type or label the profile
  * does not have, -ENOMEM, -EIO when the stream failed.
  *
  * Single-threaded; memory is freed before returning.

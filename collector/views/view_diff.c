@@ -42,7 +42,7 @@ static int pick(const struct view_profile *p, const char *name, size_t *type,
 {
 	if (view_pick_type(p, name, type) == 0)
 		return 0;
-	snprintf(err, VIEW_ERR_LEN, "the %s profile has no sample type '%s'",
+	snprintf(err, ERR_LEN, "the %s profile has no sample type '%s'",
 		 which, name);
 	return -ENOENT;
 }

@@ -60,15 +60,15 @@ static int profile_shares(const struct view_profile *p, struct view_keys *keys,
 	double *sh;
 
 	if (view_pick_type(p, type_name, &type) < 0) {
-		snprintf(err, VIEW_ERR_LEN, "a profile has no sample type "
-					    "'%s'",
+		snprintf(err, ERR_LEN, "a profile has no sample type "
+				       "'%s'",
 			 type_name);
 		return -ENOENT;
 	}
 	if (ct < 0) {
-		snprintf(err, VIEW_ERR_LEN, "--test needs profiles with a "
-					    "samples/count type (CPU or wall): a heap, block or "
-					    "mutex profile's values are no count of samples");
+		snprintf(err, ERR_LEN, "--test needs profiles with a "
+				       "samples/count type (CPU or wall): a heap, block or "
+				       "mutex profile's values are no count of samples");
 		return -ENOENT;
 	}
 	if (view_keys_map(keys, p, &kmap) < 0)

@@ -285,10 +285,10 @@ static int64_t rec_stack(struct gk *g, const struct timeline_rec *r,
 		uint32_t first, cnt;
 		uint64_t kind;
 		if (view_find_location(g->p, locs[i], &first, &cnt) < 0) {
-			snprintf(err, VIEW_ERR_LEN, "the timeline names "
-						    "location %" PRIu64 ", which the profile does "
-						    "not have (not the profile it was recorded "
-						    "with?)",
+			snprintf(err, ERR_LEN, "the timeline names "
+					       "location %" PRIu64 ", which the profile does "
+					       "not have (not the profile it was recorded "
+					       "with?)",
 				 locs[i]);
 			return -EINVAL;
 		}
@@ -335,9 +335,9 @@ static int filter_ok(const struct view_filter *f, char *err)
 		if ((len == 3 && !memcmp(k, "pid", 3)) ||
 		    (len == 9 && !memcmp(k, "thread_id", 9)))
 			continue;
-		snprintf(err, VIEW_ERR_LEN, "--format gecko reads the "
-					    "timeline, whose samples have no labels: --tag may "
-					    "only name pid and thread_id");
+		snprintf(err, ERR_LEN, "--format gecko reads the "
+				       "timeline, whose samples have no labels: --tag may "
+				       "only name pid and thread_id");
 		return -EINVAL;
 	}
 	return 0;
@@ -730,9 +730,9 @@ int view_gecko(FILE *out, const struct view_profile *p,
 
 	err[0] = 0;
 	if (!tl) {
-		snprintf(err, VIEW_ERR_LEN, "--format gecko needs --timeline "
-					    "FILE: the Firefox Profiler's samples have times, a "
-					    "pprof profile has none");
+		snprintf(err, ERR_LEN, "--format gecko needs --timeline "
+				       "FILE: the Firefox Profiler's samples have times, a "
+				       "pprof profile has none");
 		return -EINVAL;
 	}
 	rc = filter_ok(filter, err);

@@ -55,7 +55,7 @@ int view_pprof_intervals(FILE *out, const struct view_profile *p,
 	err[0] = 0;
 	ms = open_memstream(&text, &text_len);
 	if (!ms) {
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
 	rc = view_top(ms, p, o, err);
@@ -72,10 +72,10 @@ int view_pprof_intervals(FILE *out, const struct view_profile *p,
 		goto out;
 	rc = fwrite(gz, 1, gz_len, out) == gz_len ? 0 : -EIO;
 	if (rc < 0)
-		snprintf(err, VIEW_ERR_LEN, "write error");
+		snprintf(err, ERR_LEN, "write error");
 out:
 	if (rc == -ENOMEM && !err[0])
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 	free(text);
 	free(lines);
 	free(plain);

@@ -329,9 +329,9 @@ int view_pstats(FILE *out, const struct view_profile *p,
 		return -ENOENT;
 	scale = seconds_per_unit(p, type);
 	if (scale <= 0) {
-		snprintf(err, VIEW_ERR_LEN, "pstats holds times: the sample "
-					    "type '%s' is in %s, not a time (pick cpu or wall "
-					    "with --sample-type)",
+		snprintf(err, ERR_LEN, "pstats holds times: the sample "
+				       "type '%s' is in %s, not a time (pick cpu or wall "
+				       "with --sample-type)",
 			 p->types[type].type,
 			 p->types[type].unit);
 		return -EINVAL;

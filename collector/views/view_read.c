@@ -45,15 +45,15 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len,
 
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, VIEW_ERR_LEN, "%s", strerror(errno));
+		snprintf(err, ERR_LEN, "%s", strerror(errno));
 		return rc;
 	}
 	rc = read_fd_all(fd, VIEW_MAX_FILE, out, out_len);
 	if (rc == -E2BIG)
-		snprintf(err, VIEW_ERR_LEN, "larger than %llu bytes",
+		snprintf(err, ERR_LEN, "larger than %llu bytes",
 			 VIEW_MAX_FILE);
 	else if (rc < 0 && rc != -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "%s", strerror(-rc));
+		snprintf(err, ERR_LEN, "%s", strerror(-rc));
 	if (fd > 0)
 		close(fd);
 	return rc;
@@ -103,7 +103,7 @@ static int ids_build(struct ids *m, size_t n, uint64_t (*get_id)(void *, size_t)
 		m->id[i] = pairs[2 * i];
 		m->idx[i] = (uint32_t)pairs[2 * i + 1];
 		if (m->id[i] == 0 || (i > 0 && m->id[i] == m->id[i - 1])) {
-			snprintf(err, VIEW_ERR_LEN, "%s id %" PRIu64 " is %s",
+			snprintf(err, ERR_LEN, "%s id %" PRIu64 " is %s",
 				 what, m->id[i], m->id[i] ? "repeated" : "zero");
 			rc = -EINVAL;
 			goto out;
@@ -155,7 +155,7 @@ static const char *str(struct reader *r, int64_t idx)
 {
 	if (idx < 0 || (uint64_t)idx >= r->pb->n_string_table) {
 		if (!r->bad)
-			snprintf(r->err, VIEW_ERR_LEN, "string index %" PRId64 " out of range (table has %zu)", idx,
+			snprintf(r->err, ERR_LEN, "string index %" PRId64 " out of range (table has %zu)", idx,
 				 r->pb->n_string_table);
 		r->bad = 1;
 		return "";
@@ -305,8 +305,8 @@ static int count(struct reader *r, const struct ids *lids, struct sizes *z)
 	for (size_t i = 0; i < pb->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = pb->sample[i];
 		if (s->n_value != pb->n_sample_type) {
-			snprintf(r->err, VIEW_ERR_LEN, "sample %zu has %zu "
-						       "values for %zu sample types",
+			snprintf(r->err, ERR_LEN, "sample %zu has %zu "
+						  "values for %zu sample types",
 				 i, s->n_value,
 				 pb->n_sample_type);
 			return -EINVAL;
@@ -314,8 +314,8 @@ static int count(struct reader *r, const struct ids *lids, struct sizes *z)
 		for (size_t j = 0; j < s->n_location_id; j++) {
 			long li = ids_find(lids, s->location_id[j]);
 			if (li < 0) {
-				snprintf(r->err, VIEW_ERR_LEN, "sample %zu: "
-							       "no location with id %" PRIu64,
+				snprintf(r->err, ERR_LEN, "sample %zu: "
+							  "no location with id %" PRIu64,
 					 i,
 					 s->location_id[j]);
 				return -EINVAL;
@@ -326,7 +326,7 @@ static int count(struct reader *r, const struct ids *lids, struct sizes *z)
 	}
 	if (z->n_frames > UINT32_MAX || z->n_sframes > UINT32_MAX ||
 	    pb->n_function + z->n_addr > UINT32_MAX) {
-		snprintf(r->err, VIEW_ERR_LEN, "too many frames");
+		snprintf(r->err, ERR_LEN, "too many frames");
 		return -E2BIG;
 	}
 	return 0;
@@ -405,7 +405,7 @@ static int read_frames(struct reader *r, const struct ids *fids,
 		for (size_t j = 0; j < l->n_line; j++) {
 			long fi = ids_find(fids, l->line[j]->function_id);
 			if (fi < 0) {
-				snprintf(r->err, VIEW_ERR_LEN, "location %" PRIu64 ": no function with id %" PRIu64, l->id, l->line[j]->function_id);
+				snprintf(r->err, ERR_LEN, "location %" PRIu64 ": no function with id %" PRIu64, l->id, l->line[j]->function_id);
 				return -EINVAL;
 			}
 			frames[fr].func = (uint32_t)fi;
@@ -516,12 +516,12 @@ static int flatten(struct reader *r)
 	int rc;
 
 	if (pb->n_string_table == 0 || pb->string_table[0][0] != 0) {
-		snprintf(r->err, VIEW_ERR_LEN, "string table does not start "
-					       "with \"\"");
+		snprintf(r->err, ERR_LEN, "string table does not start "
+					  "with \"\"");
 		return -EINVAL;
 	}
 	if (pb->n_sample_type == 0) {
-		snprintf(r->err, VIEW_ERR_LEN, "no sample types");
+		snprintf(r->err, ERR_LEN, "no sample types");
 		return -EINVAL;
 	}
 	if ((rc = ids_build(&fids, pb->n_function, func_id, pb, "function",
@@ -614,18 +614,18 @@ static int read_mem(const void *data, size_t len, int printable,
 	*out = NULL;
 	err[0] = 0;
 	if (len == 0) {
-		snprintf(err, VIEW_ERR_LEN, "not a pprof profile (empty file)");
+		snprintf(err, ERR_LEN, "not a pprof profile (empty file)");
 		return -EINVAL;
 	}
 	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
 		rc = gunzip_mem(d, len, VIEW_MAX_INFLATED, &plain, &plain_len,
-				err, VIEW_ERR_LEN);
+				err, ERR_LEN);
 		if (rc < 0)
 			goto out;
 		d = plain;
 		if (plain_len == 0) {
-			snprintf(err, VIEW_ERR_LEN, "not a pprof profile "
-						    "(empty once uncompressed)");
+			snprintf(err, ERR_LEN, "not a pprof profile "
+					       "(empty once uncompressed)");
 			rc = -EINVAL;
 			goto out;
 		}
@@ -636,8 +636,8 @@ static int read_mem(const void *data, size_t len, int printable,
 		goto out;
 	p->pb = perftools__profiles__profile__unpack(NULL, plain_len, d);
 	if (!p->pb) {
-		snprintf(err, VIEW_ERR_LEN, "not a pprof profile (protobuf "
-					    "decoding failed)");
+		snprintf(err, ERR_LEN, "not a pprof profile (protobuf "
+				       "decoding failed)");
 		rc = -EINVAL;
 		goto out;
 	}
@@ -648,7 +648,7 @@ static int read_mem(const void *data, size_t len, int printable,
 	if (rc == 0)
 		rc = flatten(&r);
 	if (rc == -ENOMEM && !err[0])
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 	if (rc < 0)
 		goto out;
 	*out = p;
@@ -736,7 +736,7 @@ int view_need_type(const struct view_profile *p, const char *name,
 {
 	if (view_pick_type(p, name, idx) == 0)
 		return 0;
-	snprintf(err, VIEW_ERR_LEN, "the profile has no sample type '%s'",
+	snprintf(err, ERR_LEN, "the profile has no sample type '%s'",
 		 name);
 	return -ENOENT;
 }
@@ -744,9 +744,9 @@ int view_need_type(const struct view_profile *p, const char *name,
 int view_errno_text(int rc, char *err)
 {
 	if (rc == -ENOMEM)
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 	else if (rc == -EIO)
-		snprintf(err, VIEW_ERR_LEN, "write error");
+		snprintf(err, ERR_LEN, "write error");
 	return rc;
 }
 

@@ -32,8 +32,8 @@
 #include <stdint.h>
 
 #include "common/idhash.h"
+#include "common/errbuf.h"
 
-#define VIEW_ERR_LEN 256
 #define VIEW_MAX_TAGS 16
 /* The largest profile file we read (gzipped or not), and the largest it
  * may inflate to: guards against a zip bomb eating the machine. */
@@ -108,7 +108,7 @@ struct view_profile {
 /* Reads a profile from len bytes of data (gzipped or plain protobuf). On
  * success *out is a new profile the caller frees with view_free. On
  * failure returns -EINVAL (not a valid pprof: err says why), -E2BIG (too
- * large) or -ENOMEM, and *out is NULL. err has VIEW_ERR_LEN bytes. */
+ * large) or -ENOMEM, and *out is NULL. err has ERR_LEN bytes. */
 int view_read_mem(const void *data, size_t len, struct view_profile **out,
 		  char *err);
 /* The same for a file ("-" is standard input); -errno if it cannot be

@@ -288,8 +288,8 @@ static int from_timeline(struct ss *s, const struct timeline_data *tl,
 		size_t len = (size_t)(f->tags[i].value - 1 - k);
 		if (!(len == 3 && !memcmp(k, "pid", 3)) &&
 		    !(len == 9 && !memcmp(k, "thread_id", 9))) {
-			snprintf(err, VIEW_ERR_LEN, "with a timeline, --tag "
-						    "may only name pid and thread_id");
+			snprintf(err, ERR_LEN, "with a timeline, --tag "
+					       "may only name pid and thread_id");
 			return -EINVAL;
 		}
 	}
@@ -353,10 +353,10 @@ static int tl_frames(const struct view_profile *p,
 	for (uint32_t i = 0; i < tl->stack_len[stack]; i++) {
 		uint32_t first, cnt;
 		if (view_find_location(p, locs[i], &first, &cnt) < 0) {
-			snprintf(err, VIEW_ERR_LEN, "the timeline names "
-						    "location %" PRIu64 ", which the profile does "
-						    "not have (not the profile it was recorded "
-						    "with?)",
+			snprintf(err, ERR_LEN, "the timeline names "
+					       "location %" PRIu64 ", which the profile does "
+					       "not have (not the profile it was recorded "
+					       "with?)",
 				 locs[i]);
 			return -EINVAL;
 		}

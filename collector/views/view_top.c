@@ -179,8 +179,8 @@ static int top_keys(FILE *out, const struct view_profile *p, size_t type,
 	if (o->level > 0 && count_type < 0) {
 		/* A heap or block profile's values are no count of equal
 		 * samples: there is no sampling variance to speak of. */
-		snprintf(err, VIEW_ERR_LEN, "intervals need a profile with "
-					    "a samples/count type (CPU or wall)");
+		snprintf(err, ERR_LEN, "intervals need a profile with "
+				       "a samples/count type (CPU or wall)");
 		rc = -ENOENT;
 		goto out;
 	}
@@ -354,7 +354,7 @@ static int top_label(FILE *out, const struct view_profile *p, size_t type,
 	if (rc < 0)
 		goto out;
 	if (!y.any) {
-		snprintf(err, VIEW_ERR_LEN, "no sample has a label '%s'",
+		snprintf(err, ERR_LEN, "no sample has a label '%s'",
 			 o->by_label);
 		rc = -ENOENT;
 		goto out;
@@ -443,8 +443,8 @@ static int top_opcode(FILE *out, const struct view_profile *p, size_t type,
 	if (rc < 0)
 		goto out;
 	if (t.n == 0) {
-		snprintf(err, VIEW_ERR_LEN, "no sample has an opcode label "
-					    "(record with PYPROF_OPCODES=1)");
+		snprintf(err, ERR_LEN, "no sample has an opcode label "
+				       "(record with PYPROF_OPCODES=1)");
 		rc = -ENOENT;
 		goto out;
 	}
@@ -499,9 +499,9 @@ int view_top(FILE *out, const struct view_profile *p,
 	else
 		rc = top_keys(out, p, type, count_type, o, err);
 	if (rc == -ENOMEM && !err[0])
-		snprintf(err, VIEW_ERR_LEN, "out of memory");
+		snprintf(err, ERR_LEN, "out of memory");
 	if (rc == 0 && ferror(out)) {
-		snprintf(err, VIEW_ERR_LEN, "write error");
+		snprintf(err, ERR_LEN, "write error");
 		rc = -EIO;
 	}
 	return rc;

@@ -253,7 +253,7 @@ static struct view_profile *fx_view(struct fx *f)
 	size_t len;
 	void *data = fx_pack(f, 1, &len);
 	struct view_profile *p = NULL;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	if (view_read_mem(data, len, &p, err) < 0)
 		fprintf(stderr, "fx_view: %s\n", err);
 	free(data);

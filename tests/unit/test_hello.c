@@ -98,7 +98,7 @@ static void pl_copy(struct pl *pl, const uint8_t *p, size_t n)
 static int pl_says(struct pl *pl, int want_rc, const char *piece)
 {
 	struct hello hl;
-	char err[HELLO_ERR_LEN];
+	char err[ERR_LEN];
 	int rc = decode(pl->b, pl_len(pl), &hl, err);
 	int ok = rc == want_rc && (rc == 0 ? err[0] == 0
 					   : strstr(err, piece) != NULL);
@@ -153,7 +153,7 @@ struct seen {
 static void check_hello_frame(struct seen *sn, const uint8_t *p, size_t n)
 {
 	struct hello hl;
-	char err[HELLO_ERR_LEN], what[600];
+	char err[ERR_LEN], what[600];
 	int rc = decode(p, n, &hl, err);
 
 	sn->hellos++;
@@ -342,7 +342,7 @@ static int field_end(size_t at)
 static void test_truncations(void)
 {
 	struct hello hl;
-	char err[HELLO_ERR_LEN];
+	char err[ERR_LEN];
 	int bad = 0, whole = 0, boundaries = 0;
 
 	for (size_t k = 0; k < base_len; k++) {
@@ -381,7 +381,7 @@ static void test_flips(void)
 	static const uint8_t masks[] = { 0xff, 0x80, 0x01, 0x7f };
 	struct pl *g = malloc(sizeof(*g));
 	struct hello hl;
-	char err[HELLO_ERR_LEN];
+	char err[ERR_LEN];
 	int bad = 0, refused = 0;
 
 	if (!g)
@@ -419,7 +419,7 @@ static void test_rules(void)
 {
 	static struct pl pl;
 	struct hello hl;
-	char err[HELLO_ERR_LEN];
+	char err[ERR_LEN];
 
 	pl_start(&pl, 0);
 	pl_v(&pl, WIRE_H_VERSION, WIRE_VERSION);
@@ -498,7 +498,7 @@ static void test_late_tags(void)
 {
 	static struct pl pl;
 	struct hello hl;
-	char err[HELLO_ERR_LEN];
+	char err[ERR_LEN];
 
 	pl_copy(&pl, base.b, base_len);
 	CHECK(decode(pl.b, pl_len(&pl), &hl, err) == 0 &&

@@ -370,7 +370,7 @@ static void token_test(struct loop *loop)
 	};
 	struct http_server *srv = NULL;
 	struct seen s = { 0 };
-	char err[HTTP_ERR_LEN], req[512], buf[4096], name[160], extra[160];
+	char err[ERR_LEN], req[512], buf[4096], name[160], extra[160];
 
 	CHECK_OR_RETURN(http_listen(loop, "0", "t0k", handler, &s, &srv,
 				    err) == 0,
@@ -567,7 +567,7 @@ int main(void)
 	struct loop *loop = loop_new();
 	struct http_server *srv = NULL;
 	struct seen s = { 0 };
-	char err[HTTP_ERR_LEN], buf[8192];
+	char err[ERR_LEN], buf[8192];
 	int fd;
 
 	mallopt(M_PERTURB, 0xa5);

@@ -92,7 +92,7 @@ static int session_open(struct session *x)
 {
 	static const struct proc_bytes none = { (const uint8_t *)"", 0 };
 	struct proc_hello h = { .version = WIRE_VERSION, .pid = 4242, .start_unix_ns = 1700000000000000000ull, .has_start_unix = 1, .mode = WIRE_MODE_CPU, .period_ns = 10000000, .pyversion = none, .exe = none, .comm = none };
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed;
 
 	memset(x, 0, sizeof(*x));
@@ -133,7 +133,7 @@ static unsigned snapshots_pending(struct procs *reg)
 static void test_snapshots(void)
 {
 	struct session x;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	unsigned written = 0;
 	uint64_t seq = 0;
 
@@ -328,7 +328,7 @@ static int client_connect(const char *path)
 static void test_emfile(void)
 {
 	char dir[] = "/tmp/pyprof-limits.XXXXXX", path[128];
-	char err[LISTENER_ERR_LEN];
+	char err[ERR_LEN];
 	struct listener *l = NULL;
 	struct rlimit old, low;
 	int fillers[256], n_fill = 0, a, b, fd, rc;
@@ -386,7 +386,7 @@ static struct proc_session *open_for(struct procs *reg, uint64_t pid,
 	static const struct proc_bytes none = { (const uint8_t *)"", 0 };
 	struct proc_hello h;
 	struct proc_session *s;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed;
 
 	memset(&h, 0, sizeof(h));
@@ -428,7 +428,7 @@ static void test_def_shares(void)
 {
 	struct symtab *st = symtab_new();
 	struct procs *reg = st ? procs_new(st) : NULL;
-	char err[PROC_ERR_LEN] = "";
+	char err[ERR_LEN] = "";
 	/* 1016 bytes a string (16 of them the fixed cost) */
 	const uint64_t total = 100 * 1016, per_user = 30 * 1016;
 	uint64_t a1 = 1, a2 = 1, b = 1, own = 1;

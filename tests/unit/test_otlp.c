@@ -92,7 +92,7 @@ static struct proc *feed(struct world *w, int heap)
 	};
 	static const uint8_t build_id[] = { 0xde, 0xad, 0xbe, 0xef };
 	struct proc_session *s;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed, rc = 0;
 
 	if (proc_session_open(w->reg, &h, &s, &resumed, err) < 0)

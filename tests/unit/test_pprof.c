@@ -75,7 +75,7 @@ static struct proc *feed(struct world *w, uint64_t pid, unsigned mode,
 		.n_args = 2,
 	};
 	struct proc_session *s;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed, rc = 0;
 	static const char *const strs[] = { "t.py", "main", "work", "leaf",
 					    "MainThread" };

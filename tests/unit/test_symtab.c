@@ -159,7 +159,7 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 		.conn_seq = conn_seq,
 	};
 	struct proc_session *s = NULL;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed;
 	proc_session_open(reg, &h, &s, &resumed, err);
 	return s;
@@ -169,7 +169,7 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
  * name; functions, locations 1..N_FUNCS; nodes: a chain 1..N_FUNCS. */
 static int define(struct proc_session *s, const char *tag, uint64_t tid)
 {
-	char buf[64], err[PROC_ERR_LEN];
+	char buf[64], err[ERR_LEN];
 	int rc = 0;
 	snprintf(buf, sizeof(buf), "%s.py", tag);
 	rc |= proc_def_string(s, 1, (const uint8_t *)buf, strlen(buf), err);
@@ -194,7 +194,7 @@ static int add(struct proc_session *s, uint64_t node, uint64_t count)
 {
 	struct proc_sample r = { node, 1, 0, count, count * 10000000, 0, 0, 0 };
 	uint64_t clock = 1000;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	return proc_check_samples(s, &r, 1, 0, err) |
 	       proc_add_samples(s, &clock, &r, 1, err);
 }
@@ -326,7 +326,7 @@ static void test_compact_processes(void)
 
 	/* Live sessions go on with their old connection ids: new samples,
 	 * a new node under an old parent, a rename to an old string. */
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	rc = add(s[0], N_FUNCS, 1);
 	rc |= proc_def_node(s[0], N_FUNCS + 1, 3, 1, err);
 	rc |= add(s[0], N_FUNCS + 1, 2);
@@ -403,7 +403,7 @@ static void test_window_and_gap(void)
 	struct proc_session *s = open_proc(reg, 7, 0);
 	struct proc *p = proc_session_proc(s);
 	struct proc_bye bye = { 0 };
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	uint64_t n, v;
 
 	define(s, "win", 7);

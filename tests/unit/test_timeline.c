@@ -22,7 +22,7 @@ static void test_round_trip(void)
 	struct timeline *tl = timeline_new(0);
 	struct timeline_data *d = NULL;
 	uint32_t s, fn, l1, l2, n1, n2, map[16] = { 0 };
-	char path[] = "/tmp/test_timeline.XXXXXX", err[TIMELINE_ERR_LEN];
+	char path[] = "/tmp/test_timeline.XXXXXX", err[ERR_LEN];
 	int fd = mkstemp(path);
 
 	close(fd);
@@ -108,7 +108,7 @@ static void test_example_and_corruption(void)
 		0x00,
 	};
 	struct timeline_data *d = NULL;
-	char err[TIMELINE_ERR_LEN];
+	char err[ERR_LEN];
 	unsigned char bad[sizeof(ex)];
 	int ok = 1;
 

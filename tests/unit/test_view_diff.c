@@ -52,7 +52,7 @@ static char *table(const struct view_profile *base,
 		   const struct view_profile *cur,
 		   const struct view_diff_opts *o)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	int rc = view_diff_table(out, base, cur, o, err);
@@ -109,7 +109,7 @@ static void test_heap(void)
 static char *tested(struct view_profile **p, size_t nb, size_t na,
 		    const struct view_diff_opts *o, size_t *fail)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	int rc = view_diff_test(out, (const struct view_profile *const *)p,
@@ -247,7 +247,7 @@ static void test_top_runs(void)
 	struct fx f[3];
 	struct view_profile *p[3];
 	struct view_top_opts o = { .level = 0.95, .sort = VIEW_SORT_CUM };
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out;
 	int rc;
@@ -287,7 +287,7 @@ int main(void)
 	struct view_profile *base = make(&fb, 50, 50, 0);
 	struct view_profile *cur = make(&fn, 160, 20, 20);
 	struct view_diff_opts o = { 0 };
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 

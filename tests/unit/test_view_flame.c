@@ -20,7 +20,7 @@
 static char *render(const struct view_profile *p,
 		    const struct view_flame_opts *o)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	int rc = view_flame(out, p, o, err);
@@ -177,7 +177,7 @@ static void test_diff(void)
 	struct fx fb, fn;
 	struct view_profile *base, *cur;
 	struct view_diff_opts o = { 0 };
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 
 	for (int k = 0; k < 2; k++) {

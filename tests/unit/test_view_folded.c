@@ -45,7 +45,7 @@ static size_t fold(struct line *v, size_t n)
 static char *run(const struct view_profile *p, const char *type,
 		 enum view_by by)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	int rc = view_folded(out, p, type, NULL, by, 0, err);

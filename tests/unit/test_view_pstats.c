@@ -137,7 +137,7 @@ static int nums(const struct mv *v, int64_t a, int64_t b, double tt,
 
 static int run(const struct view_profile *p, const char *type, struct mv *v)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	int rc = view_pstats(out, p, type, NULL, err);

@@ -104,7 +104,7 @@ static void expect_bad(struct fx *f, const char *what, const char *needle)
 	size_t len;
 	void *data = fx_pack(f, 0, &len);
 	struct view_profile *p = (void *)1;
-	char err[VIEW_ERR_LEN] = "";
+	char err[ERR_LEN] = "";
 	int rc = view_read_mem(data, len, &p, err);
 	CHECK(rc == -EINVAL && p == NULL && strstr(err, needle), what);
 	if (rc != -EINVAL)
@@ -117,7 +117,7 @@ static void test_bad(void)
 	struct fx f;
 	uint64_t fn, l;
 	struct view_profile *p;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 
 	fx_init(&f, 1, "samples", "count");
 	fn = fx_func(&f, "f", "f.py", 1);
@@ -278,7 +278,7 @@ static void test_fuzz(void)
 	struct fx f;
 	size_t len;
 	int n_ok = 0, n_bad = 0;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	FILE *null = fopen("/dev/null", "w");
 
 	fx_init(&f, 2, "samples", "count", "cpu", "nanoseconds");

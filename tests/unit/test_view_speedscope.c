@@ -40,7 +40,7 @@ static struct timeline_data *make_tl(const int64_t (*recs)[5], size_t n)
 {
 	struct buf b = { .n = 0 };
 	struct timeline_data *d = NULL;
-	char err[TIMELINE_ERR_LEN];
+	char err[ERR_LEN];
 	int64_t prev = 0;
 
 	memcpy(b.b, TIMELINE_MAGIC, TIMELINE_MAGIC_LEN);
@@ -73,7 +73,7 @@ static struct timeline_data *make_tl(const int64_t (*recs)[5], size_t n)
 static char *run(const struct view_profile *p, const struct timeline_data *tl,
 		 const char *type)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	int rc = view_speedscope(out, p, tl, type, NULL, "t", 0, err);

@@ -44,7 +44,7 @@ static struct view_profile *known(struct fx *f)
 static char *run_top(const struct view_profile *p,
 		     const struct view_top_opts *o, int *rc)
 {
-	char *buf = NULL, err[VIEW_ERR_LEN];
+	char *buf = NULL, err[ERR_LEN];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	*rc = view_top(out, p, o, err);

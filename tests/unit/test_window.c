@@ -80,7 +80,7 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 	char f[3][16];
 	const char *strs[4] = { "w.py", f[0], f[1], f[2] };
 	struct proc_session *s;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed, rc = 0;
 
 	for (int i = 0; i < 3; i++)
@@ -111,7 +111,7 @@ static unsigned seed = 12345;
 static int feed(struct proc_session *s, uint64_t pid, unsigned mode,
 		uint64_t from, uint64_t to, size_t n)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = from + (to - from) / n * i;
 		int func = 1 + (int)(rand_r(&seed) % 3);
@@ -163,7 +163,7 @@ static int read_sums(const struct result *r, const uint64_t *pids,
 		     struct sums *out)
 {
 	struct view_profile *vp;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	memset(out, 0, sizeof(*out));
 	if (view_read_mem(r->data, r->len, &vp, err) < 0) {
 		fprintf(stderr, "read: %s\n", err);
@@ -247,7 +247,7 @@ static int open_windows(struct run *r)
  * gs's, are gone). Lost samples arrive while the windows are open. */
 static void compact_while_open(struct run *r, struct proc_session *gs)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	struct proc *gp = gs ? proc_session_proc(gs) : NULL;
 	if (gs && proc_session_close(gs))
 		procs_remove(r->reg, gp);
@@ -384,7 +384,7 @@ static void on_wdone(void *arg, int status, void *data, size_t len,
 static int feed_one(struct proc_session *s, uint64_t t, int func,
 		    uint64_t flags, uint64_t count, uint64_t value)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	struct proc_sample x = { (uint64_t)func, 1, 0, count, value, flags,
 				 0, 0 };
 	uint64_t clock = t;
@@ -401,7 +401,7 @@ static int read_waits(const struct result *r, const uint64_t *wpids,
 		      uint64_t delay[WAITS_PIDS][4])
 {
 	struct view_profile *vp;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	int rc = 0;
 	if (view_read_mem(r->data, r->len, &vp, err) < 0)
 		return -1;

@@ -61,7 +61,7 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 {
 	struct proc_bytes args[4];
 	struct proc_session *s;
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	int resumed, rc = 0;
 
 	for (size_t i = 0; i < argc; i++)
@@ -94,7 +94,7 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 static int feed(struct proc_session *s, uint64_t pid, uint64_t from,
 		uint64_t to, size_t n)
 {
-	char err[PROC_ERR_LEN];
+	char err[ERR_LEN];
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = from + (to - from) / n * i, clock = t;
 		uint64_t count = 1 + i % 3;
@@ -156,7 +156,7 @@ static uint64_t sum_of(const struct result *r, uint64_t pid, int64_t *start,
 		       int64_t *dur)
 {
 	struct view_profile *vp;
-	char err[VIEW_ERR_LEN];
+	char err[ERR_LEN];
 	uint64_t n = 0;
 	if (r->status != 0 || view_read_mem(r->data, r->len, &vp, err) < 0)
 		return UINT64_MAX;

@@ -352,7 +352,7 @@ static void test_fields(void)
 	p = nth_frame("leftover.bin", WIRE_HELLO, 0, &n);
 	CHECK_OR_RETURN(p != NULL, "2.0 leftover.bin has a HELLO", );
 	struct hello hl;
-	char err[HELLO_ERR_LEN];
+	char err[ERR_LEN];
 	CHECK(hello_decode(p, n, &hl, err) == 0 && hl.h.pid == 4242 &&
 		      hl.h.comm.len == 9 && !memcmp(hl.h.comm.p, "badclient", 9),
 	      "2.1 HELLO: pid 4242, comm badclient");
