@@ -22,6 +22,12 @@ teardown() {
 	common_teardown
 }
 
+# The interpreters of each layout of asyncio's tasks and futures (3.7 and
+# 3.10 for 3.7-3.10, then each minor), for the two longest tests (pure-Python
+# tasks, the churn at 1 kHz: 6 to 7 s an interpreter); the others run on
+# every interpreter with asyncio.run. make check's time (docs/testing.md).
+ASYNCIO_LAYOUTS="3.7 3.10 3.11 3.12 3.13 3.14 3.15"
+
 # has_asyncio_run EXE: 3.7+.
 has_asyncio_run() { "$1" -c 'import asyncio; asyncio.run' 2>/dev/null; }
 
@@ -131,7 +137,7 @@ tasks_checks() {
 		# main stays a C task (made before the factory is set)
 		tasks_checks factory "$2" factory "python Task" "$full"
 	}
-	for_each_python check
+	PYPROF_TEST_PYTHONS=$(pythons_of $ASYNCIO_LAYOUTS) for_each_python check
 }
 
 @test "a subclass of the C Task written in Python (class MyTask(asyncio.Task)) is read as a C task" {
@@ -202,7 +208,7 @@ tasks_checks() {
 				fail "no sample of a leaf task (renamed, 3.8+) ($py)"
 		done
 	}
-	for_each_python check
+	PYPROF_TEST_PYTHONS=$(pythons_of $ASYNCIO_LAYOUTS) for_each_python check
 }
 
 @test "PYPROF_ASYNCIO=0: no task labels, the loop's select as it is" {

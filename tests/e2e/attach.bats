@@ -337,7 +337,7 @@ assert share >= 70, "hold_long charged %.1f%% only" % share
 attach_fifty() {
 	# (long enough for a loaded machine: the main thread, where the
 	# attach script runs, shares the GIL with 50 others)
-	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 12
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 8
 	# CPU mode: every thread that existed before the attach got its CPU
 	# timer (the 50 workers and the main thread: armed=51 or more when sampling
 	# started; which of them the GIL lets run is not ours to say)
@@ -347,7 +347,7 @@ attach_fifty() {
 		"$T/$1.att.err" || { cat "$T/$1.att.err"; fail "not 51 armed"; }
 	finish_target "$1" ready done
 	# wall mode: each thread's stack, named, sampled
-	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 12
+	start_target "$1" "$2" "$PP_TARGETS/attach_blocked.py" threads 8
 	"$PP_PYPROF" attach "$TPID" --duration 2 --mode wall \
 		-o "$T/$1.pb.gz" 2>"$T/$1.att.err" ||
 		{ cat "$T/$1.att.err"; fail "attach"; }
