@@ -12,7 +12,9 @@
  * outside_prof.c, the collector's own process and pprof code. Nothing
  * is written into the target, no signal sent, no thread stopped. It
  * ends at --duration, at Ctrl-C (SIGINT, SIGTERM, SIGHUP) or when the
- * target exits, and writes what it read in every case.
+ * target exits, and writes what it read in every case. With
+ * --subprocesses, outside_kids.c adds the target's descendants that are
+ * CPython, each a process of its own in the profile.
  *
  * Single-threaded, in the pyprof process.
  */
@@ -41,7 +43,8 @@ enum { OPT_PID = 256,
        OPT_DURATION,
        OPT_HZ,
        OPT_MODE,
-       OPT_MAX_DEPTH };
+       OPT_MAX_DEPTH,
+       OPT_SUBPROCESSES };
 
 static uint64_t mono_ns(void)
 {
@@ -119,28 +122,64 @@ static int sleep_until(uint64_t next, uint64_t end)
 	return attach_stop_sig != 0;
 }
 
+/* The sampler, the profile and (with subprocesses) the descendants'
+ * scanner of r's process, into r. 0, or -1 with r->why. */
+static int loop_open(struct outside_run *r, uint64_t period)
+{
+	r->why[0] = '\0';
+	r->sampler = remote_sampler_new(&r->py, r->wall, r->max_depth, r->why,
+					sizeof r->why);
+	if (!r->sampler)
+		return -1;
+	r->prof = outside_prof_new(&r->py, r->wall, period, r->max_depth);
+	if (r->prof && r->subprocesses)
+		r->kids = outside_kids_new(r->py.pid, r->wall, r->max_depth,
+					   r->prof);
+	if (!r->prof || (r->subprocesses && !r->kids)) {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		outside_done(r);
+		return -1;
+	}
+	outside_part_set_target(outside_prof_first(r->prof),
+				remote_sampler_target(r->sampler));
+	return 0;
+}
+
+/* One tick of r's process, and of its descendants: -ESRCH when the
+ * process is gone, else remote_sampler_tick's. */
+static int loop_tick(struct outside_run *r, uint64_t now, uint64_t elapsed,
+		     uint64_t *scan_at)
+{
+	int n;
+
+	/* the page cache reads one process: the descendants' ticks and
+	 * scans switch it */
+	if (r->kids)
+		remote_mem_open(r->py.pid);
+	n = remote_sampler_tick(r->sampler, now, elapsed, outside_prof_add,
+				outside_prof_first(r->prof), r->why,
+				sizeof r->why);
+	if (!r->kids || n == -ESRCH)
+		return n;
+	if (now >= *scan_at) {
+		outside_kids_scan(r->kids, now);
+		*scan_at = now + OUTSIDE_KIDS_SCAN_NS;
+	}
+	outside_kids_tick(r->kids, now);
+	return n;
+}
+
 int outside_loop(struct outside_run *r)
 {
-	struct remote_sampler *s;
-	struct outside_prof *o;
 	uint64_t period = 1000000000ull / r->hz, last, next, win_start;
-	uint64_t end = 0, start;
+	uint64_t end = 0, start, scan_at;
 	double cpu0 = cpu_s();
-	int rc = -1;
 
-	r->why[0] = '\0';
-	s = remote_sampler_new(&r->py, r->wall, r->max_depth, r->why,
-			       sizeof r->why);
-	if (!s)
+	if (loop_open(r, period) < 0) {
+		r->reader_cpu_s = cpu_s() - cpu0;
 		return -1;
-	o = outside_prof_new(&r->py, r->wall, period, r->max_depth);
-	if (!o) {
-		snprintf(r->why, sizeof r->why, "out of memory");
-		goto out;
 	}
-	outside_prof_set_target(o, remote_sampler_target(s));
-	r->prof = o;
-	start = last = win_start = mono_ns();
+	start = last = win_start = scan_at = mono_ns();
 	if (r->duration_s)
 		end = last + (uint64_t)(r->duration_s * 1e9);
 	next = last + jitter(period);
@@ -153,8 +192,7 @@ int outside_loop(struct outside_run *r)
 		now = mono_ns();
 		/* the last tick at the end, so that the ticks' intervals add
 		 * up to the duration however late the reader woke */
-		n = remote_sampler_tick(s, now, now - last, outside_prof_add, o,
-					r->why, sizeof r->why);
+		n = loop_tick(r, now, now - last, &scan_at);
 		last = now;
 		r->n_ticks++;
 		if (n == -ESRCH) {
@@ -171,7 +209,7 @@ int outside_loop(struct outside_run *r)
 		}
 		if (r->window_s && r->on_window &&
 		    now - win_start >= (uint64_t)(r->window_s * 1e9)) {
-			r->on_window(r->arg, o);
+			r->on_window(r->arg, r->prof);
 			win_start = now;
 		}
 		next += jitter(period);
@@ -184,21 +222,14 @@ int outside_loop(struct outside_run *r)
 			stop = end;
 		r->seconds = (double)(stop - start) / 1e9;
 	}
-	rc = 0;
-out:
 	r->reader_cpu_s = cpu_s() - cpu0;
-	r->sampler = s;
-	if (rc < 0) {
-		remote_sampler_free(s);
-		r->sampler = NULL;
-		outside_prof_free(o);
-		r->prof = NULL;
-	}
-	return rc;
+	return 0;
 }
 
 void outside_done(struct outside_run *r)
 {
+	outside_kids_free(r->kids);
+	r->kids = NULL;
 	outside_prof_free(r->prof);
 	remote_sampler_free(r->sampler);
 	r->prof = NULL;
@@ -227,6 +258,10 @@ void cmd_record_pid_usage(FILE *out)
 "                      kernel says the thread is running) or wall (every\n"
 "                      thread's, each tick)\n"
 "      --max-depth N   deepest stack kept, 1 to %d frames (default %d)\n"
+"      --subprocesses  also every descendant of PID that is CPython,\n"
+"                      started before or during the recording, each a\n"
+"                      process of its own (pid label) in the profile;\n"
+"                      others (a shell, sleep) are skipped\n"
 "  -v, --verbose       say what pyprof does\n"
 "  -h, --help          this text\n"
 "\n"
@@ -319,6 +354,7 @@ static int parse(int argc, char **argv, struct outside_run *r,
 		{ "hz", required_argument, NULL, OPT_HZ },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -349,6 +385,9 @@ static int parse(int argc, char **argv, struct outside_run *r,
 			if (rc)
 				return rc;
 			break;
+		case OPT_SUBPROCESSES:
+			r->subprocesses = 1;
+			break;
 		case 'v':
 			log_set_level(LOG_DEBUG);
 			break;
@@ -358,7 +397,8 @@ static int parse(int argc, char **argv, struct outside_run *r,
 		default:
 			return usage_error(RPID, "%s option '%s' (with --pid: "
 						 "-o, --duration, --hz, --mode, "
-						 "--max-depth, -v)",
+						 "--max-depth, --subprocesses, "
+						 "-v)",
 					   c == ':' ? "missing value for"
 						    : "unknown",
 					   argv[optind - 1]);
@@ -378,7 +418,8 @@ int cmd_record_pid(int argc, char **argv)
 	struct outside_run r;
 	struct record rec;
 	uint64_t n = 0;
-	char comm[64], extra[300] = "";
+	char comm[64], extra[300] = "", kids[64] = "";
+	size_t n_parts;
 	int rc, wrc;
 
 	rc = parse(argc, argv, &r, &rec);
@@ -395,6 +436,10 @@ int cmd_record_pid(int argc, char **argv)
 		return 1;
 	}
 	wrc = outside_prof_write(r.prof, rec.output_abs, &n);
+	n_parts = outside_prof_n_parts(r.prof);
+	if (r.subprocesses)
+		snprintf(kids, sizeof kids, " and %zu descendant%s", n_parts - 1,
+			 n_parts == 2 ? "" : "s");
 	if (r.exited)
 		snprintf(extra, sizeof extra, ", the process exited meanwhile");
 	else if (!n && r.why[0]) /* an interpreter that never ran */
@@ -404,10 +449,10 @@ int cmd_record_pid(int argc, char **argv)
 		log_error("cannot write %s: %s", rec.output, strerror(-wrc));
 		return 1;
 	}
-	log_info("wrote %s: process %d (%s), Python %d.%d, read from outside "
+	log_info("wrote %s: process %d (%s)%s, Python %d.%d, read from outside "
 		 "for %.1f s at %lu Hz (%s mode): %llu samples%s; pyprof "
 		 "used %.2f s of CPU",
-		 rec.output, (int)r.py.pid, comm, r.py.major, r.py.minor,
+		 rec.output, (int)r.py.pid, comm, kids, r.py.major, r.py.minor,
 		 r.seconds, r.hz, r.wall ? "wall" : "cpu",
 		 (unsigned long long)n, extra, r.reader_cpu_s);
 	return 0;

@@ -1,9 +1,11 @@
 /*
  * outside_prof.c - the profile of a process read from outside (see
  * outside.h): the sampler's stacks defined and added as a client's
- * session is (daemon/proc.h), then pprof_build's profile.
+ * session is (daemon/proc.h), then pprof_build's profile: one part per
+ * process (the process asked for, and with --subprocesses each of its
+ * descendants), sharing the symbols and the registry pprof_write reads.
  *
- * Definitions are made once each: the session's ids are dense and new
+ * Definitions are made once each, per part: the session's ids are dense and new
  * ids must follow the last (proc_def_*), so this file keeps its own
  * tables of what it defined (a string by its bytes; a function by its
  * code object and fingerprint; a location by function and line; a node
@@ -90,13 +92,26 @@ static void ktab_free(struct ktab *t)
 	idhash_fini(&t->h);
 }
 
+/* What one profile holds for all its processes: the symbols and the
+ * registry pprof_write reads, the mode, and the processes' parts. */
 struct outside_prof {
 	struct symtab *st;
 	struct procs *reg;
-	struct proc_session *sess;
-	struct remote_target *tg;
 	int wall;
 	uint64_t period_ns;
+	int max_depth;
+	int proc_labels;	     /* pprof_opts': a merged profile's labels */
+	struct outside_part **parts; /* parts[0]: the process asked for */
+	size_t n_parts, cap_parts;
+};
+
+/* One process of the profile: its session and what it has been given.
+ * The session's ids are its own, so each process keeps its own tables. */
+struct outside_part {
+	struct outside_prof *o; /* the profile it is part of */
+	struct proc_session *sess;
+	struct remote_target *tg;
+	int ended; /* its bye set when it was found gone */
 	/* what the session has been given */
 	struct ktab strs; /* (hash of the bytes, length, first id) */
 	char **str_v;	  /* the strings, by id - 1 */
@@ -107,16 +122,16 @@ struct outside_prof {
 	int failed; /* a definition was refused: log once */
 };
 
-static void def_failed(struct outside_prof *o, int rc, const char *err)
+static void def_failed(struct outside_part *pt, int rc, const char *err)
 {
-	if (!o->failed)
+	if (!pt->failed)
 		log_warn("the profile could not take a definition: %s",
 			 rc == -ENOMEM ? "out of memory" : err);
-	o->failed = 1;
+	pt->failed = 1;
 }
 
 /* The session's id of string s, defined on first use; 0 on failure. */
-static uint64_t def_str(struct outside_prof *o, const char *s)
+static uint64_t def_str(struct outside_part *pt, const char *s)
 {
 	size_t len = strlen(s);
 	uint64_t h = idhash_bytes(s, len);
@@ -128,24 +143,24 @@ static uint64_t def_str(struct outside_prof *o, const char *s)
 	 * strings are told apart by the stored text (a collision names
 	 * the second one with the first's id: the key holds a counter) */
 	for (uint64_t salt = 0; salt < 8; salt++) {
-		id = ktab_get(&o->strs, h, len, salt, 0, &made);
+		id = ktab_get(&pt->strs, h, len, salt, 0, &made);
 		if (!id)
 			return 0;
 		if (!made) {
-			if (!strcmp(o->str_v[id - 1], s))
+			if (!strcmp(pt->str_v[id - 1], s))
 				return id;
 			continue;
 		}
-		char **nv = realloc(o->str_v, o->strs.cap * sizeof *nv);
+		char **nv = realloc(pt->str_v, pt->strs.cap * sizeof *nv);
 		if (!nv)
 			return 0;
-		o->str_v = nv;
-		o->str_v[id - 1] = strdup(s);
-		if (!o->str_v[id - 1])
+		pt->str_v = nv;
+		pt->str_v[id - 1] = strdup(s);
+		if (!pt->str_v[id - 1])
 			return 0;
-		rc = proc_def_string(o->sess, id, (const uint8_t *)s, len, err);
+		rc = proc_def_string(pt->sess, id, (const uint8_t *)s, len, err);
 		if (rc < 0) {
-			def_failed(o, rc, err);
+			def_failed(pt, rc, err);
 			return 0;
 		}
 		return id;
@@ -154,18 +169,18 @@ static uint64_t def_str(struct outside_prof *o, const char *s)
 }
 
 /* A function's location at line, defined on first use: 0 on failure. */
-static uint32_t def_loc(struct outside_prof *o, uint32_t func, int line)
+static uint32_t def_loc(struct outside_part *pt, uint32_t func, int line)
 {
 	char err[ERR_LEN];
 	int made, rc;
-	uint32_t id = ktab_get(&o->locs, func, (uint64_t)(int64_t)line, 0, 0,
+	uint32_t id = ktab_get(&pt->locs, func, (uint64_t)(int64_t)line, 0, 0,
 			       &made);
 
 	if (id && made &&
-	    (rc = proc_def_location(o->sess, id, func,
+	    (rc = proc_def_location(pt->sess, id, func,
 				    (uint64_t)(line < 0 ? 0 : line), err)) <
 		    0) {
-		def_failed(o, rc, err);
+		def_failed(pt, rc, err);
 		return 0;
 	}
 	return id;
@@ -174,27 +189,27 @@ static uint32_t def_loc(struct outside_prof *o, uint32_t func, int line)
 /* A function named name (co_name sysname) in file from firstlineno, the
  * key its code object's (code, fp) or, for a pseudo-frame, 0 and a
  * number of its own. 0 on failure. */
-static uint32_t def_func(struct outside_prof *o, uint64_t code, uint64_t fp,
+static uint32_t def_func(struct outside_part *pt, uint64_t code, uint64_t fp,
 			 const char *name, const char *sysname,
 			 const char *file, int firstlineno)
 {
 	char err[ERR_LEN];
 	int made, rc;
-	uint32_t id = ktab_get(&o->funcs, code, fp, 0, 0, &made);
+	uint32_t id = ktab_get(&pt->funcs, code, fp, 0, 0, &made);
 	uint64_t sn, ss, sf;
 
 	if (!id || !made)
 		return id;
-	sn = def_str(o, name);
-	ss = def_str(o, sysname);
-	sf = def_str(o, file);
+	sn = def_str(pt, name);
+	ss = def_str(pt, sysname);
+	sf = def_str(pt, file);
 	if (!sn || !ss || !sf)
 		return 0; /* the id stays taken: the session refuses it */
-	rc = proc_def_function(o->sess, id, sn, ss, sf,
+	rc = proc_def_function(pt->sess, id, sn, ss, sf,
 			       (uint64_t)(firstlineno < 0 ? 0 : firstlineno),
 			       err);
 	if (rc < 0) {
-		def_failed(o, rc, err);
+		def_failed(pt, rc, err);
 		return 0;
 	}
 	return id;
@@ -202,113 +217,113 @@ static uint32_t def_func(struct outside_prof *o, uint64_t code, uint64_t fp,
 
 /* A pseudo-frame such as "[no Python frame]", as the library names
  * them (symbolize_pseudo: no file, line 0). */
-static uint32_t pseudo_loc(struct outside_prof *o, uint32_t *cache,
+static uint32_t pseudo_loc(struct outside_part *pt, uint32_t *cache,
 			   uint64_t key, const char *name)
 {
 	if (!*cache) {
-		uint32_t f = def_func(o, 0, key, name, name, "", 0);
-		*cache = f ? def_loc(o, f, 0) : 0;
+		uint32_t f = def_func(pt, 0, key, name, name, "", 0);
+		*cache = f ? def_loc(pt, f, 0) : 0;
 	}
 	return *cache;
 }
 
-static uint32_t def_node(struct outside_prof *o, uint32_t parent,
+static uint32_t def_node(struct outside_part *pt, uint32_t parent,
 			 uint32_t loc)
 {
 	char err[ERR_LEN];
 	int made, rc;
-	uint32_t id = ktab_get(&o->nodes, parent, loc, 0, 0, &made);
+	uint32_t id = ktab_get(&pt->nodes, parent, loc, 0, 0, &made);
 
 	if (id && made &&
-	    (rc = proc_def_node(o->sess, id, parent, loc, err)) < 0) {
-		def_failed(o, rc, err);
+	    (rc = proc_def_node(pt->sess, id, parent, loc, err)) < 0) {
+		def_failed(pt, rc, err);
 		return 0;
 	}
 	return id;
 }
 
-static uint32_t def_thread(struct outside_prof *o, int64_t tid,
+static uint32_t def_thread(struct outside_part *pt, int64_t tid,
 			   const char *name)
 {
 	char err[ERR_LEN];
 	int made, rc;
-	uint32_t id = ktab_get(&o->threads, (uint64_t)tid, 0, 0, 0, &made);
+	uint32_t id = ktab_get(&pt->threads, (uint64_t)tid, 0, 0, 0, &made);
 	uint64_t sn;
 
 	if (!id || !made)
 		return id;
-	sn = name && *name ? def_str(o, name) : 0;
-	rc = proc_def_thread(o->sess, id, (uint64_t)tid, sn, err);
+	sn = name && *name ? def_str(pt, name) : 0;
+	rc = proc_def_thread(pt->sess, id, (uint64_t)tid, sn, err);
 	if (rc < 0) {
-		def_failed(o, rc, err);
+		def_failed(pt, rc, err);
 		return 0;
 	}
 	return id;
 }
 
 /* The stack's leaf node, the frames defined as needed; 0 on failure. */
-static uint32_t stack_node(struct outside_prof *o,
+static uint32_t stack_node(struct outside_part *pt,
 			   const struct remote_sample *smp)
 {
 	uint32_t node = 0;
 
 	if (!smp->n_frames)
-		return def_node(o, 0,
-				pseudo_loc(o, &o->pseudo_nopy, 1,
+		return def_node(pt, 0,
+				pseudo_loc(pt, &pt->pseudo_nopy, 1,
 					   "[no Python frame]"));
 	/* frames are leaf first; the nodes grow from the root */
 	for (int i = smp->n_frames - 1; i >= 0; i--) {
 		const struct raw_frame *f = &smp->frames[i];
 		const struct remote_named *e =
-			remote_name_code(o->tg, raw_code(f), f->fp);
+			remote_name_code(pt->tg, raw_code(f), f->fp);
 		uint32_t loc, func;
 
 		if (!e || !e->known) {
-			loc = pseudo_loc(o, &o->pseudo_unknown, 2,
+			loc = pseudo_loc(pt, &pt->pseudo_unknown, 2,
 					 "[unknown]");
 		} else {
-			func = def_func(o, e->code, e->fp, e->name,
+			func = def_func(pt, e->code, e->fp, e->name,
 					e->sysname, e->file, e->firstlineno);
-			loc = func ? def_loc(o, func,
-					     remote_code_line(o->tg, e,
+			loc = func ? def_loc(pt, func,
+					     remote_code_line(pt->tg, e,
 							      f->offset))
 				   : 0;
 		}
-		node = loc ? def_node(o, node, loc) : 0;
+		node = loc ? def_node(pt, node, loc) : 0;
 		if (!node)
 			return 0;
 	}
 	return node;
 }
 
-static void add_lost(struct outside_prof *o, unsigned reason, uint64_t ns)
+static void add_lost(struct outside_part *pt, unsigned reason, uint64_t ns)
 {
 	char err[ERR_LEN];
 
-	if (proc_add_lost(o->sess, reason, 1, ns, err) == 0)
-		o->n_lost++;
+	if (proc_add_lost(pt->sess, reason, 1, ns, err) == 0)
+		pt->n_lost++;
 }
 
 void outside_prof_add(void *arg, const struct remote_sample *smp)
 {
-	struct outside_prof *o = arg;
+	struct outside_part *pt = arg;
 	char err[ERR_LEN];
 	struct proc_sample rec = { 0 };
 	uint64_t clock;
 	uint32_t node, thread;
 
 	if (smp->fault) {
-		add_lost(o, WIRE_LOST_FAULT, smp->value_ns);
+		add_lost(pt, WIRE_LOST_FAULT, smp->value_ns);
 		return;
 	}
 	if (smp->walk_flags & WALK_INVALID) {
-		add_lost(o, WIRE_LOST_INVALID, smp->value_ns);
+		add_lost(pt, WIRE_LOST_INVALID, smp->value_ns);
 		return;
 	}
-	node = stack_node(o, smp);
-	thread = node ? def_thread(o, smp->tid, smp->thread_name) : 0;
+	node = stack_node(pt, smp);
+	thread = node ? def_thread(pt, smp->tid, smp->thread_name) : 0;
 	if (!thread) {
-		add_lost(o, WIRE_LOST_BUFFER, smp->value_ns);
+		add_lost(pt, WIRE_LOST_BUFFER, smp->value_ns);
 		return;
 	}
 	rec.node = node;
@@ -317,22 +332,23 @@ void outside_prof_add(void *arg, const struct remote_sample *smp)
 	rec.value = smp->value_ns;
 	if (smp->walk_flags & WALK_TRUNCATED)
 		rec.flags |= WIRE_SF_TRUNCATED;
-	if (o->wall && !smp->on_cpu)
+	if (pt->o->wall && !smp->on_cpu)
 		rec.flags |= WIRE_SF_OFF_CPU;
 	if (smp->gil_known)
 		rec.flags |= WIRE_SF_GIL_KNOWN | (smp->gil ? WIRE_SF_GIL : 0);
 	clock = smp->t_mono_ns;
-	if (proc_check_samples(o->sess, &rec, 1, 0, err) < 0 ||
-	    proc_add_samples(o->sess, &clock, &rec, 1, err) < 0) {
-		def_failed(o, -EPROTO, err);
+	if (proc_check_samples(pt->sess, &rec, 1, 0, err) < 0 ||
+	    proc_add_samples(pt->sess, &clock, &rec, 1, err) < 0) {
+		def_failed(pt, -EPROTO, err);
 		return;
 	}
-	o->n_samples++;
+	pt->n_samples++;
 }
 
-void outside_prof_set_target(struct outside_prof *o, struct remote_target *tg)
+void outside_part_set_target(struct outside_part *pt,
+			     struct remote_target *tg)
 {
-	o->tg = tg;
+	pt->tg = tg;
 }
 
 static uint64_t clock_of(clockid_t id)
@@ -371,10 +387,11 @@ static size_t read_cmdline(pid_t pid, char *buf, size_t cap,
 	return n;
 }
 
-struct outside_prof *outside_prof_new(const struct remote_py *py, int wall,
-				      uint64_t period_ns, int max_depth)
+/* The HELLO a process started with the library would have sent, from
+ * its /proc files, into a session of o's registry. 0 or -1. */
+static int part_open(struct outside_prof *o, struct outside_part *pt,
+		     const struct remote_py *py)
 {
-	struct outside_prof *o = calloc(1, sizeof *o);
 	static char cmdline[CMDLINE_MAX];
 	struct proc_bytes args[MAX_ARGS];
 	struct proc_hello h = { 0 };
@@ -383,19 +400,6 @@ struct outside_prof *outside_prof_new(const struct remote_py *py, int wall,
 	ssize_t n;
 	int resumed, fd;
 
-	if (!o)
-		return NULL;
-	o->wall = wall;
-	o->period_ns = period_ns;
-	idhash_init(&o->strs.h);
-	idhash_init(&o->funcs.h);
-	idhash_init(&o->locs.h);
-	idhash_init(&o->nodes.h);
-	idhash_init(&o->threads.h);
-	o->st = symtab_new();
-	o->reg = o->st ? procs_new(o->st) : NULL;
-	if (!o->reg)
-		goto fail;
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)py->pid);
 	n = readlink(path, exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -414,65 +418,157 @@ struct outside_prof *outside_prof_new(const struct remote_py *py, int wall,
 	h.start_unix_ns = clock_of(CLOCK_REALTIME);
 	h.start_mono_ns = clock_of(CLOCK_MONOTONIC);
 	h.has_start_unix = h.has_start_mono = 1;
-	h.mode = wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
-	h.period_ns = period_ns;
-	h.max_depth = (uint64_t)max_depth;
+	h.mode = o->wall ? WIRE_MODE_WALL : WIRE_MODE_CPU;
+	h.period_ns = o->period_ns;
+	h.max_depth = (uint64_t)o->max_depth;
 	h.pyversion = (struct proc_bytes){ (const uint8_t *)ver, strlen(ver) };
 	h.exe = (struct proc_bytes){ (const uint8_t *)exe, strlen(exe) };
 	h.comm = (struct proc_bytes){ (const uint8_t *)comm, strlen(comm) };
 	h.args = args;
 	h.n_args = read_cmdline(py->pid, cmdline, sizeof cmdline, args,
 				MAX_ARGS);
-	if (proc_session_open(o->reg, &h, &o->sess, &resumed, err) < 0)
-		goto fail;
+	return proc_session_open(o->reg, &h, &pt->sess, &resumed, err) < 0
+		       ? -1
+		       : 0;
+}
+
+static void part_free(struct outside_part *pt)
+{
+	if (pt->sess) {
+		struct proc *p = proc_session_close(pt->sess);
+		if (p)
+			procs_remove(pt->o->reg, p);
+	}
+	for (size_t i = 0; i < pt->strs.n; i++)
+		free(pt->str_v[i]);
+	free(pt->str_v);
+	ktab_free(&pt->strs);
+	ktab_free(&pt->funcs);
+	ktab_free(&pt->locs);
+	ktab_free(&pt->nodes);
+	ktab_free(&pt->threads);
+	free(pt);
+}
+
+struct outside_part *outside_prof_join(struct outside_prof *o,
+				       const struct remote_py *py)
+{
+	struct outside_part *pt;
+
+	if (o->n_parts == o->cap_parts) {
+		size_t cap = o->cap_parts ? o->cap_parts * 2 : 8;
+		void *nv = realloc(o->parts, cap * sizeof *o->parts);
+		if (!nv)
+			return NULL;
+		o->parts = nv;
+		o->cap_parts = cap;
+	}
+	pt = calloc(1, sizeof *pt);
+	if (!pt)
+		return NULL;
+	pt->o = o;
+	idhash_init(&pt->strs.h);
+	idhash_init(&pt->funcs.h);
+	idhash_init(&pt->locs.h);
+	idhash_init(&pt->nodes.h);
+	idhash_init(&pt->threads.h);
+	if (part_open(o, pt, py) < 0) {
+		part_free(pt);
+		return NULL;
+	}
+	o->parts[o->n_parts++] = pt;
+	return pt;
+}
+
+struct outside_part *outside_prof_first(struct outside_prof *o)
+{
+	return o->parts[0];
+}
+
+void outside_prof_label_procs(struct outside_prof *o)
+{
+	o->proc_labels = 1;
+}
+
+size_t outside_prof_n_parts(const struct outside_prof *o)
+{
+	return o->n_parts;
+}
+
+struct outside_prof *outside_prof_new(const struct remote_py *py, int wall,
+				      uint64_t period_ns, int max_depth)
+{
+	struct outside_prof *o = calloc(1, sizeof *o);
+
+	if (!o)
+		return NULL;
+	o->wall = wall;
+	o->period_ns = period_ns;
+	o->max_depth = max_depth;
+	o->st = symtab_new();
+	o->reg = o->st ? procs_new(o->st) : NULL;
+	if (!o->reg || !outside_prof_join(o, py)) {
+		outside_prof_free(o);
+		return NULL;
+	}
 	return o;
-fail:
-	outside_prof_free(o);
-	return NULL;
 }
 
 void outside_prof_free(struct outside_prof *o)
 {
 	if (!o)
 		return;
-	if (o->sess) {
-		struct proc *p = proc_session_close(o->sess);
-		if (p)
-			procs_remove(o->reg, p);
-	}
+	for (size_t i = 0; i < o->n_parts; i++)
+		part_free(o->parts[i]);
+	free(o->parts);
 	if (o->reg)
 		procs_free(o->reg);
 	if (o->st)
 		symtab_free(o->st);
-	for (size_t i = 0; i < o->strs.n; i++)
-		free(o->str_v[i]);
-	free(o->str_v);
-	ktab_free(&o->strs);
-	ktab_free(&o->funcs);
-	ktab_free(&o->locs);
-	ktab_free(&o->nodes);
-	ktab_free(&o->threads);
 	free(o);
+}
+
+/* The process's end (or the window's) as its BYE would say it. */
+static void part_bye(struct outside_part *pt)
+{
+	struct proc_bye bye = { 0 };
+
+	bye.end_mono_ns = clock_of(CLOCK_MONOTONIC);
+	bye.has_end_mono = 1;
+	if (!pt->o->wall)
+		bye.cpu_source = WIRE_CPU_OUTSIDE;
+	proc_set_bye(pt->sess, &bye);
+}
+
+void outside_part_end(struct outside_part *pt)
+{
+	part_bye(pt);
+	pt->ended = 1;
 }
 
 int outside_prof_write(struct outside_prof *o, const char *path,
 		       uint64_t *n_samples)
 {
-	struct proc *p = proc_session_proc(o->sess);
-	const struct proc *list[1] = { p };
-	struct proc_bye bye = { 0 };
+	const struct proc **list = calloc(o->n_parts, sizeof *list);
+	struct pprof_opts po = { .proc_labels = o->proc_labels };
 	struct pprof_stats stats;
 	int rc;
 
-	bye.end_mono_ns = clock_of(CLOCK_MONOTONIC);
-	bye.has_end_mono = 1;
-	if (!o->wall)
-		bye.cpu_source = WIRE_CPU_OUTSIDE;
-	proc_set_bye(o->sess, &bye);
+	if (!list)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n_parts; i++) {
+		if (!o->parts[i]->ended)
+			part_bye(o->parts[i]);
+		list[i] = proc_session_proc(o->parts[i]->sess);
+	}
 	memset(&stats, 0, sizeof stats);
-	rc = pprof_write(o->st, list, 1, NULL, path, FILEIO_REPLACE, &stats);
+	rc = pprof_write(o->st, list, o->n_parts, &po, path, FILEIO_REPLACE,
+			 &stats);
 	if (n_samples)
 		*n_samples = stats.samples;
-	proc_window_reset(p, clock_of(CLOCK_REALTIME));
+	for (size_t i = 0; i < o->n_parts; i++)
+		proc_window_reset(proc_session_proc(o->parts[i]->sess),
+				  clock_of(CLOCK_REALTIME));
+	free(list);
 	return rc;
 }
