@@ -26,6 +26,8 @@ setup() {
 teardown() {
 	local k
 	for k in "${KIDS[@]}"; do
+		# outside_kids.py's children first: they outlive their parent
+		pkill -9 -P "$k" 2>/dev/null || true
 		kill -9 "$k" 2>/dev/null || true
 	done
 	common_teardown
@@ -228,6 +230,77 @@ top_outside() {
 		fail "no row for share_fifty"
 	! grep -q libpyprof "/proc/$TPID/maps" || fail "libpyprof mapped"
 	kill "$TPID"
+}
+
+# record_kids NAME EXE [--subprocesses]: outside_kids.py's parent
+# recorded from outside until it exits: an early child started before
+# the recording, a late one during it, a `sleep` between them.
+record_kids() {
+	local name=$1 exe=$2 sub=${3:-} prof=$T/$1-kids$3.pb.gz rc=0 st=0
+	local role pid parent early late sleeper n all
+	rm -f "$T/$name.go"
+	"$exe" "$PP_TARGETS/outside_kids.py" "$T/$name.go" \
+		>"$T/$name.out" 2>"$T/$name.err" </dev/null 3>&- &
+	TPID=$!
+	KIDS+=("$TPID")
+	wait_for_line "$T/$name.out" '^ready$' 30
+	timeout 60 "$PP_PYPROF" record --pid "$TPID" $sub --hz 250 -v \
+		-o "$prof" 2>"$T/$name.rec.err" &
+	local rpid=$!
+	sleep 0.3
+	touch "$T/$name.go"
+	wait "$rpid" || rc=$?
+	wait "$TPID" || st=$?
+	grep -v "^pyprof: debug: .*thread" "$T/$name.rec.err" || true
+	assert_eq 0 "$rc" "exit status of record --pid"
+	assert_eq 0 "$st" "the target's exit status"
+	[[ ! -s $T/$name.err ]] || { cat "$T/$name.err"; fail "target's stderr"; }
+	parent=$(awk '$1 == "parent" { print $2 }' "$T/$name.out")
+	early=$(awk '$1 == "early" { print $2 }' "$T/$name.out")
+	late=$(awk '$1 == "late" { print $2 }' "$T/$name.out")
+	sleeper=$(awk '$1 == "sleep" { print $2 }' "$T/$name.out")
+	assert_eq "$TPID" "$parent" "the parent's pid"
+	# every function under its own process's pid, none elsewhere
+	for role in parent early late; do
+		pid=${!role}
+		shares count "$prof" parent_busy kid_early_busy kid_late_busy \
+			--where "pid=$pid" | tee "$T/$name.$role.count"
+	done
+	shares count "$prof" parent_busy kid_early_busy kid_late_busy \
+		>"$T/$name.all.count"
+	n() { awk -v f="$2" '$1 == f { print $2 }' "$T/$name.$1.count"; }
+	(($(n parent parent_busy) >= 100)) || fail "parent_busy under $parent"
+	if [[ -z $sub ]]; then
+		assert_eq 0 "$(n all kid_early_busy)" "kid_early_busy without --subprocesses"
+		assert_eq 0 "$(n all kid_late_busy)" "kid_late_busy without --subprocesses"
+		[[ $(shares labels "$prof" pid | wc -l) == 1 ]] || fail "other pids"
+		return 0
+	fi
+	(($(n early kid_early_busy) >= 100)) || fail "kid_early_busy under $early"
+	(($(n late kid_late_busy) >= 100)) || fail "kid_late_busy under $late"
+	for role in parent_busy kid_early_busy kid_late_busy; do
+		all=0
+		for pid in parent early late; do
+			all=$((all + $(n $pid $role)))
+		done
+		assert_eq "$(n all $role)" "$all" "$role: all under the three pids"
+	done
+	# the sleep skipped in a line of -v; each process labelled as
+	# `pyprof record` labels the processes of a merged profile
+	grep -q "process $sleeper is not Python, skipped" "$T/$name.rec.err" ||
+		fail "no line for the sleep"
+	grep -qE "^pyprof: wrote .*: process $TPID \([^)]*\) and 2 descendants, " \
+		"$T/$name.rec.err" || fail "not 2 descendants"
+	shares labels "$prof" command | grep -q "outside_kids.py kid late" ||
+		fail "no command label for the late child"
+}
+
+@test "1.5 record --pid --subprocesses: the parent's and both Python children's functions (one started before, one during the recording) each under its own pid, a sleep skipped; without it, only the parent's" {
+	kids_both() {
+		record_kids "$1" "$2" --subprocesses
+		record_kids "$1" "$2"
+	}
+	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.8 3.11 3.12 3.15)" for_each_python kids_both
 }
 
 @test "2.1 top --pid of a process with nothing loaded: read from outside on every version" {
