@@ -244,6 +244,12 @@ static int bad_option(int c, char **argv)
 		/* getopt says '?' for --verbose=1 too. */
 		if (eq && (optopt == 'v' || optopt == 'h'))
 			usage_error(REC, "%.*s takes no value", len, arg);
+		else if (len == 14 && !strncmp(arg, "--subprocesses", 14))
+			/* a command's children are profiled anyway: the
+			 * library follows fork and exec */
+			usage_error(REC, "--subprocesses goes with --pid; a "
+					 "COMMAND's subprocesses are always "
+					 "profiled");
 		else
 			usage_error(REC, "unknown option '%.*s'", len, arg);
 	} else {

@@ -295,12 +295,17 @@ record_kids() {
 		fail "no command label for the late child"
 }
 
-@test "1.5 record --pid --subprocesses: the parent's and both Python children's functions (one started before, one during the recording) each under its own pid, a sleep skipped; without it, only the parent's" {
+@test "1.5 record --pid --subprocesses: the parent's and both Python children's functions (one started before, one during the recording) each under its own pid, a sleep skipped; without it, only the parent's; with a COMMAND, a usage error" {
 	kids_both() {
 		record_kids "$1" "$2" --subprocesses
 		record_kids "$1" "$2"
 	}
 	PYPROF_TEST_PYTHONS="$(pythons_of 2.7 3.8 3.11 3.12 3.15)" for_each_python kids_both
+	# a command's children are profiled anyway: the option is --pid's
+	run "$PP_PYPROF" record --subprocesses -- true
+	echo "$output"
+	assert_eq 125 "$status" "status"
+	[[ $output =~ --subprocesses\ goes\ with\ --pid ]]
 }
 
 @test "2.1 top --pid of a process with nothing loaded: read from outside on every version" {
