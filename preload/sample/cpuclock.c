@@ -412,9 +412,14 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	 * thins by the account as it stood before this tick: what the thread
 	 * used since the last one (the burst it is in now) must not weigh on
 	 * whether it is charged, or a long burst would be charged more often
-	 * than its length says. */
+	 * than its length says. An account a period or more below zero
+	 * (charged ahead of its clock) is never drawn: cast to unsigned,
+	 * its negative chance read as a certainty, and a thread found
+	 * running often with little CPU (a producer between its sleeps)
+	 * was charged 80 to 110 ms more than it used in 3 s. */
 	if (!cc_system && a->due_ns < 0 &&
-	    !draw_below((uint64_t)(a->due_ns + (int64_t)period), period))
+	    (a->due_ns + (int64_t)period <= 0 ||
+	     !draw_below((uint64_t)(a->due_ns + (int64_t)period), period)))
 		return;
 	uint64_t before = clock_ns(tid_cpu_clock(a->tid));
 	int moving = before > a->cpu_ns || (ts && ts == holder);
