@@ -15,13 +15,14 @@ time: NONE here, as before 3.7 (no asyncio view). Runs on 2.7 too.
 import sys
 
 FIELDS = ("task_loop", "task_fut_waiter", "task_coro", "task_name",
-          "task_context")
+          "task_context", "task_callback0")
 WHY = {
     "task_loop": "TaskObj fut_loop, measured in a live task",
     "task_fut_waiter": "TaskObj task_fut_waiter, measured in a live task",
     "task_coro": "TaskObj task_coro, measured in a live task",
     "task_name": "TaskObj task_name, measured in a live task",
     "task_context": "TaskObj task_context, measured in a live task",
+    "task_callback0": "TaskObj fut_callback0, measured in a live task",
 }
 
 
@@ -79,6 +80,16 @@ def measure():
         "task_name": at(task.get_name(), "the name") if v >= (3, 8) else None,
         "task_context": at(ctx[0], "the context"),
     }
+    # The first done-callback has a slot of its own (fut_callback0), the
+    # others a list; measured after the context above, since a callback
+    # brings a context of its own.
+    def first_callback(t):
+        pass
+    task.add_done_callback(first_callback)
+    raw = ctypes.string_at(id(task), size)
+    words = [int.from_bytes(raw[i:i + 8], sys.byteorder)
+             for i in range(0, size - 7, 8)]
+    got["task_callback0"] = at(first_callback, "the first done-callback")
     fut.set_result(None)
     loop.run_until_complete(task)
     loop.close()
@@ -112,6 +123,76 @@ def call_ops():
          "CALL*, PRECALL*, INSTRUMENTED_CALL* opcodes (dis, opcode)")
 
 
+def words_at(addr, size):
+    import ctypes
+    raw = ctypes.string_at(addr, size)
+    return [int.from_bytes(raw[i:i + 8], sys.byteorder)
+            for i in range(0, size - 7, 8)]
+
+
+def only(words, value, what, start=0):
+    """The byte offset of the one word equal to value."""
+    hits = [8 * i for i, w in enumerate(words) if w == value and 8 * i >= start]
+    if len(hits) != 1:
+        sys.exit("pyabi_measure: %s found %d times" % (what, len(hits)))
+    return hits[0]
+
+
+def partial_args():
+    """functools.partial's args, private to Modules/_functoolsmodule.c."""
+    import functools
+    p = functools.partial(len, "pyabi-measure")
+    got = only(words_at(id(p), type(p).__basicsize__), id(p.args),
+               "partial's args")
+    line("partial_args", got, "partialobject.args, measured in a live partial")
+
+
+class Split(object):
+    def __init__(self):
+        self.first = 1
+        self.second = 2
+
+
+OLD_KEYS = ("dk_size", "dk_nentries", "dk_indices", "dict_entry_size",
+            "dict_entry_key", "dict_entry_value")
+
+
+def old_dict_keys():
+    """3.7-3.10's PyDictKeysObject (Objects/dict-common.h, not installed):
+    ma_keys is the one word two instance dictionaries of a class share
+    (their keys object), and in a combined table of 11 entries (dk_size
+    32, one byte an index) the keys object holds 32, 11 and each entry's
+    hash, key and value exactly once."""
+    a, b = Split(), Split()
+    da, db = a.__dict__, b.__dict__
+    wa = words_at(id(da), type(da).__basicsize__)
+    wb = words_at(id(db), type(db).__basicsize__)
+    shared = [8 * i for i, (x, y) in enumerate(zip(wa, wb))
+              if x == y and x > 65536 and x != id(dict)]
+    if len(shared) != 1:
+        sys.exit("pyabi_measure: %d words shared by two instance dicts"
+                 % len(shared))
+    keys_at = shared[0]
+    names = ["pyabi-key-%d" % i for i in range(11)]
+    values = [object() for _ in names]
+    d = dict(zip(names, values))
+    keys = words_at(id(d) + keys_at, 8)[0]
+    head = words_at(keys, 64)
+    size = only(head, 32, "dk_size 32")
+    nentries = only(head, 11, "dk_nentries 11")
+    body = words_at(keys, 64 + 32 + 11 * 24)
+    key0 = only(body, id(names[0]), "the first key")
+    key1 = only(body, id(names[1]), "the second key")
+    value0 = only(body, id(values[0]), "the first value")
+    hash0 = only(body, hash(names[0]) & (2 ** 64 - 1), "the first hash")
+    start = min(key0, value0, hash0)
+    got = {"dk_size": size, "dk_nentries": nentries,
+           "dk_indices": start - 32, "dict_entry_size": key1 - key0,
+           "dict_entry_key": key0 - start, "dict_entry_value": value0 - start}
+    for f in OLD_KEYS:
+        line(f, got[f], "3.7-3.10 keys object, measured in a live dict")
+
+
 def main():
     v = sys.version_info
     if v[0] < 3 or v[:2] < (3, 7):
@@ -121,6 +202,16 @@ def main():
     else:
         measure()
     call_ops()
+    # The objects the asyncio view reads, by name (a block of its own).
+    if v[0] < 3 or v[:2] < (3, 7):
+        line("partial_args", "PYABI_NONE", "no asyncio view before 3.7")
+    else:
+        partial_args()
+    if v[0] < 3 or v[:2] < (3, 7):
+        for f in OLD_KEYS:
+            line(f, "PYABI_NONE", "no asyncio view before 3.7")
+    elif v[:2] < (3, 11):
+        old_dict_keys()
 
 
 main()

@@ -38,6 +38,7 @@
 #include "internal/pycore_interp.h"
 #include "internal/pycore_runtime.h"
 #include "internal/pycore_dict.h"
+#include "internal/pycore_object.h"
 #endif
 #if defined(EXPERIMENTAL_ISOLATED_SUBINTERPRETERS)
 /* 3.9-3.11 configure option: the GIL and the current thread state move into
@@ -55,8 +56,8 @@
 #error "pyabi_probe: debug or free-threaded build; pyprof has no row for it"
 #endif
 
-#define PY_AT_LEAST(maj, min)                                              \
-	(PY_MAJOR_VERSION > (maj) ||                                       \
+#define PY_AT_LEAST(maj, min)        \
+	(PY_MAJOR_VERSION > (maj) || \
 	 (PY_MAJOR_VERSION == (maj) && PY_MINOR_VERSION >= (min)))
 
 /* One initializer line: `.name = value, /+ why +/`. */
@@ -110,18 +111,18 @@ static int find_bit(const unsigned char *p, size_t n, int width, int want_width)
 	return first;
 }
 
-#define STATE_BIT(field, value, want)                                      \
-	do {                                                               \
-		PyASCIIObject a;                                           \
-		memset(&a, 0, sizeof(a));                                  \
-		a.state.field = (value);                                   \
-		bit = find_bit((const unsigned char *)&a.state,            \
-			       sizeof(a.state), (value) == 1, (want));     \
-		if (bit < 0) {                                             \
-			fprintf(stderr, "pyabi_probe: cannot place "       \
-				"state." #field "\n");                     \
-			exit(1);                                           \
-		}                                                          \
+#define STATE_BIT(field, value, want)                                  \
+	do {                                                           \
+		PyASCIIObject a;                                       \
+		memset(&a, 0, sizeof(a));                              \
+		a.state.field = (value);                               \
+		bit = find_bit((const unsigned char *)&a.state,        \
+			       sizeof(a.state), (value) == 1, (want)); \
+		if (bit < 0) {                                         \
+			fprintf(stderr, "pyabi_probe: cannot place "   \
+					"state." #field "\n");         \
+			exit(1);                                       \
+		}                                                      \
 	} while (0)
 #endif
 
@@ -136,9 +137,9 @@ static int find_bit(const unsigned char *p, size_t n, int width, int want_width)
 #define INT_VALUE(type, member) ((long)offsetof(type, member))
 #define ADDR_VALUE(type, member) ((long)offsetof(type, member))
 #else
-#define INT_VALUE(type, member)                                            \
+#define INT_VALUE(type, member) \
 	((long)(offsetof(type, member) + offsetof(_Py_atomic_int, _value)))
-#define ADDR_VALUE(type, member)                                           \
+#define ADDR_VALUE(type, member) \
 	((long)(offsetof(type, member) + offsetof(_Py_atomic_address, _value)))
 #endif
 
@@ -503,6 +504,119 @@ static void dicts(void)
 	OFF("tuple_items", PyTupleObject, ob_item);
 }
 
+/*
+ * The objects the asyncio view and the labels read besides frames and
+ * code (signal/sig_asyncio.c, sig_pydict.c, sig_labels.c): type objects,
+ * instance dictionaries and their keys, sets, lists, weak references,
+ * bound methods, cells, ints. Every one is a struct of the headers; the
+ * 3.7-3.10 keys object (private to Objects/dict-common.h) and the private
+ * structs (functools.partial, asyncio's TaskObj) are measured by
+ * tools/pyabi_measure.py, whose lines end the row.
+ */
+#if PY_AT_LEAST(3, 11)
+/* Where an instance's managed dict (3.12: or its tagged values) sits,
+ * relative to the object: asked of the headers' own accessor, on an
+ * object of a zeroed type that says it has a managed dict. */
+static long managed_at(int values)
+{
+	static PyTypeObject tp;
+	static union {
+		PyObject o[8];
+		char bytes[8 * sizeof(PyObject)];
+	} mem;
+	PyObject *obj = &mem.o[4];
+
+	tp.tp_flags = Py_TPFLAGS_MANAGED_DICT;
+	Py_SET_TYPE(obj, &tp);
+#if PY_AT_LEAST(3, 13)
+	(void)values;
+	return (long)MANAGED_DICT_OFFSET;
+#elif PY_AT_LEAST(3, 12)
+	(void)values;
+	return (long)((char *)_PyObject_DictOrValuesPointer(obj) - (char *)obj);
+#else
+	if (values)
+		return (long)((char *)_PyObject_ValuesPointer(obj) - (char *)obj);
+	return (long)((char *)_PyObject_ManagedDictPointer(obj) - (char *)obj);
+#endif
+}
+#endif
+
+static void objects_read(void)
+{
+	OFF("tp_basicsize", PyTypeObject, tp_basicsize);
+	OFF("tp_name", PyTypeObject, tp_name);
+	OFF("tp_flags", PyTypeObject, tp_flags);
+	OFF("tp_dictoffset", PyTypeObject, tp_dictoffset);
+#if PY_AT_LEAST(3, 11)
+	emit("tpflag_managed_dict", (long)Py_TPFLAGS_MANAGED_DICT, "Py_TPFLAGS_MANAGED_DICT");
+	emit("obj_managed_dict", managed_at(0), "the managed dict, from the object");
+#else
+	emit("tpflag_managed_dict", 0, "3.11+: Py_TPFLAGS_MANAGED_DICT");
+	none("obj_managed_dict", "3.11+: the managed dict");
+#endif
+#if PY_AT_LEAST(3, 12)
+	none("obj_managed_values", "3.11 only: the values pointer of its own");
+#elif PY_AT_LEAST(3, 11)
+	emit("obj_managed_values", managed_at(1), "_PyObject_ValuesPointer, from the object");
+#else
+	none("obj_managed_values", "3.11 only: the values pointer of its own");
+#endif
+#if PY_AT_LEAST(3, 13)
+	emit("tpflag_inline_values", (long)Py_TPFLAGS_INLINE_VALUES, "Py_TPFLAGS_INLINE_VALUES");
+	OFF("dictvalues_capacity", PyDictValues, capacity);
+	OFF("dictvalues_valid", PyDictValues, valid);
+#else
+	emit("tpflag_inline_values", 0, "3.13+: Py_TPFLAGS_INLINE_VALUES");
+	none("dictvalues_capacity", "3.13+: PyDictValues.capacity");
+	none("dictvalues_valid", "3.13+: PyDictValues.valid");
+#endif
+#if PY_MAJOR_VERSION >= 3
+	OFF("dict_ma_keys", PyDictObject, ma_keys);
+	OFF("dict_ma_values", PyDictObject, ma_values);
+#else
+	none("dict_ma_keys", "2.7: no split tables");
+	none("dict_ma_values", "2.7: no split tables");
+#endif
+#if PY_AT_LEAST(3, 11)
+	/* 3.7-3.10's keys object: tools/pyabi_measure.py */
+	none("dk_size", "3.11+: dk_log2_size, a byte");
+	OFF("dk_log2_index_bytes", PyDictKeysObject, dk_log2_index_bytes);
+	OFF("dk_kind", PyDictKeysObject, dk_kind);
+	emit("dk_kind_general", DICT_KEYS_GENERAL, "enum DICT_KEYS_GENERAL: entries with a hash");
+	OFF("dk_nentries", PyDictKeysObject, dk_nentries);
+	OFF("dk_indices", PyDictKeysObject, dk_indices);
+	emit("dict_entry_size", (long)sizeof(PyDictKeyEntry), "sizeof(PyDictKeyEntry)");
+	OFF("dict_entry_key", PyDictKeyEntry, me_key);
+	OFF("dict_entry_value", PyDictKeyEntry, me_value);
+	emit("dict_uentry_size", (long)sizeof(PyDictUnicodeEntry), "sizeof(PyDictUnicodeEntry)");
+	OFF("dict_uentry_key", PyDictUnicodeEntry, me_key);
+	OFF("dict_uentry_value", PyDictUnicodeEntry, me_value);
+#else
+	none("dk_log2_index_bytes", "3.11+: PyDictKeysObject.dk_log2_index_bytes");
+	none("dk_kind", "3.11+: PyDictKeysObject.dk_kind");
+	none("dk_kind_general", "3.11+: DICT_KEYS_GENERAL");
+	none("dict_uentry_size", "3.11+: PyDictUnicodeEntry");
+	none("dict_uentry_key", "3.11+: PyDictUnicodeEntry");
+	none("dict_uentry_value", "3.11+: PyDictUnicodeEntry");
+#endif
+	OFF("set_mask", PySetObject, mask);
+	OFF("set_table", PySetObject, table);
+	emit("set_entry_size", (long)sizeof(setentry), "sizeof(setentry)");
+	OFF("set_entry_key", setentry, key);
+	OFF("list_items", PyListObject, ob_item);
+	OFF("weakref_object", PyWeakReference, wr_object);
+	OFF("method_self", PyMethodObject, im_self);
+	OFF("cell_ref", PyCellObject, ob_ref);
+#if PY_AT_LEAST(3, 12)
+	OFF("long_tag", PyLongObject, long_value.lv_tag);
+	OFF("long_digits", PyLongObject, long_value.ob_digit);
+#else
+	none("long_tag", "3.12+: _PyLongValue.lv_tag");
+	none("long_digits", "3.12+: _PyLongValue.ob_digit");
+#endif
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -524,6 +638,7 @@ static void row(void)
 	unicode_strings();
 	coroutines();
 	dicts();
+	objects_read();
 	printf("\t},\n");
 }
 

@@ -255,6 +255,53 @@ struct pyabi {
 	 * opcode modules): a leaf frame executing one is inside what it
 	 * called, which, the frame being the leaf, is C (time=native). */
 	uint64_t call_ops[4];
+
+	/* The objects the asyncio view and the labels read besides frames
+	 * and code (sig_asyncio.c, sig_pydict.c, sig_labels.c), by name:
+	 * offsetof and sizeof from the headers; the 3.7-3.10 keys object
+	 * (private to Objects/dict-common.h), functools.partial and
+	 * TaskObj's first callback measured by tools/pyabi_measure.py.
+	 * PYABI_NONE (a flag: 0) where the version has no such field, or
+	 * before 3.7 where no asyncio view reads it. */
+	int tp_basicsize;	       /* PyTypeObject.tp_basicsize        */
+	int tp_name;		       /* PyTypeObject.tp_name             */
+	int tp_flags;		       /* PyTypeObject.tp_flags            */
+	int tp_dictoffset;	       /* PyTypeObject.tp_dictoffset       */
+	uint64_t tpflag_managed_dict;  /* 3.11+ Py_TPFLAGS_MANAGED_DICT    */
+	int obj_managed_dict;	       /* 3.11+: the managed dict (3.12:
+	                                  or tagged values), from the object
+	                                  (negative)                       */
+	int obj_managed_values;	       /* 3.11: the values pointer, from
+	                                  the object (negative)            */
+	uint64_t tpflag_inline_values; /* 3.13+ Py_TPFLAGS_INLINE_VALUES   */
+	int dictvalues_capacity;       /* 3.13+ PyDictValues.capacity, u8  */
+	int dictvalues_valid;	       /* 3.13+ PyDictValues.valid, u8     */
+	int dict_ma_keys;	       /* PyDictObject.ma_keys             */
+	int dict_ma_values;	       /* PyDictObject.ma_values           */
+	int dk_size;		       /* 3.7-3.10 dk_size, Py_ssize_t     */
+	int dk_log2_index_bytes;       /* 3.11+, u8                        */
+	int dk_kind;		       /* 3.11+, u8                        */
+	int dk_kind_general;	       /* 3.11+ DICT_KEYS_GENERAL          */
+	int dk_nentries;	       /* dk_nentries, Py_ssize_t          */
+	int dk_indices;		       /* dk_indices: the index table      */
+	int dict_entry_size;	       /* PyDictKeyEntry {hash, key, value} */
+	int dict_entry_key;
+	int dict_entry_value;
+	int dict_uentry_size; /* 3.11+ PyDictUnicodeEntry {key, value} */
+	int dict_uentry_key;
+	int dict_uentry_value;
+	int set_mask;	    /* PySetObject.mask                  */
+	int set_table;	    /* PySetObject.table                 */
+	int set_entry_size; /* sizeof(setentry)                  */
+	int set_entry_key;  /* setentry.key                      */
+	int list_items;	    /* PyListObject.ob_item              */
+	int weakref_object; /* PyWeakReference.wr_object         */
+	int method_self;    /* PyMethodObject.im_self            */
+	int cell_ref;	    /* PyCellObject.ob_ref               */
+	int long_tag;	    /* 3.12+ _PyLongValue.lv_tag         */
+	int long_digits;    /* 3.12+ _PyLongValue.ob_digit       */
+	int partial_args;   /* functools.partial's args (3.7+)   */
+	int task_callback0; /* TaskObj fut_callback0 (3.7-3.13)  */
 };
 
 /* Whether op is one of abi's calling opcodes (call_ops). Any context. */

@@ -70,14 +70,13 @@ static int node_kind(uintptr_t n)
 		if (t && __atomic_load_n(&labels_abi.node_type[k],
 					 __ATOMIC_RELAXED) == t)
 			return k;
-	/* tp_name follows the type object's variable-size header */
-	uintptr_t name = RD_PTR(t + a->var_size + 8);
+	uintptr_t name = RD_PTR(t + (uintptr_t)a->tp_name);
 	static const char pfx[] = "hamt_";
 	for (int i = 0; i < 5; i++)
 		if (RD_U8(name + i) != (uint8_t)pfx[i])
 			return -1;
 	int k;
-	switch (RD_U8(name + 5)) {
+	switch (RD_U8(name + sizeof pfx - 1)) { /* after "hamt_" */
 	case 'b':
 		k = NODE_BITMAP;
 		break;

@@ -18,13 +18,14 @@
 #define RD_I64(a) (*(volatile int64_t *)(uintptr_t)(a))
 #define RD_U8(a) (*(volatile uint8_t *)(uintptr_t)(a))
 
-/* PyTypeObject, the same in every CPython 3 on a 64-bit target */
-#define TP_BASICSIZE 32
-#define TP_FLAGS 168
-#define TP_DICTOFFSET 288
-#define FLAG_INLINE_VALUES (1ul << 2) /* 3.13+ */
-#define FLAG_MANAGED_DICT (1ul << 4)  /* 3.11+ */
-#define MANAGED_AT 24		      /* the dict (or values) at obj - 24 */
+/* The 4-byte state bitfield of str s, byte by byte (pycode.h's order). */
+static uint32_t str_state(const struct pyabi *a, uintptr_t s)
+{
+	uint32_t st = 0;
+	for (unsigned b = 0; b < 4; b++)
+		st |= (uint32_t)RD_U8(s + (uintptr_t)a->u_state + b) << 8 * b;
+	return st;
+}
 
 /* Where obj's attributes are: *keys and, for a split table, *values (the
  * values array) and *cap (how many it holds, or -1: as many as the keys);
@@ -32,44 +33,47 @@
 static int where(const struct pydict_layout *l, uintptr_t obj,
 		 uintptr_t *keys, uintptr_t *values, int *cap)
 {
-	uintptr_t tp = RD_PTR(obj + (uintptr_t)sampler.abi->ob_type);
-	uint64_t flags = tp ? RD_PTR(tp + TP_FLAGS) : 0;
+	const struct pyabi *a = sampler.abi;
+	uintptr_t tp = RD_PTR(obj + (uintptr_t)a->ob_type);
+	uint64_t flags = tp ? RD_PTR(tp + (uintptr_t)a->tp_flags) : 0;
 	uintptr_t d = 0, v = 0;
 	*keys = *values = 0;
 	*cap = -1;
 	if (!tp)
 		return -1;
-	if (l->kind >= PYABI_DICT_MANAGED && (flags & FLAG_MANAGED_DICT)) {
-		if (l->kind == PYABI_DICT_INLINE && (flags & FLAG_INLINE_VALUES)) {
-			uintptr_t in = obj + (uintptr_t)RD_I64(tp + TP_BASICSIZE);
-			if (RD_U8(in + 3)) /* valid */
+	if (l->kind >= PYABI_DICT_MANAGED && (flags & a->tpflag_managed_dict)) {
+		if (l->kind == PYABI_DICT_INLINE &&
+		    (flags & a->tpflag_inline_values)) {
+			uintptr_t in = obj + (uintptr_t)RD_I64(
+						     tp + (uintptr_t)a->tp_basicsize);
+			if (RD_U8(in + (uintptr_t)a->dictvalues_valid))
 				v = in;
 		}
 		if (!v) {
-			uintptr_t w = RD_PTR(obj - MANAGED_AT);
+			uintptr_t w = RD_PTR(obj + (intptr_t)a->obj_managed_dict);
 			if (l->kind == PYABI_DICT_MANAGED && !w)
-				v = RD_PTR(obj - MANAGED_AT - 8);
+				v = RD_PTR(obj + (intptr_t)a->obj_managed_values);
 			else if (l->kind == PYABI_DICT_TAGGED && (w & 1))
-				v = w + 1;
+				v = w + 1; /* 3.12: values minus one, tagged */
 			else
 				d = w;
 		}
 		if (v)
 			*keys = RD_PTR(tp + (uintptr_t)l->ht_cached_keys);
 	} else {
-		int64_t off = RD_I64(tp + TP_DICTOFFSET);
+		int64_t off = RD_I64(tp + (uintptr_t)a->tp_dictoffset);
 		if (off <= 0 || off > 4096) /* < 0: variable-size objects */
 			return -1;
 		d = RD_PTR(obj + (uintptr_t)off);
 	}
 	if (d) {
-		if (RD_PTR(d + (uintptr_t)sampler.abi->ob_type) != l->dict_type)
+		if (RD_PTR(d + (uintptr_t)a->ob_type) != l->dict_type)
 			return -1;
-		*keys = RD_PTR(d + 32); /* ma_keys */
-		v = RD_PTR(d + 40);	/* ma_values: a split table */
+		*keys = RD_PTR(d + (uintptr_t)a->dict_ma_keys);
+		v = RD_PTR(d + (uintptr_t)a->dict_ma_values); /* split table */
 	}
 	if (v && l->values_at) /* 3.13+: capacity, size, embedded, valid */
-		*cap = RD_U8(v);
+		*cap = RD_U8(v + (uintptr_t)a->dictvalues_capacity);
 	*values = v ? v + (uintptr_t)l->values_at : 0;
 	return *keys ? 0 : -1;
 }
@@ -78,10 +82,7 @@ static int where(const struct pydict_layout *l, uintptr_t obj,
 static int same_text(uintptr_t s, const struct pydict_key *key)
 {
 	const struct pyabi *a = sampler.abi;
-	uint32_t st = RD_U8(s + a->u_state) |
-		      (uint32_t)RD_U8(s + a->u_state + 1) << 8 |
-		      (uint32_t)RD_U8(s + a->u_state + 2) << 16 |
-		      (uint32_t)RD_U8(s + a->u_state + 3) << 24;
+	uint32_t st = str_state(a, s);
 	if (!(st >> a->u_compact_bit & 1) || !(st >> a->u_ascii_bit & 1) ||
 	    RD_I64(s + a->u_length) != (int64_t)key->len)
 		return 0;
@@ -92,49 +93,71 @@ static int same_text(uintptr_t s, const struct pydict_key *key)
 	return 1;
 }
 
-uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
-			      const struct pydict_key *key)
-{
-	uintptr_t keys, values, entries;
+/* The entries of keys object k: where the first is, how many, and each
+ * one's size and where its key and value are in it; 0, or -1 for a keys
+ * object that cannot be right. */
+struct entries {
+	uintptr_t at;
 	int64_t n;
-	int cap;
 	unsigned size, key_at, value_at;
-	if (!l->kind || !obj || where(l, obj, &keys, &values, &cap) < 0)
-		return 0;
-	if (l->old_keys) {
-		int64_t dk_size = RD_I64(keys + 8);
+};
+
+static int entries_of(const struct pydict_layout *l, uintptr_t k,
+		      struct entries *e)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t indices = k + (uintptr_t)a->dk_indices;
+	if (l->old_keys) { /* 3.7-3.10: indices of 1, 2 or 4 bytes */
+		int64_t dk_size = RD_I64(k + (uintptr_t)a->dk_size);
 		int64_t ix = dk_size <= 0xff ? 1 : dk_size <= 0xffff ? 2
 								     : 4;
 		if (dk_size <= 0 || dk_size > (1 << 20))
-			return 0;
-		n = RD_I64(keys + 32);
-		entries = keys + 40 + (uintptr_t)(dk_size * ix);
-		size = 24, key_at = 8, value_at = 16;
+			return -1;
+		e->at = indices + (uintptr_t)(dk_size * ix);
 	} else {
-		unsigned log2_bytes = RD_U8(keys + 9);
+		unsigned log2_bytes =
+			RD_U8(k + (uintptr_t)a->dk_log2_index_bytes);
 		if (log2_bytes > 24)
-			return 0;
-		n = RD_I64(keys + 24);
-		entries = keys + 32 + ((uintptr_t)1 << log2_bytes);
-		if (RD_U8(keys + 10) == 0) /* DICT_KEYS_GENERAL */
-			size = 24, key_at = 8, value_at = 16;
-		else
-			size = 16, key_at = 0, value_at = 8;
+			return -1;
+		e->at = indices + ((uintptr_t)1 << log2_bytes);
 	}
-	if (n < 0 || n > PYDICT_MAX_ENTRIES)
+	e->n = RD_I64(k + (uintptr_t)a->dk_nentries);
+	if (l->old_keys ||
+	    RD_U8(k + (uintptr_t)a->dk_kind) == (uint8_t)a->dk_kind_general) {
+		e->size = (unsigned)a->dict_entry_size;
+		e->key_at = (unsigned)a->dict_entry_key;
+		e->value_at = (unsigned)a->dict_entry_value;
+	} else {
+		e->size = (unsigned)a->dict_uentry_size;
+		e->key_at = (unsigned)a->dict_uentry_key;
+		e->value_at = (unsigned)a->dict_uentry_value;
+	}
+	return 0;
+}
+
+uintptr_t pydict_attr_sigsafe(const struct pydict_layout *l, uintptr_t obj,
+			      const struct pydict_key *key)
+{
+	const struct pyabi *a = sampler.abi;
+	uintptr_t keys, values;
+	struct entries e;
+	int cap;
+	if (!l->kind || !obj || where(l, obj, &keys, &values, &cap) < 0 ||
+	    entries_of(l, keys, &e) < 0)
 		return 0;
-	for (int64_t i = 0; i < n; i++) {
-		uintptr_t e = entries + (uintptr_t)i * size;
-		uintptr_t k = RD_PTR(e + key_at);
+	if (e.n < 0 || e.n > PYDICT_MAX_ENTRIES)
+		return 0;
+	for (int64_t i = 0; i < e.n; i++) {
+		uintptr_t at = e.at + (uintptr_t)i * e.size;
+		uintptr_t k = RD_PTR(at + e.key_at);
 		if (!k || (k != key->interned &&
-			   (RD_PTR(k + (uintptr_t)sampler.abi->ob_type) !=
-				    l->str_type ||
+			   (RD_PTR(k + (uintptr_t)a->ob_type) != l->str_type ||
 			    !same_text(k, key))))
 			continue;
 		if (values && cap >= 0 && i >= cap)
 			return 0; /* a key added after these values were made */
 		return values ? RD_PTR(values + 8 * (uintptr_t)i)
-			      : RD_PTR(e + value_at);
+			      : RD_PTR(at + e.value_at);
 	}
 	return 0;
 }

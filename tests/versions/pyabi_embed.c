@@ -27,6 +27,9 @@
  *      On 2.7, byte strings. pycode_read_bytes on bytes objects.
  *   5. 3.13+: pyabi_check_debug_offsets against the live _PyRuntime
  *      (GIL offsets included), and that it notices a tampered block or row.
+ *   6. the objects the asyncio view and the labels read (pyabi_objects.h):
+ *      types, instance dictionaries, sets, lists, weak references, bound
+ *      methods, cells, partials, ints, a C task's first callback.
  *
  * The reader is memcpy: everything read is live and owned by this process.
  * Output ends with check.h's `check: N passed, N failed`; exit 1 on failure.
@@ -73,6 +76,8 @@ static int32_t rd_i32(uintptr_t a)
 	memcpy(&v, (const void *)a, sizeof(v));
 	return v;
 }
+
+#include "pyabi_objects.h"
 
 /* UTF-8 of a str (3.x) or the bytes of a str (2.7); NULL on error. */
 static const char *api_utf8(PyObject *s, Py_ssize_t *len)
@@ -821,6 +826,7 @@ int main(int argc, char **argv)
 	check_code();
 	check_strings();
 	check_debug_offsets();
+	check_objects();
 	run_frames(argv[1]);
 	return check_summary();
 }
