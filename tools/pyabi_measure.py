@@ -212,6 +212,21 @@ def main():
             line(f, "PYABI_NONE", "no asyncio view before 3.7")
     elif v[:2] < (3, 11):
         old_dict_keys()
+    asyncio_facts()
+
+
+def asyncio_facts():
+    """How asyncio names and registers its tasks, asked of asyncio."""
+    v = sys.version_info
+    names = eager = 0
+    if v[0] >= 3 and v[:2] >= (3, 7):
+        import asyncio.tasks
+        names = int(hasattr(asyncio.Task, "get_name"))
+        eager = int(hasattr(asyncio.tasks, "_eager_tasks") and
+                    hasattr(asyncio.tasks, "_scheduled_tasks"))
+    line("asyncio_task_names", names, "Task.get_name: tasks have names")
+    line("asyncio_eager_tasks", eager,
+         "asyncio.tasks._scheduled_tasks and _eager_tasks")
 
 
 main()

@@ -56,8 +56,8 @@
 #error "pyabi_probe: debug or free-threaded build; pyprof has no row for it"
 #endif
 
-#define PY_AT_LEAST(maj, min)        \
-	(PY_MAJOR_VERSION > (maj) || \
+#define PY_AT_LEAST(maj, min)                                              \
+	(PY_MAJOR_VERSION > (maj) ||                                       \
 	 (PY_MAJOR_VERSION == (maj) && PY_MINOR_VERSION >= (min)))
 
 /* One initializer line: `.name = value, /+ why +/`. */
@@ -111,18 +111,18 @@ static int find_bit(const unsigned char *p, size_t n, int width, int want_width)
 	return first;
 }
 
-#define STATE_BIT(field, value, want)                                  \
-	do {                                                           \
-		PyASCIIObject a;                                       \
-		memset(&a, 0, sizeof(a));                              \
-		a.state.field = (value);                               \
-		bit = find_bit((const unsigned char *)&a.state,        \
-			       sizeof(a.state), (value) == 1, (want)); \
-		if (bit < 0) {                                         \
-			fprintf(stderr, "pyabi_probe: cannot place "   \
-					"state." #field "\n");         \
-			exit(1);                                       \
-		}                                                      \
+#define STATE_BIT(field, value, want)                                      \
+	do {                                                               \
+		PyASCIIObject a;                                           \
+		memset(&a, 0, sizeof(a));                                  \
+		a.state.field = (value);                                   \
+		bit = find_bit((const unsigned char *)&a.state,            \
+			       sizeof(a.state), (value) == 1, (want));     \
+		if (bit < 0) {                                             \
+			fprintf(stderr, "pyabi_probe: cannot place "       \
+				"state." #field "\n");                     \
+			exit(1);                                           \
+		}                                                          \
 	} while (0)
 #endif
 
@@ -137,9 +137,9 @@ static int find_bit(const unsigned char *p, size_t n, int width, int want_width)
 #define INT_VALUE(type, member) ((long)offsetof(type, member))
 #define ADDR_VALUE(type, member) ((long)offsetof(type, member))
 #else
-#define INT_VALUE(type, member) \
+#define INT_VALUE(type, member)                                            \
 	((long)(offsetof(type, member) + offsetof(_Py_atomic_int, _value)))
-#define ADDR_VALUE(type, member) \
+#define ADDR_VALUE(type, member)                                           \
 	((long)(offsetof(type, member) + offsetof(_Py_atomic_address, _value)))
 #endif
 
@@ -617,6 +617,52 @@ static void objects_read(void)
 #endif
 }
 
+static void emit_str(const char *name, const char *str, const char *why)
+{
+	char lhs[80];
+
+	snprintf(lhs, sizeof(lhs), ".%s = \"%s\",", name, str);
+	printf("\t\t%-34s /* %s */\n", lhs, why);
+}
+
+/*
+ * What a version does, beyond where its fields are: the facts the library
+ * outside preload/cpython/ acts on (its C API, its locks, its fork, its
+ * asyncio), so that no file there tests the version number. From the
+ * headers where they tell (a header that exists, a symbol declared),
+ * else from this file's version ladder, the one place that tests it;
+ * asyncio's registry is asked of asyncio itself (pyabi_measure.py).
+ */
+static void facts(void)
+{
+#if PY_MAJOR_VERSION >= 3
+	emit("py2_c_api", 0, "PyLong, PyUnicode");
+	emit("mem_allocators", 1, "PEP 445 PyMem_SetAllocator");
+	emit_str("eval_frame", "_PyEval_EvalFrameDefault", "PEP 523's default frame evaluator");
+	(void)&_PyEval_EvalFrameDefault;
+#else
+	emit("py2_c_api", 1, "PyInt, PyString, a name-mangled Thread.__name");
+	emit("mem_allocators", 0, "PEP 445 (3.4+): PyMem_SetAllocator");
+	emit_str("eval_frame", "PyEval_EvalFrameEx", "the frame evaluator");
+	(void)&PyEval_EvalFrameEx;
+#endif
+	/* Block and mutex profiles are measured from 3.8 (docs/waits.md) */
+	emit("waits_profiled", PY_AT_LEAST(3, 8), "block and mutex profiles (3.8+)");
+#if __has_include("internal/pycore_parking_lot.h")
+	emit("locks_park", 1, "pycore_parking_lot.h: a PyMutex waiter parks");
+#else
+	emit("locks_park", 0, "no parking lot: a lock waits on its sem_t");
+#endif
+	/* 3.9 moved pending calls into the interpreter: one not yet run no
+	 * longer makes every thread's eval loop break for it */
+	emit("pending_calls_cheap", PY_AT_LEAST(3, 9), "a pending call costs others nothing (3.9+)");
+	/* 3.12's os.fork warns (DeprecationWarning) of other threads */
+	emit("fork_warns_of_threads", PY_AT_LEAST(3, 12), "os.fork warns of other threads (3.12+)");
+	/* 3.14 keeps C tasks on per-thread lists, described by
+	 * _Py_AsyncioModuleDebugOffsets */
+	emit("asyncio_task_lists", PY_AT_LEAST(3, 14), "C tasks on per-thread lists (3.14+)");
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -639,6 +685,7 @@ static void row(void)
 	coroutines();
 	dicts();
 	objects_read();
+	facts();
 	printf("\t},\n");
 }
 

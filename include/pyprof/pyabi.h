@@ -302,7 +302,33 @@ struct pyabi {
 	int long_digits;    /* 3.12+ _PyLongValue.ob_digit       */
 	int partial_args;   /* functools.partial's args (3.7+)   */
 	int task_callback0; /* TaskObj fut_callback0 (3.7-3.13)  */
+
+	/* What the version does, beyond where its fields are: the facts
+	 * the library acts on outside preload/cpython/ (tools/pyabi_probe.c's
+	 * facts(); asyncio's from asyncio itself), 1 or 0. */
+	int py2_c_api;		   /* PyInt, PyString, Thread.__name mangled */
+	int mem_allocators;	   /* PEP 445 PyMem_SetAllocator              */
+	const char *eval_frame;	   /* the frame evaluator's symbol           */
+	int waits_profiled;	   /* block and mutex profiles (3.8+)         */
+	int locks_park;		   /* a PyMutex waiter parks on a semaphore
+	                              of its parking-lot entry (3.13+)    */
+	int pending_calls_cheap;   /* a pending call not yet run costs the
+	                              other threads nothing (3.9+)        */
+	int fork_warns_of_threads; /* os.fork warns of other threads (3.12+) */
+	int asyncio_task_lists;	   /* C tasks on per-thread lists, read
+	                              without the GIL (3.14+)             */
+	int asyncio_task_names;	   /* tasks have names (3.8+)                */
+	int asyncio_eager_tasks;   /* the registry is _scheduled_tasks and
+	                              _eager_tasks (3.12+), else _all_tasks */
 };
+
+/* Whether major.minor's _PyRuntime starts with _Py_DebugOffsets (3.13+):
+ * a row can be built from, and checked against, the running interpreter.
+ * Asked before a row is chosen. */
+static inline int pyabi_has_debug_offsets(int major, int minor)
+{
+	return major > 3 || (major == 3 && minor >= 13);
+}
 
 /* Whether op is one of abi's calling opcodes (call_ops). Any context. */
 static inline int pyabi_calls(const struct pyabi *abi, unsigned op)

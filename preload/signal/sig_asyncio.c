@@ -342,7 +342,7 @@ static size_t number_name(uintptr_t v, char *out)
 
 static size_t name_of(uintptr_t t, int kind, char *out)
 {
-	if (sampler.abi->minor == 7) {
+	if (!sampler.abi->asyncio_task_names) {
 		/* 3.7: tasks have no names; the coroutine's function's */
 		const struct pyabi *a = sampler.abi;
 		uintptr_t c = field(t, kind, ASYNCIO_PY_CORO);
@@ -355,7 +355,8 @@ static size_t name_of(uintptr_t t, int kind, char *out)
 	uintptr_t ty = v ? type_of(v) : 0;
 	if (ty && ty == asyncio_abi.unicode_type)
 		return str_text(v, out);
-	if (ty && ty == asyncio_abi.long_type && sampler.abi->minor >= 12)
+	if (ty && ty == asyncio_abi.long_type &&
+	    sampler.abi->long_tag != PYABI_NONE) /* 3.12+'s ints */
 		return number_name(v, out);
 	return 0;
 }

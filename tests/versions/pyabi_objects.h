@@ -8,11 +8,19 @@
  * and whose rd_ptr it reads with). Objects are made by a few lines of
  * Python (OBJECTS below), each field read through the row and compared
  * with what the object is known to hold: the offsets are never compared
- * with this file's own offsetof, which comes from the same headers. Case
- * numbers 6.x.
+ * with this file's own offsetof, which comes from the same headers. Then
+ * the row's facts the interpreter shows: its C API, its frame evaluator's
+ * symbol, asyncio's registry, whether os.fork warns of a thread (a child
+ * is forked, which exits at once). Case numbers 6.x.
  */
 #ifndef PYPROF_TEST_PYABI_OBJECTS_H
 #define PYPROF_TEST_PYABI_OBJECTS_H
+
+#include <dlfcn.h>
+
+#if PY_MAJOR_VERSION >= 3
+#define PyInt_AsLong PyLong_AsLong
+#endif
 
 /* Runs on 2.7 too; asyncio's part from 3.7, by exec. */
 static const char OBJECTS[] =
@@ -50,7 +58,26 @@ static const char OBJECTS[] =
 	"def cb(t):\n"
 	"    pass\n"
 	"task.add_done_callback(cb)\n"
-	"''')\n";
+	"''')\n"
+	/* the facts: asyncio's, and whether os.fork warns of a thread */
+	"names = eager = 0\n"
+	"if sys.version_info[:2] >= (3, 7):\n"
+	"    import asyncio.tasks\n"
+	"    names = int(hasattr(asyncio.Task, 'get_name'))\n"
+	"    eager = int(hasattr(asyncio.tasks, '_eager_tasks'))\n"
+	"import os, threading, warnings\n"
+	"ev = threading.Event()\n"
+	"th = threading.Thread(target=ev.wait)\n"
+	"th.start()\n"
+	"with warnings.catch_warnings(record=True) as caught:\n"
+	"    warnings.simplefilter('always')\n"
+	"    pid = os.fork()\n"
+	"    if pid == 0:\n"
+	"        os._exit(0)\n"
+	"    os.waitpid(pid, 0)\n"
+	"ev.set()\n"
+	"th.join()\n"
+	"fork_warns = int(any('multi-threaded' in str(w.message) for w in caught))\n";
 
 static PyObject *obj_ns;
 
@@ -206,6 +233,21 @@ static void check_long(void)
 	CHECK(tb >> 3 == 2 && n == (1ull << 40) + 7, "6.7 a two-digit int");
 }
 
+/* 6.8: the facts of the row that the interpreter shows. */
+static void check_facts(void)
+{
+	void *eval = dlsym(RTLD_DEFAULT, row->eval_frame);
+
+	CHECK(row->py2_c_api == (PY_MAJOR_VERSION == 2), "6.8 py2_c_api");
+	CHECK(row->mem_allocators == PY_AT_LEAST(3, 4), "6.8 mem_allocators");
+	/* a static libpython (Debian's) exports nothing to dlsym */
+	CHECK(eval || !dlsym(RTLD_DEFAULT, "Py_Initialize"), "6.8 eval_frame is a symbol");
+	CHECK(row->asyncio_task_names == (int)PyInt_AsLong(obj("names")), "6.8 asyncio_task_names");
+	CHECK(row->asyncio_eager_tasks == (int)PyInt_AsLong(obj("eager")), "6.8 asyncio_eager_tasks");
+	CHECK(row->fork_warns_of_threads == (int)PyInt_AsLong(obj("fork_warns")),
+	      "6.8 fork_warns_of_threads");
+}
+
 static void check_objects(void)
 {
 	PyObject *k, *cell, *closure, *res;
@@ -260,6 +302,7 @@ static void check_objects(void)
 		CHECK(task && task != Py_None && at(task, row->task_callback0) == (uintptr_t)obj("cb"),
 		      "6.6 fut_callback0");
 	}
+	check_facts();
 }
 
 #endif
