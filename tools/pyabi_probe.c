@@ -27,6 +27,8 @@
 
 #if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 7
 #include "internal/pystate.h"
+#include "internal/context.h"
+#include "internal/hamt.h"
 #elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 8
 #include "internal/pycore_pystate.h"
 #elif PY_MAJOR_VERSION == 3 && (PY_MINOR_VERSION == 9 || PY_MINOR_VERSION == 10)
@@ -39,6 +41,10 @@
 #include "internal/pycore_runtime.h"
 #include "internal/pycore_dict.h"
 #include "internal/pycore_object.h"
+#endif
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 8
+#include "internal/pycore_context.h"
+#include "internal/pycore_hamt.h"
 #endif
 #if defined(EXPERIMENTAL_ISOLATED_SUBINTERPRETERS)
 /* 3.9-3.11 configure option: the GIL and the current thread state move into
@@ -663,6 +669,20 @@ static void facts(void)
 	emit("asyncio_task_lists", PY_AT_LEAST(3, 14), "C tasks on per-thread lists (3.14+)");
 }
 
+/* Context variables (3.7+): where a context keeps its variables, a
+ * HAMT, and where the HAMT keeps its root node (the labels read them;
+ * the nodes themselves are private to Python/hamt.c). */
+static void contexts(void)
+{
+#if PY_AT_LEAST(3, 7)
+	OFF("ctx_vars", PyContext, ctx_vars);
+	OFF("hamt_root", PyHamtObject, h_root);
+#else
+	none("ctx_vars", "3.7+: PyContext.ctx_vars");
+	none("hamt_root", "3.7+: PyHamtObject.h_root");
+#endif
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -686,6 +706,7 @@ static void row(void)
 	dicts();
 	objects_read();
 	facts();
+	contexts();
 	printf("\t},\n");
 }
 

@@ -320,6 +320,10 @@ struct pyabi {
 	int asyncio_task_names;	   /* tasks have names (3.8+)                */
 	int asyncio_eager_tasks;   /* the registry is _scheduled_tasks and
 	                              _eager_tasks (3.12+), else _all_tasks */
+
+	/* Context variables (3.7+; else PYABI_NONE), for the labels */
+	int ctx_vars;  /* PyContext.ctx_vars: a HAMT             */
+	int hamt_root; /* PyHamtObject.h_root: its root node      */
 };
 
 /* Whether major.minor's _PyRuntime starts with _Py_DebugOffsets (3.13+):

@@ -11,7 +11,7 @@
  * with this file's own offsetof, which comes from the same headers. Then
  * the row's facts the interpreter shows: its C API, its frame evaluator's
  * symbol, asyncio's registry, whether os.fork warns of a thread (a child
- * is forked, which exits at once). Case numbers 6.x.
+ * is forked, which exits at once); a context's HAMT. Case numbers 6.x.
  */
 #ifndef PYPROF_TEST_PYABI_OBJECTS_H
 #define PYPROF_TEST_PYABI_OBJECTS_H
@@ -77,7 +77,13 @@ static const char OBJECTS[] =
 	"    os.waitpid(pid, 0)\n"
 	"ev.set()\n"
 	"th.join()\n"
-	"fork_warns = int(any('multi-threaded' in str(w.message) for w in caught))\n";
+	"fork_warns = int(any('multi-threaded' in str(w.message) for w in caught))\n"
+	"ctx = cv = None\n"
+	"if sys.version_info[:2] >= (3, 7):\n"
+	"    import contextvars\n"
+	"    cv = contextvars.ContextVar('pyabi')\n"
+	"    ctx = contextvars.Context()\n"
+	"    ctx.run(cv.set, 'v')\n";
 
 static PyObject *obj_ns;
 
@@ -233,6 +239,28 @@ static void check_long(void)
 	CHECK(tb >> 3 == 2 && n == (1ull << 40) + 7, "6.7 a two-digit int");
 }
 
+/* 6.9: a context's variables, a HAMT whose root holds the one variable
+ * set (a bitmap node: after its variable-size header, the bitmap, then
+ * key and value, as sig_labels.c reads it). */
+static void check_context(void)
+{
+	PyObject *ctx = obj("ctx"), *cv = obj("cv");
+	uintptr_t hamt, root, tn, rn;
+
+	if (row->ctx_vars == PYABI_NONE) {
+		CHECK(ctx == Py_None, "6.9 no contextvars before 3.7");
+		return;
+	}
+	hamt = at(ctx, row->ctx_vars);
+	root = hamt ? rd_ptr(hamt + (uintptr_t)row->hamt_root) : 0;
+	tn = hamt ? rd_ptr(rd_ptr(hamt + (uintptr_t)row->ob_type) + (uintptr_t)row->tp_name) : 0;
+	rn = root ? rd_ptr(rd_ptr(root + (uintptr_t)row->ob_type) + (uintptr_t)row->tp_name) : 0;
+	CHECK(tn && strcmp((const char *)tn, "hamt") == 0, "6.9 ctx_vars is a HAMT");
+	CHECK(rn && strcmp((const char *)rn, "hamt_bitmap_node") == 0 &&
+		      rd_ptr(root + (uintptr_t)row->var_size + 16) == (uintptr_t)cv,
+	      "6.9 h_root is a bitmap node holding the variable");
+}
+
 /* 6.8: the facts of the row that the interpreter shows. */
 static void check_facts(void)
 {
@@ -303,6 +331,7 @@ static void check_objects(void)
 		      "6.6 fut_callback0");
 	}
 	check_facts();
+	check_context();
 }
 
 #endif
