@@ -193,6 +193,102 @@ def old_dict_keys():
         line(f, got[f], "3.7-3.10 keys object, measured in a live dict")
 
 
+HAMT = ("hamt_bitmap_bits", "hamt_bitmap_array", "hamt_array_items",
+        "hamt_collision_array")
+
+
+def fold(h):
+    """The HAMT's 32-bit hash of a 64-bit hash (Python/hamt.c)."""
+    h &= 2 ** 64 - 1
+    return (h & 0xffffffff) ^ (h >> 32)
+
+
+def hamt_node(parent, name):
+    nodes = [o for o in gc_referents(parent) if type(o).__name__ == name]
+    if len(nodes) != 1:
+        sys.exit("pyabi_measure: %d %s found" % (len(nodes), name))
+    return nodes[0]
+
+
+def gc_referents(obj):
+    import gc
+    return gc.get_referents(obj)
+
+
+def hamt_layout():
+    """The HAMT's nodes (private to Python/hamt.c), from the node's
+    start: a context with one variable has a bitmap node for root, its
+    bitmap and its one key found in it; with 40 an array node, a child
+    node at the slot its keys' hashes pick; with two variables of one
+    32-bit hash, found among many, a collision node holding both."""
+    import contextvars
+    import struct
+
+    def root_of(ctx):
+        return [o for o in gc_referents(hamt_node(ctx, "hamt"))
+                if type(o).__name__.startswith("hamt_")][0]
+
+    def context(variables):
+        ctx = contextvars.Context()
+        for v in variables:
+            ctx.run(v.set, 1)
+        return ctx
+
+    cv = contextvars.ContextVar("pyabi-measure")
+    root = root_of(context([cv]))
+    got = {"hamt_bitmap_array": only(words_at(id(root), 64), id(cv),
+                                     "a bitmap node's key")}
+    # The bitmap is the one 32-bit word equal to 1 << slot in the nodes
+    # of contexts of one variable each, of slots 2 and up (1 and 2 are
+    # also a reference count's, a size's): three of them agree on one.
+    found, tries = None, 0
+    for i in range(256):
+        v = contextvars.ContextVar("pyabi-bits-%d" % i)
+        slot = fold(hash(v)) & 31
+        if slot < 2:
+            continue
+        node = root_of(context([v]))
+        raw = words_at(id(node), got["hamt_bitmap_array"])
+        halves = struct.unpack("<%dI" % (2 * len(raw)),
+                               struct.pack("<%dQ" % len(raw), *raw))
+        at = set(4 * j for j, x in enumerate(halves) if x == 1 << slot)
+        found = at if found is None else found & at
+        tries += 1
+        if tries >= 3:
+            break
+    if not found or len(found) != 1:
+        sys.exit("pyabi_measure: a bitmap node's bitmap found at %r"
+                 % (sorted(found or ()),))
+    got["hamt_bitmap_bits"] = found.pop()
+    many = [contextvars.ContextVar("pyabi-%d" % i) for i in range(40)]
+    root = root_of(context(many))
+    # a child holding a variable itself (not only deeper nodes)
+    child, key = [(c, k) for c in gc_referents(root)
+                  if type(c).__name__.startswith("hamt_")
+                  for k in gc_referents(c)
+                  if type(k) is contextvars.ContextVar][0]
+    at = only(words_at(id(root), type(root).__basicsize__), id(child),
+              "an array node's child")
+    got["hamt_array_items"] = at - 8 * (fold(hash(key)) & 31)
+    seen, pair = {}, None
+    keep = []
+    for i in range(1 << 20):
+        v = contextvars.ContextVar("pyabi-%d" % i)
+        keep.append(v)
+        other = seen.setdefault(fold(hash(v)), v)
+        if other is not v:
+            pair = (other, v)
+            break
+    if pair is None:
+        sys.exit("pyabi_measure: no two variables of one hash")
+    coll = hamt_node(root_of(context(pair)), "hamt_collision_node")
+    words = words_at(id(coll), 64)
+    got["hamt_collision_array"] = min(only(words, id(pair[0]), "a key"),
+                                      only(words, id(pair[1]), "a key"))
+    for f in HAMT:
+        line(f, got[f], "Python/hamt.c's node, measured in a live context")
+
+
 def main():
     v = sys.version_info
     if v[0] < 3 or v[:2] < (3, 7):
@@ -212,6 +308,11 @@ def main():
             line(f, "PYABI_NONE", "no asyncio view before 3.7")
     elif v[:2] < (3, 11):
         old_dict_keys()
+    if v[0] < 3 or v[:2] < (3, 7):
+        for f in HAMT:
+            line(f, "PYABI_NONE", "no contextvars before 3.7")
+    else:
+        hamt_layout()
     asyncio_facts()
 
 

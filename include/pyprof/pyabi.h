@@ -324,6 +324,12 @@ struct pyabi {
 	/* Context variables (3.7+; else PYABI_NONE), for the labels */
 	int ctx_vars;  /* PyContext.ctx_vars: a HAMT             */
 	int hamt_root; /* PyHamtObject.h_root: its root node      */
+	/* The HAMT's nodes (private to Python/hamt.c), from the node's start:
+	 * measured by tools/pyabi_measure.py in a live context */
+	int hamt_bitmap_bits;	  /* uint32_t b_bitmap                   */
+	int hamt_bitmap_array;	  /* b_array: key, value pairs           */
+	int hamt_array_items;	  /* a_array: 32 sub-nodes               */
+	int hamt_collision_array; /* c_array: key, value pairs           */
 };
 
 /* Whether major.minor's _PyRuntime starts with _Py_DebugOffsets (3.13+):

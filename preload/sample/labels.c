@@ -82,7 +82,7 @@ int labels_module_setup(int kind, void *var, long long hash,
 		return -1;
 	if (kind == LABELS_CONTEXT &&
 	    (!var || ts_context <= 0 || ts_context > TS_SCAN_BYTES ||
-	     a->ctx_vars < 0 || a->hamt_root < 0))
+	     a->ctx_vars < 0 || a->hamt_root < 0 || a->hamt_bitmap_bits < 0))
 		return -1;
 	if (tuple_item <= 0 || tuple_item > 64 || !tuple_type || !bytes_type)
 		return -1;

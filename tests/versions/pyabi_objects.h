@@ -83,7 +83,30 @@ static const char OBJECTS[] =
 	"    import contextvars\n"
 	"    cv = contextvars.ContextVar('pyabi')\n"
 	"    ctx = contextvars.Context()\n"
-	"    ctx.run(cv.set, 'v')\n";
+	"    ctx.run(cv.set, 'v')\n"
+	/* an array node (40 variables), and a collision node (two of one
+	 * 32-bit hash, found among many) */
+	"    def fold(h):\n"
+	"        h &= 2 ** 64 - 1\n"
+	"        f = (h & 0xffffffff) ^ (h >> 32)\n"
+	"        return f - 2 ** 32 if f >= 2 ** 31 else f\n"
+	"    def context(vs):\n"
+	"        c = contextvars.Context()\n"
+	"        for v in vs:\n"
+	"            c.run(v.set, str(v.name))\n"
+	"        return c\n"
+	"    many = [contextvars.ContextVar('m%d' % i) for i in range(40)]\n"
+	"    seen, pair, keep = {}, None, []\n"
+	"    for i in range(1 << 20):\n"
+	"        v = contextvars.ContextVar('c%d' % i)\n"
+	"        keep.append(v)\n"
+	"        o = seen.setdefault(fold(hash(v)), v)\n"
+	"        if o is not v:\n"
+	"            pair = [o, v]\n"
+	"            break\n"
+	"    del keep, seen\n"
+	"    lookups = [(context(many), many), (context(pair), pair)]\n"
+	"    lookups = [(c, v, fold(hash(v)), c[v]) for c, vs in lookups for v in vs]\n";
 
 static PyObject *obj_ns;
 
@@ -240,8 +263,8 @@ static void check_long(void)
 }
 
 /* 6.9: a context's variables, a HAMT whose root holds the one variable
- * set (a bitmap node: after its variable-size header, the bitmap, then
- * key and value, as sig_labels.c reads it). */
+ * set (a bitmap node: its key where the row's hamt_bitmap_array says, as
+ * sig_labels.c reads it). */
 static void check_context(void)
 {
 	PyObject *ctx = obj("ctx"), *cv = obj("cv");
@@ -257,8 +280,62 @@ static void check_context(void)
 	rn = root ? rd_ptr(rd_ptr(root + (uintptr_t)row->ob_type) + (uintptr_t)row->tp_name) : 0;
 	CHECK(tn && strcmp((const char *)tn, "hamt") == 0, "6.9 ctx_vars is a HAMT");
 	CHECK(rn && strcmp((const char *)rn, "hamt_bitmap_node") == 0 &&
-		      rd_ptr(root + (uintptr_t)row->var_size + 16) == (uintptr_t)cv,
+		      rd_ptr(root + (uintptr_t)row->hamt_bitmap_array) == (uintptr_t)cv,
 	      "6.9 h_root is a bitmap node holding the variable");
+}
+
+/* The value of variable var (32-bit hash h) in the HAMT whose root is
+ * node, found through the row alone as sig_labels.c finds it; 0 if not. */
+static uintptr_t row_hamt_find(uintptr_t node, uintptr_t var, uint32_t h)
+{
+	for (int depth = 0; node && depth < 8; depth++) {
+		uintptr_t tn = rd_ptr(rd_ptr(node + (uintptr_t)row->ob_type) + (uintptr_t)row->tp_name);
+		uint32_t slot = (h >> (5 * depth)) & 31, bits, bit, idx = 0;
+
+		if (strcmp((const char *)tn, "hamt_array_node") == 0) {
+			node = rd_ptr(node + (uintptr_t)row->hamt_array_items + 8 * slot);
+			continue;
+		}
+		if (strcmp((const char *)tn, "hamt_collision_node") == 0) {
+			int64_t n = rd_i64(node + (uintptr_t)row->var_size);
+
+			for (int64_t i = 0; i + 1 < n && i < 64; i += 2)
+				if (rd_ptr(node + (uintptr_t)row->hamt_collision_array + 8 * (uintptr_t)i) == var)
+					return rd_ptr(node + (uintptr_t)row->hamt_collision_array +
+						      8 * (uintptr_t)(i + 1));
+			return 0;
+		}
+		memcpy(&bits, (const void *)(node + (uintptr_t)row->hamt_bitmap_bits), sizeof(bits));
+		bit = 1u << slot;
+		if (!(bits & bit))
+			return 0;
+		for (uint32_t b = bits & (bit - 1); b; b &= b - 1)
+			idx++;
+		uintptr_t pair = node + (uintptr_t)row->hamt_bitmap_array + 16 * idx;
+		if (rd_ptr(pair))
+			return rd_ptr(pair) == var ? rd_ptr(pair + 8) : 0;
+		node = rd_ptr(pair + 8);
+	}
+	return 0;
+}
+
+/* 6.10: every variable of a HAMT with an array node, and of one with a
+ * collision node, found through the row. */
+static void check_hamt_nodes(void)
+{
+	PyObject *lookups = obj("lookups");
+	Py_ssize_t n = lookups ? PyList_Size(lookups) : 0, found = 0;
+
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *t = PyList_GetItem(lookups, i);
+		PyObject *ctx = PyTuple_GetItem(t, 0), *var = PyTuple_GetItem(t, 1);
+		uint32_t h = (uint32_t)PyLong_AsLong(PyTuple_GetItem(t, 2));
+		uintptr_t root = rd_ptr(at(ctx, row->ctx_vars) + (uintptr_t)row->hamt_root);
+		uintptr_t v = row_hamt_find(root, (uintptr_t)var, h);
+
+		found += v && v == (uintptr_t)PyTuple_GetItem(t, 3);
+	}
+	CHECK(n == 42 && found == n, "6.10 a HAMT's array and collision nodes");
 }
 
 /* 6.8: the facts of the row that the interpreter shows. */
@@ -332,6 +409,8 @@ static void check_objects(void)
 	}
 	check_facts();
 	check_context();
+	if (row->ctx_vars != PYABI_NONE)
+		check_hamt_nodes();
 }
 
 #endif
