@@ -27,6 +27,8 @@
 
 #if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 7
 #include "internal/pystate.h"
+#include "internal/context.h"
+#include "internal/hamt.h"
 #elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 8
 #include "internal/pycore_pystate.h"
 #elif PY_MAJOR_VERSION == 3 && (PY_MINOR_VERSION == 9 || PY_MINOR_VERSION == 10)
@@ -38,6 +40,11 @@
 #include "internal/pycore_interp.h"
 #include "internal/pycore_runtime.h"
 #include "internal/pycore_dict.h"
+#include "internal/pycore_object.h"
+#endif
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 8
+#include "internal/pycore_context.h"
+#include "internal/pycore_hamt.h"
 #endif
 #if defined(EXPERIMENTAL_ISOLATED_SUBINTERPRETERS)
 /* 3.9-3.11 configure option: the GIL and the current thread state move into
@@ -529,6 +536,190 @@ static void thread_names(void)
 #endif
 }
 
+/*
+ * The objects the asyncio view, the labels and the thread names read
+ * from outside read besides frames and code (signal/sig_asyncio.c,
+ * sig_pydict.c, sig_labels.c): type objects, instance dictionaries and
+ * ordinary dicts and their keys, sets, lists, weak references, bound
+ * methods, cells, ints. Every one is a struct of the headers; the
+ * 3.6-3.10 keys object (private to Objects/dict-common.h) and the private
+ * structs (functools.partial, asyncio's TaskObj) are measured by
+ * tools/pyabi_measure.py, whose lines end the row.
+ */
+#if PY_AT_LEAST(3, 11)
+/* Where an instance's managed dict (3.12: or its tagged values) sits,
+ * relative to the object: asked of the headers' own accessor, on an
+ * object of a zeroed type that says it has a managed dict. */
+static long managed_at(int values)
+{
+	static PyTypeObject tp;
+	static union {
+		PyObject o[8];
+		char bytes[8 * sizeof(PyObject)];
+	} mem;
+	PyObject *obj = &mem.o[4];
+
+	tp.tp_flags = Py_TPFLAGS_MANAGED_DICT;
+	Py_SET_TYPE(obj, &tp);
+#if PY_AT_LEAST(3, 13)
+	(void)values;
+	return (long)MANAGED_DICT_OFFSET;
+#elif PY_AT_LEAST(3, 12)
+	(void)values;
+	return (long)((char *)_PyObject_DictOrValuesPointer(obj) - (char *)obj);
+#else
+	if (values)
+		return (long)((char *)_PyObject_ValuesPointer(obj) - (char *)obj);
+	return (long)((char *)_PyObject_ManagedDictPointer(obj) - (char *)obj);
+#endif
+}
+#endif
+
+static void objects_read(void)
+{
+	OFF("tp_basicsize", PyTypeObject, tp_basicsize);
+	OFF("tp_name", PyTypeObject, tp_name);
+	OFF("tp_flags", PyTypeObject, tp_flags);
+	OFF("tp_dictoffset", PyTypeObject, tp_dictoffset);
+#if PY_AT_LEAST(3, 11)
+	emit("tpflag_managed_dict", (long)Py_TPFLAGS_MANAGED_DICT, "Py_TPFLAGS_MANAGED_DICT");
+	emit("obj_managed_dict", managed_at(0), "the managed dict, from the object");
+#else
+	emit("tpflag_managed_dict", 0, "3.11+: Py_TPFLAGS_MANAGED_DICT");
+	none("obj_managed_dict", "3.11+: the managed dict");
+#endif
+#if PY_AT_LEAST(3, 12)
+	none("obj_managed_values", "3.11 only: the values pointer of its own");
+#elif PY_AT_LEAST(3, 11)
+	emit("obj_managed_values", managed_at(1), "_PyObject_ValuesPointer, from the object");
+#else
+	none("obj_managed_values", "3.11 only: the values pointer of its own");
+#endif
+#if PY_AT_LEAST(3, 13)
+	emit("tpflag_inline_values", (long)Py_TPFLAGS_INLINE_VALUES, "Py_TPFLAGS_INLINE_VALUES");
+	OFF("dictvalues_capacity", PyDictValues, capacity);
+	OFF("dictvalues_valid", PyDictValues, valid);
+#else
+	emit("tpflag_inline_values", 0, "3.13+: Py_TPFLAGS_INLINE_VALUES");
+	none("dictvalues_capacity", "3.13+: PyDictValues.capacity");
+	none("dictvalues_valid", "3.13+: PyDictValues.valid");
+#endif
+#if PY_MAJOR_VERSION >= 3
+	OFF("dict_ma_keys", PyDictObject, ma_keys);
+	OFF("dict_ma_values", PyDictObject, ma_values);
+#else
+	none("dict_ma_keys", "2.7: no split tables");
+	none("dict_ma_values", "2.7: no split tables");
+#endif
+#if PY_AT_LEAST(3, 11)
+	/* 3.7-3.10's keys object: tools/pyabi_measure.py */
+	none("dk_size", "3.11+: dk_log2_size, a byte");
+	OFF("dk_log2_index_bytes", PyDictKeysObject, dk_log2_index_bytes);
+	OFF("dk_kind", PyDictKeysObject, dk_kind);
+	emit("dk_kind_general", DICT_KEYS_GENERAL, "enum DICT_KEYS_GENERAL: entries with a hash");
+	OFF("dk_nentries", PyDictKeysObject, dk_nentries);
+	OFF("dk_indices", PyDictKeysObject, dk_indices);
+	emit("dict_entry_size", (long)sizeof(PyDictKeyEntry), "sizeof(PyDictKeyEntry)");
+	OFF("dict_entry_hash", PyDictKeyEntry, me_hash);
+	OFF("dict_entry_key", PyDictKeyEntry, me_key);
+	OFF("dict_entry_value", PyDictKeyEntry, me_value);
+	emit("dict_uentry_size", (long)sizeof(PyDictUnicodeEntry), "sizeof(PyDictUnicodeEntry)");
+	OFF("dict_uentry_key", PyDictUnicodeEntry, me_key);
+	OFF("dict_uentry_value", PyDictUnicodeEntry, me_value);
+#else
+#if PY_MAJOR_VERSION < 3
+	/* 2.7: no keys object (dk_size, dk_nentries, dk_indices: NONE, from
+	 * tools/pyabi_measure.py), the slots of ma_table are PyDictEntry;
+	 * 3.6-3.10's entries are measured with their keys object */
+	emit("dict_entry_size", (long)sizeof(PyDictEntry), "sizeof(PyDictEntry)");
+	OFF("dict_entry_hash", PyDictEntry, me_hash);
+	OFF("dict_entry_key", PyDictEntry, me_key);
+	OFF("dict_entry_value", PyDictEntry, me_value);
+#endif
+	none("dk_log2_index_bytes", "3.11+: PyDictKeysObject.dk_log2_index_bytes");
+	none("dk_kind", "3.11+: PyDictKeysObject.dk_kind");
+	none("dk_kind_general", "3.11+: DICT_KEYS_GENERAL");
+	none("dict_uentry_size", "3.11+: PyDictUnicodeEntry");
+	none("dict_uentry_key", "3.11+: PyDictUnicodeEntry");
+	none("dict_uentry_value", "3.11+: PyDictUnicodeEntry");
+#endif
+	OFF("set_mask", PySetObject, mask);
+	OFF("set_table", PySetObject, table);
+	emit("set_entry_size", (long)sizeof(setentry), "sizeof(setentry)");
+	OFF("set_entry_key", setentry, key);
+	OFF("list_items", PyListObject, ob_item);
+	OFF("weakref_object", PyWeakReference, wr_object);
+	OFF("method_self", PyMethodObject, im_self);
+	OFF("cell_ref", PyCellObject, ob_ref);
+#if PY_AT_LEAST(3, 12)
+	OFF("long_tag", PyLongObject, long_value.lv_tag);
+	OFF("long_digits", PyLongObject, long_value.ob_digit);
+#else
+	none("long_tag", "3.12+: _PyLongValue.lv_tag");
+	none("long_digits", "3.12+: _PyLongValue.ob_digit");
+#endif
+}
+
+static void emit_str(const char *name, const char *str, const char *why)
+{
+	char lhs[80];
+
+	snprintf(lhs, sizeof(lhs), ".%s = \"%s\",", name, str);
+	printf("\t\t%-34s /* %s */\n", lhs, why);
+}
+
+/*
+ * What a version does, beyond where its fields are: the facts the library
+ * outside preload/cpython/ acts on (its C API, its locks, its fork, its
+ * asyncio), so that no file there tests the version number. From the
+ * headers where they tell (a header that exists, a symbol declared),
+ * else from this file's version ladder, the one place that tests it;
+ * asyncio's registry is asked of asyncio itself (pyabi_measure.py).
+ */
+static void facts(void)
+{
+#if PY_MAJOR_VERSION >= 3
+	emit("py2_c_api", 0, "PyLong, PyUnicode");
+	emit("mem_allocators", 1, "PEP 445 PyMem_SetAllocator");
+	emit_str("eval_frame", "_PyEval_EvalFrameDefault", "PEP 523's default frame evaluator");
+	(void)&_PyEval_EvalFrameDefault;
+#else
+	emit("py2_c_api", 1, "PyInt, PyString, a name-mangled Thread.__name");
+	emit("mem_allocators", 0, "PEP 445 (3.4+): PyMem_SetAllocator");
+	emit_str("eval_frame", "PyEval_EvalFrameEx", "the frame evaluator");
+	(void)&PyEval_EvalFrameEx;
+#endif
+	/* Block and mutex profiles are measured from 3.8 (docs/waits.md) */
+	emit("waits_profiled", PY_AT_LEAST(3, 8), "block and mutex profiles (3.8+)");
+#if __has_include("internal/pycore_parking_lot.h")
+	emit("locks_park", 1, "pycore_parking_lot.h: a PyMutex waiter parks");
+#else
+	emit("locks_park", 0, "no parking lot: a lock waits on its sem_t");
+#endif
+	/* 3.9 moved pending calls into the interpreter: one not yet run no
+	 * longer makes every thread's eval loop break for it */
+	emit("pending_calls_cheap", PY_AT_LEAST(3, 9), "a pending call costs others nothing (3.9+)");
+	/* 3.12's os.fork warns (DeprecationWarning) of other threads */
+	emit("fork_warns_of_threads", PY_AT_LEAST(3, 12), "os.fork warns of other threads (3.12+)");
+	/* 3.14 keeps C tasks on per-thread lists, described by
+	 * _Py_AsyncioModuleDebugOffsets */
+	emit("asyncio_task_lists", PY_AT_LEAST(3, 14), "C tasks on per-thread lists (3.14+)");
+}
+
+/* Context variables (3.7+): where a context keeps its variables, a
+ * HAMT, and where the HAMT keeps its root node (the labels read them;
+ * the nodes themselves are private to Python/hamt.c). */
+static void contexts(void)
+{
+#if PY_AT_LEAST(3, 7)
+	OFF("ctx_vars", PyContext, ctx_vars);
+	OFF("hamt_root", PyHamtObject, h_root);
+#else
+	none("ctx_vars", "3.7+: PyContext.ctx_vars");
+	none("hamt_root", "3.7+: PyHamtObject.h_root");
+#endif
+}
+
 /* The struct pyabi initializer, its fields in the struct's order. */
 static void row(void)
 {
@@ -551,6 +742,9 @@ static void row(void)
 	coroutines();
 	dicts();
 	thread_names();
+	objects_read();
+	facts();
+	contexts();
 	printf("\t},\n");
 }
 

@@ -39,7 +39,10 @@
 void remote_names_open(struct remote_target *t)
 {
 	const struct remote_py *py = t->py;
-	const char *str = py->major == 2 ? "PyString_Type" : "PyUnicode_Type";
+	/* 2.7's str is PyString (the row's py2_c_api) */
+	const char *str = t->env.abi && t->env.abi->py2_c_api
+				  ? "PyString_Type"
+				  : "PyUnicode_Type";
 
 	t->dict_env.abi = t->env.abi;
 	if (remote_py_symbol(py, "PyDict_Type", &t->dict_env.dict_type) < 0 ||
@@ -80,8 +83,8 @@ static void find_name(void *arg)
 
 	if (thread)
 		l->name = pydict_attr_remote(env, thread,
-					     env->abi->major == 2 ? "_Thread__name"
-								  : "_name");
+					     env->abi->py2_c_api ? "_Thread__name"
+								 : "_name");
 }
 
 /* The Thread's name object for r, or 0; t->active kept or found again. */

@@ -273,7 +273,94 @@ struct pyabi {
 	int dict_table;	    /* enum pyabi_dict_table                 */
 	int dict27_mask;    /* 2.7: PyDictObject.ma_mask; else NONE  */
 	int dict27_table;   /* 2.7: PyDictObject.ma_table; else NONE */
+
+	/* The objects the asyncio view, the labels and the thread names
+	 * read from outside read besides frames and code (sig_asyncio.c,
+	 * sig_pydict.c, sig_labels.c), by name: offsetof and sizeof from
+	 * the headers; the 3.6-3.10 keys object (private to
+	 * Objects/dict-common.h), functools.partial and TaskObj's first
+	 * callback measured by tools/pyabi_measure.py. PYABI_NONE (a flag:
+	 * 0) where the version has no such field, or before 3.7 where
+	 * nothing reads it (the dicts' are there on 2.7 and 3.6 too: the
+	 * thread names read them on every version). */
+	int tp_basicsize;	       /* PyTypeObject.tp_basicsize        */
+	int tp_name;		       /* PyTypeObject.tp_name             */
+	int tp_flags;		       /* PyTypeObject.tp_flags            */
+	int tp_dictoffset;	       /* PyTypeObject.tp_dictoffset       */
+	uint64_t tpflag_managed_dict;  /* 3.11+ Py_TPFLAGS_MANAGED_DICT    */
+	int obj_managed_dict;	       /* 3.11+: the managed dict (3.12:
+	                                  or tagged values), from the object
+	                                  (negative)                       */
+	int obj_managed_values;	       /* 3.11: the values pointer, from
+	                                  the object (negative)            */
+	uint64_t tpflag_inline_values; /* 3.13+ Py_TPFLAGS_INLINE_VALUES   */
+	int dictvalues_capacity;       /* 3.13+ PyDictValues.capacity, u8  */
+	int dictvalues_valid;	       /* 3.13+ PyDictValues.valid, u8     */
+	int dict_ma_keys;	       /* PyDictObject.ma_keys             */
+	int dict_ma_values;	       /* PyDictObject.ma_values           */
+	int dk_size;		       /* 3.6-3.10 dk_size, Py_ssize_t     */
+	int dk_log2_index_bytes;       /* 3.11+, u8                        */
+	int dk_kind;		       /* 3.11+, u8                        */
+	int dk_kind_general;	       /* 3.11+ DICT_KEYS_GENERAL          */
+	int dk_nentries;	       /* dk_nentries, Py_ssize_t          */
+	int dk_indices;		       /* dk_indices: the index table      */
+	int dict_entry_size;	       /* PyDictKeyEntry {hash, key, value}
+	                                  (2.7: PyDictEntry)               */
+	int dict_entry_hash;	       /* its hash: an int key's lookup    */
+	int dict_entry_key;
+	int dict_entry_value;
+	int dict_uentry_size; /* 3.11+ PyDictUnicodeEntry {key, value} */
+	int dict_uentry_key;
+	int dict_uentry_value;
+	int set_mask;	    /* PySetObject.mask                  */
+	int set_table;	    /* PySetObject.table                 */
+	int set_entry_size; /* sizeof(setentry)                  */
+	int set_entry_key;  /* setentry.key                      */
+	int list_items;	    /* PyListObject.ob_item              */
+	int weakref_object; /* PyWeakReference.wr_object         */
+	int method_self;    /* PyMethodObject.im_self            */
+	int cell_ref;	    /* PyCellObject.ob_ref               */
+	int long_tag;	    /* 3.12+ _PyLongValue.lv_tag         */
+	int long_digits;    /* 3.12+ _PyLongValue.ob_digit       */
+	int partial_args;   /* functools.partial's args (3.7+)   */
+	int task_callback0; /* TaskObj fut_callback0 (3.7-3.13)  */
+
+	/* What the version does, beyond where its fields are: the facts
+	 * the library acts on outside preload/cpython/ (tools/pyabi_probe.c's
+	 * facts(); asyncio's from asyncio itself), 1 or 0. */
+	int py2_c_api;		   /* PyInt, PyString, Thread.__name mangled */
+	int mem_allocators;	   /* PEP 445 PyMem_SetAllocator              */
+	const char *eval_frame;	   /* the frame evaluator's symbol           */
+	int waits_profiled;	   /* block and mutex profiles (3.8+)         */
+	int locks_park;		   /* a PyMutex waiter parks on a semaphore
+	                              of its parking-lot entry (3.13+)    */
+	int pending_calls_cheap;   /* a pending call not yet run costs the
+	                              other threads nothing (3.9+)        */
+	int fork_warns_of_threads; /* os.fork warns of other threads (3.12+) */
+	int asyncio_task_lists;	   /* C tasks on per-thread lists, read
+	                              without the GIL (3.14+)             */
+	int asyncio_task_names;	   /* tasks have names (3.8+)                */
+	int asyncio_eager_tasks;   /* the registry is _scheduled_tasks and
+	                              _eager_tasks (3.12+), else _all_tasks */
+
+	/* Context variables (3.7+; else PYABI_NONE), for the labels */
+	int ctx_vars;  /* PyContext.ctx_vars: a HAMT             */
+	int hamt_root; /* PyHamtObject.h_root: its root node      */
+	/* The HAMT's nodes (private to Python/hamt.c), from the node's start:
+	 * measured by tools/pyabi_measure.py in a live context */
+	int hamt_bitmap_bits;	  /* uint32_t b_bitmap                   */
+	int hamt_bitmap_array;	  /* b_array: key, value pairs           */
+	int hamt_array_items;	  /* a_array: 32 sub-nodes               */
+	int hamt_collision_array; /* c_array: key, value pairs           */
 };
+
+/* Whether major.minor's _PyRuntime starts with _Py_DebugOffsets (3.13+):
+ * a row can be built from, and checked against, the running interpreter.
+ * Asked before a row is chosen. */
+static inline int pyabi_has_debug_offsets(int major, int minor)
+{
+	return major > 3 || (major == 3 && minor >= 13);
+}
 
 /* Whether op is one of abi's calling opcodes (call_ops). Any context. */
 static inline int pyabi_calls(const struct pyabi *abi, unsigned op)

@@ -23,9 +23,9 @@
 static int (*add_pending)(int (*)(void *), void *);
 static int enabled; /* 3.12+ with Py_AddPendingCall: pause around fork */
 
-void forkpause_init(int major, int minor)
+void forkpause_init(const struct pyabi *abi)
 {
-	if (major > 3 || (major == 3 && minor >= 12))
+	if (abi && abi->fork_warns_of_threads)
 		add_pending = (int (*)(int (*)(void *), void *))dlsym(
 			RTLD_DEFAULT, "Py_AddPendingCall");
 	enabled = add_pending != NULL;

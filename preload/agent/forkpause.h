@@ -33,10 +33,11 @@
 
 #include <sys/types.h>
 
-/* Whether this interpreter warns (major.minor 3.12+) and how to reach
- * its pending calls; is_main: getpid() of the process that samples.
- * Constructor. */
-void forkpause_init(int major, int minor);
+/* Whether this interpreter warns (its row's fork_warns_of_threads,
+ * 3.12+) and how to reach its pending calls; is_main: getpid() of the
+ * process that samples. Constructor. */
+struct pyabi;
+void forkpause_init(const struct pyabi *abi);
 
 /* fork()'s body (interpose/fork.c): the real fork, with the agent and the
  * names thread paused around it when they would make the interpreter

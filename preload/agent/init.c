@@ -363,7 +363,7 @@ static int parse_version(const char *v, int *major, int *minor)
 static int test_withheld(int major, int minor, int *row, int *layout, int *skew)
 {
 	const char *v = getenv("PYPROF_TEST_WITHHOLD_TABLE");
-	int has_block = major > 3 || (major == 3 && minor >= 13);
+	int has_block = pyabi_has_debug_offsets(major, minor);
 
 	*row = *layout = -1;
 	*skew = 0;
@@ -411,7 +411,7 @@ static const struct pyabi *choose_abi(const char *version, int major, int minor,
 	char why[200] = "", diff[200] = "";
 	int rc;
 
-	if (all || (major == 3 && minor < 13) || major < 3) {
+	if (all || !pyabi_has_debug_offsets(major, minor)) {
 		if (!abi)
 			refuse(version, "Python %d.%d is not supported by this "
 					"pyprof",
@@ -565,7 +565,7 @@ static int sampler_setup(const struct pyabi *abi, const struct cpython *py)
 
 /* The interpreter's code located, then PYPROF_NATIVE: libunwind is
  * loaded only now, only when asked; it needs interp_text_init. */
-static void native_setup(const struct cpython *py, int major, int minor)
+static void native_setup(const struct cpython *py, const struct pyabi *abi)
 {
 	if (interp_text_init((const void *)py->is_init) < 0)
 		plog_info("cannot locate the interpreter's code: no native "
@@ -575,7 +575,7 @@ static void native_setup(const struct cpython *py, int major, int minor)
 			    "can unwind only itself); sampling without native "
 			    "stacks");
 	else if (cfg.native)
-		native_init(cfg.native, major, minor);
+		native_init(cfg.native, abi->eval_frame);
 }
 
 /*
@@ -602,13 +602,13 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 	threads_init();
 	if (!late) /* late: attach_start noted the script's thread */
 		tid_note_main();
-	native_setup(py, major, minor);
-	if (threadnames_init(major) < 0)
+	native_setup(py, abi);
+	if (threadnames_init(abi) < 0)
 		plog_info("thread names unavailable: C API entry points "
 			  "missing");
 	control_init(&cfg);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	forkpause_init(major, minor);
+	forkpause_init(abi);
 	if ((rc = agent_start(&cfg, &info)) < 0) {
 		plog_error("cannot start the agent thread: %s", strerror(-rc));
 		return;
@@ -620,14 +620,14 @@ static void start_profiling(const struct pyabi *abi, const struct cpython *py,
 	/* loaded late: heap sampling counts from now; blocks allocated
 	 * before reach the hooks' frees as any unsampled block does (not
 	 * in the table of sampled addresses: passed on, uncounted) */
-	heap_init(cfg.heap_rate, cfg.start, major, late);
-	if (cfg.waits_ns && (major < 3 || (major == 3 && minor < 8)))
+	heap_init(cfg.heap_rate, cfg.start, abi->mem_allocators, late);
+	if (cfg.waits_ns && !abi->waits_profiled)
 		plog_always("PYPROF_WAITS: block and mutex profiles need "
 			    "Python 3.8 or later (this is %d.%d); profiling "
 			    "without them",
 			    major, minor);
 	else
-		waits_init(major, minor);
+		waits_init(abi);
 	plog_info("Python %d.%d, %d Hz, socket %s%s", major, minor, cfg.hz,
 		  cfg.socket, cfg.start ? "" : ", dormant until asked");
 }

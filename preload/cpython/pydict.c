@@ -35,7 +35,12 @@ int pydict_layout_any_init(struct pydict_layout *out, const struct pyabi *abi)
 	if (!abi || abi->dict_table < PYABI_TABLE_27 ||
 	    abi->dict_table > PYABI_TABLE_LOG2 ||
 	    (abi->dict_table == PYABI_TABLE_27 &&
-	     (abi->dict27_mask < 0 || abi->dict27_table < 0)))
+	     (abi->dict27_mask < 0 || abi->dict27_table < 0)) ||
+	    (abi->dict_table != PYABI_TABLE_27 &&
+	     (abi->dict_ma_keys < 0 || abi->dk_nentries < 0 ||
+	      abi->dk_indices < 0)) ||
+	    abi->dict_entry_size <= 0 || abi->dict_entry_hash < 0 ||
+	    abi->dict_entry_key < 0 || abi->dict_entry_value < 0)
 		return -ENOTSUP;
 	if (pydict_layout_init(out, abi) < 0) {
 		/* 2.7, 3.6: no asyncio view, so no kind in the row; their

@@ -25,6 +25,9 @@
  * dk_nentries at 24, indices at 32, entries {key, value} unless the kind
  * is general ({hash, key, value}). The values array starts 8 bytes in on
  * 3.13+ (capacity, size, embedded, valid come first).
+ * (These numbers are an example, a 64-bit build's: sig_pydict.c takes
+ * each from the row, struct pyabi's tp_*, obj_managed_*, dict_*, dk_*
+ * and dictvalues_* fields.)
  * The entries are scanned in order (an instance has a dozen), a key
  * matching by address (the interned string found once with the GIL) or,
  * failing that, by its ASCII text.
@@ -77,7 +80,8 @@ int pydict_layout_init(struct pydict_layout *out, const struct pyabi *abi);
  * The same for reading ordinary dicts and instances' attributes on every
  * version (2.7 and 3.6 included, whose rows give no kind: their instances'
  * dicts are at tp_dictoffset). Returns 0, or -ENOTSUP for a row with no
- * dict_table. Any thread; no side effects.
+ * dict_table or without the dict fields it needs. Any thread; no side
+ * effects.
  */
 int pydict_layout_any_init(struct pydict_layout *out, const struct pyabi *abi);
 

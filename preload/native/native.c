@@ -258,10 +258,8 @@ static void cache_free(void *p)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-static int find_eval(int major)
+static int find_eval(const char *name)
 {
-	const char *name = major == 2 ? "PyEval_EvalFrameEx"
-				      : "_PyEval_EvalFrameDefault";
 	void *sym = dlsym(RTLD_DEFAULT, name);
 	Dl_info di;
 	const ElfW(Sym) *es = NULL;
@@ -334,9 +332,8 @@ int native_in_libunwind_sigsafe(const void *pc)
 	       p < hi;
 }
 
-int native_init(int mode, int major, int minor)
+int native_init(int mode, const char *eval_frame)
 {
-	(void)minor;
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	void *bt = h ? dlsym(h, "unw_backtrace") : NULL;
 	if (!bt) {
@@ -348,7 +345,7 @@ int native_init(int mode, int major, int minor)
 			dlclose(h);
 		return -ENOENT;
 	}
-	if (find_eval(major) < 0) {
+	if (!eval_frame || find_eval(eval_frame) < 0) {
 		dlclose(h);
 		return -ENOENT;
 	}

@@ -28,13 +28,14 @@
 #include "merge.h"
 
 /*
- * Loads libunwind and prepares native stacks for interpreter major.minor;
- * mode is enum config_native (not OFF). Sets sampler.native and
+ * Loads libunwind and prepares native stacks for the interpreter whose
+ * frame evaluator is the symbol eval_frame (its row's eval_frame); mode
+ * is enum config_native (not OFF). Sets sampler.native and
  * sampler.unw_backtrace on success. Returns 0, or -ENOENT when libunwind
  * is missing (one line says so; sampling goes on without native stacks).
  * Constructor only.
  */
-int native_init(int mode, int major, int minor);
+int native_init(int mode, const char *eval_frame);
 
 /*
  * Makes libunwind usable from this thread's signal handler: one short

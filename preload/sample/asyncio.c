@@ -106,8 +106,9 @@ static int count_loads(struct dl_phdr_info *info, size_t size, void *arg);
 void asyncio_init(int on)
 {
 	const struct pyabi *a = sampler.abi;
-	wanted = on && a && a->major == 3 && a->minor >= 7 &&
-		 a->gen_frame != PYABI_NONE && a->func_closure != PYABI_NONE;
+	/* 3.7+: the rows before say no coroutine or closure layout */
+	wanted = on && a && a->gen_frame != PYABI_NONE &&
+		 a->func_closure != PYABI_NONE;
 	if (!wanted)
 		return;
 	int ok = SYM(modules, "PyImport_GetModuleDict") &&
@@ -120,7 +121,7 @@ void asyncio_init(int on)
 		ok = ok && SYM(finalizing, "_Py_IsFinalizing");
 	/* 3.14+ reads its C tasks without the GIL; the registry of the
 	 * pure-Python ones is looked up as 3.7-3.13's is, if it can be */
-	if (a->minor >= 14) {
+	if (a->asyncio_task_lists) {
 		with_gil = ok;
 		if (ok)
 			threadnames_gil_hook(look_wanted, look_with_gil);
@@ -350,7 +351,7 @@ static uintptr_t take_py_tasks(PyObject *tasks)
 static int take_registry(uintptr_t *py_type)
 {
 	struct asyncio_abi *x = &asyncio_abi;
-	int minor = sampler.abi->minor;
+	int eager_reg = sampler.abi->asyncio_eager_tasks;
 	PyObject *mods = api.modules();
 	PyObject *tasks = mods ? api.dict_get(mods, "asyncio.tasks") : NULL;
 	PyObject *c_mod = mods ? api.dict_get(mods, "_asyncio") : NULL;
@@ -362,16 +363,16 @@ static int take_registry(uintptr_t *py_type)
 	/* bound at the end of asyncio.tasks, after its registry is final */
 	PyObject *done = api.getattr(tasks, task_type ? "_c_register_task"
 						      : "_py_register_task");
-	PyObject *reg = api.getattr(tasks, minor >= 12 ? "_scheduled_tasks"
-						       : "_all_tasks");
+	PyObject *reg = api.getattr(tasks, eager_reg ? "_scheduled_tasks"
+						     : "_all_tasks");
 	PyObject *data = reg ? api.getattr(reg, "data") : NULL;
-	PyObject *eager = minor >= 12 ? api.getattr(tasks, "_eager_tasks") : NULL;
+	PyObject *eager = eager_reg ? api.getattr(tasks, "_eager_tasks") : NULL;
 	PyObject *partial = functools ? api.getattr(functools, "partial") : NULL;
 	api.clear();
-	if (!done || !data || (minor >= 12 && !eager))
+	if (!done || !data || (eager_reg && !eager))
 		return 0;
 	c_tasks = task_type != NULL;
-	if (minor < 14) {
+	if (!sampler.abi->asyncio_task_lists) {
 		const struct pyabi *a = sampler.abi;
 		x->task_loop = (uint64_t)a->task_loop;
 		x->task_fut_waiter = (uint64_t)a->task_fut_waiter;
@@ -409,7 +410,7 @@ static void look_with_gil(void)
 	struct asyncio_abi *x = &asyncio_abi;
 	PyObject *et, *ev, *tb;
 	uintptr_t py_type = 0;
-	int lists = sampler.abi->minor >= 14;
+	int lists = sampler.abi->asyncio_task_lists;
 	api.fetch(&et, &ev, &tb);
 	int found = take_registry(&py_type);
 	api.restore(et, ev, tb);
@@ -469,7 +470,7 @@ void asyncio_poll(void)
 	unsigned long long loads = 0;
 	static int looking; /* a load was seen, the registry not yet */
 	int kind = __atomic_load_n(&asyncio_abi.kind, __ATOMIC_ACQUIRE);
-	int lists = sampler.abi && sampler.abi->minor >= 14;
+	int lists = sampler.abi && sampler.abi->asyncio_task_lists;
 	int found = __atomic_load_n(&registry_found, __ATOMIC_ACQUIRE);
 	if (!wanted || kind == ASYNCIO_SETS || (found && kind))
 		return;

@@ -128,10 +128,10 @@ static int hook_domains(void)
 
 static int py_hooked; /* the domains were wrapped once (agent, ctor) */
 
-int heap_init(uint64_t rate, int start, int major, int late)
+int heap_init(uint64_t rate, int start, int mem_allocators, int late)
 {
 	late_load = late;
-	if (major >= 3) {
+	if (mem_allocators) {
 		py_get = (void (*)(int, struct py_allocator *))dlsym(
 			RTLD_DEFAULT, "PyMem_GetAllocator");
 		py_set = (void (*)(int, struct py_allocator *))dlsym(

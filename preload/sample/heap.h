@@ -49,15 +49,15 @@
 /*
  * Constructor, once the interpreter's version is known: says that heap
  * sampling can be switched on (heap_sampling_supported) and, with rate
- * (PYPROF_HEAP_RATE) above 0, wraps the MEM and OBJ domains (Python 3;
- * major says which) now, before the interpreter starts, and starts
+ * (PYPROF_HEAP_RATE) above 0, wraps the MEM and OBJ domains (where the
+ * interpreter has PEP 445's allocators: its row's mem_allocators) now, before the interpreter starts, and starts
  * following frees; with start (PYPROF_START=on) also sampling, at once.
  * From then on control.h switches it (sampling_start, sampling_stop).
  * late: the library was loaded into a running interpreter (`pyprof
  * attach`, dlopen), so its malloc interposes nothing: the RAW domain is
  * wrapped too and counts every block (heap.c). Returns 0.
  */
-int heap_init(uint64_t rate, int start, int major, int late);
+int heap_init(uint64_t rate, int start, int mem_allocators, int late);
 
 /* control.h's sampling_start switched heap sampling on (agent thread,
  * interpreter initialized): wraps the domains if that was not done yet

@@ -81,7 +81,8 @@ int labels_module_setup(int kind, void *var, long long hash,
 	if (!a || (kind != LABELS_CONTEXT && kind != LABELS_THREAD))
 		return -1;
 	if (kind == LABELS_CONTEXT &&
-	    (!var || ts_context <= 0 || ts_context > TS_SCAN_BYTES))
+	    (!var || ts_context <= 0 || ts_context > TS_SCAN_BYTES ||
+	     a->ctx_vars < 0 || a->hamt_root < 0 || a->hamt_bitmap_bits < 0))
 		return -1;
 	if (tuple_item <= 0 || tuple_item > 64 || !tuple_type || !bytes_type)
 		return -1;
@@ -92,8 +93,8 @@ int labels_module_setup(int kind, void *var, long long hash,
 			 (int32_t)((uint64_t)hash >> 32);
 	labels_abi.hash = (uint32_t)(folded == -1 ? -2 : folded);
 	labels_abi.ts_context = (int)ts_context;
-	labels_abi.ctx_vars = a->var_size + 8; /* after ctx_prev */
-	labels_abi.hamt_root = a->var_size;    /* first after the header */
+	labels_abi.ctx_vars = a->ctx_vars;
+	labels_abi.hamt_root = a->hamt_root;
 	labels_abi.tuple_item = (int)tuple_item;
 	labels_abi.tuple_type = (uintptr_t)tuple_type;
 	labels_abi.bytes_type = (uintptr_t)bytes_type;

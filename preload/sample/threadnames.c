@@ -49,7 +49,7 @@ static struct {
 	PyObject *none;
 	int (*add_pending)(int (*)(void *), void *);
 	const char *name_attr;
-	int py_major;
+	int py2; /* 2.x's C API: the row's py2_c_api */
 	int ok;
 } api;
 
@@ -97,7 +97,7 @@ void threadnames_gil_hook(int (*has_work)(void), void (*fn)(void))
 
 #define SYM(field, name) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, name))
 
-int threadnames_init(int py_major)
+int threadnames_init(const struct pyabi *abi)
 {
 	SYM(gil_ensure, "PyGILState_Ensure");
 	SYM(gil_release, "PyGILState_Release");
@@ -120,8 +120,8 @@ int threadnames_init(int py_major)
 	SYM(incref, "Py_IncRef");
 	SYM(none, "_Py_NoneStruct");
 	SYM(add_pending, "Py_AddPendingCall");
-	api.py_major = py_major;
-	if (py_major == 2) {
+	api.py2 = abi->py2_c_api;
+	if (api.py2) {
 		/* 2.7: idents are ints, names are byte strings, and the
 		 * attribute is name-mangled */
 		SYM(as_ulong, "PyInt_AsUnsignedLongMask");
@@ -318,7 +318,7 @@ static void gate_register(void)
 	gate_tried = 1; /* one try: a failure is not retried */
 	PyObject *et, *ev, *tb, *mod = NULL;
 	api.fetch(&et, &ev, &tb);
-	if (api.py_major >= 3) {
+	if (!api.py2) {
 		mod = api.import("atexit");
 	} else {
 		PyObject *mods = api.modules();
@@ -449,8 +449,7 @@ static void *threadnames_main(void *arg)
 static void gate_ask(void)
 {
 	const struct pyabi *a = sampler.abi;
-	if (gate_asked || !a || (a->major == 3 && a->minor < 9) ||
-	    a->major < 3 || !api.add_pending)
+	if (gate_asked || !a || !a->pending_calls_cheap || !api.add_pending)
 		return;
 	gate_pending = 1; /* the names thread waits for it from now on */
 	if (!__atomic_load_n(&gate_asked_ns, __ATOMIC_ACQUIRE))

@@ -38,9 +38,11 @@
 #define NAMES_MAX 4096
 #define NAMES_LEN 128
 
-/* Looks up the C API entry points (constructor). 0, or -ENOSYS if the
- * interpreter lacks one (names then stay unknown). */
-int threadnames_init(int py_major);
+/* Looks up the C API entry points of the interpreter whose row is abi
+ * (constructor). 0, or -ENOSYS if the interpreter lacks one (names then
+ * stay unknown). */
+struct pyabi;
+int threadnames_init(const struct pyabi *abi);
 
 /* Agent: starts the names thread once the interpreter is up. */
 void threadnames_start(void);

@@ -291,9 +291,9 @@ static size_t put_utf8(char *out, size_t at, uint32_t ch)
 static size_t str_text(uintptr_t s, char *out)
 {
 	const struct pyabi *a = sampler.abi;
-	uint32_t st = RD_U8(s + a->u_state) | RD_U8(s + a->u_state + 1) << 8 |
-		      (uint32_t)RD_U8(s + a->u_state + 2) << 16 |
-		      (uint32_t)RD_U8(s + a->u_state + 3) << 24;
+	uint32_t st = 0; /* the 4-byte state bitfield, byte by byte */
+	for (unsigned b = 0; b < 4; b++)
+		st |= (uint32_t)RD_U8(s + (uintptr_t)a->u_state + b) << 8 * b;
 	if (!(st >> a->u_compact_bit & 1))
 		return 0;
 	int ascii = st >> a->u_ascii_bit & 1;
@@ -319,13 +319,14 @@ static size_t str_text(uintptr_t s, char *out)
  * int, its 30-bit digits after lv_tag). */
 static size_t number_name(uintptr_t v, char *out)
 {
-	uintptr_t tag = RD_PTR(v + 16);
+	const struct pyabi *a = sampler.abi;
+	uintptr_t tag = RD_PTR(v + (uintptr_t)a->long_tag);
 	uint64_t n = 0;
 	unsigned digits = (unsigned)(tag >> 3);
 	if ((tag & 3) == 2 || digits > 2)
 		return 0;
 	for (unsigned i = digits; i-- > 0;)
-		n = n << 30 | RD_U32(v + 24 + 4 * i);
+		n = n << 30 | RD_U32(v + (uintptr_t)a->long_digits + 4 * i);
 	static const char pre[] = "Task-";
 	char rev[24];
 	size_t k = 0, at = 0;
@@ -341,7 +342,7 @@ static size_t number_name(uintptr_t v, char *out)
 
 static size_t name_of(uintptr_t t, int kind, char *out)
 {
-	if (sampler.abi->minor == 7) {
+	if (!sampler.abi->asyncio_task_names) {
 		/* 3.7: tasks have no names; the coroutine's function's */
 		const struct pyabi *a = sampler.abi;
 		uintptr_t c = field(t, kind, ASYNCIO_PY_CORO);
@@ -354,7 +355,8 @@ static size_t name_of(uintptr_t t, int kind, char *out)
 	uintptr_t ty = v ? type_of(v) : 0;
 	if (ty && ty == asyncio_abi.unicode_type)
 		return str_text(v, out);
-	if (ty && ty == asyncio_abi.long_type && sampler.abi->minor >= 12)
+	if (ty && ty == asyncio_abi.long_type &&
+	    sampler.abi->long_tag != PYABI_NONE) /* 3.12+'s ints */
 		return number_name(v, out);
 	return 0;
 }
@@ -368,12 +370,14 @@ static void set_each(uintptr_t s, void (*fn)(uintptr_t key, uintptr_t arg),
 {
 	if (!s || type_of(s) != asyncio_abi.set_type)
 		return;
-	int64_t mask = RD_I64(s + 32);
-	uintptr_t table = RD_PTR(s + 40);
+	const struct pyabi *a = sampler.abi;
+	int64_t mask = RD_I64(s + (uintptr_t)a->set_mask);
+	uintptr_t table = RD_PTR(s + (uintptr_t)a->set_table);
 	if (mask < 0 || mask >= SET_MAX || !table)
 		return;
 	for (int64_t i = 0; i <= mask; i++) {
-		uintptr_t key = RD_PTR(table + (uintptr_t)i * 16);
+		uintptr_t key = RD_PTR(table + (uintptr_t)i * a->set_entry_size +
+				       (uintptr_t)a->set_entry_key);
 		if (key)
 			fn(key, arg);
 	}
@@ -431,7 +435,7 @@ static void add_weak(uintptr_t ref, uintptr_t arg)
 {
 	(void)arg;
 	if (type_of(ref) == asyncio_abi.weakref_type)
-		add_found(RD_PTR(ref + 16)); /* wr_object */
+		add_found(RD_PTR(ref + (uintptr_t)sampler.abi->weakref_object));
 }
 
 static void add_strong(uintptr_t t, uintptr_t arg)
@@ -524,25 +528,28 @@ static void link_candidate(uintptr_t obj, int i)
 static void link_through(uintptr_t cb, int i)
 {
 	const struct asyncio_abi *x = &asyncio_abi;
+	const struct pyabi *a = sampler.abi;
 	uintptr_t ty = cb ? type_of(cb) : 0;
 	uintptr_t items = 0;
 	if (!ty)
 		return;
 	if (ty == x->method_type) {
-		link_candidate(RD_PTR(cb + 24), i); /* im_self */
+		link_candidate(RD_PTR(cb + (uintptr_t)a->method_self), i);
 		return;
 	}
 	if (ty == x->function_type)
-		items = RD_PTR(cb + (uintptr_t)sampler.abi->func_closure);
+		items = RD_PTR(cb + (uintptr_t)a->func_closure);
 	else if (ty == x->partial_type)
-		items = RD_PTR(cb + 24); /* args */
+		items = RD_PTR(cb + (uintptr_t)a->partial_args);
 	if (!items || type_of(items) != x->tuple_type)
 		return;
-	int64_t n = RD_I64(items + (uintptr_t)sampler.abi->var_size);
+	int64_t n = RD_I64(items + (uintptr_t)a->var_size);
 	for (int64_t k = 0; k < n && k < 32; k++) {
 		uintptr_t it = RD_PTR(items + x->tuple_items + 8 * (uintptr_t)k);
 		if (it && ty == x->function_type)
-			it = type_of(it) == x->cell_type ? RD_PTR(it + 16) : 0;
+			it = type_of(it) == x->cell_type
+				     ? RD_PTR(it + (uintptr_t)a->cell_ref)
+				     : 0;
 		link_candidate(it, i);
 	}
 }
@@ -573,14 +580,15 @@ static void link_sets(void)
 	for (int i = 0; i < n_tasks; i++) {
 		uintptr_t t = tasks[i].obj;
 		if (tasks[i].kind == TASK_C && x->kind == ASYNCIO_SETS)
-			link_through(RD_PTR(t + 24), i); /* fut_callback0 */
+			link_through(
+				RD_PTR(t + (uintptr_t)sampler.abi->task_callback0), i);
 		/* fut_callbacks, _callbacks: a list of (cb, ctx) */
 		uintptr_t cbs = field(t, tasks[i].kind, ASYNCIO_PY_CALLBACKS);
 
 		if (!cbs || type_of(cbs) != x->list_type)
 			continue;
 		int64_t n = RD_I64(cbs + (uintptr_t)sampler.abi->var_size);
-		uintptr_t item = RD_PTR(cbs + 24);
+		uintptr_t item = RD_PTR(cbs + (uintptr_t)sampler.abi->list_items);
 		for (int64_t k = 0; item && k < n && k < 64; k++) {
 			uintptr_t pair = RD_PTR(item + 8 * (uintptr_t)k);
 			if (pair && type_of(pair) == x->tuple_type)

@@ -53,13 +53,6 @@ enum node_kind { NODE_BITMAP = 0,
 		 NODE_ARRAY = 1,
 		 NODE_COLLISION = 2 };
 
-/* Where a HAMT node's fields are, after the object header (16 bytes on
- * every build pyprof profiles; a variable-size node has ob_size next). */
-#define BITMAP_BITS(h) ((h) + 8)   /* after ob_size: uint32_t b_bitmap */
-#define BITMAP_ARRAY(h) ((h) + 16) /* PyObject *b_array[]              */
-#define ARRAY_ITEMS(h) (h)	   /* PyHamtNode *a_array[32]          */
-#define COLL_ARRAY(h) ((h) + 16)   /* after ob_size and c_hash         */
-
 /* The kind of node n, by its type: remembered, else by tp_name. -1: not
  * a HAMT node. */
 static int node_kind(uintptr_t n)
@@ -70,14 +63,13 @@ static int node_kind(uintptr_t n)
 		if (t && __atomic_load_n(&labels_abi.node_type[k],
 					 __ATOMIC_RELAXED) == t)
 			return k;
-	/* tp_name follows the type object's variable-size header */
-	uintptr_t name = RD_PTR(t + a->var_size + 8);
+	uintptr_t name = RD_PTR(t + (uintptr_t)a->tp_name);
 	static const char pfx[] = "hamt_";
 	for (int i = 0; i < 5; i++)
 		if (RD_U8(name + i) != (uint8_t)pfx[i])
 			return -1;
 	int k;
-	switch (RD_U8(name + 5)) {
+	switch (RD_U8(name + sizeof pfx - 1)) { /* after "hamt_" */
 	case 'b':
 		k = NODE_BITMAP;
 		break;
@@ -108,35 +100,39 @@ static uint32_t popcount32(uint32_t x)
 static uintptr_t hamt_find(uintptr_t node, uintptr_t key, uint32_t h)
 {
 	const struct pyabi *a = sampler.abi;
-	const int hdr = a->var_size; /* the object header's size */
+	/* where each node keeps its fields: the row's (Python/hamt.c's
+	 * private structs, measured) */
+	const uintptr_t bitmap = (uintptr_t)a->hamt_bitmap_bits;
+	const uintptr_t pairs = (uintptr_t)a->hamt_bitmap_array;
+	const uintptr_t items = (uintptr_t)a->hamt_array_items;
+	const uintptr_t coll = (uintptr_t)a->hamt_collision_array;
 	for (int depth = 0; node && depth < HAMT_MAX_DEPTH; depth++) {
-		uintptr_t body = node + (uintptr_t)hdr;
 		uint32_t slot = (h >> (5 * depth)) & 31;
 		switch (node_kind(node)) {
 		case NODE_BITMAP: {
-			uint32_t bits = RD_U32(BITMAP_BITS(body));
+			uint32_t bits = RD_U32(node + bitmap);
 			uint32_t bit = 1u << slot;
 			if (!(bits & bit))
 				return 0;
 			uint32_t idx = popcount32(bits & (bit - 1));
-			uintptr_t k = RD_PTR(BITMAP_ARRAY(body) + 16 * idx);
-			uintptr_t v = RD_PTR(BITMAP_ARRAY(body) + 16 * idx + 8);
+			uintptr_t pair = node + pairs + 16 * idx; /* key, value */
+			uintptr_t k = RD_PTR(pair);
+			uintptr_t v = RD_PTR(pair + sizeof(uintptr_t));
 			if (k)
 				return k == key ? v : 0;
 			node = v; /* a sub-node */
 			break;
 		}
 		case NODE_ARRAY:
-			node = RD_PTR(ARRAY_ITEMS(body) + 8 * slot);
+			node = RD_PTR(node + items + 8 * slot);
 			break;
 		case NODE_COLLISION: {
 			int64_t n = RD_I64(node + (uintptr_t)a->var_size);
 			if (n > 2 * HAMT_MAX_COLLISIONS)
 				n = 2 * HAMT_MAX_COLLISIONS;
 			for (int64_t i = 0; i + 1 < n; i += 2)
-				if (RD_PTR(COLL_ARRAY(body) + 8 * i) == key)
-					return RD_PTR(COLL_ARRAY(body) +
-						      8 * (i + 1));
+				if (RD_PTR(node + coll + 8 * i) == key)
+					return RD_PTR(node + coll + 8 * (i + 1));
 			return 0;
 		}
 		default:

@@ -36,15 +36,8 @@
 #include "cpython/pydict.h"
 #include "sig_pydict.h"
 
-/* PyTypeObject, the same in 2.7 and every CPython 3 on a 64-bit target */
-#define TP_BASICSIZE 32
-#define TP_FLAGS 168
-#define TP_DICTOFFSET 288
-#define FLAG_INLINE_VALUES (1ul << 2) /* 3.13+ */
-#define FLAG_MANAGED_DICT (1ul << 4)  /* 3.11+ */
-#define MANAGED_AT 24		      /* the dict (or values) at obj - 24 */
-#define MA_KEYS 32		      /* PyDictObject.ma_keys, 3.6+ */
-#define MA_VALUES 40		      /* PyDictObject.ma_values, 3.6+ */
+/* Every offset below is the row's (l->abi: struct pyabi's objects, from
+ * tools/gen-pyabi); this file holds none of its own. */
 #define NO_HASH (-1)
 
 /* The entries to look at: n of size bytes from entries, each with its
@@ -57,38 +50,48 @@ struct scan {
 	int size, hash_at, key_at, value_at, cap;
 };
 
-static void entry_shape(struct scan *s, int general)
+static void entry_shape(const struct pyabi *a, struct scan *s, int general)
 {
-	if (general) /* {hash, key, value} */
-		s->size = 24, s->hash_at = 0, s->key_at = 8, s->value_at = 16;
-	else /* 3.11+ unicode keys: {key, value} */
-		s->size = 16, s->hash_at = NO_HASH, s->key_at = 0,
-		s->value_at = 8;
+	if (general) { /* {hash, key, value} (2.7: PyDictEntry) */
+		s->size = a->dict_entry_size;
+		s->hash_at = a->dict_entry_hash;
+		s->key_at = a->dict_entry_key;
+		s->value_at = a->dict_entry_value;
+	} else { /* 3.11+ unicode keys: {key, value} */
+		s->size = a->dict_uentry_size;
+		s->hash_at = NO_HASH;
+		s->key_at = a->dict_uentry_key;
+		s->value_at = a->dict_uentry_value;
+	}
 }
 
 /* The entries of the keys object keys (3.6+): 0, or -1. */
 static int keys_scan(const struct pydict_layout *l, uintptr_t keys,
 		     struct scan *s)
 {
+	const struct pyabi *a = l->abi;
+	uintptr_t indices = keys + (uintptr_t)a->dk_indices;
 	if (!keys)
 		return -1;
-	if (l->old_keys) {
-		int64_t dk_size = RD_I64(keys + 8);
+	if (l->old_keys) { /* 3.6-3.10: indices of 1, 2 or 4 bytes */
+		int64_t dk_size = RD_I64(keys + (uintptr_t)a->dk_size);
 		int64_t ix = dk_size <= 0xff ? 1 : dk_size <= 0xffff ? 2
 								     : 4;
 		if (dk_size <= 0 || dk_size > (1 << 20))
 			return -1;
-		s->n = RD_I64(keys + 32);
-		s->entries = keys + 40 + (uintptr_t)(dk_size * ix);
-		entry_shape(s, 1);
+		s->entries = indices + (uintptr_t)(dk_size * ix);
+		entry_shape(a, s, 1);
 	} else {
-		unsigned log2_bytes = RD_U8(keys + 9);
+		unsigned log2_bytes =
+			RD_U8(keys + (uintptr_t)a->dk_log2_index_bytes);
 		if (log2_bytes > 24)
 			return -1;
-		s->n = RD_I64(keys + 24);
-		s->entries = keys + 32 + ((uintptr_t)1 << log2_bytes);
-		entry_shape(s, RD_U8(keys + 10) == 0); /* DICT_KEYS_GENERAL */
+		s->entries = indices + ((uintptr_t)1 << log2_bytes);
+		entry_shape(a, s,
+			    RD_U8(keys + (uintptr_t)a->dk_kind) ==
+				    (uint8_t)a->dk_kind_general);
 	}
+	s->n = RD_I64(keys + (uintptr_t)a->dk_nentries);
 	return 0;
 }
 
@@ -97,11 +100,12 @@ static int keys_scan(const struct pydict_layout *l, uintptr_t keys,
 static int dict_scan(const struct pydict_layout *l, uintptr_t d,
 		     struct scan *s)
 {
+	const struct pyabi *a = l->abi;
 	uintptr_t v;
 
 	s->values = 0;
 	s->cap = -1;
-	if (!d || RD_PTR(d + (uintptr_t)l->abi->ob_type) != l->dict_type)
+	if (!d || RD_PTR(d + (uintptr_t)a->ob_type) != l->dict_type)
 		return -1;
 	if (l->table == PYABI_TABLE_27) {
 		int64_t mask = RD_I64(d + (uintptr_t)l->mask27);
@@ -109,14 +113,14 @@ static int dict_scan(const struct pydict_layout *l, uintptr_t d,
 			return -1;
 		s->n = mask + 1;
 		s->entries = RD_PTR(d + (uintptr_t)l->table27);
-		entry_shape(s, 1);
+		entry_shape(a, s, 1);
 		return s->entries ? 0 : -1;
 	}
-	v = RD_PTR(d + MA_VALUES);
-	if (keys_scan(l, RD_PTR(d + MA_KEYS), s) < 0)
+	v = RD_PTR(d + (uintptr_t)a->dict_ma_values); /* a split table */
+	if (keys_scan(l, RD_PTR(d + (uintptr_t)a->dict_ma_keys), s) < 0)
 		return -1;
 	if (v && l->values_at) /* 3.13+: capacity, size, embedded, valid */
-		s->cap = RD_U8(v);
+		s->cap = RD_U8(v + (uintptr_t)a->dictvalues_capacity);
 	s->values = v ? v + (uintptr_t)l->values_at : 0;
 	return 0;
 }
@@ -125,28 +129,31 @@ static int dict_scan(const struct pydict_layout *l, uintptr_t d,
 static int attr_scan(const struct pydict_layout *l, uintptr_t obj,
 		     struct scan *s)
 {
-	uintptr_t tp = RD_PTR(obj + (uintptr_t)l->abi->ob_type);
-	uint64_t flags = tp ? RD_PTR(tp + TP_FLAGS) : 0;
+	const struct pyabi *a = l->abi;
+	uintptr_t tp = RD_PTR(obj + (uintptr_t)a->ob_type);
+	uint64_t flags = tp ? RD_PTR(tp + (uintptr_t)a->tp_flags) : 0;
 	uintptr_t d = 0, v = 0;
 	if (!tp)
 		return -1;
-	if (l->kind >= PYABI_DICT_MANAGED && (flags & FLAG_MANAGED_DICT)) {
-		if (l->kind == PYABI_DICT_INLINE && (flags & FLAG_INLINE_VALUES)) {
-			uintptr_t in = obj + (uintptr_t)RD_I64(tp + TP_BASICSIZE);
-			if (RD_U8(in + 3)) /* valid */
+	if (l->kind >= PYABI_DICT_MANAGED && (flags & a->tpflag_managed_dict)) {
+		if (l->kind == PYABI_DICT_INLINE &&
+		    (flags & a->tpflag_inline_values)) {
+			uintptr_t in = obj + (uintptr_t)RD_I64(
+						     tp + (uintptr_t)a->tp_basicsize);
+			if (RD_U8(in + (uintptr_t)a->dictvalues_valid))
 				v = in;
 		}
 		if (!v) {
-			uintptr_t w = RD_PTR(obj - MANAGED_AT);
+			uintptr_t w = RD_PTR(obj + (intptr_t)a->obj_managed_dict);
 			if (l->kind == PYABI_DICT_MANAGED && !w)
-				v = RD_PTR(obj - MANAGED_AT - 8);
+				v = RD_PTR(obj + (intptr_t)a->obj_managed_values);
 			else if (l->kind == PYABI_DICT_TAGGED && (w & 1))
-				v = w + 1;
+				v = w + 1; /* 3.12: values minus one, tagged */
 			else
 				d = w;
 		}
 	} else {
-		int64_t off = RD_I64(tp + TP_DICTOFFSET);
+		int64_t off = RD_I64(tp + (uintptr_t)a->tp_dictoffset);
 		if (off <= 0 || off > 4096) /* < 0: variable-size objects */
 			return -1;
 		d = RD_PTR(obj + (uintptr_t)off);
@@ -155,9 +162,20 @@ static int attr_scan(const struct pydict_layout *l, uintptr_t obj,
 		return dict_scan(l, d, s);
 	if (!v || keys_scan(l, RD_PTR(tp + (uintptr_t)l->ht_cached_keys), s) < 0)
 		return -1;
-	s->cap = l->values_at ? RD_U8(v) : -1;
+	s->cap = l->values_at
+			 ? RD_U8(v + (uintptr_t)a->dictvalues_capacity)
+			 : -1;
 	s->values = v + (uintptr_t)l->values_at;
 	return 0;
+}
+
+/* The 4-byte state bitfield of str s, byte by byte (pycode.h's order). */
+static uint32_t str_state(const struct pyabi *a, uintptr_t s)
+{
+	uint32_t st = 0;
+	for (unsigned b = 0; b < 4; b++)
+		st |= (uint32_t)RD_U8(s + (uintptr_t)a->u_state + b) << 8 * b;
+	return st;
 }
 
 /* Whether str s is the ASCII text of key (2.7: its bytes). */
@@ -175,10 +193,7 @@ static int same_text(const struct pydict_layout *l, uintptr_t s,
 			return 0;
 		data = s + (uintptr_t)a->bytes_sval;
 	} else {
-		uint32_t st = RD_U8(s + a->u_state) |
-			      (uint32_t)RD_U8(s + a->u_state + 1) << 8 |
-			      (uint32_t)RD_U8(s + a->u_state + 2) << 16 |
-			      (uint32_t)RD_U8(s + a->u_state + 3) << 24;
+		uint32_t st = str_state(a, s);
 		if (!(st >> a->u_compact_bit & 1) || !(st >> a->u_ascii_bit & 1) ||
 		    RD_I64(s + a->u_length) != (int64_t)key->len)
 			return 0;

@@ -57,7 +57,8 @@
 int waits_on;
 struct waits_stats waits_stats;
 static uint64_t waits_rate; /* relaxed atomic: changed while on       */
-static int waits_minor;	    /* 0: not supported (before 3.8)          */
+static int waits_known;	    /* 0: not supported (before 3.8)          */
+static int waits_park;	    /* locks park on semaphores (3.13+)        */
 /* Raised each time waits go from off to on, after the tables are
  * emptied: a wait that began before (its waiter entered the tables of
  * an earlier period) must not leave them now. Written by the agent,
@@ -286,7 +287,7 @@ static uintptr_t park_key(uintptr_t sem, int remove)
 static uintptr_t lock_of(sem_t *sem)
 {
 	uintptr_t s = (uintptr_t)sem;
-	if (waits_minor < 13)
+	if (!waits_park)
 		return s;
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	if (s > fp && s - fp < 16384 && s >= sizeof(uintptr_t)) {
@@ -393,7 +394,7 @@ static void sem_waited(sem_t *sem, uintptr_t key, uint64_t t0, int rc,
 		       int registered, unsigned epoch)
 {
 	uint64_t t1 = mono_ns();
-	if (waits_minor >= 13 && key != (uintptr_t)sem)
+	if (waits_park && key != (uintptr_t)sem)
 		park_key((uintptr_t)sem, 1);
 	/* waits went off and on again meanwhile: the tables it entered
 	 * are gone */
@@ -410,7 +411,7 @@ static uintptr_t sem_enter(sem_t *sem, uint64_t *t0, int *registered)
 {
 	uintptr_t key = lock_of(sem);
 	*t0 = mono_ns();
-	if (waits_minor >= 13 && key != (uintptr_t)sem)
+	if (waits_park && key != (uintptr_t)sem)
 		park_note((uintptr_t)sem, key);
 	*registered = wait_enter(key, *t0) == 0;
 	return key;
@@ -472,7 +473,7 @@ void waits_sem_post_sigsafe(sem_t *sem)
 	 * itself */
 	if (!__atomic_load_n(&n_used, __ATOMIC_ACQUIRE))
 		goto out;
-	if (waits_minor >= 13)
+	if (waits_park)
 		key = park_key((uintptr_t)sem, 0);
 	if (!key)
 		key = (uintptr_t)sem;
@@ -541,21 +542,22 @@ void waits_gil_released_sigsafe(pthread_cond_t *c)
 
 /* ---- set-up (constructor, agent) ---------------------------------------- */
 
-void waits_init(int major, int minor)
+void waits_init(const struct pyabi *abi)
 {
-	waits_minor = major == 3 && minor >= 8 ? minor : 0;
+	waits_known = abi && abi->waits_profiled;
+	waits_park = waits_known && abi->locks_park;
 }
 
 int waits_supported(void)
 {
-	return waits_minor != 0;
+	return waits_known;
 }
 
 void waits_python_started(void)
 {
 	const struct pyabi *abi = sampler.abi;
 	uintptr_t gil = 0;
-	if (!waits_minor || !abi || abi->gil_cond < 0 || abi->gil_locked < 0)
+	if (!waits_known || !abi || abi->gil_cond < 0 || abi->gil_locked < 0)
 		return;
 	if (abi->gil_kind == PYABI_GIL_RUNTIME && sampler.runtime &&
 	    abi->rt_gil >= 0) {
@@ -597,7 +599,7 @@ static void tables_clear(void)
 
 void waits_set(uint64_t rate_ns)
 {
-	if (!waits_minor)
+	if (!waits_known)
 		return;
 	if (!rate_ns) {
 		__atomic_store_n(&waits_on, 0, __ATOMIC_RELEASE);

@@ -59,10 +59,11 @@ extern struct waits_stats waits_stats;
  * directly (not through the GOT). */
 extern int waits_on __attribute__((visibility("hidden")));
 
-/* Constructor: the interpreter's version (waits need 3.8+: before, the
- * caller says so in one line, and waits_set does nothing). Waits start
- * off. */
-void waits_init(int major, int minor);
+/* Constructor: the interpreter's row (waits need its waits_profiled,
+ * 3.8+: before, the caller says so in one line, and waits_set does
+ * nothing; locks_park says how a lock waits). Waits start off. */
+struct pyabi;
+void waits_init(const struct pyabi *abi);
 /* 1 if this interpreter's waits can be followed (3.8+). Any thread. */
 int waits_supported(void);
 

@@ -31,6 +31,9 @@
  *      interp_modules, a module's dict at module_dict, and the dict
  *      readers (signal/sig_pydict.c) finding threading, its _active and
  *      the current Thread's name as the C API does.
+ *   7. the objects the asyncio view and the labels read (pyabi_objects.h):
+ *      types, instance dictionaries, sets, lists, weak references, bound
+ *      methods, cells, partials, ints, a C task's first callback.
  *
  * The reader is memcpy: everything read is live and owned by this process.
  * Output ends with check.h's `check: N passed, N failed`; exit 1 on failure.
@@ -79,6 +82,8 @@ static int32_t rd_i32(uintptr_t a)
 	memcpy(&v, (const void *)a, sizeof(v));
 	return v;
 }
+
+#include "pyabi_objects.h"
 
 /* UTF-8 of a str (3.x) or the bytes of a str (2.7); NULL on error. */
 static const char *api_utf8(PyObject *s, Py_ssize_t *len)
@@ -871,6 +876,7 @@ int main(int argc, char **argv)
 	check_strings();
 	check_debug_offsets();
 	check_names();
+	check_objects();
 	run_frames(argv[1]);
 	return check_summary();
 }
