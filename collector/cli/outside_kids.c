@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/outside.h"
+#include "common/grow.h"
 #include "common/idhash.h"
 #include "common/log.h"
 
@@ -199,14 +200,8 @@ static struct kid *kid_add(struct outside_kids *k, pid_t pid, uint64_t id)
 {
 	struct kid *e;
 
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 16;
-		void *nv = realloc(k->v, cap * sizeof *k->v);
-		if (!nv)
-			return NULL;
-		k->v = nv;
-		k->cap = cap;
-	}
+	if (grow_array(&k->v, &k->cap, k->n + 1, sizeof *k->v, 16) < 0)
+		return NULL;
 	e = &k->v[k->n++];
 	memset(e, 0, sizeof *e);
 	e->pid = pid;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/outside.h"
+#include "common/grow.h"
 #include "common/fileio.h"
 #include "common/idhash.h"
 #include "common/log.h"
@@ -71,14 +72,8 @@ static uint32_t ktab_get(struct ktab *t, uint64_t a, uint64_t b, uint64_t c,
 	*made = 0;
 	if (id)
 		return id;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		void *nk = realloc(t->k, cap * sizeof t->k[0]);
-		if (!nk)
-			return 0;
-		t->k = nk;
-		t->cap = cap;
-	}
+	if (grow_array(&t->k, &t->cap, t->n + 1, sizeof t->k[0], 256) < 0)
+		return 0;
 	if (idhash_insert(&t->h, h, (uint32_t)t->n + 1) < 0)
 		return 0;
 	memcpy(t->k[t->n], k, sizeof k);
@@ -455,14 +450,9 @@ struct outside_part *outside_prof_join(struct outside_prof *o,
 {
 	struct outside_part *pt;
 
-	if (o->n_parts == o->cap_parts) {
-		size_t cap = o->cap_parts ? o->cap_parts * 2 : 8;
-		void *nv = realloc(o->parts, cap * sizeof *o->parts);
-		if (!nv)
-			return NULL;
-		o->parts = nv;
-		o->cap_parts = cap;
-	}
+	if (grow_array(&o->parts, &o->cap_parts, o->n_parts + 1,
+		       sizeof *o->parts, 8) < 0)
+		return NULL;
 	pt = calloc(1, sizeof *pt);
 	if (!pt)
 		return NULL;
