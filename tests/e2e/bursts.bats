@@ -121,17 +121,13 @@ round_robin() {
 
 refused() {
 	quiet bursts "$1-acc" "$2" pool4 1000 3 "$NOPERF" EACCES
-	# one thread, bursts between sleeps: where a thread's account once
-	# fell a period below zero and every later running tick charged
-	# (long bursts took short ones' ticks: h5 8 to 16 points high)
-	quiet bursts "$1-sleep" "$2" sleep 1000 3 "$NOPERF" EACCES
 	quiet bursts "$1-nosys" "$2" thread 1000 3 "$NOPERF" ENOSYS
 	go tool pprof -comments "$T/$1-nosys-thread-1000.pb.gz" |
 		grep -q "each charged where it is found running" ||
 		fail "the source is not the one for perf refused"
 }
 
-@test "1.2 the default with perf_event_open refused by seccomp (EACCES, ENOSYS): the clocks instead (a pool, bursts between sleeps, a thread per job)" {
+@test "1.2 the default with perf_event_open refused by seccomp (EACCES, ENOSYS): the clocks instead" {
 	PYPROF_TEST_PYTHONS="$(pythons_of 3.15)" for_each_python refused
 }
 
