@@ -316,10 +316,14 @@ static int kernel_pending(struct acct *a, uint64_t cpu)
 	return kernel_periods_at(a, cpu, 0) != 0 && threads_perf_armed(a->tid);
 }
 
-/* Whether a uniform draw in [0, 1) falls below num/den. */
-static int draw_below(uint64_t num, uint64_t den)
+/* Whether a uniform draw in [0, 1) falls below num/den: never for a num
+ * of zero or less (an account a period or more below zero: cast to
+ * unsigned, its chance once read as a certainty, and a thread found
+ * running often with little CPU was charged 80 to 110 ms more than it
+ * used in 3 s). */
+static int draw_below(int64_t num, uint64_t den)
 {
-	return den && (next_rand() >> 11) % den < num;
+	return num > 0 && den && (next_rand() >> 11) % den < (uint64_t)num;
 }
 
 /* Whether thread a, whose clock stands still, is runnable (preempted:
@@ -412,14 +416,9 @@ static void charge(struct acct *a, uintptr_t ts, uintptr_t holder,
 	 * thins by the account as it stood before this tick: what the thread
 	 * used since the last one (the burst it is in now) must not weigh on
 	 * whether it is charged, or a long burst would be charged more often
-	 * than its length says. An account a period or more below zero
-	 * (charged ahead of its clock) is never drawn: cast to unsigned,
-	 * its negative chance read as a certainty, and a thread found
-	 * running often with little CPU (a producer between its sleeps)
-	 * was charged 80 to 110 ms more than it used in 3 s. */
+	 * than its length says. */
 	if (!cc_system && a->due_ns < 0 &&
-	    (a->due_ns + (int64_t)period <= 0 ||
-	     !draw_below((uint64_t)(a->due_ns + (int64_t)period), period)))
+	    !draw_below(a->due_ns + (int64_t)period, period))
 		return;
 	uint64_t before = clock_ns(tid_cpu_clock(a->tid));
 	int moving = before > a->cpu_ns || (ts && ts == holder);
