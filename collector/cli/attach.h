@@ -132,17 +132,18 @@ int attach_script_done(const struct attach_target *t, const char *dir,
 #include <signal.h>
 
 #include "cli/record.h"
+#include "client/ctl_client.h"
 
 struct attach {
 	struct record r;
 	struct attach_target t;
 	pid_t pid;
-	unsigned long duration; /* s; 0: until Ctrl-C */
-	unsigned long timeout;	/* s */
-	const char *collector;	/* --collector SOCKET, or NULL */
-	char dir[CMD_PATH_MAX]; /* attach_dir */
-	char status[1024];	/* `ctl status`'s line once connected */
-	int main_untaken;	/* not connected: the main thread never
+	unsigned long duration;	  /* s; 0: until Ctrl-C */
+	unsigned long timeout;	  /* s */
+	const char *collector;	  /* --collector SOCKET, or NULL */
+	char dir[CMD_PATH_MAX];	  /* attach_dir */
+	struct ctl_answer status; /* its answer to status once connected */
+	int main_untaken;	  /* not connected: the main thread never
 				   took the request (attach_script_done) */
 };
 
@@ -153,10 +154,17 @@ double attach_now_s(void);
 void attach_nap_ms(long ms);
 int attach_target_alive(const struct attach *a);
 
-/* `pyprof ctl VERB --socket SOCK --pid PID EXTRA...`, its output into out
- * (size n). Its exit status. */
-int attach_ctl(const struct attach *a, const char *sock, const char *verb,
-	       const char *const *extra, char *out, size_t n);
+/* Request q (its verb and options; its pid is set to a's) to the
+ * collector on sock. 0 with the process's answer in *ans when it did
+ * what was asked (ok, or partial: ans->msg says what it could not);
+ * -1 with one line in err (size n) when it refused or did not answer, or
+ * no collector answered. */
+int attach_ctl(const struct attach *a, const char *sock,
+	       struct ctl_request *q, struct ctl_answer *ans, char *err,
+	       size_t n);
+
+/* q: a start request of a's --hz and --mode, the rest left out. */
+void attach_start_request(const struct attach *a, struct ctl_request *q);
 
 /* Until the target answers on sock: 0, -ETIMEDOUT, -EINTR, -ESRCH. */
 int attach_wait_connected(struct attach *a, const char *sock, double until);

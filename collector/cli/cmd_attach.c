@@ -32,10 +32,12 @@
 
 #include "cli/attach.h"
 #include "cli/record.h"
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/envcheck.h"
+#include "pyprof/wire.h"
 
 #define ATT "pyprof attach"	  /* for usage_error */
 #define ATTACH_DEFAULT_TIMEOUT 10 /* s for the target to load the library */
@@ -288,51 +290,49 @@ static int parse(struct attach *a, int argc, char **argv)
 
 /* ---- talking to the collector: `pyprof ctl`, its output captured ------ */
 
-/*
- * Runs `pyprof ctl VERB --socket SOCK --pid PID EXTRA...` with its output
- * (both streams) into out (size n). Returns its exit status.
- */
-int attach_ctl(const struct attach *a, const char *sock, const char *verb,
-	       const char *const *extra, char *out, size_t n)
+/* The answer of process pid (arg: a struct ctl_answer, its pid set) kept. */
+static void keep_answer(const struct ctl_answer *got, void *arg)
 {
-	char pidarg[24], file[CMD_PATH_MAX];
-	char *argv[24];
-	int argc = 0, fd, save_out, save_err, rc;
-	ssize_t len;
+	struct ctl_answer *want = arg;
+	if (got->pid == want->pid)
+		*want = *got;
+}
 
-	snprintf(pidarg, sizeof pidarg, "%d", (int)a->pid);
-	argv[argc++] = "ctl";
-	argv[argc++] = (char *)verb;
-	argv[argc++] = "--socket";
-	argv[argc++] = (char *)sock;
-	argv[argc++] = "--pid";
-	argv[argc++] = pidarg;
-	for (; extra && *extra && argc < 22; extra++)
-		argv[argc++] = (char *)*extra;
-	argv[argc] = NULL;
-	if (cmd_join_path(file, sizeof file, a->r.tmpdir, "ctl.out") != 0)
+int attach_ctl(const struct attach *a, const char *sock,
+	       struct ctl_request *q, struct ctl_answer *ans, char *err,
+	       size_t n)
+{
+	struct ctl_answer mine = { .pid = (uint64_t)a->pid,
+				   .status = WIRE_CTL_NO_REPLY };
+	struct ctl_result res;
+
+	static const char *const verbs[] = { "?", "start", "stop", "flush",
+					     "status" };
+	const char *verb = q->verb >= 1 && q->verb <= 4 ? verbs[q->verb] : "?";
+	char line[1024];
+
+	q->pid = (uint64_t)a->pid;
+	if (ctl_send(sock, q, keep_answer, &mine, &res, err, n) < 0) {
+		log_debug("ctl %s: 1 %s", verb, err);
 		return -1;
-	fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
+	}
+	/* as the tests read it: "ctl VERB: 0 pid=... status=ok ..." */
+	ctl_answer_format(&mine, line, sizeof line);
+	log_debug("ctl %s: %d %s", verb, ctl_answer_failed(&mine), line);
+	if (ans)
+		*ans = mine;
+	if (!res.answers && res.note[0]) {
+		snprintf(err, n, "%s", res.note);
 		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	save_out = dup(STDOUT_FILENO);
-	save_err = dup(STDERR_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
-	rc = cmd_ctl(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(save_out, STDOUT_FILENO);
-	dup2(save_err, STDERR_FILENO);
-	close(save_out);
-	close(save_err);
-	len = pread(fd, out, n - 1, 0);
-	out[len > 0 ? len : 0] = '\0';
-	close(fd);
-	log_debug("ctl %s: %d %s", verb, rc, out);
-	return rc;
+	}
+	if (ctl_answer_failed(&mine)) {
+		snprintf(err, n, "it %s%s%s",
+			 mine.status == WIRE_CTL_REFUSED ? "refused"
+							 : "did not answer",
+			 mine.msg[0] ? ": " : "", mine.msg);
+		return -1;
+	}
+	return 0;
 }
 
 volatile sig_atomic_t attach_stop_sig;
@@ -389,11 +389,11 @@ int attach_wait_connected(struct attach *a, const char *sock, double until)
 {
 	double spread_at = attach_now_s() + ATTACH_SPREAD_AFTER_S;
 	int spread = 0, rc;
-	char out[1024];
+	char err[ERR_LEN];
 
 	for (;;) {
-		if (attach_ctl(a, sock, "status", NULL, out, sizeof out) == 0) {
-			snprintf(a->status, sizeof a->status, "%s", out);
+		struct ctl_request q = { .verb = WIRE_VERB_STATUS, .mode = -1 };
+		if (attach_ctl(a, sock, &q, &a->status, err, sizeof err) == 0) {
 			rc = 0;
 			break;
 		}
@@ -561,21 +561,6 @@ void attach_say_not_connected(const struct attach *a, int why)
 			  (int)a->pid, a->timeout);
 }
 
-/* The value of " KEY=" in a status line, into out ("" if absent). */
-static void status_field(const char *status, const char *key, char *out,
-			 size_t n)
-{
-	char pat[32];
-	const char *p;
-
-	snprintf(pat, sizeof pat, " %s=", key);
-	out[0] = '\0';
-	if (!(p = strstr(status, pat)))
-		return;
-	p += strlen(pat);
-	snprintf(out, n, "%.*s", (int)strcspn(p, " \n"), p);
-}
-
 /*
  * A library an earlier attach loaded keeps what it was loaded with: the
  * mode (the collector keeps one sample type per process, and the wall
@@ -587,20 +572,18 @@ static void status_field(const char *status, const char *key, char *out,
 static int check_loaded(const struct attach *a)
 {
 	const struct record *r = &a->r;
-	char mode[16], native[8];
+	const char *mode = ctl_mode_name(a->status.mode);
 
 	if (!a->t.lib_loaded)
 		return 0;
-	status_field(a->status, "mode", mode, sizeof mode);
-	status_field(a->status, "native", native, sizeof native);
-	if (r->mode && mode[0] && strcmp(r->mode, mode)) {
+	if (r->mode && strcmp(r->mode, mode)) {
 		log_error("process %d samples in %s mode, as its first attach "
 			  "loaded pyprof (the library stays): --mode %s needs "
 			  "a process not attached to before",
 			  (int)a->pid, mode, r->mode);
 		return -1;
 	}
-	if (r->native && strcmp(native, "on")) {
+	if (r->native && !a->status.native) {
 		log_error("process %d has pyprof loaded without native stacks "
 			  "by an earlier attach (the library stays), and they "
 			  "cannot be added later: --native needs a process not "
@@ -615,53 +598,51 @@ static int check_loaded(const struct attach *a)
 	return 0;
 }
 
+/* The start request of a's options: --hz, --mode (the rest as given). */
+void attach_start_request(const struct attach *a, struct ctl_request *q)
+{
+	const struct record *r = &a->r;
+
+	memset(q, 0, sizeof *q);
+	q->verb = WIRE_VERB_START;
+	q->mode = -1;
+	if (r->hz[0] && strtoul(r->hz, NULL, 10))
+		q->period_ns = 1000000000ull / strtoul(r->hz, NULL, 10);
+	if (r->mode)
+		q->mode = strcmp(r->mode, "wall") ? WIRE_MODE_CPU
+						  : WIRE_MODE_WALL;
+}
+
 /* Starts sampling for the window, waits for its end, stops. 0 or -1. */
 static int run_window(struct attach *a)
 {
 	const struct record *r = &a->r;
-	char secs[24], out[4096], waits[64];
-	const char *extra[12];
-	int n = 0;
+	struct ctl_request q;
+	struct ctl_answer ans;
+	char err[ERR_LEN];
 	double end;
-	const char *msg;
 
-	snprintf(secs, sizeof secs, "%lu", a->duration);
-	if (a->duration) {
-		extra[n++] = "--seconds";
-		extra[n++] = secs;
-	}
-	if (r->hz[0]) {
-		extra[n++] = "--hz";
-		extra[n++] = r->hz;
-	}
-	if (r->mode) {
-		extra[n++] = "--mode";
-		extra[n++] = r->mode;
-	}
-	if (r->native)
-		extra[n++] = "--native";
-	if (r->heap_rate[0]) {
-		extra[n++] = "--heap-rate";
-		extra[n++] = r->heap_rate;
-	}
+	attach_start_request(a, &q);
+	q.lease_ms = (uint64_t)a->duration * 1000u;
+	q.native = r->native != NULL;
+	if (r->heap_rate[0])
+		q.heap_rate = strtoull(r->heap_rate, NULL, 10);
 	/* a library loaded by an earlier attach took its waits setting
 	 * then: the window asks for them (pyprof ctl start --waits) */
 	if (r->waits && a->t.lib_loaded && !waits_off(r->waits)) {
-		if (waits_plain(r->waits))
-			snprintf(waits, sizeof waits, "--waits");
-		else
-			snprintf(waits, sizeof waits, "--waits=%s", r->waits);
-		extra[n++] = waits;
+		unsigned long long ns = PYPROF_DEFAULT_WAITS_NS;
+		if (!waits_plain(r->waits) &&
+		    config_waits_rate(r->waits, &ns) < 0)
+			ns = PYPROF_DEFAULT_WAITS_NS;
+		q.waits_ns = ns;
 	}
-	extra[n] = NULL;
-	if (attach_ctl(a, r->sock, "start", extra, out, sizeof out) != 0) {
+	if (attach_ctl(a, r->sock, &q, &ans, err, sizeof err) != 0) {
 		log_error("process %d did not start sampling: %s", (int)a->pid,
-			  out);
+			  err);
 		return -1;
 	}
-	if ((msg = strstr(out, "msg=\"")))
-		log_warn("process %d: %.*s", (int)a->pid,
-			 (int)strcspn(msg + 5, "\""), msg + 5);
+	if (ans.msg[0])
+		log_warn("process %d: %s", (int)a->pid, ans.msg);
 	if (a->duration)
 		log_info("attached to process %d (%s): profiling for %lu s",
 			 (int)a->pid, a->t.comm, a->duration);
@@ -674,8 +655,11 @@ static int run_window(struct attach *a)
 	       (!a->duration || attach_now_s() < end))
 		attach_nap_ms(50);
 	if (attach_target_alive(a)) {
-		attach_ctl(a, r->sock, "stop", NULL, out, sizeof out);
-		attach_ctl(a, r->sock, "flush", NULL, out, sizeof out);
+		struct ctl_request stop = { .verb = WIRE_VERB_STOP, .mode = -1 };
+		struct ctl_request flush = { .verb = WIRE_VERB_FLUSH,
+					     .mode = -1 };
+		attach_ctl(a, r->sock, &stop, NULL, err, sizeof err);
+		attach_ctl(a, r->sock, &flush, NULL, err, sizeof err);
 	}
 	return 0;
 }

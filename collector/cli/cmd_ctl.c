@@ -17,12 +17,8 @@
  * CLOCK_MONOTONIC when sampling last started, or stopped when off)
  * and a note (msg="...") when the process did not do all that was asked.
  *
- * Who it talks to. Before a byte goes out, the same checks as the
- * library's (preload/agent/transport.c), through checked.h: the socket's
- * directory is not a symbolic link, belongs to us, root or
- * PYPROF_COLLECTOR_USER, and is not writable by others unless sticky;
- * the listener's uid (SO_PEERCRED) is one of those. Another user's
- * listener at the default path would otherwise show a forged status.
+ * The request and its answers go through collector/client/ctl_client.h
+ * (which checks who it talks to first).
  *
  * Exit codes: 0 when every covered process answered and did what was
  * asked (ok, or partial: it says what it could not do), 1 when one
@@ -32,31 +28,22 @@
  * Single-threaded, in the pyprof process.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "pyprof/envcheck.h"
 #include "cli/cmd.h"
-#include "common/checked.h"
+#include "client/ctl_client.h"
+#include "common/errbuf.h"
 #include "common/log.h"
-#include "common/path.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
+#include "pyprof/envcheck.h"
 #include "pyprof/wire.h"
-#include "pyprof/wire_frames.h"
 
 #define CTL "pyprof ctl" /* for usage_error */
-
-/* The collector waits 2 s for processes (control.h): wait for it longer. */
-#define CTL_WAIT_MS 6000
 
 void cmd_ctl_usage(FILE *out)
 {
@@ -102,368 +89,44 @@ void cmd_ctl_usage(FILE *out)
 		"nothing matched,\nor no collector; 2 usage error.\n");
 }
 
-/* Prints one CTL_ANSWER; returns 1 if it was a failure. */
-/* One process's answer, as its fields say. */
-struct ctl_answer {
-	uint64_t pid, status, sampling, origin, mode, period, achieved;
-	uint64_t samples, signals, armed, lease, heap, native, since, waits;
-	int has_lease, has_period;
-	char comm[64], msg[512];
-};
-
-/* Reads the fields of one answer into a; 0, or -1 if malformed. */
-static int parse_answer(const uint8_t *p, size_t len, struct ctl_answer *a)
+/* Prints one process's answer as a line of key=value pairs; counts it in
+ * *failed (arg) if it refused or did not answer. */
+static void print_answer(const struct ctl_answer *a, void *arg)
 {
-	struct wire_in r = { p, p + len, 1 };
+	char line[1024];
+	int *failed = arg;
 
-	memset(a, 0, sizeof(*a));
-	a->status = WIRE_CTL_NO_REPLY;
-	strcpy(a->comm, "?");
-	while (!wire_at_end(&r)) {
-		struct wire_field f;
-		if (wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD, &f) < 0)
-			break;
-		const uint8_t *s = f.s;
-		size_t n = f.n;
-		uint64_t v = f.v;
-		if (f.is_bytes) {
-			if (f.tag == WIRE_C_COMM)
-				log_printable(a->comm, sizeof(a->comm),
-					      (const char *)s, n);
-			else if (f.tag == WIRE_C_MSG) {
-				/* the collector's note, then the process's */
-				size_t at = strlen(a->msg);
-				if (at && at + 2 < sizeof(a->msg)) {
-					memcpy(a->msg + at, "; ", 3);
-					at += 2;
-				}
-				log_printable(a->msg + at, sizeof(a->msg) - at,
-					      (const char *)s, n);
-			}
-			continue;
-		}
-		switch (f.tag) {
-		case WIRE_C_PID:
-			a->pid = v;
-			break;
-		case WIRE_C_STATUS:
-			a->status = v;
-			break;
-		case WIRE_C_SAMPLING:
-			a->sampling = v;
-			break;
-		case WIRE_C_ORIGIN:
-			a->origin = v;
-			break;
-		case WIRE_C_MODE:
-			a->mode = v;
-			break;
-		case WIRE_C_PERIOD_NS:
-			a->period = v;
-			a->has_period = 1;
-			break;
-		case WIRE_C_ACHIEVED_NS:
-			a->achieved = v;
-			break;
-		case WIRE_C_SAMPLES:
-			a->samples = v;
-			break;
-		case WIRE_C_SIGNALS:
-			a->signals = v;
-			break;
-		case WIRE_C_ARMED:
-			a->armed = v;
-			break;
-		case WIRE_C_LEASE_LEFT_MS:
-			a->lease = v;
-			a->has_lease = 1;
-			break;
-		case WIRE_C_HEAP_RATE:
-			a->heap = v;
-			break;
-		case WIRE_C_NATIVE:
-			a->native = v;
-			break;
-		case WIRE_C_SINCE_NS:
-			a->since = v;
-			break;
-		case WIRE_C_WAITS_NS:
-			a->waits = v;
-			break;
-		default:
-			break;
-		}
-	}
-	return r.ok ? 0 : -1;
+	ctl_answer_format(a, line, sizeof(line));
+	printf("%s\n", line);
+	*failed |= ctl_answer_failed(a);
 }
 
-static int print_answer(const uint8_t *p, size_t len)
+/* Sends q to the collector on sock and prints the answers. Returns the
+ * exit status. */
+static int exchange(const char *sock, const struct ctl_request *q)
 {
-	static const char *const statuses[] = { "ok", "partial", "refused",
-						"no-reply" };
-	static const char *const origins[] = { "off", "own", "request" };
-	struct ctl_answer a;
+	struct ctl_result res;
+	char err[ERR_LEN];
+	int failed = 0;
 
-	if (parse_answer(p, len, &a) < 0) {
-		log_error("ctl: malformed answer from the collector");
-		return 1;
-	}
-	printf("pid=%llu comm=%s status=%s", (unsigned long long)a.pid, a.comm,
-	       a.status < 4 ? statuses[a.status] : "?");
-	if (a.status != WIRE_CTL_NO_REPLY) {
-		printf(" sampling=%s origin=%s mode=%s",
-		       a.sampling ? "on" : "off",
-		       a.origin < 3 ? origins[a.origin] : "?",
-		       a.mode == WIRE_MODE_WALL ? "wall" : "cpu");
-		if (a.has_period && a.period)
-			printf(" hz=%llu",
-			       (unsigned long long)((1000000000u +
-						     a.period / 2) /
-						    a.period));
-		if (a.achieved)
-			printf(" achieved_hz=%llu",
-			       (unsigned long long)((1000000000u +
-						     a.achieved / 2) /
-						    a.achieved));
-		if (a.heap)
-			printf(" heap_rate=%llu", (unsigned long long)a.heap);
-		if (a.native)
-			printf(" native=on");
-		if (a.waits)
-			printf(" waits_ns=%llu", (unsigned long long)a.waits);
-		printf(" samples=%llu signals=%llu armed=%llu",
-		       (unsigned long long)a.samples,
-		       (unsigned long long)a.signals,
-		       (unsigned long long)a.armed);
-		if (a.has_lease)
-			printf(" lease_ms=%llu", (unsigned long long)a.lease);
-		if (a.since)
-			printf(" since_mono_ns=%llu",
-			       (unsigned long long)a.since);
-	}
-	if (a.msg[0])
-		printf(" msg=\"%s\"", a.msg);
-	printf("\n");
-	return a.status == WIRE_CTL_REFUSED || a.status == WIRE_CTL_NO_REPLY;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* PYPROF_COLLECTOR_USER as the library reads it: a uid trusted besides
- * ours and root's, or -1. */
-static const char *collector_user_only(const char *name, void *arg)
-{
-	(void)arg;
-	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
-							  : NULL;
-}
-
-static long trusted_uid(void)
-{
-	long uid = -1;
-	char err[256];
-
-	if (config_collector_user(collector_user_only, NULL, &uid, err,
-				  sizeof(err)) < 0) {
-		log_warn("ctl: %s; trusting our own user and root only", err);
-		return -1;
-	}
-	return uid;
-}
-
-/* The socket's directory (checked.h, as the library checks it). 0, or 1
- * after one line. */
-static int check_dir(const char *path, long trust)
-{
-	const struct checked_rules rules = {
-		.what = "the collector socket's directory",
-		.harm = "its listener could show a forged status",
-		.fix = "remove that directory, or give --socket (or "
-		       "PYPROF_SOCKET, XDG_RUNTIME_DIR) a place of your own; "
-		       "PYPROF_COLLECTOR_USER names a user you trust",
-		.trust_uid = trust,
-		.how = CHECKED_DIR | CHECKED_STICKY_OK | CHECKED_SEARCH_OK,
-	};
-	char dir[256], err[1024];
-	int fd;
-
-	path_split(path, dir, sizeof(dir));
-	fd = checked_open(dir, O_RDONLY, &rules, err, sizeof(err));
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	if (fd == -EPERM)
+	if (ctl_send(sock, q, print_answer, &failed, &res, err,
+		     sizeof(err)) < 0) {
 		log_error("ctl: %s", err);
-	else
-		log_error("ctl: no collector answers on %s: %s", path,
-			  strerror(-fd));
-	return 1;
-}
-
-/* The listener's user, before anything is sent. 0, or 1 after one line. */
-static int check_peer(int fd, const char *path, long trust)
-{
-	struct ucred cr;
-	socklen_t n = sizeof(cr);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0) {
-		log_error("ctl: %s: %s", path, strerror(errno));
 		return 1;
 	}
-	if (cr.uid == geteuid() || cr.uid == 0 ||
-	    (trust >= 0 && cr.uid == (uid_t)trust))
-		return 0;
-	log_error("ctl: refusing the listener on %s: it runs as uid %u, not "
-		  "as us (uid %u) or root, and could show a forged status; if "
-		  "you trust that user, set PYPROF_COLLECTOR_USER=%u",
-		  path,
-		  (unsigned)cr.uid, (unsigned)geteuid(), (unsigned)cr.uid);
-	return 1;
-}
-
-/* The collector closed the connection without answering: most likely
- * because it takes control requests from its own user and root only. */
-static void closed_early(int fd)
-{
-	struct ucred cr;
-	socklen_t n = sizeof(cr);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 &&
-	    cr.uid != geteuid() && geteuid() != 0)
-		log_error("ctl: the collector (uid %u) refused the request: it "
-			  "takes control requests from its own user and root "
-			  "only, not from uid %u; run pyprof ctl as that user",
-			  (unsigned)cr.uid, (unsigned)geteuid());
-	else
-		log_error("ctl: the collector closed the connection (is it "
-			  "older than this pyprof?)");
-}
-
-/* The collector's last frame (WIRE_CTL_DONE, payload p of plen bytes):
- * its message, if any, said; the exit status, failed as the answers left
- * it. */
-static int done_frame(const uint8_t *p, size_t plen, int start_verb,
-		      int failed)
-{
-	struct wire_in r = { p, p + plen, 1 };
-	char msg[256] = "";
-	struct wire_field f;
-	while (!wire_at_end(&r) &&
-	       wire_field_next(&r, WIRE_MAX_CTL_PAYLOAD, &f) == 0)
-		if (f.is_bytes && f.tag == WIRE_C_MSG)
-			log_printable(msg, sizeof(msg), (const char *)f.s, f.n);
+	if (res.malformed) {
+		log_error("ctl: malformed answer from the collector");
+		failed = 1;
+	}
 	/* start: a request nothing matched yet still covers processes that
 	 * connect in its time */
-	if (msg[0] && start_verb) {
-		log_info("ctl: %s", msg);
-	} else if (msg[0]) {
-		log_error("ctl: %s", msg);
+	if (res.note[0] && q->verb == WIRE_VERB_START) {
+		log_info("ctl: %s", res.note);
+	} else if (res.note[0]) {
+		log_error("ctl: %s", res.note);
 		failed = 1;
 	}
 	return failed;
-}
-
-/* A connection to the collector on path, its directory and its peer
- * checked; -1 (said) if none. */
-static int ctl_connect(const char *path)
-{
-	struct sockaddr_un sa;
-	long trust = trusted_uid();
-	int fd;
-
-	if (check_dir(path, trust))
-		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		log_error("ctl: no collector answers on %s: %s", path,
-			  strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (check_peer(fd, path, trust)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Sends the request and prints the answers. Returns the exit status. */
-static int exchange(const char *path, const uint8_t *frame, size_t len,
-		    int start_verb)
-{
-	uint8_t buf[2 * (WIRE_HDR_LEN + WIRE_MAX_CTL_PAYLOAD)];
-	size_t have = 0;
-	int fd, failed = 0, rc = 1, got_answer = 0;
-
-	if ((fd = ctl_connect(path)) < 0)
-		return 1;
-	if (send(fd, frame, len, MSG_NOSIGNAL) != (ssize_t)len) {
-		log_error("ctl: cannot send to the collector: %s",
-			  strerror(errno));
-		goto out;
-	}
-	uint64_t deadline = now_ms() + CTL_WAIT_MS;
-	for (;;) {
-		/* every whole frame in buf */
-		while (have >= WIRE_HDR_LEN) {
-			unsigned type;
-			size_t plen;
-			wire_get_hdr(buf, &type, &plen);
-			if ((type != WIRE_CTL_ANSWER && type != WIRE_CTL_DONE) ||
-			    plen > WIRE_MAX_CTL_PAYLOAD) {
-				log_error("ctl: unexpected frame (type %u) from "
-					  "the collector",
-					  type);
-				goto out;
-			}
-			if (have < WIRE_HDR_LEN + plen)
-				break;
-			got_answer = 1;
-			if (type != WIRE_CTL_ANSWER) {
-				rc = done_frame(buf + WIRE_HDR_LEN, plen,
-						start_verb, failed);
-				goto out;
-			}
-			failed |= print_answer(buf + WIRE_HDR_LEN, plen);
-			memmove(buf, buf + WIRE_HDR_LEN + plen,
-				have - WIRE_HDR_LEN - plen);
-			have -= WIRE_HDR_LEN + plen;
-		}
-		uint64_t t = now_ms();
-		if (t >= deadline) {
-			log_error("ctl: the collector did not finish answering "
-				  "in time");
-			goto out;
-		}
-		struct pollfd pfd = { fd, POLLIN, 0 };
-		if (poll(&pfd, 1, (int)(deadline - t)) <= 0)
-			continue;
-		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (got_answer)
-				log_error("ctl: the collector closed the "
-					  "connection before it was done");
-			else
-				closed_early(fd);
-			goto out;
-		}
-		have += (size_t)n;
-	}
-out:
-	close(fd);
-	return rc;
 }
 
 /* What `pyprof ctl` was asked: the verb and its options. */
@@ -622,36 +285,28 @@ static int ctl_parse(struct ctl_req *q, int argc, char **argv)
 	return -1;
 }
 
-/* The CTL_REQUEST frame for q into frame (size n); returns its length. */
-static size_t ctl_frame(const struct ctl_req *q, uint8_t *frame, size_t n)
+/* The request q's options make. */
+static struct ctl_request ctl_of(const struct ctl_req *q)
 {
-	struct wire_out w = wire_tagged_begin(frame, n);
-
-	wire_put_tag_varint(&w, WIRE_C_VERB, (uint64_t)q->verb);
-	if (q->pid)
-		wire_put_tag_varint(&w, WIRE_C_PID, q->pid);
-	if (q->seconds)
-		wire_put_tag_varint(&w, WIRE_C_LEASE_MS, q->seconds * 1000);
-	if (q->mode >= 0)
-		wire_put_tag_varint(&w, WIRE_C_MODE, (uint64_t)q->mode);
-	if (q->hz)
-		wire_put_tag_varint(&w, WIRE_C_PERIOD_NS, 1000000000ull / q->hz);
-	if (q->heap)
-		wire_put_tag_varint(&w, WIRE_C_HEAP_RATE, q->heap);
-	if (q->native)
-		wire_put_tag_varint(&w, WIRE_C_NATIVE, 1);
-	if (q->waits)
-		wire_put_tag_varint(&w, WIRE_C_WAITS_NS, q->waits);
-	return wire_end_frame(frame, &w, WIRE_CTL_REQUEST);
+	struct ctl_request r = {
+		.verb = q->verb,
+		.pid = q->pid,
+		.lease_ms = (uint64_t)q->seconds * 1000u,
+		.mode = q->mode,
+		.period_ns = q->hz ? 1000000000ull / q->hz : 0,
+		.heap_rate = q->heap,
+		.native = q->native,
+		.waits_ns = q->waits,
+	};
+	return r;
 }
 
 int cmd_ctl(int argc, char **argv)
 {
 	struct ctl_req q = { .mode = -1 };
-	uint8_t frame[WIRE_HDR_LEN + 256];
+	struct ctl_request r;
 	const char *env = getenv("PYPROF_SOCKET");
 	char def[256];
-	size_t n;
 	int rc;
 
 	rc = ctl_parse(&q, argc, argv);
@@ -667,9 +322,9 @@ int cmd_ctl(int argc, char **argv)
 		}
 		q.sock = def;
 	}
-	n = ctl_frame(&q, frame, sizeof(frame));
+	r = ctl_of(&q);
 	fflush(stdout);
-	rc = exchange(q.sock, frame, n, q.verb == WIRE_VERB_START);
+	rc = exchange(q.sock, &r);
 	fflush(stdout);
 	return rc;
 }

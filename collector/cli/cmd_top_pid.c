@@ -49,10 +49,12 @@
 
 #include "cli/attach.h"
 #include "cli/outside.h"
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/envcheck.h"
+#include "pyprof/wire.h"
 
 #define TOPP "pyprof top --pid"
 
@@ -219,26 +221,18 @@ static void show(const struct attach *a, const char *file, const char *rows,
 /* The live loop, the collector started and the process connected. */
 static int live(struct attach *a, const char *rows)
 {
-	const char *extra[8];
-	char out[2048], file[CMD_PATH_MAX];
+	struct ctl_request q;
+	char err[ERR_LEN], file[CMD_PATH_MAX];
 	char dir[CMD_PATH_MAX];
 	long long seen = 0;
 	double end = attach_now_s() + (double)a->duration;
-	int n = 0, tty = isatty(STDOUT_FILENO);
+	int tty = isatty(STDOUT_FILENO);
 
 	snprintf(dir, sizeof dir, "%s", a->r.profile);
-	if (a->r.hz[0]) {
-		extra[n++] = "--hz";
-		extra[n++] = a->r.hz;
-	}
-	if (a->r.mode) {
-		extra[n++] = "--mode";
-		extra[n++] = a->r.mode;
-	}
-	extra[n] = NULL;
-	if (attach_ctl(a, a->r.sock, "start", extra, out, sizeof out) != 0) {
+	attach_start_request(a, &q);
+	if (attach_ctl(a, a->r.sock, &q, NULL, err, sizeof err) != 0) {
 		log_error("process %d did not start sampling: %s", (int)a->pid,
-			  out);
+			  err);
 		return 1;
 	}
 	while (!attach_stop_sig && attach_target_alive(a) &&
@@ -247,8 +241,10 @@ static int live(struct attach *a, const char *rows)
 			show(a, file, rows, tty);
 		attach_nap_ms(100);
 	}
-	if (attach_target_alive(a))
-		attach_ctl(a, a->r.sock, "stop", NULL, out, sizeof out);
+	if (attach_target_alive(a)) {
+		struct ctl_request stop = { .verb = WIRE_VERB_STOP, .mode = -1 };
+		attach_ctl(a, a->r.sock, &stop, NULL, err, sizeof err);
+	}
 	return 0;
 }
 
