@@ -134,6 +134,8 @@ int attach_script_done(const struct attach_target *t, const char *dir,
 #include "cli/record.h"
 #include "client/ctl_client.h"
 
+struct view_profile;
+
 struct attach {
 	struct record r;
 	struct attach_target t;
@@ -186,11 +188,13 @@ int cmd_top_pid(int argc, char **argv);
 /* The collector socket path a process started with the library (its
  * LD_PRELOAD) reports to, in out. 0, or -1 if it was not started so. */
 int top_started_with_library(pid_t pid, char *out, size_t n);
-/* Asks the collector on sock (its SOCKET.http-addr) for a window of
- * `seconds` of pid in mode (NULL: the process's own) and writes the
- * profile to file. 0, or -1 after one line saying why and the remedy. */
-int top_fetch_pid_window(const char *sock, pid_t pid, const char *mode,
-			 const char *seconds, const char *file);
+/* Asks the collector on sock (client/http_client.h) for a window of
+ * `seconds` of pid in mode (NULL: the process's own): the profile, read
+ * as text for the terminal (the caller frees it with view_free), or NULL
+ * after one line saying why and the remedy. */
+struct view_profile *top_fetch_pid_window(const char *sock, pid_t pid,
+					  const char *mode,
+					  const char *seconds);
 /* dump_ctl.c: `pyprof dump PID` for a process started with the library,
  * through its collector. Returns the exit status. */
 int dump_ctl(pid_t pid, const char *sock, int native);

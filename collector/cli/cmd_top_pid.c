@@ -5,7 +5,7 @@
  * It attaches as `pyprof attach` does (cmd_attach.c's steps), with a
  * private collector that writes the process's profile of every second
  * (--period 1) into a temporary directory; each new one is shown with
- * `pyprof top`'s own table (cmd_view.c), the screen cleared first when
+ * `pyprof top`'s own table (views/renderers.h), the screen cleared first when
  * the output is a terminal (two ANSI sequences: any terminal, tmux,
  * ssh), else one table after the other. Ctrl-C (or --duration) ends it:
  * sampling is switched off and the library left dormant, as after an
@@ -25,8 +25,9 @@
  * SOCKET.http-token), each second's profile is asked of it instead
  * (/debug/pprof/profile?seconds=1&pid=PID: a window of its own, which
  * switches sampling on in a dormant process for that second), as `top
- * --collector SOCKET` does for all its processes at once. HTTP/1.0 over
- * one TCP connection per second, with the token in the query.
+ * --collector SOCKET` does for all its processes at once, through
+ * client/http_client.h (HTTP/1.0 over one connection per second, the
+ * token in the query), the profile read in memory.
  *
  * Single-threaded, in the pyprof process.
  */
@@ -35,26 +36,25 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/attach.h"
 #include "cli/outside.h"
+#include "client/http_client.h"
 #include "common/errbuf.h"
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
 #include "pyprof/envcheck.h"
 #include "pyprof/wire.h"
+#include "views/renderers.h"
+#include "views/view_read.h"
 
 #define TOPP "pyprof top --pid"
 
@@ -192,11 +192,13 @@ static int newest(const char *dir, long long *seen, char *out, size_t n)
 	return 1;
 }
 
-static void show(const struct attach *a, const char *file, const char *rows,
-		 int tty)
+/* One screen: the title, then top's table of p (NULL: a profile that
+ * could not be read, said already). */
+static void show(const struct attach *a, const struct view_profile *p,
+		 const char *rows, int tty)
 {
-	char who[CMD_PATH_MAX + 64];
-	char *argv[] = { "top", "-n", (char *)rows, (char *)file, NULL };
+	char who[CMD_PATH_MAX + 64], err[ERR_LEN];
+	struct view_top_opts o = { .n_rows = strtoul(rows, NULL, 10) };
 	time_t now = time(NULL);
 	char when[16];
 
@@ -212,10 +214,25 @@ static void show(const struct attach *a, const char *file, const char *rows,
 	printf("pyprof top: %s, %s, the last second at %s (Ctrl-C ends)\n\n",
 	       who, a->r.mode ? a->r.mode : "cpu", when);
 	fflush(stdout);
-	cmd_top(4, argv);
+	if (p && view_top(stdout, p, &o, err) < 0)
+		log_error("%s", err);
+	fflush(stdout);
 	if (!tty)
 		putchar('\n');
 	fflush(stdout);
+}
+
+/* show() of the profile in file. */
+static void show_file(const struct attach *a, const char *file,
+		      const char *rows, int tty)
+{
+	struct view_profile *p = NULL;
+	char err[ERR_LEN];
+
+	if (view_read_text_file(file, &p, err) < 0)
+		log_error("%s: %s", file, err);
+	show(a, p, rows, tty);
+	view_free(p);
 }
 
 /* The live loop, the collector started and the process connected. */
@@ -238,7 +255,7 @@ static int live(struct attach *a, const char *rows)
 	while (!attach_stop_sig && attach_target_alive(a) &&
 	       (!a->duration || attach_now_s() < end)) {
 		if (newest(dir, &seen, file, sizeof file))
-			show(a, file, rows, tty);
+			show_file(a, file, rows, tty);
 		attach_nap_ms(100);
 	}
 	if (attach_target_alive(a)) {
@@ -249,296 +266,6 @@ static int live(struct attach *a, const char *rows)
 }
 
 /* ---- over a running collector's HTTP server ------------------------ */
-
-/* The first line of path (without its newline) into out; 0 or -1. */
-static int first_line(const char *path, char *out, size_t n)
-{
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(out, (int)n, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	out[strcspn(out, "\r\n")] = '\0';
-	return out[0] ? 0 : -1;
-}
-
-/* A connected socket to "unix:PATH", "HOST:PORT" or "[HOST]:PORT", or -1. */
-static int dial(const char *addr)
-{
-	char host[256], *port;
-	struct addrinfo hints, *res, *ai;
-	struct timeval tv = { 10, 0 };
-	int fd = -1;
-
-	if (!strncmp(addr, "unix:", 5)) {
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-		if (strlen(addr + 5) >= sizeof sa.sun_path)
-			return -1;
-		strcpy(sa.sun_path, addr + 5);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -1;
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
-			return fd;
-		close(fd);
-		return -1;
-	}
-	snprintf(host, sizeof host, "%s", addr[0] == '[' ? addr + 1 : addr);
-	port = strrchr(host, ':');
-	if (!port)
-		return -1;
-	*port++ = '\0';
-	if (addr[0] == '[' && port - host >= 2 && port[-2] == ']')
-		port[-2] = '\0';
-	memset(&hints, 0, sizeof hints);
-	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host, port, &hints, &res) != 0)
-		return -1;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-/* The owners of the sockets in table (/proc/net/tcp or tcp6) listening
- * on port at an address that takes connections to want (4 words as the
- * kernel prints them; v4: only want[0]): want itself, the wildcard, or in
- * tcp6 want as an IPv4-mapped address. The first owner other than
- * expect in *other (or (uid_t)-1), how many in *n. */
-static void listen_owners(const char *table, int v6_table, int v6_want,
-			  const uint32_t want[4], unsigned port, uid_t expect,
-			  uid_t *other, int *n)
-{
-	FILE *f = fopen(table, "re");
-	char line[512];
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f)) {
-		char la[40];
-		unsigned lport, st, uid;
-		uint32_t w[4] = { 0 };
-		int match;
-
-		if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %u",
-			   la, &lport, &st, &uid) != 4 ||
-		    st != 0x0A /* TCP_LISTEN */ || lport != port)
-			continue;
-		if (strlen(la) != (v6_table ? 32u : 8u))
-			continue;
-		for (int i = 0; i < (v6_table ? 4 : 1); i++) {
-			char word[9];
-			memcpy(word, la + 8 * i, 8);
-			word[8] = '\0';
-			w[i] = (uint32_t)strtoul(word, NULL, 16);
-		}
-		if (!v6_table)
-			match = !v6_want && (w[0] == 0 || w[0] == want[0]);
-		else if (!w[0] && !w[1] && !w[2] && !w[3])
-			match = 1;
-		else if (v6_want)
-			match = !memcmp(w, want, sizeof w);
-		else
-			match = !w[0] && !w[1] && w[2] == htonl(0xffff) &&
-				w[3] == want[0];
-		if (!match)
-			continue;
-		(*n)++;
-		if ((uid_t)uid != expect && *other == (uid_t)-1)
-			*other = (uid_t)uid;
-	}
-	fclose(f);
-}
-
-/* Whether the TCP socket fd reached a server of the uid expect: a port
- * is anyone's to take while the collector is down (a local user's
- * listener would then be sent every client's token), so before a byte is
- * sent the listening socket at the address fd reached must be expect's
- * (/proc/net/tcp's uid column). 0, or -1 with why in err. */
-static int server_is(int fd, const char *addr, uid_t expect,
-		     const char *addr_file, char *err, size_t errn)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	uint32_t want[4] = { 0 };
-	unsigned port;
-	uid_t other = (uid_t)-1;
-	int n = 0, v6;
-
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0) {
-		snprintf(err, errn, "cannot check http://%s/: %s", addr,
-			 strerror(errno));
-		return -1;
-	}
-	v6 = ss.ss_family == AF_INET6;
-	if (v6) {
-		const struct sockaddr_in6 *in6 = (const void *)&ss;
-		memcpy(want, &in6->sin6_addr, sizeof want);
-		port = ntohs(in6->sin6_port);
-	} else {
-		const struct sockaddr_in *in = (const void *)&ss;
-		want[0] = in->sin_addr.s_addr;
-		port = ntohs(in->sin_port);
-	}
-	listen_owners("/proc/net/tcp", 0, v6, want, port, expect, &other, &n);
-	listen_owners("/proc/net/tcp6", 1, v6, want, port, expect, &other, &n);
-	if (other != (uid_t)-1) {
-		snprintf(err, errn,
-			 "http://%s/ is served by uid %u, not by uid %u (the "
-			 "owner of %.200s): another user holds that port; "
-			 "pyprof sent it nothing",
-			 addr, (unsigned)other, (unsigned)expect, addr_file);
-		return -1;
-	}
-	if (n == 0) {
-		snprintf(err, errn,
-			 "http://%s/: no socket of uid %u (the owner of %.200s) "
-			 "listens there; pyprof sent nothing",
-			 addr, (unsigned)expect, addr_file);
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether the Unix socket fd reached a server of the uid expect (the
- * kernel's word for the listener, SO_PEERCRED): the file that named the
- * socket and the process serving it are the same collector's. 0, or -1
- * with why in err. */
-static int unix_server_is(int fd, const char *addr, uid_t expect,
-			  const char *addr_file, char *err, size_t errn)
-{
-	struct ucred cred;
-	socklen_t len = sizeof cred;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-	    len != sizeof cred) {
-		snprintf(err, errn, "%s: the kernel does not say who serves "
-				    "it; pyprof sent nothing",
-			 addr);
-		return -1;
-	}
-	if (cred.uid != expect) {
-		snprintf(err, errn, "%s is served by uid %u, not by uid %u "
-				    "(the owner of %.200s); pyprof sent it nothing",
-			 addr, (unsigned)cred.uid, (unsigned)expect, addr_file);
-		return -1;
-	}
-	return 0;
-}
-
-struct http_src {
-	char addr[128];	 /* SOCKET.http-addr, or SOCKET.http-members'   */
-	char token[128]; /* SOCKET.http-token or $PYPROF_HTTP_TOKEN;
-			    "" on the members' socket: never sent there */
-	char addr_file[CMD_PATH_MAX + 16];
-	uid_t owner; /* of addr_file: the collector's user */
-};
-
-/* The next second's profile (of pid, or of every process with pid 0)
- * into file. 0, or -1 with why in err. */
-static int fetch_window(const struct http_src *h, pid_t pid, const char *mode,
-			const char *seconds, const char *file, char *err,
-			size_t errn)
-{
-	char req[512], pidq[32] = "", modeq[24] = "", buf[65536], *body;
-	size_t len = 0, cap = 1 << 20;
-	char *all = malloc(cap);
-	ssize_t k;
-	int fd, out, rc = -1, unix_sock = !strncmp(h->addr, "unix:", 5);
-
-	if (!all)
-		return snprintf(err, errn, "out of memory"), -1;
-	if (pid)
-		snprintf(pidq, sizeof pidq, "&pid=%d", (int)pid);
-	if (mode)
-		snprintf(modeq, sizeof modeq, "&mode=%s", mode);
-	snprintf(req, sizeof req,
-		 "GET /debug/pprof/profile?seconds=%s%s%s%s%s HTTP/1.0\r\n"
-		 "Host: %s\r\nUser-Agent: pyprof-top\r\n\r\n",
-		 seconds, pidq, modeq, h->token[0] ? "&token=" : "", h->token,
-		 unix_sock ? "localhost" : h->addr);
-	fd = dial(h->addr);
-	if (fd < 0) {
-		snprintf(err, errn, "cannot connect to http://%s/", h->addr);
-		goto out;
-	}
-	/* a Unix socket's directory and mode decide who may listen there;
-	 * the kernel says who does */
-	if (unix_sock ? unix_server_is(fd, h->addr, h->owner, h->addr_file,
-				       err, errn) < 0
-		      : server_is(fd, h->addr, h->owner, h->addr_file, err,
-				  errn) < 0) {
-		close(fd);
-		goto out;
-	}
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
-		snprintf(err, errn, "cannot send to http://%s/", h->addr);
-		close(fd);
-		goto out;
-	}
-	while ((k = read(fd, buf, sizeof buf)) > 0) {
-		if (len + (size_t)k > cap) {
-			char *more = realloc(all, cap * 2);
-			if (!more)
-				break;
-			all = more;
-			cap *= 2;
-		}
-		memcpy(all + len, buf, (size_t)k);
-		len += (size_t)k;
-	}
-	close(fd);
-	body = memmem(all, len, "\r\n\r\n", 4);
-	if (len < 12 || !body || strncmp(all, "HTTP/1.", 7)) {
-		snprintf(err, errn, "no answer from http://%s/", h->addr);
-		goto out;
-	}
-	body += 4;
-	if (strncmp(all + 8, " 200", 4)) {
-		size_t bl = (size_t)(all + len - body), i;
-		char said[160];
-
-		/* its first line, printable bytes only: what a server says
-		 * reaches the terminal as text, never as escapes */
-		for (i = 0; i < bl && i + 1 < sizeof said && body[i] != '\r' &&
-			    body[i] != '\n';
-		     i++)
-			said[i] = (unsigned char)body[i] >= 0x20 &&
-						  (unsigned char)body[i] < 0x7f
-					  ? body[i]
-					  : '?';
-		said[i] = '\0';
-		snprintf(err, errn, "http://%s/ answered %.3s: %s", h->addr,
-			 all + 9, said);
-		goto out;
-	}
-	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0 || write(out, body, (size_t)(all + len - body)) !=
-			       (ssize_t)(all + len - body)) {
-		snprintf(err, errn, "cannot write %.300s", file);
-		if (out >= 0)
-			close(out);
-		goto out;
-	}
-	close(out);
-	rc = 0;
-out:
-	free(all);
-	return rc;
-}
 
 /* The collector a process started with the library reports to: its
  * PYPROF_SOCKET, else the default socket as that process's environment
@@ -573,77 +300,15 @@ int top_started_with_library(pid_t pid, char *out, size_t n)
 	return 0;
 }
 
-/* PYPROF_COLLECTOR_USER as the library reads it (-1: none). */
-static const char *collector_user_only(const char *name, void *arg)
-{
-	(void)arg;
-	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
-							  : NULL;
-}
-
-/* Whether path (not followed if a link) belongs to us, root or the user
- * PYPROF_COLLECTOR_USER trusts: a collector's files written by anyone
- * else (another user's collector that a target's PYPROF_SOCKET names, a
- * squatter in a sticky directory) are never believed, and our token is
- * never sent where they point. 0 when it does or does not exist; -1
- * after one line. */
-static int owner_trusted(const char *path)
-{
-	struct stat st;
-	long trust = -1;
-	char err[256];
-
-	if (lstat(path, &st) != 0)
-		return 0;
-	if (config_collector_user(collector_user_only, NULL, &trust, err,
-				  sizeof err) < 0)
-		trust = -1;
-	if (!S_ISLNK(st.st_mode) &&
-	    (st.st_uid == geteuid() || st.st_uid == 0 ||
-	     (trust >= 0 && st.st_uid == (uid_t)trust)))
-		return 0;
-	log_error("%s belongs to uid %u, not to you (uid %u) or root: pyprof "
-		  "does not talk to that collector nor send it your token; if "
-		  "you trust that user, set PYPROF_COLLECTOR_USER=%u",
-		  path, (unsigned)st.st_uid, (unsigned)geteuid(),
-		  (unsigned)st.st_uid);
-	return -1;
-}
-
-/* top_collector's members' socket (--http-members: SOCKET.http-members
- * names it), where the kernel names the caller and no token is sent: 1
- * found (h filled), 0 none, -1 (said). */
-static int members_source(struct http_src *h)
-{
-	char path[CMD_PATH_MAX + 16];
-	struct stat st;
-
-	snprintf(path, sizeof path, "%s.http-members", top_collector);
-	if (lstat(path, &st) < 0)
-		return 0;
-	if (owner_trusted(path) < 0)
-		return -1;
-	if (first_line(path, h->addr, sizeof h->addr) < 0 ||
-	    strncmp(h->addr, "unix:/", 6) != 0) {
-		log_error("%s does not name a Unix socket (unix:/PATH): "
-			  "pyprof does not know where that collector's "
-			  "members' socket is",
-			  path);
-		return -1;
-	}
-	snprintf(h->addr_file, sizeof h->addr_file, "%s", path);
-	h->owner = st.st_uid;
-	h->token[0] = '\0'; /* the kernel names us there: no token */
-	return 1;
-}
-
 /* No HTTP server of top_collector we may use: say why, in one line.
  * addr_path exists but we may not read it (the collector shares its
  * live views of every process with its readers' group alone), or there
  * is none. */
-static void no_http_said(pid_t pid, const char *addr_path, int unreadable,
-			 const struct stat *st)
+static void no_http_said(pid_t pid, const struct http_missing *m)
 {
+	const char *addr_path = m->addr_path;
+	const struct stat *st = &m->st;
+	int unreadable = m->unreadable;
 	char who[64] = "", grp[CMD_PATH_MAX + 300];
 	struct group *g;
 
@@ -680,71 +345,66 @@ static void no_http_said(pid_t pid, const char *addr_path, int unreadable,
 		  who, top_collector, grp);
 }
 
-/* Where top_collector serves HTTP, and its token: its --http server when
- * we may read SOCKET.http-addr (root, its user, its readers' group),
- * else its members' socket (--http-members) when it has one. 0, or -1
- * (said). */
-static int http_source(struct http_src *h, pid_t pid)
+/* Where top_collector serves HTTP (h). 0, or -1 after one line. */
+static int source_of(pid_t pid, struct http_src *h)
 {
-	char path[CMD_PATH_MAX + 16];
-	const char *env = getenv("PYPROF_HTTP_TOKEN");
-	int rc, unreadable;
+	struct http_missing m;
+	char err[ERR_LEN];
+	int rc = http_source(top_collector, h, &m, err, sizeof err);
 
-	struct stat st;
+	if (rc == -1)
+		log_error("%s", err);
+	else if (rc == -2)
+		no_http_said(pid, &m);
+	return rc < 0 ? -1 : 0;
+}
 
-	snprintf(path, sizeof path, "%s.http-addr", top_collector);
-	if (owner_trusted(top_collector) < 0 || owner_trusted(path) < 0)
-		return -1;
-	if (lstat(path, &st) < 0 ||
-	    first_line(path, h->addr, sizeof h->addr) < 0) {
-		unreadable = access(path, F_OK) == 0 &&
-			     access(path, R_OK) != 0 && errno == EACCES;
-		if ((rc = members_source(h)) != 0)
-			return rc > 0 ? 0 : -1;
-		no_http_said(pid, path, unreadable, &st);
-		return -1;
-	}
-	snprintf(h->addr_file, sizeof h->addr_file, "%s", path);
-	h->owner = st.st_uid;
-	snprintf(path, sizeof path, "%s.http-token", top_collector);
-	if (owner_trusted(path) < 0)
-		return -1;
-	if (first_line(path, h->token, sizeof h->token) < 0)
-		snprintf(h->token, sizeof h->token, "%s", env ? env : "");
-	return 0;
+/* The next `seconds` s of pid (0: every process) in mode (NULL: its own)
+ * from h, read as text for the terminal. NULL with one line in err. */
+static struct view_profile *fetch_profile(const struct http_src *h,
+					  pid_t pid, const char *mode,
+					  const char *seconds, char *err,
+					  size_t n)
+{
+	struct view_profile *p = NULL;
+	char *body = NULL, why[ERR_LEN];
+	size_t len = 0;
+
+	if (http_fetch_window(h, pid, mode, seconds, &body, &len, err, n) < 0)
+		return NULL;
+	if (view_read_text_mem(body, len, &p, why) < 0)
+		snprintf(err, n, "http://%.100s/ sent no profile: %.300s",
+			 h->addr, why);
+	free(body);
+	return p;
 }
 
 /* The live loop over the collector's HTTP server. 0 or 1. */
 static int live_http(struct attach *a, const char *rows)
 {
 	struct http_src h;
-	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX], err[512];
+	char err[ERR_LEN];
 	double end = attach_now_s() + (double)a->duration;
-	int tty = isatty(STDOUT_FILENO), code = 1;
+	int tty = isatty(STDOUT_FILENO);
 
-	if (http_source(&h, a->pid) < 0)
+	if (source_of(a->pid, &h) < 0)
 		return 1;
-	if (cmd_make_tmpdir(dir, sizeof dir) != 0 ||
-	    cmd_join_path(file, sizeof file, dir, "second.pb.gz") != 0) {
-		log_error("cannot create a temporary directory");
-		return 1;
-	}
 	attach_signals_install();
 	while (!attach_stop_sig && (!a->pid || attach_target_alive(a)) &&
 	       (!a->duration || attach_now_s() < end)) {
-		if (fetch_window(&h, a->pid, a->r.mode, "1", file, err,
-				 sizeof err) < 0) {
+		struct view_profile *p =
+			fetch_profile(&h, a->pid, a->r.mode, "1", err,
+				      sizeof err);
+		if (!p) {
 			if (attach_stop_sig)
 				break;
 			log_error("%s", err);
-			goto out;
+			return 1;
 		}
-		show(a, file, rows, tty);
+		show(a, p, rows, tty);
+		view_free(p);
 	}
-	code = 0;
-out:
-	cmd_remove_tmpdir(dir);
-	return code;
+	return 0;
 }
 
 /* ---- from outside ------------------------------------------------- */
@@ -767,7 +427,7 @@ static void outside_window(void *arg, struct outside_prof *o)
 		c->failed = 1;
 		return;
 	}
-	show(c->a, c->file, c->rows, c->tty);
+	show_file(c->a, c->file, c->rows, c->tty);
 }
 
 /* The live loop over the process read from outside. 0 or 1. */
@@ -914,21 +574,20 @@ int cmd_top_pid(int argc, char **argv)
 	return live_attached(&a, rows);
 }
 
-int top_fetch_pid_window(const char *sock, pid_t pid, const char *mode,
-			 const char *seconds, const char *file)
+struct view_profile *top_fetch_pid_window(const char *sock, pid_t pid,
+					  const char *mode, const char *seconds)
 {
+	struct view_profile *p;
 	struct http_src h;
-	char err[512];
+	char err[ERR_LEN];
 
 	top_collector = sock;
-	if (http_source(&h, pid) < 0)
-		return -1;
-	if (fetch_window(&h, pid, mode, seconds, file, err, sizeof err) < 0) {
+	if (source_of(pid, &h) < 0)
+		return NULL;
+	if (!(p = fetch_profile(&h, pid, mode, seconds, err, sizeof err)))
 		log_error("process %d has the library, but its collector on "
 			  "%s gave no profile (%s): is that collector still "
 			  "running, with --http?",
 			  (int)pid, sock, err);
-		return -1;
-	}
-	return 0;
+	return p;
 }

@@ -86,7 +86,6 @@ static void print(const struct view_profile *p, struct dump_thread *th,
 
 int dump_ctl(pid_t pid, const char *sock, int native)
 {
-	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX], err[ERR_LEN];
 	char buf[64];
 	struct view_profile *p = NULL;
 	struct dump_thread *th = NULL;
@@ -101,20 +100,10 @@ int dump_ctl(pid_t pid, const char *sock, int native)
 			  (int)pid);
 		return 1;
 	}
-	if (cmd_make_tmpdir(dir, sizeof dir) != 0 ||
-	    cmd_join_path(file, sizeof file, dir, "dump.pb.gz") != 0) {
-		log_error("cannot create a temporary directory");
-		return 1;
-	}
 	/* the collector refuses mode=wall for a process sampling in cpu
 	 * mode: then the process's own mode (threads on the CPU only) */
-	if (top_fetch_pid_window(sock, pid, NULL, DUMP_CTL_SECONDS, file) < 0)
+	if (!(p = top_fetch_pid_window(sock, pid, NULL, DUMP_CTL_SECONDS)))
 		goto out;
-	if (view_read_text_file(file, &p, err) < 0) {
-		log_error("the collector on %s sent no profile: %s", sock,
-			  err);
-		goto out;
-	}
 	cnt = view_count_type(p);
 	type = cnt >= 0 ? (size_t)cnt : p->default_type;
 	th = calloc(p->n_samples ? p->n_samples : 1, sizeof *th);
@@ -156,8 +145,6 @@ int dump_ctl(pid_t pid, const char *sock, int native)
 	code = fflush(stdout) == 0 ? 0 : 1;
 out:
 	free(th);
-	if (p)
-		view_free(p);
-	cmd_remove_tmpdir(dir);
+	view_free(p);
 	return code;
 }
