@@ -7,8 +7,8 @@
 # h5, h3 and h2. Jobs name a handler, each with the same probability,
 # so the handlers' CPU is 5:3:2 and their shares of it 50, 30 and 20%,
 # on any machine; nothing in a handler reads a clock. A unit is
-# UNIT_ITERS turns of the loop (default: what takes about 0.25 ms here,
-# measured once at the start), so a job takes 0.5 to 1.25 ms. SHAPE:
+# UNIT_ITERS turns of the loop (default: what takes about 0.25 ms of CPU
+# here, measured once at the start), so a job takes 0.5 to 1.25 ms. SHAPE:
 #   sleep     one thread: a job, then time.sleep of 0.5 to 3 ms
 #   pool4     4 worker threads taking jobs from a queue.Queue (pool2,
 #             pool16: 2 and 16); the main thread feeds them, pausing
@@ -77,11 +77,14 @@ HANDLERS = (h5, h3, h2)
 
 
 def calibrate():
+    # by the thread's CPU clock, not the wall's: on a busy machine the
+    # wall counts the time others ran too, and the jobs came out a third
+    # shorter than meant (too few samples for the test to judge)
     n = 20000
     while True:
-        t = time.time()
+        t = thread_cpu()
         spin(n)
-        dt = time.time() - t
+        dt = thread_cpu() - t
         if dt > 0.05:
             return max(1, int(n * 0.00025 / dt))
         n *= 2
