@@ -34,6 +34,7 @@
 #include "common/log.h"
 #include "common/usage.h"
 #include "pyprof/defaults.h"
+#include "pyprof/shortslice.h"
 #include "pyprof/xorshift.h"
 
 #define RPID "pyprof record --pid"
@@ -179,6 +180,11 @@ int outside_loop(struct outside_run *r)
 		r->reader_cpu_s = cpu_s() - cpu0;
 		return -1;
 	}
+	/* at each tick at once, not once the target's burst has ended
+	 * (shortslice.h): a thread is charged only where it is found
+	 * running */
+	if (pyprof_short_slice() < 0)
+		log_debug("the reader's time slice stays the kernel's default");
 	start = last = win_start = scan_at = mono_ns();
 	if (r->duration_s)
 		end = last + (uint64_t)(r->duration_s * 1e9);

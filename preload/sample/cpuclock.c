@@ -33,6 +33,7 @@
 #include "signal/sig_frames.h"
 #include "signal/sig_handler.h"
 #include "signal/sig_labels.h"
+#include "pyprof/shortslice.h"
 #include "pyprof/xorshift.h"
 
 #define CC_MAX_THREADS 4096
@@ -571,6 +572,14 @@ static void *cc_main(void *arg)
 	cc_private_fds = fd_table_private() == 0;
 	threads_private_lost();
 	__atomic_store_n(&cc_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	/* at each tick at once, not once a program thread sharing its CPU
+	 * has ended its burst (shortslice.h): it charges only threads it
+	 * finds running */
+	int slice = pyprof_short_slice();
+	if (slice < 0)
+		plog_debug("CPU clock sampler: its time slice stays the "
+			   "kernel's default (%s)",
+			   strerror(-slice));
 	uint64_t period = cc_period;
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
