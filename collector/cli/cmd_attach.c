@@ -290,12 +290,11 @@ static int parse(struct attach *a, int argc, char **argv)
 
 /* ---- talking to the collector: `pyprof ctl`, its output captured ------ */
 
-/* The answer of process pid (arg: a struct ctl_answer, its pid set) kept. */
+/* The answer (arg: a struct ctl_answer) kept: the request names one
+ * pid, and the collector answers for that process only. */
 static void keep_answer(const struct ctl_answer *got, void *arg)
 {
-	struct ctl_answer *want = arg;
-	if (got->pid == want->pid)
-		*want = *got;
+	*(struct ctl_answer *)arg = *got;
 }
 
 int attach_ctl(const struct attach *a, const char *sock,
