@@ -7,14 +7,16 @@
  *
  * Why: a thread that reads other threads' stacks and counts only those
  * it finds running (the CPU-clock sampler where perf is refused, the
- * reader of `record --pid`) must run the moment its tick comes. EEVDF
+ * reader of `record --pid`), or every thread as it finds it (the wall
+ * sampler), must run the moment its tick comes. EEVDF
  * lets a running thread finish its slice (3 ms by default) before a
  * waking thread of the same weight takes the CPU, so a sampler sharing a
  * CPU with the program (pinned, or a busy machine) woke only once the
  * program's short bursts had ended and found them back in their waits:
  * the bursts of one thread between sleeps, pinned to one CPU, came out
- * 15 to 37 points off (50/30/20 read as 87/12/1), and within 1.7 points
- * with the short slice (docs/design.md, "Past the tick").
+ * 15 to 37 points off (50/30/20 read as 87/12/1), and within 0.5 to 3.5
+ * points with the short slice (docs/design.md, "Where the CPU time was
+ * spent").
  *
  * Only the slice changes: the policy, nice value and flags are read
  * first and kept, so the thread gets no more CPU than before (its weight

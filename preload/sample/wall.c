@@ -27,6 +27,7 @@
 #include "signal/sig_asyncio.h"
 #include "signal/sig_frames.h"
 #include "signal/sig_labels.h"
+#include "pyprof/shortslice.h"
 #include "pyprof/xorshift.h"
 
 #define WALL_MAX_THREADS PYTHREADS_MAX
@@ -237,6 +238,14 @@ static void *wall_main(void *arg)
 {
 	(void)arg;
 	threads_internal_self();
+	/* each tick when it comes, not when a thread sharing our CPU ends
+	 * its burst: a late tick finds more threads in their waits than
+	 * there are (shortslice.h) */
+	int slice = pyprof_short_slice();
+	if (slice < 0)
+		plog_debug("wall sampler: its time slice stays the kernel's "
+			   "default (%s)",
+			   strerror(-slice));
 	uint64_t last = clock_ns(CLOCK_MONOTONIC);
 	while (!__atomic_load_n(&wall_stop_flag, __ATOMIC_ACQUIRE)) {
 		uint64_t d = jitter(sampler.period_ns);
