@@ -13,10 +13,10 @@
  *
  * A process with nothing loaded (any version, 2.7 to 3.15) is read from
  * outside instead, as `pyprof record --pid` reads it (outside.h): the
- * profile of each second written to a temporary file and shown the same
- * way. Nothing is loaded into it then, even on 3.14+ where an attach
- * could: reading needs no safe point in the target, runs nothing there,
- * and leaves nothing behind.
+ * profile of each second built in memory and shown the same way.
+ * Nothing is loaded into it then, even on 3.14+ where an attach could:
+ * reading needs no safe point in the target, runs nothing there, and
+ * leaves nothing behind.
  *
  * A process started with the library reports to a collector of its own
  * choosing: attaching again is not possible (the library is there,
@@ -411,42 +411,42 @@ static int live_http(struct attach *a, const char *rows)
 
 struct outside_top {
 	const struct attach *a;
-	const char *rows, *file;
+	const char *rows;
 	int tty, failed;
 };
 
 static void outside_window(void *arg, struct outside_prof *o)
 {
 	struct outside_top *c = arg;
-	int rc = outside_prof_write(o, c->file, NULL);
+	struct view_profile *p = NULL;
+	char err[ERR_LEN];
+	void *data = NULL;
+	size_t len = 0;
+	int rc = outside_prof_build(o, &data, &len);
 
 	if (rc < 0) {
 		if (!c->failed)
-			log_error("cannot write %s: %s", c->file,
+			log_error("cannot build the window's profile: %s",
 				  strerror(-rc));
 		c->failed = 1;
 		return;
 	}
-	show_file(c->a, c->file, c->rows, c->tty);
+	if (view_read_text_mem(data, len, &p, err) < 0)
+		log_error("the window's profile: %s", err);
+	free(data);
+	show(c->a, p, c->rows, c->tty);
+	view_free(p);
 }
 
 /* The live loop over the process read from outside. 0 or 1. */
 static int live_outside(struct attach *a, const char *rows)
 {
 	struct outside_run r;
-	struct outside_top c = { a, rows, NULL, isatty(STDOUT_FILENO), 0 };
-	char dir[CMD_PATH_MAX], file[CMD_PATH_MAX];
-	int code = 1;
+	struct outside_top c = { a, rows, isatty(STDOUT_FILENO), 0 };
 
 	memset(&r, 0, sizeof r);
 	if (outside_open(a->pid, &r.py, a->t.comm, sizeof a->t.comm) < 0)
 		return 1;
-	if (cmd_make_tmpdir(dir, sizeof dir) != 0 ||
-	    cmd_join_path(file, sizeof file, dir, "second.pb.gz") != 0) {
-		log_error("cannot create a temporary directory");
-		return 1;
-	}
-	c.file = file;
 	r.wall = a->r.mode && !strcmp(a->r.mode, "wall");
 	r.hz = a->r.hz[0] ? strtoul(a->r.hz, NULL, 10) : PYPROF_DEFAULT_HZ;
 	r.max_depth = PYPROF_DEFAULT_MAX_DEPTH;
@@ -458,15 +458,12 @@ static int live_outside(struct attach *a, const char *rows)
 	if (outside_loop(&r) < 0) {
 		log_error("cannot read process %d (%s): %s", (int)a->pid,
 			  a->t.comm, r.why);
-		goto out;
+		return 1;
 	}
 	if (r.exited)
 		log_info("process %d (%s) exited", (int)a->pid, a->t.comm);
 	outside_done(&r);
-	code = c.failed;
-out:
-	cmd_remove_tmpdir(dir);
-	return code;
+	return c.failed;
 }
 
 int cmd_top_any(int argc, char **argv)

@@ -58,6 +58,9 @@ void outside_prof_add(void *arg, const struct remote_sample *smp);
  * it. 0 or a negative errno. */
 int outside_prof_write(struct outside_prof *o, const char *path,
 		       uint64_t *n_samples);
+/* The same profile into memory: *out (gzipped pprof, len bytes; the
+ * caller frees it). 0 or -errno. */
+int outside_prof_build(struct outside_prof *o, void **out, size_t *len);
 
 /* ---- outside_kids.c: --subprocesses ------------------------------- */
 

@@ -536,8 +536,11 @@ void outside_part_end(struct outside_part *pt)
 	pt->ended = 1;
 }
 
-int outside_prof_write(struct outside_prof *o, const char *path,
-		       uint64_t *n_samples)
+/* The window's profile, every part's: into path (atomically) if path,
+ * else into *out (len bytes; the caller frees it). 0 or -errno; the
+ * window starts again either way. */
+static int prof_make(struct outside_prof *o, const char *path, void **out,
+		     size_t *len, uint64_t *n_samples)
 {
 	const struct proc **list = calloc(o->n_parts, sizeof *list);
 	struct pprof_opts po = { .proc_labels = o->proc_labels };
@@ -552,8 +555,12 @@ int outside_prof_write(struct outside_prof *o, const char *path,
 		list[i] = proc_session_proc(o->parts[i]->sess);
 	}
 	memset(&stats, 0, sizeof stats);
-	rc = pprof_write(o->st, list, o->n_parts, &po, path, FILEIO_REPLACE,
-			 &stats);
+	if (path)
+		rc = pprof_write(o->st, list, o->n_parts, &po, path,
+				 FILEIO_REPLACE, &stats);
+	else
+		rc = pprof_build(o->st, list, o->n_parts, &po, out, len,
+				 &stats);
 	if (n_samples)
 		*n_samples = stats.samples;
 	for (size_t i = 0; i < o->n_parts; i++)
@@ -561,4 +568,15 @@ int outside_prof_write(struct outside_prof *o, const char *path,
 				  clock_of(CLOCK_REALTIME));
 	free(list);
 	return rc;
+}
+
+int outside_prof_write(struct outside_prof *o, const char *path,
+		       uint64_t *n_samples)
+{
+	return prof_make(o, path, NULL, NULL, n_samples);
+}
+
+int outside_prof_build(struct outside_prof *o, void **out, size_t *len)
+{
+	return prof_make(o, NULL, out, len, NULL);
 }
