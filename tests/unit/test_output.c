@@ -24,6 +24,7 @@
 #include "daemon/collector_opts.h"
 #include "daemon/output.h"
 #include "daemon/proc.h"
+#include "proc_fixture.h"
 #include "daemon/symtab.h"
 #include "pyprof/wire.h"
 #include "views/view_read.h"
@@ -33,48 +34,20 @@
 /* The samples fed: per function f1..f3, this many periods each. */
 static const uint64_t fed[3] = { 7, 3, 11 };
 
-static struct proc_bytes bytes(const char *s)
-{
-	return (struct proc_bytes){ (const uint8_t *)s, strlen(s) };
-}
-
 /* A session for pid (comm "python3") with functions f1..f3 on one
  * thread, fed fed[] samples of each; NULL on failure. */
 static struct proc_session *fed_proc(struct procs *reg, uint64_t pid)
 {
-	struct proc_bytes args[2] = { bytes("python3"), bytes("o.py") };
-	struct proc_hello h = {
-		.version = 1,
-		.pid = pid,
-		.start_unix_ns = 1700000000ull * 1000000000ull + pid,
-		.has_start_unix = 1,
-		.mode = WIRE_MODE_CPU,
-		.period_ns = 10 * MS,
-		.pyversion = bytes("3.12.0"),
-		.exe = bytes("/usr/bin/python3"),
-		.comm = bytes("python3"),
-		.args = args,
-		.n_args = 2,
-	};
-	const char *strs[4] = { "o.py", "f1", "f2", "f3" };
+	struct proc_bytes args[2] = { fx_bytes("python3"), fx_bytes("o.py") };
+	struct proc_hello h = fx_hello(pid, WIRE_MODE_CPU, "python3", args, 2);
+	const char *names[3] = { "f1", "f2", "f3" };
 	struct proc_session *s;
 	char err[ERR_LEN];
-	int resumed, rc = 0;
+	int resumed, rc;
 
 	if (proc_session_open(reg, &h, &s, &resumed, err) < 0)
 		return NULL;
-	for (int i = 0; i < 4; i++)
-		rc |= proc_def_string(s, (uint64_t)i + 1,
-				      (const uint8_t *)strs[i],
-				      strlen(strs[i]), err);
-	for (int i = 1; i <= 3; i++) {
-		rc |= proc_def_function(s, (uint64_t)i, (uint64_t)i + 1,
-					(uint64_t)i + 1, 1, 1, err);
-		rc |= proc_def_location(s, (uint64_t)i, (uint64_t)i,
-					(uint64_t)i, err);
-		rc |= proc_def_node(s, (uint64_t)i, 0, (uint64_t)i, err);
-	}
-	rc |= proc_def_thread(s, 1, pid, 0, err);
+	rc = fx_functions(s, pid, "o.py", names, 3);
 	for (int f = 0; f < 3 && !rc; f++)
 		for (uint64_t k = 0; k < fed[f]; k++) {
 			struct proc_sample r = { (uint64_t)f + 1, 1, 0, 1,
@@ -149,22 +122,49 @@ static void end_proc(struct output *o, struct proc_session *s)
 		output_proc_ended(o, p);
 }
 
+/* An output writing into opts' directory, with its tables and loop. */
+struct rig {
+	struct symtab *st;
+	struct procs *reg;
+	struct loop *loop;
+	struct output *o;
+};
+
+/* 0, or -1 if one part could not be made. */
+static int rig_open(struct rig *r, const struct collector_opts *opts)
+{
+	r->st = symtab_new();
+	r->reg = r->st ? procs_new(r->st) : NULL;
+	r->loop = loop_new();
+	r->o = r->reg && r->loop ? output_new(opts, r->loop, r->st, r->reg)
+				 : NULL;
+	return r->o && output_start(r->o) == 0 ? 0 : -1;
+}
+
+static void rig_close(struct rig *r)
+{
+	output_free(r->o);
+	if (r->reg)
+		procs_free(r->reg);
+	if (r->st)
+		symtab_free(r->st);
+	if (r->loop)
+		loop_free(r->loop);
+}
+
 /* 1. A process that ends: one file, <comm>.<pid>.<stamp>.pb.gz, 0600,
  * with exactly its samples; no temporary file beside it. */
 static void check_written(const char *dir)
 {
 	struct collector_opts opts = { .output_dir = dir, .ready_fd = -1 };
-	struct symtab *st = symtab_new();
-	struct procs *reg = procs_new(st);
-	struct loop *loop = loop_new();
-	struct output *o = output_new(&opts, loop, st, reg);
+	struct rig r;
 	char names[4096], path[8200];
 	uint64_t got[3];
 	struct stat sb;
 
-	CHECK_OR_RETURN(st && reg && loop && o, "1.0 setup", );
-	CHECK(output_start(o) == 0, "1.1 output_start");
-	struct proc_session *s = fed_proc(reg, 4242);
+	CHECK_OR_RETURN(rig_open(&r, &opts) == 0, "1.1 an output started", );
+	struct output *o = r.o;
+	struct proc_session *s = fed_proc(r.reg, 4242);
 	CHECK_OR_RETURN(s != NULL, "1.2 a fed process", );
 	end_proc(o, s);
 	CHECK(list_dir(dir, names, sizeof names) == 1,
@@ -182,10 +182,7 @@ static void check_written(const char *dir)
 	CHECK(!output_failed(o), "1.7 nothing failed");
 	unlink(path);
 	output_shutdown(o, 0);
-	output_free(o);
-	procs_free(reg);
-	symtab_free(st);
-	loop_free(loop);
+	rig_close(&r);
 }
 
 /* 2. The directory gone when the process ends: the profile is held (no
@@ -197,17 +194,14 @@ static void check_held(const char *dir)
 	struct collector_opts opts = { .output_dir = dir,
 				       .ready_fd = -1,
 				       .hold_max = 1 << 20 };
-	struct symtab *st = symtab_new();
-	struct procs *reg = procs_new(st);
-	struct loop *loop = loop_new();
-	struct output *o = output_new(&opts, loop, st, reg);
+	struct rig r;
 	char names[4096], path[8200];
 	uint64_t got[3];
 
-	CHECK_OR_RETURN(st && reg && loop && o, "2.0 setup", );
-	CHECK(output_start(o) == 0, "2.1 output_start");
+	CHECK_OR_RETURN(rig_open(&r, &opts) == 0, "2.1 an output started", );
+	struct output *o = r.o;
 	rmdir(dir);
-	struct proc_session *s = fed_proc(reg, 4343);
+	struct proc_session *s = fed_proc(r.reg, 4343);
 	CHECK_OR_RETURN(s != NULL, "2.2 a fed process", );
 	end_proc(o, s);
 	CHECK(access(dir, F_OK) != 0,
@@ -227,7 +221,7 @@ static void check_held(const char *dir)
 
 	/* 3. gone for good */
 	rmdir(dir);
-	s = fed_proc(reg, 4444);
+	s = fed_proc(r.reg, 4444);
 	CHECK_OR_RETURN(s != NULL, "3.1 a fed process", );
 	end_proc(o, s);
 	output_shutdown(o, 0);
@@ -235,10 +229,7 @@ static void check_held(const char *dir)
 	      "3.2 no directory made up for it at exit");
 	CHECK(output_failed(o),
 	      "3.3 a profile never written is a failure (the exit status)");
-	output_free(o);
-	procs_free(reg);
-	symtab_free(st);
-	loop_free(loop);
+	rig_close(&r);
 }
 
 int main(void)

@@ -24,6 +24,7 @@
 #include "common/loop.h"
 #include "daemon/pprof.h"
 #include "daemon/proc.h"
+#include "proc_fixture.h"
 #include "pyprof/wire.h"
 #include "daemon/symtab.h"
 #include "views/view_read.h"
@@ -53,53 +54,24 @@ static struct result results[N_WINDOWS + 1];
 static int n_done;
 static struct loop *the_loop;
 
-static struct proc_bytes bytes(const char *s)
-{
-	return (struct proc_bytes){ (const uint8_t *)s, strlen(s) };
-}
-
-/* A session for pid with functions f1, f2, f3 (node i = main > f<i>...
- * no: node i is the stack of depth 1 at function i) on thread 1. */
+/* A session for pid with functions <prefix>1, 2, 3 (node i: the stack
+ * of depth 1 at function i) on thread 1. */
 static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 				      unsigned mode, const char *prefix)
 {
-	struct proc_bytes args[2] = { bytes("python3"), bytes("w.py") };
-	struct proc_hello h = {
-		.version = 1,
-		.pid = pid,
-		.start_unix_ns = 1700000000ull * 1000000000ull + pid,
-		.has_start_unix = 1,
-		.mode = mode,
-		.period_ns = 10 * MS,
-		.pyversion = bytes("3.12.0"),
-		.exe = bytes("/usr/bin/python3"),
-		.comm = bytes("python3"),
-		.args = args,
-		.n_args = 2,
-	};
+	struct proc_bytes args[2] = { fx_bytes("python3"), fx_bytes("w.py") };
+	struct proc_hello h = fx_hello(pid, mode, "python3", args, 2);
 	char f[3][16];
-	const char *strs[4] = { "w.py", f[0], f[1], f[2] };
+	const char *names[3] = { f[0], f[1], f[2] };
 	struct proc_session *s;
 	char err[ERR_LEN];
-	int resumed, rc = 0;
+	int resumed;
 
 	for (int i = 0; i < 3; i++)
 		snprintf(f[i], sizeof(f[i]), "%s%d", prefix, i + 1);
 	if (proc_session_open(reg, &h, &s, &resumed, err) < 0)
 		return NULL;
-	for (int i = 0; i < 4; i++)
-		rc |= proc_def_string(s, (uint64_t)i + 1,
-				      (const uint8_t *)strs[i],
-				      strlen(strs[i]), err);
-	for (int i = 1; i <= 3; i++) {
-		rc |= proc_def_function(s, (uint64_t)i, (uint64_t)i + 1,
-					(uint64_t)i + 1, 1, 1, err);
-		rc |= proc_def_location(s, (uint64_t)i, (uint64_t)i,
-					(uint64_t)i, err);
-		rc |= proc_def_node(s, (uint64_t)i, 0, (uint64_t)i, err);
-	}
-	rc |= proc_def_thread(s, 1, pid, 0, err);
-	if (rc) {
+	if (fx_functions(s, pid, "w.py", names, 3) < 0) {
 		proc_session_close(s);
 		return NULL;
 	}

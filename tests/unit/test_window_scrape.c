@@ -21,6 +21,7 @@
 #include "check.h"
 #include "common/loop.h"
 #include "daemon/proc.h"
+#include "proc_fixture.h"
 #include "daemon/symtab.h"
 #include "daemon/window.h"
 #include "pyprof/wire.h"
@@ -49,11 +50,6 @@ static struct loop *the_loop;
 static struct windows *the_ws;
 static int n_done;
 
-static struct proc_bytes bytes(const char *s)
-{
-	return (struct proc_bytes){ (const uint8_t *)s, strlen(s) };
-}
-
 /* pid named comm with args, one function "work" on thread 1. */
 static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 				      const char *comm, const char **argv,
@@ -64,29 +60,14 @@ static struct proc_session *open_proc(struct procs *reg, uint64_t pid,
 	char err[ERR_LEN];
 	int resumed, rc = 0;
 
+	const char *names[1] = { "work" };
+
 	for (size_t i = 0; i < argc; i++)
-		args[i] = bytes(argv[i]);
-	struct proc_hello h = {
-		.version = 1,
-		.pid = pid,
-		.start_unix_ns = 1700000000ull * 1000000000ull + pid,
-		.has_start_unix = 1,
-		.mode = WIRE_MODE_CPU,
-		.period_ns = 10 * MS,
-		.pyversion = bytes("3.12.0"),
-		.exe = bytes("/usr/bin/python3"),
-		.comm = bytes(comm),
-		.args = args,
-		.n_args = argc,
-	};
+		args[i] = fx_bytes(argv[i]);
+	struct proc_hello h = fx_hello(pid, WIRE_MODE_CPU, comm, args, argc);
 	if (proc_session_open(reg, &h, &s, &resumed, err) < 0)
 		return NULL;
-	rc |= proc_def_string(s, 1, (const uint8_t *)"x.py", 4, err);
-	rc |= proc_def_string(s, 2, (const uint8_t *)"work", 4, err);
-	rc |= proc_def_function(s, 1, 2, 2, 1, 1, err);
-	rc |= proc_def_location(s, 1, 1, 1, err);
-	rc |= proc_def_node(s, 1, 0, 1, err);
-	rc |= proc_def_thread(s, 1, pid, 0, err);
+	rc = fx_functions(s, pid, "x.py", names, 1);
 	return rc ? NULL : s;
 }
 
