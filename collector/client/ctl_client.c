@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/trust.h"
 #include "common/checked.h"
 #include "common/log.h"
 #include "common/path.h"
-#include "pyprof/envcheck.h"
 #include "pyprof/wire.h"
 #include "pyprof/wire_frames.h"
 
@@ -200,25 +200,14 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* PYPROF_COLLECTOR_USER as the library reads it: a uid trusted besides
- * ours and root's, or -1. */
-static const char *collector_user_only(const char *name, void *arg)
-{
-	(void)arg;
-	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
-							  : NULL;
-}
-
+/* PYPROF_COLLECTOR_USER's uid, or -1 (a wrong value warned about). */
 static long trusted_uid(void)
 {
-	long uid = -1;
 	char err[256];
+	long uid = client_trusted_uid(err, sizeof(err));
 
-	if (config_collector_user(collector_user_only, NULL, &uid, err,
-				  sizeof(err)) < 0) {
+	if (err[0])
 		log_warn("ctl: %s; trusting our own user and root only", err);
-		return -1;
-	}
 	return uid;
 }
 
@@ -261,8 +250,7 @@ static int check_peer(int fd, const char *path, long trust, char *err,
 		say(err, n, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (cr.uid == geteuid() || cr.uid == 0 ||
-	    (trust >= 0 && cr.uid == (uid_t)trust))
+	if (client_uid_trusted(cr.uid, trust))
 		return 0;
 	say(err, n,
 	    "refusing the listener on %s: it runs as uid %u, not as us (uid "

@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "pyprof/envcheck.h"
+#include "client/trust.h"
 
 /* The first line of path (without its newline) into out; 0 or -1. */
 static int first_line(const char *path, char *out, size_t n)
@@ -305,14 +305,6 @@ out:
 	return rc;
 }
 
-/* PYPROF_COLLECTOR_USER as the library reads it (-1: none). */
-static const char *collector_user_only(const char *name, void *arg)
-{
-	(void)arg;
-	return strcmp(name, "PYPROF_COLLECTOR_USER") == 0 ? getenv(name)
-							  : NULL;
-}
-
 /* Whether path (not followed if a link) belongs to us, root or the user
  * PYPROF_COLLECTOR_USER trusts: a collector's files written by anyone
  * else (another user's collector that a target's PYPROF_SOCKET names, a
@@ -322,16 +314,11 @@ static const char *collector_user_only(const char *name, void *arg)
 static int owner_trusted(const char *path, char *err, size_t errn)
 {
 	struct stat st;
-	long trust = -1;
 
 	if (lstat(path, &st) != 0)
 		return 0;
-	if (config_collector_user(collector_user_only, NULL, &trust, err,
-				  errn) < 0)
-		trust = -1;
 	if (!S_ISLNK(st.st_mode) &&
-	    (st.st_uid == geteuid() || st.st_uid == 0 ||
-	     (trust >= 0 && st.st_uid == (uid_t)trust)))
+	    client_uid_trusted(st.st_uid, client_trusted_uid(err, errn)))
 		return 0;
 	snprintf(err, errn,
 		 "%s belongs to uid %u, not to you (uid %u) or root: pyprof "
