@@ -601,12 +601,13 @@ static int check_loaded(const struct attach *a)
 void attach_start_request(const struct attach *a, struct ctl_request *q)
 {
 	const struct record *r = &a->r;
+	unsigned long hz = r->hz[0] ? strtoul(r->hz, NULL, 10) : 0;
 
 	memset(q, 0, sizeof *q);
 	q->verb = WIRE_VERB_START;
 	q->mode = -1;
-	if (r->hz[0] && strtoul(r->hz, NULL, 10))
-		q->period_ns = 1000000000ull / strtoul(r->hz, NULL, 10);
+	if (hz)
+		q->period_ns = 1000000000ull / hz;
 	if (r->mode)
 		q->mode = strcmp(r->mode, "wall") ? WIRE_MODE_CPU
 						  : WIRE_MODE_WALL;
